@@ -1,0 +1,73 @@
+/**
+ * Domain objects as they cross boundaries (agent socket, HTTP, IPC). Instants are ISO-8601 UTC
+ * strings on the wire; the core stores epoch milliseconds.
+ */
+export const TASK_STATUSES = ['backlog', 'in_progress', 'blocked', 'done', 'failed', 'cancelled'] as const;
+export type TaskStatus = (typeof TASK_STATUSES)[number];
+
+/** Statuses a holder may report (PROTOCOL `report`). */
+export const REPORT_STATUSES = ['done', 'failed', 'blocked', 'backlog'] as const;
+export type ReportStatus = (typeof REPORT_STATUSES)[number];
+
+export interface TaskLock {
+  instanceId: string;
+  fence: number;
+  claimedAt: string;
+  expiresAt: string;
+}
+
+export interface Task {
+  id: number;
+  title: string;
+  role: string;
+  status: TaskStatus;
+  priority: number;
+  payload: unknown;
+  dependsOn: number[];
+  /** Number of claims so far: 1 on the first claim. */
+  attempt: number;
+  /** True when an earlier holder's lock expired: the work may be half done. */
+  previouslyExpired: boolean;
+  /** The fence of the latest claim (0 before the first claim). */
+  fence: number;
+  /** Dependencies not yet done; the task is invisible to claimers while > 0 (P3). */
+  unmetDependencies: number;
+  note: string | null;
+  output: unknown;
+  createdAt: string;
+  updatedAt: string;
+  lock: TaskLock | null;
+}
+
+export const INSTANCE_STATUSES = ['online', 'disconnected', 'offline'] as const;
+export type InstanceStatus = (typeof INSTANCE_STATUSES)[number];
+
+export interface Instance {
+  id: string;
+  role: string;
+  name: string;
+  version: string | null;
+  status: InstanceStatus;
+  connectedAt: string;
+  lastHeartbeatAt: string;
+  disconnectedAt: string | null;
+  tokenId: string | null;
+  heldTaskIds: number[];
+}
+
+export interface AuditEvent {
+  id: number;
+  at: string;
+  type: string;
+  actor: string;
+  subject: string;
+  detail: unknown;
+  traceId: string | null;
+  prevHash: string;
+  hash: string;
+}
+
+export interface Page<T> {
+  items: T[];
+  next: string | null;
+}

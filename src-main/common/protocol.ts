@@ -1,0 +1,167 @@
+/**
+ * The agent wire protocol (PROTOCOL.md §1), defined once. Messages are a discriminated union on
+ * `type`; every frame from an agent is validated here and never again inside the core.
+ * Names and meanings of v1 are fixed: add optional fields or new types, never rename or drop.
+ */
+import { z } from 'zod';
+import { REPORT_STATUSES } from './model';
+import { fence, idempotencyKey, jsonValue, roleName, taskId } from './schemas';
+
+export const PROTOCOL_VERSION = 1;
+
+/** Frame size limit for the agent socket (bytes). Larger frames close the socket with 4413. */
+export const MAX_FRAME_BYTES = 256 * 1024;
+
+export const CLOSE_CODES = {
+  protocolViolation: 4400,
+  unauthorized: 4401,
+  helloTimeout: 4408,
+  tooLarge: 4413,
+  rateLimited: 4429,
+  /** Addition: the token was revoked while the socket was open. */
+  revoked: 4403,
+} as const;
+
+const requestId = z.union([z.string().min(1).max(100), z.number().int().safe()]);
+
+// ---- Requests (agent → Gaffer). Each carries `id` and `type`. ----
+
+export const helloRequest = z.object({
+  id: requestId,
+  type: z.literal('hello'),
+  role: roleName,
+  name: z.string().trim().min(1).max(200),
+  version: z.string().max(100).optional(),
+  token: z.string().max(200).optional(),
+  /** Addition: resume a disconnected instance within the reconnect grace (keeps its locks). */
+  instanceId: z.string().min(1).max(100).optional(),
+});
+
+export const heartbeatRequest = z.object({ id: requestId, type: z.literal('heartbeat') });
+
+export const claimRequest = z.object({ id: requestId, type: z.literal('claim'), role: roleName.optional() });
+
+export const renewRequest = z.object({ id: requestId, type: z.literal('renew'), taskId, fence });
+
+export const reportRequest = z.object({
+  id: requestId,
+  type: z.literal('report'),
+  taskId,
+  fence,
+  status: z.enum(REPORT_STATUSES),
+  note: z.string().max(10_000).optional(),
+  output: jsonValue.optional(),
+});
+
+export const createTaskRequest = z.object({
+  id: requestId,
+  type: z.literal('create_task'),
+  title: z.string().trim().min(1).max(500),
+  role: roleName,
+  priority: z.number().int().min(-1_000_000).max(1_000_000).optional(),
+  payload: jsonValue.optional(),
+  dependsOn: z.array(taskId).max(100).optional(),
+  idempotencyKey: idempotencyKey.optional(),
+});
+
+export const runId = z.string().min(1).max(100);
+
+export const runStartedRequest = z.object({ id: requestId, type: z.literal('run_started'), runId });
+
+export const runStepRequest = z.object({
+  id: requestId,
+  type: z.literal('run_step'),
+  runId,
+  step: z.string().min(1).max(200),
+  ref: z.string().max(2000).optional(),
+});
+
+export const ERROR_CLASSES = ['retryable', 'fatal', 'needs_human'] as const;
+export type ErrorClass = (typeof ERROR_CLASSES)[number];
+
+export const runResultRequest = z.object({
+  id: requestId,
+  type: z.literal('run_result'),
+  runId,
+  outcome: z.enum(['success', 'failed']),
+  errorClass: z.enum(ERROR_CLASSES).optional(),
+  error: z.string().max(10_000).optional(),
+  output: jsonValue.optional(),
+});
+
+export const precheckResultRequest = z.object({
+  id: requestId,
+  type: z.literal('precheck_result'),
+  requestId: z.string().min(1).max(100),
+  ready: z.boolean(),
+  reason: z.string().max(2000).optional(),
+  evidence: jsonValue.optional(),
+});
+
+export const agentRequest = z.discriminatedUnion('type', [
+  helloRequest,
+  heartbeatRequest,
+  claimRequest,
+  renewRequest,
+  reportRequest,
+  createTaskRequest,
+  runStartedRequest,
+  runStepRequest,
+  runResultRequest,
+  precheckResultRequest,
+]);
+
+export type AgentRequest = z.infer<typeof agentRequest>;
+export type AgentRequestType = AgentRequest['type'];
+export type AgentRequestOf<T extends AgentRequestType> = Extract<AgentRequest, { type: T }>;
+export const AGENT_REQUEST_TYPES = agentRequest.options.map((o) => o.shape.type.value) as AgentRequestType[];
+
+// ---- Replies (Gaffer → agent), same `id` as the request. ----
+
+export interface OkReply<R = unknown> {
+  id: string | number;
+  ok: true;
+  result: R;
+}
+export interface ErrorReply {
+  id: string | number | null;
+  ok: false;
+  error: { code: string; status: number; message: string };
+}
+export type Reply<R = unknown> = OkReply<R> | ErrorReply;
+
+export interface HelloResult {
+  instanceId: string;
+  heartbeatIntervalMs: number;
+  lockWindowS: number;
+  serverTime: string;
+  /** Additions. */
+  reconnectGraceS: number;
+  protocolVersion: number;
+}
+
+// ---- Pushes (Gaffer → agent), no `id`. ----
+
+export interface JobTriggerPush {
+  type: 'job_trigger';
+  runId: string;
+  jobId: string;
+  job: string;
+  slot: string;
+  attempt: number;
+  payload: unknown;
+  idempotencyKey: string;
+  deadline: string;
+  completedSteps: string[];
+  version: number;
+  traceId: string;
+}
+
+export interface PrecheckPush {
+  type: 'precheck';
+  requestId: string;
+  check: string;
+  slot: string;
+}
+
+export type AgentPush = JobTriggerPush | PrecheckPush;

@@ -1,0 +1,78 @@
+/**
+ * Input schemas shared by every boundary (agent socket, HTTP, IPC) and the core's public API.
+ */
+import { z } from 'zod';
+import { REPORT_STATUSES, TASK_STATUSES } from './model';
+
+export const roleName = z
+  .string()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/, 'a role is 1–64 letters, digits, "_", "-" or "."');
+export const instanceId = z.string().min(1).max(100);
+export const taskId = z.number().int().positive().max(Number.MAX_SAFE_INTEGER);
+export const fence = z.number().int().positive().max(Number.MAX_SAFE_INTEGER);
+export const reason = z.string().trim().min(1, 'a reason is required').max(2000);
+export const actorName = z.string().min(1).max(200);
+export const idempotencyKey = z.string().min(1).max(200);
+
+/** Any JSON value, bounded in size so one payload cannot bloat the database. */
+export const MAX_JSON_BYTES = 64 * 1024;
+export const jsonValue = z.unknown().superRefine((v, ctx) => {
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(v);
+  } catch {
+    ctx.addIssue({ code: 'custom', message: 'must be JSON-serialisable' });
+    return;
+  }
+  if (text !== undefined && Buffer.byteLength(text) > MAX_JSON_BYTES) {
+    ctx.addIssue({ code: 'custom', message: `must be at most ${MAX_JSON_BYTES} bytes of JSON` });
+  }
+});
+
+export const createTaskInput = z.strictObject({
+  title: z.string().trim().min(1, 'a title is required').max(500),
+  role: roleName,
+  priority: z.number().int().min(-1_000_000).max(1_000_000).optional(),
+  payload: jsonValue.optional(),
+  dependsOn: z.array(taskId).max(100).optional(),
+  idempotencyKey: idempotencyKey.optional(),
+});
+export type CreateTaskInput = z.infer<typeof createTaskInput>;
+
+export const claimInput = z.strictObject({ instanceId, role: roleName.optional() });
+export const renewInput = z.strictObject({ instanceId, taskId, fence });
+export const reportInput = z.strictObject({
+  instanceId,
+  taskId,
+  fence,
+  status: z.enum(REPORT_STATUSES),
+  note: z.string().max(10_000).optional(),
+  output: jsonValue.optional(),
+});
+export type ReportInput = z.infer<typeof reportInput>;
+
+export const operatorTaskAction = z.strictObject({ taskId, reason, actor: actorName });
+export const reprioritiseInput = z.strictObject({
+  taskId,
+  priority: z.number().int().min(-1_000_000).max(1_000_000),
+  reason,
+  actor: actorName,
+});
+
+export const listTasksInput = z.strictObject({
+  role: roleName.optional(),
+  status: z.enum(TASK_STATUSES).optional(),
+  limit: z.number().int().min(1).max(1000).optional(),
+  after: z.number().int().min(0).optional(),
+});
+export type ListTasksInput = z.infer<typeof listTasksInput>;
+
+export const registerInstanceInput = z.strictObject({
+  role: roleName,
+  name: z.string().trim().min(1).max(200),
+  version: z.string().max(100).optional(),
+  tokenId: z.string().max(100).nullable().optional(),
+  /** Resume a disconnected instance within the reconnect grace. */
+  resume: instanceId.optional(),
+});
+export type RegisterInstanceInput = z.infer<typeof registerInstanceInput>;

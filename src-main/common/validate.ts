@@ -1,0 +1,12 @@
+import type { z } from 'zod';
+import { GafferError } from './errors';
+
+/** Parses `value` with `schema` or throws `bad_request` naming the first offending field. */
+export function parseOrThrow<S extends z.ZodType>(schema: S, value: unknown, what = 'input'): z.output<S> {
+  const r = schema.safeParse(value);
+  if (r.success) return r.data;
+  const issues = r.error.issues.slice(0, 5).map((i) => ({ path: i.path.join('.'), message: i.message }));
+  const first = issues[0];
+  const where = first && first.path ? ` at "${first.path}"` : '';
+  throw new GafferError('bad_request', `invalid ${what}${where}: ${first?.message ?? 'invalid value'}`, { issues });
+}

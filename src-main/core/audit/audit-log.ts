@@ -1,0 +1,118 @@
+/**
+ * The append-only audit log.
+ *
+ * Invariants:
+ * 1. Rows are only ever inserted (UPDATE/DELETE are refused by triggers in the schema).
+ * 2. Ids are dense (1, 2, 3, …) and each row's hash covers the previous row's hash; the tail is
+ *    read inside the caller's IMMEDIATE transaction, so two processes cannot fork the chain.
+ * 3. An append happens in the same transaction as the state change it describes: both commit, or
+ *    neither does.
+ */
+import type { AuditEvent } from '../../common/model';
+import type { Clock } from '../../common/clock';
+import type { Db } from '../db/open';
+import type { Store } from '../db/store';
+import { GENESIS_HASH, rowHash, ChainVerifier, type ChainCheck, type ChainRow } from './hash-chain';
+
+export interface AuditInput {
+  type: string;
+  actor: string;
+  subject: string;
+  detail?: unknown;
+  traceId?: string | null;
+}
+
+export interface AuditRow {
+  id: number;
+  at: number;
+  type: string;
+  actor: string;
+  subject: string;
+  detail: string;
+  trace_id: string | null;
+  prev_hash: string;
+  hash: string;
+}
+
+export function auditRowToEvent(r: AuditRow): AuditEvent {
+  return {
+    id: r.id,
+    at: new Date(r.at).toISOString(),
+    type: r.type,
+    actor: r.actor,
+    subject: r.subject,
+    detail: JSON.parse(r.detail),
+    traceId: r.trace_id,
+    prevHash: r.prev_hash,
+    hash: r.hash,
+  };
+}
+
+export function auditRowToChainRow(r: AuditRow): ChainRow {
+  return {
+    id: r.id,
+    at: r.at,
+    type: r.type,
+    actor: r.actor,
+    subject: r.subject,
+    detail: r.detail,
+    traceId: r.trace_id,
+    prevHash: r.prev_hash,
+    hash: r.hash,
+  };
+}
+
+export class AuditLog {
+  private readonly tail;
+  private readonly insert;
+
+  constructor(
+    private readonly db: Db,
+    private readonly store: Store,
+    private readonly clock: Clock,
+  ) {
+    this.tail = db.prepare<[], { id: number; hash: string }>('SELECT id, hash FROM audit ORDER BY id DESC LIMIT 1');
+    this.insert = db.prepare(
+      'INSERT INTO audit (id, at, type, actor, subject, detail, trace_id, prev_hash, hash) VALUES (?,?,?,?,?,?,?,?,?)',
+    );
+  }
+
+  /** Appends one event. Must be called inside `store.write`. */
+  append(input: AuditInput): AuditEvent {
+    const last = this.tail.get();
+    const row: AuditRow = {
+      id: (last?.id ?? 0) + 1,
+      at: this.clock.now(),
+      type: input.type,
+      actor: input.actor,
+      subject: input.subject,
+      detail: JSON.stringify(input.detail ?? {}),
+      trace_id: input.traceId ?? null,
+      prev_hash: last?.hash ?? GENESIS_HASH,
+      hash: '',
+    };
+    row.hash = rowHash(auditRowToChainRow(row));
+    this.insert.run(row.id, row.at, row.type, row.actor, row.subject, row.detail, row.trace_id, row.prev_hash, row.hash);
+    const event = auditRowToEvent(row);
+    this.store.emit({ type: 'audit.appended', event });
+    return event;
+  }
+
+  /** Appends as its own transaction (for events not tied to another state change). */
+  record(input: AuditInput): AuditEvent {
+    return this.store.write(() => this.append(input));
+  }
+
+  count(): number {
+    return (this.db.prepare('SELECT count(*) AS n FROM audit').get() as { n: number }).n;
+  }
+
+  /** Verifies the whole chain from genesis, streaming (bounded memory). */
+  verify(): ChainCheck {
+    const v = new ChainVerifier(GENESIS_HASH);
+    for (const r of this.db.prepare<[], AuditRow>('SELECT * FROM audit ORDER BY id').iterate()) {
+      if (!v.push(auditRowToChainRow(r))) break;
+    }
+    return v.result();
+  }
+}

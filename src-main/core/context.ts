@@ -1,0 +1,25 @@
+/** What every core service is built from. Assembled once by `createCore`. */
+import type { Clock } from '../common/clock';
+import type { SchedulerConfig } from '../common/config';
+import type { AuditLog } from './audit/audit-log';
+import type { Db } from './db/open';
+import type { Store } from './db/store';
+import type { EventBus } from './events';
+import { randomBytes } from 'node:crypto';
+
+export interface CoreContext {
+  db: Db;
+  store: Store;
+  audit: AuditLog;
+  clock: Clock;
+  config: SchedulerConfig;
+  events: EventBus;
+}
+
+export function newTraceId(): string {
+  return randomBytes(8).toString('hex');
+}
+
+export function newId(prefix: string): string {
+  return `${prefix}_${randomBytes(9).toString('base64url')}`;
+}

@@ -1,0 +1,116 @@
+/**
+ * The composition root. The Electron main process and the headless server both call
+ * `createCore`; nothing else constructs core services.
+ */
+import path from 'node:path';
+import { systemClock, type Clock, type TimerHandle } from '../common/clock';
+import { DEFAULT_CONFIG, type SchedulerConfig } from '../common/config';
+import { silentLogger, type Logger } from '../common/logger';
+import { AuditLog } from './audit/audit-log';
+import { TokenStore } from './auth/tokens';
+import type { CoreContext } from './context';
+import { openDatabase, type Db } from './db/open';
+import { Store } from './db/store';
+import { acquireWriterLock, type WriterLock } from './db/writer-lock';
+import { EventBus } from './events';
+import { InstanceRegistry } from './instances/registry';
+import { Board } from './tasks/board';
+import { ClaimLocks } from './tasks/claim-locks';
+import { IdempotencyStore } from './tasks/idempotency';
+import { prepareTaskRepo } from './tasks/task-repo';
+import { Watchdog } from './tasks/watchdog';
+
+export interface CoreOptions {
+  clock?: Clock;
+  /** Directory holding gaffer.db and the writer lock. Ignored for the lock when `dbPath` is ':memory:'. */
+  dataDir?: string;
+  /** Overrides `<dataDir>/gaffer.db`. */
+  dbPath?: string;
+  config?: Partial<SchedulerConfig>;
+  logger?: Logger;
+  /** Refuse to start when another Gaffer holds the data directory (default true). */
+  singleWriter?: boolean;
+  /** Native better-sqlite3 binding for Electron's ABI. */
+  nativeBinding?: string;
+}
+
+export interface Core {
+  readonly clock: Clock;
+  readonly config: SchedulerConfig;
+  readonly db: Db;
+  readonly dbPath: string;
+  readonly events: EventBus;
+  readonly store: Store;
+  readonly audit: AuditLog;
+  readonly tasks: Board;
+  readonly locks: ClaimLocks;
+  readonly instances: InstanceRegistry;
+  readonly tokens: TokenStore;
+  readonly watchdog: Watchdog;
+  readonly logger: Logger;
+  /** Starts timers (watchdog). Separate from construction so tests can drive sweeps by hand. */
+  start(): void;
+  close(): void;
+}
+
+export function createCore(opts: CoreOptions = {}): Core {
+  const clock = opts.clock ?? systemClock;
+  const logger = opts.logger ?? silentLogger;
+  const config: SchedulerConfig = { ...DEFAULT_CONFIG, ...opts.config };
+  const dataDir = opts.dataDir ?? path.resolve('.gaffer-data');
+  const dbPath = opts.dbPath ?? path.join(dataDir, 'gaffer.db');
+  const lock: WriterLock | undefined =
+    (opts.singleWriter ?? true) && dbPath !== ':memory:' ? acquireWriterLock(path.dirname(dbPath), opts.nativeBinding) : undefined;
+
+  let db: Db;
+  try {
+    db = openDatabase(dbPath, opts.nativeBinding ? { nativeBinding: opts.nativeBinding } : {});
+  } catch (e) {
+    lock?.release();
+    throw e;
+  }
+  const events = new EventBus((e) => logger.error('event listener failed', { error: String(e) }));
+  const store = new Store(db, events);
+  const audit = new AuditLog(db, store, clock);
+  const ctx: CoreContext = { db, store, audit, clock, config, events };
+  const repo = prepareTaskRepo(db);
+  const idempotency = new IdempotencyStore(db, () => config.idempotencyWindowS * 1000);
+  const locks = new ClaimLocks(ctx, repo);
+  const tasks = new Board(ctx, repo, locks, idempotency);
+  const instances = new InstanceRegistry(ctx, locks);
+  const tokens = new TokenStore(ctx);
+  const watchdog = new Watchdog(ctx, locks, instances, idempotency);
+  let closed = false;
+  let graceSweep: TimerHandle | undefined;
+
+  return {
+    clock,
+    config,
+    db,
+    dbPath,
+    events,
+    store,
+    audit,
+    tasks,
+    locks,
+    instances,
+    tokens,
+    watchdog,
+    logger,
+    start() {
+      // Sockets from a previous run are gone: their instances get the reconnect grace to resume
+      // (keeping their locks), then the sweep below expires what nobody came back for.
+      instances.disconnectAll('core restarted');
+      watchdog.start();
+      graceSweep = clock.setTimeout(() => watchdog.sweep(), config.reconnectGraceS * 1000 + 1);
+    },
+    close() {
+      if (closed) return;
+      closed = true;
+      watchdog.stop();
+      graceSweep?.cancel();
+      db.close();
+      lock?.release();
+    },
+  };
+}

@@ -1,0 +1,79 @@
+/**
+ * The write path. Every state change goes through `write()`.
+ *
+ * Invariants:
+ * 1. The outermost write is one IMMEDIATE transaction: it takes the write lock up front, so two
+ *    processes never interleave read-then-write (no lost updates, no double claims).
+ * 2. A nested write is a SAVEPOINT: it rolls back alone, so a group commit can fail one request
+ *    without failing its neighbours.
+ * 3. Events are emitted only after the outermost commit; events from a rolled-back write vanish.
+ * 4. Storage failures (disk full, read-only file, I/O error) surface as `unavailable`: the write
+ *    did not happen and nothing was acknowledged.
+ */
+import { GafferError } from '../../common/errors';
+import type { Db } from './open';
+import type { CoreEvent, EventBus } from '../events';
+
+const STORAGE_ERRORS = new Set(['SQLITE_FULL', 'SQLITE_READONLY', 'SQLITE_IOERR', 'SQLITE_CANTOPEN', 'SQLITE_CORRUPT', 'SQLITE_NOTADB']);
+
+export function isStorageError(e: unknown): boolean {
+  const code = (e as { code?: unknown })?.code;
+  return typeof code === 'string' && [...STORAGE_ERRORS].some((c) => code.startsWith(c));
+}
+
+export class Store {
+  private pending: CoreEvent[] = [];
+  private depth = 0;
+
+  constructor(
+    readonly db: Db,
+    private readonly bus: EventBus,
+  ) {}
+
+  /** Queues an event to be emitted once the surrounding transaction commits. */
+  emit(event: CoreEvent): void {
+    if (this.depth === 0) throw new Error('Store.emit outside a write');
+    this.pending.push(event);
+  }
+
+  write<T>(fn: () => T): T {
+    const mark = this.pending.length;
+    const outermost = this.depth === 0;
+    const tx = this.db.transaction(fn);
+    let value: T;
+    this.depth++;
+    try {
+      value = outermost ? tx.immediate() : tx();
+    } catch (e) {
+      this.pending.length = mark;
+      throw isStorageError(e) ? new GafferError('unavailable', `storage refused the write: ${(e as Error).message}`) : e;
+    } finally {
+      this.depth--;
+    }
+    if (outermost) this.flush();
+    return value;
+  }
+
+  /**
+   * Runs several operations in ONE transaction (one fsync), each in its own savepoint.
+   * Returns one settled result per operation, in order. Used for group commit.
+   */
+  batch<T>(ops: ReadonlyArray<() => T>): Array<{ ok: true; value: T } | { ok: false; error: unknown }> {
+    return this.write(() =>
+      ops.map((op) => {
+        try {
+          return { ok: true as const, value: this.write(op) };
+        } catch (error) {
+          if (error instanceof GafferError && error.code === 'unavailable') throw error;
+          return { ok: false as const, error };
+        }
+      }),
+    );
+  }
+
+  private flush(): void {
+    const events = this.pending;
+    this.pending = [];
+    for (const e of events) this.bus.emit(e);
+  }
+}

@@ -1,0 +1,57 @@
+/**
+ * Single writer per data directory. A second Gaffer on the same directory must refuse to start.
+ *
+ * The lock is an exclusive SQLite lock on `gaffer.lock` held for the life of the process: the OS
+ * drops it when the process dies (even on kill -9), so there is no stale-pid cleanup to get wrong.
+ * The pid file is only there to make the refusal message useful.
+ */
+import Database from 'better-sqlite3';
+import fs from 'node:fs';
+import path from 'node:path';
+import { GafferError } from '../../common/errors';
+
+export interface WriterLock {
+  release(): void;
+}
+
+export function acquireWriterLock(dataDir: string, nativeBinding?: string): WriterLock {
+  fs.mkdirSync(dataDir, { recursive: true });
+  const lockPath = path.join(dataDir, 'gaffer.lock');
+  const pidPath = path.join(dataDir, 'gaffer.pid');
+  const db = new Database(lockPath, nativeBinding ? { nativeBinding } : {});
+  try {
+    db.pragma('busy_timeout = 0');
+    db.pragma('journal_mode = DELETE');
+    db.pragma('locking_mode = EXCLUSIVE');
+    db.exec('CREATE TABLE IF NOT EXISTS holder (pid INTEGER)');
+    db.exec('BEGIN EXCLUSIVE');
+    db.exec('DELETE FROM holder');
+    db.prepare('INSERT INTO holder (pid) VALUES (?)').run(process.pid);
+    db.exec('COMMIT');
+  } catch (e) {
+    db.close();
+    let other = '';
+    try {
+      other = ` (pid ${fs.readFileSync(pidPath, 'utf8').trim()})`;
+    } catch {
+      /* no pid file: message without it */
+    }
+    const code = (e as { code?: string }).code ?? '';
+    if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED')) {
+      throw new GafferError('unavailable', `another Gaffer is already running on ${dataDir}${other}; stop it or use --data-dir`);
+    }
+    throw new GafferError('unavailable', `cannot lock data directory ${dataDir}: ${(e as Error).message}`);
+  }
+  fs.writeFileSync(pidPath, `${process.pid}\n`);
+  return {
+    release() {
+      if (!db.open) return;
+      db.close();
+      try {
+        fs.rmSync(pidPath, { force: true });
+      } catch {
+        /* best effort */
+      }
+    },
+  };
+}

@@ -1,0 +1,174 @@
+/**
+ * The instance registry: one row per agent process that said hello.
+ *
+ *   online ──socket closed──▶ disconnected ──grace over──▶ offline
+ *   online ──heartbeat timeout──▶ offline        disconnected ──resume (same token)──▶ online
+ *
+ * Invariants:
+ * 1. Only an `online` instance can claim (checked by the claim lock).
+ * 2. Going `offline` expires every lock the instance held, in the same transaction.
+ * 3. Heartbeats are the only writes the hub makes without an agent request; they are cheap updates.
+ */
+import { GafferError } from '../../common/errors';
+import type { Instance, InstanceStatus } from '../../common/model';
+import { instanceId as instanceIdSchema, registerInstanceInput } from '../../common/schemas';
+import { parseOrThrow } from '../../common/validate';
+import { newId, type CoreContext } from '../context';
+import type { ClaimLocks, ExpiryReason } from '../tasks/claim-locks';
+
+interface InstanceRow {
+  id: string;
+  role: string;
+  name: string;
+  version: string | null;
+  status: InstanceStatus;
+  token_id: string | null;
+  connected_at: number;
+  last_heartbeat_at: number;
+  disconnected_at: number | null;
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+export class InstanceRegistry {
+  private readonly q;
+
+  constructor(
+    private readonly ctx: CoreContext,
+    private readonly locks: ClaimLocks,
+  ) {
+    const db = ctx.db;
+    this.q = {
+      get: db.prepare<[string], InstanceRow>('SELECT * FROM instances WHERE id = ?'),
+      all: db.prepare<[], InstanceRow>(`SELECT * FROM instances ORDER BY status = 'online' DESC, role, name, id`),
+      held: db.prepare<[string], { task_id: number }>('SELECT task_id FROM locks WHERE instance_id = ? ORDER BY task_id'),
+      insert: db.prepare(
+        `INSERT INTO instances (id, role, name, version, status, token_id, connected_at, last_heartbeat_at)
+         VALUES (?, ?, ?, ?, 'online', ?, ?, ?)`,
+      ),
+      resume: db.prepare(
+        `UPDATE instances SET status = 'online', disconnected_at = NULL, last_heartbeat_at = ?, connected_at = ?, version = ? WHERE id = ?`,
+      ),
+      heartbeat: db.prepare(`UPDATE instances SET last_heartbeat_at = ? WHERE id = ? AND status = 'online'`),
+      disconnect: db.prepare(`UPDATE instances SET status = 'disconnected', disconnected_at = ? WHERE id = ? AND status = 'online'`),
+      offline: db.prepare(`UPDATE instances SET status = 'offline' WHERE id = ?`),
+      silent: db.prepare<[number, number], { id: string }>(
+        `SELECT id FROM instances WHERE status = 'online' AND last_heartbeat_at <= ? ORDER BY last_heartbeat_at LIMIT ?`,
+      ),
+      graceOver: db.prepare<[number, number], { id: string }>(
+        `SELECT id FROM instances WHERE status = 'disconnected' AND disconnected_at <= ? ORDER BY disconnected_at LIMIT ?`,
+      ),
+      shiftHeartbeats: db.prepare(`UPDATE instances SET last_heartbeat_at = ? WHERE status = 'online' AND last_heartbeat_at < ?`),
+      countOnline: db.prepare<[], { n: number }>(`SELECT count(*) AS n FROM instances WHERE status = 'online'`),
+    };
+  }
+
+  private toInstance(r: InstanceRow): Instance {
+    return {
+      id: r.id,
+      role: r.role,
+      name: r.name,
+      version: r.version,
+      status: r.status,
+      connectedAt: iso(r.connected_at),
+      lastHeartbeatAt: iso(r.last_heartbeat_at),
+      disconnectedAt: r.disconnected_at === null ? null : iso(r.disconnected_at),
+      tokenId: r.token_id,
+      heldTaskIds: this.q.held.all(r.id).map((h) => h.task_id),
+    };
+  }
+
+  get(id: string): Instance {
+    const r = this.q.get.get(parseOrThrow(instanceIdSchema, id, 'instance id'));
+    if (!r) throw new GafferError('not_found', `unknown instance ${id}`);
+    return this.toInstance(r);
+  }
+
+  list(): Instance[] {
+    return this.q.all.all().map((r) => this.toInstance(r));
+  }
+
+  onlineCount(): number {
+    return this.q.countOnline.get()!.n;
+  }
+
+  /** `hello`: a new instance, or the resumption of a disconnected one presented with the same token. */
+  register(input: unknown, traceId?: string): Instance {
+    const args = parseOrThrow(registerInstanceInput, input, 'hello');
+    return this.ctx.store.write(() => {
+      const now = this.ctx.clock.now();
+      if (args.resume) {
+        const prev = this.q.get.get(args.resume);
+        const sameOwner = prev && prev.role === args.role && (prev.token_id ?? null) === (args.tokenId ?? null);
+        if (prev && sameOwner && prev.status !== 'offline') {
+          this.q.resume.run(now, now, args.version ?? prev.version, prev.id);
+          return this.changed(prev.id, 'instance.resume', { role: prev.role, name: prev.name }, traceId);
+        }
+      }
+      const id = newId('inst');
+      this.q.insert.run(id, args.role, args.name, args.version ?? null, args.tokenId ?? null, now, now);
+      return this.changed(id, 'instance.hello', { role: args.role, name: args.name, version: args.version ?? null }, traceId);
+    });
+  }
+
+  heartbeat(id: string): void {
+    this.ctx.store.write(() => {
+      if (this.q.heartbeat.run(this.ctx.clock.now(), id).changes === 0) {
+        const r = this.q.get.get(id);
+        if (!r) throw new GafferError('not_found', `unknown instance ${id}`);
+        throw new GafferError('forbidden', `instance ${id} is ${r.status}; say hello again`);
+      }
+    });
+  }
+
+  /** The socket closed: the instance keeps its locks for the reconnect grace. */
+  disconnect(id: string, why: string): void {
+    this.ctx.store.write(() => {
+      if (this.q.disconnect.run(this.ctx.clock.now(), id).changes > 0) this.changed(id, 'instance.disconnect', { why });
+    });
+  }
+
+  /** At start-up: every instance still marked online lost its socket with the previous process. */
+  disconnectAll(why: string): number {
+    const online = this.ctx.db.prepare<[], { id: string }>(`SELECT id FROM instances WHERE status = 'online'`).all();
+    this.ctx.store.write(() => {
+      for (const { id } of online) this.disconnect(id, why);
+    });
+    return online.length;
+  }
+
+  /** Marks the instance offline and expires its locks. No-op if already offline. */
+  goOffline(id: string, reason: ExpiryReason, actor = 'watchdog'): number {
+    return this.ctx.store.write(() => {
+      const r = this.q.get.get(id);
+      if (!r || r.status === 'offline') return 0;
+      this.q.offline.run(id);
+      let expired = 0;
+      for (const { task_id } of this.q.held.all(id)) if (this.locks.expireLockTx(task_id, reason, actor)) expired++;
+      this.changed(id, 'instance.offline', { reason, expiredLocks: expired }, undefined, actor);
+      return expired;
+    });
+  }
+
+  /** Instances silent since `before`, oldest first (for the watchdog). */
+  silentSince(before: number, limit: number): string[] {
+    return this.q.silent.all(before, limit).map((r) => r.id);
+  }
+
+  /** Disconnected instances whose grace started at or before `before`. */
+  disconnectedSince(before: number, limit: number): string[] {
+    return this.q.graceOver.all(before, limit).map((r) => r.id);
+  }
+
+  /** After a sleep/clock jump, online instances get a fresh heartbeat window instead of mass expiry. */
+  forgiveSilence(now: number): number {
+    return this.ctx.store.write(() => this.q.shiftHeartbeats.run(now, now).changes);
+  }
+
+  private changed(id: string, type: string, detail: Record<string, unknown>, traceId?: string, actor?: string): Instance {
+    const instance = this.toInstance(this.q.get.get(id)!);
+    this.ctx.audit.append({ type, actor: actor ?? id, subject: `instance:${id}`, detail, traceId });
+    this.ctx.store.emit({ type: 'instance.changed', instance });
+    return instance;
+  }
+}

@@ -1,0 +1,168 @@
+/**
+ * The task board: creating tasks (with idempotency), listing them, and the operator's edges
+ * (cancel, retry, unblock, force-release, reprioritise). Every operator action needs a reason
+ * and is audited with its actor.
+ */
+import { GafferError } from '../../common/errors';
+import type { Page, Task, TaskStatus } from '../../common/model';
+import {
+  createTaskInput,
+  listTasksInput,
+  operatorTaskAction,
+  reprioritiseInput,
+  type CreateTaskInput,
+} from '../../common/schemas';
+import { parseOrThrow } from '../../common/validate';
+import type { CoreContext } from '../context';
+import type { ClaimLocks } from './claim-locks';
+import { bodyHash, type IdempotencyStore } from './idempotency';
+import { rowToTask, TASK_SELECT, type TaskRepo, type TaskRow } from './task-repo';
+import { assertTransition, type TransitionCause } from './transitions';
+
+export interface Actor {
+  /** Who asked: `operator:<name>`, an instance id, `job:<id>`, … */
+  actor: string;
+  traceId?: string;
+}
+
+export interface CreateResult {
+  task: Task;
+  replayed: boolean;
+}
+
+const IDEMPOTENCY_SCOPE = 'task.create';
+
+export class Board {
+  private readonly depStatus;
+
+  constructor(
+    private readonly ctx: CoreContext,
+    private readonly repo: TaskRepo,
+    private readonly locks: ClaimLocks,
+    private readonly idempotency: IdempotencyStore,
+  ) {
+    this.depStatus = ctx.db.prepare<[number], { status: TaskStatus }>('SELECT status FROM tasks WHERE id = ?');
+  }
+
+  create(input: unknown, who: Actor): CreateResult {
+    const args = parseOrThrow(createTaskInput, input, 'task');
+    const { idempotencyKey, ...body } = args;
+    const normalised = { ...body, priority: body.priority ?? 0, payload: body.payload ?? null, dependsOn: [...new Set(body.dependsOn ?? [])] };
+    const hash = bodyHash(normalised);
+    return this.ctx.store.write(() => {
+      const now = this.ctx.clock.now();
+      if (idempotencyKey) {
+        const cached = this.idempotency.lookup<{ taskId: number }>(IDEMPOTENCY_SCOPE, idempotencyKey, hash, now);
+        if (cached) return { task: this.repo.get(cached.taskId)!, replayed: true };
+      }
+      const task = this.insert(normalised, now, who);
+      if (idempotencyKey) this.idempotency.remember(IDEMPOTENCY_SCOPE, idempotencyKey, hash, { taskId: task.id }, now);
+      return { task, replayed: false };
+    });
+  }
+
+  private insert(t: Required<Omit<CreateTaskInput, 'idempotencyKey'>>, now: number, who: Actor): Task {
+    let unmet = 0;
+    for (const dep of t.dependsOn) {
+      const d = this.depStatus.get(dep);
+      if (!d) throw new GafferError('not_found', `dependency ${dep} does not exist`);
+      if (d.status !== 'done') unmet++;
+    }
+    const id = Number(
+      this.repo.insertTask.run(t.title, t.role, t.priority, JSON.stringify(t.payload), JSON.stringify(t.dependsOn), unmet, now, now)
+        .lastInsertRowid,
+    );
+    for (const dep of t.dependsOn) this.repo.insertDep.run(id, dep);
+    const task = this.repo.get(id)!;
+    this.ctx.audit.append({
+      type: 'task.create',
+      actor: who.actor,
+      subject: `task:${id}`,
+      detail: { title: t.title, role: t.role, priority: t.priority, dependsOn: t.dependsOn, unmet },
+      traceId: who.traceId,
+    });
+    this.ctx.store.emit({ type: 'task.created', task });
+    return task;
+  }
+
+  get(id: number): Task {
+    const task = this.repo.get(id);
+    if (!task) throw new GafferError('not_found', `unknown task ${id}`);
+    return task;
+  }
+
+  list(input: unknown = {}): Page<Task> {
+    const f = parseOrThrow(listTasksInput, input, 'task filter');
+    const limit = f.limit ?? 100;
+    const where: string[] = ['t.id > ?'];
+    const params: Array<string | number> = [f.after ?? 0];
+    if (f.role) (where.push('t.role = ?'), params.push(f.role));
+    if (f.status) (where.push('t.status = ?'), params.push(f.status));
+    const rows = this.ctx.db
+      .prepare<unknown[], TaskRow>(`${TASK_SELECT} WHERE ${where.join(' AND ')} ORDER BY t.id LIMIT ?`)
+      .all(...params, limit + 1);
+    const items = rows.slice(0, limit).map(rowToTask);
+    return { items, next: rows.length > limit ? String(items[items.length - 1]!.id) : null };
+  }
+
+  cancel(input: unknown): Task {
+    return this.operatorEdge('cancel', 'cancelled', input);
+  }
+
+  retry(input: unknown): Task {
+    return this.operatorEdge('retry', 'backlog', input);
+  }
+
+  unblock(input: unknown): Task {
+    return this.operatorEdge('unblock', 'backlog', input);
+  }
+
+  /** Takes the lock away from its holder; the task goes back to the backlog, marked previously expired. */
+  forceRelease(input: unknown): Task {
+    const { taskId, reason, actor } = parseOrThrow(operatorTaskAction, input, 'force-release');
+    return this.ctx.store.write(() => {
+      const current = this.get(taskId);
+      if (!this.locks.expireLockTx(taskId, 'force_release', actor, { operatorReason: reason })) {
+        throw new GafferError('invalid_transition', `task ${taskId} is ${current.status}, not held by anyone`);
+      }
+      return this.get(taskId);
+    });
+  }
+
+  reprioritise(input: unknown): Task {
+    const { taskId, priority, reason, actor } = parseOrThrow(reprioritiseInput, input, 'reprioritise');
+    return this.ctx.store.write(() => {
+      const before = this.get(taskId);
+      this.repo.setPriority.run(priority, this.ctx.clock.now(), taskId);
+      this.ctx.audit.append({
+        type: 'operator.reprioritise',
+        actor,
+        subject: `task:${taskId}`,
+        detail: { reason, from: before.priority, to: priority },
+      });
+      const task = this.get(taskId);
+      this.ctx.store.emit({ type: 'task.changed', task, from: task.status, to: task.status, actor });
+      return task;
+    });
+  }
+
+  private operatorEdge(cause: TransitionCause, to: TaskStatus, input: unknown): Task {
+    const { taskId, reason, actor } = parseOrThrow(operatorTaskAction, input, cause);
+    return this.ctx.store.write(() => {
+      const from = this.get(taskId).status;
+      assertTransition(cause, from, to);
+      const lock = this.repo.lock.get(taskId);
+      if (lock) this.repo.deleteLock.run(taskId);
+      this.repo.setStatus.run(to, this.ctx.clock.now(), taskId);
+      this.ctx.audit.append({
+        type: `operator.${cause}`,
+        actor,
+        subject: `task:${taskId}`,
+        detail: { reason, from, to, ...(lock ? { revokedHolder: lock.instance_id, fence: lock.fence } : {}) },
+      });
+      const task = this.get(taskId);
+      this.ctx.store.emit({ type: 'task.changed', task, from, to, actor });
+      return task;
+    });
+  }
+}

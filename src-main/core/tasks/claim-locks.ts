@@ -1,0 +1,202 @@
+/**
+ * Mechanism 1 — the atomic claim lock (SPEC §2, rules P1–P5).
+ *
+ * Invariants:
+ * 1. P1: a task has a holder iff it has a row in `locks` (primary key = task id), and then its
+ *    status is `in_progress`. Claim, report and expiry change both in one transaction.
+ * 2. P2: a claim that finds nothing returns `{ task: null }` at once; there is no retry or wait.
+ * 3. P3: only tasks with `unmet_deps = 0` are candidates; best priority first, then oldest.
+ * 4. The fence grows by one on every claim of a task, so an older holder's fence is stale forever.
+ * 5. P5: renew and report must present the current fence and be the lock's instance; anyone else
+ *    gets `not_holder` (409) and the refusal is audited. The lock row, not the clock, decides:
+ *    a holder whose window has passed still wins until the watchdog has expired the lock.
+ * 6. A repeat of a report that already took effect (same instance, fence and status) is harmless.
+ */
+import { GafferError } from '../../common/errors';
+import type { Task } from '../../common/model';
+import { claimInput, renewInput, reportInput } from '../../common/schemas';
+import { parseOrThrow } from '../../common/validate';
+import type { CoreContext } from '../context';
+import type { TaskRepo } from './task-repo';
+import { assertTransition } from './transitions';
+
+export interface ClaimResult {
+  task: Task | null;
+  lock?: { fence: number; expiresAt: number };
+}
+
+export type ExpiryReason = 'lock_window' | 'heartbeat_timeout' | 'disconnected' | 'force_release';
+
+const REJECT_CODES = new Set(['not_holder', 'invalid_transition']);
+
+export class ClaimLocks {
+  private readonly instanceOf;
+
+  constructor(
+    private readonly ctx: CoreContext,
+    private readonly repo: TaskRepo,
+  ) {
+    this.instanceOf = ctx.db.prepare<[string], { role: string; status: string }>('SELECT role, status FROM instances WHERE id = ?');
+  }
+
+  private get lockWindowMs() {
+    return this.ctx.config.lockWindowS * 1000;
+  }
+
+  claim(input: unknown, traceId?: string): ClaimResult {
+    const { instanceId, role: askedRole } = parseOrThrow(claimInput, input, 'claim');
+    return this.ctx.store.write(() => {
+      const inst = this.instanceOf.get(instanceId);
+      if (!inst) throw new GafferError('not_found', `unknown instance ${instanceId}`);
+      if (inst.status !== 'online') throw new GafferError('forbidden', `instance ${instanceId} is ${inst.status}; say hello again`);
+      const role = askedRole ?? inst.role;
+      const candidate = this.repo.nextClaimable.get(role);
+      if (!candidate) return { task: null };
+      const now = this.ctx.clock.now();
+      const current = this.repo.status.get(candidate.id)!;
+      const fence = current.fence + 1;
+      const expiresAt = now + this.lockWindowMs;
+      assertTransition('claim', current.status, 'in_progress');
+      this.repo.insertLock.run(candidate.id, instanceId, fence, now, expiresAt);
+      this.repo.markClaimed.run(fence, instanceId, now, candidate.id);
+      this.repo.markReclaimed.run(instanceId, now, candidate.id);
+      const task = this.repo.get(candidate.id)!;
+      this.ctx.audit.append({
+        type: 'lock.claim',
+        actor: instanceId,
+        subject: `task:${task.id}`,
+        detail: { fence, attempt: task.attempt, expiresAt: new Date(expiresAt).toISOString(), previouslyExpired: task.previouslyExpired, role },
+        traceId,
+      });
+      this.ctx.store.emit({ type: 'task.claimed', task, instanceId, fence });
+      return { task, lock: { fence, expiresAt } };
+    });
+  }
+
+  renew(input: unknown, traceId?: string): { expiresAt: number } {
+    const { instanceId, taskId, fence } = parseOrThrow(renewInput, input, 'renew');
+    return this.writeOrReject(instanceId, taskId, fence, 'renew', traceId, () => {
+      this.requireHolder(instanceId, taskId, fence);
+      const expiresAt = this.ctx.clock.now() + this.lockWindowMs;
+      this.repo.extendLock.run(expiresAt, taskId);
+      this.ctx.audit.append({
+        type: 'lock.renew',
+        actor: instanceId,
+        subject: `task:${taskId}`,
+        detail: { fence, expiresAt: new Date(expiresAt).toISOString() },
+        traceId,
+      });
+      this.ctx.store.emit({ type: 'task.renewed', taskId, instanceId, fence, expiresAt });
+      return { expiresAt };
+    });
+  }
+
+  report(input: unknown, traceId?: string): { task: Task; replayed: boolean } {
+    const args = parseOrThrow(reportInput, input, 'report');
+    const { instanceId, taskId, fence, status } = args;
+    return this.writeOrReject(instanceId, taskId, fence, 'report', traceId, () => {
+      const lock = this.repo.lock.get(taskId);
+      if (!lock) {
+        const t = this.repo.status.get(taskId);
+        if (t && t.fence === fence && t.last_holder === instanceId && t.status === status) {
+          return { task: this.repo.get(taskId)!, replayed: true };
+        }
+      }
+      this.requireHolder(instanceId, taskId, fence);
+      const from = this.repo.status.get(taskId)!.status;
+      assertTransition('report', from, status);
+      const now = this.ctx.clock.now();
+      this.repo.deleteLock.run(taskId);
+      this.repo.setReported.run(
+        status,
+        args.note ?? null,
+        args.output === undefined ? null : JSON.stringify(args.output),
+        now,
+        taskId,
+      );
+      if (status === 'done') this.repo.releaseDependents.run(taskId);
+      const task = this.repo.get(taskId)!;
+      this.ctx.audit.append({
+        type: 'lock.release',
+        actor: instanceId,
+        subject: `task:${taskId}`,
+        detail: { fence, from, to: status, ...(args.note ? { note: args.note } : {}) },
+        traceId,
+      });
+      this.ctx.store.emit({ type: 'task.changed', task, from, to: status, actor: instanceId });
+      return { task, replayed: false };
+    });
+  }
+
+  /**
+   * Expires the lock on `taskId` (watchdog, instance loss, or operator force-release). The task
+   * returns to the backlog marked `previouslyExpired`; nothing the agent wrote is rolled back.
+   * Must run inside a write. Returns false when there was no lock.
+   */
+  expireLockTx(taskId: number, reason: ExpiryReason, actor: string, detail: Record<string, unknown> = {}, traceId?: string): boolean {
+    const lock = this.repo.lock.get(taskId);
+    if (!lock) return false;
+    const cause = reason === 'force_release' ? 'force_release' : 'expire';
+    assertTransition(cause, this.repo.status.get(taskId)!.status, 'backlog');
+    const now = this.ctx.clock.now();
+    this.repo.deleteLock.run(taskId);
+    this.repo.setExpired.run(now, taskId);
+    this.repo.insertExpiry.run(taskId, lock.instance_id, lock.fence, reason, now);
+    this.ctx.audit.append({
+      type: reason === 'force_release' ? 'operator.force_release' : 'lock.expire',
+      actor,
+      subject: `task:${taskId}`,
+      detail: {
+        holder: lock.instance_id,
+        fence: lock.fence,
+        reason,
+        expiresAt: new Date(lock.expires_at).toISOString(),
+        ...detail,
+      },
+      traceId,
+    });
+    this.ctx.store.emit({ type: 'lock.expired', taskId, instanceId: lock.instance_id, fence: lock.fence, reason });
+    this.ctx.store.emit({ type: 'task.changed', task: this.repo.get(taskId)!, from: 'in_progress', to: 'backlog', actor });
+    return true;
+  }
+
+  private requireHolder(instanceId: string, taskId: number, fence: number): void {
+    const lock = this.repo.lock.get(taskId);
+    if (!lock) {
+      if (!this.repo.status.get(taskId)) throw new GafferError('not_found', `unknown task ${taskId}`);
+      throw new GafferError('not_holder', `task ${taskId} is not locked; claim it first`);
+    }
+    if (lock.instance_id !== instanceId || lock.fence !== fence) {
+      throw new GafferError(
+        'not_holder',
+        lock.instance_id !== instanceId
+          ? `task ${taskId} is held by another instance`
+          : `stale fence ${fence} for task ${taskId}; the current fence is ${lock.fence}`,
+      );
+    }
+  }
+
+  /**
+   * Runs `fn` in a write; if it is refused as not-holder / invalid-transition, the refusal is
+   * audited (in its own committed write) and the error is rethrown. State is untouched.
+   */
+  private writeOrReject<T>(instanceId: string, taskId: number, fence: number, op: string, traceId: string | undefined, fn: () => T): T {
+    const outcome = this.ctx.store.write(() => {
+      try {
+        return { ok: true as const, value: this.ctx.store.write(fn) };
+      } catch (e) {
+        if (!(e instanceof GafferError) || !REJECT_CODES.has(e.code)) throw e;
+        this.ctx.audit.append({
+          type: 'lock.reject',
+          actor: instanceId,
+          subject: `task:${taskId}`,
+          detail: { op, fence, code: e.code, message: e.message },
+          traceId,
+        });
+        return { ok: false as const, error: e };
+      }
+    });
+    if (!outcome.ok) throw outcome.error;
+    return outcome.value;
+  }
+}

@@ -1,0 +1,107 @@
+/** Prepared statements and row mapping for tasks. No business rules here. */
+import type { Task, TaskStatus } from '../../common/model';
+import type { Db } from '../db/open';
+
+export interface TaskRow {
+  id: number;
+  title: string;
+  role: string;
+  status: TaskStatus;
+  priority: number;
+  payload: string;
+  depends_on: string;
+  unmet_deps: number;
+  attempt: number;
+  previously_expired: number;
+  fence: number;
+  last_holder: string | null;
+  note: string | null;
+  output: string | null;
+  created_at: number;
+  updated_at: number;
+  l_instance: string | null;
+  l_fence: number | null;
+  l_claimed: number | null;
+  l_expires: number | null;
+}
+
+export interface LockRow {
+  task_id: number;
+  instance_id: string;
+  fence: number;
+  claimed_at: number;
+  expires_at: number;
+}
+
+export const TASK_SELECT = `SELECT t.*, l.instance_id AS l_instance, l.fence AS l_fence, l.claimed_at AS l_claimed,
+  l.expires_at AS l_expires FROM tasks t LEFT JOIN locks l ON l.task_id = t.id`;
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+export function rowToTask(r: TaskRow): Task {
+  return {
+    id: r.id,
+    title: r.title,
+    role: r.role,
+    status: r.status,
+    priority: r.priority,
+    payload: JSON.parse(r.payload),
+    dependsOn: JSON.parse(r.depends_on),
+    attempt: r.attempt,
+    previouslyExpired: r.previously_expired === 1,
+    fence: r.fence,
+    unmetDependencies: r.unmet_deps,
+    note: r.note,
+    output: r.output === null ? null : JSON.parse(r.output),
+    createdAt: iso(r.created_at),
+    updatedAt: iso(r.updated_at),
+    lock:
+      r.l_instance === null
+        ? null
+        : { instanceId: r.l_instance, fence: r.l_fence!, claimedAt: iso(r.l_claimed!), expiresAt: iso(r.l_expires!) },
+  };
+}
+
+export type TaskRepo = ReturnType<typeof prepareTaskRepo>;
+
+export function prepareTaskRepo(db: Db) {
+  const byId = db.prepare<[number], TaskRow>(`${TASK_SELECT} WHERE t.id = ?`);
+  return {
+    get(id: number): Task | undefined {
+      const r = byId.get(id);
+      return r && rowToTask(r);
+    },
+    status: db.prepare<[number], { status: TaskStatus; fence: number; last_holder: string | null }>(
+      'SELECT status, fence, last_holder FROM tasks WHERE id = ?',
+    ),
+    lock: db.prepare<[number], LockRow>('SELECT * FROM locks WHERE task_id = ?'),
+    nextClaimable: db.prepare<[string], { id: number }>(
+      `SELECT id FROM tasks WHERE role = ? AND status = 'backlog' AND unmet_deps = 0 ORDER BY priority DESC, id LIMIT 1`,
+    ),
+    insertLock: db.prepare('INSERT INTO locks (task_id, instance_id, fence, claimed_at, expires_at) VALUES (?,?,?,?,?)'),
+    deleteLock: db.prepare('DELETE FROM locks WHERE task_id = ?'),
+    extendLock: db.prepare('UPDATE locks SET expires_at = ? WHERE task_id = ?'),
+    markClaimed: db.prepare(
+      `UPDATE tasks SET status = 'in_progress', fence = ?, attempt = attempt + 1, last_holder = ?, updated_at = ? WHERE id = ?`,
+    ),
+    setStatus: db.prepare('UPDATE tasks SET status = ?, updated_at = ? WHERE id = ?'),
+    setReported: db.prepare('UPDATE tasks SET status = ?, note = ?, output = ?, updated_at = ? WHERE id = ?'),
+    setExpired: db.prepare(`UPDATE tasks SET status = 'backlog', previously_expired = 1, updated_at = ? WHERE id = ?`),
+    setPriority: db.prepare('UPDATE tasks SET priority = ?, updated_at = ? WHERE id = ?'),
+    releaseDependents: db.prepare(
+      'UPDATE tasks SET unmet_deps = unmet_deps - 1 WHERE id IN (SELECT task_id FROM task_deps WHERE depends_on = ?)',
+    ),
+    insertTask: db.prepare(
+      `INSERT INTO tasks (title, role, status, priority, payload, depends_on, unmet_deps, created_at, updated_at)
+       VALUES (?, ?, 'backlog', ?, ?, ?, ?, ?, ?)`,
+    ),
+    insertDep: db.prepare('INSERT INTO task_deps (task_id, depends_on) VALUES (?, ?)'),
+    insertExpiry: db.prepare(
+      'INSERT INTO lock_expiries (task_id, instance_id, fence, reason, expired_at) VALUES (?,?,?,?,?)',
+    ),
+    markReclaimed: db.prepare(
+      `UPDATE lock_expiries SET reclaimed_by = ?, reclaimed_at = ?
+       WHERE id = (SELECT max(id) FROM lock_expiries WHERE task_id = ?) AND reclaimed_by IS NULL`,
+    ),
+  };
+}

@@ -1,0 +1,53 @@
+/**
+ * The task status machine, written down once. Every status change in the core goes through
+ * `assertTransition`; an edge not listed here is refused with `invalid_transition`.
+ *
+ *   backlog ──claim──▶ in_progress ──holder report──▶ done | failed | blocked | backlog
+ *   in_progress ──watchdog expiry / operator force-release──▶ backlog
+ *   failed ──operator retry──▶ backlog        blocked ──operator unblock──▶ backlog
+ *   backlog | blocked | failed | in_progress ──operator cancel──▶ cancelled
+ *   done and cancelled are final.
+ */
+import { GafferError } from '../../common/errors';
+import type { TaskStatus } from '../../common/model';
+
+export type TransitionCause = 'claim' | 'report' | 'expire' | 'force_release' | 'retry' | 'unblock' | 'cancel';
+
+const EDGES: Record<TransitionCause, ReadonlyArray<readonly [TaskStatus, TaskStatus]>> = {
+  claim: [['backlog', 'in_progress']],
+  report: [
+    ['in_progress', 'done'],
+    ['in_progress', 'failed'],
+    ['in_progress', 'blocked'],
+    ['in_progress', 'backlog'],
+  ],
+  expire: [['in_progress', 'backlog']],
+  force_release: [['in_progress', 'backlog']],
+  retry: [['failed', 'backlog']],
+  unblock: [['blocked', 'backlog']],
+  cancel: [
+    ['backlog', 'cancelled'],
+    ['blocked', 'cancelled'],
+    ['failed', 'cancelled'],
+    ['in_progress', 'cancelled'],
+  ],
+};
+
+export function isAllowed(cause: TransitionCause, from: TaskStatus, to: TaskStatus): boolean {
+  return EDGES[cause].some(([f, t]) => f === from && t === to);
+}
+
+export function assertTransition(cause: TransitionCause, from: TaskStatus, to: TaskStatus): void {
+  if (!isAllowed(cause, from, to)) {
+    throw new GafferError('invalid_transition', `a task cannot go from ${from} to ${to} by ${cause.replace('_', '-')}`, {
+      from,
+      to,
+      cause,
+    });
+  }
+}
+
+/** All edges, for docs and for the invariant checker. */
+export function allEdges(): Array<{ cause: TransitionCause; from: TaskStatus; to: TaskStatus }> {
+  return (Object.keys(EDGES) as TransitionCause[]).flatMap((cause) => EDGES[cause].map(([from, to]) => ({ cause, from, to })));
+}

@@ -1,0 +1,109 @@
+/**
+ * Checks shared by every HTTP and WebSocket entry point of the local server.
+ *
+ * 1. Host allow-list: only 127.0.0.1 / localhost / [::1] with our port — defeats DNS rebinding.
+ * 2. Origin: a browser page from another origin can neither open the agent socket nor call the
+ *    API. Agents (non-browser) send no Origin; the headless console's own origin is allowed where
+ *    the console needs it.
+ * 3. Bearer tokens are read from the Authorization header only, never from URLs (except the
+ *    console bootstrap, which trades the URL token for an HttpOnly cookie at once).
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { ERROR_STATUS, GafferError, toErrorBody, type ErrorCode } from '../common/errors';
+import { secretsEqual } from '../core/auth/tokens';
+
+export interface GuardOptions {
+  /** Port the server is bound to (for Host and Origin checks). */
+  port: number;
+  /** Extra origins allowed on the agent socket (default none). */
+  allowedOrigins?: string[];
+}
+
+const LOCAL_HOSTNAMES = ['127.0.0.1', 'localhost', '[::1]'];
+
+export function allowedHost(host: string | undefined, port: number): boolean {
+  if (!host) return false;
+  return LOCAL_HOSTNAMES.some((h) => host === `${h}:${port}` || (port === 80 && host === h));
+}
+
+/** Origins of pages served by this server itself (the headless console). */
+export function selfOrigins(port: number): string[] {
+  return LOCAL_HOSTNAMES.map((h) => `http://${h}:${port}`);
+}
+
+export function originAllowed(origin: string | undefined, allowed: readonly string[]): boolean {
+  return origin === undefined || allowed.includes(origin);
+}
+
+export function bearerToken(req: IncomingMessage): string | undefined {
+  const h = req.headers.authorization;
+  if (!h) return undefined;
+  const m = /^Bearer\s+(\S+)$/i.exec(h);
+  return m?.[1];
+}
+
+export function cookie(req: IncomingMessage, name: string): string | undefined {
+  const raw = req.headers.cookie;
+  if (!raw) return undefined;
+  for (const part of raw.split(';')) {
+    const [k, ...v] = part.trim().split('=');
+    if (k === name) return decodeURIComponent(v.join('='));
+  }
+  return undefined;
+}
+
+export function isOperator(presented: string | undefined, operatorToken: string): boolean {
+  return presented !== undefined && secretsEqual(presented, operatorToken);
+}
+
+export function httpError(code: ErrorCode, message: string): GafferError {
+  return new GafferError(code, message);
+}
+
+export function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(text),
+    'cache-control': 'no-store',
+    'x-content-type-options': 'nosniff',
+  });
+  res.end(text);
+}
+
+/** Writes `{error:{code,status,message}}` with the contracted status. */
+export function sendError(res: ServerResponse, e: unknown): void {
+  const body = toErrorBody(e);
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  sendJson(res, body.status ?? ERROR_STATUS.internal, { error: body });
+}
+
+/** Rejects an upgrade with a plain HTTP status before any WebSocket handshake. */
+export function rejectUpgrade(socket: NodeJS.WritableStream & { destroy(): void }, status: number, message: string): void {
+  const reason = { 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 429: 'Too Many Requests', 503: 'Service Unavailable' }[status] ?? 'Error';
+  const body = JSON.stringify({ error: { code: status === 403 ? 'forbidden' : status === 401 ? 'unauthorized' : 'bad_request', status, message } });
+  socket.write(
+    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
+  socket.destroy();
+}
+
+/** Reads a JSON request body with a size cap; malformed JSON → bad_request, too big → too_large. */
+export async function readJsonBody(req: IncomingMessage, maxBytes = 256 * 1024): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > maxBytes) throw new GafferError('too_large', `request body larger than ${maxBytes} bytes`);
+    chunks.push(chunk as Buffer);
+  }
+  if (size === 0) return {};
+  try {
+    return JSON.parse(Buffer.concat(chunks).toString('utf8'));
+  } catch {
+    throw new GafferError('bad_request', 'request body is not valid JSON');
+  }
+}
