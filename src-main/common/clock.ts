@@ -46,25 +46,29 @@ interface ManualTimer {
 }
 
 /**
- * A clock for tests. `advance(ms)` moves time forward and runs every timer that falls due,
- * in due order, each with `now()` equal to its due instant. `jump(ms)` moves time without
- * running timers first (a sleep or a wall-clock step), then runs what is due.
+ * A clock for tests, modelled like the real thing: timers run on a monotonic timeline, and the
+ * wall clock (`now()`) is that timeline plus an offset that can be stepped.
+ * - `advance(ms)` lets time pass: every timer that falls due runs, in due order.
+ * - `jump(ms)` steps the wall clock only (a laptop sleep, an NTP step, a manual change): no timer
+ *   runs, just as Node's monotonic timers do not fire during suspend. Timers set before the jump
+ *   still fire after their original monotonic delay.
  */
 export class ManualClock implements Clock {
-  private current: number;
+  private mono = 0;
+  private offset: number;
   private seq = 0;
   private timers: ManualTimer[] = [];
 
   constructor(start: number | string = '2026-11-30T08:00:00.000Z') {
-    this.current = typeof start === 'number' ? start : Date.parse(start);
+    this.offset = typeof start === 'number' ? start : Date.parse(start);
   }
 
   now(): number {
-    return this.current;
+    return this.mono + this.offset;
   }
 
   setTimeout(fn: () => void, ms: number): TimerHandle {
-    const timer: ManualTimer = { at: this.current + Math.max(0, ms), seq: this.seq++, fn, cancelled: false };
+    const timer: ManualTimer = { at: this.mono + Math.max(0, ms), seq: this.seq++, fn, cancelled: false };
     this.timers.push(timer);
     return {
       cancel: () => {
@@ -78,35 +82,37 @@ export class ManualClock implements Clock {
     return this.timers.filter((t) => !t.cancelled).length;
   }
 
+  /** Lets `ms` pass, running due timers in order, each seeing `now()` at its due instant. */
   advance(ms: number): void {
-    this.advanceTo(this.current + ms);
-  }
-
-  advanceTo(target: number): void {
+    const target = this.mono + ms;
     for (;;) {
       const next = this.nextDue(target);
       if (!next) break;
-      this.current = Math.max(this.current, next.at);
+      this.mono = Math.max(this.mono, next.at);
       this.timers = this.timers.filter((t) => t !== next);
       next.fn();
     }
-    this.current = Math.max(this.current, target);
+    this.mono = Math.max(this.mono, target);
   }
 
-  /** Sets the wall clock to `target` at once (forward or backward), then runs due timers. */
-  jumpTo(target: number): void {
-    this.current = target;
-    this.advanceTo(target);
+  /** Lets time pass until the wall clock reads `wall`. */
+  advanceTo(wall: number): void {
+    this.advance(wall - this.now());
   }
 
-  /** Runs every timer until none is left due before `limit` (ms from now); returns timers run. */
+  /** Steps the wall clock by `ms` (negative: backwards) without letting time pass. */
+  jump(ms: number): void {
+    this.offset += ms;
+  }
+
+  /** Runs every timer due within `limitMs`; returns how many ran. */
   runUntilIdle(limitMs = 24 * 3600_000): number {
-    const end = this.current + limitMs;
+    const end = this.mono + limitMs;
     let ran = 0;
     for (;;) {
       const next = this.nextDue(end);
       if (!next) return ran;
-      this.current = Math.max(this.current, next.at);
+      this.mono = Math.max(this.mono, next.at);
       this.timers = this.timers.filter((t) => t !== next);
       next.fn();
       ran++;
@@ -114,12 +120,12 @@ export class ManualClock implements Clock {
   }
 
   private nextDue(limit: number): ManualTimer | undefined {
+    this.timers = this.timers.filter((t) => !t.cancelled);
     let best: ManualTimer | undefined;
     for (const t of this.timers) {
-      if (t.cancelled || t.at > limit) continue;
+      if (t.at > limit) continue;
       if (!best || t.at < best.at || (t.at === best.at && t.seq < best.seq)) best = t;
     }
-    this.timers = this.timers.filter((t) => !t.cancelled);
     return best;
   }
 }

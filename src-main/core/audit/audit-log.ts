@@ -65,13 +65,15 @@ export function auditRowToChainRow(r: AuditRow): ChainRow {
 export class AuditLog {
   private readonly tail;
   private readonly insert;
+  private readonly atOf;
 
   constructor(
     private readonly db: Db,
     private readonly store: Store,
     private readonly clock: Clock,
   ) {
-    this.tail = db.prepare<[], { id: number; hash: string }>('SELECT id, hash FROM audit ORDER BY id DESC LIMIT 1');
+    this.tail = db.prepare<[], { id: number; hash: string; at: number }>('SELECT id, hash, at FROM audit ORDER BY id DESC LIMIT 1');
+    this.atOf = db.prepare<[number], { at: number }>('SELECT at FROM audit WHERE id = ?');
     this.insert = db.prepare(
       'INSERT INTO audit (id, at, type, actor, subject, detail, trace_id, prev_hash, hash) VALUES (?,?,?,?,?,?,?,?,?)',
     );
@@ -82,7 +84,8 @@ export class AuditLog {
     const last = this.tail.get();
     const row: AuditRow = {
       id: (last?.id ?? 0) + 1,
-      at: this.clock.now(),
+      // Never before the previous row, even after a backward clock step (see firstIdAtOrAfter).
+      at: Math.max(this.clock.now(), last?.at ?? 0),
       type: input.type,
       actor: input.actor,
       subject: input.subject,
@@ -93,7 +96,17 @@ export class AuditLog {
     };
     row.hash = rowHash(auditRowToChainRow(row));
     this.insert.run(row.id, row.at, row.type, row.actor, row.subject, row.detail, row.trace_id, row.prev_hash, row.hash);
-    const event = auditRowToEvent(row);
+    const event: AuditEvent = {
+      id: row.id,
+      at: new Date(row.at).toISOString(),
+      type: row.type,
+      actor: row.actor,
+      subject: row.subject,
+      detail: input.detail ?? {},
+      traceId: row.trace_id,
+      prevHash: row.prev_hash,
+      hash: row.hash,
+    };
     this.store.emit({ type: 'audit.appended', event });
     return event;
   }
@@ -101,6 +114,23 @@ export class AuditLog {
   /** Appends as its own transaction (for events not tied to another state change). */
   record(input: AuditInput): AuditEvent {
     return this.store.write(() => this.append(input));
+  }
+
+  /**
+   * The smallest audit id whose \`at\` is >= \`at\` (or last id + 1 when none): a time bound turned
+   * into an id bound by binary search, valid because \`at\` never decreases along ids.
+   */
+  firstIdAtOrAfter(at: number): number {
+    const last = this.tail.get();
+    if (!last) return 1;
+    let lo = 1;
+    let hi = last.id + 1;
+    while (lo < hi) {
+      const mid = Math.floor((lo + hi) / 2);
+      if (this.atOf.get(mid)!.at >= at) hi = mid;
+      else lo = mid + 1;
+    }
+    return lo;
   }
 
   count(): number {

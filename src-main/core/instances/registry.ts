@@ -112,6 +112,7 @@ export class InstanceRegistry {
   }
 
   heartbeat(id: string): void {
+    parseOrThrow(instanceIdSchema, id, 'instance id');
     this.ctx.store.write(() => {
       if (this.q.heartbeat.run(this.ctx.clock.now(), id).changes === 0) {
         const r = this.q.get.get(id);
@@ -123,6 +124,7 @@ export class InstanceRegistry {
 
   /** The socket closed: the instance keeps its locks for the reconnect grace. */
   disconnect(id: string, why: string): void {
+    parseOrThrow(instanceIdSchema, id, 'instance id');
     this.ctx.store.write(() => {
       if (this.q.disconnect.run(this.ctx.clock.now(), id).changes > 0) this.changed(id, 'instance.disconnect', { why });
     });
@@ -139,6 +141,7 @@ export class InstanceRegistry {
 
   /** Marks the instance offline and expires its locks. No-op if already offline. */
   goOffline(id: string, reason: ExpiryReason, actor = 'watchdog'): number {
+    parseOrThrow(instanceIdSchema, id, 'instance id');
     return this.ctx.store.write(() => {
       const r = this.q.get.get(id);
       if (!r || r.status === 'offline') return 0;

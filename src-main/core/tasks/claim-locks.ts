@@ -53,13 +53,12 @@ export class ClaimLocks {
       const candidate = this.repo.nextClaimable.get(role);
       if (!candidate) return { task: null };
       const now = this.ctx.clock.now();
-      const current = this.repo.status.get(candidate.id)!;
-      const fence = current.fence + 1;
+      const fence = candidate.fence + 1;
       const expiresAt = now + this.lockWindowMs;
-      assertTransition('claim', current.status, 'in_progress');
+      assertTransition('claim', candidate.status, 'in_progress');
       this.repo.insertLock.run(candidate.id, instanceId, fence, now, expiresAt);
       this.repo.markClaimed.run(fence, instanceId, now, candidate.id);
-      this.repo.markReclaimed.run(instanceId, now, candidate.id);
+      if (candidate.previously_expired) this.repo.markReclaimed.run(instanceId, now, candidate.id);
       const task = this.repo.get(candidate.id)!;
       this.ctx.audit.append({
         type: 'lock.claim',
@@ -96,14 +95,12 @@ export class ClaimLocks {
     const { instanceId, taskId, fence, status } = args;
     return this.writeOrReject(instanceId, taskId, fence, 'report', traceId, () => {
       const lock = this.repo.lock.get(taskId);
-      if (!lock) {
-        const t = this.repo.status.get(taskId);
-        if (t && t.fence === fence && t.last_holder === instanceId && t.status === status) {
-          return { task: this.repo.get(taskId)!, replayed: true };
-        }
+      const t = this.repo.status.get(taskId);
+      if (!lock && t && t.fence === fence && t.last_holder === instanceId && t.status === status) {
+        return { task: this.repo.get(taskId)!, replayed: true };
       }
-      this.requireHolder(instanceId, taskId, fence);
-      const from = this.repo.status.get(taskId)!.status;
+      this.requireHolder(instanceId, taskId, fence, lock, t !== undefined);
+      const from = t!.status;
       assertTransition('report', from, status);
       const now = this.ctx.clock.now();
       this.repo.deleteLock.run(taskId);
@@ -160,10 +157,15 @@ export class ClaimLocks {
     return true;
   }
 
-  private requireHolder(instanceId: string, taskId: number, fence: number): void {
-    const lock = this.repo.lock.get(taskId);
+  private requireHolder(
+    instanceId: string,
+    taskId: number,
+    fence: number,
+    lock = this.repo.lock.get(taskId),
+    taskExists = lock !== undefined || this.repo.status.get(taskId) !== undefined,
+  ): void {
     if (!lock) {
-      if (!this.repo.status.get(taskId)) throw new GafferError('not_found', `unknown task ${taskId}`);
+      if (!taskExists) throw new GafferError('not_found', `unknown task ${taskId}`);
       throw new GafferError('not_holder', `task ${taskId} is not locked; claim it first`);
     }
     if (lock.instance_id !== instanceId || lock.fence !== fence) {
@@ -177,26 +179,23 @@ export class ClaimLocks {
   }
 
   /**
-   * Runs `fn` in a write; if it is refused as not-holder / invalid-transition, the refusal is
-   * audited (in its own committed write) and the error is rethrown. State is untouched.
+   * Runs `fn` in a write; if it is refused as not-holder / invalid-transition, the refused write
+   * rolls back, the refusal is audited in a write of its own, and the error is rethrown.
    */
   private writeOrReject<T>(instanceId: string, taskId: number, fence: number, op: string, traceId: string | undefined, fn: () => T): T {
-    const outcome = this.ctx.store.write(() => {
-      try {
-        return { ok: true as const, value: this.ctx.store.write(fn) };
-      } catch (e) {
-        if (!(e instanceof GafferError) || !REJECT_CODES.has(e.code)) throw e;
-        this.ctx.audit.append({
+    try {
+      return this.ctx.store.write(fn);
+    } catch (e) {
+      if (e instanceof GafferError && REJECT_CODES.has(e.code)) {
+        this.ctx.audit.record({
           type: 'lock.reject',
           actor: instanceId,
           subject: `task:${taskId}`,
           detail: { op, fence, code: e.code, message: e.message },
           traceId,
         });
-        return { ok: false as const, error: e };
       }
-    });
-    if (!outcome.ok) throw outcome.error;
-    return outcome.value;
+      throw e;
+    }
   }
 }

@@ -75,8 +75,8 @@ export function prepareTaskRepo(db: Db) {
       'SELECT status, fence, last_holder FROM tasks WHERE id = ?',
     ),
     lock: db.prepare<[number], LockRow>('SELECT * FROM locks WHERE task_id = ?'),
-    nextClaimable: db.prepare<[string], { id: number }>(
-      `SELECT id FROM tasks WHERE role = ? AND status = 'backlog' AND unmet_deps = 0 ORDER BY priority DESC, id LIMIT 1`,
+    nextClaimable: db.prepare<[string], { id: number; fence: number; status: TaskStatus; previously_expired: number }>(
+      `SELECT id, fence, status, previously_expired FROM tasks WHERE role = ? AND status = 'backlog' AND unmet_deps = 0 ORDER BY priority DESC, id LIMIT 1`,
     ),
     insertLock: db.prepare('INSERT INTO locks (task_id, instance_id, fence, claimed_at, expires_at) VALUES (?,?,?,?,?)'),
     deleteLock: db.prepare('DELETE FROM locks WHERE task_id = ?'),

@@ -67,10 +67,8 @@ export class Watchdog {
 
   private tick(): void {
     const now = this.ctx.clock.now();
-    const last = this.lastTick ?? now;
-    const late = now - (last + this.intervalMs);
-    if (late > this.ctx.config.clockJumpThresholdS * 1000) this.onClockJump(last + this.intervalMs, now);
-    else if (now < last) this.onClockJump(last, now);
+    const expected = (this.lastTick ?? now) + this.intervalMs;
+    if (Math.abs(now - expected) > this.ctx.config.clockJumpThresholdS * 1000) this.onClockJump(expected, now);
     this.lastTick = now;
     try {
       this.sweep();

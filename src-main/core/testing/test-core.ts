@@ -24,7 +24,7 @@ export function makeTestCore(config: Partial<SchedulerConfig> = {}, dir = tempDi
 /** A digest of every state table (not the audit log), to prove that a refused call changed nothing. */
 export function stateDigest(core: Core): string {
   const tables = ['tasks', 'task_deps', 'locks', 'lock_expiries', 'instances', 'idempotency', 'tokens'];
-  return tables.map((t) => JSON.stringify(core.db.prepare(`SELECT * FROM ${t} ORDER BY rowid`).all())).join('\n');
+  return tables.map((t) => JSON.stringify(core.db.prepare(`SELECT * FROM ${t} ORDER BY 1, 2`).all())).join('\n');
 }
 
 export function auditCount(core: Core): number {

@@ -1,0 +1,37 @@
+/** Small helpers shared by the benchmarks: timing, percentiles, table printing. */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+export function benchDir(name: string): string {
+  const base = process.env.GAFFER_BENCH_DIR ?? os.tmpdir();
+  fs.mkdirSync(base, { recursive: true });
+  return fs.mkdtempSync(path.join(base, `gaffer-bench-${name}-`));
+}
+
+export function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[i]!;
+}
+
+export function median(xs: number[]): number {
+  return percentile([...xs].sort((a, b) => a - b), 50);
+}
+
+export function printTable(title: string, rows: Array<Record<string, string | number>>): void {
+  console.log(`\n## ${title}\n`);
+  if (rows.length === 0) return;
+  const cols = Object.keys(rows[0]!);
+  const fmt = (v: string | number) => (typeof v === 'number' ? (Number.isInteger(v) ? String(v) : v.toFixed(2)) : v);
+  const widths = cols.map((c) => Math.max(c.length, ...rows.map((r) => fmt(r[c] ?? '').length)));
+  const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
+  console.log(line(cols));
+  console.log(`|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`);
+  for (const r of rows) console.log(line(cols.map((c) => fmt(r[c] ?? ''))));
+}
+
+export function machineInfo(): string {
+  const cpu = os.cpus()[0]?.model ?? 'unknown cpu';
+  return `${os.cpus().length} × ${cpu}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, node ${process.version}, ${os.platform()} ${os.release()}`;
+}

@@ -1,0 +1,94 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { spawnSync } from 'node:child_process';
+import Database from 'better-sqlite3';
+import { afterEach, describe, expect, it } from 'vitest';
+import { GafferError } from '../../common/errors';
+import { createCore } from '../create-core';
+import { tempDir } from '../testing/test-core';
+import { MIGRATIONS } from './migrations';
+import { openDatabase } from './open';
+
+const opened: Array<{ close(): void }> = [];
+afterEach(() => {
+  while (opened.length) opened.pop()!.close();
+});
+
+describe('database', () => {
+  it('runs every migration in order, records user_version, and reopening is a no-op', () => {
+    const file = path.join(tempDir(), 'g.db');
+    const db = openDatabase(file);
+    expect(db.pragma('user_version', { simple: true })).toBe(MIGRATIONS.length);
+    const tables = (db.prepare(`SELECT name FROM sqlite_master WHERE type='table' ORDER BY name`).all() as { name: string }[]).map((t) => t.name);
+    expect(tables).toEqual(expect.arrayContaining(['tasks', 'locks', 'instances', 'audit', 'idempotency', 'tokens', 'lock_expiries']));
+    db.close();
+    const again = openDatabase(file);
+    expect(again.pragma('user_version', { simple: true })).toBe(MIGRATIONS.length);
+    again.close();
+  });
+
+  it.each(MIGRATIONS.map((m, i) => [m.name, i] as const))('migration %s creates its objects and upgrades to the latest', (_name, i) => {
+    const file = path.join(tempDir(), 'm.db');
+    const raw = new Database(file);
+    for (const m of MIGRATIONS.slice(0, i + 1)) raw.exec(m.sql);
+    raw.pragma(`user_version = ${i + 1}`);
+    const names = new Set((raw.prepare('SELECT name FROM sqlite_master').all() as { name: string }[]).map((r) => r.name));
+    const created = [...MIGRATIONS[i]!.sql.matchAll(/CREATE (?:TABLE|INDEX|TRIGGER) (?:IF NOT EXISTS )?(\w+)/g)].map((m) => m[1]!);
+    expect(created.length).toBeGreaterThan(0);
+    for (const name of created) expect(names.has(name), name).toBe(true);
+    raw.close();
+    const upgraded = openDatabase(file);
+    expect(upgraded.pragma('user_version', { simple: true })).toBe(MIGRATIONS.length);
+    upgraded.close();
+  });
+
+  it('uses WAL with synchronous=FULL (durable on power loss)', () => {
+    const db = openDatabase(path.join(tempDir(), 'g.db'));
+    expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
+    expect(db.pragma('synchronous', { simple: true })).toBe(2); // FULL
+    db.close();
+  });
+
+  it('refuses a corrupt file with a clear message and leaves it untouched', () => {
+    const file = path.join(tempDir(), 'g.db');
+    const junk = Buffer.from('this is not a database at all '.repeat(200));
+    fs.writeFileSync(file, junk);
+    expect(() => openDatabase(file)).toThrow(/not usable.*left untouched/);
+    expect(fs.readFileSync(file).equals(junk)).toBe(true);
+  });
+
+  it('refuses a database written by a newer Gaffer', () => {
+    const file = path.join(tempDir(), 'g.db');
+    const db = openDatabase(file);
+    db.pragma(`user_version = ${MIGRATIONS.length + 5}`);
+    db.close();
+    expect(() => openDatabase(file)).toThrow(/newer than this Gaffer/);
+  });
+});
+
+describe('single writer', () => {
+  it('a second core on the same data directory refuses to start with a clear message', () => {
+    const dir = tempDir();
+    const first = createCore({ dataDir: dir });
+    opened.push(first);
+    let err: unknown;
+    try {
+      createCore({ dataDir: dir });
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(GafferError);
+    expect((err as Error).message).toMatch(new RegExp(`another Gaffer is already running on .*\\(pid ${process.pid}\\)`));
+  });
+
+  it('another process is refused too, and the lock is free again once the holder closes', () => {
+    const dir = tempDir();
+    const first = createCore({ dataDir: dir });
+    const script = `import { createCore } from ${JSON.stringify(path.resolve(__dirname, '../create-core.ts'))};
+      try { createCore({ dataDir: ${JSON.stringify(dir)} }).close(); console.log('STARTED'); } catch (e) { console.log('REFUSED ' + e.message); }`;
+    const run = () => spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8' }).stdout.trim();
+    expect(run()).toMatch(/^REFUSED another Gaffer is already running/);
+    first.close();
+    expect(run()).toBe('STARTED');
+  });
+});

@@ -1,0 +1,39 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { checkInvariants } from './invariants';
+import { makeTestCore, onlineInstance, type TestCore } from './test-core';
+
+let core: TestCore;
+afterEach(() => core?.close());
+
+describe('invariant checker', () => {
+  it('passes a healthy database and flags each kind of damage', () => {
+    core = makeTestCore();
+    const inst = onlineInstance(core);
+    const a = core.tasks.create({ title: 'a', role: 'dev' }, { actor: 't' }).task;
+    const b = core.tasks.create({ title: 'b', role: 'dev' }, { actor: 't' }).task;
+    const c = core.locks.claim({ instanceId: inst });
+    expect(checkInvariants(core.db)).toEqual([]);
+
+    core.db.prepare(`INSERT INTO locks (task_id, instance_id, fence, claimed_at, expires_at) VALUES (?, 'ghost', 1, 0, 0)`).run(b.id);
+    core.db.prepare(`UPDATE tasks SET status = 'backlog' WHERE id = ?`).run(c.task!.id);
+    // a forged second claim of a task that is still held, appended with a valid hash
+    core.audit.record({ type: 'lock.claim', actor: 'ghost', subject: `task:${a.id}`, detail: { fence: 2 } });
+    const problems = checkInvariants(core.db);
+    expect(problems).toEqual(
+      expect.arrayContaining([
+        `task ${b.id} has a lock but status backlog`,
+        `task ${a.id} has a lock but status backlog`,
+        expect.stringMatching(new RegExp(`task:${a.id}: claimed \\(fence 2\\) while fence 1 was live`)),
+      ]),
+    );
+  });
+
+  it('flags a broken audit chain', () => {
+    core = makeTestCore();
+    core.tasks.create({ title: 'a', role: 'dev' }, { actor: 't' });
+    core.tasks.create({ title: 'b', role: 'dev' }, { actor: 't' });
+    core.db.exec('DROP TRIGGER audit_no_update');
+    core.db.prepare(`UPDATE audit SET actor = 'mallory' WHERE id = 1`).run();
+    expect(checkInvariants(core.db)).toEqual(['audit chain broken at row 1: row content does not match its hash']);
+  });
+});

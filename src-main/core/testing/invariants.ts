@@ -1,0 +1,97 @@
+/**
+ * The invariant checker: reads a Gaffer database and lists every broken promise. Used by the
+ * race, crash and reliability tests. An empty list means:
+ * 1. one live holder per task: a lock row ⇔ status in_progress, with the task's current fence;
+ * 2. no two holders over time: per task, audit CLAIMs alternate with RELEASE/EXPIRE, fences grow by one;
+ * 3. the audit hash chain is intact from genesis (no committed row lost or altered);
+ * 4. every status transition in the audit is an edge of the state machine;
+ * 5. one run per job + slot (once the jobs tables exist).
+ */
+import type { Db } from '../db/open';
+import { ChainVerifier, GENESIS_HASH } from '../audit/hash-chain';
+import { auditRowToChainRow, type AuditRow } from '../audit/audit-log';
+import { isAllowed, type TransitionCause } from '../tasks/transitions';
+import type { TaskStatus } from '../../common/model';
+
+const RELEASING = new Set(['lock.release', 'lock.expire', 'operator.force_release', 'operator.cancel']);
+
+export function checkInvariants(db: Db): string[] {
+  const problems: string[] = [];
+
+  const orphanLocks = db
+    .prepare(`SELECT l.task_id, t.status FROM locks l LEFT JOIN tasks t ON t.id = l.task_id WHERE t.status IS NOT 'in_progress'`)
+    .all() as Array<{ task_id: number; status: string | null }>;
+  for (const o of orphanLocks) problems.push(`task ${o.task_id} has a lock but status ${o.status}`);
+  const unlocked = db
+    .prepare(`SELECT t.id FROM tasks t LEFT JOIN locks l ON l.task_id = t.id WHERE t.status = 'in_progress' AND l.task_id IS NULL`)
+    .all() as Array<{ id: number }>;
+  for (const u of unlocked) problems.push(`task ${u.id} is in_progress without a lock`);
+  const fenceMismatch = db.prepare(`SELECT l.task_id FROM locks l JOIN tasks t ON t.id = l.task_id WHERE l.fence != t.fence`).all() as Array<{
+    task_id: number;
+  }>;
+  for (const f of fenceMismatch) problems.push(`task ${f.task_id}: lock fence differs from the task's fence`);
+
+  const verifier = new ChainVerifier(GENESIS_HASH);
+  const holder = new Map<string, { fence: number } | null>();
+  const lastFence = new Map<string, number>();
+  const status = new Map<string, TaskStatus>();
+  for (const row of db.prepare('SELECT * FROM audit ORDER BY id').iterate() as IterableIterator<AuditRow>) {
+    if (!verifier.push(auditRowToChainRow(row))) break;
+    if (!row.subject.startsWith('task:')) continue;
+    const d = JSON.parse(row.detail) as { fence?: number; from?: TaskStatus; to?: TaskStatus };
+    const t = row.subject;
+    if (row.type === 'task.create') status.set(t, 'backlog');
+    if (row.type === 'lock.claim') {
+      if (holder.get(t)) problems.push(`${t}: claimed (fence ${d.fence}) while fence ${holder.get(t)!.fence} was live (audit ${row.id})`);
+      const expected = (lastFence.get(t) ?? 0) + 1;
+      if (d.fence !== expected) problems.push(`${t}: claim fence ${d.fence}, expected ${expected} (audit ${row.id})`);
+      holder.set(t, { fence: d.fence! });
+      lastFence.set(t, d.fence!);
+      checkEdge(problems, row.id, t, 'claim', status.get(t), 'in_progress');
+      status.set(t, 'in_progress');
+    } else if (RELEASING.has(row.type) && holder.get(t)) {
+      holder.set(t, null);
+    }
+    const cause = causeOf(row.type);
+    if (cause && d.to) {
+      checkEdge(problems, row.id, t, cause, d.from ?? status.get(t), d.to);
+      status.set(t, d.to);
+    } else if (row.type === 'lock.expire' || row.type === 'operator.force_release') {
+      checkEdge(problems, row.id, t, row.type === 'lock.expire' ? 'expire' : 'force_release', status.get(t), 'backlog');
+      status.set(t, 'backlog');
+    }
+  }
+  const chain = verifier.result();
+  if (!chain.ok) problems.push(`audit chain broken at row ${chain.brokenAt}: ${chain.reason}`);
+
+  const hasRuns = db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'runs'`).get();
+  if (hasRuns) {
+    const dupes = db.prepare('SELECT job_id, slot, count(*) AS n FROM runs GROUP BY job_id, slot HAVING n > 1').all() as Array<{
+      job_id: string;
+      slot: string;
+      n: number;
+    }>;
+    for (const d of dupes) problems.push(`job ${d.job_id} slot ${d.slot} has ${d.n} runs`);
+  }
+  return problems;
+}
+
+function causeOf(type: string): TransitionCause | undefined {
+  switch (type) {
+    case 'lock.release':
+      return 'report';
+    case 'operator.cancel':
+      return 'cancel';
+    case 'operator.retry':
+      return 'retry';
+    case 'operator.unblock':
+      return 'unblock';
+    default:
+      return undefined;
+  }
+}
+
+function checkEdge(problems: string[], id: number, t: string, cause: TransitionCause, from: TaskStatus | undefined, to: TaskStatus) {
+  if (from === undefined) return; // task created before the audited range
+  if (!isAllowed(cause, from, to)) problems.push(`${t}: illegal ${cause} ${from} → ${to} (audit ${id})`);
+}
