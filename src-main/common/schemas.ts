@@ -14,6 +14,12 @@ export const reason = z.string().trim().min(1, 'a reason is required').max(2000)
 export const actorName = z.string().min(1).max(200);
 export const idempotencyKey = z.string().min(1).max(200);
 
+const encoder = new TextEncoder();
+/** True when `s` takes more than `max` bytes in UTF-8 (Node and browser; encodes only when it could). */
+export function exceedsUtf8Bytes(s: string, max: number): boolean {
+  return s.length * 3 > max && encoder.encode(s).length > max;
+}
+
 /** Any JSON value, bounded in size so one payload cannot bloat the database. */
 export const MAX_JSON_BYTES = 64 * 1024;
 export const jsonValue = z.unknown().superRefine((v, ctx) => {
@@ -24,7 +30,7 @@ export const jsonValue = z.unknown().superRefine((v, ctx) => {
     ctx.addIssue({ code: 'custom', message: 'must be JSON-serialisable' });
     return;
   }
-  if (text !== undefined && Buffer.byteLength(text) > MAX_JSON_BYTES) {
+  if (text !== undefined && exceedsUtf8Bytes(text, MAX_JSON_BYTES)) {
     ctx.addIssue({ code: 'custom', message: `must be at most ${MAX_JSON_BYTES} bytes of JSON` });
   }
 });
@@ -76,3 +82,66 @@ export const registerInstanceInput = z.strictObject({
   resume: instanceId.optional(),
 });
 export type RegisterInstanceInput = z.infer<typeof registerInstanceInput>;
+
+// ---- Signals (readiness flags for a business key). ----
+
+export const signalName = z
+  .string()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/, 'a signal name is 1–128 letters, digits, "_", "-", "." or ":"');
+/** A business key: `2026-11-30`, `2026-W48`, `2026-11-30T09:00`, or any printable label. */
+export const signalKey = z
+  .string()
+  .min(1)
+  .max(200)
+  .regex(/^[^\u0000-\u001f\u007f]+$/, 'a signal key must not contain control characters');
+
+export const setSignalInput = z.strictObject({
+  name: signalName,
+  key: signalKey,
+  actor: actorName,
+  value: jsonValue.optional(),
+});
+export type SetSignalInput = z.infer<typeof setSignalInput>;
+
+export const clearSignalInput = z.strictObject({ name: signalName, key: signalKey, actor: actorName, reason });
+
+export const listSignalsInput = z.strictObject({
+  name: signalName.optional(),
+  key: signalKey.optional(),
+  limit: z.number().int().min(1).max(1000).optional(),
+  after: z.string().max(1000).optional(),
+});
+export type ListSignalsInput = z.infer<typeof listSignalsInput>;
+
+// ---- Audit browser and export filters. ----
+
+export const AUDIT_MAX_LIMIT = 1000;
+const auditField = z.string().min(1).max(200);
+const instant = z.union([z.iso.datetime({ offset: true }), z.number().int().min(0)]);
+
+/** Filters shared by the audit query, its count and the export. `from` is inclusive, `to` exclusive. */
+export const auditFilterShape = {
+  type: auditField.optional(),
+  /** Several types at once (OR). Combined with `type` if both are given. */
+  types: z.array(auditField).min(1).max(20).optional(),
+  actor: auditField.optional(),
+  subject: auditField.optional(),
+  from: instant.optional(),
+  to: instant.optional(),
+  /** Case-insensitive substring of the event detail (a bounded scan). */
+  text: z.string().min(1).max(200).optional(),
+  /** Cursor bounds (event ids, exclusive). */
+  after: z.number().int().min(0).optional(),
+  before: z.number().int().min(1).optional(),
+};
+
+export const auditQueryInput = z.strictObject({
+  ...auditFilterShape,
+  limit: z.number().int().min(1).max(AUDIT_MAX_LIMIT).optional(),
+  /** `asc` (default, oldest first, cursor → `after`) or `desc` (newest first, cursor → `before`). */
+  order: z.enum(['asc', 'desc']).optional(),
+});
+export type AuditQueryInput = z.input<typeof auditQueryInput>;
+
+export const auditFilterInput = z.strictObject(auditFilterShape);
+export type AuditFilterInput = z.input<typeof auditFilterInput>;

@@ -96,8 +96,14 @@ export class Board {
     const limit = f.limit ?? 100;
     const where: string[] = ['t.id > ?'];
     const params: Array<string | number> = [f.after ?? 0];
-    if (f.role) (where.push('t.role = ?'), params.push(f.role));
-    if (f.status) (where.push('t.status = ?'), params.push(f.status));
+    if (f.role) {
+      where.push('t.role = ?');
+      params.push(f.role);
+    }
+    if (f.status) {
+      where.push('t.status = ?');
+      params.push(f.status);
+    }
     const rows = this.ctx.db
       .prepare<unknown[], TaskRow>(`${TASK_SELECT} WHERE ${where.join(' AND ')} ORDER BY t.id LIMIT ?`)
       .all(...params, limit + 1);

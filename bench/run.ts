@@ -1,0 +1,37 @@
+/**
+ * `npm run bench`: runs every benchmark and prints its figures (no timing is ever asserted).
+ * `npm run bench -- core hub` runs a subset.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { machineInfo } from './util';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const SUITES: Record<string, [file: string, fn: string]> = {
+  core: ['core.ts', 'runCoreBench'],
+  hub: ['hub.ts', 'runHubBench'],
+  jobs: ['jobs.ts', 'runJobsBench'],
+};
+
+const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));
+const names = wanted.length ? wanted : Object.keys(SUITES);
+console.log(`# Gaffer benchmarks\n\nmachine: ${machineInfo()}\ndate: ${new Date().toISOString()}`);
+const results: Record<string, Record<string, number>> = {};
+for (const name of names) {
+  const suite = SUITES[name];
+  if (!suite) {
+    console.error(`unknown suite ${name}; known: ${Object.keys(SUITES).join(', ')}`);
+    process.exit(2);
+  }
+  const file = path.join(here, suite[0]);
+  if (!fs.existsSync(file)) {
+    console.log(`\n(${name}: ${suite[0]} not present, skipped)`);
+    continue;
+  }
+  const mod = (await import(file)) as Record<string, () => Promise<Record<string, number>>>;
+  results[name] = await mod[suite[1]]!();
+}
+const out = path.join(here, '.results.json');
+fs.writeFileSync(out, JSON.stringify({ machine: machineInfo(), at: new Date().toISOString(), results }, null, 2));
+console.log(`\nfigures written to ${path.relative(process.cwd(), out)}`);

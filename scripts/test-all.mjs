@@ -1,0 +1,83 @@
+#!/usr/bin/env node
+/**
+ * `npm test`: everything a change must pass, in order — typecheck, lint, unit/integration tests,
+ * browser e2e, and the bounded reliability suite. Installs Chromium for the e2e tests when it is
+ * missing and we can (root with apt). Ends with one line: "N passed, N failed".
+ */
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
+process.chdir(root);
+const only = process.argv.slice(2);
+let passed = 0;
+let failed = 0;
+const failures = [];
+
+function run(name, cmd, args, env = {}) {
+  if (only.length && !only.includes(name)) return true;
+  console.log(`\n=== ${name}: ${cmd} ${args.join(' ')}`);
+  const r = spawnSync(cmd, args, { stdio: 'inherit', env: { ...process.env, ...env } });
+  const ok = r.status === 0;
+  if (!ok) failures.push(name);
+  return ok;
+}
+
+function vitest(name, config) {
+  if (only.length && !only.includes(name)) return;
+  const out = path.join(os.tmpdir(), `gaffer-${name}-${process.pid}.json`);
+  const args = ['vitest', 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${out}`];
+  if (config) args.push('--config', config);
+  const ok = run(name, 'npx', args);
+  try {
+    const r = JSON.parse(fs.readFileSync(out, 'utf8'));
+    passed += r.numPassedTests;
+    failed += r.numFailedTests;
+    if (!ok && r.numFailedTests === 0) failed += 1; // the run failed outside a test (e.g. a suite crashed)
+  } catch {
+    if (!ok) failed += 1;
+  }
+}
+
+function chromiumPath() {
+  if (process.env.CHROMIUM_PATH) return process.env.CHROMIUM_PATH;
+  for (const p of ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome']) if (fs.existsSync(p)) return p;
+  return undefined;
+}
+
+function ensureChromium() {
+  if (chromiumPath()) return true;
+  if (process.getuid?.() === 0 && fs.existsSync('/usr/bin/apt-get')) {
+    console.log('test: installing Debian chromium for the browser tests (apt-get)');
+    spawnSync('apt-get', ['update', '-qq'], { stdio: 'inherit' });
+    spawnSync('apt-get', ['install', '-y', '-qq', 'chromium'], { stdio: 'inherit', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+  }
+  if (chromiumPath()) return true;
+  console.error('test: no Chromium found. Install it (Debian: apt-get install -y chromium) or set CHROMIUM_PATH.');
+  return false;
+}
+
+const steps = [
+  () => (run('typecheck', 'npx', ['tsc', '--noEmit', '-p', 'tsconfig.json']) ? passed++ : failed++),
+  () => (run('lint', 'npx', ['eslint', '.']) ? passed++ : failed++),
+  () => vitest('unit'),
+  () => {
+    if (only.length && !only.includes('e2e')) return;
+    if (!fs.existsSync('vitest.e2e.config.ts')) return;
+    if (!ensureChromium()) {
+      failed++;
+      failures.push('e2e (no chromium)');
+      return;
+    }
+    run('build', 'npx', ['electron-vite', 'build']) ? passed++ : failed++;
+    vitest('e2e', 'vitest.e2e.config.ts');
+  },
+  () => fs.existsSync('vitest.reliability.config.ts') && vitest('reliability', 'vitest.reliability.config.ts'),
+];
+for (const step of steps) step();
+
+if (failures.length) console.log(`\nfailed steps: ${failures.join(', ')}`);
+console.log(`\n${passed} passed, ${failed} failed`);
+process.exit(failed === 0 ? 0 : 1);

@@ -1,0 +1,55 @@
+/**
+ * Headless Gaffer: the scheduler core and the local server, serving the console to a browser on
+ * 127.0.0.1. `npm start` lands here when Electron cannot start.
+ */
+import { randomBytes } from 'node:crypto';
+import { consoleLogger } from '../common/logger';
+import { createCore } from '../core/create-core';
+import { startServer } from '../server/server';
+import { parseCli } from './cli';
+import { consoleExtensions } from './console-extensions';
+
+async function main(): Promise<void> {
+  let opts;
+  try {
+    opts = parseCli(process.argv.slice(2));
+  } catch (e) {
+    console.error((e as Error).message);
+    process.exit(2);
+  }
+  const operatorToken = opts.operatorToken ?? `gfo_${randomBytes(32).toString('base64url')}`;
+  let core;
+  try {
+    core = createCore({ dataDir: opts.dataDir, config: opts.config, logger: consoleLogger });
+  } catch (e) {
+    console.error(`gaffer: ${(e as Error).message}`);
+    process.exit(1);
+  }
+  core.start();
+  let server;
+  try {
+    server = await startServer(core, { host: opts.host, port: opts.port, operatorToken, extensions: consoleExtensions(core, { operatorToken, dataDir: opts.dataDir }) });
+  } catch (e) {
+    core.close();
+    const err = e as NodeJS.ErrnoException;
+    console.error(err.code === 'EADDRINUSE' ? `gaffer: port ${opts.port} is in use; pick another with --port` : `gaffer: ${err.message}`);
+    process.exit(1);
+  }
+  const consoleUrl = `${server.url}/#token=${opts.operatorToken ? '' : operatorToken}`;
+  console.log(`gaffer: data in ${opts.dataDir}`);
+  console.log(`gaffer: agents connect to ${server.agentUrl}`);
+  console.log(`gaffer: console at ${opts.operatorToken ? `${server.url}/ (operator token from GAFFER_OPERATOR_TOKEN)` : consoleUrl}`);
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    console.log(`gaffer: ${signal}, shutting down`);
+    await server.close();
+    core.close();
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+}
+
+void main();
