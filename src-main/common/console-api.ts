@@ -90,6 +90,12 @@ export interface ConsoleSettings {
   version: string;
 }
 
+/** `exact` is false when counting stopped at the cap: the true count is at least `count`. */
+export interface AuditCount {
+  count: number;
+  exact: boolean;
+}
+
 export interface AuditVerifyResult {
   ok: boolean;
   checked: number;
@@ -131,6 +137,8 @@ export const consoleArgs = {
   'tokens.create': z.strictObject({ name: z.string().trim().min(1).max(200), role: roleName.nullable().optional() }),
   'tokens.revoke': z.strictObject({ id: z.string().min(1).max(100), reason }),
   'audit.query': auditQueryInput,
+  /** Matching rows for a filter (the audit browser's total and the export's progress), counted up to a cap. */
+  'audit.count': z.strictObject(auditFilterShape),
   'audit.verify': empty,
   'settings.get': empty,
   'settings.setKillSwitch': z.strictObject({ on: z.boolean(), reason }),
@@ -157,6 +165,7 @@ export interface ConsoleResults {
   'tokens.create': { id: string; token: string };
   'tokens.revoke': TokenView;
   'audit.query': AuditPage;
+  'audit.count': AuditCount;
   'audit.verify': AuditVerifyResult;
   'settings.get': ConsoleSettings;
   'settings.setKillSwitch': ConsoleSettings;
@@ -178,6 +187,10 @@ export type ConsoleEvent =
   | { type: 'task.changed'; taskId: number; role: string; status: TaskStatus }
   | { type: 'instance.changed'; instanceId: string; status: string }
   | { type: 'lock.expired'; taskId: number; instanceId: string }
+  /**
+   * A new audit row. Under load the stream is sampled (the newest rows of each ~100 ms batch are
+   * kept): ids are dense, so a jump in `event.id` means rows were not pushed — page them if needed.
+   */
   | { type: 'audit.appended'; event: AuditEvent }
   | { type: 'run.changed'; runId: string; jobId: string; status: string }
   | { type: 'job.changed'; jobId: string }
@@ -204,6 +217,44 @@ export interface ConsoleApi {
   exportAudit(args: AuditExportArgs, onProgress: (p: ExportProgress) => void): Promise<{ file: string; rows: number } | null>;
   /** Which shell the console runs in. */
   readonly shell: 'electron' | 'browser';
+  /**
+   * Live-event connection state (the browser's WebSocket reconnects; IPC is always connected).
+   * After a reconnect, events may have been missed: refetch what is on screen. Returns an unsubscribe.
+   */
+  onConnectionChange?(listener: (connected: boolean) => void): () => void;
+  /** The shell asks the UI to show a view (Electron's Go menu, Ctrl/Cmd+1…9). Returns an unsubscribe. */
+  onNavigate?(listener: (view: ConsoleView) => void): () => void;
+}
+
+/** The console's views, in menu order (Electron's Go menu binds Ctrl/Cmd+1…9 to the first nine). */
+export const CONSOLE_VIEWS = ['dashboard', 'queues', 'expired-locks', 'instances', 'jobs', 'runs', 'why', 'audit', 'settings', 'calendars'] as const;
+export type ConsoleView = (typeof CONSOLE_VIEWS)[number];
+
+// ---------------------------------------------------------------------------------------------
+// Electron transport: fixed IPC channel names and the bridge the sandboxed preload exposes as
+// `window.gaffer`. Replies cross IPC as `ConsoleReply` (classes do not survive serialisation);
+// the renderer's transport turns them back into values or `ConsoleCallError`s.
+
+export const CONSOLE_IPC = {
+  /** renderer → main (invoke): `{ method, args }` → `ConsoleReply`. */
+  call: 'gaffer:console:call',
+  /** main → renderer (send): `ConsoleEvent[]`, one batch per ~100 ms at most. */
+  events: 'gaffer:console:events',
+  /** renderer → main (invoke): `{ id, args }` → `ConsoleReply<{ file, rows } | null>` (native save dialog). */
+  exportAudit: 'gaffer:console:export',
+  /** main → renderer (send): `{ id, progress: ExportProgress }`. */
+  exportProgress: 'gaffer:console:export-progress',
+  /** main → renderer (send): a `ConsoleView` to show. */
+  navigate: 'gaffer:console:navigate',
+} as const;
+
+export interface GafferBridge {
+  readonly shell: 'electron';
+  call(method: ConsoleMethod, args: unknown): Promise<ConsoleReply<unknown>>;
+  /** Live event batches are delivered one event at a time; returns an unsubscribe. */
+  subscribe(listener: (event: ConsoleEvent) => void): () => void;
+  exportAudit(args: AuditExportArgs, onProgress: (p: ExportProgress) => void): Promise<ConsoleReply<{ file: string; rows: number } | null>>;
+  onNavigate(listener: (view: ConsoleView) => void): () => void;
 }
 
 /** Error thrown by transports when a call fails: carries the stable code. */

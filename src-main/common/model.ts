@@ -71,3 +71,19 @@ export interface Page<T> {
   items: T[];
   next: string | null;
 }
+
+/** A readiness flag for a business key (SPEC §5 signal preconditions), e.g. `data-ready` for `2026-11-30`. */
+export interface Signal {
+  name: string;
+  key: string;
+  setAt: string;
+  actor: string;
+  /** Optional JSON value given when the signal was set (evidence, a row count, …). */
+  value?: unknown;
+}
+
+/** Audit browser: one page plus how far the bounded scan went (additions to `Page`). */
+export interface AuditPage extends Page<AuditEvent> {
+  /** True when the page stopped at the scan budget before `limit` matches: keep paging with `next`. */
+  partial: boolean;
+}

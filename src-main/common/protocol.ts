@@ -18,8 +18,16 @@ export const CLOSE_CODES = {
   helloTimeout: 4408,
   tooLarge: 4413,
   rateLimited: 4429,
-  /** Addition: the token was revoked while the socket was open. */
+  /** Addition: the token was revoked while the socket was open, or it may not act for this role. */
   revoked: 4403,
+  /** Addition: another connection resumed this instance (`hello` with its `instanceId`). */
+  superseded: 4409,
+  /** Addition: the instance went offline (e.g. heartbeat timeout); say `hello` again on a new socket. */
+  instanceOffline: 4410,
+  /** Addition: the agent stopped reading and its outgoing buffer overflowed. */
+  slowConsumer: 4411,
+  /** Standard 1001: the scheduler is shutting down; reconnect and resume. */
+  goingAway: 1001,
 } as const;
 
 const requestId = z.union([z.string().min(1).max(100), z.number().int().safe()]);
@@ -138,6 +146,39 @@ export interface HelloResult {
   /** Additions. */
   reconnectGraceS: number;
   protocolVersion: number;
+  /** Addition: true when `hello.instanceId` was resumed (its locks are still held). */
+  resumed?: boolean;
+  /** Addition: the locks the instance holds right now (non-empty only on resume). */
+  locks?: HeldLock[];
+}
+
+/** Addition: one lock held by the instance, as reported on resume. */
+export interface HeldLock {
+  taskId: number;
+  fence: number;
+  expiresAt: string;
+}
+
+// Results of the other requests (shapes fixed by PROTOCOL.md §1; `Task` is common/model's).
+export interface HeartbeatResult {
+  serverTime: string;
+}
+export interface ClaimReplyResult<TaskT = unknown> {
+  task: TaskT | null;
+  /** Present when `task` is not null. */
+  lock?: { fence: number; expiresAt: string };
+}
+export interface RenewResult {
+  expiresAt: string;
+}
+export interface ReportResult<TaskT = unknown> {
+  task: TaskT;
+  /** Addition: the same report had already taken effect (a harmless repeat). */
+  replayed?: boolean;
+}
+export interface CreateTaskResult<TaskT = unknown> {
+  task: TaskT;
+  replayed: boolean;
 }
 
 // ---- Pushes (Gaffer → agent), no `id`. ----

@@ -19,6 +19,12 @@ import { ClaimLocks } from './tasks/claim-locks';
 import { IdempotencyStore } from './tasks/idempotency';
 import { prepareTaskRepo } from './tasks/task-repo';
 import { Watchdog } from './tasks/watchdog';
+import { GroupCommitter, type GroupCommitOptions } from './db/group-commit';
+import { Hub } from './hub/hub';
+import type { HubOptions } from './hub/ports';
+import { AuditQuery } from './audit/audit-query';
+import { Signals } from './signals/signals';
+import { createJobs, type JobService } from './jobs';
 
 export interface CoreOptions {
   clock?: Clock;
@@ -32,6 +38,10 @@ export interface CoreOptions {
   singleWriter?: boolean;
   /** Native better-sqlite3 binding for Electron's ABI. */
   nativeBinding?: string;
+  /** Agent hub limits and timeouts (hello timeout, rate limit, …). */
+  hub?: HubOptions;
+  /** Group commit tuning (batch cap); `{ maxBatch: 1 }` turns batching off, for comparison. */
+  groupCommit?: GroupCommitOptions;
 }
 
 export interface Core {
@@ -47,6 +57,16 @@ export interface Core {
   readonly instances: InstanceRegistry;
   readonly tokens: TokenStore;
   readonly watchdog: Watchdog;
+  /** Group commit: agent writes submitted in one event-loop turn share one transaction. */
+  readonly committer: GroupCommitter;
+  /** The agent hub (sessions, job_trigger / precheck pushes); transports attach to it. */
+  readonly hub: Hub;
+  /** Audit browser queries (filtering and paging over millions of rows). */
+  readonly auditQuery: AuditQuery;
+  /** Readiness signals for business keys. */
+  readonly signals: Signals;
+  /** Central jobs: runner, runs, backfills, calendars, explain/preview/ledger. */
+  readonly jobs: JobService;
   readonly logger: Logger;
   /** Starts timers (watchdog). Separate from construction so tests can drive sweeps by hand. */
   start(): void;
@@ -80,6 +100,11 @@ export function createCore(opts: CoreOptions = {}): Core {
   const instances = new InstanceRegistry(ctx, locks);
   const tokens = new TokenStore(ctx);
   const watchdog = new Watchdog(ctx, locks, instances, idempotency);
+  const committer = new GroupCommitter(store, opts.groupCommit);
+  const hub = new Hub({ clock, config, db, events, audit, instances, locks, tasks, tokens, committer, logger }, opts.hub);
+  const auditQuery = new AuditQuery(db);
+  const signals = new Signals(ctx);
+  const jobs = createJobs({ ctx, hub, signals, instances, logger });
   let closed = false;
   let graceSweep: TimerHandle | undefined;
 
@@ -96,6 +121,11 @@ export function createCore(opts: CoreOptions = {}): Core {
     instances,
     tokens,
     watchdog,
+    committer,
+    hub,
+    auditQuery,
+    signals,
+    jobs,
     logger,
     start() {
       // Sockets from a previous run are gone: their instances get the reconnect grace to resume
@@ -103,11 +133,15 @@ export function createCore(opts: CoreOptions = {}): Core {
       instances.disconnectAll('core restarted');
       watchdog.start();
       graceSweep = clock.setTimeout(() => watchdog.sweep(), config.reconnectGraceS * 1000 + 1);
+      jobs.start();
     },
     close() {
       if (closed) return;
       closed = true;
       watchdog.stop();
+      jobs.stop();
+      hub.close();
+      committer.close();
       graceSweep?.cancel();
       db.close();
       lock?.release();

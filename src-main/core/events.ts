@@ -4,6 +4,7 @@
  */
 import type { AuditEvent, Instance, Task } from '../common/model';
 import type { TokenInfo } from './auth/tokens';
+import type { Backfill, BusinessCalendar, Job, JobSettings, Run, RunStatus } from '../common/job-schema';
 
 export interface CoreEventMap {
   'task.created': { task: Task };
@@ -15,6 +16,28 @@ export interface CoreEventMap {
   'audit.appended': { event: AuditEvent };
   'clock.jumped': { from: number; to: number; gapMs: number };
   'token.revoked': { token: TokenInfo };
+  // Agent hub (core/hub). Not tied to a transaction: emitted when they happen.
+  'session.opened': { sessionId: string; remoteAddress: string | null; tokenId: string | null };
+  'session.hello': { sessionId: string; instanceId: string; role: string; resumed: boolean };
+  'session.closed': { sessionId: string; instanceId: string | null; code: number; reason: string };
+  'trigger.offered': { runId: string; role: string; instanceId: string; offer: number };
+  'trigger.acknowledged': { runId: string; role: string; instanceId: string; offers: number };
+  'trigger.undeliverable': { runId: string; role: string; reason: string; offeredTo: string[] };
+  // Central jobs (core/jobs).
+  'job.changed': { job: Job; action: string; actor: string };
+  /** A run status transition (one per edge of the run state machine). */
+  'run.changed': { run: Run; from: RunStatus | null; to: RunStatus; cause: string };
+  /** A run changed without a status edge: dispatched, retry scheduled, lost, disposition changed, … */
+  'run.updated': { run: Run; what: string };
+  /** A run reached success, failed or skipped. */
+  'run.finished': { run: Run };
+  /** Something the operator should look at: a missed slot, a held run, an exhausted retry. */
+  'run.alert': { run: Run; kind: 'missed' | 'not_ready' | 'failed' | 'held' | 'needs_human'; message: string };
+  /** A run needs a human (money, account, security): notify at once. */
+  'run.needs_human': { run: Run; message: string };
+  'backfill.changed': { backfill: Backfill; action: string };
+  'jobs.settings': { settings: JobSettings; actor: string };
+  'calendar.changed': { calendar: BusinessCalendar; action: string };
 }
 
 export type CoreEventType = keyof CoreEventMap;

@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { consoleLogger } from '../common/logger';
 import { createCore } from '../core/create-core';
 import { startServer } from '../server/server';
-import { parseCli } from './cli';
+import { parseCli } from '../server/cli';
 import { consoleExtensions } from './console-extensions';
 
 async function main(): Promise<void> {

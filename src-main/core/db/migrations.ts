@@ -31,8 +31,6 @@ export const MIGRATIONS: Migration[] = [
       );
       -- P3 + candidate order: the claim query walks this partial index, never the table.
       CREATE INDEX tasks_claimable ON tasks (role, priority DESC, id) WHERE status = 'backlog' AND unmet_deps = 0;
-      CREATE INDEX tasks_role_status ON tasks (role, status);
-      CREATE INDEX tasks_status_updated ON tasks (status, updated_at);
 
       CREATE TABLE task_deps (
         task_id INTEGER NOT NULL REFERENCES tasks(id),
@@ -49,8 +47,8 @@ export const MIGRATIONS: Migration[] = [
         claimed_at INTEGER NOT NULL,
         expires_at INTEGER NOT NULL
       );
-      CREATE INDEX locks_expiry ON locks (expires_at);
-      CREATE INDEX locks_instance ON locks (instance_id);
+      -- No secondary indexes: the table only holds live locks (a few hundred at most), so scans
+      -- are cheap, and every index would add page writes to each claim and report.
 
       -- One row per expired lock, for the operator's expired-lock cards ("re-claimed by whom").
       CREATE TABLE lock_expiries (
@@ -100,7 +98,7 @@ export const MIGRATIONS: Migration[] = [
     name: '002_audit_log',
     sql: `
       CREATE TABLE audit (
-        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        id INTEGER PRIMARY KEY, -- dense, assigned by AuditLog.append; rows are never deleted
         at INTEGER NOT NULL,
         type TEXT NOT NULL,
         actor TEXT NOT NULL,
@@ -110,10 +108,13 @@ export const MIGRATIONS: Migration[] = [
         prev_hash TEXT NOT NULL,
         hash TEXT NOT NULL
       );
-      CREATE INDEX audit_type ON audit (type, id);
+      -- The three high-volume lock types make up most rows; filtering by them walks the primary key
+      -- and finds matches at once, so the type index leaves them out (fewer page writes per claim).
+      CREATE INDEX audit_type ON audit (type, id) WHERE type NOT IN ('lock.claim', 'lock.release', 'lock.renew');
       CREATE INDEX audit_subject ON audit (subject, id);
       CREATE INDEX audit_actor ON audit (actor, id);
-      CREATE INDEX audit_at ON audit (at);
+      -- No index on \`at\`: AuditLog keeps \`at\` non-decreasing in id order, so a time range maps to
+      -- an id range by binary search over the primary key (one index fewer on every append).
       -- Append-only, enforced by the database itself.
       CREATE TRIGGER audit_no_update BEFORE UPDATE ON audit
         BEGIN SELECT RAISE(ABORT, 'audit log is append-only'); END;
@@ -132,6 +133,167 @@ export const MIGRATIONS: Migration[] = [
         hash TEXT NOT NULL UNIQUE,
         created_at INTEGER NOT NULL,
         revoked_at INTEGER
+      );
+    `,
+  },
+  {
+    name: '004_signals',
+    sql: `
+      -- Readiness flags for a business key (SPEC §5): set through the API, read by job preconditions.
+      CREATE TABLE signals (
+        name TEXT NOT NULL,
+        key TEXT NOT NULL,
+        value TEXT,
+        actor TEXT NOT NULL,
+        set_at INTEGER NOT NULL,
+        PRIMARY KEY (name, key)
+      ) WITHOUT ROWID;
+      CREATE INDEX signals_key ON signals (key, name);
+    `,
+  },
+  {
+    name: '005_jobs',
+    sql: `
+      -- Central jobs (SPEC §3, §5, §6). A job row is the static record that fires forever.
+      CREATE TABLE jobs (
+        id TEXT PRIMARY KEY,
+        name TEXT NOT NULL UNIQUE,
+        role TEXT NOT NULL,
+        spec TEXT NOT NULL, -- normalised JobSpec JSON
+        version INTEGER NOT NULL,
+        enabled INTEGER NOT NULL,
+        paused_at INTEGER,
+        paused_by TEXT,
+        paused_reason TEXT,
+        cursor INTEGER NOT NULL, -- every slot due before this instant has been looked at
+        next_check_at INTEGER, -- when the runner looks at the next slot (NULL: none within the horizon)
+        created_at INTEGER NOT NULL,
+        created_by TEXT NOT NULL,
+        updated_at INTEGER NOT NULL,
+        updated_by TEXT NOT NULL
+      );
+      CREATE INDEX jobs_due ON jobs (next_check_at) WHERE enabled = 1;
+      CREATE INDEX jobs_role ON jobs (role, name);
+
+      -- Every version of every job (quality drift: a run names the version it ran with).
+      CREATE TABLE job_versions (
+        job_id TEXT NOT NULL REFERENCES jobs(id),
+        version INTEGER NOT NULL,
+        spec TEXT NOT NULL,
+        at INTEGER NOT NULL,
+        actor TEXT NOT NULL,
+        reason TEXT,
+        PRIMARY KEY (job_id, version)
+      ) WITHOUT ROWID;
+
+      -- The source's task_run_record: one row per (job, slot), inserted before anything is dispatched.
+      CREATE TABLE runs (
+        id TEXT PRIMARY KEY,
+        job_id TEXT NOT NULL REFERENCES jobs(id),
+        job_name TEXT NOT NULL,
+        slot TEXT NOT NULL,
+        slot_at INTEGER NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('pending','running','success','failed','skipped')),
+        disposition TEXT NOT NULL,
+        trigger TEXT NOT NULL CHECK (trigger IN ('schedule','catch_up','manual')),
+        attempt INTEGER NOT NULL DEFAULT 0,
+        retry_count INTEGER NOT NULL DEFAULT 0,
+        max_retry INTEGER NOT NULL,
+        next_attempt_at INTEGER,
+        opens_at INTEGER NOT NULL,
+        window_closes_at INTEGER,
+        deadline INTEGER,
+        instance_id TEXT,
+        dispatched_at INTEGER,
+        version INTEGER NOT NULL,
+        trace_id TEXT NOT NULL,
+        idempotency_key TEXT NOT NULL,
+        covers TEXT NOT NULL DEFAULT '[]',
+        covered_by TEXT,
+        last_error TEXT,
+        error_class TEXT,
+        held INTEGER NOT NULL DEFAULT 0,
+        output TEXT,
+        created_at INTEGER NOT NULL,
+        triggered_at INTEGER,
+        started_at INTEGER,
+        finished_at INTEGER,
+        updated_at INTEGER NOT NULL
+      );
+      CREATE UNIQUE INDEX runs_job_slot ON runs (job_id, slot);
+      CREATE INDEX runs_due ON runs (next_attempt_at) WHERE next_attempt_at IS NOT NULL;
+      CREATE INDEX runs_job_at ON runs (job_id, slot_at);
+      CREATE INDEX runs_at ON runs (slot_at, id);
+      CREATE INDEX runs_open ON runs (job_id, status) WHERE status IN ('pending','running');
+      CREATE INDEX runs_folded ON runs (job_id, slot_at) WHERE disposition = 'folded';
+
+      -- Step checkpoints (SPEC §6 partial success): a step whose side effect is done.
+      CREATE TABLE run_steps (
+        id INTEGER PRIMARY KEY,
+        run_id TEXT NOT NULL REFERENCES runs(id),
+        step TEXT NOT NULL,
+        ref TEXT,
+        attempt INTEGER NOT NULL,
+        instance_id TEXT NOT NULL,
+        at INTEGER NOT NULL,
+        UNIQUE (run_id, step)
+      );
+
+      -- The last verdict of each check for each (job, slot): the "why didn't it run" evidence.
+      CREATE TABLE checks (
+        job_id TEXT NOT NULL,
+        slot TEXT NOT NULL,
+        name TEXT NOT NULL,
+        layer TEXT NOT NULL CHECK (layer IN ('time','precondition','execution')),
+        verdict TEXT NOT NULL CHECK (verdict IN ('ready','not_ready','error')),
+        reason TEXT NOT NULL,
+        evidence TEXT NOT NULL,
+        at INTEGER NOT NULL,
+        first_at INTEGER NOT NULL,
+        count INTEGER NOT NULL,
+        changed_at INTEGER NOT NULL,
+        PRIMARY KEY (job_id, slot, name)
+      ) WITHOUT ROWID;
+
+      -- Missed and failed slots the operator (or the next window) can run again.
+      CREATE TABLE backfills (
+        id INTEGER PRIMARY KEY,
+        job_id TEXT NOT NULL REFERENCES jobs(id),
+        slot TEXT NOT NULL,
+        slot_at INTEGER NOT NULL,
+        run_id TEXT NOT NULL REFERENCES runs(id),
+        reason TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('queued','held','dispatched','done','failed','cancelled')),
+        attempts INTEGER NOT NULL DEFAULT 0,
+        instance_id TEXT,
+        started_at INTEGER,
+        deadline INTEGER,
+        tick_run_id TEXT,
+        last_error TEXT,
+        error_class TEXT,
+        version INTEGER,
+        note TEXT,
+        actor TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL,
+        dispatched_at INTEGER,
+        finished_at INTEGER
+      );
+      CREATE UNIQUE INDEX backfills_open ON backfills (run_id) WHERE status IN ('queued','held','dispatched');
+      CREATE INDEX backfills_job ON backfills (job_id, status, slot_at);
+      CREATE INDEX backfills_deadline ON backfills (deadline) WHERE status = 'dispatched';
+
+      CREATE TABLE calendars (
+        id TEXT PRIMARY KEY,
+        name TEXT NOT NULL,
+        timezone TEXT NOT NULL,
+        workdays TEXT NOT NULL,
+        holidays TEXT NOT NULL,
+        extra_workdays TEXT NOT NULL,
+        version INTEGER NOT NULL,
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL,
+        updated_by TEXT NOT NULL
       );
     `,
   },

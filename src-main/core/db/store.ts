@@ -24,6 +24,7 @@ export function isStorageError(e: unknown): boolean {
 export class Store {
   private pending: CoreEvent[] = [];
   private depth = 0;
+  private tx: (((f: () => unknown) => unknown) & { immediate(f: () => unknown): unknown }) | undefined;
 
   constructor(
     readonly db: Db,
@@ -39,11 +40,13 @@ export class Store {
   write<T>(fn: () => T): T {
     const mark = this.pending.length;
     const outermost = this.depth === 0;
-    const tx = this.db.transaction(fn);
+    // One wrapper for every write: better-sqlite3 decides BEGIN vs SAVEPOINT at call time, and
+    // building a wrapper per call was a tenth of the hub's hot path.
+    const tx = (this.tx ??= this.db.transaction((f: () => unknown) => f()));
     let value: T;
     this.depth++;
     try {
-      value = outermost ? tx.immediate() : tx();
+      value = (outermost ? tx.immediate(fn) : tx(fn)) as T;
     } catch (e) {
       this.pending.length = mark;
       throw isStorageError(e) ? new GafferError('unavailable', `storage refused the write: ${(e as Error).message}`) : e;

@@ -1,0 +1,125 @@
+/**
+ * Benchmark agents, run in a CHILD process (forked by bench/hub.ts) so that client CPU does not
+ * share the server's event loop. Raw `ws` clients speaking the agent protocol; driven over IPC.
+ *
+ *   {cmd:'run', url, token, agents, warmupMs, durationMs}  → {cycles, seconds, p50Ms, p99Ms, empty}
+ *   {cmd:'idle', url, token, agents}                       → {ready: n}   (then stays connected)
+ *   {cmd:'hold', url, token}                               → {taskId}     (claims one task, then hangs)
+ */
+import WebSocket from 'ws';
+
+// Wire JSON is whatever the peer sent: one deliberate escape hatch for reading it in tests/benchmarks.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Json = any;
+
+type Msg = { cmd: 'run' | 'idle' | 'hold' | 'exit'; url: string; token: string; agents?: number; warmupMs?: number; durationMs?: number };
+
+class Agent {
+  private seq = 0;
+  private readonly waiting = new Map<number, (r: Json) => void>();
+  constructor(readonly ws: WebSocket) {
+    ws.on('message', (data) => {
+      const msg = JSON.parse(data.toString());
+      const w = this.waiting.get(msg.id);
+      if (w) {
+        this.waiting.delete(msg.id);
+        w(msg);
+      }
+    });
+  }
+  static open(url: string, token: string): Promise<Agent> {
+    const ws = new WebSocket(url, { headers: { authorization: `Bearer ${token}` }, perMessageDeflate: false });
+    return new Promise((resolve, reject) => {
+      ws.once('open', () => resolve(new Agent(ws)));
+      ws.once('error', reject);
+    });
+  }
+  request(frame: Record<string, unknown>): Promise<Json> {
+    const id = ++this.seq;
+    return new Promise((resolve) => {
+      this.waiting.set(id, resolve);
+      this.ws.send(JSON.stringify({ id, ...frame }));
+    });
+  }
+  async hello(name: string): Promise<string> {
+    const r = await this.request({ type: 'hello', role: 'bench', name });
+    if (!r.ok) throw new Error(`hello refused: ${JSON.stringify(r.error)}`);
+    return r.result.instanceId;
+  }
+}
+
+async function openFleet(url: string, token: string, n: number): Promise<Agent[]> {
+  const fleet: Agent[] = [];
+  // Connect in waves so 500 handshakes do not trip the server's backlog.
+  for (let i = 0; i < n; i += 50) {
+    const wave = await Promise.all(Array.from({ length: Math.min(50, n - i) }, () => Agent.open(url, token)));
+    await Promise.all(wave.map((a, j) => a.hello(`bench-${i + j}`)));
+    fleet.push(...wave);
+  }
+  return fleet;
+}
+
+async function run(m: Msg) {
+  const fleet = await openFleet(m.url, m.token, m.agents ?? 1);
+  const start = performance.now();
+  const measureFrom = start + (m.warmupMs ?? 500);
+  const end = measureFrom + (m.durationMs ?? 3000);
+  let cycles = 0;
+  let empty = 0;
+  const lat: number[] = [];
+  await Promise.all(
+    fleet.map(async (a) => {
+      for (;;) {
+        const t0 = performance.now();
+        if (t0 >= end) return;
+        const c = await a.request({ type: 'claim' });
+        if (!c.ok) throw new Error(`claim failed: ${JSON.stringify(c.error)}`);
+        if (c.result.task === null) {
+          empty++;
+          await new Promise((r) => setTimeout(r, 5));
+          continue;
+        }
+        const r = await a.request({ type: 'report', taskId: c.result.task.id, fence: c.result.lock.fence, status: 'done' });
+        if (!r.ok) throw new Error(`report failed: ${JSON.stringify(r.error)}`);
+        const t1 = performance.now();
+        if (t0 >= measureFrom && t1 <= end) {
+          cycles++;
+          lat.push(t1 - t0);
+        }
+      }
+    }),
+  );
+  for (const a of fleet) a.ws.close();
+  lat.sort((x, y) => x - y);
+  const q = (p: number) => lat[Math.min(lat.length - 1, Math.floor(p * lat.length))] ?? 0;
+  return { cycles, seconds: (m.durationMs ?? 3000) / 1000, p50Ms: q(0.5), p99Ms: q(0.99), empty };
+}
+
+let kept: Agent[] = [];
+
+process.on('message', (m: Msg) => {
+  const reply = (v: unknown) => process.send!(v);
+  const fail = (e: unknown) => reply({ error: String((e as Error)?.stack ?? e) });
+  switch (m.cmd) {
+    case 'run':
+      run(m).then(reply, fail);
+      break;
+    case 'idle':
+      openFleet(m.url, m.token, m.agents ?? 500).then((fleet) => {
+        kept = fleet;
+        reply({ ready: fleet.length });
+      }, fail);
+      break;
+    case 'hold':
+      openFleet(m.url, m.token, 1).then(async ([a]) => {
+        kept = [a!];
+        const c = await a!.request({ type: 'claim' });
+        reply({ taskId: c.result?.task?.id ?? null });
+      }, fail);
+      break;
+    case 'exit':
+      for (const a of kept) a.ws.terminate();
+      process.exit(0);
+  }
+});
+process.send!({ up: true });

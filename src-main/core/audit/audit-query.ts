@@ -1,0 +1,275 @@
+/**
+ * The audit browser's query engine: filtering and paging over millions of rows.
+ *
+ * Invariants:
+ * 1. Every page is index-driven. One equality filter drives the walk — `subject`, else `actor`,
+ *    else `type` (several types: one walk per type, merged lazily) — over its `(column, id)`
+ *    index; without one, the rowid is walked. Nothing ever sorts or scans the whole table.
+ *    `audit_type` is partial: it leaves out the high-volume lock types, which make up most rows,
+ *    so a filter on one of those walks the rowid and tests the type (matches come at once).
+ * 2. Time filters become one id range: AuditLog keeps `at` non-decreasing in id order, so a
+ *    binary search over the primary key finds the first and last id of the range (`from`
+ *    inclusive, `to` exclusive). There is no index on `at` and none is needed.
+ * 3. Filters that cannot drive (a second equality filter, types under a subject or actor, an
+ *    unindexed type, `text`) are applied to at most SCAN_BUDGET driven rows per page. A page can therefore hold
+ *    fewer than `limit` items and still have a `next` cursor (`partial: true`): the caller keeps
+ *    paging, and no request can freeze the process.
+ * 4. The cursor is an event id and is exclusive: `after` for ascending pages, `before` for
+ *    descending ones. `next` is the last id examined, so nothing is skipped or repeated.
+ * 5. Read-only: statements here never write and never hold an iterator open across an `await`.
+ */
+import type { AuditEvent, AuditPage } from '../../common/model';
+import { auditFilterInput, auditQueryInput, type AuditFilterInput, type AuditQueryInput } from '../../common/schemas';
+import { GafferError } from '../../common/errors';
+import { parseOrThrow } from '../../common/validate';
+import type Database from 'better-sqlite3';
+import type { Db } from '../db/open';
+import { auditRowToEvent, type AuditRow } from './audit-log';
+
+/** Rows a page may examine for filters that do not drive the walk (invariant 3). */
+export const SCAN_BUDGET = 20_000;
+export const DEFAULT_AUDIT_LIMIT = 100;
+
+export type AuditOrder = 'asc' | 'desc';
+
+/** A validated, normalised filter. */
+export interface AuditFilter {
+  types?: string[];
+  actor?: string;
+  subject?: string;
+  fromMs?: number;
+  toMs?: number;
+  text?: string;
+  /** Exclusive id bounds. */
+  after?: number;
+  before?: number;
+}
+
+export interface RawPage {
+  rows: AuditRow[];
+  next: number | null;
+  partial: boolean;
+}
+
+/** An inclusive id interval. */
+interface IdRange {
+  lo: number;
+  hi: number;
+}
+
+type Param = string | number;
+type Statement = Database.Statement<Param[], unknown>;
+
+interface Plan {
+  /** `column = ?` streams that drive the walk; null = walk the rowid. */
+  driverColumn: 'subject' | 'actor' | 'type' | null;
+  driverValues: string[];
+  residualSql: string[];
+  residualParams: Param[];
+}
+
+const INDEX_FOR = { subject: 'audit_subject', actor: 'audit_actor', type: 'audit_type' } as const;
+
+/**
+ * What the `audit_type` index covers, read from the schema: a partial index is only usable when
+ * the query repeats its WHERE term, and never for the types it leaves out.
+ */
+interface TypeIndex {
+  usable: boolean;
+  /** The index's WHERE term, repeated verbatim in the walk so the planner can use it. */
+  where: string | null;
+  /** Types the index leaves out (`type NOT IN (...)`). */
+  excluded: ReadonlySet<string>;
+}
+
+export function readTypeIndex(db: Db): TypeIndex {
+  const row = db.prepare<[], { sql: string | null }>(`SELECT sql FROM sqlite_master WHERE type = 'index' AND name = 'audit_type'`).get();
+  if (!row?.sql) return { usable: false, where: null, excluded: new Set() };
+  const m = /\bWHERE\s+([\s\S]+)$/i.exec(row.sql);
+  if (!m) return { usable: true, where: null, excluded: new Set() };
+  const where = m[1]!.trim();
+  const list = /^type\s+NOT\s+IN\s*\(([^()]*)\)$/i.exec(where);
+  const literals = list ? list[1]!.split(',').map((x) => x.trim()) : [];
+  if (!list || !literals.every((x) => /^'[^']*'$/.test(x))) return { usable: false, where: null, excluded: new Set() };
+  return { usable: true, where, excluded: new Set(literals.map((x) => x.slice(1, -1))) };
+}
+
+function toMs(v: string | number | undefined): number | undefined {
+  if (v === undefined) return undefined;
+  return typeof v === 'number' ? v : Date.parse(v);
+}
+
+/** Escapes LIKE wildcards so user text matches literally (ESCAPE '\'). */
+export function likePattern(text: string): string {
+  return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
+export function normaliseFilter(input: AuditFilterInput | AuditQueryInput): AuditFilter {
+  const { type, types, from, to, limit: _l, order: _o, ...rest } = input as AuditQueryInput;
+  const all = [...new Set([...(type ? [type] : []), ...(types ?? [])])];
+  const f: AuditFilter = { ...rest };
+  if (all.length > 0) f.types = all;
+  const fromMs = toMs(from);
+  const toMsV = toMs(to);
+  if (fromMs !== undefined) f.fromMs = fromMs;
+  if (toMsV !== undefined) f.toMs = toMsV;
+  if (f.fromMs !== undefined && f.toMs !== undefined && f.fromMs >= f.toMs) {
+    throw new GafferError('bad_request', 'invalid audit filter: "from" must be before "to"');
+  }
+  for (const k of Object.keys(f) as Array<keyof AuditFilter>) if (f[k] === undefined) delete f[k];
+  return f;
+}
+
+export class AuditQuery {
+  private readonly cache = new Map<string, Statement>();
+  private readonly maxId;
+  private readonly probe;
+  private readonly typeIndex: TypeIndex;
+
+  constructor(private readonly db: Db) {
+    this.maxId = db.prepare<[], { id: number | null }>('SELECT max(id) AS id FROM audit');
+    this.probe = db.prepare<[number], { id: number; at: number }>('SELECT id, at FROM audit WHERE id >= ? ORDER BY id LIMIT 1');
+    this.typeIndex = readTypeIndex(db);
+  }
+
+  /** One page of events. Validates `input` (bad input → `bad_request`). */
+  query(input: unknown = {}): AuditPage {
+    const q = parseOrThrow(auditQueryInput, input, 'audit query');
+    const page = this.page(normaliseFilter(q), q.limit ?? DEFAULT_AUDIT_LIMIT, q.order ?? 'asc');
+    return { items: page.rows.map(auditRowToEvent), next: page.next === null ? null : String(page.next), partial: page.partial };
+  }
+
+  /** Matching events, counted up to `cap` driven rows: `exact` is false when the cap was reached. */
+  count(input: unknown = {}, cap = 100_000): { count: number; exact: boolean } {
+    const f = normaliseFilter(parseOrThrow(auditFilterInput, input, 'audit filter'));
+    const r = this.idRange(f);
+    if (!r) return { count: 0, exact: true };
+    const plan = this.plan(f);
+    // Ids are dense (AuditLog invariant 2): a pure id/time range counts itself.
+    if (plan.driverColumn === null && plan.residualSql.length === 0) return { count: r.hi - r.lo + 1, exact: true };
+    const driver = this.driver(plan, 'ASC');
+    const sql = `SELECT count(*) AS n, (SELECT count(*) FROM (${driver.sql})) AS scanned FROM (${driver.sql}) AS d
+      CROSS JOIN audit AS a ON a.id = d.id ${plan.residualSql.length ? `WHERE ${plan.residualSql.join(' AND ')}` : ''}`;
+    const p = driver.params(r.lo, r.hi, cap);
+    const row = this.stmt(sql).get(...p, ...p, ...plan.residualParams) as { n: number; scanned: number };
+    return { count: row.n, exact: row.scanned < cap };
+  }
+
+  /** The newest event id (0 for an empty log). */
+  lastId(): number {
+    return this.maxId.get()?.id ?? 0;
+  }
+
+  /** The engine behind `query` and the export: raw rows (detail as stored), already validated filter. */
+  page(f: AuditFilter, limit: number, order: AuditOrder): RawPage {
+    const r = this.idRange(f);
+    if (!r) return { rows: [], next: null, partial: false };
+    const plan = this.plan(f);
+    const dir = order === 'asc' ? 'ASC' : 'DESC';
+    const residual = plan.residualSql.length > 0;
+    const driver = this.driver(plan, dir);
+    // Without residual filters every driven row matches: walk limit + 1 (one more says "there is a next").
+    const n = residual ? SCAN_BUDGET : limit + 1;
+    const pageSql = `SELECT a.* FROM (${driver.sql}) AS d CROSS JOIN audit AS a ON a.id = d.id
+      ${residual ? `WHERE ${plan.residualSql.join(' AND ')}` : ''} ORDER BY d.id ${dir} LIMIT ?`;
+    const rows = this.stmt(pageSql).all(...driver.params(r.lo, r.hi, n), ...plan.residualParams, limit + 1) as AuditRow[];
+    if (rows.length > limit) {
+      rows.length = limit;
+      return { rows, next: rows[limit - 1]!.id, partial: false };
+    }
+    if (!residual) return { rows, next: null, partial: false };
+    // Invariant 3: the walk stopped at the scan budget; if it was cut there, resume after its edge.
+    const endSql = `SELECT count(*) AS n, ${order === 'asc' ? 'max' : 'min'}(id) AS edge FROM (${driver.sql})`;
+    const end = this.stmt(endSql).get(...driver.params(r.lo, r.hi, n)) as { n: number; edge: number | null };
+    if (end.n >= n && end.edge !== null) return { rows, next: end.edge, partial: rows.length < limit };
+    return { rows, next: null, partial: false };
+  }
+
+  private plan(f: AuditFilter): Plan {
+    const plan: Plan = { driverColumn: null, driverValues: [], residualSql: [], residualParams: [] };
+    if (f.subject !== undefined) {
+      plan.driverColumn = 'subject';
+      plan.driverValues = [f.subject];
+    } else if (f.actor !== undefined) {
+      plan.driverColumn = 'actor';
+      plan.driverValues = [f.actor];
+    } else if (f.types && this.typeIndex.usable && f.types.every((t) => !this.typeIndex.excluded.has(t))) {
+      plan.driverColumn = 'type';
+      plan.driverValues = f.types;
+    }
+    if (f.actor !== undefined && plan.driverColumn !== 'actor') {
+      plan.residualSql.push('a.actor = ?');
+      plan.residualParams.push(f.actor);
+    }
+    if (f.types && plan.driverColumn !== 'type') {
+      plan.residualSql.push(`a.type IN (${f.types.map(() => '?').join(',')})`);
+      plan.residualParams.push(...f.types);
+    }
+    if (f.text !== undefined) {
+      plan.residualSql.push(`a.detail LIKE ? ESCAPE '\\'`);
+      plan.residualParams.push(likePattern(f.text));
+    }
+    return plan;
+  }
+
+  /**
+   * SQL yielding the ids of the walk, in order, at most `n` of them inside [lo, hi].
+   * Several driver values (types) are walked separately and merged, each walk bounded.
+   */
+  private driver(plan: Plan, dir: 'ASC' | 'DESC'): { sql: string; params: (lo: number, hi: number, n: number) => Param[] } {
+    if (plan.driverColumn === null) {
+      return {
+        sql: `SELECT id FROM audit WHERE id BETWEEN ? AND ? ORDER BY id ${dir} LIMIT ?`,
+        params: (lo, hi, n) => [lo, hi, n],
+      };
+    }
+    // Each stream walks its (column, id) index in id order; several streams are merged lazily
+    // (MERGE UNION ALL, no sort), so the LIMIT stops the walk early.
+    const col = plan.driverColumn;
+    const partial = col === 'type' && this.typeIndex.where ? ` AND ${this.typeIndex.where}` : '';
+    const one = `SELECT id FROM audit INDEXED BY ${INDEX_FOR[col]} WHERE ${col} = ?${partial} AND id BETWEEN ? AND ?`;
+    const values = plan.driverValues;
+    return {
+      sql: `${values.map(() => one).join(' UNION ALL ')} ORDER BY id ${dir} LIMIT ?`,
+      params: (lo, hi, n) => [...values.flatMap((v) => [v, lo, hi]), n],
+    };
+  }
+
+  /** The id range (inclusive) matching the cursor bounds and the time filter, if any. */
+  private idRange(f: AuditFilter): IdRange | undefined {
+    const max = this.lastId();
+    let lo = Math.max(1, (f.after ?? 0) + 1);
+    let hi = Math.min(max, f.before !== undefined ? f.before - 1 : max);
+    if (lo > hi) return undefined;
+    // Invariant 2: `at` is non-decreasing in id, so each time bound is one binary search.
+    if (f.fromMs !== undefined) lo = this.firstAtLeast(f.fromMs, lo, hi);
+    if (f.toMs !== undefined) hi = this.firstAtLeast(f.toMs, lo, hi) - 1;
+    return lo <= hi ? { lo, hi } : undefined;
+  }
+
+  /** Smallest id in [lo, hi] whose `at` >= t (hi + 1 if none). */
+  private firstAtLeast(t: number, lo: number, hi: number): number {
+    let l = lo;
+    let h = hi + 1;
+    while (l < h) {
+      const mid = Math.floor((l + h) / 2);
+      const row = this.probe.get(mid);
+      if (!row || row.id > hi) h = mid;
+      else if (row.at >= t) h = mid;
+      else l = row.id + 1;
+    }
+    return l;
+  }
+
+  private stmt(sql: string): Statement {
+    let s = this.cache.get(sql);
+    if (!s) {
+      if (this.cache.size >= 256) this.cache.delete(this.cache.keys().next().value!);
+      s = this.db.prepare<Param[], unknown>(sql);
+      this.cache.set(sql, s);
+    }
+    return s;
+  }
+}
+
+export type { AuditEvent };

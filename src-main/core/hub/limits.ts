@@ -1,0 +1,59 @@
+/** Small, allocation-free limiters used by the hub. Time comes from the caller (the core clock). */
+
+/** A token bucket: `ratePerSecond` sustained, `burst` at once. */
+export class TokenBucket {
+  private tokens: number;
+  private last: number;
+
+  constructor(
+    private readonly ratePerSecond: number,
+    private readonly burst: number,
+    now: number,
+  ) {
+    this.tokens = burst;
+    this.last = now;
+  }
+
+  /** Takes one token if there is one. */
+  take(now: number): boolean {
+    // A wall clock stepping backwards must not drain or overfill the bucket.
+    const elapsed = Math.max(0, now - this.last);
+    this.last = now;
+    this.tokens = Math.min(this.burst, this.tokens + (elapsed * this.ratePerSecond) / 1000);
+    if (this.tokens < 1) return false;
+    this.tokens -= 1;
+    return true;
+  }
+}
+
+/**
+ * Caps how many audit rows one kind of unauthenticated noise (a foreign page knocking, a bad
+ * token retried in a loop) can write: at most `max` per `windowMs` per key. What is suppressed is
+ * counted and reported on the next row that gets through, so the log still tells the whole story.
+ */
+export class AuditThrottle {
+  private readonly windows = new Map<string, { start: number; used: number; suppressed: number }>();
+
+  constructor(
+    private readonly max = 30,
+    private readonly windowMs = 60_000,
+  ) {}
+
+  /** Returns the number of suppressed rows to report if this one may be written, else undefined. */
+  admit(key: string, now: number): number | undefined {
+    let w = this.windows.get(key);
+    if (!w || now - w.start >= this.windowMs || now < w.start) {
+      const suppressed = w?.suppressed ?? 0;
+      w = { start: now, used: 0, suppressed };
+      this.windows.set(key, w);
+    }
+    if (w.used >= this.max) {
+      w.suppressed++;
+      return undefined;
+    }
+    w.used++;
+    const s = w.suppressed;
+    w.suppressed = 0;
+    return s;
+  }
+}

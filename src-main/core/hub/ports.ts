@@ -1,0 +1,115 @@
+/**
+ * The hub's ports: what it needs from a transport, and what the jobs module plugs into it.
+ * Nothing here knows about `ws` or HTTP, so tests can drive a session with a fake socket.
+ */
+import type { AgentRequestOf, JobTriggerPush } from '../../common/protocol';
+import type { TokenInfo } from '../auth/tokens';
+
+/** The minimal socket a transport hands to the hub. */
+export interface HubSocket {
+  /** Sends one text frame. Never throws for a closed socket (it is simply dropped). */
+  send(text: string): void;
+  /** Starts a close handshake with `code` and a short `reason`. */
+  close(code: number, reason: string): void;
+  /** Bytes queued for sending but not yet written (used to cut off agents that stop reading). */
+  readonly bufferedAmount: number;
+  /** Sends a protocol-level ping, if the transport has them. */
+  ping?(): void;
+  /** Drops the connection at once, without a close handshake. */
+  terminate?(): void;
+}
+
+/** What the transport knows about a connection when it hands it over. */
+export interface ConnectInfo {
+  remoteAddress?: string | null;
+  /** A token already verified from the upgrade's `Authorization: Bearer` header. */
+  token?: TokenInfo | null;
+}
+
+/** The transport's handle on one session: it forwards what happens on the socket. */
+export interface HubConnection {
+  readonly sessionId: string;
+  /** One text frame arrived. */
+  receive(text: string): void;
+  /** One binary frame arrived (refused: the protocol is JSON text). */
+  receiveBinary(): void;
+  /** A frame larger than the limit arrived. The hub replies `too_large` and closes with 4413. */
+  tooLarge(): void;
+  /** A ping or pong arrived: the peer is alive (counts as a heartbeat). */
+  alive(): void;
+  /** The socket is gone (for any reason). Idempotent. */
+  closed(code: number, reason: string): void;
+}
+
+/**
+ * Where job-run messages go. The jobs module registers one with `hub.setRunSink(sink)`; until then
+ * `run_started`, `run_step` and `run_result` are answered with `not_found`.
+ *
+ * Each method receives the instance id of the sender and the validated request, and returns the
+ * reply's `result` object or throws a `GafferError` (its code goes back to the agent). Methods are
+ * called inside a group commit: do the writes synchronously through the store (`store.write`), and
+ * the reply goes out only after they are durable. A returned promise is awaited (its asynchronous
+ * part is then outside the group commit).
+ */
+export interface RunSink {
+  /** `run_started`: the instance accepts the run. Return `{}`. The hub then acknowledges the trigger. */
+  runStarted(instanceId: string, req: AgentRequestOf<'run_started'>): object | Promise<object>;
+  /** `run_step`: a step's side effect is done (checkpoint). Return `{}`. */
+  runStep(instanceId: string, req: AgentRequestOf<'run_step'>): object | Promise<object>;
+  /** `run_result`: the run finished. Return `{ run }`. */
+  runResult(instanceId: string, req: AgentRequestOf<'run_result'>): object | Promise<object>;
+}
+
+/** The body of a `job_trigger` push, as the jobs runner hands it over. */
+export type JobTrigger = Omit<JobTriggerPush, 'type'>;
+
+export interface TriggerOptions {
+  /** How long the chosen instance has to answer `run_started` (default `config.triggerAckTimeoutS`). */
+  ackTimeoutMs?: number;
+  /** Instance ids never to offer this run to (e.g. the instance of a previous failed attempt). */
+  exclude?: readonly string[];
+}
+
+/**
+ * How a `pushJobTrigger` ended. One run is offered to at most one instance at a time and to each
+ * instance at most once; `offeredTo` lists them in order.
+ */
+export type TriggerOutcome =
+  | { status: 'acknowledged'; runId: string; instanceId: string; offeredTo: string[] }
+  | {
+      status: 'undeliverable';
+      runId: string;
+      /** `no_instance`: nobody of the role was online; `not_acknowledged`: every instance offered it let it time out or left. */
+      reason: 'no_instance' | 'not_acknowledged' | 'hub_closed';
+      offeredTo: string[];
+    };
+
+/** The answer to `requestPrecheck`: the agent's verdict, or why there is none. */
+export type PrecheckVerdict =
+  | { status: 'answered'; instanceId: string; ready: boolean; reason?: string; evidence?: unknown }
+  | { status: 'timeout' | 'disconnected'; instanceId: string; ready: false; reason: string }
+  | { status: 'no_instance'; ready: false; reason: string };
+
+export interface HubOptions {
+  /** The first frame must be `hello` within this long (default 10 000 ms, PROTOCOL §1). */
+  helloTimeoutMs?: number;
+  /** Refuse sessions without a valid agent token (default true). */
+  requireToken?: boolean;
+  /** Per-connection token bucket: sustained requests per second (default 200). */
+  ratePerSecond?: number;
+  /** Per-connection token bucket size (default 400). */
+  rateBurst?: number;
+  /** Requests refused as `rate_limited` in a row before the socket is closed with 4429 (default 200). */
+  maxRateStrikes?: number;
+  /** An agent whose unsent output exceeds this is cut off (default 4 MiB). */
+  maxBufferedBytes?: number;
+  /** Frames queued while `hello` is being committed; more is a protocol violation (default 64). */
+  maxFramesBeforeReady?: number;
+  /**
+   * A session that has not heartbeaten for this long is pinged; its pong counts as a heartbeat
+   * (default `config.heartbeatIntervalMs`; 0 disables pings).
+   */
+  pingIntervalMs?: number;
+  /** Pings and pongs count as heartbeats at most this often per session (default 1000 ms). */
+  minHeartbeatGapMs?: number;
+}

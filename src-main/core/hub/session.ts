@@ -1,0 +1,399 @@
+/**
+ * One agent connection: the `hello` handshake, frame validation, limits, and the mapping of each
+ * request onto the core (always through the group committer).
+ *
+ * Invariants:
+ * 1. Nothing but a valid `hello` is acted on before the session is `ready`; a bad first frame
+ *    closes with 4400, none within the hello timeout closes with 4408.
+ * 2. Bad input (malformed JSON, unknown type, wrong field types, rate overrun) is answered with an
+ *    error and changes no state; it never throws out of `receive`.
+ * 3. Every reply to request `id` carries that `id`: `{id, ok:true, result}` or
+ *    `{id, ok:false, error:{code,status,message}}` (`id: null` when the frame had no usable id).
+ * 4. A session acts only as its own instance: `instanceId` comes from the committed `hello`, never
+ *    from a frame. A role-bound token cannot claim or create for another role.
+ * 5. Once closed (by either side) a session sends nothing and changes nothing; its cleanup (the
+ *    instance's reconnect grace, re-offering its triggers) ran exactly once.
+ */
+import type { TimerHandle } from '../../common/clock';
+import { GafferError, missingCase, type ErrorCode } from '../../common/errors';
+import {
+  agentRequest,
+  CLOSE_CODES,
+  PROTOCOL_VERSION,
+  type AgentRequest,
+  type AgentRequestOf,
+  type HelloResult,
+  type HeldLock,
+} from '../../common/protocol';
+import type { TokenInfo } from '../auth/tokens';
+import type { HubInternals } from './hub';
+import { TokenBucket } from './limits';
+import type { ConnectInfo, HubConnection, HubSocket } from './ports';
+import { badRequest, closeReason, errorReply, okReply, readId, type WireId } from './wire';
+
+export type SessionState = 'awaiting_hello' | 'hello_pending' | 'ready' | 'closed';
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+export class Session implements HubConnection {
+  state: SessionState = 'awaiting_hello';
+  /** Set once `hello` has committed. */
+  instanceId: string | null = null;
+  role: string | null = null;
+  token: TokenInfo | null;
+  readonly remoteAddress: string | null;
+  /** For least-recently-triggered tie breaks. */
+  lastTriggerSeq = 0;
+  lastHeartbeatAt: number;
+  lastPingAt = 0;
+  private helloTimer: TimerHandle | undefined;
+  private readonly bucket: TokenBucket;
+  private strikes = 0;
+  private early: string[] = [];
+
+  constructor(
+    private readonly hub: HubInternals,
+    readonly socket: HubSocket,
+    readonly sessionId: string,
+    readonly connectSeq: number,
+    info: ConnectInfo,
+  ) {
+    const now = hub.clock.now();
+    this.token = info.token ?? null;
+    this.remoteAddress = info.remoteAddress ?? null;
+    this.lastHeartbeatAt = now;
+    this.bucket = new TokenBucket(hub.opts.ratePerSecond, hub.opts.rateBurst, now);
+    this.helloTimer = hub.clock.setTimeout(
+      () =>
+        this.guard(() => {
+          this.helloTimer = undefined;
+          if (this.state === 'awaiting_hello') this.fail(CLOSE_CODES.helloTimeout, `no hello within ${hub.opts.helloTimeoutMs} ms`);
+        }),
+      hub.opts.helloTimeoutMs,
+    );
+  }
+
+  // ---- transport → session ----
+
+  receive(text: string): void {
+    this.guard(() => this.receiveFrame(text));
+  }
+
+  /**
+   * Invariant 2: nothing an agent sends may crash the server. Whatever escapes (a bug, a database
+   * that went away) is logged and costs this session only (closed with 1011).
+   */
+  private guard(fn: () => void): void {
+    try {
+      fn();
+    } catch (e) {
+      this.crashed(e);
+    }
+  }
+
+  private readonly crashed = (e: unknown): void => {
+    this.hub.logger.error('agent session failed', { sessionId: this.sessionId, error: String((e as Error)?.stack ?? e) });
+    try {
+      this.fail(1011, 'internal error');
+    } catch {
+      /* already logged */
+    }
+  };
+
+  private receiveFrame(text: string): void {
+    if (this.state === 'closed') return;
+    if (this.state === 'hello_pending') {
+      // The agent pipelined requests behind its hello: keep them (bounded) until hello commits.
+      if (this.early.length >= this.hub.opts.maxFramesBeforeReady) {
+        this.fail(CLOSE_CODES.protocolViolation, 'too many frames before the hello reply');
+      } else this.early.push(text);
+      return;
+    }
+    if (!this.bucket.take(this.hub.clock.now())) {
+      this.rateLimited(text);
+      return;
+    }
+    this.strikes = 0;
+    this.handle(text);
+  }
+
+  receiveBinary(): void {
+    this.guard(() => {
+      if (this.state === 'closed') return;
+      this.send(errorReply(null, 'bad_request', 'binary frames are not accepted; send JSON text frames'));
+      if (this.state === 'awaiting_hello') this.fail(CLOSE_CODES.protocolViolation, 'the first frame must be hello');
+    });
+  }
+
+  tooLarge(): void {
+    this.guard(() => {
+      if (this.state === 'closed') return;
+      this.send(errorReply(null, 'too_large', `frame larger than ${this.hub.maxFrameBytes} bytes`));
+      this.fail(CLOSE_CODES.tooLarge, 'frame too large');
+    });
+  }
+
+  alive(): void {
+    this.guard(() => this.heartbeatFromPing());
+  }
+
+  private heartbeatFromPing(): void {
+    if (this.state !== 'ready' || this.instanceId === null) return;
+    const now = this.hub.clock.now();
+    if (now - this.lastHeartbeatAt < this.hub.opts.minHeartbeatGapMs) return;
+    this.lastHeartbeatAt = now;
+    const id = this.instanceId;
+    // A refused heartbeat means the instance went offline; the hub closes the socket for that.
+    this.hub.fire(() => this.hub.core.instances.heartbeat(id), 'heartbeat');
+  }
+
+  closed(code: number, reason: string): void {
+    try {
+      this.teardown(code, reason);
+    } catch (e) {
+      this.hub.logger.error('agent session cleanup failed', { sessionId: this.sessionId, error: String(e) });
+    }
+  }
+
+  // ---- session → transport ----
+
+  /** Sends one frame; cuts the agent off if it stopped reading. */
+  send(text: string): void {
+    if (this.state === 'closed') return;
+    this.socket.send(text);
+    if (this.socket.bufferedAmount > this.hub.opts.maxBufferedBytes) {
+      this.teardown(CLOSE_CODES.slowConsumer, 'outgoing buffer overflow: the agent stopped reading');
+      if (this.socket.terminate) this.socket.terminate();
+      else this.socket.close(CLOSE_CODES.slowConsumer, 'slow consumer');
+    }
+  }
+
+  /** Closes the socket with `code` (cleanup runs now, not when the close handshake ends). */
+  fail(code: number, reason: string): void {
+    if (!this.teardown(code, reason)) return;
+    this.socket.close(code, closeReason(reason));
+  }
+
+  // ---- internals ----
+
+  private teardown(code: number, reason: string): boolean {
+    if (this.state === 'closed') return false;
+    this.state = 'closed';
+    this.helloTimer?.cancel();
+    this.helloTimer = undefined;
+    this.early = [];
+    this.hub.sessionGone(this, code, reason);
+    return true;
+  }
+
+  private rateLimited(text: string): void {
+    this.strikes++;
+    if (this.strikes >= this.hub.opts.maxRateStrikes) {
+      this.fail(CLOSE_CODES.rateLimited, 'rate limit exceeded persistently');
+      return;
+    }
+    let id: WireId = null;
+    try {
+      id = readId(JSON.parse(text));
+    } catch {
+      /* no id to echo */
+    }
+    this.send(errorReply(id, 'rate_limited', `more than ${this.hub.opts.ratePerSecond} requests per second; slow down`));
+  }
+
+  private handle(text: string): void {
+    let msg: unknown;
+    try {
+      msg = JSON.parse(text);
+    } catch {
+      this.send(errorReply(null, 'bad_request', 'malformed JSON'));
+      if (this.state === 'awaiting_hello') this.fail(CLOSE_CODES.protocolViolation, 'the first frame must be hello');
+      return;
+    }
+    const parsed = agentRequest.safeParse(msg);
+    if (!parsed.success) {
+      const e = badRequest(msg, parsed.error);
+      this.send(errorReply(readId(msg), e.code, e.message));
+      if (this.state === 'awaiting_hello') this.fail(CLOSE_CODES.protocolViolation, 'the first frame must be a valid hello');
+      return;
+    }
+    const req = parsed.data;
+    if (this.state === 'awaiting_hello') {
+      if (req.type === 'hello') this.hello(req);
+      else {
+        this.send(errorReply(req.id, 'bad_request', `the first frame must be hello, not ${req.type}`));
+        this.fail(CLOSE_CODES.protocolViolation, 'the first frame must be hello');
+      }
+      return;
+    }
+    if (req.type === 'hello') {
+      this.send(errorReply(req.id, 'bad_request', 'this connection already said hello'));
+      return;
+    }
+    const id = req.id;
+    let pending: Promise<object>;
+    try {
+      pending = this.dispatch(req);
+    } catch (e) {
+      this.replyError(id, e);
+      return;
+    }
+    pending
+      .then(
+        (result) => this.send(okReply(id, result)),
+        (e: unknown) => this.replyError(id, e),
+      )
+      .catch(this.crashed);
+  }
+
+  private replyError(id: WireId, e: unknown): void {
+    if (e instanceof GafferError) {
+      this.send(errorReply(id, e.code, e.message));
+      return;
+    }
+    this.hub.logger.error('agent request failed', { sessionId: this.sessionId, error: String(e) });
+    this.send(errorReply(id, 'internal', 'internal error'));
+  }
+
+  private requireRole(role: string, what: string): void {
+    if (this.token?.role && this.token.role !== role) {
+      throw new GafferError('forbidden', `token ${this.token.id} may only ${what} for role ${this.token.role}`);
+    }
+  }
+
+  /** Maps one request onto the core. Throws synchronously for refusals that need no write. */
+  private dispatch(req: Exclude<AgentRequest, { type: 'hello' }>): Promise<object> {
+    const instanceId = this.instanceId!;
+    const core = this.hub.core;
+    switch (req.type) {
+      case 'heartbeat':
+        return this.hub.commit(() => {
+          core.instances.heartbeat(instanceId);
+          this.lastHeartbeatAt = this.hub.clock.now();
+          return { serverTime: iso(this.hub.clock.now()) };
+        });
+      case 'claim': {
+        const role = req.role ?? this.role!;
+        this.requireRole(role, 'claim');
+        return this.hub
+          .commit(() => core.locks.claim({ instanceId, role }))
+          .then((r) => (r.task && r.lock ? { task: r.task, lock: { fence: r.lock.fence, expiresAt: iso(r.lock.expiresAt) } } : { task: null }));
+      }
+      case 'renew':
+        return this.hub
+          .commit(() => core.locks.renew({ instanceId, taskId: req.taskId, fence: req.fence }))
+          .then((r) => ({ expiresAt: iso(r.expiresAt) }));
+      case 'report': {
+        const input: Record<string, unknown> = { instanceId, taskId: req.taskId, fence: req.fence, status: req.status };
+        if (req.note !== undefined) input.note = req.note;
+        if (req.output !== undefined) input.output = req.output;
+        return this.hub.commit(() => core.locks.report(input)).then((r) => ({ task: r.task, replayed: r.replayed }));
+      }
+      case 'create_task': {
+        this.requireRole(req.role, 'create tasks');
+        const input: Record<string, unknown> = { title: req.title, role: req.role };
+        if (req.priority !== undefined) input.priority = req.priority;
+        if (req.payload !== undefined) input.payload = req.payload;
+        if (req.dependsOn !== undefined) input.dependsOn = req.dependsOn;
+        if (req.idempotencyKey !== undefined) input.idempotencyKey = req.idempotencyKey;
+        return this.hub.commit(() => core.tasks.create(input, { actor: instanceId })).then((r) => ({ task: r.task, replayed: r.replayed }));
+      }
+      case 'run_started':
+        return this.hub.triggers.runStarted(this, req);
+      case 'run_step':
+        return this.hub.toSink(instanceId, (sink) => sink.runStep(instanceId, req));
+      case 'run_result':
+        return this.hub.toSink(instanceId, (sink) => sink.runResult(instanceId, req));
+      case 'precheck_result':
+        return Promise.resolve(this.hub.prechecks.answer(this, req));
+      default:
+        return missingCase(req);
+    }
+  }
+
+  private hello(req: AgentRequestOf<'hello'>): void {
+    this.helloTimer?.cancel();
+    this.helloTimer = undefined;
+    this.state = 'hello_pending';
+    let token = this.token;
+    if (req.token !== undefined) {
+      const t = this.hub.core.tokens.verify(req.token);
+      if (!t) return this.refuse(req.id, 'unauthorized', 'bad or revoked token', { via: 'hello' });
+      if (token && t.id !== token.id) {
+        return this.refuse(req.id, 'unauthorized', 'the hello token differs from the Authorization header', { via: 'hello' });
+      }
+      token = t;
+    }
+    if (!token && this.hub.opts.requireToken) {
+      return this.refuse(req.id, 'unauthorized', 'an agent token is required (Authorization header or hello.token)', { via: 'hello' });
+    }
+    if (token?.role && token.role !== req.role) {
+      return this.refuse(req.id, 'forbidden', `token ${token.id} may only act as role ${token.role}`, { tokenId: token.id, role: req.role });
+    }
+    this.token = token;
+    const input: Record<string, unknown> = { role: req.role, name: req.name, tokenId: token?.id ?? null };
+    if (req.version !== undefined) input.version = req.version;
+    if (req.instanceId !== undefined) input.resume = req.instanceId;
+    const core = this.hub.core;
+    const resume = req.instanceId;
+    if (resume !== undefined) this.hub.resumeStarted(resume);
+    this.hub
+      .commit(() => {
+        const instance = core.instances.register(input, this.sessionId);
+        const locks: HeldLock[] = [];
+        for (const taskId of instance.heldTaskIds) {
+          const lock = core.tasks.get(taskId).lock;
+          if (lock) locks.push({ taskId, fence: lock.fence, expiresAt: lock.expiresAt });
+        }
+        return { instance, locks };
+      })
+      .then(
+        ({ instance, locks }) => {
+          const resumed = resume !== undefined && instance.id === resume;
+          if (this.state === 'closed') {
+            // The socket went away while hello was committing: the instance starts its grace now.
+            if (resume !== undefined) this.hub.resumeSettled(resume, instance.id);
+            this.hub.orphaned(instance.id, 'socket closed during hello');
+            return;
+          }
+          this.instanceId = instance.id;
+          this.role = instance.role;
+          this.state = 'ready';
+          this.lastHeartbeatAt = this.hub.clock.now();
+          this.hub.bind(this);
+          if (resume !== undefined) this.hub.resumeSettled(resume, instance.id);
+          const result: HelloResult = {
+            instanceId: instance.id,
+            heartbeatIntervalMs: this.hub.config.heartbeatIntervalMs,
+            lockWindowS: this.hub.config.lockWindowS,
+            serverTime: iso(this.hub.clock.now()),
+            reconnectGraceS: this.hub.config.reconnectGraceS,
+            protocolVersion: PROTOCOL_VERSION,
+            resumed,
+            locks,
+          };
+          this.send(okReply(req.id, result));
+          this.hub.core.events.emit({ type: 'session.hello', sessionId: this.sessionId, instanceId: instance.id, role: instance.role, resumed });
+          const early = this.early;
+          this.early = [];
+          for (const text of early) {
+            if (this.state !== 'ready') break;
+            this.receive(text);
+          }
+        },
+        (e: unknown) => {
+          if (resume !== undefined) this.hub.resumeSettled(resume, null);
+          this.replyError(req.id, e);
+          const code: ErrorCode | undefined = e instanceof GafferError ? e.code : undefined;
+          this.fail(code === 'bad_request' ? CLOSE_CODES.protocolViolation : 1011, 'hello failed');
+        },
+      )
+      .catch(this.crashed);
+  }
+
+  private refuse(id: WireId, code: 'unauthorized' | 'forbidden', message: string, detail: Record<string, unknown>): void {
+    this.hub.rejected('token', { sessionId: this.sessionId, remoteAddress: this.remoteAddress, code, message, ...detail });
+    this.send(errorReply(id, code, message));
+    this.fail(code === 'unauthorized' ? CLOSE_CODES.unauthorized : CLOSE_CODES.revoked, message);
+  }
+}

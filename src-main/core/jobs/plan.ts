@@ -1,0 +1,217 @@
+/**
+ * A job's time plan: its slots, their windows, and the pure decisions the runner, the explainer and
+ * the downtime simulation share (so a forecast can never disagree with what the runner does).
+ *
+ * Invariants:
+ * 1. Slots come only from the schedule library (`expectedSlots`/`nextSlots`); keys are computed in
+ *    the job's zone, never here.
+ * 2. Every slot has an effective window [opensAt, closesAt): the configured execution window on its
+ *    local date, or — without one — from its due instant to the next slot's due instant (a slot the
+ *    runner reaches late still runs once, like anacron; older slots are "missed").
+ * 3. `latestStart` = closesAt, plus `toleranceS` under `run_now`. A slot first looked at on or after
+ *    its latestStart is decided by the missed-window policy, once.
+ */
+import type { JobSpec, MissedWindowPolicy } from '../../common/job-schema';
+import { JOB_DEFAULTS } from '../../common/job-schema';
+import { expectedSlots, nextSlots, parseSlotKey, shiftBusinessDate, windowFor, type Calendar, type SlotOccurrence, type SlotSpec } from './schedule';
+
+const DAY_MS = 86_400_000;
+
+export function slotSpecOf(spec: JobSpec, calendar: Calendar | undefined): SlotSpec {
+  const s: SlotSpec = {
+    schedule: spec.schedule.cron !== undefined
+      ? { cron: spec.schedule.cron, timezone: spec.schedule.timezone ?? 'UTC' }
+      : spec.schedule.timezone !== undefined
+        ? { everyS: spec.schedule.everyS ?? 0, timezone: spec.schedule.timezone }
+        : { everyS: spec.schedule.everyS ?? 0 },
+    dstGapPolicy: spec.dstGapPolicy,
+  };
+  if (calendar) {
+    s.calendar = calendar;
+    s.calendarPolicy = spec.calendarPolicy ?? 'skip';
+  }
+  return s;
+}
+
+export function zoneOf(spec: JobSpec): string {
+  return spec.schedule.timezone ?? 'UTC';
+}
+
+export interface SlotWindowInfo {
+  opensAt: number;
+  closesAt: number;
+  /** closesAt (+ toleranceS for run_now): the last instant the slot may start. */
+  latestStart: number;
+  /** True when the window is the job's configured execution window. */
+  explicit: boolean;
+}
+
+export class JobPlan {
+  readonly slotSpec: SlotSpec;
+  readonly zone: string;
+
+  constructor(
+    readonly spec: JobSpec,
+    readonly calendar: Calendar | undefined,
+  ) {
+    this.slotSpec = slotSpecOf(spec, calendar);
+    this.zone = zoneOf(spec);
+  }
+
+  /** Entries (any disposition) due in [from, to). */
+  slots(from: number, to: number): SlotOccurrence[] {
+    return expectedSlots(this.slotSpec, from, to);
+  }
+
+  /** The first entry (any disposition) due at or after `at`. */
+  firstAtOrAfter(at: number): SlotOccurrence | undefined {
+    return nextSlots(this.slotSpec, at - 1, 1, { maxEntries: 1 })[0];
+  }
+
+  /** The first entry due strictly after `at`. */
+  after(at: number): SlotOccurrence | undefined {
+    return nextSlots(this.slotSpec, at, 1, { maxEntries: 1 })[0];
+  }
+
+  /** Up to `limit` entries due in [from, to), and whether the range was cut short. */
+  slotsLimited(from: number, to: number, limit: number): { entries: SlotOccurrence[]; truncated: boolean } {
+    if (!(to > from)) return { entries: [], truncated: false };
+    const entries = nextSlots(this.slotSpec, from - 1, limit, { horizonMs: to - from, maxEntries: limit });
+    const inRange = entries.filter((e) => e.at < to);
+    return { entries: inRange, truncated: inRange.length >= limit };
+  }
+
+  /** Finds the occurrence of a slot key (searching its local date ± a few days, and moved slots). */
+  find(slot: string): SlotOccurrence | undefined {
+    const parsed = parseSlotKey(slot);
+    const from = Date.parse(`${parsed.date}T00:00:00Z`) - 2 * DAY_MS;
+    const to = Date.parse(`${parsed.endDate}T00:00:00Z`) + 3 * DAY_MS;
+    const near = this.slots(from, to).find((o) => o.slot === slot);
+    if (near || this.spec.calendarPolicy !== 'next_workday') return near;
+    // A slot moved by next_workday can be due long after its own date (a long holiday).
+    return this.slots(to, to + 40 * DAY_MS).find((o) => o.slot === slot);
+  }
+
+  /** Period between slots in ms (interval, or the smallest gap among the next few cron slots). */
+  periodMs(from: number): number {
+    if (this.spec.schedule.everyS !== undefined) return this.spec.schedule.everyS * 1000;
+    const next = nextSlots(this.slotSpec, from, 6, { maxEntries: 12 });
+    let gap = Infinity;
+    for (let i = 1; i < next.length; i++) gap = Math.min(gap, next[i]!.at - next[i - 1]!.at);
+    return Number.isFinite(gap) && gap > 0 ? gap : DAY_MS;
+  }
+
+  recheckMs(from: number): number {
+    const r = (this.spec.window?.recheckEveryS ?? JOB_DEFAULTS.recheckEveryS) * 1000;
+    return Math.max(1000, Math.min(r, this.spec.window ? r : this.periodMs(from)));
+  }
+
+  windowOf(occ: SlotOccurrence): SlotWindowInfo {
+    let opensAt: number;
+    let closesAt: number;
+    const explicit = this.spec.window !== undefined;
+    if (this.spec.window) {
+      const w = windowFor(occ, this.spec.window, this.zone);
+      opensAt = w.opensAt;
+      closesAt = w.closesAt ?? opensAt;
+    } else {
+      opensAt = occ.at;
+      const next = this.after(occ.at);
+      closesAt = next ? next.at : occ.at + 366 * DAY_MS;
+    }
+    const tolerance = this.spec.missedWindow === 'run_now' ? (this.spec.toleranceS ?? 0) * 1000 : 0;
+    return { opensAt, closesAt, latestStart: Math.max(opensAt, closesAt) + tolerance, explicit };
+  }
+}
+
+/** What a slot gets when the runner first looks at it at `now`. */
+export type FirstLook =
+  | { kind: 'skip'; disposition: 'skipped_calendar' | 'skipped_dst'; reason: string }
+  | { kind: 'open'; late: boolean }
+  | { kind: 'missed'; outcome: MissedOutcome };
+
+export interface MissedOutcome {
+  status: 'failed' | 'skipped';
+  disposition: 'missed' | 'folded' | 'skipped_paused' | 'skipped_kill_switch' | 'skipped_disabled' | 'skipped_not_ready' | 'skipped_maintenance' | 'skipped_quota';
+  backfill: boolean;
+  alert: boolean;
+  reason: string;
+}
+
+export function firstLook(
+  occ: SlotOccurrence,
+  w: SlotWindowInfo,
+  now: number,
+  policy: MissedWindowPolicy,
+  stops: { paused: boolean; killSwitch: boolean } = { paused: false, killSwitch: false },
+): FirstLook {
+  if (occ.disposition === 'calendar_skip') {
+    return { kind: 'skip', disposition: 'skipped_calendar', reason: `${occ.local.slice(0, 10)} is a ${occ.dayType ?? 'non-workday'} in the job's calendar` };
+  }
+  if (occ.disposition === 'dst_skip') {
+    return { kind: 'skip', disposition: 'skipped_dst', reason: `local time ${occ.local} does not exist (DST gap) and dstGapPolicy is 'skip'` };
+  }
+  // `late`: the window itself has closed and only run_now's tolerance still lets it start.
+  if (now < w.latestStart) return { kind: 'open', late: now >= w.closesAt };
+  const lateBy = Math.round((now - w.closesAt) / 1000);
+  if (stops.killSwitch) {
+    return { kind: 'missed', outcome: { status: 'skipped', disposition: 'skipped_kill_switch', backfill: false, alert: false, reason: 'the kill switch was on while the window passed' } };
+  }
+  if (stops.paused) {
+    return { kind: 'missed', outcome: { status: 'skipped', disposition: 'skipped_paused', backfill: false, alert: false, reason: 'the job was paused while the window passed' } };
+  }
+  return { kind: 'missed', outcome: missedOutcome(policy, `the window closed ${lateBy} s before the runner could look at the slot (Gaffer was not running)`) };
+}
+
+/** The missed-window policy applied to a slot that cannot start any more. */
+export function missedOutcome(policy: MissedWindowPolicy, reason: string, notReady = false): MissedOutcome {
+  switch (policy) {
+    case 'run_now':
+      // Beyond the tolerance: a slot that should have run goes to the backfill queue.
+      return notReady
+        ? { status: 'skipped', disposition: 'missed', backfill: true, alert: true, reason: `${reason}; queued for backfill (runs at the next window once ready)` }
+        : { status: 'failed', disposition: 'missed', backfill: true, alert: true, reason: `${reason}; beyond the tolerance, queued for backfill` };
+    case 'fold_into_next':
+      return { status: 'skipped', disposition: 'folded', backfill: false, alert: false, reason: `${reason}; folded into the next run` };
+    case 'skip_and_alert':
+      return { status: 'skipped', disposition: 'missed', backfill: false, alert: true, reason: `${reason}; skipped (policy skip_and_alert)` };
+  }
+}
+
+/** Business-date placeholders of a slot. */
+export function slotDates(slot: string): { slot: string; date: string; yesterday: string; tomorrow: string; month: string } {
+  const date = parseSlotKey(slot).date;
+  return { slot, date, yesterday: shiftBusinessDate(date, -1), tomorrow: shiftBusinessDate(date, 1), month: date.slice(0, 7) };
+}
+
+const PLACEHOLDER = /\{([a-z]+)([+-]\d{1,4})?\}/g;
+
+/** Resolves `{slot}`, `{date}`, `{yesterday}`, `{tomorrow}`, `{date±N}`, `{month}` in `text`. */
+export function resolvePlaceholders(text: string, slot: string): { text: string; used: Record<string, string> } {
+  const d = slotDates(slot);
+  const used: Record<string, string> = {};
+  const out = text.replace(PLACEHOLDER, (whole, name: string, offset: string | undefined) => {
+    let v: string | undefined;
+    if (offset !== undefined) v = name === 'date' ? shiftBusinessDate(d.date, Number(offset)) : undefined;
+    else if (name === 'slot') v = d.slot;
+    else if (name === 'date') v = d.date;
+    else if (name === 'yesterday') v = d.yesterday;
+    else if (name === 'tomorrow') v = d.tomorrow;
+    else if (name === 'month') v = d.month;
+    if (v === undefined) throw new Error(`unknown placeholder ${whole}`);
+    used[whole] = v;
+    return v;
+  });
+  return { text: out, used };
+}
+
+/** Placeholders in `text` that `resolvePlaceholders` would refuse. */
+export function unknownPlaceholders(text: string): string[] {
+  const bad: string[] = [];
+  for (const m of text.matchAll(PLACEHOLDER)) {
+    const [whole, name, offset] = m;
+    const ok = offset !== undefined ? name === 'date' : ['slot', 'date', 'yesterday', 'tomorrow', 'month'].includes(name!);
+    if (!ok) bad.push(whole);
+  }
+  return bad;
+}

@@ -1,0 +1,27 @@
+/** Small zone helpers for the jobs module (luxon; the schedule library does the slot arithmetic). */
+import { DateTime } from 'luxon';
+
+/** UTC ms of local midnight of civil `date` (YYYY-MM-DD) in `zone` (first valid instant of the day). */
+export function resolveLocalDate(zone: string, date: string): number {
+  const dt = DateTime.fromISO(date, { zone });
+  if (!dt.isValid) throw new Error(`cannot resolve ${date} in ${zone}`);
+  return dt.startOf('day').toMillis();
+}
+
+/** `YYYY-MM-DDTHH:MM` wall clock of instant `ms` in `zone`. */
+export function localString(ms: number, zone: string): string {
+  return DateTime.fromMillis(ms, { zone }).toFormat("yyyy-MM-dd'T'HH:mm");
+}
+
+/** Local minutes after midnight and ISO weekday (1 = Monday) of instant `ms` in `zone`. */
+export function localClock(ms: number, zone: string): { minutes: number; weekday: number; date: string } {
+  const dt = DateTime.fromMillis(ms, { zone });
+  return { minutes: dt.hour * 60 + dt.minute, weekday: dt.weekday, date: dt.toISODate() ?? '' };
+}
+
+/** UTC ms of local `date` + `HH:MM` in `zone` (a time in a DST gap moves to the end of the gap). */
+export function localInstant(zone: string, date: string, hhmm: string): number {
+  if (hhmm === '24:00') return DateTime.fromISO(date, { zone }).plus({ days: 1 }).startOf('day').toMillis();
+  const [h, m] = hhmm.split(':').map(Number) as [number, number];
+  return DateTime.fromISO(date, { zone }).set({ hour: h, minute: m, second: 0, millisecond: 0 }).toMillis();
+}

@@ -1,0 +1,160 @@
+/**
+ * Readiness signals (SPEC §5): named flags set for a business key through the API, e.g.
+ * `data-ready` for `2026-11-30`. A job precondition `{kind:'signal', name}` asks whether signal
+ * `name` is set for the slot's business key.
+ *
+ * Invariants:
+ * 1. One row per (name, key). Setting it again refreshes `setAt`, `actor` and `value`.
+ * 2. Every set and clear is audited (`signal.set`, `signal.clear`) in the same transaction, with
+ *    subject `signal:<name>/<key>` (a name cannot contain "/", so the subject parses back).
+ * 3. Reads never write.
+ */
+import { GafferError } from '../../common/errors';
+import type { Page, Signal } from '../../common/model';
+import { clearSignalInput, listSignalsInput, setSignalInput, signalKey, signalName } from '../../common/schemas';
+import { parseOrThrow } from '../../common/validate';
+import type { CoreContext } from '../context';
+
+interface SignalRow {
+  name: string;
+  key: string;
+  value: string | null;
+  actor: string;
+  set_at: number;
+}
+
+export interface SignalVerdict {
+  ready: boolean;
+  reason: string;
+  evidence: { name: string; key: string; setAt: string | null; actor: string | null };
+}
+
+export function signalSubject(name: string, key: string): string {
+  return `signal:${name}/${key}`;
+}
+
+function toSignal(r: SignalRow): Signal {
+  const s: Signal = { name: r.name, key: r.key, setAt: new Date(r.set_at).toISOString(), actor: r.actor };
+  if (r.value !== null) s.value = JSON.parse(r.value);
+  return s;
+}
+
+function encodeCursor(name: string, key: string): string {
+  return Buffer.from(JSON.stringify([name, key])).toString('base64url');
+}
+
+function decodeCursor(cursor: string): [string, string] {
+  try {
+    const v = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown;
+    if (Array.isArray(v) && v.length === 2 && typeof v[0] === 'string' && typeof v[1] === 'string') return [v[0], v[1]];
+  } catch {
+    /* fall through */
+  }
+  throw new GafferError('bad_request', 'invalid signal cursor "after"');
+}
+
+export class Signals {
+  private readonly q;
+
+  constructor(private readonly ctx: CoreContext) {
+    const db = ctx.db;
+    this.q = {
+      get: db.prepare<[string, string], SignalRow>('SELECT * FROM signals WHERE name = ? AND key = ?'),
+      upsert: db.prepare(
+        `INSERT INTO signals (name, key, value, actor, set_at) VALUES (?, ?, ?, ?, ?)
+         ON CONFLICT (name, key) DO UPDATE SET value = excluded.value, actor = excluded.actor, set_at = excluded.set_at`,
+      ),
+      delete: db.prepare('DELETE FROM signals WHERE name = ? AND key = ?'),
+    };
+  }
+
+  /** Sets (or refreshes) a signal. `created` is false when it was already set. */
+  set(input: unknown, traceId?: string): { signal: Signal; created: boolean } {
+    const { name, key, actor, value } = parseOrThrow(setSignalInput, input, 'signal');
+    return this.ctx.store.write(() => {
+      const before = this.q.get.get(name, key);
+      const now = this.ctx.clock.now();
+      this.q.upsert.run(name, key, value === undefined ? null : JSON.stringify(value), actor, now);
+      this.ctx.audit.append({
+        type: 'signal.set',
+        actor,
+        subject: signalSubject(name, key),
+        detail: {
+          name,
+          key,
+          ...(value === undefined ? {} : { value }),
+          ...(before ? { previousSetAt: new Date(before.set_at).toISOString(), previousActor: before.actor } : {}),
+        },
+        traceId,
+      });
+      return { signal: toSignal(this.q.get.get(name, key)!), created: !before };
+    });
+  }
+
+  /** Removes a signal (with a reason). Unknown → `not_found`. */
+  clear(input: unknown): Signal {
+    const { name, key, actor, reason } = parseOrThrow(clearSignalInput, input, 'signal');
+    return this.ctx.store.write(() => {
+      const row = this.q.get.get(name, key);
+      if (!row) throw new GafferError('not_found', `signal ${name} is not set for ${key}`);
+      this.q.delete.run(name, key);
+      this.ctx.audit.append({
+        type: 'signal.clear',
+        actor,
+        subject: signalSubject(name, key),
+        detail: { name, key, reason, setAt: new Date(row.set_at).toISOString(), setBy: row.actor },
+      });
+      return toSignal(row);
+    });
+  }
+
+  /**
+   * The signal, or undefined. A name or key that could never have been set (invalid) is simply
+   * not set: readers such as precondition checks get an answer, not an exception.
+   */
+  get(name: string, key: string): Signal | undefined {
+    if (!signalName.safeParse(name).success || !signalKey.safeParse(key).success) return undefined;
+    const r = this.q.get.get(name, key);
+    return r && toSignal(r);
+  }
+
+  /**
+   * The verdict a `{kind:'signal', name}` precondition reports for a slot's business key, with
+   * the evidence it looked at (SPEC §5: every check returns a reason and evidence).
+   */
+  check(name: string, key: string): SignalVerdict {
+    const s = this.get(name, key);
+    return s
+      ? { ready: true, reason: `signal ${name} set for ${key} at ${s.setAt} by ${s.actor}`, evidence: { name, key, setAt: s.setAt, actor: s.actor } }
+      : { ready: false, reason: `signal ${name} is not set for ${key}`, evidence: { name, key, setAt: null, actor: null } };
+  }
+
+  /** Signals ordered by (name, key); `next` is an opaque cursor. */
+  list(input: unknown = {}): Page<Signal> {
+    const f = parseOrThrow(listSignalsInput, input, 'signal filter');
+    const limit = f.limit ?? 100;
+    const where: string[] = [];
+    const params: Array<string | number> = [];
+    if (f.name !== undefined) {
+      where.push('name = ?');
+      params.push(f.name);
+    }
+    if (f.key !== undefined) {
+      where.push('key = ?');
+      params.push(f.key);
+    }
+    if (f.after !== undefined) {
+      const [n, k] = decodeCursor(f.after);
+      where.push('(name, key) > (?, ?)');
+      params.push(n, k);
+    }
+    const rows = this.ctx.db
+      .prepare<unknown[], SignalRow>(
+        `SELECT * FROM signals ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY name, key LIMIT ?`,
+      )
+      .all(...params, limit + 1);
+    const items = rows.slice(0, limit).map(toSignal);
+    const last = items[items.length - 1];
+    return { items, next: rows.length > limit && last ? encodeCursor(last.name, last.key) : null };
+  }
+}

@@ -1,0 +1,614 @@
+/**
+ * The Gaffer agent SDK: `connect()` returns an `Agent` that speaks PROTOCOL.md §1.
+ *
+ * Invariants:
+ * 1. P1/P5: a task is worked only while this agent holds its lock. The lock is renewed about every
+ *    lockWindow/4 (at most every 30 min) while the handler runs; when a renewal is refused
+ *    (`not_holder`/`not_found`), or a reconnect shows the lock is gone, the handler's `signal` is
+ *    aborted and nothing is reported for it (the report would be refused anyway).
+ * 2. A task is released only through a report: `done` when the handler returns, otherwise the
+ *    status its error maps to (errors.ts). Reports lost to a connection blip are repeated (a
+ *    repeat is harmless, PROTOCOL P5 / claim-locks invariant 6).
+ * 3. Jobs: `run_started` is sent before the handler runs (an unacknowledged trigger goes to
+ *    another instance); `ctx.step` skips steps the server lists in `completedSteps` and records
+ *    each finished step with `run_step` before the handler continues ("check, then compensate").
+ * 4. After a reconnect that resumed the instance, locks the server still lists but nobody here
+ *    works on (a claim whose reply was lost in the blip) are handed back at once (`backlog`).
+ * 5. `close()` stops claiming, lets running handlers finish within a timeout, then aborts them
+ *    (tasks go back to the backlog), and closes the socket.
+ */
+import { EventEmitter } from 'node:events';
+import type { Logger } from '../common/logger';
+import { silentLogger } from '../common/logger';
+import type { ReportStatus, Task } from '../common/model';
+import type { ErrorClass, HelloResult, JobTriggerPush, PrecheckPush } from '../common/protocol';
+import { Connection, type ConnectionOptions } from './connection';
+import {
+  AgentClosedError,
+  AgentClosingError,
+  ConnectionLostError,
+  errorClassOf,
+  errorMessage,
+  GafferRequestError,
+  LockLostError,
+  reportStatusOf,
+} from './errors';
+
+export type AgentOptions = ConnectionOptions;
+
+export interface ClaimedTask {
+  task: Task;
+  lock: { fence: number; expiresAt: string };
+}
+
+export interface CreateTaskInput {
+  title: string;
+  /** Defaults to this agent's role. */
+  role?: string;
+  priority?: number;
+  payload?: unknown;
+  dependsOn?: number[];
+  idempotencyKey?: string;
+}
+
+// ---- work() ----
+
+export interface WorkContext {
+  task: Task;
+  /** 1 on the first claim. */
+  attempt: number;
+  /** An earlier holder's lock expired: the work may be half done — verify before redoing. */
+  previouslyExpired: boolean;
+  /** Aborted when the lock is lost or the agent is closing; stop and return/throw soon. */
+  signal: AbortSignal;
+  /** The current lock (expiresAt moves with each renewal). */
+  readonly lock: { readonly fence: number; readonly expiresAt: string };
+  agent: Agent;
+}
+
+export interface WorkResult {
+  output?: unknown;
+  note?: string;
+}
+
+export type WorkHandler = (ctx: WorkContext) => Promise<WorkResult | void> | WorkResult | void;
+
+export interface WorkOptions {
+  /** Pause after finding nothing to claim (default 5000 ms). P2: no retry storm. */
+  idleDelayMs?: number;
+  /** Overrides the renewal interval (default min(lockWindow/4, 30 min)). */
+  renewEveryMs?: number;
+  /** Claim for another role than the agent's (the token must allow it). */
+  role?: string;
+  /** Stop after this many tasks (default: run until `close()` or `signal`). */
+  maxTasks?: number;
+  signal?: AbortSignal;
+}
+
+// ---- onJob() ----
+
+export interface StepOptions<T> {
+  /** A reference to the side effect (message id, file path) recorded with the checkpoint. */
+  ref?: string | ((value: T) => string | undefined);
+}
+
+export interface JobContext {
+  runId: string;
+  jobId: string;
+  job: string;
+  slot: string;
+  attempt: number;
+  payload: unknown;
+  /** Pass this on to every external system you call: the same for every attempt of the slot. */
+  idempotencyKey: string;
+  deadline: string;
+  /** Steps a previous attempt finished (their side effects happened). */
+  completedSteps: readonly string[];
+  version: number;
+  traceId: string;
+  /** Aborted at the deadline or when the agent closes. */
+  signal: AbortSignal;
+  /**
+   * Runs `fn` as checkpointed step `name`, unless a previous attempt already completed it (then
+   * `fn` is not called and the result is undefined). After `fn` succeeds the checkpoint is sent
+   * (`run_step`) and acknowledged before this resolves.
+   */
+  step<T>(name: string, fn: () => Promise<T> | T, opts?: StepOptions<T>): Promise<T | undefined>;
+  agent: Agent;
+}
+
+export type JobHandler = (ctx: JobContext) => Promise<unknown> | unknown;
+
+export interface JobOptions {
+  /** errorClass for errors that are none of RetryableError / FatalError / NeedsHumanError (default `retryable`). */
+  defaultErrorClass?: ErrorClass;
+}
+
+// ---- onPrecheck() ----
+
+export interface PrecheckContext {
+  requestId: string;
+  check: string;
+  slot: string;
+}
+
+export type PrecheckAnswer = boolean | { ready: boolean; reason?: string; evidence?: unknown };
+export type PrecheckHandler = (ctx: PrecheckContext) => Promise<PrecheckAnswer> | PrecheckAnswer;
+
+// ---- events ----
+
+export interface AgentEventMap {
+  ready: [{ instanceId: string; resumed: boolean; first: boolean }];
+  disconnected: [{ code: number; reason: string }];
+  reconnecting: [{ attempt: number; delayMs: number }];
+  closed: [{ error?: Error }];
+  'task.claimed': [{ task: Task; fence: number }];
+  'task.renewed': [{ taskId: number; expiresAt: string }];
+  'task.reported': [{ taskId: number; status: ReportStatus }];
+  'task.lost': [{ taskId: number; reason: string }];
+  'job.started': [{ runId: string; slot: string }];
+  'job.step': [{ runId: string; step: string; skipped: boolean }];
+  'job.finished': [{ runId: string; outcome: 'success' | 'failed'; errorClass?: ErrorClass }];
+}
+
+interface ActiveTask {
+  taskId: number;
+  fence: number;
+  expiresAt: string;
+  controller: AbortController;
+  lost: boolean;
+  done: Promise<void>;
+}
+
+const THIRTY_MIN = 30 * 60_000;
+
+/** PROTOCOL P4: renew about every lockWindow/4, and at most every 30 min. */
+export function renewIntervalMs(lockWindowS: number): number {
+  return Math.max(1, Math.min((lockWindowS * 1000) / 4, THIRTY_MIN));
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve();
+    const t = setTimeout(done, ms);
+    function done() {
+      clearTimeout(t);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    }
+    signal?.addEventListener('abort', done, { once: true });
+  });
+}
+
+const LOCK_GONE = new Set(['not_holder', 'not_found']);
+
+export class Agent {
+  private readonly conn: Connection;
+  private readonly log: Logger;
+  private readonly events = new EventEmitter();
+  private readonly active = new Map<number, ActiveTask>();
+  private readonly runs = new Map<string, { controller: AbortController; done: Promise<void> }>();
+  private readonly prechecks = new Map<string, PrecheckHandler>();
+  private jobHandler: { fn: JobHandler; opts: JobOptions } | undefined;
+  private readonly stop = new AbortController();
+  private closing: Promise<void> | undefined;
+  private previousInstance: string | undefined;
+
+  /** Use `connect()`. */
+  constructor(readonly options: AgentOptions) {
+    this.log = options.logger ?? silentLogger;
+    this.conn = new Connection(options, {
+      ready: (hello, first) => this.onReady(hello, first),
+      down: (code, reason) => this.emit('disconnected', { code, reason }),
+      reconnecting: (attempt, delayMs) => this.emit('reconnecting', { attempt, delayMs }),
+      closed: (error) => {
+        this.stop.abort();
+        for (const t of this.active.values()) this.lose(t, 'the connection is closed');
+        this.emit('closed', error ? { error } : {});
+      },
+      push: (p) => this.onPush(p),
+    });
+  }
+
+  /** Opens the connection and says hello. */
+  async start(): Promise<this> {
+    await this.conn.open();
+    return this;
+  }
+
+  get instanceId(): string {
+    return this.conn.instanceId ?? '';
+  }
+
+  get role(): string {
+    return this.options.role;
+  }
+
+  get lockWindowS(): number {
+    return this.conn.hello?.lockWindowS ?? 7200;
+  }
+
+  get connected(): boolean {
+    return this.conn.state === 'ready';
+  }
+
+  get hello(): HelloResult | undefined {
+    return this.conn.hello;
+  }
+
+  on<K extends keyof AgentEventMap>(event: K, fn: (...args: AgentEventMap[K]) => void): () => void {
+    this.events.on(event, fn as (...a: unknown[]) => void);
+    return () => this.events.off(event, fn as (...a: unknown[]) => void);
+  }
+
+  private emit<K extends keyof AgentEventMap>(event: K, ...args: AgentEventMap[K]): void {
+    try {
+      this.events.emit(event, ...args);
+    } catch (e) {
+      this.log.error('event listener failed', { event, error: errorMessage(e) });
+    }
+  }
+
+  // ---- plain requests ----
+
+  /** Claims the best claimable task of the role, or `null` (P2: never waits for one). */
+  async claim(role?: string): Promise<ClaimedTask | null> {
+    const r = await this.conn.request<{ task: Task | null; lock?: { fence: number; expiresAt: string } }>('claim', role ? { role } : {});
+    if (!r.task || !r.lock) return null;
+    this.emit('task.claimed', { task: r.task, fence: r.lock.fence });
+    return { task: r.task, lock: r.lock };
+  }
+
+  renew(taskId: number, fence: number): Promise<{ expiresAt: string }> {
+    return this.conn.request('renew', { taskId, fence });
+  }
+
+  async report(taskId: number, fence: number, status: ReportStatus, extra: { note?: string; output?: unknown } = {}): Promise<{ task: Task; replayed?: boolean }> {
+    const fields: Record<string, unknown> = { taskId, fence, status };
+    if (extra.note !== undefined) fields.note = extra.note;
+    if (extra.output !== undefined) fields.output = extra.output;
+    const r = await this.conn.request<{ task: Task; replayed?: boolean }>('report', fields);
+    this.emit('task.reported', { taskId, status });
+    return r;
+  }
+
+  createTask(input: CreateTaskInput): Promise<{ task: Task; replayed: boolean }> {
+    const fields: Record<string, unknown> = { ...input, role: input.role ?? this.options.role };
+    for (const k of Object.keys(fields)) if (fields[k] === undefined) delete fields[k];
+    return this.conn.request('create_task', fields);
+  }
+
+  heartbeat(): Promise<{ serverTime: string }> {
+    return this.conn.request('heartbeat');
+  }
+
+  // ---- work loop ----
+
+  /**
+   * Claims and works tasks until `close()` (or `opts.signal`, or `opts.maxTasks`). One task at a
+   * time per call; call it N times for N in parallel.
+   */
+  async work(handler: WorkHandler, opts: WorkOptions = {}): Promise<void> {
+    const idle = opts.idleDelayMs ?? 5000;
+    const stopped = () => this.stop.signal.aborted || opts.signal?.aborted === true;
+    const wake = opts.signal ? AbortSignal.any([this.stop.signal, opts.signal]) : this.stop.signal;
+    let done = 0;
+    while (!stopped() && (opts.maxTasks === undefined || done < opts.maxTasks)) {
+      let claimed: ClaimedTask | null;
+      try {
+        claimed = await this.claim(opts.role);
+      } catch (e) {
+        if (e instanceof AgentClosedError || stopped()) break;
+        // A lost reply (ConnectionLost) is not retried blindly: if the claim did land, the
+        // reconnect reconciliation hands that lock back (invariant 4).
+        this.log.warn('claim failed', { error: errorMessage(e) });
+        await sleep(e instanceof ConnectionLostError ? Math.min(idle, 250) : idle, wake);
+        continue;
+      }
+      if (!claimed) {
+        await sleep(idle, wake);
+        continue;
+      }
+      if (this.stop.signal.aborted) {
+        await this.safeReport(claimed.task.id, claimed.lock.fence, 'backlog', { note: 'agent shutting down before starting' });
+        break;
+      }
+      await this.runTask(claimed, handler, opts);
+      done++;
+    }
+  }
+
+  private async runTask(claimed: ClaimedTask, handler: WorkHandler, opts: WorkOptions): Promise<void> {
+    const { task } = claimed;
+    let finish!: () => void;
+    const t: ActiveTask = {
+      taskId: task.id,
+      fence: claimed.lock.fence,
+      expiresAt: claimed.lock.expiresAt,
+      controller: new AbortController(),
+      lost: false,
+      done: new Promise<void>((r) => (finish = r)),
+    };
+    this.active.set(task.id, t);
+    const every = opts.renewEveryMs ?? renewIntervalMs(this.lockWindowS);
+    let timer: NodeJS.Timeout | undefined;
+    let running = true;
+    const scheduleRenew = (ms: number) => {
+      timer = setTimeout(() => void renewOnce(), ms);
+    };
+    const renewOnce = async () => {
+      if (!running || t.lost) return;
+      try {
+        const r = await this.renew(t.taskId, t.fence);
+        t.expiresAt = r.expiresAt;
+        this.emit('task.renewed', { taskId: t.taskId, expiresAt: r.expiresAt });
+        if (running) scheduleRenew(every);
+      } catch (e) {
+        if (e instanceof GafferRequestError && LOCK_GONE.has(e.code)) {
+          this.lose(t, `renew refused: ${e.message}`);
+          return;
+        }
+        if (e instanceof AgentClosedError) return;
+        // Transient (connection blip, timeout): try again soon; the request waits for the reconnect.
+        this.log.warn('renew failed; retrying', { taskId: t.taskId, error: errorMessage(e) });
+        if (running) scheduleRenew(Math.min(every, 1000));
+      }
+    };
+    scheduleRenew(every);
+
+    const lock = {
+      fence: t.fence,
+      get expiresAt() {
+        return t.expiresAt;
+      },
+    };
+    let status: ReportStatus = 'done';
+    let note: string | undefined;
+    let output: unknown;
+    try {
+      const r = await handler({ task, attempt: task.attempt, previouslyExpired: task.previouslyExpired, signal: t.controller.signal, lock, agent: this });
+      if (r && typeof r === 'object') ({ output, note } = r);
+    } catch (e) {
+      const reason: unknown = t.controller.signal.reason;
+      status = reason instanceof AgentClosingError ? 'backlog' : reportStatusOf(e);
+      note = errorMessage(e);
+      output = (e as { output?: unknown } | null)?.output;
+      this.log.warn('task handler failed', { taskId: task.id, status, error: note });
+    } finally {
+      running = false;
+      if (timer) clearTimeout(timer);
+    }
+    try {
+      if (t.lost) {
+        this.log.warn('not reporting: the lock was lost', { taskId: task.id });
+        return;
+      }
+      await this.safeReport(task.id, t.fence, status, { ...(note !== undefined ? { note } : {}), ...(output !== undefined ? { output } : {}) });
+    } finally {
+      this.active.delete(task.id);
+      finish();
+    }
+  }
+
+  /** Reports, repeating after a connection blip (a repeated report is harmless). */
+  private async safeReport(taskId: number, fence: number, status: ReportStatus, extra: { note?: string; output?: unknown }): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.report(taskId, fence, status, extra);
+        return;
+      } catch (e) {
+        if (e instanceof ConnectionLostError && attempt < 5) continue;
+        if (e instanceof GafferRequestError && LOCK_GONE.has(e.code)) {
+          this.log.warn('report refused: the lock is no longer ours', { taskId, error: e.message });
+          const t = this.active.get(taskId);
+          if (t) this.lose(t, e.message);
+          return;
+        }
+        this.log.error('report failed', { taskId, status, error: errorMessage(e) });
+        return;
+      }
+    }
+  }
+
+  private lose(t: ActiveTask, reason: string): void {
+    if (t.lost) return;
+    t.lost = true;
+    this.log.warn('lock lost', { taskId: t.taskId, reason });
+    this.emit('task.lost', { taskId: t.taskId, reason });
+    t.controller.abort(new LockLostError(t.taskId, reason));
+  }
+
+  // ---- jobs and prechecks ----
+
+  /** Handles `job_trigger` pushes. Returns an unsubscribe function. */
+  onJob(handler: JobHandler, opts: JobOptions = {}): () => void {
+    this.jobHandler = { fn: handler, opts };
+    return () => {
+      if (this.jobHandler?.fn === handler) this.jobHandler = undefined;
+    };
+  }
+
+  /** Answers `precheck` pushes for check `name`. Returns an unsubscribe function. */
+  onPrecheck(name: string, handler: PrecheckHandler): () => void {
+    this.prechecks.set(name, handler);
+    return () => {
+      if (this.prechecks.get(name) === handler) this.prechecks.delete(name);
+    };
+  }
+
+  private onPush(p: { type: string }): void {
+    if (p.type === 'job_trigger') void this.runJob(p as JobTriggerPush);
+    else if (p.type === 'precheck') void this.answerPrecheck(p as PrecheckPush);
+    else this.log.warn('ignoring an unknown push', { type: p.type });
+  }
+
+  private async runJob(trigger: JobTriggerPush): Promise<void> {
+    const job = this.jobHandler;
+    if (!job) {
+      // Not acknowledging lets the hub offer the run to another instance.
+      this.log.warn('job_trigger received but no onJob handler is registered', { runId: trigger.runId });
+      return;
+    }
+    if (this.runs.has(trigger.runId) || this.stop.signal.aborted) return;
+    const controller = new AbortController();
+    let finish!: () => void;
+    this.runs.set(trigger.runId, { controller, done: new Promise<void>((r) => (finish = r)) });
+    const runId = trigger.runId;
+    let deadlineTimer: NodeJS.Timeout | undefined;
+    try {
+      try {
+        await this.conn.request('run_started', { runId });
+      } catch (e) {
+        this.log.warn('run not started', { runId, error: errorMessage(e) });
+        return;
+      }
+      this.emit('job.started', { runId, slot: trigger.slot });
+      const untilDeadline = Date.parse(trigger.deadline) - Date.now();
+      if (Number.isFinite(untilDeadline)) {
+        deadlineTimer = setTimeout(() => controller.abort(new Error(`deadline ${trigger.deadline} passed`)), Math.max(0, Math.min(untilDeadline, 2_147_483_647)));
+      }
+      const completed = new Set(trigger.completedSteps ?? []);
+      const ctx: JobContext = {
+        runId,
+        jobId: trigger.jobId,
+        job: trigger.job,
+        slot: trigger.slot,
+        attempt: trigger.attempt,
+        payload: trigger.payload,
+        idempotencyKey: trigger.idempotencyKey,
+        deadline: trigger.deadline,
+        completedSteps: [...completed],
+        version: trigger.version,
+        traceId: trigger.traceId,
+        signal: controller.signal,
+        agent: this,
+        step: async <T>(name: string, fn: () => Promise<T> | T, stepOpts: StepOptions<T> = {}): Promise<T | undefined> => {
+          if (completed.has(name)) {
+            this.emit('job.step', { runId, step: name, skipped: true });
+            return undefined;
+          }
+          const value = await fn();
+          const ref = typeof stepOpts.ref === 'function' ? stepOpts.ref(value) : stepOpts.ref;
+          // The checkpoint must be recorded before anything else happens (invariant 3).
+          await this.persistent('run_step', { runId, step: name, ...(ref !== undefined ? { ref } : {}) });
+          completed.add(name);
+          this.emit('job.step', { runId, step: name, skipped: false });
+          return value;
+        },
+      };
+      let result: Record<string, unknown>;
+      try {
+        const output = await job.fn(ctx);
+        result = { outcome: 'success', ...(output !== undefined ? { output } : {}) };
+      } catch (e) {
+        const errorClass = errorClassOf(e, job.opts.defaultErrorClass ?? 'retryable');
+        result = { outcome: 'failed', errorClass, error: errorMessage(e) };
+        const output = (e as { output?: unknown } | null)?.output;
+        if (output !== undefined) result.output = output;
+        this.log.warn('job handler failed', { runId, errorClass, error: result.error });
+      }
+      try {
+        await this.persistent('run_result', { runId, ...result });
+        this.emit('job.finished', {
+          runId,
+          outcome: result.outcome as 'success' | 'failed',
+          ...(result.errorClass ? { errorClass: result.errorClass as ErrorClass } : {}),
+        });
+      } catch (e) {
+        this.log.error('run_result failed', { runId, error: errorMessage(e) });
+      }
+    } finally {
+      if (deadlineTimer) clearTimeout(deadlineTimer);
+      this.runs.delete(runId);
+      finish();
+    }
+  }
+
+  /** A request repeated across connection blips (for checkpoints and results). */
+  private async persistent(type: string, fields: Record<string, unknown>): Promise<unknown> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.conn.request(type, fields);
+      } catch (e) {
+        if (e instanceof ConnectionLostError && attempt < 5) continue;
+        throw e;
+      }
+    }
+  }
+
+  private async answerPrecheck(p: PrecheckPush): Promise<void> {
+    const fn = this.prechecks.get(p.check);
+    let answer: { ready: boolean; reason?: string; evidence?: unknown };
+    if (!fn) answer = { ready: false, reason: `this agent has no precheck named "${p.check}"` };
+    else {
+      try {
+        const r = await fn({ requestId: p.requestId, check: p.check, slot: p.slot });
+        answer = typeof r === 'boolean' ? { ready: r } : r;
+      } catch (e) {
+        answer = { ready: false, reason: `precheck failed: ${errorMessage(e, 1900)}` };
+      }
+    }
+    const fields: Record<string, unknown> = { requestId: p.requestId, ready: answer.ready === true };
+    if (answer.reason !== undefined) fields.reason = errorMessage(answer.reason, 2000);
+    if (answer.evidence !== undefined) fields.evidence = answer.evidence;
+    try {
+      await this.conn.request('precheck_result', fields);
+    } catch (e) {
+      this.log.warn('precheck_result failed', { requestId: p.requestId, error: errorMessage(e) });
+    }
+  }
+
+  // ---- reconnect reconciliation ----
+
+  private onReady(hello: HelloResult, first: boolean): void {
+    const previous = this.previousInstance;
+    this.previousInstance = hello.instanceId;
+    const resumed = !first && (hello.resumed ?? hello.instanceId === previous);
+    this.emit('ready', { instanceId: hello.instanceId, resumed, first });
+    if (first) return;
+    if (!resumed) {
+      for (const t of this.active.values()) this.lose(t, 'the instance could not be resumed: its locks are gone');
+      return;
+    }
+    if (!hello.locks) return;
+    const held = new Map(hello.locks.map((l) => [l.taskId, l.fence]));
+    for (const t of this.active.values()) {
+      if (held.get(t.taskId) !== t.fence) this.lose(t, 'the lock did not survive the reconnect');
+    }
+    for (const l of hello.locks) {
+      if (this.active.get(l.taskId)?.fence === l.fence) continue;
+      // Invariant 4: a claim whose reply was lost. Give it back now rather than after the lock window.
+      this.log.warn('returning a lock nobody here is working on', { taskId: l.taskId });
+      void this.safeReport(l.taskId, l.fence, 'backlog', { note: 'claim reply lost in a reconnect; returned unworked' });
+    }
+  }
+
+  // ---- shutdown ----
+
+  /**
+   * Graceful shutdown: stop claiming, wait up to `timeoutMs` for running handlers, then abort
+   * them (their tasks are reported `backlog`), and close the socket.
+   */
+  close(opts: { timeoutMs?: number } = {}): Promise<void> {
+    this.closing ??= (async () => {
+      this.stop.abort();
+      const busy = () => [...[...this.active.values()].map((t) => t.done), ...[...this.runs.values()].map((r) => r.done)];
+      if (busy().length > 0) {
+        await Promise.race([Promise.all(busy()), sleep(opts.timeoutMs ?? 10_000)]);
+        if (busy().length > 0) {
+          const closingError = new AgentClosingError();
+          for (const t of this.active.values()) t.controller.abort(closingError);
+          for (const r of this.runs.values()) r.controller.abort(closingError);
+          await Promise.race([Promise.all(busy()), sleep(5000)]);
+        }
+      }
+      await this.conn.close(1000, 'agent closing');
+    })();
+    return this.closing;
+  }
+}
+
+/** Connects, says hello, and returns a ready agent. */
+export function connect(options: AgentOptions): Promise<Agent> {
+  return new Agent(options).start();
+}

@@ -1,0 +1,44 @@
+/**
+ * Gaffer agent SDK (Node). Depends only on `ws` and `src-main/common`.
+ *
+ *   const agent = await connect({ url: 'ws://127.0.0.1:7311/agent', token, role: 'dev', name: 'worker-1' });
+ *   await agent.work(async ({ task, signal }) => { ...; return { output } });
+ */
+export {
+  Agent,
+  connect,
+  renewIntervalMs,
+  type AgentEventMap,
+  type AgentOptions,
+  type ClaimedTask,
+  type CreateTaskInput,
+  type JobContext,
+  type JobHandler,
+  type JobOptions,
+  type PrecheckAnswer,
+  type PrecheckContext,
+  type PrecheckHandler,
+  type StepOptions,
+  type WorkContext,
+  type WorkHandler,
+  type WorkOptions,
+  type WorkResult,
+} from './agent';
+export { agentUrl, backoffDelay, type ReconnectPolicy } from './connection';
+export {
+  AgentClosedError,
+  AgentClosingError,
+  BacklogError,
+  BlockedError,
+  ConnectionLostError,
+  FatalError,
+  GafferRequestError,
+  GafferSdkError,
+  LockLostError,
+  NeedsHumanError,
+  RequestTimeoutError,
+  RetryableError,
+  TaskFailedError,
+} from './errors';
+export type { Task } from '../common/model';
+export type { ErrorClass } from '../common/protocol';

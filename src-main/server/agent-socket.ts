@@ -1,0 +1,188 @@
+/**
+ * The `ws` adapter for the agent hub: `ws://127.0.0.1:<port>/agent` on an existing http.Server.
+ * All protocol logic lives in core/hub; this file only admits upgrades and moves frames.
+ *
+ * Checks before the handshake (each refusal is a plain HTTP response and an audit row):
+ * 1. Host must be a loopback name with our port (defeats DNS rebinding)   → 403
+ * 2. An Origin header must be explicitly allowed (default: none)           → 403
+ * 3. Live connections below the cap                                        → 503
+ * 4. `Authorization: Bearer` (optional here; may come in hello) must verify → 401
+ *
+ * Frames: text only, at most MAX_FRAME_BYTES (a larger one is answered `too_large` and closed
+ * with 4413), no compression (a compressed frame could inflate past any limit).
+ */
+import type { IncomingMessage, Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
+import WebSocket, { WebSocketServer } from 'ws';
+import { MAX_FRAME_BYTES } from '../common/protocol';
+import type { TokenInfo } from '../core/auth/tokens';
+import type { Core } from '../core/create-core';
+import type { Disposable } from '../core/events';
+import type { HubConnection, HubSocket } from '../core/hub/ports';
+import { allowedHost, bearerToken, originAllowed } from './guards';
+
+export interface AgentSocketOptions {
+  /** URL path of the agent socket (default `/agent`). */
+  path?: string;
+  /** Port for the Host check (default: the port the server is listening on). */
+  port?: number;
+  /** Origins allowed to open the socket (default none: browsers cannot connect). */
+  allowedOrigins?: readonly string[];
+  /** Most live connections; more are refused with 503 (default 1000). */
+  maxConnections?: number;
+}
+
+export interface AgentSocketServer extends Disposable {
+  /** Live agent connections. */
+  readonly connections: number;
+  /** Stops accepting upgrades and closes live agent sockets. Idempotent. */
+  close(): void;
+}
+
+const REASONS: Record<number, [string, string]> = {
+  401: ['Unauthorized', 'unauthorized'],
+  403: ['Forbidden', 'forbidden'],
+  503: ['Service Unavailable', 'unavailable'],
+};
+
+/** Refuses an upgrade with a plain HTTP response before any WebSocket handshake. */
+function refuse(socket: Duplex, status: number, message: string): void {
+  const [text, code] = REASONS[status] ?? ['Bad Request', 'bad_request'];
+  const body = JSON.stringify({ error: { code, status, message } });
+  if (!socket.writable) {
+    socket.destroy();
+    return;
+  }
+  // Destroy only once the response has left, or the client may see a reset instead of the status.
+  socket.once('finish', () => socket.destroy());
+  socket.end(
+    `HTTP/1.1 ${status} ${text}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+      `Connection: close\r\nCache-Control: no-store\r\n\r\n${body}`,
+  );
+}
+
+/**
+ * `ws` closes a connection whose frame exceeds `maxPayload` with 1009 before telling anyone. The
+ * protocol wants a `too_large` reply and 4413, so that one close is handed to the hub instead.
+ */
+class AgentWebSocket extends WebSocket {
+  onTooLarge: (() => void) | undefined;
+
+  override close(code?: number, data?: string | Buffer): void {
+    const tooLarge = this.onTooLarge;
+    if (code === 1009 && tooLarge) {
+      this.onTooLarge = undefined;
+      tooLarge();
+      if (this.readyState === WebSocket.OPEN) super.close(4413, 'frame too large');
+      return;
+    }
+    super.close(code, data);
+  }
+}
+
+export function attachAgentSocket(server: Server, core: Pick<Core, 'hub' | 'tokens'>, opts: AgentSocketOptions = {}): AgentSocketServer {
+  const { hub, tokens } = core;
+  const path = opts.path ?? '/agent';
+  const allowedOrigins = opts.allowedOrigins ?? [];
+  const maxConnections = opts.maxConnections ?? 1000;
+  const wss = new WebSocketServer({
+    noServer: true,
+    maxPayload: MAX_FRAME_BYTES,
+    perMessageDeflate: false,
+    WebSocket: AgentWebSocket,
+  });
+  let closed = false;
+
+  const port = (): number => opts.port ?? (server.address() as AddressInfo | null)?.port ?? 0;
+
+  const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
+    let pathname: string;
+    try {
+      pathname = new URL(req.url ?? '/', 'http://localhost').pathname;
+    } catch {
+      return;
+    }
+    if (pathname !== path) return; // another upgrade handler's business
+    socket.on('error', () => socket.destroy());
+    const remoteAddress = req.socket.remoteAddress ?? null;
+    if (closed || hub.isClosed()) return refuse(socket, 503, 'the scheduler is shutting down');
+    if (!allowedHost(req.headers.host, port())) {
+      hub.rejected('host', { remoteAddress, host: String(req.headers.host ?? '').slice(0, 200) });
+      return refuse(socket, 403, 'host not allowed');
+    }
+    const origin = req.headers.origin;
+    if (!originAllowed(origin, allowedOrigins)) {
+      hub.rejected('origin', { remoteAddress, origin: String(origin).slice(0, 200) });
+      return refuse(socket, 403, 'origin not allowed: browser pages cannot open the agent socket');
+    }
+    if (hub.connectionCount >= maxConnections) {
+      hub.rejected('capacity', { remoteAddress, connections: hub.connectionCount });
+      return refuse(socket, 503, `too many agent connections (limit ${maxConnections})`);
+    }
+    let token: TokenInfo | null = null;
+    if (req.headers.authorization !== undefined) {
+      const secret = bearerToken(req);
+      token = (secret !== undefined && tokens.verify(secret)) || null;
+      if (!token) {
+        hub.rejected('token', { remoteAddress, via: 'header' });
+        return refuse(socket, 401, 'bad or revoked token');
+      }
+    }
+    wss.handleUpgrade(req, socket, head, (ws) => accept(ws as AgentWebSocket, remoteAddress, token));
+  };
+
+  const accept = (ws: AgentWebSocket, remoteAddress: string | null, token: TokenInfo | null): void => {
+    const socket: HubSocket = {
+      send: (text) => {
+        if (ws.readyState === WebSocket.OPEN) ws.send(text);
+      },
+      close: (code, reason) => {
+        if (ws.readyState === WebSocket.OPEN || ws.readyState === WebSocket.CONNECTING) ws.close(code, reason);
+      },
+      get bufferedAmount() {
+        return ws.bufferedAmount;
+      },
+      ping: () => {
+        if (ws.readyState === WebSocket.OPEN) ws.ping();
+      },
+      terminate: () => ws.terminate(),
+    };
+    const conn: HubConnection = hub.connect(socket, { remoteAddress, token });
+    ws.onTooLarge = () => conn.tooLarge();
+    ws.on('message', (data, isBinary) => {
+      if (isBinary) conn.receiveBinary();
+      else conn.receive(Array.isArray(data) ? Buffer.concat(data).toString('utf8') : data.toString());
+    });
+    ws.on('ping', () => conn.alive());
+    ws.on('pong', () => conn.alive());
+    ws.on('close', (code, reason) => conn.closed(code, reason.toString()));
+    ws.on('error', () => {
+      /* always followed by 'close' */
+    });
+  };
+
+  server.on('upgrade', onUpgrade);
+
+  const self: AgentSocketServer = {
+    get connections() {
+      return hub.connectionCount;
+    },
+    close() {
+      if (closed) return;
+      closed = true;
+      server.off('upgrade', onUpgrade);
+      registration.dispose();
+      for (const ws of wss.clients) ws.close(1001, 'server shutting down');
+      // Give close frames a moment to leave, then drop whoever did not answer.
+      const stragglers = [...wss.clients];
+      if (stragglers.length > 0) setTimeout(() => stragglers.forEach((ws) => ws.terminate()), 1000).unref();
+      wss.close();
+    },
+    dispose() {
+      self.close();
+    },
+  };
+  const registration = hub.registerTransport(self);
+  return self;
+}

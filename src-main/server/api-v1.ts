@@ -1,0 +1,119 @@
+/**
+ * The local HTTP API, `/api/v1` (PROTOCOL §2), for scripts, the CLI and the headless console.
+ *
+ * Invariants:
+ * 1. Checks run in this order, before any route: Host allow-list (DNS rebinding) → Origin (a
+ *    page from another origin gets 403; no CORS headers are ever sent) → operator bearer token
+ *    (constant-time compare) → route.
+ * 2. Every query, path parameter and body is validated with zod before anything changes; bad
+ *    input is a 400 and leaves state untouched.
+ * 3. Errors are `{"error":{"code","status","message"}}` with the contracted codes; unexpected
+ *    errors are logged and answered as a generic 500 that leaks no internals.
+ * 4. Operator actions are audited with actor `operator:http`.
+ * 5. The handler answers only paths under `/api/v1` and returns false for anything else, so a
+ *    server can chain handlers. Routes are a table: `/jobs…` is one more module in `extraRoutes`.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { GafferError, isGafferError } from '../common/errors';
+import type { Core } from '../core/create-core';
+import { auditRoutes } from './api/audit';
+import {
+  compileRoutes,
+  HTTP_ACTOR,
+  matchRoute,
+  queryObject,
+  STREAMED,
+  type ApiContext,
+  type Route,
+} from './api/router';
+import { signalRoutes } from './api/signals';
+import { statusRoutes } from './api/status';
+import { taskRoutes } from './api/tasks';
+import { tokenRoutes } from './api/tokens';
+import { allowedHost, bearerToken, isOperator, readJsonBody, selfOrigins, sendError, sendJson } from './guards';
+
+export const API_PREFIX = '/api/v1';
+
+export interface ApiOptions {
+  operatorToken: string;
+  /** The port the server is bound to (Host and Origin checks). */
+  port: number;
+  /** Reported by `GET /status`. */
+  version?: string;
+  /** Largest JSON body accepted (bytes). */
+  maxBodyBytes?: number;
+  /** More routes (e.g. `/jobs…`), given core; paths are relative to `/api/v1`. */
+  extraRoutes?: (core: Core) => Route[];
+}
+
+export type ApiHandler = (req: IncomingMessage, res: ServerResponse) => Promise<boolean>;
+
+export const DEFAULT_VERSION = process.env.npm_package_version ?? '0.1.0';
+
+/** The built-in route table. */
+export function coreRoutes(core: Core, version = DEFAULT_VERSION): Route[] {
+  return [...statusRoutes(core, version), ...tokenRoutes(core), ...taskRoutes(core), ...signalRoutes(core), ...auditRoutes(core)];
+}
+
+export function createApiHandler(core: Core, opts: ApiOptions): ApiHandler {
+  if (!opts.operatorToken) throw new Error('createApiHandler: an operator token is required');
+  const routes = compileRoutes([...coreRoutes(core, opts.version), ...(opts.extraRoutes?.(core) ?? [])]);
+  const origins = selfOrigins(opts.port);
+
+  return async (req, res) => {
+    let url: URL;
+    try {
+      url = new URL(req.url ?? '/', 'http://127.0.0.1');
+    } catch {
+      return false;
+    }
+    const path = url.pathname;
+    if (path !== API_PREFIX && !path.startsWith(`${API_PREFIX}/`)) return false;
+    try {
+      // 1. Host allow-list.
+      if (!allowedHost(req.headers.host, opts.port)) throw new GafferError('forbidden', 'host not allowed');
+      // 2. Origin: only this server's own pages; anything else (including "null") is refused.
+      const origin = req.headers.origin;
+      if (origin !== undefined && !origins.includes(origin)) throw new GafferError('forbidden', 'cross-origin requests are refused');
+      if (req.headers['sec-fetch-site'] === 'cross-site') throw new GafferError('forbidden', 'cross-site requests are refused');
+      // 3. Operator token.
+      if (!isOperator(bearerToken(req), opts.operatorToken)) {
+        res.setHeader('www-authenticate', 'Bearer realm="gaffer"');
+        throw new GafferError('unauthorized', 'a valid operator token is required (Authorization: Bearer <token>)');
+      }
+      // 4. Route.
+      const method = (req.method ?? 'GET').toUpperCase();
+      const segments = path.slice(API_PREFIX.length).split('/').filter(Boolean);
+      const match = matchRoute(routes, method, segments);
+      if (!('route' in match)) {
+        if (match.allowed.length > 0) {
+          res.setHeader('allow', [...new Set(match.allowed)].join(', '));
+          throw new GafferError('not_found', `${method} is not supported on ${path} (allowed: ${match.allowed.join(', ')})`);
+        }
+        throw new GafferError('not_found', `no such endpoint: ${path}`);
+      }
+      let body: Promise<unknown> | undefined;
+      const ctx: ApiContext = {
+        core,
+        req,
+        res,
+        params: match.params,
+        query: queryObject(url.searchParams),
+        actor: HTTP_ACTOR,
+        body: () => (body ??= readJsonBody(req, opts.maxBodyBytes)),
+      };
+      const reply = await match.route.handler(ctx);
+      if (reply === STREAMED) return true;
+      for (const [k, v] of Object.entries(reply.headers ?? {})) res.setHeader(k, v);
+      sendJson(res, reply.status ?? 200, reply.body);
+    } catch (e) {
+      if (!isGafferError(e)) {
+        core.logger.error('api request failed', { method: req.method, path, error: e instanceof Error ? e.stack : String(e) });
+        sendError(res, new GafferError('internal', 'internal error'));
+      } else {
+        sendError(res, e);
+      }
+    }
+    return true;
+  };
+}

@@ -1,0 +1,108 @@
+/** `/audit…`: browse, count, export (streamed) and verify the audit log. */
+import type { IncomingMessage } from 'node:http';
+import { z } from 'zod';
+import { GafferError } from '../../common/errors';
+import type { AuditFilterInput } from '../../common/schemas';
+import { EXPORT_FORMATS, exportAudit, verifyExport, verifyLiveRange } from '../../core/audit/audit-export';
+import type { Core } from '../../core/create-core';
+import { afterParam, idParam, limitParam, ok, parseQuery, STREAMED, streamChunks, type Route } from './router';
+
+const field = z.string().min(1).max(200);
+const filterShape = {
+  /** Repeat `type=` for several types, or use `types=a,b`. */
+  type: z.union([field, z.array(field).min(1).max(20)]).optional(),
+  types: z.string().min(1).max(4200).optional(),
+  actor: field.optional(),
+  subject: field.optional(),
+  from: z.iso.datetime({ offset: true }).optional(),
+  to: z.iso.datetime({ offset: true }).optional(),
+  text: z.string().min(1).max(200).optional(),
+  after: afterParam.optional(),
+  before: idParam.optional(),
+};
+const listQuery = z.strictObject({ ...filterShape, limit: limitParam.optional(), order: z.enum(['asc', 'desc']).optional() });
+const countQuery = z.strictObject(filterShape);
+const exportQuery = z.strictObject({ ...filterShape, format: z.enum(EXPORT_FORMATS).optional() });
+const verifyQuery = z.strictObject({ after: afterParam.optional(), before: idParam.optional() });
+const verifyExportQuery = z.strictObject({
+  format: z.enum(EXPORT_FORMATS).optional(),
+  /** `true`: the file should be an unfiltered range, so a missing row is a failure. */
+  contiguous: z.enum(['true', 'false']).optional(),
+});
+
+/** Largest export file `POST /audit/verify-export` reads (it streams; this only bounds the work). */
+export const MAX_VERIFY_UPLOAD = 2 * 1024 * 1024 * 1024;
+
+type FilterQuery = z.output<z.ZodObject<typeof filterShape>>;
+
+function toFilter(q: FilterQuery): AuditFilterInput {
+  const { type, types, ...rest } = q;
+  const all = [...(type === undefined ? [] : Array.isArray(type) ? type : [type]), ...(types ? types.split(',').map((t) => t.trim()).filter(Boolean) : [])];
+  const f: AuditFilterInput = {};
+  for (const [k, v] of Object.entries(rest)) if (v !== undefined) (f as Record<string, unknown>)[k] = v;
+  if (all.length > 0) f.types = all;
+  return f;
+}
+
+async function* capped(req: IncomingMessage, max: number): AsyncGenerator<Buffer> {
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > max) throw new GafferError('too_large', `export file larger than ${max} bytes`);
+    yield chunk as Buffer;
+  }
+}
+
+export function auditRoutes(core: Core): Route[] {
+  return [
+    {
+      method: 'GET',
+      path: '/audit',
+      handler(c) {
+        const { limit, order, ...rest } = parseQuery(listQuery, c);
+        return ok(core.auditQuery.query({ ...toFilter(rest), ...(limit ? { limit } : {}), ...(order ? { order } : {}) }));
+      },
+    },
+    {
+      method: 'GET',
+      path: '/audit/count',
+      handler(c) {
+        return ok(core.auditQuery.count(toFilter(parseQuery(countQuery, c))));
+      },
+    },
+    {
+      method: 'GET',
+      path: '/audit/export',
+      async handler(c): Promise<typeof STREAMED> {
+        const { format = 'jsonl', ...rest } = parseQuery(exportQuery, c);
+        // Validates the filter before anything is written: bad input is still a plain 400.
+        const chunks = exportAudit(core.auditQuery, toFilter(rest), { format });
+        const stamp = new Date(core.clock.now()).toISOString().replace(/[:.]/g, '-');
+        c.res.writeHead(200, {
+          'content-type': format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson; charset=utf-8',
+          'content-disposition': `attachment; filename="gaffer-audit-${stamp}.${format}"`,
+          'cache-control': 'no-store',
+          'x-content-type-options': 'nosniff',
+        });
+        await streamChunks(c.res, chunks);
+        return STREAMED;
+      },
+    },
+    {
+      method: 'GET',
+      path: '/audit/verify',
+      async handler(c) {
+        return ok(await verifyLiveRange(core.db, parseQuery(verifyQuery, c)));
+      },
+    },
+    {
+      // The body is an exported file (JSONL or CSV), streamed: nothing is buffered whole.
+      method: 'POST',
+      path: '/audit/verify-export',
+      async handler(c) {
+        const { format = 'jsonl', contiguous } = parseQuery(verifyExportQuery, c);
+        return ok(await verifyExport(capped(c.req, MAX_VERIFY_UPLOAD), format, { expectContiguous: contiguous === 'true' }));
+      },
+    },
+  ];
+}

@@ -1,0 +1,184 @@
+/**
+ * A small route table for the HTTP API. A route is a method, a path pattern with `:params`,
+ * and a handler that returns `{status?, body, headers?}` (or streams itself and returns STREAMED).
+ * Adding `/jobs…` is one more array of routes passed to `createApiHandler`.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { z } from 'zod';
+import { GafferError } from '../../common/errors';
+import { parseOrThrow } from '../../common/validate';
+import type { Core } from '../../core/create-core';
+
+export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+/** The actor recorded on every operator action taken through this API. */
+export const HTTP_ACTOR = 'operator:http';
+
+export const STREAMED: unique symbol = Symbol('streamed');
+
+export interface ApiReply {
+  status?: number;
+  body: unknown;
+  headers?: Record<string, string>;
+}
+
+export interface ApiContext {
+  core: Core;
+  req: IncomingMessage;
+  res: ServerResponse;
+  /** Decoded path parameters. */
+  params: Record<string, string>;
+  /** Query parameters: a string, or an array when the name is repeated. */
+  query: Record<string, string | string[]>;
+  /** The actor for audited actions (`operator:http`). */
+  actor: string;
+  /** The JSON body (size-capped); `{}` when empty. */
+  body(): Promise<unknown>;
+}
+
+export interface Route {
+  method: Method;
+  /** `/tasks/:id/release` — relative to `/api/v1`. */
+  path: string;
+  handler(c: ApiContext): Promise<ApiReply | typeof STREAMED> | ApiReply | typeof STREAMED;
+}
+
+export interface CompiledRoute extends Route {
+  segments: string[];
+}
+
+export function compileRoutes(routes: readonly Route[]): CompiledRoute[] {
+  const seen = new Set<string>();
+  return routes.map((r) => {
+    const key = `${r.method} ${r.path.replace(/:[^/]+/g, ':')}`;
+    if (seen.has(key)) throw new Error(`duplicate route ${r.method} ${r.path}`);
+    seen.add(key);
+    return { ...r, segments: r.path.split('/').filter(Boolean) };
+  });
+}
+
+/** Matches raw (still percent-encoded) path segments; params are decoded after matching. */
+export function matchRoute(
+  routes: readonly CompiledRoute[],
+  method: string,
+  rawSegments: string[],
+): { route: CompiledRoute; params: Record<string, string> } | { allowed: string[] } {
+  const allowed: string[] = [];
+  for (const r of routes) {
+    if (r.segments.length !== rawSegments.length) continue;
+    const params: Record<string, string> = {};
+    let ok = true;
+    for (let i = 0; i < r.segments.length && ok; i++) {
+      const pat = r.segments[i]!;
+      const seg = rawSegments[i]!;
+      if (pat.startsWith(':')) params[pat.slice(1)] = seg;
+      else ok = pat === seg;
+    }
+    if (!ok) continue;
+    if (r.method !== method) {
+      allowed.push(r.method);
+      continue;
+    }
+    for (const k of Object.keys(params)) {
+      try {
+        params[k] = decodeURIComponent(params[k]!);
+      } catch {
+        throw new GafferError('bad_request', `path parameter "${k}" is not valid percent-encoding`);
+      }
+    }
+    return { route: r, params };
+  }
+  return { allowed };
+}
+
+export function queryObject(search: URLSearchParams): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  for (const [k, v] of search) {
+    const prev = out[k];
+    out[k] = prev === undefined ? v : Array.isArray(prev) ? [...prev, v] : [prev, v];
+  }
+  return out;
+}
+
+// ---- Schemas for strings that arrive in URLs. ----
+
+/** An integer in a query string or path segment. */
+export function intParam(min: number, max: number = Number.MAX_SAFE_INTEGER) {
+  return z
+    .string()
+    .regex(/^-?\d{1,16}$/, 'must be an integer')
+    .transform(Number)
+    .pipe(z.number().int().min(min).max(max));
+}
+
+export const idParam = intParam(1);
+export const limitParam = intParam(1, 1000);
+export const afterParam = intParam(0);
+
+export function parseQuery<S extends z.ZodType>(schema: S, c: ApiContext): z.output<S> {
+  return parseOrThrow(schema, c.query, 'query');
+}
+
+export async function parseBody<S extends z.ZodType>(schema: S, c: ApiContext): Promise<z.output<S>> {
+  const body = await c.body();
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw new GafferError('bad_request', 'request body must be a JSON object');
+  }
+  return parseOrThrow(schema, body, 'body');
+}
+
+export function parseParam<S extends z.ZodType>(schema: S, c: ApiContext, name: string): z.output<S> {
+  return parseOrThrow(schema, c.params[name], `path parameter "${name}"`);
+}
+
+/** Pages an in-memory list (small lists: tokens, instances) with an id cursor. */
+export function pageArray<T extends { id: string }>(all: T[], limit = 100, after?: string): { items: T[]; next: string | null } {
+  let start = 0;
+  if (after !== undefined) {
+    const i = all.findIndex((x) => x.id === after);
+    if (i < 0) throw new GafferError('bad_request', `unknown cursor "after": ${after}`);
+    start = i + 1;
+  }
+  const items = all.slice(start, start + limit);
+  const more = start + limit < all.length;
+  return { items, next: more && items.length ? items[items.length - 1]!.id : null };
+}
+
+export const ok = (body: unknown, status = 200, headers?: Record<string, string>): ApiReply => ({
+  status,
+  body,
+  ...(headers ? { headers } : {}),
+});
+
+/**
+ * Writes text chunks to `res` with backpressure: when `write` returns false, waits for 'drain'
+ * (or for the client to go away, which stops the source). Ends the response when done.
+ */
+export async function streamChunks(res: ServerResponse, chunks: AsyncIterable<string>): Promise<void> {
+  let gone = false;
+  const onClose = () => {
+    gone = true;
+  };
+  res.on('close', onClose);
+  try {
+    for await (const chunk of chunks) {
+      if (gone || res.destroyed) return; // leaving the loop closes the source generator
+      if (!res.write(chunk)) await drainOrClose(res);
+    }
+    if (!gone && !res.destroyed) res.end();
+  } finally {
+    res.off('close', onClose);
+  }
+}
+
+function drainOrClose(res: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.on('drain', done);
+    res.on('close', done);
+  });
+}

@@ -1,0 +1,74 @@
+/** `GET /status`: health, version, counts and the recovery bound (SPEC §2). */
+import { z } from 'zod';
+import { recoveryBoundS } from '../../common/config';
+import { INSTANCE_STATUSES, TASK_STATUSES, type InstanceStatus, type TaskStatus } from '../../common/model';
+import { PROTOCOL_VERSION } from '../../common/protocol';
+import type { Core } from '../../core/create-core';
+import { ok, parseQuery, type Route } from './router';
+
+export interface StatusInfo {
+  ok: boolean;
+  version: string;
+  protocolVersion: number;
+  serverTime: string;
+  /** Start of "today" (server's local zone) used for `expiredToday`. */
+  todayStart: string;
+  counts: {
+    onlineInstances: number;
+    instances: Record<InstanceStatus, number>;
+    tasks: Record<TaskStatus, number>;
+    liveLocks: number;
+    expiredToday: number;
+    signals: number;
+    auditEvents: number;
+  };
+  /** min(lock window, heartbeat timeout) + sweep interval: how long an abandoned task can stay stuck. */
+  recoveryBoundS: number;
+  config: Core['config'];
+}
+
+export function statusRoutes(core: Core, version: string): Route[] {
+  const db = core.db;
+  const q = {
+    tasks: db.prepare<[], { status: TaskStatus; n: number }>('SELECT status, count(*) AS n FROM tasks GROUP BY status'),
+    instances: db.prepare<[], { status: InstanceStatus; n: number }>('SELECT status, count(*) AS n FROM instances GROUP BY status'),
+    locks: db.prepare<[], { n: number }>('SELECT count(*) AS n FROM locks'),
+    expired: db.prepare<[number], { n: number }>('SELECT count(*) AS n FROM lock_expiries WHERE expired_at >= ?'),
+    signals: db.prepare<[], { n: number }>('SELECT count(*) AS n FROM signals'),
+  };
+  return [
+    {
+      method: 'GET',
+      path: '/status',
+      handler(c) {
+        parseQuery(z.strictObject({}), c);
+        const now = core.clock.now();
+        const today = new Date(now);
+        today.setHours(0, 0, 0, 0);
+        const tasks = Object.fromEntries(TASK_STATUSES.map((s) => [s, 0])) as Record<TaskStatus, number>;
+        for (const r of q.tasks.all()) tasks[r.status] = r.n;
+        const instances = Object.fromEntries(INSTANCE_STATUSES.map((s) => [s, 0])) as Record<InstanceStatus, number>;
+        for (const r of q.instances.all()) instances[r.status] = r.n;
+        const body: StatusInfo = {
+          ok: true,
+          version,
+          protocolVersion: PROTOCOL_VERSION,
+          serverTime: new Date(now).toISOString(),
+          todayStart: today.toISOString(),
+          counts: {
+            onlineInstances: instances.online,
+            instances,
+            tasks,
+            liveLocks: q.locks.get()!.n,
+            expiredToday: q.expired.get(today.getTime())!.n,
+            signals: q.signals.get()!.n,
+            auditEvents: core.auditQuery.lastId(),
+          },
+          recoveryBoundS: recoveryBoundS(core.config),
+          config: core.config,
+        };
+        return ok(body);
+      },
+    },
+  ];
+}

@@ -1,0 +1,90 @@
+/** `/tasks…`: create (idempotent), list, get, and the operator's edges. */
+import { z } from 'zod';
+import { GafferError } from '../../common/errors';
+import { TASK_STATUSES } from '../../common/model';
+import { createTaskInput, idempotencyKey, reason, roleName } from '../../common/schemas';
+import { parseOrThrow } from '../../common/validate';
+import type { Core } from '../../core/create-core';
+import { afterParam, idParam, limitParam, ok, parseBody, parseParam, parseQuery, type ApiContext, type Route } from './router';
+
+const listQuery = z.strictObject({
+  role: roleName.optional(),
+  status: z.enum(TASK_STATUSES).optional(),
+  limit: limitParam.optional(),
+  after: afterParam.optional(),
+});
+
+const reasonBody = z.strictObject({ reason });
+const reprioritiseBody = z.strictObject({ priority: z.number().int().min(-1_000_000).max(1_000_000), reason });
+
+type Edge = 'release' | 'cancel' | 'retry' | 'unblock';
+
+export function taskRoutes(core: Core): Route[] {
+  const edge = (name: Edge): Route => ({
+    method: 'POST',
+    path: `/tasks/:id/${name}`,
+    async handler(c: ApiContext) {
+      const taskId = parseParam(idParam, c, 'id');
+      const { reason: why } = await parseBody(reasonBody, c);
+      const input = { taskId, reason: why, actor: c.actor };
+      const task =
+        name === 'release'
+          ? core.tasks.forceRelease(input)
+          : name === 'cancel'
+            ? core.tasks.cancel(input)
+            : name === 'retry'
+              ? core.tasks.retry(input)
+              : core.tasks.unblock(input);
+      return ok({ task });
+    },
+  });
+
+  return [
+    {
+      method: 'POST',
+      path: '/tasks',
+      async handler(c) {
+        const body = await parseBody(createTaskInput, c);
+        const header = c.req.headers['idempotency-key'];
+        const fromHeader = header === undefined ? undefined : parseOrThrow(idempotencyKey, header, 'header "Idempotency-Key"');
+        if (fromHeader !== undefined && body.idempotencyKey !== undefined && body.idempotencyKey !== fromHeader) {
+          throw new GafferError('bad_request', 'the Idempotency-Key header and the body\'s "idempotencyKey" differ');
+        }
+        const key = fromHeader ?? body.idempotencyKey;
+        const { task, replayed } = core.tasks.create({ ...body, ...(key === undefined ? {} : { idempotencyKey: key }) }, { actor: c.actor });
+        return ok({ task, replayed }, replayed ? 200 : 201, {
+          location: `/api/v1/tasks/${task.id}`,
+          ...(key === undefined ? {} : { 'idempotent-replayed': String(replayed) }),
+        });
+      },
+    },
+    {
+      method: 'GET',
+      path: '/tasks',
+      handler(c) {
+        return ok(core.tasks.list(parseQuery(listQuery, c)));
+      },
+    },
+    {
+      method: 'GET',
+      path: '/tasks/:id',
+      handler(c) {
+        parseQuery(z.strictObject({}), c);
+        return ok({ task: core.tasks.get(parseParam(idParam, c, 'id')) });
+      },
+    },
+    edge('release'),
+    edge('cancel'),
+    edge('retry'),
+    edge('unblock'),
+    {
+      method: 'POST',
+      path: '/tasks/:id/reprioritise',
+      async handler(c) {
+        const taskId = parseParam(idParam, c, 'id');
+        const { priority, reason: why } = await parseBody(reprioritiseBody, c);
+        return ok({ task: core.tasks.reprioritise({ taskId, priority, reason: why, actor: c.actor }) });
+      },
+    },
+  ];
+}

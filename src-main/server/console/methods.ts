@@ -1,0 +1,167 @@
+/**
+ * The console's method table: the one implementation of `ConsoleApi.call` on the main side.
+ * The Electron IPC handler and the headless HTTP route both dispatch here; only the actor differs
+ * (`operator:desktop` / `operator:browser`).
+ *
+ * 1. This is a trust boundary: the method name is checked against the allow-list
+ *    (`isConsoleMethod`) and the arguments are parsed with `consoleArgs[method]` before anything
+ *    runs. A bad call is `bad_request` and changes nothing.
+ * 2. Every operator action passes the actor and the reason to the core, which audits it in the
+ *    same transaction as the change.
+ * 3. `dispatch` never throws: it answers a `ConsoleReply`. Unexpected errors are logged and
+ *    answered as a generic `internal` error that leaks no internals.
+ */
+import type { z } from 'zod';
+import { recoveryBoundS } from '../../common/config';
+import {
+  consoleArgs,
+  isConsoleMethod,
+  type ConsoleMethod,
+  type ConsoleReply,
+  type ConsoleResult,
+  type ConsoleSettings,
+  type Dashboard,
+  type InstanceView,
+} from '../../common/console-api';
+import { GafferError, isGafferError, toErrorBody } from '../../common/errors';
+import { parseOrThrow } from '../../common/validate';
+import { verifyLiveRange } from '../../core/audit/audit-export';
+import type { Core } from '../../core/create-core';
+import { localDayStart, localWeekStart, prepareReadModels, type ReadModels } from './read-models';
+
+/** Who is calling and what to report in `settings.get`. */
+export interface ConsoleContext {
+  /** Recorded on every operator action: `operator:desktop` or `operator:browser`. */
+  actor: string;
+  /** The local server's port (agents and HTTP API), or null when it is not running. */
+  port: number | null;
+  dataDir: string | null;
+  version: string;
+}
+
+/**
+ * What the jobs module contributes to the console once it exists. Optional: until it is wired,
+ * runs needing attention are 0 and there are no next triggers.
+ */
+export interface JobsConsolePort {
+  /** Runs the operator must act on (failed and held for review, needs_human, backfill waiting). */
+  runsNeedingAttention(now: number): number;
+  /** Upcoming triggers, soonest first. */
+  nextTriggers(now: number, limit: number): Dashboard['nextTriggers'];
+  /**
+   * The jobs module's own kill-switch operations, when it has them: the console then delegates
+   * (one switch, the module's audit and events). Without them the console writes the same
+   * `jobs.settings` row itself (read-models.ts).
+   */
+  killSwitch?(): boolean;
+  setKillSwitch?(input: { on: boolean; reason: string; actor: string }): void;
+}
+
+export interface ConsoleMethodOptions {
+  jobs?: JobsConsolePort;
+  /** Prepared read models to share (e.g. with the tray); made here when absent. */
+  readModels?: ReadModels;
+}
+
+type Args<M extends ConsoleMethod> = z.output<(typeof consoleArgs)[M]>;
+type Handlers = { [M in ConsoleMethod]: (args: Args<M>) => ConsoleResult<M> | Promise<ConsoleResult<M>> };
+
+export interface ConsoleMethods {
+  /** Validates and runs one method; throws `GafferError` on refusal. */
+  call<M extends ConsoleMethod>(method: M, args: unknown): Promise<ConsoleResult<M>>;
+  /** Same, from untrusted input (any method name), answering a serialisable reply. Never throws. */
+  dispatch(method: unknown, args: unknown): Promise<ConsoleReply<unknown>>;
+  readonly readModels: ReadModels;
+}
+
+const NEXT_TRIGGERS = 10;
+
+export function createConsoleMethods(core: Core, ctx: ConsoleContext, opts: ConsoleMethodOptions = {}): ConsoleMethods {
+  const rm = opts.readModels ?? prepareReadModels(core);
+  const jobs = opts.jobs;
+  const actor = ctx.actor;
+
+  const killSwitch = (): boolean => (jobs?.killSwitch ? jobs.killSwitch() : rm.killSwitch());
+
+  const settings = (): ConsoleSettings => ({
+    config: { ...core.config },
+    killSwitch: killSwitch(),
+    port: ctx.port,
+    dataDir: ctx.dataDir,
+    version: ctx.version,
+  });
+
+  const handlers: Handlers = {
+    'dashboard.get': () => {
+      const now = core.clock.now();
+      const dashboard: Dashboard = {
+        serverTime: new Date(now).toISOString(),
+        onlineInstances: rm.onlineInstances(),
+        completedThisWeek: rm.completedSince(localWeekStart(now)),
+        expiredLocksToday: rm.expiredSince(localDayStart(now)),
+        runsNeedingAttention: jobs?.runsNeedingAttention(now) ?? 0,
+        recoveryBoundS: recoveryBoundS(core.config),
+        killSwitch: killSwitch(),
+        roles: rm.roleSummaries(now),
+        throughput: rm.throughput(now),
+        nextTriggers: jobs?.nextTriggers(now, NEXT_TRIGGERS) ?? [],
+      };
+      return dashboard;
+    },
+    'tasks.list': (a) => core.tasks.list(a),
+    'tasks.get': (a) => core.tasks.get(a.taskId),
+    'tasks.create': (a) => core.tasks.create(a, { actor }),
+    'tasks.reprioritise': (a) => core.tasks.reprioritise({ ...a, actor }),
+    'tasks.cancel': (a) => core.tasks.cancel({ ...a, actor }),
+    'tasks.retry': (a) => core.tasks.retry({ ...a, actor }),
+    'tasks.unblock': (a) => core.tasks.unblock({ ...a, actor }),
+    'tasks.forceRelease': (a) => core.tasks.forceRelease({ ...a, actor }),
+    'roles.summary': () => rm.roleSummaries(core.clock.now()),
+    'locks.expiredToday': () => rm.expiredCards(localDayStart(core.clock.now())),
+    'instances.list': () => {
+      const held = rm.heldByInstance();
+      return core.instances.list().map((i): InstanceView => ({ ...i, held: held.get(i.id) ?? [] }));
+    },
+    'tokens.list': () => core.tokens.list(),
+    'tokens.create': (a) => {
+      const { id, token } = core.tokens.create({ name: a.name, role: a.role ?? null, actor });
+      return { id, token };
+    },
+    'tokens.revoke': (a) => core.tokens.revoke({ ...a, actor }),
+    'audit.query': (a) => core.auditQuery.query(a),
+    'audit.count': (a) => core.auditQuery.count(a),
+    'audit.verify': async () => {
+      // Chunked and yielding: a full check of millions of rows never blocks the process.
+      const r = await verifyLiveRange(core.db);
+      return { ok: r.ok, checked: r.checked, ...(r.brokenAt === undefined ? {} : { brokenAt: r.brokenAt }), ...(r.reason ? { reason: r.reason } : {}) };
+    },
+    'settings.get': () => settings(),
+    'settings.setKillSwitch': (a) => {
+      if (jobs?.setKillSwitch) jobs.setKillSwitch({ on: a.on, reason: a.reason, actor });
+      else rm.setKillSwitch(a.on, a.reason, actor);
+      return settings();
+    },
+  };
+
+  const call = async <M extends ConsoleMethod>(method: M, args: unknown): Promise<ConsoleResult<M>> => {
+    if (!isConsoleMethod(method)) throw new GafferError('bad_request', `unknown console method ${JSON.stringify(String(method)).slice(0, 120)}`);
+    const parsed = parseOrThrow(consoleArgs[method], args ?? {}, `${method} arguments`);
+    const handler = handlers[method] as (a: unknown) => ConsoleResult<M> | Promise<ConsoleResult<M>>;
+    return handler(parsed);
+  };
+
+  return {
+    call,
+    readModels: rm,
+    async dispatch(method, args) {
+      try {
+        if (!isConsoleMethod(method)) throw new GafferError('bad_request', `unknown console method ${JSON.stringify(String(method)).slice(0, 120)}`);
+        return { ok: true, value: await call(method, args) };
+      } catch (e) {
+        if (isGafferError(e)) return { ok: false, error: toErrorBody(e) };
+        core.logger.error('console call failed', { method: String(method).slice(0, 100), error: e instanceof Error ? e.stack : String(e) });
+        return { ok: false, error: { code: 'internal', status: 500, message: 'internal error' } };
+      }
+    },
+  };
+}

@@ -1,0 +1,246 @@
+/**
+ * Read models for the console: the SQL behind the dashboard, role summaries, expired-lock cards,
+ * instances' held locks and the kill switch. Statements are prepared once per core.
+ *
+ * 1. Read-only except `setKillSwitch`, which writes the `settings` row and its audit event in one
+ *    transaction (the core's `store.write`).
+ * 2. "Today" and "this week" are the server's local calendar (the operator's machine), computed
+ *    in JS and bound as epoch-ms parameters; SQL never calls a clock.
+ * 3. There is ONE kill switch: `JobSettings.killSwitch` in the `settings` row `jobs.settings`
+ *    (JSON, owned by the jobs module, which stops triggering while it is on). The console reads
+ *    and writes that same row (keeping the other fields), so the switch the operator flips is the
+ *    one the job runner obeys, whether or not the jobs module is wired into the console yet.
+ */
+import type { ExpiredLockCard, RoleSummary, ThroughputPoint } from '../../common/console-api';
+import type { JobSettings } from '../../common/job-schema';
+import type { Core } from '../../core/create-core';
+
+/** The settings row holding `JobSettings` (and so the kill switch). */
+export const JOB_SETTINGS_KEY = 'jobs.settings';
+/** Most expired-lock cards returned for one day (newest first). */
+export const MAX_EXPIRED_CARDS = 1000;
+
+// ---- Local calendar helpers (pure). ----
+
+export function localDayStart(ms: number): number {
+  const d = new Date(ms);
+  d.setHours(0, 0, 0, 0);
+  return d.getTime();
+}
+
+/** Monday 00:00 local of the week holding `ms`. */
+export function localWeekStart(ms: number): number {
+  const d = new Date(localDayStart(ms));
+  d.setDate(d.getDate() - ((d.getDay() + 6) % 7));
+  return d.getTime();
+}
+
+export function localDayKey(ms: number): string {
+  const d = new Date(ms);
+  const p = (n: number) => String(n).padStart(2, '0');
+  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())}`;
+}
+
+/** The last `n` local days ending today, oldest first, as [start, end) (DST days are 23/25 h). */
+export function lastLocalDays(now: number, n: number): Array<{ day: string; start: number; end: number }> {
+  const out: Array<{ day: string; start: number; end: number }> = [];
+  const today = new Date(localDayStart(now));
+  for (let i = n - 1; i >= 0; i--) {
+    const start = new Date(today);
+    start.setDate(today.getDate() - i);
+    const end = new Date(start);
+    end.setDate(start.getDate() + 1);
+    out.push({ day: localDayKey(start.getTime()), start: start.getTime(), end: end.getTime() });
+  }
+  return out;
+}
+
+// ---- Rows. ----
+
+interface RoleRow {
+  role: string;
+  ready: number;
+  waiting: number;
+  in_progress: number;
+  blocked: number;
+  failed: number;
+  done: number;
+  oldest_ready: number | null;
+}
+
+interface ExpiryRow {
+  id: number;
+  task_id: number;
+  title: string;
+  role: string;
+  instance_id: string;
+  holder_name: string | null;
+  fence: number;
+  reason: string;
+  expired_at: number;
+  reclaimed_by: string | null;
+  reclaimed_name: string | null;
+  reclaimed_at: number | null;
+}
+
+export interface HeldLock {
+  taskId: number;
+  title: string;
+  expiresAt: string;
+}
+
+const THROUGHPUT_DAYS = 7;
+const iso = (ms: number) => new Date(ms).toISOString();
+
+export type ReadModels = ReturnType<typeof prepareReadModels>;
+
+export function prepareReadModels(core: Pick<Core, 'db' | 'store' | 'audit' | 'clock'>) {
+  const db = core.db;
+  const q = {
+    online: db.prepare<[], { n: number }>(`SELECT count(*) AS n FROM instances WHERE status = 'online'`),
+    doneSince: db.prepare<[number], { n: number }>(`SELECT count(*) AS n FROM tasks WHERE status = 'done' AND updated_at >= ?`),
+    expiredSince: db.prepare<[number], { n: number }>('SELECT count(*) AS n FROM lock_expiries WHERE expired_at >= ?'),
+    roles: db.prepare<[], RoleRow>(
+      `SELECT role,
+         sum(status = 'backlog' AND unmet_deps = 0) AS ready,
+         sum(status = 'backlog' AND unmet_deps > 0) AS waiting,
+         sum(status = 'in_progress') AS in_progress,
+         sum(status = 'blocked') AS blocked,
+         sum(status = 'failed') AS failed,
+         sum(status = 'done') AS done,
+         min(CASE WHEN status = 'backlog' AND unmet_deps = 0 THEN created_at END) AS oldest_ready
+       FROM tasks GROUP BY role`,
+    ),
+    onlineByRole: db.prepare<[], { role: string; n: number }>(
+      `SELECT role, count(*) AS n FROM instances WHERE status = 'online' GROUP BY role`,
+    ),
+    // One pass over the finished tasks of the window, bucketed by local day (bounds bound as params).
+    finishedByDay: db.prepare<Record<string, number>, { status: 'done' | 'failed'; b: number; n: number }>(
+      `SELECT status, CASE ${Array.from({ length: THROUGHPUT_DAYS - 1 }, (_, i) => `WHEN updated_at < @b${i + 1} THEN ${i}`).join(' ')}
+         ELSE ${THROUGHPUT_DAYS - 1} END AS b, count(*) AS n
+       FROM tasks WHERE status IN ('done', 'failed') AND updated_at >= @b0 AND updated_at < @end
+       GROUP BY status, b`,
+    ),
+    expiredByDay: db.prepare<Record<string, number>, { b: number; n: number }>(
+      `SELECT CASE ${Array.from({ length: THROUGHPUT_DAYS - 1 }, (_, i) => `WHEN expired_at < @b${i + 1} THEN ${i}`).join(' ')}
+         ELSE ${THROUGHPUT_DAYS - 1} END AS b, count(*) AS n
+       FROM lock_expiries WHERE expired_at >= @b0 AND expired_at < @end GROUP BY b`,
+    ),
+    expiredCards: db.prepare<[number, number], ExpiryRow>(
+      `SELECT e.id, e.task_id, t.title, t.role, e.instance_id, i.name AS holder_name, e.fence, e.reason, e.expired_at,
+              e.reclaimed_by, r.name AS reclaimed_name, e.reclaimed_at
+       FROM lock_expiries AS e
+       JOIN tasks AS t ON t.id = e.task_id
+       LEFT JOIN instances AS i ON i.id = e.instance_id
+       LEFT JOIN instances AS r ON r.id = e.reclaimed_by
+       WHERE e.expired_at >= ? ORDER BY e.expired_at DESC, e.id DESC LIMIT ?`,
+    ),
+    held: db.prepare<[], { task_id: number; instance_id: string; expires_at: number; title: string }>(
+      `SELECT l.task_id, l.instance_id, l.expires_at, t.title FROM locks AS l JOIN tasks AS t ON t.id = l.task_id ORDER BY l.task_id`,
+    ),
+    getSetting: db.prepare<[string], { value: string }>('SELECT value FROM settings WHERE key = ?'),
+    putSetting: db.prepare('INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value'),
+  };
+
+  const jobSettings = (): Partial<JobSettings> => {
+    const row = q.getSetting.get(JOB_SETTINGS_KEY);
+    if (!row) return {};
+    try {
+      const v = JSON.parse(row.value) as unknown;
+      return typeof v === 'object' && v !== null ? (v as Partial<JobSettings>) : {};
+    } catch {
+      return {};
+    }
+  };
+  const killSwitch = (): boolean => jobSettings().killSwitch?.on === true;
+
+  return {
+    onlineInstances: (): number => q.online.get()!.n,
+    completedSince: (ms: number): number => q.doneSince.get(ms)!.n,
+    expiredSince: (ms: number): number => q.expiredSince.get(ms)!.n,
+
+    roleSummaries(now: number): RoleSummary[] {
+      const online = new Map(q.onlineByRole.all().map((r) => [r.role, r.n]));
+      const byRole = new Map<string, RoleSummary>();
+      for (const r of q.roles.all()) {
+        byRole.set(r.role, {
+          role: r.role,
+          ready: r.ready,
+          waiting: r.waiting,
+          inProgress: r.in_progress,
+          blocked: r.blocked,
+          failed: r.failed,
+          done: r.done,
+          onlineInstances: online.get(r.role) ?? 0,
+          oldestReadyAgeMs: r.oldest_ready === null ? null : Math.max(0, now - r.oldest_ready),
+        });
+      }
+      // Roles with agents online but no task yet still appear (an idle role is information too).
+      for (const [role, n] of online) {
+        if (!byRole.has(role)) {
+          byRole.set(role, { role, ready: 0, waiting: 0, inProgress: 0, blocked: 0, failed: 0, done: 0, onlineInstances: n, oldestReadyAgeMs: null });
+        }
+      }
+      return [...byRole.values()].sort((a, b) => a.role.localeCompare(b.role));
+    },
+
+    throughput(now: number): ThroughputPoint[] {
+      const days = lastLocalDays(now, THROUGHPUT_DAYS);
+      const params: Record<string, number> = { end: days[days.length - 1]!.end };
+      days.forEach((d, i) => (params[`b${i}`] = d.start));
+      const points: ThroughputPoint[] = days.map((d) => ({ day: d.day, done: 0, failed: 0, expired: 0 }));
+      for (const r of q.finishedByDay.all(params)) points[r.b]![r.status] += r.n;
+      for (const r of q.expiredByDay.all(params)) points[r.b]!.expired += r.n;
+      return points;
+    },
+
+    expiredCards(since: number, limit = MAX_EXPIRED_CARDS): ExpiredLockCard[] {
+      return q.expiredCards.all(since, limit).map((r) => ({
+        id: r.id,
+        taskId: r.task_id,
+        title: r.title,
+        role: r.role,
+        holder: r.instance_id,
+        holderName: r.holder_name,
+        fence: r.fence,
+        reason: r.reason,
+        expiredAt: iso(r.expired_at),
+        reclaimedBy: r.reclaimed_by,
+        reclaimedByName: r.reclaimed_name,
+        reclaimedAt: r.reclaimed_at === null ? null : iso(r.reclaimed_at),
+      }));
+    },
+
+    /** Live locks grouped by holder. */
+    heldByInstance(): Map<string, HeldLock[]> {
+      const out = new Map<string, HeldLock[]>();
+      for (const r of q.held.all()) {
+        let list = out.get(r.instance_id);
+        if (!list) out.set(r.instance_id, (list = []));
+        list.push({ taskId: r.task_id, title: r.title, expiresAt: iso(r.expires_at) });
+      }
+      return out;
+    },
+
+    killSwitch,
+
+    /**
+     * Sets the kill switch and audits it (`operator.kill_switch`) in one transaction, keeping the
+     * other job settings; emits `jobs.settings` so the job runner hears about it at once.
+     */
+    setKillSwitch(on: boolean, reason: string, actor: string): void {
+      core.store.write(() => {
+        const stored = jobSettings();
+        const before = stored.killSwitch?.on === true;
+        const settings: JobSettings = {
+          ...stored,
+          killSwitch: { on, reason, by: actor, at: iso(core.clock.now()) },
+          globalConcurrency: stored.globalConcurrency ?? null,
+        };
+        q.putSetting.run(JOB_SETTINGS_KEY, JSON.stringify(settings));
+        core.audit.append({ type: 'operator.kill_switch', actor, subject: 'settings:killSwitch', detail: { reason, from: before, to: on } });
+        core.store.emit({ type: 'jobs.settings', settings, actor });
+      });
+    },
+  };
+}

@@ -1,0 +1,204 @@
+import { useEffect, useRef, useState, type ComponentType } from 'react';
+import { Dialog } from '../components/Dialog';
+import { Toasts } from '../components/Toasts';
+import { AuditView } from '../features/audit/AuditView';
+import { DashboardView } from '../features/dashboard/DashboardView';
+import { InstancesView } from '../features/instances/InstancesView';
+import { JobsPlaceholder } from '../features/jobs/JobsPlaceholder';
+import { ExpiredLocksView } from '../features/locks/ExpiredLocksView';
+import { QueuesView } from '../features/queues/QueuesView';
+import { SettingsView } from '../features/settings/SettingsView';
+import { HAS_JOBS } from '../store/console-store';
+import { useConsole, useWatch } from '../store/react';
+import { RelativeTime } from '../components/Time';
+import { formatCount } from '../lib/format';
+import { navigate, useRoute } from './navigation';
+import { ROUTES, type ViewId } from './routes';
+import { digitsFor, handleKey, initialChordState, shortcutList } from './shortcuts';
+
+/** View registry: adding a view (Jobs, Runs, Why) is an entry in routes.ts and one here. */
+const VIEWS: Record<ViewId, ComponentType> = {
+  dashboard: DashboardView,
+  queues: QueuesView,
+  locks: ExpiredLocksView,
+  instances: InstancesView,
+  jobs: HAS_JOBS ? JobsPlaceholder : JobsPlaceholder,
+  audit: AuditView,
+  settings: SettingsView,
+};
+
+function isField(t: EventTarget | null): boolean {
+  if (!(t instanceof HTMLElement)) return false;
+  const tag = t.tagName;
+  return tag === 'INPUT' || tag === 'TEXTAREA' || tag === 'SELECT' || t.isContentEditable;
+}
+
+export function App() {
+  const route = useRoute();
+  const [help, setHelp] = useState(false);
+  const chord = useRef(initialChordState());
+  const [pendingG, setPendingG] = useState(false);
+
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      if (e.defaultPrevented) return;
+      // Dialogs own the keyboard while open.
+      if (document.querySelector('[role="dialog"]') && e.key !== 'Escape') return;
+      const r = handleKey(chord.current, { key: e.key, ctrlKey: e.ctrlKey, metaKey: e.metaKey, altKey: e.altKey, shiftKey: e.shiftKey, inField: isField(e.target), at: performance.now() }, ROUTES);
+      chord.current = r.state;
+      setPendingG(r.state.pendingG !== null);
+      const a = r.action;
+      if (!a) return;
+      switch (a.kind) {
+        case 'navigate':
+          e.preventDefault();
+          navigate(a.view);
+          document.querySelector<HTMLElement>('main')?.focus({ preventScroll: true });
+          break;
+        case 'focusFilter': {
+          const el = document.querySelector<HTMLInputElement>('main [data-view-filter]');
+          if (el) {
+            e.preventDefault();
+            el.focus();
+            el.select();
+          }
+          break;
+        }
+        case 'help':
+          e.preventDefault();
+          setHelp(true);
+          break;
+        case 'escape': {
+          if (isField(e.target)) {
+            (e.target as HTMLElement).blur();
+            break;
+          }
+          const close = document.querySelector<HTMLElement>('main [data-pane-close]');
+          close?.click();
+          break;
+        }
+      }
+    };
+    window.addEventListener('keydown', onKey);
+    return () => window.removeEventListener('keydown', onKey);
+  }, []);
+
+  const View = VIEWS[route.view];
+  const def = ROUTES.find((r) => r.id === route.view)!;
+  return (
+    <div className="app">
+      <NavRail current={route.view} />
+      <div className="main-col">
+        <Header title={def.label} description={def.description} pendingG={pendingG} onHelp={() => setHelp(true)} />
+        <main tabIndex={-1} className="content" key={route.view}>
+          <View />
+        </main>
+      </div>
+      {help ? <ShortcutHelp onClose={() => setHelp(false)} /> : null}
+      <Toasts />
+    </div>
+  );
+}
+
+function NavRail({ current }: { current: ViewId }) {
+  const dash = useConsole((s) => s.dashboard.data);
+  const badge = (id: ViewId): string | null => {
+    if (!dash) return null;
+    if (id === 'locks' && dash.expiredLocksToday > 0) return formatCount(dash.expiredLocksToday);
+    if (id === 'instances') return String(dash.onlineInstances);
+    return null;
+  };
+  return (
+    <nav className="rail" aria-label="Views">
+      <div className="brand" title="Gaffer — who works on what, and when">
+        <span className="brand-mark">G</span>
+        <span className="brand-name">Gaffer</span>
+      </div>
+      {ROUTES.map((r) => (
+        <a
+          key={r.id}
+          href={`#/${r.id}`}
+          className={`rail-item${current === r.id ? ' active' : ''}`}
+          aria-current={current === r.id ? 'page' : undefined}
+          title={`${r.label} — g ${r.chord}${digitsFor(r.id).length ? ` · Ctrl/⌘ ${digitsFor(r.id)[0]}` : ''}`}
+          data-testid={`nav-${r.id}`}
+        >
+          <span className="rail-icon" aria-hidden>
+            {r.icon}
+          </span>
+          <span className="rail-label">{r.label}</span>
+          {badge(r.id) ? <span className="rail-badge">{badge(r.id)}</span> : null}
+          <kbd className="rail-kbd">g {r.chord}</kbd>
+        </a>
+      ))}
+      <div className="rail-foot muted small">
+        <kbd>?</kbd> shortcuts
+      </div>
+    </nav>
+  );
+}
+
+function Header({ title, description, pendingG, onHelp }: { title: string; description: string; pendingG: boolean; onHelp: () => void }) {
+  useWatch('dashboard');
+  const conn = useConsole((s) => s.conn);
+  const dash = useConsole((s) => s.dashboard.data);
+  const kill = dash?.killSwitch ?? false;
+  return (
+    <header className="topbar">
+      <div className="topbar-title">
+        <h1>{title}</h1>
+        <span className="muted small">{description}</span>
+      </div>
+      <span className="spacer" />
+      {pendingG ? <kbd className="chord">g …</kbd> : null}
+      {kill ? (
+        <button className="pill pill-bad" onClick={() => navigate('settings')} data-testid="kill-indicator" title="The kill switch is on: no job is triggered">
+          ■ KILL SWITCH ON
+        </button>
+      ) : (
+        <span className="pill pill-quiet" data-testid="kill-indicator" title="Kill switch off">
+          kill switch off
+        </span>
+      )}
+      {dash ? (
+        <span className="pill pill-quiet" title="online instances">
+          <span className={`dot ${dash.onlineInstances > 0 ? 'tone-online' : 'tone-offline'}`} /> {dash.onlineInstances} online
+        </span>
+      ) : null}
+      <span className={`pill conn-${conn.status}`} data-testid="conn-status" title={conn.lastError ? `${conn.lastError.code}: ${conn.lastError.message}` : 'live updates'}>
+        <span className="dot" />
+        {conn.status === 'live' ? 'live' : conn.status === 'connecting' ? 'connecting…' : conn.status === 'reconnecting' ? 'reconnecting…' : `offline (${conn.lastError?.code ?? 'network'})`}
+        {conn.lastEventAt ? (
+          <span className="muted small">
+            {' '}
+            · <RelativeTime at={conn.lastEventAt} />
+          </span>
+        ) : null}
+      </span>
+      <button className="icon-btn" onClick={onHelp} aria-label="Keyboard shortcuts" title="Keyboard shortcuts (?)">
+        ?
+      </button>
+    </header>
+  );
+}
+
+function ShortcutHelp({ onClose }: { onClose: () => void }) {
+  return (
+    <Dialog title="Keyboard shortcuts" onClose={onClose} testId="shortcut-help">
+      <table className="shortcuts">
+        <tbody>
+          {shortcutList(ROUTES).map((s) => (
+            <tr key={s.what}>
+              <td>
+                {s.keys.map((k) => (
+                  <kbd key={k}>{k}</kbd>
+                ))}
+              </td>
+              <td>{s.what}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </Dialog>
+  );
+}

@@ -1,0 +1,73 @@
+/**
+ * Keyboard shortcuts as a pure state machine, so the chords are testable without a DOM.
+ *   g d / g q / g e / g i / g j / g a / g s   go to a view
+ *   Ctrl/Cmd + 1…9                             go to the n-th view in CONSOLE_VIEWS order (as Electron's Go menu)
+ *   /                                          focus the current view's filter
+ *   ?                                          show the shortcut list
+ *   Esc                                        close the open pane / dialog / help
+ * Typing in a field never triggers a shortcut (except Esc, and Ctrl/Cmd+digit).
+ */
+import { viewForDigit, type RouteDef, type ViewId } from './routes';
+
+export interface KeyInput {
+  key: string;
+  ctrlKey?: boolean;
+  metaKey?: boolean;
+  altKey?: boolean;
+  shiftKey?: boolean;
+  /** The event target is a text field, select or contenteditable. */
+  inField?: boolean;
+  /** Time of the key press (ms), to expire a pending `g`. */
+  at: number;
+}
+
+export type ShortcutAction =
+  | { kind: 'navigate'; view: ViewId }
+  | { kind: 'focusFilter' }
+  | { kind: 'help' }
+  | { kind: 'escape' };
+
+export interface ChordState {
+  /** `g` pressed at this time, waiting for the second key. */
+  pendingG: number | null;
+}
+
+export const CHORD_TIMEOUT_MS = 1500;
+
+export function initialChordState(): ChordState {
+  return { pendingG: null };
+}
+
+export function handleKey(state: ChordState, k: KeyInput, routes: RouteDef[]): { state: ChordState; action: ShortcutAction | null } {
+  if (k.key === 'Escape') return { state: { pendingG: null }, action: { kind: 'escape' } };
+  if ((k.ctrlKey || k.metaKey) && !k.altKey && /^[1-9]$/.test(k.key)) {
+    const view = viewForDigit(Number(k.key));
+    return { state: { pendingG: null }, action: view ? { kind: 'navigate', view } : null };
+  }
+  if (k.inField || k.ctrlKey || k.metaKey || k.altKey) return { state: { pendingG: null }, action: null };
+  if (state.pendingG !== null && k.at - state.pendingG <= CHORD_TIMEOUT_MS) {
+    const r = routes.find((x) => x.chord === k.key.toLowerCase());
+    return { state: { pendingG: null }, action: r ? { kind: 'navigate', view: r.id } : null };
+  }
+  if (k.key === 'g' && !k.shiftKey) return { state: { pendingG: k.at }, action: null };
+  if (k.key === '/') return { state: { pendingG: null }, action: { kind: 'focusFilter' } };
+  if (k.key === '?') return { state: { pendingG: null }, action: { kind: 'help' } };
+  return { state: { pendingG: null }, action: null };
+}
+
+export function shortcutList(routes: RouteDef[]): Array<{ keys: string[]; what: string }> {
+  return [
+    ...routes.map((r) => ({ keys: [`g ${r.chord}`, ...digitsFor(r.id).map((d) => `Ctrl/⌘ ${d}`)], what: r.label })),
+    { keys: ['/'], what: 'Focus the filter of this view' },
+    { keys: ['?'], what: 'Show this list' },
+    { keys: ['Esc'], what: 'Close the open pane, dialog or this list' },
+    { keys: ['↑', '↓', 'Enter'], what: 'Move through the audit list and open an event' },
+  ];
+}
+
+/** The Ctrl/Cmd digits that open a view (Jobs has three until Runs and Why get views of their own). */
+export function digitsFor(view: ViewId): number[] {
+  const out: number[] = [];
+  for (let n = 1; n <= 9; n++) if (viewForDigit(n) === view) out.push(n);
+  return out;
+}

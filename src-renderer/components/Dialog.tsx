@@ -1,0 +1,119 @@
+/**
+ * Modal dialog, and the reason dialog every state-changing operator action goes through
+ * (SPEC §7: every operator action takes a reason and is audited with its actor).
+ */
+import { useEffect, useId, useRef, useState, type FormEvent, type ReactNode } from 'react';
+import { toUiError, type UiError } from '../store/errors';
+import { ErrorBanner } from './States';
+
+export function Dialog({ title, onClose, children, wide, testId }: { title: string; onClose: () => void; children: ReactNode; wide?: boolean; testId?: string }) {
+  const ref = useRef<HTMLDivElement>(null);
+  const titleId = useId();
+  useEffect(() => {
+    const prev = document.activeElement as HTMLElement | null;
+    const first = ref.current?.querySelector<HTMLElement>('[data-autofocus], input, textarea, select, button');
+    first?.focus();
+    const onKey = (e: KeyboardEvent) => {
+      if (e.key === 'Escape') {
+        e.stopPropagation();
+        onClose();
+      }
+    };
+    window.addEventListener('keydown', onKey, true);
+    return () => {
+      window.removeEventListener('keydown', onKey, true);
+      prev?.focus?.();
+    };
+  }, [onClose]);
+  return (
+    <div className="overlay" onMouseDown={(e) => e.target === e.currentTarget && onClose()}>
+      <div className={`dialog${wide ? ' dialog-wide' : ''}`} role="dialog" aria-modal="true" aria-labelledby={titleId} ref={ref} data-testid={testId}>
+        <div className="dialog-head">
+          <h2 id={titleId}>{title}</h2>
+          <button className="icon-btn" aria-label="Close" onClick={onClose}>
+            ×
+          </button>
+        </div>
+        {children}
+      </div>
+    </div>
+  );
+}
+
+export interface ReasonDialogProps {
+  title: string;
+  /** What will happen, in plain words (with the rule it follows). */
+  explain?: ReactNode;
+  confirmLabel: string;
+  danger?: boolean;
+  /** Extra fields above the reason (e.g. the new priority); return an error text to block. */
+  extra?: ReactNode;
+  validateExtra?: () => string | null;
+  onConfirm: (reason: string) => Promise<unknown>;
+  onClose: () => void;
+  testId?: string;
+}
+
+export function ReasonDialog(p: ReasonDialogProps) {
+  const [reason, setReason] = useState('');
+  const [touched, setTouched] = useState(false);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<UiError | null>(null);
+  const [extraError, setExtraError] = useState<string | null>(null);
+  const reasonId = useId();
+  const trimmed = reason.trim();
+  const reasonError = trimmed.length === 0 ? 'A reason is required: it is written to the audit log with your action.' : trimmed.length > 2000 ? 'At most 2000 characters.' : null;
+
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    setTouched(true);
+    const xe = p.validateExtra?.() ?? null;
+    setExtraError(xe);
+    if (reasonError || xe) return;
+    setBusy(true);
+    setError(null);
+    try {
+      await p.onConfirm(trimmed);
+      p.onClose();
+    } catch (err) {
+      setError(toUiError(err));
+      setBusy(false);
+    }
+  };
+
+  return (
+    <Dialog title={p.title} onClose={p.onClose} testId={p.testId ?? 'reason-dialog'}>
+      <form onSubmit={submit} className="form" noValidate>
+        {p.explain ? <p className="dialog-explain">{p.explain}</p> : null}
+        {p.extra}
+        {extraError ? <div className="field-error">{extraError}</div> : null}
+        <label className="field" htmlFor={reasonId}>
+          <span className="field-label">
+            Reason <span className="req">required</span>
+          </span>
+          <textarea
+            id={reasonId}
+            name="reason"
+            rows={3}
+            value={reason}
+            data-autofocus
+            placeholder="Why? (recorded in the audit log)"
+            onChange={(e) => setReason(e.target.value)}
+            onBlur={() => setTouched(true)}
+            aria-invalid={touched && !!reasonError}
+          />
+          {touched && reasonError ? <span className="field-error">{reasonError}</span> : null}
+        </label>
+        {error ? <ErrorBanner error={error} /> : null}
+        <div className="dialog-actions">
+          <button type="button" className="btn" onClick={p.onClose}>
+            Cancel
+          </button>
+          <button type="submit" className={`btn ${p.danger ? 'btn-danger' : 'btn-primary'}`} disabled={busy}>
+            {busy ? 'Working…' : p.confirmLabel}
+          </button>
+        </div>
+      </form>
+    </Dialog>
+  );
+}

@@ -1,0 +1,82 @@
+/**
+ * A dense table laid out with CSS grid, so the header and the (possibly virtualised) rows share
+ * one column template. Small tables render plainly; past `virtualiseAbove` rows they virtualise.
+ */
+import type { CSSProperties, ReactNode } from 'react';
+import { VirtualList } from './VirtualList';
+
+export interface Column<T> {
+  key: string;
+  header: ReactNode;
+  /** CSS grid track, e.g. "120px", "minmax(160px, 2fr)". */
+  width: string;
+  render: (row: T) => ReactNode;
+  align?: 'left' | 'right' | 'center';
+  title?: string;
+}
+
+export interface TableProps<T> {
+  columns: Column<T>[];
+  rows: T[];
+  rowKey: (row: T) => string | number;
+  rowHeight?: number;
+  virtualiseAbove?: number;
+  /** Height of the scroll area when virtualised. */
+  maxHeight?: number | string;
+  onRowClick?: (row: T) => void;
+  selectedKey?: string | number | null;
+  rowTone?: (row: T) => string | undefined;
+  empty?: ReactNode;
+  testId?: string;
+  ariaLabel?: string;
+}
+
+export function Table<T>(p: TableProps<T>) {
+  const template = p.columns.map((c) => c.width).join(' ');
+  const style = { '--grid-cols': template } as CSSProperties;
+  const rowHeight = p.rowHeight ?? 36;
+  const row = (r: T) => {
+    const key = p.rowKey(r);
+    const tone = p.rowTone?.(r);
+    return (
+      <div
+        className={`trow${p.onRowClick ? ' trow-link' : ''}${p.selectedKey === key ? ' selected' : ''}${tone ? ` row-${tone}` : ''}`}
+        style={{ ...style, minHeight: rowHeight }}
+        onClick={p.onRowClick ? () => p.onRowClick!(r) : undefined}
+        data-row-key={key}
+        role="row"
+      >
+        {p.columns.map((c) => (
+          <div key={c.key} className={`tcell align-${c.align ?? 'left'}`} role="cell">
+            {c.render(r)}
+          </div>
+        ))}
+      </div>
+    );
+  };
+  const virtual = p.rows.length > (p.virtualiseAbove ?? 150);
+  return (
+    <div className="table" role="table" aria-label={p.ariaLabel} data-testid={p.testId}>
+      <div className="thead" style={style} role="row">
+        {p.columns.map((c) => (
+          <div key={c.key} className={`th align-${c.align ?? 'left'}`} title={c.title} role="columnheader">
+            {c.header}
+          </div>
+        ))}
+      </div>
+      {p.rows.length === 0 ? (
+        (p.empty ?? null)
+      ) : virtual ? (
+        <div style={{ height: p.maxHeight ?? 480 }} className="table-vbody">
+          <VirtualList items={p.rows} rowHeight={rowHeight} getKey={(r) => p.rowKey(r)} render={(r) => row(r)} />
+        </div>
+      ) : (
+        <div className="tbody">
+          {p.rows.map((r) => (
+            <div key={p.rowKey(r)}>{row(r)}</div>
+          ))}
+        </div>
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,24 @@
+import { countdown, formatDateTime, formatRelative } from '../lib/format';
+import { useNow } from '../lib/now';
+
+/** "5 min ago", re-rendered as time passes; the exact time is in the tooltip. */
+export function RelativeTime({ at, granularityMs = 1000 }: { at: string | number | null | undefined; granularityMs?: number }) {
+  const now = useNow(granularityMs);
+  if (at === null || at === undefined) return <span className="muted">—</span>;
+  return (
+    <time className="reltime" dateTime={typeof at === 'string' ? at : new Date(at).toISOString()} title={formatDateTime(at)}>
+      {formatRelative(at, now)}
+    </time>
+  );
+}
+
+/** Live countdown to a lock's expiry (P4), coloured as it runs low. */
+export function Countdown({ expiresAt, windowS }: { expiresAt: string; windowS?: number }) {
+  const now = useNow(1000);
+  const c = countdown(expiresAt, now, windowS);
+  return (
+    <span className={`countdown cd-${c.urgency}`} title={`lock expires ${formatDateTime(expiresAt)} (P4)`}>
+      {c.text}
+    </span>
+  );
+}

@@ -1,0 +1,184 @@
+import { useMemo } from 'react';
+import { navigate } from '../../app/navigation';
+import { Badge, Rule } from '../../components/Badge';
+import { EmptyState, ErrorBanner, Spinner, Stat } from '../../components/States';
+import { RelativeTime } from '../../components/Time';
+import { formatCount, formatDurationS } from '../../lib/format';
+import { useNow } from '../../lib/now';
+import { HAS_JOBS } from '../../store/console-store';
+import { useActions, useConsole, useWatch } from '../../store/react';
+import { DistributionChart, ThroughputChart } from './Charts';
+import { distributionRows, localDay, queueHealth, recoveryExplain, throughputRows, worstStuck } from './logic';
+
+export function DashboardView() {
+  useWatch('dashboard', 'settings', 'expiredLocks');
+  const dash = useConsole((s) => s.dashboard);
+  const settings = useConsole((s) => s.settings.data);
+  const expired = useConsole((s) => s.expiredLocks.data);
+  const { refresh } = useActions();
+  const now = useNow(60_000);
+  const d = dash.data;
+  const health = useMemo(() => (d ? queueHealth(d.roles) : []), [d]);
+  const stuck = worstStuck(health);
+  const dist = useMemo(() => distributionRows(health), [health]);
+  const through = useMemo(() => (d ? throughputRows(d.throughput, localDay(new Date(now))) : []), [d, now]);
+
+  if (!d) {
+    if (dash.error) return <ErrorBanner error={dash.error} what="Could not load the dashboard" onRetry={() => void refresh('dashboard')} />;
+    return <Spinner label="Loading the dashboard…" />;
+  }
+  const rec = recoveryExplain(d.recoveryBoundS, settings?.config ?? null);
+  const totalTasks = d.roles.reduce((n, r) => n + r.ready + r.waiting + r.inProgress + r.blocked + r.failed + r.done, 0);
+
+  return (
+    <div className="view dashboard" data-testid="view-dashboard">
+      {dash.error ? <ErrorBanner error={dash.error} what="Live refresh failed; showing the last data" /> : null}
+      <div className="stats">
+        <Stat
+          label="Online instances"
+          value={formatCount(d.onlineInstances)}
+          tone={d.onlineInstances === 0 ? 'warn' : 'ok'}
+          sub={d.onlineInstances === 0 ? 'no agent is connected' : 'connected agents'}
+          onClick={() => navigate('instances')}
+          testId="stat-online"
+        />
+        <Stat label="Completed this week" value={formatCount(d.completedThisWeek)} sub="tasks reported done" testId="stat-completed" />
+        <Stat
+          label="Expired locks today"
+          value={formatCount(d.expiredLocksToday)}
+          tone={d.expiredLocksToday > 0 ? 'warn' : undefined}
+          sub="taken back by the watchdog"
+          onClick={() => navigate('locks')}
+          testId="stat-expired"
+        />
+        <Stat
+          label="Runs needing attention"
+          value={HAS_JOBS ? formatCount(d.runsNeedingAttention) : '—'}
+          tone={d.runsNeedingAttention > 0 ? 'bad' : undefined}
+          sub={HAS_JOBS ? 'failed, held or missed' : 'arrives with the jobs module'}
+          testId="stat-runs"
+        />
+        <Stat
+          label="Recovery bound"
+          value={rec.short}
+          sub={
+            <span title={rec.long}>
+              <Rule id="P4" />/watchdog: abandoned task back
+            </span>
+          }
+          testId="stat-recovery"
+        />
+      </div>
+
+      {d.killSwitch ? (
+        <div className="callout callout-bad" role="alert">
+          <strong>Kill switch is ON.</strong> No job is triggered until it is turned off in Settings. Claims of one-off tasks continue.
+          <button className="btn btn-small" onClick={() => navigate('settings')}>
+            Open settings
+          </button>
+        </div>
+      ) : null}
+
+      {stuck ? (
+        <div className="callout callout-warn" data-testid="stuck-callout">
+          <strong>Stuck queue: {stuck.role}</strong> — {stuck.stuck}.{' '}
+          <button className="link" onClick={() => navigate('queues', stuck.role)}>
+            Open the {stuck.role} queue
+          </button>
+        </div>
+      ) : null}
+
+      <div className="grid-2">
+        <section className="panel">
+          <header className="panel-head">
+            <h2>Distribution by role</h2>
+            <span className="muted">which role’s queue is stuck: oldest ready task first</span>
+          </header>
+          {d.roles.length === 0 ? (
+            <EmptyState title="No tasks yet" compact action={<button className="btn btn-small" onClick={() => navigate('queues')}>Create a task</button>}>
+              Create a task under Role queues, or let an agent create one with <code>create_task</code>.
+            </EmptyState>
+          ) : (
+            <>
+              <DistributionChart rows={dist} />
+              <div className="health" data-testid="queue-health">
+                <div className="health-row health-head">
+                  <span>Role</span>
+                  <span className="num">Ready</span>
+                  <span className="num">Waiting</span>
+                  <span className="num">In prog.</span>
+                  <span className="num">Blocked</span>
+                  <span className="num">Online</span>
+                  <span className="num">Oldest ready</span>
+                </div>
+                {health.slice(0, 12).map((r) => (
+                  <button key={r.role} className={`health-row${r.stuck ? ' health-stuck' : ''}`} onClick={() => navigate('queues', r.role)} title={r.stuck ?? undefined}>
+                    <span className="health-role">
+                      {r.stuck ? <span className="warn-icon" aria-label="stuck">⚠</span> : null}
+                      {r.role}
+                    </span>
+                    <span className="num">{formatCount(r.ready)}</span>
+                    <span className="num">{formatCount(r.waiting)}</span>
+                    <span className="num">{formatCount(r.inProgress)}</span>
+                    <span className="num">{formatCount(r.blocked + r.failed)}</span>
+                    <span className={`num${r.onlineInstances === 0 && r.ready > 0 ? ' text-bad' : ''}`}>{r.onlineInstances}</span>
+                    <span className="num">{r.oldestReadyAgeMs === null ? '—' : formatDurationS(r.oldestReadyAgeMs / 1000)}</span>
+                  </button>
+                ))}
+              </div>
+            </>
+          )}
+        </section>
+
+        <section className="panel">
+          <header className="panel-head">
+            <h2>Throughput, last 7 days</h2>
+            <span className="muted">{formatCount(totalTasks)} tasks on the board</span>
+          </header>
+          <ThroughputChart rows={through} />
+          <div className="subgrid">
+            <div>
+              <h3>Next triggers</h3>
+              {d.nextTriggers.length === 0 ? (
+                <p className="muted small">{HAS_JOBS ? 'No job is due: create or enable a job.' : 'Jobs arrive with the jobs module.'}</p>
+              ) : (
+                <ul className="plain-list">
+                  {d.nextTriggers.slice(0, 5).map((t) => (
+                    <li key={`${t.jobId}-${t.slot}`}>
+                      <span className="mono">{t.job}</span> <Badge>{t.slot}</Badge> <RelativeTime at={t.at} />
+                    </li>
+                  ))}
+                </ul>
+              )}
+            </div>
+            <div>
+              <h3>Latest expired locks</h3>
+              {!expired || expired.length === 0 ? (
+                <p className="muted small">None today. When an agent dies, its lock expires within the recovery bound and shows here.</p>
+              ) : (
+                <ul className="plain-list">
+                  {expired.slice(0, 4).map((c) => (
+                    <li key={c.id}>
+                      <button className="link" onClick={() => navigate('locks')}>
+                        #{c.taskId} {c.title}
+                      </button>{' '}
+                      <span className="muted small">
+                        from {c.holderName ?? c.holder} · <RelativeTime at={c.expiredAt} />
+                      </span>
+                    </li>
+                  ))}
+                </ul>
+              )}
+            </div>
+          </div>
+        </section>
+      </div>
+      {d.onlineInstances === 0 ? (
+        <EmptyState title="No agents online">
+          Create a token under <button className="link" onClick={() => navigate('instances')}>Instances</button> and start{' '}
+          <code>examples/worker-agent.ts</code> with it.
+        </EmptyState>
+      ) : null}
+    </div>
+  );
+}

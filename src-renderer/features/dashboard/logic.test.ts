@@ -1,0 +1,35 @@
+import { describe, expect, it } from 'vitest';
+import type { RoleSummary } from '../../../src-main/common/console-api';
+import { distributionRows, queueHealth, recoveryExplain, throughputRows, worstStuck } from './logic';
+
+const role = (p: Partial<RoleSummary> & { role: string }): RoleSummary => ({ ready: 0, waiting: 0, inProgress: 0, blocked: 0, failed: 0, done: 0, onlineInstances: 1, oldestReadyAgeMs: null, ...p });
+
+describe('dashboard logic', () => {
+  it('highlights the stuck queue: ready work with nobody online, or the oldest ready age', () => {
+    const h = queueHealth([
+      role({ role: 'pm', ready: 2, oldestReadyAgeMs: 5000 }),
+      role({ role: 'dev', ready: 4, oldestReadyAgeMs: 600_000 }),
+      role({ role: 'reviewer', ready: 1, onlineInstances: 0, oldestReadyAgeMs: 70_000 }),
+    ]);
+    expect(h.map((r) => r.role)).toEqual(['dev', 'reviewer', 'pm']);
+    expect(h[0]!.stuck).toBe('oldest ready task waiting 10 min');
+    expect(h[1]!.stuck).toBe('1 ready, no reviewer instance online');
+    expect(h[2]!.stuck).toBeNull();
+    expect(worstStuck(h)?.role).toBe('dev');
+    expect(distributionRows(h)[0]).toEqual({ role: 'dev', ready: 4, waiting: 0, inProgress: 0, blocked: 0, stuck: true });
+  });
+
+  it('fills the last seven days, oldest first', () => {
+    const rows = throughputRows([{ day: '2026-11-30', done: 5, failed: 1, expired: 2 }, { day: '2026-11-25', done: 1, failed: 0, expired: 0 }], '2026-11-30');
+    expect(rows.map((r) => r.day)).toEqual(['2026-11-24', '2026-11-25', '2026-11-26', '2026-11-27', '2026-11-28', '2026-11-29', '2026-11-30']);
+    expect(rows[6]).toMatchObject({ done: 5, failed: 1, expired: 2, label: 'Mon 30' });
+    expect(rows[0]).toMatchObject({ done: 0 });
+  });
+
+  it('explains the recovery bound with the P4/watchdog formula', () => {
+    const r = recoveryExplain(180, { lockWindowS: 7200, heartbeatTimeoutS: 120, sweepIntervalS: 60 });
+    expect(r.short).toBe('≈ 3 min');
+    expect(r.long).toContain('min(lock window 7200 s, heartbeat timeout 120 s) + sweep interval 60 s = 180 s');
+    expect(recoveryExplain(5, null).short).toBe('≈ 5 s');
+  });
+});

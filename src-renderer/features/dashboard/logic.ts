@@ -1,0 +1,78 @@
+/** Pure logic of the dashboard: queue health, chart rows and the recovery bound text. */
+import type { RoleSummary, ThroughputPoint } from '../../../src-main/common/console-api';
+import type { SchedulerConfig } from '../../../src-main/common/config';
+import { formatDayLabel, formatDurationS } from '../../lib/format';
+
+export interface RoleHealth extends RoleSummary {
+  /** Why this queue looks stuck, or null. */
+  stuck: string | null;
+  /** 0 = worst. */
+  rank: number;
+}
+
+/** A queue is stuck when claimable work waits with nobody to take it, or waits too long. */
+export function queueHealth(roles: RoleSummary[], stuckAfterMs = 60_000): RoleHealth[] {
+  const rows = roles.map((r) => {
+    let stuck: string | null = null;
+    if (r.ready > 0 && r.onlineInstances === 0) stuck = `${r.ready} ready, no ${r.role} instance online`;
+    else if (r.oldestReadyAgeMs !== null && r.oldestReadyAgeMs >= stuckAfterMs) stuck = `oldest ready task waiting ${formatDurationS(r.oldestReadyAgeMs / 1000)}`;
+    return { ...r, stuck, rank: 0 };
+  });
+  rows.sort((a, b) => {
+    if (!!a.stuck !== !!b.stuck) return a.stuck ? -1 : 1;
+    return (b.oldestReadyAgeMs ?? -1) - (a.oldestReadyAgeMs ?? -1) || a.role.localeCompare(b.role);
+  });
+  rows.forEach((r, i) => (r.rank = i));
+  return rows;
+}
+
+/** The worst stuck role (highest oldest-ready age among stuck ones), or null. */
+export function worstStuck(rows: RoleHealth[]): RoleHealth | null {
+  return rows.find((r) => r.stuck) ?? null;
+}
+
+export interface DistributionRow {
+  role: string;
+  ready: number;
+  waiting: number;
+  inProgress: number;
+  blocked: number;
+  stuck: boolean;
+}
+
+export function distributionRows(health: RoleHealth[], maxRoles = 12): DistributionRow[] {
+  return health.slice(0, maxRoles).map((r) => ({ role: r.role, ready: r.ready, waiting: r.waiting, inProgress: r.inProgress, blocked: r.blocked + r.failed, stuck: !!r.stuck }));
+}
+
+export interface ThroughputRow extends ThroughputPoint {
+  label: string;
+}
+
+/** The last `days` days, oldest first, filling days the server left out with zeros. */
+export function throughputRows(points: ThroughputPoint[], today: string, days = 7): ThroughputRow[] {
+  const byDay = new Map(points.map((p) => [p.day, p]));
+  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(today);
+  const base = m ? new Date(Number(m[1]), Number(m[2]) - 1, Number(m[3])) : new Date();
+  const out: ThroughputRow[] = [];
+  for (let i = days - 1; i >= 0; i--) {
+    const d = new Date(base.getFullYear(), base.getMonth(), base.getDate() - i);
+    const key = localDay(d);
+    const p = byDay.get(key) ?? { day: key, done: 0, failed: 0, expired: 0 };
+    out.push({ ...p, label: formatDayLabel(key) });
+  }
+  return out;
+}
+
+export function localDay(d: Date): string {
+  const p = (n: number) => String(n).padStart(2, '0');
+  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())}`;
+}
+
+/** "≈ 3 min (P4/watchdog): min(lock window 7200 s, heartbeat timeout 120 s) + sweep 60 s". */
+export function recoveryExplain(boundS: number, c: Pick<SchedulerConfig, 'lockWindowS' | 'heartbeatTimeoutS' | 'sweepIntervalS'> | null): { short: string; long: string } {
+  const short = `≈ ${boundS < 120 ? `${boundS} s` : formatDurationS(boundS)}`;
+  const long = c
+    ? `min(lock window ${c.lockWindowS} s, heartbeat timeout ${c.heartbeatTimeoutS} s) + sweep interval ${c.sweepIntervalS} s = ${boundS} s: the longest an abandoned task waits before it is claimable again.`
+    : `${boundS} s: the longest an abandoned task waits before it is claimable again.`;
+  return { short, long };
+}

@@ -1,0 +1,284 @@
+import { useEffect, useMemo, useState, type ReactNode } from 'react';
+import type { UiError } from '../../store/errors';
+import type { Task, TaskStatus } from '../../../src-main/common/model';
+import { navigate, replaceRoute, useRoute } from '../../app/navigation';
+import { Badge, Rule, TaskStatusBadge } from '../../components/Badge';
+import { EmptyState, ErrorBanner, Spinner } from '../../components/States';
+import { Countdown, RelativeTime } from '../../components/Time';
+import { VirtualList } from '../../components/VirtualList';
+import { formatCount, formatDurationS } from '../../lib/format';
+import { BOARD_STATUS_META } from '../../lib/status';
+import { useActions, useConsole, useWatch } from '../../store/react';
+import { blockersOf, COLUMNS, columnTotals, groupIntoColumns, type ColumnId, type TaskActionKind } from './logic';
+import { CreateTaskDialog, TaskActionDialog } from './TaskDialogs';
+import { TaskDetail } from './TaskDetail';
+
+const CARD_H = 78;
+
+export function QueuesView() {
+  useWatch('roles', 'queue', 'instances', 'settings');
+  const route = useRoute();
+  const roles = useConsole((s) => s.roles);
+  const queue = useConsole((s) => s.queue);
+  const instances = useConsole((s) => s.instances.data);
+  const lockWindowS = useConsole((s) => s.settings.data?.config.lockWindowS);
+  const { selectRole, loadMoreTasks, refresh } = useActions();
+  const [filter, setFilter] = useState('');
+  const [creating, setCreating] = useState(false);
+  const [acting, setActing] = useState<{ task: Task; kind: TaskActionKind } | null>(null);
+
+  const roleNames = useMemo(() => (roles.data ?? []).map((r) => r.role).sort(), [roles.data]);
+  const role = route.param;
+  const selectedTaskId = route.query.task ? Number(route.query.task) : null;
+
+  // Pick a role when none is in the URL.
+  useEffect(() => {
+    if (!role && roleNames.length > 0) replaceRoute('queues', roleNames[0]!);
+  }, [role, roleNames]);
+  useEffect(() => {
+    selectRole(role);
+  }, [role, selectRole]);
+
+  const names = useMemo(() => new Map((instances ?? []).map((i) => [i.id, i.name])), [instances]);
+  const allLoaded = useMemo(() => Object.values(queue.columns).flatMap((c) => c.items), [queue.columns]);
+  const known = useMemo(() => new Map(allLoaded.map((t) => [t.id, t])), [allLoaded]);
+  const filtered = useMemo(() => {
+    const f = filter.trim().toLowerCase();
+    if (!f) return allLoaded;
+    return allLoaded.filter((t) => `#${t.id} ${t.title} ${t.lock ? (names.get(t.lock.instanceId) ?? t.lock.instanceId) : ''}`.toLowerCase().includes(f));
+  }, [allLoaded, filter, names]);
+  const grouped = useMemo(() => groupIntoColumns(filtered), [filtered]);
+  const summary = roles.data?.find((r) => r.role === role);
+  const totals = columnTotals(summary);
+  const selected = selectedTaskId !== null ? (known.get(selectedTaskId) ?? null) : null;
+
+  const openTask = (t: Task) => navigate('queues', role, { task: String(t.id) });
+
+  if (!roles.data) {
+    if (roles.error) return <ErrorBanner error={roles.error} what="Could not load the roles" onRetry={() => void refresh('roles')} />;
+    return <Spinner label="Loading roles…" />;
+  }
+
+  return (
+    <div className="view queues" data-testid="view-queues">
+      <div className="toolbar">
+        <div className="tabs" role="tablist" aria-label="Roles">
+          {roleNames.map((r) => {
+            const s = roles.data!.find((x) => x.role === r)!;
+            return (
+              <button key={r} role="tab" aria-selected={r === role} className={`tab${r === role ? ' active' : ''}`} onClick={() => navigate('queues', r)} data-testid={`role-tab-${r}`}>
+                {r}
+                <span className="tab-count">{formatCount(s.ready + s.waiting + s.inProgress + s.blocked + s.failed)}</span>
+                {s.ready > 0 && s.onlineInstances === 0 ? <span className="warn-icon" title={`no ${r} instance online`}>⚠</span> : null}
+              </button>
+            );
+          })}
+          {role && !roleNames.includes(role) ? (
+            <button role="tab" aria-selected className="tab active">
+              {role}
+            </button>
+          ) : null}
+        </div>
+        <div className="toolbar-right">
+          <input className="filter" data-view-filter placeholder="Filter loaded tasks  ( / )" value={filter} onChange={(e) => setFilter(e.target.value)} aria-label="Filter tasks" />
+          <button className="btn btn-primary" onClick={() => setCreating(true)} data-testid="create-task">
+            + New task
+          </button>
+        </div>
+      </div>
+
+      {roleNames.length === 0 && !role ? (
+        <EmptyState
+          title="The board is empty"
+          action={
+            <button className="btn btn-primary" onClick={() => setCreating(true)}>
+              Create the first task
+            </button>
+          }
+        >
+          Create a task for a role (say <code>dev</code>); an agent of that role claims it with <code>claim</code> (P1).
+        </EmptyState>
+      ) : (
+        <>
+          {summary ? (
+            <div className="role-meta muted small" data-testid="role-meta">
+              {summary.onlineInstances} {role} instance{summary.onlineInstances === 1 ? '' : 's'} online
+              {summary.oldestReadyAgeMs !== null ? ` · oldest ready task has waited ${formatDurationS(summary.oldestReadyAgeMs / 1000)}` : ''}
+              {' '}· a failed claim is a skip, never a wait (<Rule id="P2" />)
+            </div>
+          ) : null}
+          <div className={`board${selected || selectedTaskId ? ' with-pane' : ''}`}>
+            <div className="columns">
+              {COLUMNS.map((c) => (
+                <BoardColumn
+                  key={c.id}
+                  id={c.id}
+                  label={c.label}
+                  hint={c.hint}
+                  tasks={grouped[c.id]}
+                  total={totals[c.id]}
+                  loading={c.statuses.some((s) => queue.columns[s].loading)}
+                  error={c.statuses.map((s) => queue.columns[s].error).find(Boolean) ?? null}
+                  hasMore={c.statuses.some((s) => queue.columns[s].next !== null)}
+                  onMore={() => c.statuses.forEach((s: TaskStatus) => void loadMoreTasks(s))}
+                  render={(t) => <TaskCard task={t} names={names} known={known} lockWindowS={lockWindowS} selected={t.id === selectedTaskId} onOpen={() => openTask(t)} />}
+                />
+              ))}
+            </div>
+            {selectedTaskId !== null ? (
+              <TaskDetail
+                key={selectedTaskId}
+                taskId={selectedTaskId}
+                task={selected}
+                names={names}
+                known={known}
+                lockWindowS={lockWindowS}
+                onAction={(task, kind) => setActing({ task, kind })}
+                onClose={() => navigate('queues', role)}
+              />
+            ) : null}
+          </div>
+        </>
+      )}
+      {creating ? (
+        <CreateTaskDialog
+          defaultRole={role}
+          roles={roleNames}
+          onClose={() => setCreating(false)}
+          onCreated={(t) => navigate('queues', t.role, { task: String(t.id) })}
+        />
+      ) : null}
+      {acting ? <TaskActionDialog task={acting.task} kind={acting.kind} onClose={() => setActing(null)} /> : null}
+    </div>
+  );
+}
+
+function BoardColumn(p: {
+  id: ColumnId;
+  label: string;
+  hint: string;
+  tasks: Task[];
+  total: number | null;
+  loading: boolean;
+  error: UiError | null;
+  hasMore: boolean;
+  onMore: () => void;
+  render: (t: Task) => ReactNode;
+}) {
+  const tone = { backlog: 'backlog', ready: 'ready', in_progress: 'progress', blocked: 'blocked', done: 'done' }[p.id];
+  const { hasMore, loading, onMore } = p;
+  const onEnd = useMemo(() => (hasMore && !loading ? onMore : undefined), [hasMore, loading, onMore]);
+  return (
+    <section className={`column col-${tone}`} data-testid={`column-${p.id}`} aria-label={p.label}>
+      <header className="column-head" title={p.hint}>
+        <span className={`col-dot tone-${tone}`} aria-hidden />
+        <span className="column-title">{p.label}</span>
+        <span className="column-count" title={p.total !== null && p.total > p.tasks.length ? `${p.tasks.length} loaded of ${p.total}` : undefined}>
+          {p.total !== null && p.total > p.tasks.length ? `${formatCount(p.tasks.length)} / ${formatCount(p.total)}` : formatCount(p.tasks.length)}
+        </span>
+        {p.loading ? <span className="spinner spinner-small" aria-label="loading" /> : null}
+      </header>
+      {p.error ? <ErrorBanner error={p.error} /> : null}
+      {p.tasks.length === 0 && !p.loading ? (
+        <div className="column-empty muted small">{emptyText(p.id)}</div>
+      ) : (
+        <VirtualList items={p.tasks} rowHeight={CARD_H} getKey={(t) => t.id} render={(t) => p.render(t)} onEndReached={onEnd} className="column-list" testId={`list-${p.id}`} />
+      )}
+    </section>
+  );
+}
+
+function emptyText(id: ColumnId): string {
+  switch (id) {
+    case 'backlog':
+      return 'Nothing waiting on dependencies.';
+    case 'ready':
+      return 'Nothing claimable. Create a task, or finish its prerequisites (P3).';
+    case 'in_progress':
+      return 'No locks held. Agents claim ready tasks when they poll.';
+    case 'blocked':
+      return 'Nothing blocked or failed.';
+    case 'done':
+      return 'Nothing finished yet.';
+  }
+}
+
+export function TaskCard({
+  task: t,
+  names,
+  known,
+  lockWindowS,
+  selected,
+  onOpen,
+}: {
+  task: Task;
+  names: Map<string, string>;
+  known: Map<number, Task>;
+  lockWindowS: number | undefined;
+  selected: boolean;
+  onOpen: () => void;
+}) {
+  const blockers = t.status === 'backlog' ? blockersOf(t, known) : [];
+  return (
+    <div className="card-pad">
+      <button className={`task-card${selected ? ' selected' : ''}`} onClick={onOpen} data-testid={`task-${t.id}`} data-status={t.status}>
+        <div className="task-line1">
+          <span className="task-id">#{t.id}</span>
+          <span className="task-title" title={t.title}>
+            {t.title}
+          </span>
+          {t.priority !== 0 ? (
+            <span className="prio" title="priority: higher is claimed first">
+              ↑{t.priority}
+            </span>
+          ) : null}
+        </div>
+        <div className="task-line2">
+          {t.status === 'in_progress' && t.lock ? (
+            <>
+              <span className="holder" title={`holder ${t.lock.instanceId}, fence ${t.lock.fence}`}>
+                ● {names.get(t.lock.instanceId) ?? t.lock.instanceId.slice(0, 10)}
+              </span>
+              <Countdown expiresAt={t.lock.expiresAt} windowS={lockWindowS} />
+            </>
+          ) : t.status === 'backlog' && t.unmetDependencies > 0 ? (
+            <span className="blockers" title="dependencies not done yet (P3)">
+              waits on{' '}
+              {blockers.length
+                ? blockers.slice(0, 4).map((b) => (
+                    <span key={b.id} className={`dep tone-${b.status ? BOARD_STATUS_META[b.status].tone : 'backlog'}`}>
+                      #{b.id}
+                    </span>
+                  ))
+                : `${t.unmetDependencies} task${t.unmetDependencies === 1 ? '' : 's'}`}
+              {blockers.length > 4 ? <span className="muted"> +{blockers.length - 4}</span> : null}
+            </span>
+          ) : t.status === 'blocked' || t.status === 'failed' ? (
+            <>
+              <TaskStatusBadge task={t} />
+              {t.note ? <span className="note" title={t.note}>{t.note}</span> : null}
+            </>
+          ) : t.status === 'done' || t.status === 'cancelled' ? (
+            <>
+              {t.status === 'cancelled' ? <TaskStatusBadge task={t} /> : null}
+              <span className="muted">
+                <RelativeTime at={t.updatedAt} granularityMs={10_000} />
+              </span>
+            </>
+          ) : (
+            <span className="muted">
+              created <RelativeTime at={t.createdAt} granularityMs={10_000} />
+            </span>
+          )}
+          <span className="spacer" />
+          {t.attempt > 1 ? <Badge title="number of claims so far">attempt {t.attempt}</Badge> : null}
+          {t.previouslyExpired ? (
+            <Badge tone="blocked" title="an earlier holder's lock expired: the work may be half done — the agent verifies before continuing">
+              prev. expired
+            </Badge>
+          ) : null}
+        </div>
+      </button>
+    </div>
+  );
+}

@@ -1,0 +1,200 @@
+import { useEffect, useState } from 'react';
+import type { Task } from '../../../src-main/common/model';
+import { navigate } from '../../app/navigation';
+import { Badge, Rule, TaskStatusBadge } from '../../components/Badge';
+import { ErrorBanner, Spinner } from '../../components/States';
+import { Countdown, RelativeTime } from '../../components/Time';
+import { formatDateTime, prettyJson } from '../../lib/format';
+import { toUiError, type UiError } from '../../store/errors';
+import { useActions } from '../../store/react';
+import { ACTION_META, actionsFor, type TaskActionKind } from './logic';
+
+/** The task pane: everything about one task, its blockers, and the operator's actions. */
+export function TaskDetail({
+  taskId,
+  task: loaded,
+  names,
+  known,
+  lockWindowS,
+  onAction,
+  onClose,
+}: {
+  taskId: number;
+  task: Task | null;
+  names: Map<string, string>;
+  known: Map<number, Task>;
+  lockWindowS: number | undefined;
+  onAction: (t: Task, kind: TaskActionKind) => void;
+  onClose: () => void;
+}) {
+  const { getTask } = useActions();
+  const [fetched, setFetched] = useState<Task | null>(null);
+  const [error, setError] = useState<UiError | null>(null);
+  const [deps, setDeps] = useState<Map<number, Task | UiError>>(new Map());
+  // Prefer the live copy from the board; fetch once when the task is not loaded (deep link).
+  const task = loaded ?? fetched;
+  useEffect(() => {
+    if (loaded) return;
+    let live = true;
+    getTask(taskId).then(
+      (t) => live && setFetched(t),
+      (e) => live && setError(toUiError(e)),
+    );
+    return () => {
+      live = false;
+    };
+  }, [taskId, loaded, getTask]);
+  const depKey = task?.dependsOn.join(',') ?? '';
+  useEffect(() => {
+    if (!depKey) return;
+    let live = true;
+    const ids = depKey.split(',').map(Number).slice(0, 25);
+    void Promise.all(
+      ids.map((id): Promise<[number, Task | UiError]> =>
+        getTask(id).then(
+          (t): [number, Task | UiError] => [id, t],
+          (e): [number, Task | UiError] => [id, toUiError(e)],
+        ),
+      ),
+    ).then((rows) => {
+      if (live) setDeps(new Map(rows));
+    });
+    return () => {
+      live = false;
+    };
+  }, [depKey, getTask]);
+
+  return (
+    <aside className="pane" aria-label={`Task ${taskId}`} data-testid="task-detail">
+      <div className="pane-head">
+        <h2>Task #{taskId}</h2>
+        <button className="icon-btn" aria-label="Close (Esc)" title="Close (Esc)" onClick={onClose} data-pane-close>
+          ×
+        </button>
+      </div>
+      {!task ? (
+        error ? (
+          <ErrorBanner error={error} what={`Could not load task #${taskId}`} />
+        ) : (
+          <Spinner label="Loading…" />
+        )
+      ) : (
+        <div className="pane-body">
+          <div className="pane-title">{task.title}</div>
+          <div className="chips">
+            <TaskStatusBadge task={task} />
+            <Badge>role {task.role}</Badge>
+            <Badge>priority {task.priority}</Badge>
+            {task.attempt > 0 ? <Badge>attempt {task.attempt}</Badge> : null}
+            {task.previouslyExpired ? (
+              <Badge tone="blocked" title="an earlier holder's lock expired">
+                previously expired
+              </Badge>
+            ) : null}
+          </div>
+          {task.previouslyExpired ? (
+            <p className="small muted">A previous holder’s lock expired: the next holder is told so and checks for half-done work before continuing.</p>
+          ) : null}
+
+          <div className="actions-row">
+            {actionsFor(task).map((k) => (
+              <button key={k} className={`btn btn-small${ACTION_META[k].danger ? ' btn-danger-quiet' : ''}`} onClick={() => onAction(task, k)} data-testid={`action-${k}`}>
+                {ACTION_META[k].label}
+              </button>
+            ))}
+            <button className="btn btn-small btn-ghost" onClick={() => navigate('audit', null, { subject: `task:${task.id}` })}>
+              Audit trail
+            </button>
+          </div>
+
+          <dl className="kv">
+            <dt>Lock</dt>
+            <dd>
+              {task.lock ? (
+                <>
+                  held by <strong>{names.get(task.lock.instanceId) ?? task.lock.instanceId}</strong>
+                  <div className="small muted mono">{task.lock.instanceId}</div>
+                  <div>
+                    time left <Countdown expiresAt={task.lock.expiresAt} windowS={lockWindowS} /> · fence {task.lock.fence} · claimed <RelativeTime at={task.lock.claimedAt} />
+                  </div>
+                  <div className="small muted">
+                    Released only by the holder’s status report (<Rule id="P5" />) or when the window runs out (<Rule id="P4" />).
+                  </div>
+                </>
+              ) : (
+                <span className="muted">none{task.status === 'backlog' && task.unmetDependencies === 0 ? ' — claimable' : ''}</span>
+              )}
+            </dd>
+            <dt>Depends on</dt>
+            <dd>
+              {task.dependsOn.length === 0 ? (
+                <span className="muted">nothing</span>
+              ) : (
+                <>
+                  <div className="small muted">
+                    {task.unmetDependencies} of {task.dependsOn.length} not done — the task is invisible to claimers until all are (<Rule id="P3" />)
+                  </div>
+                  <ul className="dep-list">
+                    {task.dependsOn.map((id) => {
+                      const got = deps.get(id) ?? known.get(id);
+                      const d = got && isTask(got) ? got : null;
+                      const err = got && !isTask(got) ? got : null;
+                      return (
+                        <li key={id}>
+                          <button className="link" onClick={() => navigate('queues', d ? d.role : task.role, { task: String(id) })}>
+                            #{id}
+                          </button>{' '}
+                          {d ? (
+                            <>
+                              <TaskStatusBadge task={d} /> <span className="small">{d.title}</span>
+                            </>
+                          ) : err ? (
+                            <span className="error-code" title={err.message}>
+                              {err.code}
+                            </span>
+                          ) : (
+                            <span className="muted small">…</span>
+                          )}
+                        </li>
+                      );
+                    })}
+                  </ul>
+                </>
+              )}
+            </dd>
+            {task.note ? (
+              <>
+                <dt>Note</dt>
+                <dd className="prewrap">{task.note}</dd>
+              </>
+            ) : null}
+            <dt>Created</dt>
+            <dd>
+              {formatDateTime(task.createdAt)} · <RelativeTime at={task.createdAt} />
+            </dd>
+            <dt>Updated</dt>
+            <dd>
+              {formatDateTime(task.updatedAt)} · <RelativeTime at={task.updatedAt} />
+            </dd>
+            <dt>Payload</dt>
+            <dd>
+              <pre className="json">{prettyJson(task.payload, 20_000)}</pre>
+            </dd>
+            {task.output !== null && task.output !== undefined ? (
+              <>
+                <dt>Output</dt>
+                <dd>
+                  <pre className="json">{prettyJson(task.output, 20_000)}</pre>
+                </dd>
+              </>
+            ) : null}
+          </dl>
+        </div>
+      )}
+    </aside>
+  );
+}
+
+function isTask(x: Task | UiError): x is Task {
+  return typeof (x as Task).id === 'number' && typeof (x as Task).title === 'string';
+}

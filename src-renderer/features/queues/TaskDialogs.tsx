@@ -1,0 +1,121 @@
+import { useState, type ChangeEvent, type ReactNode } from 'react';
+import { Dialog, ReasonDialog } from '../../components/Dialog';
+import { ErrorBanner } from '../../components/States';
+import { toUiError, type UiError } from '../../store/errors';
+import { useActions } from '../../store/react';
+import type { Task } from '../../../src-main/common/model';
+import { ACTION_META, validateCreateTask, validatePriority, type CreateTaskErrors, type CreateTaskForm, type TaskActionKind } from './logic';
+
+export function TaskActionDialog({ task, kind, onClose }: { task: Task; kind: TaskActionKind; onClose: () => void }) {
+  const { taskAction } = useActions();
+  const [priority, setPriority] = useState(String(task.priority));
+  const meta = ACTION_META[kind];
+  return (
+    <ReasonDialog
+      title={`${meta.verb} — #${task.id}`}
+      testId={`dialog-${kind}`}
+      explain={
+        <>
+          <strong>{task.title}</strong>
+          <br />
+          {meta.explain}
+        </>
+      }
+      danger={meta.danger}
+      confirmLabel={meta.verb}
+      extra={
+        kind === 'reprioritise' ? (
+          <label className="field">
+            <span className="field-label">New priority (now {task.priority}; higher is claimed first)</span>
+            <input name="priority" inputMode="numeric" value={priority} onChange={(e) => setPriority(e.target.value)} />
+          </label>
+        ) : null
+      }
+      validateExtra={kind === 'reprioritise' ? () => validatePriority(priority) : undefined}
+      onConfirm={(reason) => taskAction(kind, task.id, reason, kind === 'reprioritise' ? Number(priority) : undefined)}
+      onClose={onClose}
+    />
+  );
+}
+
+const EMPTY_FORM: CreateTaskForm = { title: '', role: '', priority: '', dependsOn: '', payload: '' };
+
+export function CreateTaskDialog({ defaultRole, roles, onClose, onCreated }: { defaultRole: string | null; roles: string[]; onClose: () => void; onCreated: (t: Task) => void }) {
+  const { createTask } = useActions();
+  const [form, setForm] = useState<CreateTaskForm>({ ...EMPTY_FORM, role: defaultRole ?? '' });
+  const [touched, setTouched] = useState<Partial<Record<keyof CreateTaskForm, boolean>>>({});
+  const [submitted, setSubmitted] = useState(false);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<UiError | null>(null);
+  const v = validateCreateTask(form);
+  const errors: CreateTaskErrors = v.ok ? {} : v.errors;
+  const show = (k: keyof CreateTaskForm) => (submitted || touched[k]) && errors[k];
+
+  const field = (k: keyof CreateTaskForm, label: string, input: ReactNode, help?: string) => (
+    <label className="field">
+      <span className="field-label">{label}</span>
+      {input}
+      {show(k) ? <span className="field-error" data-testid={`error-${k}`}>{errors[k]}</span> : help ? <span className="field-help">{help}</span> : null}
+    </label>
+  );
+  const bind = (k: keyof CreateTaskForm) => ({
+    name: k,
+    value: form[k],
+    onChange: (e: ChangeEvent<HTMLInputElement | HTMLTextAreaElement>) => setForm({ ...form, [k]: e.target.value }),
+    onBlur: () => setTouched({ ...touched, [k]: true }),
+    'aria-invalid': !!show(k),
+  });
+
+  return (
+    <Dialog title="Create a task" onClose={onClose} testId="dialog-create-task">
+      <form
+        className="form"
+        noValidate
+        onSubmit={async (e) => {
+          e.preventDefault();
+          setSubmitted(true);
+          if (!v.ok) return;
+          setBusy(true);
+          setError(null);
+          try {
+            const t = await createTask(v.value);
+            onCreated(t);
+            onClose();
+          } catch (err) {
+            setError(toUiError(err));
+            setBusy(false);
+          }
+        }}
+      >
+        {field('title', 'Title', <input {...bind('title')} data-autofocus placeholder="Summarise the release notes" />)}
+        <div className="field-row">
+          {field(
+            'role',
+            'Role',
+            <>
+              <input {...bind('role')} list="known-roles" placeholder="dev" />
+              <datalist id="known-roles">
+                {roles.map((r) => (
+                  <option key={r} value={r} />
+                ))}
+              </datalist>
+            </>,
+            'which kind of agent takes it',
+          )}
+          {field('priority', 'Priority', <input {...bind('priority')} inputMode="numeric" placeholder="0" />, 'higher is claimed first')}
+        </div>
+        {field('dependsOn', 'Depends on', <input {...bind('dependsOn')} placeholder="#12, #13" />, 'task ids that must be done first (P3)')}
+        {field('payload', 'Payload (JSON)', <textarea {...bind('payload')} rows={4} className="mono" placeholder='{"repo": "gaffer"}' />, 'optional, passed to the agent as is')}
+        {error ? <ErrorBanner error={error} /> : null}
+        <div className="dialog-actions">
+          <button type="button" className="btn" onClick={onClose}>
+            Cancel
+          </button>
+          <button type="submit" className="btn btn-primary" disabled={busy}>
+            {busy ? 'Creating…' : 'Create task'}
+          </button>
+        </div>
+      </form>
+    </Dialog>
+  );
+}

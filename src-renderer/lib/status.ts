@@ -1,0 +1,52 @@
+/**
+ * One place for status names and colours, so a status looks the same in every view.
+ * Colours are CSS variables defined in styles/app.css (dark and light).
+ */
+import type { InstanceStatus, Task, TaskStatus } from '../../src-main/common/model';
+
+/** Board status as the operator sees it: `backlog` splits into Ready (claimable) and Backlog (waiting, P3). */
+export type BoardStatus = 'backlog' | 'ready' | 'in_progress' | 'blocked' | 'failed' | 'done' | 'cancelled';
+
+export const BOARD_STATUS_META: Record<BoardStatus, { label: string; tone: string; hint: string }> = {
+  backlog: { label: 'Backlog', tone: 'backlog', hint: 'waiting on dependencies: invisible to claimers until they are done (P3)' },
+  ready: { label: 'Ready', tone: 'ready', hint: 'claimable now, taken by priority then age' },
+  in_progress: { label: 'In progress', tone: 'progress', hint: 'held by one instance under a claim lock (P1)' },
+  blocked: { label: 'Blocked', tone: 'blocked', hint: 'reported blocked by its holder: needs an unblock' },
+  failed: { label: 'Failed', tone: 'failed', hint: 'reported failed: retry puts it back in the backlog' },
+  done: { label: 'Done', tone: 'done', hint: 'finished' },
+  cancelled: { label: 'Cancelled', tone: 'cancelled', hint: 'cancelled by the operator' },
+};
+
+export function boardStatus(t: Pick<Task, 'status' | 'unmetDependencies'>): BoardStatus {
+  if (t.status === 'backlog') return t.unmetDependencies > 0 ? 'backlog' : 'ready';
+  return t.status;
+}
+
+export const TASK_STATUS_LABEL: Record<TaskStatus, string> = {
+  backlog: 'Backlog',
+  in_progress: 'In progress',
+  blocked: 'Blocked',
+  failed: 'Failed',
+  done: 'Done',
+  cancelled: 'Cancelled',
+};
+
+export const INSTANCE_STATUS_META: Record<InstanceStatus, { label: string; tone: string }> = {
+  online: { label: 'Online', tone: 'online' },
+  disconnected: { label: 'Disconnected', tone: 'disconnected' },
+  offline: { label: 'Offline', tone: 'offline' },
+};
+
+export function instanceTone(status: string): string {
+  return (INSTANCE_STATUS_META as Record<string, { tone: string } | undefined>)[status]?.tone ?? 'offline';
+}
+
+/** Audit event types grouped by a tone so the list reads at a glance. */
+export function auditTone(type: string): string {
+  if (/expire|reject|fail|revoke|kill|undeliverable|jump/.test(type)) return 'failed';
+  if (type.startsWith('operator.') || type.startsWith('settings.')) return 'blocked';
+  if (/claim|renew/.test(type)) return 'progress';
+  if (/release|done|success/.test(type)) return 'done';
+  if (/create/.test(type)) return 'ready';
+  return 'backlog';
+}

@@ -1,0 +1,241 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { FakeConsoleApi, ManualTimers } from '../testing/fake-console-api';
+import { createConsoleStore, type ConsoleStore } from './console-store';
+
+const settle = async (n = 6) => {
+  for (let i = 0; i < n; i++) await new Promise<void>((r) => setImmediate(r));
+};
+
+let made: ConsoleStore[] = [];
+function setup(opts: { auditRows?: number; scanBudget?: number } = {}) {
+  const timers = new ManualTimers();
+  const api = new FakeConsoleApi({ now: () => Date.parse('2026-11-30T12:00:00Z') + timers.now(), ...opts });
+  const cs = createConsoleStore(api, { timers, now: timers.now, liveIntervalMs: 250, refreshIntervalMs: 1000, safetyRefreshMs: 60_000, filterDebounceMs: 250 });
+  made.push(cs);
+  return { api, timers, cs, s: () => cs.store.getState(), a: cs.actions };
+}
+
+afterEach(() => {
+  made.forEach((m) => m.dispose());
+  made = [];
+});
+
+describe('console store', () => {
+  it('loads a watched topic and marks the connection live', async () => {
+    const { a, s } = setup();
+    expect(s().conn.status).toBe('connecting');
+    const off = a.watch('dashboard');
+    await settle();
+    expect(s().dashboard.data?.recoveryBoundS).toBe(180);
+    expect(s().conn.status).toBe('live');
+    off();
+    expect(s().watched.dashboard).toBe(0);
+  });
+
+  it('coalesces a burst of live events into one refresh per watched topic', async () => {
+    const { api, a, s, timers } = setup();
+    a.start();
+    a.watch('dashboard');
+    a.watch('instances');
+    await settle();
+    const before = { d: api.countCalls('dashboard.get'), i: api.countCalls('instances.list'), r: api.countCalls('roles.summary') };
+    for (let i = 0; i < 2000; i++) api.emit({ type: 'task.changed', taskId: i, role: 'dev', status: 'done' });
+    api.emit({ type: 'instance.changed', instanceId: 'x', status: 'online' });
+    expect(s().conn.eventsReceived).toBe(2001);
+    timers.advance(250);
+    await settle();
+    timers.advance(1000);
+    await settle();
+    expect(api.countCalls('dashboard.get') - before.d).toBe(1);
+    expect(api.countCalls('instances.list') - before.i).toBe(1);
+    // Not watched: not refreshed.
+    expect(api.countCalls('roles.summary') - before.r).toBe(0);
+  });
+
+  it('refreshes the queue only for the selected role', async () => {
+    const { api, a, s, timers } = setup();
+    api.addTask({ title: 'a', role: 'dev' });
+    api.addTask({ title: 'b', role: 'dev', status: 'in_progress', lock: { instanceId: 'i1', fence: 1, claimedAt: '', expiresAt: '2026-11-30T13:00:00Z' } });
+    api.addTask({ title: 'c', role: 'pm' });
+    a.start();
+    a.watch('queue');
+    a.selectRole('dev');
+    await settle();
+    expect(s().queue.columns.backlog.items.map((t) => t.title)).toEqual(['a']);
+    expect(s().queue.columns.in_progress.items.map((t) => t.title)).toEqual(['b']);
+    const n = api.countCalls('tasks.list');
+    api.emit({ type: 'task.changed', taskId: 3, role: 'pm', status: 'done' });
+    timers.advance(2000);
+    await settle();
+    expect(api.countCalls('tasks.list')).toBe(n);
+    api.emit({ type: 'task.changed', taskId: 1, role: 'dev', status: 'done' });
+    timers.advance(2000);
+    await settle();
+    expect(api.countCalls('tasks.list')).toBe(n + 6);
+  });
+
+  it('drops a slow answer for a role that is no longer selected', async () => {
+    const { api, a, s } = setup();
+    api.addTask({ title: 'dev task', role: 'dev' });
+    api.addTask({ title: 'pm task', role: 'pm' });
+    const release = api.hold('tasks.list');
+    a.selectRole('dev');
+    await settle();
+    release();
+    a.selectRole('pm');
+    await settle(12);
+    expect(s().queue.role).toBe('pm');
+    expect(s().queue.columns.backlog.items.map((t) => t.title)).toEqual(['pm task']);
+  });
+
+  it('pages long columns on demand', async () => {
+    const { api, a, s } = setup();
+    for (let i = 0; i < 450; i++) api.addTask({ title: `t${i}`, role: 'dev' });
+    a.selectRole('dev');
+    await settle();
+    expect(s().queue.columns.backlog.items).toHaveLength(200);
+    expect(s().queue.columns.backlog.next).toBe(200);
+    await a.loadMoreTasks('backlog');
+    await a.loadMoreTasks('backlog');
+    expect(s().queue.columns.backlog.items).toHaveLength(450);
+    expect(s().queue.columns.backlog.next).toBeNull();
+  });
+
+  it('runs operator actions with a reason, toasts the outcome, and reports the error code', async () => {
+    const { api, a, s } = setup();
+    const t = api.addTask({ title: 'x', role: 'dev', status: 'in_progress', lock: { instanceId: 'i', fence: 1, claimedAt: '', expiresAt: '' } });
+    const r = await a.taskAction('forceRelease', t.id, 'agent hung');
+    expect(r.status).toBe('backlog');
+    expect(api.calls.find((c) => c.method === 'tasks.forceRelease')).toMatchObject({ method: 'tasks.forceRelease', args: { taskId: t.id, reason: 'agent hung' } });
+    expect(s().toasts.at(-1)).toMatchObject({ tone: 'success', title: `Force-released task #${t.id}` });
+    await expect(a.taskAction('retry', t.id, 'again')).rejects.toMatchObject({ code: 'invalid_transition' });
+    expect(s().toasts.at(-1)).toMatchObject({ tone: 'error', code: 'invalid_transition' });
+  });
+
+  it('creates tasks and tokens; the token secret is returned once', async () => {
+    const { api, a, s } = setup();
+    const t = await a.createTask({ title: 'New', role: 'dev', priority: 3 });
+    expect(api.tasks.get(t.id)?.priority).toBe(3);
+    const tok = await a.createToken('worker', 'dev');
+    expect(tok.token).toMatch(/^gfa_/);
+    await settle();
+    expect(s().tokens.data?.[0]).toMatchObject({ name: 'worker', role: 'dev', revokedAt: null });
+    expect(JSON.stringify(s().tokens.data)).not.toContain(tok.token);
+    await a.revokeToken(tok.id, 'lost laptop');
+    await settle();
+    expect(s().tokens.data?.[0]?.revokedAt).not.toBeNull();
+  });
+
+  it('sets the kill switch with a reason', async () => {
+    const { a, s } = setup();
+    await a.setKillSwitch(true, 'maintenance');
+    expect(s().settings.data?.killSwitch).toBe(true);
+    expect(s().toasts.at(-1)?.tone).toBe('warning');
+  });
+
+  it('marks the connection offline on a network error and recovers', async () => {
+    const { api, a, s } = setup();
+    api.failNext('dashboard.get', 'unavailable', 'Cannot reach Gaffer');
+    await a.refresh('dashboard');
+    expect(s().conn.status).toBe('offline');
+    expect(s().dashboard.error).toMatchObject({ code: 'unavailable' });
+    await a.refresh('dashboard');
+    expect(s().conn.status).toBe('live');
+    expect(s().dashboard.error).toBeNull();
+  });
+});
+
+describe('audit slice', () => {
+  it('loads newest first and pages by cursor', async () => {
+    const { a, s } = setup({ auditRows: 1000 });
+    a.watch('audit');
+    await settle();
+    expect(s().audit.items).toHaveLength(200);
+    expect(s().audit.items[0]!.id).toBe(1000);
+    expect(s().audit.next).toBe(801);
+    expect(s().audit.total).toEqual({ count: 1000, exact: true });
+    await a.loadMoreAudit();
+    expect(s().audit.items).toHaveLength(400);
+    expect(s().audit.items.at(-1)!.id).toBe(601);
+    const ids = s().audit.items.map((e) => e.id);
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+
+  it('debounces typed filters and ignores stale answers', async () => {
+    const { api, a, s, timers } = setup({ auditRows: 300 });
+    a.watch('audit');
+    await settle();
+    const n = api.countCalls('audit.query');
+    a.setAuditForm({ type: 'l' });
+    a.setAuditForm({ type: 'lock' });
+    a.setAuditForm({ type: 'lock.claim' });
+    timers.advance(249);
+    await settle();
+    expect(api.countCalls('audit.query')).toBe(n);
+    timers.advance(1);
+    await settle();
+    expect(api.countCalls('audit.query')).toBe(n + 1);
+    expect(s().audit.query).toEqual({ type: 'lock.claim' });
+    expect(s().audit.items.every((e) => e.type === 'lock.claim')).toBe(true);
+    expect(s().audit.items).toHaveLength(100);
+    // A form edit that maps to the same query does not reload.
+    a.setAuditForm({ type: ' lock.claim ' }, { immediate: true });
+    await settle();
+    expect(api.countCalls('audit.query')).toBe(n + 1);
+  });
+
+  it('keeps paging through partial pages (scan budget) until the screen fills', async () => {
+    const { a, s } = setup({ auditRows: 3000, scanBudget: 500 });
+    a.watch('audit');
+    await settle();
+    a.setAuditForm({ subject: 'task:7' }, { immediate: true });
+    await settle(30);
+    // 3000 rows / 50 subjects = 60 matches; each page examines 500 rows.
+    expect(s().audit.items.every((e) => e.subject === 'task:7')).toBe(true);
+    expect(s().audit.items).toHaveLength(60);
+    expect(s().audit.next).toBeNull();
+    expect(s().audit.pages).toBeGreaterThan(1);
+  });
+
+  it('follows the live tail at the top, and counts unseen rows when scrolled away', async () => {
+    const { api, a, s, timers } = setup({ auditRows: 10 });
+    a.start();
+    a.watch('audit');
+    await settle();
+    api.appendAudit('lock.claim', 'i', 'task:1', {});
+    api.appendAudit('lock.claim', 'i', 'task:1', {});
+    timers.advance(250);
+    await settle();
+    timers.advance(1000);
+    await settle();
+    expect(s().audit.items[0]!.id).toBe(12);
+    expect(s().audit.items).toHaveLength(12);
+    a.setAuditFollowing(false);
+    for (let i = 0; i < 5; i++) api.appendAudit('lock.renew', 'i', 'task:1', {});
+    timers.advance(250);
+    await settle();
+    expect(s().audit.unseen).toBe(5);
+    expect(s().audit.items[0]!.id).toBe(12);
+    await a.showUnseenAudit();
+    expect(s().audit.items[0]!.id).toBe(17);
+    expect(s().audit.unseen).toBe(0);
+  });
+
+  it('exports with progress against the known total, and verifies the chain', async () => {
+    const { a, s } = setup({ auditRows: 550 });
+    a.watch('audit');
+    await settle();
+    await a.exportAudit('csv');
+    expect(s().audit.export).toMatchObject({ running: false, rows: 550, total: 550, result: { rows: 550 } });
+    await a.verifyAudit();
+    expect(s().audit.verify.result).toEqual({ ok: true, checked: 550 });
+  });
+
+  it('shows export failures with their code', async () => {
+    const { api, a, s } = setup({ auditRows: 5 });
+    api.failNext('exportAudit', 'bad_request', 'invalid export arguments');
+    await a.exportAudit('jsonl');
+    expect(s().audit.export.error).toMatchObject({ code: 'bad_request' });
+    expect(s().toasts.at(-1)).toMatchObject({ tone: 'error', code: 'bad_request' });
+  });
+});

@@ -1,0 +1,54 @@
+import { describe, expect, it } from 'vitest';
+import type { ConsoleEvent } from '../../src-main/common/console-api';
+import { ManualTimers } from '../testing/fake-console-api';
+import { applyEvent, createCoalescer, emptyInvalidation, type Invalidation } from './live';
+
+const audit = (id: number, type = 'lock.claim', detail: unknown = {}): ConsoleEvent => ({
+  type: 'audit.appended',
+  event: { id, at: '', type, actor: 'a', subject: 's', detail, traceId: null, prevHash: '', hash: '' },
+});
+
+describe('live event coalescing', () => {
+  it('maps events to topics', () => {
+    const inv = emptyInvalidation();
+    applyEvent(inv, { type: 'task.changed', taskId: 1, role: 'dev', status: 'in_progress' });
+    applyEvent(inv, { type: 'lock.expired', taskId: 1, instanceId: 'i' });
+    applyEvent(inv, audit(7, 'token.create'));
+    applyEvent(inv, audit(9, 'lock.claim', { previouslyExpired: true }));
+    expect([...inv.topics].sort()).toEqual(['audit', 'dashboard', 'expiredLocks', 'instances', 'queue', 'roles', 'tokens']);
+    expect([...inv.roles]).toEqual(['dev']);
+    expect(inv.auditAppended).toBe(2);
+    expect(inv.newestAuditId).toBe(9);
+  });
+
+  it('turns a burst of 10 000 events into one flush per interval', () => {
+    const t = new ManualTimers();
+    const flushed: Invalidation[] = [];
+    const co = createCoalescer((i) => flushed.push(i), 250, t);
+    for (let i = 0; i < 10_000; i++) co.push(i % 2 ? audit(i) : { type: 'task.changed', taskId: i, role: i % 4 ? 'dev' : 'pm', status: 'done' });
+    expect(flushed).toHaveLength(0);
+    t.advance(250);
+    expect(flushed).toHaveLength(1);
+    expect(flushed[0]!.auditAppended).toBe(5000);
+    expect([...flushed[0]!.roles].sort()).toEqual(['dev', 'pm']);
+    expect(co.received).toBe(10_000);
+    co.push({ type: 'settings.changed' });
+    t.advance(250);
+    expect(flushed).toHaveLength(2);
+    expect([...flushed[1]!.topics].sort()).toEqual(['dashboard', 'settings']);
+    t.advance(1000);
+    expect(flushed).toHaveLength(2);
+  });
+
+  it('stops after dispose', () => {
+    const t = new ManualTimers();
+    const flushed: Invalidation[] = [];
+    const co = createCoalescer((i) => flushed.push(i), 100, t);
+    co.push({ type: 'settings.changed' });
+    co.dispose();
+    t.advance(500);
+    co.push({ type: 'settings.changed' });
+    t.advance(500);
+    expect(flushed).toHaveLength(0);
+  });
+});
