@@ -13,8 +13,16 @@ const WORKER = path.resolve(__dirname, 'testing/claim-worker.ts');
 let core: Core | undefined;
 afterEach(() => core?.close());
 
+async function until(cond: () => boolean, timeoutMs = 60_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error('timed out waiting for a worker');
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
 function runWorker(dbPath: string, name: string, mode: 'drain' | 'load') {
-  const child = spawn(process.execPath, ['--import', 'tsx', WORKER, dbPath, name, mode], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', WORKER, dbPath, name, mode], { stdio: ['pipe', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   child.stdout.on('data', (d) => (out += d));
@@ -30,7 +38,7 @@ describe('claims raced by several OS processes', () => {
     const dir = tempDir();
     const dbPath = path.join(dir, 'gaffer.db');
     core = createCore({ dbPath, singleWriter: false });
-    const N = 600;
+    const N = 1500;
     core.store.write(() => {
       for (let i = 0; i < N; i++) core!.tasks.create({ title: `t${i}`, role: 'dev', priority: i % 5 }, { actor: 'seed' });
     });
@@ -38,6 +46,8 @@ describe('claims raced by several OS processes', () => {
     core = undefined;
 
     const workers = ['w1', 'w2', 'w3'].map((n) => runWorker(dbPath, n, 'drain'));
+    await Promise.all(workers.map((w) => until(() => w.out().startsWith('ready\n'))));
+    for (const w of workers) w.child.stdin!.write('go\n');
     const exits = await Promise.all(workers.map((w) => w.done));
     for (const [i, e] of exits.entries()) expect(e.code, workers[i]!.err()).toBe(0);
 
@@ -46,14 +56,16 @@ describe('claims raced by several OS processes', () => {
         .out()
         .trim()
         .split('\n')
-        .filter(Boolean)
+        .filter((l) => l.startsWith('{'))
         .map((l) => ({ ...(JSON.parse(l) as { task: number; fence: number }), worker: i })),
     );
     // each (task, fence) pair — one attempt — was handed to exactly one process
     const keys = claims.map((c) => `${c.task}/${c.fence}`);
     expect(new Set(keys).size).toBe(keys.length);
-    // every process did some of the work (a real race, not one process draining alone)
-    for (let i = 0; i < workers.length; i++) expect(claims.filter((c) => c.worker === i).length).toBeGreaterThan(0);
+    // a real race, not one process draining alone: several processes took work (SQLite's busy
+    // handler does not promise fairness, so one of three may be starved by the other two)
+    const active = workers.filter((_, i) => claims.some((c) => c.worker === i)).length;
+    expect(active).toBeGreaterThanOrEqual(2);
 
     const db = openDatabase(dbPath);
     try {
@@ -77,10 +89,7 @@ describe('crash: SIGKILL mid-load', () => {
     for (let round = 0; round < 5; round++) {
       const w = runWorker(dbPath, `crash${round}`, 'load');
       // let it commit for a while, then kill it without warning
-      await new Promise<void>((resolve) => {
-        const check = () => ((w.out().match(/committed/g)?.length ?? 0) > 50 + round * 37 ? resolve() : setTimeout(check, 5));
-        check();
-      });
+      await until(() => (w.out().match(/committed/g)?.length ?? 0) > 50 + round * 37);
       w.child.kill('SIGKILL');
       const exit = await w.done;
       expect(exit.signal).toBe('SIGKILL');

@@ -1,7 +1,7 @@
 /**
  * A separate OS process that claims and reports from a shared database file, for the race and
  * crash tests. Usage: node --import tsx claim-worker.ts <dbPath> <name> <mode>
- *   mode "drain": claim until the queue is empty; report done (every 7th: backlog, re-attempted).
+ *   mode "drain": print "ready", wait for a line on stdin, then claim until the queue is empty; report done (every 7th: backlog, re-attempted).
  *   mode "load":  forever create, claim and report; print the last committed audit id after each write.
  * Prints one JSON line per claim in drain mode: {"task":id,"fence":n}.
  */
@@ -13,6 +13,10 @@ const inst = core.instances.register({ role: 'dev', name }).id;
 const lastAuditId = core.db.prepare<[], { id: number }>('SELECT max(id) AS id FROM audit');
 
 if (mode === 'drain') {
+  // Start barrier: every process is ready before any claims, so the race is real.
+  process.stdout.write('ready\n');
+  await new Promise((resolve) => process.stdin.once('data', resolve));
+  process.stdin.pause();
   let n = 0;
   for (;;) {
     const c = core.locks.claim({ instanceId: inst });
