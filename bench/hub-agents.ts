@@ -65,6 +65,7 @@ async function run(m: Msg) {
   const measureFrom = start + (m.warmupMs ?? 500);
   const end = measureFrom + (m.durationMs ?? 3000);
   let cycles = 0;
+  let totalCycles = 0;
   let empty = 0;
   const lat: number[] = [];
   await Promise.all(
@@ -82,6 +83,7 @@ async function run(m: Msg) {
         const r = await a.request({ type: 'report', taskId: c.result.task.id, fence: c.result.lock.fence, status: 'done' });
         if (!r.ok) throw new Error(`report failed: ${JSON.stringify(r.error)}`);
         const t1 = performance.now();
+        totalCycles++;
         if (t0 >= measureFrom && t1 <= end) {
           cycles++;
           lat.push(t1 - t0);
@@ -92,7 +94,7 @@ async function run(m: Msg) {
   for (const a of fleet) a.ws.close();
   lat.sort((x, y) => x - y);
   const q = (p: number) => lat[Math.min(lat.length - 1, Math.floor(p * lat.length))] ?? 0;
-  return { cycles, seconds: (m.durationMs ?? 3000) / 1000, p50Ms: q(0.5), p99Ms: q(0.99), empty };
+  return { cycles, totalCycles, seconds: (m.durationMs ?? 3000) / 1000, p50Ms: q(0.5), p99Ms: q(0.99), empty };
 }
 
 let kept: Agent[] = [];

@@ -10,6 +10,14 @@
  *    until the task is expired and until another agent has re-claimed it.
  *
  * Targets: 50 agents ≥ 50 % of the bare ceiling; crash recovery < 15 s; 500 idle < 150 MB.
+ *
+ * Where the hub's time goes at 50 agents (bench/hub-profile.ts, 2-CPU VM, measured 2026-11-30):
+ * the server spends ~107 µs CPU per task against ~22 µs for the bare server. The transport part
+ * is the same in both; the rest is the core's claim and report (~24 µs each: ~12 statements, the
+ * audit row with its hash chain and four indexes) and the commit (~600–900 µs per 50-op batch,
+ * ~80 WAL pages, ~50 of them from the `audit_actor` index whose random instance-id keys touch a
+ * leaf page per agent). Group commit is worth ×3–4 here (fsync is ~130 µs on this disk); the
+ * remaining gap to 50 % is per-operation CPU in the core, not the hub.
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -190,6 +198,10 @@ async function startBare(): Promise<{ url: string; close(): Promise<void> }> {
 
 interface RunResult {
   cycles: number;
+  /** Cycles over the whole run (warm-up included), for CPU per task. */
+  totalCycles: number;
+  /** Server (this process) CPU time per task over the whole run, µs. */
+  cpuUsPerTask: number;
   seconds: number;
   p50Ms: number;
   p99Ms: number;
@@ -201,8 +213,11 @@ const DURATION_MS = 3000;
 const ROUNDS = Number(process.env.HUB_BENCH_ROUNDS ?? 2);
 
 async function drive(agentsChild: Child, url: string, token: string, agents: number): Promise<RunResult> {
+  const cpu0 = process.cpuUsage();
   agentsChild.send({ cmd: 'run', url, token, agents, warmupMs: WARMUP_MS, durationMs: DURATION_MS });
   const r = (await agentsChild.next()) as RunResult;
+  const cpu = process.cpuUsage(cpu0);
+  r.cpuUsPerTask = (cpu.user + cpu.system) / Math.max(1, r.totalCycles);
   if (r.empty > 0) console.warn(`  (warning: the queue ran dry ${r.empty} times with ${agents} agents; seed more tasks)`);
   return r;
 }
@@ -296,6 +311,7 @@ export async function runHubBench(): Promise<Record<string, number>> {
         out[`hub.p50Ms.${n}`] = round(r.p50Ms, 2);
         out[`hub.p99Ms.${n}`] = round(r.p99Ms, 2);
         out[`hub.opsPerCommit.${n}`] = round((after.ops - before.ops) / Math.max(1, after.batches - before.batches), 1);
+        out[`hub.cpuUsPerTask.${n}`] = round(r.cpuUsPerTask, 1);
       }
     }
     for (let i = 0; i < ROUNDS; i++) {
@@ -309,11 +325,16 @@ export async function runHubBench(): Promise<Record<string, number>> {
     for (const n of counts) {
       for (let i = 0; i < ROUNDS; i++) {
         const r = await drive(agentsChild, bare.url, 'none', n);
-        out[`bare.tasksPerSec.${n}`] = Math.max(out[`bare.tasksPerSec.${n}`] ?? 0, Math.round(r.cycles / r.seconds));
+        const rate = Math.round(r.cycles / r.seconds);
+        if (rate <= (out[`bare.tasksPerSec.${n}`] ?? 0)) continue;
+        out[`bare.tasksPerSec.${n}`] = rate;
+        out[`bare.cpuUsPerTask.${n}`] = round(r.cpuUsPerTask, 1);
       }
     }
     await bare.close();
     out['hub.vsBarePct.50'] = round((100 * out['hub.tasksPerSec.50']!) / out['bare.tasksPerSec.50']!, 1);
+    // Contention-proof view of the same ratio: server CPU per task, bare over hub.
+    out['hub.vsBareCpuPct.50'] = round((100 * out['bare.cpuUsPerTask.50']!) / out['hub.cpuUsPerTask.50']!, 1);
 
     const rss = await idleRss(agentsChild, 500);
     out['idle500.rssMb'] = rss.rssMb;
@@ -331,6 +352,7 @@ export async function runHubBench(): Promise<Record<string, number>> {
   } finally {
     if (agentsChild.proc.exitCode === null && agentsChild.proc.signalCode === null) agentsChild.proc.kill('SIGKILL');
   }
+  printHubTable(out);
   return out;
 }
 
@@ -345,13 +367,19 @@ export function printHubTable(r: Record<string, number>): void {
   for (const n of [1, 10, 50]) {
     rows.push([
       `hub claim→report, ${n} agent${n > 1 ? 's' : ''}`,
-      `${r[`hub.tasksPerSec.${n}`]} tasks/s  (p50 ${r[`hub.p50Ms.${n}`]} ms, p99 ${r[`hub.p99Ms.${n}`]} ms, ${r[`hub.opsPerCommit.${n}`]} ops/commit)`,
+      `${r[`hub.tasksPerSec.${n}`]} tasks/s  (p50 ${r[`hub.p50Ms.${n}`]} ms, p99 ${r[`hub.p99Ms.${n}`]} ms, ${r[`hub.opsPerCommit.${n}`]} ops/commit, server CPU ${r[`hub.cpuUsPerTask.${n}`]} µs/task)`,
       '',
     ]);
   }
   rows.push(['hub, 50 agents, group commit off', `${r['hub.noGroupCommit.tasksPerSec.50']} tasks/s  (one commit per request)`, '']);
-  for (const n of [1, 10, 50]) rows.push([`bare ws ceiling, ${n} agent${n > 1 ? 's' : ''}`, `${r[`bare.tasksPerSec.${n}`]} tasks/s`, '']);
-  rows.push(['hub / ceiling at 50 agents', `${r['hub.vsBarePct.50']} %`, `target ≥ 50 %: ${ok(r['hub.vsBarePct.50']! >= 50)}`]);
+  for (const n of [1, 10, 50]) {
+    rows.push([`bare ws ceiling, ${n} agent${n > 1 ? 's' : ''}`, `${r[`bare.tasksPerSec.${n}`]} tasks/s  (server CPU ${r[`bare.cpuUsPerTask.${n}`]} µs/task)`, '']);
+  }
+  rows.push([
+    'hub / ceiling at 50 agents',
+    `${r['hub.vsBarePct.50']} % of tasks/s  (${r['hub.vsBareCpuPct.50']} % by server CPU per task)`,
+    `target ≥ 50 %: ${ok(r['hub.vsBarePct.50']! >= 50)}`,
+  ]);
   rows.push([
     'RSS, 500 idle agents',
     `${r['idle500.rssMb']} MB  (empty hub ${r['idle500.baseRssMb']} MB, heap ${r['idle500.heapMb']} MB, ${r['idle500.connections']} sockets)`,
@@ -370,10 +398,7 @@ export function printHubTable(r: Record<string, number>): void {
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   runHubBench().then(
-    (r) => {
-      printHubTable(r);
-      process.exit(0);
-    },
+    () => process.exit(0),
     (e) => {
       console.error(e);
       process.exit(1);
