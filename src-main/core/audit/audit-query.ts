@@ -5,8 +5,9 @@
  * 1. Every page is index-driven. One equality filter drives the walk — `subject`, else `actor`,
  *    else `type` (several types: one walk per type, merged lazily) — over its `(column, id)`
  *    index; without one, the rowid is walked. Nothing ever sorts or scans the whole table.
- *    `audit_type` is partial: it leaves out the high-volume lock types, which make up most rows,
- *    so a filter on one of those walks the rowid and tests the type (matches come at once).
+ *    `audit_type` and `audit_actor` are partial: they leave out the high-volume lock types, which
+ *    make up most rows, so a filter on one of those types — or on an instance, the only actor of
+ *    lock events (`isInstanceActor`) — walks the rowid and tests the column (matches come at once).
  * 2. Time filters become one id range: AuditLog keeps `at` non-decreasing in id order, so a
  *    binary search over the primary key finds the first and last id of the range (`from`
  *    inclusive, `to` exclusive). There is no index on `at` and none is needed.
@@ -25,6 +26,7 @@ import { parseOrThrow } from '../../common/validate';
 import type Database from 'better-sqlite3';
 import type { Db } from '../db/open';
 import { auditRowToEvent, type AuditRow } from './audit-log';
+import { isInstanceActor } from '../instances/registry';
 
 /** Rows a page may examine for filters that do not drive the walk (invariant 3). */
 export const SCAN_BUDGET = 20_000;
@@ -71,8 +73,8 @@ interface Plan {
 const INDEX_FOR = { subject: 'audit_subject', actor: 'audit_actor', type: 'audit_type' } as const;
 
 /**
- * What the `audit_type` index covers, read from the schema: a partial index is only usable when
- * the query repeats its WHERE term, and never for the types it leaves out.
+ * What a partial `(column, id)` index covers, read from the schema: a partial index is only
+ * usable when the query repeats its WHERE term, and never for the types it leaves out.
  */
 interface TypeIndex {
   usable: boolean;
@@ -82,8 +84,8 @@ interface TypeIndex {
   excluded: ReadonlySet<string>;
 }
 
-export function readTypeIndex(db: Db): TypeIndex {
-  const row = db.prepare<[], { sql: string | null }>(`SELECT sql FROM sqlite_master WHERE type = 'index' AND name = 'audit_type'`).get();
+export function readTypeIndex(db: Db, name: 'audit_type' | 'audit_actor' = 'audit_type'): TypeIndex {
+  const row = db.prepare<[string], { sql: string | null }>(`SELECT sql FROM sqlite_master WHERE type = 'index' AND name = ?`).get(name);
   if (!row?.sql) return { usable: false, where: null, excluded: new Set() };
   const m = /\bWHERE\s+([\s\S]+)$/i.exec(row.sql);
   if (!m) return { usable: true, where: null, excluded: new Set() };
@@ -125,11 +127,13 @@ export class AuditQuery {
   private readonly maxId;
   private readonly probe;
   private readonly typeIndex: TypeIndex;
+  private readonly actorIndex: TypeIndex;
 
   constructor(private readonly db: Db) {
     this.maxId = db.prepare<[], { id: number | null }>('SELECT max(id) AS id FROM audit');
     this.probe = db.prepare<[number], { id: number; at: number }>('SELECT id, at FROM audit WHERE id >= ? ORDER BY id LIMIT 1');
     this.typeIndex = readTypeIndex(db);
+    this.actorIndex = readTypeIndex(db, 'audit_actor');
   }
 
   /** One page of events. Validates `input` (bad input → `bad_request`). */
@@ -190,7 +194,7 @@ export class AuditQuery {
     if (f.subject !== undefined) {
       plan.driverColumn = 'subject';
       plan.driverValues = [f.subject];
-    } else if (f.actor !== undefined) {
+    } else if (f.actor !== undefined && this.actorIndex.usable && (this.actorIndex.excluded.size === 0 || !isInstanceActor(f.actor))) {
       plan.driverColumn = 'actor';
       plan.driverValues = [f.actor];
     } else if (f.types && this.typeIndex.usable && f.types.every((t) => !this.typeIndex.excluded.has(t))) {
@@ -226,7 +230,8 @@ export class AuditQuery {
     // Each stream walks its (column, id) index in id order; several streams are merged lazily
     // (MERGE UNION ALL, no sort), so the LIMIT stops the walk early.
     const col = plan.driverColumn;
-    const partial = col === 'type' && this.typeIndex.where ? ` AND ${this.typeIndex.where}` : '';
+    const where = col === 'type' ? this.typeIndex.where : col === 'actor' ? this.actorIndex.where : null;
+    const partial = where ? ` AND ${where}` : '';
     const one = `SELECT id FROM audit INDEXED BY ${INDEX_FOR[col]} WHERE ${col} = ?${partial} AND id BETWEEN ? AND ?`;
     const values = plan.driverValues;
     return {

@@ -112,7 +112,11 @@ export const MIGRATIONS: Migration[] = [
       -- and finds matches at once, so the type index leaves them out (fewer page writes per claim).
       CREATE INDEX audit_type ON audit (type, id) WHERE type NOT IN ('lock.claim', 'lock.release', 'lock.renew');
       CREATE INDEX audit_subject ON audit (subject, id);
-      CREATE INDEX audit_actor ON audit (actor, id);
+      -- Lock claims, renewals and releases are only ever made by instances (actor = instance id), and
+      -- with many agents each one's rows would land in a different leaf page of an (actor, id)
+      -- index on every group commit. So the actor index leaves them out too: an instance's lock
+      -- events are found by walking the primary key (they are dense), everyone else's by the index.
+      CREATE INDEX audit_actor ON audit (actor, id) WHERE type NOT IN ('lock.claim', 'lock.release', 'lock.renew');
       -- No index on \`at\`: AuditLog keeps \`at\` non-decreasing in id order, so a time range maps to
       -- an id range by binary search over the primary key (one index fewer on every append).
       -- Append-only, enforced by the database itself.

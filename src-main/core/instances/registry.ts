@@ -30,6 +30,13 @@ interface InstanceRow {
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
+const INSTANCE_ID_PREFIX = 'inst';
+
+/** Instance ids are the only actors of lock claims, renewals and releases (the audit indexes rely on it). */
+export function isInstanceActor(actor: string): boolean {
+  return actor.startsWith(`${INSTANCE_ID_PREFIX}_`);
+}
+
 export class InstanceRegistry {
   private readonly q;
 
@@ -105,7 +112,7 @@ export class InstanceRegistry {
           return this.changed(prev.id, 'instance.resume', { role: prev.role, name: prev.name }, traceId);
         }
       }
-      const id = newId('inst');
+      const id = newId(INSTANCE_ID_PREFIX);
       this.q.insert.run(id, args.role, args.name, args.version ?? null, args.tokenId ?? null, now, now);
       return this.changed(id, 'instance.hello', { role: args.role, name: args.name, version: args.version ?? null }, traceId);
     });
