@@ -17,7 +17,7 @@ import type { Task } from '../../common/model';
 import { claimInput, renewInput, reportInput } from '../../common/schemas';
 import { parseOrThrow } from '../../common/validate';
 import type { CoreContext } from '../context';
-import type { TaskRepo } from './task-repo';
+import { rowToTask, type LockRow, type TaskRepo } from './task-repo';
 import { assertTransition } from './transitions';
 
 export interface ClaimResult {
@@ -59,7 +59,19 @@ export class ClaimLocks {
       this.repo.insertLock.run(candidate.id, instanceId, fence, now, expiresAt);
       this.repo.markClaimed.run(fence, instanceId, now, candidate.id);
       if (candidate.previously_expired) this.repo.markReclaimed.run(instanceId, now, candidate.id);
-      const task = this.repo.get(candidate.id)!;
+      // The row as the two writes above left it (saves re-reading it on the hot path).
+      const task = rowToTask({
+        ...candidate,
+        status: 'in_progress',
+        fence,
+        attempt: candidate.attempt + 1,
+        last_holder: instanceId,
+        updated_at: now,
+        l_instance: instanceId,
+        l_fence: fence,
+        l_claimed: now,
+        l_expires: expiresAt,
+      });
       this.ctx.audit.append({
         type: 'lock.claim',
         actor: instanceId,
@@ -94,25 +106,23 @@ export class ClaimLocks {
     const args = parseOrThrow(reportInput, input, 'report');
     const { instanceId, taskId, fence, status } = args;
     return this.writeOrReject(instanceId, taskId, fence, 'report', traceId, () => {
-      const lock = this.repo.lock.get(taskId);
-      const t = this.repo.status.get(taskId);
-      if (!lock && t && t.fence === fence && t.last_holder === instanceId && t.status === status) {
-        return { task: this.repo.get(taskId)!, replayed: true };
+      const t = this.repo.row.get(taskId);
+      const lock = t && t.l_instance !== null;
+      if (t && !lock && t.fence === fence && t.last_holder === instanceId && t.status === status) {
+        return { task: rowToTask(t), replayed: true };
       }
-      this.requireHolder(instanceId, taskId, fence, lock, t !== undefined);
-      const from = t!.status;
+      if (!t) throw new GafferError('not_found', `unknown task ${taskId}`);
+      if (!lock) throw new GafferError('not_holder', `task ${taskId} is not locked; claim it first`);
+      this.requireHolder(instanceId, taskId, fence, { instance_id: t.l_instance!, fence: t.l_fence! });
+      const from = t.status;
       assertTransition('report', from, status);
       const now = this.ctx.clock.now();
+      const note = args.note ?? null;
+      const output = args.output === undefined ? null : JSON.stringify(args.output);
       this.repo.deleteLock.run(taskId);
-      this.repo.setReported.run(
-        status,
-        args.note ?? null,
-        args.output === undefined ? null : JSON.stringify(args.output),
-        now,
-        taskId,
-      );
+      this.repo.setReported.run(status, note, output, now, taskId);
       if (status === 'done') this.repo.releaseDependents.run(taskId);
-      const task = this.repo.get(taskId)!;
+      const task = rowToTask({ ...t, status, note, output, updated_at: now, l_instance: null, l_fence: null, l_claimed: null, l_expires: null });
       this.ctx.audit.append({
         type: 'lock.release',
         actor: instanceId,
@@ -157,15 +167,9 @@ export class ClaimLocks {
     return true;
   }
 
-  private requireHolder(
-    instanceId: string,
-    taskId: number,
-    fence: number,
-    lock = this.repo.lock.get(taskId),
-    taskExists = lock !== undefined || this.repo.status.get(taskId) !== undefined,
-  ): void {
+  private requireHolder(instanceId: string, taskId: number, fence: number, lock: Pick<LockRow, 'instance_id' | 'fence'> | undefined = this.repo.lock.get(taskId)): void {
     if (!lock) {
-      if (!taskExists) throw new GafferError('not_found', `unknown task ${taskId}`);
+      if (!this.repo.status.get(taskId)) throw new GafferError('not_found', `unknown task ${taskId}`);
       throw new GafferError('not_holder', `task ${taskId} is not locked; claim it first`);
     }
     if (lock.instance_id !== instanceId || lock.fence !== fence) {

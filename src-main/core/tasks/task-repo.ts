@@ -74,9 +74,11 @@ export function prepareTaskRepo(db: Db) {
     status: db.prepare<[number], { status: TaskStatus; fence: number; last_holder: string | null }>(
       'SELECT status, fence, last_holder FROM tasks WHERE id = ?',
     ),
+    row: byId,
     lock: db.prepare<[number], LockRow>('SELECT * FROM locks WHERE task_id = ?'),
-    nextClaimable: db.prepare<[string], { id: number; fence: number; status: TaskStatus; previously_expired: number }>(
-      `SELECT id, fence, status, previously_expired FROM tasks WHERE role = ? AND status = 'backlog' AND unmet_deps = 0 ORDER BY priority DESC, id LIMIT 1`,
+    /** The row (without lock columns: a claimable task has no lock) of the best claimable task. */
+    nextClaimable: db.prepare<[string], Omit<TaskRow, 'l_instance' | 'l_fence' | 'l_claimed' | 'l_expires'>>(
+      `SELECT * FROM tasks WHERE role = ? AND status = 'backlog' AND unmet_deps = 0 ORDER BY priority DESC, id LIMIT 1`,
     ),
     insertLock: db.prepare('INSERT INTO locks (task_id, instance_id, fence, claimed_at, expires_at) VALUES (?,?,?,?,?)'),
     deleteLock: db.prepare('DELETE FROM locks WHERE task_id = ?'),
