@@ -31,6 +31,13 @@ export default tseslint.config(
     },
     settings: { 'import-x/resolver': { node: { extensions: ['.ts', '.tsx', '.js', '.mjs'] } } },
   },
+  {
+    // Plain Node scripts (not type-checked TS): declare Node's globals.
+    files: ['scripts/**/*.mjs', 'e2e/**/*.mjs', '*.js', '*.mjs'],
+    languageOptions: {
+      globals: { process: 'readonly', console: 'readonly', Buffer: 'readonly', URL: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', setInterval: 'readonly', clearInterval: 'readonly', __dirname: 'readonly' },
+    },
+  },
   layer(['src-main/common/**'], [
     { group: ['**/core/**', '**/server/**', '**/electron/**', '**/headless/**', '**/sdk/**'], message: 'common is the bottom layer: it imports nothing from core, server, electron, headless or sdk.' },
     { group: NODE_ONLY, message: 'common is shared with the renderer: no Node-only or Electron modules.' },

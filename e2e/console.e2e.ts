@@ -376,3 +376,17 @@ describe('keyboard navigation', () => {
     expect(light.errors).toEqual([]);
   });
 });
+
+describe('when Gaffer goes away', () => {
+  it('the header and the views say so, with the error code', async () => {
+    await go(page, '#/instances', '[data-testid="instances-table"]');
+    await g.stop();
+    await until(async () => /reconnecting|offline/.test((await page.textContent('[data-testid="conn-status"]')) ?? ''), 'the connection indicator to drop', 20_000);
+    // Switching views refetches: the call fails and the error says why, with its code.
+    await go(page, '#/settings', '[data-testid="view-settings"]');
+    await go(page, '#/instances', '[data-testid="view-instances"] .error-banner');
+    expect(await page.textContent('[data-testid="conn-status"]')).toMatch(/offline \((unavailable|network)\)/);
+    expect(await page.textContent('.error-banner')).toMatch(/unavailable|network/);
+    await shot(page, '20-server-gone');
+  });
+});

@@ -144,7 +144,11 @@ export async function spawnAgent(g: Gaffer, script: string, env: Record<string, 
   const onData = (d: Buffer) => {
     for (const l of String(d).split('\n').filter(Boolean)) {
       lines.push(l);
-      for (const w of [...waiters]) if (w.re.test(l)) (waiters.splice(waiters.indexOf(w), 1), w.resolve(l));
+      for (const w of [...waiters]) {
+        if (!w.re.test(l)) continue;
+        waiters.splice(waiters.indexOf(w), 1);
+        w.resolve(l);
+      }
     }
   };
   proc.stdout!.on('data', onData);

@@ -51,7 +51,7 @@ export function seedDatabase(dataDir: string, o: SeedOptions): SeedResult {
   const insExp = db.prepare(`INSERT INTO lock_expiries (task_id, instance_id, fence, reason, expired_at, reclaimed_by, reclaimed_at) VALUES (?, ?, ?, ?, ?, ?, ?)`);
   db.transaction(() => {
     for (let id = 1; id <= o.tasks; id++) {
-      const r = id % 20;
+      const r = Math.floor(id / roles.length) % 20;
       // 70% done, 20% ready, 4% failed, 2% blocked, 4% cancelled.
       const status = r < 14 ? 'done' : r < 18 ? 'backlog' : r === 18 ? (id % 40 === 18 ? 'blocked' : 'failed') : 'cancelled';
       const created = now - 7 * 86400_000 + Math.floor((id / o.tasks) * 7 * 86400_000) - 60_000;

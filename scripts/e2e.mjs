@@ -3,11 +3,12 @@
  * Console e2e: builds the renderer when needed, then runs the Playwright specs (vitest +
  * playwright-core, Chromium from Debian) against a real headless Gaffer.
  *
- *   node scripts/e2e.mjs [--build] [--perf] [vitest args…]
+ *   node scripts/e2e.mjs [--build] [--no-perf] [vitest args…]
  *
- * --build  rebuild the renderer even if out/renderer looks current
- * --perf   also run the performance specs (1 000 000 audit rows, 50 000 tasks, 50 agents)
- * Env: CHROMIUM_PATH (default /usr/bin/chromium), GAFFER_E2E_PERF=1 (same as --perf).
+ * --build    rebuild the renderer even if out/renderer looks current
+ * --no-perf  skip the performance spec (1 000 000 audit rows, 50 000 tasks, 50 agents)
+ * Env: CHROMIUM_PATH (default /usr/bin/chromium); GAFFER_E2E_PERF=0 (same as --no-perf);
+ *      GAFFER_E2E_AUDIT_ROWS / GAFFER_E2E_TASKS / GAFFER_E2E_AGENTS to scale the perf spec.
  */
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -17,8 +18,8 @@ import { fileURLToPath } from 'node:url';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const args = process.argv.slice(2);
 const force = args.includes('--build');
-const perf = args.includes('--perf') || process.env.GAFFER_E2E_PERF === '1';
-const rest = args.filter((a) => a !== '--build' && a !== '--perf');
+const noPerf = args.includes('--no-perf') || process.env.GAFFER_E2E_PERF === '0';
+const rest = args.filter((a) => a !== '--build' && a !== '--no-perf');
 const outDir = path.join(root, 'out', 'renderer');
 
 function newestMtime(dir) {
@@ -70,7 +71,7 @@ async function buildRenderer() {
 if (force || !rendererIsCurrent()) await buildRenderer();
 else console.log(`e2e: renderer in ${path.relative(root, outDir)} is current (pass --build to rebuild)`);
 
-const env = { ...process.env, GAFFER_RENDERER_DIR: outDir, ...(perf ? { GAFFER_E2E_PERF: '1' } : {}) };
+const env = { ...process.env, GAFFER_RENDERER_DIR: outDir, ...(noPerf ? { GAFFER_E2E_PERF: '0' } : {}) };
 const r = spawnSync('npx', ['vitest', 'run', '--config', 'vitest.e2e.config.ts', ...rest], { cwd: root, stdio: 'inherit', env });
 console.log(`e2e: screenshots in ${path.join(root, 'e2e', 'screenshots')}`);
 process.exit(r.status ?? 1);

@@ -114,9 +114,9 @@ function exitLike(code, signal) {
   process.exit(code ?? 1);
 }
 
-function runHeadless(reason) {
+function runHeadless(reason, { skipBuild = false } = {}) {
   if (reason) console.log(`Electron can't start here (${reason}); serving the console headless instead.`);
-  if (isStale(path.join(root, 'out', 'renderer', 'index.html'), RENDERER_SOURCES)) build('console (out/renderer)');
+  if (!skipBuild && isStale(path.join(root, 'out', 'renderer', 'index.html'), RENDERER_SOURCES)) build('console (out/renderer)');
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'src-main', 'headless', 'main.ts'), ...passthrough], {
     cwd: root,
     stdio: 'inherit',
@@ -172,7 +172,7 @@ function runDesktop(binary) {
 // ---------------------------------------------------------------------------------------------
 
 if (passthrough.includes('--help') || passthrough.includes('-h')) {
-  runHeadless(null); // the headless entry prints the usage
+  runHeadless(null, { skipBuild: true }); // the headless entry prints the usage
 } else if (wantsHeadless) {
   runHeadless(null);
 } else {

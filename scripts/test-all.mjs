@@ -71,7 +71,8 @@ const steps = [
       failures.push('e2e (no chromium)');
       return;
     }
-    run('build', 'npx', ['electron-vite', 'build']) ? passed++ : failed++;
+    if (run('build', 'npx', ['electron-vite', 'build'])) passed++;
+    else failed++;
     vitest('e2e', 'vitest.e2e.config.ts');
   },
   () => fs.existsSync('vitest.reliability.config.ts') && vitest('reliability', 'vitest.reliability.config.ts'),

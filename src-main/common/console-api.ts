@@ -12,7 +12,7 @@ import { z } from 'zod';
 import type { SchedulerConfig } from './config';
 import type { ErrorBody } from './errors';
 import type { AuditEvent, AuditPage, Instance, Page, Task, TaskStatus } from './model';
-import { auditFilterShape, auditQueryInput, reason, roleName, taskId } from './schemas';
+import { auditFilterShape, auditQueryInput, listTasksInput, reason, roleName, taskId } from './schemas';
 
 // ---------------------------------------------------------------------------------------------
 // Result shapes
@@ -107,16 +107,10 @@ export interface AuditVerifyResult {
 // Argument schemas (validated on the main side)
 
 const empty = z.strictObject({});
-const limit = z.number().int().min(1).max(1000).optional();
 
 export const consoleArgs = {
   'dashboard.get': empty,
-  'tasks.list': z.strictObject({
-    role: roleName.optional(),
-    status: z.enum(['backlog', 'in_progress', 'blocked', 'done', 'failed', 'cancelled']).optional(),
-    limit,
-    after: z.number().int().min(0).optional(),
-  }),
+  'tasks.list': listTasksInput,
   'tasks.get': z.strictObject({ taskId }),
   'tasks.create': z.strictObject({
     title: z.string().trim().min(1).max(500),

@@ -286,7 +286,7 @@ export function retryDelayS(retry: JobSpec['retry'], n: number): number {
  * Settings that contradict each other, in plain words. Pure (no calendar lookups, no clock): the
  * editor can run it on every keystroke. The core adds the schedule library's checks.
  */
-export function jobContradictions(spec: JobSpec): JobIssue[] {
+export function jobContradictions(spec: JobSpec, explicit?: ReadonlySet<string>): JobIssue[] {
   const issues: JobIssue[] = [];
   const error = (field: string, message: string) => issues.push({ field, message, severity: 'error' });
   const warning = (field: string, message: string) => issues.push({ field, message, severity: 'warning' });
@@ -322,7 +322,8 @@ export function jobContradictions(spec: JobSpec): JobIssue[] {
   for (let n = 1; n <= retries; n++) totalDelay += retryDelayS(spec.retry, n);
   if (spec.missedWindow === 'skip_and_alert' && retries > 0 && span !== null && totalDelay >= span) {
     const what = windowS !== null ? `the window ${spec.window!.start}–${spec.window!.end} (${windowS} s)` : `the ${span} s between two slots`;
-    error(
+    // Refused when the operator chose these retry settings; only a warning for the defaults.
+    (explicit === undefined || explicit.has('retry') || explicit.has('missedWindow') ? error : warning)(
       'retry',
       `${retries} retr${retries === 1 ? 'y' : 'ies'} take ${totalDelay} s of delays, longer than ${what}; with missedWindow 'skip_and_alert' a retry that lands after the window closes is skipped, so the last retries can never run (shorten the delays, lower maxAttempts, or widen the window)`,
     );

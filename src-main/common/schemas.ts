@@ -69,7 +69,10 @@ export const listTasksInput = z.strictObject({
   role: roleName.optional(),
   status: z.enum(TASK_STATUSES).optional(),
   limit: z.number().int().min(1).max(1000).optional(),
+  /** `asc` (oldest first, cursor `after`) or `desc` (newest first, cursor `before`). */
+  order: z.enum(['asc', 'desc']).optional(),
   after: z.number().int().min(0).optional(),
+  before: z.number().int().min(1).optional(),
 });
 export type ListTasksInput = z.infer<typeof listTasksInput>;
 
@@ -93,7 +96,7 @@ export const signalKey = z
   .string()
   .min(1)
   .max(200)
-  .regex(/^[^\u0000-\u001f\u007f]+$/, 'a signal key must not contain control characters');
+  .refine((k) => ![...k].some((ch) => ch.charCodeAt(0) < 0x20 || ch.charCodeAt(0) === 0x7f), 'a signal key must not contain control characters');
 
 export const setSignalInput = z.strictObject({
   name: signalName,

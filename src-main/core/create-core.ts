@@ -90,7 +90,17 @@ export function createCore(opts: CoreOptions = {}): Core {
     throw e;
   }
   const events = new EventBus((e) => logger.error('event listener failed', { error: String(e) }));
-  const store = new Store(db, events);
+  const store = new Store(db, events, (state, error) => {
+    if (state === 'recovered') {
+      logger.info(`storage accepts writes again (${dbPath})`);
+      return;
+    }
+    const code = (error as { code?: string } | undefined)?.code ?? '';
+    const hint = code.startsWith('SQLITE_FULL')
+      ? 'free some disk space: writes resume by themselves'
+      : 'the disk or the file is read-only or failing: fix it, then restart Gaffer';
+    logger.error(`storage refused a write to ${dbPath} (${error?.message ?? 'unknown error'}): writes are refused with 503 unavailable, reads still work; ${hint}`, { code });
+  });
   const audit = new AuditLog(db, store, clock);
   const ctx: CoreContext = { db, store, audit, clock, config, events };
   const repo = prepareTaskRepo(db);
@@ -99,7 +109,9 @@ export function createCore(opts: CoreOptions = {}): Core {
   const tasks = new Board(ctx, repo, locks, idempotency);
   const instances = new InstanceRegistry(ctx, locks);
   const tokens = new TokenStore(ctx);
-  const watchdog = new Watchdog(ctx, locks, instances, idempotency);
+  const watchdog = new Watchdog(ctx, locks, instances, idempotency, (e) =>
+    logger.error('watchdog: sweep failed; retrying at the next sweep', { error: e instanceof Error ? e.message : String(e) }),
+  );
   const committer = new GroupCommitter(store, opts.groupCommit);
   const hub = new Hub({ clock, config, db, events, audit, instances, locks, tasks, tokens, committer, logger }, opts.hub);
   const auditQuery = new AuditQuery(db);
@@ -132,7 +144,14 @@ export function createCore(opts: CoreOptions = {}): Core {
       // (keeping their locks), then the sweep below expires what nobody came back for.
       instances.disconnectAll('core restarted');
       watchdog.start();
-      graceSweep = clock.setTimeout(() => watchdog.sweep(), config.reconnectGraceS * 1000 + 1);
+      graceSweep = clock.setTimeout(() => {
+        try {
+          watchdog.sweep();
+        } catch (e) {
+          // Never fatal (e.g. a full disk): the periodic sweep does the same work next time.
+          logger.error('watchdog: post-restart sweep failed; the periodic sweep will retry', { error: e instanceof Error ? e.message : String(e) });
+        }
+      }, config.reconnectGraceS * 1000 + 1);
       jobs.start();
     },
     close() {

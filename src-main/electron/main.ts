@@ -62,7 +62,8 @@ async function boot(opts: CliOptions): Promise<void> {
   await app.whenReady();
   const origins = [APP_ORIGIN, ...(devServerUrl ? [originOf(devServerUrl)!] : [])];
   hardenSessions({ origins, devServerUrl });
-  serveRenderer(rendererDirFrom(mainDir));
+  // GAFFER_RENDERER_DIR: development only (tests, a renderer built elsewhere).
+  serveRenderer(isDev && process.env.GAFFER_RENDERER_DIR ? path.resolve(process.env.GAFFER_RENDERER_DIR) : rendererDirFrom(mainDir));
 
   const native = resolveNativeBinding({
     env: process.env,

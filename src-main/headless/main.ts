@@ -25,7 +25,14 @@ async function main(): Promise<void> {
     console.error(`gaffer: ${(e as Error).message}`);
     process.exit(1);
   }
-  core.start();
+  try {
+    core.start();
+  } catch (e) {
+    // e.g. the disk is full and the restart bookkeeping cannot be written: one clear line, not a stack.
+    console.error(`gaffer: cannot start: ${(e as Error).message}`);
+    core.close();
+    process.exit(1);
+  }
   let server;
   try {
     server = await startServer(core, { host: opts.host, port: opts.port, operatorToken, extensions: consoleExtensions(core, { operatorToken, dataDir: opts.dataDir }) });

@@ -26,6 +26,7 @@ import {
   type ApiContext,
   type Route,
 } from './api/router';
+import { jobRoutes } from './api/jobs';
 import { signalRoutes } from './api/signals';
 import { statusRoutes } from './api/status';
 import { taskRoutes } from './api/tasks';
@@ -52,7 +53,7 @@ export const DEFAULT_VERSION = process.env.npm_package_version ?? '0.1.0';
 
 /** The built-in route table. */
 export function coreRoutes(core: Core, version = DEFAULT_VERSION): Route[] {
-  return [...statusRoutes(core, version), ...tokenRoutes(core), ...taskRoutes(core), ...signalRoutes(core), ...auditRoutes(core)];
+  return [...statusRoutes(core, version), ...tokenRoutes(core), ...taskRoutes(core), ...signalRoutes(core), ...auditRoutes(core), ...jobRoutes(core)];
 }
 
 export function createApiHandler(core: Core, opts: ApiOptions): ApiHandler {

@@ -8,7 +8,6 @@ import { JobsPlaceholder } from '../features/jobs/JobsPlaceholder';
 import { ExpiredLocksView } from '../features/locks/ExpiredLocksView';
 import { QueuesView } from '../features/queues/QueuesView';
 import { SettingsView } from '../features/settings/SettingsView';
-import { HAS_JOBS } from '../store/console-store';
 import { useConsole, useWatch } from '../store/react';
 import { RelativeTime } from '../components/Time';
 import { formatCount } from '../lib/format';
@@ -22,7 +21,8 @@ const VIEWS: Record<ViewId, ComponentType> = {
   queues: QueuesView,
   locks: ExpiredLocksView,
   instances: InstancesView,
-  jobs: HAS_JOBS ? JobsPlaceholder : JobsPlaceholder,
+  // Jobs, Runs and Why get their own views with the jobs module; until then one placeholder.
+  jobs: JobsPlaceholder,
   audit: AuditView,
   settings: SettingsView,
 };

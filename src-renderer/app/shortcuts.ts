@@ -61,7 +61,7 @@ export function shortcutList(routes: RouteDef[]): Array<{ keys: string[]; what: 
     { keys: ['/'], what: 'Focus the filter of this view' },
     { keys: ['?'], what: 'Show this list' },
     { keys: ['Esc'], what: 'Close the open pane, dialog or this list' },
-    { keys: ['↑', '↓', 'Enter'], what: 'Move through the audit list and open an event' },
+    { keys: ['↑', '↓', 'Home', 'End'], what: 'Move through the audit list (the detail pane follows)' },
   ];
 }
 

@@ -3,7 +3,9 @@ import { useNow } from '../lib/now';
 
 /** "5 min ago", re-rendered as time passes; the exact time is in the tooltip. */
 export function RelativeTime({ at, granularityMs = 1000 }: { at: string | number | null | undefined; granularityMs?: number }) {
-  const now = useNow(granularityMs);
+  // The hook re-renders at the granularity; each render reads the real time, so an instant
+  // newer than the last tick never reads as "in 9 s".
+  const now = Math.max(useNow(granularityMs), Date.now());
   if (at === null || at === undefined) return <span className="muted">—</span>;
   return (
     <time className="reltime" dateTime={typeof at === 'string' ? at : new Date(at).toISOString()} title={formatDateTime(at)}>

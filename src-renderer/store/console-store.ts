@@ -215,7 +215,10 @@ export function createConsoleStore(api: ConsoleApi, opts: ConsoleStoreOptions = 
     setColumn(status, { loading: true });
     const limit = mode === 'reload' ? Math.min(QUEUE_REFRESH_MAX, Math.max(QUEUE_PAGE, col.items.length)) : QUEUE_PAGE;
     try {
-      const page = await call('tasks.list', { role, status, limit, ...(mode === 'more' && col.next !== null ? { after: col.next } : {}) });
+      // Finished work is read newest first; live work oldest first (the order agents take it).
+      const desc = status === 'done' || status === 'cancelled';
+      const cursor = mode === 'more' && col.next !== null ? (desc ? { before: col.next } : { after: col.next }) : {};
+      const page = await call('tasks.list', { role, status, limit, ...(desc ? { order: 'desc' as const } : {}), ...cursor });
       if (gen !== queueGen) return;
       const next = page.next === null ? null : Number(page.next);
       const items = mode === 'more' ? [...get().queue.columns[status].items, ...page.items] : page.items;
@@ -610,7 +613,7 @@ export function createConsoleStore(api: ConsoleApi, opts: ConsoleStoreOptions = 
     toast(tone, title, body, code) {
       const id = ++toastSeq;
       const t: Toast = { id, tone, title, ...(body ? { body } : {}), ...(code ? { code } : {}) };
-      set({ toasts: [...get().toasts.slice(-4), t] });
+      set({ toasts: [...get().toasts.slice(-2), t] });
       const ms = opts.toastMs ?? (tone === 'error' ? 10_000 : 5000);
       timers.setTimeout(() => actions.dismissToast(id), ms);
     },

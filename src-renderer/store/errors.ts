@@ -37,7 +37,7 @@ export function isConnectionError(err: UiError): boolean {
 export function errorHint(err: UiError): string | null {
   switch (err.code) {
     case 'network':
-      return 'Is Gaffer still running? The console reconnects on its own.';
+      return 'Is Gaffer still running? The console retries every few seconds.';
     case 'unauthorized':
       return 'The operator token was refused: reopen the console with the URL Gaffer printed.';
     case 'not_holder':
@@ -45,7 +45,9 @@ export function errorHint(err: UiError): string | null {
     case 'invalid_transition':
       return 'The task changed state meanwhile; that action no longer applies.';
     case 'unavailable':
-      return 'The database refused a write (disk full or read-only?).';
+      return /reach/i.test(err.message)
+        ? 'Is Gaffer still running? The console retries every few seconds.'
+        : 'The database refused a write (disk full or read-only?).';
     case 'rate_limited':
       return 'Too many requests: wait a moment.';
     default:

@@ -230,6 +230,8 @@ export const MIGRATIONS: Migration[] = [
       CREATE INDEX runs_at ON runs (slot_at, id);
       CREATE INDEX runs_open ON runs (job_id, status) WHERE status IN ('pending','running');
       CREATE INDEX runs_folded ON runs (job_id, slot_at) WHERE disposition = 'folded';
+      CREATE INDEX runs_covered_by ON runs (covered_by) WHERE covered_by IS NOT NULL;
+      CREATE INDEX runs_instance ON runs (instance_id) WHERE status = 'running';
 
       -- Step checkpoints (SPEC §6 partial success): a step whose side effect is done.
       CREATE TABLE run_steps (

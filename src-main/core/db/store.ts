@@ -8,7 +8,8 @@
  *    without failing its neighbours.
  * 3. Events are emitted only after the outermost commit; events from a rolled-back write vanish.
  * 4. Storage failures (disk full, read-only file, I/O error) surface as `unavailable`: the write
- *    did not happen and nothing was acknowledged.
+ *    did not happen and nothing was acknowledged. The first failure of an episode, and the first
+ *    commit after it, are reported through `onStorage` (the core logs them).
  */
 import { GafferError } from '../../common/errors';
 import type { Db } from './open';
@@ -26,10 +27,20 @@ export class Store {
   private depth = 0;
   private tx: (((f: () => unknown) => unknown) & { immediate(f: () => unknown): unknown }) | undefined;
 
+  /** True after a storage failure, until a write commits again. */
+  private failing = false;
+  private changesStmt: ReturnType<Db['prepare']> | undefined;
+
   constructor(
     readonly db: Db,
     private readonly bus: EventBus,
+    /** Called once when storage starts refusing writes (with the error) and once when it recovers. */
+    private readonly onStorage: (state: 'failing' | 'recovered', error?: Error) => void = () => {},
   ) {}
+
+  private totalChanges(): number {
+    return (this.changesStmt ??= this.db.prepare('SELECT total_changes()').pluck()).get() as number;
+  }
 
   /** Queues an event to be emitted once the surrounding transaction commits. */
   emit(event: CoreEvent): void {
@@ -44,16 +55,29 @@ export class Store {
     // building a wrapper per call was a tenth of the hub's hot path.
     const tx = (this.tx ??= this.db.transaction((f: () => unknown) => f()));
     let value: T;
+    // While storage is failing, only a commit that really wrote something proves it recovered.
+    const probe = outermost && this.failing ? this.totalChanges() : undefined;
     this.depth++;
     try {
       value = (outermost ? tx.immediate(fn) : tx(fn)) as T;
     } catch (e) {
       this.pending.length = mark;
-      throw isStorageError(e) ? new GafferError('unavailable', `storage refused the write: ${(e as Error).message}`) : e;
+      if (!isStorageError(e)) throw e;
+      if (!this.failing) {
+        this.failing = true;
+        this.onStorage('failing', e as Error);
+      }
+      throw new GafferError('unavailable', `storage refused the write: ${(e as Error).message}`);
     } finally {
       this.depth--;
     }
-    if (outermost) this.flush();
+    if (outermost) {
+      if (probe !== undefined && this.totalChanges() > probe) {
+        this.failing = false;
+        this.onStorage('recovered');
+      }
+      this.flush();
+    }
     return value;
   }
 

@@ -23,7 +23,8 @@ export function errorReply(id: WireId, code: ErrorCode, message: string): string
 export function readId(msg: unknown): WireId {
   if (typeof msg !== 'object' || msg === null) return null;
   const id = (msg as { id?: unknown }).id;
-  if (typeof id === 'string' && id.length >= 1 && id.length <= 100) return id;
+  // 1..100 characters counted as the schema counts them (code points: an emoji is one, not two).
+  if (typeof id === 'string' && id.length >= 1 && (id.length <= 100 || [...id].length <= 100)) return id;
   if (typeof id === 'number' && Number.isSafeInteger(id)) return id;
   return null;
 }

@@ -128,5 +128,8 @@ describe('task board', () => {
     expect(p2.items.map((t) => t.title)).toEqual(['t2', 't3']);
     expect(core.tasks.list({ role: 'pm' }).items.map((t) => t.title)).toEqual(['t1', 't3']);
     expect(core.tasks.list({ limit: 10, after: Number(p2.next) }).next).toBeNull();
+    const d1 = core.tasks.list({ order: 'desc', limit: 2 });
+    expect(d1.items.map((t) => t.title)).toEqual(['t4', 't3']);
+    expect(core.tasks.list({ order: 'desc', limit: 2, before: Number(d1.next) }).items.map((t) => t.title)).toEqual(['t2', 't1']);
   });
 });

@@ -94,8 +94,9 @@ export class Board {
   list(input: unknown = {}): Page<Task> {
     const f = parseOrThrow(listTasksInput, input, 'task filter');
     const limit = f.limit ?? 100;
-    const where: string[] = ['t.id > ?'];
-    const params: Array<string | number> = [f.after ?? 0];
+    const desc = f.order === 'desc';
+    const where: string[] = [desc ? 't.id < ?' : 't.id > ?'];
+    const params: Array<string | number> = [desc ? (f.before ?? Number.MAX_SAFE_INTEGER) : (f.after ?? 0)];
     if (f.role) {
       where.push('t.role = ?');
       params.push(f.role);
@@ -105,7 +106,7 @@ export class Board {
       params.push(f.status);
     }
     const rows = this.ctx.db
-      .prepare<unknown[], TaskRow>(`${TASK_SELECT} WHERE ${where.join(' AND ')} ORDER BY t.id LIMIT ?`)
+      .prepare<unknown[], TaskRow>(`${TASK_SELECT} WHERE ${where.join(' AND ')} ORDER BY t.id ${desc ? 'DESC' : 'ASC'} LIMIT ?`)
       .all(...params, limit + 1);
     const items = rows.slice(0, limit).map(rowToTask);
     return { items, next: rows.length > limit ? String(items[items.length - 1]!.id) : null };

@@ -5,13 +5,16 @@
  * 2. no two holders over time: per task, audit CLAIMs alternate with RELEASE/EXPIRE, fences grow by one;
  * 3. the audit hash chain is intact from genesis (no committed row lost or altered);
  * 4. every status transition in the audit is an edge of the state machine;
- * 5. one run per job + slot (once the jobs tables exist).
+ * 5. one run per job + slot (once the jobs tables exist), and every run status change in the audit is
+ *    an edge of the run state machine starting from the run's previous status.
  */
 import type { Db } from '../db/open';
 import { ChainVerifier, GENESIS_HASH } from '../audit/hash-chain';
 import { auditRowToChainRow, type AuditRow } from '../audit/audit-log';
 import { isAllowed, type TransitionCause } from '../tasks/transitions';
 import type { TaskStatus } from '../../common/model';
+import type { RunStatus } from '../../common/job-schema';
+import { isRunEdge, type RunCause } from '../jobs/run-transitions';
 
 const RELEASING = new Set(['lock.release', 'lock.expire', 'operator.force_release', 'operator.cancel']);
 
@@ -72,6 +75,16 @@ export function checkInvariants(db: Db): string[] {
       n: number;
     }>;
     for (const d of dupes) problems.push(`job ${d.job_id} slot ${d.slot} has ${d.n} runs`);
+    // Every run status change in the audit is an edge of the run state machine, in order.
+    const runStatus = new Map<string, string>();
+    for (const row of db.prepare(`SELECT id, subject, type, detail FROM audit WHERE subject LIKE 'run:%' AND type IN ('run.claim','run.start','run.succeed','run.fail','run.skip') ORDER BY id`).iterate() as IterableIterator<{ id: number; subject: string; type: string; detail: string }>) {
+      const d = JSON.parse(row.detail) as { from?: RunStatus | null; to?: RunStatus };
+      const cause = row.type.slice(4) as RunCause;
+      const known = runStatus.get(row.subject);
+      if (d.to === undefined || !isRunEdge(cause, d.from ?? null, d.to)) problems.push(`${row.subject}: illegal run ${cause} ${d.from} → ${d.to} (audit ${row.id})`);
+      else if ((known ?? null) !== (d.from ?? null)) problems.push(`${row.subject}: run ${cause} from ${d.from} but it was ${known ?? '(none)'} (audit ${row.id})`);
+      if (d.to !== undefined) runStatus.set(row.subject, d.to);
+    }
   }
   return problems;
 }

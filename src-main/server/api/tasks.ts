@@ -5,13 +5,15 @@ import { TASK_STATUSES } from '../../common/model';
 import { createTaskInput, idempotencyKey, reason, roleName } from '../../common/schemas';
 import { parseOrThrow } from '../../common/validate';
 import type { Core } from '../../core/create-core';
-import { afterParam, idParam, limitParam, ok, parseBody, parseParam, parseQuery, type ApiContext, type Route } from './router';
+import { afterParam, idParam, intParam, limitParam, ok, parseBody, parseParam, parseQuery, type ApiContext, type Route } from './router';
 
 const listQuery = z.strictObject({
   role: roleName.optional(),
   status: z.enum(TASK_STATUSES).optional(),
   limit: limitParam.optional(),
+  order: z.enum(['asc', 'desc']).optional(),
   after: afterParam.optional(),
+  before: intParam(1).optional(),
 });
 
 const reasonBody = z.strictObject({ reason });

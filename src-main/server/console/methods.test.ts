@@ -324,6 +324,13 @@ describe('console methods: tokens, audit, settings', () => {
     expect((await m.call('settings.setKillSwitch', { on: false, reason: 'resolved' })).killSwitch).toBe(false);
   });
 
+  it('by default the console uses core.jobs: one kill switch, the one the job runner obeys', async () => {
+    await m.call('settings.setKillSwitch', { on: true, reason: 'maintenance' });
+    expect(core.jobs.killSwitch()).toBe(true);
+    expect(core.jobs.settings().killSwitch).toMatchObject({ on: true, reason: 'maintenance', by: ACTOR });
+    expect((await m.call('dashboard.get', {})).runsNeedingAttention).toBe(core.jobs.runsNeedingAttention());
+  });
+
   it('the kill switch is delegated to the jobs module when it offers it', async () => {
     let state = false;
     const calls: unknown[] = [];

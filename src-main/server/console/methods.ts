@@ -27,7 +27,7 @@ import { GafferError, isGafferError, toErrorBody } from '../../common/errors';
 import { parseOrThrow } from '../../common/validate';
 import { verifyLiveRange } from '../../core/audit/audit-export';
 import type { Core } from '../../core/create-core';
-import { localDayStart, localWeekStart, prepareReadModels, type ReadModels } from './read-models';
+import { lastLocalDays, localDayStart, localWeekStart, prepareReadModels, type ReadModels } from './read-models';
 
 /** Who is calling and what to report in `settings.get`. */
 export interface ConsoleContext {
@@ -40,8 +40,8 @@ export interface ConsoleContext {
 }
 
 /**
- * What the jobs module contributes to the console once it exists. Optional: until it is wired,
- * runs needing attention are 0 and there are no next triggers.
+ * What the jobs module contributes to the console (`core.jobs` implements it). Without it runs
+ * needing attention are 0 and there are no next triggers.
  */
 export interface JobsConsolePort {
   /** Runs the operator must act on (failed and held for review, needs_human, backfill waiting). */
@@ -58,6 +58,7 @@ export interface JobsConsolePort {
 }
 
 export interface ConsoleMethodOptions {
+  /** Default: `core.jobs`. */
   jobs?: JobsConsolePort;
   /** Prepared read models to share (e.g. with the tray); made here when absent. */
   readModels?: ReadModels;
@@ -78,7 +79,8 @@ const NEXT_TRIGGERS = 10;
 
 export function createConsoleMethods(core: Core, ctx: ConsoleContext, opts: ConsoleMethodOptions = {}): ConsoleMethods {
   const rm = opts.readModels ?? prepareReadModels(core);
-  const jobs = opts.jobs;
+  // The jobs module (core.jobs) satisfies the port; a test or a shell may pass its own.
+  const jobs: JobsConsolePort | undefined = opts.jobs ?? (core as { jobs?: JobsConsolePort }).jobs;
   const actor = ctx.actor;
 
   const killSwitch = (): boolean => (jobs?.killSwitch ? jobs.killSwitch() : rm.killSwitch());
@@ -94,16 +96,21 @@ export function createConsoleMethods(core: Core, ctx: ConsoleContext, opts: Cons
   const handlers: Handlers = {
     'dashboard.get': () => {
       const now = core.clock.now();
+      const throughput = rm.throughput(now);
+      // The week (from Monday 00:00 local) lies inside the 7 days of throughput: no second scan.
+      const weekStart = localWeekStart(now);
+      const days = lastLocalDays(now, throughput.length);
+      const completedThisWeek = throughput.reduce((n, p, i) => (days[i]!.start >= weekStart ? n + p.done : n), 0);
       const dashboard: Dashboard = {
         serverTime: new Date(now).toISOString(),
         onlineInstances: rm.onlineInstances(),
-        completedThisWeek: rm.completedSince(localWeekStart(now)),
+        completedThisWeek,
         expiredLocksToday: rm.expiredSince(localDayStart(now)),
         runsNeedingAttention: jobs?.runsNeedingAttention(now) ?? 0,
         recoveryBoundS: recoveryBoundS(core.config),
         killSwitch: killSwitch(),
         roles: rm.roleSummaries(now),
-        throughput: rm.throughput(now),
+        throughput,
         nextTriggers: jobs?.nextTriggers(now, NEXT_TRIGGERS) ?? [],
       };
       return dashboard;

@@ -98,7 +98,6 @@ export function prepareReadModels(core: Pick<Core, 'db' | 'store' | 'audit' | 'c
   const db = core.db;
   const q = {
     online: db.prepare<[], { n: number }>(`SELECT count(*) AS n FROM instances WHERE status = 'online'`),
-    doneSince: db.prepare<[number], { n: number }>(`SELECT count(*) AS n FROM tasks WHERE status = 'done' AND updated_at >= ?`),
     expiredSince: db.prepare<[number], { n: number }>('SELECT count(*) AS n FROM lock_expiries WHERE expired_at >= ?'),
     roles: db.prepare<[], RoleRow>(
       `SELECT role,
@@ -156,7 +155,6 @@ export function prepareReadModels(core: Pick<Core, 'db' | 'store' | 'audit' | 'c
 
   return {
     onlineInstances: (): number => q.online.get()!.n,
-    completedSince: (ms: number): number => q.doneSince.get(ms)!.n,
     expiredSince: (ms: number): number => q.expiredSince.get(ms)!.n,
 
     roleSummaries(now: number): RoleSummary[] {

@@ -53,7 +53,8 @@ export interface CspOptions {
  */
 export function consoleCsp(opts: CspOptions = {}): string {
   const connect = ["'self'"];
-  if (opts.port) for (const h of ['127.0.0.1', 'localhost', '[::1]']) connect.push(`ws://${h}:${opts.port}`);
+  // (CSP host-sources cannot spell IPv6 literals: a page opened on [::1] relies on 'self'.)
+  if (opts.port) for (const h of ['127.0.0.1', 'localhost']) connect.push(`ws://${h}:${opts.port}`);
   const script = ["'self'"];
   const style = ["'self'"];
   if (opts.dev) {
@@ -85,7 +86,7 @@ export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
   'x-frame-options': 'DENY',
   'cross-origin-opener-policy': 'same-origin',
   'cross-origin-resource-policy': 'same-origin',
-  'permissions-policy': 'camera=(), microphone=(), geolocation=(), usb=(), serial=(), hid=(), bluetooth=(), payment=()',
+  'permissions-policy': 'camera=(), microphone=(), geolocation=(), usb=(), serial=(), hid=(), payment=()',
 };
 
 export type ResolvedFile = { kind: 'file'; file: string } | { kind: 'index'; file: string } | { kind: 'missing' } | { kind: 'forbidden' };

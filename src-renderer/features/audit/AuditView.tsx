@@ -300,7 +300,7 @@ function ExportStatus() {
       <div className="export-line">
         <strong>{ex.running ? `Exporting ${ex.format?.toUpperCase()}…` : ex.error ? 'Export failed' : ex.cancelled ? 'Export cancelled' : 'Export finished'}</strong>
         <span className="muted small" data-testid="export-rows">
-          {formatCount(ex.rows)} rows{ex.total ? ` of ≈ ${formatCount(ex.total)}` : ''} · {formatBytes(ex.bytes)} · {formatDurationS(elapsedS)}
+          {formatCount(ex.rows)} rows{ex.running && ex.total ? ` of ≈ ${formatCount(ex.total)}` : ''} · {formatBytes(ex.bytes)} · {formatDurationS(elapsedS)}
         </span>
         {ex.result ? (
           <span className="small">

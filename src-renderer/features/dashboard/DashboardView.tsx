@@ -112,7 +112,7 @@ export function DashboardView() {
                   <span className="num">Oldest ready</span>
                 </div>
                 {health.slice(0, 12).map((r) => (
-                  <button key={r.role} className={`health-row${r.stuck ? ' health-stuck' : ''}`} onClick={() => navigate('queues', r.role)} title={r.stuck ?? undefined}>
+                  <button key={r.role} className={`health-row${r.stuck ? ' health-stuck' : r.slow ? ' health-slow' : ''}`} onClick={() => navigate('queues', r.role)} title={r.stuck ?? r.slow ?? undefined}>
                     <span className="health-role">
                       {r.stuck ? <span className="warn-icon" aria-label="stuck">⚠</span> : null}
                       {r.role}
@@ -157,7 +157,10 @@ export function DashboardView() {
                 <p className="muted small">None today. When an agent dies, its lock expires within the recovery bound and shows here.</p>
               ) : (
                 <ul className="plain-list">
-                  {expired.slice(0, 4).map((c) => (
+                  {[...expired]
+                    .sort((a, b) => Date.parse(b.expiredAt) - Date.parse(a.expiredAt))
+                    .slice(0, 4)
+                    .map((c) => (
                     <li key={c.id}>
                       <button className="link" onClick={() => navigate('locks')}>
                         #{c.taskId} {c.title}

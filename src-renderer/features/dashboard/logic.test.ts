@@ -5,16 +5,19 @@ import { distributionRows, queueHealth, recoveryExplain, throughputRows, worstSt
 const role = (p: Partial<RoleSummary> & { role: string }): RoleSummary => ({ ready: 0, waiting: 0, inProgress: 0, blocked: 0, failed: 0, done: 0, onlineInstances: 1, oldestReadyAgeMs: null, ...p });
 
 describe('dashboard logic', () => {
-  it('highlights the stuck queue: ready work with nobody online, or the oldest ready age', () => {
+  it('highlights the stuck queue: ready work nobody takes; a busy but long queue is only slow', () => {
     const h = queueHealth([
       role({ role: 'pm', ready: 2, oldestReadyAgeMs: 5000 }),
       role({ role: 'dev', ready: 4, oldestReadyAgeMs: 600_000 }),
       role({ role: 'reviewer', ready: 1, onlineInstances: 0, oldestReadyAgeMs: 70_000 }),
+      role({ role: 'ops', ready: 900, inProgress: 10, onlineInstances: 10, oldestReadyAgeMs: 3_600_000 }),
     ]);
-    expect(h.map((r) => r.role)).toEqual(['dev', 'reviewer', 'pm']);
-    expect(h[0]!.stuck).toBe('oldest ready task waiting 10 min');
+    expect(h.map((r) => r.role)).toEqual(['dev', 'reviewer', 'ops', 'pm']);
+    expect(h[0]!.stuck).toBe('nothing in progress, oldest ready task waiting 10 min');
     expect(h[1]!.stuck).toBe('1 ready, no reviewer instance online');
-    expect(h[2]!.stuck).toBeNull();
+    expect(h[2]).toMatchObject({ stuck: null, slow: 'backlogged: oldest ready task waiting 1 h' });
+    expect(h[3]!.stuck).toBeNull();
+    expect(h[3]!.slow).toBeNull();
     expect(worstStuck(h)?.role).toBe('dev');
     expect(distributionRows(h)[0]).toEqual({ role: 'dev', ready: 4, waiting: 0, inProgress: 0, blocked: 0, stuck: true });
   });

@@ -4,19 +4,30 @@ import type { SchedulerConfig } from '../../../src-main/common/config';
 import { formatDayLabel, formatDurationS } from '../../lib/format';
 
 export interface RoleHealth extends RoleSummary {
-  /** Why this queue looks stuck, or null. */
+  /** Why this queue looks stuck (nobody is taking its work), or null. */
   stuck: string | null;
+  /** Work is being taken, but the oldest ready task has waited long: backlogged, not stuck. */
+  slow: string | null;
   /** 0 = worst. */
   rank: number;
 }
 
-/** A queue is stuck when claimable work waits with nobody to take it, or waits too long. */
-export function queueHealth(roles: RoleSummary[], stuckAfterMs = 60_000): RoleHealth[] {
+/**
+ * A queue is stuck when claimable work waits and nobody takes it: no instance of the role is
+ * online, or instances are online but nothing is in progress while the oldest ready task has
+ * waited past `stuckAfterMs`. A queue whose work is being taken but whose oldest ready task has
+ * waited past `slowAfterMs` is backlogged ("slow"). Ranked by oldest ready age, stuck first.
+ */
+export function queueHealth(roles: RoleSummary[], stuckAfterMs = 60_000, slowAfterMs = 10 * 60_000): RoleHealth[] {
   const rows = roles.map((r) => {
     let stuck: string | null = null;
+    let slow: string | null = null;
+    const age = r.oldestReadyAgeMs;
+    const waited = age === null ? '' : formatDurationS(age / 1000);
     if (r.ready > 0 && r.onlineInstances === 0) stuck = `${r.ready} ready, no ${r.role} instance online`;
-    else if (r.oldestReadyAgeMs !== null && r.oldestReadyAgeMs >= stuckAfterMs) stuck = `oldest ready task waiting ${formatDurationS(r.oldestReadyAgeMs / 1000)}`;
-    return { ...r, stuck, rank: 0 };
+    else if (r.ready > 0 && r.inProgress === 0 && age !== null && age >= stuckAfterMs) stuck = `nothing in progress, oldest ready task waiting ${waited}`;
+    else if (age !== null && age >= slowAfterMs) slow = `backlogged: oldest ready task waiting ${waited}`;
+    return { ...r, stuck, slow, rank: 0 };
   });
   rows.sort((a, b) => {
     if (!!a.stuck !== !!b.stuck) return a.stuck ? -1 : 1;

@@ -11,17 +11,7 @@ import { useNow } from '../../lib/now';
 import { HAS_JOBS } from '../../store/console-store';
 import { useActions, useConsole, useWatch } from '../../store/react';
 import { TokensPanel } from './TokensPanel';
-
-type StatusFilter = 'live' | InstanceStatus | 'all';
-
-export function filterInstances(list: InstanceView[], status: StatusFilter, text: string): InstanceView[] {
-  const f = text.trim().toLowerCase();
-  const order: Record<string, number> = { online: 0, disconnected: 1, offline: 2 };
-  return list
-    .filter((i) => (status === 'all' ? true : status === 'live' ? i.status !== 'offline' : i.status === status))
-    .filter((i) => !f || `${i.name} ${i.id} ${i.role} ${i.version ?? ''}`.toLowerCase().includes(f))
-    .sort((a, b) => (order[a.status] ?? 3) - (order[b.status] ?? 3) || a.role.localeCompare(b.role) || a.name.localeCompare(b.name));
-}
+import { filterInstances, type StatusFilter } from './logic';
 
 export function InstancesView() {
   useWatch('instances', 'settings', 'tokens');
@@ -124,7 +114,7 @@ export function InstancesView() {
           </div>
           <input className="filter" data-view-filter placeholder="Filter by name, id, role  ( / )" value={text} onChange={(e) => setText(e.target.value)} aria-label="Filter instances" />
         </header>
-        {res.error ? <ErrorBanner error={res.error} what="Could not load instances" onRetry={() => void refresh('instances')} /> : null}
+        {res.error ? <ErrorBanner error={res.error} what={res.data ? 'Could not refresh instances (showing the last data)' : 'Could not load instances'} onRetry={() => void refresh('instances')} /> : null}
         {!res.data ? (
           res.error ? null : <Spinner label="Loading instances…" />
         ) : (

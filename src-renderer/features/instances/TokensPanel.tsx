@@ -7,15 +7,7 @@ import { Table, type Column } from '../../components/Table';
 import { RelativeTime } from '../../components/Time';
 import { toUiError, type UiError } from '../../store/errors';
 import { useActions, useConsole } from '../../store/react';
-import { ROLE_RE } from '../queues/logic';
-
-export function validateTokenForm(name: string, role: string): { name?: string; role?: string } {
-  const e: { name?: string; role?: string } = {};
-  if (!name.trim()) e.name = 'A name is required (e.g. “dev laptop worker”).';
-  else if (name.trim().length > 200) e.name = 'At most 200 characters.';
-  if (role.trim() && !ROLE_RE.test(role.trim())) e.role = 'A role is 1–64 letters, digits, "_", "-" or ".".';
-  return e;
-}
+import { validateTokenForm } from './logic';
 
 export function TokensPanel() {
   const res = useConsole((s) => s.tokens);
@@ -76,7 +68,7 @@ export function TokensPanel() {
           + New token
         </button>
       </header>
-      {res.error ? <ErrorBanner error={res.error} what="Could not load tokens" onRetry={() => void refresh('tokens')} /> : null}
+      {res.error ? <ErrorBanner error={res.error} what={res.data ? 'Could not refresh tokens (showing the last data)' : 'Could not load tokens'} onRetry={() => void refresh('tokens')} /> : null}
       {!res.data ? (
         res.error ? null : <Spinner label="Loading tokens…" />
       ) : (

@@ -8,29 +8,9 @@ import { RelativeTime } from '../../components/Time';
 import { formatDateTime, formatDurationS } from '../../lib/format';
 import { useActions, useConsole, useWatch } from '../../store/react';
 import { recoveryExplain } from '../dashboard/logic';
+import { expiryReason } from './logic';
 
 const PAGE = 120;
-
-/** Plain words for the watchdog's reasons. */
-export function expiryReason(reason: string): { label: string; tone: string } {
-  switch (reason) {
-    case 'lock_window':
-    case 'window':
-    case 'expired':
-      return { label: 'lock window ran out (P4)', tone: 'blocked' };
-    case 'heartbeat_timeout':
-    case 'heartbeat':
-    case 'offline':
-      return { label: 'holder stopped heartbeating', tone: 'failed' };
-    case 'disconnected':
-    case 'reconnect_grace':
-      return { label: 'holder disconnected, did not come back', tone: 'failed' };
-    case 'force_release':
-      return { label: 'force-released by the operator', tone: 'progress' };
-    default:
-      return { label: reason.replace(/_/g, ' '), tone: 'blocked' };
-  }
-}
 
 export function ExpiredLocksView() {
   useWatch('expiredLocks', 'settings');

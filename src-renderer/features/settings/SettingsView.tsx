@@ -30,6 +30,7 @@ const TIMINGS: TimingRow[] = [
 export function SettingsView() {
   useWatch('settings');
   const res = useConsole((s) => s.settings);
+  const shell = useConsole((s) => s.shell);
   const { refresh, setKillSwitch } = useActions();
   const [confirm, setConfirm] = useState<boolean | null>(null);
   const [theme, setTheme] = useTheme();
@@ -112,7 +113,7 @@ export function SettingsView() {
             <dt>Version</dt>
             <dd className="mono">{s.version}</dd>
             <dt>Shell</dt>
-            <dd>{s.port !== null ? 'listening on 127.0.0.1' : '—'}</dd>
+            <dd>{shell === 'electron' ? 'desktop app (Electron)' : 'browser, served by headless Gaffer'}</dd>
             <dt>Port</dt>
             <dd className="mono">{s.port ?? '—'}</dd>
             <dt>Agent socket</dt>

@@ -1,0 +1,18 @@
+import { createCore } from '../src-main/core/create-core';
+import { benchDir } from '../bench/util';
+const core = createCore({ dataDir: benchDir('lat2') });
+core.start();
+(core.hub as any).connectedInstances = () => ['x'];
+const lat: number[] = [];
+(core.hub as any).pushJobTrigger = (_role: string, t: any) => { lat.push(Date.now() - Date.parse(t.slotAt)); return new Promise(() => {}); };
+const r: any = core.jobs.runner; const origTick = r.tick.bind(r);
+const ticks: number[] = [];
+r.tick = () => { const t = performance.now(); origTick(); ticks.push(performance.now() - t); };
+for (let i = 0; i < 1000; i++) core.jobs.create({ name: `j${i}`, role: 'bench', schedule: { everyS: 10 + (i % 40) }, retry: { maxAttempts: 1 }, overlap: 'allow' }, { actor: 'x' });
+await new Promise((res) => setTimeout(res, 10000));
+lat.length = 0; ticks.length = 0;
+await new Promise((res) => setTimeout(res, 20000));
+const s = [...lat].sort((a, b) => a - b); const tk = [...ticks].sort((a, b) => a - b);
+console.log('n', s.length, 'p50', s[s.length >> 1], 'p99', s[Math.floor(s.length * 0.99)], 'max', s[s.length - 1]);
+console.log('ticks', tk.length, 'p50', tk[tk.length >> 1]?.toFixed(1), 'max', tk[tk.length - 1]?.toFixed(1));
+process.exit(0);

@@ -1,0 +1,11 @@
+import { JobPlan } from '../src-main/core/jobs/plan';
+import { normalizeJobSpec } from '../src-main/common/job-schema';
+const spec = normalizeJobSpec({ name: 'x', role: 'r', schedule: { everyS: 10 } });
+const now = Date.parse('2026-11-30T00:00:10.000Z');
+const plan = new JobPlan(spec, undefined);
+const time = (name: string, fn: () => unknown) => { const t = performance.now(); for (let i = 0; i < 1000; i++) fn(); console.log(name, ((performance.now() - t) / 1000).toFixed(3), 'ms'); };
+time('slotsLimited', () => plan.slotsLimited(now - 9999, now + 1, 500));
+time('firstAtOrAfter', () => plan.firstAtOrAfter(now + 1));
+const occ = plan.slotsLimited(now - 9999, now + 1, 500).entries[0]!;
+time('windowOf', () => plan.windowOf(occ));
+time('new plan', () => new JobPlan(spec, undefined));

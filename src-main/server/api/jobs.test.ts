@@ -1,0 +1,161 @@
+/** The jobs routes of the local HTTP API (PROTOCOL §2), over a real server on 127.0.0.1:0. */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { makeTestCore, type TestCore } from '../../core/testing/test-core';
+import { createApiHandler } from '../api-v1';
+
+const OPERATOR = 'op-secret-for-jobs-tests';
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Json = any;
+
+let core: TestCore;
+let server: http.Server;
+let port: number;
+
+beforeEach(async () => {
+  core = makeTestCore(); // manual clock at 2026-11-30T08:00:00Z
+  server = http.createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  port = (server.address() as AddressInfo).port;
+  const api = createApiHandler(core, { operatorToken: OPERATOR, port });
+  server.on('request', (req, res) => void api(req, res).then((handled) => !handled && res.writeHead(404).end()));
+});
+afterEach(async () => {
+  server.closeAllConnections();
+  await new Promise<void>((r) => server.close(() => r()));
+  core.close();
+});
+
+function call(method: string, path: string, body?: unknown, token: string | null = OPERATOR): Promise<{ status: number; body: Json }> {
+  const headers: Record<string, string> = {};
+  if (token) headers.authorization = `Bearer ${token}`;
+  const payload = body === undefined ? undefined : JSON.stringify(body);
+  if (payload) headers['content-type'] = 'application/json';
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: '127.0.0.1', port, method, path: `/api/v1${path}`, headers }, (res) => {
+      let text = '';
+      res.on('data', (c) => (text += c));
+      res.on('end', () => resolve({ status: res.statusCode!, body: text ? JSON.parse(text) : undefined }));
+    });
+    req.on('error', reject);
+    if (payload) req.write(payload);
+    req.end();
+  });
+}
+
+const JOB = {
+  name: 'daily-sales-report',
+  role: 'reporter',
+  schedule: { cron: '0 9 * * *', timezone: 'Asia/Shanghai' },
+  window: { start: '09:00', end: '10:00', recheckEveryS: 300 },
+  calendar: 'cn-workdays',
+  calendarPolicy: 'skip',
+  preconditions: [{ kind: 'signal', name: 'data-ready' }],
+  retry: { maxAttempts: 3, firstDelayS: 300, backoff: 'fixed' },
+  missedWindow: 'fold_into_next',
+  overlap: 'skip',
+  payload: { channel: 'sales' },
+  enabled: true,
+};
+const CAL = { id: 'cn-workdays', name: 'CN workdays', timezone: 'Asia/Shanghai', workdays: [1, 2, 3, 4, 5], holidays: ['2026-10-01'], extraWorkdays: ['2026-09-20'] };
+
+describe('jobs over HTTP', () => {
+  it('the PROTOCOL job object round-trips: create, get, list, patch (version bump), preview', async () => {
+    expect((await call('POST', '/calendars', { ...CAL, reason: 'initial' })).status).toBe(201);
+    const created = await call('POST', '/jobs', { ...JOB, reason: 'new report' });
+    expect(created.status).toBe(201);
+    const job = created.body.job;
+    expect(job).toMatchObject({ ...JOB, id: expect.stringMatching(/^job_/), version: 1, paused: null, createdBy: 'operator:http' });
+    expect((await call('GET', `/jobs/${job.id}`)).body.job.id).toBe(job.id);
+    expect((await call('GET', `/jobs/daily-sales-report`)).body.job.id).toBe(job.id); // by name too
+    const list = await call('GET', '/jobs?role=reporter&limit=10');
+    expect(list.body).toMatchObject({ items: [{ id: job.id, nextSlot: { slot: '2026-12-01', at: '2026-12-01T01:00:00.000Z' }, lastRun: null }], next: null });
+    const patched = await call('PATCH', `/jobs/${job.id}`, { payload: { channel: 'ops' }, reason: 'new channel' });
+    expect(patched.status).toBe(200);
+    expect(patched.body.job).toMatchObject({ version: 2, payload: { channel: 'ops' } });
+    const preview = await call('GET', `/jobs/${job.id}/preview?count=2`);
+    expect(preview.body.items.map((i: Json) => [i.slot, i.at])).toEqual([
+      ['2026-12-01', '2026-12-01T01:00:00.000Z'],
+      ['2026-12-02', '2026-12-02T01:00:00.000Z'],
+    ]);
+    expect(preview.body.next).toBeNull();
+  });
+
+  it('contradictory settings: 400 with {field, message} issues, nothing created', async () => {
+    const r = await call('POST', '/jobs', { ...JOB, calendar: undefined, calendarPolicy: 'skip', missedWindow: 'run_now' });
+    expect(r.status).toBe(400);
+    expect(r.body.error).toMatchObject({ code: 'bad_request', status: 400 });
+    expect(r.body.error.detail.issues).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ field: 'toleranceS', message: expect.stringMatching(/needs toleranceS/) }),
+        expect.objectContaining({ field: 'calendarPolicy', message: expect.stringMatching(/no calendar/) }),
+      ]),
+    );
+    expect((await call('GET', '/jobs')).body.items).toEqual([]);
+    const v = await call('POST', '/jobs/validate', { ...JOB, calendar: 'nope' });
+    expect(v.body).toMatchObject({ ok: false, issues: [expect.objectContaining({ field: 'calendar' })] });
+    const p = await call('POST', '/jobs/preview?count=2&after=2026-03-07T00:00:00Z', { name: 'x', role: 'r', schedule: { cron: '30 2 * * *', timezone: 'America/New_York' } });
+    expect(p.body.items.map((i: Json) => i.shifted ?? null)).toEqual([null, 'dst_gap']);
+  });
+
+  it('pause / resume / trigger / explain / runs / ledger / simulate', async () => {
+    await call('POST', '/calendars', CAL);
+    const job = (await call('POST', '/jobs', JOB)).body.job;
+    expect((await call('POST', `/jobs/${job.id}/pause`, {})).status).toBe(400); // a reason is required
+    const paused = await call('POST', `/jobs/${job.id}/pause`, { reason: 'data migration' });
+    expect(paused.body.job.paused).toEqual({ at: '2026-11-30T08:00:00.000Z', by: 'operator:http', reason: 'data migration' });
+    const ex = await call('GET', `/jobs/${job.id}/explain?at=2026-12-01T01:00:00.000Z`);
+    expect(ex.body.explanation).toMatchObject({ tense: 'future', slot: { slot: '2026-12-01' }, outcome: expect.stringMatching(/unless the job is resumed/) });
+    // Run now while paused: claims the current slot (one run per slot).
+    const t1 = await call('POST', `/jobs/${job.id}/trigger`, { reason: 'customer asked' });
+    expect(t1.status).toBe(201);
+    // No agent of the role is online: claimed now, dispatched when one says hello.
+    expect(t1.body).toMatchObject({ created: true, dispatched: false, run: { slot: '2026-11-30', trigger: 'manual', status: 'pending' }, message: expect.stringMatching(/no online instance of role reporter/) });
+    const t2 = await call('POST', `/jobs/${job.id}/trigger`, { reason: 'again' });
+    expect(t2.status).toBe(200);
+    expect(t2.body).toMatchObject({ created: false, run: { id: t1.body.run.id } });
+    expect((await call('POST', `/jobs/${job.id}/resume`, {})).body.job.paused).toBeNull();
+    const runs = await call('GET', `/runs?job=${job.id}&status=pending`);
+    expect(runs.body).toMatchObject({ items: [{ id: t1.body.run.id }], next: null });
+    const one = await call('GET', `/runs/${t1.body.run.id}`);
+    expect(one.body).toMatchObject({ run: { id: t1.body.run.id }, steps: [], checks: expect.arrayContaining([expect.objectContaining({ name: 'manual', verdict: 'ready' })]) });
+    const ledger = await call('GET', `/jobs/${job.id}/ledger?from=2026-11-29T00:00:00Z&to=2026-12-02T00:00:00Z`);
+    expect(ledger.body.items.map((e: Json) => [e.slot, e.disposition])).toEqual([
+      ['2026-11-29', 'skipped_calendar'],
+      ['2026-11-30', 'waiting'],
+      ['2026-12-01', 'scheduled'],
+    ]);
+    const sim = await call('GET', `/jobs/${job.id}/simulate?from=2026-12-01T00:00:00Z&to=2026-12-04T00:00:00Z`);
+    expect(sim.body.simulation.items.map((i: Json) => [i.slot, i.decision, i.coveredBy])).toEqual([
+      ['2026-12-01', 'folded', '2026-12-04'],
+      ['2026-12-02', 'folded', '2026-12-04'],
+      ['2026-12-03', 'folded', '2026-12-04'],
+    ]);
+    expect((await call('GET', '/runs?status=exploded')).status).toBe(400);
+    expect((await call('GET', '/jobs/job_nope')).status).toBe(404);
+  });
+
+  it('calendars: create, list, replace, ICS import; kill switch and quota settings', async () => {
+    expect((await call('POST', '/calendars', { ...CAL, workdays: [0] })).status).toBe(400);
+    await call('POST', '/calendars', CAL);
+    expect((await call('POST', '/calendars', CAL)).status).toBe(409);
+    expect((await call('GET', '/calendars')).body).toMatchObject({ items: [{ id: 'cn-workdays', version: 1 }], next: null });
+    const put = await call('PUT', '/calendars/cn-workdays', { name: 'CN', timezone: 'Asia/Shanghai', workdays: [1, 2, 3, 4, 5], holidays: [], extraWorkdays: [], reason: 'reset' });
+    expect(put.body.calendar).toMatchObject({ version: 2, holidays: [] });
+    const ics = 'BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//t//EN\r\nBEGIN:VEVENT\r\nUID:1\r\nDTSTART;VALUE=DATE:20261001\r\nDTEND;VALUE=DATE:20261008\r\nSUMMARY:National Day\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n';
+    const imp = await call('POST', '/calendars/cn-workdays/import', { ics, reason: 'official' });
+    expect(imp.body.calendar.holidays).toHaveLength(7);
+    expect((await call('POST', '/calendars/cn-workdays/import', { ics: 'garbage' })).status).toBe(400);
+    const ks = await call('PUT', '/job-settings/kill-switch', { on: true, reason: 'incident' });
+    expect(ks.body.settings.killSwitch).toMatchObject({ on: true, reason: 'incident', by: 'operator:http' });
+    const q = await call('PUT', '/job-settings/concurrency', { limit: 4, reason: 'laptop' });
+    expect(q.body.settings).toMatchObject({ globalConcurrency: 4, killSwitch: { on: true } });
+    expect((await call('GET', '/job-settings')).body.settings.globalConcurrency).toBe(4);
+  });
+
+  it('requires the operator token', async () => {
+    expect((await call('GET', '/jobs', undefined, null)).status).toBe(401);
+    expect((await call('GET', '/runs', undefined, 'wrong')).status).toBe(401);
+  });
+});

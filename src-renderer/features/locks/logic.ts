@@ -1,0 +1,23 @@
+/** Pure logic of the expired-lock cards. */
+
+/** Plain words for the watchdog's reasons. */
+export function expiryReason(reason: string): { label: string; tone: string } {
+  switch (reason) {
+    case 'lock_window':
+    case 'window':
+    case 'expired':
+      return { label: 'lock window ran out (P4)', tone: 'blocked' };
+    case 'heartbeat_timeout':
+    case 'heartbeat':
+    case 'offline':
+      return { label: 'holder stopped heartbeating', tone: 'failed' };
+    case 'disconnected':
+    case 'reconnect_grace':
+      return { label: 'holder disconnected, did not come back', tone: 'failed' };
+    case 'force_release':
+      return { label: 'force-released by the operator', tone: 'progress' };
+    default:
+      return { label: reason.replace(/_/g, ' '), tone: 'blocked' };
+  }
+}
+
