@@ -6,7 +6,7 @@
  *      burst:  1 000 jobs due at the very same instant, every 10 s (worst case);
  *  - slot computation: a year of slots of a daily job with a business calendar (and, for scale,
  *    a year of a 5-minute job), median of runs.
- * Run: npx tsx bench/jobs.ts   (GAFFER_BENCH_JOBS_SECONDS=20 sets the measuring time per shape)
+ * Run: npx tsx bench/jobs.ts   (GAFFER_BENCH_JOBS_SECONDS=30 sets the measuring time per shape)
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -20,9 +20,9 @@ import { expectedSlots } from '../src-main/core/jobs/schedule';
 import { attachAgentSocket } from '../src-main/server/agent-socket';
 import { benchDir, machineInfo, median, percentile, printTable } from './util';
 
-const SECONDS = Number(process.env.GAFFER_BENCH_JOBS_SECONDS ?? 20);
+const SECONDS = Number(process.env.GAFFER_BENCH_JOBS_SECONDS ?? 30);
 const JOBS = Number(process.env.GAFFER_BENCH_JOBS ?? 1000);
-const AGENTS = Number(process.env.GAFFER_BENCH_JOBS_AGENTS ?? 4);
+const AGENTS = Number(process.env.GAFFER_BENCH_JOBS_AGENTS ?? 2);
 
 /**
  * An agent in its own process (as in real use): it acknowledges and completes every trigger and
@@ -138,7 +138,8 @@ export async function runJobsBench(): Promise<Record<string, number>> {
   console.log(`\nmachine: ${machineInfo()}`);
   const figures: Record<string, number> = {};
   const rows: Array<Record<string, string | number>> = [];
-  for (const shape of ['spread', 'burst'] as const) {
+  const shapes = (process.env.GAFFER_BENCH_JOBS_SHAPES ?? 'spread,burst').split(',').filter((x): x is 'spread' | 'burst' => x === 'spread' || x === 'burst');
+  for (const shape of shapes) {
     const r = await latencyRun(shape);
     figures[`triggerP50Ms.${shape}`] = r.p50;
     figures[`triggerP99Ms.${shape}`] = r.p99;

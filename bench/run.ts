@@ -1,17 +1,20 @@
 /**
  * `npm run bench`: runs every benchmark and prints its figures (no timing is ever asserted).
- * `npm run bench -- core hub` runs a subset.
+ * `npm run bench -- core hub` runs a subset; a full run also writes bench/REPORT.md with charts.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { machineInfo } from './util';
+import { writeReport } from './report';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const SUITES: Record<string, [file: string, fn: string]> = {
   core: ['core.ts', 'runCoreBench'],
   hub: ['hub.ts', 'runHubBench'],
   jobs: ['jobs.ts', 'runJobsBench'],
+  audit: ['audit.ts', 'runAuditBench'],
+  baseline: ['baseline.ts', 'runBaselineBench'],
 };
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));
@@ -32,6 +35,12 @@ for (const name of names) {
   const mod = (await import(file)) as Record<string, () => Promise<Record<string, number>>>;
   results[name] = await mod[suite[1]]!();
 }
+const at = new Date().toISOString();
 const out = path.join(here, '.results.json');
-fs.writeFileSync(out, JSON.stringify({ machine: machineInfo(), at: new Date().toISOString(), results }, null, 2));
-console.log(`\nfigures written to ${path.relative(process.cwd(), out)}`);
+fs.writeFileSync(out, JSON.stringify({ machine: machineInfo(), at, results }, null, 2));
+if (wanted.length === 0) {
+  const report = writeReport(here, machineInfo(), at, results);
+  console.log(`\nreport written to ${path.relative(process.cwd(), report)} (figures in ${path.relative(process.cwd(), out)})`);
+} else {
+  console.log(`\nfigures written to ${path.relative(process.cwd(), out)} (the report is written by a full run)`);
+}

@@ -11,6 +11,29 @@
 import { z } from 'zod';
 import type { SchedulerConfig } from './config';
 import type { ErrorBody } from './errors';
+import {
+  BACKFILL_ACTIONS,
+  calendarId,
+  calendarInput,
+  calendarReplaceInput,
+  icsImportInput,
+  jobSpecInput,
+  listBackfillsInput,
+  listJobsInput,
+  listRunsInput,
+  type Backfill,
+  type BusinessCalendar,
+  type CheckRecord,
+  type DowntimeSimulation,
+  type Explanation,
+  type Job,
+  type JobIssue,
+  type JobSummary,
+  type LedgerResult,
+  type PreviewResult,
+  type Run,
+  type RunStep,
+} from './job-schema';
 import type { AuditEvent, AuditPage, Instance, Page, Task, TaskStatus } from './model';
 import { auditFilterShape, auditQueryInput, listTasksInput, reason, roleName, taskId } from './schemas';
 
@@ -103,10 +126,39 @@ export interface AuditVerifyResult {
   reason?: string;
 }
 
+/** `jobs.trigger`: what "run now" did (one run per slot: an existing run is reported, not doubled). */
+export interface TriggerResult {
+  run: Run;
+  created: boolean;
+  dispatched: boolean;
+  message: string;
+}
+
+export interface RunDetail {
+  run: Run;
+  steps: RunStep[];
+  checks: CheckRecord[];
+  backfills: Backfill[];
+}
+
+export interface IcsImportResult {
+  calendar: BusinessCalendar;
+  warnings: string[];
+  added: { holidays: number; extraWorkdays: number };
+}
+
 // ---------------------------------------------------------------------------------------------
 // Argument schemas (validated on the main side)
 
 const empty = z.strictObject({});
+/** A job by id or name. */
+const jobRef = z.string().min(1).max(200);
+const instant = z.iso.datetime({ offset: true });
+/**
+ * An unsaved job spec as the editor holds it (`jobs.validate`, `jobs.preview`): any object, since
+ * the point is to get its issues back field by field; the core validates it with `jobSpecInput`.
+ */
+const jobDraft = z.record(z.string(), z.unknown());
 
 export const consoleArgs = {
   'dashboard.get': empty,
@@ -136,6 +188,45 @@ export const consoleArgs = {
   'audit.verify': empty,
   'settings.get': empty,
   'settings.setKillSwitch': z.strictObject({ on: z.boolean(), reason }),
+
+  // ---- central jobs (SPEC §5–§7). Saves reuse the shared zod job schema (common/job-schema.ts).
+  'jobs.list': listJobsInput,
+  'jobs.get': z.strictObject({ id: jobRef }),
+  /** Shape, contradictions and schedule checks of an unsaved spec, field by field (nothing saved). */
+  'jobs.validate': z.strictObject({ spec: jobDraft }),
+  /** The next slots of a saved job (`id`) or of an unsaved spec (`spec`), calendar- and DST-aware. */
+  'jobs.preview': z
+    .strictObject({ id: jobRef.optional(), spec: jobDraft.optional(), count: z.number().int().min(1).max(200).optional(), after: instant.optional() })
+    .refine((a) => (a.id === undefined) !== (a.spec === undefined), { message: 'give either id (a saved job) or spec (an unsaved one)' }),
+  'jobs.create': z.strictObject({ spec: jobSpecInput, reason: reason.optional() }),
+  /**
+   * Replaces the job's spec as the editor shows it (its `enabled` flag is changed only by
+   * `jobs.setEnabled`). `expectedVersion` refuses the save when someone edited the job meanwhile.
+   */
+  'jobs.update': z.strictObject({ id: jobRef, spec: jobSpecInput, reason, expectedVersion: z.number().int().positive().optional() }),
+  'jobs.trigger': z.strictObject({ id: jobRef, reason, slot: z.string().min(1).max(40).optional(), checkPreconditions: z.boolean().optional() }),
+  'jobs.pause': z.strictObject({ id: jobRef, reason }),
+  'jobs.resume': z.strictObject({ id: jobRef, reason }),
+  'jobs.setEnabled': z.strictObject({ id: jobRef, enabled: z.boolean(), reason }),
+  /** "Why didn't it run?" / "will it run?" for an instant (default now). */
+  'jobs.explain': z.strictObject({ id: jobRef, at: instant.optional() }),
+  /** Every expected slot in [from, to) with its disposition (default: the last 8 days to tomorrow). */
+  'jobs.ledger': z.strictObject({ id: jobRef, from: instant.optional(), to: instant.optional(), limit: z.number().int().min(1).max(5000).optional() }),
+  'jobs.simulateDowntime': z.strictObject({ id: jobRef, from: instant, to: instant }),
+  'runs.list': listRunsInput,
+  'runs.get': z.strictObject({ id: z.string().min(1).max(100) }),
+  'backfills.list': listBackfillsInput,
+  'backfills.action': z.strictObject({ id: z.number().int().positive(), action: z.enum(BACKFILL_ACTIONS), reason }),
+  /** Puts a finished slot (failed, missed, skipped) in the backfill queue by hand. */
+  'backfills.request': z.strictObject({ jobId: jobRef, slot: z.string().min(1).max(40), reason }),
+  'calendars.list': empty,
+  'calendars.get': z.strictObject({ id: calendarId }),
+  /** Field checks of an unsaved calendar (zone, weekdays, dates, a date both holiday and make-up day). */
+  'calendars.validate': z.strictObject({ calendar: z.record(z.string(), z.unknown()) }),
+  'calendars.create': z.strictObject({ calendar: calendarInput, reason: reason.optional() }),
+  'calendars.update': z.strictObject({ id: calendarId, calendar: calendarReplaceInput, reason }),
+  /** Imports holidays and make-up workdays from the text of an .ics file into a saved calendar. */
+  'calendars.importIcs': icsImportInput.extend({ id: calendarId, reason }),
 } as const;
 
 /** Filters for an export (same as a query, without paging). */
@@ -163,6 +254,30 @@ export interface ConsoleResults {
   'audit.verify': AuditVerifyResult;
   'settings.get': ConsoleSettings;
   'settings.setKillSwitch': ConsoleSettings;
+  'jobs.list': Page<JobSummary>;
+  'jobs.get': Job;
+  'jobs.validate': { ok: boolean; issues: JobIssue[] };
+  'jobs.preview': PreviewResult;
+  'jobs.create': { job: Job; warnings: JobIssue[] };
+  'jobs.update': { job: Job; warnings: JobIssue[] };
+  'jobs.trigger': TriggerResult;
+  'jobs.pause': Job;
+  'jobs.resume': Job;
+  'jobs.setEnabled': Job;
+  'jobs.explain': Explanation;
+  'jobs.ledger': LedgerResult;
+  'jobs.simulateDowntime': DowntimeSimulation;
+  'runs.list': Page<Run>;
+  'runs.get': RunDetail;
+  'backfills.list': Page<Backfill>;
+  'backfills.action': Backfill;
+  'backfills.request': Backfill;
+  'calendars.list': BusinessCalendar[];
+  'calendars.get': BusinessCalendar;
+  'calendars.validate': { ok: boolean; issues: JobIssue[] };
+  'calendars.create': BusinessCalendar;
+  'calendars.update': BusinessCalendar;
+  'calendars.importIcs': IcsImportResult;
 }
 
 export type ConsoleMethod = keyof typeof consoleArgs & keyof ConsoleResults;

@@ -22,7 +22,29 @@ export function exceedsUtf8Bytes(s: string, max: number): boolean {
 
 /** Any JSON value, bounded in size so one payload cannot bloat the database. */
 export const MAX_JSON_BYTES = 64 * 1024;
+/**
+ * ... and in nesting: code that walks a value recursively (hashing, copying, rendering) must not
+ * overflow the stack on `[[[[…]]]]` thousands of levels deep (an `internal` error, not a 400).
+ */
+export const MAX_JSON_DEPTH = 64;
+
+/** True when `v` nests deeper than `max` arrays/objects. Iterative: safe on any depth. */
+export function jsonDeeperThan(v: unknown, max: number): boolean {
+  const stack: Array<[unknown, number]> = [[v, 1]];
+  while (stack.length > 0) {
+    const [x, depth] = stack.pop()!;
+    if (x === null || typeof x !== 'object') continue;
+    if (depth > max) return true;
+    for (const child of Array.isArray(x) ? x : Object.values(x)) stack.push([child, depth + 1]);
+  }
+  return false;
+}
+
 export const jsonValue = z.unknown().superRefine((v, ctx) => {
+  if (jsonDeeperThan(v, MAX_JSON_DEPTH)) {
+    ctx.addIssue({ code: 'custom', message: `must nest at most ${MAX_JSON_DEPTH} levels deep` });
+    return;
+  }
   let text: string | undefined;
   try {
     text = JSON.stringify(v);

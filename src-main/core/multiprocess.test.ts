@@ -47,7 +47,7 @@ describe('claims raced by several OS processes', () => {
 
     const workers = ['w1', 'w2', 'w3'].map((n) => runWorker(dbPath, n, 'drain'));
     await Promise.all(workers.map((w) => until(() => w.out().startsWith('ready\n'))));
-    for (const w of workers) w.child.stdin!.write('go\n');
+    for (const w of workers) w.child.stdin!.end('go\n');
     const exits = await Promise.all(workers.map((w) => w.done));
     for (const [i, e] of exits.entries()) expect(e.code, workers[i]!.err()).toBe(0);
 

@@ -19,6 +19,7 @@ import { realTimers, type Timers } from '../lib/debounce';
 import { AUDIT_PAGE_SIZE, EMPTY_AUDIT_FORM, MAX_LIVE_ROWS, formToQuery, isFiltered, prependNewer, sameQuery } from '../features/audit/logic';
 import type { TaskActionKind } from '../features/queues/logic';
 import { isConnectionError, toUiError, type UiError } from './errors';
+import { createJobsSlice, initialJobsState, type JobsActions } from './jobs-slice';
 import { createCoalescer, type Invalidation, type Topic } from './live';
 import { createLoader, emptyResource, type Loader, type Resource } from './resource';
 import type { AuditFilterForm, AuditState, ColumnState, ConsoleState, ExportState, QueueState, Toast, ToastTone } from './types';
@@ -89,6 +90,7 @@ export function initialState(shell: 'electron' | 'browser' = 'browser'): Console
     settings: emptyResource(),
     queue: { role: null, columns: emptyColumns() },
     audit: initialAudit(),
+    jobs: initialJobsState(),
     toasts: [],
     watched: {},
   };
@@ -105,7 +107,7 @@ export interface CreateTaskInput {
   payload?: unknown;
 }
 
-export interface ConsoleActions {
+export interface ConsoleActions extends JobsActions {
   /** Starts live updates; returns a stop function. */
   start(): () => void;
   /** A mounted view watches a topic: it is loaded now and refreshed live. Returns unwatch. */
@@ -198,6 +200,19 @@ export function createConsoleStore(api: ConsoleApi, opts: ConsoleStoreOptions = 
     settings: resource('settings', 'settings.get', 0),
   };
   disposers.push(() => Object.values(loaders).forEach((l) => l.dispose()));
+
+  // ---- jobs, runs, backfills, calendars (store/jobs-slice.ts) --------------------------------------
+  const jobsSlice = createJobsSlice({
+    get,
+    set,
+    call,
+    toast: (...a) => actions.toast(...a),
+    invalidateDashboard: () => loaders.dashboard.invalidate(),
+    now,
+    timers,
+    refreshMs,
+  });
+  disposers.push(() => jobsSlice.dispose());
 
   // ---- queue --------------------------------------------------------------------------------------
   let queueGen = 0;
@@ -350,7 +365,9 @@ export function createConsoleStore(api: ConsoleApi, opts: ConsoleStoreOptions = 
       case 'audit':
         return get().audit.pages === 0 ? auditPage('first') : Promise.resolve();
       case 'jobs':
-        return Promise.resolve();
+      case 'runs':
+      case 'calendars':
+        return jobsSlice.refresh(topic);
     }
   };
   const invalidateTopic = (topic: Topic) => {
@@ -370,6 +387,9 @@ export function createConsoleStore(api: ConsoleApi, opts: ConsoleStoreOptions = 
         if (get().audit.following && get().audit.pages > 0) tailLoader.invalidate();
         return;
       case 'jobs':
+      case 'runs':
+      case 'calendars':
+        jobsSlice.invalidate(topic);
         return;
     }
   };
@@ -392,6 +412,7 @@ export function createConsoleStore(api: ConsoleApi, opts: ConsoleStoreOptions = 
   };
 
   const actions: ConsoleActions = {
+    ...jobsSlice.actions,
     start() {
       const co = createCoalescer(applyInvalidation, opts.liveIntervalMs ?? 250, timers);
       const unsub = api.subscribe((e: ConsoleEvent) => {

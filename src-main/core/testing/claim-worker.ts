@@ -16,7 +16,7 @@ if (mode === 'drain') {
   // Start barrier: every process is ready before any claims, so the race is real.
   process.stdout.write('ready\n');
   await new Promise((resolve) => process.stdin.once('data', resolve));
-  process.stdin.pause();
+  process.stdin.destroy();
   let n = 0;
   for (;;) {
     const c = core.locks.claim({ instanceId: inst });
