@@ -4,7 +4,10 @@ import { Toasts } from '../components/Toasts';
 import { AuditView } from '../features/audit/AuditView';
 import { DashboardView } from '../features/dashboard/DashboardView';
 import { InstancesView } from '../features/instances/InstancesView';
-import { JobsPlaceholder } from '../features/jobs/JobsPlaceholder';
+import { CalendarsView } from '../features/calendars/CalendarsView';
+import { JobsView } from '../features/jobs/JobsView';
+import { RunsView } from '../features/runs/RunsView';
+import { WhyView } from '../features/why/WhyView';
 import { ExpiredLocksView } from '../features/locks/ExpiredLocksView';
 import { QueuesView } from '../features/queues/QueuesView';
 import { SettingsView } from '../features/settings/SettingsView';
@@ -15,14 +18,16 @@ import { navigate, useRoute } from './navigation';
 import { ROUTES, type ViewId } from './routes';
 import { digitsFor, handleKey, initialChordState, shortcutList } from './shortcuts';
 
-/** View registry: adding a view (Jobs, Runs, Why) is an entry in routes.ts and one here. */
+/** View registry: adding a view is an entry in routes.ts and one here. */
 const VIEWS: Record<ViewId, ComponentType> = {
   dashboard: DashboardView,
   queues: QueuesView,
   locks: ExpiredLocksView,
   instances: InstancesView,
-  // Jobs, Runs and Why get their own views with the jobs module; until then one placeholder.
-  jobs: JobsPlaceholder,
+  jobs: JobsView,
+  runs: RunsView,
+  why: WhyView,
+  calendars: CalendarsView,
   audit: AuditView,
   settings: SettingsView,
 };
@@ -106,6 +111,7 @@ function NavRail({ current }: { current: ViewId }) {
     if (!dash) return null;
     if (id === 'locks' && dash.expiredLocksToday > 0) return formatCount(dash.expiredLocksToday);
     if (id === 'instances') return String(dash.onlineInstances);
+    if (id === 'runs' && dash.runsNeedingAttention > 0) return formatCount(dash.runsNeedingAttention);
     return null;
   };
   return (

@@ -4,7 +4,7 @@
  */
 import { CONSOLE_VIEWS, type ConsoleView } from '../../src-main/common/console-api';
 
-export type ViewId = 'dashboard' | 'queues' | 'locks' | 'instances' | 'audit' | 'settings' | 'jobs';
+export type ViewId = 'dashboard' | 'queues' | 'locks' | 'instances' | 'audit' | 'settings' | 'jobs' | 'runs' | 'why' | 'calendars';
 
 export interface RouteDef {
   id: ViewId;
@@ -21,7 +21,10 @@ export const ROUTES: RouteDef[] = [
   { id: 'queues', label: 'Role queues', chord: 'q', icon: '☰', description: 'Tasks per role, by status, with their locks' },
   { id: 'locks', label: 'Expired locks', chord: 'e', icon: '◷', description: 'Locks the watchdog took back today, and who re-claimed them' },
   { id: 'instances', label: 'Instances', chord: 'i', icon: '◉', description: 'Connected agents, their locks, and agent tokens' },
-  { id: 'jobs', label: 'Jobs', chord: 'j', icon: '↻', description: 'Periodic jobs owned by Gaffer' },
+  { id: 'jobs', label: 'Jobs', chord: 'j', icon: '↻', description: 'Periodic jobs owned by Gaffer: schedule, policies, next slots' },
+  { id: 'runs', label: 'Runs', chord: 'r', icon: '▦', description: 'Every expected slot and what happened to it; the backfill queue' },
+  { id: 'why', label: 'Why didn’t it run?', chord: 'w', icon: '?', description: 'For a job and an instant: each layer’s verdict, with evidence' },
+  { id: 'calendars', label: 'Calendars', chord: 'c', icon: '▤', description: 'Business calendars: workdays, holidays, make-up workdays' },
   { id: 'audit', label: 'Audit', chord: 'a', icon: '≡', description: 'Every decision, append-only and hash-chained' },
   { id: 'settings', label: 'Settings', chord: 's', icon: '⚙', description: 'Timings, kill switch, and where Gaffer runs' },
 ];
@@ -63,26 +66,21 @@ export function formatHash(r: Partial<Route> & { view: ViewId }): string {
   return h;
 }
 
-/**
- * The shell's view names (Electron's Go menu, Ctrl/Cmd+1…9 in CONSOLE_VIEWS order) mapped to
- * this app's views. Runs, Why and Calendars belong to the jobs module: until it lands they open
- * the Jobs entry.
- */
+/** The shell's view names (Electron's Go menu, Ctrl/Cmd+1…9 in CONSOLE_VIEWS order) mapped to this app's views. */
 export function viewForConsoleView(v: ConsoleView): ViewId {
   switch (v) {
     case 'dashboard':
     case 'queues':
     case 'instances':
     case 'jobs':
+    case 'runs':
+    case 'why':
+    case 'calendars':
     case 'audit':
     case 'settings':
       return v;
     case 'expired-locks':
       return 'locks';
-    case 'runs':
-    case 'why':
-    case 'calendars':
-      return 'jobs';
   }
 }
 
@@ -92,7 +90,7 @@ export function viewForDigit(n: number): ViewId | null {
   return v ? viewForConsoleView(v) : null;
 }
 
-/** The nav entries shown: Jobs is a placeholder until the jobs module provides its methods. */
+/** The nav entries shown. */
 export function visibleRoutes(): RouteDef[] {
   return ROUTES;
 }

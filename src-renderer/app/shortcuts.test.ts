@@ -23,6 +23,10 @@ describe('keyboard shortcuts', () => {
     expect(press([{ key: 'g' }, { key: 'a' }])[1]).toEqual({ kind: 'navigate', view: 'audit' });
     expect(press([{ key: 'g' }, { key: 's' }])[1]).toEqual({ kind: 'navigate', view: 'settings' });
     expect(press([{ key: 'g' }, { key: 'e' }])[1]).toEqual({ kind: 'navigate', view: 'locks' });
+    expect(press([{ key: 'g' }, { key: 'j' }])[1]).toEqual({ kind: 'navigate', view: 'jobs' });
+    expect(press([{ key: 'g' }, { key: 'r' }])[1]).toEqual({ kind: 'navigate', view: 'runs' });
+    expect(press([{ key: 'g' }, { key: 'w' }])[1]).toEqual({ kind: 'navigate', view: 'why' });
+    expect(press([{ key: 'g' }, { key: 'c' }])[1]).toEqual({ kind: 'navigate', view: 'calendars' });
   });
 
   it('a pending g expires, and an unknown second key does nothing', () => {
@@ -47,7 +51,10 @@ describe('keyboard shortcuts', () => {
     expect(press([{ key: '1', ctrlKey: true }])).toEqual([{ kind: 'navigate', view: 'dashboard' }]);
     expect(press([{ key: '3', metaKey: true }])).toEqual([{ kind: 'navigate', view: 'locks' }]);
     expect(press([{ key: '9', ctrlKey: true }])).toEqual([{ kind: 'navigate', view: 'settings' }]);
-    expect(viewForDigit(6)).toBe('jobs'); // runs → jobs until the jobs module lands
+    expect(viewForDigit(5)).toBe('jobs');
+    expect(viewForDigit(6)).toBe('runs');
+    expect(viewForDigit(7)).toBe('why');
+    expect(viewForConsoleView('calendars')).toBe('calendars');
     expect(viewForConsoleView('expired-locks')).toBe('locks');
     expect(digitsFor('audit')).toEqual([8]);
     // Ctrl+g is not a chord.

@@ -1,6 +1,6 @@
 /**
  * Keyboard shortcuts as a pure state machine, so the chords are testable without a DOM.
- *   g d / g q / g e / g i / g j / g a / g s   go to a view
+ *   g d / g q / g e / g i / g j / g r / g w / g c / g a / g s   go to a view
  *   Ctrl/Cmd + 1…9                             go to the n-th view in CONSOLE_VIEWS order (as Electron's Go menu)
  *   /                                          focus the current view's filter
  *   ?                                          show the shortcut list
@@ -65,7 +65,7 @@ export function shortcutList(routes: RouteDef[]): Array<{ keys: string[]; what: 
   ];
 }
 
-/** The Ctrl/Cmd digits that open a view (Jobs has three until Runs and Why get views of their own). */
+/** The Ctrl/Cmd digits that open a view. */
 export function digitsFor(view: ViewId): number[] {
   const out: number[] = [];
   for (let n = 1; n <= 9; n++) if (viewForDigit(n) === view) out.push(n);

@@ -6,7 +6,7 @@
 import type { ConsoleEvent } from '../../src-main/common/console-api';
 import type { Timers } from '../lib/debounce';
 
-export type Topic = 'dashboard' | 'roles' | 'queue' | 'expiredLocks' | 'instances' | 'tokens' | 'settings' | 'audit' | 'jobs';
+export type Topic = 'dashboard' | 'roles' | 'queue' | 'expiredLocks' | 'instances' | 'tokens' | 'settings' | 'audit' | 'jobs' | 'runs' | 'calendars';
 
 export interface Invalidation {
   topics: Set<Topic>;
@@ -45,8 +45,12 @@ export function applyEvent(inv: Invalidation, e: ConsoleEvent): Invalidation {
       if (e.event.type === 'lock.claim' && isReclaim(e.event.detail)) inv.topics.add('expiredLocks');
       break;
     case 'run.changed':
+      inv.topics.add('jobs').add('runs').add('dashboard');
+      break;
     case 'job.changed':
-      inv.topics.add('jobs').add('dashboard');
+      inv.topics.add('jobs').add('runs').add('dashboard');
+      // A calendar change is announced as `job.changed` for `calendar:<id>` (it moves jobs' slots).
+      if (e.jobId.startsWith('calendar:')) inv.topics.add('calendars');
       break;
     case 'settings.changed':
       inv.topics.add('settings').add('dashboard');

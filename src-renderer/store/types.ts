@@ -11,6 +11,7 @@ import type {
 } from '../../src-main/common/console-api';
 import type { AuditEvent, Task, TaskStatus } from '../../src-main/common/model';
 import type { UiError } from './errors';
+import type { JobsState } from './jobs-slice';
 import type { Resource } from './resource';
 import type { Topic } from './live';
 
@@ -115,6 +116,8 @@ export interface ConsoleState {
   settings: Resource<ConsoleSettings>;
   queue: QueueState;
   audit: AuditState;
+  /** Jobs, slot ledger, backfill queue, calendars (store/jobs-slice.ts). */
+  jobs: JobsState;
   toasts: Toast[];
   /** Topics some mounted view is watching (live refresh goes only there). */
   watched: Partial<Record<Topic, number>>;

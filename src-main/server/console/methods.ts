@@ -27,6 +27,7 @@ import { GafferError, isGafferError, toErrorBody } from '../../common/errors';
 import { parseOrThrow } from '../../common/validate';
 import { verifyLiveRange } from '../../core/audit/audit-export';
 import type { Core } from '../../core/create-core';
+import { createJobsHandlers } from './methods-jobs';
 import { lastLocalDays, localDayStart, localWeekStart, prepareReadModels, type ReadModels } from './read-models';
 
 /** Who is calling and what to report in `settings.get`. */
@@ -148,6 +149,8 @@ export function createConsoleMethods(core: Core, ctx: ConsoleContext, opts: Cons
       else rm.setKillSwitch(a.on, a.reason, actor);
       return settings();
     },
+    // jobs.*, runs.*, backfills.*, calendars.* (methods-jobs.ts)
+    ...createJobsHandlers(core, actor),
   };
 
   const call = async <M extends ConsoleMethod>(method: M, args: unknown): Promise<ConsoleResult<M>> => {

@@ -56,6 +56,7 @@ export function DashboardView() {
           value={HAS_JOBS ? formatCount(d.runsNeedingAttention) : '—'}
           tone={d.runsNeedingAttention > 0 ? 'bad' : undefined}
           sub={HAS_JOBS ? 'failed, held or missed' : 'arrives with the jobs module'}
+          onClick={HAS_JOBS ? () => navigate('runs') : undefined}
           testId="stat-runs"
         />
         <Stat
@@ -145,7 +146,10 @@ export function DashboardView() {
                 <ul className="plain-list">
                   {d.nextTriggers.slice(0, 5).map((t) => (
                     <li key={`${t.jobId}-${t.slot}`}>
-                      <span className="mono">{t.job}</span> <Badge>{t.slot}</Badge> <RelativeTime at={t.at} />
+                      <button className="link mono" onClick={() => navigate('jobs', t.jobId)}>
+                        {t.job}
+                      </button>{' '}
+                      <Badge>{t.slot}</Badge> <RelativeTime at={t.at} />
                     </li>
                   ))}
                 </ul>

@@ -1,0 +1,46 @@
+import type { Job } from '../../../src-main/common/job-schema';
+import { ReasonDialog } from '../../components/Dialog';
+import type { JobActionKind } from '../../store/jobs-slice';
+import { useActions } from '../../store/react';
+
+export const JOB_ACTION_META: Record<JobActionKind, { label: string; verb: string; danger?: boolean; explain: string }> = {
+  trigger: {
+    label: 'Trigger now',
+    verb: 'Trigger now',
+    explain:
+      'Runs the slot the current instant falls in now, overriding the schedule, a pause and the preconditions. Still one run per slot: if that slot already has a run, it is reported instead of run twice. Refused while the kill switch is on or the job is disabled.',
+  },
+  pause: {
+    label: 'Pause',
+    verb: 'Pause',
+    danger: true,
+    explain: 'Nothing of this job is dispatched while it is paused; a slot whose window closes meanwhile is recorded as “skipped: paused”. Your name and reason show in the list and in “Why didn’t it run?”. You can still trigger it by hand.',
+  },
+  resume: { label: 'Resume', verb: 'Resume', explain: 'Slots waiting because of the pause are looked at again at once.' },
+  enable: { label: 'Enable', verb: 'Enable', explain: 'The job starts again from now: slots that fell due while it was disabled are not caught up.' },
+  disable: {
+    label: 'Disable',
+    verb: 'Disable',
+    danger: true,
+    explain: 'The runner stops looking at this job; waiting slots are recorded as “skipped: disabled”. Runs already dispatched finish.',
+  },
+};
+
+export function JobActionDialog({ job, kind, onClose, onDone }: { job: Pick<Job, 'id' | 'name'>; kind: JobActionKind; onClose: () => void; onDone?: () => void }) {
+  const { jobAction } = useActions();
+  const meta = JOB_ACTION_META[kind];
+  return (
+    <ReasonDialog
+      title={`${meta.verb} — ${job.name}`}
+      testId={`dialog-job-${kind}`}
+      explain={meta.explain}
+      danger={meta.danger}
+      confirmLabel={meta.verb}
+      onConfirm={async (reason) => {
+        await jobAction(kind, job, reason);
+        onDone?.();
+      }}
+      onClose={onClose}
+    />
+  );
+}

@@ -1,0 +1,856 @@
+/**
+ * The job editor: every field of the job record, validated at the field as you type (the shared
+ * zod schema and contradiction checks, then the server's schedule checks via `jobs.validate`),
+ * a live preview of the next slots (`jobs.preview` of the unsaved spec: calendar- and DST-aware),
+ * and each policy explained in plain words next to it. Ctrl/Cmd+S saves, Esc cancels.
+ */
+import { useCallback, useEffect, useMemo, useRef, useState, type ReactNode } from 'react';
+import { MISSED_WINDOW_POLICIES, normalizeJobSpec, PLACEHOLDER_HELP, type Job, type JobIssue, type JobSpecInput, type PreconditionInput, type PreconditionKind, type PreviewResult } from '../../../src-main/common/job-schema';
+import { navigate } from '../../app/navigation';
+import { Badge } from '../../components/Badge';
+import { ErrorBanner, Spinner } from '../../components/States';
+import { ZonePicker } from '../../components/ZonePicker';
+import { formatDurationS } from '../../lib/format';
+import { formatInZone, isValidZone, operatorZone } from '../../lib/zones';
+import { toUiError, type UiError } from '../../store/errors';
+import type { JobActionKind } from '../../store/jobs-slice';
+import { useActions, useConsole, useWatch } from '../../store/react';
+import { WEEKDAYS } from '../calendars/logic';
+import { JobActionDialog } from './JobActionDialog';
+import {
+  dedupeIssues,
+  emptyJobForm,
+  emptyPrecondition,
+  formFromSpec,
+  issuesAt,
+  issuesFromError,
+  stableJson,
+  validateForm,
+  type JobForm,
+  type MaintenanceForm,
+  type PreconditionForm,
+} from './form';
+import { describeSchedule, policySentences, preconditionSentence, previewNote } from './logic';
+
+const DEBOUNCE_MS = 350;
+const PREVIEW_COUNT = 10;
+const KINDS: Array<{ kind: PreconditionKind; label: string }> = [
+  { kind: 'signal', label: 'Signal' },
+  { kind: 'file', label: 'File' },
+  { kind: 'http', label: 'HTTP' },
+  { kind: 'command', label: 'Command' },
+  { kind: 'agent', label: 'Agent precheck' },
+];
+const MISSED_LABEL: Record<(typeof MISSED_WINDOW_POLICIES)[number], string> = {
+  run_now: 'Run now (within a tolerance)',
+  fold_into_next: 'Fold into the next run',
+  skip_and_alert: 'Skip and alert',
+};
+
+/** Fields that start empty on a new job: their "required" messages wait until touched or saved. */
+const BLANK_AT_START = new Set(['name', 'role']);
+
+export function JobEditor({ jobId }: { jobId: string | null }) {
+  useWatch('calendars', 'roles');
+  const { getJob, validateJob, previewJob, saveJob } = useActions();
+  const calendars = useConsole((s) => s.jobs.calendars.data);
+  const roles = useConsole((s) => s.roles.data);
+  const isNew = jobId === null;
+  const [job, setJob] = useState<Job | null>(null);
+  const [loadError, setLoadError] = useState<UiError | null>(null);
+  const [form, setForm] = useState<JobForm>(() => emptyJobForm(operatorZone()));
+  const [initial, setInitial] = useState<JobForm>(form);
+  const [touched, setTouched] = useState<Set<string>>(new Set());
+  const [submitted, setSubmitted] = useState(false);
+  const [reason, setReason] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [saveError, setSaveError] = useState<{ key: string; error: UiError; issues: JobIssue[] } | null>(null);
+  const [server, setServer] = useState<{ key: string; issues: JobIssue[] } | null>(null);
+  const [preview, setPreview] = useState<{ key: string; result: PreviewResult | null; error: UiError | null } | null>(null);
+  const [previewLoading, setPreviewLoading] = useState(false);
+  const [escArmed, setEscArmed] = useState(false);
+  const [acting, setActing] = useState<JobActionKind | null>(null);
+  const [savedVersion, setSavedVersion] = useState<number | null>(null);
+  const rootRef = useRef<HTMLDivElement>(null);
+
+  // Load the job being edited.
+  const load = useCallback(() => {
+    if (!jobId) return;
+    setLoadError(null);
+    getJob(jobId).then(
+      (j) => {
+        setJob(j);
+        const f = formFromSpec(j);
+        setForm(f);
+        setInitial(f);
+      },
+      (e) => setLoadError(toUiError(e)),
+    );
+  }, [jobId, getJob]);
+  useEffect(load, [load]);
+
+  // ---- validation: client at once, server debounced ---------------------------------------------
+  const cv = useMemo(() => validateForm(form), [form]);
+  const specKey = useMemo(() => stableJson(cv.spec), [cv.spec]);
+  const tz = form.timezone.trim();
+  const zoneIssue = useMemo<JobIssue[]>(() => (tz && !isValidZone(tz) ? [{ field: 'schedule.timezone', message: `“${tz}” is not a known IANA time zone: pick one from the list`, severity: 'error' }] : []), [tz]);
+  useEffect(() => {
+    let live = true;
+    const t = window.setTimeout(() => {
+      validateJob(cv.spec).then(
+        (r) => live && setServer({ key: specKey, issues: r.issues }),
+        () => live && setServer(null),
+      );
+    }, DEBOUNCE_MS);
+    return () => {
+      live = false;
+      window.clearTimeout(t);
+    };
+  }, [specKey, cv.spec, validateJob]);
+  const allIssues = useMemo(
+    () =>
+      dedupeIssues([
+        ...cv.issues,
+        ...zoneIssue,
+        // The zone message of the form replaces the server's one for the same field.
+        ...(server && server.key === specKey ? server.issues.filter((i) => !(zoneIssue.length && i.field === 'schedule.timezone')) : []),
+        ...(saveError && saveError.key === specKey ? saveError.issues : []),
+      ]),
+    [cv.issues, zoneIssue, server, saveError, specKey],
+  );
+  const shown = allIssues.filter((i) => !(isNew && !submitted && BLANK_AT_START.has(i.field) && !touched.has(i.field)));
+  const errors = allIssues.filter((i) => i.severity === 'error');
+  const serverPending = !server || server.key !== specKey;
+
+  // ---- live preview of the unsaved schedule (only the slot-relevant settings) -----------------
+  const previewSpec = useMemo(() => {
+    const s = cv.spec;
+    const out: Record<string, unknown> = { name: 'preview', role: 'preview', schedule: s.schedule };
+    for (const k of ['window', 'calendar', 'calendarPolicy', 'dstGapPolicy'] as const) if (s[k] !== undefined) out[k] = s[k];
+    return out;
+  }, [cv.spec]);
+  const previewKey = useMemo(() => stableJson(previewSpec), [previewSpec]);
+  useEffect(() => {
+    let live = true;
+    setPreviewLoading(true);
+    const t = window.setTimeout(() => {
+      previewJob({ spec: previewSpec, count: PREVIEW_COUNT }).then(
+        (result) => {
+          if (!live) return;
+          setPreview({ key: previewKey, result, error: null });
+          setPreviewLoading(false);
+        },
+        (e) => {
+          if (!live) return;
+          setPreview({ key: previewKey, result: null, error: toUiError(e) });
+          setPreviewLoading(false);
+        },
+      );
+    }, DEBOUNCE_MS);
+    return () => {
+      live = false;
+      window.clearTimeout(t);
+    };
+  }, [previewKey, previewSpec, previewJob]);
+
+  // ---- editing helpers ----------------------------------------------------------------------------
+  const patch = (p: Partial<JobForm>) => setForm((f) => ({ ...f, ...p }));
+  const touch = (field: string) => setTouched((t) => (t.has(field) ? t : new Set(t).add(field)));
+  const dirty = stableJson(form) !== stableJson(initial);
+  const lenient = useMemo(() => {
+    try {
+      return normalizeJobSpec(cv.spec as unknown as JobSpecInput);
+    } catch {
+      return null;
+    }
+  }, [cv.spec]);
+  const calName = calendars?.find((c) => c.id === form.calendar)?.name;
+  const sentences = lenient ? policySentences(lenient, calName) : null;
+  const zone = form.timezone.trim() || 'UTC';
+
+  const focusField = (field: string) => {
+    const root = rootRef.current;
+    if (!root) return;
+    for (let f = field; f; f = f.includes('.') ? f.slice(0, f.lastIndexOf('.')) : '') {
+      const el = root.querySelector<HTMLElement>(`[data-field="${CSS.escape(f)}"] :is(input, select, textarea, button)`);
+      if (el) {
+        el.focus();
+        el.scrollIntoView({ block: 'center', behavior: 'smooth' });
+        return;
+      }
+    }
+  };
+
+  const save = async () => {
+    if (busy) return;
+    setSubmitted(true);
+    const firstError = allIssues.find((i) => i.severity === 'error');
+    if (firstError || !cv.valid) {
+      focusField(firstError?.field ?? 'name');
+      return;
+    }
+    if (!isNew && !reason.trim()) {
+      document.querySelector<HTMLElement>('[data-testid="save-reason"]')?.focus();
+      return;
+    }
+    setBusy(true);
+    setSaveError(null);
+    try {
+      const r = await saveJob({ ...(job ? { id: job.id, expectedVersion: job.version } : {}), spec: cv.valid, ...(reason.trim() ? { reason: reason.trim() } : {}) });
+      setSavedVersion(r.job.version);
+      setReason('');
+      setSubmitted(false);
+      if (isNew) navigate('jobs', r.job.id);
+      else {
+        setJob(r.job);
+        const f = formFromSpec(r.job);
+        setForm(f);
+        setInitial(f);
+      }
+    } catch (e) {
+      const err = toUiError(e);
+      setSaveError({ key: specKey, error: err, issues: issuesFromError(err.detail) });
+    } finally {
+      setBusy(false);
+    }
+  };
+  const saveRef = useRef(save);
+  saveRef.current = save;
+
+  // Ctrl/Cmd+S saves; Esc cancels (twice when there are unsaved changes).
+  const dirtyRef = useRef(dirty);
+  dirtyRef.current = dirty;
+  const escRef = useRef(escArmed);
+  escRef.current = escArmed;
+  useEffect(() => {
+    let disarm: number | undefined;
+    const onKey = (e: KeyboardEvent) => {
+      if ((e.ctrlKey || e.metaKey) && !e.altKey && e.key.toLowerCase() === 's') {
+        e.preventDefault();
+        if (!document.querySelector('[role="dialog"]')) void saveRef.current();
+        return;
+      }
+      if (e.key !== 'Escape' || e.defaultPrevented || document.querySelector('[role="dialog"]')) return;
+      if (dirtyRef.current && !escRef.current) {
+        setEscArmed(true);
+        window.clearTimeout(disarm);
+        disarm = window.setTimeout(() => setEscArmed(false), 3000);
+        return;
+      }
+      navigate('jobs');
+    };
+    window.addEventListener('keydown', onKey);
+    return () => {
+      window.removeEventListener('keydown', onKey);
+      window.clearTimeout(disarm);
+    };
+  }, []);
+
+  if (!isNew && !job) {
+    if (loadError) return <ErrorBanner error={loadError} what={`Could not load job ${jobId}`} onRetry={load} />;
+    return <Spinner label="Loading the job…" />;
+  }
+
+  const roleNames = [...new Set([...(roles ?? []).map((r) => r.role), ...(job ? [job.role] : [])])].sort();
+
+  return (
+    <div className="view job-editor" data-testid="view-job-editor" ref={rootRef}>
+      <div className="toolbar">
+        <button className="btn btn-small btn-ghost" onClick={() => navigate('jobs')} title="Back to the list (Esc)">
+          ← Jobs
+        </button>
+        <h2 className="editor-title">{isNew ? 'New job' : job!.name}</h2>
+        {job ? (
+          <>
+            <Badge tone="neutral" title="bumped on every edit; stored on each run">
+              <span data-testid="job-version">version {job.version}</span>
+            </Badge>
+            {job.paused ? (
+              <Badge tone="blocked" title={job.paused.reason}>
+                paused by {job.paused.by}
+              </Badge>
+            ) : null}
+            {!job.enabled ? <Badge tone="cancelled">disabled</Badge> : null}
+          </>
+        ) : null}
+        {savedVersion !== null && job && savedVersion === job.version ? (
+          <span className="text-ok small" data-testid="saved-note">
+            ✓ saved as version {savedVersion}
+          </span>
+        ) : null}
+        {job ? (
+          <div className="toolbar-right">
+            <button className="btn btn-small" onClick={() => setActing('trigger')} disabled={!job.enabled} data-testid="editor-trigger">
+              Trigger now
+            </button>
+            <button className="btn btn-small" onClick={() => setActing(job.paused ? 'resume' : 'pause')} data-testid="editor-pause">
+              {job.paused ? 'Resume' : 'Pause'}
+            </button>
+            <button className="btn btn-small btn-ghost" onClick={() => navigate('runs', job.id)}>
+              Runs ▦
+            </button>
+            <button className="btn btn-small btn-ghost" onClick={() => navigate('why', job.id)}>
+              Why? ?
+            </button>
+          </div>
+        ) : null}
+      </div>
+
+      <div className="editor-grid">
+        <form
+          className="editor-form"
+          noValidate
+          onSubmit={(e) => {
+            e.preventDefault();
+            void save();
+          }}
+          aria-label="Job settings"
+        >
+          <Section title="Job" hint="The name is part of every idempotency key (job + slot); the role picks which agents receive it.">
+            <div className="field-row">
+              <Field all={shown} field="name" label="Name">
+                <input name="name" value={form.name} autoFocus={isNew} placeholder="daily-report" onChange={(e) => patch({ name: e.target.value })} onBlur={() => touch('name')} aria-invalid={hasError(shown, 'name')} spellCheck={false} />
+              </Field>
+              <Field all={shown} field="role" label="Role" help="agents of this role receive the trigger">
+                <input name="role" list="job-roles" value={form.role} placeholder="reporter" onChange={(e) => patch({ role: e.target.value })} onBlur={() => touch('role')} aria-invalid={hasError(shown, 'role')} spellCheck={false} />
+                <datalist id="job-roles">
+                  {roleNames.map((r) => (
+                    <option key={r} value={r} />
+                  ))}
+                </datalist>
+              </Field>
+            </div>
+            <Field all={shown} field="description" label="Description">
+              <input name="description" value={form.description} placeholder="What it does, for whoever reads this next" onChange={(e) => patch({ description: e.target.value })} />
+            </Field>
+            {isNew ? (
+              <label className="check-row" data-field="enabled">
+                <input type="checkbox" name="enabled" checked={form.enabled} onChange={(e) => patch({ enabled: e.target.checked })} /> Enabled: start scheduling as soon as it is saved
+              </label>
+            ) : (
+              <p className="small muted">
+                {job!.enabled ? 'Enabled' : 'Disabled'} — enabling and disabling are actions with a reason in the job list. Last edited by {job!.updatedBy}.
+              </p>
+            )}
+          </Section>
+
+          <Section title="Schedule" sentence={sentences?.schedule} testId="section-schedule">
+            <div className="group" data-field="schedule">
+              <div className="seg" role="radiogroup" aria-label="Schedule kind">
+                {(['cron', 'interval'] as const).map((k) => (
+                  <button key={k} type="button" role="radio" aria-checked={form.scheduleKind === k} className={`seg-btn${form.scheduleKind === k ? ' active' : ''}`} onClick={() => patch({ scheduleKind: k, ...(k === 'cron' && !form.timezone ? { timezone: operatorZone() } : {}) })}>
+                    {k === 'cron' ? 'Cron + time zone' : 'Interval'}
+                  </button>
+                ))}
+              </div>
+              <Issues issues={issuesAt(shown, 'schedule')} />
+            </div>
+            <div className="field-row">
+              {form.scheduleKind === 'cron' ? (
+                <Field all={shown} field="schedule.cron" label="Cron (5 fields)" help={form.cron.trim() ? describeSchedule({ cron: form.cron }) : 'minute hour day-of-month month day-of-week'}>
+                  <input name="cron" className="mono" value={form.cron} placeholder="0 9 * * 1-5" onChange={(e) => patch({ cron: e.target.value })} aria-invalid={hasError(shown, 'schedule.cron')} spellCheck={false} />
+                </Field>
+              ) : (
+                <Field all={shown} field="schedule.everyS" label="Every (seconds)" help={Number(form.everyS) > 0 ? describeSchedule({ everyS: Number(form.everyS) }) : 'slots are multiples of it since 1970 (stable across restarts)'}>
+                  <input name="everyS" inputMode="numeric" value={form.everyS} onChange={(e) => patch({ everyS: e.target.value })} aria-invalid={hasError(shown, 'schedule.everyS')} />
+                </Field>
+              )}
+              <Field all={shown} field="schedule.timezone" label="Time zone" help={form.scheduleKind === 'interval' ? 'optional: local dates for calendars and slot keys' : 'slots are computed in this zone; instants are stored in UTC'}>
+                <ZonePicker name="timezone" value={form.timezone} onChange={(z) => patch({ timezone: z })} invalid={hasError(shown, 'schedule.timezone')} allowEmpty={form.scheduleKind === 'interval'} />
+              </Field>
+            </div>
+          </Section>
+
+          <Section title="Execution window" sentence={sentences?.window}>
+            <div className="group" data-field="window">
+              <label className="check-row">
+                <input type="checkbox" name="windowOn" checked={form.windowOn} onChange={(e) => patch({ windowOn: e.target.checked })} /> Only start inside a daily window (local time of the job’s zone)
+              </label>
+              <Issues issues={issuesAt(shown, 'window')} />
+            </div>
+            {form.windowOn ? (
+              <div className="field-row">
+                <Field all={shown} field="window.start" label="Opens">
+                  <input name="windowStart" className="mono" value={form.windowStart} placeholder="09:00" onChange={(e) => patch({ windowStart: e.target.value })} aria-invalid={hasError(shown, 'window.start')} />
+                </Field>
+                <Field all={shown} field="window.end" label="Closes" help="24:00 for the end of the day">
+                  <input name="windowEnd" className="mono" value={form.windowEnd} placeholder="10:00" onChange={(e) => patch({ windowEnd: e.target.value })} aria-invalid={hasError(shown, 'window.end')} />
+                </Field>
+                <Field all={shown} field="window.recheckEveryS" label="Re-check every (s)" help={Number(form.recheckEveryS) > 0 ? formatDurationS(Number(form.recheckEveryS)) : undefined}>
+                  <input name="recheckEveryS" inputMode="numeric" value={form.recheckEveryS} onChange={(e) => patch({ recheckEveryS: e.target.value })} aria-invalid={hasError(shown, 'window.recheckEveryS')} />
+                </Field>
+              </div>
+            ) : null}
+          </Section>
+
+          <Section title="Business calendar" sentence={sentences?.calendar}>
+            <div className="field-row">
+              <Field all={shown} field="calendar" label="Calendar" help={<button type="button" className="link small" onClick={() => navigate('calendars')}>manage calendars</button>}>
+                <select name="calendar" value={form.calendar} onChange={(e) => patch({ calendar: e.target.value, ...(e.target.value ? {} : { calendarPolicy: '' }) })} aria-invalid={hasError(shown, 'calendar')}>
+                  <option value="">none: every day counts</option>
+                  {(calendars ?? []).map((c) => (
+                    <option key={c.id} value={c.id}>
+                      {c.name} ({c.id}, {c.timezone})
+                    </option>
+                  ))}
+                  {form.calendar && !(calendars ?? []).some((c) => c.id === form.calendar) ? <option value={form.calendar}>{form.calendar} (unknown)</option> : null}
+                </select>
+              </Field>
+              <Field all={shown} field="calendarPolicy" label="On a non-workday">
+                <select name="calendarPolicy" value={form.calendarPolicy} onChange={(e) => patch({ calendarPolicy: e.target.value as JobForm['calendarPolicy'] })} aria-invalid={hasError(shown, 'calendarPolicy')}>
+                  <option value="">default (skip)</option>
+                  <option value="skip">skip the slot</option>
+                  <option value="next_workday">move it to the next workday</option>
+                </select>
+              </Field>
+            </div>
+            {issuesAt(shown, 'calendar.timezone').length ? (
+              <div className="group" data-field="calendar.timezone">
+                <Issues issues={issuesAt(shown, 'calendar.timezone')} />
+              </div>
+            ) : null}
+          </Section>
+
+          <Section title="Preconditions" sentence={sentences?.preconditions} testId="section-preconditions">
+            {form.preconditions.map((p, i) => (
+              <PreconditionCard
+                key={i}
+                index={i}
+                p={p}
+                count={form.preconditions.length}
+                issues={shown}
+                sentence={cv.spec.preconditions ? preconditionSentence((cv.spec.preconditions as PreconditionInput[])[i]!, form.role || 'the job’s') : ''}
+                onChange={(np) => patch({ preconditions: form.preconditions.map((x, k) => (k === i ? np : x)) })}
+                onRemove={() => patch({ preconditions: form.preconditions.filter((_, k) => k !== i) })}
+                onMove={(d) => {
+                  const list = [...form.preconditions];
+                  const [x] = list.splice(i, 1);
+                  list.splice(i + d, 0, x!);
+                  patch({ preconditions: list });
+                }}
+              />
+            ))}
+            <div className="add-row">
+              <span className="muted small">Add a check:</span>
+              {KINDS.map((k) => (
+                <button key={k.kind} type="button" className="btn btn-small" onClick={() => patch({ preconditions: [...form.preconditions, emptyPrecondition(k.kind)] })} data-testid={`add-precondition-${k.kind}`}>
+                  + {k.label}
+                </button>
+              ))}
+            </div>
+            <p className="small muted">
+              Placeholders in paths, URLs, arguments and signal keys: <code>{PLACEHOLDER_HELP}</code> — resolved per slot in the job’s zone, so “yesterday” is right across month and year ends.
+            </p>
+          </Section>
+
+          <Section title="Execution conditions" sentence={sentences?.executionConditions}>
+            <div className="field-row">
+              <Field all={shown} field="executionConditions.maxConcurrentPerRole" label="Role quota" help="most runs of this role at once (all its jobs); empty = no limit">
+                <input name="maxConcurrentPerRole" inputMode="numeric" value={form.maxConcurrentPerRole} placeholder="no limit" onChange={(e) => patch({ maxConcurrentPerRole: e.target.value })} aria-invalid={hasError(shown, 'executionConditions.maxConcurrentPerRole')} />
+              </Field>
+              <div className="field" />
+            </div>
+            <div className="field-label">Maintenance windows (nothing of this job is dispatched inside them)</div>
+            {form.maintenanceWindows.map((m, i) => (
+              <MaintenanceRow
+                key={i}
+                index={i}
+                m={m}
+                issues={shown}
+                onChange={(nm) => patch({ maintenanceWindows: form.maintenanceWindows.map((x, k) => (k === i ? nm : x)) })}
+                onRemove={() => patch({ maintenanceWindows: form.maintenanceWindows.filter((_, k) => k !== i) })}
+              />
+            ))}
+            <div className="add-row">
+              <button type="button" className="btn btn-small" onClick={() => patch({ maintenanceWindows: [...form.maintenanceWindows, { start: '01:00', end: '02:00', days: [] }] })}>
+                + Maintenance window
+              </button>
+            </div>
+          </Section>
+
+          <Section title="Retry" sentence={sentences?.retry}>
+            {issuesAt(shown, 'retry').length ? (
+              <div className="group" data-field="retry">
+                <Issues issues={issuesAt(shown, 'retry')} />
+              </div>
+            ) : null}
+            <div className="field-row">
+              <Field all={shown} field="retry.maxAttempts" label="Attempts in total" help="including the first">
+                <input name="retryMaxAttempts" inputMode="numeric" value={form.retryMaxAttempts} onChange={(e) => patch({ retryMaxAttempts: e.target.value })} aria-invalid={hasError(shown, 'retry.maxAttempts')} />
+              </Field>
+              <Field all={shown} field="retry.firstDelayS" label="First delay (s)" help={Number(form.retryFirstDelayS) >= 0 ? formatDurationS(Number(form.retryFirstDelayS)) : undefined}>
+                <input name="retryFirstDelayS" inputMode="numeric" value={form.retryFirstDelayS} onChange={(e) => patch({ retryFirstDelayS: e.target.value })} aria-invalid={hasError(shown, 'retry.firstDelayS')} />
+              </Field>
+              <Field all={shown} field="retry.backoff" label="Backoff">
+                <select name="retryBackoff" value={form.retryBackoff} onChange={(e) => patch({ retryBackoff: e.target.value as JobForm['retryBackoff'] })}>
+                  <option value="fixed">fixed</option>
+                  <option value="exponential">exponential (doubles)</option>
+                </select>
+              </Field>
+            </div>
+          </Section>
+
+          <Section title="Missed window" sentence={sentences?.missedWindow} testId="section-missed">
+            <div className="field-row">
+              <Field all={shown} field="missedWindow" label="When a slot could not start in time">
+                <select name="missedWindow" value={form.missedWindow} onChange={(e) => patch({ missedWindow: e.target.value as JobForm['missedWindow'] })} aria-invalid={hasError(shown, 'missedWindow')}>
+                  {MISSED_WINDOW_POLICIES.map((p) => (
+                    <option key={p} value={p}>
+                      {MISSED_LABEL[p]}
+                    </option>
+                  ))}
+                </select>
+              </Field>
+              <Field all={shown} field="toleranceS" label="Tolerance (s)" help={form.missedWindow === 'run_now' ? (Number(form.toleranceS) > 0 ? `up to ${formatDurationS(Number(form.toleranceS))} late` : 'required for “run now”') : 'only for “run now”'}>
+                <input name="toleranceS" inputMode="numeric" value={form.toleranceS} placeholder={form.missedWindow === 'run_now' ? '1800' : '—'} onChange={(e) => patch({ toleranceS: e.target.value })} aria-invalid={hasError(shown, 'toleranceS')} />
+              </Field>
+            </div>
+          </Section>
+
+          <Section title="Overlap" sentence={sentences?.overlap}>
+            <Field all={shown} field="overlap" label="If the previous run is still going">
+              <select name="overlap" value={form.overlap} onChange={(e) => patch({ overlap: e.target.value as JobForm['overlap'] })} aria-invalid={hasError(shown, 'overlap')}>
+                <option value="skip">skip the new slot (recorded)</option>
+                <option value="queue_one">queue one</option>
+                <option value="allow">allow both</option>
+              </select>
+            </Field>
+          </Section>
+
+          <Section title="Daylight saving time" sentence={sentences?.dstGapPolicy}>
+            <Field all={shown} field="dstGapPolicy" label="A local time that does not exist">
+              <select name="dstGapPolicy" value={form.dstGapPolicy} onChange={(e) => patch({ dstGapPolicy: e.target.value as JobForm['dstGapPolicy'] })}>
+                <option value="shift_forward">shift forward to the end of the gap</option>
+                <option value="skip">skip the slot (recorded)</option>
+              </select>
+            </Field>
+          </Section>
+
+          <Section title="Backfill and deadline" sentence={sentences ? `${sentences.backfillCapPerTick} ${sentences.runTimeoutS}` : undefined}>
+            <div className="field-row">
+              <Field all={shown} field="backfillCapPerTick" label="Backfills per tick" help="0 = only by hand">
+                <input name="backfillCapPerTick" inputMode="numeric" value={form.backfillCapPerTick} onChange={(e) => patch({ backfillCapPerTick: e.target.value })} aria-invalid={hasError(shown, 'backfillCapPerTick')} />
+              </Field>
+              <Field all={shown} field="runTimeoutS" label="Attempt deadline (s)" help={Number(form.runTimeoutS) > 0 ? formatDurationS(Number(form.runTimeoutS)) : undefined}>
+                <input name="runTimeoutS" inputMode="numeric" value={form.runTimeoutS} onChange={(e) => patch({ runTimeoutS: e.target.value })} aria-invalid={hasError(shown, 'runTimeoutS')} />
+              </Field>
+            </div>
+          </Section>
+
+          <Section title="Payload" sentence={sentences?.payload}>
+            <Field all={shown} field="payload" label="JSON (optional)">
+              <textarea name="payload" className="mono" rows={5} value={form.payload} placeholder='{"report": "daily", "channel": "#ops"}' onChange={(e) => patch({ payload: e.target.value })} aria-invalid={hasError(shown, 'payload')} spellCheck={false} />
+            </Field>
+          </Section>
+        </form>
+
+        <aside className="editor-side">
+          <section className="panel" data-testid="editor-status">
+            <header className="panel-head">
+              <h2>{isNew ? 'Create' : 'Save'}</h2>
+              {errors.length ? (
+                <Badge tone="failed">
+                  {errors.length} problem{errors.length === 1 ? '' : 's'}
+                </Badge>
+              ) : serverPending ? (
+                <span className="muted small">checking…</span>
+              ) : (
+                <Badge tone="done">valid</Badge>
+              )}
+              {!isNew ? <span className="muted small">{dirty ? `saving makes version ${job!.version + 1}` : 'no changes'}</span> : null}
+            </header>
+            {shown.length ? (
+              <ul className="issue-list" data-testid="issue-summary">
+                {shown.map((i) => (
+                  <li key={`${i.field}:${i.message}`} className={i.severity === 'error' ? 'text-bad' : 'text-warn'}>
+                    <button type="button" className="link mono small" onClick={() => focusField(i.field)}>
+                      {i.field}
+                    </button>{' '}
+                    {i.message}
+                  </li>
+                ))}
+              </ul>
+            ) : null}
+            <label className="field">
+              <span className="field-label">
+                Reason {isNew ? <span className="muted small">(optional)</span> : <span className="req">required</span>}
+              </span>
+              <input
+                name="reason"
+                data-testid="save-reason"
+                value={reason}
+                placeholder={isNew ? 'Why this job exists' : 'Why this change (audited)'}
+                onChange={(e) => setReason(e.target.value)}
+                aria-invalid={submitted && !isNew && !reason.trim()}
+              />
+              {submitted && !isNew && !reason.trim() ? <span className="field-error">A reason is required: it is written to the audit log with the new version.</span> : null}
+            </label>
+            {saveError && saveError.key === specKey && !saveError.issues.length ? <ErrorBanner error={saveError.error} what="Not saved" /> : null}
+            {saveError && saveError.key === specKey && saveError.issues.length ? <div className="field-error">Not saved: {saveError.error.message}</div> : null}
+            <div className="dialog-actions">
+              <button type="button" className="btn" onClick={() => navigate('jobs')} title="Esc">
+                Cancel
+              </button>
+              <button type="button" className="btn btn-primary" onClick={() => void save()} disabled={busy || (!isNew && !dirty)} data-testid="save-job" title="Ctrl/⌘ S">
+                {busy ? 'Saving…' : isNew ? 'Create job' : 'Save'} <kbd>Ctrl S</kbd>
+              </button>
+            </div>
+            {escArmed ? (
+              <div className="callout callout-warn small" role="status">
+                Unsaved changes: press Esc again to discard them.
+              </div>
+            ) : null}
+          </section>
+
+          <section className="panel" data-testid="job-preview">
+            <header className="panel-head">
+              <h2>Next slots</h2>
+              <span className="muted small">
+                {zone}
+                {form.windowOn ? ` · window ${form.windowStart}–${form.windowEnd}` : ''}
+              </span>
+              {previewLoading ? <span className="spinner spinner-small" aria-label="updating" /> : null}
+            </header>
+            <PreviewList preview={preview?.result ?? null} error={preview?.error ?? null} zone={zone} stale={!!preview && preview.key !== previewKey} />
+          </section>
+        </aside>
+      </div>
+      {acting && job ? <JobActionDialog job={job} kind={acting} onClose={() => setActing(null)} onDone={load} /> : null}
+    </div>
+  );
+}
+
+function hasError(issues: readonly JobIssue[], field: string): boolean {
+  return issues.some((i) => i.field === field && i.severity === 'error');
+}
+
+function Section({ title, sentence, hint, children, testId }: { title: string; sentence?: string; hint?: string; children: ReactNode; testId?: string }) {
+  return (
+    <section className="panel editor-section" data-testid={testId}>
+      <header className="panel-head">
+        <h2>{title}</h2>
+        {hint ? <span className="muted small">{hint}</span> : null}
+      </header>
+      {sentence ? (
+        <p className="policy" data-testid="policy-sentence">
+          {sentence}
+        </p>
+      ) : null}
+      <div className="section-body">{children}</div>
+    </section>
+  );
+}
+
+function Issues({ issues }: { issues: JobIssue[] }) {
+  if (!issues.length) return null;
+  return (
+    <>
+      {issues.map((i) => (
+        <span key={i.message} className={i.severity === 'error' ? 'field-error' : 'field-warn'} data-testid="field-issue" data-issue-field={i.field}>
+          {i.severity === 'warning' ? '⚠ ' : ''}
+          {i.message}
+        </span>
+      ))}
+    </>
+  );
+}
+
+function Field({ field, label, help, children, all }: { field: string; label: ReactNode; help?: ReactNode; children: ReactNode; all: readonly JobIssue[] }) {
+  const issues = issuesAt(all, field);
+  return (
+    <label className="field" data-field={field}>
+      <span className="field-label">{label}</span>
+      {children}
+      <Issues issues={issues} />
+      {help && !issues.length ? <span className="field-help">{help}</span> : null}
+    </label>
+  );
+}
+
+function PreconditionCard(p: {
+  index: number;
+  p: PreconditionForm;
+  count: number;
+  issues: JobIssue[];
+  sentence: string;
+  onChange: (p: PreconditionForm) => void;
+  onRemove: () => void;
+  onMove: (d: -1 | 1) => void;
+}) {
+  const { index: i, p: pc } = p;
+  const at = (k: string) => `preconditions.${i}.${k}`;
+  const set = (x: Partial<PreconditionForm>) => p.onChange({ ...pc, ...x });
+  const inv = (k: string) => hasError(p.issues, at(k));
+  return (
+    <div className="pre-card" data-field={`preconditions.${i}`} data-testid={`precondition-${i}`}>
+      <div className="pre-head">
+        <span className="pre-index">{i + 1}</span>
+        <select aria-label="Kind" value={pc.kind} onChange={(e) => set({ kind: e.target.value as PreconditionKind })}>
+          {KINDS.map((k) => (
+            <option key={k.kind} value={k.kind}>
+              {k.label}
+            </option>
+          ))}
+        </select>
+        <input className="pre-label" aria-label="Label" placeholder="label (optional)" value={pc.label} onChange={(e) => set({ label: e.target.value })} aria-invalid={inv('label')} />
+        <span className="spacer" />
+        <button type="button" className="icon-btn" aria-label="Move up" disabled={i === 0} onClick={() => p.onMove(-1)}>
+          ↑
+        </button>
+        <button type="button" className="icon-btn" aria-label="Move down" disabled={i === p.count - 1} onClick={() => p.onMove(1)}>
+          ↓
+        </button>
+        <button type="button" className="icon-btn" aria-label={`Remove check ${i + 1}`} onClick={p.onRemove}>
+          ×
+        </button>
+      </div>
+      <Issues issues={issuesAt(p.issues, `preconditions.${i}`).concat(issuesAt(p.issues, at('label')))} />
+      {pc.kind === 'file' ? (
+        <div className="field-row">
+          <Field all={p.issues} field={at('path')} label="Path">
+            <input className="mono" value={pc.path} placeholder="/data/orders-{yesterday}.csv" onChange={(e) => set({ path: e.target.value })} aria-invalid={inv('path')} />
+          </Field>
+          <Field all={p.issues} field={at('check')} label="Ready when">
+            <select value={pc.check} onChange={(e) => set({ check: e.target.value as PreconditionForm['check'], ...(e.target.value === 'exists' ? { after: '' } : {}) })}>
+              <option value="exists">it exists</option>
+              <option value="modified_after">it was modified after…</option>
+            </select>
+          </Field>
+          {pc.check === 'modified_after' ? (
+            <Field all={p.issues} field={at('after')} label="After">
+              <select value={pc.after} onChange={(e) => set({ after: e.target.value as PreconditionForm['after'] })} aria-invalid={inv('after')}>
+                <option value="">midnight of the slot’s date</option>
+                <option value="yesterday">midnight of the day before</option>
+                <option value="slot">the slot’s due time</option>
+              </select>
+            </Field>
+          ) : null}
+        </div>
+      ) : pc.kind === 'http' ? (
+        <>
+          <Field all={p.issues} field={at('url')} label="URL (GET)">
+            <input className="mono" value={pc.url} placeholder="http://127.0.0.1:8080/partitions/{date}" onChange={(e) => set({ url: e.target.value })} aria-invalid={inv('url')} />
+          </Field>
+          <div className="field-row">
+            <Field all={p.issues} field={at('expectStatus')} label="Status" help="default 200">
+              <input inputMode="numeric" value={pc.expectStatus} placeholder="200" onChange={(e) => set({ expectStatus: e.target.value })} aria-invalid={inv('expectStatus')} />
+            </Field>
+            <Field all={p.issues} field={at('jsonField')} label="JSON field" help="dotted path, e.g. data.ready">
+              <input className="mono" value={pc.jsonField} onChange={(e) => set({ jsonField: e.target.value })} aria-invalid={inv('jsonField')} />
+            </Field>
+            <Field all={p.issues} field={at('equals')} label="Equals (JSON)" help="empty: the field must be truthy">
+              <input className="mono" value={pc.equals} placeholder="true" onChange={(e) => set({ equals: e.target.value })} aria-invalid={inv('equals')} />
+            </Field>
+            <Field all={p.issues} field={at('timeoutS')} label="Timeout (s)">
+              <input inputMode="numeric" value={pc.timeoutS} placeholder="10" onChange={(e) => set({ timeoutS: e.target.value })} aria-invalid={inv('timeoutS')} />
+            </Field>
+          </div>
+        </>
+      ) : pc.kind === 'command' ? (
+        <div className="field-row">
+          <Field all={p.issues} field={at('argv')} label="Program and arguments" help="one per line, no shell">
+            <textarea className="mono" rows={3} value={pc.argv} placeholder={'test\n-s\n/data/done-{date}'} onChange={(e) => set({ argv: e.target.value })} aria-invalid={inv('argv')} />
+          </Field>
+          <Field all={p.issues} field={at('cwd')} label="Working directory">
+            <input className="mono" value={pc.cwd} onChange={(e) => set({ cwd: e.target.value })} aria-invalid={inv('cwd')} />
+          </Field>
+          <Field all={p.issues} field={at('timeoutS')} label="Timeout (s)">
+            <input inputMode="numeric" value={pc.timeoutS} placeholder="10" onChange={(e) => set({ timeoutS: e.target.value })} aria-invalid={inv('timeoutS')} />
+          </Field>
+        </div>
+      ) : pc.kind === 'signal' ? (
+        <div className="field-row">
+          <Field all={p.issues} field={at('name')} label="Signal name">
+            <input className="mono" value={pc.name} placeholder="data-ready" onChange={(e) => set({ name: e.target.value })} aria-invalid={inv('name')} />
+          </Field>
+          <Field all={p.issues} field={at('key')} label="For key" help="default {date}: the slot’s business date">
+            <input className="mono" value={pc.key} placeholder="{date}" onChange={(e) => set({ key: e.target.value })} aria-invalid={inv('key')} />
+          </Field>
+        </div>
+      ) : (
+        <div className="field-row">
+          <Field all={p.issues} field={at('check')} label="Precheck name">
+            <input className="mono" value={pc.agentCheck} placeholder="inbox-reachable" onChange={(e) => set({ agentCheck: e.target.value })} aria-invalid={inv('check')} />
+          </Field>
+          <Field all={p.issues} field={at('role')} label="Asked role" help="default: the job’s role">
+            <input className="mono" value={pc.role} onChange={(e) => set({ role: e.target.value })} aria-invalid={inv('role')} />
+          </Field>
+          <Field all={p.issues} field={at('timeoutS')} label="Timeout (s)">
+            <input inputMode="numeric" value={pc.timeoutS} placeholder="10" onChange={(e) => set({ timeoutS: e.target.value })} aria-invalid={inv('timeoutS')} />
+          </Field>
+        </div>
+      )}
+      {p.sentence ? <p className="policy policy-small">{p.sentence}</p> : null}
+    </div>
+  );
+}
+
+function MaintenanceRow({ index: i, m, issues, onChange, onRemove }: { index: number; m: MaintenanceForm; issues: JobIssue[]; onChange: (m: MaintenanceForm) => void; onRemove: () => void }) {
+  const base = `executionConditions.maintenanceWindows.${i}`;
+  return (
+    <div className="mw-row" data-field={base}>
+      <label className="field" data-field={`${base}.start`}>
+        <span className="field-label">From</span>
+        <input className="mono" value={m.start} onChange={(e) => onChange({ ...m, start: e.target.value })} aria-invalid={hasError(issues, `${base}.start`)} />
+      </label>
+      <label className="field" data-field={`${base}.end`}>
+        <span className="field-label">To</span>
+        <input className="mono" value={m.end} onChange={(e) => onChange({ ...m, end: e.target.value })} aria-invalid={hasError(issues, `${base}.end`)} />
+      </label>
+      <div className="days" role="group" aria-label="Days (none = every day)">
+        {WEEKDAYS.map((d) => (
+          <button
+            key={d.iso}
+            type="button"
+            aria-pressed={m.days.includes(d.iso)}
+            className={`day-btn${m.days.includes(d.iso) ? ' active' : ''}`}
+            onClick={() => onChange({ ...m, days: m.days.includes(d.iso) ? m.days.filter((x) => x !== d.iso) : [...m.days, d.iso] })}
+          >
+            {d.short}
+          </button>
+        ))}
+      </div>
+      <button type="button" className="icon-btn" aria-label={`Remove maintenance window ${i + 1}`} onClick={onRemove}>
+        ×
+      </button>
+      <div className="mw-issues">
+        <Issues issues={[...issuesAt(issues, base), ...issuesAt(issues, `${base}.start`), ...issuesAt(issues, `${base}.end`), ...issuesAt(issues, `${base}.days`)]} />
+      </div>
+    </div>
+  );
+}
+
+function PreviewList({ preview, error, zone, stale }: { preview: PreviewResult | null; error: UiError | null; zone: string; stale: boolean }) {
+  const me = operatorZone();
+  const now = Date.now();
+  if (error) return <ErrorBanner error={error} what="No preview" />;
+  if (!preview) return <Spinner label="Computing the next slots…" />;
+  if (preview.items.length === 0) {
+    return (
+      <p className="muted small" data-testid="preview-empty">
+        No slots to show: fix the schedule settings marked in red and the preview follows.
+      </p>
+    );
+  }
+  return (
+    <ol className={`preview${stale ? ' stale' : ''}`} data-testid="preview-list">
+      {preview.items.map((p) => {
+        const note = previewNote(p);
+        const skipped = p.disposition !== 'due';
+        return (
+          <li key={`${p.slot}-${p.at}`} className={`preview-item${skipped ? ' skipped' : ''}${note && !skipped ? ' moved' : ''}`} data-testid="preview-item" data-local={p.local} data-disposition={p.disposition}>
+            <div className="preview-line1">
+              <span className="mono preview-slot">{p.slot}</span>
+              <span className="preview-when">{skipped ? <s>{formatInZone(p.at, preview.timezone || zone, now)}</s> : formatInZone(p.at, preview.timezone || zone, now)}</span>
+            </div>
+            <div className="preview-line2 muted small">
+              {me !== (preview.timezone || zone) ? <span>{formatInZone(p.at, me, now)} your time</span> : <span>same as your time</span>}
+              {p.dayType && p.dayType !== 'workday' && !skipped ? <Badge tone="ready">{p.dayType.replace('_', ' ')}</Badge> : null}
+              {note ? <span className={skipped ? 'text-warn' : 'text-info'}>{note}</span> : null}
+            </div>
+          </li>
+        );
+      })}
+    </ol>
+  );
+}

@@ -1,0 +1,307 @@
+/**
+ * "Why didn't it run?": pick a job and an instant (in the job's zone), see each layer's verdict
+ * in the order the runner evaluates them — time → preconditions → execution conditions →
+ * overlap / existing run — with the reason and the evidence, plus the run record when there is
+ * one. Past instants are answered from recorded facts; future ones are forecasts, and say so.
+ */
+import { useEffect, useMemo, useState } from 'react';
+import type { Explanation, LayerItem } from '../../../src-main/common/job-schema';
+import { navigate, replaceRoute, useRoute } from '../../app/navigation';
+import { Badge } from '../../components/Badge';
+import { EmptyState, ErrorBanner, Spinner } from '../../components/States';
+import { RelativeTime } from '../../components/Time';
+import { formatDateTime } from '../../lib/format';
+import { formatInZone, localInZone, offsetLabel, operatorZone } from '../../lib/zones';
+import { toUiError, type UiError } from '../../store/errors';
+import { useActions, useConsole, useWatch } from '../../store/react';
+import { Evidence } from '../runs/RunsView';
+import { dispositionMeta } from '../runs/logic';
+import { instantOf, LAYER_VERDICT_META, layersOf, quickPicks, verdictOf, type LayerView } from './logic';
+
+export function WhyView() {
+  useWatch('jobs', 'runs');
+  const route = useRoute();
+  const jobs = useConsole((s) => s.jobs.list);
+  const { explainJob, refresh } = useActions();
+  const jobId = route.param;
+  const job = jobs.data?.find((j) => j.id === jobId || j.name === jobId) ?? null;
+  const zone = job?.schedule.timezone ?? 'UTC';
+  const at = route.query.at ?? null;
+  const [answer, setAnswer] = useState<{ key: string; e: Explanation } | null>(null);
+  const [error, setError] = useState<UiError | null>(null);
+  const [loading, setLoading] = useState(false);
+  // Live: a run or job change re-asks (the answer for a past slot can still change while it runs).
+  const version = useConsole((s) => s.jobs.list.loadedAt);
+
+  useEffect(() => {
+    if (!jobId && jobs.data && jobs.data.length > 0) replaceRoute('why', jobs.data[0]!.id);
+  }, [jobId, jobs.data]);
+
+  const key = `${job?.id ?? ''}@${at ?? 'now'}`;
+  useEffect(() => {
+    if (!job) return;
+    let live = true;
+    setLoading(true);
+    explainJob(job.id, at ?? undefined).then(
+      (e) => {
+        if (!live) return;
+        setAnswer({ key, e });
+        setError(null);
+        setLoading(false);
+      },
+      (e) => {
+        if (!live) return;
+        setError(toUiError(e));
+        setLoading(false);
+      },
+    );
+    return () => {
+      live = false;
+    };
+  }, [job, at, key, explainJob, version]);
+
+  const [local, setLocal] = useState('');
+  useEffect(() => {
+    setLocal(at ? localInZone(Date.parse(at), zone) : localInZone(Date.now(), zone));
+  }, [at, zone]);
+  const picks = useMemo(() => quickPicks(Date.now(), zone, job?.nextSlot?.at ?? null), [zone, job?.nextSlot?.at]);
+
+  const ask = (l: string) => {
+    if (!job) return;
+    const iso = instantOf(l, zone);
+    if (iso) navigate('why', job.id, { at: iso });
+  };
+
+  if (!jobs.data) {
+    if (jobs.error) return <ErrorBanner error={jobs.error} what="Could not load the jobs" onRetry={() => void refresh('jobs')} />;
+    return <Spinner label="Loading jobs…" />;
+  }
+  if (jobs.data.length === 0) {
+    return (
+      <div className="view" data-testid="view-why">
+        <EmptyState title="No jobs yet" action={<button className="btn btn-primary" onClick={() => navigate('jobs', 'new')}>Create a job</button>}>
+          Pick a job and an instant to see each layer’s verdict: time, preconditions, execution conditions, and the run record.
+        </EmptyState>
+      </div>
+    );
+  }
+  const e = answer && answer.key === key ? answer.e : null;
+
+  return (
+    <div className="view why" data-testid="view-why">
+      <form
+        className="toolbar why-picker"
+        onSubmit={(ev) => {
+          ev.preventDefault();
+          ask(local);
+        }}
+      >
+        <label className="inline-field">
+          <span className="muted small">Job</span>
+          <select value={job?.id ?? ''} onChange={(ev) => navigate('why', ev.target.value, at ? { at } : {})} aria-label="Job" data-testid="why-job">
+            {jobs.data.map((j) => (
+              <option key={j.id} value={j.id}>
+                {j.name}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label className="inline-field">
+          <span className="muted small">At</span>
+          <input type="datetime-local" name="why-at" value={local} onChange={(ev) => setLocal(ev.target.value)} onBlur={() => local && ask(local)} data-testid="why-at" />
+          <span className="muted small" title="the instant is read in the job's time zone">
+            {zone} ({offsetLabel(Date.now(), zone)})
+          </span>
+        </label>
+        <button type="submit" className="btn btn-small btn-primary">
+          Explain
+        </button>
+        <div className="btn-group" role="group" aria-label="Quick picks">
+          {picks.map((p) => (
+            <button key={p.id} type="button" className="btn btn-small" onClick={() => (p.id === 'now' ? job && navigate('why', job.id) : ask(p.local))} data-testid={`why-pick-${p.id}`}>
+              {p.label}
+            </button>
+          ))}
+        </div>
+        {loading ? <span className="spinner spinner-small" aria-label="loading" /> : null}
+      </form>
+
+      {error ? <ErrorBanner error={error} what="Could not explain" /> : null}
+      {!e ? !error ? <Spinner label="Asking the scheduler…" /> : null : <ExplanationView e={e} zone={zone} />}
+    </div>
+  );
+}
+
+function ExplanationView({ e, zone }: { e: Explanation; zone: string }) {
+  const v = verdictOf(e);
+  const layers = layersOf(e);
+  const me = operatorZone();
+  return (
+    <>
+      <section className={`panel why-head why-${v.tone}`} data-testid="why-verdict" data-kind={v.kind}>
+        <div className="why-title-row">
+          <Badge tone={e.tense === 'past' ? 'neutral' : 'ready'} strong>
+            {e.tense === 'past' ? (e.run ? 'RECORDED FACTS' : 'PAST — NO RECORD') : 'FORECAST'}
+          </Badge>
+          <h2 className="why-title">{v.title}</h2>
+        </div>
+        <p className="why-note">{v.note}</p>
+        <p className="why-outcome" data-testid="why-outcome">
+          {e.outcome}
+        </p>
+        <dl className="kv kv-tight why-facts">
+          <dt>Asked about</dt>
+          <dd>
+            {formatInZone(e.at, zone)} <span className="muted small">{zone}</span> · {formatInZone(e.at, me)} <span className="muted small">your time</span>
+          </dd>
+          <dt>Slot</dt>
+          <dd>
+            {e.slot ? (
+              <>
+                <span className="mono">{e.slot.slot}</span> due {formatInZone(e.slot.at, zone)} · window {formatInZone(e.slot.window.opensAt, zone)} – {formatInZone(e.slot.window.closesAt, zone)}
+                {e.slot.window.latestStart !== e.slot.window.closesAt ? <span className="muted small"> (+ tolerance until {formatInZone(e.slot.window.latestStart, zone)})</span> : null}{' '}
+                <button className="link small" onClick={() => navigate('runs', e.jobId, { slot: e.slot!.slot })}>
+                  in the ledger
+                </button>
+              </>
+            ) : (
+              <span className="muted">none at or before this instant</span>
+            )}
+          </dd>
+          {e.nextSlot ? (
+            <>
+              <dt>Next slot</dt>
+              <dd>
+                <span className="mono">{e.nextSlot.slot}</span> {formatInZone(e.nextSlot.at, zone)}{' '}
+                <button className="link small" onClick={() => navigate('why', e.jobId, { at: e.nextSlot!.at })} data-testid="why-next-slot">
+                  explain it
+                </button>
+              </dd>
+            </>
+          ) : null}
+          <dt>Job now</dt>
+          <dd data-testid="why-job-state">
+            v{e.version} · {e.jobState.enabled ? 'enabled' : <strong className="text-bad">disabled</strong>}
+            {e.jobState.paused ? (
+              <span className="text-warn">
+                {' '}
+                · paused by <strong>{e.jobState.paused.by}</strong> <RelativeTime at={e.jobState.paused.at} />: “{e.jobState.paused.reason}”
+              </span>
+            ) : null}
+            {e.jobState.killSwitch.on ? (
+              <span className="text-bad">
+                {' '}
+                · kill switch ON (by {e.jobState.killSwitch.by}: “{e.jobState.killSwitch.reason}”)
+              </span>
+            ) : null}
+          </dd>
+          <dt>Answered</dt>
+          <dd className="muted small">{formatDateTime(e.now)}</dd>
+        </dl>
+      </section>
+
+      <ol className="layers" data-testid="why-layers">
+        {layers.map((l) => (
+          <LayerCard key={l.key} layer={l} e={e} />
+        ))}
+      </ol>
+
+      {e.run ? (
+        <section className="panel" data-testid="why-run">
+          <header className="panel-head">
+            <h2>Run record</h2>
+            <Badge tone={dispositionMeta(e.run.disposition).tone}>{dispositionMeta(e.run.disposition).label}</Badge>
+            <span className="muted small mono">{e.run.id}</span>
+          </header>
+          <dl className="kv kv-tight">
+            <dt>Status</dt>
+            <dd>
+              {e.run.status} · attempt {e.run.attempt} · {e.run.retryCount}/{e.run.maxRetry} retries · trigger {e.run.trigger}
+            </dd>
+            <dt>Instance</dt>
+            <dd className="mono small">{e.run.instanceId ?? '—'}</dd>
+            <dt>Version</dt>
+            <dd>v{e.run.version}</dd>
+            <dt>Trace</dt>
+            <dd className="mono small">{e.run.traceId}</dd>
+            {e.run.lastError ? (
+              <>
+                <dt>Last error</dt>
+                <dd>
+                  {e.run.errorClass ? <Badge tone="failed">{e.run.errorClass}</Badge> : null} {e.run.lastError}
+                </dd>
+              </>
+            ) : null}
+            <dt>Steps</dt>
+            <dd>{e.steps.length ? e.steps.map((s) => s.step).join(' → ') : <span className="muted">none recorded</span>}</dd>
+            <dt>Backfills</dt>
+            <dd>{e.backfills.length ? e.backfills.map((b) => `#${b.id} ${b.status} (${b.reason})`).join('; ') : <span className="muted">none</span>}</dd>
+          </dl>
+          {e.trail.length ? (
+            <>
+              <h3 className="pane-h3">Audit trail</h3>
+              <ul className="trail">
+                {e.trail.map((t) => (
+                  <li key={t.id}>
+                    <span className="muted small mono">{formatDateTime(t.at)}</span> <span className="mono">{t.type}</span> <span className="muted small">by {t.actor}</span>
+                  </li>
+                ))}
+              </ul>
+            </>
+          ) : null}
+        </section>
+      ) : null}
+    </>
+  );
+}
+
+function LayerCard({ layer: l, e }: { layer: LayerView; e: Explanation }) {
+  const m = LAYER_VERDICT_META[l.verdict];
+  return (
+    <li className={`layer layer-${m.tone}`} data-testid={`layer-${l.key}`} data-verdict={l.verdict}>
+      <div className="layer-step" aria-hidden>
+        {l.step}
+      </div>
+      <div className="layer-body">
+        <div className="layer-head">
+          <h3>{l.title}</h3>
+          <Badge tone={m.tone} strong>
+            {m.label}
+          </Badge>
+          {e.tense === 'future' && l.key !== 'time' ? <span className="muted small">as things stand now</span> : null}
+        </div>
+        <p className="layer-reason">{l.reason}</p>
+        {l.items.length === 1 && l.items[0]!.reason === l.reason ? (
+          // One item saying what the layer says: only its evidence.
+          <Evidence evidence={l.items[0]!.evidence} />
+        ) : l.items.length ? (
+          <ul className="layer-items">
+            {l.items.map((i) => (
+              <LayerItemRow key={i.name} item={i} />
+            ))}
+          </ul>
+        ) : null}
+      </div>
+    </li>
+  );
+}
+
+function LayerItemRow({ item: i }: { item: LayerItem }) {
+  const m = LAYER_VERDICT_META[i.verdict];
+  return (
+    <li className="layer-item" data-testid={`layer-item-${i.name}`}>
+      <div className="layer-item-head">
+        <Badge tone={m.tone}>{m.label}</Badge> <strong className="mono">{i.name}</strong>
+        {i.count ? (
+          <span className="muted small">
+            {' '}
+            checked {i.count}× · last {formatDateTime(i.at ?? null)}
+            {i.changedAt && i.firstAt && i.changedAt !== i.firstAt ? ` · verdict changed ${formatDateTime(i.changedAt)}` : ''}
+          </span>
+        ) : null}
+      </div>
+      <div className="small">{i.reason}</div>
+      <Evidence evidence={i.evidence} />
+    </li>
+  );
+}
