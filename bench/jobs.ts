@@ -1,9 +1,10 @@
 /**
  * Jobs benchmark (issue 4). Prints:
- *  - trigger latency: due instant → `job_trigger` received by a real agent over the socket
- *    (real clock, 127.0.0.1), p50/p99/max, with 1 000 jobs scheduled. Two shapes:
+ *  - trigger latency: due instant → `job_trigger` received by a real agent process over the socket
+ *    (real clock, 127.0.0.1), p50/p99/max, with 1 000 jobs scheduled. Shapes:
  *      spread: 1 000 interval jobs with periods 10–49 s (instants coincide at common multiples);
  *      burst:  1 000 jobs due at the very same instant, every 10 s (worst case);
+ *      runner: the spread shape with the hub stubbed (the scheduler's own share of the latency);
  *  - slot computation: a year of slots of a daily job with a business calendar (and, for scale,
  *    a year of a 5-minute job), median of runs.
  * Run: npx tsx bench/jobs.ts   (GAFFER_BENCH_JOBS_SECONDS=30 sets the measuring time per shape)
@@ -76,6 +77,34 @@ async function agent(url: string, token: string, name: string): Promise<Agent> {
   };
 }
 
+type Shape = 'spread' | 'burst' | 'runner';
+
+/**
+ * `runner`: the spread shape with the hub replaced by a stub that records when the runner hands each
+ * trigger over — the scheduler's own share of the latency, without sockets and agent processes.
+ */
+async function runnerOnly(): Promise<{ p50: number; p99: number; max: number; n: number; perS: number }> {
+  const core: Core = createCore({ dataDir: benchDir('jobs-runner') });
+  const latencies: number[] = [];
+  const hub = core.hub as unknown as { connectedInstances: () => string[]; pushJobTrigger: (role: string, t: { slotAt: string }) => Promise<never> };
+  hub.connectedInstances = () => ['stub'];
+  hub.pushJobTrigger = (_role, t) => {
+    latencies.push(Date.now() - Date.parse(t.slotAt));
+    return new Promise<never>(() => {});
+  };
+  core.start();
+  for (let i = 0; i < JOBS; i++) {
+    core.jobs.create({ name: `job-${i}`, role: 'bench', schedule: { everyS: 10 + (i % 40) }, missedWindow: 'skip_and_alert', retry: { maxAttempts: 1 }, overlap: 'allow' }, { actor: 'bench' });
+  }
+  await new Promise((r) => setTimeout(r, 10_000));
+  latencies.length = 0;
+  const t0 = Date.now();
+  await new Promise((r) => setTimeout(r, SECONDS * 1000));
+  const sorted = [...latencies].sort((a, b) => a - b);
+  core.close();
+  return { p50: percentile(sorted, 50), p99: percentile(sorted, 99), max: sorted[sorted.length - 1] ?? NaN, n: sorted.length, perS: sorted.length / ((Date.now() - t0) / 1000) };
+}
+
 async function latencyRun(shape: 'spread' | 'burst'): Promise<{ p50: number; p99: number; max: number; n: number; perS: number }> {
   const core: Core = createCore({ dataDir: benchDir(`jobs-${shape}`), hub: { ratePerSecond: 100_000, rateBurst: 200_000 } });
   const server = http.createServer((_q, r) => r.writeHead(404).end());
@@ -138,15 +167,20 @@ export async function runJobsBench(): Promise<Record<string, number>> {
   console.log(`\nmachine: ${machineInfo()}`);
   const figures: Record<string, number> = {};
   const rows: Array<Record<string, string | number>> = [];
-  const shapes = (process.env.GAFFER_BENCH_JOBS_SHAPES ?? 'spread,burst').split(',').filter((x): x is 'spread' | 'burst' => x === 'spread' || x === 'burst');
+  const shapes = (process.env.GAFFER_BENCH_JOBS_SHAPES ?? 'spread,burst,runner').split(',').filter((x): x is Shape => x === 'spread' || x === 'burst' || x === 'runner');
   for (const shape of shapes) {
-    const r = await latencyRun(shape);
+    const r = shape === 'runner' ? await runnerOnly() : await latencyRun(shape);
     figures[`triggerP50Ms.${shape}`] = r.p50;
     figures[`triggerP99Ms.${shape}`] = r.p99;
     figures[`triggerMaxMs.${shape}`] = r.max;
     figures[`triggersPerS.${shape}`] = r.perS;
     rows.push({
-      shape: shape === 'spread' ? `spread: ${JOBS} jobs, every 10–49 s` : `burst: ${JOBS} jobs due at once, every 10 s`,
+      shape:
+        shape === 'spread'
+          ? `spread: ${JOBS} jobs, every 10–49 s`
+          : shape === 'burst'
+            ? `burst: ${JOBS} jobs due at once, every 10 s`
+            : `runner only (hub stubbed): spread`,
       triggers: r.n,
       'per s': Math.round(r.perS),
       'p50 ms': r.p50,

@@ -230,8 +230,6 @@ export const MIGRATIONS: Migration[] = [
       CREATE INDEX runs_at ON runs (slot_at, id);
       CREATE INDEX runs_open ON runs (job_id, status) WHERE status IN ('pending','running');
       CREATE INDEX runs_folded ON runs (job_id, slot_at) WHERE disposition = 'folded';
-      CREATE INDEX runs_covered_by ON runs (covered_by) WHERE covered_by IS NOT NULL;
-      CREATE INDEX runs_instance ON runs (instance_id) WHERE status = 'running';
 
       -- Step checkpoints (SPEC §6 partial success): a step whose side effect is done.
       CREATE TABLE run_steps (
@@ -301,6 +299,14 @@ export const MIGRATIONS: Migration[] = [
         updated_at INTEGER NOT NULL,
         updated_by TEXT NOT NULL
       );
+    `,
+  },
+  {
+    name: '006_jobs_indexes',
+    sql: `
+      -- The run a folded slot is covered by (read on every success), and runs by instance (instance loss).
+      CREATE INDEX IF NOT EXISTS runs_covered_by ON runs (covered_by) WHERE covered_by IS NOT NULL;
+      CREATE INDEX IF NOT EXISTS runs_instance ON runs (instance_id) WHERE status = 'running';
     `,
   },
 ];

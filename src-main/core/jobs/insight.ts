@@ -146,6 +146,10 @@ function recorded(deps: InsightDeps, job: JobRow, spec: JobSpec, r: RunRow): Pic
     const name = preconditionLabel(p, i);
     if (!preItems.some((x) => x.name === name)) preItems.push({ name, verdict: 'unknown', reason: run.trigger === 'manual' ? 'not evaluated: run by hand (operator override)' : 'not evaluated for this slot (an earlier layer stopped it, or it was configured later)' });
   });
+  // In the order they are configured (checks removed from the job since come last).
+  const order = spec.preconditions.map((p, i) => preconditionLabel(p, i));
+  const rank = (n: string) => (order.indexOf(n) < 0 ? order.length : order.indexOf(n));
+  preItems.sort((a, b) => rank(a.name) - rank(b.name));
   const execC = checks.find((c) => c.name === 'execution');
   const execItems: LayerItem[] = [];
   if (execC) {
@@ -159,11 +163,12 @@ function recorded(deps: InsightDeps, job: JobRow, spec: JobSpec, r: RunRow): Pic
     ? { verdict: execC.verdict, reason: execC.reason, items: execItems }
     : { verdict: 'unknown', reason: 'execution conditions were not evaluated for this slot', items: [] };
   const backfills = repo.q.backfillsOfRun.all(r.id).map((b) => toBackfill(b, job.name));
+  const subjects = [`run:${r.id}`, ...backfills.map((b) => `backfill:${b.id}`)];
   const trail = db
-    .prepare<[string, number], { id: number; at: number; type: string; actor: string; detail: string }>(
-      'SELECT id, at, type, actor, detail FROM audit WHERE subject = ? ORDER BY id LIMIT ?',
+    .prepare<unknown[], { id: number; at: number; type: string; actor: string; detail: string }>(
+      `SELECT id, at, type, actor, detail FROM audit WHERE subject IN (${subjects.map(() => '?').join(',')}) ORDER BY id LIMIT 100`,
     )
-    .all(`run:${r.id}`, 100)
+    .all(...subjects)
     .map((e) => ({ id: e.id, at: iso(e.at), type: e.type, actor: e.actor, detail: JSON.parse(e.detail) as unknown }));
   const words = OUTCOME_WORDS[run.disposition] ?? run.disposition;
   const parts = [`slot ${r.slot} ${words}`];
@@ -336,16 +341,14 @@ export function simulateDowntime(deps: InsightDeps, job: JobRow, from: number, t
   const plan = planOf(repo, spec);
   const settings = repo.settings();
   const stops = { paused: job.paused_at !== null, killSwitch: settings.killSwitch.on };
-  const period = plan.periodMs(from);
-  const lookback = Math.max(period, 86_400_000) + (spec.toleranceS ?? 0) * 1000;
-  const entries = plan.slotsLimited(from - lookback, to, 20_000).entries;
+  const entries = plan.slotsLimited(from, to, 20_000).entries;
   const items: DowntimeItem[] = [];
   const queuedFor: DowntimeItem[] = [];
   const folded: DowntimeItem[] = [];
   let newestOpen: DowntimeItem | undefined;
   for (const o of entries) {
     const w = plan.windowOf(o);
-    if (w.latestStart <= from) continue; // decided before Gaffer stopped
+    if (o.at < from) continue; // due before Gaffer stopped: it was handled then
     const look = firstLook(o, w, to, spec.missedWindow, stops);
     const base = { slot: o.slot, at: iso(o.at), local: o.local, windowClosesAt: iso(w.latestStart) };
     let item: DowntimeItem;

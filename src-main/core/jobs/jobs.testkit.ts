@@ -1,19 +1,116 @@
 /**
- * Test kit for the jobs module (used by *.test.ts only): a real core with a manual clock behind a
- * real http server on 127.0.0.1:0 with the agent socket, and scripted agents over raw `ws`.
+ * Test kit for the jobs module (used by *.test.ts only): a real core with a manual clock, its hub
+ * served over real WebSockets on 127.0.0.1:0, and scripted agents speaking the protocol over `ws`.
+ *
+ * The core may not import the server layer, so the socket is bridged to the hub here in a few lines
+ * (the production adapter, server/agent-socket.ts, adds the upgrade guards its own tests cover).
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import WebSocket, { WebSocketServer } from 'ws';
 import { ManualClock } from '../../common/clock';
 import type { SchedulerConfig } from '../../common/config';
 import type { JobSpecInput, Run } from '../../common/job-schema';
-import { attachAgentSocket } from '../../server/agent-socket';
-import { TestAgent, until } from '../../server/agent-socket.testkit';
+import { MAX_FRAME_BYTES } from '../../common/protocol';
 import { createCore, type Core } from '../create-core';
 import { checkInvariants } from '../testing/invariants';
 import { tempDir } from '../testing/test-core';
 
-export { until };
+/** Polls `pred` (real time) until it is truthy. */
+export async function until<T>(pred: () => T | undefined | false | null, what = 'condition', timeoutMs = 10_000): Promise<T> {
+  const start = Date.now();
+  for (;;) {
+    const v = pred();
+    if (v) return v;
+    if (Date.now() - start > timeoutMs) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 2));
+  }
+}
+
+export interface WireReply {
+  id: string | number | null;
+  ok: boolean;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  result?: any;
+  error?: { code: string; status: number; message: string };
+}
+
+/** A raw agent connection: JSON frames, replies matched by id. */
+export class TestAgent {
+  instanceId = '';
+  private seq = 0;
+  private readonly waiting = new Map<string | number, (r: WireReply) => void>();
+
+  private constructor(readonly ws: WebSocket) {
+    ws.on('message', (data) => {
+      const msg = JSON.parse(data.toString()) as WireReply & { type?: string };
+      if (msg.type !== undefined && !('ok' in msg)) return; // a push: JobAgent handles it
+      if (msg.id === null) return;
+      const w = this.waiting.get(msg.id);
+      this.waiting.delete(msg.id);
+      w?.(msg);
+    });
+  }
+
+  static async hello(url: string, token: string, role: string, name: string): Promise<TestAgent> {
+    const ws = new WebSocket(url, { headers: { authorization: `Bearer ${token}` }, perMessageDeflate: false });
+    await new Promise<void>((resolve, reject) => {
+      ws.once('open', () => resolve());
+      ws.once('error', reject);
+    });
+    const a = new TestAgent(ws);
+    const r = await a.request('hello', { role, name });
+    if (!r.ok) throw new Error(`hello refused: ${JSON.stringify(r.error)}`);
+    a.instanceId = r.result.instanceId as string;
+    return a;
+  }
+
+  request(type: string, fields: Record<string, unknown> = {}): Promise<WireReply> {
+    const id = `r${++this.seq}`;
+    const p = new Promise<WireReply>((resolve) => this.waiting.set(id, resolve));
+    this.ws.send(JSON.stringify({ id, type, ...fields }));
+    return p;
+  }
+
+  close(): void {
+    this.ws.close(1000);
+  }
+}
+
+/** Serves `core.hub` on `server` at `/agent` (bearer token checked like the production adapter). */
+function bridgeHub(server: http.Server, core: Core): () => void {
+  const wss = new WebSocketServer({ server, path: '/agent', maxPayload: MAX_FRAME_BYTES, perMessageDeflate: false });
+  wss.on('connection', (ws, req) => {
+    const secret = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '')?.[1];
+    const token = secret ? core.tokens.verify(secret) : null;
+    if (secret && !token) {
+      ws.close(4401, 'bad token');
+      return;
+    }
+    const conn = core.hub.connect(
+      {
+        send: (text) => {
+          if (ws.readyState === WebSocket.OPEN) ws.send(text);
+        },
+        close: (code, reason) => ws.close(code, reason),
+        get bufferedAmount() {
+          return ws.bufferedAmount;
+        },
+        ping: () => ws.ping(),
+        terminate: () => ws.terminate(),
+      },
+      { remoteAddress: req.socket.remoteAddress ?? null, token },
+    );
+    ws.on('message', (data, isBinary) => (isBinary ? conn.receiveBinary() : conn.receive(data.toString())));
+    ws.on('pong', () => conn.alive());
+    ws.on('close', (code, reason) => conn.closed(code, reason.toString()));
+    ws.on('error', () => ws.terminate());
+  });
+  return () => {
+    for (const c of wss.clients) c.terminate();
+    wss.close();
+  };
+}
 
 export interface Trigger {
   type: 'job_trigger';
@@ -134,6 +231,7 @@ export interface JobsHarness {
   advance(ms: number): Promise<void>;
   /** Waits (real time) until the system is quiet: no checks in flight, commits done, audit stable. */
   settle(): Promise<void>;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   audit(type?: string): Array<{ id: number; at: number; type: string; actor: string; subject: string; detail: any }>;
   /** Closes server and core (the database stays). */
   stop(): Promise<void>;
@@ -150,7 +248,7 @@ export async function startJobsHarness(opts: { start?: string; config?: Partial<
   const dir = opts.dir ?? tempDir('gaffer-jobs-');
   const core = createCore({ clock, dataDir: dir, config: { ...BASE_CONFIG, ...(opts.config ?? {}) }, hub: { pingIntervalMs: 0 } });
   const server = http.createServer((_req, res) => res.writeHead(404).end());
-  attachAgentSocket(server, core, {});
+  const unbridge = bridgeHub(server, core);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;
   const url = `ws://127.0.0.1:${port}/agent`;
@@ -206,7 +304,8 @@ export async function startJobsHarness(opts: { start?: string; config?: Partial<
           clock.advance(0);
           await settle();
           if (core.jobs.runner.nextWakeAt === wake) {
-            clock.advance(1);
+            // A timer set before a wall-clock jump: let time pass until a sweep catches up.
+            clock.advanceTo(Math.min(t, clock.now() + 1000));
             await settle();
           }
           continue;
@@ -229,6 +328,7 @@ export async function startJobsHarness(opts: { start?: string; config?: Partial<
       if (stopped) return;
       stopped = true;
       core.close();
+      unbridge();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },

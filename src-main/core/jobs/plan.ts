@@ -106,7 +106,8 @@ export class JobPlan {
     return Math.max(1000, Math.min(r, this.spec.window ? r : this.periodMs(from)));
   }
 
-  windowOf(occ: SlotOccurrence): SlotWindowInfo {
+  /** `following`: the entry after `occ` when the caller already knows it (saves a slot scan). */
+  windowOf(occ: SlotOccurrence, following?: SlotOccurrence | null): SlotWindowInfo {
     let opensAt: number;
     let closesAt: number;
     const explicit = this.spec.window !== undefined;
@@ -116,7 +117,7 @@ export class JobPlan {
       closesAt = w.closesAt ?? opensAt;
     } else {
       opensAt = occ.at;
-      const next = this.after(occ.at);
+      const next = following !== undefined && (following === null || following.at > occ.at) ? following : this.after(occ.at);
       closesAt = next ? next.at : occ.at + 366 * DAY_MS;
     }
     const tolerance = this.spec.missedWindow === 'run_now' ? (this.spec.toleranceS ?? 0) * 1000 : 0;

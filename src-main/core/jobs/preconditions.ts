@@ -147,7 +147,7 @@ async function checkHttp(
   const evidence: Record<string, unknown> = { url, urlTemplate: p.url, placeholders: used, businessDate, expectStatus: expect, timeoutMs };
   const t0 = performance.now();
   let res: Response;
-  let body = '';
+  let body: string;
   try {
     res = await fetch(url, { method: 'GET', signal: AbortSignal.timeout(timeoutMs), redirect: 'manual', headers: { accept: 'application/json, */*' } });
     body = await res.text();

@@ -471,8 +471,8 @@ export class JobRepo {
 
   // ---- checks ----
 
-  /** Upserts the last verdict of a check; true when the verdict differs from the previous one. */
-  recordCheck(jobId: string, slot: string, layer: CheckLayer, name: string, verdict: CheckVerdict, reason: string, evidence: unknown): boolean {
+  /** Upserts the last verdict of a check: `new` (first for the slot), `changed` or `same`. */
+  recordCheck(jobId: string, slot: string, layer: CheckLayer, name: string, verdict: CheckVerdict, reason: string, evidence: unknown): 'new' | 'changed' | 'same' {
     const now = this.now;
     const prev = this.q.checkGet.get(jobId, slot, name);
     const changed = !prev || prev.verdict !== verdict;
@@ -489,7 +489,7 @@ export class JobRepo {
       count: (prev?.count ?? 0) + 1,
       changed_at: changed ? now : prev!.changed_at,
     });
-    return changed;
+    return !prev ? 'new' : changed ? 'changed' : 'same';
   }
 
   checks(jobId: string, slot: string): CheckRecord[] {

@@ -41,7 +41,9 @@ const ACTOR = 'runner';
 /** Slots enumerated per job per pass (a long gap is worked off in passes, each its own transaction). */
 const SLOTS_PER_PASS = 500;
 /** Rows handled per transaction. */
-const CHUNK = 100;
+const CHUNK = 50;
+/** Longest a pass runs before it yields to the event loop. */
+const PASS_BUDGET_MS = 30;
 
 export interface RunnerDeps {
   ctx: CoreContext;
@@ -66,6 +68,7 @@ export class JobRunner implements RunSink {
   private timerAt: number | undefined;
   private sweepTimer: TimerHandle | undefined;
   private lastSweepAt: number | undefined;
+  private gapHandledUntil = 0;
   private started = false;
   private closed = false;
   private ticking = false;
@@ -81,10 +84,35 @@ export class JobRunner implements RunSink {
   private readonly inflight = new Set<Promise<unknown>>();
   private readonly ctx: CoreContext;
   private readonly repo: JobRepo;
+  private readonly q;
 
   constructor(private readonly deps: RunnerDeps) {
     this.ctx = deps.ctx;
     this.repo = deps.repo;
+    const db = deps.ctx.db;
+    this.q = {
+      dueJobIds: db.prepare<[number], { id: string }>('SELECT id FROM jobs WHERE enabled = 1 AND next_check_at IS NOT NULL AND next_check_at <= ? ORDER BY next_check_at'),
+      dueRunIds: db.prepare<[number], { id: string }>('SELECT id FROM runs WHERE next_attempt_at IS NOT NULL AND next_attempt_at <= ? ORDER BY next_attempt_at, slot_at, slot'),
+      nextRuns: db.prepare<[number], { id: string; next_attempt_at: number }>('SELECT id, next_attempt_at FROM runs WHERE next_attempt_at IS NOT NULL ORDER BY next_attempt_at LIMIT ?'),
+      lateBackfills: db.prepare<[number], BackfillRow>(`SELECT * FROM backfills WHERE status = 'dispatched' AND deadline <= ?`),
+      anyBackfill: db.prepare<[], { n: number }>(`SELECT count(*) AS n FROM (SELECT 1 FROM backfills WHERE status IN ('queued','dispatched') LIMIT 1)`),
+    };
+  }
+
+  /**
+   * Within one synchronous pass nothing else can write (one thread, one writer process), so the
+   * settings row and "is any backfill queued or in flight" are read once per pass.
+   */
+  private passCache: { settings?: JobSettings; backfills?: boolean } | undefined;
+
+  private settings(): JobSettings {
+    if (!this.passCache) return this.repo.settings();
+    return (this.passCache.settings ??= this.repo.settings());
+  }
+
+  private anyBackfill(): boolean {
+    if (!this.passCache) return this.q.anyBackfill.get()!.n > 0;
+    return (this.passCache.backfills ??= this.q.anyBackfill.get()!.n > 0);
   }
 
   // ---- lifecycle ---------------------------------------------------------------------------
@@ -95,7 +123,7 @@ export class JobRunner implements RunSink {
     this.deps.hub.setRunSink(this);
     this.listeners.push(
       this.ctx.events.on('clock.jumped', (e) => {
-        this.ctx.audit.record({ type: 'jobs.clock_jump', actor: ACTOR, subject: 'jobs', detail: { from: new Date(e.from).toISOString(), to: new Date(e.to).toISOString(), gapMs: e.gapMs } });
+        this.onGap(e.from, e.to, 'watchdog');
         this.soon();
       }),
       this.ctx.events.on('instance.changed', ({ instance }) => {
@@ -183,8 +211,14 @@ export class JobRunner implements RunSink {
     if (this.closed) return;
     this.sweepTimer = this.ctx.clock.setTimeout(() => {
       this.sweepTimer = undefined;
-      this.sweep();
-      this.armSweep();
+      try {
+        this.sweep();
+      } catch (e) {
+        // A timer must never take the process down (e.g. a full disk refuses the sweep's writes).
+        this.deps.logger.error('jobs: sweep failed; retrying at the next sweep', { error: e instanceof Error ? e.message : String(e) });
+      } finally {
+        this.armSweep();
+      }
     }, this.ctx.config.sweepIntervalS * 1000);
   }
 
@@ -193,14 +227,7 @@ export class JobRunner implements RunSink {
     if (this.closed || !this.started) return;
     const now = this.ctx.clock.now();
     const expected = (this.lastSweepAt ?? now) + this.ctx.config.sweepIntervalS * 1000;
-    if (Math.abs(now - expected) > this.ctx.config.clockJumpThresholdS * 1000) {
-      this.ctx.audit.record({
-        type: 'jobs.gap',
-        actor: ACTOR,
-        subject: 'jobs',
-        detail: { expected: new Date(expected).toISOString(), actual: new Date(now).toISOString(), gapMs: now - expected },
-      });
-    }
+    if (Math.abs(now - expected) > this.ctx.config.clockJumpThresholdS * 1000) this.onGap(expected, now, 'sweep');
     this.lastSweepAt = now;
     this.write(() => {
       for (const r of this.repo.q.allOpenRuns.all()) {
@@ -223,12 +250,7 @@ export class JobRunner implements RunSink {
     const cands: number[] = [];
     const j = this.repo.q.nextJobDue.get()?.t;
     if (j !== null && j !== undefined) cands.push(j);
-    const skip = this.evaluating.size;
-    const runs = this.ctx.db
-      .prepare<[number], { id: string; next_attempt_at: number }>(
-        'SELECT id, next_attempt_at FROM runs WHERE next_attempt_at IS NOT NULL ORDER BY next_attempt_at LIMIT ?',
-      )
-      .all(skip + 1);
+    const runs = this.q.nextRuns.all(this.evaluating.size + 1);
     const r = runs.find((x) => !this.evaluating.has(x.id));
     if (r) cands.push(r.next_attempt_at);
     const b = this.repo.q.nextBackfillDeadline.get()?.t;
@@ -240,14 +262,49 @@ export class JobRunner implements RunSink {
       return;
     }
     const at = Math.min(...cands);
-    if (this.timer && this.timerAt === at) return;
+    // Keep a timer armed for the same instant unless that instant has passed by the wall clock
+    // (after a sleep or a forward step the old timer would still wait its monotonic delay).
+    if (this.timer && this.timerAt === at && at > this.ctx.clock.now()) return;
     this.timer?.cancel();
     this.timerAt = at;
+    const expectedFire = Math.max(at, this.ctx.clock.now());
     this.timer = this.ctx.clock.setTimeout(() => {
       this.timer = undefined;
       this.timerAt = undefined;
+      // Fired far later by the wall clock than planned: the machine slept (or the clock stepped).
+      const now = this.ctx.clock.now();
+      if (now - expectedFire > this.ctx.config.clockJumpThresholdS * 1000) this.onGap(expectedFire, now, 'timer');
       this.tick();
     }, Math.max(0, at - this.ctx.clock.now()));
+  }
+
+  /**
+   * A sleep or a forward clock step from `expected` to `actual`, detected by the watchdog, the sweep
+   * or the timer — whichever notices first; the others find it handled. Attempts in flight keep the
+   * time they had left (their deadlines move by the gap): the agent slept with the machine and must
+   * not lose its run for time nobody lived. Missed slots are then decided by the next pass, once each.
+   */
+  private onGap(expected: number, actual: number, by: string): void {
+    const gap = actual - expected;
+    if (gap <= 0 || actual <= this.gapHandledUntil) return;
+    this.gapHandledUntil = actual;
+    try {
+      this.write(() => {
+        const runs = this.ctx.db
+          .prepare(`UPDATE runs SET deadline = deadline + ?, next_attempt_at = CASE WHEN next_attempt_at = deadline THEN deadline + ? ELSE next_attempt_at END
+                    WHERE status IN ('pending','running') AND dispatched_at IS NOT NULL AND deadline > ?`)
+          .run(gap, gap, expected).changes;
+        const backfills = this.ctx.db.prepare(`UPDATE backfills SET deadline = deadline + ? WHERE status = 'dispatched' AND deadline > ?`).run(gap, expected).changes;
+        this.ctx.audit.append({
+          type: 'jobs.gap',
+          actor: ACTOR,
+          subject: 'jobs',
+          detail: { expected: new Date(expected).toISOString(), actual: new Date(actual).toISOString(), gapMs: gap, detectedBy: by, deadlinesShifted: runs + backfills },
+        });
+      });
+    } catch (e) {
+      this.deps.logger.error('jobs: gap handling failed', { error: String(e) });
+    }
   }
 
   private write<T>(fn: () => T): T {
@@ -292,44 +349,58 @@ export class JobRunner implements RunSink {
     try {
       do {
         this.again = false;
-        this.pass();
+        this.passCache = {};
+        // A pass works for at most PASS_BUDGET_MS, then yields to the event loop (agents' messages,
+        // HTTP) and continues at once: a burst of a thousand due jobs never freezes the process.
+        if (this.pass(performance.now() + PASS_BUDGET_MS)) this.soon();
+        this.passCache = undefined;
       } while (this.again && !this.closed);
     } catch (e) {
       this.deps.logger.error('jobs: tick failed', { error: e instanceof Error ? e.stack : String(e) });
     } finally {
+      this.passCache = undefined;
       this.ticking = false;
       this.flushOutbox();
       this.arm();
     }
   }
 
-  private pass(): void {
+  /** One slice of work; true when it stopped at the time budget with work left. */
+  private pass(budgetEnd: number): boolean {
     const now = this.ctx.clock.now();
+    const over = () => performance.now() > budgetEnd;
     // 1. Jobs whose next slot is due: claim the slots (one decision each for missed ones).
+    //    The slots claimed due now are evaluated in the same transaction, so each chunk's triggers
+    //    leave as soon as it commits (a burst of many jobs is not held back by the last claim).
+    const seen = new Set<string>();
     for (let guard = 0; guard < 1000; guard++) {
-      const due = this.ctx.db
-        .prepare<[number], { id: string }>('SELECT id FROM jobs WHERE enabled = 1 AND next_check_at IS NOT NULL AND next_check_at <= ? ORDER BY next_check_at')
-        .all(now);
+      const due = this.q.dueJobIds.all(now);
       if (due.length === 0) break;
       for (let i = 0; i < due.length; i += CHUNK) {
+        if (over()) return true;
         const ids = due.slice(i, i + CHUNK);
         this.write(() => {
           for (const { id } of ids) {
             const job = this.repo.maybeJobRow(id);
-            if (job && job.enabled === 1 && job.next_check_at !== null && job.next_check_at <= now) this.advanceJob(job, now);
+            if (!job || job.enabled !== 1 || job.next_check_at === null || job.next_check_at > now) continue;
+            for (const runId of this.advanceJob(job, now)) {
+              const run = this.repo.q.runById.get(runId);
+              if (!run || run.next_attempt_at === null || run.next_attempt_at > now || this.evaluating.has(runId)) continue;
+              seen.add(runId);
+              this.evaluateDue(run, now);
+            }
           }
         });
       }
     }
     // 2. Runs due: evaluate, retry, re-dispatch, or declare lost.
-    const seen = new Set<string>();
     for (let guard = 0; guard < 1000; guard++) {
-      const due = this.ctx.db
-        .prepare<[number], { id: string }>('SELECT id FROM runs WHERE next_attempt_at IS NOT NULL AND next_attempt_at <= ? ORDER BY next_attempt_at, slot_at, id')
+      const due = this.q.dueRunIds
         .all(now)
         .filter((r) => !seen.has(r.id) && !this.evaluating.has(r.id));
       if (due.length === 0) break;
       for (let i = 0; i < due.length; i += CHUNK) {
+        if (over()) return true;
         const ids = due.slice(i, i + CHUNK);
         this.write(() => {
           for (const { id } of ids) {
@@ -341,7 +412,7 @@ export class JobRunner implements RunSink {
       }
     }
     // 3. Backfills past their deadline.
-    const late = this.ctx.db.prepare<[number], BackfillRow>(`SELECT * FROM backfills WHERE status = 'dispatched' AND deadline <= ?`).all(now);
+    const late = this.q.lateBackfills.all(now);
     if (late.length > 0) {
       this.write(() => {
         for (const b of late) {
@@ -350,6 +421,7 @@ export class JobRunner implements RunSink {
         }
       });
     }
+    return false;
   }
 
   // ---- layer 1: slots ----------------------------------------------------------------------
@@ -358,24 +430,33 @@ export class JobRunner implements RunSink {
     return new JobPlan(spec, spec.calendar ? this.repo.scheduleCalendar(spec.calendar) : undefined);
   }
 
-  /** Claims every slot due in [cursor, now] of one job and decides what it can decide at once. */
-  private advanceJob(job: JobRow, now: number): void {
+  /**
+   * Claims every slot due in [cursor, now] of one job and decides what it can decide at once.
+   * Returns the ids of the claimed slots that are open (in slot order), to be evaluated next.
+   */
+  private advanceJob(job: JobRow, now: number): string[] {
     const spec = specOf(job);
+    const open: string[] = [];
     let plan: JobPlan;
     try {
       plan = this.planOf(job, spec);
     } catch (e) {
       this.deps.logger.error('jobs: cannot compute slots', { job: job.name, error: String(e) });
       this.repo.patchJob(job.id, { next_check_at: null });
-      return;
+      return open;
     }
-    const settings = this.repo.settings();
+    const settings = this.settings();
     const stops = { paused: job.paused_at !== null, killSwitch: settings.killSwitch.on };
     const { entries, truncated } = plan.slotsLimited(job.cursor, now + 1, SLOTS_PER_PASS);
+    const lastEntry = entries[entries.length - 1];
+    const cursor = truncated && lastEntry ? lastEntry.at : now + 1;
+    // The job's next slot; it also closes the window of the last slot claimed now (no window set).
+    const following = truncated ? undefined : (plan.firstAtOrAfter(cursor) ?? null);
     let newestOpen: RunRow | undefined;
-    for (const occ of entries) {
+    for (let k = 0; k < entries.length; k++) {
+      const occ = entries[k]!;
       if (this.repo.q.runBySlot.get(job.id, occ.slot)) continue; // claimed before (by hand, or an earlier pass)
-      const w = plan.windowOf(occ);
+      const w = plan.windowOf(occ, k + 1 < entries.length ? entries[k + 1] : following);
       const look = firstLook(occ, w, now, spec.missedWindow, stops);
       const run = this.repo.claim(
         {
@@ -420,13 +501,13 @@ export class JobRunner implements RunSink {
           : `slot ${occ.slot} due ${occ.local} (${plan.zone})${look.late ? `, looked at late (${Math.round((now - occ.at) / 1000)} s after due)` : ''}; window open until ${new Date(w.latestStart).toISOString()}`;
         this.check(run, 'time', 'time', now < w.opensAt ? 'not_ready' : 'ready', reason, timeEvidence);
         if (!newestOpen || run.slot_at >= newestOpen.slot_at) newestOpen = run;
+        open.push(run.id);
       }
     }
-    const last = entries[entries.length - 1];
-    const cursor = truncated && last ? last.at : now + 1;
-    const next = truncated ? now : (plan.firstAtOrAfter(cursor)?.at ?? null);
+    const next = truncated ? now : (following?.at ?? null);
     this.repo.patchJob(job.id, { cursor, next_check_at: next });
     if (newestOpen) this.selectBackfills(job, spec, newestOpen, now);
+    return open;
   }
 
   // ---- evaluation of a due run -------------------------------------------------------------
@@ -482,7 +563,9 @@ export class JobRunner implements RunSink {
         return;
       }
     }
-    const results = this.runPreconditions(run, job, spec);
+    // A run by hand overrides the preconditions unless the operator asked for them.
+    const override = run.trigger === 'manual' && this.repo.q.checkGet.get(run.job_id, run.slot, 'manual') !== undefined;
+    const results = override ? [] : this.runPreconditions(run, job, spec);
     if (results instanceof Promise) {
       this.evaluating.add(run.id);
       const attempt = run.attempt;
@@ -526,7 +609,7 @@ export class JobRunner implements RunSink {
   private continueSlot(run: RunRow, job: JobRow, spec: JobSpec, results: CheckOutcome[], now: number): void {
     for (const r of results) this.check(run, 'precondition', r.name, r.verdict, r.reason, { kind: r.kind, ...r.evidence });
     const blocking = results.filter((r) => r.verdict !== 'ready');
-    if (now >= (run.window_closes_at ?? Infinity) && !this.queuedBehindOverlap(run, spec)) {
+    if (now >= (run.window_closes_at ?? Infinity) && (blocking.length > 0 || !this.queuedBehindOverlap(run, spec))) {
       this.closeWindow(run, job, spec, now);
       return;
     }
@@ -565,7 +648,7 @@ export class JobRunner implements RunSink {
   }
 
   private hardStop(job: JobRow): { name: string; reason: string; evidence: Record<string, unknown> } | null {
-    const s = this.repo.settings();
+    const s = this.settings();
     if (s.killSwitch.on) {
       return { name: 'killSwitch', reason: `the kill switch is on (by ${s.killSwitch.by} at ${s.killSwitch.at}: ${s.killSwitch.reason})`, evidence: { ...s.killSwitch } };
     }
@@ -585,7 +668,7 @@ export class JobRunner implements RunSink {
       ev[name] = { verdict: ok ? 'ready' : 'not_ready', reason, ...extra };
       if (!ok && !first) first = { name, reason, ...(waitUntil !== undefined ? { waitUntil } : {}), skip };
     };
-    const settings: JobSettings = this.repo.settings();
+    const settings: JobSettings = this.settings();
     note('killSwitch', !settings.killSwitch.on, settings.killSwitch.on ? `the kill switch is on (by ${settings.killSwitch.by}: ${settings.killSwitch.reason})` : 'the kill switch is off');
     if (mode === 'manual') {
       ev.pause = { verdict: 'ready', reason: job.paused_at !== null ? 'the job is paused, but a run by hand is allowed' : 'the job is not paused' };
@@ -599,13 +682,18 @@ export class JobRunner implements RunSink {
     if (mode === 'slot') {
       // Ordering: backfills and catch-up runs of older slots go first.
       const before: string[] = [];
-      for (const b of this.repo.q.dispatchedBackfillsOfJob.all(job.id)) if (b.run_id !== run.id) before.push(`backfill of ${b.slot}`);
-      for (const b of this.repo.q.backfillsOfJob.all(job.id)) if (b.tick_run_id === run.id && this.evaluatingBackfills.has(b.id)) before.push(`backfill of ${b.slot} (being checked)`);
+      if (this.anyBackfill()) {
+        for (const b of this.repo.q.dispatchedBackfillsOfJob.all(job.id)) if (b.run_id !== run.id) before.push(`backfill of ${b.slot}`);
+        for (const b of this.repo.q.backfillsOfJob.all(job.id)) if (b.tick_run_id === run.id && this.evaluatingBackfills.has(b.id)) before.push(`backfill of ${b.slot} (being checked)`);
+      }
       const open = this.repo.q.openRunsOfJob.all(job.id).filter((r) => r.id !== run.id);
-      for (const r of open) if (r.trigger === 'catch_up' && r.slot_at < run.slot_at && (r.status === 'running' || r.dispatched_at !== null || r.status === 'pending')) before.push(`catch-up run of ${r.slot}`);
+      for (const r of open) if (r.trigger === 'catch_up' && r.slot_at < run.slot_at) before.push(`catch-up run of ${r.slot}`);
+      // Slots due at the same instant (a DST shift onto the next hour, weekend slots moved to the
+      // next workday) open together: they run one after another in slot order, never overlap-skipped.
+      for (const r of open) if (r.slot_at === run.slot_at && r.slot < run.slot) before.push(`${r.slot} (due at the same instant)`);
       note('order', before.length === 0, before.length === 0 ? 'no backfill or catch-up of an older slot is in progress' : `waiting for ${before.join(', ')} to finish first`, { before });
       // Overlap with a previous run still in progress.
-      const busy = open.filter((r) => r.trigger !== 'catch_up' && (r.status === 'running' || r.dispatched_at !== null));
+      const busy = open.filter((r) => r.trigger !== 'catch_up' && r.slot_at !== run.slot_at && (r.status === 'running' || r.dispatched_at !== null));
       if (busy.length === 0 || spec.overlap === 'allow') {
         note('overlap', true, busy.length === 0 ? 'no other run of this job is in progress' : `overlap 'allow': runs alongside ${busy.map((b) => b.slot).join(', ')}`, { inProgress: busy.map((b) => b.slot) });
       } else if (spec.overlap === 'skip') {
@@ -648,14 +736,17 @@ export class JobRunner implements RunSink {
     const c = this.repo.q.checkGet.get(run.job_id, run.slot, 'execution');
     if (!c || c.verdict !== 'not_ready') return false;
     const ev = JSON.parse(c.evidence) as { blocker?: string; overlap?: { queuedBehind?: boolean } };
-    if (ev.blocker !== 'overlap' || !ev.overlap?.queuedBehind) return false;
-    // Still behind a run in progress?
-    return this.repo.q.openRunsOfJob.all(run.job_id).some((r) => r.id !== run.id && (r.status === 'running' || r.dispatched_at !== null));
+    // The run it waited for may just have finished: this run is looked at once more (and then
+    // dispatched, or closed if something else blocks it now).
+    return ev.blocker === 'overlap' && ev.overlap?.queuedBehind === true;
   }
 
   /** Records a check verdict; audits it when the outcome changed. */
   private check(run: Pick<RunRow, 'job_id' | 'slot' | 'id' | 'trace_id'>, layer: 'time' | 'precondition' | 'execution', name: string, verdict: 'ready' | 'not_ready' | 'error', reason: string, evidence: unknown): void {
-    if (this.repo.recordCheck(run.job_id, run.slot, layer, name, verdict, reason, evidence)) {
+    // The first verdict of a check is audited only when it blocks: an on-time run is already told by
+    // its claim and dispatch rows. Every later change of verdict is audited.
+    const change = this.repo.recordCheck(run.job_id, run.slot, layer, name, verdict, reason, evidence);
+    if (change === 'changed' || (change === 'new' && verdict !== 'ready')) {
       this.ctx.audit.append({
         type: 'check.verdict',
         actor: ACTOR,
@@ -732,7 +823,9 @@ export class JobRunner implements RunSink {
     const spec = specOf(job);
     const attempt = kind === 'redispatch' ? Math.max(1, run.attempt) : run.attempt + 1;
     let covers = JSON.parse(run.covers) as string[];
-    if (kind === 'first') {
+    // Only fold_into_next leaves folded slots behind (a job switched away from it keeps old ones
+    // uncovered: they stay folded).
+    if (kind === 'first' && spec.missedWindow === 'fold_into_next') {
       const folded = this.repo.q.uncoveredFolded.all(job.id, run.slot_at);
       for (const f of folded) {
         this.repo.update(f, { covered_by: run.id }, 'run.covered', actor, { by: run.id, bySlot: run.slot });
@@ -766,7 +859,7 @@ export class JobRunner implements RunSink {
       payload: spec.payload,
       idempotencyKey: run.idempotency_key,
       deadline: new Date(deadline).toISOString(),
-      completedSteps: this.repo.completedSteps(run.id),
+      completedSteps: attempt === 1 && kind === 'first' ? [] : this.repo.completedSteps(run.id),
       version: job.version,
       traceId: run.trace_id,
       // Additions.
@@ -921,6 +1014,7 @@ export class JobRunner implements RunSink {
     if (open) return open;
     const now = this.ctx.clock.now();
     const id = Number(this.repo.q.insertBackfill.run(run.job_id, run.slot, run.slot_at, run.id, reason, status, actor, note, now, now).lastInsertRowid);
+    if (this.passCache) this.passCache.backfills = true;
     const row = this.repo.backfill(id);
     this.auditBackfill(row, 'backfill.enqueue', actor, { reason, status, note });
     return row;
@@ -935,7 +1029,7 @@ export class JobRunner implements RunSink {
 
   /** At a tick (a new slot of the job opening): up to the cap of queued backfills, oldest first. */
   private selectBackfills(job: JobRow, spec: JobSpec, tickRun: RunRow, now: number): void {
-    if (spec.backfillCapPerTick <= 0 || job.paused_at !== null || this.repo.settings().killSwitch.on) return;
+    if (spec.backfillCapPerTick <= 0 || job.paused_at !== null || !this.anyBackfill() || this.settings().killSwitch.on) return;
     for (const b of this.repo.q.queuedBackfills.all(job.id, spec.backfillCapPerTick)) {
       const row = this.repo.patchBackfill(b.id, { tick_run_id: tickRun.id });
       this.evaluateBackfill(row, job, spec, now, false);
@@ -1050,6 +1144,7 @@ export class JobRunner implements RunSink {
     let row: BackfillRow;
     if ((errorClass === 'retryable' || errorClass === 'lost' || errorClass === 'undeliverable') && b.attempts < max) {
       row = this.repo.patchBackfill(b.id, { status: 'queued', tick_run_id: null, instance_id: null, deadline: null, last_error: message, error_class: errorClass });
+      if (this.passCache) this.passCache.backfills = true;
       this.auditBackfill(row, 'backfill.requeue', ACTOR, { errorClass, error: message, attempts: b.attempts, max });
     } else {
       row = this.repo.patchBackfill(b.id, { status: 'failed', finished_at: now, deadline: null, last_error: message, error_class: errorClass });

@@ -203,10 +203,19 @@ export class JobService {
     const limit = f.limit ?? 100;
     const where: string[] = [];
     const params: Array<string | number> = [];
-    if (f.role !== undefined) (where.push('role = ?'), params.push(f.role));
-    if (f.enabled !== undefined) (where.push('enabled = ?'), params.push(f.enabled ? 1 : 0));
+    if (f.role !== undefined) {
+      where.push('role = ?');
+      params.push(f.role);
+    }
+    if (f.enabled !== undefined) {
+      where.push('enabled = ?');
+      params.push(f.enabled ? 1 : 0);
+    }
     if (f.paused !== undefined) where.push(f.paused ? 'paused_at IS NOT NULL' : 'paused_at IS NULL');
-    if (f.after !== undefined) (where.push('name > ?'), params.push(f.after));
+    if (f.after !== undefined) {
+      where.push('name > ?');
+      params.push(f.after);
+    }
     const rows = this.ctx.db
       .prepare<unknown[], JobRow>(`SELECT * FROM jobs ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY name LIMIT ?`)
       .all(...params, limit + 1);
@@ -324,9 +333,7 @@ export class JobService {
             this.repo.patchRun(run.id, { next_attempt_at: now });
             return { run: this.repo.run(run.id), created: false, dispatched: false, message: `slot ${occ.slot} was waiting; it is checked now and runs once its preconditions pass` };
           }
-          this.manualCheck(run, reason, actor);
-          const d = this.runner.dispatch(run, job, now, 'first', actor);
-          return { run: d, created: false, dispatched: true, message: `slot ${occ.slot} was waiting; dispatched now by hand` };
+          return this.dispatchByHand(run, job, reason, actor, now, false);
         }
         return { run: existing, created: false, dispatched: false, message: `slot ${occ.slot} already has run ${existing.id} (${existing.status}, ${existing.disposition}); one run per slot — use the backfill queue to run it again` };
       }
@@ -354,16 +361,24 @@ export class JobService {
         { reason, local: occ.local },
       );
       if (checkPreconditions) return { run, created: true, dispatched: false, message: `slot ${occ.slot} claimed by hand; it runs once its preconditions pass` };
-      this.manualCheck(run, reason, actor);
-      const d = this.runner.dispatch(run, job, now, 'first', actor);
-      return { run: d, created: true, dispatched: true, message: `slot ${occ.slot} claimed and dispatched by hand` };
+      return this.dispatchByHand(run, job, reason, actor, now, true);
     });
     this.runner.tick();
     return { ...result, run: toRun(this.repo.run(result.run.id)) };
   }
 
-  private manualCheck(run: RunRow, reason: string, actor: string): void {
-    this.repo.recordCheck(run.job_id, run.slot, 'execution', 'execution', 'ready', `run by hand by ${actor}: ${reason} (schedule, pause and preconditions overridden)`, { blocker: null, manual: { verdict: 'ready', reason, actor } });
+  /** Dispatches a claimed run by hand now, or — with no instance of the role online — as soon as one says hello. */
+  private dispatchByHand(run: RunRow, job: JobRow, reason: string, actor: string, now: number, created: boolean): { run: RunRow; created: boolean; dispatched: boolean; message: string } {
+    this.repo.recordCheck(run.job_id, run.slot, 'execution', 'manual', 'ready', `run by hand by ${actor}: ${reason} (schedule, pause and preconditions overridden)`, { override: true, reason, actor });
+    if (this.hub.connectedInstances(job.role).length === 0) {
+      const why = `no online instance of role ${job.role}`;
+      this.repo.recordCheck(run.job_id, run.slot, 'execution', 'execution', 'not_ready', why, { blocker: 'instance', instance: { verdict: 'not_ready', reason: why, online: 0 } });
+      const r = this.repo.patchRun(run.id, { next_attempt_at: now + 60_000, disposition: 'waiting' });
+      return { run: r, created, dispatched: false, message: `slot ${run.slot} claimed by hand; ${why}: it is dispatched as soon as one says hello` };
+    }
+    this.repo.recordCheck(run.job_id, run.slot, 'execution', 'execution', 'ready', `run by hand by ${actor}: ${reason}`, { blocker: null, manual: { verdict: 'ready', reason, actor } });
+    const d = this.runner.dispatch(run, job, now, 'first', actor);
+    return { run: d, created, dispatched: true, message: `slot ${run.slot} ${created ? 'claimed and ' : ''}dispatched by hand` };
   }
 
   // ---- runs --------------------------------------------------------------------------------
@@ -374,9 +389,18 @@ export class JobService {
     const limit = f.limit ?? 100;
     const where: string[] = [];
     const params: Array<string | number> = [];
-    if (f.job !== undefined) (where.push('job_id = ?'), params.push(this.repo.jobRow(f.job).id));
-    if (f.status !== undefined) (where.push('status = ?'), params.push(f.status));
-    if (f.disposition !== undefined) (where.push('disposition = ?'), params.push(f.disposition));
+    if (f.job !== undefined) {
+      where.push('job_id = ?');
+      params.push(this.repo.jobRow(f.job).id);
+    }
+    if (f.status !== undefined) {
+      where.push('status = ?');
+      params.push(f.status);
+    }
+    if (f.disposition !== undefined) {
+      where.push('disposition = ?');
+      params.push(f.disposition);
+    }
     if (f.after !== undefined) {
       const [at, rid] = decode<[number, string]>(f.after, 'run');
       if (typeof at !== 'number' || typeof rid !== 'string') throw new GafferError('bad_request', 'invalid run cursor "after"');
@@ -408,9 +432,18 @@ export class JobService {
     const limit = f.limit ?? 100;
     const where: string[] = [];
     const params: Array<string | number> = [];
-    if (f.job !== undefined) (where.push('b.job_id = ?'), params.push(this.repo.jobRow(f.job).id));
-    if (f.status !== undefined) (where.push('b.status = ?'), params.push(f.status));
-    if (f.after !== undefined) (where.push('b.id > ?'), params.push(f.after));
+    if (f.job !== undefined) {
+      where.push('b.job_id = ?');
+      params.push(this.repo.jobRow(f.job).id);
+    }
+    if (f.status !== undefined) {
+      where.push('b.status = ?');
+      params.push(f.status);
+    }
+    if (f.after !== undefined) {
+      where.push('b.id > ?');
+      params.push(f.after);
+    }
     const rows = this.ctx.db
       .prepare<unknown[], BackfillRow & { job_name: string }>(
         `SELECT b.*, j.name AS job_name FROM backfills b JOIN jobs j ON j.id = b.job_id ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY b.id LIMIT ?`,
@@ -655,21 +688,21 @@ export class JobService {
 
   // ---- for the console dashboard (JobsConsolePort) -------------------------------------------
 
-  /** Runs the operator must act on: held or failed-without-backfill, plus queued/held backfills. */
-  runsNeedingAttention(): number {
+  /** Runs the operator must act on: held or failed backfills, plus queued ones. */
+  runsNeedingAttention(_now?: number): number {
     const held = this.ctx.db.prepare<[], { n: number }>(`SELECT count(*) AS n FROM backfills WHERE status IN ('held','failed')`).get()!.n;
     const queued = this.ctx.db.prepare<[], { n: number }>(`SELECT count(*) AS n FROM backfills WHERE status = 'queued'`).get()!.n;
     return held + queued;
   }
 
   /** Upcoming triggers (next slot of every enabled job), soonest first. */
-  nextTriggers(limit = 10): Array<{ jobId: string; job: string; slot: string; at: string }> {
+  nextTriggers(now: number = this.now, limit = 10): Array<{ jobId: string; job: string; slot: string; at: string }> {
     const out: Array<{ jobId: string; job: string; slot: string; at: string }> = [];
     const rows = this.ctx.db.prepare<[], JobRow>('SELECT * FROM jobs WHERE enabled = 1 AND next_check_at IS NOT NULL ORDER BY next_check_at LIMIT 200').all();
     for (const r of rows) {
       try {
         const spec = specOf(r);
-        const n = new JobPlan(spec, spec.calendar ? this.calendarOf(spec.calendar) : undefined).after(this.now);
+        const n = new JobPlan(spec, spec.calendar ? this.calendarOf(spec.calendar) : undefined).after(now);
         if (n && n.disposition === 'due') out.push({ jobId: r.id, job: r.name, slot: n.slot, at: new Date(n.at).toISOString() });
       } catch {
         /* skip */
@@ -678,7 +711,8 @@ export class JobService {
     return out.sort((a, b) => (a.at < b.at ? -1 : 1)).slice(0, limit);
   }
 
-  killSwitchOn(): boolean {
+  /** Whether the kill switch is on (the console's JobsConsolePort). */
+  killSwitch(): boolean {
     return this.repo.settings().killSwitch.on;
   }
 }

@@ -25,7 +25,8 @@ export function validateJobInput(input: unknown, calendarOf: (id: string) => Cal
   const parsed = jobSpecInput.safeParse(input);
   if (!parsed.success) return { spec: null, issues: zodIssues(parsed.error), ok: false };
   const spec = normalizeJobSpec(parsed.data);
-  const issues: JobIssue[] = [...jobContradictions(spec)];
+  const explicit = new Set(Object.keys(parsed.data).filter((k) => (parsed.data as Record<string, unknown>)[k] !== undefined));
+  const issues: JobIssue[] = [...jobContradictions(spec, explicit)];
   const calendar = spec.calendar !== undefined ? calendarOf(spec.calendar) : undefined;
   if (spec.calendar !== undefined && !calendar) {
     issues.push({ field: 'calendar', message: `there is no calendar '${spec.calendar}'; create it first (POST /calendars) or pick an existing one`, severity: 'error' });
@@ -56,7 +57,7 @@ export function validateJobInput(input: unknown, calendarOf: (id: string) => Cal
           severity: 'error',
         });
       }
-      if (!spec.window && spec.schedule.cron !== undefined && spec.missedWindow === 'skip_and_alert' && spec.retry.maxAttempts > 1) {
+      if (!spec.window && spec.schedule.cron !== undefined && spec.missedWindow === 'skip_and_alert' && spec.retry.maxAttempts > 1 && (explicit.has('retry') || explicit.has('missedWindow'))) {
         let total = 0;
         for (let n = 1; n < spec.retry.maxAttempts; n++) total += (spec.retry.backoff === 'exponential' ? 2 ** (n - 1) : 1) * spec.retry.firstDelayS;
         if (total * 1000 >= period) {

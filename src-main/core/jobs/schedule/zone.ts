@@ -70,8 +70,18 @@ class ZoneOffsets {
 
 const zones = new Map<string, ZoneOffsets>();
 
+/** Memo of zone-name validity: luxon's check builds an Intl formatter per call (~0.2 ms). */
+const validity = new Map<string, boolean>();
+
 export function isValidZone(name: unknown): name is string {
-  return typeof name === 'string' && name.length > 0 && IANAZone.isValidZone(name);
+  if (typeof name !== 'string' || name.length === 0) return false;
+  let ok = validity.get(name);
+  if (ok === undefined) {
+    ok = IANAZone.isValidZone(name);
+    if (validity.size > 1000) validity.clear();
+    validity.set(name, ok);
+  }
+  return ok;
 }
 
 function offsets(name: string): ZoneOffsets {
