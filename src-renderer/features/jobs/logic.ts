@@ -4,18 +4,10 @@
  */
 import type { JobSchedule, JobSpec, JobSummary, PreconditionInput, PreviewItem } from '../../../src-main/common/job-schema';
 import { formatDurationS } from '../../lib/format';
+import { CRON_NICKNAMES as NICKNAMES } from '../../../src-main/common/cron-nicknames';
 
 const DAY_NAMES = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday', 'Sunday'];
 const MONTH_NAMES = ['', 'January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
-const NICKNAMES: Record<string, string> = {
-  '@yearly': '0 0 1 1 *',
-  '@annually': '0 0 1 1 *',
-  '@monthly': '0 0 1 * *',
-  '@weekly': '0 0 * * 0',
-  '@daily': '0 0 * * *',
-  '@midnight': '0 0 * * *',
-  '@hourly': '0 * * * *',
-};
 
 const isNum = (s: string) => /^\d+$/.test(s);
 const p2 = (n: number | string) => String(n).padStart(2, '0');

@@ -18,16 +18,8 @@ import { Cron, CronPattern } from 'croner';
 import { DAY_MS, MINUTE_MS, naiveDayStart, naiveLocal } from './civil';
 import { resolveLocal, toNaive, type LocalKind } from './zone';
 import { ScheduleError, type DstGapPolicy } from './types';
+import { CRON_NICKNAMES as NICKNAMES } from '../../../common/cron-nicknames';
 
-const NICKNAMES: Record<string, string> = {
-  '@yearly': '0 0 1 1 *',
-  '@annually': '0 0 1 1 *',
-  '@monthly': '0 0 1 * *',
-  '@weekly': '0 0 * * 0',
-  '@daily': '0 0 * * *',
-  '@midnight': '0 0 * * *',
-  '@hourly': '0 * * * *',
-};
 
 const FIELD_NAMES = ['minute', 'hour', 'day-of-month', 'month', 'day-of-week'] as const;
 const FIELD_RANGES: ReadonlyArray<readonly [number, number]> = [
