@@ -95,10 +95,16 @@ export function rejectUpgrade(socket: NodeJS.WritableStream & { destroy(): void 
 export async function readJsonBody(req: IncomingMessage, maxBytes = 256 * 1024): Promise<unknown> {
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > maxBytes) throw new GafferError('too_large', `request body larger than ${maxBytes} bytes`);
-    chunks.push(chunk as Buffer);
+  try {
+    for await (const chunk of req) {
+      size += (chunk as Buffer).length;
+      if (size > maxBytes) throw new GafferError('too_large', `request body larger than ${maxBytes} bytes`);
+      chunks.push(chunk as Buffer);
+    }
+  } catch (e) {
+    // A client that goes away mid-body ("aborted") is bad input, not an internal failure to log.
+    if (e instanceof GafferError) throw e;
+    throw new GafferError('bad_request', 'the request body was not received completely');
   }
   if (size === 0) return {};
   try {

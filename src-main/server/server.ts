@@ -4,6 +4,7 @@
  */
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { Core } from '../core/create-core';
 import { attachAgentSocket, type AgentSocketServer } from './agent-socket';
 import { createApiHandler, type ApiOptions } from './api-v1';
@@ -61,6 +62,16 @@ export async function startServer(core: Core, opts: ServerOptions): Promise<Runn
   const extensions = (opts.extensions ?? []).map((make) => make(port));
   const agentSocket: AgentSocketServer = attachAgentSocket(server, core, { port, allowedOrigins: opts.allowedOrigins ?? [] });
   const attached = extensions.map((e) => e.attach?.(server, port)).filter((a): a is { close(): void } => !!a);
+
+  // An upgrade to a path no handler owns would otherwise keep its socket open forever (request
+  // timeouts do not apply to upgrades): refuse it once every handler has had its synchronous look.
+  server.on('upgrade', (_req: IncomingMessage, socket: Duplex) => {
+    setImmediate(() => {
+      if (socket.destroyed || !socket.writable || socket.listenerCount('data') > 0) return;
+      socket.once('finish', () => socket.destroy());
+      socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+    });
+  });
 
   server.on('request', (req, res) => {
     void (async () => {

@@ -46,10 +46,19 @@ function toFilter(q: FilterQuery): AuditFilterInput {
 
 async function* capped(req: IncomingMessage, max: number): AsyncGenerator<Buffer> {
   let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
+  const chunks = req[Symbol.asyncIterator]();
+  for (;;) {
+    let next: IteratorResult<unknown>;
+    try {
+      next = await chunks.next();
+    } catch {
+      // The client went away mid-upload: bad input, not an internal failure.
+      throw new GafferError('bad_request', 'the uploaded file was not received completely');
+    }
+    if (next.done) return;
+    size += (next.value as Buffer).length;
     if (size > max) throw new GafferError('too_large', `export file larger than ${max} bytes`);
-    yield chunk as Buffer;
+    yield next.value as Buffer;
   }
 }
 
