@@ -88,7 +88,12 @@ async function boot(opts: CliOptions): Promise<void> {
   } catch (e) {
     return fail('Gaffer could not start', (e as Error).message);
   }
-  core.start();
+  try {
+    core.start();
+  } catch (e) {
+    core.close();
+    return fail('Gaffer could not start', (e as Error).message);
+  }
 
   const operatorToken = opts.operatorToken ?? `gfo_${randomBytes(32).toString('base64url')}`;
   let server: RunningServer | null = null;
