@@ -37,6 +37,8 @@ export interface Task {
   createdAt: string;
   updatedAt: string;
   lock: TaskLock | null;
+  /** Carried by every audit event about this task (creation, claims, renewals, releases, expiries). */
+  traceId: string | null;
 }
 
 export const INSTANCE_STATUSES = ['online', 'disconnected', 'offline'] as const;

@@ -103,6 +103,7 @@ export class FakeConsoleApi implements ConsoleApi {
       createdAt: at,
       updatedAt: at,
       lock: null,
+      traceId: null,
       ...p,
     } as Task;
     t.id = p.id ?? id;

@@ -19,6 +19,7 @@ export const MIGRATIONS: Migration[] = [
         priority INTEGER NOT NULL DEFAULT 0,
         payload TEXT NOT NULL DEFAULT 'null',
         depends_on TEXT NOT NULL DEFAULT '[]',
+        trace_id TEXT, -- one trace per task: every audit row about it (create, claims, releases, expiries) carries it
         unmet_deps INTEGER NOT NULL DEFAULT 0,
         attempt INTEGER NOT NULL DEFAULT 0,
         previously_expired INTEGER NOT NULL DEFAULT 0,

@@ -133,3 +133,21 @@ describe('task board', () => {
     expect(core.tasks.list({ order: 'desc', limit: 2, before: Number(d1.next) }).items.map((t) => t.title)).toEqual(['t2', 't1']);
   });
 });
+
+describe('trace ids', () => {
+  it('every audit event about a task carries the task’s trace id', () => {
+    core = makeTestCore({ lockWindowS: 60 });
+    const inst = onlineInstance(core);
+    const t = core.tasks.create({ title: 't', role: 'dev' }, who).task;
+    expect(t.traceId).toMatch(/^[0-9a-f]{16}$/);
+    const c = core.locks.claim({ instanceId: inst });
+    core.locks.renew({ instanceId: inst, taskId: t.id, fence: c.lock!.fence });
+    expect(() => core.locks.report({ instanceId: inst, taskId: t.id, fence: 99, status: 'done' })).toThrow();
+    core.clock.advance(61_000);
+    core.watchdog.sweep();
+    core.tasks.cancel({ taskId: t.id, reason: 'done with it', actor: 'operator:ann' });
+    const rows = core.db.prepare(`SELECT type, trace_id FROM audit WHERE subject = ? ORDER BY id`).all(`task:${t.id}`) as Array<{ type: string; trace_id: string }>;
+    expect(rows.map((r) => r.type)).toEqual(['task.create', 'lock.claim', 'lock.renew', 'lock.reject', 'lock.expire', 'operator.cancel']);
+    expect(new Set(rows.map((r) => r.trace_id))).toEqual(new Set([t.traceId]));
+  });
+});

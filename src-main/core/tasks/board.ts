@@ -13,7 +13,7 @@ import {
   type CreateTaskInput,
 } from '../../common/schemas';
 import { parseOrThrow } from '../../common/validate';
-import type { CoreContext } from '../context';
+import { newTraceId, type CoreContext } from '../context';
 import type { ClaimLocks } from './claim-locks';
 import { bodyHash, type IdempotencyStore } from './idempotency';
 import { rowToTask, TASK_SELECT, type TaskRepo, type TaskRow } from './task-repo';
@@ -62,6 +62,7 @@ export class Board {
   }
 
   private insert(t: Required<Omit<CreateTaskInput, 'idempotencyKey'>>, now: number, who: Actor): Task {
+    const traceId = who.traceId ?? newTraceId();
     let unmet = 0;
     for (const dep of t.dependsOn) {
       const d = this.depStatus.get(dep);
@@ -69,7 +70,7 @@ export class Board {
       if (d.status !== 'done') unmet++;
     }
     const id = Number(
-      this.repo.insertTask.run(t.title, t.role, t.priority, JSON.stringify(t.payload), JSON.stringify(t.dependsOn), unmet, now, now)
+      this.repo.insertTask.run(t.title, t.role, t.priority, JSON.stringify(t.payload), JSON.stringify(t.dependsOn), unmet, traceId, now, now)
         .lastInsertRowid,
     );
     for (const dep of t.dependsOn) this.repo.insertDep.run(id, dep);
@@ -79,7 +80,7 @@ export class Board {
       actor: who.actor,
       subject: `task:${id}`,
       detail: { title: t.title, role: t.role, priority: t.priority, dependsOn: t.dependsOn, unmet },
-      traceId: who.traceId,
+      traceId,
     });
     this.ctx.store.emit({ type: 'task.created', task });
     return task;
@@ -146,6 +147,7 @@ export class Board {
         actor,
         subject: `task:${taskId}`,
         detail: { reason, from: before.priority, to: priority },
+        traceId: before.traceId,
       });
       const task = this.get(taskId);
       this.ctx.store.emit({ type: 'task.changed', task, from: task.status, to: task.status, actor });
@@ -156,7 +158,7 @@ export class Board {
   private operatorEdge(cause: TransitionCause, to: TaskStatus, input: unknown): Task {
     const { taskId, reason, actor } = parseOrThrow(operatorTaskAction, input, cause);
     return this.ctx.store.write(() => {
-      const from = this.get(taskId).status;
+      const { status: from, traceId } = this.get(taskId);
       assertTransition(cause, from, to);
       const lock = this.repo.lock.get(taskId);
       if (lock) this.repo.deleteLock.run(taskId);
@@ -166,6 +168,7 @@ export class Board {
         actor,
         subject: `task:${taskId}`,
         detail: { reason, from, to, ...(lock ? { revokedHolder: lock.instance_id, fence: lock.fence } : {}) },
+        traceId,
       });
       const task = this.get(taskId);
       this.ctx.store.emit({ type: 'task.changed', task, from, to, actor });

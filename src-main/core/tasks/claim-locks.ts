@@ -43,7 +43,7 @@ export class ClaimLocks {
     return this.ctx.config.lockWindowS * 1000;
   }
 
-  claim(input: unknown, traceId?: string): ClaimResult {
+  claim(input: unknown): ClaimResult {
     const { instanceId, role: askedRole } = parseOrThrow(claimInput, input, 'claim');
     return this.ctx.store.write(() => {
       const inst = this.instanceOf.get(instanceId);
@@ -77,17 +77,18 @@ export class ClaimLocks {
         actor: instanceId,
         subject: `task:${task.id}`,
         detail: { fence, attempt: task.attempt, expiresAt: new Date(expiresAt).toISOString(), previouslyExpired: task.previouslyExpired, role },
-        traceId,
+        traceId: candidate.trace_id,
       });
       this.ctx.store.emit({ type: 'task.claimed', task, instanceId, fence });
       return { task, lock: { fence, expiresAt } };
     });
   }
 
-  renew(input: unknown, traceId?: string): { expiresAt: number } {
+  renew(input: unknown): { expiresAt: number } {
     const { instanceId, taskId, fence } = parseOrThrow(renewInput, input, 'renew');
-    return this.writeOrReject(instanceId, taskId, fence, 'renew', traceId, () => {
+    return this.writeOrReject(instanceId, taskId, fence, 'renew', () => {
       this.requireHolder(instanceId, taskId, fence);
+      const traceId = this.repo.status.get(taskId)!.trace_id;
       const expiresAt = this.ctx.clock.now() + this.lockWindowMs;
       this.repo.extendLock.run(expiresAt, taskId);
       this.ctx.audit.append({
@@ -102,10 +103,10 @@ export class ClaimLocks {
     });
   }
 
-  report(input: unknown, traceId?: string): { task: Task; replayed: boolean } {
+  report(input: unknown): { task: Task; replayed: boolean } {
     const args = parseOrThrow(reportInput, input, 'report');
     const { instanceId, taskId, fence, status } = args;
-    return this.writeOrReject(instanceId, taskId, fence, 'report', traceId, () => {
+    return this.writeOrReject(instanceId, taskId, fence, 'report', () => {
       const t = this.repo.row.get(taskId);
       const lock = t && t.l_instance !== null;
       if (t && !lock && t.fence === fence && t.last_holder === instanceId && t.status === status) {
@@ -128,7 +129,7 @@ export class ClaimLocks {
         actor: instanceId,
         subject: `task:${taskId}`,
         detail: { fence, from, to: status, ...(args.note ? { note: args.note } : {}) },
-        traceId,
+        traceId: t.trace_id,
       });
       this.ctx.store.emit({ type: 'task.changed', task, from, to: status, actor: instanceId });
       return { task, replayed: false };
@@ -140,11 +141,12 @@ export class ClaimLocks {
    * returns to the backlog marked `previouslyExpired`; nothing the agent wrote is rolled back.
    * Must run inside a write. Returns false when there was no lock.
    */
-  expireLockTx(taskId: number, reason: ExpiryReason, actor: string, detail: Record<string, unknown> = {}, traceId?: string): boolean {
+  expireLockTx(taskId: number, reason: ExpiryReason, actor: string, detail: Record<string, unknown> = {}): boolean {
     const lock = this.repo.lock.get(taskId);
     if (!lock) return false;
     const cause = reason === 'force_release' ? 'force_release' : 'expire';
-    assertTransition(cause, this.repo.status.get(taskId)!.status, 'backlog');
+    const { status, trace_id: traceId } = this.repo.status.get(taskId)!;
+    assertTransition(cause, status, 'backlog');
     const now = this.ctx.clock.now();
     this.repo.deleteLock.run(taskId);
     this.repo.setExpired.run(now, taskId);
@@ -186,7 +188,7 @@ export class ClaimLocks {
    * Runs `fn` in a write; if it is refused as not-holder / invalid-transition, the refused write
    * rolls back, the refusal is audited in a write of its own, and the error is rethrown.
    */
-  private writeOrReject<T>(instanceId: string, taskId: number, fence: number, op: string, traceId: string | undefined, fn: () => T): T {
+  private writeOrReject<T>(instanceId: string, taskId: number, fence: number, op: string, fn: () => T): T {
     try {
       return this.ctx.store.write(fn);
     } catch (e) {
@@ -196,7 +198,7 @@ export class ClaimLocks {
           actor: instanceId,
           subject: `task:${taskId}`,
           detail: { op, fence, code: e.code, message: e.message },
-          traceId,
+          traceId: this.repo.status.get(taskId)?.trace_id ?? null,
         });
       }
       throw e;

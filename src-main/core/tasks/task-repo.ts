@@ -10,6 +10,7 @@ export interface TaskRow {
   priority: number;
   payload: string;
   depends_on: string;
+  trace_id: string | null;
   unmet_deps: number;
   attempt: number;
   previously_expired: number;
@@ -55,6 +56,7 @@ export function rowToTask(r: TaskRow): Task {
     output: r.output === null ? null : JSON.parse(r.output),
     createdAt: iso(r.created_at),
     updatedAt: iso(r.updated_at),
+    traceId: r.trace_id,
     lock:
       r.l_instance === null
         ? null
@@ -71,8 +73,8 @@ export function prepareTaskRepo(db: Db) {
       const r = byId.get(id);
       return r && rowToTask(r);
     },
-    status: db.prepare<[number], { status: TaskStatus; fence: number; last_holder: string | null }>(
-      'SELECT status, fence, last_holder FROM tasks WHERE id = ?',
+    status: db.prepare<[number], { status: TaskStatus; fence: number; last_holder: string | null; trace_id: string | null }>(
+      'SELECT status, fence, last_holder, trace_id FROM tasks WHERE id = ?',
     ),
     row: byId,
     lock: db.prepare<[number], LockRow>('SELECT * FROM locks WHERE task_id = ?'),
@@ -94,8 +96,8 @@ export function prepareTaskRepo(db: Db) {
       'UPDATE tasks SET unmet_deps = unmet_deps - 1 WHERE id IN (SELECT task_id FROM task_deps WHERE depends_on = ?)',
     ),
     insertTask: db.prepare(
-      `INSERT INTO tasks (title, role, status, priority, payload, depends_on, unmet_deps, created_at, updated_at)
-       VALUES (?, ?, 'backlog', ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO tasks (title, role, status, priority, payload, depends_on, unmet_deps, trace_id, created_at, updated_at)
+       VALUES (?, ?, 'backlog', ?, ?, ?, ?, ?, ?, ?)`,
     ),
     insertDep: db.prepare('INSERT INTO task_deps (task_id, depends_on) VALUES (?, ?)'),
     insertExpiry: db.prepare(

@@ -23,6 +23,7 @@ function task(p: Partial<Task>): Task {
     createdAt: '2026-11-30T10:00:00.000Z',
     updatedAt: '2026-11-30T10:00:00.000Z',
     lock: null,
+    traceId: null,
     ...p,
   };
 }
