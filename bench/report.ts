@@ -51,7 +51,6 @@ ${target}
 `;
 }
 
-const get = (r: Results, suite: string, key: string) => r[suite]?.[key];
 const n0 = (v: number | undefined) => (v === undefined ? 'n/a' : Math.round(v).toLocaleString('en'));
 const n2 = (v: number | undefined) => (v === undefined ? 'n/a' : v.toFixed(2));
 
