@@ -90,7 +90,7 @@ Each ratio is the median over runs in which the bare and the core run alternate 
   if (r.hub) {
     const agents = [1, 10, 50].filter((n) => r.hub![`hub.tasksPerSec.${n}`] !== undefined);
     const bars = agents.map((n) => ({ label: `${n} agent${n > 1 ? 's' : ''}`, value: r.hub![`hub.tasksPerSec.${n}`]!, ref: r.hub![`bare.tasksPerSec.${n}`] }));
-    sections.push(`## Hub round trips vs agents (claim → report over the WebSocket, durable)
+    sections.push(`## Hub round trips vs agents (claim → report over the WebSocket, durable; best of several runs, hub and ceiling alike)
 
 ${chart('hub-throughput', barChart('hub tasks/s (blue) vs bare ws request/reply ceiling (grey)', 'tasks/s', bars))}
 
