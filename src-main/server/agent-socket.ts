@@ -20,7 +20,7 @@ import type { TokenInfo } from '../core/auth/tokens';
 import type { Core } from '../core/create-core';
 import type { Disposable } from '../core/events';
 import type { HubConnection, HubSocket } from '../core/hub/ports';
-import { allowedHost, bearerToken, originAllowed } from './guards';
+import { allowedHost, bearerToken, originAllowed, rejectUpgrade, upgradePath } from './guards';
 
 export interface AgentSocketOptions {
   /** URL path of the agent socket (default `/agent`). */
@@ -38,28 +38,6 @@ export interface AgentSocketServer extends Disposable {
   readonly connections: number;
   /** Stops accepting upgrades and closes live agent sockets. Idempotent. */
   close(): void;
-}
-
-const REASONS: Record<number, [string, string]> = {
-  401: ['Unauthorized', 'unauthorized'],
-  403: ['Forbidden', 'forbidden'],
-  503: ['Service Unavailable', 'unavailable'],
-};
-
-/** Refuses an upgrade with a plain HTTP response before any WebSocket handshake. */
-function refuse(socket: Duplex, status: number, message: string): void {
-  const [text, code] = REASONS[status] ?? ['Bad Request', 'bad_request'];
-  const body = JSON.stringify({ error: { code, status, message } });
-  if (!socket.writable) {
-    socket.destroy();
-    return;
-  }
-  // Destroy only once the response has left, or the client may see a reset instead of the status.
-  socket.once('finish', () => socket.destroy());
-  socket.end(
-    `HTTP/1.1 ${status} ${text}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
-      `Connection: close\r\nCache-Control: no-store\r\n\r\n${body}`,
-  );
 }
 
 /**
@@ -97,28 +75,22 @@ export function attachAgentSocket(server: Server, core: Pick<Core, 'hub' | 'toke
   const port = (): number => opts.port ?? (server.address() as AddressInfo | null)?.port ?? 0;
 
   const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
-    let pathname: string;
-    try {
-      pathname = new URL(req.url ?? '/', 'http://localhost').pathname;
-    } catch {
-      return;
-    }
-    if (pathname !== path) return; // another upgrade handler's business
+    if (upgradePath(req) !== path) return; // another upgrade handler's business
     socket.on('error', () => socket.destroy());
     const remoteAddress = req.socket.remoteAddress ?? null;
-    if (closed || hub.isClosed()) return refuse(socket, 503, 'the scheduler is shutting down');
+    if (closed || hub.isClosed()) return rejectUpgrade(socket, 503, 'the scheduler is shutting down');
     if (!allowedHost(req.headers.host, port())) {
       hub.rejected('host', { remoteAddress, host: String(req.headers.host ?? '').slice(0, 200) });
-      return refuse(socket, 403, 'host not allowed');
+      return rejectUpgrade(socket, 403, 'host not allowed');
     }
     const origin = req.headers.origin;
     if (!originAllowed(origin, allowedOrigins)) {
       hub.rejected('origin', { remoteAddress, origin: String(origin).slice(0, 200) });
-      return refuse(socket, 403, 'origin not allowed: browser pages cannot open the agent socket');
+      return rejectUpgrade(socket, 403, 'origin not allowed: browser pages cannot open the agent socket');
     }
     if (hub.connectionCount >= maxConnections) {
       hub.rejected('capacity', { remoteAddress, connections: hub.connectionCount });
-      return refuse(socket, 503, `too many agent connections (limit ${maxConnections})`);
+      return rejectUpgrade(socket, 503, `too many agent connections (limit ${maxConnections})`);
     }
     let token: TokenInfo | null = null;
     if (req.headers.authorization !== undefined) {
@@ -126,7 +98,7 @@ export function attachAgentSocket(server: Server, core: Pick<Core, 'hub' | 'toke
       token = (secret !== undefined && tokens.verify(secret)) || null;
       if (!token) {
         hub.rejected('token', { remoteAddress, via: 'header' });
-        return refuse(socket, 401, 'bad or revoked token');
+        return rejectUpgrade(socket, 401, 'bad or revoked token');
       }
     }
     wss.handleUpgrade(req, socket, head, (ws) => accept(ws as AgentWebSocket, remoteAddress, token));

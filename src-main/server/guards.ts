@@ -9,6 +9,7 @@
  *    console bootstrap, which trades the URL token for an HttpOnly cookie at once).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import { ERROR_STATUS, GafferError, toErrorBody, type ErrorCode } from '../common/errors';
 import { secretsEqual } from '../core/auth/tokens';
 
@@ -56,10 +57,6 @@ export function isOperator(presented: string | undefined, operatorToken: string)
   return presented !== undefined && secretsEqual(presented, operatorToken);
 }
 
-export function httpError(code: ErrorCode, message: string): GafferError {
-  return new GafferError(code, message);
-}
-
 export function sendJson(res: ServerResponse, status: number, body: unknown): void {
   const text = JSON.stringify(body);
   res.writeHead(status, {
@@ -81,13 +78,34 @@ export function sendError(res: ServerResponse, e: unknown): void {
   sendJson(res, body.status ?? ERROR_STATUS.internal, { error: body });
 }
 
-/** Rejects an upgrade with a plain HTTP status before any WebSocket handshake. */
-export function rejectUpgrade(socket: NodeJS.WritableStream & { destroy(): void }, status: number, message: string): void {
-  const reason = { 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 429: 'Too Many Requests', 503: 'Service Unavailable' }[status] ?? 'Error';
-  const body = JSON.stringify({ error: { code: status === 403 ? 'forbidden' : status === 401 ? 'unauthorized' : 'bad_request', status, message } });
-  socket.write(
-    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
-  );
+const UPGRADE_REFUSALS: Record<number, [reason: string, code: ErrorCode]> = {
+  400: ['Bad Request', 'bad_request'],
+  401: ['Unauthorized', 'unauthorized'],
+  403: ['Forbidden', 'forbidden'],
+  404: ['Not Found', 'not_found'],
+  429: ['Too Many Requests', 'rate_limited'],
+  503: ['Service Unavailable', 'unavailable'],
+};
+
+/** The path of an upgrade request, or undefined when its URL does not parse. */
+export function upgradePath(req: IncomingMessage): string | undefined {
+  try {
+    return new URL(req.url ?? '/', 'http://localhost').pathname;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Refuses an upgrade with a plain HTTP response (`{error:{code,status,message}}`) before any WebSocket handshake. */
+export function rejectUpgrade(socket: Duplex, status: number, message: string): void {
+  const [reason, code] = UPGRADE_REFUSALS[status] ?? UPGRADE_REFUSALS[400]!;
+  const body = JSON.stringify({ error: { code, status, message } });
+  if (socket.writable) {
+    socket.end(
+      `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+        `Connection: close\r\nCache-Control: no-store\r\n\r\n${body}`,
+    );
+  }
   socket.destroy();
 }
 

@@ -28,7 +28,7 @@ import type { ConsoleEvent, ConsoleReply } from '../../common/console-api';
 import { GafferError, isGafferError, toErrorBody, type ErrorBody } from '../../common/errors';
 import type { Core } from '../../core/create-core';
 import { streamChunks } from '../api/router';
-import { allowedHost, bearerToken, isOperator, readJsonBody, rejectUpgrade, selfOrigins, sendJson } from '../guards';
+import { allowedHost, bearerToken, isOperator, readJsonBody, rejectUpgrade, selfOrigins, sendJson, upgradePath } from '../guards';
 import type { ServerExtension } from '../server';
 import { ConsoleEventHub, type ConsoleEventHubOptions } from './events';
 import { exportArgsFromQuery, startConsoleExport } from './export';
@@ -229,13 +229,7 @@ export function createConsoleExtension(core: Core, opts: ConsoleHttpOptions): (p
       };
 
       const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
-        let pathname: string;
-        try {
-          pathname = new URL(req.url ?? '/', 'http://localhost').pathname;
-        } catch {
-          return;
-        }
-        if (pathname !== EVENTS_PATH) return; // another upgrade handler's business
+        if (upgradePath(req) !== EVENTS_PATH) return; // another upgrade handler's business
         socket.on('error', () => socket.destroy());
         if (closed) return rejectUpgrade(socket, 503, 'the server is shutting down');
         if (!allowedHost(req.headers.host, port)) return rejectUpgrade(socket, 403, 'host not allowed');
