@@ -850,7 +850,27 @@ export class JobRunner implements RunSink {
       actor,
       { attempt, role: job.role, deadline: new Date(deadline).toISOString(), ...(covers.length ? { covers } : {}), kind },
     );
-    const trigger: JobTrigger & Record<string, unknown> = {
+    const trigger = this.buildTrigger(job, spec, run, attempt, deadline, {
+      completedSteps: attempt === 1 && kind === 'first' ? [] : this.repo.completedSteps(run.id),
+      trigger: run.trigger,
+      covers,
+      previousError: attempt > 1 ? run.last_error : null,
+    });
+    const role = job.role;
+    this.outbox.push(() => this.push(`run:${run.id}`, role, trigger, (o) => this.onRunPushOutcome(run.id, attempt, o)));
+    return next;
+  }
+
+  /** The `job_trigger` body (PROTOCOL fields, then additions) for one attempt of a run. */
+  private buildTrigger(
+    job: JobRow,
+    spec: JobSpec,
+    run: RunRow,
+    attempt: number,
+    deadline: number,
+    extra: { completedSteps: string[]; trigger: string; covers: string[]; previousError: string | null; backfillId?: number },
+  ): JobTrigger & Record<string, unknown> {
+    return {
       runId: run.id,
       jobId: job.id,
       job: job.name,
@@ -859,18 +879,16 @@ export class JobRunner implements RunSink {
       payload: spec.payload,
       idempotencyKey: run.idempotency_key,
       deadline: new Date(deadline).toISOString(),
-      completedSteps: attempt === 1 && kind === 'first' ? [] : this.repo.completedSteps(run.id),
+      completedSteps: extra.completedSteps,
       version: job.version,
       traceId: run.trace_id,
       // Additions.
       slotAt: new Date(run.slot_at).toISOString(),
-      trigger: run.trigger,
-      ...(covers.length ? { covers } : {}),
-      ...(attempt > 1 ? { previousError: run.last_error } : {}),
+      trigger: extra.trigger,
+      ...(extra.backfillId !== undefined ? { backfillId: extra.backfillId } : {}),
+      ...(extra.covers.length ? { covers: extra.covers } : {}),
+      ...(extra.previousError ? { previousError: extra.previousError } : {}),
     };
-    const role = job.role;
-    this.outbox.push(() => this.push(`run:${run.id}`, role, trigger, (o) => this.onRunPushOutcome(run.id, attempt, o)));
-    return next;
   }
 
   private push(key: string, role: string, trigger: JobTrigger, onOutcome: (o: TriggerOutcome) => void): void {
@@ -1099,24 +1117,13 @@ export class JobRunner implements RunSink {
     });
     this.auditBackfill(row, 'backfill.dispatch', actor, { attempt, backfillAttempt: row.attempts, deadline: new Date(deadline).toISOString() });
     const covers = JSON.parse(run.covers) as string[];
-    const trigger: JobTrigger & Record<string, unknown> = {
-      runId: run.id,
-      jobId: job.id,
-      job: job.name,
-      slot: run.slot,
-      attempt,
-      payload: spec.payload,
-      idempotencyKey: run.idempotency_key,
-      deadline: new Date(deadline).toISOString(),
+    const trigger = this.buildTrigger(job, spec, run, attempt, deadline, {
       completedSteps: this.repo.completedSteps(run.id),
-      version: job.version,
-      traceId: run.trace_id,
-      slotAt: new Date(run.slot_at).toISOString(),
       trigger: 'backfill',
+      covers,
+      previousError: run.last_error,
       backfillId: b.id,
-      ...(covers.length ? { covers } : {}),
-      ...(run.last_error ? { previousError: run.last_error } : {}),
-    };
+    });
     const role = job.role;
     const dispatches = row.attempts;
     this.outbox.push(() => this.push(`bf:${b.id}`, role, trigger, (o) => this.onBackfillPushOutcome(b.id, dispatches, o)));
