@@ -173,7 +173,8 @@ export const jobPatchInput = z.strictObject({
   overlap: z.enum(OVERLAP_POLICIES).optional(),
   payload: jsonValue.optional(),
   enabled: z.boolean().optional(),
-  executionConditions: executionConditionsInput.optional(),
+  /** Merged into the stored conditions; `maxConcurrentPerRole: null` removes the role quota. */
+  executionConditions: executionConditionsInput.extend({ maxConcurrentPerRole: z.number().int().min(1).max(10_000).nullable().optional() }).optional(),
   dstGapPolicy: z.enum(['shift_forward', 'skip']).optional(),
   backfillCapPerTick: z.number().int().min(0).max(100).optional(),
   runTimeoutS: z.number().int().min(1).max(7 * 86400).optional(),
@@ -255,7 +256,12 @@ export function applyJobPatch(spec: JobSpec, patch: JobPatchInput): JobSpecInput
   for (const [k, v] of Object.entries(patch)) {
     if (v === undefined) continue;
     if (v === null) delete out[k];
-    else if (k === 'retry' || k === 'executionConditions') out[k] = { ...(out[k] as object), ...(v as object) };
+    else if (k === 'retry' || k === 'executionConditions') {
+      // Merged field by field; a null inside removes that field (e.g. the role quota).
+      const merged: Record<string, unknown> = { ...(out[k] as object), ...(v as object) };
+      for (const [f, fv] of Object.entries(merged)) if (fv === null) delete merged[f];
+      out[k] = merged;
+    }
     else out[k] = v;
   }
   return out as JobSpecInput;

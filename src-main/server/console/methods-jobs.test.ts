@@ -174,6 +174,14 @@ describe('jobs console methods: jobs', () => {
     expect(lastAudit()).toMatchObject({ type: 'job.disable', actor: ACTOR, detail: { reason: 'season over' } });
   });
 
+  it('an edit can set and then remove the role quota', async () => {
+    const { job } = await m.call('jobs.create', { spec: { ...SPEC, executionConditions: { maxConcurrentPerRole: 2 } } });
+    expect(job.executionConditions.maxConcurrentPerRole).toBe(2);
+    const up = await m.call('jobs.update', { id: job.id, spec: SPEC, reason: 'no quota any more' });
+    expect(up.job.executionConditions.maxConcurrentPerRole).toBeUndefined();
+    expect(up.job.version).toBe(2);
+  });
+
   it('replacementPatch nulls removed optional settings and sends whole execution conditions', () => {
     const current = { ...SPEC, calendar: 'cn', toleranceS: 60, executionConditions: { maintenanceWindows: [{ start: '01:00', end: '02:00' }] } };
     const patch = replacementPatch(current, { ...SPEC, enabled: false });

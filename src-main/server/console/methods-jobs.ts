@@ -53,7 +53,7 @@ export function replacementPatch(current: Record<string, unknown>, next: JobSpec
   // The module merges executionConditions and retry into the stored ones: send every field.
   patch.retry = { ...JOB_DEFAULTS.retry, ...(next.retry ?? {}) };
   const ec = next.executionConditions ?? {};
-  patch.executionConditions = { ...ec, maintenanceWindows: ec.maintenanceWindows ?? [] };
+  patch.executionConditions = { ...ec, maxConcurrentPerRole: ec.maxConcurrentPerRole ?? null, maintenanceWindows: ec.maintenanceWindows ?? [] };
   return patch as JobPatchInput;
 }
 
@@ -73,13 +73,6 @@ export function createJobsHandlers(core: Core, actor: string): JobsHandlers {
       const current = jobs.get(a.id);
       if (a.expectedVersion !== undefined && current.version !== a.expectedVersion) {
         throw new GafferError('conflict', `job ${current.name} is at version ${current.version} now (you edited version ${a.expectedVersion}; changed by ${current.updatedBy}); reload it and apply your change again`);
-      }
-      const was = current.executionConditions.maxConcurrentPerRole;
-      if (was !== undefined && a.spec.executionConditions?.maxConcurrentPerRole === undefined) {
-        // The module's PATCH merges executionConditions and cannot remove a field yet.
-        throw new GafferError('bad_request', `invalid job at "executionConditions.maxConcurrentPerRole": removing the role quota (now ${was}) is not supported yet; set a high limit instead`, {
-          issues: [{ field: 'executionConditions.maxConcurrentPerRole', message: `removing the role quota (now ${was}) is not supported yet; set a high limit instead`, severity: 'error' }],
-        });
       }
       return jobs.update(current.id, replacementPatch(current as unknown as Record<string, unknown>, a.spec), withReason(a.reason));
     },
