@@ -32,6 +32,11 @@ export default tseslint.config(
     settings: { 'import-x/resolver': { node: { extensions: ['.ts', '.tsx', '.js', '.mjs'] } } },
   },
   {
+    // Tests, test kits, benchmarks and e2e read untyped JSON off the wire; `any` is the honest type there.
+    files: ['**/*.test.ts', '**/*.test.tsx', '**/*.testkit.ts', 'bench/**', 'e2e/**'],
+    rules: { '@typescript-eslint/no-explicit-any': 'off' },
+  },
+  {
     // Plain Node scripts (not type-checked TS): declare Node's globals.
     files: ['scripts/**/*.mjs', 'e2e/**/*.mjs', '*.js', '*.mjs'],
     languageOptions: {

@@ -9,7 +9,6 @@
 import WebSocket from 'ws';
 
 // Wire JSON is whatever the peer sent: one deliberate escape hatch for reading it in tests/benchmarks.
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
 
 type Msg = { cmd: 'run' | 'idle' | 'hold' | 'exit'; url: string; token: string; agents?: number; warmupMs?: number; durationMs?: number };

@@ -32,7 +32,6 @@ import { createCore, type Core } from '../src-main/core/create-core';
 import { attachAgentSocket } from '../src-main/server/agent-socket';
 
 // Wire JSON is whatever the peer sent: one deliberate escape hatch for reading it in tests/benchmarks.
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));

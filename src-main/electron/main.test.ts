@@ -12,7 +12,7 @@ import { CONSOLE_IPC, type ConsoleEvent, type ConsoleReply } from '../common/con
 import { verifyExport } from '../core/audit/audit-export';
 import { tempDir } from '../core/testing/test-core';
 
-type Fn = (...args: any[]) => any; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Fn = (...args: any[]) => any;
 
 const fake = vi.hoisted(() => {
   const emitter = () => {
@@ -35,9 +35,9 @@ const fake = vi.hoisted(() => {
     privileged: [] as unknown[],
     protocolHandlers: new Map<string, Fn>(),
     ipc: new Map<string, Fn>(),
-    windows: [] as any[], // eslint-disable-line @typescript-eslint/no-explicit-any
+    windows: [] as any[],
     sent: [] as Array<{ channel: string; args: unknown[] }>,
-    menu: null as null | { template: any[] }, // eslint-disable-line @typescript-eslint/no-explicit-any
+    menu: null as null | { template: any[] },
     permissionRequest: null as Fn | null,
     permissionCheck: null as Fn | null,
     headersReceived: null as Fn | null,
@@ -51,9 +51,9 @@ const fake = vi.hoisted(() => {
   };
   let nextId = 1;
   class BrowserWindow {
-    opts: any; // eslint-disable-line @typescript-eslint/no-explicit-any
+    opts: any;
     ev = emitter();
-    webContents: any; // eslint-disable-line @typescript-eslint/no-explicit-any
+    webContents: any;
     loaded = '';
     constructor(opts: unknown) {
       this.opts = opts;
@@ -169,7 +169,7 @@ const S = fake.state;
 const TOKEN = 'gfo_fake_electron_token';
 let dataDir: string;
 let rendererDir: string;
-let win: any; // eslint-disable-line @typescript-eslint/no-explicit-any
+let win: any;
 let apiPort = 0;
 const logs: string[] = [];
 
@@ -248,7 +248,7 @@ describe('Electron main (fake electron module)', () => {
     S.permissionRequest!({}, 'notifications', (g: boolean) => (granted = g));
     expect(granted).toBe(false);
     expect(S.permissionCheck!()).toBe(false);
-    let out: any; // eslint-disable-line @typescript-eslint/no-explicit-any
+    let out: any;
     S.headersReceived!({ url: 'app://gaffer/index.html', responseHeaders: { 'content-security-policy': ['x'] } }, (r: unknown) => (out = r));
     expect(out.responseHeaders['Content-Security-Policy'][0]).toContain("default-src 'self'");
     expect(out.responseHeaders['content-security-policy']).toBeUndefined();

@@ -62,7 +62,6 @@ export async function until<T>(pred: () => T | undefined | false | null, what = 
 }
 
 // Wire JSON is whatever the server sent: one deliberate escape hatch for reading it in tests.
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type Json = any;
 
 export interface WireReply {

@@ -10,7 +10,6 @@ import { streamChunks } from './api/router';
 const OPERATOR = 'op-secret-for-tests';
 
 /** Response bodies are arbitrary JSON that the tests index into freely. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
 
 interface Res {

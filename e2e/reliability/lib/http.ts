@@ -10,7 +10,6 @@ export interface HttpReply {
   headers: http.IncomingHttpHeaders;
   text: string;
   // Parsed JSON body, if any (wire data: untyped on purpose).
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   json: any;
 }
 

@@ -139,7 +139,6 @@ process.once('exit', () => {
 export const AGENT_PROC = path.join(ROOT, 'e2e', 'reliability', 'lib', 'agent-proc.ts');
 
 // Events printed by agent-proc.ts (wire data: untyped on purpose).
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type AgentEvent = { ev: string; t: number } & Record<string, any>;
 
 export interface AgentProc extends Proc {

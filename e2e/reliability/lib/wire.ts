@@ -5,7 +5,6 @@
 import WebSocket from 'ws';
 
 // Wire JSON is whatever the server sent: one deliberate escape hatch for reading it.
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type Json = any;
 
 export interface WireReply {

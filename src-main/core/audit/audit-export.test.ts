@@ -156,7 +156,6 @@ describe('export verification', () => {
   it('detects tampering in a copy (JSONL)', async () => {
     seed(15);
     const lines = (await collect({}, 'jsonl')).trimEnd().split('\n');
-    // eslint-disable-next-line @typescript-eslint/no-explicit-any
     const edit = (i: number, f: (e: Record<string, any>) => void) => {
       const copy = [...lines];
       const e = JSON.parse(copy[i]!);

@@ -10,7 +10,6 @@ import { stateDigest, tempDir } from '../testing/test-core';
 import type { HubConnection, HubOptions, HubSocket, JobTrigger, RunSink } from './ports';
 
 // Wire JSON is whatever the peer sent: one deliberate escape hatch for reading it in tests/benchmarks.
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
 
 class FakeSocket implements HubSocket {

@@ -30,7 +30,6 @@ export async function until<T>(pred: () => T | undefined | false | null, what = 
 export interface WireReply {
   id: string | number | null;
   ok: boolean;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   result?: any;
   error?: { code: string; status: number; message: string };
 }
@@ -231,7 +230,6 @@ export interface JobsHarness {
   advance(ms: number): Promise<void>;
   /** Waits (real time) until the system is quiet: no checks in flight, commits done, audit stable. */
   settle(): Promise<void>;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   audit(type?: string): Array<{ id: number; at: number; type: string; actor: string; subject: string; detail: any }>;
   /** Closes server and core (the database stays). */
   stop(): Promise<void>;

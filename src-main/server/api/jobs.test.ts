@@ -6,7 +6,6 @@ import { makeTestCore, type TestCore } from '../../core/testing/test-core';
 import { createApiHandler } from '../api-v1';
 
 const OPERATOR = 'op-secret-for-jobs-tests';
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
 
 let core: TestCore;

@@ -21,7 +21,7 @@ interface Res {
   status: number;
   headers: http.IncomingHttpHeaders;
   text: string;
-  body: any; // eslint-disable-line @typescript-eslint/no-explicit-any
+  body: any;
 }
 
 async function start(opts: { built?: boolean } = {}) {
@@ -190,7 +190,7 @@ function openEvents(opts: { protocols?: string[]; origin?: string; headers?: Rec
   return new WebSocket(`ws://127.0.0.1:${server.port}/console/events`, protocols, { origin: opts.origin ?? origin, headers: opts.headers ?? {} });
 }
 
-function nextFrame(ws: WebSocket): Promise<any> { // eslint-disable-line @typescript-eslint/no-explicit-any
+function nextFrame(ws: WebSocket): Promise<any> {
   return new Promise((resolve, reject) => {
     ws.once('message', (d) => resolve(JSON.parse(String(d))));
     ws.once('close', (code, reason) => reject(new Error(`closed ${code} ${reason}`)));
