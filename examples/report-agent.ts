@@ -18,8 +18,8 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { consoleLogger } from '../src-main/common/logger';
-import { connect, FatalError, RetryableError, type JobContext, type PrecheckHandler } from '../src-main/sdk';
+import { FatalError, RetryableError, type JobContext, type PrecheckHandler } from '../src-main/sdk';
+import { connectFromEnv } from './connect-from-env';
 
 /** A slot like `2026-11-30T09:00` becomes a safe file-name part (`2026-11-30T09-00`). */
 export function slotFileName(slot: string): string {
@@ -80,19 +80,7 @@ export function dataReady(dataDir: string): PrecheckHandler {
 }
 
 async function main(): Promise<void> {
-  const token = process.env.GAFFER_TOKEN;
-  if (!token) {
-    console.error('GAFFER_TOKEN is not set (create an agent token with POST /api/v1/tokens)');
-    process.exit(2);
-  }
-  const agent = await connect({
-    url: process.env.GAFFER_URL ?? 'ws://127.0.0.1:7311/agent',
-    token,
-    role: process.env.GAFFER_ROLE ?? 'reporter',
-    name: process.env.GAFFER_NAME ?? `reporter-${process.pid}`,
-    version: '1.0.0',
-    logger: consoleLogger,
-  });
+  const agent = await connectFromEnv('reporter', 'reporter');
   agent.onJob(reportJob({ dir: process.env.REPORTS_DIR ?? 'reports', notify: printNotify }));
   agent.onPrecheck('data-ready', dataReady(process.env.DATA_DIR ?? 'data'));
   agent.on('job.started', ({ runId, slot }) => console.log(`run ${runId} for slot ${slot} started`));

@@ -8,8 +8,8 @@
  * Ctrl-C shuts down gracefully: the task in hand is finished or handed back.
  */
 import { pathToFileURL } from 'node:url';
-import { consoleLogger } from '../src-main/common/logger';
-import { BlockedError, connect, type WorkHandler } from '../src-main/sdk';
+import { BlockedError, type WorkHandler } from '../src-main/sdk';
+import { connectFromEnv } from './connect-from-env';
 
 interface Payload {
   steps?: number;
@@ -41,19 +41,7 @@ export const workTask: WorkHandler = async ({ task, attempt, previouslyExpired, 
 };
 
 async function main(): Promise<void> {
-  const token = process.env.GAFFER_TOKEN;
-  if (!token) {
-    console.error('GAFFER_TOKEN is not set (create an agent token with POST /api/v1/tokens)');
-    process.exit(2);
-  }
-  const agent = await connect({
-    url: process.env.GAFFER_URL ?? 'ws://127.0.0.1:7311/agent',
-    token,
-    role: process.env.GAFFER_ROLE ?? 'dev',
-    name: process.env.GAFFER_NAME ?? `worker-${process.pid}`,
-    version: '1.0.0',
-    logger: consoleLogger,
-  });
+  const agent = await connectFromEnv('dev', 'worker');
   console.log(`connected as ${agent.instanceId}; waiting for ${agent.role} tasks (Ctrl-C to stop)`);
   agent.on('task.claimed', ({ task }) => console.log(`claimed task ${task.id}: ${task.title}`));
   agent.on('task.reported', ({ taskId, status }) => console.log(`reported task ${taskId}: ${status}`));

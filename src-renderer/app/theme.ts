@@ -1,4 +1,8 @@
-/** Theme choice (system / dark / light), kept in localStorage and applied as `data-theme` on <html>. */
+/**
+ * Theme choice (system / dark / light), kept in localStorage. The resolved theme is always applied
+ * as `data-theme` on <html> ("system" follows the OS setting live), so the stylesheet declares each
+ * palette once.
+ */
 import { useCallback, useSyncExternalStore } from 'react';
 
 export type ThemeChoice = 'system' | 'dark' | 'light';
@@ -14,10 +18,14 @@ function read(): ThemeChoice {
   }
 }
 
+const systemLight = typeof matchMedia === 'function' ? matchMedia('(prefers-color-scheme: light)') : null;
+systemLight?.addEventListener('change', () => {
+  if (read() === 'system') applyTheme('system');
+});
+
 export function applyTheme(choice: ThemeChoice = read()): void {
-  const el = document.documentElement;
-  if (choice === 'system') el.removeAttribute('data-theme');
-  else el.setAttribute('data-theme', choice);
+  const resolved = choice === 'system' ? (systemLight?.matches ? 'light' : 'dark') : choice;
+  document.documentElement.setAttribute('data-theme', resolved);
 }
 
 export function useTheme(): [ThemeChoice, (t: ThemeChoice) => void] {

@@ -11,7 +11,7 @@ import WebSocket, { WebSocketServer } from 'ws';
 import { ManualClock } from '../../common/clock';
 import type { SchedulerConfig } from '../../common/config';
 import type { JobSpecInput, Run } from '../../common/job-schema';
-import { MAX_FRAME_BYTES } from '../../common/protocol';
+import { MAX_FRAME_BYTES, type JobTriggerPush } from '../../common/protocol';
 import { createCore, type Core } from '../create-core';
 import { checkInvariants } from '../testing/invariants';
 import { tempDir } from '../testing/test-core';
@@ -111,19 +111,8 @@ function bridgeHub(server: http.Server, core: Core): () => void {
   };
 }
 
-export interface Trigger {
-  type: 'job_trigger';
-  runId: string;
-  jobId: string;
-  job: string;
-  slot: string;
-  attempt: number;
-  payload: unknown;
-  idempotencyKey: string;
-  deadline: string;
-  completedSteps: string[];
-  version: number;
-  traceId: string;
+/** A `job_trigger` as an agent receives it: the protocol's fields plus the runner's additions. */
+export interface Trigger extends JobTriggerPush {
   slotAt?: string;
   trigger?: string;
   covers?: string[];

@@ -1,0 +1,22 @@
+/**
+ * How the examples connect: GAFFER_URL, GAFFER_TOKEN, GAFFER_ROLE and GAFFER_NAME from the
+ * environment. The token goes in the upgrade's Authorization header (the SDK never logs it).
+ */
+import { consoleLogger } from '../src-main/common/logger';
+import { connect, type Agent } from '../src-main/sdk';
+
+export async function connectFromEnv(defaultRole: string, namePrefix: string): Promise<Agent> {
+  const token = process.env.GAFFER_TOKEN;
+  if (!token) {
+    console.error('GAFFER_TOKEN is not set (create an agent token with POST /api/v1/tokens)');
+    process.exit(2);
+  }
+  return connect({
+    url: process.env.GAFFER_URL ?? 'ws://127.0.0.1:7311/agent',
+    token,
+    role: process.env.GAFFER_ROLE ?? defaultRole,
+    name: process.env.GAFFER_NAME ?? `${namePrefix}-${process.pid}`,
+    version: '1.0.0',
+    logger: consoleLogger,
+  });
+}
