@@ -27,6 +27,7 @@ import {
   operatorReason,
   optionalReason,
   requestBackfillInput,
+  retryDelayS,
   triggerNowInput,
   type Backfill,
   type BusinessCalendar,
@@ -338,8 +339,9 @@ export class JobService {
         return { run: existing, created: false, dispatched: false, message: `slot ${occ.slot} already has run ${existing.id} (${existing.status}, ${existing.disposition}); one run per slot — use the backfill queue to run it again` };
       }
       const w = plan.windowOf(occ);
+      // A manual run keeps its retries: its window stays open long enough for all of them.
       let retrySpan = 0;
-      for (let n = 1; n < spec.retry.maxAttempts; n++) retrySpan += (spec.retry.backoff === 'exponential' ? 2 ** (n - 1) : 1) * spec.retry.firstDelayS * 1000;
+      for (let n = 1; n < spec.retry.maxAttempts; n++) retrySpan += retryDelayS(spec.retry, n) * 1000;
       const run = this.repo.claim(
         {
           id: newId('run'),
