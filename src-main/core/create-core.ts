@@ -100,7 +100,7 @@ export function createCore(opts: CoreOptions = {}): Core {
       ? 'free some disk space: writes resume by themselves'
       : 'the disk or the file is read-only or failing: fix it, then restart Gaffer';
     logger.error(`storage refused a write to ${dbPath} (${error?.message ?? 'unknown error'}): writes are refused with 503 unavailable, reads still work; ${hint}`, { code });
-  });
+  }, !lock && dbPath !== ':memory:');
   const audit = new AuditLog(db, store, clock);
   const ctx: CoreContext = { db, store, audit, clock, config, events };
   const repo = prepareTaskRepo(db);

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { makeTestCore, type TestCore } from '../testing/test-core';
 import { ChainVerifier, GENESIS_HASH } from './hash-chain';
-import { auditRowToChainRow, type AuditRow } from './audit-log';
+import { auditRowToChainRow, SUBJECT_INDEX_LAG, type AuditRow } from './audit-log';
 
 let core: TestCore;
 afterEach(() => core?.close());
@@ -68,5 +68,84 @@ describe('audit time bounds', () => {
     expect(core.audit.firstIdAtOrAfter(t0 + 3500)).toBe(5);
     expect(core.audit.firstIdAtOrAfter(t0 + 9000)).toBe(10);
     expect(core.audit.firstIdAtOrAfter(t0 + 999_999)).toBe(12);
+  });
+});
+
+describe('audit tail cache and bulk subject index', () => {
+  const indexedTo = () => core.db.prepare('SELECT indexed_to FROM audit_subjects_progress').pluck().get() as number;
+
+  it('keeps the chain dense and linked across rolled-back appends (outer and savepoint)', () => {
+    core = makeTestCore();
+    core.audit.record({ type: 'test', actor: 'a', subject: 's' });
+    expect(() =>
+      core.store.write(() => {
+        core.audit.append({ type: 'test', actor: 'a', subject: 'gone' });
+        throw new Error('roll back');
+      }),
+    ).toThrow('roll back');
+    core.store.write(() => {
+      core.audit.append({ type: 'test', actor: 'a', subject: 'kept-1' });
+      try {
+        core.store.write(() => {
+          core.audit.append({ type: 'test', actor: 'a', subject: 'gone' });
+          throw new Error('savepoint');
+        });
+      } catch {
+        // the savepoint rolled back alone
+      }
+      core.audit.append({ type: 'test', actor: 'a', subject: 'kept-2' });
+    });
+    const rows = core.db.prepare('SELECT id, subject FROM audit ORDER BY id').all();
+    expect(rows).toEqual([
+      { id: 1, subject: 's' },
+      { id: 2, subject: 'kept-1' },
+      { id: 3, subject: 'kept-2' },
+    ]);
+    expect(core.audit.verify()).toEqual({ ok: true, checked: 3 });
+  });
+
+  it('indexes subjects in bulk and finds every event of a subject on both sides of the mark, in both orders', () => {
+    core = makeTestCore();
+    const total = SUBJECT_INDEX_LAG * 2 + 300;
+    core.store.write(() => {
+      for (let i = 0; i < total; i++) core.audit.append({ type: 'test', actor: 'a', subject: `s${i % 7}` });
+    });
+    // The lag never exceeds the threshold, and the mark sits where a bulk run ended.
+    expect(indexedTo()).toBe(SUBJECT_INDEX_LAG * 2);
+    expect(core.db.prepare('SELECT count(*) FROM audit_subjects').pluck().get()).toBe(SUBJECT_INDEX_LAG * 2);
+    const expected = Array.from({ length: total }, (_, i) => i + 1).filter((id) => (id - 1) % 7 === 3);
+    const walk = (order: 'asc' | 'desc') => {
+      const ids: number[] = [];
+      let cursor: string | null = null;
+      do {
+        const cur = cursor === null ? {} : order === 'asc' ? { after: Number(cursor) } : { before: Number(cursor) };
+        const page = core.auditQuery.query({ subject: 's3', order, limit: 50, ...cur });
+        ids.push(...page.items.map((e) => e.id));
+        cursor = page.next;
+      } while (cursor !== null);
+      return ids;
+    };
+    expect(walk('asc')).toEqual(expected);
+    expect(walk('desc')).toEqual([...expected].reverse());
+    expect(core.auditQuery.count({ subject: 's3' })).toEqual({ count: expected.length, exact: true });
+  });
+
+  it('a rolled-back bulk run leaves the mark where it was, and the next append catches up', () => {
+    core = makeTestCore();
+    core.store.write(() => {
+      for (let i = 0; i < SUBJECT_INDEX_LAG - 1; i++) core.audit.append({ type: 'test', actor: 'a', subject: 'x' });
+    });
+    expect(indexedTo()).toBe(0);
+    expect(() =>
+      core.store.write(() => {
+        core.audit.append({ type: 'test', actor: 'a', subject: 'y' });
+        throw new Error('roll back');
+      }),
+    ).toThrow('roll back');
+    expect(indexedTo()).toBe(0);
+    core.audit.record({ type: 'test', actor: 'a', subject: 'z' });
+    expect(indexedTo()).toBe(SUBJECT_INDEX_LAG);
+    expect(core.auditQuery.query({ subject: 'z' }).items.map((e) => e.id)).toEqual([SUBJECT_INDEX_LAG]);
+    expect(core.auditQuery.query({ subject: 'y' }).items).toEqual([]);
   });
 });

@@ -7,12 +7,20 @@
  *    read inside the caller's IMMEDIATE transaction, so two processes cannot fork the chain.
  * 3. An append happens in the same transaction as the state change it describes: both commit, or
  *    neither does.
+ * 4. The tail this process appended last is kept in memory and trusted only within the store's
+ *    epoch (no rollback, no other writer since), which saves reading it back on every append.
+ * 5. Subjects are indexed in bulk: every row with id <= `audit_subjects_progress.indexed_to` is in
+ *    `audit_subjects`, and at most SUBJECT_INDEX_LAG rows are past it after any append (the append
+ *    that reaches the lag indexes them, in its own transaction). See migration 007.
  */
 import type { AuditEvent } from '../../common/model';
 import type { Clock } from '../../common/clock';
 import type { Db } from '../db/open';
 import type { Store } from '../db/store';
 import { GENESIS_HASH, rowHash, ChainVerifier, type ChainCheck, type ChainRow } from './hash-chain';
+
+/** Rows appended before the subject index catches up (AuditQuery scans at most this many). */
+export const SUBJECT_INDEX_LAG = 1024;
 
 export interface AuditInput {
   type: string;
@@ -66,6 +74,11 @@ export class AuditLog {
   private readonly tail;
   private readonly insert;
   private readonly atOf;
+  private cachedTail: { id: number; hash: string; at: number; epoch: number } | undefined;
+  private readonly indexedToStmt;
+  private readonly indexSubjects;
+  private readonly setIndexedTo;
+  private indexedTo: { id: number; epoch: number } | undefined;
 
   constructor(
     private readonly db: Db,
@@ -77,11 +90,15 @@ export class AuditLog {
     this.insert = db.prepare(
       'INSERT INTO audit (id, at, type, actor, subject, detail, trace_id, prev_hash, hash) VALUES (?,?,?,?,?,?,?,?,?)',
     );
+    this.indexedToStmt = db.prepare<[], number>('SELECT indexed_to FROM audit_subjects_progress').pluck();
+    this.indexSubjects = db.prepare<[number, number]>('INSERT INTO audit_subjects (subject, id) SELECT subject, id FROM audit WHERE id > ? AND id <= ?');
+    this.setIndexedTo = db.prepare<[number]>('UPDATE audit_subjects_progress SET indexed_to = ?');
   }
 
   /** Appends one event. Must be called inside `store.write`. */
   append(input: AuditInput): AuditEvent {
-    const last = this.tail.get();
+    const cached = this.cachedTail;
+    const last = cached !== undefined && cached.epoch === this.store.epoch ? cached : this.tail.get();
     const row: AuditRow = {
       id: (last?.id ?? 0) + 1,
       // Never before the previous row, even after a backward clock step (see firstIdAtOrAfter).
@@ -96,6 +113,8 @@ export class AuditLog {
     };
     row.hash = rowHash(auditRowToChainRow(row));
     this.insert.run(row.id, row.at, row.type, row.actor, row.subject, row.detail, row.trace_id, row.prev_hash, row.hash);
+    this.cachedTail = { id: row.id, hash: row.hash, at: row.at, epoch: this.store.epoch };
+    this.indexSubjectsIfBehind(row.id);
     const event: AuditEvent = {
       id: row.id,
       at: new Date(row.at).toISOString(),
@@ -109,6 +128,20 @@ export class AuditLog {
     };
     this.store.emit({ type: 'audit.appended', event });
     return event;
+  }
+
+  /** Invariant 5: indexes the unindexed tail once it reaches SUBJECT_INDEX_LAG rows. */
+  private indexSubjectsIfBehind(lastId: number): void {
+    const epoch = this.store.epoch;
+    const known = this.indexedTo;
+    const indexedTo = known !== undefined && known.epoch === epoch ? known.id : this.indexedToStmt.get()!;
+    if (lastId - indexedTo < SUBJECT_INDEX_LAG) {
+      this.indexedTo = { id: indexedTo, epoch };
+      return;
+    }
+    this.indexSubjects.run(indexedTo, lastId);
+    this.setIndexedTo.run(lastId);
+    this.indexedTo = { id: lastId, epoch };
   }
 
   /** Appends as its own transaction (for events not tied to another state change). */

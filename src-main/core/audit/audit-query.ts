@@ -5,6 +5,7 @@
  * 1. Every page is index-driven. One equality filter drives the walk — `subject`, else `actor`,
  *    else `type` (several types: one walk per type, merged lazily) — over its `(column, id)`
  *    index; without one, the rowid is walked. Nothing ever sorts or scans the whole table.
+ *    The subject index is the table `audit_subjects`, filled in bulk, plus a short unindexed tail.
  *    `audit_type` and `audit_actor` are partial: they leave out the high-volume lock types, which
  *    make up most rows, so a filter on one of those types — or on an instance, the only actor of
  *    lock events (`isInstanceActor`) — walks the rowid and tests the column (matches come at once).
@@ -70,7 +71,7 @@ interface Plan {
   residualParams: Param[];
 }
 
-const INDEX_FOR = { subject: 'audit_subject', actor: 'audit_actor', type: 'audit_type' } as const;
+const INDEX_FOR = { actor: 'audit_actor', type: 'audit_type' } as const;
 
 /**
  * What a partial `(column, id)` index covers, read from the schema: a partial index is only
@@ -126,12 +127,14 @@ export class AuditQuery {
   private readonly cache = new Map<string, Statement>();
   private readonly maxId;
   private readonly probe;
+  private readonly indexedTo;
   private readonly typeIndex: TypeIndex;
   private readonly actorIndex: TypeIndex;
 
   constructor(private readonly db: Db) {
     this.maxId = db.prepare<[], { id: number | null }>('SELECT max(id) AS id FROM audit');
     this.probe = db.prepare<[number], { id: number; at: number }>('SELECT id, at FROM audit WHERE id >= ? ORDER BY id LIMIT 1');
+    this.indexedTo = db.prepare<[], number>('SELECT indexed_to FROM audit_subjects_progress').pluck();
     this.typeIndex = readTypeIndex(db);
     this.actorIndex = readTypeIndex(db, 'audit_actor');
   }
@@ -227,6 +230,7 @@ export class AuditQuery {
         params: (lo, hi, n) => [lo, hi, n],
       };
     }
+    if (plan.driverColumn === 'subject') return this.subjectDriver(plan.driverValues[0]!, dir);
     // Each stream walks its (column, id) index in id order; several streams are merged lazily
     // (MERGE UNION ALL, no sort), so the LIMIT stops the walk early.
     const col = plan.driverColumn;
@@ -237,6 +241,21 @@ export class AuditQuery {
     return {
       sql: `${values.map(() => one).join(' UNION ALL ')} ORDER BY id ${dir} LIMIT ?`,
       params: (lo, hi, n) => [...values.flatMap((v) => [v, lo, hi]), n],
+    };
+  }
+
+  /**
+   * A subject's ids: the bulk-filled `audit_subjects` table up to `indexed_to`, then the unindexed
+   * tail (at most SUBJECT_INDEX_LAG rows, AuditLog invariant 5) walked by rowid. The two id ranges
+   * are disjoint and split at the same `indexed_to`, so nothing is missed or repeated even if the
+   * index moves on between reading the mark and running the walk.
+   */
+  private subjectDriver(subject: string, dir: 'ASC' | 'DESC'): { sql: string; params: (lo: number, hi: number, n: number) => Param[] } {
+    const indexedTo = this.indexedTo.get()!;
+    return {
+      sql: `SELECT id FROM audit_subjects WHERE subject = ? AND id BETWEEN ? AND ?
+        UNION ALL SELECT id FROM audit WHERE subject = ? AND id BETWEEN ? AND ? ORDER BY id ${dir} LIMIT ?`,
+      params: (lo, hi, n) => [subject, lo, Math.min(hi, indexedTo), subject, Math.max(lo, indexedTo + 1), hi, n],
     };
   }
 

@@ -310,4 +310,29 @@ export const MIGRATIONS: Migration[] = [
       CREATE INDEX IF NOT EXISTS runs_instance ON runs (instance_id) WHERE status = 'running';
     `,
   },
+  {
+    name: '007_audit_subjects_in_bulk',
+    sql: `
+      -- An (subject, id) index on audit cost one WAL page in every claim's and every report's
+      -- commit. The subject index is now a table AuditLog fills in bulk, SUBJECT_INDEX_LAG rows at
+      -- a time, inside the write that reaches the threshold (a few pages per thousand rows).
+      -- Queries read it for ids <= indexed_to and scan the short unindexed tail for the rest.
+      CREATE TABLE audit_subjects (
+        subject TEXT NOT NULL,
+        id INTEGER NOT NULL,
+        PRIMARY KEY (subject, id)
+      ) WITHOUT ROWID;
+      CREATE TABLE audit_subjects_progress (
+        only INTEGER PRIMARY KEY CHECK (only = 1),
+        indexed_to INTEGER NOT NULL
+      );
+      INSERT INTO audit_subjects (subject, id) SELECT subject, id FROM audit;
+      INSERT INTO audit_subjects_progress (only, indexed_to) VALUES (1, (SELECT coalesce(max(id), 0) FROM audit));
+      DROP INDEX audit_subject;
+      CREATE TRIGGER audit_subjects_no_update BEFORE UPDATE ON audit_subjects
+        BEGIN SELECT RAISE(ABORT, 'the audit subject index is append-only'); END;
+      CREATE TRIGGER audit_subjects_no_delete BEFORE DELETE ON audit_subjects
+        BEGIN SELECT RAISE(ABORT, 'the audit subject index is append-only'); END;
+    `,
+  },
 ];

@@ -10,6 +10,10 @@
  * 4. Storage failures (disk full, read-only file, I/O error) surface as `unavailable`: the write
  *    did not happen and nothing was acknowledged. The first failure of an episode, and the first
  *    commit after it, are reported through `onStorage` (the core logs them).
+ * 5. `epoch` changes whenever what this process last wrote may no longer be the database's state:
+ *    after every rollback (outer or savepoint) and, when other processes may write too
+ *    (`sharedWriters`), when one of them committed since our last write. Caches of rows this
+ *    process wrote (the audit tail) are valid only within one epoch.
  */
 import { GafferError } from '../../common/errors';
 import type { Db } from './open';
@@ -30,13 +34,26 @@ export class Store {
   /** True after a storage failure, until a write commits again. */
   private failing = false;
   private changesStmt: ReturnType<Db['prepare']> | undefined;
+  private epochValue = 0;
+  private readonly dataVersion: { get(): unknown } | undefined;
+  private lastDataVersion = -1;
 
   constructor(
     readonly db: Db,
     private readonly bus: EventBus,
     /** Called once when storage starts refusing writes (with the error) and once when it recovers. */
     private readonly onStorage: (state: 'failing' | 'recovered', error?: Error) => void = () => {},
-  ) {}
+    /** True when other processes may write to the same database (tests racing processes). */
+    sharedWriters = false,
+  ) {
+    // `data_version` changes when another connection commits; read inside our write transaction.
+    if (sharedWriters) this.dataVersion = db.prepare('PRAGMA data_version').pluck();
+  }
+
+  /** See invariant 5. */
+  get epoch(): number {
+    return this.epochValue;
+  }
 
   private totalChanges(): number {
     return (this.changesStmt ??= this.db.prepare('SELECT total_changes()').pluck()).get() as number;
@@ -53,7 +70,10 @@ export class Store {
     const outermost = this.depth === 0;
     // One wrapper for every write: better-sqlite3 decides BEGIN vs SAVEPOINT at call time, and
     // building a wrapper per call was a tenth of the hub's hot path.
-    const tx = (this.tx ??= this.db.transaction((f: () => unknown) => f()));
+    const tx = (this.tx ??= this.db.transaction((f: () => unknown) => {
+      if (this.dataVersion && this.depth === 1) this.noticeOtherWriters();
+      return f();
+    }));
     let value: T;
     // While storage is failing, only a commit that really wrote something proves it recovered.
     const probe = outermost && this.failing ? this.totalChanges() : undefined;
@@ -62,6 +82,7 @@ export class Store {
       value = (outermost ? tx.immediate(fn) : tx(fn)) as T;
     } catch (e) {
       this.pending.length = mark;
+      this.epochValue++;
       if (!isStorageError(e)) throw e;
       if (!this.failing) {
         this.failing = true;
@@ -96,6 +117,14 @@ export class Store {
         }
       }),
     );
+  }
+
+  private noticeOtherWriters(): void {
+    const v = this.dataVersion!.get() as number;
+    if (v !== this.lastDataVersion) {
+      this.lastDataVersion = v;
+      this.epochValue++;
+    }
   }
 
   private flush(): void {
