@@ -69,6 +69,11 @@ export class EventBus {
     return { dispose: () => this.any.delete(fn) };
   }
 
+  /** True when someone listens to `type` (so an event nobody would receive need not be built). */
+  has(type: CoreEventType): boolean {
+    return this.any.size > 0 || (this.listeners.get(type)?.size ?? 0) > 0;
+  }
+
   emit(e: CoreEvent): void {
     for (const l of [...(this.listeners.get(e.type) ?? []), ...this.any]) {
       try {

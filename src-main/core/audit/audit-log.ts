@@ -95,8 +95,8 @@ export class AuditLog {
     this.setIndexedTo = db.prepare<[number]>('UPDATE audit_subjects_progress SET indexed_to = ?');
   }
 
-  /** Appends one event. Must be called inside `store.write`. */
-  append(input: AuditInput): AuditEvent {
+  /** Appends one event and returns its id. Must be called inside `store.write`. */
+  append(input: AuditInput): number {
     const cached = this.cachedTail;
     const last = cached !== undefined && cached.epoch === this.store.epoch ? cached : this.tail.get();
     const row: AuditRow = {
@@ -115,19 +115,21 @@ export class AuditLog {
     this.insert.run(row.id, row.at, row.type, row.actor, row.subject, row.detail, row.trace_id, row.prev_hash, row.hash);
     this.cachedTail = { id: row.id, hash: row.hash, at: row.at, epoch: this.store.epoch };
     this.indexSubjectsIfBehind(row.id);
-    const event: AuditEvent = {
-      id: row.id,
-      at: new Date(row.at).toISOString(),
-      type: row.type,
-      actor: row.actor,
-      subject: row.subject,
-      detail: input.detail ?? {},
-      traceId: row.trace_id,
-      prevHash: row.prev_hash,
-      hash: row.hash,
-    };
-    this.store.emit({ type: 'audit.appended', event });
-    return event;
+    if (this.store.wants('audit.appended')) {
+      const event: AuditEvent = {
+        id: row.id,
+        at: new Date(row.at).toISOString(),
+        type: row.type,
+        actor: row.actor,
+        subject: row.subject,
+        detail: input.detail ?? {},
+        traceId: row.trace_id,
+        prevHash: row.prev_hash,
+        hash: row.hash,
+      };
+      this.store.emit({ type: 'audit.appended', event });
+    }
+    return row.id;
   }
 
   /** Invariant 5: indexes the unindexed tail once it reaches SUBJECT_INDEX_LAG rows. */
@@ -144,8 +146,8 @@ export class AuditLog {
     this.indexedTo = { id: lastId, epoch };
   }
 
-  /** Appends as its own transaction (for events not tied to another state change). */
-  record(input: AuditInput): AuditEvent {
+  /** Appends as its own transaction (for events not tied to another state change); returns its id. */
+  record(input: AuditInput): number {
     return this.store.write(() => this.append(input));
   }
 

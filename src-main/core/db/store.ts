@@ -17,7 +17,7 @@
  */
 import { GafferError } from '../../common/errors';
 import type { Db } from './open';
-import type { CoreEvent, EventBus } from '../events';
+import type { CoreEvent, CoreEventType, EventBus } from '../events';
 
 const STORAGE_ERRORS = new Set(['SQLITE_FULL', 'SQLITE_READONLY', 'SQLITE_IOERR', 'SQLITE_CANTOPEN', 'SQLITE_CORRUPT', 'SQLITE_NOTADB']);
 
@@ -57,6 +57,11 @@ export class Store {
 
   private totalChanges(): number {
     return (this.changesStmt ??= this.db.prepare('SELECT total_changes()').pluck()).get() as number;
+  }
+
+  /** True when an event of `type` would reach a listener (see EventBus.has). */
+  wants(type: CoreEventType): boolean {
+    return this.bus.has(type);
   }
 
   /** Queues an event to be emitted once the surrounding transaction commits. */

@@ -122,7 +122,7 @@ export class ClaimLocks {
       const output = args.output === undefined ? null : JSON.stringify(args.output);
       this.repo.deleteLock.run(taskId);
       this.repo.setReported.run(status, note, output, now, taskId);
-      if (status === 'done') this.repo.releaseDependents.run(taskId);
+      if (status === 'done' && this.repo.hasDependents.get(taskId) !== undefined) this.repo.releaseDependents.run(taskId);
       // The row as the writes above left it, updated in place (see claim).
       t.status = status;
       t.note = note;

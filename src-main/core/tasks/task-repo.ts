@@ -92,6 +92,8 @@ export function prepareTaskRepo(db: Db) {
     setReported: db.prepare('UPDATE tasks SET status = ?, note = ?, output = ?, updated_at = ? WHERE id = ?'),
     setExpired: db.prepare(`UPDATE tasks SET status = 'backlog', previously_expired = 1, updated_at = ? WHERE id = ?`),
     setPriority: db.prepare('UPDATE tasks SET priority = ?, updated_at = ? WHERE id = ?'),
+    /** Cheap probe before `releaseDependents` (most tasks have no dependents). */
+    hasDependents: db.prepare<[number], number>('SELECT 1 FROM task_deps WHERE depends_on = ? LIMIT 1').pluck(),
     releaseDependents: db.prepare(
       'UPDATE tasks SET unmet_deps = unmet_deps - 1 WHERE id IN (SELECT task_id FROM task_deps WHERE depends_on = ?)',
     ),
