@@ -291,7 +291,7 @@ async function idleRss(agentsChild: Child, agents: number): Promise<{ baseMb: nu
 export async function runHubBench(): Promise<Record<string, number>> {
   const out: Record<string, number> = {};
   const counts = [1, 10, 50];
-  const seed: Record<number, number> = { 1: 6_000, 10: 30_000, 50: 40_000 };
+  const seed: Record<number, number> = { 1: 8_000, 10: 40_000, 50: 80_000 };
 
   let agentsChild = await spawnChild('hub-agents.ts');
   try {
