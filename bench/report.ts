@@ -75,7 +75,13 @@ ${chart('core-throughput', barChart('claim+report per second (blue) vs two bare 
 ${sizes.map((s) => `| ${s.toLocaleString('en')} | ${n0(r.core![`claimReportPerS@${s}`])} | ${((r.core![`vsBare@${s}`] ?? 0) * 100).toFixed(0)} % |`).join('\n')}
 
 Flatness (throughput at the smallest ÷ largest queue): **${n2(r.core.flatnessRatio)}×** (target ≤ 1.3×). Bare ceiling ${n0(r.core.barePairsPerS)} pairs/s.
-Each ratio is the median over runs in which the bare and the core run alternate on the same disk.`);
+Each ratio is the median over rounds in which the bare pair and the core alternate on the same disk.${
+      r.floor
+        ? `
+
+SQL floor (\`bench/floor.ts\`: the same statements with no application code around them): one transaction per claim and per report reaches **${((r.floor.singleVsBare ?? 0) * 100).toFixed(0)} %** of the bare pairs; batched as group commit does it, ${n2(r.floor.batchCpuUsPerTask)} µs CPU per task.`
+        : ''
+    }`);
   }
 
   if (r.baseline) {

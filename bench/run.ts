@@ -11,6 +11,7 @@ import { writeReport } from './report';
 const here = path.dirname(fileURLToPath(import.meta.url));
 const SUITES: Record<string, [file: string, fn: string]> = {
   core: ['core.ts', 'runCoreBench'],
+  floor: ['floor.ts', 'runFloorBench'],
   hub: ['hub.ts', 'runHubBench'],
   jobs: ['jobs.ts', 'runJobsBench'],
   audit: ['audit.ts', 'runAuditBench'],
