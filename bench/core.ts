@@ -5,6 +5,7 @@
  * Run: npm run bench -- core   (or: npx tsx bench/core.ts)
  */
 import Database from 'better-sqlite3';
+import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createCore } from '../src-main/core/create-core';
@@ -47,6 +48,8 @@ function seed(db: Database.Database, n: number): void {
 }
 
 interface SizeResult {
+  walPagesPerClaim: number;
+  walPagesPerReport: number;
   rate: number;
   bare: number;
   ratio: number;
@@ -62,7 +65,7 @@ function measureSize(dir: string, queued: number): SizeResult {
   const core = createCore({ dataDir: dir });
   if (process.env.GAFFER_BENCH_CKPT) core.db.pragma('wal_autocheckpoint = ' + process.env.GAFFER_BENCH_CKPT);
   for (const idx of (process.env.GAFFER_BENCH_DROP ?? '').split(',').filter(Boolean)) core.db.exec(`DROP INDEX ${idx}`);
-  seed(core.db, queued + PAIRS * ROUNDS);
+  seed(core.db, queued + PAIRS * ROUNDS + WAL_PAIRS);
   const bare = openBare(dir);
   const inst = core.instances.register({ role: 'dev', name: 'bench' }).id;
   const lat: number[] = [];
@@ -84,9 +87,33 @@ function measureSize(dir: string, queued: number): SizeResult {
     ratios.push(rate / bareRate);
   }
   bare.close();
+  const wal = walPagesPerOp(core, inst);
   core.close();
   lat.sort((a, b) => a - b);
-  return { rate: median(rates), bare: median(bares), ratio: median(ratios), claimP50: percentile(lat, 50), claimP99: percentile(lat, 99) };
+  return { rate: median(rates), bare: median(bares), ratio: median(ratios), claimP50: percentile(lat, 50), claimP99: percentile(lat, 99), ...wal };
+}
+
+const WAL_PAIRS = 300;
+
+/** WAL pages written per claim and per report (WAL growth over WAL_PAIRS pairs, checkpoints held off). */
+function walPagesPerOp(core: ReturnType<typeof createCore>, inst: string): { walPagesPerClaim: number; walPagesPerReport: number } {
+  core.db.pragma('wal_autocheckpoint = 0');
+  core.db.pragma('wal_checkpoint(TRUNCATE)');
+  const walFile = `${core.dbPath}-wal`;
+  const pageSize = core.db.pragma('page_size', { simple: true }) as number;
+  const size = () => fs.statSync(walFile).size;
+  let claimBytes = 0;
+  let reportBytes = 0;
+  for (let i = 0; i < WAL_PAIRS; i++) {
+    const s0 = size();
+    const c = core.locks.claim({ instanceId: inst });
+    const s1 = size();
+    core.locks.report({ instanceId: inst, taskId: c.task!.id, fence: c.lock!.fence, status: 'done' });
+    claimBytes += s1 - s0;
+    reportBytes += size() - s1;
+  }
+  const frame = pageSize + 24; // each WAL frame: a 24-byte header and one page
+  return { walPagesPerClaim: claimBytes / WAL_PAIRS / frame, walPagesPerReport: reportBytes / WAL_PAIRS / frame };
 }
 
 export async function runCoreBench(): Promise<Record<string, number>> {
@@ -98,6 +125,8 @@ export async function runCoreBench(): Promise<Record<string, number>> {
     bares.push(r.bare);
     figures[`claimReportPerS@${size}`] = r.rate;
     figures[`vsBare@${size}`] = r.ratio;
+    figures[`walPagesPerClaim@${size}`] = r.walPagesPerClaim;
+    figures[`walPagesPerReport@${size}`] = r.walPagesPerReport;
     rows.push({
       'queued tasks': size.toLocaleString('en'),
       'claim+report /s': Math.round(r.rate),
@@ -105,6 +134,7 @@ export async function runCoreBench(): Promise<Record<string, number>> {
       'vs bare (median of rounds)': `${(r.ratio * 100).toFixed(0)} %`,
       'claim p50 ms': r.claimP50,
       'claim p99 ms': r.claimP99,
+      'WAL pages claim / report': `${r.walPagesPerClaim.toFixed(1)} / ${r.walPagesPerReport.toFixed(1)}`,
     });
   }
   figures.barePairsPerS = median(bares);

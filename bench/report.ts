@@ -53,6 +53,7 @@ ${target}
 
 const n0 = (v: number | undefined) => (v === undefined ? 'n/a' : Math.round(v).toLocaleString('en'));
 const n2 = (v: number | undefined) => (v === undefined ? 'n/a' : v.toFixed(2));
+const n1 = (v: number | undefined) => (v === undefined ? 'n/a' : v.toFixed(1));
 
 export function writeReport(dir: string, machine: string, at: string, r: Results): string {
   const charts = path.join(dir, 'charts');
@@ -70,9 +71,9 @@ export function writeReport(dir: string, machine: string, at: string, r: Results
 
 ${chart('core-throughput', barChart('claim+report per second (blue) vs two bare FULL transactions (grey)', 'tasks/s', bars))}
 
-| queued | claim+report /s | vs bare FULL pairs |
-|---|---|---|
-${sizes.map((s) => `| ${s.toLocaleString('en')} | ${n0(r.core![`claimReportPerS@${s}`])} | ${((r.core![`vsBare@${s}`] ?? 0) * 100).toFixed(0)} % |`).join('\n')}
+| queued | claim+report /s | vs bare FULL pairs | WAL pages per claim / report |
+|---|---|---|---|
+${sizes.map((s) => `| ${s.toLocaleString('en')} | ${n0(r.core![`claimReportPerS@${s}`])} | ${((r.core![`vsBare@${s}`] ?? 0) * 100).toFixed(0)} % | ${n1(r.core![`walPagesPerClaim@${s}`])} / ${n1(r.core![`walPagesPerReport@${s}`])} |`).join('\n')}
 
 Flatness (throughput at the smallest ÷ largest queue): **${n2(r.core.flatnessRatio)}×** (target ≤ 1.3×). Bare ceiling ${n0(r.core.barePairsPerS)} pairs/s.
 Each ratio is the median over rounds in which the bare pair and the core alternate on the same disk.${
