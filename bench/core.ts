@@ -6,34 +6,13 @@
  */
 import Database from 'better-sqlite3';
 import fs from 'node:fs';
-import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createCore } from '../src-main/core/create-core';
-import { benchDir, median, percentile, printTable } from './util';
+import { benchDir, median, openBare, percentile, printTable } from './util';
 
 const PAIRS = Number(process.env.GAFFER_BENCH_PAIRS ?? 500);
 const ROUNDS = Number(process.env.GAFFER_BENCH_ROUNDS ?? 12);
 const SIZES = (process.env.GAFFER_BENCH_SIZES ?? '1000,100000,1000000').split(',').map(Number);
-
-/** Two bare single-row transactions per "pair", WAL + FULL: what the disk allows. */
-function openBare(dir: string): { run(pairs: number): number; close(): void } {
-  const db = new Database(path.join(dir, 'bare.db'));
-  db.pragma('journal_mode = WAL');
-  db.pragma('synchronous = FULL');
-  db.exec('CREATE TABLE t (id INTEGER PRIMARY KEY, v INTEGER)');
-  const ins = db.prepare('INSERT INTO t (v) VALUES (?)');
-  const upd = db.prepare('UPDATE t SET v = v + 1 WHERE id = ?');
-  const insTx = db.transaction((v: number) => Number(ins.run(v).lastInsertRowid));
-  const updTx = db.transaction((id: number) => upd.run(id));
-  return {
-    run(pairs) {
-      const t0 = performance.now();
-      for (let i = 0; i < pairs; i++) updTx(insTx(i));
-      return pairs / ((performance.now() - t0) / 1000);
-    },
-    close: () => db.close(),
-  };
-}
 
 function seed(db: Database.Database, n: number): void {
   const now = Date.now();

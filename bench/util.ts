@@ -1,4 +1,5 @@
 /** Small helpers shared by the benchmarks: timing, percentiles, table printing. */
+import Database from 'better-sqlite3';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -34,4 +35,24 @@ export function printTable(title: string, rows: Array<Record<string, string | nu
 export function machineInfo(): string {
   const cpu = os.cpus()[0]?.model ?? 'unknown cpu';
   return `${os.cpus().length} × ${cpu}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, node ${process.version}, ${os.platform()} ${os.release()}`;
+}
+
+/** Two bare single-row transactions per "pair", WAL + FULL: what the disk allows. */
+export function openBare(dir: string): { run(pairs: number): number; close(): void } {
+  const db = new Database(path.join(dir, 'bare.db'));
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = FULL');
+  db.exec('CREATE TABLE t (id INTEGER PRIMARY KEY, v INTEGER)');
+  const ins = db.prepare('INSERT INTO t (v) VALUES (?)');
+  const upd = db.prepare('UPDATE t SET v = v + 1 WHERE id = ?');
+  const insTx = db.transaction((v: number) => Number(ins.run(v).lastInsertRowid));
+  const updTx = db.transaction((id: number) => upd.run(id));
+  return {
+    run(pairs) {
+      const t0 = performance.now();
+      for (let i = 0; i < pairs; i++) updTx(insTx(i));
+      return pairs / ((performance.now() - t0) / 1000);
+    },
+    close: () => db.close(),
+  };
 }
