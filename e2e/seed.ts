@@ -130,6 +130,9 @@ export function seedDatabase(dataDir: string, o: SeedOptions): SeedResult {
       }
     })();
   }
+  // What AuditLog's bulk subject indexing would have done for these rows (migration 007).
+  db.exec(`INSERT INTO audit_subjects (subject, id) SELECT subject, id FROM audit;
+    UPDATE audit_subjects_progress SET indexed_to = (SELECT coalesce(max(id), 0) FROM audit)`);
   const auditMs = Date.now() - t1;
   db.pragma('synchronous = FULL');
   db.pragma('wal_checkpoint(TRUNCATE)');

@@ -11,7 +11,9 @@
  *    epoch (no rollback, no other writer since), which saves reading it back on every append.
  * 5. Subjects are indexed in bulk: every row with id <= `audit_subjects_progress.indexed_to` is in
  *    `audit_subjects`, and at most SUBJECT_INDEX_LAG rows are past it after any append (the append
- *    that reaches the lag indexes them, in its own transaction). See migration 007.
+ *    that reaches the lag indexes them, in its own transaction). See migration 007. A database
+ *    whose rows were written around AuditLog catches up SUBJECT_INDEX_CHUNK rows per append, so no
+ *    single write stalls on it.
  */
 import type { AuditEvent } from '../../common/model';
 import type { Clock } from '../../common/clock';
@@ -21,6 +23,8 @@ import { GENESIS_HASH, rowHash, ChainVerifier, type ChainCheck, type ChainRow } 
 
 /** Rows appended before the subject index catches up (AuditQuery scans at most this many). */
 export const SUBJECT_INDEX_LAG = 1024;
+/** Most rows one append indexes (a catch-up is spread over several appends). */
+export const SUBJECT_INDEX_CHUNK = 16 * SUBJECT_INDEX_LAG;
 
 export interface AuditInput {
   type: string;
@@ -141,9 +145,10 @@ export class AuditLog {
       this.indexedTo = { id: indexedTo, epoch };
       return;
     }
-    this.indexSubjects.run(indexedTo, lastId);
-    this.setIndexedTo.run(lastId);
-    this.indexedTo = { id: lastId, epoch };
+    const upTo = Math.min(lastId, indexedTo + SUBJECT_INDEX_CHUNK);
+    this.indexSubjects.run(indexedTo, upTo);
+    this.setIndexedTo.run(upTo);
+    this.indexedTo = { id: upTo, epoch };
   }
 
   /** Appends as its own transaction (for events not tied to another state change); returns its id. */
