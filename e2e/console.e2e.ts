@@ -111,6 +111,23 @@ describe('console views on real data', () => {
     await page.waitForSelector('[data-testid="task-detail"]', { state: 'detached' });
   });
 
+  it('leaving a view is never undone by it, even when it renders between the hash change and its event', async () => {
+    await go(page, '#/queues/dev', '[data-testid="view-queues"]');
+    // A busy event stream re-renders the current view at any moment; here the filter input does it
+    // after the hash has changed but before \`hashchange\` is delivered. The queues view then sees a
+    // route without a role; it must not "pick a role" and send the operator back.
+    await page.evaluate(() => {
+      window.location.hash = '#/dashboard';
+      const input = document.querySelector('input[data-view-filter]') as HTMLInputElement;
+      Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, 'value')!.set!.call(input, 'x');
+      input.dispatchEvent(new Event('input', { bubbles: true }));
+    });
+    await page.waitForSelector('[data-testid="view-dashboard"]');
+    await page.waitForTimeout(300);
+    expect(await page.evaluate(() => window.location.hash)).toBe('#/dashboard');
+    expect(await page.locator('[data-testid="view-queues"]').count()).toBe(0);
+  });
+
   it('instances list roles, heartbeats and held locks; tokens are listed', async () => {
     await go(page, '#/instances', '[data-testid="view-instances"]');
     await page.waitForSelector('[data-testid="instances-table"] [data-row-key]');

@@ -1,5 +1,5 @@
 /** Hash navigation shared by the app shell and the views. */
-import { useSyncExternalStore } from 'react';
+import { useRef, useSyncExternalStore } from 'react';
 import { formatHash, parseHash, type Route, type ViewId } from './routes';
 
 function subscribe(cb: () => void): () => void {
@@ -13,6 +13,20 @@ export function useHash(): string {
 
 export function useRoute(): Route {
   return parseHash(useHash());
+}
+
+/**
+ * The route as one view sees it. The hash changes before its `hashchange` event arrives, so a
+ * view being left can render once more with the NEXT view's route (under a busy event stream it
+ * does). Acting on that — "no role in the URL: pick one" — would send the operator straight back.
+ * So a view only ever sees its own routes: while another view's route is current, it keeps its last.
+ */
+export function useViewRoute(view: ViewId): Route {
+  const route = useRoute();
+  const last = useRef(route);
+  if (route.view !== view) return last.current;
+  last.current = route;
+  return route;
 }
 
 export function navigate(view: ViewId, param?: string | null, query?: Record<string, string>): void {

@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useMemo, useRef, type KeyboardEvent } from 'react';
 import type { AuditEvent } from '../../../src-main/common/model';
-import { navigate, useRoute } from '../../app/navigation';
+import { navigate, useViewRoute } from '../../app/navigation';
 import { Badge } from '../../components/Badge';
 import { EmptyState, ErrorBanner, ProgressBar, Spinner } from '../../components/States';
 import { RelativeTime } from '../../components/Time';
@@ -34,7 +34,7 @@ export const KNOWN_AUDIT_TYPES = [
 
 export function AuditView() {
   useWatch('audit');
-  const route = useRoute();
+  const route = useViewRoute('audit');
   const a = useConsole((s) => s.audit);
   const actions = useActions();
   const { setAuditForm, selectAudit, loadMoreAudit, setAuditFollowing } = actions;

@@ -6,7 +6,7 @@
 import { useEffect, useMemo, useRef, useState, type ReactNode } from 'react';
 import type { IcsImportResult } from '../../../src-main/common/console-api';
 import type { BusinessCalendar, JobIssue } from '../../../src-main/common/job-schema';
-import { navigate, useRoute } from '../../app/navigation';
+import { navigate, useViewRoute } from '../../app/navigation';
 import { EmptyState, ErrorBanner, Spinner } from '../../components/States';
 import { ZonePicker } from '../../components/ZonePicker';
 import { formatBytes, formatDateTime } from '../../lib/format';
@@ -18,7 +18,7 @@ import { emptyCalendarForm, formFromCalendar, upcomingDates, validateCalendarFor
 
 export function CalendarsView() {
   useWatch('calendars', 'jobs');
-  const route = useRoute();
+  const route = useViewRoute('calendars');
   const res = useConsole((s) => s.jobs.calendars);
   const { refresh } = useActions();
   const selected = route.param;

@@ -1,6 +1,6 @@
 import { useMemo, useState } from 'react';
 import type { JobSummary } from '../../../src-main/common/job-schema';
-import { navigate, useRoute } from '../../app/navigation';
+import { navigate, useViewRoute } from '../../app/navigation';
 import { Badge } from '../../components/Badge';
 import { EmptyState, ErrorBanner, Spinner } from '../../components/States';
 import { Table, type Column } from '../../components/Table';
@@ -17,7 +17,7 @@ import { describeSchedule, jobState } from './logic';
 
 /** `#/jobs` lists the jobs; `#/jobs/new` and `#/jobs/<id>` open the editor. */
 export function JobsView() {
-  const route = useRoute();
+  const route = useViewRoute('jobs');
   if (route.param) return <JobEditor key={route.param} jobId={route.param === 'new' ? null : route.param} />;
   return <JobList />;
 }

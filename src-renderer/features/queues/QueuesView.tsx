@@ -1,7 +1,7 @@
 import { useEffect, useMemo, useState, type ReactNode } from 'react';
 import type { UiError } from '../../store/errors';
 import type { Task, TaskStatus } from '../../../src-main/common/model';
-import { navigate, replaceRoute, useRoute } from '../../app/navigation';
+import { navigate, replaceRoute, useViewRoute } from '../../app/navigation';
 import { Badge, Rule, TaskStatusBadge } from '../../components/Badge';
 import { EmptyState, ErrorBanner, Spinner } from '../../components/States';
 import { Countdown, RelativeTime } from '../../components/Time';
@@ -17,7 +17,7 @@ const CARD_H = 78;
 
 export function QueuesView() {
   useWatch('roles', 'queue', 'instances', 'settings');
-  const route = useRoute();
+  const route = useViewRoute('queues');
   const roles = useConsole((s) => s.roles);
   const queue = useConsole((s) => s.queue);
   const instances = useConsole((s) => s.instances.data);

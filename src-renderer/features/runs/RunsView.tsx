@@ -6,7 +6,7 @@
 import { useEffect, useMemo, useState } from 'react';
 import type { RunDetail } from '../../../src-main/common/console-api';
 import type { Backfill, BackfillAction, JobSummary, LedgerEntry } from '../../../src-main/common/job-schema';
-import { navigate, replaceRoute, useRoute } from '../../app/navigation';
+import { navigate, replaceRoute, useViewRoute } from '../../app/navigation';
 import { Badge } from '../../components/Badge';
 import { ReasonDialog } from '../../components/Dialog';
 import { EmptyState, ErrorBanner, Spinner } from '../../components/States';
@@ -32,7 +32,7 @@ const BACKFILL_ACTION_META: Record<BackfillAction, { label: string; explain: str
 
 export function RunsView() {
   useWatch('jobs', 'runs');
-  const route = useRoute();
+  const route = useViewRoute('runs');
   const jobs = useConsole((s) => s.jobs.list);
   const { selectLedgerJob, refresh } = useActions();
   const jobId = route.param;

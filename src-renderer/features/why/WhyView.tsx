@@ -6,7 +6,7 @@
  */
 import { useEffect, useMemo, useState } from 'react';
 import type { Explanation, LayerItem } from '../../../src-main/common/job-schema';
-import { navigate, replaceRoute, useRoute } from '../../app/navigation';
+import { navigate, replaceRoute, useViewRoute } from '../../app/navigation';
 import { Badge } from '../../components/Badge';
 import { EmptyState, ErrorBanner, Spinner } from '../../components/States';
 import { RelativeTime } from '../../components/Time';
@@ -20,7 +20,7 @@ import { instantOf, LAYER_VERDICT_META, layersOf, quickPicks, verdictOf, type La
 
 export function WhyView() {
   useWatch('jobs', 'runs');
-  const route = useRoute();
+  const route = useViewRoute('why');
   const jobs = useConsole((s) => s.jobs.list);
   const { explainJob, refresh } = useActions();
   const jobId = route.param;
