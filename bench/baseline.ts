@@ -8,27 +8,17 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import Database from 'better-sqlite3';
 import { createCore } from '../src-main/core/create-core';
-import { benchDir, median, printTable } from './util';
+import { benchDir, median, printTable, seedBacklog } from './util';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const PAIRS = 2000;
 const RACE_TASKS = 2000;
 const RUNS = 3;
 
-function seedTasks(db: Database.Database, n: number): void {
-  const now = Date.now();
-  const ins = db.prepare(`INSERT INTO tasks (title, role, status, priority, payload, depends_on, unmet_deps, created_at, updated_at)
-    VALUES (?, 'dev', 'backlog', ?, 'null', '[]', 0, ?, ?)`);
-  db.transaction(() => {
-    for (let i = 0; i < n; i++) ins.run(`t${i}`, i % 10, now, now);
-  })();
-}
-
 function naiveRate(): number {
   const core = createCore({ dataDir: benchDir('naive') }); // same schema and pragmas
-  seedTasks(core.db, 1000 + PAIRS);
+  seedBacklog(core.db, 1000 + PAIRS);
   const pick = core.db.prepare<[], { id: number }>(`SELECT id FROM tasks WHERE status = 'backlog' AND unmet_deps = 0 ORDER BY priority DESC, id LIMIT 1`);
   const take = core.db.prepare(`UPDATE tasks SET status = 'in_progress' WHERE id = ?`);
   const finish = core.db.prepare(`UPDATE tasks SET status = 'done' WHERE id = ?`);
@@ -45,7 +35,7 @@ function naiveRate(): number {
 
 function gafferRate(): number {
   const core = createCore({ dataDir: benchDir('gaffer') });
-  seedTasks(core.db, 1000 + PAIRS);
+  seedBacklog(core.db, 1000 + PAIRS);
   const inst = core.instances.register({ role: 'dev', name: 'bench' }).id;
   const t0 = performance.now();
   for (let i = 0; i < PAIRS; i++) {
@@ -66,7 +56,7 @@ async function race(kind: 'naive' | 'gaffer'): Promise<{ claims: number; doubles
   const dir = benchDir(`race-${kind}`);
   const dbPath = path.join(dir, 'gaffer.db');
   const core = createCore({ dbPath, singleWriter: false });
-  seedTasks(core.db, RACE_TASKS);
+  seedBacklog(core.db, RACE_TASKS);
   core.close();
   const worker =
     kind === 'naive'

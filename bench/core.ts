@@ -4,27 +4,14 @@
  *  - in-process claim+report throughput at queue sizes 1k, 100k and 1M, and claim latency.
  * Run: npm run bench -- core   (or: npx tsx bench/core.ts)
  */
-import Database from 'better-sqlite3';
 import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { createCore } from '../src-main/core/create-core';
-import { benchDir, median, openBare, percentile, printTable } from './util';
+import { benchDir, median, openBare, percentile, printTable, seedBacklog } from './util';
 
 const PAIRS = Number(process.env.GAFFER_BENCH_PAIRS ?? 500);
 const ROUNDS = Number(process.env.GAFFER_BENCH_ROUNDS ?? 12);
 const SIZES = (process.env.GAFFER_BENCH_SIZES ?? '1000,100000,1000000').split(',').map(Number);
-
-function seed(db: Database.Database, n: number): void {
-  const now = Date.now();
-  const ins = db.prepare(`INSERT INTO tasks (title, role, status, priority, payload, depends_on, unmet_deps, created_at, updated_at)
-    VALUES (?, 'dev', 'backlog', ?, '{"n":1}', '[]', 0, ?, ?)`);
-  const BATCH = 50_000;
-  for (let done = 0; done < n; done += BATCH) {
-    db.transaction(() => {
-      for (let i = done; i < Math.min(n, done + BATCH); i++) ins.run(`task ${i}`, i % 10, now, now);
-    })();
-  }
-}
 
 interface SizeResult {
   walPagesPerClaim: number;
@@ -44,7 +31,7 @@ function measureSize(dir: string, queued: number): SizeResult {
   const core = createCore({ dataDir: dir });
   if (process.env.GAFFER_BENCH_CKPT) core.db.pragma('wal_autocheckpoint = ' + process.env.GAFFER_BENCH_CKPT);
   for (const idx of (process.env.GAFFER_BENCH_DROP ?? '').split(',').filter(Boolean)) core.db.exec(`DROP INDEX ${idx}`);
-  seed(core.db, queued + PAIRS * ROUNDS + WAL_PAIRS);
+  seedBacklog(core.db, queued + PAIRS * ROUNDS + WAL_PAIRS);
   const bare = openBare(dir);
   const inst = core.instances.register({ role: 'dev', name: 'bench' }).id;
   const lat: number[] = [];

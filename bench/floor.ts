@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { createCore } from '../src-main/core/create-core';
 import { GENESIS_HASH, rowHash } from '../src-main/core/audit/hash-chain';
 import { prepareTaskRepo } from '../src-main/core/tasks/task-repo';
-import { benchDir, median, openBare, printTable } from './util';
+import { benchDir, median, openBare, printTable, seedBacklog } from './util';
 
 const PAIRS = 500;
 const ROUNDS = 12;
@@ -23,12 +23,7 @@ export async function runFloorBench(): Promise<Record<string, number>> {
   const dir = benchDir('floor');
   const core = createCore({ dataDir: dir });
   const db = core.db;
-  const now = Date.now();
-  const seed = db.prepare(`INSERT INTO tasks (title, role, status, priority, payload, depends_on, unmet_deps, created_at, updated_at)
-    VALUES (?, 'dev', 'backlog', ?, '{"n":1}', '[]', 0, ?, ?)`);
-  db.transaction(() => {
-    for (let i = 0; i < 200_000; i++) seed.run(`task ${i}`, i % 10, now, now);
-  })();
+  seedBacklog(db, 200_000);
   const inst = core.instances.register({ role: 'dev', name: 'floor' }).id;
   const repo = prepareTaskRepo(db);
   const instanceOf = db.prepare('SELECT role, status FROM instances WHERE id = ?');

@@ -34,8 +34,13 @@ describe('database', () => {
     raw.pragma(`user_version = ${i + 1}`);
     const names = new Set((raw.prepare('SELECT name FROM sqlite_master').all() as { name: string }[]).map((r) => r.name));
     const created = [...MIGRATIONS[i]!.sql.matchAll(/CREATE (?:TABLE|INDEX|TRIGGER) (?:IF NOT EXISTS )?(\w+)/g)].map((m) => m[1]!);
-    expect(created.length).toBeGreaterThan(0);
+    const added = [...MIGRATIONS[i]!.sql.matchAll(/ALTER TABLE (\w+) ADD COLUMN (\w+)/g)].map((m) => [m[1]!, m[2]!] as const);
+    expect(created.length + added.length).toBeGreaterThan(0);
     for (const name of created) expect(names.has(name), name).toBe(true);
+    for (const [table, column] of added) {
+      const columns = (raw.prepare(`PRAGMA table_info(${table})`).all() as { name: string }[]).map((c) => c.name);
+      expect(columns, `${table}.${column}`).toContain(column);
+    }
     raw.close();
     const upgraded = openDatabase(file);
     expect(upgraded.pragma('user_version', { simple: true })).toBe(MIGRATIONS.length);

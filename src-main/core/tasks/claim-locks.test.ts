@@ -168,3 +168,23 @@ describe('claim lock (P1–P5)', () => {
     expect(errorOf(() => core.locks.claim({ instanceId: 'nobody' })).code).toBe('not_found');
   });
 });
+
+describe('claim reserve (migration 008)', () => {
+  it('a new row reserves the room its first claim needs, so the claim does not grow it', () => {
+    core = makeTestCore();
+    const id = core.tasks.create({ title: 'x', role: 'dev', payload: { n: 1 } }, { actor: 't' }).task.id;
+    const row = core.db.prepare<[number], { bytes: number; reserve: Buffer | null }>(
+      `SELECT length(title) + length(role) + length(status) + length(payload) + length(depends_on) + length(trace_id)
+         + coalesce(length(last_holder), 0) + coalesce(length(claim_reserve), 0) AS bytes, claim_reserve AS reserve
+       FROM tasks WHERE id = ?`,
+    );
+    const before = row.get(id)!;
+    expect(before.reserve?.length).toBe(24);
+    const inst = onlineInstance(core);
+    expect(core.locks.claim({ instanceId: inst }).task!.id).toBe(id);
+    const after = row.get(id)!;
+    expect(after.reserve).toBeNull();
+    // status backlog → in_progress (+4) and last_holder NULL → the instance id: still no growth.
+    expect(after.bytes).toBeLessThanOrEqual(before.bytes);
+  });
+});
