@@ -76,7 +76,7 @@ export class ClaimLocks {
         type: 'lock.claim',
         actor: instanceId,
         subject: `task:${task.id}`,
-        detail: { fence, attempt: task.attempt, expiresAt: new Date(expiresAt).toISOString(), previouslyExpired: task.previouslyExpired, role },
+        detail: { fence, attempt: task.attempt, expiresAt: task.lock!.expiresAt, previouslyExpired: task.previouslyExpired, role },
         traceId: candidate.trace_id,
       });
       this.ctx.store.emit({ type: 'task.claimed', task, instanceId, fence });

@@ -47,6 +47,7 @@ export const TASK_SELECT = `SELECT t.*, l.instance_id AS l_instance, l.fence AS 
 const iso = (ms: number) => new Date(ms).toISOString();
 
 export function rowToTask(r: TaskRow): Task {
+  const updatedAt = iso(r.updated_at);
   return {
     id: r.id,
     title: r.title,
@@ -62,12 +63,18 @@ export function rowToTask(r: TaskRow): Task {
     note: r.note,
     output: r.output === null ? null : JSON.parse(r.output),
     createdAt: iso(r.created_at),
-    updatedAt: iso(r.updated_at),
+    updatedAt,
     traceId: r.trace_id,
     lock:
       r.l_instance === null
         ? null
-        : { instanceId: r.l_instance, fence: r.l_fence!, claimedAt: iso(r.l_claimed!), expiresAt: iso(r.l_expires!) },
+        : {
+            instanceId: r.l_instance,
+            fence: r.l_fence!,
+            // A fresh claim stamps both with the same instant: format it once.
+            claimedAt: r.l_claimed === r.updated_at ? updatedAt : iso(r.l_claimed!),
+            expiresAt: iso(r.l_expires!),
+          },
   };
 }
 
