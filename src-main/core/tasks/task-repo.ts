@@ -41,7 +41,11 @@ export interface LockRow {
  */
 export const CLAIM_RESERVE_SQL = 'zeroblob(24)';
 
-export const TASK_SELECT = `SELECT t.*, l.instance_id AS l_instance, l.fence AS l_fence, l.claimed_at AS l_claimed,
+/** The task columns a TaskRow carries (not `claim_reserve`: padding, never read). */
+const TASK_COLUMNS = `id, title, role, status, priority, payload, depends_on, trace_id, unmet_deps, attempt,
+  previously_expired, fence, last_holder, note, output, created_at, updated_at`;
+
+export const TASK_SELECT = `SELECT ${TASK_COLUMNS.replace(/(\w+)/g, 't.$1')}, l.instance_id AS l_instance, l.fence AS l_fence, l.claimed_at AS l_claimed,
   l.expires_at AS l_expires FROM tasks t LEFT JOIN locks l ON l.task_id = t.id`;
 
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -94,7 +98,7 @@ export function prepareTaskRepo(db: Db) {
     lock: db.prepare<[number], LockRow>('SELECT * FROM locks WHERE task_id = ?'),
     /** The row (without lock columns: a claimable task has no lock) of the best claimable task. */
     nextClaimable: db.prepare<[string], Omit<TaskRow, 'l_instance' | 'l_fence' | 'l_claimed' | 'l_expires'>>(
-      `SELECT * FROM tasks WHERE role = ? AND status = 'backlog' AND unmet_deps = 0 ORDER BY priority DESC, id LIMIT 1`,
+      `SELECT ${TASK_COLUMNS} FROM tasks WHERE role = ? AND status = 'backlog' AND unmet_deps = 0 ORDER BY priority DESC, id LIMIT 1`,
     ),
     insertLock: db.prepare('INSERT INTO locks (task_id, instance_id, fence, claimed_at, expires_at) VALUES (?,?,?,?,?)'),
     deleteLock: db.prepare('DELETE FROM locks WHERE task_id = ?'),
