@@ -2,7 +2,8 @@
  * The SQL floor: what the statements of a claim and a report cost on their own — the same
  * prepared statements the core runs (task repo + an audit row with its SHA-256 chain hash), in the
  * same schema, with none of the application around them (validation, Task objects, events, the
- * store's savepoints). It bounds what any implementation of this design can reach here:
+ * store's savepoints). It shows what these statements cost on this disk before any application
+ * code runs, i.e. how close the core can come to the bare pair with this schema:
  *  - single-op: one durable transaction per claim and per report, against two bare single-row
  *    FULL transactions (the core bench's ratio), alternating rounds on the same disk;
  *  - batched: 34 claims + 34 reports per transaction (what group commit gives the hub at 50
