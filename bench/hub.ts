@@ -43,7 +43,8 @@ interface Child {
   send(m: unknown): void;
 }
 
-function spawnChild(file: string, execArgv: string[] = []): Promise<Child> {
+/** Forks a bench child and waits for its first message ("up", or the server's start report). */
+async function spawnChild(file: string, execArgv: string[] = []): Promise<{ child: Child; first: Json }> {
   const proc = fork(path.join(HERE, file), [], { execArgv: ['--import', TSX, ...execArgv], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const inbox: Json[] = [];
   const waiters: Array<(m: Json) => void> = [];
@@ -62,28 +63,7 @@ function spawnChild(file: string, execArgv: string[] = []): Promise<Child> {
         else waiters.push(take);
       }),
   };
-  return child.next().then(() => child); // first message: "up" (or the server's start report)
-}
-
-function spawnServerChild(): Promise<{ child: Child; start: Json }> {
-  // The server child's first message is its start report, not "up".
-  const proc = fork(path.join(HERE, 'hub-server.ts'), [], {
-    execArgv: ['--import', TSX, '--expose-gc'],
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
-  const inbox: Json[] = [];
-  const waiters: Array<(m: Json) => void> = [];
-  proc.on('message', (m) => {
-    const w = waiters.shift();
-    if (w) w(m);
-    else inbox.push(m);
-  });
-  const child: Child = {
-    proc,
-    send: (m) => proc.send(m as object),
-    next: () => new Promise((resolve) => (inbox.length > 0 ? resolve(inbox.shift()) : waiters.push(resolve))),
-  };
-  return child.next().then((start) => ({ child, start }));
+  return { child, first: await child.next() };
 }
 
 async function stop(child: Child): Promise<void> {
@@ -275,7 +255,7 @@ async function crashRecovery(agentsChild: Child): Promise<{ expiredS: number; re
 }
 
 async function idleRss(agentsChild: Child, agents: number): Promise<{ baseMb: number; rssMb: number; heapMb: number; connections: number }> {
-  const { child: server, start } = await spawnServerChild();
+  const { child: server, first: start } = await spawnChild('hub-server.ts', ['--expose-gc']);
   try {
     agentsChild.send({ cmd: 'idle', url: `ws://127.0.0.1:${start.port}/agent`, token: start.token, agents });
     await agentsChild.next();
@@ -293,7 +273,7 @@ export async function runHubBench(): Promise<Record<string, number>> {
   const counts = [1, 10, 50];
   const seed: Record<number, number> = { 1: 8_000, 10: 40_000, 50: 80_000 };
 
-  let agentsChild = await spawnChild('hub-agents.ts');
+  let agentsChild = (await spawnChild('hub-agents.ts')).child;
   try {
     // Each throughput figure is the better of ROUNDS runs (the machine may be shared), hub and
     // ceiling alike; each hub run starts from a fresh data directory.
@@ -342,7 +322,7 @@ export async function runHubBench(): Promise<Record<string, number>> {
     out['idle500.connections'] = rss.connections;
     await stop(agentsChild);
 
-    agentsChild = await spawnChild('hub-agents.ts'); // this one gets SIGKILLed
+    agentsChild = (await spawnChild('hub-agents.ts')).child; // this one gets SIGKILLed
     const crash = await crashRecovery(agentsChild);
     out['crash.expiredS'] = round(crash.expiredS, 2);
     out['crash.reclaimableS'] = round(crash.reclaimedS, 2);

@@ -92,20 +92,13 @@ export interface StepOptions<T> {
   ref?: string | ((value: T) => string | undefined);
 }
 
-export interface JobContext {
-  runId: string;
-  jobId: string;
-  job: string;
-  slot: string;
-  attempt: number;
-  payload: unknown;
-  /** Pass this on to every external system you call: the same for every attempt of the slot. */
-  idempotencyKey: string;
-  deadline: string;
+/**
+ * What a job handler gets: the `job_trigger` push's fields (`idempotencyKey`: pass it on to every
+ * external system you call, the same for every attempt of the slot), plus the SDK's helpers.
+ */
+export interface JobContext extends Omit<JobTriggerPush, 'type' | 'completedSteps'> {
   /** Steps a previous attempt finished (their side effects happened). */
   completedSteps: readonly string[];
-  version: number;
-  traceId: string;
   /** Aborted at the deadline or when the agent closes. */
   signal: AbortSignal;
   /**

@@ -104,23 +104,16 @@ export class NeedsHumanError extends OutcomeError {
   readonly reportStatus = 'blocked' as const;
 }
 
+// The same three outcomes under the names a task handler thinks in.
+
 /** Task outcome: blocked (waiting on something outside). */
-export class BlockedError extends OutcomeError {
-  readonly errorClass = 'needs_human' as const;
-  readonly reportStatus = 'blocked' as const;
-}
+export class BlockedError extends NeedsHumanError {}
 
 /** Task outcome: give the task back to the backlog for another attempt. */
-export class BacklogError extends OutcomeError {
-  readonly errorClass = 'retryable' as const;
-  readonly reportStatus = 'backlog' as const;
-}
+export class BacklogError extends RetryableError {}
 
 /** Task outcome: failed. */
-export class TaskFailedError extends OutcomeError {
-  readonly errorClass = 'fatal' as const;
-  readonly reportStatus = 'failed' as const;
-}
+export class TaskFailedError extends FatalError {}
 
 export function errorClassOf(e: unknown, fallback: ErrorClass): ErrorClass {
   const c = (e as { errorClass?: unknown } | null)?.errorClass;

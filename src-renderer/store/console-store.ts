@@ -18,7 +18,7 @@ import { TASK_STATUSES, type Task, type TaskStatus } from '../../src-main/common
 import { realTimers, type Timers } from '../lib/debounce';
 import { AUDIT_PAGE_SIZE, EMPTY_AUDIT_FORM, MAX_LIVE_ROWS, formToQuery, isFiltered, prependNewer, sameQuery } from '../features/audit/logic';
 import type { TaskActionKind } from '../features/queues/logic';
-import { isConnectionError, toUiError, type UiError } from './errors';
+import { guarded, isConnectionError, toUiError, type UiError } from './errors';
 import { createJobsSlice, initialJobsState, type JobsActions } from './jobs-slice';
 import { createCoalescer, type Invalidation, type Topic } from './live';
 import { createLoader, emptyResource, type Loader, type Resource } from './resource';
@@ -477,23 +477,19 @@ export function createConsoleStore(api: ConsoleApi, opts: ConsoleStoreOptions = 
 
     getTask: (taskId) => call('tasks.get', { taskId }),
 
-    async createTask(input) {
-      try {
+    createTask(input) {
+      return guarded(actions.toast, 'create the task', async () => {
         const r = await call('tasks.create', input);
         actions.toast('success', r.replayed ? `Task #${r.task.id} already existed` : `Created task #${r.task.id}`, r.task.title);
         if (get().queue.role === r.task.role) void queueLoader.refresh();
         loaders.roles.invalidate();
         loaders.dashboard.invalidate();
         return r.task;
-      } catch (e) {
-        const err = toUiError(e);
-        actions.toast('error', 'Could not create the task', err.message, err.code);
-        throw e;
-      }
+      });
     },
 
-    async taskAction(kind, taskId, reason, priority) {
-      try {
+    taskAction(kind, taskId, reason, priority) {
+      return guarded(actions.toast, `${kind === 'forceRelease' ? 'force-release' : kind} task #${taskId}`, async () => {
         let task: Task;
         switch (kind) {
           case 'reprioritise':
@@ -519,48 +515,32 @@ export function createConsoleStore(api: ConsoleApi, opts: ConsoleStoreOptions = 
         loaders.dashboard.invalidate();
         if (kind === 'forceRelease') loaders.expiredLocks.invalidate();
         return task;
-      } catch (e) {
-        const err = toUiError(e);
-        actions.toast('error', `Could not ${kind === 'forceRelease' ? 'force-release' : kind} task #${taskId}`, err.message, err.code);
-        throw e;
-      }
+      });
     },
 
-    async createToken(name, role) {
-      try {
+    createToken(name, role) {
+      return guarded(actions.toast, 'create the token', async () => {
         const r = await call('tokens.create', { name, role });
         void loaders.tokens.refresh();
         return r;
-      } catch (e) {
-        const err = toUiError(e);
-        actions.toast('error', 'Could not create the token', err.message, err.code);
-        throw e;
-      }
+      });
     },
 
-    async revokeToken(id, reason) {
-      try {
+    revokeToken(id, reason) {
+      return guarded(actions.toast, 'revoke the token', async () => {
         const t = await call('tokens.revoke', { id, reason });
         actions.toast('success', `Revoked token “${t.name}”`, 'Agents using it are refused from now on.');
         void loaders.tokens.refresh();
-      } catch (e) {
-        const err = toUiError(e);
-        actions.toast('error', 'Could not revoke the token', err.message, err.code);
-        throw e;
-      }
+      });
     },
 
-    async setKillSwitch(on, reason) {
-      try {
+    setKillSwitch(on, reason) {
+      return guarded(actions.toast, 'change the kill switch', async () => {
         const s = await call('settings.setKillSwitch', { on, reason });
         set({ settings: { data: s, loading: false, error: null, loadedAt: now() } });
         actions.toast(on ? 'warning' : 'success', on ? 'Kill switch ON: nothing new is triggered' : 'Kill switch off: triggering resumes', `Reason: ${reason}`);
         void loaders.dashboard.refresh();
-      } catch (e) {
-        const err = toUiError(e);
-        actions.toast('error', 'Could not change the kill switch', err.message, err.code);
-        throw e;
-      }
+      });
     },
 
     setAuditForm(patch, o) {

@@ -28,6 +28,24 @@ export function toUiError(e: unknown): UiError {
   return { code: 'client', message: String(e) };
 }
 
+/**
+ * Runs an operator action; if it fails, shows "Could not <what>" with the server's reason, then
+ * rethrows (so the dialog that started it stays open).
+ */
+export async function guarded<T>(
+  toast: (tone: 'error', title: string, body?: string, code?: string) => void,
+  what: string,
+  fn: () => Promise<T>,
+): Promise<T> {
+  try {
+    return await fn();
+  } catch (e) {
+    const err = toUiError(e);
+    toast('error', `Could not ${what}`, err.message, err.code);
+    throw e;
+  }
+}
+
 /** Codes that mean the connection (not the request) is the problem. */
 export function isConnectionError(err: UiError): boolean {
   return err.code === 'network' || err.code === 'unavailable' || err.code === 'unauthorized';

@@ -14,7 +14,7 @@ import type { StoreApi } from 'zustand/vanilla';
 import type { ConsoleArgs, ConsoleMethod, ConsoleResult, IcsImportResult, RunDetail, TriggerResult } from '../../src-main/common/console-api';
 import type { Backfill, BackfillAction, BusinessCalendar, CalendarInput, Explanation, Job, JobIssue, JobSpecInput, JobSummary, LedgerEntry, PreviewResult } from '../../src-main/common/job-schema';
 import type { Timers } from '../lib/debounce';
-import { toUiError, type UiError } from './errors';
+import { guarded as guardedAction, toUiError, type UiError } from './errors';
 import { createLoader, emptyResource, type Loader, type Resource } from './resource';
 import type { ConsoleState, ToastTone } from './types';
 
@@ -209,15 +209,7 @@ export function createJobsSlice(d: JobsSliceDeps): JobsSlice {
     d.invalidateDashboard();
   };
 
-  const guarded = async <T>(what: string, fn: () => Promise<T>): Promise<T> => {
-    try {
-      return await fn();
-    } catch (e) {
-      const err = toUiError(e);
-      d.toast('error', `Could not ${what}`, err.message, err.code);
-      throw e;
-    }
-  };
+  const guarded = <T>(what: string, fn: () => Promise<T>): Promise<T> => guardedAction(d.toast, what, fn);
 
   const actions: JobsActions = {
     selectLedgerJob(jobId, weeks) {

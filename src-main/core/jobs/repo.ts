@@ -28,7 +28,7 @@ import type {
   RunStep,
   RunTrigger,
 } from '../../common/job-schema';
-import type { CoreContext } from '../context';
+import { newId, newTraceId, type CoreContext } from '../context';
 import { assertRunEdge, type RunCause } from './run-transitions';
 import type { Calendar } from './schedule';
 
@@ -266,6 +266,29 @@ export interface NewRun {
   version: number;
   traceId: string;
   idempotencyKey: string;
+}
+
+/**
+ * What every new run of a slot starts with, however it was claimed (schedule, catch-up, by hand).
+ * The idempotency key is the slot's: the same for every attempt, and for nothing else.
+ */
+export function slotRunBase(
+  job: Pick<JobRow, 'id' | 'name' | 'version'>,
+  slot: { slot: string; at: number },
+  maxAttempts: number,
+): Pick<NewRun, 'id' | 'jobId' | 'jobName' | 'slot' | 'slotAt' | 'disposition' | 'maxRetry' | 'version' | 'traceId' | 'idempotencyKey'> {
+  return {
+    id: newId('run'),
+    jobId: job.id,
+    jobName: job.name,
+    slot: slot.slot,
+    slotAt: slot.at,
+    disposition: 'waiting',
+    maxRetry: maxAttempts - 1,
+    version: job.version,
+    traceId: newTraceId(),
+    idempotencyKey: `${job.name}:${slot.slot}`,
+  };
 }
 
 const SETTINGS_KEY = 'jobs.settings';

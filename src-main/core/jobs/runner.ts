@@ -26,7 +26,6 @@ import type { Logger } from '../../common/logger';
 import type { AgentRequestOf } from '../../common/protocol';
 import { retryDelayS, type JobSettings, type JobSpec, type RunErrorClass } from '../../common/job-schema';
 import type { CoreContext } from '../context';
-import { newId, newTraceId } from '../context';
 import type { Disposable } from '../events';
 import type { Hub } from '../hub/hub';
 import type { JobTrigger, RunSink, TriggerOutcome } from '../hub/ports';
@@ -34,7 +33,7 @@ import type { InstanceRegistry } from '../instances/registry';
 import type { Signals } from '../signals/signals';
 import { firstLook, JobPlan, missedOutcome, type MissedOutcome } from './plan';
 import { evaluatePrecondition, type CheckOutcome } from './preconditions';
-import { specOf, toBackfill, toRun, type BackfillRow, type JobRepo, type JobRow, type RunPatch, type RunRow } from './repo';
+import { slotRunBase, specOf, toBackfill, toRun, type BackfillRow, type JobRepo, type JobRow, type RunPatch, type RunRow } from './repo';
 import { localClock, localInstant } from './time-util';
 
 const ACTOR = 'runner';
@@ -460,20 +459,11 @@ export class JobRunner implements RunSink {
       const look = firstLook(occ, w, now, spec.missedWindow, stops);
       const run = this.repo.claim(
         {
-          id: newId('run'),
-          jobId: job.id,
-          jobName: job.name,
-          slot: occ.slot,
-          slotAt: occ.at,
-          disposition: 'waiting',
+          ...slotRunBase(job, occ, spec.retry.maxAttempts),
           trigger: look.kind === 'open' && look.late ? 'catch_up' : 'schedule',
-          maxRetry: spec.retry.maxAttempts - 1,
           nextAttemptAt: look.kind === 'open' ? Math.max(now, w.opensAt) : null,
           opensAt: w.opensAt,
           windowClosesAt: w.latestStart,
-          version: job.version,
-          traceId: newTraceId(),
-          idempotencyKey: `${job.name}:${occ.slot}`,
         },
         ACTOR,
         { local: occ.local, ...(occ.movedFrom ? { movedFrom: occ.movedFrom } : {}), ...(occ.shifted ? { shifted: occ.shifted } : {}) },

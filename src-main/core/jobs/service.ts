@@ -48,11 +48,11 @@ import type { Page } from '../../common/model';
 import { actorName, reason as reasonSchema } from '../../common/schemas';
 import { parseOrThrow } from '../../common/validate';
 import type { CoreContext } from '../context';
-import { newId, newTraceId } from '../context';
+import { newId } from '../context';
 import type { Hub } from '../hub/hub';
 import { explain, ledger, preview, simulateDowntime, type InsightDeps } from './insight';
 import { JobPlan } from './plan';
-import { JobRepo, specOf, toBackfill, toJob, toRun, type BackfillRow, type JobRow, type RunRow } from './repo';
+import { JobRepo, slotRunBase, specOf, toBackfill, toJob, toRun, type BackfillRow, type JobRow, type RunRow } from './repo';
 import type { JobRunner } from './runner';
 import { parseIcsCalendar, validateCalendar, type Calendar } from './schedule';
 import { assertValid, validateJobInput } from './validate-job';
@@ -344,20 +344,11 @@ export class JobService {
       for (let n = 1; n < spec.retry.maxAttempts; n++) retrySpan += retryDelayS(spec.retry, n) * 1000;
       const run = this.repo.claim(
         {
-          id: newId('run'),
-          jobId: job.id,
-          jobName: job.name,
-          slot: occ.slot,
-          slotAt: occ.at,
-          disposition: 'waiting',
+          ...slotRunBase(job, occ, spec.retry.maxAttempts),
           trigger: 'manual',
-          maxRetry: spec.retry.maxAttempts - 1,
           nextAttemptAt: checkPreconditions ? now : null,
           opensAt: Math.min(now, w.opensAt),
           windowClosesAt: Math.max(w.latestStart, now + retrySpan + 1000),
-          version: job.version,
-          traceId: newTraceId(),
-          idempotencyKey: `${job.name}:${occ.slot}`,
         },
         actor,
         { reason, local: occ.local },

@@ -17,6 +17,7 @@ import { useNow } from '../../lib/now';
 import { dateInZone, formatInZone } from '../../lib/zones';
 import { toUiError, type UiError } from '../../store/errors';
 import { useActions, useConsole, useWatch } from '../../store/react';
+import { JobSelect } from '../jobs/JobSelect';
 import { describeSchedule } from '../jobs/logic';
 import { evidenceRows, LAYER_VERDICT_META } from '../why/logic';
 import { backfillActions, canRequestBackfill, dispositionMeta, filterLedger, HEAT_META, HEAT_ORDER, heatGrid, heatTitle, heatTotals, LEDGER_FILTERS, type HeatClass, type LedgerFilter } from './logic';
@@ -56,17 +57,7 @@ export function RunsView() {
   return (
     <div className="view runs" data-testid="view-runs">
       <div className="toolbar">
-        <label className="inline-field">
-          <span className="muted small">Job</span>
-          <select value={job?.id ?? ''} onChange={(e) => navigate('runs', e.target.value, q({}))} aria-label="Job" data-testid="runs-job">
-            {!job ? <option value="">—</option> : null}
-            {jobs.data.map((j) => (
-              <option key={j.id} value={j.id}>
-                {j.name}
-              </option>
-            ))}
-          </select>
-        </label>
+        <JobSelect jobs={jobs.data} value={job?.id ?? null} onPick={(id) => navigate('runs', id, q({}))} testId="runs-job" />
         {job ? (
           <span className="muted small">
             {describeSchedule(job.schedule)} · {job.schedule.timezone ?? 'UTC'}

@@ -14,6 +14,7 @@ import { formatDateTime } from '../../lib/format';
 import { formatInZone, localInZone, offsetLabel, operatorZone } from '../../lib/zones';
 import { toUiError, type UiError } from '../../store/errors';
 import { useActions, useConsole, useWatch } from '../../store/react';
+import { JobSelect } from '../jobs/JobSelect';
 import { Evidence } from '../runs/RunsView';
 import { dispositionMeta } from '../runs/logic';
 import { instantOf, LAYER_VERDICT_META, layersOf, quickPicks, verdictOf, type LayerView } from './logic';
@@ -96,16 +97,7 @@ export function WhyView() {
           ask(local);
         }}
       >
-        <label className="inline-field">
-          <span className="muted small">Job</span>
-          <select value={job?.id ?? ''} onChange={(ev) => navigate('why', ev.target.value, at ? { at } : {})} aria-label="Job" data-testid="why-job">
-            {jobs.data.map((j) => (
-              <option key={j.id} value={j.id}>
-                {j.name}
-              </option>
-            ))}
-          </select>
-        </label>
+        <JobSelect jobs={jobs.data} value={job?.id ?? null} onPick={(id) => navigate('why', id, at ? { at } : {})} testId="why-job" />
         <label className="inline-field">
           <span className="muted small">At</span>
           <input type="datetime-local" name="why-at" value={local} onChange={(ev) => setLocal(ev.target.value)} onBlur={() => local && ask(local)} data-testid="why-at" />
