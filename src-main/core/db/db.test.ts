@@ -7,7 +7,7 @@ import { GafferError } from '../../common/errors';
 import { createCore } from '../create-core';
 import { tempDir } from '../testing/test-core';
 import { MIGRATIONS } from './migrations';
-import { openDatabase } from './open';
+import { NEW_DATABASE_PAGE_SIZE, openDatabase } from './open';
 
 const opened: Array<{ close(): void }> = [];
 afterEach(() => {
@@ -52,6 +52,23 @@ describe('database', () => {
     expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
     expect(db.pragma('synchronous', { simple: true })).toBe(2); // FULL
     db.close();
+  });
+
+  it('makes a new database with the small page size and keeps an existing database as it was made', () => {
+    const fresh = openDatabase(path.join(tempDir(), 'g.db'));
+    expect(fresh.pragma('page_size', { simple: true })).toBe(NEW_DATABASE_PAGE_SIZE);
+    fresh.close();
+    const file = path.join(tempDir(), 'old.db');
+    const raw = new Database(file);
+    raw.pragma('page_size = 4096');
+    raw.exec('CREATE TABLE kept (v TEXT)');
+    raw.prepare('INSERT INTO kept (v) VALUES (?)').run('still here');
+    raw.close();
+    const old = openDatabase(file);
+    expect(old.pragma('page_size', { simple: true })).toBe(4096);
+    expect(old.prepare('SELECT v FROM kept').pluck().get()).toBe('still here');
+    expect(old.pragma('user_version', { simple: true })).toBe(MIGRATIONS.length);
+    old.close();
   });
 
   it('refuses a corrupt file with a clear message and leaves it untouched', () => {
