@@ -3,7 +3,7 @@
  * removed, altered or reordered row breaks every hash after it. Pure: used by the core, the export
  * verifier and the console.
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 export const GENESIS_HASH = '0'.repeat(64);
 
@@ -23,7 +23,8 @@ export interface ChainRow {
 export function rowHash(r: Omit<ChainRow, 'hash'>): string {
   const at = typeof r.at === 'number' ? r.at : Date.parse(r.at);
   const canonical = JSON.stringify([r.id, at, r.type, r.actor, r.subject, r.detail, r.traceId, r.prevHash]);
-  return createHash('sha256').update(canonical).digest('hex');
+  // One-shot hash: half the cost of a Hash object, and it runs twice per claim+report.
+  return hash('sha256', canonical, 'hex');
 }
 
 export interface ChainCheck {

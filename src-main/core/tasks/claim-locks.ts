@@ -16,6 +16,7 @@ import { GafferError } from '../../common/errors';
 import type { Task } from '../../common/model';
 import { claimInput, renewInput, reportInput } from '../../common/schemas';
 import { parseOrThrow } from '../../common/validate';
+import { isoTime } from '../../common/iso-time';
 import type { CoreContext } from '../context';
 import { rowToTask, type LockRow, type TaskRepo, type TaskRow } from './task-repo';
 import { assertTransition } from './transitions';
@@ -95,7 +96,7 @@ export class ClaimLocks {
         type: 'lock.renew',
         actor: instanceId,
         subject: `task:${taskId}`,
-        detail: { fence, expiresAt: new Date(expiresAt).toISOString() },
+        detail: { fence, expiresAt: isoTime(expiresAt) },
         traceId,
       });
       this.ctx.store.emit({ type: 'task.renewed', taskId, instanceId, fence, expiresAt });

@@ -1,6 +1,7 @@
 /** Prepared statements and row mapping for tasks. No business rules here. */
 import type { Task, TaskStatus } from '../../common/model';
 import type { Db } from '../db/open';
+import { isoTime } from '../../common/iso-time';
 
 export interface TaskRow {
   id: number;
@@ -48,10 +49,8 @@ const TASK_COLUMNS = `id, title, role, status, priority, payload, depends_on, tr
 export const TASK_SELECT = `SELECT ${TASK_COLUMNS.replace(/(\w+)/g, 't.$1')}, l.instance_id AS l_instance, l.fence AS l_fence, l.claimed_at AS l_claimed,
   l.expires_at AS l_expires FROM tasks t LEFT JOIN locks l ON l.task_id = t.id`;
 
-const iso = (ms: number) => new Date(ms).toISOString();
-
 export function rowToTask(r: TaskRow): Task {
-  const updatedAt = iso(r.updated_at);
+  const updatedAt = isoTime(r.updated_at);
   return {
     id: r.id,
     title: r.title,
@@ -66,7 +65,7 @@ export function rowToTask(r: TaskRow): Task {
     unmetDependencies: r.unmet_deps,
     note: r.note,
     output: r.output === null ? null : JSON.parse(r.output),
-    createdAt: iso(r.created_at),
+    createdAt: isoTime(r.created_at),
     updatedAt,
     traceId: r.trace_id,
     lock:
@@ -76,8 +75,8 @@ export function rowToTask(r: TaskRow): Task {
             instanceId: r.l_instance,
             fence: r.l_fence!,
             // A fresh claim stamps both with the same instant: format it once.
-            claimedAt: r.l_claimed === r.updated_at ? updatedAt : iso(r.l_claimed!),
-            expiresAt: iso(r.l_expires!),
+            claimedAt: r.l_claimed === r.updated_at ? updatedAt : isoTime(r.l_claimed!),
+            expiresAt: isoTime(r.l_expires!),
           },
   };
 }
