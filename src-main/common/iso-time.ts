@@ -2,8 +2,8 @@
  * `new Date(ms).toISOString()`, faster for the timestamps a hot path formats over and over.
  *
  * Every claim and report formats a few instants (now, now + lock window, the task's creation) and
- * consecutive calls mostly fall in the same two seconds: the `YYYY-MM-DDTHH:MM:SS.` prefix of the
- * last two seconds seen is kept, and only the milliseconds are appended. Identical output to
+ * consecutive calls mostly fall in the same few seconds: the `YYYY-MM-DDTHH:MM:SS.` prefix of the
+ * last four seconds seen is kept, and only the milliseconds are appended. Identical output to
  * toISOString for every instant (outside years 0000–9999 it simply calls toISOString).
  */
 const LAST_MS = 253_402_300_799_999; // 9999-12-31T23:59:59.999Z
@@ -13,19 +13,23 @@ interface Prefix {
   text: string;
 }
 
-const prefixes: [Prefix, Prefix] = [
-  { second: NaN, text: '' },
-  { second: NaN, text: '' },
-];
+/** A claim formats up to four different seconds: creation, now, now + lock window, and a spare. */
+const prefixes: Prefix[] = Array.from({ length: 4 }, () => ({ second: NaN, text: '' }));
 let replaceNext = 0;
 
 export function isoTime(ms: number): string {
   if (!(ms >= 0 && ms <= LAST_MS) || !Number.isInteger(ms)) return new Date(ms).toISOString();
   const second = Math.floor(ms / 1000);
-  let p = prefixes[0].second === second ? prefixes[0] : prefixes[1].second === second ? prefixes[1] : undefined;
+  let p: Prefix | undefined;
+  for (const candidate of prefixes) {
+    if (candidate.second === second) {
+      p = candidate;
+      break;
+    }
+  }
   if (p === undefined) {
     p = prefixes[replaceNext]!;
-    replaceNext ^= 1;
+    replaceNext = (replaceNext + 1) % prefixes.length;
     p.second = second;
     p.text = new Date(second * 1000).toISOString().slice(0, 20);
   }

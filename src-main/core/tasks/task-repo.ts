@@ -50,7 +50,6 @@ export const TASK_SELECT = `SELECT ${TASK_COLUMNS.replace(/(\w+)/g, 't.$1')}, l.
   l.expires_at AS l_expires FROM tasks t LEFT JOIN locks l ON l.task_id = t.id`;
 
 export function rowToTask(r: TaskRow): Task {
-  const updatedAt = isoTime(r.updated_at);
   return {
     id: r.id,
     title: r.title,
@@ -66,7 +65,7 @@ export function rowToTask(r: TaskRow): Task {
     note: r.note,
     output: r.output === null ? null : JSON.parse(r.output),
     createdAt: isoTime(r.created_at),
-    updatedAt,
+    updatedAt: isoTime(r.updated_at),
     traceId: r.trace_id,
     lock:
       r.l_instance === null
@@ -74,8 +73,7 @@ export function rowToTask(r: TaskRow): Task {
         : {
             instanceId: r.l_instance,
             fence: r.l_fence!,
-            // A fresh claim stamps both with the same instant: format it once.
-            claimedAt: r.l_claimed === r.updated_at ? updatedAt : isoTime(r.l_claimed!),
+            claimedAt: isoTime(r.l_claimed!),
             expiresAt: isoTime(r.l_expires!),
           },
   };
