@@ -17,6 +17,7 @@
  */
 import type { AuditEvent } from '../../common/model';
 import type { Clock } from '../../common/clock';
+import { isoTime } from '../../common/iso-time';
 import type { Db } from '../db/open';
 import type { Store } from '../db/store';
 import { GENESIS_HASH, rowHash, ChainVerifier, type ChainCheck, type ChainRow } from './hash-chain';
@@ -49,7 +50,7 @@ export interface AuditRow {
 export function auditRowToEvent(r: AuditRow): AuditEvent {
   return {
     id: r.id,
-    at: new Date(r.at).toISOString(),
+    at: isoTime(r.at),
     type: r.type,
     actor: r.actor,
     subject: r.subject,
@@ -122,7 +123,7 @@ export class AuditLog {
     if (this.store.wants('audit.appended')) {
       const event: AuditEvent = {
         id: row.id,
-        at: new Date(row.at).toISOString(),
+        at: isoTime(row.at),
         type: row.type,
         actor: row.actor,
         subject: row.subject,

@@ -21,8 +21,9 @@ export type Db = Database.Database;
  * Page size of a new database. A claim writes four B-tree pages (task row, claimable index, lock
  * row, audit row) and a report three, each a WAL frame that is checksummed, written and fsynced at
  * commit; 2 KiB frames cost less than the default 4 KiB ones on every commit (`npm run bench`,
- * core: about 2 points of the bare-pair ratio), and Gaffer's rows (tasks, audit entries) fit
- * a 2 KiB page. SQLite ignores the setting for a database that already has pages.
+ * core: about 2 points of the bare-pair ratio). A typical task or audit row is a few hundred
+ * bytes; a big payload spills to overflow pages, as it would at 4 KiB, only sooner. SQLite
+ * ignores the setting for a database that already has pages.
  */
 export const NEW_DATABASE_PAGE_SIZE = 2048;
 
