@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { makeTestCore, type TestCore } from '../testing/test-core';
 import { ChainVerifier, GENESIS_HASH } from './hash-chain';
 import { auditRowToChainRow, SUBJECT_INDEX_CHUNK, SUBJECT_INDEX_LAG, type AuditRow } from './audit-log';
+import { oldestAbout } from './audit-query';
 
 let core: TestCore;
 afterEach(() => core?.close());
@@ -128,6 +129,21 @@ describe('audit tail cache and bulk subject index', () => {
     expect(walk('asc')).toEqual(expected);
     expect(walk('desc')).toEqual([...expected].reverse());
     expect(core.auditQuery.count({ subject: 's3' })).toEqual({ count: expected.length, exact: true });
+  });
+
+  it('oldestAbout reads several subjects through the index and its unindexed tail, oldest first', () => {
+    core = makeTestCore();
+    const total = SUBJECT_INDEX_LAG + 200;
+    core.store.write(() => {
+      for (let i = 0; i < total; i++) core.audit.append({ type: 'test', actor: 'a', subject: `s${i % 7}` });
+    });
+    expect(indexedTo()).toBe(SUBJECT_INDEX_LAG);
+    const about = (id: number) => (id - 1) % 7 === 2 || (id - 1) % 7 === 5;
+    const all = Array.from({ length: total }, (_, i) => i + 1).filter(about);
+    expect(oldestAbout(core.db, ['s2', 's5'], 10_000).map((r) => r.id)).toEqual(all);
+    expect(oldestAbout(core.db, ['s5', 's2'], 5).map((r) => r.id)).toEqual(all.slice(0, 5));
+    expect(oldestAbout(core.db, ['nobody'], 10)).toEqual([]);
+    expect(oldestAbout(core.db, [], 10)).toEqual([]);
   });
 
   it('a rolled-back bulk run leaves the mark where it was, and the next append catches up', () => {

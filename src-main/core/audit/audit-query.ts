@@ -123,6 +123,32 @@ export function normaliseFilter(input: AuditFilterInput | AuditQueryInput): Audi
   return f;
 }
 
+/**
+ * SELECT of the ids of rows about any of `count` subjects with ids in a range: the bulk-filled
+ * `audit_subjects` table up to `indexed_to`, then the unindexed tail (at most SUBJECT_INDEX_LAG
+ * rows, AuditLog invariant 5) walked by rowid. The two id ranges are disjoint and split at the
+ * same `indexed_to`, so nothing is missed or repeated even if the index moves on between reading
+ * the mark and running the query. Parameters: subjectIdsParams.
+ */
+function subjectIdsSql(count: number): string {
+  const list = new Array<string>(count).fill('?').join(',');
+  return `SELECT id FROM audit_subjects WHERE subject IN (${list}) AND id BETWEEN ? AND ?
+    UNION ALL SELECT id FROM audit WHERE subject IN (${list}) AND id BETWEEN ? AND ?`;
+}
+
+function subjectIdsParams(subjects: readonly string[], lo: number, hi: number, indexedTo: number): Param[] {
+  return [...subjects, lo, Math.min(hi, indexedTo), ...subjects, Math.max(lo, indexedTo + 1), hi];
+}
+
+/** The oldest `limit` rows about any of `subjects`, oldest first (a run's trail), index-driven. */
+export function oldestAbout(db: Db, subjects: readonly string[], limit: number): AuditRow[] {
+  if (subjects.length === 0) return [];
+  const indexedTo = db.prepare<[], number>('SELECT indexed_to FROM audit_subjects_progress').pluck().get()!;
+  return db
+    .prepare<Param[], AuditRow>(`SELECT a.* FROM audit a JOIN (${subjectIdsSql(subjects.length)} ORDER BY id LIMIT ?) s ON a.id = s.id ORDER BY a.id`)
+    .all(...subjectIdsParams(subjects, 1, Number.MAX_SAFE_INTEGER, indexedTo), limit);
+}
+
 export class AuditQuery {
   private readonly cache = new Map<string, Statement>();
   private readonly maxId;
@@ -244,18 +270,12 @@ export class AuditQuery {
     };
   }
 
-  /**
-   * A subject's ids: the bulk-filled `audit_subjects` table up to `indexed_to`, then the unindexed
-   * tail (at most SUBJECT_INDEX_LAG rows, AuditLog invariant 5) walked by rowid. The two id ranges
-   * are disjoint and split at the same `indexed_to`, so nothing is missed or repeated even if the
-   * index moves on between reading the mark and running the walk.
-   */
+  /** A subject's ids in [lo, hi], through the subject index (see subjectIdsSql). */
   private subjectDriver(subject: string, dir: 'ASC' | 'DESC'): { sql: string; params: (lo: number, hi: number, n: number) => Param[] } {
     const indexedTo = this.indexedTo.get()!;
     return {
-      sql: `SELECT id FROM audit_subjects WHERE subject = ? AND id BETWEEN ? AND ?
-        UNION ALL SELECT id FROM audit WHERE subject = ? AND id BETWEEN ? AND ? ORDER BY id ${dir} LIMIT ?`,
-      params: (lo, hi, n) => [subject, lo, Math.min(hi, indexedTo), subject, Math.max(lo, indexedTo + 1), hi, n],
+      sql: `${subjectIdsSql(1)} ORDER BY id ${dir} LIMIT ?`,
+      params: (lo, hi, n) => [...subjectIdsParams([subject], lo, hi, indexedTo), n],
     };
   }
 

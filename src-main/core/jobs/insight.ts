@@ -29,6 +29,7 @@ import type { Signals } from '../signals/signals';
 import { firstLook, JobPlan, resolvePlaceholders, slotDates } from './plan';
 import { specOf, toBackfill, toJob, toRun, type BackfillRow, type JobRepo, type JobRow, type RunRow } from './repo';
 import { maintenanceAt } from './runner';
+import { oldestAbout } from '../audit/audit-query';
 import { nextSlots, slotAt, type SlotOccurrence } from './schedule';
 import { resolveLocalDate } from './time-util';
 
@@ -164,12 +165,7 @@ function recorded(deps: InsightDeps, job: JobRow, spec: JobSpec, r: RunRow): Pic
     : { verdict: 'unknown', reason: 'execution conditions were not evaluated for this slot', items: [] };
   const backfills = repo.q.backfillsOfRun.all(r.id).map((b) => toBackfill(b, job.name));
   const subjects = [`run:${r.id}`, ...backfills.map((b) => `backfill:${b.id}`)];
-  const trail = db
-    .prepare<unknown[], { id: number; at: number; type: string; actor: string; detail: string }>(
-      `SELECT id, at, type, actor, detail FROM audit WHERE subject IN (${subjects.map(() => '?').join(',')}) ORDER BY id LIMIT 100`,
-    )
-    .all(...subjects)
-    .map((e) => ({ id: e.id, at: iso(e.at), type: e.type, actor: e.actor, detail: JSON.parse(e.detail) as unknown }));
+  const trail = oldestAbout(db, subjects, 100).map((e) => ({ id: e.id, at: iso(e.at), type: e.type, actor: e.actor, detail: JSON.parse(e.detail) as unknown }));
   const words = OUTCOME_WORDS[run.disposition] ?? run.disposition;
   const parts = [`slot ${r.slot} ${words}`];
   if (run.status === 'success') parts.push(`(attempt ${run.attempt}${run.retryCount ? ` after ${run.retryCount} retr${run.retryCount === 1 ? 'y' : 'ies'}` : ''}, finished ${run.finishedAt})`);
