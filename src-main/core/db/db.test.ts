@@ -27,10 +27,14 @@ describe('database', () => {
     again.close();
   });
 
-  it.each(MIGRATIONS.map((m, i) => [m.name, i] as const))('migration %s creates its objects and upgrades to the latest', (_name, i) => {
+  const sqlMigrations = MIGRATIONS.map((m, i) => [m.name, i] as const).filter(([, i]) => !MIGRATIONS[i]!.run);
+  it.each(sqlMigrations)('migration %s creates its objects and upgrades to the latest', (_name, i) => {
     const file = path.join(tempDir(), 'm.db');
     const raw = new Database(file);
-    for (const m of MIGRATIONS.slice(0, i + 1)) raw.exec(m.sql);
+    for (const m of MIGRATIONS.slice(0, i + 1)) {
+      raw.exec(m.sql);
+      m.run?.(raw);
+    }
     raw.pragma(`user_version = ${i + 1}`);
     const names = new Set((raw.prepare('SELECT name FROM sqlite_master').all() as { name: string }[]).map((r) => r.name));
     const created = [...MIGRATIONS[i]!.sql.matchAll(/CREATE (?:TABLE|INDEX|TRIGGER) (?:IF NOT EXISTS )?(\w+)/g)].map((m) => m[1]!);
@@ -45,6 +49,29 @@ describe('database', () => {
     const upgraded = openDatabase(file);
     expect(upgraded.pragma('user_version', { simple: true })).toBe(MIGRATIONS.length);
     upgraded.close();
+  });
+
+  it('adds tasks.trace_id to a database made before migration 001 had it, and leaves a newer one as it is', () => {
+    const build = (withTraceId: boolean) => {
+      const file = path.join(tempDir(), 'pre.db');
+      const raw = new Database(file);
+      const first = MIGRATIONS[0]!.sql.replace(/^\s*trace_id TEXT,.*$/m, '');
+      expect(first === MIGRATIONS[0]!.sql).toBe(false);
+      raw.exec(withTraceId ? MIGRATIONS[0]!.sql : first);
+      for (const m of MIGRATIONS.slice(1, 8)) raw.exec(m.sql);
+      raw.pragma('user_version = 8');
+      raw.close();
+      return file;
+    };
+    for (const withTraceId of [false, true]) {
+      const dir = path.dirname(build(withTraceId));
+      const core = createCore({ dataDir: dir, dbPath: path.join(dir, 'pre.db') });
+      const columns = (core.db.prepare('PRAGMA table_info(tasks)').all() as { name: string }[]).map((c) => c.name);
+      expect(columns.filter((c) => c === 'trace_id')).toEqual(['trace_id']);
+      const task = core.tasks.create({ title: 'after upgrade', role: 'dev' }, { actor: 'operator:test' });
+      expect(core.tasks.get(task.task.id)?.traceId).toMatch(/^[0-9a-f]{16}$/);
+      core.close();
+    }
   });
 
   it('uses WAL with synchronous=FULL (durable on power loss)', () => {

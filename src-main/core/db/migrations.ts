@@ -2,9 +2,13 @@
  * Numbered migrations. Never edit a shipped migration: append a new one.
  * Times are epoch milliseconds (INTEGER); JSON columns hold text.
  */
+import type Database from 'better-sqlite3';
+
 export interface Migration {
   name: string;
   sql: string;
+  /** Runs after `sql`, in the same transaction: for a change that depends on what the file holds. */
+  run?: (db: Database.Database) => void;
 }
 
 export const MIGRATIONS: Migration[] = [
@@ -345,5 +349,15 @@ export const MIGRATIONS: Migration[] = [
       -- until the first claim sets it to NULL (task-repo.ts).
       ALTER TABLE tasks ADD COLUMN claim_reserve BLOB;
     `,
+  },
+  {
+    name: '009_tasks_trace_id_backfill',
+    // tasks.trace_id was added to migration 001 after 001 had shipped (a mistake: see the header), so
+    // a database created before that has no such column. Add it there; elsewhere nothing changes.
+    sql: '',
+    run: (db) => {
+      const columns = db.prepare<[], { name: string }>('PRAGMA table_info(tasks)').all();
+      if (!columns.some((c) => c.name === 'trace_id')) db.exec('ALTER TABLE tasks ADD COLUMN trace_id TEXT');
+    },
   },
 ];

@@ -111,6 +111,7 @@ export function migrate(db: Db): void {
     const step = MIGRATIONS[v]!;
     db.transaction(() => {
       db.exec(step.sql);
+      step.run?.(db);
       db.pragma(`user_version = ${v + 1}`);
     }).immediate();
   }
