@@ -31,8 +31,8 @@ export async function runFloorBench(): Promise<Record<string, number>> {
   const insertAudit = db.prepare('INSERT INTO audit (id, at, type, actor, subject, detail, trace_id, prev_hash, hash) VALUES (?,?,?,?,?,?,?,?,?)');
   // From here on only these statements write (the core's API is not used again).
   let last = db.prepare<[], { id: number; hash: string }>('SELECT id, hash FROM audit ORDER BY id DESC LIMIT 1').get() ?? { id: 0, hash: GENESIS_HASH };
-  const audit = (type: string, subject: string, detail: string) => {
-    const row = { id: last.id + 1, at: Date.now(), type, actor: inst, subject, detail, traceId: 'floor', prevHash: last.hash };
+  const audit = (type: string, subject: string, detail: string, traceId: string | null) => {
+    const row = { id: last.id + 1, at: Date.now(), type, actor: inst, subject, detail, traceId, prevHash: last.hash };
     const hash = rowHash(row);
     insertAudit.run(row.id, row.at, type, inst, subject, detail, row.traceId, row.prevHash, hash);
     last = { id: row.id, hash };
@@ -43,14 +43,14 @@ export async function runFloorBench(): Promise<Record<string, number>> {
     const t = Date.now();
     repo.insertLock.run(c.id, inst, c.fence + 1, t, t + 7_200_000);
     repo.markClaimed.run(c.fence + 1, inst, t, c.id);
-    audit('lock.claim', `task:${c.id}`, JSON.stringify({ fence: c.fence + 1, attempt: c.attempt + 1, expiresAt: new Date(t + 7_200_000).toISOString(), previouslyExpired: false, role: 'dev' }));
+    audit('lock.claim', `task:${c.id}`, JSON.stringify({ fence: c.fence + 1, attempt: c.attempt + 1, expiresAt: new Date(t + 7_200_000).toISOString(), previouslyExpired: false, role: 'dev' }), c.trace_id);
     return c.id;
   };
   const report = (id: number) => {
     const r = repo.row.get(id)!;
     repo.deleteLock.run(id);
     repo.setReported.run('done', null, null, Date.now(), id);
-    audit('lock.release', `task:${id}`, JSON.stringify({ fence: r.fence, from: 'in_progress', to: 'done' }));
+    audit('lock.release', `task:${id}`, JSON.stringify({ fence: r.fence, from: 'in_progress', to: 'done' }), r.trace_id);
   };
 
   // Single-op, alternating with the bare pair.

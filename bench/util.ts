@@ -3,6 +3,7 @@ import Database from 'better-sqlite3';
 import fs from 'node:fs';
 import os from 'node:os';
 import { CLAIM_RESERVE_SQL } from '../src-main/core/tasks/task-repo';
+import { newTraceId } from '../src-main/core/context';
 import path from 'node:path';
 
 export function benchDir(name: string): string {
@@ -60,16 +61,16 @@ export function openBare(dir: string): { run(pairs: number): number; close(): vo
 
 /**
  * Queues `n` claimable tasks for role `dev` (priorities 0–9 in turn), fast: raw INSERTs storing the
- * row exactly as `tasks.create` would (claim reserve included), 50 000 per transaction.
+ * row as `tasks.create` would (trace id and claim reserve included), 50 000 per transaction.
  */
 export function seedBacklog(db: Database.Database, n: number): void {
   const now = Date.now();
-  const ins = db.prepare(`INSERT INTO tasks (title, role, status, priority, payload, depends_on, unmet_deps, created_at, updated_at, claim_reserve)
-    VALUES (?, 'dev', 'backlog', ?, '{"n":1}', '[]', 0, ?, ?, ${CLAIM_RESERVE_SQL})`);
+  const ins = db.prepare(`INSERT INTO tasks (title, role, status, priority, payload, depends_on, trace_id, unmet_deps, created_at, updated_at, claim_reserve)
+    VALUES (?, 'dev', 'backlog', ?, '{"n":1}', '[]', ?, 0, ?, ?, ${CLAIM_RESERVE_SQL})`);
   const BATCH = 50_000;
   for (let done = 0; done < n; done += BATCH) {
     db.transaction(() => {
-      for (let i = done; i < Math.min(n, done + BATCH); i++) ins.run(`task ${i}`, i % 10, now, now);
+      for (let i = done; i < Math.min(n, done + BATCH); i++) ins.run(`task ${i}`, i % 10, newTraceId(), now, now);
     })();
   }
 }
