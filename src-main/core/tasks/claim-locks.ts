@@ -166,7 +166,7 @@ export class ClaimLocks {
         holder: lock.instance_id,
         fence: lock.fence,
         reason,
-        expiresAt: new Date(lock.expires_at).toISOString(),
+        expiresAt: isoTime(lock.expires_at),
         ...detail,
       },
       traceId,
