@@ -302,9 +302,11 @@ describe('disconnect/reconnect storms', () => {
     );
     await Promise.all(sdk.map((a) => a.close()));
     expect(status.done).toBe(tasksN);
-    // Each task was released to done exactly once.
-    const dones = await api(s.port, s.operatorToken, 'GET', '/audit/count?type=lock.release');
+    // Each task was released to done exactly once: the API's audit count (lock.release rows whose
+    // detail says "to":"done") agrees, before the database file is checked row by row below.
+    const dones = await api(s.port, s.operatorToken, 'GET', `/audit/count?type=lock.release&text=${encodeURIComponent('"to":"done"')}`);
     expect(dones.status).toBe(200);
+    expect(dones.json).toEqual({ count: tasksN, exact: true });
     await s.stop();
     const db = openDatabase(s.dbPath, { readonly: true });
     try {

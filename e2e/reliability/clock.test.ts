@@ -10,7 +10,7 @@
  *   within one sweep), including a lock granted after the wake but before the watchdog noticed.
  * - backward (one hour): no lock lives an extra hour — a lock with 30 min left expires after
  *   30 min, not 90 — and none loses time either.
- * - jobs (when core.jobs exists): every slot has at most one run, the hours slept through get one
+ * - jobs: every slot has at most one run, the hours slept through get one
  *   decision per slot by policy (no trigger storm), and after a backward step no slot runs twice.
  */
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
@@ -63,7 +63,7 @@ async function agent(w: World, role: string, name: string): Promise<RawAgent> {
 /** Waits (real time) until every write has committed and nothing moves any more. */
 async function settle(w: World): Promise<void> {
   for (let i = 0; i < 400; i++) {
-    await w.core.jobs?.runner.settled();
+    await w.core.jobs.runner.settled();
     const before = w.core.audit.count();
     await sleep(3);
     if (w.busy.n === 0 && w.core.committer.pending === 0 && w.core.audit.count() === before) return;
@@ -185,9 +185,8 @@ describe('clock jumps while locks are live (default timings: 2 h window, 60 s sw
 });
 
 describe('clock jumps while a job is live', () => {
-  it('one run per slot through a 5-hour sleep and a one-hour step back; the slept hours get one decision each, no storm', async (ctx) => {
+  it('one run per slot through a 5-hour sleep and a one-hour step back; the slept hours get one decision each, no storm', async () => {
     const w = await start({ heartbeatTimeoutS: 3600 });
-    if (!(w.core as Partial<Core>).jobs) ctx.skip(); // the jobs module is optional at this layer
     const r = await agent(w, 'reporter', 'reporter-1');
     const triggers: Array<{ runId: string; slot: string; at: number }> = [];
     r.onPush = (m: Json) => {

@@ -17,7 +17,9 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { EVENTS_PATH } from '../../src-main/server/console/http';
 import { connect, type Agent } from '../../src-main/sdk';
 import { API_ROUTES } from './lib/fuzz';
 import { api, createAgentToken, request } from './lib/http';
@@ -27,12 +29,19 @@ import { killAllChildren, spawnAgentProc } from './lib/procs';
 import { freePort, startServer, tempDir, type Server, removeTempDirs } from './lib/server';
 import { RawAgent, UpgradeRefused } from './lib/wire';
 
+let server: Server;
+
+beforeAll(async () => {
+  // Defaults: no --host, so the server binds where it binds by default (checked below).
+  server = await startServer({ dataDir: tempDir('security'), port: await freePort(), heartbeatIntervalMs: 1000 });
+});
+
 afterAll(async () => {
+  await server?.stop();
   await killAllChildren();
   removeTempDirs();
 });
 
-let server: Server;
 const secrets: string[] = [];
 const logs: string[] = [];
 
@@ -42,24 +51,22 @@ async function token(name: string, role: string | null = 'dev') {
   return t;
 }
 
-async function refusedUpgrade(headers: Record<string, string>, tok?: string): Promise<UpgradeRefused> {
+/** Opens a WebSocket upgrade on `url` (the agent socket by default); resolves with the refusal, fails if it is accepted. */
+async function refusedUpgrade(headers: Record<string, string>, tok?: string, url = server.agentUrl): Promise<UpgradeRefused> {
   try {
-    const a = await RawAgent.connect(server.agentUrl, { headers, ...(tok ? { token: tok } : {}) });
+    const a = await RawAgent.connect(url, { headers, ...(tok ? { token: tok } : {}) });
     a.kill();
   } catch (e) {
     if (e instanceof UpgradeRefused) return e;
-    throw e;
+    // e.g. the console socket accepting and answering a subprotocol this raw client did not ask for
+    throw new Error(`the upgrade to ${url} with ${JSON.stringify(headers)} was not refused with an HTTP status: ${String(e)}`, { cause: e });
   }
-  throw new Error(`the upgrade with ${JSON.stringify(headers)} was accepted`);
+  throw new Error(`the upgrade to ${url} with ${JSON.stringify(headers)} was accepted`);
 }
 
 const noCors = (headers: Record<string, unknown>) => Object.keys(headers).filter((h) => h.startsWith('access-control-'));
 
 describe('security', () => {
-  it('starts the server with defaults (no --host)', async () => {
-    server = await startServer({ dataDir: tempDir('security'), port: await freePort(), heartbeatIntervalMs: 1000 });
-  });
-
   it('a page from another origin cannot open the agent socket (403 before the handshake)', async () => {
     const t = await token('origin-test');
     for (const origin of ['http://evil.example', 'null', `http://127.0.0.1:${server.port + 1}`, `https://127.0.0.1:${server.port}`, 'file://']) {
@@ -99,8 +106,20 @@ describe('security', () => {
     const simple = await request(server.port, { method: 'POST', path: '/api/v1/tasks', headers: { origin: 'http://evil.example', 'content-type': 'text/plain' }, rawBody: '{"title":"csrf","role":"dev"}' });
     expect(simple.status).toBe(403);
     // The console's event socket refuses foreign origins too.
-    const ws = await refusedUpgrade({ origin: 'http://evil.example', 'sec-websocket-protocol': 'gaffer.console.v1' }).catch((e: unknown) => e as UpgradeRefused);
+    // The operator token and the subprotocol are right, so the foreign Origin is the only reason to refuse.
+    const eventsUrl = `ws://127.0.0.1:${server.port}${EVENTS_PATH}`;
+    const ws = await refusedUpgrade({ origin: 'http://evil.example', 'sec-websocket-protocol': 'gaffer.console.v1' }, server.operatorToken, eventsUrl);
     expect(ws.status).toBe(403);
+    expect(JSON.parse(ws.body).error.code).toBe('forbidden');
+    expect(noCors(ws.headers)).toEqual([]);
+    // Control: the same upgrade without the foreign Origin is accepted.
+    const own = new WebSocket(eventsUrl, ['gaffer.console.v1'], { headers: { authorization: `Bearer ${server.operatorToken}` } });
+    await new Promise<void>((resolve, reject) => {
+      own.once('open', () => resolve());
+      own.once('unexpected-response', (_req, res) => reject(new Error(`the console socket refused its own origin: HTTP ${res.statusCode}`)));
+      own.once('error', reject);
+    });
+    own.close();
     expect((await api(server.port, server.operatorToken, 'GET', '/tasks')).json.items.length).toBe(before);
   });
 

@@ -1,6 +1,6 @@
 /**
  * An SDK agent in its own OS process, so a test can SIGSTOP, SIGCONT or SIGKILL it.
- * Usage: node --import tsx agent-proc.ts   (env: GAFFER_URL, GAFFER_TOKEN, ROLE, NAME)
+ * Usage: node --import tsx agent-proc.ts   (env: GAFFER_URL, GAFFER_TOKEN, ROLE, NAME, RECONNECT)
  *
  * Reads one JSON command per stdin line and prints one JSON event per stdout line:
  *   {"cmd":"claim"}                                  → {"ev":"claimed","taskId","fence","attempt"} | {"ev":"empty"}
@@ -9,7 +9,8 @@
  *   {"cmd":"work","holdMs"}   one SDK work() task: the handler takes holdMs; SDK events are printed
  *                             ({"ev":"task.claimed"|"task.renewed"|"task.lost"|"task.reported"})
  *   {"cmd":"exit"}
- * Prints {"ev":"ready","instanceId"} once connected. Never reconnects (a test decides what happens).
+ * Prints {"ev":"ready","instanceId"} once connected. Does not reconnect unless RECONNECT=1 (then the
+ * SDK reconnects with a 50–300 ms backoff); otherwise a test decides what happens.
  */
 import readline from 'node:readline';
 import { connect, GafferRequestError } from '../../../src-main/sdk';

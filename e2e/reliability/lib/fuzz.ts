@@ -239,7 +239,7 @@ export function wsCase(rng: Rng, ctx: FuzzContext): WsCase {
       const type = rng.pick([...AGENT_REQUEST_TYPES]);
       kind = `mutated ${type}`;
       text = mutate(rng, baseMessage(rng, type, ctx), ctx);
-      if (text.length < 20_000 && !text.includes("[[[[") && rng.chance(0.25)) text = mutate(rng, JSON.parse(safeParse(text) ?? "{}") as Record<string, unknown>, ctx);
+      if (text.length < 20_000 && !text.includes("[[[[") && rng.chance(0.25)) text = mutate(rng, parseObject(text) ?? {}, ctx);
     } else if (r < 0.72) {
       kind = 'truncated JSON';
       const full = JSON.stringify(baseMessage(rng, rng.pick([...AGENT_REQUEST_TYPES]), ctx));
@@ -281,9 +281,10 @@ export function wsCase(rng: Rng, ctx: FuzzContext): WsCase {
   }
 }
 
-function safeParse(text: string): string | undefined {
+/** `text` parsed as a JSON object, or undefined when it is not JSON or not an object. */
+function parseObject(text: string): Record<string, unknown> | undefined {
   const p = safeParseValue(text);
-  return p.ok && typeof p.value === 'object' && p.value !== null && !Array.isArray(p.value) ? text : undefined;
+  return p.ok && typeof p.value === 'object' && p.value !== null && !Array.isArray(p.value) ? (p.value as Record<string, unknown>) : undefined;
 }
 
 function safeParseValue(text: string): { ok: true; value: unknown } | { ok: false } {

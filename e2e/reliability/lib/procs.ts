@@ -100,7 +100,7 @@ export function spawnTsx(script: string, args: string[], opts: SpawnOptions & { 
     },
     async kill9() {
       if (proc.alive()) {
-        // A stopped process still dies on SIGKILL; SIGCONT first keeps `ps` output tidy.
+        // SIGKILL also ends a stopped (SIGSTOP) process, so no SIGCONT is sent first.
         try {
           process.kill(child.pid!, 'SIGKILL');
         } catch {
