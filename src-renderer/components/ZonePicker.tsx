@@ -3,7 +3,7 @@
  * "shanghai"), move with ↑/↓, pick with Enter or a click, Esc closes the list. The current
  * offset is shown next to each zone.
  */
-import { useId, useMemo, useRef, useState, type KeyboardEvent } from 'react';
+import { useId, useMemo, useState, type KeyboardEvent } from 'react';
 import { allTimeZones, offsetLabel, searchZones } from '../lib/zones';
 
 export interface ZonePickerProps {
@@ -21,7 +21,6 @@ export function ZonePicker(p: ZonePickerProps) {
   const [query, setQuery] = useState<string | null>(null);
   const [active, setActive] = useState(0);
   const listId = useId();
-  const inputRef = useRef<HTMLInputElement>(null);
   const text = query ?? p.value;
   const matches = useMemo(() => searchZones(query ?? '', allTimeZones(), 60), [query]);
   const now = Date.now();
@@ -56,7 +55,6 @@ export function ZonePicker(p: ZonePickerProps) {
   return (
     <div className="combo">
       <input
-        ref={inputRef}
         name={p.name}
         role="combobox"
         aria-expanded={open}

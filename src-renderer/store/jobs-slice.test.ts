@@ -138,9 +138,35 @@ describe('jobs slice', () => {
     await settle(20);
     const l = s().jobs.ledger;
     expect(new Set(l.items.map((e) => e.slot)).size).toBe(l.items.length);
-    expect(l.items.length).toBe(13); // 4 pages of 4, each repeating the previous page's last slot
     expect(l.truncated).toBe(true);
-    expect(api.countCalls('jobs.ledger')).toBe(4);
+    // 4 pages of 4 from the start reach only 2026-11-13: the newest slots are fetched again from
+    // nearer the end, and those are the ones kept (the oldest are left out).
+    expect(l.items.at(-1)!.slot).toBe('2026-11-30');
+    expect(l.items.map((e) => e.slot)).toEqual(days.slice(days.length - l.items.length).map((e) => e.slot));
+    expect(l.items.some((e) => e.slot === '2026-11-01')).toBe(false);
+    expect(l.from).toBe(l.items[0]!.at);
+    expect(api.countCalls('jobs.ledger')).toBeGreaterThan(4);
+  });
+
+  it('a truncated ledger keeps the newest slots even when they are denser than the first pass', async () => {
+    const { api, a, s } = setup();
+    // Every minute from late October, then every 10 s from 1 December: far more than 4 pages of
+    // 5000, and the second pass (started from the first pass's density) must slide past its start.
+    const at = (ms: number): LedgerEntry => {
+      const iso = new Date(ms).toISOString();
+      return { slot: iso, at: iso, local: iso.slice(0, 16), expected: 'due', disposition: 'ran', status: 'success', run: null, backfills: [] };
+    };
+    const entries: LedgerEntry[] = [];
+    for (let t = Date.parse('2026-10-20T00:00:00Z'); t < Date.parse('2026-12-01T00:00:00Z'); t += 60_000) entries.push(at(t));
+    for (let t = Date.parse('2026-12-01T00:00:00Z'); t < Date.parse('2026-12-04T00:00:00Z'); t += 10_000) entries.push(at(t));
+    api.ledgers.set('job_f', entries);
+    a.selectLedgerJob('job_f', 6);
+    await settle(80);
+    const l = s().jobs.ledger;
+    expect(l.truncated).toBe(true);
+    expect(l.items.length).toBe(20_000);
+    expect(l.items[0]!.slot).toBe(entries[entries.length - 20_000]!.slot);
+    expect(l.items.at(-1)!.slot).toBe(entries.at(-1)!.slot);
   });
 
   it('an operator action toasts with the reason and refreshes the list at once', async () => {

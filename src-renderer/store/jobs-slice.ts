@@ -25,6 +25,7 @@ export interface LedgerState {
   items: LedgerEntry[];
   /** More slots than the console fetches (a very frequent job): the oldest are left out. */
   truncated: boolean;
+  /** Start of what `items` cover: the range asked for, or the oldest slot kept when truncated. */
   from: string | null;
   to: string | null;
   loading: boolean;
@@ -41,9 +42,12 @@ export interface JobsState {
 }
 
 export const DEFAULT_LEDGER_WEEKS = 6;
-/** Ledger pages fetched at most (5000 slots each). */
+/** Ledger pages fetched at most in one pass (5000 slots each), and slots kept at most. */
 const LEDGER_MAX_PAGES = 4;
 const LEDGER_PAGE = 5000;
+const LEDGER_MAX_SLOTS = LEDGER_MAX_PAGES * LEDGER_PAGE;
+/** Pages at most of the second pass that collects the newest slots of a very frequent job. */
+const LEDGER_MAX_SLIDE_PAGES = 4 * LEDGER_MAX_PAGES;
 const OPEN_BACKFILL_STATUSES = ['queued', 'held', 'failed', 'dispatched'] as const;
 
 export const emptyLedger = (weeks = DEFAULT_LEDGER_WEEKS): LedgerState => ({
@@ -150,6 +154,32 @@ export function createJobsSlice(d: JobsSliceDeps): JobsSlice {
 
   // ---- ledger of the selected job ------------------------------------------------------------
   let ledgerGen = 0;
+
+  /**
+   * Pages `jobs.ledger` forward (oldest first: the only order it has) from `start`, at most
+   * `maxPages` pages, keeping the newest `LEDGER_MAX_SLOTS` slots seen. Null when the selection
+   * moved on meanwhile; `complete` when it reached `to`.
+   */
+  async function pageLedger(jobId: string, gen: number, start: string, to: string, maxPages: number): Promise<{ items: LedgerEntry[]; complete: boolean; lastAt: string } | null> {
+    let items: LedgerEntry[] = [];
+    const seen = new Set<string>();
+    let cursor = start;
+    for (let page = 0; ; page++) {
+      const r = await call('jobs.ledger', { id: jobId, from: cursor, to, limit: LEDGER_PAGE });
+      if (gen !== ledgerGen) return null;
+      // Each page repeats the previous page's last instant (the cursor is inclusive).
+      for (const e of r.items) {
+        if (seen.has(e.slot)) continue;
+        seen.add(e.slot);
+        items.push(e);
+      }
+      if (items.length > LEDGER_MAX_SLOTS) items = items.slice(items.length - LEDGER_MAX_SLOTS);
+      if (r.next === null) return { items, complete: true, lastAt: to };
+      if (page + 1 >= maxPages) return { items, complete: false, lastAt: r.next };
+      cursor = r.next;
+    }
+  }
+
   async function fetchLedger(): Promise<void> {
     const { jobId, weeks } = get().jobs.ledger;
     if (!jobId) return;
@@ -163,27 +193,22 @@ export function createJobsSlice(d: JobsSliceDeps): JobsSlice {
     const from = start.toISOString();
     const to = new Date(t + 7 * 86_400_000).toISOString();
     try {
-      const items: LedgerEntry[] = [];
-      const seen = new Set<string>();
-      let cursor = from;
-      let truncated = false;
-      for (let page = 0; ; page++) {
-        const r = await call('jobs.ledger', { id: jobId, from: cursor, to, limit: LEDGER_PAGE });
-        if (gen !== ledgerGen) return;
-        for (const e of r.items) {
-          if (seen.has(e.slot)) continue;
-          seen.add(e.slot);
-          items.push(e);
-        }
-        if (r.next === null) break;
-        if (page + 1 >= LEDGER_MAX_PAGES) {
-          truncated = true;
-          break;
-        }
-        cursor = r.next;
+      let got = await pageLedger(jobId, gen, from, to, LEDGER_MAX_PAGES);
+      if (!got) return;
+      const truncated = !got.complete;
+      if (truncated) {
+        // More slots than the console fetches (a very frequent job): keep the newest. The ledger
+        // only pages oldest first, so start again nearer `to` — 90% of the span that held a full
+        // load before — and slide forward to the end, keeping the newest slots seen.
+        const fromMs = Date.parse(from);
+        const toMs = Date.parse(to);
+        const span = Math.max(1, Math.floor((Date.parse(got.lastAt) - fromMs) * 0.9));
+        const later = new Date(Math.min(toMs - 1, Math.max(fromMs, toMs - span))).toISOString();
+        got = await pageLedger(jobId, gen, later, to, LEDGER_MAX_SLIDE_PAGES);
+        if (!got) return;
       }
-      // Keep the newest slots when a very frequent job has more than the console fetches.
-      setLedger({ items, truncated, from, to, loading: false, error: null, loadedAt: now() });
+      const items = got.items;
+      setLedger({ items, truncated, from: truncated ? (items[0]?.at ?? from) : from, to, loading: false, error: null, loadedAt: now() });
     } catch (e) {
       if (gen !== ledgerGen) return;
       setLedger({ loading: false, error: toUiError(e) });

@@ -45,12 +45,10 @@ export function applyEvent(inv: Invalidation, e: ConsoleEvent): Invalidation {
       if (e.event.type === 'lock.claim' && isReclaim(e.event.detail)) inv.topics.add('expiredLocks');
       break;
     case 'run.changed':
-      inv.topics.add('jobs').add('runs').add('dashboard');
-      break;
     case 'job.changed':
       inv.topics.add('jobs').add('runs').add('dashboard');
       // A calendar change is announced as `job.changed` for `calendar:<id>` (it moves jobs' slots).
-      if (e.jobId.startsWith('calendar:')) inv.topics.add('calendars');
+      if (e.type === 'job.changed' && e.jobId.startsWith('calendar:')) inv.topics.add('calendars');
       break;
     case 'settings.changed':
       inv.topics.add('settings').add('dashboard');

@@ -3,16 +3,18 @@
  * validation at the field and `.ics` import (file picker → `calendars.importIcs` with its text;
  * the warnings and counts are shown).
  */
-import { useEffect, useMemo, useRef, useState, type ReactNode } from 'react';
+import { useEffect, useMemo, useRef, useState } from 'react';
 import type { IcsImportResult } from '../../../src-main/common/console-api';
 import type { BusinessCalendar, JobIssue } from '../../../src-main/common/job-schema';
 import { navigate, useViewRoute } from '../../app/navigation';
 import { EmptyState, ErrorBanner, Spinner } from '../../components/States';
 import { ZonePicker } from '../../components/ZonePicker';
 import { formatBytes, formatDateTime } from '../../lib/format';
+import { useDebouncedCall } from '../../lib/use-debounced-call';
 import { dateInZone, operatorZone } from '../../lib/zones';
 import { toUiError, type UiError } from '../../store/errors';
 import { useActions, useConsole, useWatch } from '../../store/react';
+import { Field, FieldIssues, hasError } from '../jobs/FormField';
 import { dedupeIssues, issuesAt, issuesFromError, stableJson } from '../jobs/form';
 import { emptyCalendarForm, formFromCalendar, upcomingDates, validateCalendarForm, WEEKDAYS, type CalendarForm } from './logic';
 
@@ -115,19 +117,7 @@ function CalendarEditor({ calendar }: { calendar: BusinessCalendar | null }) {
   const [server, setServer] = useState<{ key: string; issues: JobIssue[] } | null>(null);
   const v = useMemo(() => validateCalendarForm(form), [form]);
   const key = useMemo(() => stableJson(v.calendar), [v.calendar]);
-  useEffect(() => {
-    let live = true;
-    const t = window.setTimeout(() => {
-      validateCalendar(v.calendar as unknown as Record<string, unknown>).then(
-        (r) => live && setServer({ key, issues: r.issues }),
-        () => live && setServer(null),
-      );
-    }, 350);
-    return () => {
-      live = false;
-      window.clearTimeout(t);
-    };
-  }, [key, v.calendar, validateCalendar]);
+  useDebouncedCall(key, v.calendar as unknown as Record<string, unknown>, validateCalendar, (k, r) => setServer(r.ok ? { key: k, issues: r.value.issues } : null));
   // The server's word on a field counts where the form found nothing there (no double messages).
   const clientFields = new Set(v.issues.filter((i) => i.severity === 'error').map((i) => i.field));
   const serverIssues = server && server.key === key ? server.issues.filter((i) => !clientFields.has(i.field)) : [];
@@ -170,8 +160,8 @@ function CalendarEditor({ calendar }: { calendar: BusinessCalendar | null }) {
     }
   };
 
-  const holidays = form.holidays.split(/[\s,;]+/).filter(Boolean).length;
-  const extra = form.extraWorkdays.split(/[\s,;]+/).filter(Boolean).length;
+  const holidays = v.calendar.holidays.length;
+  const extra = v.calendar.extraWorkdays.length;
 
   return (
     <>
@@ -193,16 +183,16 @@ function CalendarEditor({ calendar }: { calendar: BusinessCalendar | null }) {
           }}
         >
           <div className="field-row">
-            <CalField label="Id" field="id" issues={issues} help={isNew ? 'jobs refer to it by this id' : 'fixed'}>
-              <input name="cal-id" value={form.id} disabled={!isNew} placeholder="cn-2026" onChange={(e) => patch({ id: e.target.value })} aria-invalid={has(issues, 'id')} />
-            </CalField>
-            <CalField label="Name" field="name" issues={issues}>
-              <input name="cal-name" value={form.name} placeholder="China 2026" onChange={(e) => patch({ name: e.target.value })} aria-invalid={has(issues, 'name')} />
-            </CalField>
+            <Field markField={false} label="Id" field="id" issues={issues} help={isNew ? 'jobs refer to it by this id' : 'fixed'}>
+              <input name="cal-id" value={form.id} disabled={!isNew} placeholder="cn-2026" onChange={(e) => patch({ id: e.target.value })} aria-invalid={hasError(issues, 'id')} />
+            </Field>
+            <Field markField={false} label="Name" field="name" issues={issues}>
+              <input name="cal-name" value={form.name} placeholder="China 2026" onChange={(e) => patch({ name: e.target.value })} aria-invalid={hasError(issues, 'name')} />
+            </Field>
           </div>
-          <CalField label="Time zone" field="timezone" issues={issues} help="the zone its dates are meant in (a job in another zone reads them as its own dates, with a warning)">
-            <ZonePicker name="cal-timezone" value={form.timezone} onChange={(z) => patch({ timezone: z })} invalid={has(issues, 'timezone')} />
-          </CalField>
+          <Field markField={false} label="Time zone" field="timezone" issues={issues} help="the zone its dates are meant in (a job in another zone reads them as its own dates, with a warning)">
+            <ZonePicker name="cal-timezone" value={form.timezone} onChange={(z) => patch({ timezone: z })} invalid={hasError(issues, 'timezone')} />
+          </Field>
           <div className="field" data-field="workdays">
             <span className="field-label">Workdays of the week</span>
             <div className="days" role="group" aria-label="Workdays">
@@ -218,15 +208,15 @@ function CalendarEditor({ calendar }: { calendar: BusinessCalendar | null }) {
                 </button>
               ))}
             </div>
-            <IssueLines issues={issuesAt(issues, 'workdays')} />
+            <FieldIssues markField={false} issues={issuesAt(issues, 'workdays')} />
           </div>
           <div className="field-row">
-            <CalField label={`Holidays (${holidays})`} field="holidays" issues={issues} help="YYYY-MM-DD, one per line: no slot on these days">
-              <textarea name="cal-holidays" className="mono" rows={8} value={form.holidays} placeholder={'2026-10-01\n2026-10-02'} onChange={(e) => patch({ holidays: e.target.value })} aria-invalid={has(issues, 'holidays')} />
-            </CalField>
-            <CalField label={`Make-up workdays (${extra})`} field="extraWorkdays" issues={issues} help="weekend days that are working days (after a long holiday)">
-              <textarea name="cal-extra" className="mono" rows={8} value={form.extraWorkdays} placeholder="2026-10-10" onChange={(e) => patch({ extraWorkdays: e.target.value })} aria-invalid={has(issues, 'extraWorkdays')} />
-            </CalField>
+            <Field markField={false} label={`Holidays (${holidays})`} field="holidays" issues={issues} help="YYYY-MM-DD, one per line: no slot on these days">
+              <textarea name="cal-holidays" className="mono" rows={8} value={form.holidays} placeholder={'2026-10-01\n2026-10-02'} onChange={(e) => patch({ holidays: e.target.value })} aria-invalid={hasError(issues, 'holidays')} />
+            </Field>
+            <Field markField={false} label={`Make-up workdays (${extra})`} field="extraWorkdays" issues={issues} help="weekend days that are working days (after a long holiday)">
+              <textarea name="cal-extra" className="mono" rows={8} value={form.extraWorkdays} placeholder="2026-10-10" onChange={(e) => patch({ extraWorkdays: e.target.value })} aria-invalid={hasError(issues, 'extraWorkdays')} />
+            </Field>
           </div>
           <label className="field">
             <span className="field-label">
@@ -252,7 +242,6 @@ function CalendarEditor({ calendar }: { calendar: BusinessCalendar | null }) {
 
 function IcsImport({ calendar }: { calendar: BusinessCalendar }) {
   const { importIcs } = useActions();
-  const fileRef = useRef<HTMLInputElement>(null);
   const [file, setFile] = useState<{ name: string; size: number; text: string } | null>(null);
   const [mode, setMode] = useState<'merge' | 'replace'>('merge');
   const [reason, setReason] = useState('');
@@ -277,7 +266,6 @@ function IcsImport({ calendar }: { calendar: BusinessCalendar }) {
           <label className="field">
             <span className="field-label">File</span>
             <input
-              ref={fileRef}
               type="file"
               accept=".ics,text/calendar"
               name="ics-file"
@@ -358,34 +346,5 @@ function IcsImport({ calendar }: { calendar: BusinessCalendar }) {
         ) : null}
       </div>
     </section>
-  );
-}
-
-function has(issues: readonly JobIssue[], field: string): boolean {
-  return issues.some((i) => i.field === field && i.severity === 'error');
-}
-
-function IssueLines({ issues }: { issues: JobIssue[] }) {
-  return (
-    <>
-      {issues.map((i) => (
-        <span key={i.message} className={i.severity === 'error' ? 'field-error' : 'field-warn'} data-testid="field-issue">
-          {i.severity === 'warning' ? '⚠ ' : ''}
-          {i.message}
-        </span>
-      ))}
-    </>
-  );
-}
-
-function CalField({ label, field, issues, help, children }: { label: ReactNode; field: string; issues: readonly JobIssue[]; help?: ReactNode; children: ReactNode }) {
-  const mine = issuesAt(issues, field);
-  return (
-    <label className="field" data-field={field}>
-      <span className="field-label">{label}</span>
-      {children}
-      <IssueLines issues={mine} />
-      {help && !mine.length ? <span className="field-help">{help}</span> : null}
-    </label>
   );
 }

@@ -3,23 +3,20 @@ import { ReasonDialog } from '../../components/Dialog';
 import type { JobActionKind } from '../../store/jobs-slice';
 import { useActions } from '../../store/react';
 
-export const JOB_ACTION_META: Record<JobActionKind, { label: string; verb: string; danger?: boolean; explain: string }> = {
+export const JOB_ACTION_META: Record<JobActionKind, { verb: string; danger?: boolean; explain: string }> = {
   trigger: {
-    label: 'Trigger now',
     verb: 'Trigger now',
     explain:
       'Runs the slot the current instant falls in now, overriding the schedule, a pause and the preconditions. Still one run per slot: if that slot already has a run, it is reported instead of run twice. Refused while the kill switch is on or the job is disabled.',
   },
   pause: {
-    label: 'Pause',
     verb: 'Pause',
     danger: true,
     explain: 'Nothing of this job is dispatched while it is paused; a slot whose window closes meanwhile is recorded as “skipped: paused”. Your name and reason show in the list and in “Why didn’t it run?”. You can still trigger it by hand.',
   },
-  resume: { label: 'Resume', verb: 'Resume', explain: 'Slots waiting because of the pause are looked at again at once.' },
-  enable: { label: 'Enable', verb: 'Enable', explain: 'The job starts again from now: slots that fell due while it was disabled are not caught up.' },
+  resume: { verb: 'Resume', explain: 'Slots waiting because of the pause are looked at again at once.' },
+  enable: { verb: 'Enable', explain: 'The job starts again from now: slots that fell due while it was disabled are not caught up.' },
   disable: {
-    label: 'Disable',
     verb: 'Disable',
     danger: true,
     explain: 'The runner stops looking at this job; waiting slots are recorded as “skipped: disabled”. Runs already dispatched finish.',

@@ -11,12 +11,14 @@ import { Badge } from '../../components/Badge';
 import { ErrorBanner, Spinner } from '../../components/States';
 import { ZonePicker } from '../../components/ZonePicker';
 import { formatDurationS } from '../../lib/format';
+import { useDebouncedCall } from '../../lib/use-debounced-call';
 import { formatInZone, isValidZone, operatorZone } from '../../lib/zones';
 import { toUiError, type UiError } from '../../store/errors';
 import type { JobActionKind } from '../../store/jobs-slice';
 import { useActions, useConsole, useWatch } from '../../store/react';
 import { WEEKDAYS } from '../calendars/logic';
 import { JobActionDialog } from './JobActionDialog';
+import { Field, FieldIssues, hasError } from './FormField';
 import {
   dedupeIssues,
   emptyJobForm,
@@ -32,7 +34,6 @@ import {
 } from './form';
 import { describeSchedule, policySentences, preconditionSentence, previewNote } from './logic';
 
-const DEBOUNCE_MS = 350;
 const PREVIEW_COUNT = 10;
 const KINDS: Array<{ kind: PreconditionKind; label: string }> = [
   { kind: 'signal', label: 'Signal' },
@@ -94,19 +95,7 @@ export function JobEditor({ jobId }: { jobId: string | null }) {
   const specKey = useMemo(() => stableJson(cv.spec), [cv.spec]);
   const tz = form.timezone.trim();
   const zoneIssue = useMemo<JobIssue[]>(() => (tz && !isValidZone(tz) ? [{ field: 'schedule.timezone', message: `“${tz}” is not a known IANA time zone: pick one from the list`, severity: 'error' }] : []), [tz]);
-  useEffect(() => {
-    let live = true;
-    const t = window.setTimeout(() => {
-      validateJob(cv.spec).then(
-        (r) => live && setServer({ key: specKey, issues: r.issues }),
-        () => live && setServer(null),
-      );
-    }, DEBOUNCE_MS);
-    return () => {
-      live = false;
-      window.clearTimeout(t);
-    };
-  }, [specKey, cv.spec, validateJob]);
+  useDebouncedCall(specKey, cv.spec, validateJob, (key, r) => setServer(r.ok ? { key, issues: r.value.issues } : null));
   const allIssues = useMemo(
     () =>
       dedupeIssues([
@@ -130,28 +119,17 @@ export function JobEditor({ jobId }: { jobId: string | null }) {
     return out;
   }, [cv.spec]);
   const previewKey = useMemo(() => stableJson(previewSpec), [previewSpec]);
-  useEffect(() => {
-    let live = true;
-    setPreviewLoading(true);
-    const t = window.setTimeout(() => {
-      previewJob({ spec: previewSpec, count: PREVIEW_COUNT }).then(
-        (result) => {
-          if (!live) return;
-          setPreview({ key: previewKey, result, error: null });
-          setPreviewLoading(false);
-        },
-        (e) => {
-          if (!live) return;
-          setPreview({ key: previewKey, result: null, error: toUiError(e) });
-          setPreviewLoading(false);
-        },
-      );
-    }, DEBOUNCE_MS);
-    return () => {
-      live = false;
-      window.clearTimeout(t);
-    };
-  }, [previewKey, previewSpec, previewJob]);
+  const previewOf = useCallback((spec: Record<string, unknown>) => previewJob({ spec, count: PREVIEW_COUNT }), [previewJob]);
+  useDebouncedCall(
+    previewKey,
+    previewSpec,
+    previewOf,
+    (key, r) => {
+      setPreview(r.ok ? { key, result: r.value, error: null } : { key, result: null, error: toUiError(r.error) });
+      setPreviewLoading(false);
+    },
+    { onStart: () => setPreviewLoading(true) },
+  );
 
   // ---- editing helpers ----------------------------------------------------------------------------
   const patch = (p: Partial<JobForm>) => setForm((f) => ({ ...f, ...p }));
@@ -308,10 +286,10 @@ export function JobEditor({ jobId }: { jobId: string | null }) {
         >
           <Section title="Job" hint="The name is part of every idempotency key (job + slot); the role picks which agents receive it.">
             <div className="field-row">
-              <Field all={shown} field="name" label="Name">
+              <Field issues={shown} field="name" label="Name">
                 <input name="name" value={form.name} autoFocus={isNew} placeholder="daily-report" onChange={(e) => patch({ name: e.target.value })} onBlur={() => touch('name')} aria-invalid={hasError(shown, 'name')} spellCheck={false} />
               </Field>
-              <Field all={shown} field="role" label="Role" help="agents of this role receive the trigger">
+              <Field issues={shown} field="role" label="Role" help="agents of this role receive the trigger">
                 <input name="role" list="job-roles" value={form.role} placeholder="reporter" onChange={(e) => patch({ role: e.target.value })} onBlur={() => touch('role')} aria-invalid={hasError(shown, 'role')} spellCheck={false} />
                 <datalist id="job-roles">
                   {roleNames.map((r) => (
@@ -320,7 +298,7 @@ export function JobEditor({ jobId }: { jobId: string | null }) {
                 </datalist>
               </Field>
             </div>
-            <Field all={shown} field="description" label="Description">
+            <Field issues={shown} field="description" label="Description">
               <input name="description" value={form.description} placeholder="What it does, for whoever reads this next" onChange={(e) => patch({ description: e.target.value })} />
             </Field>
             {isNew ? (
@@ -343,19 +321,19 @@ export function JobEditor({ jobId }: { jobId: string | null }) {
                   </button>
                 ))}
               </div>
-              <Issues issues={issuesAt(shown, 'schedule')} />
+              <FieldIssues issues={issuesAt(shown, 'schedule')} />
             </div>
             <div className="field-row">
               {form.scheduleKind === 'cron' ? (
-                <Field all={shown} field="schedule.cron" label="Cron (5 fields)" help={form.cron.trim() ? describeSchedule({ cron: form.cron }) : 'minute hour day-of-month month day-of-week'}>
+                <Field issues={shown} field="schedule.cron" label="Cron (5 fields)" help={form.cron.trim() ? describeSchedule({ cron: form.cron }) : 'minute hour day-of-month month day-of-week'}>
                   <input name="cron" className="mono" value={form.cron} placeholder="0 9 * * 1-5" onChange={(e) => patch({ cron: e.target.value })} aria-invalid={hasError(shown, 'schedule.cron')} spellCheck={false} />
                 </Field>
               ) : (
-                <Field all={shown} field="schedule.everyS" label="Every (seconds)" help={Number(form.everyS) > 0 ? describeSchedule({ everyS: Number(form.everyS) }) : 'slots are multiples of it since 1970 (stable across restarts)'}>
+                <Field issues={shown} field="schedule.everyS" label="Every (seconds)" help={Number(form.everyS) > 0 ? describeSchedule({ everyS: Number(form.everyS) }) : 'slots are multiples of it since 1970 (stable across restarts)'}>
                   <input name="everyS" inputMode="numeric" value={form.everyS} onChange={(e) => patch({ everyS: e.target.value })} aria-invalid={hasError(shown, 'schedule.everyS')} />
                 </Field>
               )}
-              <Field all={shown} field="schedule.timezone" label="Time zone" help={form.scheduleKind === 'interval' ? 'optional: local dates for calendars and slot keys' : 'slots are computed in this zone; instants are stored in UTC'}>
+              <Field issues={shown} field="schedule.timezone" label="Time zone" help={form.scheduleKind === 'interval' ? 'optional: local dates for calendars and slot keys' : 'slots are computed in this zone; instants are stored in UTC'}>
                 <ZonePicker name="timezone" value={form.timezone} onChange={(z) => patch({ timezone: z })} invalid={hasError(shown, 'schedule.timezone')} allowEmpty={form.scheduleKind === 'interval'} />
               </Field>
             </div>
@@ -366,17 +344,17 @@ export function JobEditor({ jobId }: { jobId: string | null }) {
               <label className="check-row">
                 <input type="checkbox" name="windowOn" checked={form.windowOn} onChange={(e) => patch({ windowOn: e.target.checked })} /> Only start inside a daily window (local time of the job’s zone)
               </label>
-              <Issues issues={issuesAt(shown, 'window')} />
+              <FieldIssues issues={issuesAt(shown, 'window')} />
             </div>
             {form.windowOn ? (
               <div className="field-row">
-                <Field all={shown} field="window.start" label="Opens">
+                <Field issues={shown} field="window.start" label="Opens">
                   <input name="windowStart" className="mono" value={form.windowStart} placeholder="09:00" onChange={(e) => patch({ windowStart: e.target.value })} aria-invalid={hasError(shown, 'window.start')} />
                 </Field>
-                <Field all={shown} field="window.end" label="Closes" help="24:00 for the end of the day">
+                <Field issues={shown} field="window.end" label="Closes" help="24:00 for the end of the day">
                   <input name="windowEnd" className="mono" value={form.windowEnd} placeholder="10:00" onChange={(e) => patch({ windowEnd: e.target.value })} aria-invalid={hasError(shown, 'window.end')} />
                 </Field>
-                <Field all={shown} field="window.recheckEveryS" label="Re-check every (s)" help={Number(form.recheckEveryS) > 0 ? formatDurationS(Number(form.recheckEveryS)) : undefined}>
+                <Field issues={shown} field="window.recheckEveryS" label="Re-check every (s)" help={Number(form.recheckEveryS) > 0 ? formatDurationS(Number(form.recheckEveryS)) : undefined}>
                   <input name="recheckEveryS" inputMode="numeric" value={form.recheckEveryS} onChange={(e) => patch({ recheckEveryS: e.target.value })} aria-invalid={hasError(shown, 'window.recheckEveryS')} />
                 </Field>
               </div>
@@ -385,7 +363,7 @@ export function JobEditor({ jobId }: { jobId: string | null }) {
 
           <Section title="Business calendar" sentence={sentences?.calendar}>
             <div className="field-row">
-              <Field all={shown} field="calendar" label="Calendar" help={<button type="button" className="link small" onClick={() => navigate('calendars')}>manage calendars</button>}>
+              <Field issues={shown} field="calendar" label="Calendar" help={<button type="button" className="link small" onClick={() => navigate('calendars')}>manage calendars</button>}>
                 <select name="calendar" value={form.calendar} onChange={(e) => patch({ calendar: e.target.value, ...(e.target.value ? {} : { calendarPolicy: '' }) })} aria-invalid={hasError(shown, 'calendar')}>
                   <option value="">none: every day counts</option>
                   {(calendars ?? []).map((c) => (
@@ -396,7 +374,7 @@ export function JobEditor({ jobId }: { jobId: string | null }) {
                   {form.calendar && !(calendars ?? []).some((c) => c.id === form.calendar) ? <option value={form.calendar}>{form.calendar} (unknown)</option> : null}
                 </select>
               </Field>
-              <Field all={shown} field="calendarPolicy" label="On a non-workday">
+              <Field issues={shown} field="calendarPolicy" label="On a non-workday">
                 <select name="calendarPolicy" value={form.calendarPolicy} onChange={(e) => patch({ calendarPolicy: e.target.value as JobForm['calendarPolicy'] })} aria-invalid={hasError(shown, 'calendarPolicy')}>
                   <option value="">default (skip)</option>
                   <option value="skip">skip the slot</option>
@@ -406,7 +384,7 @@ export function JobEditor({ jobId }: { jobId: string | null }) {
             </div>
             {issuesAt(shown, 'calendar.timezone').length ? (
               <div className="group" data-field="calendar.timezone">
-                <Issues issues={issuesAt(shown, 'calendar.timezone')} />
+                <FieldIssues issues={issuesAt(shown, 'calendar.timezone')} />
               </div>
             ) : null}
           </Section>
@@ -445,7 +423,7 @@ export function JobEditor({ jobId }: { jobId: string | null }) {
 
           <Section title="Execution conditions" sentence={sentences?.executionConditions}>
             <div className="field-row">
-              <Field all={shown} field="executionConditions.maxConcurrentPerRole" label="Role quota" help="most runs of this role at once (all its jobs); empty = no limit">
+              <Field issues={shown} field="executionConditions.maxConcurrentPerRole" label="Role quota" help="most runs of this role at once (all its jobs); empty = no limit">
                 <input name="maxConcurrentPerRole" inputMode="numeric" value={form.maxConcurrentPerRole} placeholder="no limit" onChange={(e) => patch({ maxConcurrentPerRole: e.target.value })} aria-invalid={hasError(shown, 'executionConditions.maxConcurrentPerRole')} />
               </Field>
               <div className="field" />
@@ -471,17 +449,17 @@ export function JobEditor({ jobId }: { jobId: string | null }) {
           <Section title="Retry" sentence={sentences?.retry}>
             {issuesAt(shown, 'retry').length ? (
               <div className="group" data-field="retry">
-                <Issues issues={issuesAt(shown, 'retry')} />
+                <FieldIssues issues={issuesAt(shown, 'retry')} />
               </div>
             ) : null}
             <div className="field-row">
-              <Field all={shown} field="retry.maxAttempts" label="Attempts in total" help="including the first">
+              <Field issues={shown} field="retry.maxAttempts" label="Attempts in total" help="including the first">
                 <input name="retryMaxAttempts" inputMode="numeric" value={form.retryMaxAttempts} onChange={(e) => patch({ retryMaxAttempts: e.target.value })} aria-invalid={hasError(shown, 'retry.maxAttempts')} />
               </Field>
-              <Field all={shown} field="retry.firstDelayS" label="First delay (s)" help={Number(form.retryFirstDelayS) >= 0 ? formatDurationS(Number(form.retryFirstDelayS)) : undefined}>
+              <Field issues={shown} field="retry.firstDelayS" label="First delay (s)" help={Number(form.retryFirstDelayS) >= 0 ? formatDurationS(Number(form.retryFirstDelayS)) : undefined}>
                 <input name="retryFirstDelayS" inputMode="numeric" value={form.retryFirstDelayS} onChange={(e) => patch({ retryFirstDelayS: e.target.value })} aria-invalid={hasError(shown, 'retry.firstDelayS')} />
               </Field>
-              <Field all={shown} field="retry.backoff" label="Backoff">
+              <Field issues={shown} field="retry.backoff" label="Backoff">
                 <select name="retryBackoff" value={form.retryBackoff} onChange={(e) => patch({ retryBackoff: e.target.value as JobForm['retryBackoff'] })}>
                   <option value="fixed">fixed</option>
                   <option value="exponential">exponential (doubles)</option>
@@ -492,7 +470,7 @@ export function JobEditor({ jobId }: { jobId: string | null }) {
 
           <Section title="Missed window" sentence={sentences?.missedWindow} testId="section-missed">
             <div className="field-row">
-              <Field all={shown} field="missedWindow" label="When a slot could not start in time">
+              <Field issues={shown} field="missedWindow" label="When a slot could not start in time">
                 <select name="missedWindow" value={form.missedWindow} onChange={(e) => patch({ missedWindow: e.target.value as JobForm['missedWindow'] })} aria-invalid={hasError(shown, 'missedWindow')}>
                   {MISSED_WINDOW_POLICIES.map((p) => (
                     <option key={p} value={p}>
@@ -501,14 +479,14 @@ export function JobEditor({ jobId }: { jobId: string | null }) {
                   ))}
                 </select>
               </Field>
-              <Field all={shown} field="toleranceS" label="Tolerance (s)" help={form.missedWindow === 'run_now' ? (Number(form.toleranceS) > 0 ? `up to ${formatDurationS(Number(form.toleranceS))} late` : 'required for “run now”') : 'only for “run now”'}>
+              <Field issues={shown} field="toleranceS" label="Tolerance (s)" help={form.missedWindow === 'run_now' ? (Number(form.toleranceS) > 0 ? `up to ${formatDurationS(Number(form.toleranceS))} late` : 'required for “run now”') : 'only for “run now”'}>
                 <input name="toleranceS" inputMode="numeric" value={form.toleranceS} placeholder={form.missedWindow === 'run_now' ? '1800' : '—'} onChange={(e) => patch({ toleranceS: e.target.value })} aria-invalid={hasError(shown, 'toleranceS')} />
               </Field>
             </div>
           </Section>
 
           <Section title="Overlap" sentence={sentences?.overlap}>
-            <Field all={shown} field="overlap" label="If the previous run is still going">
+            <Field issues={shown} field="overlap" label="If the previous run is still going">
               <select name="overlap" value={form.overlap} onChange={(e) => patch({ overlap: e.target.value as JobForm['overlap'] })} aria-invalid={hasError(shown, 'overlap')}>
                 <option value="skip">skip the new slot (recorded)</option>
                 <option value="queue_one">queue one</option>
@@ -518,7 +496,7 @@ export function JobEditor({ jobId }: { jobId: string | null }) {
           </Section>
 
           <Section title="Daylight saving time" sentence={sentences?.dstGapPolicy}>
-            <Field all={shown} field="dstGapPolicy" label="A local time that does not exist">
+            <Field issues={shown} field="dstGapPolicy" label="A local time that does not exist">
               <select name="dstGapPolicy" value={form.dstGapPolicy} onChange={(e) => patch({ dstGapPolicy: e.target.value as JobForm['dstGapPolicy'] })}>
                 <option value="shift_forward">shift forward to the end of the gap</option>
                 <option value="skip">skip the slot (recorded)</option>
@@ -528,17 +506,17 @@ export function JobEditor({ jobId }: { jobId: string | null }) {
 
           <Section title="Backfill and deadline" sentence={sentences ? `${sentences.backfillCapPerTick} ${sentences.runTimeoutS}` : undefined}>
             <div className="field-row">
-              <Field all={shown} field="backfillCapPerTick" label="Backfills per tick" help="0 = only by hand">
+              <Field issues={shown} field="backfillCapPerTick" label="Backfills per tick" help="0 = only by hand">
                 <input name="backfillCapPerTick" inputMode="numeric" value={form.backfillCapPerTick} onChange={(e) => patch({ backfillCapPerTick: e.target.value })} aria-invalid={hasError(shown, 'backfillCapPerTick')} />
               </Field>
-              <Field all={shown} field="runTimeoutS" label="Attempt deadline (s)" help={Number(form.runTimeoutS) > 0 ? formatDurationS(Number(form.runTimeoutS)) : undefined}>
+              <Field issues={shown} field="runTimeoutS" label="Attempt deadline (s)" help={Number(form.runTimeoutS) > 0 ? formatDurationS(Number(form.runTimeoutS)) : undefined}>
                 <input name="runTimeoutS" inputMode="numeric" value={form.runTimeoutS} onChange={(e) => patch({ runTimeoutS: e.target.value })} aria-invalid={hasError(shown, 'runTimeoutS')} />
               </Field>
             </div>
           </Section>
 
           <Section title="Payload" sentence={sentences?.payload}>
-            <Field all={shown} field="payload" label="JSON (optional)">
+            <Field issues={shown} field="payload" label="JSON (optional)">
               <textarea name="payload" className="mono" rows={5} value={form.payload} placeholder='{"report": "daily", "channel": "#ops"}' onChange={(e) => patch({ payload: e.target.value })} aria-invalid={hasError(shown, 'payload')} spellCheck={false} />
             </Field>
           </Section>
@@ -620,10 +598,6 @@ export function JobEditor({ jobId }: { jobId: string | null }) {
   );
 }
 
-function hasError(issues: readonly JobIssue[], field: string): boolean {
-  return issues.some((i) => i.field === field && i.severity === 'error');
-}
-
 function Section({ title, sentence, hint, children, testId }: { title: string; sentence?: string; hint?: string; children: ReactNode; testId?: string }) {
   return (
     <section className="panel editor-section" data-testid={testId}>
@@ -638,32 +612,6 @@ function Section({ title, sentence, hint, children, testId }: { title: string; s
       ) : null}
       <div className="section-body">{children}</div>
     </section>
-  );
-}
-
-function Issues({ issues }: { issues: JobIssue[] }) {
-  if (!issues.length) return null;
-  return (
-    <>
-      {issues.map((i) => (
-        <span key={i.message} className={i.severity === 'error' ? 'field-error' : 'field-warn'} data-testid="field-issue" data-issue-field={i.field}>
-          {i.severity === 'warning' ? '⚠ ' : ''}
-          {i.message}
-        </span>
-      ))}
-    </>
-  );
-}
-
-function Field({ field, label, help, children, all }: { field: string; label: ReactNode; help?: ReactNode; children: ReactNode; all: readonly JobIssue[] }) {
-  const issues = issuesAt(all, field);
-  return (
-    <label className="field" data-field={field}>
-      <span className="field-label">{label}</span>
-      {children}
-      <Issues issues={issues} />
-      {help && !issues.length ? <span className="field-help">{help}</span> : null}
-    </label>
   );
 }
 
@@ -704,20 +652,20 @@ function PreconditionCard(p: {
           ×
         </button>
       </div>
-      <Issues issues={issuesAt(p.issues, `preconditions.${i}`).concat(issuesAt(p.issues, at('label')))} />
+      <FieldIssues issues={issuesAt(p.issues, `preconditions.${i}`).concat(issuesAt(p.issues, at('label')))} />
       {pc.kind === 'file' ? (
         <div className="field-row">
-          <Field all={p.issues} field={at('path')} label="Path">
+          <Field issues={p.issues} field={at('path')} label="Path">
             <input className="mono" value={pc.path} placeholder="/data/orders-{yesterday}.csv" onChange={(e) => set({ path: e.target.value })} aria-invalid={inv('path')} />
           </Field>
-          <Field all={p.issues} field={at('check')} label="Ready when">
+          <Field issues={p.issues} field={at('check')} label="Ready when">
             <select value={pc.check} onChange={(e) => set({ check: e.target.value as PreconditionForm['check'], ...(e.target.value === 'exists' ? { after: '' } : {}) })}>
               <option value="exists">it exists</option>
               <option value="modified_after">it was modified after…</option>
             </select>
           </Field>
           {pc.check === 'modified_after' ? (
-            <Field all={p.issues} field={at('after')} label="After">
+            <Field issues={p.issues} field={at('after')} label="After">
               <select value={pc.after} onChange={(e) => set({ after: e.target.value as PreconditionForm['after'] })} aria-invalid={inv('after')}>
                 <option value="">midnight of the slot’s date</option>
                 <option value="yesterday">midnight of the day before</option>
@@ -728,54 +676,54 @@ function PreconditionCard(p: {
         </div>
       ) : pc.kind === 'http' ? (
         <>
-          <Field all={p.issues} field={at('url')} label="URL (GET)">
+          <Field issues={p.issues} field={at('url')} label="URL (GET)">
             <input className="mono" value={pc.url} placeholder="http://127.0.0.1:8080/partitions/{date}" onChange={(e) => set({ url: e.target.value })} aria-invalid={inv('url')} />
           </Field>
           <div className="field-row">
-            <Field all={p.issues} field={at('expectStatus')} label="Status" help="default 200">
+            <Field issues={p.issues} field={at('expectStatus')} label="Status" help="default 200">
               <input inputMode="numeric" value={pc.expectStatus} placeholder="200" onChange={(e) => set({ expectStatus: e.target.value })} aria-invalid={inv('expectStatus')} />
             </Field>
-            <Field all={p.issues} field={at('jsonField')} label="JSON field" help="dotted path, e.g. data.ready">
+            <Field issues={p.issues} field={at('jsonField')} label="JSON field" help="dotted path, e.g. data.ready">
               <input className="mono" value={pc.jsonField} onChange={(e) => set({ jsonField: e.target.value })} aria-invalid={inv('jsonField')} />
             </Field>
-            <Field all={p.issues} field={at('equals')} label="Equals (JSON)" help="empty: the field must be truthy">
+            <Field issues={p.issues} field={at('equals')} label="Equals (JSON)" help="empty: the field must be truthy">
               <input className="mono" value={pc.equals} placeholder="true" onChange={(e) => set({ equals: e.target.value })} aria-invalid={inv('equals')} />
             </Field>
-            <Field all={p.issues} field={at('timeoutS')} label="Timeout (s)">
+            <Field issues={p.issues} field={at('timeoutS')} label="Timeout (s)">
               <input inputMode="numeric" value={pc.timeoutS} placeholder="10" onChange={(e) => set({ timeoutS: e.target.value })} aria-invalid={inv('timeoutS')} />
             </Field>
           </div>
         </>
       ) : pc.kind === 'command' ? (
         <div className="field-row">
-          <Field all={p.issues} field={at('argv')} label="Program and arguments" help="one per line, no shell">
+          <Field issues={p.issues} field={at('argv')} label="Program and arguments" help="one per line, no shell">
             <textarea className="mono" rows={3} value={pc.argv} placeholder={'test\n-s\n/data/done-{date}'} onChange={(e) => set({ argv: e.target.value })} aria-invalid={inv('argv')} />
           </Field>
-          <Field all={p.issues} field={at('cwd')} label="Working directory">
+          <Field issues={p.issues} field={at('cwd')} label="Working directory">
             <input className="mono" value={pc.cwd} onChange={(e) => set({ cwd: e.target.value })} aria-invalid={inv('cwd')} />
           </Field>
-          <Field all={p.issues} field={at('timeoutS')} label="Timeout (s)">
+          <Field issues={p.issues} field={at('timeoutS')} label="Timeout (s)">
             <input inputMode="numeric" value={pc.timeoutS} placeholder="10" onChange={(e) => set({ timeoutS: e.target.value })} aria-invalid={inv('timeoutS')} />
           </Field>
         </div>
       ) : pc.kind === 'signal' ? (
         <div className="field-row">
-          <Field all={p.issues} field={at('name')} label="Signal name">
+          <Field issues={p.issues} field={at('name')} label="Signal name">
             <input className="mono" value={pc.name} placeholder="data-ready" onChange={(e) => set({ name: e.target.value })} aria-invalid={inv('name')} />
           </Field>
-          <Field all={p.issues} field={at('key')} label="For key" help="default {date}: the slot’s business date">
+          <Field issues={p.issues} field={at('key')} label="For key" help="default {date}: the slot’s business date">
             <input className="mono" value={pc.key} placeholder="{date}" onChange={(e) => set({ key: e.target.value })} aria-invalid={inv('key')} />
           </Field>
         </div>
       ) : (
         <div className="field-row">
-          <Field all={p.issues} field={at('check')} label="Precheck name">
+          <Field issues={p.issues} field={at('check')} label="Precheck name">
             <input className="mono" value={pc.agentCheck} placeholder="inbox-reachable" onChange={(e) => set({ agentCheck: e.target.value })} aria-invalid={inv('check')} />
           </Field>
-          <Field all={p.issues} field={at('role')} label="Asked role" help="default: the job’s role">
+          <Field issues={p.issues} field={at('role')} label="Asked role" help="default: the job’s role">
             <input className="mono" value={pc.role} onChange={(e) => set({ role: e.target.value })} aria-invalid={inv('role')} />
           </Field>
-          <Field all={p.issues} field={at('timeoutS')} label="Timeout (s)">
+          <Field issues={p.issues} field={at('timeoutS')} label="Timeout (s)">
             <input inputMode="numeric" value={pc.timeoutS} placeholder="10" onChange={(e) => set({ timeoutS: e.target.value })} aria-invalid={inv('timeoutS')} />
           </Field>
         </div>
@@ -814,7 +762,7 @@ function MaintenanceRow({ index: i, m, issues, onChange, onRemove }: { index: nu
         ×
       </button>
       <div className="mw-issues">
-        <Issues issues={[...issuesAt(issues, base), ...issuesAt(issues, `${base}.start`), ...issuesAt(issues, `${base}.end`), ...issuesAt(issues, `${base}.days`)]} />
+        <FieldIssues issues={[...issuesAt(issues, base), ...issuesAt(issues, `${base}.start`), ...issuesAt(issues, `${base}.end`), ...issuesAt(issues, `${base}.days`)]} />
       </div>
     </div>
   );

@@ -16,6 +16,7 @@ import { formatCount, formatDateTime, prettyJson, shortHash } from '../../lib/fo
 import { useNow } from '../../lib/now';
 import { dateInZone, formatInZone } from '../../lib/zones';
 import { toUiError, type UiError } from '../../store/errors';
+import { DEFAULT_LEDGER_WEEKS } from '../../store/jobs-slice';
 import { useActions, useConsole, useWatch } from '../../store/react';
 import { JobSelect } from '../jobs/JobSelect';
 import { describeSchedule } from '../jobs/logic';
@@ -37,7 +38,7 @@ export function RunsView() {
   const jobs = useConsole((s) => s.jobs.list);
   const { selectLedgerJob, refresh } = useActions();
   const jobId = route.param;
-  const weeks = Number(route.query.weeks) || 6;
+  const weeks = Number(route.query.weeks) || DEFAULT_LEDGER_WEEKS;
   const slot = route.query.slot ?? null;
 
   useEffect(() => {
@@ -52,7 +53,8 @@ export function RunsView() {
     return <Spinner label="Loading jobs…" />;
   }
   const job = jobs.data.find((j) => j.id === jobId || j.name === jobId) ?? null;
-  const q = (extra: Record<string, string>) => ({ ...(weeks !== 6 ? { weeks: String(weeks) } : {}), ...extra });
+  /** Route query keeping the weeks shown (`w`, default the current ones) unless they are the default. */
+  const q = (extra: Record<string, string>, w = weeks) => ({ ...(w !== DEFAULT_LEDGER_WEEKS ? { weeks: String(w) } : {}), ...extra });
 
   return (
     <div className="view runs" data-testid="view-runs">
@@ -67,7 +69,7 @@ export function RunsView() {
         <div className="toolbar-right">
           <div className="seg" role="radiogroup" aria-label="Weeks shown">
             {WEEK_CHOICES.map((w) => (
-              <button key={w} role="radio" aria-checked={w === weeks} className={`seg-btn${w === weeks ? ' active' : ''}`} onClick={() => job && navigate('runs', job.id, { ...(w !== 6 ? { weeks: String(w) } : {}) })}>
+              <button key={w} role="radio" aria-checked={w === weeks} className={`seg-btn${w === weeks ? ' active' : ''}`} onClick={() => job && navigate('runs', job.id, q({}, w))}>
                 {w} weeks
               </button>
             ))}

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { LedgerEntry, Run } from '../../../src-main/common/job-schema';
-import { addDays, backfillActions, canRequestBackfill, filterLedger, heatClassOf, heatGrid, heatTitle, heatTotals, isoWeekday, RUN_HEAT_DISPOSITIONS } from './logic';
+import { RUN_DISPOSITIONS, type LedgerEntry, type Run } from '../../../src-main/common/job-schema';
+import { addDays, backfillActions, canRequestBackfill, filterLedger, heatClassOf, heatGrid, heatTitle, heatTotals, isoWeekday } from './logic';
 
 function entry(slot: string, disposition: LedgerEntry['disposition'], at?: string, extra: Partial<LedgerEntry> = {}): LedgerEntry {
   const local = slot.length === 10 ? `${slot}T09:00` : slot;
@@ -9,7 +9,7 @@ function entry(slot: string, disposition: LedgerEntry['disposition'], at?: strin
 
 describe('heat-map bucketing', () => {
   it('maps every disposition to the operator’s colours', () => {
-    expect(RUN_HEAT_DISPOSITIONS.map((d) => [d, heatClassOf(d)])).toEqual([
+    expect(RUN_DISPOSITIONS.map((d) => [d, heatClassOf(d)])).toEqual([
       ['waiting', 'pending'],
       ['dispatched', 'pending'],
       ['running', 'pending'],

@@ -3,13 +3,10 @@
  * cell per local day of the job's zone, coloured by the worst thing that happened that day), and
  * each disposition in words.
  */
-import { RUN_DISPOSITIONS, type Backfill, type LedgerEntry, type RunDisposition } from '../../../src-main/common/job-schema';
+import type { Backfill, LedgerEntry, RunDisposition } from '../../../src-main/common/job-schema';
 import { dateInZone } from '../../lib/zones';
 
 export type LedgerDisposition = LedgerEntry['disposition'];
-
-/** Every run disposition (for exhaustive tests of the colour mapping). */
-export const RUN_HEAT_DISPOSITIONS: readonly RunDisposition[] = RUN_DISPOSITIONS;
 
 /** The heat-map's colours, from the operator's point of view. */
 export type HeatClass = 'held' | 'failed' | 'missed' | 'not_ready' | 'skipped' | 'pending' | 'backfilled' | 'ok' | 'skipped_calendar' | 'none';

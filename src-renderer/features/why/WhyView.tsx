@@ -20,7 +20,7 @@ import { dispositionMeta } from '../runs/logic';
 import { instantOf, LAYER_VERDICT_META, layersOf, quickPicks, verdictOf, type LayerView } from './logic';
 
 export function WhyView() {
-  useWatch('jobs', 'runs');
+  useWatch('jobs');
   const route = useViewRoute('why');
   const jobs = useConsole((s) => s.jobs.list);
   const { explainJob, refresh } = useActions();
@@ -31,14 +31,14 @@ export function WhyView() {
   const [answer, setAnswer] = useState<{ key: string; e: Explanation } | null>(null);
   const [error, setError] = useState<UiError | null>(null);
   const [loading, setLoading] = useState(false);
-  // Live: a run or job change re-asks (the answer for a past slot can still change while it runs).
-  const version = useConsole((s) => s.jobs.list.loadedAt);
 
   useEffect(() => {
     if (!jobId && jobs.data && jobs.data.length > 0) replaceRoute('why', jobs.data[0]!.id);
   }, [jobId, jobs.data]);
 
   const key = `${job?.id ?? ''}@${at ?? 'now'}`;
+  // Live: a run or job change re-asks (the answer for a past slot can still change while it runs).
+  // Both invalidate 'jobs', and every reload of the list brings a fresh `job` object.
   useEffect(() => {
     if (!job) return;
     let live = true;
@@ -59,7 +59,7 @@ export function WhyView() {
     return () => {
       live = false;
     };
-  }, [job, at, key, explainJob, version]);
+  }, [job, at, explainJob]);
 
   const [local, setLocal] = useState('');
   useEffect(() => {
@@ -250,7 +250,7 @@ function ExplanationView({ e, zone }: { e: Explanation; zone: string }) {
 function LayerCard({ layer: l, e }: { layer: LayerView; e: Explanation }) {
   const m = LAYER_VERDICT_META[l.verdict];
   return (
-    <li className={`layer layer-${m.tone}`} data-testid={`layer-${l.key}`} data-verdict={l.verdict}>
+    <li className={`layer tone-${m.tone}`} data-testid={`layer-${l.key}`} data-verdict={l.verdict}>
       <div className="layer-step" aria-hidden>
         {l.step}
       </div>
