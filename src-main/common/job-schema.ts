@@ -288,6 +288,13 @@ export function retryDelayS(retry: JobSpec['retry'], n: number): number {
   return retry.backoff === 'exponential' ? retry.firstDelayS * 2 ** (n - 1) : retry.firstDelayS;
 }
 
+/** Sum of the delays before every retry (`maxAttempts - 1` of them), seconds. */
+export function totalRetryDelayS(retry: JobSpec['retry']): number {
+  let total = 0;
+  for (let n = 1; n < retry.maxAttempts; n++) total += retryDelayS(retry, n);
+  return total;
+}
+
 /**
  * Settings that contradict each other, in plain words. Pure (no calendar lookups, no clock): the
  * editor can run it on every keystroke. The core adds the schedule library's checks.
@@ -324,8 +331,7 @@ export function jobContradictions(spec: JobSpec, explicit?: ReadonlySet<string>)
   const windowS = ws !== null && we !== null && we > ws ? (we - ws) * 60 : null;
   const span = windowS ?? (typeof period === 'number' && period > 0 ? period : null);
   const retries = spec.retry.maxAttempts - 1;
-  let totalDelay = 0;
-  for (let n = 1; n <= retries; n++) totalDelay += retryDelayS(spec.retry, n);
+  const totalDelay = totalRetryDelayS(spec.retry);
   if (spec.missedWindow === 'skip_and_alert' && retries > 0 && span !== null && totalDelay >= span) {
     const what = windowS !== null ? `the window ${spec.window!.start}–${spec.window!.end} (${windowS} s)` : `the ${span} s between two slots`;
     // Refused when the operator chose these retry settings; only a warning for the defaults.

@@ -100,33 +100,72 @@ export function upgradePath(req: IncomingMessage): string | undefined {
 export function rejectUpgrade(socket: Duplex, status: number, message: string): void {
   const [reason, code] = UPGRADE_REFUSALS[status] ?? UPGRADE_REFUSALS[400]!;
   const body = JSON.stringify({ error: { code, status, message } });
-  if (socket.writable) {
-    socket.end(
-      `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
-        `Connection: close\r\nCache-Control: no-store\r\n\r\n${body}`,
-    );
+  if (!socket.writable) {
+    socket.destroy();
+    return;
   }
-  socket.destroy();
+  // Destroy only once the response has left, or the client may see a reset instead of the status.
+  socket.once('finish', () => socket.destroy());
+  socket.end(
+    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+      `Connection: close\r\nCache-Control: no-store\r\n\r\n${body}`,
+  );
+}
+
+/** A body cap: the limit, what to say when it is passed or the body does not arrive whole. */
+export interface BodyCap {
+  maxBytes: number;
+  tooLarge: string;
+  incomplete: string;
+  /** Past the cap, close the request so the rest is not read (default: leave it as it is). */
+  closeWhenTooLarge?: boolean;
+}
+
+/**
+ * Yields a request body's chunks, counting them against the cap: past it → too_large. A client
+ * that goes away mid-body ("aborted") is bad input (bad_request), not an internal failure to log.
+ */
+export async function* cappedBody(req: IncomingMessage, cap: BodyCap): AsyncGenerator<Buffer> {
+  let size = 0;
+  const chunks = req[Symbol.asyncIterator]();
+  for (;;) {
+    let next: IteratorResult<unknown>;
+    try {
+      next = await chunks.next();
+    } catch {
+      throw new GafferError('bad_request', cap.incomplete);
+    }
+    if (next.done) return;
+    const chunk = next.value as Buffer;
+    size += chunk.length;
+    if (size > cap.maxBytes) {
+      if (cap.closeWhenTooLarge) {
+        try {
+          await chunks.return?.();
+        } catch {
+          /* the too_large error is what counts */
+        }
+      }
+      throw new GafferError('too_large', cap.tooLarge);
+    }
+    yield chunk;
+  }
 }
 
 /** Reads a JSON request body with a size cap; malformed JSON → bad_request, too big → too_large. */
 export async function readJsonBody(req: IncomingMessage, maxBytes = 256 * 1024): Promise<unknown> {
   const chunks: Buffer[] = [];
-  let size = 0;
+  const cap: BodyCap = {
+    maxBytes,
+    tooLarge: `request body larger than ${maxBytes} bytes`,
+    incomplete: 'the request body was not received completely',
+    closeWhenTooLarge: true,
+  };
+  for await (const chunk of cappedBody(req, cap)) chunks.push(chunk);
+  const body = Buffer.concat(chunks);
+  if (body.length === 0) return {};
   try {
-    for await (const chunk of req) {
-      size += (chunk as Buffer).length;
-      if (size > maxBytes) throw new GafferError('too_large', `request body larger than ${maxBytes} bytes`);
-      chunks.push(chunk as Buffer);
-    }
-  } catch (e) {
-    // A client that goes away mid-body ("aborted") is bad input, not an internal failure to log.
-    if (e instanceof GafferError) throw e;
-    throw new GafferError('bad_request', 'the request body was not received completely');
-  }
-  if (size === 0) return {};
-  try {
-    return JSON.parse(Buffer.concat(chunks).toString('utf8'));
+    return JSON.parse(body.toString('utf8'));
   } catch {
     throw new GafferError('bad_request', 'request body is not valid JSON');
   }

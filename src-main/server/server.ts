@@ -8,7 +8,7 @@ import type { Duplex } from 'node:stream';
 import type { Core } from '../core/create-core';
 import { attachAgentSocket, type AgentSocketServer } from './agent-socket';
 import { createApiHandler, type ApiOptions } from './api-v1';
-import { allowedHost, sendError, sendJson } from './guards';
+import { allowedHost, rejectUpgrade, sendError, sendJson } from './guards';
 import { GafferError } from '../common/errors';
 
 export type RequestHandler = (req: IncomingMessage, res: ServerResponse) => Promise<boolean>;
@@ -65,11 +65,10 @@ export async function startServer(core: Core, opts: ServerOptions): Promise<Runn
 
   // An upgrade to a path no handler owns would otherwise keep its socket open forever (request
   // timeouts do not apply to upgrades): refuse it once every handler has had its synchronous look.
-  server.on('upgrade', (_req: IncomingMessage, socket: Duplex) => {
+  server.on('upgrade', (req: IncomingMessage, socket: Duplex) => {
     setImmediate(() => {
       if (socket.destroyed || !socket.writable || socket.listenerCount('data') > 0) return;
-      socket.once('finish', () => socket.destroy());
-      socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+      rejectUpgrade(socket, 404, `nothing at ${req.method} ${req.url}`);
     });
   });
 

@@ -27,7 +27,7 @@ import {
   operatorReason,
   optionalReason,
   requestBackfillInput,
-  retryDelayS,
+  totalRetryDelayS,
   triggerNowInput,
   type Backfill,
   type BusinessCalendar,
@@ -340,8 +340,7 @@ export class JobService {
       }
       const w = plan.windowOf(occ);
       // A manual run keeps its retries: its window stays open long enough for all of them.
-      let retrySpan = 0;
-      for (let n = 1; n < spec.retry.maxAttempts; n++) retrySpan += retryDelayS(spec.retry, n) * 1000;
+      const retrySpan = totalRetryDelayS(spec.retry) * 1000;
       const run = this.repo.claim(
         {
           ...slotRunBase(job, occ, spec.retry.maxAttempts),
@@ -682,10 +681,8 @@ export class JobService {
   // ---- for the console dashboard (JobsConsolePort) -------------------------------------------
 
   /** Runs the operator must act on: held or failed backfills, plus queued ones. */
-  runsNeedingAttention(_now?: number): number {
-    const held = this.ctx.db.prepare<[], { n: number }>(`SELECT count(*) AS n FROM backfills WHERE status IN ('held','failed')`).get()!.n;
-    const queued = this.ctx.db.prepare<[], { n: number }>(`SELECT count(*) AS n FROM backfills WHERE status = 'queued'`).get()!.n;
-    return held + queued;
+  runsNeedingAttention(): number {
+    return this.ctx.db.prepare<[], { n: number }>(`SELECT count(*) AS n FROM backfills WHERE status IN ('held','failed','queued')`).get()!.n;
   }
 
   /** Upcoming triggers (next slot of every enabled job), soonest first. */

@@ -8,6 +8,7 @@ import {
   jobContradictions,
   jobSpecInput,
   normalizeJobSpec,
+  totalRetryDelayS,
   zodIssues,
   type JobIssue,
   type JobSpec,
@@ -58,8 +59,7 @@ export function validateJobInput(input: unknown, calendarOf: (id: string) => Cal
         });
       }
       if (!spec.window && spec.schedule.cron !== undefined && spec.missedWindow === 'skip_and_alert' && spec.retry.maxAttempts > 1 && (explicit.has('retry') || explicit.has('missedWindow'))) {
-        let total = 0;
-        for (let n = 1; n < spec.retry.maxAttempts; n++) total += (spec.retry.backoff === 'exponential' ? 2 ** (n - 1) : 1) * spec.retry.firstDelayS;
+        const total = totalRetryDelayS(spec.retry);
         if (total * 1000 >= period) {
           issues.push({
             field: 'retry',

@@ -1,10 +1,9 @@
 /** `/audit…`: browse, count, export (streamed) and verify the audit log. */
-import type { IncomingMessage } from 'node:http';
 import { z } from 'zod';
-import { GafferError } from '../../common/errors';
 import type { AuditFilterInput } from '../../common/schemas';
 import { EXPORT_FORMATS, exportAudit, verifyExport, verifyLiveRange } from '../../core/audit/audit-export';
 import type { Core } from '../../core/create-core';
+import { cappedBody } from '../guards';
 import { afterParam, idParam, limitParam, ok, parseQuery, STREAMED, streamChunks, type Route } from './router';
 
 const field = z.string().min(1).max(200);
@@ -42,24 +41,6 @@ function toFilter(q: FilterQuery): AuditFilterInput {
   for (const [k, v] of Object.entries(rest)) if (v !== undefined) (f as Record<string, unknown>)[k] = v;
   if (all.length > 0) f.types = all;
   return f;
-}
-
-async function* capped(req: IncomingMessage, max: number): AsyncGenerator<Buffer> {
-  let size = 0;
-  const chunks = req[Symbol.asyncIterator]();
-  for (;;) {
-    let next: IteratorResult<unknown>;
-    try {
-      next = await chunks.next();
-    } catch {
-      // The client went away mid-upload: bad input, not an internal failure.
-      throw new GafferError('bad_request', 'the uploaded file was not received completely');
-    }
-    if (next.done) return;
-    size += (next.value as Buffer).length;
-    if (size > max) throw new GafferError('too_large', `export file larger than ${max} bytes`);
-    yield next.value as Buffer;
-  }
 }
 
 export function auditRoutes(core: Core): Route[] {
@@ -110,7 +91,12 @@ export function auditRoutes(core: Core): Route[] {
       path: '/audit/verify-export',
       async handler(c) {
         const { format = 'jsonl', contiguous } = parseQuery(verifyExportQuery, c);
-        return ok(await verifyExport(capped(c.req, MAX_VERIFY_UPLOAD), format, { expectContiguous: contiguous === 'true' }));
+        const file = cappedBody(c.req, {
+          maxBytes: MAX_VERIFY_UPLOAD,
+          tooLarge: `export file larger than ${MAX_VERIFY_UPLOAD} bytes`,
+          incomplete: 'the uploaded file was not received completely',
+        });
+        return ok(await verifyExport(file, format, { expectContiguous: contiguous === 'true' }));
       },
     },
   ];

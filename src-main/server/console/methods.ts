@@ -45,8 +45,8 @@ export interface ConsoleContext {
  * needing attention are 0 and there are no next triggers.
  */
 export interface JobsConsolePort {
-  /** Runs the operator must act on (failed and held for review, needs_human, backfill waiting). */
-  runsNeedingAttention(now: number): number;
+  /** Backfills the operator must act on: held or failed, plus queued ones. */
+  runsNeedingAttention(): number;
   /** Upcoming triggers, soonest first. */
   nextTriggers(now: number, limit: number): Dashboard['nextTriggers'];
   /**
@@ -107,7 +107,7 @@ export function createConsoleMethods(core: Core, ctx: ConsoleContext, opts: Cons
         onlineInstances: rm.onlineInstances(),
         completedThisWeek,
         expiredLocksToday: rm.expiredSince(localDayStart(now)),
-        runsNeedingAttention: jobs?.runsNeedingAttention(now) ?? 0,
+        runsNeedingAttention: jobs?.runsNeedingAttention() ?? 0,
         recoveryBoundS: recoveryBoundS(core.config),
         killSwitch: killSwitch(),
         roles: rm.roleSummaries(now),
