@@ -2,6 +2,7 @@
 //
 //   common  ←  core  ←  server  ←  { electron, headless }
 //   common  ←  { sdk, preload, renderer }
+//   common  ←  sdk  ←  cli (the `gaffer` command: agent, mcp)
 //
 // A wrong import fails lint with a message naming which layer may import which.
 import js from '@eslint/js';
@@ -62,6 +63,9 @@ export default tseslint.config(
   ]),
   layer(['src-main/sdk/**', 'examples/**'], [
     { group: ['**/core/**', '**/server/**', '**/electron/**', '**/headless/**', 'better-sqlite3', 'electron'], message: 'the agent SDK talks to Gaffer over the wire only: it may import common and ws.' },
+  ]),
+  layer(['src-main/cli/**'], [
+    { group: ['**/core/**', '**/server/**', '**/electron/**', '**/headless/**', '**/src-renderer/**', '**/src-preload/**', 'better-sqlite3', 'electron'], message: 'the gaffer command-line programs are agents and clients: they reach the scheduler over the wire (sdk + common), never by importing it.' },
   ]),
   layer(['src-preload/**'], [
     { group: ['**/src-main/core/**', '**/src-main/server/**', '**/src-main/electron/**', '**/src-main/headless/**', '**/src-renderer/**', 'node:*', 'better-sqlite3', 'ws'], message: 'the preload is a sandboxed bridge: electron IPC plus common types only.' },
