@@ -3,11 +3,13 @@
  * without a round trip. Field names of v1 are fixed; everything marked "addition" is ours.
  *
  * Two levels of validation:
- * 1. `jobSpecInput` (zod): shapes and ranges. Fails → `bad_request` with `{issues: [{field, message}]}`.
+ * 1. `jobSpecInput` (zod): shapes and ranges. Fails → `bad_request` with `{issues: [{field, message}]}`,
+ *    the messages put in the field's words by `zodIssues`.
  * 2. `jobContradictions(spec)`: settings that are each valid but contradict each other (a policy
  *    that needs a tolerance without one, folding with overlapping runs, retries that can never land
  *    inside the window, …). The core adds the schedule checks (cron, zone, window vs cron, calendar)
- *    and refuses a save when any issue has severity `error`.
+ *    and refuses a save when any issue has severity `error`. Severity depends on the normalised
+ *    spec only, never on which keys the input happened to spell out.
  */
 import { z } from 'zod';
 import { BACKOFF_LABELS, CALENDAR_POLICY_LABELS, calendarPolicyWithoutCalendar, DST_GAP_LABELS, jobFieldLabel, MISSED_WINDOW_LABELS, OVERLAP_LABELS, quoted } from './job-labels';

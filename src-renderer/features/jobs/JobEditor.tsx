@@ -2,12 +2,20 @@
  * The job editor: every field of the job record, validated at the field as you type (the shared
  * zod schema and contradiction checks, then the server's schedule checks via `jobs.validate`),
  * a live preview of the next slots (`jobs.preview` of the unsaved spec: calendar- and DST-aware),
- * and each policy explained in plain words next to it. Ctrl/Cmd+S saves, Esc cancels.
+ * and each policy explained in plain words next to it. Ctrl/Cmd+S saves, Esc leaves.
+ *
+ * 1. The status panel lists every issue there is (errors and warnings), each under the label of
+ *    its section and field; the counts it shows are the counts of that list. A field shows its
+ *    own issues once touched (name and role start empty, so they wait for a touch or a save).
+ * 2. "Valid" means no issue of severity error from the same validator the save runs.
+ * 3. Leaving with unsaved changes asks first, however the operator leaves (use-leave-guard.ts).
  */
 import { useCallback, useEffect, useMemo, useRef, useState, type ReactNode } from 'react';
-import { MISSED_WINDOW_POLICIES, normalizeJobSpec, PLACEHOLDER_HELP, type Job, type JobIssue, type JobSpecInput, type PreconditionInput, type PreconditionKind, type PreviewResult } from '../../../src-main/common/job-schema';
+import { BACKOFF_LABELS, CALENDAR_POLICY_LABELS, DST_GAP_LABELS, jobFieldLabel, jobSectionLabel, MISSED_WINDOW_LABELS, OVERLAP_LABELS } from '../../../src-main/common/job-labels';
+import { MISSED_WINDOW_POLICIES, normalizeJobSpec, OVERLAP_POLICIES, PLACEHOLDER_HELP, type Job, type JobIssue, type JobSpecInput, type PreconditionInput, type PreconditionKind, type PreviewResult } from '../../../src-main/common/job-schema';
 import { navigate } from '../../app/navigation';
 import { Badge } from '../../components/Badge';
+import { Dialog } from '../../components/Dialog';
 import { ErrorBanner, Spinner } from '../../components/States';
 import { ZonePicker } from '../../components/ZonePicker';
 import { formatDurationS } from '../../lib/format';
@@ -33,6 +41,7 @@ import {
   type PreconditionForm,
 } from './form';
 import { describeSchedule, policySentences, preconditionSentence, previewNote } from './logic';
+import { useLeaveGuard } from './use-leave-guard';
 
 const PREVIEW_COUNT = 10;
 const KINDS: Array<{ kind: PreconditionKind; label: string }> = [
@@ -42,11 +51,6 @@ const KINDS: Array<{ kind: PreconditionKind; label: string }> = [
   { kind: 'command', label: 'Command' },
   { kind: 'agent', label: 'Agent precheck' },
 ];
-const MISSED_LABEL: Record<(typeof MISSED_WINDOW_POLICIES)[number], string> = {
-  run_now: 'Run now (within a tolerance)',
-  fold_into_next: 'Fold into the next run',
-  skip_and_alert: 'Skip and alert',
-};
 
 /** Fields that start empty on a new job: their "required" messages wait until touched or saved. */
 const BLANK_AT_START = new Set(['name', 'role']);
@@ -56,6 +60,7 @@ export function JobEditor({ jobId }: { jobId: string | null }) {
   const { getJob, validateJob, previewJob, saveJob } = useActions();
   const calendars = useConsole((s) => s.jobs.calendars.data);
   const roles = useConsole((s) => s.roles.data);
+  const shell = useConsole((s) => s.shell);
   const isNew = jobId === null;
   const [job, setJob] = useState<Job | null>(null);
   const [loadError, setLoadError] = useState<UiError | null>(null);
@@ -69,7 +74,6 @@ export function JobEditor({ jobId }: { jobId: string | null }) {
   const [server, setServer] = useState<{ key: string; issues: JobIssue[] } | null>(null);
   const [preview, setPreview] = useState<{ key: string; result: PreviewResult | null; error: UiError | null } | null>(null);
   const [previewLoading, setPreviewLoading] = useState(false);
-  const [escArmed, setEscArmed] = useState(false);
   const [acting, setActing] = useState<JobActionKind | null>(null);
   const [savedVersion, setSavedVersion] = useState<number | null>(null);
   const rootRef = useRef<HTMLDivElement>(null);
@@ -109,7 +113,9 @@ export function JobEditor({ jobId }: { jobId: string | null }) {
   );
   const shown = allIssues.filter((i) => !(isNew && !submitted && BLANK_AT_START.has(i.field) && !touched.has(i.field)));
   const errors = allIssues.filter((i) => i.severity === 'error');
+  const warnings = allIssues.filter((i) => i.severity === 'warning');
   const serverPending = !server || server.key !== specKey;
+  const kindAt = (i: number) => form.preconditions[i]?.kind;
 
   // ---- live preview of the unsaved schedule (only the slot-relevant settings) -----------------
   const previewSpec = useMemo(() => {
@@ -135,6 +141,7 @@ export function JobEditor({ jobId }: { jobId: string | null }) {
   const patch = (p: Partial<JobForm>) => setForm((f) => ({ ...f, ...p }));
   const touch = (field: string) => setTouched((t) => (t.has(field) ? t : new Set(t).add(field)));
   const dirty = stableJson(form) !== stableJson(initial);
+  const guard = useLeaveGuard(dirty, shell);
   const lenient = useMemo(() => {
     try {
       return normalizeJobSpec(cv.spec as unknown as JobSpecInput);
@@ -178,7 +185,10 @@ export function JobEditor({ jobId }: { jobId: string | null }) {
       setSavedVersion(r.job.version);
       setReason('');
       setSubmitted(false);
-      if (isNew) navigate('jobs', r.job.id);
+      if (isNew) {
+        guard.release();
+        navigate('jobs', r.job.id);
+      }
       else {
         setJob(r.job);
         const f = formFromSpec(r.job);
@@ -195,13 +205,8 @@ export function JobEditor({ jobId }: { jobId: string | null }) {
   const saveRef = useRef(save);
   saveRef.current = save;
 
-  // Ctrl/Cmd+S saves; Esc cancels (twice when there are unsaved changes).
-  const dirtyRef = useRef(dirty);
-  dirtyRef.current = dirty;
-  const escRef = useRef(escArmed);
-  escRef.current = escArmed;
+  // Ctrl/Cmd+S saves; Esc leaves (asking first when there are unsaved changes).
   useEffect(() => {
-    let disarm: number | undefined;
     const onKey = (e: KeyboardEvent) => {
       if ((e.ctrlKey || e.metaKey) && !e.altKey && e.key.toLowerCase() === 's') {
         e.preventDefault();
@@ -209,19 +214,10 @@ export function JobEditor({ jobId }: { jobId: string | null }) {
         return;
       }
       if (e.key !== 'Escape' || e.defaultPrevented || document.querySelector('[role="dialog"]')) return;
-      if (dirtyRef.current && !escRef.current) {
-        setEscArmed(true);
-        window.clearTimeout(disarm);
-        disarm = window.setTimeout(() => setEscArmed(false), 3000);
-        return;
-      }
       navigate('jobs');
     };
     window.addEventListener('keydown', onKey);
-    return () => {
-      window.removeEventListener('keydown', onKey);
-      window.clearTimeout(disarm);
-    };
+    return () => window.removeEventListener('keydown', onKey);
   }, []);
 
   if (!isNew && !job) {
@@ -376,9 +372,9 @@ export function JobEditor({ jobId }: { jobId: string | null }) {
               </Field>
               <Field issues={shown} field="calendarPolicy" label="On a non-workday">
                 <select name="calendarPolicy" value={form.calendarPolicy} onChange={(e) => patch({ calendarPolicy: e.target.value as JobForm['calendarPolicy'] })} aria-invalid={hasError(shown, 'calendarPolicy')}>
-                  <option value="">default (skip)</option>
-                  <option value="skip">skip the slot</option>
-                  <option value="next_workday">move it to the next workday</option>
+                  <option value="">default ({CALENDAR_POLICY_LABELS.skip})</option>
+                  <option value="skip">{CALENDAR_POLICY_LABELS.skip}</option>
+                  <option value="next_workday">{CALENDAR_POLICY_LABELS.next_workday}</option>
                 </select>
               </Field>
             </div>
@@ -461,8 +457,8 @@ export function JobEditor({ jobId }: { jobId: string | null }) {
               </Field>
               <Field issues={shown} field="retry.backoff" label="Backoff">
                 <select name="retryBackoff" value={form.retryBackoff} onChange={(e) => patch({ retryBackoff: e.target.value as JobForm['retryBackoff'] })}>
-                  <option value="fixed">fixed</option>
-                  <option value="exponential">exponential (doubles)</option>
+                  <option value="fixed">{BACKOFF_LABELS.fixed}</option>
+                  <option value="exponential">{BACKOFF_LABELS.exponential}</option>
                 </select>
               </Field>
             </div>
@@ -474,7 +470,7 @@ export function JobEditor({ jobId }: { jobId: string | null }) {
                 <select name="missedWindow" value={form.missedWindow} onChange={(e) => patch({ missedWindow: e.target.value as JobForm['missedWindow'] })} aria-invalid={hasError(shown, 'missedWindow')}>
                   {MISSED_WINDOW_POLICIES.map((p) => (
                     <option key={p} value={p}>
-                      {MISSED_LABEL[p]}
+                      {MISSED_WINDOW_LABELS[p]}
                     </option>
                   ))}
                 </select>
@@ -488,9 +484,11 @@ export function JobEditor({ jobId }: { jobId: string | null }) {
           <Section title="Overlap" sentence={sentences?.overlap}>
             <Field issues={shown} field="overlap" label="If the previous run is still going">
               <select name="overlap" value={form.overlap} onChange={(e) => patch({ overlap: e.target.value as JobForm['overlap'] })} aria-invalid={hasError(shown, 'overlap')}>
-                <option value="skip">skip the new slot (recorded)</option>
-                <option value="queue_one">queue one</option>
-                <option value="allow">allow both</option>
+                {OVERLAP_POLICIES.map((p) => (
+                  <option key={p} value={p}>
+                    {OVERLAP_LABELS[p]}
+                  </option>
+                ))}
               </select>
             </Field>
           </Section>
@@ -498,8 +496,8 @@ export function JobEditor({ jobId }: { jobId: string | null }) {
           <Section title="Daylight saving time" sentence={sentences?.dstGapPolicy}>
             <Field issues={shown} field="dstGapPolicy" label="A local time that does not exist">
               <select name="dstGapPolicy" value={form.dstGapPolicy} onChange={(e) => patch({ dstGapPolicy: e.target.value as JobForm['dstGapPolicy'] })}>
-                <option value="shift_forward">shift forward to the end of the gap</option>
-                <option value="skip">skip the slot (recorded)</option>
+                <option value="shift_forward">{DST_GAP_LABELS.shift_forward}</option>
+                <option value="skip">{DST_GAP_LABELS.skip}</option>
               </select>
             </Field>
           </Section>
@@ -528,22 +526,29 @@ export function JobEditor({ jobId }: { jobId: string | null }) {
               <h2>{isNew ? 'Create' : 'Save'}</h2>
               {errors.length ? (
                 <Badge tone="failed">
-                  {errors.length} problem{errors.length === 1 ? '' : 's'}
+                  <span data-testid="problem-count">{errors.length}</span> problem{errors.length === 1 ? '' : 's'}
                 </Badge>
               ) : serverPending ? (
                 <span className="muted small">checking…</span>
               ) : (
                 <Badge tone="done">valid</Badge>
               )}
+              {warnings.length ? (
+                <Badge tone="blocked" title="the job can be saved; these are worth a look">
+                  <span data-testid="warning-count">{warnings.length}</span> warning{warnings.length === 1 ? '' : 's'}
+                </Badge>
+              ) : null}
               {!isNew ? <span className="muted small">{dirty ? `saving makes version ${job!.version + 1}` : 'no changes'}</span> : null}
             </header>
-            {shown.length ? (
+            {allIssues.length ? (
               <ul className="issue-list" data-testid="issue-summary">
-                {shown.map((i) => (
-                  <li key={`${i.field}:${i.message}`} className={i.severity === 'error' ? 'text-bad' : 'text-warn'}>
-                    <button type="button" className="link mono small" onClick={() => focusField(i.field)}>
-                      {i.field}
-                    </button>{' '}
+                {[...errors, ...warnings].map((i) => (
+                  <li key={`${i.field}:${i.message}`} className={i.severity === 'error' ? 'text-bad' : 'text-warn'} data-severity={i.severity}>
+                    <button type="button" className="link small" onClick={() => focusField(i.field)} title="go to the setting">
+                      {issuePlace(i.field, kindAt)}
+                    </button>
+                    {': '}
+                    {i.severity === 'warning' ? '⚠ ' : ''}
                     {i.message}
                   </li>
                 ))}
@@ -573,11 +578,7 @@ export function JobEditor({ jobId }: { jobId: string | null }) {
                 {busy ? 'Saving…' : isNew ? 'Create job' : 'Save'} <kbd>Ctrl S</kbd>
               </button>
             </div>
-            {escArmed ? (
-              <div className="callout callout-warn small" role="status">
-                Unsaved changes: press Esc again to discard them.
-              </div>
-            ) : null}
+
           </section>
 
           <section className="panel" data-testid="job-preview">
@@ -594,8 +595,32 @@ export function JobEditor({ jobId }: { jobId: string | null }) {
         </aside>
       </div>
       {acting && job ? <JobActionDialog job={job} kind={acting} onClose={() => setActing(null)} onDone={load} /> : null}
+      {guard.pending !== null ? (
+        <Dialog title="Leave without saving?" onClose={guard.stay} testId="leave-dialog">
+          <div className="form">
+            <p className="dialog-explain">
+              {isNew ? 'This new job has not been created yet' : `Your changes to ${job!.name} are not saved`}: leaving now discards them.
+            </p>
+            <div className="dialog-actions">
+              <button type="button" className="btn" onClick={guard.stay} data-autofocus data-testid="leave-stay">
+                Keep editing
+              </button>
+              <button type="button" className="btn btn-danger" onClick={guard.leave} data-testid="leave-discard">
+                Discard changes
+              </button>
+            </div>
+          </div>
+        </Dialog>
+      ) : null}
     </div>
   );
+}
+
+/** Where an issue is, in the editor's words: "Retry", "Missed window · Tolerance (s)", "Check 2 · URL". */
+function issuePlace(field: string, kindAt: (i: number) => string | undefined): string {
+  const section = jobSectionLabel(field);
+  const label = jobFieldLabel(field, kindAt);
+  return label === section || label === 'Job' ? section : `${section} · ${label}`;
 }
 
 function Section({ title, sentence, hint, children, testId }: { title: string; sentence?: string; hint?: string; children: ReactNode; testId?: string }) {
@@ -773,32 +798,45 @@ function PreviewList({ preview, error, zone, stale }: { preview: PreviewResult |
   const now = Date.now();
   if (error) return <ErrorBanner error={error} what="No preview" />;
   if (!preview) return <Spinner label="Computing the next slots…" />;
+  const runs = preview.items.filter((p) => p.disposition === 'due').length;
+  const cutShort = preview.truncated ? (
+    <p className="muted small" data-testid="preview-truncated">
+      {preview.items.length
+        ? `Cut short: the preview stopped after ${preview.items.length} slots, ${runs} of which run; later slots are not shown.`
+        : 'Cut short: no slot in the next ten years.'}
+    </p>
+  ) : null;
   if (preview.items.length === 0) {
     return (
-      <p className="muted small" data-testid="preview-empty">
-        No slots to show: fix the schedule settings marked in red and the preview follows.
-      </p>
+      cutShort ?? (
+        <p className="muted small" data-testid="preview-empty">
+          No slots to show: fix the schedule settings marked in red and the preview follows.
+        </p>
+      )
     );
   }
   return (
-    <ol className={`preview${stale ? ' stale' : ''}`} data-testid="preview-list">
-      {preview.items.map((p) => {
-        const note = previewNote(p);
-        const skipped = p.disposition !== 'due';
-        return (
-          <li key={`${p.slot}-${p.at}`} className={`preview-item${skipped ? ' skipped' : ''}${note && !skipped ? ' moved' : ''}`} data-testid="preview-item" data-local={p.local} data-disposition={p.disposition}>
-            <div className="preview-line1">
-              <span className="mono preview-slot">{p.slot}</span>
-              <span className="preview-when">{skipped ? <s>{formatInZone(p.at, preview.timezone || zone, now)}</s> : formatInZone(p.at, preview.timezone || zone, now)}</span>
-            </div>
-            <div className="preview-line2 muted small">
-              {me !== (preview.timezone || zone) ? <span>{formatInZone(p.at, me, now)} your time</span> : <span>same as your time</span>}
-              {p.dayType && p.dayType !== 'workday' && !skipped ? <Badge tone="ready">{p.dayType.replace('_', ' ')}</Badge> : null}
-              {note ? <span className={skipped ? 'text-warn' : 'text-info'}>{note}</span> : null}
-            </div>
-          </li>
-        );
-      })}
-    </ol>
+    <>
+      <ol className={`preview${stale ? ' stale' : ''}`} data-testid="preview-list">
+        {preview.items.map((p) => {
+          const note = previewNote(p);
+          const skipped = p.disposition !== 'due';
+          return (
+            <li key={`${p.slot}-${p.at}`} className={`preview-item${skipped ? ' skipped' : ''}${note && !skipped ? ' moved' : ''}`} data-testid="preview-item" data-local={p.local} data-disposition={p.disposition}>
+              <div className="preview-line1">
+                <span className="mono preview-slot">{p.slot}</span>
+                <span className="preview-when">{skipped ? <s>{formatInZone(p.at, preview.timezone || zone, now)}</s> : formatInZone(p.at, preview.timezone || zone, now)}</span>
+              </div>
+              <div className="preview-line2 muted small">
+                {me !== (preview.timezone || zone) ? <span>{formatInZone(p.at, me, now)} your time</span> : <span>same as your time</span>}
+                {p.dayType && p.dayType !== 'workday' && !skipped ? <Badge tone="ready">{p.dayType.replace('_', ' ')}</Badge> : null}
+                {note ? <span className={skipped ? 'text-warn' : 'text-info'}>{note}</span> : null}
+              </div>
+            </li>
+          );
+        })}
+      </ol>
+      {cutShort}
+    </>
   );
 }
