@@ -10,7 +10,7 @@ describe('job field labels', () => {
     expect(jobFieldLabel('preconditions.1.check', () => 'agent')).toBe('Precheck name');
     expect(jobFieldLabel('preconditions.0')).toBe('Check 1');
     expect(jobFieldLabel('executionConditions.maintenanceWindows.2.end')).toBe('To');
-    expect(jobFieldLabel('schedule.cron.extra')).toBe('Cron'); // unknown sub-path: its parent's label
+    expect(jobFieldLabel('schedule.cron.extra')).toBe('Cron (5 fields)'); // unknown sub-path: its parent's label
     expect(jobSectionLabel('retry.firstDelayS')).toBe('Retry');
     expect(jobSectionLabel('preconditions.3.url')).toBe('Check 4');
     expect(jobSectionLabel('toleranceS')).toBe('Missed window');

@@ -42,14 +42,14 @@ export function calendarPolicyWithoutCalendar(policy: keyof typeof CALENDAR_POLI
   return `${quoted(CALENDAR_POLICY_LABELS[policy])} is chosen for non-workdays but the job has no calendar, so there are none to ${policy === 'skip' ? 'skip' : 'move'}`;
 }
 
-/** Field labels as the editor shows them (the dotted wire paths of job settings). */
+/** Field labels as the editor shows them (the dotted wire paths of job settings); the editor labels its fields from here. */
 const FIELD_LABELS: Record<string, string> = {
   name: 'Name',
   role: 'Role',
   description: 'Description',
   enabled: 'Enabled',
   schedule: 'Schedule',
-  'schedule.cron': 'Cron',
+  'schedule.cron': 'Cron (5 fields)',
   'schedule.everyS': 'Every (seconds)',
   'schedule.timezone': 'Time zone',
   window: 'Execution window',
@@ -70,7 +70,7 @@ const FIELD_LABELS: Record<string, string> = {
   missedWindow: 'When a slot could not start in time',
   toleranceS: 'Tolerance (s)',
   overlap: 'If the previous run is still going',
-  payload: 'Payload',
+  payload: 'Payload (JSON)',
   dstGapPolicy: 'A local time that does not exist',
   backfillCapPerTick: 'Backfills per tick',
   runTimeoutS: 'Attempt deadline (s)',
@@ -79,7 +79,7 @@ const FIELD_LABELS: Record<string, string> = {
 /** Precondition fields by kind (`check` is "Ready when" for a file, the precheck's name for an agent). */
 const PRECONDITION_LABELS: Record<string, Record<string, string>> = {
   file: { path: 'Path', check: 'Ready when', after: 'After' },
-  http: { url: 'URL', expectStatus: 'Status', jsonField: 'JSON field', equals: 'Equals', timeoutS: 'Timeout (s)' },
+  http: { url: 'URL (GET)', expectStatus: 'Status', jsonField: 'JSON field', equals: 'Equals (JSON)', timeoutS: 'Timeout (s)' },
   command: { argv: 'Program and arguments', cwd: 'Working directory', timeoutS: 'Timeout (s)' },
   signal: { name: 'Signal name', key: 'For key' },
   agent: { check: 'Precheck name', role: 'Asked role', timeoutS: 'Timeout (s)' },

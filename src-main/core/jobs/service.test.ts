@@ -51,7 +51,7 @@ describe('contradictory settings are refused at save time, with the field and wh
     ['a cron outside its window', { schedule: { cron: '0 11 * * *', timezone: 'Asia/Shanghai' } }, 'window', /never fires inside its window/],
     ['a window ending before it starts', { window: { start: '10:00', end: '09:00', recheckEveryS: 60 } }, 'window.end', /not after its start/],
     ['a re-check longer than the window', { window: { start: '09:00', end: '09:10', recheckEveryS: 900 } }, 'window.recheckEveryS', /after the window has closed/],
-    ['http equals without jsonField', { preconditions: [{ kind: 'http', url: 'http://127.0.0.1:1/x', equals: true }] }, 'preconditions.0.jsonField', /“Equals” is set but “JSON field” is not/],
+    ['http equals without jsonField', { preconditions: [{ kind: 'http', url: 'http://127.0.0.1:1/x', equals: true }] }, 'preconditions.0.jsonField', /“Equals \(JSON\)” is set but “JSON field” is not/],
     ['file "after" with check exists', { preconditions: [{ kind: 'file', path: '/tmp/x', after: 'date' }] }, 'preconditions.0.after', /“After” only applies when the file must have been modified after a time/],
     ['a command given as one shell string', { preconditions: [{ kind: 'command', argv: ['test -f /tmp/x && echo ok'] }] }, 'preconditions.0.argv', /without a shell/],
     ['an unknown placeholder', { preconditions: [{ kind: 'signal', name: 'data-ready', key: '{today}' }] }, 'preconditions.0.key', /unknown placeholder \{today\}/],
