@@ -1,7 +1,9 @@
 /**
  * The jobs views against a real headless Gaffer, a real SDK agent (`agent.onJob`) and Chromium:
- * the job editor (validation at the field, live preview, save → version bump), trigger now → the
- * agent receives the job_trigger → the ledger shows the run, the backfill queue, a pause that
+ * the job editor (validation at the field, live preview, save → version bump), the editor's
+ * trustworthiness (its counts equal its list, the UI's words, a job saved with a warning can be
+ * edited, leaving unsaved work asks first; at 1024×700 and 1440×900), trigger now → the agent
+ * receives the job_trigger → the ledger shows the run, the backfill queue, a pause that
  * "Why didn't it run?" explains, and a calendar with an imported .ics file.
  */
 import fs from 'node:fs';
@@ -86,8 +88,8 @@ describe('job editor', () => {
     await page.check('input[name="windowOn"]');
     // Contradiction: "run now" without a tolerance.
     await page.selectOption('select[name="missedWindow"]', 'run_now');
-    await until(async () => (await fieldIssues('toleranceS')).includes('needs toleranceS'), 'the tolerance message at its field');
-    expect(await page.textContent('[data-testid="issue-summary"]')).toContain('toleranceS');
+    await until(async () => (await fieldIssues('toleranceS')).includes('“Run now (within a tolerance)” needs a tolerance'), 'the tolerance message at its field');
+    expect(await page.textContent('[data-testid="issue-summary"]')).toContain('Missed window · Tolerance (s): “Run now (within a tolerance)” needs a tolerance');
     // Saving is refused before anything is sent: still no job.
     await page.click('[data-testid="save-job"]');
     expect(await page.evaluate(() => document.activeElement?.getAttribute('name'))).toBe('toleranceS');
@@ -305,13 +307,129 @@ describe('calendars', () => {
     expect(await item.textContent()).toContain('skipped: holiday');
     expect(await page.textContent('[data-testid="view-job-editor"]')).toContain('On a non-workday of calendar “China 2026”');
     await snap(page, '44-job-editor-calendar-preview');
-    // Not saved: Esc twice discards the change.
+    // Not saved: Esc asks, and discarding leaves the job as it was.
     await page.locator('main').click({ position: { x: 5, y: 5 } });
     await page.keyboard.press('Escape');
-    await page.waitForSelector('text=press Esc again');
-    await page.keyboard.press('Escape');
+    await page.waitForSelector('[data-testid="leave-dialog"]');
+    await page.click('[data-testid="leave-discard"]');
     await page.waitForSelector('[data-testid="jobs-table"]');
     expect((await apiCall<{ job: { calendar?: string } }>(g, 'GET', `/jobs/${jobId}`)).job.calendar).toBeUndefined();
+  });
+});
+
+/** The editor's status panel: the counts it shows and the issues it lists. */
+async function editorStatus(p: Page): Promise<{ problems: number; warnings: number; listedErrors: number; listedWarnings: number; text: string }> {
+  const count = async (id: string) => Number((await p.locator(`[data-testid="${id}"]`).allTextContents())[0] ?? 0);
+  return {
+    problems: await count('problem-count'),
+    warnings: await count('warning-count'),
+    listedErrors: await p.locator('[data-testid="issue-summary"] li[data-severity="error"]').count(),
+    listedWarnings: await p.locator('[data-testid="issue-summary"] li[data-severity="warning"]').count(),
+    text: (await p.locator('[data-testid="editor-status"]').textContent()) ?? '',
+  };
+}
+
+describe('the editor can be trusted', () => {
+  it('counts what it lists, in the UI’s words; a job saved with a warning saves again after an edit', async () => {
+    await go(page, '#/jobs/new', '[data-testid="view-job-editor"]');
+    // A new job: name and role are still empty, and the list says so (the count is the list's).
+    await until(async () => (await editorStatus(page)).problems === 2, 'two problems on an empty form');
+    let st = await editorStatus(page);
+    expect([st.problems, st.listedErrors]).toEqual([2, 2]);
+    expect(st.text).toContain('Job · Name');
+    await page.fill('input[name="name"]', 'every-minute');
+    await page.fill('input[name="role"]', 'auditor'); // no agent: its slots must not reach the reporter
+    await page.click('[role="radio"]:has-text("Interval")');
+    await page.fill('input[name="everyS"]', '60');
+    // The default retries (3 × 300 s) cannot fit between slots a minute apart: a warning, not a refusal.
+    await until(async () => (await editorStatus(page)).text.includes('valid'), 'valid with a warning');
+    st = await editorStatus(page);
+    expect(st).toMatchObject({ problems: 0, warnings: 1, listedErrors: 0, listedWarnings: 1 });
+    expect(st.text).toContain('Retry: ⚠ 2 retries take 600 s of delays (the default retry settings)');
+    // Policy names as the selects show them, never their wire ids.
+    await page.selectOption('select[name="missedWindow"]', 'fold_into_next');
+    await page.selectOption('select[name="overlap"]', 'allow');
+    await until(async () => (await editorStatus(page)).problems === 1, 'the fold/overlap contradiction');
+    st = await editorStatus(page);
+    expect([st.problems, st.listedErrors, st.warnings, st.listedWarnings]).toEqual([1, 1, 0, 0]);
+    expect(st.text).toContain('Overlap · If the previous run is still going: “Fold into the next run” makes the next run cover the missed slots');
+    expect(st.text).not.toMatch(/fold_into_next|skip_and_alert|run_now|toleranceS|everyS/);
+    // A schema error in the field's words (while the shape is wrong, it is the one problem listed).
+    await page.click('[data-testid="add-precondition-file"]');
+    await until(async () => (await fieldIssues('preconditions.0.path')) === 'Path cannot be empty', 'the empty path in words');
+    st = await editorStatus(page);
+    expect([st.problems, st.listedErrors]).toEqual([1, 1]);
+    expect(st.text).toContain('Check 1 · Path: Path cannot be empty');
+    expect(st.text).not.toMatch(/Too small|expected string/);
+    await snap(page, '45-job-editor-trusted-1440');
+    await page.click('[data-testid="precondition-0"] [aria-label="Remove check 1"]');
+    await page.selectOption('select[name="overlap"]', 'skip');
+    await page.selectOption('select[name="missedWindow"]', 'skip_and_alert');
+    await until(async () => (await editorStatus(page)).warnings === 1 && (await editorStatus(page)).problems === 0, 'back to one warning');
+    await page.click('[data-testid="save-job"]');
+    await page.waitForSelector('[data-testid="job-version"]');
+    expect(await page.textContent('[data-testid="job-version"]')).toBe('version 1');
+    // The stored job (defaults filled in) still has one warning and no problem; an edit saves.
+    await until(async () => (await editorStatus(page)).text.includes('valid'), 'the stored job is valid');
+    expect(await editorStatus(page)).toMatchObject({ problems: 0, warnings: 1, listedWarnings: 1 });
+    await page.fill('textarea[name="payload"]', '{"channel": "ops"}');
+    await page.fill('[data-testid="save-reason"]', 'tell ops');
+    await page.click('[data-testid="save-job"]');
+    await until(async () => (await page.textContent('[data-testid="job-version"]')) === 'version 2', 'version 2 saved');
+    expect(await page.locator('[data-testid="editor-status"] .field-error').count()).toBe(0);
+  });
+
+  it('leaving with unsaved changes asks first: the rail, Esc, Cancel and the back button', async () => {
+    const id = (await apiCall<{ job: { id: string } }>(g, 'GET', '/jobs/every-minute')).job.id;
+    await go(page, `#/jobs/${id}`, '[data-testid="preview-item"]');
+    await page.fill('input[name="description"]', 'not saved yet');
+    // The navigation rail.
+    await page.click('[data-testid="nav-dashboard"]');
+    await page.waitForSelector('[data-testid="leave-dialog"]');
+    expect(await page.textContent('[data-testid="leave-dialog"]')).toContain('Your changes to every-minute are not saved');
+    await snap(page, '46-job-editor-leave-1440');
+    await page.click('[data-testid="leave-stay"]');
+    await page.waitForSelector('[data-testid="leave-dialog"]', { state: 'detached' });
+    expect(await page.inputValue('input[name="description"]')).toBe('not saved yet');
+    // Esc (outside a field) and the Cancel button ask too.
+    await page.locator('main').click({ position: { x: 5, y: 5 } });
+    await page.keyboard.press('Escape');
+    await page.waitForSelector('[data-testid="leave-dialog"]');
+    await page.keyboard.press('Escape'); // closes the question: stay
+    await page.waitForSelector('[data-testid="leave-dialog"]', { state: 'detached' });
+    await page.click('[data-testid="editor-status"] button:has-text("Cancel")');
+    await page.waitForSelector('[data-testid="leave-dialog"]');
+    await page.click('[data-testid="leave-stay"]');
+    // Back: the editor stays, with the text, and asks.
+    await page.goBack();
+    await page.waitForSelector('[data-testid="leave-dialog"]');
+    expect(await page.inputValue('input[name="description"]')).toBe('not saved yet');
+    await page.click('[data-testid="leave-discard"]');
+    // …and then goes where the back button pointed (the new-job form before), without the changes.
+    await until(async () => (await page.evaluate(() => window.location.hash)) === '#/jobs/new', 'the page the back button pointed to');
+    // Nothing was saved.
+    expect((await apiCall<{ job: { description?: string; version: number } }>(g, 'GET', `/jobs/${id}`)).job).toMatchObject({ version: 2 });
+    expect((await apiCall<{ job: { description?: string } }>(g, 'GET', `/jobs/${id}`)).job.description).toBeUndefined();
+  });
+
+  it('at 1024×700: the status panel, its list and the leave question fit and read the same', async () => {
+    const small = await openConsole(browser, g, { width: 1024, height: 700 });
+    const p = small.page;
+    await go(p, '#/jobs/every-minute', '[data-testid="preview-item"]');
+    await p.selectOption('select[name="missedWindow"]', 'run_now');
+    await until(async () => (await editorStatus(p)).problems === 1 && (await editorStatus(p)).text.includes('needs a tolerance'), 'the missing tolerance');
+    const st = await editorStatus(p);
+    expect([st.problems, st.listedErrors, st.warnings, st.listedWarnings]).toEqual([1, 1, 0, 0]); // the retry warning is about “Skip and alert” only
+    await p.locator('[data-testid="editor-status"]').scrollIntoViewIfNeeded();
+    await snap(p, '47-job-editor-trusted-1024');
+    await p.click('[data-testid="nav-jobs"]');
+    await p.waitForSelector('[data-testid="leave-dialog"]');
+    await snap(p, '48-job-editor-leave-1024');
+    await p.click('[data-testid="leave-discard"]');
+    await p.waitForSelector('[data-testid="jobs-table"]');
+    expect(small.errors).toEqual([]);
+    await p.context().close();
+    await apiCall(g, 'POST', '/jobs/every-minute/disable', { reason: 'e2e: done with the editor checks' });
   });
 });
 

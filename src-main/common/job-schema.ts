@@ -3,13 +3,16 @@
  * without a round trip. Field names of v1 are fixed; everything marked "addition" is ours.
  *
  * Two levels of validation:
- * 1. `jobSpecInput` (zod): shapes and ranges. Fails → `bad_request` with `{issues: [{field, message}]}`.
+ * 1. `jobSpecInput` (zod): shapes and ranges. Fails → `bad_request` with `{issues: [{field, message}]}`,
+ *    the messages put in the field's words by `zodIssues`.
  * 2. `jobContradictions(spec)`: settings that are each valid but contradict each other (a policy
  *    that needs a tolerance without one, folding with overlapping runs, retries that can never land
  *    inside the window, …). The core adds the schedule checks (cron, zone, window vs cron, calendar)
- *    and refuses a save when any issue has severity `error`.
+ *    and refuses a save when any issue has severity `error`. Severity depends on the normalised
+ *    spec only, never on which keys the input happened to spell out.
  */
 import { z } from 'zod';
+import { BACKOFF_LABELS, CALENDAR_POLICY_LABELS, calendarPolicyWithoutCalendar, DST_GAP_LABELS, jobFieldLabel, MISSED_WINDOW_LABELS, OVERLAP_LABELS, quoted } from './job-labels';
 import { actorName, jsonValue, reason, roleName, signalName } from './schemas';
 
 // ---- Small shapes ----------------------------------------------------------------------------
@@ -295,33 +298,60 @@ export function totalRetryDelayS(retry: JobSpec['retry']): number {
   return total;
 }
 
+/** True when the retry policy is the default one (nobody chose it). */
+export function isDefaultRetry(retry: JobSpec['retry']): boolean {
+  const d = JOB_DEFAULTS.retry;
+  return retry.maxAttempts === d.maxAttempts && retry.firstDelayS === d.firstDelayS && retry.backoff === d.backoff;
+}
+
+/**
+ * Retries that cannot all land inside `spanS` (the window, or the time between two slots) under
+ * “Skip and alert”, where a retry after the window closes is skipped. Severity follows the VALUE:
+ * an error for a retry policy somebody chose, a warning for the default one, so a stored job (its
+ * defaults filled in) validates exactly as the input it was created from.
+ */
+export function retryReachIssue(spec: JobSpec, spanS: number, what: string): JobIssue | null {
+  const retries = spec.retry.maxAttempts - 1;
+  if (spec.missedWindow !== 'skip_and_alert' || retries <= 0) return null;
+  const total = totalRetryDelayS(spec.retry);
+  if (total < spanS) return null;
+  const defaults = isDefaultRetry(spec.retry);
+  return {
+    field: 'retry',
+    severity: defaults ? 'warning' : 'error',
+    message: `${retries} retr${retries === 1 ? 'y takes' : 'ies take'} ${total} s of delays${defaults ? ' (the default retry settings)' : ''}, longer than ${what}; under ${quoted(MISSED_WINDOW_LABELS.skip_and_alert)} a retry that lands after the window closes is skipped, so the last retries can never run (shorten the delays, lower the attempts, or widen the window)`,
+  };
+}
+
 /**
  * Settings that contradict each other, in plain words. Pure (no calendar lookups, no clock): the
  * editor can run it on every keystroke. The core adds the schedule library's checks.
+ *
+ * 1. A function of the normalised spec only: the same job gives the same issues on create, on
+ *    every update, in `validate` and in the editor (defaults are values, not choices).
+ * 2. Messages name settings and policies with the editor's labels (job-labels.ts).
  */
-export function jobContradictions(spec: JobSpec, explicit?: ReadonlySet<string>): JobIssue[] {
+export function jobContradictions(spec: JobSpec): JobIssue[] {
   const issues: JobIssue[] = [];
   const error = (field: string, message: string) => issues.push({ field, message, severity: 'error' });
   const warning = (field: string, message: string) => issues.push({ field, message, severity: 'warning' });
+  const runNow = quoted(MISSED_WINDOW_LABELS.run_now);
 
   // Missed-window policy and its tolerance.
   if (spec.missedWindow === 'run_now' && spec.toleranceS === undefined) {
-    error('toleranceS', "missedWindow 'run_now' needs toleranceS: how long after the window closed a missed slot may still start");
+    error('toleranceS', `${runNow} needs a tolerance: how long after the window closed a missed slot may still start`);
   }
   if (spec.missedWindow !== 'run_now' && spec.toleranceS !== undefined) {
-    error('toleranceS', `toleranceS only applies to missedWindow 'run_now', but the policy is '${spec.missedWindow}'; remove it or use 'run_now'`);
+    error('toleranceS', `a tolerance only applies to ${runNow}, but a missed slot is set to ${quoted(MISSED_WINDOW_LABELS[spec.missedWindow])}; clear the tolerance or choose ${runNow}`);
   }
   const period = spec.schedule.everyS;
   if (spec.toleranceS !== undefined && typeof period === 'number' && period > 0 && spec.toleranceS > period) {
-    error(
-      'toleranceS',
-      `toleranceS is ${spec.toleranceS} s but a slot comes every ${period} s, so a missed slot could still start after the next one is due; use at most ${period} s`,
-    );
+    error('toleranceS', toleranceTooLong(spec.toleranceS, period));
   }
   if (spec.missedWindow === 'fold_into_next' && spec.overlap === 'allow') {
     error(
       'overlap',
-      "missedWindow 'fold_into_next' makes the next run cover the missed slots, which assumes runs of this job follow one another; with overlap 'allow' two runs may work on the same slots at once (use 'skip' or 'queue_one')",
+      `${quoted(MISSED_WINDOW_LABELS.fold_into_next)} makes the next run cover the missed slots, which assumes runs of this job follow one another; with ${quoted(OVERLAP_LABELS.allow)} two runs may work on the same slots at once (choose ${quoted(OVERLAP_LABELS.skip)} or ${quoted(OVERLAP_LABELS.queue_one)})`,
     );
   }
 
@@ -330,18 +360,13 @@ export function jobContradictions(spec: JobSpec, explicit?: ReadonlySet<string>)
   const we = spec.window ? minutesOf(spec.window.end) : null;
   const windowS = ws !== null && we !== null && we > ws ? (we - ws) * 60 : null;
   const span = windowS ?? (typeof period === 'number' && period > 0 ? period : null);
-  const retries = spec.retry.maxAttempts - 1;
-  const totalDelay = totalRetryDelayS(spec.retry);
-  if (spec.missedWindow === 'skip_and_alert' && retries > 0 && span !== null && totalDelay >= span) {
+  if (span !== null) {
     const what = windowS !== null ? `the window ${spec.window!.start}–${spec.window!.end} (${windowS} s)` : `the ${span} s between two slots`;
-    // Refused when the operator chose these retry settings; only a warning for the defaults.
-    (explicit === undefined || explicit.has('retry') || explicit.has('missedWindow') ? error : warning)(
-      'retry',
-      `${retries} retr${retries === 1 ? 'y' : 'ies'} take ${totalDelay} s of delays, longer than ${what}; with missedWindow 'skip_and_alert' a retry that lands after the window closes is skipped, so the last retries can never run (shorten the delays, lower maxAttempts, or widen the window)`,
-    );
+    const reach = retryReachIssue(spec, span, what);
+    if (reach) issues.push(reach);
   }
-  if (retries > 0 && spec.retry.firstDelayS < 10) {
-    warning('retry.firstDelayS', `retries ${spec.retry.firstDelayS} s after a failure hammer a struggling dependency; the source recommends starting at 5 minutes`);
+  if (spec.retry.maxAttempts > 1 && spec.retry.firstDelayS < 10) {
+    warning('retry.firstDelayS', `retrying ${spec.retry.firstDelayS} s after a failure hammers a struggling dependency; a first delay of a few minutes is safer`);
   }
 
   const mws = spec.executionConditions.maintenanceWindows ?? [];
@@ -360,7 +385,7 @@ export function jobContradictions(spec: JobSpec, explicit?: ReadonlySet<string>)
 
   // Calendar policy.
   if (spec.calendarPolicy !== undefined && spec.calendar === undefined) {
-    error('calendarPolicy', `calendarPolicy '${spec.calendarPolicy}' is set but the job has no calendar, so there are no non-workdays to ${spec.calendarPolicy === 'skip' ? 'skip' : 'move'}`);
+    error('calendarPolicy', calendarPolicyWithoutCalendar(spec.calendarPolicy));
   }
 
   // Preconditions.
@@ -368,17 +393,17 @@ export function jobContradictions(spec: JobSpec, explicit?: ReadonlySet<string>)
     const f = `preconditions.${i}`;
     switch (p.kind) {
       case 'http':
-        if (p.equals !== undefined && p.jsonField === undefined) error(`${f}.jsonField`, 'equals is set but jsonField is not: say which JSON field must equal it');
+        if (p.equals !== undefined && p.jsonField === undefined) error(`${f}.jsonField`, '“Equals” is set but “JSON field” is not: say which field of the JSON reply must equal it');
         if (!/^https?:\/\//i.test(p.url)) error(`${f}.url`, `'${p.url}' is not an http(s) URL`);
         break;
       case 'file':
         if (p.after !== undefined && (p.check ?? 'exists') === 'exists') {
-          error(`${f}.after`, "after only applies to check 'modified_after'; with check 'exists' it would be ignored");
+          error(`${f}.after`, '“After” only applies when the file must have been modified after a time; with “it exists” it would be ignored');
         }
         break;
       case 'command':
         if (/[;&|`$<>]/.test(p.argv[0] ?? '') || (p.argv.length === 1 && /\s/.test(p.argv[0] ?? ''))) {
-          error(`${f}.argv`, 'argv is a program and its arguments as separate strings, run without a shell; put each argument in its own element');
+          error(`${f}.argv`, 'the program and each of its arguments go on a line of their own: they are run without a shell');
         }
         break;
       case 'signal':
@@ -394,9 +419,14 @@ export function jobContradictions(spec: JobSpec, explicit?: ReadonlySet<string>)
   });
 
   if (spec.missedWindow === 'run_now' && spec.backfillCapPerTick === 0) {
-    warning('backfillCapPerTick', "with backfillCapPerTick 0 a slot missed beyond the tolerance waits in the backfill queue until the operator runs it");
+    warning('backfillCapPerTick', 'with 0 backfills per tick, a slot missed beyond the tolerance waits in the backfill queue until an operator runs it');
   }
   return issues;
+}
+
+/** A tolerance longer than the time between two slots. */
+export function toleranceTooLong(toleranceS: number, periodS: number): string {
+  return `the tolerance is ${toleranceS} s but a slot comes every ${periodS} s, so a missed slot could still start after the next one is due; use at most ${periodS} s`;
 }
 
 /** The name a precondition's verdicts are recorded under (`checks.name`). */
@@ -416,13 +446,93 @@ export function preconditionLabel(p: PreconditionInput, index: number): string {
   }
 }
 
-/** Converts zod issues to `{field, message}` issues. */
-export function zodIssues(error: z.ZodError, prefix = ''): JobIssue[] {
-  return error.issues.map((i) => ({
-    field: [prefix, ...i.path.map(String)].filter(Boolean).join('.') || '(body)',
-    message: i.message,
-    severity: 'error' as const,
-  }));
+/** Policy values in the editor's words, for "must be one of" messages. */
+const VALUE_LABELS: Record<string, Record<string, string>> = {
+  missedWindow: MISSED_WINDOW_LABELS,
+  overlap: OVERLAP_LABELS,
+  calendarPolicy: CALENDAR_POLICY_LABELS,
+  dstGapPolicy: DST_GAP_LABELS,
+  'retry.backoff': BACKOFF_LABELS,
+};
+
+const TYPE_WORDS: Record<string, string> = {
+  int: 'a whole number',
+  number: 'a number',
+  string: 'text',
+  boolean: 'on or off (true or false)',
+  array: 'a list',
+  object: 'a group of settings',
+};
+
+function valueAt(input: unknown, path: ReadonlyArray<PropertyKey>): unknown {
+  let v = input;
+  for (const k of path) {
+    if (v === null || typeof v !== 'object') return undefined;
+    v = (v as Record<PropertyKey, unknown>)[k];
+  }
+  return v;
+}
+
+const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
+
+/** One zod issue in field-specific words: "Path cannot be empty", not "Too small: expected string…". */
+function schemaMessage(issue: z.core.$ZodIssue, field: string, label: string, input: unknown): string {
+  switch (issue.code) {
+    case 'invalid_type': {
+      if (valueAt(input, issue.path) === undefined) return `${label} is required`;
+      return `${label} must be ${TYPE_WORDS[issue.expected] ?? issue.expected}`;
+    }
+    case 'too_small': {
+      const min = Number(issue.minimum);
+      if (issue.origin === 'string') return min <= 1 ? `${label} cannot be empty` : `${label} needs at least ${plural(min, 'character', 'characters')}`;
+      if (issue.origin === 'array') return `${label} needs at least ${plural(min, 'entry', 'entries')}`;
+      return issue.inclusive === false ? `${label} must be more than ${min}` : `${label} must be at least ${min}`;
+    }
+    case 'too_big': {
+      const max = Number(issue.maximum);
+      if (issue.origin === 'string') return `${label} is at most ${plural(max, 'character', 'characters')} long`;
+      if (issue.origin === 'array') return `${label} takes at most ${plural(max, 'entry', 'entries')}`;
+      return issue.inclusive === false ? `${label} must be less than ${max}` : `${label} must be at most ${max}`;
+    }
+    case 'invalid_value': {
+      const words = VALUE_LABELS[field];
+      return `${label} must be one of ${issue.values.map((v) => (words?.[String(v)] ? quoted(words[String(v)]!) : `'${String(v)}'`)).join(', ')}`;
+    }
+    case 'invalid_union':
+      return 'discriminator' in issue && issue.discriminator !== undefined && Array.isArray((issue as { options?: unknown[] }).options)
+        ? `${label} must be one of ${((issue as { options: unknown[] }).options).map((o) => `'${String(o)}'`).join(', ')}`
+        : `${label} does not match any allowed form`;
+    case 'unrecognized_keys': {
+      const where = issue.path.length ? ` in ${label}` : '';
+      return `unknown setting${issue.keys.length === 1 ? '' : 's'} ${issue.keys.map((k) => `'${k}'`).join(', ')}${where}`;
+    }
+    case 'invalid_format':
+      // Our own patterns carry their own words; zod's default names a regex.
+      return /^Invalid/.test(issue.message) ? `${label} is not in the expected format` : issue.message;
+    case 'custom':
+      return /^(must|is|has) /.test(issue.message) ? `${label} ${issue.message}` : issue.message;
+    default:
+      return `${label}: ${issue.message}`;
+  }
+}
+
+/**
+ * Converts zod issues to `{field, message}` issues whose messages name the field with the editor's
+ * label. `input` is what was parsed (tells a missing value from a wrong one, and a precondition's kind).
+ */
+export function zodIssues(error: z.ZodError, prefix = '', input?: unknown): JobIssue[] {
+  const kindAt = (i: number) => {
+    const k = valueAt(input, ['preconditions', i, 'kind']);
+    return typeof k === 'string' ? k : undefined;
+  };
+  return error.issues.map((i) => {
+    const path = i.path.map(String).join('.');
+    return {
+      field: [prefix, path].filter(Boolean).join('.') || '(body)',
+      message: schemaMessage(i, path, jobFieldLabel(path, kindAt), input),
+      severity: 'error' as const,
+    };
+  });
 }
 
 // ---- Calendars -------------------------------------------------------------------------------
@@ -693,6 +803,13 @@ export interface PreviewResult {
   /** Validation issues (for an unsaved spec; empty for a saved job). */
   issues: JobIssue[];
   timezone: string;
+  /**
+   * True when fewer than `count` due slots are listed because the scan stopped at its limit
+   * (4 × count entries, at least count + 50, or ten years ahead): the list was cut short.
+   */
+  truncated: boolean;
+  /** Pass as `after` to continue: the last listed slot's due time (or where the scan stopped); null when no slot follows. */
+  next: string | null;
 }
 
 export interface LayerItem {

@@ -29,9 +29,23 @@ export function useViewRoute(view: ViewId): Route {
   return route;
 }
 
+/** The guard of a view with unsaved work (at most one view holds navigation at a time). */
+let hold: ((hash: string) => boolean) | null = null;
+
+/**
+ * Lets a view with unsaved work stop `navigate()` before the hash changes: `guard(hash)` returns
+ * true to go, false to stay (the view then asks the operator and goes itself). Returns the release.
+ */
+export function holdNavigation(guard: (hash: string) => boolean): () => void {
+  hold = guard;
+  return () => {
+    if (hold === guard) hold = null;
+  };
+}
+
 export function navigate(view: ViewId, param?: string | null, query?: Record<string, string>): void {
   const h = formatHash({ view, param: param ?? null, query: query ?? {} });
-  if (window.location.hash !== h) window.location.hash = h;
+  if (window.location.hash !== h && (!hold || hold(h))) window.location.hash = h;
 }
 
 /** Replaces the current entry (no history step), e.g. when a view picks its default role. */

@@ -114,6 +114,48 @@ describe('DST through the runner', () => {
   });
 });
 
+describe('DST windows and intervals through the runner', () => {
+  it('a window inside the spring-forward gap opens with its shifted slot and keeps its 15 minutes (New York, 2027-03-14)', async () => {
+    h = await startJobsHarness({ start: '2027-03-13T12:00:00.000Z' });
+    const agent = await h.agent('ops', succeed());
+    const jobId = h.createJob({ name: 'gap-window', role: 'ops', schedule: { cron: '30 2 * * *', timezone: 'America/New_York' }, window: { start: '02:30', end: '02:45', recheckEveryS: 60 } });
+    await h.advanceTo('2027-03-15T12:00:00.000Z');
+    await h.settle();
+    // 02:30 EST does not exist on 2027-03-14: the slot and its window move to 03:00 EDT = 07:00Z.
+    expect(agent.triggers.map((t) => [t.slot, iso(t.receivedAt)])).toEqual([
+      ['2027-03-14', '2027-03-14T07:00:00.000Z'],
+      ['2027-03-15', '2027-03-15T06:30:00.000Z'],
+    ]);
+    const run = h.runs(jobId).find((r) => r.slot === '2027-03-14')!;
+    expect([run.status, run.disposition, run.windowClosesAt]).toEqual(['success', 'ran', '2027-03-14T07:15:00.000Z']);
+    assertInvariants(h.core);
+  });
+
+  it('a 15-minute interval keeps its four slots in the repeated hour (London, 2026-10-25)', async () => {
+    h = await startJobsHarness({ start: '2026-10-24T23:50:00.000Z' });
+    const agent = await h.agent('ops', succeed());
+    const jobId = h.createJob({ name: 'quarterly', role: 'ops', schedule: { everyS: 900, timezone: 'Europe/London' } });
+    await h.advanceTo('2026-10-25T02:05:00.000Z');
+    await h.settle();
+    expect(agent.triggers.map((t) => [t.slot, iso(t.receivedAt)])).toEqual([
+      ['2026-10-25T01:00', '2026-10-25T00:00:00.000Z'],
+      ['2026-10-25T01:15', '2026-10-25T00:15:00.000Z'],
+      ['2026-10-25T01:30', '2026-10-25T00:30:00.000Z'],
+      ['2026-10-25T01:45', '2026-10-25T00:45:00.000Z'],
+      ['2026-10-25T01:00+00:00', '2026-10-25T01:00:00.000Z'],
+      ['2026-10-25T01:15+00:00', '2026-10-25T01:15:00.000Z'],
+      ['2026-10-25T01:30+00:00', '2026-10-25T01:30:00.000Z'],
+      ['2026-10-25T01:45+00:00', '2026-10-25T01:45:00.000Z'],
+      ['2026-10-25T02:00', '2026-10-25T02:00:00.000Z'],
+    ]);
+    expect(h.runs(jobId).every((r) => r.status === 'success')).toBe(true);
+    // Each second-pass slot carries its own idempotency key and explains as itself.
+    expect(new Set(agent.triggers.map((t) => t.idempotencyKey)).size).toBe(9);
+    expect(h.core.jobs.explain(jobId, '2026-10-25T01:20:00.000Z').slot?.slot).toBe('2026-10-25T01:15+00:00');
+    assertInvariants(h.core);
+  });
+});
+
 describe('"yesterday" across year and month ends', () => {
   it.each([
     ['New Year', '2026-12-31T12:00:00.000Z', '2027-01-01T01:00:00.000Z', '2027-01-01', '2026-12-31'],

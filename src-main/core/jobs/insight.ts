@@ -21,6 +21,7 @@ import type {
   LedgerEntry,
   LedgerResult,
   PreviewItem,
+  PreviewResult,
   Run,
 } from '../../common/job-schema';
 import { preconditionLabel } from '../../common/job-schema';
@@ -51,9 +52,10 @@ export function previewItem(plan: JobPlan, o: SlotOccurrence): PreviewItem {
   return item;
 }
 
-export function preview(plan: JobPlan, after: number, count: number): PreviewItem[] {
-  // nextSlots counts `due` entries; skipped ones in between are included (the editor shows them).
-  return nextSlots(plan.slotSpec, after, count, { maxEntries: Math.max(count * 4, count + 50) }).map((o) => previewItem(plan, o));
+export function preview(plan: JobPlan, after: number, count: number): Pick<PreviewResult, 'items' | 'truncated' | 'next'> {
+  // `count` due entries; skipped ones in between are included (the editor shows them).
+  const u = plan.upcoming(after, count, Math.max(count * 4, count + 50));
+  return { items: u.entries.map((o) => previewItem(plan, o)), truncated: u.truncated, next: u.next === null ? null : iso(u.next) };
 }
 
 function planOf(repo: JobRepo, spec: JobSpec): JobPlan {

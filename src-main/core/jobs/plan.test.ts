@@ -27,6 +27,20 @@ describe('windows and first look', () => {
   });
 });
 
+describe('first look at a slot due after its own window', () => {
+  it('says so instead of "Gaffer was not running"', () => {
+    const p = plan({ schedule: { everyS: 3600 }, window: { start: '09:00', end: '10:00', recheckEveryS: 60 } });
+    const [late] = p.slots(t('2026-11-30T12:00:00Z'), t('2026-11-30T12:00:01Z'));
+    const look = firstLook(late!, p.windowOf(late!), t('2026-11-30T12:00:00Z'), 'skip_and_alert');
+    expect(look).toMatchObject({ kind: 'missed', outcome: { disposition: 'missed' } });
+    expect(look.kind === 'missed' && look.outcome.reason).toBe('slot 2026-11-30T12:00 is due at 2026-11-30T12:00, after its window closed at 2026-11-30T10:00:00.000Z, so it could not start; skipped (policy skip_and_alert)');
+    // A slot inside its window, first looked at after the window: the runner was away.
+    const [inside] = p.slots(t('2026-11-30T09:00:00Z'), t('2026-11-30T09:00:01Z'));
+    const away = firstLook(inside!, p.windowOf(inside!), t('2026-11-30T11:00:00Z'), 'skip_and_alert');
+    expect(away.kind === 'missed' && away.outcome.reason).toMatch(/^the window closed 3600 s before the runner could look at the slot \(Gaffer was not running\)/);
+  });
+});
+
 describe('interval slots, queried in small windows, match one big query (fast path of the library)', () => {
   it.each(['UTC', 'America/New_York', 'Europe/Berlin', 'Australia/Lord_Howe'])('%s around a fall-back change', (zone) => {
     const spec = { schedule: { everyS: 600, timezone: zone } };

@@ -9,11 +9,14 @@
  *    local date, or — without one — from its due instant to the next slot's due instant (a slot the
  *    runner reaches late still runs once, like anacron; older slots are "missed").
  * 3. `latestStart` = closesAt, plus `toleranceS` under `run_now`. A slot first looked at on or after
- *    its latestStart is decided by the missed-window policy, once.
+ *    its latestStart is decided by the missed-window policy, once, with the true reason: the runner
+ *    was not there in time, or the slot is due after its own window closed.
+ * 4. DST: windows follow `windowFor` (a window in a gap opens with its shifted slot and keeps its
+ *    length; a window in a repeated hour covers both passes).
  */
 import type { JobSpec, MissedWindowPolicy } from '../../common/job-schema';
 import { JOB_DEFAULTS } from '../../common/job-schema';
-import { expectedSlots, nextSlots, parseSlotKey, shiftBusinessDate, windowFor, type Calendar, type SlotOccurrence, type SlotSpec } from './schedule';
+import { expectedSlots, nextSlots, parseSlotKey, SCAN_HORIZON_MS, shiftBusinessDate, windowFor, type Calendar, type SlotOccurrence, type SlotSpec } from './schedule';
 
 const DAY_MS = 86_400_000;
 
@@ -79,6 +82,25 @@ export class JobPlan {
     const entries = nextSlots(this.slotSpec, from - 1, limit, { horizonMs: to - from, maxEntries: limit });
     const inRange = entries.filter((e) => e.at < to);
     return { entries: inRange, truncated: inRange.length >= limit };
+  }
+
+  /**
+   * The entries after `after` up to the `count`-th due one (skipped ones in between included, at
+   * most `maxEntries`), for previews. `truncated`: fewer than `count` due slots are listed because
+   * the scan stopped at a limit (`maxEntries`, or ten years ahead). `next`: the instant to continue
+   * after (the last listed entry, or where the scan stopped), or null when nothing follows.
+   */
+  upcoming(after: number, count: number, maxEntries: number): { entries: SlotOccurrence[]; truncated: boolean; next: number | null } {
+    // One due slot and one entry more than shown tell whether anything follows.
+    const scan = nextSlots(this.slotSpec, after, count + 1, { maxEntries: maxEntries + 1 });
+    let due = 0;
+    let k = 0;
+    while (k < scan.length && k < maxEntries && due < count) if (scan[k++]!.disposition === 'due') due++;
+    const entries = scan.slice(0, k);
+    const last = entries[entries.length - 1];
+    if (scan.length > k) return { entries, truncated: due < count, next: last ? last.at : null };
+    // The scan ran to its horizon: nothing more within ten years.
+    return due < count ? { entries, truncated: true, next: after + SCAN_HORIZON_MS } : { entries, truncated: false, next: null };
   }
 
   /** Finds the occurrence of a slot key (searching its local date ± a few days, and moved slots). */
@@ -154,14 +176,18 @@ export function firstLook(
   }
   // `late`: the window itself has closed and only run_now's tolerance still lets it start.
   if (now < w.latestStart) return { kind: 'open', late: now >= w.closesAt };
-  const lateBy = Math.round((now - w.closesAt) / 1000);
+  // A slot due when its own window has already closed (an interval slot outside the window) never
+  // had a chance; saying "Gaffer was not running" would blame the wrong thing.
+  const why = w.explicit && occ.at >= w.closesAt
+    ? `slot ${occ.slot} is due at ${occ.local}, after its window closed at ${new Date(w.closesAt).toISOString()}, so it could not start`
+    : `the window closed ${Math.round((now - w.closesAt) / 1000)} s before the runner could look at the slot (Gaffer was not running)`;
   if (stops.killSwitch) {
     return { kind: 'missed', outcome: { status: 'skipped', disposition: 'skipped_kill_switch', backfill: false, alert: false, reason: 'the kill switch was on while the window passed' } };
   }
   if (stops.paused) {
     return { kind: 'missed', outcome: { status: 'skipped', disposition: 'skipped_paused', backfill: false, alert: false, reason: 'the job was paused while the window passed' } };
   }
-  return { kind: 'missed', outcome: missedOutcome(policy, `the window closed ${lateBy} s before the runner could look at the slot (Gaffer was not running)`) };
+  return { kind: 'missed', outcome: missedOutcome(policy, why) };
 }
 
 /** The missed-window policy applied to a slot that cannot start any more. */

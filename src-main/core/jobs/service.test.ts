@@ -37,11 +37,11 @@ function issuesOf(fn: () => unknown): Array<{ field: string; message: string }> 
 
 describe('contradictory settings are refused at save time, with the field and why', () => {
   const cases: Array<[string, Partial<JobSpecInput>, string, RegExp]> = [
-    ['run_now without a tolerance', { missedWindow: 'run_now' }, 'toleranceS', /run_now' needs toleranceS/],
-    ['a tolerance with another policy', { missedWindow: 'fold_into_next', toleranceS: 60 }, 'toleranceS', /only applies to missedWindow 'run_now'/],
+    ['run_now without a tolerance', { missedWindow: 'run_now' }, 'toleranceS', /“Run now \(within a tolerance\)” needs a tolerance/],
+    ['a tolerance with another policy', { missedWindow: 'fold_into_next', toleranceS: 60 }, 'toleranceS', /a tolerance only applies to “Run now \(within a tolerance\)”, but a missed slot is set to “Fold into the next run”/],
     ['tolerance longer than the period (interval)', { schedule: { everyS: 300 }, window: undefined, missedWindow: 'run_now', toleranceS: 600 }, 'toleranceS', /every 300 s/],
     ['tolerance longer than the period (cron)', { schedule: { cron: '*/10 * * * *', timezone: 'UTC' }, window: undefined, missedWindow: 'run_now', toleranceS: 900 }, 'toleranceS', /every 600 s/],
-    ['fold_into_next with overlap allow', { missedWindow: 'fold_into_next', overlap: 'allow' }, 'overlap', /fold_into_next.*overlap 'allow'/],
+    ['fold_into_next with overlap allow', { missedWindow: 'fold_into_next', overlap: 'allow' }, 'overlap', /“Fold into the next run” makes .* with “allow both” two runs/],
     ['retries that land after the window with skip_and_alert', { missedWindow: 'skip_and_alert', retry: { maxAttempts: 4, firstDelayS: 1200, backoff: 'fixed' } }, 'retry', /3 retries take 3600 s of delays, longer than the window 09:00–10:00/],
     ['exponential retries beyond the window', { missedWindow: 'skip_and_alert', window: { start: '09:00', end: '09:30', recheckEveryS: 60 }, retry: { maxAttempts: 4, firstDelayS: 300, backoff: 'exponential' } }, 'retry', /2100 s/],
     ['calendarPolicy without a calendar', { calendarPolicy: 'next_workday' }, 'calendarPolicy', /no calendar/],
@@ -51,8 +51,8 @@ describe('contradictory settings are refused at save time, with the field and wh
     ['a cron outside its window', { schedule: { cron: '0 11 * * *', timezone: 'Asia/Shanghai' } }, 'window', /never fires inside its window/],
     ['a window ending before it starts', { window: { start: '10:00', end: '09:00', recheckEveryS: 60 } }, 'window.end', /not after its start/],
     ['a re-check longer than the window', { window: { start: '09:00', end: '09:10', recheckEveryS: 900 } }, 'window.recheckEveryS', /after the window has closed/],
-    ['http equals without jsonField', { preconditions: [{ kind: 'http', url: 'http://127.0.0.1:1/x', equals: true }] }, 'preconditions.0.jsonField', /equals is set but jsonField is not/],
-    ['file "after" with check exists', { preconditions: [{ kind: 'file', path: '/tmp/x', after: 'date' }] }, 'preconditions.0.after', /only applies to check 'modified_after'/],
+    ['http equals without jsonField', { preconditions: [{ kind: 'http', url: 'http://127.0.0.1:1/x', equals: true }] }, 'preconditions.0.jsonField', /“Equals \(JSON\)” is set but “JSON field” is not/],
+    ['file "after" with check exists', { preconditions: [{ kind: 'file', path: '/tmp/x', after: 'date' }] }, 'preconditions.0.after', /“After” only applies when the file must have been modified after a time/],
     ['a command given as one shell string', { preconditions: [{ kind: 'command', argv: ['test -f /tmp/x && echo ok'] }] }, 'preconditions.0.argv', /without a shell/],
     ['an unknown placeholder', { preconditions: [{ kind: 'signal', name: 'data-ready', key: '{today}' }] }, 'preconditions.0.key', /unknown placeholder \{today\}/],
     ['a precondition kind with a missing field', { preconditions: [{ kind: 'file' } as never] }, 'preconditions.0.path', /.+/],
@@ -83,6 +83,55 @@ describe('contradictory settings are refused at save time, with the field and wh
     core = makeTestCore();
     const r = core.jobs.create({ name: 'warm', role: 'ops', schedule: { everyS: 300 } }, { actor: 'test' });
     expect(r.warnings).toEqual([expect.objectContaining({ field: 'retry', severity: 'warning' })]);
+  });
+
+  it('a job saved with warnings can be edited: create, every update and validate see the same issues', () => {
+    core = makeTestCore();
+    const input = { name: 'every-minute', role: 'ops', schedule: { everyS: 60 } };
+    const created = core.jobs.create(input, { actor: 'alice' });
+    const warning = expect.objectContaining({ field: 'retry', severity: 'warning', message: expect.stringMatching(/the default retry settings/) });
+    expect(created.warnings).toEqual([warning]);
+    // The stored spec has every default filled in; it validates exactly like the input it came from.
+    expect(core.jobs.validate(normalizeJobSpec(input)).issues).toEqual(core.jobs.validate(input).issues);
+    expect(core.jobs.update(created.job.id, { enabled: false }, { actor: 'bob', reason: 'quiet for now' }).warnings).toEqual([warning]);
+    expect(core.jobs.update(created.job.id, { payload: { channel: 'ops' } }, { actor: 'bob', reason: 'tell ops' }).warnings).toEqual([warning]);
+    expect(core.jobs.get(created.job.id)).toMatchObject({ version: 3, enabled: false, payload: { channel: 'ops' } });
+    // A retry policy somebody chose, which cannot fit between two slots, is refused (on create and on edit alike).
+    const chosen = { retry: { maxAttempts: 2, firstDelayS: 120 } };
+    expect(issuesOf(() => core!.jobs.update(created.job.id, chosen, { actor: 'bob' }))).toEqual([expect.objectContaining({ field: 'retry', severity: 'error' })]);
+    expect(issuesOf(() => core!.jobs.create({ ...input, name: 'chosen', ...chosen }, { actor: 'bob' }))).toEqual([expect.objectContaining({ field: 'retry', severity: 'error' })]);
+    expect(core.jobs.get(created.job.id).version).toBe(3);
+  });
+
+  it('validation depends on the normalised spec only: defaults written out give the same issues', () => {
+    core = makeTestCore();
+    const inputs: JobSpecInput[] = [
+      { name: 'a', role: 'ops', schedule: { everyS: 60 } },
+      { name: 'b', role: 'ops', schedule: { cron: '*/5 * * * *', timezone: 'UTC' } },
+      { name: 'c', role: 'ops', schedule: { cron: '0 9 * * *', timezone: 'UTC' }, window: { start: '09:00', end: '09:05', recheckEveryS: 60 } },
+      { name: 'd', role: 'ops', schedule: { cron: '0 0 29 2 1', timezone: 'UTC' }, missedWindow: 'run_now', toleranceS: 60, backfillCapPerTick: 0 },
+      { name: 'e', role: 'ops', schedule: { everyS: 600 }, retry: { maxAttempts: 3, firstDelayS: 5 } },
+    ];
+    for (const input of inputs) {
+      const short = core.jobs.validate(input);
+      expect(short.issues.length, input.name).toBeGreaterThan(0);
+      expect(core.jobs.validate(normalizeJobSpec(input)).issues, input.name).toEqual(short.issues);
+    }
+  });
+
+  it('a cron naming both a day of the month and a weekday warns that either one fires it', () => {
+    core = makeTestCore();
+    const { warnings } = core.jobs.create({ name: 'leap-monday', role: 'ops', schedule: { cron: '0 0 29 2 1', timezone: 'UTC' } }, { actor: 'test' });
+    expect(warnings).toEqual([expect.objectContaining({ field: 'schedule.cron', severity: 'warning', message: expect.stringMatching(/runs on every Monday in February as well as on day 29 of the month/) })]);
+    expect(core.jobs.validate({ name: 'x', role: 'ops', schedule: { cron: '0 0 29 2 +1', timezone: 'UTC' } }).issues.some((i) => i.field === 'schedule.cron' && i.severity === 'warning')).toBe(false);
+  });
+
+  it('a window inside a DST gap saves with a warning naming the day and what happens then', () => {
+    core = makeTestCore(); // the clock starts on 2026-11-30
+    const { warnings } = core.jobs.create({ name: 'gap', role: 'ops', schedule: { cron: '30 2 * * *', timezone: 'America/New_York' }, window: { start: '02:30', end: '02:45', recheckEveryS: 60 } }, { actor: 'test' });
+    expect(warnings).toEqual([
+      expect.objectContaining({ field: 'window.start', severity: 'warning', message: 'on 2027-03-14 the clocks in America/New_York jump from 02:00 to 03:00, so the window start 02:30 does not exist: on that day the window opens at 03:00, with its slot, and keeps its 15 min' }),
+    ]);
   });
 
   it('an edit is validated as a whole and refused the same way; a valid edit bumps the version', () => {
@@ -153,9 +202,25 @@ describe('preview, explain, ledger', () => {
       ['2026-03-09', '2026-03-09T06:30:00.000Z', null],
     ]);
     expect(p.issues).toEqual([]);
+    expect([p.truncated, p.next]).toEqual([false, '2026-03-09T06:30:00.000Z']);
     const bad = core.jobs.preview({ name: 'x', role: 'r', schedule: { cron: 'every day', timezone: 'UTC' } }, 3);
     expect(bad.items).toEqual([]);
     expect(bad.issues[0]).toMatchObject({ field: 'schedule.cron' });
+  });
+
+  it('says when a preview was cut short, and where to continue', () => {
+    core = makeTestCore();
+    core.jobs.createCalendar({ id: 'mondays', name: 'Mondays only', timezone: 'UTC', workdays: [1], holidays: [], extraWorkdays: [] }, { actor: 'test' });
+    // Hourly, skipped on six days of seven: 144 skipped entries come before the next Monday's slots.
+    const spec = { name: 'x', role: 'r', schedule: { cron: '0 * * * *', timezone: 'UTC' }, calendar: 'mondays' };
+    const cut = core.jobs.preview(spec, 3, '2026-12-01T00:30:00.000Z'); // a Tuesday
+    expect([cut.items.length, cut.items.every((i) => i.disposition === 'calendar_skip'), cut.truncated]).toEqual([53, true, true]);
+    expect(cut.next).toBe(cut.items[52]!.at);
+    // Continuing from `next` walks on.
+    expect(core.jobs.preview(spec, 3, cut.next!).items[0]!.at).toBe('2026-12-03T06:00:00.000Z');
+    // Leap days only: three in the ten years a preview looks ahead, so five are cut short there.
+    const far = core.jobs.preview({ name: 'x', role: 'r', schedule: { cron: '0 0 29 2 *', timezone: 'UTC' } }, 5, '2026-12-01T00:00:00.000Z');
+    expect([far.items.map((i) => i.slot), far.truncated, far.next]).toEqual([['2028-02', '2032-02', '2036-02'], true, '2036-12-08T00:00:00.000Z']);
   });
 
   it('explains "why did it not run yesterday at 09:00" and "will it run tomorrow at 09:00"', async () => {

@@ -652,11 +652,11 @@ export class JobService {
       const v = validateJobInput(jobOrSpec, this.calendarOf, this.now);
       issues = v.issues;
       const scheduleBroken = !v.spec || v.issues.some((i) => i.severity === 'error' && (i.field.startsWith('schedule') || i.field.startsWith('window') || i.field === 'calendar'));
-      if (scheduleBroken || !v.spec) return { items: [], issues, timezone: v.spec?.schedule.timezone ?? 'UTC' };
+      if (scheduleBroken || !v.spec) return { items: [], issues, timezone: v.spec?.schedule.timezone ?? 'UTC', truncated: false, next: null };
       spec = v.spec;
     }
     const plan = new JobPlan(spec, spec.calendar ? this.calendarOf(spec.calendar) : undefined);
-    return { items: preview(plan, from, n), issues, timezone: plan.zone };
+    return { ...preview(plan, from, n), issues, timezone: plan.zone };
   }
 
   /** Every expected slot in [from, to) merged with run rows and backfills. */

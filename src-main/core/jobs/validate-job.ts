@@ -1,14 +1,22 @@
 /**
  * Save-time validation of a job: shape (zod), contradictions between settings (common/job-schema),
- * and the schedule library's checks (cron, zone, window vs cron, calendar). A spec with any issue of
- * severity `error` is refused; warnings are returned with the saved job.
+ * and the schedule library's checks (cron, zone, window vs cron, calendar, DST).
+ *
+ * Invariants:
+ * 1. One validator: create, update (the patched spec as a whole), `validate` and the editor's
+ *    server check all call `validateJobInput`; a spec with an issue of severity `error` is refused,
+ *    warnings are returned with the saved job.
+ * 2. One notion of severity: issues depend on the normalised spec only (defaults are values, not
+ *    choices), so a stored job validates exactly as the input it was created from, and a job saved
+ *    with warnings can be edited as long as the edit adds no error.
  */
 import { GafferError } from '../../common/errors';
 import {
   jobContradictions,
   jobSpecInput,
   normalizeJobSpec,
-  totalRetryDelayS,
+  retryReachIssue,
+  toleranceTooLong,
   zodIssues,
   type JobIssue,
   type JobSpec,
@@ -24,13 +32,12 @@ export interface JobValidation {
 
 export function validateJobInput(input: unknown, calendarOf: (id: string) => Calendar | undefined, now: number): JobValidation {
   const parsed = jobSpecInput.safeParse(input);
-  if (!parsed.success) return { spec: null, issues: zodIssues(parsed.error), ok: false };
+  if (!parsed.success) return { spec: null, issues: zodIssues(parsed.error, '', input), ok: false };
   const spec = normalizeJobSpec(parsed.data);
-  const explicit = new Set(Object.keys(parsed.data).filter((k) => (parsed.data as Record<string, unknown>)[k] !== undefined));
-  const issues: JobIssue[] = [...jobContradictions(spec, explicit)];
+  const issues: JobIssue[] = [...jobContradictions(spec)];
   const calendar = spec.calendar !== undefined ? calendarOf(spec.calendar) : undefined;
   if (spec.calendar !== undefined && !calendar) {
-    issues.push({ field: 'calendar', message: `there is no calendar '${spec.calendar}'; create it first (POST /calendars) or pick an existing one`, severity: 'error' });
+    issues.push({ field: 'calendar', message: `there is no calendar '${spec.calendar}'; create it first (Calendars) or pick an existing one`, severity: 'error' });
   }
   const sched = validateSchedule(spec.schedule as Schedule, spec.window, calendar, spec.calendarPolicy, { fromMs: now });
   for (const i of sched) {
@@ -52,21 +59,11 @@ export function validateJobInput(input: unknown, calendarOf: (id: string) => Cal
       const plan = new JobPlan(spec, calendar);
       const period = plan.periodMs(now);
       if (spec.schedule.cron !== undefined && spec.toleranceS !== undefined && spec.toleranceS * 1000 > period) {
-        issues.push({
-          field: 'toleranceS',
-          message: `toleranceS is ${spec.toleranceS} s but slots come as often as every ${period / 1000} s, so a missed slot could still start after the next one is due; use at most ${period / 1000} s`,
-          severity: 'error',
-        });
+        issues.push({ field: 'toleranceS', message: toleranceTooLong(spec.toleranceS, period / 1000), severity: 'error' });
       }
-      if (!spec.window && spec.schedule.cron !== undefined && spec.missedWindow === 'skip_and_alert' && spec.retry.maxAttempts > 1 && (explicit.has('retry') || explicit.has('missedWindow'))) {
-        const total = totalRetryDelayS(spec.retry);
-        if (total * 1000 >= period) {
-          issues.push({
-            field: 'retry',
-            message: `retries take ${total} s of delays but slots come every ${period / 1000} s; with missedWindow 'skip_and_alert' a retry that lands after the next slot is due is skipped, so the last retries can never run`,
-            severity: 'error',
-          });
-        }
+      if (!spec.window && spec.schedule.cron !== undefined) {
+        const reach = retryReachIssue(spec, period / 1000, `the ${period / 1000} s between two slots`);
+        if (reach) issues.push(reach);
       }
       if (plan.slots(now, now + 1).length === 0 && !plan.after(now)) {
         issues.push({ field: 'schedule', message: 'the schedule has no slot in the next ten years', severity: 'error' });

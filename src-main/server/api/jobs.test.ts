@@ -78,7 +78,18 @@ describe('jobs over HTTP', () => {
       ['2026-12-01', '2026-12-01T01:00:00.000Z'],
       ['2026-12-02', '2026-12-02T01:00:00.000Z'],
     ]);
-    expect(preview.body.next).toBeNull();
+    // Not cut short; `next` continues after the last listed slot.
+    expect([preview.body.truncated, preview.body.next]).toEqual([false, '2026-12-02T01:00:00.000Z']);
+  });
+
+  it('a job saved with a warning can be patched: the warning stays a warning', async () => {
+    const created = await call('POST', '/jobs', { name: 'every-minute', role: 'ops', schedule: { everyS: 60 } });
+    expect(created.status).toBe(201);
+    expect(created.body.warnings).toEqual([expect.objectContaining({ field: 'retry', severity: 'warning' })]);
+    for (const patch of [{ enabled: false }, { payload: { channel: 'ops' } }]) {
+      const r = await call('PATCH', `/jobs/${created.body.job.id}`, { ...patch, reason: 'edit' });
+      expect([r.status, r.body.warnings]).toEqual([200, created.body.warnings]);
+    }
   });
 
   it('contradictory settings: 400 with {field, message} issues, nothing created', async () => {
@@ -87,7 +98,7 @@ describe('jobs over HTTP', () => {
     expect(r.body.error).toMatchObject({ code: 'bad_request', status: 400 });
     expect(r.body.error.detail.issues).toEqual(
       expect.arrayContaining([
-        expect.objectContaining({ field: 'toleranceS', message: expect.stringMatching(/needs toleranceS/) }),
+        expect.objectContaining({ field: 'toleranceS', message: expect.stringMatching(/needs a tolerance/) }),
         expect.objectContaining({ field: 'calendarPolicy', message: expect.stringMatching(/no calendar/) }),
       ]),
     );

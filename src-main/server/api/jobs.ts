@@ -71,8 +71,7 @@ export function jobRoutes(core: Core): Route[] {
       path: '/jobs/preview',
       async handler(c) {
         const q = parseQuery(z.strictObject({ count: intParam(1, 1000).optional(), after: instantParam.optional() }), c);
-        const r = jobs.preview(await c.body(), q.count ?? 10, q.after);
-        return ok({ ...r, next: null });
+        return ok(jobs.preview(await c.body(), q.count ?? 10, q.after));
       },
     },
     {
@@ -151,7 +150,7 @@ export function jobRoutes(core: Core): Route[] {
       handler(c) {
         const id = parseParam(idParam, c, 'id');
         const q = parseQuery(z.strictObject({ count: intParam(1, 1000).optional(), after: instantParam.optional() }), c);
-        return ok({ ...jobs.preview(id, q.count ?? 10, q.after), next: null });
+        return ok(jobs.preview(id, q.count ?? 10, q.after));
       },
     },
     {

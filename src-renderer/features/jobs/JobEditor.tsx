@@ -2,12 +2,20 @@
  * The job editor: every field of the job record, validated at the field as you type (the shared
  * zod schema and contradiction checks, then the server's schedule checks via `jobs.validate`),
  * a live preview of the next slots (`jobs.preview` of the unsaved spec: calendar- and DST-aware),
- * and each policy explained in plain words next to it. Ctrl/Cmd+S saves, Esc cancels.
+ * and each policy explained in plain words next to it. Ctrl/Cmd+S saves, Esc leaves.
+ *
+ * 1. The status panel lists every issue there is (errors and warnings), each under the label of
+ *    its section and field; the counts it shows are the counts of that list. A field shows its
+ *    own issues once touched (name and role start empty, so they wait for a touch or a save).
+ * 2. "Valid" means no issue of severity error from the same validator the save runs.
+ * 3. Leaving with unsaved changes asks first, however the operator leaves (use-leave-guard.ts).
  */
 import { useCallback, useEffect, useMemo, useRef, useState, type ReactNode } from 'react';
-import { MISSED_WINDOW_POLICIES, normalizeJobSpec, PLACEHOLDER_HELP, type Job, type JobIssue, type JobSpecInput, type PreconditionInput, type PreconditionKind, type PreviewResult } from '../../../src-main/common/job-schema';
+import { BACKOFF_LABELS, CALENDAR_POLICY_LABELS, DST_GAP_LABELS, jobFieldLabel, jobSectionLabel, MISSED_WINDOW_LABELS, OVERLAP_LABELS } from '../../../src-main/common/job-labels';
+import { MISSED_WINDOW_POLICIES, normalizeJobSpec, OVERLAP_POLICIES, PLACEHOLDER_HELP, type Job, type JobIssue, type JobSpecInput, type PreconditionInput, type PreconditionKind, type PreviewResult } from '../../../src-main/common/job-schema';
 import { navigate } from '../../app/navigation';
 import { Badge } from '../../components/Badge';
+import { Dialog } from '../../components/Dialog';
 import { ErrorBanner, Spinner } from '../../components/States';
 import { ZonePicker } from '../../components/ZonePicker';
 import { formatDurationS } from '../../lib/format';
@@ -33,6 +41,7 @@ import {
   type PreconditionForm,
 } from './form';
 import { describeSchedule, policySentences, preconditionSentence, previewNote } from './logic';
+import { useLeaveGuard } from './use-leave-guard';
 
 const PREVIEW_COUNT = 10;
 const KINDS: Array<{ kind: PreconditionKind; label: string }> = [
@@ -42,11 +51,6 @@ const KINDS: Array<{ kind: PreconditionKind; label: string }> = [
   { kind: 'command', label: 'Command' },
   { kind: 'agent', label: 'Agent precheck' },
 ];
-const MISSED_LABEL: Record<(typeof MISSED_WINDOW_POLICIES)[number], string> = {
-  run_now: 'Run now (within a tolerance)',
-  fold_into_next: 'Fold into the next run',
-  skip_and_alert: 'Skip and alert',
-};
 
 /** Fields that start empty on a new job: their "required" messages wait until touched or saved. */
 const BLANK_AT_START = new Set(['name', 'role']);
@@ -56,6 +60,7 @@ export function JobEditor({ jobId }: { jobId: string | null }) {
   const { getJob, validateJob, previewJob, saveJob } = useActions();
   const calendars = useConsole((s) => s.jobs.calendars.data);
   const roles = useConsole((s) => s.roles.data);
+  const shell = useConsole((s) => s.shell);
   const isNew = jobId === null;
   const [job, setJob] = useState<Job | null>(null);
   const [loadError, setLoadError] = useState<UiError | null>(null);
@@ -69,7 +74,6 @@ export function JobEditor({ jobId }: { jobId: string | null }) {
   const [server, setServer] = useState<{ key: string; issues: JobIssue[] } | null>(null);
   const [preview, setPreview] = useState<{ key: string; result: PreviewResult | null; error: UiError | null } | null>(null);
   const [previewLoading, setPreviewLoading] = useState(false);
-  const [escArmed, setEscArmed] = useState(false);
   const [acting, setActing] = useState<JobActionKind | null>(null);
   const [savedVersion, setSavedVersion] = useState<number | null>(null);
   const rootRef = useRef<HTMLDivElement>(null);
@@ -109,7 +113,9 @@ export function JobEditor({ jobId }: { jobId: string | null }) {
   );
   const shown = allIssues.filter((i) => !(isNew && !submitted && BLANK_AT_START.has(i.field) && !touched.has(i.field)));
   const errors = allIssues.filter((i) => i.severity === 'error');
+  const warnings = allIssues.filter((i) => i.severity === 'warning');
   const serverPending = !server || server.key !== specKey;
+  const kindAt = (i: number) => form.preconditions[i]?.kind;
 
   // ---- live preview of the unsaved schedule (only the slot-relevant settings) -----------------
   const previewSpec = useMemo(() => {
@@ -135,6 +141,7 @@ export function JobEditor({ jobId }: { jobId: string | null }) {
   const patch = (p: Partial<JobForm>) => setForm((f) => ({ ...f, ...p }));
   const touch = (field: string) => setTouched((t) => (t.has(field) ? t : new Set(t).add(field)));
   const dirty = stableJson(form) !== stableJson(initial);
+  const guard = useLeaveGuard(dirty, shell);
   const lenient = useMemo(() => {
     try {
       return normalizeJobSpec(cv.spec as unknown as JobSpecInput);
@@ -178,7 +185,10 @@ export function JobEditor({ jobId }: { jobId: string | null }) {
       setSavedVersion(r.job.version);
       setReason('');
       setSubmitted(false);
-      if (isNew) navigate('jobs', r.job.id);
+      if (isNew) {
+        guard.release();
+        navigate('jobs', r.job.id);
+      }
       else {
         setJob(r.job);
         const f = formFromSpec(r.job);
@@ -195,13 +205,8 @@ export function JobEditor({ jobId }: { jobId: string | null }) {
   const saveRef = useRef(save);
   saveRef.current = save;
 
-  // Ctrl/Cmd+S saves; Esc cancels (twice when there are unsaved changes).
-  const dirtyRef = useRef(dirty);
-  dirtyRef.current = dirty;
-  const escRef = useRef(escArmed);
-  escRef.current = escArmed;
+  // Ctrl/Cmd+S saves; Esc leaves (asking first when there are unsaved changes).
   useEffect(() => {
-    let disarm: number | undefined;
     const onKey = (e: KeyboardEvent) => {
       if ((e.ctrlKey || e.metaKey) && !e.altKey && e.key.toLowerCase() === 's') {
         e.preventDefault();
@@ -209,19 +214,10 @@ export function JobEditor({ jobId }: { jobId: string | null }) {
         return;
       }
       if (e.key !== 'Escape' || e.defaultPrevented || document.querySelector('[role="dialog"]')) return;
-      if (dirtyRef.current && !escRef.current) {
-        setEscArmed(true);
-        window.clearTimeout(disarm);
-        disarm = window.setTimeout(() => setEscArmed(false), 3000);
-        return;
-      }
       navigate('jobs');
     };
     window.addEventListener('keydown', onKey);
-    return () => {
-      window.removeEventListener('keydown', onKey);
-      window.clearTimeout(disarm);
-    };
+    return () => window.removeEventListener('keydown', onKey);
   }, []);
 
   if (!isNew && !job) {
@@ -286,10 +282,10 @@ export function JobEditor({ jobId }: { jobId: string | null }) {
         >
           <Section title="Job" hint="The name is part of every idempotency key (job + slot); the role picks which agents receive it.">
             <div className="field-row">
-              <Field issues={shown} field="name" label="Name">
+              <Field issues={shown} field="name" label={jobFieldLabel('name')}>
                 <input name="name" value={form.name} autoFocus={isNew} placeholder="daily-report" onChange={(e) => patch({ name: e.target.value })} onBlur={() => touch('name')} aria-invalid={hasError(shown, 'name')} spellCheck={false} />
               </Field>
-              <Field issues={shown} field="role" label="Role" help="agents of this role receive the trigger">
+              <Field issues={shown} field="role" label={jobFieldLabel('role')} help="agents of this role receive the trigger">
                 <input name="role" list="job-roles" value={form.role} placeholder="reporter" onChange={(e) => patch({ role: e.target.value })} onBlur={() => touch('role')} aria-invalid={hasError(shown, 'role')} spellCheck={false} />
                 <datalist id="job-roles">
                   {roleNames.map((r) => (
@@ -298,7 +294,7 @@ export function JobEditor({ jobId }: { jobId: string | null }) {
                 </datalist>
               </Field>
             </div>
-            <Field issues={shown} field="description" label="Description">
+            <Field issues={shown} field="description" label={jobFieldLabel('description')}>
               <input name="description" value={form.description} placeholder="What it does, for whoever reads this next" onChange={(e) => patch({ description: e.target.value })} />
             </Field>
             {isNew ? (
@@ -325,15 +321,15 @@ export function JobEditor({ jobId }: { jobId: string | null }) {
             </div>
             <div className="field-row">
               {form.scheduleKind === 'cron' ? (
-                <Field issues={shown} field="schedule.cron" label="Cron (5 fields)" help={form.cron.trim() ? describeSchedule({ cron: form.cron }) : 'minute hour day-of-month month day-of-week'}>
+                <Field issues={shown} field="schedule.cron" label={jobFieldLabel('schedule.cron')} help={form.cron.trim() ? describeSchedule({ cron: form.cron }) : 'minute hour day-of-month month day-of-week'}>
                   <input name="cron" className="mono" value={form.cron} placeholder="0 9 * * 1-5" onChange={(e) => patch({ cron: e.target.value })} aria-invalid={hasError(shown, 'schedule.cron')} spellCheck={false} />
                 </Field>
               ) : (
-                <Field issues={shown} field="schedule.everyS" label="Every (seconds)" help={Number(form.everyS) > 0 ? describeSchedule({ everyS: Number(form.everyS) }) : 'slots are multiples of it since 1970 (stable across restarts)'}>
+                <Field issues={shown} field="schedule.everyS" label={jobFieldLabel('schedule.everyS')} help={Number(form.everyS) > 0 ? describeSchedule({ everyS: Number(form.everyS) }) : 'slots are multiples of it since 1970 (stable across restarts)'}>
                   <input name="everyS" inputMode="numeric" value={form.everyS} onChange={(e) => patch({ everyS: e.target.value })} aria-invalid={hasError(shown, 'schedule.everyS')} />
                 </Field>
               )}
-              <Field issues={shown} field="schedule.timezone" label="Time zone" help={form.scheduleKind === 'interval' ? 'optional: local dates for calendars and slot keys' : 'slots are computed in this zone; instants are stored in UTC'}>
+              <Field issues={shown} field="schedule.timezone" label={jobFieldLabel('schedule.timezone')} help={form.scheduleKind === 'interval' ? 'optional: local dates for calendars and slot keys' : 'slots are computed in this zone; instants are stored in UTC'}>
                 <ZonePicker name="timezone" value={form.timezone} onChange={(z) => patch({ timezone: z })} invalid={hasError(shown, 'schedule.timezone')} allowEmpty={form.scheduleKind === 'interval'} />
               </Field>
             </div>
@@ -348,13 +344,13 @@ export function JobEditor({ jobId }: { jobId: string | null }) {
             </div>
             {form.windowOn ? (
               <div className="field-row">
-                <Field issues={shown} field="window.start" label="Opens">
+                <Field issues={shown} field="window.start" label={jobFieldLabel('window.start')}>
                   <input name="windowStart" className="mono" value={form.windowStart} placeholder="09:00" onChange={(e) => patch({ windowStart: e.target.value })} aria-invalid={hasError(shown, 'window.start')} />
                 </Field>
-                <Field issues={shown} field="window.end" label="Closes" help="24:00 for the end of the day">
+                <Field issues={shown} field="window.end" label={jobFieldLabel('window.end')} help="24:00 for the end of the day">
                   <input name="windowEnd" className="mono" value={form.windowEnd} placeholder="10:00" onChange={(e) => patch({ windowEnd: e.target.value })} aria-invalid={hasError(shown, 'window.end')} />
                 </Field>
-                <Field issues={shown} field="window.recheckEveryS" label="Re-check every (s)" help={Number(form.recheckEveryS) > 0 ? formatDurationS(Number(form.recheckEveryS)) : undefined}>
+                <Field issues={shown} field="window.recheckEveryS" label={jobFieldLabel('window.recheckEveryS')} help={Number(form.recheckEveryS) > 0 ? formatDurationS(Number(form.recheckEveryS)) : undefined}>
                   <input name="recheckEveryS" inputMode="numeric" value={form.recheckEveryS} onChange={(e) => patch({ recheckEveryS: e.target.value })} aria-invalid={hasError(shown, 'window.recheckEveryS')} />
                 </Field>
               </div>
@@ -363,7 +359,7 @@ export function JobEditor({ jobId }: { jobId: string | null }) {
 
           <Section title="Business calendar" sentence={sentences?.calendar}>
             <div className="field-row">
-              <Field issues={shown} field="calendar" label="Calendar" help={<button type="button" className="link small" onClick={() => navigate('calendars')}>manage calendars</button>}>
+              <Field issues={shown} field="calendar" label={jobFieldLabel('calendar')} help={<button type="button" className="link small" onClick={() => navigate('calendars')}>manage calendars</button>}>
                 <select name="calendar" value={form.calendar} onChange={(e) => patch({ calendar: e.target.value, ...(e.target.value ? {} : { calendarPolicy: '' }) })} aria-invalid={hasError(shown, 'calendar')}>
                   <option value="">none: every day counts</option>
                   {(calendars ?? []).map((c) => (
@@ -374,11 +370,11 @@ export function JobEditor({ jobId }: { jobId: string | null }) {
                   {form.calendar && !(calendars ?? []).some((c) => c.id === form.calendar) ? <option value={form.calendar}>{form.calendar} (unknown)</option> : null}
                 </select>
               </Field>
-              <Field issues={shown} field="calendarPolicy" label="On a non-workday">
+              <Field issues={shown} field="calendarPolicy" label={jobFieldLabel('calendarPolicy')}>
                 <select name="calendarPolicy" value={form.calendarPolicy} onChange={(e) => patch({ calendarPolicy: e.target.value as JobForm['calendarPolicy'] })} aria-invalid={hasError(shown, 'calendarPolicy')}>
-                  <option value="">default (skip)</option>
-                  <option value="skip">skip the slot</option>
-                  <option value="next_workday">move it to the next workday</option>
+                  <option value="">default ({CALENDAR_POLICY_LABELS.skip})</option>
+                  <option value="skip">{CALENDAR_POLICY_LABELS.skip}</option>
+                  <option value="next_workday">{CALENDAR_POLICY_LABELS.next_workday}</option>
                 </select>
               </Field>
             </div>
@@ -423,7 +419,7 @@ export function JobEditor({ jobId }: { jobId: string | null }) {
 
           <Section title="Execution conditions" sentence={sentences?.executionConditions}>
             <div className="field-row">
-              <Field issues={shown} field="executionConditions.maxConcurrentPerRole" label="Role quota" help="most runs of this role at once (all its jobs); empty = no limit">
+              <Field issues={shown} field="executionConditions.maxConcurrentPerRole" label={jobFieldLabel('executionConditions.maxConcurrentPerRole')} help="most runs of this role at once (all its jobs); empty = no limit">
                 <input name="maxConcurrentPerRole" inputMode="numeric" value={form.maxConcurrentPerRole} placeholder="no limit" onChange={(e) => patch({ maxConcurrentPerRole: e.target.value })} aria-invalid={hasError(shown, 'executionConditions.maxConcurrentPerRole')} />
               </Field>
               <div className="field" />
@@ -453,16 +449,16 @@ export function JobEditor({ jobId }: { jobId: string | null }) {
               </div>
             ) : null}
             <div className="field-row">
-              <Field issues={shown} field="retry.maxAttempts" label="Attempts in total" help="including the first">
+              <Field issues={shown} field="retry.maxAttempts" label={jobFieldLabel('retry.maxAttempts')} help="including the first">
                 <input name="retryMaxAttempts" inputMode="numeric" value={form.retryMaxAttempts} onChange={(e) => patch({ retryMaxAttempts: e.target.value })} aria-invalid={hasError(shown, 'retry.maxAttempts')} />
               </Field>
-              <Field issues={shown} field="retry.firstDelayS" label="First delay (s)" help={Number(form.retryFirstDelayS) >= 0 ? formatDurationS(Number(form.retryFirstDelayS)) : undefined}>
+              <Field issues={shown} field="retry.firstDelayS" label={jobFieldLabel('retry.firstDelayS')} help={Number(form.retryFirstDelayS) >= 0 ? formatDurationS(Number(form.retryFirstDelayS)) : undefined}>
                 <input name="retryFirstDelayS" inputMode="numeric" value={form.retryFirstDelayS} onChange={(e) => patch({ retryFirstDelayS: e.target.value })} aria-invalid={hasError(shown, 'retry.firstDelayS')} />
               </Field>
-              <Field issues={shown} field="retry.backoff" label="Backoff">
+              <Field issues={shown} field="retry.backoff" label={jobFieldLabel('retry.backoff')}>
                 <select name="retryBackoff" value={form.retryBackoff} onChange={(e) => patch({ retryBackoff: e.target.value as JobForm['retryBackoff'] })}>
-                  <option value="fixed">fixed</option>
-                  <option value="exponential">exponential (doubles)</option>
+                  <option value="fixed">{BACKOFF_LABELS.fixed}</option>
+                  <option value="exponential">{BACKOFF_LABELS.exponential}</option>
                 </select>
               </Field>
             </div>
@@ -470,53 +466,55 @@ export function JobEditor({ jobId }: { jobId: string | null }) {
 
           <Section title="Missed window" sentence={sentences?.missedWindow} testId="section-missed">
             <div className="field-row">
-              <Field issues={shown} field="missedWindow" label="When a slot could not start in time">
+              <Field issues={shown} field="missedWindow" label={jobFieldLabel('missedWindow')}>
                 <select name="missedWindow" value={form.missedWindow} onChange={(e) => patch({ missedWindow: e.target.value as JobForm['missedWindow'] })} aria-invalid={hasError(shown, 'missedWindow')}>
                   {MISSED_WINDOW_POLICIES.map((p) => (
                     <option key={p} value={p}>
-                      {MISSED_LABEL[p]}
+                      {MISSED_WINDOW_LABELS[p]}
                     </option>
                   ))}
                 </select>
               </Field>
-              <Field issues={shown} field="toleranceS" label="Tolerance (s)" help={form.missedWindow === 'run_now' ? (Number(form.toleranceS) > 0 ? `up to ${formatDurationS(Number(form.toleranceS))} late` : 'required for “run now”') : 'only for “run now”'}>
+              <Field issues={shown} field="toleranceS" label={jobFieldLabel('toleranceS')} help={form.missedWindow === 'run_now' ? (Number(form.toleranceS) > 0 ? `up to ${formatDurationS(Number(form.toleranceS))} late` : 'required for “run now”') : 'only for “run now”'}>
                 <input name="toleranceS" inputMode="numeric" value={form.toleranceS} placeholder={form.missedWindow === 'run_now' ? '1800' : '—'} onChange={(e) => patch({ toleranceS: e.target.value })} aria-invalid={hasError(shown, 'toleranceS')} />
               </Field>
             </div>
           </Section>
 
           <Section title="Overlap" sentence={sentences?.overlap}>
-            <Field issues={shown} field="overlap" label="If the previous run is still going">
+            <Field issues={shown} field="overlap" label={jobFieldLabel('overlap')}>
               <select name="overlap" value={form.overlap} onChange={(e) => patch({ overlap: e.target.value as JobForm['overlap'] })} aria-invalid={hasError(shown, 'overlap')}>
-                <option value="skip">skip the new slot (recorded)</option>
-                <option value="queue_one">queue one</option>
-                <option value="allow">allow both</option>
+                {OVERLAP_POLICIES.map((p) => (
+                  <option key={p} value={p}>
+                    {OVERLAP_LABELS[p]}
+                  </option>
+                ))}
               </select>
             </Field>
           </Section>
 
           <Section title="Daylight saving time" sentence={sentences?.dstGapPolicy}>
-            <Field issues={shown} field="dstGapPolicy" label="A local time that does not exist">
+            <Field issues={shown} field="dstGapPolicy" label={jobFieldLabel('dstGapPolicy')}>
               <select name="dstGapPolicy" value={form.dstGapPolicy} onChange={(e) => patch({ dstGapPolicy: e.target.value as JobForm['dstGapPolicy'] })}>
-                <option value="shift_forward">shift forward to the end of the gap</option>
-                <option value="skip">skip the slot (recorded)</option>
+                <option value="shift_forward">{DST_GAP_LABELS.shift_forward}</option>
+                <option value="skip">{DST_GAP_LABELS.skip}</option>
               </select>
             </Field>
           </Section>
 
           <Section title="Backfill and deadline" sentence={sentences ? `${sentences.backfillCapPerTick} ${sentences.runTimeoutS}` : undefined}>
             <div className="field-row">
-              <Field issues={shown} field="backfillCapPerTick" label="Backfills per tick" help="0 = only by hand">
+              <Field issues={shown} field="backfillCapPerTick" label={jobFieldLabel('backfillCapPerTick')} help="0 = only by hand">
                 <input name="backfillCapPerTick" inputMode="numeric" value={form.backfillCapPerTick} onChange={(e) => patch({ backfillCapPerTick: e.target.value })} aria-invalid={hasError(shown, 'backfillCapPerTick')} />
               </Field>
-              <Field issues={shown} field="runTimeoutS" label="Attempt deadline (s)" help={Number(form.runTimeoutS) > 0 ? formatDurationS(Number(form.runTimeoutS)) : undefined}>
+              <Field issues={shown} field="runTimeoutS" label={jobFieldLabel('runTimeoutS')} help={Number(form.runTimeoutS) > 0 ? formatDurationS(Number(form.runTimeoutS)) : undefined}>
                 <input name="runTimeoutS" inputMode="numeric" value={form.runTimeoutS} onChange={(e) => patch({ runTimeoutS: e.target.value })} aria-invalid={hasError(shown, 'runTimeoutS')} />
               </Field>
             </div>
           </Section>
 
           <Section title="Payload" sentence={sentences?.payload}>
-            <Field issues={shown} field="payload" label="JSON (optional)">
+            <Field issues={shown} field="payload" label={jobFieldLabel('payload')}>
               <textarea name="payload" className="mono" rows={5} value={form.payload} placeholder='{"report": "daily", "channel": "#ops"}' onChange={(e) => patch({ payload: e.target.value })} aria-invalid={hasError(shown, 'payload')} spellCheck={false} />
             </Field>
           </Section>
@@ -528,22 +526,29 @@ export function JobEditor({ jobId }: { jobId: string | null }) {
               <h2>{isNew ? 'Create' : 'Save'}</h2>
               {errors.length ? (
                 <Badge tone="failed">
-                  {errors.length} problem{errors.length === 1 ? '' : 's'}
+                  <span data-testid="problem-count">{errors.length}</span> problem{errors.length === 1 ? '' : 's'}
                 </Badge>
               ) : serverPending ? (
                 <span className="muted small">checking…</span>
               ) : (
                 <Badge tone="done">valid</Badge>
               )}
+              {warnings.length ? (
+                <Badge tone="blocked" title="the job can be saved; these are worth a look">
+                  <span data-testid="warning-count">{warnings.length}</span> warning{warnings.length === 1 ? '' : 's'}
+                </Badge>
+              ) : null}
               {!isNew ? <span className="muted small">{dirty ? `saving makes version ${job!.version + 1}` : 'no changes'}</span> : null}
             </header>
-            {shown.length ? (
+            {allIssues.length ? (
               <ul className="issue-list" data-testid="issue-summary">
-                {shown.map((i) => (
-                  <li key={`${i.field}:${i.message}`} className={i.severity === 'error' ? 'text-bad' : 'text-warn'}>
-                    <button type="button" className="link mono small" onClick={() => focusField(i.field)}>
-                      {i.field}
-                    </button>{' '}
+                {[...errors, ...warnings].map((i) => (
+                  <li key={`${i.field}:${i.message}`} className={i.severity === 'error' ? 'text-bad' : 'text-warn'} data-severity={i.severity}>
+                    <button type="button" className="link small" onClick={() => focusField(i.field)} title="go to the setting">
+                      {issuePlace(i.field, kindAt)}
+                    </button>
+                    {': '}
+                    {i.severity === 'warning' ? '⚠ ' : ''}
                     {i.message}
                   </li>
                 ))}
@@ -573,11 +578,7 @@ export function JobEditor({ jobId }: { jobId: string | null }) {
                 {busy ? 'Saving…' : isNew ? 'Create job' : 'Save'} <kbd>Ctrl S</kbd>
               </button>
             </div>
-            {escArmed ? (
-              <div className="callout callout-warn small" role="status">
-                Unsaved changes: press Esc again to discard them.
-              </div>
-            ) : null}
+
           </section>
 
           <section className="panel" data-testid="job-preview">
@@ -594,8 +595,32 @@ export function JobEditor({ jobId }: { jobId: string | null }) {
         </aside>
       </div>
       {acting && job ? <JobActionDialog job={job} kind={acting} onClose={() => setActing(null)} onDone={load} /> : null}
+      {guard.pending !== null ? (
+        <Dialog title="Leave without saving?" onClose={guard.stay} testId="leave-dialog">
+          <div className="form">
+            <p className="dialog-explain">
+              {isNew ? 'This new job has not been created yet' : `Your changes to ${job!.name} are not saved`}: leaving now discards them.
+            </p>
+            <div className="dialog-actions">
+              <button type="button" className="btn" onClick={guard.stay} data-autofocus data-testid="leave-stay">
+                Keep editing
+              </button>
+              <button type="button" className="btn btn-danger" onClick={guard.leave} data-testid="leave-discard">
+                Discard changes
+              </button>
+            </div>
+          </div>
+        </Dialog>
+      ) : null}
     </div>
   );
+}
+
+/** Where an issue is, in the editor's words: "Retry", "Missed window · Tolerance (s)", "Check 2 · URL". */
+function issuePlace(field: string, kindAt: (i: number) => string | undefined): string {
+  const section = jobSectionLabel(field);
+  const label = jobFieldLabel(field, kindAt);
+  return label === section || label === 'Job' ? section : `${section} · ${label}`;
 }
 
 function Section({ title, sentence, hint, children, testId }: { title: string; sentence?: string; hint?: string; children: ReactNode; testId?: string }) {
@@ -627,6 +652,7 @@ function PreconditionCard(p: {
 }) {
   const { index: i, p: pc } = p;
   const at = (k: string) => `preconditions.${i}.${k}`;
+  const labelOf = (k: string) => jobFieldLabel(at(k), () => pc.kind);
   const set = (x: Partial<PreconditionForm>) => p.onChange({ ...pc, ...x });
   const inv = (k: string) => hasError(p.issues, at(k));
   return (
@@ -655,17 +681,17 @@ function PreconditionCard(p: {
       <FieldIssues issues={issuesAt(p.issues, `preconditions.${i}`).concat(issuesAt(p.issues, at('label')))} />
       {pc.kind === 'file' ? (
         <div className="field-row">
-          <Field issues={p.issues} field={at('path')} label="Path">
+          <Field issues={p.issues} field={at('path')} label={labelOf('path')}>
             <input className="mono" value={pc.path} placeholder="/data/orders-{yesterday}.csv" onChange={(e) => set({ path: e.target.value })} aria-invalid={inv('path')} />
           </Field>
-          <Field issues={p.issues} field={at('check')} label="Ready when">
+          <Field issues={p.issues} field={at('check')} label={labelOf('check')}>
             <select value={pc.check} onChange={(e) => set({ check: e.target.value as PreconditionForm['check'], ...(e.target.value === 'exists' ? { after: '' } : {}) })}>
               <option value="exists">it exists</option>
               <option value="modified_after">it was modified after…</option>
             </select>
           </Field>
           {pc.check === 'modified_after' ? (
-            <Field issues={p.issues} field={at('after')} label="After">
+            <Field issues={p.issues} field={at('after')} label={labelOf('after')}>
               <select value={pc.after} onChange={(e) => set({ after: e.target.value as PreconditionForm['after'] })} aria-invalid={inv('after')}>
                 <option value="">midnight of the slot’s date</option>
                 <option value="yesterday">midnight of the day before</option>
@@ -676,54 +702,54 @@ function PreconditionCard(p: {
         </div>
       ) : pc.kind === 'http' ? (
         <>
-          <Field issues={p.issues} field={at('url')} label="URL (GET)">
+          <Field issues={p.issues} field={at('url')} label={labelOf('url')}>
             <input className="mono" value={pc.url} placeholder="http://127.0.0.1:8080/partitions/{date}" onChange={(e) => set({ url: e.target.value })} aria-invalid={inv('url')} />
           </Field>
           <div className="field-row">
-            <Field issues={p.issues} field={at('expectStatus')} label="Status" help="default 200">
+            <Field issues={p.issues} field={at('expectStatus')} label={labelOf('expectStatus')} help="default 200">
               <input inputMode="numeric" value={pc.expectStatus} placeholder="200" onChange={(e) => set({ expectStatus: e.target.value })} aria-invalid={inv('expectStatus')} />
             </Field>
-            <Field issues={p.issues} field={at('jsonField')} label="JSON field" help="dotted path, e.g. data.ready">
+            <Field issues={p.issues} field={at('jsonField')} label={labelOf('jsonField')} help="dotted path, e.g. data.ready">
               <input className="mono" value={pc.jsonField} onChange={(e) => set({ jsonField: e.target.value })} aria-invalid={inv('jsonField')} />
             </Field>
-            <Field issues={p.issues} field={at('equals')} label="Equals (JSON)" help="empty: the field must be truthy">
+            <Field issues={p.issues} field={at('equals')} label={labelOf('equals')} help="empty: the field must be truthy">
               <input className="mono" value={pc.equals} placeholder="true" onChange={(e) => set({ equals: e.target.value })} aria-invalid={inv('equals')} />
             </Field>
-            <Field issues={p.issues} field={at('timeoutS')} label="Timeout (s)">
+            <Field issues={p.issues} field={at('timeoutS')} label={labelOf('timeoutS')}>
               <input inputMode="numeric" value={pc.timeoutS} placeholder="10" onChange={(e) => set({ timeoutS: e.target.value })} aria-invalid={inv('timeoutS')} />
             </Field>
           </div>
         </>
       ) : pc.kind === 'command' ? (
         <div className="field-row">
-          <Field issues={p.issues} field={at('argv')} label="Program and arguments" help="one per line, no shell">
+          <Field issues={p.issues} field={at('argv')} label={labelOf('argv')} help="one per line, no shell">
             <textarea className="mono" rows={3} value={pc.argv} placeholder={'test\n-s\n/data/done-{date}'} onChange={(e) => set({ argv: e.target.value })} aria-invalid={inv('argv')} />
           </Field>
-          <Field issues={p.issues} field={at('cwd')} label="Working directory">
+          <Field issues={p.issues} field={at('cwd')} label={labelOf('cwd')}>
             <input className="mono" value={pc.cwd} onChange={(e) => set({ cwd: e.target.value })} aria-invalid={inv('cwd')} />
           </Field>
-          <Field issues={p.issues} field={at('timeoutS')} label="Timeout (s)">
+          <Field issues={p.issues} field={at('timeoutS')} label={labelOf('timeoutS')}>
             <input inputMode="numeric" value={pc.timeoutS} placeholder="10" onChange={(e) => set({ timeoutS: e.target.value })} aria-invalid={inv('timeoutS')} />
           </Field>
         </div>
       ) : pc.kind === 'signal' ? (
         <div className="field-row">
-          <Field issues={p.issues} field={at('name')} label="Signal name">
+          <Field issues={p.issues} field={at('name')} label={labelOf('name')}>
             <input className="mono" value={pc.name} placeholder="data-ready" onChange={(e) => set({ name: e.target.value })} aria-invalid={inv('name')} />
           </Field>
-          <Field issues={p.issues} field={at('key')} label="For key" help="default {date}: the slot’s business date">
+          <Field issues={p.issues} field={at('key')} label={labelOf('key')} help="default {date}: the slot’s business date">
             <input className="mono" value={pc.key} placeholder="{date}" onChange={(e) => set({ key: e.target.value })} aria-invalid={inv('key')} />
           </Field>
         </div>
       ) : (
         <div className="field-row">
-          <Field issues={p.issues} field={at('check')} label="Precheck name">
+          <Field issues={p.issues} field={at('check')} label={labelOf('check')}>
             <input className="mono" value={pc.agentCheck} placeholder="inbox-reachable" onChange={(e) => set({ agentCheck: e.target.value })} aria-invalid={inv('check')} />
           </Field>
-          <Field issues={p.issues} field={at('role')} label="Asked role" help="default: the job’s role">
+          <Field issues={p.issues} field={at('role')} label={labelOf('role')} help="default: the job’s role">
             <input className="mono" value={pc.role} onChange={(e) => set({ role: e.target.value })} aria-invalid={inv('role')} />
           </Field>
-          <Field issues={p.issues} field={at('timeoutS')} label="Timeout (s)">
+          <Field issues={p.issues} field={at('timeoutS')} label={labelOf('timeoutS')}>
             <input inputMode="numeric" value={pc.timeoutS} placeholder="10" onChange={(e) => set({ timeoutS: e.target.value })} aria-invalid={inv('timeoutS')} />
           </Field>
         </div>
@@ -773,32 +799,45 @@ function PreviewList({ preview, error, zone, stale }: { preview: PreviewResult |
   const now = Date.now();
   if (error) return <ErrorBanner error={error} what="No preview" />;
   if (!preview) return <Spinner label="Computing the next slots…" />;
+  const runs = preview.items.filter((p) => p.disposition === 'due').length;
+  const cutShort = preview.truncated ? (
+    <p className="muted small" data-testid="preview-truncated">
+      {preview.items.length
+        ? `Cut short: the preview stopped after ${preview.items.length} slots, ${runs} of which run; later slots are not shown.`
+        : 'Cut short: no slot in the next ten years.'}
+    </p>
+  ) : null;
   if (preview.items.length === 0) {
     return (
-      <p className="muted small" data-testid="preview-empty">
-        No slots to show: fix the schedule settings marked in red and the preview follows.
-      </p>
+      cutShort ?? (
+        <p className="muted small" data-testid="preview-empty">
+          No slots to show: fix the schedule settings marked in red and the preview follows.
+        </p>
+      )
     );
   }
   return (
-    <ol className={`preview${stale ? ' stale' : ''}`} data-testid="preview-list">
-      {preview.items.map((p) => {
-        const note = previewNote(p);
-        const skipped = p.disposition !== 'due';
-        return (
-          <li key={`${p.slot}-${p.at}`} className={`preview-item${skipped ? ' skipped' : ''}${note && !skipped ? ' moved' : ''}`} data-testid="preview-item" data-local={p.local} data-disposition={p.disposition}>
-            <div className="preview-line1">
-              <span className="mono preview-slot">{p.slot}</span>
-              <span className="preview-when">{skipped ? <s>{formatInZone(p.at, preview.timezone || zone, now)}</s> : formatInZone(p.at, preview.timezone || zone, now)}</span>
-            </div>
-            <div className="preview-line2 muted small">
-              {me !== (preview.timezone || zone) ? <span>{formatInZone(p.at, me, now)} your time</span> : <span>same as your time</span>}
-              {p.dayType && p.dayType !== 'workday' && !skipped ? <Badge tone="ready">{p.dayType.replace('_', ' ')}</Badge> : null}
-              {note ? <span className={skipped ? 'text-warn' : 'text-info'}>{note}</span> : null}
-            </div>
-          </li>
-        );
-      })}
-    </ol>
+    <>
+      <ol className={`preview${stale ? ' stale' : ''}`} data-testid="preview-list">
+        {preview.items.map((p) => {
+          const note = previewNote(p);
+          const skipped = p.disposition !== 'due';
+          return (
+            <li key={`${p.slot}-${p.at}`} className={`preview-item${skipped ? ' skipped' : ''}${note && !skipped ? ' moved' : ''}`} data-testid="preview-item" data-local={p.local} data-disposition={p.disposition}>
+              <div className="preview-line1">
+                <span className="mono preview-slot">{p.slot}</span>
+                <span className="preview-when">{skipped ? <s>{formatInZone(p.at, preview.timezone || zone, now)}</s> : formatInZone(p.at, preview.timezone || zone, now)}</span>
+              </div>
+              <div className="preview-line2 muted small">
+                {me !== (preview.timezone || zone) ? <span>{formatInZone(p.at, me, now)} your time</span> : <span>same as your time</span>}
+                {p.dayType && p.dayType !== 'workday' && !skipped ? <Badge tone="ready">{p.dayType.replace('_', ' ')}</Badge> : null}
+                {note ? <span className={skipped ? 'text-warn' : 'text-info'}>{note}</span> : null}
+              </div>
+            </li>
+          );
+        })}
+      </ol>
+      {cutShort}
+    </>
   );
 }

@@ -5,7 +5,7 @@ import { emptyJobForm, emptyPrecondition, formFromSpec, formToSpec, issuesFromEr
 const filled = (p: Partial<JobForm> = {}): JobForm => ({ ...emptyJobForm('Asia/Shanghai'), name: 'daily-report', role: 'reporter', ...p });
 
 describe('job editor form ↔ job spec', () => {
-  it('a new form leaves defaults out of the spec, so explicit choices stay explicit', () => {
+  it('a new form leaves defaults out of the spec; a changed setting is written out', () => {
     const { spec, issues } = formToSpec(filled());
     expect(issues).toEqual([]);
     expect(spec).toEqual({ name: 'daily-report', role: 'reporter', schedule: { cron: '0 9 * * *', timezone: 'Asia/Shanghai' } });
@@ -80,6 +80,30 @@ describe('job editor form ↔ job spec', () => {
     expect(pre.issues.map((i) => i.field)).toEqual(expect.arrayContaining(['preconditions.0.url', 'preconditions.0.jsonField']));
     const mw = validateForm(filled({ maintenanceWindows: [{ start: '05:00', end: '04:00', days: [] }] }));
     expect(mw.issues.map((i) => i.field)).toContain('executionConditions.maintenanceWindows.0.end');
+  });
+
+  it('gives the same issues for the form and for the stored job it becomes (defaults filled in)', () => {
+    const f = filled({ scheduleKind: 'interval', everyS: '60', timezone: '' });
+    const v = validateForm(f);
+    expect(v.issues).toEqual([expect.objectContaining({ field: 'retry', severity: 'warning' })]);
+    // What the server stores, shown in the editor again: the same single warning, not an error.
+    expect(validateForm(formFromSpec(normalizeJobSpec(v.valid!))).issues).toEqual(v.issues);
+  });
+
+  it('speaks in the editor’s words: labels for policies, field names for schema errors', () => {
+    const tol = validateForm(filled({ missedWindow: 'run_now' })).issues.find((i) => i.field === 'toleranceS')!;
+    expect(tol.message).toBe('“Run now (within a tolerance)” needs a tolerance: how long after the window closed a missed slot may still start');
+    const fold = validateForm(filled({ missedWindow: 'fold_into_next', overlap: 'allow' })).issues.find((i) => i.field === 'overlap')!;
+    expect(fold.message).not.toMatch(/fold_into_next|overlap 'allow'/);
+    expect(fold.message).toMatch(/“Fold into the next run”.*“allow both”/);
+    const pre = validateForm(filled({ preconditions: [emptyPrecondition('file'), { ...emptyPrecondition('agent') }, { ...emptyPrecondition('signal'), name: 'ok', label: 'x'.repeat(101) }] }));
+    const at = (field: string) => pre.issues.find((i) => i.field === field)?.message;
+    expect(at('preconditions.0.path')).toBe('Path cannot be empty');
+    expect(at('preconditions.1.check')).toBe('Precheck name cannot be empty');
+    expect(at('preconditions.2.label')).toBe('Label is at most 100 characters long');
+    for (const i of pre.issues) expect(i.message).not.toMatch(/Too small|Too big|expected string|Invalid input/);
+    const attempts = validateForm(filled({ retryMaxAttempts: '0' })).issues.find((i) => i.field === 'retry.maxAttempts');
+    expect(attempts?.message).toBe('Attempts in total must be at least 1');
   });
 
   it('reads server issues from an error detail (core and console boundary shapes)', () => {

@@ -5,9 +5,9 @@
  * 1. The form holds strings (what the operator typed); `formToSpec` turns it into a spec and
  *    reports what cannot even become a spec (a number that is not one, JSON that does not parse)
  *    as issues at those fields.
- * 2. Settings left at their defaults are left out of the spec, so "explicit" choices stay
- *    explicit for the contradiction checks (an explicit retry policy is an error where the
- *    default is only a warning) and `formFromSpec(formToSpec(f))` round-trips.
+ * 2. Settings left at their defaults are left out of the spec (it reads as the operator wrote it,
+ *    and `formFromSpec(formToSpec(f))` round-trips). Validation does not depend on it: the checks
+ *    see the normalised spec, so the editor, `jobs.validate` and the save agree on every issue.
  * 3. Issue fields are the wire's dotted paths (`window.end`, `preconditions.1.url`); the editor
  *    shows each issue at the input with that path.
  */
@@ -320,10 +320,9 @@ export interface ClientValidation {
 export function validateForm(f: JobForm): ClientValidation {
   const { spec, issues } = formToSpec(f);
   const parsed = jobSpecInput.safeParse(spec);
-  if (!parsed.success) return { spec, valid: null, normalized: null, issues: dedupeIssues([...issues, ...zodIssues(parsed.error)]) };
+  if (!parsed.success) return { spec, valid: null, normalized: null, issues: dedupeIssues([...issues, ...zodIssues(parsed.error, '', spec)]) };
   const normalized = normalizeJobSpec(parsed.data);
-  const explicit = new Set(Object.keys(parsed.data));
-  return { spec, valid: issues.length ? null : parsed.data, normalized, issues: dedupeIssues([...issues, ...jobContradictions(normalized, explicit)]) };
+  return { spec, valid: issues.length ? null : parsed.data, normalized, issues: dedupeIssues([...issues, ...jobContradictions(normalized)]) };
 }
 
 export function dedupeIssues(issues: JobIssue[]): JobIssue[] {

@@ -60,6 +60,14 @@ export function naiveLocal(naive: number, withSeconds = false): string {
   return withSeconds ? `${base}:${pad2(d.getUTCSeconds())}` : base;
 }
 
+/** A UTC offset in ms as `+HH:MM` (`+HH:MM:SS` when it has seconds, as old local mean times do). */
+export function formatOffset(offsetMs: number): string {
+  const sign = offsetMs < 0 ? '-' : '+';
+  const total = Math.round(Math.abs(offsetMs) / 1000);
+  const s = total % 60;
+  return `${sign}${pad2(Math.floor(total / 3600))}:${pad2(Math.floor(total / 60) % 60)}${s ? `:${pad2(s)}` : ''}`;
+}
+
 /** `YYYY-MM` of a naive time. */
 export function naiveMonth(naive: number): string {
   const d = new Date(naive);

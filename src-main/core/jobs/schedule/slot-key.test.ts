@@ -96,6 +96,16 @@ describe('parseSlotKey', () => {
       time: '09:00',
     });
     expect(parseSlotKey('2026-11-30T09:00:30').time).toBe('09:00:30');
+    // The second pass of a repeated hour (an interval slot) keeps its offset.
+    expect(parseSlotKey('2026-10-25T01:15+00:00')).toEqual({ granularity: 'minute', date: '2026-10-25', endDate: '2026-10-25', time: '01:15', offset: '+00:00' });
+    expect(parseSlotKey('2026-11-01T01:00:30-05:00')).toMatchObject({ time: '01:00:30', offset: '-05:00' });
+  });
+
+  it('slotKeyAt names the second pass of a repeated hour with its offset', () => {
+    expect(slotKeyAt(Date.UTC(2026, 9, 25, 0, 15), 'Europe/London', 'minute')).toBe('2026-10-25T01:15');
+    expect(slotKeyAt(Date.UTC(2026, 9, 25, 1, 15), 'Europe/London', 'minute')).toBe('2026-10-25T01:15+00:00');
+    expect(slotKeyAt(Date.UTC(2026, 9, 25, 2, 15), 'Europe/London', 'minute')).toBe('2026-10-25T02:15');
+    expect(slotKeyAt(Date.UTC(2026, 9, 25, 1, 15), 'Europe/London', 'day')).toBe('2026-10-25');
   });
 
   it('round-trips keys through their first date', () => {
@@ -106,7 +116,7 @@ describe('parseSlotKey', () => {
   });
 
   it('rejects malformed keys', () => {
-    for (const bad of ['2027-W53', '2026-W00', '2026-13', '2026-02-30', '2026-11-30T24:00', 'yesterday', '']) {
+    for (const bad of ['2027-W53', '2026-W00', '2026-13', '2026-02-30', '2026-11-30T24:00', '2026-10-25+00:00', '2026-10-25T01:15+0000', 'yesterday', '']) {
       expect(() => parseSlotKey(bad), bad).toThrow(ScheduleError);
     }
   });

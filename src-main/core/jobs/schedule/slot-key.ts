@@ -4,17 +4,23 @@
  * Invariants:
  * - `day` → `2026-11-30`, `week` → `2026-W48` (ISO week-year, so 2027-01-01 is `2026-W53` and
  *   2020-12-31 is `2020-W53`), `month` → `2026-11`, `minute` → `2026-11-30T09:00`
- *   (`2026-11-30T09:00:30` for intervals shorter than 60 s).
+ *   (`2026-11-30T09:00:30` for intervals shorter than 60 s). An interval slot in the second pass
+ *   of a repeated hour adds its UTC offset: `2026-10-25T01:15+00:00` (slots.ts).
  * - Keys are derived from the NOMINAL local time (a cron 02:30 slot shifted to 03:00 by a DST gap
  *   keeps the key `…T02:30`), so they never depend on DST resolution.
- * - Keys of one granularity sort chronologically as strings.
+ * - Keys of one granularity sort chronologically as strings, except the offset-suffixed keys of a
+ *   repeated hour (they sort inside the first pass); order slots by instant, then key.
  * - `granularityOf` (cron): minute and hour single values → `day` when day-of-month and
  *   day-of-week are `*`, `week` when only day-of-week is a single value, `month` when only
- *   day-of-month is a single value; anything else, and every interval, → `minute`.
+ *   day-of-month is a single value; anything else, and every interval, → `minute`. The key names
+ *   the period in which the schedule fires exactly once by its form: `0 9 * * *` fires once every
+ *   day (a date), `0 9 * * MON-FRI` on a set of days, so it keeps minute keys like every other
+ *   shape. Changing the rule would rename the keys of existing jobs (and run their slots again).
  */
 import { DateTime } from 'luxon';
 import {
   civilDateToNaive,
+  formatOffset,
   naiveDate,
   naiveIsoWeek,
   naiveLocal,
@@ -22,7 +28,7 @@ import {
   parseCivilDate,
 } from './civil';
 import { cronFields } from './cron';
-import { toNaive } from './zone';
+import { isSecondPass, toNaive } from './zone';
 import { ScheduleError, type Schedule, type SlotGranularity } from './types';
 
 const SINGLE_NUMBER = /^\d+$/;
@@ -67,6 +73,8 @@ export function keyOfNaive(naive: number, granularity: SlotGranularity, withSeco
 }
 
 const LOCAL_RE = /^(\d{4}-\d{2}-\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2}))?)?$/;
+/** A minute key, optionally with the UTC offset of a repeated hour's second pass. */
+const MINUTE_KEY_RE = /^(\d{4}-\d{2}-\d{2})T(\d{2}):(\d{2})(?::(\d{2}))?([+-]\d{2}:\d{2}(?::\d{2})?)?$/;
 
 /**
  * Key of a nominal local time `YYYY-MM-DD[THH:MM[:SS]]` (e.g. a SlotOccurrence's `local`).
@@ -83,9 +91,14 @@ export function slotKeyOfLocal(local: string, granularity: SlotGranularity): str
   return keyOfNaive(day + ((h * 60 + mi) * 60 + s) * 1000, granularity, m[4] !== undefined);
 }
 
-/** Key of the slot period containing instant `atMs` in `timezone` (its local wall clock). */
+/**
+ * Key of the slot period containing instant `atMs` in `timezone` (its local wall clock); a minute
+ * key in the second pass of a repeated hour carries the offset, as interval slots do.
+ */
 export function slotKeyAt(atMs: number, timezone: string, granularity: SlotGranularity, withSeconds = false): string {
-  return keyOfNaive(toNaive(timezone, atMs), granularity, withSeconds);
+  const naive = toNaive(timezone, atMs);
+  const key = keyOfNaive(naive, granularity, withSeconds);
+  return granularity === 'minute' && isSecondPass(timezone, atMs) ? key + formatOffset(naive - atMs) : key;
 }
 
 /** Civil date `days` days after (negative: before) `date`; exact across month/year ends and leap days. */
@@ -105,6 +118,8 @@ export interface ParsedSlotKey {
   endDate: string;
   /** `HH:MM` or `HH:MM:SS` for minute keys. */
   time?: string;
+  /** The UTC offset of a key in the second pass of a repeated hour (`+00:00`). */
+  offset?: string;
 }
 
 const WEEK_RE = /^(\d{4})-W(\d{2})$/;
@@ -113,7 +128,7 @@ const MONTH_RE = /^(\d{4})-(\d{2})$/;
 /** Parse a slot key back to its local date(s); throws ScheduleError for anything malformed. */
 export function parseSlotKey(key: string): ParsedSlotKey {
   const bad = (): never => {
-    throw new ScheduleError(`'${key}' is not a slot key (YYYY-MM-DD, YYYY-Www, YYYY-MM or YYYY-MM-DDTHH:MM[:SS])`);
+    throw new ScheduleError(`'${key}' is not a slot key (YYYY-MM-DD, YYYY-Www, YYYY-MM or YYYY-MM-DDTHH:MM[:SS][±HH:MM])`);
   };
   const week = WEEK_RE.exec(key);
   if (week) {
@@ -131,13 +146,16 @@ export function parseSlotKey(key: string): ParsedSlotKey {
     const last = DateTime.fromISO(first, { zone: 'utc' }).endOf('month').toISODate() ?? bad();
     return { granularity: 'month', date: first, endDate: last };
   }
-  const m = LOCAL_RE.exec(key);
+  if (LOCAL_RE.test(key) && !key.includes('T')) {
+    if (parseCivilDate(key) === null) return bad();
+    return { granularity: 'day', date: key, endDate: key };
+  }
+  const m = MINUTE_KEY_RE.exec(key);
   if (!m || m[1] === undefined || parseCivilDate(m[1]) === null) return bad();
   const date = m[1];
-  if (m[2] === undefined) return { granularity: 'day', date, endDate: date };
   if (Number(m[2]) > 23 || Number(m[3]) > 59 || (m[4] !== undefined && Number(m[4]) > 59)) return bad();
   const time = m[4] === undefined ? `${m[2]}:${m[3]}` : `${m[2]}:${m[3]}:${m[4]}`;
-  return { granularity: 'minute', date, endDate: date, time };
+  return { granularity: 'minute', date, endDate: date, time, ...(m[5] !== undefined ? { offset: m[5] } : {}) };
 }
 
 /** Naive midnight of the first local date of the key period containing a naive time (internal). */

@@ -114,13 +114,16 @@ describe('expectedSlots: DST, New York', () => {
     assertUniqueAndOrdered(s);
   });
 
-  it('5-minute interval across fall back: the repeated hour collapses into the first pass', () => {
+  it('5-minute interval across fall back: 25 real hours of slots, the second pass keyed with its offset', () => {
     const spec: SlotSpec = { schedule: { everyS: 300, timezone: 'America/New_York' } };
     const s = expectedSlots(spec, Date.UTC(2026, 10, 1, 4), Date.UTC(2026, 10, 2, 5));
-    expect(s).toHaveLength(25 * 12 - 12);
+    expect(s).toHaveLength(25 * 12);
     expect(s.find((o) => o.slot === '2026-11-01T01:30')?.at).toBe(Date.UTC(2026, 10, 1, 5, 30));
-    // A query covering only the second pass returns nothing: those keys were owned by the first.
-    expect(expectedSlots(spec, Date.UTC(2026, 10, 1, 6), Date.UTC(2026, 10, 1, 7))).toEqual([]);
+    expect(s.find((o) => o.slot === '2026-11-01T01:30-05:00')?.at).toBe(Date.UTC(2026, 10, 1, 6, 30));
+    // A query covering only the second pass returns its own slots.
+    const second = expectedSlots(spec, Date.UTC(2026, 10, 1, 6), Date.UTC(2026, 10, 1, 7));
+    expect(second).toHaveLength(12);
+    expect(second.every((o) => o.slot.endsWith('-05:00') && o.local === o.slot.slice(0, 16))).toBe(true);
     assertUniqueAndOrdered(s);
   });
 
@@ -442,17 +445,16 @@ describe('expectedSlots: any split of a range gives the same slots', () => {
     assertUniqueAndOrdered(whole);
   });
 
-  it('7-minute interval NY: the repeated hour keeps only keys the first pass did not use', () => {
+  it('7-minute interval NY: the repeated hour keeps every 7-minute step of both passes', () => {
     const spec: SlotSpec = { schedule: { everyS: 420, timezone: 'America/New_York' } };
     const s = expectedSlots(spec, Date.UTC(2026, 10, 1, 5), Date.UTC(2026, 10, 1, 7));
-    // First pass (05:00Z–06:00Z, 01:xx EDT) runs every 7 minutes; in the second pass (01:xx EST)
-    // a 7-minute step lands on minutes the first pass did not use, which are kept.
+    // First pass 05:00Z–06:00Z (01:xx EDT), second pass 06:00Z–07:00Z (01:xx EST, keys with -05:00).
     const firstPass = s.filter((o) => o.at < Date.UTC(2026, 10, 1, 6));
     const secondPass = s.filter((o) => o.at >= Date.UTC(2026, 10, 1, 6));
-    expect(firstPass.every((o) => o.slot.startsWith('2026-11-01T01:'))).toBe(true);
-    expect(secondPass.every((o) => !firstPass.some((f) => f.slot === o.slot))).toBe(true);
-    expect(firstPass.length + secondPass.length).toBe(s.length);
-    expect(firstPass.length).toBeGreaterThan(7);
+    expect(firstPass.every((o) => /^2026-11-01T01:\d\d$/.test(o.slot))).toBe(true);
+    expect(secondPass.every((o) => /^2026-11-01T01:\d\d-05:00$/.test(o.slot))).toBe(true);
+    expect(s.map((o) => o.at)).toEqual(Array.from({ length: s.length }, (_, i) => s[0]!.at + i * 420_000));
+    expect(s.length).toBe(Math.ceil((2 * 3_600_000 - (s[0]!.at - Date.UTC(2026, 10, 1, 5))) / 420_000));
   });
 
   it('interval slots with next_workday move to the same local time on the next workday', () => {

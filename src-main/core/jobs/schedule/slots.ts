@@ -9,13 +9,14 @@
  * - Slots are never silently dropped: a slot on a non-workday under `skip` is returned with
  *   disposition `calendar_skip`; a nonexistent local time under `dstGapPolicy: 'skip'` is returned
  *   as `dst_skip` (its `at` is the end of the DST gap, where it would have run).
- * - DST: a nonexistent local time runs at the first valid instant after the gap (`shifted:
+ * - DST, cron: a nonexistent local time runs at the first valid instant after the gap (`shifted:
  *   'dst_gap'`) under the default `shift_forward`; a local time that occurs twice runs once, at
- *   the earlier instant. Interval slots whose local key repeats in the fall-back hour collapse
- *   into the first one (same key = same slot).
- * - When several occurrences share a key (a coarser `granularity` than the schedule's own, or the
- *   fall-back repeat of an interval), the earliest occurrence owns the key, independent of the
- *   queried interval.
+ *   the earlier instant (a cron names wall-clock times).
+ * - DST, intervals: a slot exists every `everyS` seconds of real time, always. In the second pass
+ *   of a repeated hour its minute key carries the UTC offset (`2026-10-25T01:15+00:00` after
+ *   `2026-10-25T01:15` at +01:00), so no two instants share a key.
+ * - When several occurrences share a key (a coarser `granularity` than the schedule's own), the
+ *   earliest occurrence owns the key, independent of the queried interval.
  * - `next_workday`: a slot on a non-workday keeps its own key and `dayType`, and is due on the next
  *   workday at the same nominal local time (`movedFrom` = its original date, `local` = the new
  *   local time).
@@ -23,11 +24,11 @@
  *   the run of non-workdays before it under `next_workday`, and the current key period when the
  *   granularity is coarser than the schedule's own.
  */
-import { civilDateToNaive, DAY_MS, HOUR_MS, MINUTE_MS, naiveDate, naiveDayStart, naiveLocal, parseHHMM } from './civil';
+import { civilDateToNaive, DAY_MS, formatOffset, HOUR_MS, MINUTE_MS, naiveDate, naiveDayStart, naiveLocal, parseHHMM } from './civil';
 import { dayTypeOfNaive, isWorkdayType, nextWorkday } from './calendar';
 import { cronNaiveTimes, parseCron, type ParsedCron } from './cron';
 import { granularityOf, keyOfNaive, periodStartNaive, usesSecondKeys } from './slot-key';
-import { isValidZone, offsetAt, resolveLocal, toNaive } from './zone';
+import { isSecondPass, isValidZone, offsetAt, resolveLocal, toNaive } from './zone';
 import {
   ScheduleError,
   type Calendar,
@@ -137,7 +138,9 @@ export function expectedSlots(spec: SlotSpec, fromMs: number, toMs: number): Slo
   const seen = new Set<string>();
 
   const consider = (naive: number, instant: number | undefined): void => {
-    const slot = keyOfNaive(naive, r.granularity, r.withSeconds);
+    let slot = keyOfNaive(naive, r.granularity, r.withSeconds);
+    // An interval instant whose minute key was already used by the first pass of a repeated hour.
+    if (instant !== undefined && r.granularity === 'minute' && isSecondPass(zone, instant)) slot += formatOffset(naive - instant);
     if (seen.has(slot)) return;
     seen.add(slot);
     let disposition: SlotOccurrence['disposition'] = 'due';
@@ -180,19 +183,14 @@ export function expectedSlots(spec: SlotSpec, fromMs: number, toMs: number): Slo
   if (r.cron) {
     for (const naive of cronNaiveTimes(r.cron, naiveLo, naiveHi)) consider(naive, undefined);
   } else {
-    // Instants, not local times: an interval slot always exists, it only has to be named. Start at
-    // the first instant whose local time can be >= naiveLo (this includes the first pass of a
-    // fall-back hour, which owns the keys the second pass repeats).
+    // Instants, not local times: an interval slot always exists, it only has to be named. With
+    // keys of the schedule's own granularity every instant has its own key, so the scan starts at
+    // `from`. Under next_workday (moved slots are enumerated at their own dates) or with coarser
+    // keys (the first occurrence of a period owns its key) it starts at the first instant whose
+    // local time can be >= naiveLo.
     const period = r.everyS * 1000;
-    // Fast path (not under next_workday, whose moved slots are enumerated at their own dates): with
-    // keys of the schedule's own granularity, an instant before `from` can own a key of the range
-    // only through a fall-back repeat, i.e. an offset change T with from - Δ < T <= from + Δ (Δ, the
-    // size of the change, is at most 2 hours in tzdata). With the same offset two hours either side
-    // of `from` there is none, so the scan starts at `from`. Without this, every call scanned ~2
-    // hours of instants first (720 for a 10-second job).
-    const off = offsetAt(zone, fromMs);
-    const steady = !moving && r.granularity === r.natural && offsetAt(zone, fromMs - 2 * HOUR_MS) === off && offsetAt(zone, fromMs + 2 * HOUR_MS) === off;
-    const uStart = steady ? fromMs : naiveLo - Math.max(...near(naiveLo)) - HOUR_MS;
+    const own = !moving && r.granularity === r.natural;
+    const uStart = own ? fromMs : naiveLo - Math.max(...near(naiveLo)) - HOUR_MS;
     for (let u = Math.ceil(uStart / period) * period; u < toMs; u += period) {
       consider(toNaive(zone, u), u);
     }
@@ -215,7 +213,8 @@ export interface ScanOptions {
   maxEntries?: number;
 }
 
-const DEFAULT_HORIZON_MS = 3660 * DAY_MS;
+/** How far `nextSlots` and `slotAt` look by default: ten years. */
+export const SCAN_HORIZON_MS = 3660 * DAY_MS;
 const DEFAULT_MAX_ENTRIES = 100_000;
 
 function initialChunk(spec: SlotSpec, count: number): number {
@@ -234,7 +233,7 @@ function initialChunk(spec: SlotSpec, count: number): number {
 export function nextSlots(spec: SlotSpec, afterMs: number, count: number, opts: ScanOptions = {}): SlotOccurrence[] {
   const out: SlotOccurrence[] = [];
   if (!(count > 0)) return out;
-  const horizon = opts.horizonMs ?? DEFAULT_HORIZON_MS;
+  const horizon = opts.horizonMs ?? SCAN_HORIZON_MS;
   const maxEntries = opts.maxEntries ?? DEFAULT_MAX_ENTRIES;
   const limit = afterMs + 1 + horizon;
   let from = afterMs + 1;
@@ -262,7 +261,7 @@ export interface SlotAtResult {
 
 /** The slot an instant falls in, and the one after it: for "why didn't it run at T". */
 export function slotAt(spec: SlotSpec, atMs: number, opts: Pick<ScanOptions, 'horizonMs'> = {}): SlotAtResult {
-  const horizon = opts.horizonMs ?? DEFAULT_HORIZON_MS;
+  const horizon = opts.horizonMs ?? SCAN_HORIZON_MS;
   let current: SlotOccurrence | null = null;
   for (let w = initialChunk(spec, 1); ; w *= 2) {
     const span = Math.min(w, horizon);
@@ -287,9 +286,13 @@ export interface SlotWindow {
 
 /**
  * Execution window of an occurrence on its local due date (`occurrence.local`, so a slot moved by
- * next_workday uses the window of the day it moved to). DST: a window edge in a gap moves to the end
- * of the gap; an ambiguous start uses the earlier instant and an ambiguous end the later one, so the
- * window covers the whole local span. `end` may be `24:00`.
+ * next_workday uses the window of the day it moved to). `end` may be `24:00`. DST:
+ * - a repeated hour: an ambiguous start uses the earlier instant and an ambiguous end the later
+ *   one, so the window covers the whole local span (both passes);
+ * - a gap: when an edge does not exist, the window keeps its length from its start, and a start
+ *   that does not exist moves to the end of the gap with its slot (02:30–02:45 on a New York
+ *   spring-forward day is 03:00–03:15 EDT; 01:00–02:45 lasts until 03:45 EDT). A window whose
+ *   edges both exist keeps them (01:30–03:30 that day is one real hour).
  */
 export function windowFor(
   occurrence: Pick<SlotOccurrence, 'at' | 'local'>,
@@ -306,5 +309,6 @@ export function windowFor(
   const day = civilDateToNaive(occurrence.local.slice(0, 10), 'slot local date');
   const s = resolveLocal(timezone, day + start * MINUTE_MS);
   const e = resolveLocal(timezone, day + end * MINUTE_MS);
-  return { opensAt: Math.max(occurrence.at, s.at), closesAt: e.laterAt ?? e.at };
+  const closesAt = s.kind === 'gap' || e.kind === 'gap' ? s.at + (end - start) * MINUTE_MS : (e.laterAt ?? e.at);
+  return { opensAt: Math.max(occurrence.at, s.at), closesAt };
 }

@@ -50,17 +50,17 @@ describe('validateSchedule: schedule', () => {
 
   it('everyS < 1, fractional or not a number', () => {
     expect(validateSchedule({ everyS: 0 })).toEqual([
-      { field: 'schedule.everyS', severity: 'error', message: 'everyS is 0; an interval must be at least 1 second' },
+      { field: 'schedule.everyS', severity: 'error', message: 'the interval is 0 s; it must be at least 1 second' },
     ]);
-    expect(validateSchedule({ everyS: -5 })[0]?.message).toBe('everyS is -5; an interval must be at least 1 second');
-    expect(validateSchedule({ everyS: 2.5 })[0]?.message).toBe('everyS is 2.5; use a whole number of seconds');
-    expect(validateSchedule({ everyS: '60' } as unknown as Schedule)[0]?.message).toBe('everyS must be a number of seconds');
+    expect(validateSchedule({ everyS: -5 })[0]?.message).toBe('the interval is -5 s; it must be at least 1 second');
+    expect(validateSchedule({ everyS: 2.5 })[0]?.message).toBe('the interval is 2.5 s; use a whole number of seconds');
+    expect(validateSchedule({ everyS: '60' } as unknown as Schedule)[0]?.message).toBe('the interval must be a number of seconds');
   });
 
   it('neither or both kinds', () => {
     expect(fields(validateSchedule({} as unknown as Schedule))).toEqual(['error schedule']);
     expect(validateSchedule({ cron: '0 9 * * *', timezone: 'UTC', everyS: 60 } as unknown as Schedule)[0]?.message).toBe(
-      'schedule has both cron and everyS; use one of them',
+      'the schedule has both a cron and an interval; use one of them',
     );
   });
 });
@@ -89,7 +89,7 @@ describe('validateSchedule: window', () => {
       {
         field: 'window.recheckEveryS',
         severity: 'error',
-        message: 'recheckEveryS is 0; the window must be re-checked every N seconds with N > 0',
+        message: 're-checking every 0 s is not possible; the window must be re-checked every N seconds with N > 0',
       },
     ]);
     expect(validateSchedule(daily, { start: '09:00', end: '10:00', recheckEveryS: 7200 })).toEqual([
@@ -97,7 +97,7 @@ describe('validateSchedule: window', () => {
         field: 'window.recheckEveryS',
         severity: 'error',
         message:
-          'recheckEveryS is 7200 s but the window 09:00–10:00 lasts only 3600 s, so the first re-check would come after the window has closed',
+          're-checking every 7200 s is longer than the window 09:00–10:00 (3600 s), so the first re-check would come after the window has closed',
       },
     ]);
   });
@@ -127,7 +127,7 @@ describe('validateSchedule: calendar', () => {
       {
         field: 'calendarPolicy',
         severity: 'error',
-        message: "calendarPolicy 'next_workday' is set but the job has no calendar, so there are no non-workdays to move",
+        message: "“move it to the next workday” is chosen for non-workdays but the job has no calendar, so there are none to move",
       },
     ]);
   });
@@ -149,7 +149,7 @@ describe('validateSchedule: calendar', () => {
         field: 'calendarPolicy',
         severity: 'error',
         message:
-          "cron '0 9 * * 6' fires only on Saturday, which is never a workday in calendar 'mon-fri' and no make-up workday falls on it; with calendarPolicy 'skip' the job never runs",
+          "cron '0 9 * * 6' fires only on Saturday, which is never a workday in calendar 'mon-fri' and no make-up workday falls on it; with “skip the slot” the job never runs",
       },
     ]);
     // A weekend-only job fires on make-up Saturdays only: a warning, not an error.
@@ -159,7 +159,7 @@ describe('validateSchedule: calendar', () => {
         field: 'calendarPolicy',
         severity: 'warning',
         message:
-          "cron '0 9 * * SAT,SUN' fires only on Saturday and Sunday, which is not a workday in calendar 'cn-workdays'; with calendarPolicy 'skip' it runs only on the 2 make-up workday(s) 2026-09-20, 2026-10-10",
+          "cron '0 9 * * SAT,SUN' fires only on Saturday and Sunday, which is not a workday in calendar 'cn-workdays'; with “skip the slot” it runs only on the 2 make-up workday(s) 2026-09-20, 2026-10-10",
       },
     ]);
     // next_workday moves them instead: consistent.
@@ -174,7 +174,7 @@ describe('validateSchedule: calendar', () => {
         field: 'calendarPolicy',
         severity: 'error',
         message:
-          "every one of the 1 occurrences of cron '0 9 1 10 *' (2026-10-01 … 2026-10-01) falls on a non-workday of calendar 'cn-workdays'; with calendarPolicy 'skip' the job never runs (use 'next_workday' or change the cron)",
+          "every one of the 1 occurrences of cron '0 9 1 10 *' (2026-10-01 … 2026-10-01) falls on a non-workday of calendar 'cn-workdays'; with “skip the slot” the job never runs (choose “move it to the next workday” or change the cron)",
       },
     ]);
     // With an explicit reference year starting 2026-09-01 the answer is the same.
@@ -195,5 +195,47 @@ describe('validateSchedule: calendar', () => {
     expect(fields(validateSchedule({ cron: '0 * * * *', timezone: 'UTC' }, undefined, weekdaysUtc, 'next_workday'))).toEqual([
       'warning calendarPolicy',
     ]);
+  });
+});
+
+describe('validateSchedule: cron day fields, windows and DST', () => {
+  it('warns when both day fields are restricted: cron fires on a day matching EITHER', () => {
+    const [leap] = validateSchedule({ cron: '0 0 29 2 1', timezone: 'UTC' });
+    expect(leap).toMatchObject({ field: 'schedule.cron', severity: 'warning' });
+    expect(leap?.message).toMatch(/it runs on every Monday in February as well as on day 29 of the month, not only when both match.*'0 0 29 2 \+1'/);
+    expect(validateSchedule({ cron: '0 9 1,15 * MON-FRI', timezone: 'UTC' })[0]?.message).toMatch(/every Monday, Tuesday, Wednesday, Thursday or Friday as well as on the days of the month '1,15'/);
+    expect(validateSchedule({ cron: '0 9 1 * 1#1', timezone: 'UTC' })[0]?.message).toMatch(/every day matching '1#1' as well as on day 1 of the month/);
+    // One day field restricted, or '+' (both must match): nothing to warn about.
+    for (const cron of ['0 9 * * MON-FRI', '0 0 29 2 *', '0 9 L * *', '0 0 29 2 +1']) expect(validateSchedule({ cron, timezone: 'UTC' }), cron).toEqual([]);
+  });
+
+  const nyGap = { cron: '30 2 * * *', timezone: 'America/New_York' };
+  const from = Date.UTC(2026, 11, 1);
+  it('a window whose start lies in a DST gap warns, naming the day and what the window does then', () => {
+    expect(validateSchedule(nyGap, { start: '02:30', end: '02:45', recheckEveryS: 60 }, undefined, undefined, { fromMs: from })).toEqual([
+      {
+        field: 'window.start',
+        severity: 'warning',
+        message: 'on 2027-03-14 the clocks in America/New_York jump from 02:00 to 03:00, so the window start 02:30 does not exist: on that day the window opens at 03:00, with its slot, and keeps its 15 min',
+      },
+    ]);
+    // Without a reference instant nothing is simulated (the check needs the coming year).
+    expect(validateSchedule(nyGap, { start: '02:30', end: '02:45', recheckEveryS: 60 })).toEqual([]);
+  });
+
+  it('a window whose end lies in a gap warns that it keeps its length; one across the gap does not warn', () => {
+    expect(fields(validateSchedule({ cron: '30 1 * * *', timezone: 'America/New_York' }, { start: '01:00', end: '02:45', recheckEveryS: 60 }, undefined, undefined, { fromMs: from }))).toEqual(['warning window.end']);
+    expect(validateSchedule({ cron: '30 1 * * *', timezone: 'America/New_York' }, { start: '01:30', end: '03:30', recheckEveryS: 60 }, undefined, undefined, { fromMs: from })).toEqual([]);
+    // A zone whose clocks skip midnight: a window ending at 24:00 on the day before.
+    expect(validateSchedule({ cron: '30 23 * * *', timezone: 'America/Santiago' }, { start: '23:00', end: '24:00', recheckEveryS: 60 }, undefined, undefined, { fromMs: from })[0]?.message).toMatch(
+      /^on 2027-09-04 the clocks in America\/Santiago jump from 00:00 to 01:00, so the window end 24:00 does not exist/,
+    );
+  });
+
+  it('an interval with a window warns that only slots inside the window can start', () => {
+    expect(validateSchedule({ everyS: 3600 }, { start: '09:00', end: '10:00', recheckEveryS: 60 })).toEqual([
+      expect.objectContaining({ field: 'window', severity: 'warning', message: expect.stringMatching(/slots due after it closes are recorded as missed/) }),
+    ]);
+    expect(validateSchedule({ everyS: 86_400 }, { start: '09:00', end: '10:00', recheckEveryS: 60 })).toEqual([]);
   });
 });

@@ -104,6 +104,20 @@ export function toNaive(zone: string, ts: number): number {
   return ts + offsets(zone).offsetMs(ts);
 }
 
+/**
+ * True when the wall-clock reading of instant `ts` already happened earlier: `ts` is in the second
+ * pass of a repeated hour (fall back). A repeat lasts as long as the offset change (at most 2 hours
+ * in tzdata), so the offset 3 hours before is the one before the change.
+ */
+export function isSecondPass(zone: string, ts: number): boolean {
+  const z = offsets(zone);
+  const now = z.offsetMs(ts);
+  const before = z.offsetMs(ts - 3 * HOUR_MS);
+  if (before <= now) return false;
+  // The first pass of the same reading, if it exists, is `before - now` earlier, under `before`.
+  return z.offsetMs(ts - (before - now)) === before;
+}
+
 export type LocalKind = 'exact' | 'ambiguous' | 'gap';
 
 export interface ResolvedLocal {
