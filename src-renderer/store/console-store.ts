@@ -13,12 +13,11 @@
  */
 import { createStore, type StoreApi } from 'zustand/vanilla';
 import type { AuditExportArgs, ConsoleApi, ConsoleArgs, ConsoleMethod, ConsoleResult, ConsoleEvent, ConsoleView } from '../../src-main/common/console-api';
-import { CONSOLE_METHODS } from '../../src-main/common/console-api';
 import { TASK_STATUSES, type Task, type TaskStatus } from '../../src-main/common/model';
 import { realTimers, type Timers } from '../lib/debounce';
 import { AUDIT_PAGE_SIZE, EMPTY_AUDIT_FORM, MAX_LIVE_ROWS, formToQuery, isFiltered, prependNewer, sameQuery } from '../features/audit/logic';
 import type { TaskActionKind } from '../features/queues/logic';
-import { guarded, isConnectionError, toUiError, type UiError } from './errors';
+import { guarded, isConnectionError, toUiError, type UiError } from '../lib/errors';
 import { createJobsSlice, initialJobsState, type JobsActions } from './jobs-slice';
 import { createCoalescer, type Invalidation, type Topic } from './live';
 import { createLoader, emptyResource, type Loader, type Resource } from './resource';
@@ -95,9 +94,6 @@ export function initialState(shell: 'electron' | 'browser' = 'browser'): Console
     watched: {},
   };
 }
-
-/** True when the server knows the jobs module's methods. */
-export const HAS_JOBS = CONSOLE_METHODS.some((m) => m.startsWith('jobs.'));
 
 export interface CreateTaskInput {
   title: string;

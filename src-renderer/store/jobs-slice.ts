@@ -14,7 +14,7 @@ import type { StoreApi } from 'zustand/vanilla';
 import type { ConsoleArgs, ConsoleMethod, ConsoleResult, IcsImportResult, RunDetail, TriggerResult } from '../../src-main/common/console-api';
 import type { Backfill, BackfillAction, BusinessCalendar, CalendarInput, Explanation, Job, JobIssue, JobSpecInput, JobSummary, LedgerEntry, PreviewResult } from '../../src-main/common/job-schema';
 import type { Timers } from '../lib/debounce';
-import { guarded as guardedAction, toUiError, type UiError } from './errors';
+import { guarded as guardedAction, toUiError, type UiError } from '../lib/errors';
 import { createLoader, emptyResource, type Loader, type Resource } from './resource';
 import type { ConsoleState, ToastTone } from './types';
 

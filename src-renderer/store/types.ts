@@ -10,7 +10,7 @@ import type {
   TokenView,
 } from '../../src-main/common/console-api';
 import type { AuditEvent, Task, TaskStatus } from '../../src-main/common/model';
-import type { UiError } from './errors';
+import type { UiError } from '../lib/errors';
 import type { JobsState } from './jobs-slice';
 import type { Resource } from './resource';
 import type { Topic } from './live';

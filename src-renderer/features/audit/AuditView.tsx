@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useMemo, useRef, type KeyboardEvent } from 'react';
 import type { AuditEvent } from '../../../src-main/common/model';
-import { navigate, useViewRoute } from '../../app/navigation';
+import { navigate, useViewRoute } from '../../lib/navigation';
 import { Badge } from '../../components/Badge';
 import { EmptyState, ErrorBanner, ProgressBar, Spinner } from '../../components/States';
 import { RelativeTime } from '../../components/Time';

@@ -6,33 +6,32 @@
  */
 import { useCallback, useEffect, useMemo, useRef, useState, type ReactNode } from 'react';
 import { MISSED_WINDOW_POLICIES, normalizeJobSpec, PLACEHOLDER_HELP, type Job, type JobIssue, type JobSpecInput, type PreconditionInput, type PreconditionKind, type PreviewResult } from '../../../src-main/common/job-schema';
-import { navigate } from '../../app/navigation';
+import { navigate } from '../../lib/navigation';
 import { Badge } from '../../components/Badge';
 import { ErrorBanner, Spinner } from '../../components/States';
 import { ZonePicker } from '../../components/ZonePicker';
 import { formatDurationS } from '../../lib/format';
 import { useDebouncedCall } from '../../lib/use-debounced-call';
 import { formatInZone, isValidZone, operatorZone } from '../../lib/zones';
-import { toUiError, type UiError } from '../../store/errors';
+import { toUiError, type UiError } from '../../lib/errors';
 import type { JobActionKind } from '../../store/jobs-slice';
 import { useActions, useConsole, useWatch } from '../../store/react';
-import { WEEKDAYS } from '../calendars/logic';
+import { Field, FieldIssues, hasError } from '../../components/FormField';
+import { WEEKDAYS } from '../../lib/days';
+import { dedupeIssues, issuesAt, issuesFromError } from '../../lib/field-issues';
+import { stableJson } from '../../lib/format';
+import { describeSchedule } from '../../lib/schedule-words';
 import { JobActionDialog } from './JobActionDialog';
-import { Field, FieldIssues, hasError } from './FormField';
 import {
-  dedupeIssues,
   emptyJobForm,
   emptyPrecondition,
   formFromSpec,
-  issuesAt,
-  issuesFromError,
-  stableJson,
   validateForm,
   type JobForm,
   type MaintenanceForm,
   type PreconditionForm,
 } from './form';
-import { describeSchedule, policySentences, preconditionSentence, previewNote } from './logic';
+import { policySentences, preconditionSentence, previewNote } from './logic';
 
 const PREVIEW_COUNT = 10;
 const KINDS: Array<{ kind: PreconditionKind; label: string }> = [

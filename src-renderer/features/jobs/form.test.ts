@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { normalizeJobSpec, type JobSpecInput } from '../../../src-main/common/job-schema';
-import { emptyJobForm, emptyPrecondition, formFromSpec, formToSpec, issuesFromError, sameSpec, validateForm, type JobForm } from './form';
+import { emptyJobForm, emptyPrecondition, formFromSpec, formToSpec, sameSpec, validateForm, type JobForm } from './form';
 
 const filled = (p: Partial<JobForm> = {}): JobForm => ({ ...emptyJobForm('Asia/Shanghai'), name: 'daily-report', role: 'reporter', ...p });
 
@@ -80,11 +80,5 @@ describe('job editor form ↔ job spec', () => {
     expect(pre.issues.map((i) => i.field)).toEqual(expect.arrayContaining(['preconditions.0.url', 'preconditions.0.jsonField']));
     const mw = validateForm(filled({ maintenanceWindows: [{ start: '05:00', end: '04:00', days: [] }] }));
     expect(mw.issues.map((i) => i.field)).toContain('executionConditions.maintenanceWindows.0.end');
-  });
-
-  it('reads server issues from an error detail (core and console boundary shapes)', () => {
-    expect(issuesFromError({ issues: [{ field: 'toleranceS', message: 'm', severity: 'error' }] })).toEqual([{ field: 'toleranceS', message: 'm', severity: 'error' }]);
-    expect(issuesFromError({ issues: [{ path: 'spec.window.end', message: 'bad' }] })).toEqual([{ field: 'window.end', message: 'bad', severity: 'error' }]);
-    expect(issuesFromError(undefined)).toEqual([]);
   });
 });

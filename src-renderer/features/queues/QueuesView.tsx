@@ -1,7 +1,7 @@
 import { useEffect, useMemo, useState, type ReactNode } from 'react';
-import type { UiError } from '../../store/errors';
+import type { UiError } from '../../lib/errors';
 import type { Task, TaskStatus } from '../../../src-main/common/model';
-import { navigate, replaceRoute, useViewRoute } from '../../app/navigation';
+import { navigate, replaceRoute, useViewRoute } from '../../lib/navigation';
 import { Badge, Rule, TaskStatusBadge } from '../../components/Badge';
 import { EmptyState, ErrorBanner, Spinner } from '../../components/States';
 import { Countdown, RelativeTime } from '../../components/Time';

@@ -1,7 +1,7 @@
 import { useState, type ChangeEvent, type ReactNode } from 'react';
 import { Dialog, ReasonDialog } from '../../components/Dialog';
 import { ErrorBanner } from '../../components/States';
-import { toUiError, type UiError } from '../../store/errors';
+import { toUiError, type UiError } from '../../lib/errors';
 import { useActions } from '../../store/react';
 import type { Task } from '../../../src-main/common/model';
 import { ACTION_META, validateCreateTask, validatePriority, type CreateTaskErrors, type CreateTaskForm, type TaskActionKind } from './logic';
