@@ -23,7 +23,7 @@ import { emptyCalendarForm, formFromCalendar, upcomingDates, validateCalendarFor
 export function CalendarsView() {
   useWatch('calendars', 'jobs');
   const route = useViewRoute('calendars');
-  const res = useConsole((s) => s.jobs.calendars);
+  const res = useConsole((s) => s.calendars.list);
   const { refresh } = useActions();
   const selected = route.param;
   const today = dateInZone(Date.now(), operatorZone());

@@ -14,7 +14,7 @@ import { formatDurationS } from '../../lib/format';
 import { useDebouncedCall } from '../../lib/use-debounced-call';
 import { formatInZone, isValidZone, operatorZone } from '../../lib/zones';
 import { toUiError, type UiError } from '../../lib/errors';
-import type { JobActionKind } from '../../store/jobs-slice';
+import type { JobActionKind } from '../../store/slices/jobs';
 import { useActions, useConsole, useWatch } from '../../store/react';
 import { Field, FieldIssues, hasError } from '../../components/FormField';
 import { WEEKDAYS } from '../../lib/days';
@@ -53,7 +53,7 @@ const BLANK_AT_START = new Set(['name', 'role']);
 export function JobEditor({ jobId }: { jobId: string | null }) {
   useWatch('calendars', 'roles');
   const { getJob, validateJob, previewJob, saveJob } = useActions();
-  const calendars = useConsole((s) => s.jobs.calendars.data);
+  const calendars = useConsole((s) => s.calendars.list.data);
   const roles = useConsole((s) => s.roles.data);
   const isNew = jobId === null;
   const [job, setJob] = useState<Job | null>(null);

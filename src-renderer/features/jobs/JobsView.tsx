@@ -8,7 +8,7 @@ import { RelativeTime } from '../../components/Time';
 import { formatCount, formatDateTime } from '../../lib/format';
 import { useNow } from '../../lib/now';
 import { formatInZone, operatorZone } from '../../lib/zones';
-import type { JobActionKind } from '../../store/jobs-slice';
+import type { JobActionKind } from '../../store/slices/jobs';
 import { useActions, useConsole, useWatch } from '../../store/react';
 import { JobActionDialog, JOB_ACTION_META } from './JobActionDialog';
 import { JobEditor } from './JobEditor';

@@ -9,7 +9,8 @@ import { VirtualList } from '../../components/VirtualList';
 import { formatCount, formatDurationS } from '../../lib/format';
 import { BOARD_STATUS_META } from '../../lib/status';
 import { useActions, useConsole, useWatch } from '../../store/react';
-import { blockersOf, COLUMNS, columnTotals, groupIntoColumns, type ColumnId, type TaskActionKind } from './logic';
+import { blockersOf, COLUMNS, columnTotals, groupIntoColumns, type ColumnId } from './logic';
+import type { TaskActionKind } from '../../store/slices/queues';
 import { CreateTaskDialog, TaskActionDialog } from './TaskDialogs';
 import { TaskDetail } from './TaskDetail';
 

@@ -7,7 +7,8 @@ import { Countdown, RelativeTime } from '../../components/Time';
 import { formatDateTime, prettyJson } from '../../lib/format';
 import { toUiError, type UiError } from '../../lib/errors';
 import { useActions } from '../../store/react';
-import { ACTION_META, actionsFor, type TaskActionKind } from './logic';
+import type { TaskActionKind } from '../../store/slices/queues';
+import { ACTION_META, actionsFor } from './logic';
 
 /** The task pane: everything about one task, its blockers, and the operator's actions. */
 export function TaskDetail({

@@ -2,6 +2,7 @@
 import type { RoleSummary } from '../../../src-main/common/console-api';
 import type { Task, TaskStatus } from '../../../src-main/common/model';
 import { roleProblem } from '../../lib/roles';
+import type { TaskActionKind } from '../../store/slices/queues';
 import { boardStatus, type BoardStatus } from '../../lib/status';
 
 export type ColumnId = 'backlog' | 'ready' | 'in_progress' | 'blocked' | 'done';
@@ -102,8 +103,6 @@ export function blockersOf(t: Task, known: ReadonlyMap<number, Task>): Blocker[]
 }
 
 /** Which operator actions apply to a task in its current state (the server re-checks). */
-export type TaskActionKind = 'reprioritise' | 'cancel' | 'forceRelease' | 'retry' | 'unblock';
-
 export function actionsFor(t: Pick<Task, 'status' | 'lock'>): TaskActionKind[] {
   switch (t.status) {
     case 'backlog':

@@ -16,7 +16,7 @@ import { formatCount, formatDateTime, prettyJson, shortHash } from '../../lib/fo
 import { useNow } from '../../lib/now';
 import { dateInZone, formatInZone } from '../../lib/zones';
 import { toUiError, type UiError } from '../../lib/errors';
-import { DEFAULT_LEDGER_WEEKS } from '../../store/jobs-slice';
+import { DEFAULT_LEDGER_WEEKS } from '../../store/slices/runs';
 import { useActions, useConsole, useWatch } from '../../store/react';
 import { Evidence } from '../../components/Evidence';
 import { JobSelect } from '../../components/JobSelect';
@@ -106,7 +106,7 @@ export function RunsView() {
 }
 
 function HeatMapPanel({ job, weeks }: { job: JobSummary; weeks: number }) {
-  const ledger = useConsole((s) => s.jobs.ledger);
+  const ledger = useConsole((s) => s.runs.ledger);
   const now = useNow(60_000);
   const zone = job.schedule.timezone ?? 'UTC';
   const today = dateInZone(now, zone);
@@ -161,7 +161,7 @@ function HeatMapPanel({ job, weeks }: { job: JobSummary; weeks: number }) {
 }
 
 function Ledger({ job, slot, onSelect }: { job: JobSummary; slot: string | null; onSelect: (slot: string | null) => void }) {
-  const ledger = useConsole((s) => s.jobs.ledger);
+  const ledger = useConsole((s) => s.runs.ledger);
   const [filter, setFilter] = useState<LedgerFilter>('past');
   const now = useNow(60_000);
   const zone = job.schedule.timezone ?? 'UTC';
@@ -479,7 +479,7 @@ function SlotDetail({ job, slot, entry, onClose }: { job: JobSummary; slot: stri
 }
 
 function BackfillQueue({ jobId }: { jobId: string | null }) {
-  const res = useConsole((s) => s.jobs.backfills);
+  const res = useConsole((s) => s.runs.backfills);
   const { backfillAction, refresh } = useActions();
   const [onlyThis, setOnlyThis] = useState(false);
   const [acting, setActing] = useState<{ b: Backfill; action: BackfillAction } | null>(null);
