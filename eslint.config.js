@@ -3,6 +3,7 @@
 //   common  ←  core  ←  server  ←  { electron, headless }
 //   common  ←  { sdk, preload, renderer }
 //   common  ←  sdk  ←  cli (the `gaffer` command: agent, mcp)
+//   renderer: { lib, transport }  ←  { components, store }  ←  features  ←  app  ←  main.tsx
 //
 // A wrong import fails lint with a message naming which layer may import which.
 import js from '@eslint/js';
@@ -15,6 +16,17 @@ const layer = (files, patterns) => ({
 });
 
 const NODE_ONLY = ['node:*', 'better-sqlite3', 'ws', 'electron'];
+
+const RENDERER = [
+  { group: ['**/src-main/core/**', '**/src-main/server/**', '**/src-main/electron/**', '**/src-main/headless/**', '**/src-main/sdk/**', '**/src-preload/**', ...NODE_ONLY], message: 'the renderer reaches the scheduler only through the ConsoleApi (src-main/common/console-api.ts).' },
+];
+// What each renderer floor must not import: every floor above it.
+const RENDERER_ABOVE = {
+  features: ['**/app/**', '../../app', '**/main', '../../main'],
+};
+RENDERER_ABOVE.store = [...RENDERER_ABOVE.features, '**/features/**', '**/components/**', '../components', '../../components'];
+RENDERER_ABOVE.components = [...RENDERER_ABOVE.features, '**/features/**', '**/store/**', '../store'];
+RENDERER_ABOVE.lib = [...RENDERER_ABOVE.store, '**/store/**', '../store'];
 
 export default tseslint.config(
   { ignores: ['node_modules/**', 'out/**', 'dist/**', 'release/**', '.scratch/**', 'bench/.scratch/**', 'test-results/**', 'playwright-report/**'] },
@@ -70,7 +82,36 @@ export default tseslint.config(
   layer(['src-preload/**'], [
     { group: ['**/src-main/core/**', '**/src-main/server/**', '**/src-main/electron/**', '**/src-main/headless/**', '**/src-renderer/**', 'node:*', 'better-sqlite3', 'ws'], message: 'the preload is a sandboxed bridge: electron IPC plus common types only.' },
   ]),
-  layer(['src-renderer/**'], [
-    { group: ['**/src-main/core/**', '**/src-main/server/**', '**/src-main/electron/**', '**/src-main/headless/**', '**/src-main/sdk/**', '**/src-preload/**', ...NODE_ONLY], message: 'the renderer reaches the scheduler only through the ConsoleApi (src-main/common/console-api.ts).' },
+  layer(['src-renderer/**'], RENDERER),
+  // Inside the renderer, the folders are floors too (docs/architecture.md, "The renderer"):
+  //   main.tsx  ←  app  ←  features  ←  { store, components }  ←  { lib, transport }
+  // Each rule repeats RENDERER: a later rule for the same files replaces an earlier one.
+  layer(['src-renderer/lib/**', 'src-renderer/transport/**'], [
+    ...RENDERER,
+    { group: [...RENDERER_ABOVE.lib, '**/transport/**', '../transport'], message: 'lib and transport are the renderer\'s ground floor: they import common (and lib its own files), nothing else of the renderer.' },
   ]),
+  layer(['src-renderer/components/**'], [
+    ...RENDERER,
+    { group: [...RENDERER_ABOVE.components, '**/transport/**', '../transport'], message: 'components are presentational (props in, events out): they may import lib, never the store, a feature, the shell or the transport.' },
+  ]),
+  layer(['src-renderer/store/**'], [
+    ...RENDERER,
+    { group: [...RENDERER_ABOVE.store, '**/transport/**', '../transport', '../../transport'], message: 'the store sits on lib and common (the ConsoleApi is handed to it): it never imports components, features, the shell or the transport.' },
+  ]),
+  layer(['src-renderer/store/slices/**'], [
+    ...RENDERER,
+    { group: [...RENDERER_ABOVE.store, '**/transport/**', '../../transport', '../console-store', '../types', '../react'], message: 'a slice is given its context by the root store (store/slice.ts): it imports the slice kit, lib and common, never the root store, the React binding or an upper floor.' },
+    { regex: '^\\./', message: 'slices are beside each other: a slice reaches another only by topic (ctx.refresh / ctx.invalidate), never by importing it.' },
+  ]),
+  {
+    // A slice's own test drives it through the root store.
+    files: ['src-renderer/store/slices/*.test.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: RENDERER }] },
+  },
+  layer(['src-renderer/features/**'], [
+    ...RENDERER,
+    { group: [...RENDERER_ABOVE.features, '**/transport/**', '../../transport'], message: 'a feature uses the store, components and lib; it never imports the shell (app/, main) or the transport.' },
+    { regex: '^\\.\\./(?!\\.\\./)|(^|/)features/', message: 'features are beside each other: a feature never imports another feature; move what both need down to components/, lib/ or the store.' },
+  ]),
+  layer(['src-renderer/app/**'], [...RENDERER, { group: ['**/main', '../main'], message: 'main.tsx is the entry: nothing imports it.' }]),
 );

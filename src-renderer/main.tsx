@@ -5,9 +5,9 @@
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
 import { App } from './app/App';
-import { navigate } from './app/navigation';
-import { viewForConsoleView } from './app/routes';
-import { applyTheme } from './app/theme';
+import { navigate } from './lib/navigation';
+import { viewForConsoleView } from './lib/routes';
+import { applyTheme } from './lib/theme';
 import { createConsoleStore } from './store/console-store';
 import { ConsoleStoreProvider } from './store/react';
 import { getConsoleApi } from './transport';

@@ -1,6 +1,5 @@
 import { useEffect, useRef, useState, type ComponentType } from 'react';
 import { Dialog } from '../components/Dialog';
-import { Toasts } from '../components/Toasts';
 import { AuditView } from '../features/audit/AuditView';
 import { DashboardView } from '../features/dashboard/DashboardView';
 import { InstancesView } from '../features/instances/InstancesView';
@@ -14,9 +13,11 @@ import { SettingsView } from '../features/settings/SettingsView';
 import { useConsole, useWatch } from '../store/react';
 import { RelativeTime } from '../components/Time';
 import { formatCount } from '../lib/format';
-import { navigate, useRoute } from './navigation';
-import { ROUTES, type ViewId } from './routes';
+import { navigate, useRoute } from '../lib/navigation';
+import type { ViewId } from '../lib/routes';
 import { digitsFor, handleKey, initialChordState, shortcutList } from './shortcuts';
+import { Toasts } from './Toasts';
+import { ROUTES } from './views';
 
 /** View registry: adding a view is an entry in routes.ts and one here. */
 const VIEWS: Record<ViewId, ComponentType> = {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ROUTES, formatHash, parseHash, viewForConsoleView, viewForDigit } from './routes';
+import { formatHash, parseHash, VIEW_IDS, viewForConsoleView, viewForDigit } from '../lib/routes';
+import { ROUTES } from './views';
 import { CHORD_TIMEOUT_MS, digitsFor, handleKey, initialChordState, shortcutList, type KeyInput } from './shortcuts';
 
 function press(keys: Array<Partial<KeyInput> & { key: string }>, start = 0) {
@@ -59,6 +60,11 @@ describe('keyboard shortcuts', () => {
     expect(digitsFor('audit')).toEqual([8]);
     // Ctrl+g is not a chord.
     expect(press([{ key: 'g', ctrlKey: true }, { key: 'd' }])).toEqual([null, null]);
+  });
+
+  it('the shell lists every view exactly once', () => {
+    expect(ROUTES.map((r) => r.id).sort()).toEqual([...VIEW_IDS].sort());
+    expect(new Set(ROUTES.map((r) => r.chord)).size).toBe(ROUTES.length);
   });
 
   it('lists every view in the help', () => {

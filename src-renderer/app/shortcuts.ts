@@ -7,7 +7,8 @@
  *   Esc                                        close the open pane / dialog / help
  * Typing in a field never triggers a shortcut (except Esc, and Ctrl/Cmd+digit).
  */
-import { viewForDigit, type RouteDef, type ViewId } from './routes';
+import { viewForDigit, type ViewId } from '../lib/routes';
+import type { RouteDef } from './views';
 
 export interface KeyInput {
   key: string;

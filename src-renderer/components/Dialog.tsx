@@ -3,7 +3,7 @@
  * (SPEC §7: every operator action takes a reason and is audited with its actor).
  */
 import { useEffect, useId, useRef, useState, type FormEvent, type ReactNode } from 'react';
-import { toUiError, type UiError } from '../store/errors';
+import { toUiError, type UiError } from '../lib/errors';
 import { ErrorBanner } from './States';
 
 export function Dialog({ title, onClose, children, wide, testId }: { title: string; onClose: () => void; children: ReactNode; wide?: boolean; testId?: string }) {

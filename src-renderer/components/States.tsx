@@ -1,5 +1,5 @@
 import type { ReactNode } from 'react';
-import { errorHint, type UiError } from '../store/errors';
+import { errorHint, type UiError } from '../lib/errors';
 
 /** An empty state that says what to do next. */
 export function EmptyState({ title, children, action, compact }: { title: string; children?: ReactNode; action?: ReactNode; compact?: boolean }) {

@@ -155,3 +155,10 @@ export function summariseDetail(v: unknown, max = 140): string {
   const s = parts.join(' ');
   return s.length > max ? `${s.slice(0, max - 1)}…` : s;
 }
+
+/** JSON with object keys sorted: the same value, key order aside, gives the same text. */
+export function stableJson(v: unknown): string {
+  return JSON.stringify(v, (_k, x: unknown) =>
+    x && typeof x === 'object' && !Array.isArray(x) ? Object.fromEntries(Object.entries(x as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : x,
+  );
+}

@@ -6,7 +6,9 @@
 import type { ConsoleEvent } from '../../src-main/common/console-api';
 import type { Timers } from '../lib/debounce';
 
-export type Topic = 'dashboard' | 'roles' | 'queue' | 'expiredLocks' | 'instances' | 'tokens' | 'settings' | 'audit' | 'jobs' | 'runs' | 'calendars';
+/** What a view can watch; each topic is owned by one slice of the store. */
+export const TOPICS = ['dashboard', 'roles', 'queue', 'expiredLocks', 'instances', 'tokens', 'settings', 'audit', 'jobs', 'runs', 'calendars'] as const;
+export type Topic = (typeof TOPICS)[number];
 
 export interface Invalidation {
   topics: Set<Topic>;

@@ -3,8 +3,8 @@
  * for while one is in flight is remembered and run once afterwards (so bursts of live events
  * collapse into at most one extra request), and refreshes are spaced by `minIntervalMs`.
  */
-import type { UiError } from './errors';
-import { toUiError } from './errors';
+import type { UiError } from '../lib/errors';
+import { toUiError } from '../lib/errors';
 import type { Timers } from '../lib/debounce';
 
 export interface Resource<T> {

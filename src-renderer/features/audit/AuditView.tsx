@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useMemo, useRef, type KeyboardEvent } from 'react';
 import type { AuditEvent } from '../../../src-main/common/model';
-import { navigate, useViewRoute } from '../../app/navigation';
+import { navigate, useViewRoute } from '../../lib/navigation';
 import { Badge } from '../../components/Badge';
 import { EmptyState, ErrorBanner, ProgressBar, Spinner } from '../../components/States';
 import { RelativeTime } from '../../components/Time';
@@ -8,8 +8,8 @@ import { VirtualList } from '../../components/VirtualList';
 import { formatBytes, formatCount, formatDateTime, formatDurationS, prettyJson, shortHash, summariseDetail } from '../../lib/format';
 import { auditTone } from '../../lib/status';
 import { useActions, useConsole, useWatch } from '../../store/react';
-import type { AuditFilterForm } from '../../store/types';
-import { exportFraction, isFiltered, subjectLink } from './logic';
+import { isFiltered, type AuditFilterForm } from '../../lib/audit-query';
+import { exportFraction, subjectLink } from './logic';
 
 const ROW_H = 30;
 export const KNOWN_AUDIT_TYPES = [

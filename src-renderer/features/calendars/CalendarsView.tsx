@@ -6,22 +6,24 @@
 import { useEffect, useMemo, useRef, useState } from 'react';
 import type { IcsImportResult } from '../../../src-main/common/console-api';
 import type { BusinessCalendar, JobIssue } from '../../../src-main/common/job-schema';
-import { navigate, useViewRoute } from '../../app/navigation';
+import { navigate, useViewRoute } from '../../lib/navigation';
 import { EmptyState, ErrorBanner, Spinner } from '../../components/States';
 import { ZonePicker } from '../../components/ZonePicker';
 import { formatBytes, formatDateTime } from '../../lib/format';
 import { useDebouncedCall } from '../../lib/use-debounced-call';
 import { dateInZone, operatorZone } from '../../lib/zones';
-import { toUiError, type UiError } from '../../store/errors';
+import { toUiError, type UiError } from '../../lib/errors';
 import { useActions, useConsole, useWatch } from '../../store/react';
-import { Field, FieldIssues, hasError } from '../jobs/FormField';
-import { dedupeIssues, issuesAt, issuesFromError, stableJson } from '../jobs/form';
-import { emptyCalendarForm, formFromCalendar, upcomingDates, validateCalendarForm, WEEKDAYS, type CalendarForm } from './logic';
+import { Field, FieldIssues, hasError } from '../../components/FormField';
+import { WEEKDAYS } from '../../lib/days';
+import { dedupeIssues, issuesAt, issuesFromError } from '../../lib/field-issues';
+import { stableJson } from '../../lib/format';
+import { emptyCalendarForm, formFromCalendar, upcomingDates, validateCalendarForm, type CalendarForm } from './logic';
 
 export function CalendarsView() {
   useWatch('calendars', 'jobs');
   const route = useViewRoute('calendars');
-  const res = useConsole((s) => s.jobs.calendars);
+  const res = useConsole((s) => s.calendars.list);
   const { refresh } = useActions();
   const selected = route.param;
   const today = dateInZone(Date.now(), operatorZone());

@@ -15,15 +15,6 @@ export interface CalendarForm {
   extraWorkdays: string;
 }
 
-export const WEEKDAYS: Array<{ iso: number; short: string }> = [
-  { iso: 1, short: 'Mon' },
-  { iso: 2, short: 'Tue' },
-  { iso: 3, short: 'Wed' },
-  { iso: 4, short: 'Thu' },
-  { iso: 5, short: 'Fri' },
-  { iso: 6, short: 'Sat' },
-  { iso: 7, short: 'Sun' },
-];
 
 export function emptyCalendarForm(timezone = 'UTC'): CalendarForm {
   return { id: '', name: '', timezone, workdays: [1, 2, 3, 4, 5], holidays: '', extraWorkdays: '' };

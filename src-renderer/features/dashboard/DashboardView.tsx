@@ -1,14 +1,14 @@
 import { useMemo } from 'react';
-import { navigate } from '../../app/navigation';
+import { navigate } from '../../lib/navigation';
 import { Badge, Rule } from '../../components/Badge';
 import { EmptyState, ErrorBanner, Spinner, Stat } from '../../components/States';
 import { RelativeTime } from '../../components/Time';
 import { formatCount, formatDurationS } from '../../lib/format';
 import { useNow } from '../../lib/now';
-import { HAS_JOBS } from '../../store/console-store';
 import { useActions, useConsole, useWatch } from '../../store/react';
 import { DistributionChart, ThroughputChart } from './Charts';
-import { distributionRows, localDay, queueHealth, recoveryExplain, throughputRows, worstStuck } from './logic';
+import { recoveryExplain } from '../../lib/recovery';
+import { distributionRows, localDay, queueHealth, throughputRows, worstStuck } from './logic';
 
 export function DashboardView() {
   useWatch('dashboard', 'settings', 'expiredLocks');
@@ -53,10 +53,10 @@ export function DashboardView() {
         />
         <Stat
           label="Runs needing attention"
-          value={HAS_JOBS ? formatCount(d.runsNeedingAttention) : '—'}
+          value={formatCount(d.runsNeedingAttention)}
           tone={d.runsNeedingAttention > 0 ? 'bad' : undefined}
-          sub={HAS_JOBS ? 'failed, held or missed' : 'arrives with the jobs module'}
-          onClick={HAS_JOBS ? () => navigate('runs') : undefined}
+          sub="failed, held or missed"
+          onClick={() => navigate('runs')}
           testId="stat-runs"
         />
         <Stat
@@ -141,7 +141,7 @@ export function DashboardView() {
             <div>
               <h3>Next triggers</h3>
               {d.nextTriggers.length === 0 ? (
-                <p className="muted small">{HAS_JOBS ? 'No job is due: create or enable a job.' : 'Jobs arrive with the jobs module.'}</p>
+                <p className="muted small">No job is due: create or enable a job.</p>
               ) : (
                 <ul className="plain-list">
                   {d.nextTriggers.slice(0, 5).map((t) => (

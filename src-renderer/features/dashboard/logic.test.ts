@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { RoleSummary } from '../../../src-main/common/console-api';
-import { distributionRows, queueHealth, recoveryExplain, throughputRows, worstStuck } from './logic';
+import { distributionRows, queueHealth, throughputRows, worstStuck } from './logic';
 
 const role = (p: Partial<RoleSummary> & { role: string }): RoleSummary => ({ ready: 0, waiting: 0, inProgress: 0, blocked: 0, failed: 0, done: 0, onlineInstances: 1, oldestReadyAgeMs: null, ...p });
 
@@ -27,12 +27,5 @@ describe('dashboard logic', () => {
     expect(rows.map((r) => r.day)).toEqual(['2026-11-24', '2026-11-25', '2026-11-26', '2026-11-27', '2026-11-28', '2026-11-29', '2026-11-30']);
     expect(rows[6]).toMatchObject({ done: 5, failed: 1, expired: 2, label: 'Mon 30' });
     expect(rows[0]).toMatchObject({ done: 0 });
-  });
-
-  it('explains the recovery bound with the P4/watchdog formula', () => {
-    const r = recoveryExplain(180, { lockWindowS: 7200, heartbeatTimeoutS: 120, sweepIntervalS: 60 });
-    expect(r.short).toBe('≈ 3 min');
-    expect(r.long).toContain('min(lock window 7200 s, heartbeat timeout 120 s) + sweep interval 60 s = 180 s');
-    expect(recoveryExplain(5, null).short).toBe('≈ 5 s');
   });
 });

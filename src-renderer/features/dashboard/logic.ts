@@ -1,6 +1,5 @@
 /** Pure logic of the dashboard: queue health, chart rows and the recovery bound text. */
 import type { RoleSummary, ThroughputPoint } from '../../../src-main/common/console-api';
-import type { SchedulerConfig } from '../../../src-main/common/config';
 import { formatDayLabel, formatDurationS } from '../../lib/format';
 
 export interface RoleHealth extends RoleSummary {
@@ -77,13 +76,4 @@ export function throughputRows(points: ThroughputPoint[], today: string, days = 
 export function localDay(d: Date): string {
   const p = (n: number) => String(n).padStart(2, '0');
   return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())}`;
-}
-
-/** "≈ 3 min (P4/watchdog): min(lock window 7200 s, heartbeat timeout 120 s) + sweep 60 s". */
-export function recoveryExplain(boundS: number, c: Pick<SchedulerConfig, 'lockWindowS' | 'heartbeatTimeoutS' | 'sweepIntervalS'> | null): { short: string; long: string } {
-  const short = `≈ ${boundS < 120 ? `${boundS} s` : formatDurationS(boundS)}`;
-  const long = c
-    ? `min(lock window ${c.lockWindowS} s, heartbeat timeout ${c.heartbeatTimeoutS} s) + sweep interval ${c.sweepIntervalS} s = ${boundS} s: the longest an abandoned task waits before it is claimable again.`
-    : `${boundS} s: the longest an abandoned task waits before it is claimable again.`;
-  return { short, long };
 }

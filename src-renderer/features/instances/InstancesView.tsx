@@ -1,14 +1,13 @@
 import { useMemo, useState } from 'react';
 import type { InstanceView } from '../../../src-main/common/console-api';
 import type { InstanceStatus } from '../../../src-main/common/model';
-import { navigate } from '../../app/navigation';
+import { navigate } from '../../lib/navigation';
 import { Badge, InstanceStatusBadge } from '../../components/Badge';
 import { EmptyState, ErrorBanner, Spinner } from '../../components/States';
 import { Table, type Column } from '../../components/Table';
 import { Countdown, RelativeTime } from '../../components/Time';
 import { formatCount } from '../../lib/format';
 import { useNow } from '../../lib/now';
-import { HAS_JOBS } from '../../store/console-store';
 import { useActions, useConsole, useWatch } from '../../store/react';
 import { TokensPanel } from './TokensPanel';
 import { filterInstances, type StatusFilter } from './logic';
@@ -87,7 +86,7 @@ export function InstancesView() {
       key: 'run',
       header: 'Current run',
       width: '110px',
-      render: () => <span className="muted" title={HAS_JOBS ? 'no run in progress' : 'runs arrive with the jobs module'}>—</span>,
+      render: () => <span className="muted" title="no run in progress">—</span>,
     },
     { key: 'ver', header: 'Version', width: '80px', render: (i) => <span className="muted small">{i.version ?? '—'}</span> },
   ];

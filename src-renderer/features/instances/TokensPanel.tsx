@@ -5,7 +5,7 @@ import { Dialog, ReasonDialog } from '../../components/Dialog';
 import { EmptyState, ErrorBanner, Spinner } from '../../components/States';
 import { Table, type Column } from '../../components/Table';
 import { RelativeTime } from '../../components/Time';
-import { toUiError, type UiError } from '../../store/errors';
+import { toUiError, type UiError } from '../../lib/errors';
 import { useActions, useConsole } from '../../store/react';
 import { validateTokenForm } from './logic';
 

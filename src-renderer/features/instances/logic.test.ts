@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import type { InstanceView } from '../../../src-main/common/console-api';
-import { expiryReason } from '../locks/logic';
 import { filterInstances, validateTokenForm } from './logic';
 
 const inst = (id: string, status: InstanceView['status'], role = 'dev', name = id): InstanceView => ({
@@ -31,11 +30,5 @@ describe('instances view logic', () => {
     expect(validateTokenForm('laptop', '')).toEqual({});
     expect(validateTokenForm(' ', 'dev')).toHaveProperty('name');
     expect(validateTokenForm('x', 'bad role')).toHaveProperty('role');
-  });
-
-  it('explains expiry reasons in plain words', () => {
-    expect(expiryReason('heartbeat_timeout').label).toBe('holder stopped heartbeating');
-    expect(expiryReason('force_release').label).toContain('operator');
-    expect(expiryReason('something_new')).toEqual({ label: 'something new', tone: 'blocked' });
   });
 });

@@ -1,7 +1,7 @@
 /** Pure logic of the Instances view: filtering and ordering instances, the token form. */
 import type { InstanceView } from '../../../src-main/common/console-api';
 import type { InstanceStatus } from '../../../src-main/common/model';
-import { ROLE_RE } from '../queues/logic';
+import { roleProblem } from '../../lib/roles';
 
 export type StatusFilter = 'live' | InstanceStatus | 'all';
 
@@ -18,7 +18,8 @@ export function validateTokenForm(name: string, role: string): { name?: string; 
   const e: { name?: string; role?: string } = {};
   if (!name.trim()) e.name = 'A name is required (e.g. “dev laptop worker”).';
   else if (name.trim().length > 200) e.name = 'At most 200 characters.';
-  if (role.trim() && !ROLE_RE.test(role.trim())) e.role = 'A role is 1–64 letters, digits, "_", "-" or ".".';
+  const bad = role.trim() ? roleProblem(role.trim()) : null;
+  if (bad) e.role = bad;
   return e;
 }
 

@@ -1,6 +1,6 @@
 import type { Job } from '../../../src-main/common/job-schema';
 import { ReasonDialog } from '../../components/Dialog';
-import type { JobActionKind } from '../../store/jobs-slice';
+import type { JobActionKind } from '../../store/slices/jobs';
 import { useActions } from '../../store/react';
 
 export const JOB_ACTION_META: Record<JobActionKind, { verb: string; danger?: boolean; explain: string }> = {

@@ -13,7 +13,7 @@
 import { useCallback, useEffect, useMemo, useRef, useState, type ReactNode } from 'react';
 import { BACKOFF_LABELS, CALENDAR_POLICY_LABELS, DST_GAP_LABELS, jobFieldLabel, jobSectionLabel, MISSED_WINDOW_LABELS, OVERLAP_LABELS } from '../../../src-main/common/job-labels';
 import { MISSED_WINDOW_POLICIES, normalizeJobSpec, OVERLAP_POLICIES, PLACEHOLDER_HELP, type Job, type JobIssue, type JobSpecInput, type PreconditionInput, type PreconditionKind, type PreviewResult } from '../../../src-main/common/job-schema';
-import { navigate } from '../../app/navigation';
+import { navigate } from '../../lib/navigation';
 import { Badge } from '../../components/Badge';
 import { Dialog } from '../../components/Dialog';
 import { ErrorBanner, Spinner } from '../../components/States';
@@ -21,26 +21,25 @@ import { ZonePicker } from '../../components/ZonePicker';
 import { formatDurationS } from '../../lib/format';
 import { useDebouncedCall } from '../../lib/use-debounced-call';
 import { formatInZone, isValidZone, operatorZone } from '../../lib/zones';
-import { toUiError, type UiError } from '../../store/errors';
-import type { JobActionKind } from '../../store/jobs-slice';
+import { toUiError, type UiError } from '../../lib/errors';
+import type { JobActionKind } from '../../store/slices/jobs';
 import { useActions, useConsole, useWatch } from '../../store/react';
-import { WEEKDAYS } from '../calendars/logic';
+import { Field, FieldIssues, hasError } from '../../components/FormField';
+import { WEEKDAYS } from '../../lib/days';
+import { dedupeIssues, issuesAt, issuesFromError } from '../../lib/field-issues';
+import { stableJson } from '../../lib/format';
+import { describeSchedule } from '../../lib/schedule-words';
 import { JobActionDialog } from './JobActionDialog';
-import { Field, FieldIssues, hasError } from './FormField';
 import {
-  dedupeIssues,
   emptyJobForm,
   emptyPrecondition,
   formFromSpec,
-  issuesAt,
-  issuesFromError,
-  stableJson,
   validateForm,
   type JobForm,
   type MaintenanceForm,
   type PreconditionForm,
 } from './form';
-import { describeSchedule, policySentences, preconditionSentence, previewNote } from './logic';
+import { policySentences, preconditionSentence, previewNote } from './logic';
 import { useLeaveGuard } from './use-leave-guard';
 
 const PREVIEW_COUNT = 10;
@@ -58,7 +57,7 @@ const BLANK_AT_START = new Set(['name', 'role']);
 export function JobEditor({ jobId }: { jobId: string | null }) {
   useWatch('calendars', 'roles');
   const { getJob, validateJob, previewJob, saveJob } = useActions();
-  const calendars = useConsole((s) => s.jobs.calendars.data);
+  const calendars = useConsole((s) => s.calendars.list.data);
   const roles = useConsole((s) => s.roles.data);
   const shell = useConsole((s) => s.shell);
   const isNew = jobId === null;

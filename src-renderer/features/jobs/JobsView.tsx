@@ -1,6 +1,6 @@
 import { useMemo, useState } from 'react';
 import type { JobSummary } from '../../../src-main/common/job-schema';
-import { navigate, useViewRoute } from '../../app/navigation';
+import { navigate, useViewRoute } from '../../lib/navigation';
 import { Badge } from '../../components/Badge';
 import { EmptyState, ErrorBanner, Spinner } from '../../components/States';
 import { Table, type Column } from '../../components/Table';
@@ -8,12 +8,13 @@ import { RelativeTime } from '../../components/Time';
 import { formatCount, formatDateTime } from '../../lib/format';
 import { useNow } from '../../lib/now';
 import { formatInZone, operatorZone } from '../../lib/zones';
-import type { JobActionKind } from '../../store/jobs-slice';
+import type { JobActionKind } from '../../store/slices/jobs';
 import { useActions, useConsole, useWatch } from '../../store/react';
-import { dispositionMeta } from '../runs/logic';
 import { JobActionDialog, JOB_ACTION_META } from './JobActionDialog';
 import { JobEditor } from './JobEditor';
-import { describeSchedule, jobState } from './logic';
+import { dispositionMeta } from '../../lib/run-words';
+import { describeSchedule } from '../../lib/schedule-words';
+import { jobState } from './logic';
 
 /** `#/jobs` lists the jobs; `#/jobs/new` and `#/jobs/<id>` open the editor. */
 export function JobsView() {

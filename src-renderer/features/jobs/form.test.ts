@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { normalizeJobSpec, type JobSpecInput } from '../../../src-main/common/job-schema';
-import { emptyJobForm, emptyPrecondition, formFromSpec, formToSpec, issuesFromError, sameSpec, validateForm, type JobForm } from './form';
+import { emptyJobForm, emptyPrecondition, formFromSpec, formToSpec, sameSpec, validateForm, type JobForm } from './form';
 
 const filled = (p: Partial<JobForm> = {}): JobForm => ({ ...emptyJobForm('Asia/Shanghai'), name: 'daily-report', role: 'reporter', ...p });
 
@@ -106,9 +106,4 @@ describe('job editor form ↔ job spec', () => {
     expect(attempts?.message).toBe('Attempts in total must be at least 1');
   });
 
-  it('reads server issues from an error detail (core and console boundary shapes)', () => {
-    expect(issuesFromError({ issues: [{ field: 'toleranceS', message: 'm', severity: 'error' }] })).toEqual([{ field: 'toleranceS', message: 'm', severity: 'error' }]);
-    expect(issuesFromError({ issues: [{ path: 'spec.window.end', message: 'bad' }] })).toEqual([{ field: 'window.end', message: 'bad', severity: 'error' }]);
-    expect(issuesFromError(undefined)).toEqual([]);
-  });
 });

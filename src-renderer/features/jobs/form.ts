@@ -25,6 +25,8 @@ import {
   type PreconditionInput,
   type PreconditionKind,
 } from '../../../src-main/common/job-schema';
+import { dedupeIssues } from '../../lib/field-issues';
+import { stableJson } from '../../lib/format';
 
 export interface PreconditionForm {
   kind: PreconditionKind;
@@ -325,43 +327,8 @@ export function validateForm(f: JobForm): ClientValidation {
   return { spec, valid: issues.length ? null : parsed.data, normalized, issues: dedupeIssues([...issues, ...jobContradictions(normalized)]) };
 }
 
-export function dedupeIssues(issues: JobIssue[]): JobIssue[] {
-  const seen = new Set<string>();
-  return issues.filter((i) => {
-    const k = `${i.field}\u0000${i.message}`;
-    if (seen.has(k)) return false;
-    seen.add(k);
-    return true;
-  });
-}
-
-/** Issues of exactly this field. */
-export function issuesAt(issues: readonly JobIssue[], field: string): JobIssue[] {
-  return issues.filter((i) => i.field === field);
-}
-
-/** Issues from the server's error detail (`{issues: [{field|path, message}]}`), if any. */
-export function issuesFromError(detail: unknown): JobIssue[] {
-  const list = (detail as { issues?: unknown } | null)?.issues;
-  if (!Array.isArray(list)) return [];
-  return list
-    .map((x) => x as { field?: unknown; path?: unknown; message?: unknown; severity?: unknown })
-    .filter((x) => typeof x.message === 'string')
-    .map((x) => {
-      // Errors from the console boundary name the path inside the `spec` argument.
-      const raw = typeof x.field === 'string' ? x.field : typeof x.path === 'string' ? x.path : '(body)';
-      const field = raw.replace(/^spec\./, '') || '(body)';
-      return { field, message: x.message as string, severity: x.severity === 'warning' ? 'warning' : 'error' } as JobIssue;
-    });
-}
-
 /** Same JSON, key order aside (to tell whether the form changed). */
 export function sameSpec(a: unknown, b: unknown): boolean {
   return stableJson(a) === stableJson(b);
 }
 
-export function stableJson(v: unknown): string {
-  return JSON.stringify(v, (_k, x: unknown) =>
-    x && typeof x === 'object' && !Array.isArray(x) ? Object.fromEntries(Object.entries(x as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : x,
-  );
-}

@@ -14,7 +14,7 @@
  * `release()` lets the next navigation through unasked (after a save).
  */
 import { useCallback, useEffect, useRef, useState } from 'react';
-import { holdNavigation } from '../../app/navigation';
+import { holdNavigation } from '../../lib/navigation';
 
 export interface LeaveGuard {
   pending: string | null;

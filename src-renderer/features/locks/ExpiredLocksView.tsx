@@ -1,13 +1,13 @@
 import { useMemo, useState } from 'react';
 import { recoveryBoundS } from '../../../src-main/common/config';
 import type { ExpiredLockCard } from '../../../src-main/common/console-api';
-import { navigate } from '../../app/navigation';
+import { navigate } from '../../lib/navigation';
 import { Badge, Rule } from '../../components/Badge';
 import { EmptyState, ErrorBanner, Spinner } from '../../components/States';
 import { RelativeTime } from '../../components/Time';
 import { formatDateTime, formatDurationS } from '../../lib/format';
 import { useActions, useConsole, useWatch } from '../../store/react';
-import { recoveryExplain } from '../dashboard/logic';
+import { recoveryExplain } from '../../lib/recovery';
 import { expiryReason } from './logic';
 
 const PAGE = 120;

@@ -1,7 +1,7 @@
 import { useEffect, useMemo, useState, type ReactNode } from 'react';
-import type { UiError } from '../../store/errors';
+import type { UiError } from '../../lib/errors';
 import type { Task, TaskStatus } from '../../../src-main/common/model';
-import { navigate, replaceRoute, useViewRoute } from '../../app/navigation';
+import { navigate, replaceRoute, useViewRoute } from '../../lib/navigation';
 import { Badge, Rule, TaskStatusBadge } from '../../components/Badge';
 import { EmptyState, ErrorBanner, Spinner } from '../../components/States';
 import { Countdown, RelativeTime } from '../../components/Time';
@@ -9,7 +9,8 @@ import { VirtualList } from '../../components/VirtualList';
 import { formatCount, formatDurationS } from '../../lib/format';
 import { BOARD_STATUS_META } from '../../lib/status';
 import { useActions, useConsole, useWatch } from '../../store/react';
-import { blockersOf, COLUMNS, columnTotals, groupIntoColumns, type ColumnId, type TaskActionKind } from './logic';
+import { blockersOf, COLUMNS, columnTotals, groupIntoColumns, type ColumnId } from './logic';
+import type { TaskActionKind } from '../../store/slices/queues';
 import { CreateTaskDialog, TaskActionDialog } from './TaskDialogs';
 import { TaskDetail } from './TaskDetail';
 

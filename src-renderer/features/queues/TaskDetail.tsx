@@ -1,13 +1,14 @@
 import { useEffect, useState } from 'react';
 import type { Task } from '../../../src-main/common/model';
-import { navigate } from '../../app/navigation';
+import { navigate } from '../../lib/navigation';
 import { Badge, Rule, TaskStatusBadge } from '../../components/Badge';
 import { ErrorBanner, Spinner } from '../../components/States';
 import { Countdown, RelativeTime } from '../../components/Time';
 import { formatDateTime, prettyJson } from '../../lib/format';
-import { toUiError, type UiError } from '../../store/errors';
+import { toUiError, type UiError } from '../../lib/errors';
 import { useActions } from '../../store/react';
-import { ACTION_META, actionsFor, type TaskActionKind } from './logic';
+import type { TaskActionKind } from '../../store/slices/queues';
+import { ACTION_META, actionsFor } from './logic';
 
 /** The task pane: everything about one task, its blockers, and the operator's actions. */
 export function TaskDetail({

@@ -1,10 +1,11 @@
 import { useState, type ChangeEvent, type ReactNode } from 'react';
 import { Dialog, ReasonDialog } from '../../components/Dialog';
 import { ErrorBanner } from '../../components/States';
-import { toUiError, type UiError } from '../../store/errors';
+import { toUiError, type UiError } from '../../lib/errors';
 import { useActions } from '../../store/react';
 import type { Task } from '../../../src-main/common/model';
-import { ACTION_META, validateCreateTask, validatePriority, type CreateTaskErrors, type CreateTaskForm, type TaskActionKind } from './logic';
+import { ACTION_META, validateCreateTask, validatePriority, type CreateTaskErrors, type CreateTaskForm } from './logic';
+import type { TaskActionKind } from '../../store/slices/queues';
 
 export function TaskActionDialog({ task, kind, onClose }: { task: Task; kind: TaskActionKind; onClose: () => void }) {
   const { taskAction } = useActions();

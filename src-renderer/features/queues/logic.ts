@@ -1,6 +1,8 @@
 /** Pure logic of the role queues: which column a task sits in, in which order, and what blocks it. */
 import type { RoleSummary } from '../../../src-main/common/console-api';
 import type { Task, TaskStatus } from '../../../src-main/common/model';
+import { roleProblem } from '../../lib/roles';
+import type { TaskActionKind } from '../../store/slices/queues';
 import { boardStatus, type BoardStatus } from '../../lib/status';
 
 export type ColumnId = 'backlog' | 'ready' | 'in_progress' | 'blocked' | 'done';
@@ -101,8 +103,6 @@ export function blockersOf(t: Task, known: ReadonlyMap<number, Task>): Blocker[]
 }
 
 /** Which operator actions apply to a task in its current state (the server re-checks). */
-export type TaskActionKind = 'reprioritise' | 'cancel' | 'forceRelease' | 'retry' | 'unblock';
-
 export function actionsFor(t: Pick<Task, 'status' | 'lock'>): TaskActionKind[] {
   switch (t.status) {
     case 'backlog':
@@ -153,8 +153,6 @@ export interface CreateTaskForm {
 
 export type CreateTaskErrors = Partial<Record<keyof CreateTaskForm, string>>;
 
-export const ROLE_RE = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
-
 export function validateCreateTask(f: CreateTaskForm):
   | { ok: true; value: { title: string; role: string; priority?: number; dependsOn?: number[]; payload?: unknown } }
   | { ok: false; errors: CreateTaskErrors } {
@@ -164,7 +162,7 @@ export function validateCreateTask(f: CreateTaskForm):
   else if (title.length > 500) errors.title = `At most 500 characters (now ${title.length}).`;
   const role = f.role.trim();
   if (!role) errors.role = 'A role is required.';
-  else if (!ROLE_RE.test(role)) errors.role = 'A role is 1–64 letters, digits, "_", "-" or ".", starting with a letter or digit.';
+  else if (roleProblem(role)) errors.role = roleProblem(role)!;
   let priority: number | undefined;
   if (f.priority.trim()) {
     const n = Number(f.priority.trim());

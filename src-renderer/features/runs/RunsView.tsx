@@ -6,7 +6,7 @@
 import { useEffect, useMemo, useState } from 'react';
 import type { RunDetail } from '../../../src-main/common/console-api';
 import type { Backfill, BackfillAction, JobSummary, LedgerEntry } from '../../../src-main/common/job-schema';
-import { navigate, replaceRoute, useViewRoute } from '../../app/navigation';
+import { navigate, replaceRoute, useViewRoute } from '../../lib/navigation';
 import { Badge } from '../../components/Badge';
 import { ReasonDialog } from '../../components/Dialog';
 import { EmptyState, ErrorBanner, Spinner } from '../../components/States';
@@ -15,13 +15,14 @@ import { RelativeTime } from '../../components/Time';
 import { formatCount, formatDateTime, prettyJson, shortHash } from '../../lib/format';
 import { useNow } from '../../lib/now';
 import { dateInZone, formatInZone } from '../../lib/zones';
-import { toUiError, type UiError } from '../../store/errors';
-import { DEFAULT_LEDGER_WEEKS } from '../../store/jobs-slice';
+import { toUiError, type UiError } from '../../lib/errors';
+import { DEFAULT_LEDGER_WEEKS } from '../../store/slices/runs';
 import { useActions, useConsole, useWatch } from '../../store/react';
-import { JobSelect } from '../jobs/JobSelect';
-import { describeSchedule } from '../jobs/logic';
-import { evidenceRows, LAYER_VERDICT_META } from '../why/logic';
-import { backfillActions, canRequestBackfill, dispositionMeta, filterLedger, HEAT_META, HEAT_ORDER, heatGrid, heatTitle, heatTotals, LEDGER_FILTERS, type HeatClass, type LedgerFilter } from './logic';
+import { Evidence } from '../../components/Evidence';
+import { JobSelect } from '../../components/JobSelect';
+import { dispositionMeta, LAYER_VERDICT_META } from '../../lib/run-words';
+import { describeSchedule } from '../../lib/schedule-words';
+import { backfillActions, canRequestBackfill, filterLedger, HEAT_META, HEAT_ORDER, heatGrid, heatTitle, heatTotals, LEDGER_FILTERS, type HeatClass, type LedgerFilter } from './logic';
 
 const WEEK_CHOICES = [2, 6, 12];
 /** Columns left out while the detail pane is open (the pane shows them). */
@@ -105,7 +106,7 @@ export function RunsView() {
 }
 
 function HeatMapPanel({ job, weeks }: { job: JobSummary; weeks: number }) {
-  const ledger = useConsole((s) => s.jobs.ledger);
+  const ledger = useConsole((s) => s.runs.ledger);
   const now = useNow(60_000);
   const zone = job.schedule.timezone ?? 'UTC';
   const today = dateInZone(now, zone);
@@ -160,7 +161,7 @@ function HeatMapPanel({ job, weeks }: { job: JobSummary; weeks: number }) {
 }
 
 function Ledger({ job, slot, onSelect }: { job: JobSummary; slot: string | null; onSelect: (slot: string | null) => void }) {
-  const ledger = useConsole((s) => s.jobs.ledger);
+  const ledger = useConsole((s) => s.runs.ledger);
   const [filter, setFilter] = useState<LedgerFilter>('past');
   const now = useNow(60_000);
   const zone = job.schedule.timezone ?? 'UTC';
@@ -477,23 +478,8 @@ function SlotDetail({ job, slot, entry, onClose }: { job: JobSummary; slot: stri
   );
 }
 
-export function Evidence({ evidence }: { evidence: unknown }) {
-  const rows = evidenceRows(evidence);
-  if (!rows.length) return null;
-  return (
-    <dl className="evidence" data-testid="evidence">
-      {rows.map((r) => (
-        <div key={r.key} className="evidence-row">
-          <dt>{r.key}</dt>
-          <dd className="mono">{r.value}</dd>
-        </div>
-      ))}
-    </dl>
-  );
-}
-
 function BackfillQueue({ jobId }: { jobId: string | null }) {
-  const res = useConsole((s) => s.jobs.backfills);
+  const res = useConsole((s) => s.runs.backfills);
   const { backfillAction, refresh } = useActions();
   const [onlyThis, setOnlyThis] = useState(false);
   const [acting, setActing] = useState<{ b: Backfill; action: BackfillAction } | null>(null);

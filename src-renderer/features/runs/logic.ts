@@ -1,12 +1,12 @@
 /**
  * Pure logic of the Runs view: the slot ledger as a calendar heat-map (expected vs actual, one
- * cell per local day of the job's zone, coloured by the worst thing that happened that day), and
- * each disposition in words.
+ * cell per local day of the job's zone, coloured by the worst thing that happened that day), the
+ * backfill actions and the slot list's filters.
  */
-import type { Backfill, LedgerEntry, RunDisposition } from '../../../src-main/common/job-schema';
+import type { Backfill, LedgerEntry } from '../../../src-main/common/job-schema';
+import { addDays, isoWeekday } from '../../lib/days';
+import type { LedgerDisposition } from '../../lib/run-words';
 import { dateInZone } from '../../lib/zones';
-
-export type LedgerDisposition = LedgerEntry['disposition'];
 
 /** The heat-map's colours, from the operator's point of view. */
 export type HeatClass = 'held' | 'failed' | 'missed' | 'not_ready' | 'skipped' | 'pending' | 'backfilled' | 'ok' | 'skipped_calendar' | 'none';
@@ -64,35 +64,7 @@ export function heatClassOf(d: LedgerDisposition): HeatClass {
   }
 }
 
-/** A disposition in words, with a status tone (lib/status.ts tones). */
-export const DISPOSITION_META: Record<LedgerDisposition, { label: string; tone: string }> = {
-  waiting: { label: 'waiting', tone: 'ready' },
-  dispatched: { label: 'dispatched', tone: 'progress' },
-  running: { label: 'running', tone: 'progress' },
-  retry_scheduled: { label: 'retry scheduled', tone: 'blocked' },
-  ran: { label: 'ran ok', tone: 'done' },
-  skipped_calendar: { label: 'skipped: calendar', tone: 'cancelled' },
-  skipped_dst: { label: 'skipped: DST', tone: 'cancelled' },
-  skipped_overlap: { label: 'skipped: overlap', tone: 'blocked' },
-  skipped_not_ready: { label: 'skipped: not ready', tone: 'blocked' },
-  skipped_paused: { label: 'skipped: paused', tone: 'blocked' },
-  skipped_kill_switch: { label: 'skipped: kill switch', tone: 'blocked' },
-  skipped_disabled: { label: 'skipped: disabled', tone: 'cancelled' },
-  skipped_maintenance: { label: 'skipped: maintenance', tone: 'blocked' },
-  skipped_quota: { label: 'skipped: quota', tone: 'blocked' },
-  missed: { label: 'missed', tone: 'failed' },
-  folded: { label: 'folded', tone: 'ready' },
-  failed: { label: 'failed', tone: 'failed' },
-  held: { label: 'held', tone: 'failed' },
-  backfilled: { label: 'backfilled', tone: 'done' },
-  scheduled: { label: 'scheduled', tone: 'backlog' },
-  not_evaluated: { label: 'no run recorded', tone: 'failed' },
-  before_job: { label: 'before the job existed', tone: 'cancelled' },
-};
 
-export function dispositionMeta(d: LedgerDisposition | RunDisposition): { label: string; tone: string } {
-  return DISPOSITION_META[d] ?? { label: d, tone: 'neutral' };
-}
 
 export interface HeatDay {
   /** Local date in the job's zone. */
@@ -110,18 +82,7 @@ export function entryDay(e: Pick<LedgerEntry, 'local' | 'at'>, zone: string): st
   return e.local ? e.local.slice(0, 10) : dateInZone(Date.parse(e.at), zone);
 }
 
-/** Adds `n` days to a `YYYY-MM-DD` (calendar arithmetic, no zone). */
-export function addDays(day: string, n: number): string {
-  const [y, m, d] = day.split('-').map(Number) as [number, number, number];
-  const t = new Date(Date.UTC(y, m - 1, d + n));
-  return t.toISOString().slice(0, 10);
-}
 
-/** ISO weekday 1 (Monday) … 7 (Sunday) of a `YYYY-MM-DD`. */
-export function isoWeekday(day: string): number {
-  const [y, m, d] = day.split('-').map(Number) as [number, number, number];
-  return ((new Date(Date.UTC(y, m - 1, d)).getUTCDay() + 6) % 7) + 1;
-}
 
 /**
  * The heat-map grid: `weeks` columns of Monday…Sunday ending with the week after `today` (so the

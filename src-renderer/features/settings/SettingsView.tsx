@@ -5,8 +5,8 @@ import { ReasonDialog } from '../../components/Dialog';
 import { ErrorBanner, Spinner } from '../../components/States';
 import { formatDurationS } from '../../lib/format';
 import { useActions, useConsole, useWatch } from '../../store/react';
-import { recoveryExplain } from '../dashboard/logic';
-import { useTheme, type ThemeChoice } from '../../app/theme';
+import { recoveryExplain } from '../../lib/recovery';
+import { useTheme, type ThemeChoice } from '../../lib/theme';
 
 interface TimingRow {
   key: keyof SchedulerConfig;

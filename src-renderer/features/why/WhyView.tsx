@@ -6,18 +6,18 @@
  */
 import { useEffect, useMemo, useState } from 'react';
 import type { Explanation, LayerItem } from '../../../src-main/common/job-schema';
-import { navigate, replaceRoute, useViewRoute } from '../../app/navigation';
+import { navigate, replaceRoute, useViewRoute } from '../../lib/navigation';
 import { Badge } from '../../components/Badge';
 import { EmptyState, ErrorBanner, Spinner } from '../../components/States';
 import { RelativeTime } from '../../components/Time';
 import { formatDateTime } from '../../lib/format';
 import { formatInZone, localInZone, offsetLabel, operatorZone } from '../../lib/zones';
-import { toUiError, type UiError } from '../../store/errors';
+import { toUiError, type UiError } from '../../lib/errors';
 import { useActions, useConsole, useWatch } from '../../store/react';
-import { JobSelect } from '../jobs/JobSelect';
-import { Evidence } from '../runs/RunsView';
-import { dispositionMeta } from '../runs/logic';
-import { instantOf, LAYER_VERDICT_META, layersOf, quickPicks, verdictOf, type LayerView } from './logic';
+import { Evidence } from '../../components/Evidence';
+import { JobSelect } from '../../components/JobSelect';
+import { dispositionMeta, LAYER_VERDICT_META } from '../../lib/run-words';
+import { instantOf, layersOf, quickPicks, verdictOf, type LayerView } from './logic';
 
 export function WhyView() {
   useWatch('jobs');

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Explanation, Run } from '../../../src-main/common/job-schema';
-import { evidenceRows, instantOf, layersOf, quickPicks, verdictOf } from './logic';
+import { instantOf, layersOf, quickPicks, verdictOf } from './logic';
 
 function explanation(p: Partial<Explanation> = {}): Explanation {
   const ready = { verdict: 'ready' as const, reason: 'ok', items: [] };
@@ -81,7 +81,7 @@ describe('why: the four layers', () => {
   });
 });
 
-describe('why: picker and evidence', () => {
+describe('why: the instant picker', () => {
   it('quick picks at the job’s usual time, in its zone', () => {
     const now = Date.parse('2026-11-30T20:00:00.000Z'); // 2026-12-01 04:00 in Shanghai
     const picks = quickPicks(now, 'Asia/Shanghai', '2026-12-01T01:00:00.000Z');
@@ -96,16 +96,4 @@ describe('why: picker and evidence', () => {
     expect(instantOf('', 'UTC')).toBeNull();
   });
 
-  it('flattens evidence one level', () => {
-    expect(evidenceRows({ path: '/d/2026-11-29.csv', existsNow: false, window: { opensAt: 'a', closesAt: 'b' }, calendar: null, list: [1, 2] })).toEqual([
-      { key: 'path', value: '/d/2026-11-29.csv' },
-      { key: 'existsNow', value: 'false' },
-      { key: 'window.opensAt', value: 'a' },
-      { key: 'window.closesAt', value: 'b' },
-      { key: 'calendar', value: '—' },
-      { key: 'list', value: '[1,2]' },
-    ]);
-    expect(evidenceRows(null)).toEqual([]);
-    expect(evidenceRows('x')).toEqual([{ key: 'value', value: '"x"' }]);
-  });
 });

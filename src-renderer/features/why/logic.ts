@@ -4,7 +4,7 @@
  * layers in the order they are evaluated, and the quick picks of the instant picker.
  */
 import type { Explanation, LayerItem, LayerVerdict } from '../../../src-main/common/job-schema';
-import { addDays } from '../runs/logic';
+import { addDays } from '../../lib/days';
 import { localInZone, zonedWallToUtc } from '../../lib/zones';
 
 export type VerdictKind =
@@ -122,13 +122,6 @@ export function layersOf(e: Explanation): LayerView[] {
   ];
 }
 
-export const LAYER_VERDICT_META: Record<LayerVerdict['verdict'], { label: string; tone: string }> = {
-  ready: { label: 'pass', tone: 'done' },
-  not_ready: { label: 'not ready', tone: 'blocked' },
-  error: { label: 'error', tone: 'failed' },
-  unknown: { label: 'not evaluated', tone: 'neutral' },
-  will_check: { label: 'will check', tone: 'ready' },
-};
 
 export interface QuickPick {
   id: string;
@@ -160,22 +153,3 @@ export function instantOf(local: string, zone: string): string | null {
   return t === null ? null : new Date(t).toISOString();
 }
 
-/**
- * Evidence as label/value rows: nested objects are flattened one level (`window.opensAt`), deeper
- * values and arrays are compact JSON, nulls read "—".
- */
-export function evidenceRows(evidence: unknown): Array<{ key: string; value: string }> {
-  if (evidence === null || evidence === undefined) return [];
-  if (typeof evidence !== 'object' || Array.isArray(evidence)) return [{ key: 'value', value: JSON.stringify(evidence) }];
-  const out: Array<{ key: string; value: string }> = [];
-  const text = (v: unknown) => (v === null ? '—' : typeof v === 'object' ? JSON.stringify(v) : String(v));
-  for (const [k, v] of Object.entries(evidence as Record<string, unknown>)) {
-    if (v === undefined) continue;
-    if (v !== null && typeof v === 'object' && !Array.isArray(v)) {
-      const entries = Object.entries(v as Record<string, unknown>).filter(([, x]) => x !== undefined);
-      if (entries.length === 0) out.push({ key: k, value: '{}' });
-      for (const [k2, v2] of entries) out.push({ key: `${k}.${k2}`, value: text(v2) });
-    } else out.push({ key: k, value: text(v) });
-  }
-  return out;
-}

@@ -1,4 +1,4 @@
-import type { JobSummary } from '../../../src-main/common/job-schema';
+import type { JobSummary } from '../../src-main/common/job-schema';
 
 /** The "Job" picker of the Runs and Why views. */
 export function JobSelect({ jobs, value, onPick, testId }: { jobs: JobSummary[]; value: string | null; onPick: (id: string) => void; testId: string }) {

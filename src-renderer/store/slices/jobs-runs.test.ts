@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ConsoleApi, ConsoleArgs, ConsoleEvent, ConsoleMethod, ConsoleResult } from '../../src-main/common/console-api';
-import type { JobSummary, LedgerEntry } from '../../src-main/common/job-schema';
-import { FakeConsoleApi, ManualTimers } from '../testing/fake-console-api';
-import { createConsoleStore, type ConsoleStore } from './console-store';
+import type { ConsoleApi, ConsoleArgs, ConsoleEvent, ConsoleMethod, ConsoleResult } from '../../../src-main/common/console-api';
+import type { JobSummary, LedgerEntry } from '../../../src-main/common/job-schema';
+import { FakeConsoleApi, ManualTimers } from '../../testing/fake-console-api';
+import { createConsoleStore, type ConsoleStore } from '../console-store';
 
 const settle = async (n = 8) => {
   for (let i = 0; i < n; i++) await new Promise<void>((r) => setImmediate(r));
@@ -121,12 +121,12 @@ describe('jobs slice', () => {
     await settle();
     a.selectLedgerJob('job_b', 2);
     await settle();
-    expect(s().jobs.ledger).toMatchObject({ jobId: 'job_b', loading: false });
-    expect(s().jobs.ledger.items.map((e) => e.slot)).toEqual(['2026-11-25', '2026-11-26']);
+    expect(s().runs.ledger).toMatchObject({ jobId: 'job_b', loading: false });
+    expect(s().runs.ledger.items.map((e) => e.slot)).toEqual(['2026-11-25', '2026-11-26']);
     release();
     await settle();
-    expect(s().jobs.ledger.jobId).toBe('job_b');
-    expect(s().jobs.ledger.items.map((e) => e.slot)).toEqual(['2026-11-25', '2026-11-26']);
+    expect(s().runs.ledger.jobId).toBe('job_b');
+    expect(s().runs.ledger.items.map((e) => e.slot)).toEqual(['2026-11-25', '2026-11-26']);
   });
 
   it('pages the ledger of a frequent job, dedupes the page edges, and says when it stopped', async () => {
@@ -136,7 +136,7 @@ describe('jobs slice', () => {
     api.ledgerPage = 4;
     a.selectLedgerJob('job_f', 6);
     await settle(20);
-    const l = s().jobs.ledger;
+    const l = s().runs.ledger;
     expect(new Set(l.items.map((e) => e.slot)).size).toBe(l.items.length);
     expect(l.truncated).toBe(true);
     // 4 pages of 4 from the start reach only 2026-11-13: the newest slots are fetched again from
@@ -162,7 +162,7 @@ describe('jobs slice', () => {
     api.ledgers.set('job_f', entries);
     a.selectLedgerJob('job_f', 6);
     await settle(80);
-    const l = s().jobs.ledger;
+    const l = s().runs.ledger;
     expect(l.truncated).toBe(true);
     expect(l.items.length).toBe(20_000);
     expect(l.items[0]!.slot).toBe(entries[entries.length - 20_000]!.slot);

@@ -1,3 +1,4 @@
+/** The toasts of the shell: operator actions' outcomes and live alerts. */
 import { useActions, useConsole } from '../store/react';
 
 export function Toasts() {

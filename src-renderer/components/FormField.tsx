@@ -3,8 +3,8 @@
  * Issues render as `[data-testid="field-issue"]` inside the field's `[data-field]` label.
  */
 import type { ReactNode } from 'react';
-import type { JobIssue } from '../../../src-main/common/job-schema';
-import { issuesAt } from './form';
+import type { JobIssue } from '../../src-main/common/job-schema';
+import { issuesAt } from '../lib/field-issues';
 
 /** Whether `field` has an error (for `aria-invalid`). */
 export function hasError(issues: readonly JobIssue[], field: string): boolean {

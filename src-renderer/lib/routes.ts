@@ -1,33 +1,11 @@
 /**
- * Hash routes. One table lists every view: its path, nav label, `g`-shortcut and whether it is
- * shown. Adding a view (Jobs, Runs, Why) is one entry here plus its component in App's registry.
+ * Hash routes: which views exist and how a route reads in the address bar. The shell's table of
+ * views (labels, chords, icons) is `app/views.ts`; features only name a view and navigate to it.
  */
 import { CONSOLE_VIEWS, type ConsoleView } from '../../src-main/common/console-api';
 
-export type ViewId = 'dashboard' | 'queues' | 'locks' | 'instances' | 'audit' | 'settings' | 'jobs' | 'runs' | 'why' | 'calendars';
-
-export interface RouteDef {
-  id: ViewId;
-  label: string;
-  /** Second key of the `g x` chord. */
-  chord: string;
-  icon: string;
-  /** One-line description shown in the header. */
-  description: string;
-}
-
-export const ROUTES: RouteDef[] = [
-  { id: 'dashboard', label: 'Dashboard', chord: 'd', icon: '◧', description: 'What is happening now, and what is stuck' },
-  { id: 'queues', label: 'Role queues', chord: 'q', icon: '☰', description: 'Tasks per role, by status, with their locks' },
-  { id: 'locks', label: 'Expired locks', chord: 'e', icon: '◷', description: 'Locks the watchdog took back today, and who re-claimed them' },
-  { id: 'instances', label: 'Instances', chord: 'i', icon: '◉', description: 'Connected agents, their locks, and agent tokens' },
-  { id: 'jobs', label: 'Jobs', chord: 'j', icon: '↻', description: 'Periodic jobs owned by Gaffer: schedule, policies, next slots' },
-  { id: 'runs', label: 'Runs', chord: 'r', icon: '▦', description: 'Every expected slot and what happened to it; the backfill queue' },
-  { id: 'why', label: 'Why didn’t it run?', chord: 'w', icon: '?', description: 'For a job and an instant: each layer’s verdict, with evidence' },
-  { id: 'calendars', label: 'Calendars', chord: 'c', icon: '▤', description: 'Business calendars: workdays, holidays, make-up workdays' },
-  { id: 'audit', label: 'Audit', chord: 'a', icon: '≡', description: 'Every decision, append-only and hash-chained' },
-  { id: 'settings', label: 'Settings', chord: 's', icon: '⚙', description: 'Timings, kill switch, and where Gaffer runs' },
-];
+export const VIEW_IDS = ['dashboard', 'queues', 'locks', 'instances', 'jobs', 'runs', 'why', 'calendars', 'audit', 'settings'] as const;
+export type ViewId = (typeof VIEW_IDS)[number];
 
 export interface Route {
   view: ViewId;
@@ -39,7 +17,7 @@ export interface Route {
 
 export const DEFAULT_ROUTE: Route = { view: 'dashboard', param: null, query: {} };
 
-const VIEW_IDS = new Set<string>(ROUTES.map((r) => r.id));
+const KNOWN = new Set<string>(VIEW_IDS);
 
 /** "#/queues/dev?task=12" → { view: 'queues', param: 'dev', query: { task: '12' } }. Unknown → dashboard. */
 export function parseHash(hash: string): Route {
@@ -47,7 +25,7 @@ export function parseHash(hash: string): Route {
   if (!raw.startsWith('/')) return DEFAULT_ROUTE; // e.g. "#token=…" handed to the transport
   const [pathPart = '', queryPart = ''] = raw.slice(1).split('?', 2);
   const [view = '', ...rest] = pathPart.split('/');
-  if (!VIEW_IDS.has(view)) return DEFAULT_ROUTE;
+  if (!KNOWN.has(view)) return DEFAULT_ROUTE;
   const param = rest.length ? decodeURIComponent(rest.join('/')) || null : null;
   const query: Record<string, string> = {};
   for (const kv of queryPart.split('&')) {
@@ -88,9 +66,4 @@ export function viewForConsoleView(v: ConsoleView): ViewId {
 export function viewForDigit(n: number): ViewId | null {
   const v = CONSOLE_VIEWS[n - 1];
   return v ? viewForConsoleView(v) : null;
-}
-
-/** The nav entries shown. */
-export function visibleRoutes(): RouteDef[] {
-  return ROUTES;
 }

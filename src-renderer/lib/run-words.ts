@@ -1,0 +1,43 @@
+/** A slot's disposition and a layer's verdict in words, with a status tone (lib/status.ts tones). */
+import type { LayerVerdict, LedgerEntry, RunDisposition } from '../../src-main/common/job-schema';
+
+export type LedgerDisposition = LedgerEntry['disposition'];
+
+/** A disposition in words, with a status tone (lib/status.ts tones). */
+export const DISPOSITION_META: Record<LedgerDisposition, { label: string; tone: string }> = {
+  waiting: { label: 'waiting', tone: 'ready' },
+  dispatched: { label: 'dispatched', tone: 'progress' },
+  running: { label: 'running', tone: 'progress' },
+  retry_scheduled: { label: 'retry scheduled', tone: 'blocked' },
+  ran: { label: 'ran ok', tone: 'done' },
+  skipped_calendar: { label: 'skipped: calendar', tone: 'cancelled' },
+  skipped_dst: { label: 'skipped: DST', tone: 'cancelled' },
+  skipped_overlap: { label: 'skipped: overlap', tone: 'blocked' },
+  skipped_not_ready: { label: 'skipped: not ready', tone: 'blocked' },
+  skipped_paused: { label: 'skipped: paused', tone: 'blocked' },
+  skipped_kill_switch: { label: 'skipped: kill switch', tone: 'blocked' },
+  skipped_disabled: { label: 'skipped: disabled', tone: 'cancelled' },
+  skipped_maintenance: { label: 'skipped: maintenance', tone: 'blocked' },
+  skipped_quota: { label: 'skipped: quota', tone: 'blocked' },
+  missed: { label: 'missed', tone: 'failed' },
+  folded: { label: 'folded', tone: 'ready' },
+  failed: { label: 'failed', tone: 'failed' },
+  held: { label: 'held', tone: 'failed' },
+  backfilled: { label: 'backfilled', tone: 'done' },
+  scheduled: { label: 'scheduled', tone: 'backlog' },
+  not_evaluated: { label: 'no run recorded', tone: 'failed' },
+  before_job: { label: 'before the job existed', tone: 'cancelled' },
+};
+
+export function dispositionMeta(d: LedgerDisposition | RunDisposition): { label: string; tone: string } {
+  return DISPOSITION_META[d] ?? { label: d, tone: 'neutral' };
+}
+
+/** A layer's verdict in words (Why and the run detail). */
+export const LAYER_VERDICT_META: Record<LayerVerdict['verdict'], { label: string; tone: string }> = {
+  ready: { label: 'pass', tone: 'done' },
+  not_ready: { label: 'not ready', tone: 'blocked' },
+  error: { label: 'error', tone: 'failed' },
+  unknown: { label: 'not evaluated', tone: 'neutral' },
+  will_check: { label: 'will check', tone: 'ready' },
+};

@@ -1,0 +1,119 @@
+/**
+ * The jobs slice: the job list (all pages), the editor's calls (get / validate / preview / save)
+ * and the operator's job actions; "Why didn't it run?" asks it for an explanation.
+ *
+ * 1. Editor calls (validate / preview) are not stored: the editor owns its draft and drops stale
+ *    answers itself.
+ * 2. Saves and operator actions toast their outcome and refresh what they touch: the list, the
+ *    runs (ledger and backfill queue) and the dashboard's counts.
+ */
+import type { ConsoleArgs, TriggerResult } from '../../../src-main/common/console-api';
+import type { Explanation, Job, JobIssue, JobSpecInput, JobSummary, PreviewResult } from '../../../src-main/common/job-schema';
+import { guarded } from '../../lib/errors';
+import { emptyResource, type Resource } from '../resource';
+import { loaderTopic, resourceLoader, type Slice, type SliceContext } from '../slice';
+
+export interface JobsState {
+  jobs: { list: Resource<JobSummary[]> };
+}
+
+export const initialJobsState = (): JobsState => ({ jobs: { list: emptyResource() } });
+
+export type JobActionKind = 'trigger' | 'pause' | 'resume' | 'enable' | 'disable';
+
+export interface SaveJobInput {
+  /** Absent: create. */
+  id?: string;
+  spec: JobSpecInput;
+  reason?: string;
+  expectedVersion?: number;
+}
+
+export interface JobsActions {
+  getJob(id: string): Promise<Job>;
+  validateJob(spec: Record<string, unknown>): Promise<{ ok: boolean; issues: JobIssue[] }>;
+  previewJob(args: ConsoleArgs<'jobs.preview'>): Promise<PreviewResult>;
+  saveJob(input: SaveJobInput): Promise<{ job: Job; warnings: JobIssue[] }>;
+  jobAction(kind: JobActionKind, job: Pick<Job, 'id' | 'name'>, reason: string): Promise<Job | TriggerResult>;
+  explainJob(id: string, at?: string): Promise<Explanation>;
+}
+
+const ACTION_WORDS: Record<JobActionKind, { done: string; failed: string }> = {
+  trigger: { done: 'Triggered', failed: 'trigger' },
+  pause: { done: 'Paused', failed: 'pause' },
+  resume: { done: 'Resumed', failed: 'resume' },
+  enable: { done: 'Enabled', failed: 'enable' },
+  disable: { done: 'Disabled', failed: 'disable' },
+};
+
+export function createJobsSlice(ctx: SliceContext<JobsState>): Slice<JobsActions> {
+  const { call } = ctx;
+  const list = resourceLoader(
+    ctx,
+    { get: () => ctx.get().jobs.list, set: (list) => ctx.set({ jobs: { ...ctx.get().jobs, list } }) },
+    async () => {
+      const out: JobSummary[] = [];
+      let after: string | undefined;
+      for (let i = 0; i < 20; i++) {
+        const page = await call('jobs.list', { limit: 1000, ...(after !== undefined ? { after } : {}) });
+        out.push(...page.items);
+        if (page.next === null) break;
+        after = page.next;
+      }
+      return out;
+    },
+  );
+
+  /** After an operator action: what it touched is fetched now (not at the next live tick). */
+  const refreshAfterChange = () => {
+    void list.refresh();
+    void ctx.refresh('runs');
+    ctx.invalidate('dashboard');
+  };
+
+  const actions: JobsActions = {
+    getJob: (id) => call('jobs.get', { id }),
+    validateJob: (spec) => call('jobs.validate', { spec }),
+    previewJob: (args) => call('jobs.preview', args),
+
+    async saveJob(input) {
+      const r = input.id
+        ? await call('jobs.update', { id: input.id, spec: input.spec, reason: input.reason ?? '', ...(input.expectedVersion !== undefined ? { expectedVersion: input.expectedVersion } : {}) })
+        : await call('jobs.create', { spec: input.spec, ...(input.reason ? { reason: input.reason } : {}) });
+      ctx.toast('success', input.id ? `Saved ${r.job.name}: now version ${r.job.version}` : `Created job ${r.job.name} (version ${r.job.version})`, r.warnings.length ? `${r.warnings.length} warning(s): ${r.warnings[0]!.message}` : undefined);
+      refreshAfterChange();
+      return r;
+    },
+
+    jobAction(kind, job, reason) {
+      return guarded(ctx.toast, `${ACTION_WORDS[kind].failed} ${job.name}`, async () => {
+        let out: Job | TriggerResult;
+        switch (kind) {
+          case 'trigger': {
+            const r = await call('jobs.trigger', { id: job.id, reason });
+            ctx.toast(r.dispatched ? 'success' : 'info', r.dispatched ? `Triggered ${job.name} (${r.run.slot})` : `${job.name}: ${r.created ? 'slot claimed' : 'nothing new'}`, r.message);
+            out = r;
+            break;
+          }
+          case 'pause':
+            out = await call('jobs.pause', { id: job.id, reason });
+            break;
+          case 'resume':
+            out = await call('jobs.resume', { id: job.id, reason });
+            break;
+          case 'enable':
+          case 'disable':
+            out = await call('jobs.setEnabled', { id: job.id, enabled: kind === 'enable', reason });
+            break;
+        }
+        if (kind !== 'trigger') ctx.toast(kind === 'pause' || kind === 'disable' ? 'warning' : 'success', `${ACTION_WORDS[kind].done} ${job.name}`, `Reason: ${reason}`);
+        refreshAfterChange();
+        return out;
+      });
+    },
+
+    explainJob: (id, at) => call('jobs.explain', { id, ...(at ? { at } : {}) }),
+  };
+
+  return { actions, topics: { jobs: loaderTopic(list) }, dispose: () => list.dispose() };
+}

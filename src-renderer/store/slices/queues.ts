@@ -1,0 +1,174 @@
+/**
+ * The queues slice: the role summaries (tabs, dashboard health) and the board of the selected
+ * role, one paged column per task status, plus task creation and the operator's task actions.
+ *
+ * 1. The board belongs to one role at a time: an answer for a role that is no longer selected is
+ *    dropped (generation number), so switching roles quickly never shows another role's tasks.
+ * 2. Live task changes refresh the board only when they touch the selected role.
+ */
+import type { RoleSummary } from '../../../src-main/common/console-api';
+import { TASK_STATUSES, type Task, type TaskStatus } from '../../../src-main/common/model';
+import { guarded, toUiError, type UiError } from '../../lib/errors';
+import { emptyResource, type Resource } from '../resource';
+import { keyCell, resourceLoader, loaderTopic, taskLoader, type Slice, type SliceContext } from '../slice';
+
+export interface ColumnState {
+  items: Task[];
+  /** Cursor for the next page (task id), or null when everything is loaded. */
+  next: number | null;
+  loading: boolean;
+  error: UiError | null;
+  loadedAt: number | null;
+}
+
+export interface QueueState {
+  role: string | null;
+  columns: Record<TaskStatus, ColumnState>;
+}
+
+export interface QueuesState {
+  roles: Resource<RoleSummary[]>;
+  queue: QueueState;
+}
+
+export type TaskActionKind = 'reprioritise' | 'cancel' | 'forceRelease' | 'retry' | 'unblock';
+
+export interface CreateTaskInput {
+  title: string;
+  role: string;
+  priority?: number;
+  dependsOn?: number[];
+  payload?: unknown;
+}
+
+export interface QueuesActions {
+  selectRole(role: string | null): void;
+  loadMoreTasks(status: TaskStatus): Promise<void>;
+  getTask(taskId: number): Promise<Task>;
+  createTask(input: CreateTaskInput): Promise<Task>;
+  taskAction(kind: TaskActionKind, taskId: number, reason: string, priority?: number): Promise<Task>;
+}
+
+export const QUEUE_PAGE = 200;
+const QUEUE_REFRESH_MAX = 1000;
+
+const emptyColumn = (): ColumnState => ({ items: [], next: null, loading: false, error: null, loadedAt: null });
+const emptyColumns = () => Object.fromEntries(TASK_STATUSES.map((s) => [s, emptyColumn()])) as Record<TaskStatus, ColumnState>;
+
+export const initialQueuesState = (): QueuesState => ({ roles: emptyResource(), queue: { role: null, columns: emptyColumns() } });
+
+const DONE_WORDS: Record<TaskActionKind, string> = { reprioritise: 'Reprioritised', cancel: 'Cancelled', forceRelease: 'Force-released', retry: 'Retrying', unblock: 'Unblocked' };
+
+export function createQueuesSlice(ctx: SliceContext<QueuesState>): Slice<QueuesActions> {
+  const { get, set, call } = ctx;
+  const roles = resourceLoader(ctx, keyCell(ctx, 'roles'), () => call('roles.summary', {}));
+
+  let gen = 0;
+  const setColumn = (status: TaskStatus, patch: Partial<ColumnState>) => {
+    const q = get().queue;
+    set({ queue: { ...q, columns: { ...q.columns, [status]: { ...q.columns[status], ...patch } } } });
+  };
+
+  async function loadColumn(status: TaskStatus, mode: 'reload' | 'more'): Promise<void> {
+    const role = get().queue.role;
+    if (!role) return;
+    const mine = gen;
+    const col = get().queue.columns[status];
+    if (mode === 'more' && (col.next === null || col.loading)) return;
+    setColumn(status, { loading: true });
+    const limit = mode === 'reload' ? Math.min(QUEUE_REFRESH_MAX, Math.max(QUEUE_PAGE, col.items.length)) : QUEUE_PAGE;
+    try {
+      // Finished work is read newest first; live work oldest first (the order agents take it).
+      const desc = status === 'done' || status === 'cancelled';
+      const cursor = mode === 'more' && col.next !== null ? (desc ? { before: col.next } : { after: col.next }) : {};
+      const page = await call('tasks.list', { role, status, limit, ...(desc ? { order: 'desc' as const } : {}), ...cursor });
+      if (mine !== gen) return;
+      const next = page.next === null ? null : Number(page.next);
+      const items = mode === 'more' ? [...get().queue.columns[status].items, ...page.items] : page.items;
+      setColumn(status, { items, next, loading: false, error: null, loadedAt: ctx.now() });
+    } catch (e) {
+      if (mine !== gen) return;
+      setColumn(status, { loading: false, error: toUiError(e) });
+    }
+  }
+
+  const board = taskLoader(ctx, async () => {
+    await Promise.all(TASK_STATUSES.map((s) => loadColumn(s, 'reload')));
+  });
+
+  /** After a task changed by hand: its board now, the counts that include it when next due. */
+  const touched = () => {
+    roles.invalidate();
+    ctx.invalidate('dashboard');
+  };
+
+  const actions: QueuesActions = {
+    selectRole(role) {
+      if (get().queue.role === role) return;
+      gen++;
+      set({ queue: { role, columns: emptyColumns() } });
+      if (role) void board.refresh();
+    },
+
+    loadMoreTasks: (status) => loadColumn(status, 'more'),
+
+    getTask: (taskId) => call('tasks.get', { taskId }),
+
+    createTask(input) {
+      return guarded(ctx.toast, 'create the task', async () => {
+        const r = await call('tasks.create', input);
+        ctx.toast('success', r.replayed ? `Task #${r.task.id} already existed` : `Created task #${r.task.id}`, r.task.title);
+        if (get().queue.role === r.task.role) void board.refresh();
+        touched();
+        return r.task;
+      });
+    },
+
+    taskAction(kind, taskId, reason, priority) {
+      return guarded(ctx.toast, `${kind === 'forceRelease' ? 'force-release' : kind} task #${taskId}`, async () => {
+        let task: Task;
+        switch (kind) {
+          case 'reprioritise':
+            task = await call('tasks.reprioritise', { taskId, priority: priority ?? 0, reason });
+            break;
+          case 'cancel':
+            task = await call('tasks.cancel', { taskId, reason });
+            break;
+          case 'forceRelease':
+            task = await call('tasks.forceRelease', { taskId, reason });
+            break;
+          case 'retry':
+            task = await call('tasks.retry', { taskId, reason });
+            break;
+          case 'unblock':
+            task = await call('tasks.unblock', { taskId, reason });
+            break;
+        }
+        ctx.toast('success', `${DONE_WORDS[kind]} task #${taskId}`, `Reason: ${reason}`);
+        void board.refresh();
+        touched();
+        if (kind === 'forceRelease') ctx.invalidate('expiredLocks');
+        return task;
+      });
+    },
+  };
+
+  return {
+    actions,
+    topics: {
+      roles: loaderTopic(roles),
+      queue: {
+        refresh: () => board.refresh(),
+        invalidate(inv) {
+          const role = get().queue.role;
+          if (inv && (!role || !inv.roles.has(role))) return;
+          board.invalidate();
+        },
+      },
+    },
+    dispose() {
+      roles.dispose();
+      board.dispose();
+    },
+  };
+}
