@@ -4,6 +4,7 @@
  * Names and meanings of v1 are fixed: add optional fields or new types, never rename or drop.
  */
 import { z } from 'zod';
+import { LOG_LEVELS, LOG_STREAMS, type UsageTotals } from './logs';
 import { REPORT_STATUSES } from './model';
 import { fence, idempotencyKey, jsonValue, roleName, taskId } from './schemas';
 
@@ -106,6 +107,46 @@ export const precheckResultRequest = z.object({
   evidence: jsonValue.optional(),
 });
 
+/** PROTOCOL §5: the most lines one `log` frame may carry (the frame size limit applies too). */
+export const MAX_LOG_LINES_PER_FRAME = 10_000;
+
+export const logLine = z.object({
+  text: z.string().max(MAX_FRAME_BYTES),
+  stream: z.enum(LOG_STREAMS).optional(),
+  level: z.enum(LOG_LEVELS).optional(),
+  at: z.iso.datetime({ offset: true }).optional(),
+  /**
+   * Addition: the line's number within the attempt (1, 2, 3, … ascending). A line whose `seq` is
+   * at or below one already stored for the attempt is a resend and is not stored again.
+   */
+  seq: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER).optional(),
+});
+
+/** `taskId` or `runId`, exactly one (checked by the handler, which names the field). */
+export const logRequest = z.object({
+  id: requestId,
+  type: z.literal('log'),
+  taskId: taskId.optional(),
+  runId: runId.optional(),
+  /** Addition: the claim's fence; a stale one is `not_holder` (lines of an attempt that lost its lock). */
+  fence: fence.optional(),
+  lines: z.array(logLine).min(1).max(MAX_LOG_LINES_PER_FRAME),
+});
+
+const tokens = z.number().int().min(0).max(1e12);
+
+export const usageRequest = z.object({
+  id: requestId,
+  type: z.literal('usage'),
+  taskId: taskId.optional(),
+  runId: runId.optional(),
+  fence: fence.optional(),
+  inputTokens: tokens.optional(),
+  outputTokens: tokens.optional(),
+  costUsd: z.number().min(0).max(1e6).optional(),
+  model: z.string().min(1).max(200).optional(),
+});
+
 export const agentRequest = z.discriminatedUnion('type', [
   helloRequest,
   heartbeatRequest,
@@ -117,6 +158,8 @@ export const agentRequest = z.discriminatedUnion('type', [
   runStepRequest,
   runResultRequest,
   precheckResultRequest,
+  logRequest,
+  usageRequest,
 ]);
 
 export type AgentRequest = z.infer<typeof agentRequest>;
@@ -179,6 +222,24 @@ export interface ReportResult<TaskT = unknown> {
 export interface CreateTaskResult<TaskT = unknown> {
   task: TaskT;
   replayed: boolean;
+}
+
+export interface LogResult {
+  /** Lines of the frame Gaffer has taken care of: stored, recognised as resent, or counted past the cap. */
+  accepted: number;
+  /** Additions: how they split up. */
+  stored: number;
+  duplicates: number;
+  dropped: number;
+  /** The attempt's log reached its cap (one marker line says so; later lines are only counted). */
+  truncated: boolean;
+  /** The highest per-line `seq` stored for the attempt (0: none): resend only what is above it. */
+  lastSeq: number;
+}
+
+export interface UsageResult {
+  /** The attempt's running total. */
+  usage: UsageTotals;
 }
 
 // ---- Pushes (Gaffer → agent), no `id`. ----

@@ -25,6 +25,8 @@ import type { HubOptions } from './hub/ports';
 import { AuditQuery } from './audit/audit-query';
 import { Signals } from './signals/signals';
 import { createJobs, type JobService } from './jobs';
+import { createLogs, type LogsOptions } from './logs';
+import type { LogService } from './logs/service';
 
 export interface CoreOptions {
   clock?: Clock;
@@ -42,6 +44,8 @@ export interface CoreOptions {
   hub?: HubOptions;
   /** Group commit tuning (batch cap); `{ maxBatch: 1 }` turns batching off, for comparison. */
   groupCommit?: GroupCommitOptions;
+  /** Where log lines are kept (default `<dataDir>/logs`, written by a worker thread). */
+  logs?: LogsOptions;
 }
 
 export interface Core {
@@ -67,6 +71,8 @@ export interface Core {
   readonly signals: Signals;
   /** Central jobs: runner, runs, backfills, calendars, explain/preview/ledger. */
   readonly jobs: JobService;
+  /** Log lines and usage of attempts (PROTOCOL §5), kept apart from the audit chain. */
+  readonly logs: LogService;
   readonly logger: Logger;
   /** Starts timers (watchdog). Separate from construction so tests can drive sweeps by hand. */
   start(): void;
@@ -117,6 +123,8 @@ export function createCore(opts: CoreOptions = {}): Core {
   const auditQuery = new AuditQuery(db);
   const signals = new Signals(ctx);
   const jobs = createJobs({ ctx, hub, signals, instances, logger });
+  const logs = createLogs({ ctx, committer, logger, jobs, nativeBinding: opts.nativeBinding, dir: path.join(path.dirname(dbPath === ':memory:' ? path.join(dataDir, 'x') : dbPath), 'logs') }, opts.logs);
+  hub.setLogSink(logs);
   let closed = false;
   let graceSweep: TimerHandle | undefined;
 
@@ -138,6 +146,7 @@ export function createCore(opts: CoreOptions = {}): Core {
     auditQuery,
     signals,
     jobs,
+    logs,
     logger,
     start() {
       // Sockets from a previous run are gone: their instances get the reconnect grace to resume
@@ -153,6 +162,7 @@ export function createCore(opts: CoreOptions = {}): Core {
         }
       }, config.reconnectGraceS * 1000 + 1);
       jobs.start();
+      logs.start();
     },
     close() {
       if (closed) return;
@@ -160,6 +170,7 @@ export function createCore(opts: CoreOptions = {}): Core {
       watchdog.stop();
       jobs.stop();
       hub.close();
+      void logs.close(); // the worker finishes the batch in flight; `logs.close()` tells when it is done
       committer.close();
       graceSweep?.cancel();
       db.close();

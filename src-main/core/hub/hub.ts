@@ -31,7 +31,7 @@ import type { InstanceRegistry } from '../instances/registry';
 import type { Board } from '../tasks/board';
 import type { ClaimLocks } from '../tasks/claim-locks';
 import { AuditThrottle } from './limits';
-import type { ConnectInfo, HubConnection, HubOptions, HubSocket, JobTrigger, PrecheckVerdict, RunSink, TriggerOptions, TriggerOutcome } from './ports';
+import type { ConnectInfo, HubConnection, HubOptions, HubSocket, JobTrigger, LogSink, PrecheckVerdict, RunSink, TriggerOptions, TriggerOutcome } from './ports';
 import { Session } from './session';
 import { Prechecks, TriggerDispatcher } from './triggers';
 
@@ -80,6 +80,8 @@ export interface HubInternals {
   audit(type: string, subject: string, detail: Record<string, unknown>, traceId?: string, actor?: string): void;
   rejected(kind: RejectionKind, detail: Record<string, unknown>): void;
   sink(): RunSink | undefined;
+  /** The logs module's sink for `log` / `usage` frames, if attached. */
+  logSink(): LogSink | undefined;
   toSink(instanceId: string, call: (sink: RunSink) => object | Promise<object>): Promise<object>;
   pickSession(role: string, excluded: ReadonlySet<string>): Session | undefined;
   bind(s: Session): void;
@@ -109,6 +111,7 @@ export class Hub implements HubInternals {
   private readonly transports = new Set<Disposable>();
   private readonly loadOf;
   private runSink: RunSink | undefined;
+  private logs: LogSink | undefined;
   private pingTimer: TimerHandle | undefined;
   private connectSeq = 0;
   private closed = false;
@@ -177,6 +180,15 @@ export class Hub implements HubInternals {
   }
 
   /** Registers (or, with `undefined`, removes) where `run_*` messages go. */
+  /** Registers (or, with `undefined`, removes) where `log` and `usage` frames go. */
+  setLogSink(sink: LogSink | undefined): void {
+    this.logs = sink;
+  }
+
+  logSink(): LogSink | undefined {
+    return this.logs;
+  }
+
   setRunSink(sink: RunSink | undefined): void {
     this.runSink = sink;
   }

@@ -60,6 +60,16 @@ export interface RunSink {
   runResult(instanceId: string, req: AgentRequestOf<'run_result'>): object | Promise<object>;
 }
 
+/**
+ * Where `log` and `usage` frames go (PROTOCOL §5): the logs module registers one with
+ * `hub.setLogSink(sink)`; until then both are answered `not_found`. The sink checks that the
+ * sender holds the task or run, and resolves once what it took is durable.
+ */
+export interface LogSink {
+  log(instanceId: string, req: AgentRequestOf<'log'>): Promise<object>;
+  usage(instanceId: string, req: AgentRequestOf<'usage'>): Promise<object>;
+}
+
 /** The body of a `job_trigger` push, as the jobs runner hands it over. */
 export type JobTrigger = Omit<JobTriggerPush, 'type'>;
 

@@ -306,6 +306,12 @@ export class Session implements HubConnection {
         return this.hub.toSink(instanceId, (sink) => sink.runResult(instanceId, req));
       case 'precheck_result':
         return Promise.resolve(this.hub.prechecks.answer(this, req));
+      case 'log':
+      case 'usage': {
+        const logs = this.hub.logSink();
+        if (!logs) return Promise.reject(new GafferError('not_found', 'logs are not kept by this scheduler'));
+        return req.type === 'log' ? logs.log(instanceId, req) : logs.usage(instanceId, req);
+      }
       default:
         return missingCase(req);
     }
