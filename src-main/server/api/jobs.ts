@@ -6,8 +6,10 @@
 import { z } from 'zod';
 import { GafferError } from '../../common/errors';
 import { BACKFILL_STATUSES, RUN_DISPOSITIONS, RUN_STATUSES } from '../../common/job-schema';
+import { runSubject } from '../../common/logs';
 import { reason, roleName } from '../../common/schemas';
 import type { Core } from '../../core/create-core';
+import { withUsage } from './logs';
 import { afterParam, intParam, limitParam, ok, parseBody, parseParam, parseQuery, type ApiContext, type Route } from './router';
 
 const idParam = z.string().min(1).max(200);
@@ -197,7 +199,8 @@ export function jobRoutes(core: Core): Route[] {
           }),
           c,
         );
-        return ok(jobs.listRuns(q));
+        const page = jobs.listRuns(q);
+        return ok({ ...page, items: page.items.map((r) => withUsage(core, runSubject(r.id), r)) });
       },
     },
     {
@@ -205,7 +208,8 @@ export function jobRoutes(core: Core): Route[] {
       path: '/runs/:id',
       handler(c) {
         noQuery(c);
-        return ok(jobs.getRun(parseParam(idParam, c, 'id')));
+        const detail = jobs.getRun(parseParam(idParam, c, 'id'));
+        return ok({ ...detail, run: withUsage(core, runSubject(detail.run.id), detail.run) });
       },
     },
 

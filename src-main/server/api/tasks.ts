@@ -1,10 +1,12 @@
 /** `/tasks…`: create (idempotent), list, get, and the operator's edges. */
 import { z } from 'zod';
 import { GafferError } from '../../common/errors';
+import { taskSubject } from '../../common/logs';
 import { TASK_STATUSES } from '../../common/model';
 import { createTaskInput, idempotencyKey, reason, roleName } from '../../common/schemas';
 import { parseOrThrow } from '../../common/validate';
 import type { Core } from '../../core/create-core';
+import { withUsage } from './logs';
 import { afterParam, idParam, intParam, limitParam, ok, parseBody, parseParam, parseQuery, type ApiContext, type Route } from './router';
 
 const listQuery = z.strictObject({
@@ -64,7 +66,8 @@ export function taskRoutes(core: Core): Route[] {
       method: 'GET',
       path: '/tasks',
       handler(c) {
-        return ok(core.tasks.list(parseQuery(listQuery, c)));
+        const page = core.tasks.list(parseQuery(listQuery, c));
+        return ok({ ...page, items: page.items.map((t) => withUsage(core, taskSubject(t.id), t)) });
       },
     },
     {
@@ -72,7 +75,8 @@ export function taskRoutes(core: Core): Route[] {
       path: '/tasks/:id',
       handler(c) {
         parseQuery(z.strictObject({}), c);
-        return ok({ task: core.tasks.get(parseParam(idParam, c, 'id')) });
+        const task = core.tasks.get(parseParam(idParam, c, 'id'));
+        return ok({ task: withUsage(core, taskSubject(task.id), task) });
       },
     },
     edge('release'),

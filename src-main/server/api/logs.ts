@@ -1,0 +1,126 @@
+/**
+ * `/tasks/{id}/logs`, `/runs/{id}/logs`, `/logs/search`, `/usage` (PROTOCOL §5 plus additions):
+ * pages of a task's or run's lines (`after` cursor, filters by attempt, stream and substring),
+ * its attempts, a whole attempt as a text download, word search across logs, usage sums.
+ */
+import { z } from 'zod';
+import { LOG_STREAMS, runSubject, taskSubject, USAGE_GROUPS, type LogSubject, type UsageTotals } from '../../common/logs';
+import type { Core } from '../../core/create-core';
+import { afterParam, idParam, intParam, ok, parseParam, parseQuery, STREAMED, streamChunks, type ApiContext, type Route } from './router';
+
+const pageQuery = z.strictObject({
+  after: afterParam.optional(),
+  limit: intParam(1, 5000).optional(),
+  attempt: intParam(1).optional(),
+  stream: z.enum(LOG_STREAMS).optional(),
+  /** Case-insensitive substring. */
+  q: z.string().min(1).max(500).optional(),
+});
+const downloadQuery = z.strictObject({ attempt: intParam(1) });
+const instant = z.iso.datetime({ offset: true });
+
+type Kind = 'tasks' | 'runs';
+
+/** The subject of `/tasks/:id…` or `/runs/:id…`, after checking the task or run exists (else 404). */
+function subjectOf(core: Core, kind: Kind, c: ApiContext): LogSubject {
+  if (kind === 'tasks') {
+    const id = parseParam(idParam, c, 'id');
+    core.tasks.get(id);
+    return taskSubject(id);
+  }
+  const id = parseParam(z.string().min(1).max(100), c, 'id');
+  core.jobs.getRun(id);
+  return runSubject(id);
+}
+
+/** A task or run object with its usage (all attempts) added, as PROTOCOL §5 says it carries. */
+export function withUsage<T extends object>(core: Core, subject: LogSubject, o: T): T & { usage: UsageTotals } {
+  return { ...o, usage: core.logs.usageOf(subject) };
+}
+
+export function logRoutes(core: Core): Route[] {
+  const forKind = (kind: Kind): Route[] => [
+    {
+      method: 'GET',
+      path: `/${kind}/:id/logs`,
+      async handler(c) {
+        const subject = subjectOf(core, kind, c);
+        const q = parseQuery(pageQuery, c);
+        return ok(
+          await core.logs.read({
+            subject,
+            limit: q.limit ?? 1000,
+            ...(q.after !== undefined ? { after: q.after } : {}),
+            ...(q.attempt !== undefined ? { attempt: q.attempt } : {}),
+            ...(q.stream !== undefined ? { stream: q.stream } : {}),
+            ...(q.q !== undefined ? { contains: q.q } : {}),
+          }),
+        );
+      },
+    },
+    {
+      method: 'GET',
+      path: `/${kind}/:id/logs/attempts`,
+      async handler(c) {
+        const subject = subjectOf(core, kind, c);
+        parseQuery(z.strictObject({}), c);
+        const usage = new Map(core.logs.usagePerAttempt(subject).map((u) => [u.attempt, u]));
+        const items = (await core.logs.attempts(subject)).map((a) => {
+          const u = usage.get(a.attempt);
+          return { ...a, usage: { inputTokens: u?.inputTokens ?? 0, outputTokens: u?.outputTokens ?? 0, costUsd: u?.costUsd ?? 0 } };
+        });
+        return ok({ items, next: null });
+      },
+    },
+    {
+      method: 'GET',
+      path: `/${kind}/:id/logs/download`,
+      async handler(c): Promise<typeof STREAMED> {
+        const subject = subjectOf(core, kind, c);
+        const { attempt } = parseQuery(downloadQuery, c);
+        const name = `gaffer-${subject.replace(':', '-')}-attempt-${attempt}.log`;
+        c.res.writeHead(200, {
+          'content-type': 'text/plain; charset=utf-8',
+          'content-disposition': `attachment; filename="${name.replace(/[^\w.-]/g, '_')}"`,
+          'cache-control': 'no-store',
+        });
+        await streamChunks(c.res, core.logs.text(subject, attempt));
+        return STREAMED;
+      },
+    },
+  ];
+
+  return [
+    ...forKind('tasks'),
+    ...forKind('runs'),
+    {
+      method: 'GET',
+      path: '/logs/search',
+      async handler(c) {
+        const q = parseQuery(z.strictObject({ q: z.string().min(1).max(500), limit: intParam(1, 500).optional() }), c);
+        return ok({ items: await core.logs.search(q.q, q.limit ?? 100), next: null });
+      },
+    },
+    {
+      method: 'GET',
+      path: '/usage',
+      handler(c) {
+        const q = parseQuery(
+          z.strictObject({
+            from: instant.optional(),
+            to: instant.optional(),
+            by: z.enum(USAGE_GROUPS).optional(),
+            role: z.string().min(1).max(100).optional(),
+            job: z.string().min(1).max(200).optional(),
+          }),
+          c,
+        );
+        const now = core.clock.now();
+        const to = q.to ? Date.parse(q.to) : now + 1;
+        const from = q.from ? Date.parse(q.from) : to - 30 * 24 * 3600 * 1000;
+        const filter = { ...(q.role ? { role: q.role } : {}), ...(q.job ? { job: q.job } : {}) };
+        return ok({ items: core.logs.usageSummary(q.by ?? 'day', from, to, filter) });
+      },
+    },
+  ];
+}
