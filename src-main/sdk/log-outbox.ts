@@ -27,7 +27,7 @@ export interface LogOptions {
 export interface LogOutboxOptions {
   /** Lines per frame at most (default 2000). */
   maxFrameLines?: number;
-  /** Bytes of line text per frame at most (default 192 KiB, under the 256 KiB frame limit). */
+  /** Bytes of lines per frame at most (default 224 KiB, under the 256 KiB frame limit). */
   maxFrameBytes?: number;
   /** `write` resolves once fewer lines than this wait (default 20 000). */
   highWaterLines?: number;
@@ -45,9 +45,11 @@ interface Pending {
   stream: LogStream;
   level: LogLevel;
   at: string;
+  /** Bytes this line takes in a frame (its JSON, escapes included). */
+  size: number;
 }
 
-type Send = (lines: Array<Omit<Pending, 'stream' | 'level'> & LogOptions>) => Promise<LogResult>;
+type Send = (lines: Array<Omit<Pending, 'stream' | 'level' | 'size'> & LogOptions>) => Promise<LogResult>;
 
 const STOP_CODES = new Set(['not_holder', 'not_found', 'forbidden', 'unauthorized']);
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
@@ -75,7 +77,7 @@ export class LogOutbox {
   ) {
     this.o = {
       maxFrameLines: opts.maxFrameLines ?? 2000,
-      maxFrameBytes: opts.maxFrameBytes ?? 192 * 1024,
+      maxFrameBytes: opts.maxFrameBytes ?? 224 * 1024,
       highWaterLines: opts.highWaterLines ?? 20_000,
       maxBufferedLines: opts.maxBufferedLines ?? 100_000,
       lingerMs: opts.lingerMs ?? 50,
@@ -115,7 +117,11 @@ export class LogOutbox {
   private push(text: string, opts: LogOptions): void {
     let t = text.replace(LONE_SURROGATE, '\uFFFD'); // not storable as UTF-8: the server would refuse the frame
     if (t.length > this.o.maxLineChars) t = `${t.slice(0, this.o.maxLineChars)} […cut by the SDK: ${t.length} characters in all]`;
-    this.buffer.push({ seq: ++this.seq, text: t, stream: opts.stream ?? 'stdout', level: opts.level ?? 'info', at: new Date().toISOString() });
+    const stream = opts.stream ?? 'stdout';
+    const level = opts.level ?? 'info';
+    // The line's fields: seq, at (24), stream and level when not the defaults, punctuation.
+    const size = Buffer.byteLength(JSON.stringify(t)) + 64 + (stream === 'stdout' ? 0 : 18) + (level === 'info' ? 0 : 16);
+    this.buffer.push({ seq: ++this.seq, text: t, stream, level, at: new Date().toISOString(), size });
   }
 
   private room(): Promise<void> {
@@ -148,10 +154,9 @@ export class LogOutbox {
     const out: Pending[] = [];
     let bytes = 0;
     for (const l of this.buffer) {
-      const size = l.text.length * 3 + 80; // UTF-8 worst case plus the line's fields
-      if (out.length > 0 && (out.length >= this.o.maxFrameLines || bytes + size > this.o.maxFrameBytes)) break;
+      if (out.length > 0 && (out.length >= this.o.maxFrameLines || bytes + l.size > this.o.maxFrameBytes)) break;
       out.push(l);
-      bytes += size;
+      bytes += l.size;
     }
     return out;
   }
@@ -168,7 +173,7 @@ export class LogOutbox {
       while (this.buffer.length > 0 && !this.stopped) {
         const lines = this.frame();
         try {
-          const r = await this.send(lines.map(({ stream, level, ...l }) => ({ ...l, ...(stream !== 'stdout' ? { stream } : {}), ...(level !== 'info' ? { level } : {}) })));
+          const r = await this.send(lines.map(({ stream, level, size: _size, ...l }) => ({ ...l, ...(stream !== 'stdout' ? { stream } : {}), ...(level !== 'info' ? { level } : {}) })));
           failures = 0;
           if (r.truncated) this.truncated = true;
           // Invariant 2: drop what the server has (its lastSeq), keep the rest for the next frame.

@@ -34,12 +34,17 @@ import type { AuditLog } from '../audit/audit-log';
 import type { GroupCommitter } from '../db/group-commit';
 import type { Db } from '../db/open';
 import type { Store } from '../db/store';
-import type { EngineOps, LogEngine } from './engine';
+import { packBatch, type EngineOps, type LogEngine } from './engine';
 import type { HeldWork, HolderCheck } from './holders';
 import type { AppendEntry, AppendOutcome, ReadQuery, SearchHit } from './log-store';
 import type { UsageLedger } from './usage-ledger';
 
 export const LOG_SETTINGS_KEY = 'logs.settings';
+
+/** Appends must pause this long before the word index is filled … */
+const INDEX_PAUSE_MS = 1000;
+/** … this many lines per step. */
+const INDEX_CHUNK = 5000;
 
 export interface LogServiceDeps {
   db: Db;
@@ -103,6 +108,8 @@ export class LogService {
   private closed = false;
   private closing: Promise<void> | undefined;
   private started = false;
+  private indexTimer: TimerHandle | undefined;
+  private batchesSinceIndex = 0;
   /** The batch being written, if any. */
   private current: Promise<void> | undefined;
   private sweepTimer: TimerHandle | undefined;
@@ -239,9 +246,11 @@ export class LogService {
       batch.push(next);
     }
     try {
-      const outcomes = await this.d.engine.call('append', { entries: batch.map((b) => b.entry), now: this.d.clock.now(), settings: this.settings() });
+      const outcomes = await this.d.engine.call('append', { batch: packBatch(batch.map((b) => b.entry)), now: this.d.clock.now(), settings: this.settings() });
       this.stats.batches++;
       if (this.started) this.armSweep(this.sweepEveryMs);
+      this.batchesSinceIndex++;
+      this.armIndex();
       batch.forEach((b, i) => b.resolve(outcomes[i]!));
     } catch (e) {
       // Nothing of this batch was committed (log-store invariant 1): every frame in it is refused.
@@ -325,7 +334,32 @@ export class LogService {
    */
   start(): void {
     this.started = true;
-    if (this.d.hasStoredLogs()) this.armSweep(0);
+    if (this.d.hasStoredLogs()) {
+      this.armSweep(0);
+      this.armIndex();
+    }
+  }
+
+  /**
+   * The word index is filled only once appends pause for a second, a chunk at a time, so it
+   * never competes with a flood of lines (search indexes what is missing first, up to a bound).
+   */
+  private armIndex(delayMs = INDEX_PAUSE_MS): void {
+    if (this.indexTimer || this.closed) return;
+    this.indexTimer = this.d.clock.setTimeout(() => {
+      this.indexTimer = undefined;
+      if (this.batchesSinceIndex > 0) {
+        this.batchesSinceIndex = 0;
+        this.armIndex();
+        return;
+      }
+      this.d.engine.call('index', { budget: INDEX_CHUNK }).then(
+        (n) => {
+          if (n > 0) this.armIndex(0);
+        },
+        (e: unknown) => this.d.logger.warn('logs: word index step failed; it is retried after the next lines', { error: e instanceof Error ? e.message : String(e) }),
+      );
+    }, delayMs);
   }
 
   private armSweep(delayMs: number): void {
@@ -346,6 +380,7 @@ export class LogService {
     if (this.closing) return this.closing;
     this.closed = true;
     this.sweepTimer?.cancel();
+    this.indexTimer?.cancel();
     for (const b of this.queue.splice(0)) b.reject(new GafferError('unavailable', 'the scheduler is shutting down'));
     this.queuedLines = 0;
     this.closing = (this.current ?? Promise.resolve()).then(() => this.d.engine.close());

@@ -86,11 +86,26 @@ export function startWorkerEngine(opts: WorkerEngineOptions): LogEngine {
     });
   };
 
+  // The worker keeps the process alive only while it owes an answer (and while it closes).
   const post = <O extends EngineOp | 'close'>(op: O, args: unknown): Promise<unknown> =>
     new Promise((resolve, reject) => {
       const id = nextId++;
-      pending.set(id, { resolve: resolve as (v: never) => void, reject });
-      worker!.postMessage({ id, op, args });
+      const w = worker!;
+      if (pending.size === 0) w.ref();
+      const settle = () => {
+        if (pending.size === 0 && op !== 'close') w.unref();
+      };
+      pending.set(id, {
+        resolve: (v: never) => {
+          resolve(v);
+          settle();
+        },
+        reject: (e) => {
+          reject(e);
+          settle();
+        },
+      });
+      w.postMessage({ id, op, args });
     });
 
   return {

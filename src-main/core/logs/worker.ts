@@ -2,7 +2,7 @@
  * The log worker thread: owns the log store, so appends (inserts and their fsync), searches and
  * retention never run on the thread that serves claims. Messages: `{id, op, args}` in,
  * `{id, ok, value}` or `{id, ok: false, error}` out, answered in arrival order.
- * When idle it fills the word index a little at a time.
+ * The word index is filled by the `index` operation, which the service sends when appends pause.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { runOp, type EngineOp } from './engine';
@@ -27,16 +27,6 @@ const store = new LogStore(data.dir, data.now, {
 });
 port.postMessage({ ready: true, badSegments: bad });
 
-let indexing = false;
-const indexTick = () => {
-  try {
-    indexing = store.indexSome(2000) > 0;
-  } catch {
-    indexing = false; // a full disk: the next message retries
-  }
-  if (indexing) setImmediate(indexTick);
-};
-
 port.on('message', (m: { id: number; op: EngineOp | 'close'; args: never }) => {
   if (m.op === 'close') {
     store.close();
@@ -49,9 +39,5 @@ port.on('message', (m: { id: number; op: EngineOp | 'close'; args: never }) => {
   } catch (e) {
     const err = e as { code?: string; message?: string };
     port.postMessage({ id: m.id, ok: false, error: { code: err.code ?? null, message: err.message ?? String(e) } });
-  }
-  if (!indexing) {
-    indexing = true;
-    setImmediate(indexTick);
   }
 });
