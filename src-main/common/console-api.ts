@@ -39,6 +39,7 @@ import {
   LOG_STREAMS,
   USAGE_GROUPS,
   type CostlyRun,
+  type DailyUsage,
   type LogAttempt,
   type LogLine,
   type LogPage,
@@ -303,6 +304,8 @@ export const consoleArgs = {
   'logs.setSettings': z.strictObject({ settings: logSettingsPatch, reason }),
   /** Sums in [from, to) (default: the last 14 days) by role, job or local day. */
   'usage.summary': z.strictObject({ by: z.enum(USAGE_GROUPS), from: instant.optional(), to: instant.optional(), role: roleName.optional(), job: jobRef.optional() }),
+  /** Sums per local day, role and job in [from, to) (default: the last 14 days), for charts. */
+  'usage.daily': z.strictObject({ from: instant.optional(), to: instant.optional() }),
   /** The runs that cost most in [from, to) (default: this week). */
   'usage.costliestRuns': z.strictObject({ from: instant.optional(), to: instant.optional(), limit: z.number().int().min(1).max(100).optional() }),
 } as const;
@@ -364,6 +367,7 @@ export interface ConsoleResults {
   'logs.settings': LogSettingsView;
   'logs.setSettings': LogSettingsView;
   'usage.summary': UsageRow[];
+  'usage.daily': DailyUsage[];
   'usage.costliestRuns': CostlyRun[];
 }
 

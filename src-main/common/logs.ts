@@ -105,6 +105,13 @@ export interface UsageRow extends UsageTotals {
   key: string;
 }
 
+/** One local day's usage of one role (and job: null for tasks). */
+export interface DailyUsage extends UsageTotals {
+  day: string;
+  role: string;
+  job: string | null;
+}
+
 /** The console's "most expensive runs this week". */
 export interface CostlyRun extends UsageTotals {
   runId: string;

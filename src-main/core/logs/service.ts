@@ -21,6 +21,7 @@ import {
   DEFAULT_LOG_SETTINGS,
   LOG_SETTINGS_LIMITS,
   type CostlyRun,
+  type DailyUsage,
   type LogAttempt,
   type LogPage,
   type LogSettings,
@@ -307,6 +308,10 @@ export class LogService {
 
   usageSummary(by: UsageGroup, from: number, to: number, filter: { role?: string; job?: string } = {}): UsageRow[] {
     return this.d.ledger.summary(by, from, to, filter);
+  }
+
+  dailyUsage(from: number, to: number): DailyUsage[] {
+    return this.d.ledger.daily(from, to);
   }
 
   costliestRuns(from: number, to: number, limit: number): CostlyRun[] {

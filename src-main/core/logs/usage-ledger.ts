@@ -10,7 +10,7 @@
  *    read in the same transaction as the row it includes.
  */
 import type { Db } from '../db/open';
-import { ZERO_USAGE, type CostlyRun, type UsageGroup, type UsageRow, type UsageTotals } from '../../common/logs';
+import { ZERO_USAGE, type CostlyRun, type DailyUsage, type UsageGroup, type UsageRow, type UsageTotals } from '../../common/logs';
 
 export interface UsageIncrement {
   subject: string;
@@ -116,6 +116,23 @@ export class UsageLedger {
     }
     const out = [...sums].map(([key, s]) => ({ key, ...toTotals(s) }));
     return by === 'day' ? out.sort((a, b) => a.key.localeCompare(b.key)) : out.sort((a, b) => b.costUsd - a.costUsd || a.key.localeCompare(b.key));
+  }
+
+  /** Sums in [from, to) per local day, role and job (job null for tasks), days in order. */
+  daily(from: number, to: number): DailyUsage[] {
+    const sums = new Map<string, DailyUsage & { nano: number }>();
+    for (const r of this.q.byQuarter.all(QUARTER_MS, from, to)) {
+      const day = localDay(r.k * QUARTER_MS);
+      const key = `${day}\u0000${r.role}\u0000${r.job ?? ''}`;
+      const s = sums.get(key) ?? { day, role: r.role, job: r.job, inputTokens: 0, outputTokens: 0, costUsd: 0, nano: 0 };
+      s.inputTokens += r.i ?? 0;
+      s.outputTokens += r.o ?? 0;
+      s.nano += r.c ?? 0;
+      sums.set(key, s);
+    }
+    return [...sums.values()]
+      .map(({ nano, ...d }) => ({ ...d, costUsd: nano / NANO }))
+      .sort((a, b) => a.day.localeCompare(b.day) || a.role.localeCompare(b.role));
   }
 
   /** The runs that cost most in [from, to) (their usage inside the range). */

@@ -78,6 +78,10 @@ export function createLogsHandlers(core: Core, actor: string): LogsHandlers {
       const [start, end] = range(from, to, (now) => now - 14 * DAY_MS);
       return core.logs.usageSummary(by, start, end, { ...(role ? { role } : {}), ...(job ? { job } : {}) });
     },
+    'usage.daily': ({ from, to }) => {
+      const [start, end] = range(from, to, (now) => now - 14 * DAY_MS);
+      return core.logs.dailyUsage(start, end);
+    },
     'usage.costliestRuns': ({ from, to, limit }) => {
       const [start, end] = range(from, to, (now) => localWeekStart(now));
       return core.logs.costliestRuns(start, end, limit ?? 10);

@@ -89,6 +89,7 @@ describe('console methods: the allow-list and argument validation', () => {
     'logs.settings': [{ x: 1 }],
     'logs.setSettings': [{ settings: { retentionDays: 7 } }, { settings: { retentionDays: 0 }, reason: 'r' }, { settings: { bogus: 1 }, reason: 'r' }],
     'usage.summary': [{}, { by: 'week' }, { by: 'day', from: 'yesterday' }],
+    'usage.daily': [{ by: 'day' }, { from: '2026-12-02T00:00:00Z', to: '2026-12-01T00:00:00Z' }],
     'usage.costliestRuns': [{ limit: 0 }, { from: 'x' }],
   };
 

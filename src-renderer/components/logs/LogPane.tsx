@@ -278,7 +278,7 @@ export function LogPane(p: LogPaneProps) {
         </div>
         <div className="log-tools">
           <label className="log-filter">
-            <span className="sr-only">Show</span>
+            <span className="small muted">Show</span>
             <select value={filter} onChange={(e) => setFilter(e.target.value as Filter)} aria-label="Which lines">
               <option value="all">All lines</option>
               <option value="stdout">Standard output</option>

@@ -7,6 +7,7 @@ import { formatCount, formatDurationS } from '../../lib/format';
 import { useNow } from '../../lib/now';
 import { useActions, useConsole, useWatch } from '../../store/react';
 import { DistributionChart, ThroughputChart } from './Charts';
+import { UsagePanel } from './UsagePanel';
 import { recoveryExplain } from '../../lib/recovery';
 import { distributionRows, localDay, queueHealth, throughputRows, worstStuck } from './logic';
 
@@ -179,6 +180,7 @@ export function DashboardView() {
             </div>
           </div>
         </section>
+        <UsagePanel now={now} />
       </div>
       {d.onlineInstances === 0 ? (
         <EmptyState title="No agents online">

@@ -4,7 +4,7 @@
  * Lines themselves are not kept in the store: a pane holds the window it shows (lib/log-window).
  */
 import type { ConsoleArgs, LogAttemptsResult, LogSearchHit, LogSettingsView, TimelineEntry } from '../../../src-main/common/console-api';
-import type { CostlyRun, LogPage, LogSettings, UsageRow } from '../../../src-main/common/logs';
+import type { CostlyRun, DailyUsage, LogPage, LogSettings, UsageRow } from '../../../src-main/common/logs';
 import { guarded } from '../../lib/errors';
 import { emptyResource, type Resource } from '../resource';
 import { keyCell, resourceLoader, loaderTopic, type Slice, type SliceContext, type TopicHandler } from '../slice';
@@ -15,9 +15,11 @@ export interface LogTail {
 }
 
 export interface UsageOverview {
-  byDay: UsageRow[];
+  /** Per local day, role and job, the last 14 days. */
+  daily: DailyUsage[];
   byRole: UsageRow[];
   byJob: UsageRow[];
+  /** This week. */
   costliestRuns: CostlyRun[];
 }
 
@@ -50,13 +52,13 @@ export function createLogsSlice(ctx: SliceContext<LogsState>): Slice<LogsActions
     const start = new Date(ctx.now() - (USAGE_DAYS - 1) * DAY_MS);
     start.setHours(0, 0, 0, 0); // local midnight: the chart's first day is whole
     const from = start.toISOString();
-    const [byDay, byRole, byJob, costliestRuns] = await Promise.all([
-      ctx.call('usage.summary', { by: 'day', from }),
+    const [daily, byRole, byJob, costliestRuns] = await Promise.all([
+      ctx.call('usage.daily', { from }),
       ctx.call('usage.summary', { by: 'role', from }),
       ctx.call('usage.summary', { by: 'job', from }),
       ctx.call('usage.costliestRuns', { limit: 5 }),
     ]);
-    return { byDay, byRole, byJob, costliestRuns };
+    return { daily, byRole, byJob, costliestRuns };
   });
   const settings = resourceLoader(ctx, keyCell(ctx, 'logSettings'), () => ctx.call('logs.settings', {}), 0);
 
