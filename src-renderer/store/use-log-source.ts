@@ -6,9 +6,10 @@ import { useEffect, useMemo, useState } from 'react';
 import type { TimelineEntry } from '../../src-main/common/console-api';
 import type { LogStream } from '../../src-main/common/logs';
 import { saveText } from '../lib/save-text';
-import { useActions, useConsole } from './react';
+import { useActions, useConsole, useWatch } from './react';
 
 export function useLogSource(subject: string) {
+  useWatch('logs');
   const a = useActions();
   const tail = useConsole((s) => s.logTails[subject]);
   const loaders = useMemo(
