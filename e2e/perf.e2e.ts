@@ -135,7 +135,8 @@ describe.skipIf(skip)(`performance: ${AUDIT_ROWS.toLocaleString('en-US')} audit 
       };
       for (let i = 0; i < 300; i++) await step(() => (el.scrollTop -= 2400));
       for (let i = 0; i < 60; i++) await step(() => (el.scrollTop = ((i * 7919) % 60) * (el.scrollHeight / 60)));
-      await new Promise((res) => setTimeout(res, 1500)); // the pages of the last jump arrive
+      // The pages of the last jump arrive (the machine may be busy: up to 20 s).
+      for (let waited = 0; waited < 20_000 && el.querySelectorAll('.log-pending').length > 0; waited += 100) await new Promise((res) => setTimeout(res, 100));
       const shown = [...el.querySelectorAll('.log-row[data-seq]')].length;
       return { frames, domRows, shown, pending: el.querySelectorAll('.log-pending').length };
     });
