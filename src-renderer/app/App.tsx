@@ -139,7 +139,7 @@ function NavRail({ current }: { current: ViewId }) {
         </a>
       ))}
       <div className="rail-foot muted small">
-        <kbd>?</kbd> shortcuts
+        <kbd>?</kbd> <span className="rail-foot-text">shortcuts</span>
       </div>
     </nav>
   );

@@ -128,7 +128,8 @@ export function createConsoleMethods(core: Core, ctx: ConsoleContext, opts: Cons
     'locks.expiredToday': () => rm.expiredCards(localDayStart(core.clock.now())),
     'instances.list': () => {
       const held = rm.heldByInstance();
-      return core.instances.list().map((i): InstanceView => ({ ...i, held: held.get(i.id) ?? [] }));
+      const runs = rm.runsByInstance();
+      return core.instances.list().map((i): InstanceView => ({ ...i, held: held.get(i.id) ?? [], currentRuns: runs.get(i.id) ?? [] }));
     },
     'tokens.list': () => core.tokens.list(),
     'tokens.create': (a) => {

@@ -29,45 +29,71 @@ export function InstancesView() {
   }, [list]);
   const staleMs = (config?.heartbeatIntervalMs ?? 20_000) * 2;
 
+  const graceS = config?.reconnectGraceS;
   const columns: Column<InstanceView>[] = [
-    { key: 'status', header: 'Status', width: '128px', render: (i) => <InstanceStatusBadge status={i.status} /> },
+    {
+      key: 'status',
+      header: 'Status',
+      width: '118px',
+      render: (i) =>
+        i.status === 'disconnected' && i.disconnectedAt && graceS !== undefined ? (
+          <div className="two-line">
+            <span>
+              <InstanceStatusBadge status={i.status} />
+            </span>
+            <span className="small" data-testid={`grace-${i.id}`} title="It may reconnect and keep its locks until then; after that it is offline and its locks expire.">
+              back within <Countdown expiresAt={new Date(Date.parse(i.disconnectedAt) + graceS * 1000).toISOString()} windowS={graceS} label="reconnect grace ends" />
+            </span>
+          </div>
+        ) : (
+          <InstanceStatusBadge status={i.status} />
+        ),
+    },
     {
       key: 'name',
       header: 'Instance',
-      width: 'minmax(180px, 1.4fr)',
+      width: 'minmax(160px, 1.4fr)',
       render: (i) => (
         <div className="two-line">
           <strong>{i.name}</strong>
-          <span className="mono muted small" title={i.id}>
-            {i.id}
+          <span className="muted small" title={`${i.id}${i.version ? ` · version ${i.version}` : ''}`}>
+            <span className="mono">{i.id}</span>
+            {i.version ? ` · v${i.version}` : ''}
           </span>
         </div>
       ),
     },
-    { key: 'role', header: 'Role', width: '110px', render: (i) => <Badge>{i.role}</Badge> },
+    { key: 'role', header: 'Role', width: '96px', render: (i) => <Badge>{i.role}</Badge> },
     {
-      key: 'hb',
-      header: 'Last heartbeat',
-      width: '130px',
+      key: 'seen',
+      header: 'Heartbeat',
+      width: '126px',
       render: (i) => {
         const late = i.status === 'online' && now - Date.parse(i.lastHeartbeatAt) > staleMs;
         return (
-          <span className={late ? 'text-warn' : undefined} title={late ? 'later than two heartbeat intervals' : undefined}>
-            <RelativeTime at={i.lastHeartbeatAt} />
-          </span>
+          <div className="two-line">
+            <span className={late ? 'text-warn' : undefined} title={late ? 'later than two heartbeat intervals' : 'last heartbeat'}>
+              <RelativeTime at={i.lastHeartbeatAt} />
+            </span>
+            <span className="muted small">
+              {i.status === 'online' ? (
+                <>
+                  connected <RelativeTime at={i.connectedAt} granularityMs={10_000} />
+                </>
+              ) : i.disconnectedAt ? (
+                <>
+                  left <RelativeTime at={i.disconnectedAt} granularityMs={10_000} />
+                </>
+              ) : null}
+            </span>
+          </div>
         );
       },
     },
     {
-      key: 'since',
-      header: 'Connected',
-      width: '120px',
-      render: (i) => (i.status === 'online' ? <RelativeTime at={i.connectedAt} granularityMs={10_000} /> : i.disconnectedAt ? <span className="muted">left <RelativeTime at={i.disconnectedAt} granularityMs={10_000} /></span> : '—'),
-    },
-    {
       key: 'held',
       header: 'Holds',
-      width: 'minmax(220px, 2fr)',
+      width: 'minmax(180px, 2fr)',
       render: (i) =>
         i.held.length === 0 ? (
           <span className="muted">nothing</span>
@@ -85,10 +111,23 @@ export function InstancesView() {
     {
       key: 'run',
       header: 'Current run',
-      width: '110px',
-      render: () => <span className="muted" title="no run in progress">—</span>,
+      width: 'minmax(120px, 1fr)',
+      render: (i) =>
+        i.currentRuns.length === 0 ? (
+          <span className="muted">none</span>
+        ) : (
+          <div className="held">
+            {i.currentRuns.slice(0, 2).map((r) => (
+              <button key={r.runId} className="held-item" onClick={() => navigate('runs', r.job, { slot: r.slot })} title={`run ${r.runId}`}>
+                <span className="held-title">
+                  {r.job} <span className="mono small">{r.slot}</span>
+                </span>
+              </button>
+            ))}
+            {i.currentRuns.length > 2 ? <span className="muted small">+{i.currentRuns.length - 2} more</span> : null}
+          </div>
+        ),
     },
-    { key: 'ver', header: 'Version', width: '80px', render: (i) => <span className="muted small">{i.version ?? '—'}</span> },
   ];
 
   return (
@@ -99,9 +138,9 @@ export function InstancesView() {
           <div className="seg" role="radiogroup" aria-label="Status">
             {(
               [
-                ['live', `Connected ${counts.online + counts.disconnected}`],
-                ['online', `Online ${counts.online}`],
-                ['disconnected', `Disconnected ${counts.disconnected}`],
+                ['live', `Active ${counts.online + counts.disconnected}`],
+                ['online', `Connected ${counts.online}`],
+                ['disconnected', `Reconnecting ${counts.disconnected}`],
                 ['offline', `Offline ${counts.offline}`],
                 ['all', `All ${list.length}`],
               ] as Array<[StatusFilter, string]>

@@ -24,7 +24,7 @@ export function TokensPanel() {
   const columns: Column<TokenView>[] = [
     { key: 'name', header: 'Name', width: 'minmax(160px, 2fr)', render: (t) => <strong>{t.name}</strong> },
     { key: 'role', header: 'Role', width: '120px', render: (t) => (t.role ? <Badge>{t.role}</Badge> : <span className="muted">any role</span>) },
-    { key: 'id', header: 'Id', width: 'minmax(120px, 1fr)', render: (t) => <span className="mono small muted">{t.id}</span> },
+    { key: 'id', header: 'Id', width: 'minmax(120px, 1fr)', showFrom: 860, render: (t) => <span className="mono small muted">{t.id}</span> },
     { key: 'created', header: 'Created', width: '120px', render: (t) => <RelativeTime at={t.createdAt} granularityMs={60_000} /> },
     {
       key: 'state',
@@ -41,7 +41,7 @@ export function TokensPanel() {
     },
     {
       key: 'act',
-      header: '',
+      header: <span className="visually-hidden">Actions</span>,
       width: '90px',
       align: 'right',
       render: (t) =>

@@ -195,8 +195,8 @@ function Ledger({ job, slot, onSelect }: { job: JobSummary; slot: string | null;
     },
     { key: 'att', header: 'Att.', width: '44px', align: 'right', title: 'attempts (dispatches)', render: (e) => (e.run ? <span className="mono">{e.run.attempt}</span> : <span className="muted">—</span>) },
     { key: 'inst', header: 'Instance', width: 'minmax(90px, 0.8fr)', render: (e) => (e.run?.instanceId ? <span className="mono small" title={e.run.instanceId}>{shortHash(e.run.instanceId, 14)}</span> : <span className="muted">—</span>) },
-    { key: 'ver', header: 'Ver.', width: '40px', align: 'right', render: (e) => (e.run ? <span className="mono">v{e.run.version}</span> : <span className="muted">—</span>) },
-    { key: 'trace', header: 'Trace', width: '92px', render: (e) => (e.run ? <span className="mono small" title={e.run.traceId}>{shortHash(e.run.traceId, 10)}</span> : <span className="muted">—</span>) },
+    { key: 'ver', header: 'Ver.', width: '40px', align: 'right', showFrom: 1000, render: (e) => (e.run ? <span className="mono">v{e.run.version}</span> : <span className="muted">—</span>) },
+    { key: 'trace', header: 'Trace', width: '92px', showFrom: 1000, render: (e) => (e.run ? <span className="mono small" title={e.run.traceId}>{shortHash(e.run.traceId, 10)}</span> : <span className="muted">—</span>) },
     {
       key: 'err',
       header: 'Error',
