@@ -1,7 +1,7 @@
-import { useMemo, useState } from 'react';
+import { useEffect, useMemo, useState } from 'react';
 import type { InstanceView } from '../../../src-main/common/console-api';
 import type { InstanceStatus } from '../../../src-main/common/model';
-import { navigate } from '../../lib/navigation';
+import { navigate, replaceRoute, useViewRoute } from '../../lib/navigation';
 import { Badge, InstanceStatusBadge } from '../../components/Badge';
 import { EmptyState, ErrorBanner, Spinner } from '../../components/States';
 import { Table, type Column } from '../../components/Table';
@@ -14,6 +14,12 @@ import { filterInstances, type StatusFilter } from './logic';
 
 export function InstancesView() {
   useWatch('instances', 'settings', 'tokens');
+  const route = useViewRoute('instances');
+  // "Connect an agent" (dashboard) lands here with the token form open; the URL forgets it.
+  const [connect] = useState(route.query.connect === '1');
+  useEffect(() => {
+    if (connect) replaceRoute('instances');
+  }, [connect]);
   const res = useConsole((s) => s.instances);
   const config = useConsole((s) => s.settings.data?.config);
   const { refresh } = useActions();
@@ -138,14 +144,14 @@ export function InstancesView() {
           <div className="seg" role="radiogroup" aria-label="Status">
             {(
               [
-                ['live', `Active ${counts.online + counts.disconnected}`],
-                ['online', `Connected ${counts.online}`],
-                ['disconnected', `Reconnecting ${counts.disconnected}`],
-                ['offline', `Offline ${counts.offline}`],
-                ['all', `All ${list.length}`],
-              ] as Array<[StatusFilter, string]>
-            ).map(([k, label]) => (
-              <button key={k} role="radio" aria-checked={status === k} className={`seg-btn${status === k ? ' active' : ''}`} onClick={() => setStatus(k)}>
+                ['live', `Active ${counts.online + counts.disconnected}`, 'connected, or disconnected and still within the reconnect grace'],
+                ['online', `Connected ${counts.online}`, 'connected now'],
+                ['disconnected', `Reconnecting ${counts.disconnected}`, 'disconnected, within the reconnect grace: they keep their locks if they come back in time'],
+                ['offline', `Offline ${counts.offline}`, 'gone: their locks were taken back'],
+                ['all', `All ${list.length}`, 'every instance Gaffer has seen'],
+              ] as Array<[StatusFilter, string, string]>
+            ).map(([k, label, hint]) => (
+              <button key={k} role="radio" aria-checked={status === k} className={`seg-btn${status === k ? ' active' : ''}`} onClick={() => setStatus(k)} title={hint} data-testid={`instances-filter-${k}`}>
                 {label}
               </button>
             ))}
@@ -167,9 +173,8 @@ export function InstancesView() {
             ariaLabel="Instances"
             empty={
               list.length === 0 ? (
-                <EmptyState title="No agents online">
-                  Create a token below and start <code>examples/worker-agent.ts</code> with it (<code>GAFFER_TOKEN=… npx tsx examples/worker-agent.ts</code>). Agents appear here as soon
-                  as they say hello.
+                <EmptyState title="No agent has connected yet">
+                  Create an agent token below: the next screen shows the command that starts an agent with it, for this server. Agents appear here as soon as they say hello.
                 </EmptyState>
               ) : (
                 <EmptyState title="No instance matches" compact>
@@ -182,7 +187,7 @@ export function InstancesView() {
           />
         )}
       </section>
-      <TokensPanel />
+      <TokensPanel connect={connect} />
     </div>
   );
 }

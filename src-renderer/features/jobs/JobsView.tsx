@@ -83,7 +83,7 @@ function JobList() {
       width: 'minmax(140px, 1.35fr)',
       render: (j) => (
         <div className="two-line">
-          <span title={j.schedule.cron ? `cron ${j.schedule.cron}` : undefined}>{describeSchedule(j.schedule)}</span>
+          <span title={j.schedule.cron ? `cron ${j.schedule.cron}` : undefined}>{describeSchedule(j.schedule, j.calendar)}</span>
           <span className="muted small" title={`${j.schedule.timezone ?? 'UTC'}${j.window ? ` · window ${j.window.start}–${j.window.end}` : ''}${j.calendar ? ` · calendar ${j.calendar}` : ''}`}>
             {j.schedule.timezone ?? 'UTC'}
             {j.window ? ` · window ${j.window.start}–${j.window.end}` : ''}

@@ -63,7 +63,7 @@ export function RunsView() {
         <JobSelect jobs={jobs.data} value={job?.id ?? null} onPick={(id) => navigate('runs', id, q({}))} testId="runs-job" />
         {job ? (
           <span className="muted small">
-            {describeSchedule(job.schedule)} · {job.schedule.timezone ?? 'UTC'}
+            {describeSchedule(job.schedule, job.calendar)} · {job.schedule.timezone ?? 'UTC'}
             {job.calendar ? ` · calendar ${job.calendar}` : ''} · v{job.version}
           </span>
         ) : null}
