@@ -1,6 +1,6 @@
 import { useMemo } from 'react';
 import { navigate } from '../../lib/navigation';
-import { Badge, Rule } from '../../components/Badge';
+import { Badge } from '../../components/Badge';
 import { EmptyState, ErrorBanner, Spinner, Stat } from '../../components/States';
 import { RelativeTime } from '../../components/Time';
 import { formatCount, formatDurationS } from '../../lib/format';
@@ -66,7 +66,7 @@ export function DashboardView() {
           value={rec.short}
           sub={
             <span title={rec.long}>
-              <Rule id="P4" />/watchdog: abandoned task back
+              the longest an abandoned task waits
             </span>
           }
           testId="stat-recovery"

@@ -29,7 +29,7 @@ const WEEK_CHOICES = [2, 6, 12];
 const NARROW_HIDDEN = new Set(['inst', 'trace', 'bf']);
 const BACKFILL_ACTION_META: Record<BackfillAction, { label: string; explain: string; danger?: boolean }> = {
   run_now: { label: 'Run now', explain: 'Dispatches this slot now (kill switch permitting), carrying the steps an earlier attempt completed.' },
-  cancel: { label: 'Cancel', explain: 'Takes the slot out of the queue; it stays recorded as it ended.', danger: true },
+  cancel: { label: 'Cancel backfill', explain: 'Takes the slot out of the queue; it stays recorded as it ended.', danger: true },
   mark_done: { label: 'Mark done', explain: 'Says the work was done another way; the slot is recorded as backfilled by hand.' },
 };
 
