@@ -58,6 +58,17 @@ export function Table<T>(p: TableProps<T>) {
         className={`trow${p.onRowClick ? ' trow-link' : ''}${p.selectedKey === key ? ' selected' : ''}${tone ? ` row-${tone}` : ''}`}
         style={{ ...style, minHeight: rowHeight }}
         onClick={p.onRowClick ? () => p.onRowClick!(r) : undefined}
+        // A clickable row is reachable by keyboard too: Tab to it, Enter or Space opens it.
+        tabIndex={p.onRowClick ? 0 : undefined}
+        onKeyDown={
+          p.onRowClick
+            ? (e) => {
+                if (e.target !== e.currentTarget || (e.key !== 'Enter' && e.key !== ' ')) return;
+                e.preventDefault();
+                p.onRowClick!(r);
+              }
+            : undefined
+        }
         data-row-key={key}
         role="row"
       >

@@ -211,7 +211,8 @@ export function AuditView() {
               activeIndex={selectedIndex >= 0 ? selectedIndex : null}
               scrollRef={listRef}
               testId="audit-list"
-              ariaLabel="Audit events"
+              ariaLabel="Audit events (arrow keys move through them)"
+              focusable
               className="audit-vlist"
               render={(e) => <AuditRow e={e} selected={e.id === a.selectedId} onSelect={() => selectAudit(e.id)} />}
               footer={
