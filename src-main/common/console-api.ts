@@ -96,7 +96,7 @@ export interface InstanceView extends Instance {
   /** Titles of the tasks whose locks it holds. */
   held: Array<{ taskId: number; title: string; expiresAt: string }>;
   /** Job runs it has started and not finished (`runs.status = running`). */
-  currentRuns: Array<{ runId: string; job: string; slot: string }>;
+  currentRuns: Array<{ runId: string; jobId: string; job: string; slot: string }>;
 }
 
 export interface TokenView {

@@ -258,7 +258,7 @@ describe('jobs console methods: instances with their current runs', () => {
     insert.run('run_a', job.id, '2026-11-29', 1, 'running', 'running', 'daily-report:2026-11-29', a);
     insert.run('run_b', job.id, '2026-11-28', 0, 'success', 'ran', 'daily-report:2026-11-28', a);
     const list = await m.call('instances.list', {});
-    expect(list.find((i) => i.id === a)!.currentRuns).toEqual([{ runId: 'run_a', job: 'daily-report', slot: '2026-11-29' }]);
+    expect(list.find((i) => i.id === a)!.currentRuns).toEqual([{ runId: 'run_a', jobId: job.id, job: 'daily-report', slot: '2026-11-29' }]);
   });
 });
 

@@ -135,7 +135,9 @@ export function prepareReadModels(core: Pick<Core, 'db' | 'store' | 'audit' | 'c
        WHERE e.expired_at >= ? ORDER BY e.expired_at DESC, e.id DESC LIMIT ?`,
     ),
     // Walks the partial index runs_instance (status = 'running').
-    running: db.prepare<[], { id: string; job_name: string; slot: string; instance_id: string }>(`SELECT id, job_name, slot, instance_id FROM runs WHERE status = 'running' AND instance_id IS NOT NULL ORDER BY slot_at`),
+    running: db.prepare<[], { id: string; job_id: string; job_name: string; slot: string; instance_id: string }>(
+      `SELECT id, job_id, job_name, slot, instance_id FROM runs WHERE status = 'running' AND instance_id IS NOT NULL ORDER BY slot_at`,
+    ),
     held: db.prepare<[], { task_id: number; instance_id: string; expires_at: number; title: string }>(
       `SELECT l.task_id, l.instance_id, l.expires_at, t.title FROM locks AS l JOIN tasks AS t ON t.id = l.task_id ORDER BY l.task_id`,
     ),
@@ -228,7 +230,7 @@ export function prepareReadModels(core: Pick<Core, 'db' | 'store' | 'audit' | 'c
       for (const r of q.running.all()) {
         let list = out.get(r.instance_id);
         if (!list) out.set(r.instance_id, (list = []));
-        list.push({ runId: r.id, job: r.job_name, slot: r.slot });
+        list.push({ runId: r.id, jobId: r.job_id, job: r.job_name, slot: r.slot });
       }
       return out;
     },

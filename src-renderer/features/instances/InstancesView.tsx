@@ -1,4 +1,4 @@
-import { useEffect, useMemo, useState } from 'react';
+import { useEffect, useMemo, useState, type ReactNode } from 'react';
 import type { InstanceView } from '../../../src-main/common/console-api';
 import type { InstanceStatus } from '../../../src-main/common/model';
 import { navigate, replaceRoute, useViewRoute } from '../../lib/navigation';
@@ -100,39 +100,31 @@ export function InstancesView() {
       key: 'held',
       header: 'Holds',
       width: 'minmax(180px, 2fr)',
-      render: (i) =>
-        i.held.length === 0 ? (
-          <span className="muted">nothing</span>
-        ) : (
-          <div className="held">
-            {i.held.slice(0, 2).map((h) => (
-              <button key={h.taskId} className="held-item" onClick={() => navigate('queues', i.role, { task: String(h.taskId) })} title={h.title}>
-                <span className="task-id">#{h.taskId}</span> <span className="held-title">{h.title}</span> <Countdown expiresAt={h.expiresAt} windowS={config?.lockWindowS} />
-              </button>
-            ))}
-            {i.held.length > 2 ? <span className="muted small">+{i.held.length - 2} more</span> : null}
-          </div>
-        ),
+      render: (i) => (
+        <FirstTwo items={i.held} none="nothing">
+          {(h) => (
+            <button key={h.taskId} className="held-item" onClick={() => navigate('queues', i.role, { task: String(h.taskId) })} title={h.title}>
+              <span className="task-id">#{h.taskId}</span> <span className="held-title">{h.title}</span> <Countdown expiresAt={h.expiresAt} windowS={config?.lockWindowS} />
+            </button>
+          )}
+        </FirstTwo>
+      ),
     },
     {
       key: 'run',
       header: 'Current run',
       width: 'minmax(120px, 1fr)',
-      render: (i) =>
-        i.currentRuns.length === 0 ? (
-          <span className="muted">none</span>
-        ) : (
-          <div className="held">
-            {i.currentRuns.slice(0, 2).map((r) => (
-              <button key={r.runId} className="held-item" onClick={() => navigate('runs', r.job, { slot: r.slot })} title={`run ${r.runId}`}>
-                <span className="held-title">
-                  {r.job} <span className="mono small">{r.slot}</span>
-                </span>
-              </button>
-            ))}
-            {i.currentRuns.length > 2 ? <span className="muted small">+{i.currentRuns.length - 2} more</span> : null}
-          </div>
-        ),
+      render: (i) => (
+        <FirstTwo items={i.currentRuns} none="none">
+          {(r) => (
+            <button key={r.runId} className="held-item" onClick={() => navigate('runs', r.jobId, { slot: r.slot })} title={`run ${r.runId}`}>
+              <span className="held-title">
+                {r.job} <span className="mono small">{r.slot}</span>
+              </span>
+            </button>
+          )}
+        </FirstTwo>
+      ),
     },
   ];
 
@@ -188,6 +180,17 @@ export function InstancesView() {
         )}
       </section>
       <TokensPanel connect={connect} />
+    </div>
+  );
+}
+
+/** The first two of a cell's items, then "+N more" (the row stays one height). */
+function FirstTwo<T>({ items, none, children }: { items: T[]; none: string; children: (item: T) => ReactNode }) {
+  if (items.length === 0) return <span className="muted">{none}</span>;
+  return (
+    <div className="held">
+      {items.slice(0, 2).map(children)}
+      {items.length > 2 ? <span className="muted small">+{items.length - 2} more</span> : null}
     </div>
   );
 }

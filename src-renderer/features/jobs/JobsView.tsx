@@ -26,6 +26,7 @@ export function JobsView() {
 
 /** Below this table width the row actions fold into "Trigger now" and a menu. */
 const WIDE_ACTIONS = 1100;
+const ACTIONS_HEADER = <span className="visually-hidden">Actions</span>;
 
 /** "Asia/Shanghai" → "Shanghai" (the zone's city, for tight cells). */
 function shortZone(zone: string): string {
@@ -71,7 +72,7 @@ function JobList() {
             {j.name}
           </button>
           <span className="muted small" title={j.description}>
-            v{j.version} · role <span className="mono">{j.role}</span>
+            role <span className="mono">{j.role}</span>
             {j.description ? ` · ${j.description}` : ''}
           </span>
         </div>
@@ -157,7 +158,7 @@ function JobList() {
     { key: 'version', header: 'Ver.', width: '44px', align: 'right', title: 'version: bumped on every edit and stored on each run', render: (j) => <span className="mono">v{j.version}</span> },
     {
       key: 'actions',
-      header: <span className="visually-hidden">Actions</span>,
+      header: ACTIONS_HEADER,
       width: '178px',
       align: 'right',
       showFrom: WIDE_ACTIONS,
@@ -191,7 +192,7 @@ function JobList() {
     },
     {
       key: 'menu',
-      header: <span className="visually-hidden">Actions</span>,
+      header: ACTIONS_HEADER,
       width: '124px',
       align: 'right',
       showBelow: WIDE_ACTIONS,
