@@ -1,8 +1,9 @@
 /**
  * A dense table laid out with CSS grid, so the header and the (possibly virtualised) rows share
  * one column template. Small tables render plainly; past `virtualiseAbove` rows they virtualise.
- * Columns marked `showFrom` appear only while the table is at least that wide, so a narrow
- * window drops secondary columns instead of clipping the row's actions.
+ * Columns marked `showFrom` appear only while the table is at least that wide, and `showBelow`
+ * ones only while it is narrower: a narrow window drops secondary columns or shows a compact form
+ * (a row menu) instead of clipping the row's actions.
  */
 import type { CSSProperties, ReactNode } from 'react';
 import { useElementWidth } from '../lib/use-element-width';
