@@ -49,7 +49,7 @@ export function DashboardView() {
           label="Expired locks today"
           value={formatCount(d.expiredLocksToday)}
           tone={d.expiredLocksToday > 0 ? 'warn' : undefined}
-          sub="taken back by the watchdog"
+          sub="by the watchdog or an operator"
           onClick={() => navigate('locks')}
           testId="stat-expired"
         />
@@ -66,7 +66,7 @@ export function DashboardView() {
           value={rec.short}
           sub={
             <span title={rec.long}>
-              the longest an abandoned task waits
+              at most, for an abandoned task
             </span>
           }
           testId="stat-recovery"
