@@ -19,7 +19,7 @@ import { instanceId as instanceIdSchema, registerInstanceInput } from '../../com
 import { parseOrThrow } from '../../common/validate';
 import { newId, type CoreContext } from '../context';
 import type { ClaimLocks, ExpiryReason } from '../tasks/claim-locks';
-import type { ClockGap } from '../time/gap-detector';
+import { onOldTimeline, type ClockGap } from '../time/gap-detector';
 
 interface InstanceRow {
   id: string;
@@ -72,10 +72,9 @@ export class InstanceRegistry {
       ),
       // Instances still within their heartbeat timeout when the gap began get a fresh window.
       forgiveSilence: db.prepare(`UPDATE instances SET last_heartbeat_at = ? WHERE status = 'online' AND last_heartbeat_at < ? AND last_heartbeat_at > ?`),
-      // Rows recorded on the old timeline before a gap began (`<= from`), or later than the new "now"
-      // after a backward step (`> to`): both moved with the gap.
-      shiftGrace: db.prepare(`UPDATE instances SET disconnected_at = disconnected_at + @gap WHERE status = 'disconnected' AND CASE WHEN @gap > 0 THEN disconnected_at <= @from ELSE disconnected_at > @to END`),
-      shiftHeartbeatsBack: db.prepare(`UPDATE instances SET last_heartbeat_at = last_heartbeat_at + ? WHERE status = 'online' AND last_heartbeat_at > ?`),
+      // Times recorded on the old timeline move with the gap.
+      shiftGrace: db.prepare(`UPDATE instances SET disconnected_at = disconnected_at + @gap WHERE status = 'disconnected' AND ${onOldTimeline('disconnected_at')}`),
+      shiftHeartbeatsBack: db.prepare(`UPDATE instances SET last_heartbeat_at = last_heartbeat_at + @gap WHERE status = 'online' AND ${onOldTimeline('last_heartbeat_at')}`),
       countOnline: db.prepare<[], { n: number }>(`SELECT count(*) AS n FROM instances WHERE status = 'online'`),
     };
   }
@@ -183,8 +182,10 @@ export class InstanceRegistry {
   /** Invariant 4. Returns how many instances' heartbeat and grace times moved. */
   shiftForGap(gap: ClockGap): { heartbeats: number; graces: number } {
     return this.ctx.store.write(() => {
-      const heartbeats = gap.gapMs > 0 ? this.q.forgiveSilence.run(gap.to, gap.to, gap.from - this.ctx.config.heartbeatTimeoutS * 1000).changes : this.q.shiftHeartbeatsBack.run(gap.gapMs, gap.to).changes;
-      const graces = this.q.shiftGrace.run({ gap: gap.gapMs, from: gap.from, to: gap.to }).changes;
+      const at = { gap: gap.gapMs, newFrom: gap.newFrom, to: gap.to };
+      const heartbeats =
+        gap.gapMs > 0 ? this.q.forgiveSilence.run(gap.to, gap.to, gap.from - this.ctx.config.heartbeatTimeoutS * 1000).changes : this.q.shiftHeartbeatsBack.run(at).changes;
+      const graces = this.q.shiftGrace.run(at).changes;
       return { heartbeats, graces };
     });
   }

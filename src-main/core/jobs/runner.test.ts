@@ -187,6 +187,21 @@ describe('after the wall clock steps back an hour', () => {
     assertInvariants(h.core);
   });
 
+  it('a run in flight keeps the real time it had left: its deadline moves back with the clock, however old the run', async () => {
+    h = await startJobsHarness({ start: '2026-11-30T00:59:30.000Z', config: { heartbeatTimeoutS: 10_000_000 } });
+    await h.agent('ops', hang);
+    const jobId = h.createJob({ name: 'long', role: 'ops', schedule: { cron: '0 * * * *', timezone: 'UTC' }, runTimeoutS: 7200 });
+    await h.advanceTo('2026-11-30T01:00:00.000Z');
+    expect(h.run(jobId, '2026-11-30T01:00')).toMatchObject({ status: 'running', deadline: '2026-11-30T03:00:00.000Z' });
+    await h.advanceTo('2026-11-30T02:30:00.000Z'); // 30 min left
+    h.clock.jump(-3600_000);
+    await h.advance(1000);
+    expect(h.run(jobId, '2026-11-30T01:00')).toMatchObject({ status: 'running', deadline: '2026-11-30T02:00:00.000Z' });
+    await h.advance(30 * 60_000 + 60_000);
+    expect(h.run(jobId, '2026-11-30T01:00')).toMatchObject({ lastError: expect.stringMatching(/no result before the deadline 2026-11-30T02:00:00.000Z/) });
+    assertInvariants(h.core);
+  });
+
   it('a retry scheduled before the step comes due after its own delay, not an hour later', async () => {
     h = await startJobsHarness({ start: '2026-11-30T00:59:30.000Z' });
     let failures = 0;

@@ -30,7 +30,7 @@ import type { Disposable } from '../events';
 import type { Hub } from '../hub/hub';
 import type { JobTrigger, RunSink, TriggerOutcome } from '../hub/ports';
 import type { InstanceRegistry } from '../instances/registry';
-import type { ClockGap } from '../time/gap-detector';
+import { onOldTimeline, type ClockGap } from '../time/gap-detector';
 import type { Signals } from '../signals/signals';
 import { firstLook, JobPlan, missedOutcome, type MissedOutcome } from './plan';
 import { evaluatePrecondition, type CheckOutcome } from './preconditions';
@@ -278,25 +278,24 @@ export class JobRunner implements RunSink {
    * looked at when they come due on the new wall clock — not an hour later.
    */
   private onGap(gap: ClockGap): Record<string, number> {
-    const { gapMs, from, to } = gap;
-    // Set on the old timeline: dispatched before the gap began, or "in the future" after a step back.
-    const old = gapMs > 0 ? 'dispatched_at <= @from' : 'dispatched_at > @to';
+    const at = { gap: gap.gapMs, newFrom: gap.newFrom, to: gap.to, from: Math.min(gap.from, gap.to) };
     const runs = this.ctx.db
       .prepare(`UPDATE runs SET deadline = deadline + @gap, next_attempt_at = CASE WHEN next_attempt_at = deadline THEN deadline + @gap ELSE next_attempt_at END
-                WHERE status IN ('pending','running') AND dispatched_at IS NOT NULL AND deadline > min(@from, @to) AND ${old}`)
-      .run({ gap: gapMs, from, to }).changes;
+                WHERE status IN ('pending','running') AND dispatched_at IS NOT NULL AND deadline > @from AND ${onOldTimeline('dispatched_at')}`)
+      .run(at).changes;
     const backfills = this.ctx.db
-      .prepare(`UPDATE backfills SET deadline = deadline + @gap WHERE status = 'dispatched' AND deadline > min(@from, @to) AND ${old}`)
-      .run({ gap: gapMs, from, to }).changes;
-    if (gapMs > 0) return { runs, backfills };
+      .prepare(`UPDATE backfills SET deadline = deadline + @gap WHERE status = 'dispatched' AND deadline > @from AND ${onOldTimeline('dispatched_at')}`)
+      .run(at).changes;
+    if (gap.gapMs > 0) return { runs, backfills };
     // A wait for a window to open is an instant of the schedule and stays; the others were "in x seconds".
     const waits = this.ctx.db
       .prepare(`UPDATE runs SET next_attempt_at = max(@to, next_attempt_at + @gap)
-                WHERE status IN ('pending','running') AND dispatched_at IS NULL AND next_attempt_at > @to AND next_attempt_at IS NOT opens_at`)
-      .run({ gap: gapMs, to }).changes;
+                WHERE status IN ('pending','running') AND dispatched_at IS NULL AND next_attempt_at > @to AND next_attempt_at IS NOT opens_at
+                  AND ${onOldTimeline('updated_at')}`)
+      .run({ gap: gap.gapMs, newFrom: gap.newFrom, to: gap.to }).changes;
     const jobs = this.ctx.db
       .prepare(`UPDATE jobs SET cursor = @cursor, next_check_at = CASE WHEN enabled = 1 THEN @to ELSE next_check_at END WHERE cursor > @cursor`)
-      .run({ cursor: to + 1, to }).changes;
+      .run({ cursor: gap.to + 1, to: gap.to }).changes;
     return { runs, backfills, waits, jobs };
   }
 

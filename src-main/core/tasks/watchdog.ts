@@ -64,6 +64,8 @@ export class Watchdog {
       this.ctx.events.on('task.claimed', (e) => granted(e.task.id)),
       this.ctx.events.on('task.renewed', (e) => granted(e.taskId)),
       this.ctx.gaps.onGap('watchdog', (gap) => this.onGap(gap)),
+      // Once a gap has committed, every window counts on the new timeline.
+      this.ctx.events.on('clock.jumped', () => this.grants.clear()),
     ];
     this.schedule();
   }
@@ -104,7 +106,6 @@ export class Watchdog {
    */
   private onGap(gap: ClockGap): Record<string, number> {
     const afterGap = [...this.grants].filter(([, at]) => recordedAfter(gap, at)).map(([taskId]) => taskId);
-    this.grants.clear(); // every window now counts on the new timeline
     // Locks still live when the gap began keep the remaining time they had.
     const locks = this.shiftLocks.run(gap.gapMs, Math.min(gap.from, gap.to), JSON.stringify(afterGap)).changes;
     return { locks, ...this.instances.shiftForGap(gap) };

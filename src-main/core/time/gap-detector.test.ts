@@ -102,6 +102,7 @@ describe('what was recorded after a gap began keeps its time', () => {
     kind: 'sleep',
     from: 0,
     to: 0,
+    newFrom: 0,
     gapMs: 0,
     loopGapMs: 0,
     stepMs: 0,

@@ -42,6 +42,12 @@ export interface ClockGap {
   from: number;
   /** Wall time now. */
   to: number;
+  /**
+   * The last reading's instant as the new wall clock sees it (`to − monotonic time since`): a time
+   * recorded in [newFrom, to] may already be on the new timeline; one before or after it is on the
+   * old one (see `onOldTimeline`).
+   */
+  newFrom: number;
   /** `to − from`: how far deadlines stored as wall time move. */
   gapMs: number;
   /** How long the event loop was away by the monotonic clock (a stall); 0 for a suspend or a step. */
@@ -72,6 +78,16 @@ export function recordedAfter(gap: ClockGap, at: Instant): boolean {
   if (at.mono < gap.sinceMono) return false;
   const offset = at.wall - at.mono;
   return Math.abs(offset - gap.offsetAfter) <= Math.abs(offset - gap.offsetBefore);
+}
+
+/**
+ * SQL for "the wall time in `column` was recorded on the old timeline" (before the gap began, or
+ * after the new "now" once the clock stepped back), with parameters `@newFrom` and `@to`. After a
+ * backward step a time in [newFrom, to] is taken as new; an old one that happens to fall there
+ * (recorded exactly one step ago, within a pulse) keeps its value.
+ */
+export function onOldTimeline(column: string): string {
+  return `(${column} < @newFrom OR ${column} > @to)`;
 }
 
 /** A participant shifts its own deadlines inside the gap's transaction and says how many. */
@@ -191,6 +207,7 @@ export class GapDetector {
       kind,
       from: now.wall - gapMs,
       to: now.wall,
+      newFrom: now.wall - monoElapsed,
       gapMs,
       loopGapMs,
       stepMs,
