@@ -133,16 +133,8 @@ export class ManualClock implements Clock {
   /** Lets `ms` pass, running due timers in order, each seeing `now()` at its due instant. */
   advance(ms: number): void {
     const target = this.mono + ms;
-    this.dispatch(() => {
-      for (;;) {
-        const next = this.nextDue(target);
-        if (!next) break;
-        this.mono = Math.max(this.mono, next.at);
-        this.fire(next);
-        this.runDeferred();
-      }
-      this.mono = Math.max(this.mono, target);
-    });
+    this.runDue(target);
+    this.mono = Math.max(this.mono, target);
   }
 
   /** Blocks the event loop for `ms`, then wakes as Node does (see the class comment). */
@@ -171,11 +163,15 @@ export class ManualClock implements Clock {
 
   /** Runs every timer due within `limitMs`; returns how many ran. */
   runUntilIdle(limitMs = 24 * 3600_000): number {
-    const end = this.mono + limitMs;
+    return this.runDue(this.mono + limitMs);
+  }
+
+  /** Runs the timers due up to monotonic `limit` on time, in due order; returns how many ran. */
+  private runDue(limit: number): number {
     let ran = 0;
     this.dispatch(() => {
       for (;;) {
-        const next = this.nextDue(end);
+        const next = this.nextDue(limit);
         if (!next) return;
         this.mono = Math.max(this.mono, next.at);
         this.fire(next);
