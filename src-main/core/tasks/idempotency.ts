@@ -39,7 +39,7 @@ export class IdempotencyStore {
   private readonly purgeOld;
   private readonly restampFuture;
   /** Invariant 1. */
-  readonly now: () => number;
+  private readonly now: () => number;
 
   constructor(
     db: Db,
