@@ -14,7 +14,8 @@ export interface CoreEventMap {
   'lock.expired': { taskId: number; instanceId: string; fence: number; reason: string };
   'instance.changed': { instance: Instance };
   'audit.appended': { event: AuditEvent };
-  'clock.jumped': { from: number; to: number; gapMs: number };
+  /** A gap in time, applied once (core/time/gap-detector.ts): a stall, a sleep, a step back. */
+  'clock.jumped': { from: number; to: number; gapMs: number; kind?: 'stall' | 'sleep' | 'step_back'; loopGapMs?: number };
   'token.revoked': { token: TokenInfo };
   // Agent hub (core/hub). Not tied to a transaction: emitted when they happen.
   'session.opened': { sessionId: string; remoteAddress: string | null; tokenId: string | null };

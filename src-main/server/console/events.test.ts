@@ -74,6 +74,14 @@ describe('mapCoreEvent', () => {
     expect(mapCoreEvent({ type: 'clock.jumped', from: 0, to: 3_600_000, gapMs: 3_600_000 })).toEqual([
       expect.objectContaining({ type: 'alert', level: 'info', title: 'Woke up after a pause' }),
     ]);
+    expect(mapCoreEvent({ type: 'clock.jumped', from: 0, to: 110_000, gapMs: 110_000, kind: 'stall', loopGapMs: 110_000 })).toEqual([
+      {
+        type: 'alert',
+        level: 'info',
+        title: 'Gaffer was paused',
+        body: 'Gaffer itself was paused for 2 min; lock windows, heartbeats and run deadlines were shifted instead of expiring.',
+      },
+    ]);
     expect(mapCoreEvent({ type: 'task.renewed', taskId: 1, instanceId: 'i', fence: 1, expiresAt: 0 })).toEqual([]);
   });
 });

@@ -103,8 +103,11 @@ export function mapCoreEvent(e: CoreEvent): ConsoleEvent[] {
         {
           type: 'alert',
           level: 'info',
-          title: e.gapMs > 0 ? 'Woke up after a pause' : 'Clock stepped backwards',
-          body: `The clock moved ${gap} ${e.gapMs > 0 ? 'forward' : 'back'}; lock windows were shifted instead of expiring.`,
+          title: e.kind === 'stall' ? 'Gaffer was paused' : e.gapMs > 0 ? 'Woke up after a pause' : 'Clock stepped backwards',
+          body:
+            e.kind === 'stall'
+              ? `Gaffer itself was paused for ${gap}; lock windows, heartbeats and run deadlines were shifted instead of expiring.`
+              : `The clock moved ${gap} ${e.gapMs > 0 ? 'forward' : 'back'}; lock windows were shifted instead of expiring.`,
         },
       ];
     }
