@@ -29,7 +29,7 @@ RENDERER_ABOVE.components = [...RENDERER_ABOVE.features, '**/features/**', '**/s
 RENDERER_ABOVE.lib = [...RENDERER_ABOVE.store, '**/store/**', '../store'];
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'out/**', 'dist/**', 'release/**', '.scratch/**', 'bench/.scratch/**', 'test-results/**', 'playwright-report/**'] },
+  { ignores: ['node_modules/**', 'out/**', 'dist/**', 'sdk/typescript/dist/**', 'sdk/python/**', 'release/**', '.scratch/**', 'bench/.scratch/**', 'test-results/**', 'playwright-report/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -51,7 +51,7 @@ export default tseslint.config(
   },
   {
     // Plain Node scripts (not type-checked TS): declare Node's globals.
-    files: ['scripts/**/*.mjs', 'e2e/**/*.mjs', '*.js', '*.mjs'],
+    files: ['scripts/**/*.mjs', 'e2e/**/*.mjs', 'sdk/**/*.mjs', '*.js', '*.mjs'],
     languageOptions: {
       globals: { process: 'readonly', console: 'readonly', Buffer: 'readonly', URL: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', setInterval: 'readonly', clearInterval: 'readonly', __dirname: 'readonly' },
     },
@@ -73,7 +73,7 @@ export default tseslint.config(
   layer(['src-main/electron/**'], [
     { group: ['**/headless/**', '**/src-renderer/**', '**/src-preload/**'], message: 'the electron shell uses core and server; it loads the preload and renderer as files, never imports them.' },
   ]),
-  layer(['src-main/sdk/**', 'examples/**'], [
+  layer(['src-main/sdk/**', 'sdk/typescript/src/**', 'examples/**'], [
     { group: ['**/core/**', '**/server/**', '**/electron/**', '**/headless/**', 'better-sqlite3', 'electron'], message: 'the agent SDK talks to Gaffer over the wire only: it may import common and ws.' },
   ]),
   layer(['src-main/cli/**'], [
