@@ -6,9 +6,12 @@
  *   node sdk/typescript/build.mjs --pack DIR   → also `npm pack` it into DIR; prints the tarball's path last
  *
  * Invariants (the build fails when one does not hold):
- * 1. The package depends on `ws` only: everything else the SDK imports from Gaffer's source is
- *    bundled into one ES module, and the bundle imports nothing but `ws` and Node built-ins.
- * 2. The declarations are one self-contained `index.d.ts` that imports no package at all.
+ * 1. The package's dependencies are the npm packages the SDK's sources import — `ws` (the socket)
+ *    and `zod` (the protocol's frame schemas in src-main/common, which the SDK parses pushes with
+ *    and infers its push types from); never Electron, better-sqlite3 or anything of the server.
+ *    Everything the SDK imports from Gaffer's source is bundled into one ES module, which imports
+ *    nothing but those dependencies and Node built-ins.
+ * 2. The declarations are one `index.d.ts` that imports nothing but those dependencies.
  * 3. dist/package.json is made from this directory's package.json (same name, version and
  *    dependencies), pointing at the built files instead of the sources.
  */
@@ -30,10 +33,12 @@ function fail(message) {
   process.exit(1);
 }
 
+for (const heavy of ['electron', 'better-sqlite3']) if (heavy in source.dependencies) fail(`${heavy} must not be a dependency of the agent SDK`);
+
 fs.rmSync(dist, { recursive: true, force: true });
 fs.mkdirSync(dist, { recursive: true });
 
-// 1. JavaScript: one ES module; `ws` stays a dependency.
+// 1. JavaScript: one ES module; the dependencies stay external.
 const js = await build({
   entryPoints: [entry],
   outfile: path.join(dist, 'index.js'),
@@ -50,12 +55,13 @@ const imported = Object.values(js.metafile.outputs).flatMap((o) => o.imports.fil
 const foreign = [...new Set(imported)].filter((p) => !p.startsWith('node:') && !(p in source.dependencies));
 if (foreign.length) fail(`the bundle imports ${foreign.join(', ')}; only ${Object.keys(source.dependencies).join(', ')} may stay external`);
 
-// 2. Declarations: one file, only what the entry exports (no zod or other internals).
+// 2. Declarations: one file, only what the entry exports.
 const [dts] = dtsBundleGenerator.generateDtsBundle([{ filePath: entry, output: { noBanner: true } }], {
   preferredConfigPath: path.join(root, 'tsconfig.json'),
 });
 const dtsImports = [...dts.matchAll(/^\s*import\b[^'"]*['"]([^'"]+)['"]/gm)].map((m) => m[1]);
-if (dtsImports.length) fail(`index.d.ts imports ${dtsImports.join(', ')}; it must be self-contained`);
+const foreignTypes = dtsImports.filter((p) => !(p in source.dependencies));
+if (foreignTypes.length) fail(`index.d.ts imports ${foreignTypes.join(', ')}; only the dependencies may be imported`);
 fs.writeFileSync(path.join(dist, 'index.d.ts'), `// gaffer-agent ${source.version}: the Gaffer agent SDK.\n${dts}`);
 
 // 3. The published package.json and README.
