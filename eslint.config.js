@@ -77,7 +77,8 @@ export default tseslint.config(
     { group: ['**/core/**', '**/server/**', '**/electron/**', '**/headless/**', 'better-sqlite3', 'electron'], message: 'the agent SDK talks to Gaffer over the wire only: it may import common and ws.' },
   ]),
   layer(['src-main/cli/**'], [
-    { group: ['**/core/**', '**/server/**', '**/electron/**', '**/headless/**', '**/src-renderer/**', '**/src-preload/**', 'better-sqlite3', 'electron'], message: 'the gaffer command-line programs are agents and clients: they reach the scheduler over the wire (sdk + common), never by importing it.' },
+    // (The MCP SDK's own `…/server/…` modules are a library, not Gaffer's server layer.)
+    { group: ['**/core/**', '**/server/**', '**/electron/**', '**/headless/**', '**/src-renderer/**', '**/src-preload/**', 'better-sqlite3', 'electron', '!@modelcontextprotocol/sdk/**'], message: 'the gaffer command-line programs are agents and clients: they reach the scheduler over the wire (sdk + common), never by importing it.' },
   ]),
   layer(['src-preload/**'], [
     { group: ['**/src-main/core/**', '**/src-main/server/**', '**/src-main/electron/**', '**/src-main/headless/**', '**/src-renderer/**', 'node:*', 'better-sqlite3', 'ws'], message: 'the preload is a sandboxed bridge: electron IPC plus common types only.' },
