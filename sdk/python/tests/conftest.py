@@ -76,16 +76,16 @@ class Gaffer:
         )
         found = threading.Event()
 
-        def pump() -> None:
-            assert self.proc is not None and self.proc.stdout is not None
-            for line in self.proc.stdout:
-                self.output.append(line.rstrip("\n"))
-                m = READY.search(line)
-                if m:
-                    self.port = int(m.group(1))
-                    found.set()
+        def pump(stream: Any) -> None:
+            with stream:  # closed at EOF, when the process has exited
+                for line in stream:
+                    self.output.append(line.rstrip("\n"))
+                    m = READY.search(line)
+                    if m:
+                        self.port = int(m.group(1))
+                        found.set()
 
-        threading.Thread(target=pump, daemon=True).start()
+        threading.Thread(target=pump, args=(self.proc.stdout,), daemon=True).start()
         if not found.wait(timeout):
             self.stop()
             raise RuntimeError("headless Gaffer did not start:\n" + "\n".join(self.output[-40:]))
