@@ -19,33 +19,21 @@ interface Res {
   body: any;
 }
 
-function request(port: number, method: string, path: string, opts: { body?: string; token?: string | null } = {}): Promise<Res> {
-  const headers: Record<string, string> = {};
+async function request(port: number, method: string, path: string, opts: { body?: string; token?: string | null } = {}): Promise<Res> {
   const token = opts.token === undefined ? OPERATOR : opts.token;
-  if (token !== null) headers.authorization = `Bearer ${token}`;
-  if (opts.body !== undefined) {
-    headers['content-type'] = 'application/json';
-    headers['content-length'] = String(Buffer.byteLength(opts.body));
-  }
-  return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port, method, path, headers }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        let body: unknown;
-        try {
-          body = JSON.parse(text);
-        } catch {
-          body = text;
-        }
-        resolve({ status: res.statusCode!, body });
-      });
-    });
-    req.on('error', reject);
-    if (opts.body !== undefined) req.write(opts.body);
-    req.end();
+  const res = await fetch(`http://127.0.0.1:${port}${path}`, {
+    method,
+    headers: { ...(token === null ? {} : { authorization: `Bearer ${token}` }), ...(opts.body === undefined ? {} : { 'content-type': 'application/json' }) },
+    ...(opts.body === undefined ? {} : { body: opts.body }),
   });
+  const text = await res.text();
+  let body: unknown = text;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    /* not JSON (an export stream) */
+  }
+  return { status: res.status, body };
 }
 
 /** The router's own "no route here" answers (api-v1.ts), as opposed to a handler's 404 for an unknown id. */

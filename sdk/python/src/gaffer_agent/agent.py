@@ -29,7 +29,7 @@ import logging
 from datetime import datetime, timezone
 from typing import Any, Awaitable, Callable, Dict, List, Optional, Union
 
-from .connection import Connection, ReconnectPolicy
+from .connection import Connection
 from .contexts import JobContext, Signal, WorkTask
 from .errors import (
     AgentClosedError,
@@ -86,38 +86,20 @@ class _Run:
 class Agent:
     """Use ``connect()``. Every public coroutine raises a ``GafferSdkError`` subclass on failure."""
 
-    def __init__(
-        self,
-        url: str,
-        *,
-        token: str,
-        role: str,
-        name: str,
-        version: Optional[str] = None,
-        request_timeout: float = 30.0,
-        connect_timeout: float = 10.0,
-        reconnect: Union[ReconnectPolicy, bool] = True,
-        heartbeat_interval: Optional[float] = None,
-        random: Optional[Callable[[], float]] = None,
-        telemetry_flush_every: float = 0.5,
-    ) -> None:
-        extra = {"random": random} if random is not None else {}
+    def __init__(self, url: str, *, token: str, role: str, name: str, telemetry_flush_every: float = 0.5, **connection: Any) -> None:
+        """``connection``: the Connection's options (``version``, ``request_timeout``,
+        ``connect_timeout``, ``reconnect``, ``heartbeat_interval``, ``random``)."""
         self._conn = Connection(
             url,
             token=token,
             role=role,
             name=name,
-            version=version,
-            request_timeout=request_timeout,
-            connect_timeout=connect_timeout,
-            reconnect=reconnect,
-            heartbeat_interval=heartbeat_interval,
             on_ready=self._on_ready,
             on_down=lambda code, reason: self._emit("disconnected", {"code": code, "reason": reason}),
             on_reconnecting=lambda attempt, delay: self._emit("reconnecting", {"attempt": attempt, "delay": delay}),
             on_push=self._on_push,
             on_closed=self._on_closed,
-            **extra,
+            **connection,
         )
         self._listeners: Dict[str, List[Listener]] = {}
         self._active: Dict[int, _Active] = {}

@@ -36,7 +36,21 @@ class Signal:
             self._event.set()
 
 
-class WorkTask:
+class _Telemetered:
+    """``log`` and ``usage`` for the task or run a handler works on (batched, PROTOCOL §5)."""
+
+    _telemetry: Telemetry
+
+    def log(self, text: str, *, level: str = "info", stream: str = "agent") -> None:
+        """A log line (sent in batches; the operator reads it beside the task or run)."""
+        self._telemetry.log(text, level=level, stream=stream)
+
+    def usage(self, *, input_tokens: Optional[int] = None, output_tokens: Optional[int] = None, cost_usd: Optional[float] = None, model: Optional[str] = None) -> None:
+        """Adds model usage (increments; summed by Gaffer, which may stop work past its budget)."""
+        self._telemetry.usage(input_tokens=input_tokens, output_tokens=output_tokens, cost_usd=cost_usd, model=model)
+
+
+class WorkTask(_Telemetered):
     """A claimed task, as a ``work`` handler gets it. ``id``, ``title``, ``payload``, ``attempt``,
     ``previously_expired`` as on the task; ``fence`` and ``expires_at`` of the current lock
     (``expires_at`` moves with each renewal); ``signal``; ``log`` / ``usage`` (batched)."""
@@ -57,14 +71,6 @@ class WorkTask:
         self.agent = agent
         self._telemetry = telemetry
 
-    def log(self, text: str, *, level: str = "info", stream: str = "agent") -> None:
-        """A log line for this task (sent in batches; the operator reads it beside the task)."""
-        self._telemetry.log(text, level=level, stream=stream)
-
-    def usage(self, *, input_tokens: Optional[int] = None, output_tokens: Optional[int] = None, cost_usd: Optional[float] = None, model: Optional[str] = None) -> None:
-        """Adds model usage spent on this task (increments; summed by Gaffer)."""
-        self._telemetry.usage(input_tokens=input_tokens, output_tokens=output_tokens, cost_usd=cost_usd, model=model)
-
     def __repr__(self) -> str:
         return f"WorkTask(id={self.id}, title={self.title!r}, attempt={self.attempt}, fence={self.fence})"
 
@@ -72,7 +78,7 @@ class WorkTask:
 StepFn = Callable[[], Union[Any, Awaitable[Any]]]
 
 
-class JobContext:
+class JobContext(_Telemetered):
     """A job run, as an ``on_job`` handler gets it: every field of the ``job_trigger`` push
     (snake_case: ``run_id``, ``job``, ``slot``, ``attempt``, ``payload``, ``idempotency_key`` — pass it
     to every outside system you change —, ``deadline``, ``completed_steps``, ``version``,
@@ -138,14 +144,6 @@ class JobContext:
         self._completed.add(name)
         self._on_step(name, False)
         return value
-
-    def log(self, text: str, *, level: str = "info", stream: str = "agent") -> None:
-        """A log line for this run (sent in batches)."""
-        self._telemetry.log(text, level=level, stream=stream)
-
-    def usage(self, *, input_tokens: Optional[int] = None, output_tokens: Optional[int] = None, cost_usd: Optional[float] = None, model: Optional[str] = None) -> None:
-        """Adds model usage spent on this run (increments; a run past its budget is cancelled)."""
-        self._telemetry.usage(input_tokens=input_tokens, output_tokens=output_tokens, cost_usd=cost_usd, model=model)
 
     def __repr__(self) -> str:
         return f"JobContext(run_id={self.run_id!r}, job={self.job!r}, slot={self.slot!r}, attempt={self.attempt})"
