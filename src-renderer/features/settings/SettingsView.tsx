@@ -120,7 +120,7 @@ export function SettingsView() {
             <dd className="mono">{s.port !== null ? `ws://127.0.0.1:${s.port}/agent` : '—'}</dd>
             <dt>Data directory</dt>
             <dd className="mono wrap">{s.dataDir ?? '—'}</dd>
-            <dt>HTTP API reference</dt>
+            <dt>API reference</dt>
             <dd className="mono wrap" data-testid="api-reference">
               {s.port === null ? (
                 '—'

@@ -19,18 +19,18 @@ Invariants (the TypeScript SDK's ``agent.ts``, in asyncio terms):
    (tasks go back to the backlog, runs fail ``retryable``), and closes the socket.
 6. A push is parsed strictly (models.py) before a handler sees it; a malformed or unknown push is
    logged and ignored.
+
+Job runs and prechecks live in jobs.py; the agent routes pushes to it.
 """
 
 from __future__ import annotations
 
 import asyncio
-import inspect
 import logging
-from datetime import datetime, timezone
-from typing import Any, Awaitable, Callable, Dict, List, Optional, Union
+from typing import Any, Awaitable, Callable, Dict, List, Optional
 
 from .connection import Connection
-from .contexts import JobContext, Signal, WorkTask
+from .contexts import Signal, WorkTask, call_handler
 from .errors import (
     AgentClosedError,
     AgentClosingError,
@@ -38,21 +38,17 @@ from .errors import (
     GafferRequestError,
     GafferSdkError,
     LockLostError,
-    RunCancelledError,
-    error_class_of,
     error_message,
     output_of,
     report_status_of,
 )
-from .models import ClaimedTask, HelloResult, JobTrigger, Lock, PrecheckAnswer, PrecheckRequest, Result, Task
+from .jobs import JobHandler, Jobs, PrecheckHandler
+from .models import ClaimedTask, HelloResult, JobTrigger, Lock, PrecheckRequest, Result, Task
 from .telemetry import Telemetry
 
 log = logging.getLogger("gaffer_agent")
 
 WorkHandler = Callable[[WorkTask], Awaitable[Any]]
-JobHandler = Callable[[JobContext], Awaitable[Any]]
-PrecheckResult = Union[bool, PrecheckAnswer, Dict[str, Any], "tuple[Any, ...]"]
-PrecheckHandler = Callable[[PrecheckRequest], Union[PrecheckResult, Awaitable[PrecheckResult]]]
 Listener = Callable[[Dict[str, Any]], None]
 
 LOCK_GONE = {"not_holder", "not_found"}
@@ -72,13 +68,6 @@ class _Active:
         self.fence = claimed.lock.fence
         self.signal = Signal()
         self.lost = False
-        self.handler: Optional["asyncio.Task[Any]"] = None
-        self.done = asyncio.Event()
-
-
-class _Run:
-    def __init__(self) -> None:
-        self.signal = Signal()
         self.handler: Optional["asyncio.Task[Any]"] = None
         self.done = asyncio.Event()
 
@@ -103,14 +92,12 @@ class Agent:
         )
         self._listeners: Dict[str, List[Listener]] = {}
         self._active: Dict[int, _Active] = {}
-        self._runs: Dict[str, _Run] = {}
-        self._prechecks: Dict[str, PrecheckHandler] = {}
-        self._job: Optional[tuple[JobHandler, str]] = None
         self._stop = asyncio.Event()
         self._closing: Optional["asyncio.Task[None]"] = None
         self._previous_instance: Optional[str] = None
         self._background: set["asyncio.Task[Any]"] = set()
         self._flush_every = telemetry_flush_every
+        self._jobs = Jobs(self, self._conn.request, self._emit, self._stop, telemetry_flush_every)
 
     # ---- connection ----
 
@@ -308,7 +295,7 @@ class Agent:
         every = renew_every if renew_every is not None else renew_interval(self.lock_window_s)
         renewer = asyncio.ensure_future(self._renew_loop(t, ctx, every))
         status, note, output = "done", None, None
-        t.handler = asyncio.ensure_future(_call(handler, ctx))
+        t.handler = asyncio.ensure_future(call_handler(handler, ctx))
         try:
             result = await asyncio.shield(t.handler)
             if isinstance(result, Result):
@@ -395,39 +382,26 @@ class Agent:
         if t.handler is not None:
             t.handler.cancel()
 
-    # ---- jobs and prechecks ----
+    # ---- jobs and prechecks (jobs.py) ----
 
     def on_job(self, handler: JobHandler, *, default_error_class: str = "retryable") -> Callable[[], None]:
         """Handles ``job_trigger`` pushes; the handler's return value is the run's output. Returns
         a function that unregisters it. ``default_error_class``: for exceptions that are none of
         RetryableError / FatalError / NeedsHumanError."""
-        entry = (handler, default_error_class)
-        self._job = entry
-
-        def off() -> None:
-            if self._job is entry:
-                self._job = None
-
-        return off
+        return self._jobs.on_job(handler, default_error_class)
 
     def on_precheck(self, name: str, handler: PrecheckHandler) -> Callable[[], None]:
         """Answers ``precheck`` pushes for check ``name``: return a bool, a PrecheckAnswer, a dict
         ``{ready, reason?, evidence?}`` or a tuple ``(ready, reason, evidence)``."""
-        self._prechecks[name] = handler
-
-        def off() -> None:
-            if self._prechecks.get(name) is handler:
-                del self._prechecks[name]
-
-        return off
+        return self._jobs.on_precheck(name, handler)
 
     def _on_push(self, msg: Dict[str, Any]) -> None:
         kind = msg.get("type")
         try:
             if kind == "job_trigger":
-                self._spawn(self._run_job(JobTrigger.from_wire(msg)))
+                self._spawn(self._jobs.run(JobTrigger.from_wire(msg)))
             elif kind == "precheck":
-                self._spawn(self._answer_precheck(PrecheckRequest.from_wire(msg)))
+                self._spawn(self._jobs.answer_precheck(PrecheckRequest.from_wire(msg)))
             elif kind == "lock_lost":
                 task_id, fence, reason = msg.get("taskId"), msg.get("fence"), msg.get("reason")
                 if not isinstance(task_id, int) or not isinstance(fence, int) or not isinstance(reason, str):
@@ -439,115 +413,11 @@ class Agent:
                 run_id, reason = msg.get("runId"), msg.get("reason")
                 if not isinstance(run_id, str) or not isinstance(reason, str):
                     raise ValueError("run_cancelled: runId and reason are required")
-                run = self._runs.get(run_id)
-                if run is not None:
-                    log.warning("run %s cancelled by Gaffer (%s)", run_id, reason)
-                    run.signal.abort(RunCancelledError(run_id, reason))
-                    if run.handler is not None:
-                        run.handler.cancel()
+                self._jobs.cancel(run_id, reason)
             else:
                 log.warning("ignoring an unknown push %r", str(kind)[:50])
         except ValueError as e:
             log.warning("ignoring a malformed push: %s", e)
-
-    async def _persistent(self, type_: str, fields: Dict[str, Any]) -> Any:
-        """A request repeated across connection blips (checkpoints and results)."""
-        for attempt in range(1, 6):
-            try:
-                return await self._conn.request(type_, fields)
-            except ConnectionLostError:
-                if attempt == 5:
-                    raise
-        return None
-
-    async def _run_job(self, trigger: JobTrigger) -> None:
-        job = self._job
-        if job is None:
-            # Not acknowledging lets the hub offer the run to another instance.
-            log.warning("job_trigger for run %s but no on_job handler is registered", trigger.run_id)
-            return
-        if trigger.run_id in self._runs or self._stop.is_set():
-            return
-        handler, default_class = job
-        run_id = trigger.run_id
-        run = _Run()
-        self._runs[run_id] = run
-        deadline_timer: Optional[asyncio.TimerHandle] = None
-        try:
-            try:
-                await self._conn.request("run_started", {"runId": run_id})
-            except GafferSdkError as e:
-                log.warning("run %s not started: %s", run_id, e)
-                return
-            self._emit("job.started", {"run_id": run_id, "slot": trigger.slot})
-            deadline_timer = self._deadline_timer(run, trigger)
-            telemetry = Telemetry(self._conn.request, {"runId": run_id}, flush_every=self._flush_every)
-
-            async def checkpoint(step: str, ref: Optional[str]) -> None:
-                await self._persistent("run_step", {"runId": run_id, "step": step, **({"ref": ref} if ref is not None else {})})
-
-            ctx = JobContext(trigger, run.signal, telemetry, checkpoint, lambda step, skipped: self._emit("job.step", {"run_id": run_id, "step": step, "skipped": skipped}), self)
-            run.handler = asyncio.ensure_future(_call(handler, ctx))
-            result: Dict[str, Any]
-            try:
-                output = await asyncio.shield(run.handler)
-                result = {"outcome": "success", **({"output": output} if output is not None else {})}
-            except asyncio.CancelledError:
-                if not run.handler.cancelled():
-                    raise
-                if isinstance(run.signal.reason, RunCancelledError):
-                    return  # invariant 3: the run was taken away; anything more is refused
-                result = {"outcome": "failed", "errorClass": "retryable", "error": error_message(run.signal.reason or AgentClosingError())}
-            except Exception as e:
-                result = {"outcome": "failed", "errorClass": error_class_of(e, default_class), "error": error_message(e)}
-                if output_of(e) is not None:
-                    result["output"] = output_of(e)
-                log.warning("run %s handler failed (%s): %s", run_id, result["errorClass"], result["error"])
-            await telemetry.close()
-            try:
-                await self._persistent("run_result", {"runId": run_id, **result})
-                self._emit("job.finished", {"run_id": run_id, "outcome": result["outcome"], "error_class": result.get("errorClass")})
-            except GafferSdkError as e:
-                log.error("run %s: run_result failed: %s", run_id, e)
-        finally:
-            if deadline_timer is not None:
-                deadline_timer.cancel()
-            self._runs.pop(run_id, None)
-            run.done.set()
-
-    def _deadline_timer(self, run: _Run, trigger: JobTrigger) -> Optional[asyncio.TimerHandle]:
-        try:
-            deadline = datetime.fromisoformat(trigger.deadline.replace("Z", "+00:00"))
-        except ValueError:
-            return None
-        delay = max(0.0, (deadline - datetime.now(timezone.utc)).total_seconds())
-
-        def expire() -> None:
-            run.signal.abort(TimeoutError(f"deadline {trigger.deadline} passed"))
-            if run.handler is not None:
-                run.handler.cancel()
-
-        return asyncio.get_running_loop().call_later(min(delay, 2**31 / 1000), expire)
-
-    async def _answer_precheck(self, p: PrecheckRequest) -> None:
-        fn = self._prechecks.get(p.check)
-        answer: PrecheckAnswer
-        if fn is None:
-            answer = PrecheckAnswer(ready=False, reason=f'this agent has no precheck named "{p.check}"')
-        else:
-            try:
-                answer = _precheck_answer(await _call(fn, p))
-            except Exception as e:
-                answer = PrecheckAnswer(ready=False, reason=f"precheck failed: {error_message(e, 1900)}")
-        fields: Dict[str, Any] = {"requestId": p.request_id, "ready": answer.ready is True}
-        if answer.reason is not None:
-            fields["reason"] = error_message(Exception(answer.reason), 2000)
-        if answer.evidence is not None:
-            fields["evidence"] = answer.evidence
-        try:
-            await self._conn.request("precheck_result", fields)
-        except GafferSdkError as e:
-            log.warning("precheck_result for %s failed: %s", p.request_id, e)
 
     # ---- reconnect reconciliation (invariant 4) ----
 
@@ -594,7 +464,7 @@ class Agent:
         self._stop.set()
 
         def busy() -> List["asyncio.Future[Any]"]:
-            events = [t.done for t in self._active.values()] + [r.done for r in self._runs.values()]
+            events = [t.done for t in self._active.values()] + self._jobs.running()
             return [asyncio.ensure_future(e.wait()) for e in events]
 
         waiting = busy()
@@ -602,16 +472,13 @@ class Agent:
             _, pending = await asyncio.wait(waiting, timeout=timeout)
             for f in pending:
                 f.cancel()
-            if self._active or self._runs:
+            if self._active or self._jobs.running():
                 closing = AgentClosingError()
                 for t in list(self._active.values()):
                     t.signal.abort(closing)
                     if t.handler is not None:
                         t.handler.cancel()
-                for r in list(self._runs.values()):
-                    r.signal.abort(closing)
-                    if r.handler is not None:
-                        r.handler.cancel()
+                self._jobs.abort_all(closing)
                 waiting = busy()
                 if waiting:
                     _, pending = await asyncio.wait(waiting, timeout=5)
@@ -620,26 +487,6 @@ class Agent:
         await self._conn.close(1000, "agent closing")
         for bg in list(self._background):
             bg.cancel()
-
-
-async def _call(fn: Callable[..., Any], *args: Any) -> Any:
-    value = fn(*args)
-    if inspect.isawaitable(value):
-        value = await value
-    return value
-
-
-def _precheck_answer(r: Any) -> PrecheckAnswer:
-    if isinstance(r, PrecheckAnswer):
-        return r
-    if isinstance(r, bool):
-        return PrecheckAnswer(ready=r)
-    if isinstance(r, tuple):
-        ready, reason, evidence = (tuple(r) + (None, None))[:3]
-        return PrecheckAnswer(ready=bool(ready), reason=reason, evidence=evidence)
-    if isinstance(r, dict):
-        return PrecheckAnswer(ready=bool(r.get("ready")), reason=r.get("reason"), evidence=r.get("evidence"))
-    raise TypeError(f"a precheck handler returns a bool, a PrecheckAnswer, a dict or a tuple, not {type(r).__name__}")
 
 
 class _Connecting:

@@ -13,6 +13,14 @@ if TYPE_CHECKING:
     from .agent import Agent
 
 
+async def call_handler(fn: Callable[..., Any], *args: Any) -> Any:
+    """Calls a handler that may be sync or async."""
+    value = fn(*args)
+    if inspect.isawaitable(value):
+        value = await value
+    return value
+
+
 class Signal:
     """Set when the work must stop: the lock was lost, the run was cancelled or passed its
     deadline, or the agent is closing. The handler is also cancelled (``asyncio.CancelledError``);
