@@ -29,7 +29,7 @@ RENDERER_ABOVE.components = [...RENDERER_ABOVE.features, '**/features/**', '**/s
 RENDERER_ABOVE.lib = [...RENDERER_ABOVE.store, '**/store/**', '../store'];
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'out/**', 'dist/**', 'sdk/typescript/dist/**', 'sdk/python/**', 'release/**', '.scratch/**', 'bench/.scratch/**', 'test-results/**', 'playwright-report/**'] },
+  { ignores: ['node_modules/**', 'out/**', 'dist/**', 'sdk/typescript/dist/**', 'release/**', '.scratch/**', 'bench/.scratch/**', 'test-results/**', 'playwright-report/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

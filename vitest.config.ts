@@ -3,7 +3,6 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['src-main/**/*.test.ts', 'src-renderer/**/*.test.{ts,tsx}', 'examples/**/*.test.ts', 'sdk/typescript/**/*.test.ts'],
-    exclude: ['**/node_modules/**', 'sdk/typescript/dist/**'],
     environment: 'node',
     testTimeout: 30_000,
     hookTimeout: 30_000,
