@@ -170,6 +170,7 @@ def test_a_job_with_steps_is_retried_and_skips_the_completed_step(gaffer: Gaffer
 
             async def report_job(ctx: Any) -> Dict[str, Any]:
                 calls.append(("attempt", ctx.attempt, ctx.completed_steps, ctx.payload, ctx.idempotency_key))
+                calls.append(("trigger", ctx.trigger, ctx.previous_error, ctx.slot_at is not None))
 
                 def collect() -> str:
                     calls.append(("collect", ctx.attempt))
@@ -196,9 +197,11 @@ def test_a_job_with_steps_is_retried_and_skips_the_completed_step(gaffer: Gaffer
     key = calls[0][4]
     assert calls == [
         ("attempt", 1, [], {"channel": "sales"}, key),
+        ("trigger", "manual", None, True),
         ("collect", 1),
         ("send", 1),
         ("attempt", 2, ["collect"], {"channel": "sales"}, key),  # the same idempotency key for every attempt
+        ("trigger", "manual", "SMTP timeout", True),  # the trigger's additions: what made it, the last error
         ("send", 2),
     ]
     run_row = gaffer.api("GET", f"/runs?job={job['id']}")["items"][0]
