@@ -275,6 +275,15 @@ export class Agent {
     return this.conn.request('heartbeat');
   }
 
+  /**
+   * Sends any request of the protocol on this agent's connection and resolves with its `result`
+   * (rejects with GafferRequestError when refused): for frames this SDK has no helper for yet,
+   * e.g. `log` and `usage` (PROTOCOL §5). Addition; no behaviour of the other methods changes.
+   */
+  request<R = Record<string, unknown>>(type: string, fields: Record<string, unknown> = {}): Promise<R> {
+    return this.conn.request<R>(type, fields);
+  }
+
   // ---- work loop ----
 
   /**
@@ -309,6 +318,23 @@ export class Agent {
       await this.runTask(claimed, handler, opts);
       done++;
     }
+  }
+
+  /**
+   * Claims once and, when that found a task, works it exactly like `work()` (renewals, lock loss,
+   * the report). Resolves `true` after a task was worked, `false` when there was none (P2: a normal
+   * answer); a refused or lost claim rejects. Addition, for callers that decide themselves when
+   * to ask for work (the MCP server asks when its client calls a tool).
+   */
+  async workOne(handler: WorkHandler, opts: Pick<WorkOptions, 'renewEveryMs' | 'role'> = {}): Promise<boolean> {
+    const claimed = await this.claim(opts.role);
+    if (!claimed) return false;
+    if (this.stop.signal.aborted) {
+      await this.safeReport(claimed.task.id, claimed.lock.fence, 'backlog', { note: 'agent shutting down before starting' });
+      return false;
+    }
+    await this.runTask(claimed, handler, opts);
+    return true;
   }
 
   private async runTask(claimed: ClaimedTask, handler: WorkHandler, opts: WorkOptions): Promise<void> {
