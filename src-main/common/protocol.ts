@@ -180,6 +180,30 @@ export interface CreateTaskResult<TaskT = unknown> {
   task: TaskT;
   replayed: boolean;
 }
+/** `run_started`, `run_step` and `precheck_result` answer `{}`. */
+export type EmptyResult = Record<string, never>;
+export interface RunResultResult<RunT = unknown> {
+  run: RunT;
+  /** Addition: the same result had already been recorded (a harmless repeat). */
+  replayed?: boolean;
+  /** Addition: set when the result finished a backfill of the run. */
+  backfill?: unknown;
+}
+
+/** The `result` of each request type's ok reply. */
+export interface AgentResults<TaskT = unknown, RunT = unknown> {
+  hello: HelloResult;
+  heartbeat: HeartbeatResult;
+  claim: ClaimReplyResult<TaskT>;
+  renew: RenewResult;
+  report: ReportResult<TaskT>;
+  create_task: CreateTaskResult<TaskT>;
+  run_started: EmptyResult;
+  run_step: EmptyResult;
+  run_result: RunResultResult<RunT>;
+  precheck_result: EmptyResult;
+}
+export type AgentResultOf<T extends AgentRequestType> = AgentResults[T];
 
 // ---- Pushes (Gaffer → agent), no `id`. ----
 
