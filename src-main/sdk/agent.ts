@@ -16,12 +16,18 @@
  *    works on (a claim whose reply was lost in the blip) are handed back at once (`backlog`).
  * 5. `close()` stops claiming, lets running handlers finish within a timeout, then aborts them
  *    (tasks go back to the backlog), and closes the socket.
+ * 6. Every push is parsed with its schema (common/protocol.ts) before a handler sees it; a
+ *    malformed or unknown push is logged and ignored.
+ *
+ * Additions to the public API (backward compatible): `JobContext` carries every field of the
+ * trigger (`slotAt`, `trigger`, `backfillId`, `covers`, `previousError`).
  */
 import { EventEmitter } from 'node:events';
 import type { Logger } from '../common/logger';
 import { silentLogger } from '../common/logger';
 import type { ReportStatus, Task } from '../common/model';
-import type { ErrorClass, HelloResult, JobTriggerPush, PrecheckPush } from '../common/protocol';
+import { missingCase } from '../common/errors';
+import type { AgentPush, ErrorClass, HelloResult, JobTriggerPush, PrecheckPush } from '../common/protocol';
 import { Connection, type ConnectionOptions } from './connection';
 import {
   AgentClosedError,
@@ -93,8 +99,10 @@ export interface StepOptions<T> {
 }
 
 /**
- * What a job handler gets: the `job_trigger` push's fields (`idempotencyKey`: pass it on to every
- * external system you call, the same for every attempt of the slot), plus the SDK's helpers.
+ * What a job handler gets: every field of the `job_trigger` push (`idempotencyKey`: pass it on to
+ * every external system you call, the same for every attempt of the slot; the additions `slotAt`,
+ * `trigger`, `backfillId`, `covers` and `previousError` when the server sends them), plus the
+ * SDK's helpers.
  */
 export interface JobContext extends Omit<JobTriggerPush, 'type' | 'completedSteps'> {
   /** Steps a previous attempt finished (their side effects happened). */
@@ -429,10 +437,21 @@ export class Agent {
     };
   }
 
-  private onPush(p: { type: string }): void {
-    if (p.type === 'job_trigger') void this.runJob(p as JobTriggerPush);
-    else if (p.type === 'precheck') void this.answerPrecheck(p as PrecheckPush);
-    else this.log.warn('ignoring an unknown push', { type: p.type });
+  private onPush(p: AgentPush): void {
+    switch (p.type) {
+      case 'job_trigger':
+        void this.runJob(p);
+        return;
+      case 'precheck':
+        void this.answerPrecheck(p);
+        return;
+      case 'lock_lost':
+      case 'run_cancelled':
+        // Handled from the next commit on; until then the renewal/result refusal says the same.
+        return;
+      default:
+        missingCase(p);
+    }
   }
 
   private async runJob(trigger: JobTriggerPush): Promise<void> {
@@ -461,18 +480,11 @@ export class Agent {
         deadlineTimer = setTimeout(() => controller.abort(new Error(`deadline ${trigger.deadline} passed`)), Math.max(0, Math.min(untilDeadline, 2_147_483_647)));
       }
       const completed = new Set(trigger.completedSteps ?? []);
+      // Every field of the push (the schema dropped anything unknown), then the SDK's helpers.
+      const { type: _type, completedSteps: _completed, ...fields } = trigger;
       const ctx: JobContext = {
-        runId,
-        jobId: trigger.jobId,
-        job: trigger.job,
-        slot: trigger.slot,
-        attempt: trigger.attempt,
-        payload: trigger.payload,
-        idempotencyKey: trigger.idempotencyKey,
-        deadline: trigger.deadline,
+        ...fields,
         completedSteps: [...completed],
-        version: trigger.version,
-        traceId: trigger.traceId,
         signal: controller.signal,
         agent: this,
         step: async <T>(name: string, fn: () => Promise<T> | T, stepOpts: StepOptions<T> = {}): Promise<T | undefined> => {

@@ -17,7 +17,7 @@
 import WebSocket from 'ws';
 import type { Logger } from '../common/logger';
 import { silentLogger } from '../common/logger';
-import { CLOSE_CODES, type AgentPush, type HelloResult } from '../common/protocol';
+import { AGENT_PUSH_TYPES, agentPush, CLOSE_CODES, type AgentPush, type HelloResult } from '../common/protocol';
 import { AgentClosedError, ConnectionLostError, GafferRequestError, GafferSdkError, RequestTimeoutError } from './errors';
 
 export interface ReconnectPolicy {
@@ -299,7 +299,19 @@ export class Connection {
       }
       return;
     }
-    if (typeof msg.type === 'string') this.on.push(msg as unknown as AgentPush);
+    if (typeof msg.type !== 'string') return;
+    // Every push is parsed with its schema (common/protocol.ts): a handler sees only typed fields.
+    if (!(AGENT_PUSH_TYPES as string[]).includes(msg.type)) {
+      this.log.warn('ignoring an unknown push', { type: msg.type.slice(0, 50) });
+      return;
+    }
+    const push = agentPush.safeParse(msg);
+    if (!push.success) {
+      const first = push.error.issues[0];
+      this.log.warn('ignoring a malformed push', { type: msg.type, field: first?.path.join('.') ?? '', error: first?.message ?? '' });
+      return;
+    }
+    this.on.push(push.data);
   }
 
   private socketClosed(gen: number, code: number, reason: string): void {

@@ -308,6 +308,22 @@ describe('jobs and prechecks', () => {
     expect(results.get('run_1')!.output).toEqual({ written: null });
   });
 
+  it('hands the handler every documented field of the trigger, additions included', async () => {
+    const h = await harness();
+    const { results } = fakeSink(h);
+    const agent = await agentFor(h, { role: 'reporter' });
+    let seen: Record<string, unknown> | undefined;
+    agent.onJob((ctx) => {
+      const { signal: _s, agent: _a, step: _st, ...fields } = ctx;
+      seen = fields;
+    });
+    const additions = { slotAt: '2026-11-30T01:00:00.000Z', trigger: 'catch_up', backfillId: 4, covers: ['2026-11-28', '2026-11-29'], previousError: 'SMTP timeout' };
+    const sent = trigger('run_f', additions);
+    await h.core.hub.pushJobTrigger('reporter', sent);
+    await until(() => results.get('run_f'), 'run_result');
+    expect(seen).toEqual(sent);
+  });
+
   it('maps RetryableError / FatalError / NeedsHumanError (and others) to errorClass', async () => {
     const h = await harness();
     const { results } = fakeSink(h);

@@ -2,15 +2,23 @@
  * The hub driven through its transport-agnostic port with fake sockets and a manual clock.
  * (Real sockets: server/agent-socket.test.ts.)
  */
+import { isDeepStrictEqual } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../common/clock';
 import type { SchedulerConfig } from '../../common/config';
+import { agentPush } from '../../common/protocol';
 import { createCore, type Core } from '../create-core';
 import { stateDigest, tempDir } from '../testing/test-core';
 import type { HubConnection, HubOptions, HubSocket, JobTrigger, RunSink } from './ports';
 
 // Wire JSON is whatever the peer sent: one deliberate escape hatch for reading it in tests/benchmarks.
 type Json = any;
+
+/** Pushes the hub sent that are not exactly a value of their schema (checked after each test). */
+const pushDrift: string[] = [];
+afterEach(() => {
+  expect(pushDrift.splice(0)).toEqual([]);
+});
 
 class FakeSocket implements HubSocket {
   sent: Json[] = [];
@@ -20,7 +28,12 @@ class FakeSocket implements HubSocket {
   terminated = false;
   conn!: HubConnection;
   send(text: string) {
-    this.sent.push(JSON.parse(text));
+    const msg = JSON.parse(text);
+    if (!('ok' in msg)) {
+      const parsed = agentPush.safeParse(msg);
+      if (!parsed.success || !isDeepStrictEqual(parsed.data, msg)) pushDrift.push(text);
+    }
+    this.sent.push(msg);
   }
   close(code: number, reason: string) {
     this.closedWith = { code, reason };

@@ -25,7 +25,7 @@ import { TokenBucket } from './limits';
 import type { ConnectInfo, HubConnection, HubSocket } from './ports';
 import type { Presence } from './presence';
 import { handleRequest, type HandledRequest, type RequestHost, type Sender } from './requests';
-import { badRequest, closeReason, errorReply, okReply, readId, type WireId } from './wire';
+import { badRequest, closeReason, encodePush, errorReply, okReply, readId, type WireId } from './wire';
 
 /** What a session needs from the hub. */
 export interface SessionHost {
@@ -177,7 +177,7 @@ export class Session implements HubConnection, Peer {
 
   /** Sends one push (a schema type of common/protocol.ts). */
   push(p: AgentPush): void {
-    this.send(JSON.stringify(p));
+    this.send(encodePush(p));
   }
 
   ping(): void {

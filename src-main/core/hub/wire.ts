@@ -1,7 +1,7 @@
 /** Encoding of replies and the few wire rules that are not schema rules. */
 import type { z } from 'zod';
 import { ERROR_STATUS, GafferError, type ErrorCode } from '../../common/errors';
-import { AGENT_REQUEST_TYPES } from '../../common/protocol';
+import { AGENT_REQUEST_TYPES, type AgentPush } from '../../common/protocol';
 
 export type WireId = string | number | null;
 
@@ -13,6 +13,11 @@ export function closeReason(text: string): string {
 
 export function okReply(id: string | number, result: unknown): string {
   return JSON.stringify({ id, ok: true, result });
+}
+
+/** The one encoder of pushes: only values of the push schemas' types (common/protocol.ts) go out. */
+export function encodePush(p: AgentPush): string {
+  return JSON.stringify(p);
 }
 
 export function errorReply(id: WireId, code: ErrorCode, message: string): string {
