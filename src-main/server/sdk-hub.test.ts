@@ -26,6 +26,7 @@ import {
   LockLostError,
   NeedsHumanError,
   RetryableError,
+  RunCancelledError,
   type Agent,
   type AgentOptions,
 } from '../sdk';
@@ -206,12 +207,12 @@ describe('work loop', () => {
     expect(h.core.tasks.list({ limit: 10 }).items.find((t) => t.title === 'plain')!.note).toBe('boom');
   });
 
-  it('aborts the handler when the lock is lost and does not report', async () => {
+  it('aborts the handler at once when the lock is taken away (lock_lost), stops renewing and does not report', async () => {
     const h = await harness();
     const agent = await agentFor(h);
     const t = createTask(h, 'will be taken away');
-    const lost: string[] = [];
-    agent.on('task.lost', ({ reason }) => lost.push(reason));
+    const lost: Array<{ reason: string; lostBecause?: string }> = [];
+    agent.on('task.lost', (e) => lost.push(e));
     let reason: unknown;
     await agent.work(
       async ({ signal, task }) => {
@@ -219,15 +220,35 @@ describe('work loop', () => {
         await new Promise((r) => signal.addEventListener('abort', r, { once: true }));
         reason = signal.reason;
       },
-      { idleDelayMs: 10, maxTasks: 1, renewEveryMs: 10 },
+      // No renewal falls due during the test: only the push can tell the handler.
+      { idleDelayMs: 10, maxTasks: 1, renewEveryMs: 3_600_000 },
     );
     expect(reason).toBeInstanceOf(LockLostError);
-    expect(lost).toHaveLength(1);
-    expect(lost[0]).toMatch(/renew refused/);
+    expect(reason).toMatchObject({ taskId: t.id, lostBecause: 'force_release' });
+    expect(lost).toEqual([{ taskId: t.id, reason: 'the server took the lock away (force_release)', lostBecause: 'force_release' }]);
     expect(h.core.tasks.get(t.id)).toMatchObject({ status: 'backlog', previouslyExpired: true });
     const byAgent = h.core.auditQuery.query({ actor: agent.instanceId, subject: `task:${t.id}` }).items.map((e) => e.type);
-    expect(byAgent).not.toContain('lock.release');
-    expect(byAgent).toContain('lock.reject');
+    expect(byAgent).toEqual(['lock.claim']);
+    // It never reported, so the console still shows it as having lost its lock.
+    expect(h.core.hub.lostLocksOf(agent.instanceId).map((l) => l.taskId)).toEqual([t.id]);
+  });
+
+  it('aborts the handler when a renewal is refused (the lock went without a push)', async () => {
+    const h = await harness();
+    const agent = await agentFor(h);
+    const t = createTask(h, 'taken while disconnected');
+    const lost: string[] = [];
+    agent.on('task.lost', ({ reason }) => lost.push(reason));
+    await agent.work(
+      async ({ signal, task }) => {
+        // Remove the lock behind the hub's back, as a second Gaffer process sharing the database would.
+        h.core.store.write(() => h.core.locks.expireLockTx(task.id, 'lock_window', 'other-process'));
+        await new Promise((r) => signal.addEventListener('abort', r, { once: true }));
+      },
+      { idleDelayMs: 10, maxTasks: 1, renewEveryMs: 10 },
+    );
+    expect(lost.some((r) => /renew refused|took the lock away/.test(r))).toBe(true);
+    expect(h.core.tasks.get(t.id).status).toBe('backlog');
   });
 
   it('close() waits, then aborts a running handler and gives its task back', async () => {
@@ -347,6 +368,42 @@ describe('jobs and prechecks', () => {
       run_other: ['failed', 'retryable', 'undefined is not a function'],
     });
     expect(results.get('run_fatal')!.output).toEqual({ field: 'date' });
+  });
+
+  it('run_cancelled aborts the handler; nothing more is sent for the run', async () => {
+    const h = await harness();
+    const { calls } = fakeSink(h);
+    const lines: string[] = [];
+    const agent = await agentFor(h, { role: 'reporter', logger: captureLogger(lines) });
+    const cancelled: string[] = [];
+    agent.on('job.cancelled', ({ runId, reason }) => cancelled.push(`${runId}:${reason}`));
+    const inStep = deferred();
+    let aborted: unknown;
+    let secondStep: unknown;
+    const done = deferred();
+    agent.onJob(async (ctx) => {
+      await ctx.step('one', () => 'ref-1', { ref: (r) => r });
+      inStep.resolve();
+      await new Promise((r) => ctx.signal.addEventListener('abort', r, { once: true }));
+      aborted = ctx.signal.reason;
+      // A handler that ignores the signal still cannot record anything more.
+      secondStep = await ctx.step('two', () => 'ref-2').catch((e: unknown) => e);
+      done.resolve();
+      return 'finished anyway';
+    });
+    expect(await h.core.hub.pushJobTrigger('reporter', trigger('run_c'))).toMatchObject({ status: 'acknowledged' });
+    await inStep.promise;
+    expect(h.core.hub.cancelRun('run_c', agent.instanceId, 'operator')).toBe(true);
+    await done.promise;
+    expect(aborted).toBeInstanceOf(RunCancelledError);
+    expect(aborted).toMatchObject({ runId: 'run_c', reason: 'operator' });
+    expect(secondStep).toBeInstanceOf(RunCancelledError);
+    expect(cancelled).toEqual(['run_c:operator']);
+    await until(() => lines.some((l) => l.startsWith('warn not sending run_result')), 'the run to end');
+    expect(calls).toEqual([
+      ['started', { runId: 'run_c' }],
+      ['step', { runId: 'run_c', step: 'one', ref: 'ref-1' }],
+    ]);
   });
 
   it('does not acknowledge a trigger without a job handler (it goes to another instance)', async () => {

@@ -21,7 +21,7 @@ import type { Clock } from '../../common/clock';
 import type { SchedulerConfig } from '../../common/config';
 import { GafferError } from '../../common/errors';
 import type { Logger } from '../../common/logger';
-import { CLOSE_CODES, MAX_FRAME_BYTES } from '../../common/protocol';
+import { CLOSE_CODES, MAX_FRAME_BYTES, type RunCancelReason } from '../../common/protocol';
 import type { AuditLog } from '../audit/audit-log';
 import type { TokenStore } from '../auth/tokens';
 import { newId } from '../context';
@@ -33,6 +33,7 @@ import type { Board } from '../tasks/board';
 import type { ClaimLocks } from '../tasks/claim-locks';
 import type { HubEnv, Journal, RejectionKind, ResolvedHubOptions } from './host';
 import { AuditThrottle } from './limits';
+import { LostLocks, type LostLock } from './lost-locks';
 import type { ConnectInfo, HubConnection, HubOptions, HubSocket, JobTrigger, PrecheckVerdict, RunSink, TriggerOptions, TriggerOutcome } from './ports';
 import { Prechecks } from './prechecks';
 import { Presence } from './presence';
@@ -76,6 +77,7 @@ export class Hub {
   private readonly runs: RunGate;
   private readonly triggers: TriggerDispatcher;
   private readonly prechecks: Prechecks;
+  private readonly lostLocks: LostLocks;
   private readonly sessionHost: SessionHost;
   private readonly sessionsById = new Map<string, Session>();
   private readonly throttle = new AuditThrottle();
@@ -118,10 +120,23 @@ export class Hub {
       unacked: (peer) => this.triggers.unacked(peer),
       pingIntervalMs: this.opts.pingIntervalMs,
     });
-    this.runs = new RunGate(this.journal);
+    this.runs = new RunGate(
+      this.journal,
+      (id) => this.presence.bound(id),
+      (runId) => this.triggers.traceOf(runId),
+    );
+    this.lostLocks = new LostLocks(this.env, this.presence);
     this.triggers = new TriggerDispatcher({ env: this.env, journal: this.journal, peers: this.presence, runs: this.runs });
     this.prechecks = new Prechecks(this.env, this.presence);
-    const requests: RequestHost = { env: this.env, journal: this.journal, core, offers: this.triggers, prechecks: this.prechecks, runs: this.runs };
+    const requests: RequestHost = {
+      env: this.env,
+      journal: this.journal,
+      core,
+      offers: this.triggers,
+      prechecks: this.prechecks,
+      runs: this.runs,
+      lostLocks: this.lostLocks,
+    };
     this.sessionHost = {
       env: this.env,
       journal: this.journal,
@@ -142,6 +157,8 @@ export class Hub {
         // Unbind first: this session's end must not start another grace for an instance that is gone.
         this.presence.forget(instance.id)?.fail(CLOSE_CODES.instanceOffline, `instance is ${instance.status}; say hello again`);
       }),
+      // Emitted after the commit that took the lock away, before the offline instance's socket is closed.
+      events.on('lock.lost', ({ instanceId, taskId, fence, reason }) => this.lostLocks.lost(instanceId, taskId, fence, reason)),
     );
   }
 
@@ -183,6 +200,20 @@ export class Hub {
    */
   pushJobTrigger(role: string, trigger: JobTrigger, opts?: TriggerOptions): Promise<TriggerOutcome> {
     return this.triggers.push(role, trigger, opts);
+  }
+
+  /**
+   * Takes a run attempt away from the instance that acknowledged it: pushes `run_cancelled` to its
+   * live session and refuses that instance's later `run_*` for the run (until it is offered again).
+   * The caller records the cancellation itself. True when the push went out.
+   */
+  cancelRun(runId: string, instanceId: string, reason: RunCancelReason): boolean {
+    return this.runs.cancel(runId, instanceId, reason);
+  }
+
+  /** Tasks whose lock `instanceId` was told it lost (`lock_lost`) and has not reported since. */
+  lostLocksOf(instanceId: string): LostLock[] {
+    return this.lostLocks.of(instanceId);
   }
 
   /** Asks one online instance of `role` to run the named precheck for `slot`. Never rejects. */
@@ -262,6 +293,7 @@ export class Hub {
     this.sessionsById.delete(s.sessionId);
     this.triggers.sessionGone(s);
     this.prechecks.sessionGone(s);
+    this.lostLocks.sessionGone(s);
     const id = s.instanceId;
     // The registry audits `instance.disconnect` for a bound session; no second row here.
     if (!this.presence.sessionGone(s, `socket closed (${code}${reason ? `: ${reason}` : ''})`)) {

@@ -14,6 +14,7 @@ import { isoTime } from '../../common/iso-time';
 import type { Task } from '../../common/model';
 import type { AgentRequest, AgentRequestOf, AgentRequestType, AgentResults } from '../../common/protocol';
 import type { AgentCore, HubEnv, Journal, Peer } from './host';
+import type { LostLocks } from './lost-locks';
 import type { Prechecks } from './prechecks';
 import type { RunGate } from './runs';
 import type { TriggerDispatcher } from './triggers';
@@ -25,7 +26,8 @@ export interface RequestHost {
   readonly core: AgentCore;
   readonly offers: Pick<TriggerDispatcher, 'runStarted'>;
   readonly prechecks: Pick<Prechecks, 'answer'>;
-  readonly runs: Pick<RunGate, 'call'>;
+  readonly runs: Pick<RunGate, 'call' | 'guarded'>;
+  readonly lostLocks: Pick<LostLocks, 'settled'>;
 }
 
 /** The sender of a request: a ready session and its committed instance. */
@@ -58,6 +60,7 @@ export const REQUEST_HANDLERS: { readonly [T in HandledType]: RequestHandler<T> 
     const role = req.role ?? from.role;
     requireRole(from, role, 'claim');
     const r = await host.journal.commit(() => host.core.locks.claim({ instanceId: from.instanceId, role }));
+    if (r.task) host.lostLocks.settled(from.instanceId, r.task.id);
     return r.task && r.lock ? { task: r.task, lock: { fence: r.lock.fence, expiresAt: isoTime(r.lock.expiresAt) } } : { task: null };
   },
 
@@ -68,8 +71,13 @@ export const REQUEST_HANDLERS: { readonly [T in HandledType]: RequestHandler<T> 
 
   report: async (host, from, req) => {
     const { taskId, fence, status, note, output } = req;
-    const r = await host.journal.commit(() => host.core.locks.report({ instanceId: from.instanceId, taskId, fence, status, note, output }));
-    return { task: r.task, replayed: r.replayed };
+    try {
+      const r = await host.journal.commit(() => host.core.locks.report({ instanceId: from.instanceId, taskId, fence, status, note, output }));
+      return { task: r.task, replayed: r.replayed };
+    } finally {
+      // Reporting a task it was told it lost (refused) is how the instance shows it stopped.
+      host.lostLocks.settled(from.instanceId, taskId);
+    }
   },
 
   create_task: async (host, from, req) => {
@@ -80,17 +88,17 @@ export const REQUEST_HANDLERS: { readonly [T in HandledType]: RequestHandler<T> 
   },
 
   run_started: async (host, from, req) => {
-    await host.offers.runStarted(from.peer, req);
+    await host.runs.guarded(from.instanceId, req, () => host.offers.runStarted(from.peer, req));
     return {};
   },
 
   run_step: async (host, from, req) => {
-    await host.runs.call((sink) => sink.runStep(from.instanceId, req));
+    await host.runs.guarded(from.instanceId, req, () => host.runs.call((sink) => sink.runStep(from.instanceId, req)));
     return {};
   },
 
   run_result: async (host, from, req) => {
-    const r = await host.runs.call((sink) => sink.runResult(from.instanceId, req));
+    const r = await host.runs.guarded(from.instanceId, req, () => host.runs.call((sink) => sink.runResult(from.instanceId, req)));
     return r as Result<'run_result'>;
   },
 

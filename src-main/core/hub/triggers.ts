@@ -25,7 +25,7 @@ export interface OfferHost {
   readonly env: HubEnv;
   readonly journal: Journal;
   readonly peers: PeerPicker;
-  readonly runs: Pick<RunGate, 'attached' | 'call'>;
+  readonly runs: Pick<RunGate, 'attached' | 'call' | 'reoffered'>;
 }
 
 interface PendingTrigger {
@@ -49,7 +49,7 @@ const RECENT_MAX = 1000;
 
 export class TriggerDispatcher {
   private readonly pending = new Map<string, PendingTrigger>();
-  private readonly recent = new Map<string, TriggerOutcome>();
+  private readonly recent = new Map<string, { outcome: TriggerOutcome; traceId: string }>();
   private seq = 0;
 
   constructor(private readonly host: OfferHost) {}
@@ -68,6 +68,7 @@ export class TriggerDispatcher {
       return Promise.resolve({ status: 'undeliverable', runId: trigger.runId, reason: 'hub_closed', offeredTo: [] });
     }
     this.recent.delete(trigger.runId);
+    this.host.runs.reoffered(trigger.runId);
     let resolve!: (o: TriggerOutcome) => void;
     const promise = new Promise<TriggerOutcome>((r) => (resolve = r));
     const p: PendingTrigger = {
@@ -90,6 +91,11 @@ export class TriggerDispatcher {
     return promise;
   }
 
+  /** The trace id of a pending or recently finished offer. */
+  traceOf(runId: string): string | undefined {
+    return this.pending.get(runId)?.trigger.traceId ?? this.recent.get(runId)?.traceId;
+  }
+
   /** `run_started` from `s`: checks the offer, hands the start to the run sink, then acknowledges. */
   runStarted(s: Peer, req: AgentRequestOf<'run_started'>): Promise<object> {
     const instanceId = s.instanceId!;
@@ -98,7 +104,7 @@ export class TriggerDispatcher {
       throw new GafferError('not_holder', `run ${req.runId} is offered to another instance; do not start it`);
     }
     if (!p) {
-      const past = this.recent.get(req.runId);
+      const past = this.recent.get(req.runId)?.outcome;
       if (past?.status === 'acknowledged' && past.instanceId !== instanceId) {
         throw new GafferError('not_holder', `run ${req.runId} was started by another instance; do not start it`);
       }
@@ -203,7 +209,7 @@ export class TriggerDispatcher {
     p.timer = undefined;
     p.current = null;
     this.pending.delete(p.runId);
-    this.recent.set(p.runId, outcome);
+    this.recent.set(p.runId, { outcome, traceId: p.trigger.traceId });
     if (this.recent.size > RECENT_MAX) this.recent.delete(this.recent.keys().next().value!);
     const env = this.host.env;
     if (outcome.status === 'acknowledged') {
