@@ -87,15 +87,22 @@ export const runStepRequest = z.object({
 export const ERROR_CLASSES = ['retryable', 'fatal', 'needs_human'] as const;
 export type ErrorClass = (typeof ERROR_CLASSES)[number];
 
-export const runResultRequest = z.object({
-  id: requestId,
-  type: z.literal('run_result'),
-  runId,
-  outcome: z.enum(['success', 'failed']),
-  errorClass: z.enum(ERROR_CLASSES).optional(),
-  error: z.string().max(10_000).optional(),
-  output: jsonValue.optional(),
-});
+export const runResultRequest = z
+  .object({
+    id: requestId,
+    type: z.literal('run_result'),
+    runId,
+    outcome: z.enum(['success', 'failed']),
+    /** With `failed` only; a `failed` result without one counts as `retryable`. */
+    errorClass: z.enum(ERROR_CLASSES).optional(),
+    error: z.string().max(10_000).optional(),
+    output: jsonValue.optional(),
+  })
+  .superRefine((r, ctx) => {
+    if (r.outcome === 'success' && r.errorClass !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['errorClass'], message: 'a success has no errorClass (send outcome "failed" with it)' });
+    }
+  });
 
 export const precheckResultRequest = z.object({
   id: requestId,
@@ -144,6 +151,8 @@ export interface HelloResult {
   lockWindowS: number;
   serverTime: string;
   /** Additions. */
+  /** An instance silent (no heartbeat, no ping or pong) for this long goes offline. */
+  heartbeatTimeoutS: number;
   reconnectGraceS: number;
   protocolVersion: number;
   /** Addition: true when `hello.instanceId` was resumed (its locks are still held). */
@@ -173,8 +182,8 @@ export interface RenewResult {
 }
 export interface ReportResult<TaskT = unknown> {
   task: TaskT;
-  /** Addition: the same report had already taken effect (a harmless repeat). */
-  replayed?: boolean;
+  /** Addition: the same report had already taken effect (a harmless repeat). Always present. */
+  replayed: boolean;
 }
 export interface CreateTaskResult<TaskT = unknown> {
   task: TaskT;
@@ -184,8 +193,8 @@ export interface CreateTaskResult<TaskT = unknown> {
 export type EmptyResult = Record<string, never>;
 export interface RunResultResult<RunT = unknown> {
   run: RunT;
-  /** Addition: the same result had already been recorded (a harmless repeat). */
-  replayed?: boolean;
+  /** Addition: the same result had already been recorded (a harmless repeat). Always present. */
+  replayed: boolean;
   /** Addition: set when the result finished a backfill of the run. */
   backfill?: unknown;
 }

@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { MAX_FRAME_BYTES } from '../common/protocol';
 import { stateDigest } from '../core/testing/test-core';
+import { OVERSIZE_READ_BYTES } from './agent-socket';
 import { startHarness, TestAgent, until, type Harness } from './agent-socket.testkit';
 
 let h: Harness;
@@ -167,13 +168,25 @@ describe('protocol abuse', () => {
     expect((await a.request('heartbeat')).ok).toBe(true);
   });
 
-  it('an oversize frame gets too_large and close 4413; nothing changes', async () => {
+  it('an oversize frame gets too_large (with its id) and close 4413; nothing changes', async () => {
     h = await startHarness();
-    const a = await connect({ token: h.token() });
+    const token = h.token();
     const digest = stateDigest(h.core);
-    const reply = await a.text(JSON.stringify({ id: 1, type: 'hello', role: 'dev', name: 'x'.repeat(MAX_FRAME_BYTES) }));
-    expect(reply).toMatchObject({ id: null, ok: false, error: { code: 'too_large', status: 413 } });
-    expect((await a.closed).code).toBe(4413);
+    // The id first, or last behind 256 KiB of payload (as the Node SDK used to send it).
+    for (const [frame, id] of [
+      [{ id: 1, type: 'hello', role: 'dev', name: 'x'.repeat(MAX_FRAME_BYTES) }, 1],
+      [{ type: 'report', taskId: 1, fence: 1, status: 'done', output: { id: 'inner', blob: 'y'.repeat(MAX_FRAME_BYTES) }, id: 'big-1' }, 'big-1'],
+    ] as const) {
+      const a = await connect({ token });
+      const reply = await a.text(JSON.stringify(frame), id);
+      expect(reply).toEqual({ id, ok: false, error: { code: 'too_large', status: 413, message: `frame larger than ${MAX_FRAME_BYTES} bytes` } });
+      expect((await a.closed).code).toBe(4413);
+    }
+    // Beyond what is read at all: still too_large and 4413, without an id.
+    const far = await connect({ token });
+    const reply = await far.text(JSON.stringify({ id: 2, type: 'hello', name: 'z'.repeat(OVERSIZE_READ_BYTES) }));
+    expect(reply).toMatchObject({ id: null, ok: false, error: { code: 'too_large' } });
+    expect((await far.closed).code).toBe(4413);
     expect(stateDigest(h.core)).toBe(digest);
   });
 

@@ -9,7 +9,9 @@
  * 4. `Authorization: Bearer` (optional here; may come in hello) must verify → 401
  *
  * Frames: text only, at most MAX_FRAME_BYTES (a larger one is answered `too_large` and closed
- * with 4413), no compression (a compressed frame could inflate past any limit).
+ * with 4413), no compression (a compressed frame could inflate past any limit). A frame up to
+ * OVERSIZE_READ_BYTES is still received so that its `too_large` reply can carry its `id` (read
+ * without parsing the frame); anything larger is cut off by `ws` unread (reply `id: null`).
  */
 import type { IncomingMessage, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -20,6 +22,7 @@ import type { TokenInfo } from '../core/auth/tokens';
 import type { Core } from '../core/create-core';
 import type { Disposable } from '../core/events';
 import type { HubConnection, HubSocket } from '../core/hub/ports';
+import { peekId } from '../core/hub/wire';
 import { allowedHost, bearerToken, originAllowed, rejectUpgrade, upgradePath } from './guards';
 
 export interface AgentSocketOptions {
@@ -39,6 +42,9 @@ export interface AgentSocketServer extends Disposable {
   /** Stops accepting upgrades and closes live agent sockets. Idempotent. */
   close(): void;
 }
+
+/** Oversize frames up to this size are read (not parsed) for their `id`; larger ones are cut off unread. */
+export const OVERSIZE_READ_BYTES = 4 * MAX_FRAME_BYTES;
 
 /**
  * `ws` closes a connection whose frame exceeds `maxPayload` with 1009 before telling anyone. The
@@ -66,7 +72,7 @@ export function attachAgentSocket(server: Server, core: Pick<Core, 'hub' | 'toke
   const maxConnections = opts.maxConnections ?? 1000;
   const wss = new WebSocketServer({
     noServer: true,
-    maxPayload: MAX_FRAME_BYTES,
+    maxPayload: OVERSIZE_READ_BYTES,
     perMessageDeflate: false,
     WebSocket: AgentWebSocket,
   });
@@ -121,10 +127,12 @@ export function attachAgentSocket(server: Server, core: Pick<Core, 'hub' | 'toke
       terminate: () => ws.terminate(),
     };
     const conn: HubConnection = hub.connect(socket, { remoteAddress, token });
-    ws.onTooLarge = () => conn.tooLarge();
+    ws.onTooLarge = () => conn.tooLarge(null);
     ws.on('message', (data, isBinary) => {
-      if (isBinary) conn.receiveBinary();
-      else conn.receive(Array.isArray(data) ? Buffer.concat(data).toString('utf8') : data.toString());
+      const bytes = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
+      if (bytes.length > MAX_FRAME_BYTES) conn.tooLarge(isBinary ? null : peekId(bytes));
+      else if (isBinary) conn.receiveBinary();
+      else conn.receive(bytes.toString('utf8'));
     });
     ws.on('ping', () => conn.alive());
     ws.on('pong', () => conn.alive());

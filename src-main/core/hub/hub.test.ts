@@ -45,6 +45,7 @@ describe('hello', () => {
         heartbeatIntervalMs: 20_000,
         lockWindowS: 7200,
         serverTime: '2026-11-30T08:00:00.000Z',
+        heartbeatTimeoutS: 120,
         reconnectGraceS: 10,
         protocolVersion: 1,
         resumed: false,
@@ -425,8 +426,12 @@ describe('pushes', () => {
     expect((await call(a.sock, 'run_step', { runId: 'r', step: 'send', ref: 'msg-1' })).result).toEqual({});
     expect((await call(a.sock, 'run_result', { runId: 'r', outcome: 'failed', errorClass: 'retryable' })).result).toEqual({
       run: { id: 'r', status: 'failed' },
+      replayed: false,
     });
     expect(sink.steps).toEqual([[a.id, 'send']]);
+    // A success carries no errorClass: refused before the sink sees it.
+    const bad = await call(a.sock, 'run_result', { runId: 'r', outcome: 'success', errorClass: 'fatal' });
+    expect(bad.error).toEqual({ code: 'bad_request', status: 400, message: 'invalid run_result at "errorClass": a success has no errorClass (send outcome "failed" with it)' });
   });
 
   it('precheck: answered by the instance asked; timeout; no instance; disconnected', async () => {

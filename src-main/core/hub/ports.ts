@@ -33,8 +33,11 @@ export interface HubConnection {
   receive(text: string): void;
   /** One binary frame arrived (refused: the protocol is JSON text). */
   receiveBinary(): void;
-  /** A frame larger than the limit arrived. The hub replies `too_large` and closes with 4413. */
-  tooLarge(): void;
+  /**
+   * A frame larger than the limit arrived. The hub replies `too_large` (with the frame's `id`, if
+   * the transport could read it: see `peekId`) and closes with 4413.
+   */
+  tooLarge(id?: string | number | null): void;
   /** A ping or pong arrived: the peer is alive (counts as a heartbeat). */
   alive(): void;
   /** The socket is gone (for any reason). Idempotent. */

@@ -99,7 +99,8 @@ export const REQUEST_HANDLERS: { readonly [T in HandledType]: RequestHandler<T> 
 
   run_result: async (host, from, req) => {
     const r = await host.runs.guarded(from.instanceId, req, () => host.runs.call((sink) => sink.runResult(from.instanceId, req)));
-    return r as Result<'run_result'>;
+    // The sink returns `{run}` (and `replayed: true` for a repeat); the reply always says which.
+    return { replayed: false, ...(r as Omit<Result<'run_result'>, 'replayed'>) };
   },
 
   precheck_result: async (host, from, req) => {

@@ -132,10 +132,10 @@ export class Session implements HubConnection, Peer {
     });
   }
 
-  tooLarge(): void {
+  tooLarge(id: WireId = null): void {
     this.guard(() => {
       if (this.state === 'closed') return;
-      this.send(errorReply(null, 'too_large', `frame larger than ${this.hub.maxFrameBytes} bytes`));
+      this.send(errorReply(id, 'too_large', `frame larger than ${this.hub.maxFrameBytes} bytes`));
       this.fail(CLOSE_CODES.tooLarge, 'frame too large');
     });
   }
@@ -334,6 +334,7 @@ export class Session implements HubConnection, Peer {
             heartbeatIntervalMs: config.heartbeatIntervalMs,
             lockWindowS: config.lockWindowS,
             serverTime: isoTime(clock.now()),
+            heartbeatTimeoutS: config.heartbeatTimeoutS,
             reconnectGraceS: config.reconnectGraceS,
             protocolVersion: PROTOCOL_VERSION,
             resumed,

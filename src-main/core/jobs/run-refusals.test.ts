@@ -40,10 +40,25 @@ describe('a result after the attempt was taken away', () => {
     await h.settle();
     const t = agent.triggers[0]!;
     const first = await agent.result(t, 'failed', 'fatal', 'bad input');
-    expect(first).toMatchObject({ ok: true, result: { run: { status: 'failed' } } });
+    expect(first).toMatchObject({ ok: true, result: { run: { status: 'failed' }, replayed: false } });
     expect(await agent.result(t, 'failed', 'fatal', 'bad input')).toMatchObject({ ok: true, result: { replayed: true } });
     // Another class is another result, not a repeat.
     expect(await agent.result(t, 'failed', 'retryable')).toMatchObject({ ok: false, error: { code: 'invalid_transition' } });
     expect(h.run(jobId, '2026-11-30')).toMatchObject({ status: 'failed', errorClass: 'fatal' });
+    // run_started again after the run finished: the attempt is over, do not run it again.
+    expect(await agent.started(t)).toMatchObject({ ok: false, error: { code: 'not_holder' } });
+  });
+
+  it('a failed result without an errorClass counts as retryable', async () => {
+    h = await startJobsHarness();
+    const agent = await h.agent('reporter', hang);
+    const jobId = h.createJob({ name: 'r', window: { start: '09:00', end: '12:00', recheckEveryS: 300 } });
+    await h.advanceTo('2026-11-30T01:01:00.000Z');
+    await h.settle();
+    const t = agent.triggers[0]!;
+    // While the attempt runs, a repeated run_started is the same start.
+    expect(await agent.started(t)).toMatchObject({ ok: true, result: {} });
+    expect(await agent.result(t, 'failed')).toMatchObject({ ok: true, result: { replayed: false } });
+    expect(h.run(jobId, '2026-11-30')).toMatchObject({ status: 'running', errorClass: 'retryable', retryCount: 1, lastError: 'the agent reported retryable failure' });
   });
 });
