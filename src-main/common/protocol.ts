@@ -28,6 +28,8 @@ export const CLOSE_CODES = {
   slowConsumer: 4411,
   /** Standard 1001: the scheduler is shutting down; reconnect and resume. */
   goingAway: 1001,
+  /** Standard 1013 (try again later): a `hello` that would exceed the connection cap. */
+  tryAgainLater: 1013,
 } as const;
 
 const requestId = z.union([z.string().min(1).max(100), z.number().int().safe()]);

@@ -131,9 +131,36 @@ describe('upgrade checks', () => {
 
   it('connections over the cap are refused with 503', async () => {
     h = await startHarness({ socket: { maxConnections: 2 } });
-    await connect();
-    await connect();
-    await expect(connect()).rejects.toMatchObject({ status: 503 });
+    const token = h.token();
+    await connect({ token });
+    await connect({ token });
+    await expect(connect({ token })).rejects.toMatchObject({ status: 503 });
+  });
+
+  it('token-less sockets have their own budget: they never keep a real agent out', async () => {
+    h = await startHarness({ socket: { maxConnections: 3, maxPendingConnections: 4 } });
+    const token = h.token();
+    // Before: every socket counted against one cap, so these four (and 1 100 of them with the
+    // default cap of 1 000) kept a real agent out with 503.
+    const idle = await Promise.all([1, 2, 3, 4].map(() => connect()));
+    const fifth = await connect().catch((e: { status: number; body: string }) => e);
+    expect(fifth).toMatchObject({ status: 503 });
+    expect(JSON.parse((fifth as { body: string }).body).error.message).toBe('too many agent connections waiting to authenticate (limit 4)');
+    const real = await hello(token, 'dev', 'real');
+    expect(real.instanceId).toMatch(/^inst_/);
+    // A token-less socket joins the main cap when its hello authenticates it ...
+    expect((await idle[0]!.request('hello', { role: 'dev', name: 'late', token })).ok).toBe(true);
+    expect(h.core.hub.authenticatedCount).toBe(2);
+    await connect({ token }); // 3 of 3
+    // ... and is refused, and closed 1013, when that cap is full.
+    const r = await idle[1]!.request('hello', { role: 'dev', name: 'too late', token });
+    expect(r).toMatchObject({ ok: false, error: { code: 'unavailable', status: 503, message: 'too many agent connections (limit 3)' } });
+    expect((await idle[1]!.closed).code).toBe(1013);
+    // The rest give up at the hello timeout.
+    h.clock.advance(10_000);
+    expect((await idle[2]!.closed).code).toBe(4408);
+    await until(() => h.core.hub.unauthenticatedCount === 0);
+    expect((await connect()).ws.readyState).toBe(WebSocket.OPEN);
   });
 });
 

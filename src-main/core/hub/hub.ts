@@ -80,6 +80,8 @@ export class Hub {
   private readonly lostLocks: LostLocks;
   private readonly sessionHost: SessionHost;
   private readonly sessionsById = new Map<string, Session>();
+  /** Sessions admitted without a verified token whose `hello` has not authenticated them yet. */
+  private readonly unauthenticated = new Set<Session>();
   private readonly throttle = new AuditThrottle();
   private readonly listeners: Disposable[] = [];
   private readonly transports = new Set<Disposable>();
@@ -146,6 +148,7 @@ export class Hub {
       requests,
       presence: this.presence,
       rejected: (kind, detail) => this.rejected(kind, detail),
+      authenticated: (s) => this.unauthenticated.delete(s),
       gone: (s, code, reason) => this.sessionGone(s, code, reason),
     };
     this.listeners.push(
@@ -172,6 +175,7 @@ export class Hub {
       return session;
     }
     this.sessionsById.set(session.sessionId, session);
+    if (session.token === null) this.unauthenticated.add(session);
     const tokenId = session.token?.id ?? null;
     this.auditMaybeThrottled(tokenId === null, 'session.connect', `session:${session.sessionId}`, {
       remoteAddress: session.remoteAddress,
@@ -224,6 +228,16 @@ export class Hub {
   /** Live connections (including those still before `hello`). */
   get connectionCount(): number {
     return this.sessionsById.size;
+  }
+
+  /** Live connections with a verified token (from the upgrade header, or authenticated by `hello`). */
+  get authenticatedCount(): number {
+    return this.sessionsById.size - this.unauthenticated.size;
+  }
+
+  /** Live connections admitted without a token that have not authenticated yet. */
+  get unauthenticatedCount(): number {
+    return this.unauthenticated.size;
   }
 
   /** Instance ids with a live, ready session, optionally of one role. */
@@ -291,6 +305,7 @@ export class Hub {
 
   private sessionGone(s: Session, code: number, reason: string): void {
     this.sessionsById.delete(s.sessionId);
+    this.unauthenticated.delete(s);
     this.triggers.sessionGone(s);
     this.prechecks.sessionGone(s);
     this.lostLocks.sessionGone(s);

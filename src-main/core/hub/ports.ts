@@ -24,6 +24,12 @@ export interface ConnectInfo {
   remoteAddress?: string | null;
   /** A token already verified from the upgrade's `Authorization: Bearer` header. */
   token?: TokenInfo | null;
+  /**
+   * For a connection admitted without a token: asked when its `hello` authenticates it, so it
+   * counts against the transport's cap only from then on. Returns why it may not join (it is then
+   * refused `unavailable` and closed 1013), or null.
+   */
+  admitAtHello?: () => string | null;
 }
 
 /** The transport's handle on one session: it forwards what happens on the socket. */

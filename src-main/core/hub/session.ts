@@ -38,6 +38,8 @@ export interface SessionHost {
   readonly presence: Pick<Presence, 'bind' | 'orphaned' | 'resumeStarted' | 'resumeSettled'>;
   /** A refused token or role (audited, throttled). */
   rejected(kind: RejectionKind, detail: Record<string, unknown>): void;
+  /** The session's `hello` authenticated it (it had no verified token before). */
+  authenticated(s: Session): void;
   /** The session closed; called exactly once. */
   gone(s: Session, code: number, reason: string): void;
 }
@@ -54,6 +56,7 @@ export class Session implements HubConnection, Peer {
   lastHeartbeatAt: number;
   lastPingAt = 0;
   private helloTimer: TimerHandle | undefined;
+  private readonly admitAtHello: (() => string | null) | undefined;
   private readonly bucket: TokenBucket;
   private strikes = 0;
   private early: string[] = [];
@@ -68,6 +71,7 @@ export class Session implements HubConnection, Peer {
     const now = hub.env.clock.now();
     this.token = info.token ?? null;
     this.remoteAddress = info.remoteAddress ?? null;
+    this.admitAtHello = info.admitAtHello;
     this.lastHeartbeatAt = now;
     this.bucket = new TokenBucket(hub.opts.ratePerSecond, hub.opts.rateBurst, now);
     this.helloTimer = hub.env.clock.setTimeout(
@@ -297,6 +301,16 @@ export class Session implements HubConnection, Peer {
     }
     if (token?.role && token.role !== req.role) {
       return this.refuse(req.id, 'forbidden', `token ${token.id} may only act as role ${token.role}`, { tokenId: token.id, role: req.role });
+    }
+    if (this.token === null) {
+      // Admitted as unauthenticated (its own, smaller budget): it joins the main cap only now.
+      const full = this.admitAtHello?.() ?? null;
+      if (full !== null) {
+        this.hub.rejected('capacity', { sessionId: this.sessionId, remoteAddress: this.remoteAddress, via: 'hello', message: full });
+        this.send(errorReply(req.id, 'unavailable', full));
+        return this.fail(CLOSE_CODES.tryAgainLater, full);
+      }
+      this.hub.authenticated(this);
     }
     this.token = token;
     const input: RegisterInstanceInput = { role: req.role, name: req.name, version: req.version, tokenId: token?.id ?? null, resume: req.instanceId };
