@@ -5,11 +5,10 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import type { Socket } from 'node:net';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { tempDir } from '../core/testing/test-core';
-import { startHarness, until, type Harness } from './agent-socket.testkit';
+import { startHarness, trackSockets, until, type Harness } from './agent-socket.testkit';
 
 const PYTHON = '/usr/bin/python3';
 const DOC = path.join(__dirname, '../../docs/protocol.md');
@@ -73,14 +72,6 @@ function python(script: string, args: string[], env: Record<string, string>): { 
   return { child, output: () => out };
 }
 
-function trackSockets(x: Harness): Set<Socket> {
-  const sockets = new Set<Socket>();
-  x.server.on('connection', (s: Socket) => {
-    sockets.add(s);
-    s.on('close', () => sockets.delete(s));
-  });
-  return sockets;
-}
 
 async function startExample(x: Harness) {
   const dir = tempDir('gaffer-pyagent-');

@@ -16,7 +16,7 @@ import type { JobTrigger, RunSink } from '../core/hub/ports';
 import { tempDir } from '../core/testing/test-core';
 import { reportJob, type Notify } from '../../examples/report-agent';
 import { workTask } from '../../examples/worker-agent';
-import { startHarness, until, type Harness } from './agent-socket.testkit';
+import { startHarness, trackSockets, until, type Harness } from './agent-socket.testkit';
 import {
   BacklogError,
   BlockedError,
@@ -64,15 +64,6 @@ function createTask(h: Harness, title: string, extra: Record<string, unknown> = 
   return h.core.tasks.create({ title, role: 'dev', ...extra }, { actor: 'test' }).task;
 }
 
-/** Server-side TCP sockets of the harness, to simulate a network blip. */
-function trackSockets(h: Harness): Set<Socket> {
-  const sockets = new Set<Socket>();
-  h.server.on('connection', (s: Socket) => {
-    sockets.add(s);
-    s.on('close', () => sockets.delete(s));
-  });
-  return sockets;
-}
 
 function blip(sockets: Set<Socket>): void {
   for (const s of sockets) s.destroy();
