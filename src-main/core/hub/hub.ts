@@ -23,20 +23,16 @@ import { GafferError } from '../../common/errors';
 import type { Logger } from '../../common/logger';
 import { CLOSE_CODES, MAX_FRAME_BYTES, type RunCancelReason } from '../../common/protocol';
 import type { AuditLog } from '../audit/audit-log';
-import type { TokenStore } from '../auth/tokens';
 import { newId } from '../context';
 import type { Db } from '../db/open';
 import type { GroupCommitter } from '../db/group-commit';
 import type { Disposable, EventBus } from '../events';
-import type { InstanceRegistry } from '../instances/registry';
-import type { Board } from '../tasks/board';
-import type { ClaimLocks } from '../tasks/claim-locks';
-import type { HubEnv, Journal, RejectionKind, ResolvedHubOptions } from './host';
+import type { AgentCore, HubEnv, Journal, RejectionKind, ResolvedHubOptions } from './host';
 import { AuditThrottle } from './limits';
 import { LostLocks, type LostLock } from './lost-locks';
 import type { ConnectInfo, HubConnection, HubOptions, HubSocket, JobTrigger, PrecheckVerdict, RunSink, TriggerOptions, TriggerOutcome } from './ports';
 import { Prechecks } from './prechecks';
-import { Presence } from './presence';
+import { Presence, type PresenceDeps } from './presence';
 import type { RequestHost } from './requests';
 import { RunGate } from './runs';
 import { Session, type SessionHost } from './session';
@@ -44,19 +40,17 @@ import { TriggerDispatcher } from './triggers';
 
 export type { RejectionKind } from './host';
 
-/** What the hub needs from the core (a subset of `Core`, so it can be built inside `createCore`). */
-export interface HubDeps {
-  clock: Clock;
-  config: SchedulerConfig;
-  db: Db;
-  events: EventBus;
-  audit: AuditLog;
-  instances: InstanceRegistry;
-  locks: ClaimLocks;
-  tasks: Board;
-  tokens: TokenStore;
-  committer: GroupCommitter;
-  logger: Logger;
+/** What the hub needs from the core: only the members it calls (built inside `createCore`). */
+export interface HubDeps extends AgentCore {
+  readonly clock: Clock;
+  readonly config: SchedulerConfig;
+  /** For one read: an instance's status and held locks (the load of `pick`). */
+  readonly db: Pick<Db, 'prepare'>;
+  readonly events: Pick<EventBus, 'on' | 'emit'>;
+  readonly audit: Pick<AuditLog, 'record'>;
+  readonly instances: AgentCore['instances'] & PresenceDeps['instances'];
+  readonly committer: Pick<GroupCommitter, 'submit'>;
+  readonly logger: Logger;
 }
 
 /** A summary of one live session (for the console and tests). */

@@ -24,7 +24,7 @@ import type { AgentCore, HubEnv, Journal, Peer, RejectionKind, ResolvedHubOption
 import { TokenBucket } from './limits';
 import type { ConnectInfo, HubConnection, HubSocket } from './ports';
 import type { Presence } from './presence';
-import { handleRequest, type HandledRequest, type RequestHost, type Sender } from './requests';
+import { handleRequest, type RequestHost, type Sender } from './requests';
 import { badRequest, closeReason, encodePush, errorReply, okReply, readId, type WireId } from './wire';
 
 /** What a session needs from the hub. */
@@ -257,7 +257,7 @@ export class Session implements HubConnection, Peer {
     const id = req.id;
     let pending: Promise<object>;
     try {
-      pending = handleRequest(this.hub.requests, this.sender(), req as HandledRequest);
+      pending = handleRequest(this.hub.requests, this.sender(), req);
     } catch (e) {
       this.replyError(id, e);
       return;
