@@ -23,7 +23,7 @@
 import type { TimerHandle } from '../../common/clock';
 import { GafferError } from '../../common/errors';
 import type { Logger } from '../../common/logger';
-import type { AgentRequestOf } from '../../common/protocol';
+import { ERROR_CLASSES, type AgentRequestOf } from '../../common/protocol';
 import { retryDelayS, type JobSettings, type JobSpec, type RunErrorClass } from '../../common/job-schema';
 import type { CoreContext } from '../context';
 import type { Disposable } from '../events';
@@ -1204,7 +1204,15 @@ export class JobRunner implements RunSink {
       const b = this.repo.q.dispatchedBackfillOfRun.get(run.id);
       if (b) return this.backfillResult(run, b, instanceId, req);
       if (run.status === 'success' || run.status === 'failed' || run.status === 'skipped') {
-        const same = run.instance_id === instanceId && ((req.outcome === 'success' && run.status === 'success') || (req.outcome === 'failed' && run.status === 'failed'));
+        // Only a result that took effect can be repeated. A run that failed with `lost` (deadline,
+        // instance gone) ended without one: its holder's attempt was taken away (PROTOCOL §4).
+        const byResult = run.status === 'success' || (run.status === 'failed' && (ERROR_CLASSES as readonly string[]).includes(run.error_class ?? ''));
+        if (run.instance_id === instanceId && !byResult) {
+          throw new GafferError('not_holder', `attempt ${run.attempt} of run ${run.id} was taken away (${run.error_class ?? run.status}); this result is not recorded`);
+        }
+        const same =
+          run.instance_id === instanceId &&
+          ((req.outcome === 'success' && run.status === 'success') || (req.outcome === 'failed' && run.status === 'failed' && run.error_class === (req.errorClass ?? 'retryable')));
         if (same) return { run: toRun(run), replayed: true };
         throw new GafferError('invalid_transition', `run ${run.id} is already ${run.status}`);
       }

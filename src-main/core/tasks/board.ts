@@ -172,6 +172,8 @@ export class Board {
       });
       const task = this.get(taskId);
       this.ctx.store.emit({ type: 'task.changed', task, from, to, actor });
+      // Only cancel can take a held task (the other operator edges start from failed or blocked).
+      if (lock) this.ctx.store.emit({ type: 'lock.lost', taskId, instanceId: lock.instance_id, fence: lock.fence, reason: 'cancelled' });
       return task;
     });
   }

@@ -69,6 +69,9 @@ export function mapCoreEvent(e: CoreEvent): ConsoleEvent[] {
     }
     case 'instance.changed':
       return [{ type: 'instance.changed', instanceId: e.instance.id, status: e.instance.status }];
+    case 'session.lost_locks':
+      // The instance's "lost its lock" list changed; only a live (online) instance has one.
+      return [{ type: 'instance.changed', instanceId: e.instanceId, status: 'online' }];
     case 'audit.appended': {
       const out: ConsoleEvent[] = [{ type: 'audit.appended', event: e.event }];
       if (e.event.type === 'operator.kill_switch') out.push({ type: 'settings.changed' });
@@ -114,6 +117,7 @@ export function mapCoreEvent(e: CoreEvent): ConsoleEvent[] {
     case 'trigger.undeliverable':
       return [{ type: 'alert', level: 'warning', title: 'Job trigger undeliverable', body: `Run ${e.runId} for role ${e.role}: ${e.reason}.` }];
     case 'task.renewed':
+    case 'lock.lost': // told through lock.expired / task.changed, and session.lost_locks
     case 'token.revoked':
     case 'session.opened':
     case 'session.hello':

@@ -12,6 +12,14 @@ import { useActions, useConsole, useWatch } from '../../store/react';
 import { TokensPanel } from './TokensPanel';
 import { filterInstances, type StatusFilter } from './logic';
 
+/** Why a lock was taken away, in the words of the "lost its lock" tooltip. */
+const LOST_WORDS: Record<string, string> = {
+  force_release: 'Force-released by an operator',
+  expired: 'Its lock expired',
+  cancelled: 'The task was cancelled',
+  budget: 'Stopped by a budget cap',
+};
+
 export function InstancesView() {
   useWatch('instances', 'settings', 'tokens');
   const res = useConsole((s) => s.instances);
@@ -68,19 +76,34 @@ export function InstancesView() {
       key: 'held',
       header: 'Holds',
       width: 'minmax(220px, 2fr)',
-      render: (i) =>
-        i.held.length === 0 ? (
-          <span className="muted">nothing</span>
-        ) : (
+      render: (i) => {
+        const lost = i.lostLocks;
+        if (i.held.length === 0 && lost.length === 0) return <span className="muted">nothing</span>;
+        // A lock taken away comes first: the agent was told, but may still be working on it.
+        const shownLost = lost.slice(0, 2);
+        const shownHeld = i.held.slice(0, 2 - shownLost.length);
+        const more = lost.length + i.held.length - shownLost.length - shownHeld.length;
+        return (
           <div className="held">
-            {i.held.slice(0, 2).map((h) => (
+            {shownLost.map((l) => (
+              <button
+                key={`lost-${l.taskId}`}
+                className="held-item text-warn"
+                onClick={() => navigate('queues', i.role, { task: String(l.taskId) })}
+                title={`${LOST_WORDS[l.reason] ?? 'taken away'}: the agent was told to stop and has not reported since`}
+              >
+                <span className="task-id">#{l.taskId}</span> <span className="held-title">lost its lock · {l.title}</span>
+              </button>
+            ))}
+            {shownHeld.map((h) => (
               <button key={h.taskId} className="held-item" onClick={() => navigate('queues', i.role, { task: String(h.taskId) })} title={h.title}>
                 <span className="task-id">#{h.taskId}</span> <span className="held-title">{h.title}</span> <Countdown expiresAt={h.expiresAt} windowS={config?.lockWindowS} />
               </button>
             ))}
-            {i.held.length > 2 ? <span className="muted small">+{i.held.length - 2} more</span> : null}
+            {more > 0 ? <span className="muted small">+{more} more</span> : null}
           </div>
-        ),
+        );
+      },
     },
     {
       key: 'run',
