@@ -146,6 +146,11 @@ describe('console views on real data', () => {
     expect(t).toContain('min(5, 4) + 1 = 5 s');
     expect(t).toContain(String(g.port));
     expect(t).toContain(g.dataDir);
+    // The HTTP API reference is linked, and the link opens without the operator token.
+    const href = await page.getAttribute('[data-testid="api-reference"] a', 'href');
+    expect(href).toBe('/api/v1/openapi.json');
+    const doc = await page.evaluate(async (u) => (await fetch(u, { credentials: 'omit' })).json(), href!);
+    expect(doc.openapi).toBe('3.1.0');
     await shot(page, '05-settings');
   });
 

@@ -95,6 +95,11 @@ export interface Dashboard {
 export interface InstanceView extends Instance {
   /** Titles of the tasks whose locks it holds. */
   held: Array<{ taskId: number; title: string; expiresAt: string }>;
+  /**
+   * Tasks whose lock was taken away from it (force-release, expiry, cancel) while it was connected:
+   * it was told (`lock_lost`) and has not reported since. Empty once it reports them or disconnects.
+   */
+  lostLocks: Array<{ taskId: number; title: string; reason: string; at: string }>;
   /** Job runs it has started and not finished (`runs.status = running`). */
   currentRuns: Array<{ runId: string; jobId: string; job: string; slot: string }>;
 }

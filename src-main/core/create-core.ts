@@ -25,6 +25,7 @@ import type { HubOptions } from './hub/ports';
 import { AuditQuery } from './audit/audit-query';
 import { Signals } from './signals/signals';
 import { createJobs, type JobService } from './jobs';
+import { GapDetector } from './time/gap-detector';
 
 export interface CoreOptions {
   clock?: Clock;
@@ -67,6 +68,8 @@ export interface Core {
   readonly signals: Signals;
   /** Central jobs: runner, runs, backfills, calendars, explain/preview/ledger. */
   readonly jobs: JobService;
+  /** Notices stalls, sleeps and clock steps once, and has every deadline shifted (`gaps.check()` on power resume). */
+  readonly gaps: GapDetector;
   readonly logger: Logger;
   /** Starts timers (watchdog). Separate from construction so tests can drive sweeps by hand. */
   start(): void;
@@ -102,9 +105,11 @@ export function createCore(opts: CoreOptions = {}): Core {
     logger.error(`storage refused a write to ${dbPath} (${error?.message ?? 'unknown error'}): writes are refused with 503 unavailable, reads still work; ${hint}`, { code });
   }, !lock && dbPath !== ':memory:');
   const audit = new AuditLog(db, store, clock);
-  const ctx: CoreContext = { db, store, audit, clock, config, events };
+  const gaps = new GapDetector({ clock, store, audit, config, logger });
+  // Core timers read the clocks before they act and decide after pending input (gap-detector invariant 4).
+  const ctx: CoreContext = { db, store, audit, clock: gaps.wakeups, config, events, gaps };
   const repo = prepareTaskRepo(db);
-  const idempotency = new IdempotencyStore(db, () => config.idempotencyWindowS * 1000);
+  const idempotency = new IdempotencyStore(db, clock, () => config.idempotencyWindowS * 1000);
   const locks = new ClaimLocks(ctx, repo);
   const tasks = new Board(ctx, repo, locks, idempotency);
   const instances = new InstanceRegistry(ctx, locks);
@@ -113,7 +118,8 @@ export function createCore(opts: CoreOptions = {}): Core {
     logger.error('watchdog: sweep failed; retrying at the next sweep', { error: e instanceof Error ? e.message : String(e) }),
   );
   const committer = new GroupCommitter(store, opts.groupCommit);
-  const hub = new Hub({ clock, config, db, events, audit, instances, locks, tasks, tokens, committer, logger }, opts.hub);
+  // The hub's timeouts (trigger acks, reconnect grace, hello, prechecks) count only time the server was there.
+  const hub = new Hub({ clock: gaps.deadlines, config, db, events, audit, instances, locks, tasks, tokens, committer, logger }, opts.hub);
   const auditQuery = new AuditQuery(db);
   const signals = new Signals(ctx);
   const jobs = createJobs({ ctx, hub, signals, instances, logger });
@@ -138,13 +144,15 @@ export function createCore(opts: CoreOptions = {}): Core {
     auditQuery,
     signals,
     jobs,
+    gaps,
     logger,
     start() {
       // Sockets from a previous run are gone: their instances get the reconnect grace to resume
       // (keeping their locks), then the sweep below expires what nobody came back for.
       instances.disconnectAll('core restarted');
+      gaps.start();
       watchdog.start();
-      graceSweep = clock.setTimeout(() => {
+      graceSweep = ctx.clock.setTimeout(() => {
         try {
           watchdog.sweep();
         } catch (e) {
@@ -157,6 +165,7 @@ export function createCore(opts: CoreOptions = {}): Core {
     close() {
       if (closed) return;
       closed = true;
+      gaps.stop();
       watchdog.stop();
       jobs.stop();
       hub.close();

@@ -24,6 +24,12 @@ export interface ConnectInfo {
   remoteAddress?: string | null;
   /** A token already verified from the upgrade's `Authorization: Bearer` header. */
   token?: TokenInfo | null;
+  /**
+   * For a connection admitted without a token: asked when its `hello` authenticates it, so it
+   * counts against the transport's cap only from then on. Returns why it may not join (it is then
+   * refused `unavailable` and closed 1013), or null.
+   */
+  admitAtHello?: () => string | null;
 }
 
 /** The transport's handle on one session: it forwards what happens on the socket. */
@@ -33,8 +39,11 @@ export interface HubConnection {
   receive(text: string): void;
   /** One binary frame arrived (refused: the protocol is JSON text). */
   receiveBinary(): void;
-  /** A frame larger than the limit arrived. The hub replies `too_large` and closes with 4413. */
-  tooLarge(): void;
+  /**
+   * A frame larger than the limit arrived. The hub replies `too_large` (with the frame's `id`, if
+   * the transport could read it: see `peekId`) and closes with 4413.
+   */
+  tooLarge(id?: string | number | null): void;
   /** A ping or pong arrived: the peer is alive (counts as a heartbeat). */
   alive(): void;
   /** The socket is gone (for any reason). Idempotent. */

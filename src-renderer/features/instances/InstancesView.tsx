@@ -12,6 +12,14 @@ import { useActions, useConsole, useWatch } from '../../store/react';
 import { TokensPanel } from './TokensPanel';
 import { filterInstances, type StatusFilter } from './logic';
 
+/** Why a lock was taken away, in the words of the "lost its lock" tooltip. */
+const LOST_WORDS: Record<string, string> = {
+  force_release: 'Force-released by an operator',
+  expired: 'Its lock expired',
+  cancelled: 'The task was cancelled',
+  budget: 'Stopped by a budget cap',
+};
+
 export function InstancesView() {
   useWatch('instances', 'settings', 'tokens');
   const route = useViewRoute('instances');
@@ -100,13 +108,25 @@ export function InstancesView() {
       key: 'held',
       header: 'Holds',
       width: 'minmax(180px, 2fr)',
+      // A lock taken away comes first: the agent was told, but may still be working on it.
       render: (i) => (
-        <FirstTwo items={i.held} none="nothing">
-          {(h) => (
-            <button key={h.taskId} className="held-item" onClick={() => navigate('queues', i.role, { task: String(h.taskId) })} title={h.title}>
-              <span className="task-id">#{h.taskId}</span> <span className="held-title">{h.title}</span> <Countdown expiresAt={h.expiresAt} windowS={config?.lockWindowS} />
-            </button>
-          )}
+        <FirstTwo items={[...i.lostLocks.map((lost) => ({ lost })), ...i.held.map((held) => ({ held }))]} none="nothing">
+          {(x) =>
+            'lost' in x ? (
+              <button
+                key={`lost-${x.lost.taskId}`}
+                className="held-item text-warn"
+                onClick={() => navigate('queues', i.role, { task: String(x.lost.taskId) })}
+                title={`${LOST_WORDS[x.lost.reason] ?? 'taken away'}: the agent was told to stop and has not reported since`}
+              >
+                <span className="task-id">#{x.lost.taskId}</span> <span className="held-title">lost its lock · {x.lost.title}</span>
+              </button>
+            ) : (
+              <button key={x.held.taskId} className="held-item" onClick={() => navigate('queues', i.role, { task: String(x.held.taskId) })} title={x.held.title}>
+                <span className="task-id">#{x.held.taskId}</span> <span className="held-title">{x.held.title}</span> <Countdown expiresAt={x.held.expiresAt} windowS={config?.lockWindowS} />
+              </button>
+            )
+          }
         </FirstTwo>
       ),
     },

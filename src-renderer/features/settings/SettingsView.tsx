@@ -118,6 +118,19 @@ export function SettingsView() {
             <dd className="mono">{s.port !== null ? `ws://127.0.0.1:${s.port}/agent` : '—'}</dd>
             <dt>Data directory</dt>
             <dd className="mono wrap">{s.dataDir ?? '—'}</dd>
+            <dt>API reference</dt>
+            <dd className="mono wrap" data-testid="api-reference">
+              {s.port === null ? (
+                '—'
+              ) : shell === 'electron' ? (
+                // The desktop window opens only https links; this one is for a browser on this machine.
+                <span title="open it in a browser on this machine">{`http://127.0.0.1:${s.port}/api/v1/openapi.json`}</span>
+              ) : (
+                <a href="/api/v1/openapi.json" target="_blank" rel="noreferrer">
+                  /api/v1/openapi.json (OpenAPI)
+                </a>
+              )}
+            </dd>
           </dl>
         </section>
         <section className="panel">
