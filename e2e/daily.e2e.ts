@@ -318,6 +318,9 @@ describe('daily work at 1024×700', () => {
     await go(page, '#/audit', '[data-testid="audit-row"]');
     expect(await page.inputValue('input[name="audit-actor"]')).toBe('');
     expect(await page.textContent('[data-testid="audit-status"]')).not.toContain('(filtered)');
+    // Arriving wrote no history of its own: Back leaves Audit.
+    await page.goBack();
+    await page.waitForSelector('[data-testid="view-dashboard"]');
     expect(errors).toEqual([]);
   });
 });

@@ -63,7 +63,13 @@ export function AuditView() {
     // Only a URL change drives this effect; the form's own changes go the other way below.
   }, [linkKey, setAuditForm]);
   const queryKey = JSON.stringify(a.query);
+  const arrived = useRef(false);
   useEffect(() => {
+    // On arrival the URL decides (above); the form of an earlier visit must not be written back.
+    if (!arrived.current) {
+      arrived.current = true;
+      return;
+    }
     const want = JSON.stringify(formFromRouteQuery(formToRouteQuery(a.form)));
     if (want === lastLink.current) return;
     lastLink.current = want;
