@@ -71,7 +71,7 @@ it('type-checks a TypeScript consumer against the declarations (no skipLibCheck)
   const args = ['--noEmit', '--strict', '--skipLibCheck', 'false', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--target', 'es2022'];
   args.push('--typeRoots', path.join(ROOT, 'node_modules', '@types'), '--types', 'node', 'agent.ts');
   await expect(run(process.execPath, [TSC, ...args], { cwd: project })).resolves.toBeDefined();
-});
+}, 120_000); // a cold tsc over the declarations and @types/node: seconds on an idle machine, much longer on a busy one
 
 it('works a task on a real server, imported by package name from plain Node', async () => {
   const { token } = core.tokens.create({ name: 'packed', role: 'dev', actor: 'operator:test' });
