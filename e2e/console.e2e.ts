@@ -80,7 +80,7 @@ describe('console views on real data', () => {
     await page.waitForSelector('[data-testid="chart-throughput"] .recharts-bar-rectangle');
     expect(await page.textContent('[data-testid="stat-completed"]')).toMatch(/[1-9]/);
     expect(await page.textContent('[data-testid="stat-recovery"]')).toContain('≈ 5 s');
-    expect(await page.textContent('[data-testid="stat-recovery"]')).toContain('P4');
+    expect(await page.textContent('[data-testid="stat-recovery"]')).toContain('abandoned task');
     const health = await page.textContent('[data-testid="queue-health"]');
     expect(health).toContain('reviewer'); // reviewer has ready work and nobody online
     await page.waitForSelector('[data-testid="stuck-callout"]');
@@ -105,7 +105,7 @@ describe('console views on real data', () => {
     const waiting = page.locator('[data-testid="column-backlog"] [data-testid^="task-"]').first();
     await waiting.click();
     await page.waitForSelector('[data-testid="task-detail"] .dep-list li .badge');
-    expect(await page.textContent('[data-testid="task-detail"]')).toContain('P3');
+    expect(await page.textContent('[data-testid="task-detail"]')).toContain('invisible to claimers');
     await shot(page, '03-queues-task-detail');
     await page.keyboard.press('Escape');
     await page.waitForSelector('[data-testid="task-detail"]', { state: 'detached' });

@@ -89,6 +89,21 @@ describe('audit query', () => {
     expect(collect({ type: 'nope' }).ids).toEqual([]);
   });
 
+  it('takes a prefix for actor and type (`operator:*`, `t.*`), literally, alone or with exact types', () => {
+    seed(12);
+    core.audit.record({ type: 'operator.cancel', actor: 'operator:browser', subject: 'task:1', detail: {} });
+    core.audit.record({ type: 'operator.retry', actor: 'operator:desktop', subject: 'task:2', detail: {} });
+    core.audit.record({ type: 'operator_x', actor: 'operatorx', subject: 'task:2', detail: {} });
+    expect(collect({ actor: 'operator:*' }).ids).toEqual([13, 14]);
+    expect(collect({ type: 'operator.*' }).ids).toEqual([13, 14]);
+    expect(collect({ types: ['t.a', 'operator.*'] }).ids).toEqual([3, 6, 9, 12, 13, 14]);
+    expect(collect({ type: 't.*', actor: 'x' }).ids).toEqual([1, 3, 5, 7, 9, 11]);
+    // `_` and `%` in a prefix are literal.
+    expect(collect({ type: 'operator_*' }).ids).toEqual([15]);
+    expect(collect({ actor: 'operator%*' }).ids).toEqual([]);
+    expect(core.auditQuery.count({ actor: 'operator:*' })).toEqual({ count: 2, exact: true });
+  });
+
   it('filters by time (from inclusive, to exclusive), in both orders', () => {
     seed(20); // event i at T0 + (i-1) s
     const at = (i: number) => new Date(T0 + (i - 1) * 1000).toISOString();

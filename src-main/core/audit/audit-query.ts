@@ -107,9 +107,16 @@ function toMs(v: string | number | undefined): number | undefined {
   return typeof v === 'number' ? v : Date.parse(v);
 }
 
+const escapeLike = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
+
 /** Escapes LIKE wildcards so user text matches literally (ESCAPE '\'). */
 export function likePattern(text: string): string {
-  return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+  return `%${escapeLike(text)}%`;
+}
+
+/** An actor or type ending in `*` is a prefix (`operator:*`, `lock.*`); its LIKE pattern, or null. */
+export function prefixPattern(value: string): string | null {
+  return value.endsWith('*') ? `${escapeLike(value.slice(0, -1))}%` : null;
 }
 
 export function normaliseFilter(input: AuditFilterInput | AuditQueryInput): AuditFilter {
@@ -263,20 +270,25 @@ export class AuditQuery {
     if (f.subject !== undefined) {
       plan.driverColumn = 'subject';
       plan.driverValues = [f.subject];
-    } else if (f.actor !== undefined && this.actorIndex.usable && (this.actorIndex.excluded.size === 0 || !isInstanceActor(f.actor))) {
+    } else if (f.actor !== undefined && prefixPattern(f.actor) === null && this.actorIndex.usable && (this.actorIndex.excluded.size === 0 || !isInstanceActor(f.actor))) {
       plan.driverColumn = 'actor';
       plan.driverValues = [f.actor];
-    } else if (f.types && this.typeIndex.usable && f.types.every((t) => !this.typeIndex.excluded.has(t))) {
+    } else if (f.types && this.typeIndex.usable && f.types.every((t) => prefixPattern(t) === null && !this.typeIndex.excluded.has(t))) {
       plan.driverColumn = 'type';
       plan.driverValues = f.types;
     }
+    // A prefix (`operator:*`, `lock.*`) never drives: it is tested on the driven rows.
     if (f.actor !== undefined && plan.driverColumn !== 'actor') {
-      plan.residualSql.push('a.actor = ?');
-      plan.residualParams.push(f.actor);
+      const prefix = prefixPattern(f.actor);
+      plan.residualSql.push(prefix === null ? 'a.actor = ?' : `a.actor LIKE ? ESCAPE '\\'`);
+      plan.residualParams.push(prefix ?? f.actor);
     }
     if (f.types && plan.driverColumn !== 'type') {
-      plan.residualSql.push(`a.type IN (${f.types.map(() => '?').join(',')})`);
-      plan.residualParams.push(...f.types);
+      const exact = f.types.filter((t) => prefixPattern(t) === null);
+      const prefixes = f.types.map(prefixPattern).filter((p): p is string => p !== null);
+      const terms = [...(exact.length ? [`a.type IN (${exact.map(() => '?').join(',')})`] : []), ...prefixes.map(() => `a.type LIKE ? ESCAPE '\\'`)];
+      plan.residualSql.push(terms.length === 1 ? terms[0]! : `(${terms.join(' OR ')})`);
+      plan.residualParams.push(...exact, ...prefixes);
     }
     if (f.text !== undefined) {
       plan.residualSql.push(`a.detail LIKE ? ESCAPE '\\'`);

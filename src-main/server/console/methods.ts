@@ -129,9 +129,10 @@ export function createConsoleMethods(core: Core, ctx: ConsoleContext, opts: Cons
     'locks.expiredToday': () => rm.expiredCards(localDayStart(core.clock.now())),
     'instances.list': () => {
       const held = rm.heldByInstance();
+      const runs = rm.runsByInstance();
       const lostLocks = (id: string): InstanceView['lostLocks'] =>
         core.hub.lostLocksOf(id).map((l) => ({ taskId: l.taskId, title: core.tasks.get(l.taskId).title, reason: l.reason, at: isoTime(l.at) }));
-      return core.instances.list().map((i): InstanceView => ({ ...i, held: held.get(i.id) ?? [], lostLocks: lostLocks(i.id) }));
+      return core.instances.list().map((i): InstanceView => ({ ...i, held: held.get(i.id) ?? [], lostLocks: lostLocks(i.id), currentRuns: runs.get(i.id) ?? [] }));
     },
     'tokens.list': () => core.tokens.list(),
     'tokens.create': (a) => {

@@ -15,6 +15,7 @@ const inst = (id: string, status: InstanceView['status'], role = 'dev', name = i
   heldTaskIds: [],
   held: [],
   lostLocks: [],
+  currentRuns: [],
 });
 
 describe('instances view logic', () => {

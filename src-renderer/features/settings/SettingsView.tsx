@@ -11,13 +11,12 @@ import { useTheme, type ThemeChoice } from '../../lib/theme';
 interface TimingRow {
   key: keyof SchedulerConfig;
   label: string;
-  rule?: 'P4';
   unit: 's' | 'ms';
   what: string;
 }
 
 const TIMINGS: TimingRow[] = [
-  { key: 'lockWindowS', label: 'Lock window', rule: 'P4', unit: 's', what: 'how long a claim or renew holds a task; long tasks renew well before it runs out' },
+  { key: 'lockWindowS', label: 'Lock window', unit: 's', what: 'how long a claim or renew holds a task; long tasks renew well before it runs out' },
   { key: 'heartbeatIntervalMs', label: 'Heartbeat interval', unit: 'ms', what: 'how often agents are asked to heartbeat' },
   { key: 'heartbeatTimeoutS', label: 'Heartbeat timeout', unit: 's', what: 'an instance silent this long goes offline and its locks expire' },
   { key: 'sweepIntervalS', label: 'Watchdog sweep', unit: 's', what: 'safety sweep that expires overdue locks and silent instances' },
@@ -53,7 +52,7 @@ export function SettingsView() {
             </Badge>
           </header>
           <p className="small">
-            The global execution condition (SPEC §5): while it is on, no job is triggered. One-off tasks already on the board can still be claimed and reported. Turning it on or off
+            The switch over every job: while it is on, no job is triggered. One-off tasks already on the board can still be claimed and reported. Turning it on or off
             takes a reason and is audited.
           </p>
           <button className={`btn ${s.killSwitch ? 'btn-primary' : 'btn-danger'}`} onClick={() => setConfirm(!s.killSwitch)} data-testid="kill-switch-toggle">
@@ -73,8 +72,7 @@ export function SettingsView() {
             <span className="mono">
               min({c.lockWindowS}, {c.heartbeatTimeoutS}) + {c.sweepIntervalS} = {bound} s
             </span>{' '}
-            ({formatDurationS(bound)}; <Rule id="P4" />
-            /watchdog). The next holder gets <code>previouslyExpired: true</code> and checks for half-done work.
+            ({formatDurationS(bound)}, kept by the watchdog). The next holder gets <code>previouslyExpired: true</code> and checks for half-done work.
           </p>
         </section>
       </div>
@@ -88,7 +86,7 @@ export function SettingsView() {
           {TIMINGS.map((t) => (
             <div className="timing" key={t.key}>
               <div className="timing-label">
-                {t.label} {t.rule ? <Rule id={t.rule} /> : null}
+                {t.label}
               </div>
               <div className="timing-value mono">
                 {c[t.key].toLocaleString('en-US')} {t.unit}
