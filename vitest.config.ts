@@ -2,7 +2,7 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    include: ['src-main/**/*.test.ts', 'src-renderer/**/*.test.{ts,tsx}', 'examples/**/*.test.ts'],
+    include: ['src-main/**/*.test.ts', 'src-renderer/**/*.test.{ts,tsx}', 'examples/**/*.test.ts', 'sdk/typescript/**/*.test.ts'],
     environment: 'node',
     testTimeout: 30_000,
     hookTimeout: 30_000,

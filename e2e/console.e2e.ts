@@ -80,7 +80,7 @@ describe('console views on real data', () => {
     await page.waitForSelector('[data-testid="chart-throughput"] .recharts-bar-rectangle');
     expect(await page.textContent('[data-testid="stat-completed"]')).toMatch(/[1-9]/);
     expect(await page.textContent('[data-testid="stat-recovery"]')).toContain('≈ 5 s');
-    expect(await page.textContent('[data-testid="stat-recovery"]')).toContain('P4');
+    expect(await page.textContent('[data-testid="stat-recovery"]')).toContain('abandoned task');
     const health = await page.textContent('[data-testid="queue-health"]');
     expect(health).toContain('reviewer'); // reviewer has ready work and nobody online
     await page.waitForSelector('[data-testid="stuck-callout"]');
@@ -105,7 +105,7 @@ describe('console views on real data', () => {
     const waiting = page.locator('[data-testid="column-backlog"] [data-testid^="task-"]').first();
     await waiting.click();
     await page.waitForSelector('[data-testid="task-detail"] .dep-list li .badge');
-    expect(await page.textContent('[data-testid="task-detail"]')).toContain('P3');
+    expect(await page.textContent('[data-testid="task-detail"]')).toContain('invisible to claimers');
     await shot(page, '03-queues-task-detail');
     await page.keyboard.press('Escape');
     await page.waitForSelector('[data-testid="task-detail"]', { state: 'detached' });
@@ -146,6 +146,11 @@ describe('console views on real data', () => {
     expect(t).toContain('min(5, 4) + 1 = 5 s');
     expect(t).toContain(String(g.port));
     expect(t).toContain(g.dataDir);
+    // The HTTP API reference is linked, and the link opens without the operator token.
+    const href = await page.getAttribute('[data-testid="api-reference"] a', 'href');
+    expect(href).toBe('/api/v1/openapi.json');
+    const doc = await page.evaluate(async (u) => (await fetch(u, { credentials: 'omit' })).json(), href!);
+    expect(doc.openapi).toBe('3.1.0');
     await shot(page, '05-settings');
   });
 

@@ -2,8 +2,7 @@
  * How the examples connect: GAFFER_URL, GAFFER_TOKEN, GAFFER_ROLE and GAFFER_NAME from the
  * environment. The token goes in the upgrade's Authorization header (the SDK never logs it).
  */
-import { consoleLogger } from '../src-main/common/logger';
-import { connect, type Agent } from '../src-main/sdk';
+import { connect, consoleLogger, type Agent } from 'gaffer-agent';
 
 export async function connectFromEnv(defaultRole: string, namePrefix: string): Promise<Agent> {
   const token = process.env.GAFFER_TOKEN;

@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { JobContext, Task, WorkContext } from '../src-main/sdk';
+import type { JobContext, Task, WorkContext } from 'gaffer-agent';
 import { dataReady, reportJob, slotFileName } from './report-agent';
 import { workTask } from './worker-agent';
 

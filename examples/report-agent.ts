@@ -18,7 +18,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { FatalError, RetryableError, type JobContext, type PrecheckHandler } from '../src-main/sdk';
+import { FatalError, RetryableError, type JobContext, type PrecheckHandler } from 'gaffer-agent';
 import { connectFromEnv } from './connect-from-env';
 
 /** A slot like `2026-11-30T09:00` becomes a safe file-name part (`2026-11-30T09-00`). */

@@ -8,7 +8,7 @@
  * Ctrl-C shuts down gracefully: the task in hand is finished or handed back.
  */
 import { pathToFileURL } from 'node:url';
-import { BlockedError, type WorkHandler } from '../src-main/sdk';
+import { BlockedError, type WorkHandler } from 'gaffer-agent';
 import { connectFromEnv } from './connect-from-env';
 
 interface Payload {

@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 /**
  * `npm test`: everything a change must pass, in order — typecheck, lint, unit/integration tests,
- * browser e2e, and the bounded reliability suite. Installs Chromium for the e2e tests when it is
- * missing and we can (root with apt). Ends with one line: "N passed, N failed".
+ * the Python SDK's tests (pytest), browser e2e, and the bounded reliability suite. Installs
+ * Chromium for the e2e tests and Debian's python3-websockets/python3-pytest for the Python tests
+ * when they are missing and we can (root with apt). Ends with one line: "N passed, N failed".
  */
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -59,10 +60,69 @@ function ensureChromium() {
   return false;
 }
 
+// The Python SDK (sdk/python) runs on Debian's Python: the pyenv `python3` on PATH may lack the packages.
+const SYSTEM_PYTHON = '/usr/bin/python3';
+const PYTHON_CHECK = ['-c', 'import websockets, pytest, ensurepip'];
+
+function pythonReady() {
+  return fs.existsSync(SYSTEM_PYTHON) && spawnSync(SYSTEM_PYTHON, PYTHON_CHECK, { stdio: 'ignore' }).status === 0;
+}
+
+function ensurePython() {
+  if (pythonReady()) return true;
+  if (process.getuid?.() === 0 && fs.existsSync('/usr/bin/apt-get')) {
+    console.log('test: installing Debian python3-websockets, python3-pytest and python3-venv for the Python SDK tests (apt-get)');
+    spawnSync('apt-get', ['update', '-qq'], { stdio: 'inherit' });
+    spawnSync('apt-get', ['install', '-y', '-qq', 'python3', 'python3-websockets', 'python3-pytest', 'python3-venv'], {
+      stdio: 'inherit',
+      env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+    });
+  }
+  if (pythonReady()) return true;
+  console.error(`test: ${SYSTEM_PYTHON} with websockets and pytest is needed (Debian: apt-get install -y python3-websockets python3-pytest python3-venv).`);
+  return false;
+}
+
+/** pytest of sdk/python; its counts join the total (from its JUnit XML). */
+function pytest(name) {
+  if (only.length && !only.includes(name)) return;
+  if (!ensurePython()) {
+    failed++;
+    failures.push(`${name} (no python)`);
+    return;
+  }
+  const out = path.join(os.tmpdir(), `gaffer-${name}-${process.pid}.xml`);
+  console.log(`\n=== ${name}: ${SYSTEM_PYTHON} -m pytest sdk/python/tests`);
+  const r = spawnSync(SYSTEM_PYTHON, ['-m', 'pytest', '-q', '-p', 'no:cacheprovider', '-rs', `--junitxml=${out}`, 'tests'], {
+    cwd: path.join(root, 'sdk', 'python'),
+    stdio: 'inherit',
+    env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1' },
+  });
+  let counted = false;
+  try {
+    const xml = fs.readFileSync(out, 'utf8');
+    const suite = /<testsuite\b[^>]*>/.exec(xml)?.[0] ?? '';
+    const attr = (k) => Number(new RegExp(`\\b${k}="(\\d+)"`).exec(suite)?.[1] ?? 'NaN');
+    const [tests, failures_, errors, skipped] = [attr('tests'), attr('failures'), attr('errors'), attr('skipped')];
+    if ([tests, failures_, errors, skipped].every(Number.isFinite) && tests > 0) {
+      passed += tests - failures_ - errors - skipped;
+      failed += failures_ + errors;
+      counted = true;
+      if (r.status !== 0 && failures_ + errors === 0) failed += 1; // pytest failed outside a test
+    }
+    fs.rmSync(out, { force: true });
+  } catch {
+    /* no report: counted below */
+  }
+  if (!counted) failed += 1; // no report, or no test ran (pytest exit 5)
+  if (r.status !== 0) failures.push(name);
+}
+
 const steps = [
   () => (run('typecheck', 'npx', ['tsc', '--noEmit', '-p', 'tsconfig.json']) ? passed++ : failed++),
   () => (run('lint', 'npx', ['eslint', '.']) ? passed++ : failed++),
   () => vitest('unit'),
+  () => pytest('python'),
   () => {
     if (only.length && !only.includes('e2e')) return;
     if (!fs.existsSync('vitest.e2e.config.ts')) return;

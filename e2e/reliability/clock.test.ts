@@ -7,11 +7,12 @@
  * Expected outcomes:
  * - forward (sleep 5 h): no mass expiry — no lock expires and no instance goes offline because of
  *   the jump; each lock keeps the time it had left (it expires when that time has really passed,
- *   within one sweep), including a lock granted after the wake but before the watchdog noticed.
+ *   within one sweep), including a lock granted after the wake but before the gap detector noticed.
  * - backward (one hour): no lock lives an extra hour — a lock with 30 min left expires after
  *   30 min, not 90 — and none loses time either.
  * - jobs: every slot has at most one run, the hours slept through get one
- *   decision per slot by policy (no trigger storm), and after a backward step no slot runs twice.
+ *   decision per slot by policy (no trigger storm), and after a backward step no slot runs twice;
+ *   a row written after the step carries true time (not the last instant before it).
  */
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src-main/common/clock';
@@ -125,9 +126,9 @@ describe('clock jumps while locks are live (default timings: 2 h window, 60 s sw
     const sleptFrom = w.clock.now();
 
     w.clock.jump(5 * HOUR); // the machine sleeps: wall time moves, timers do not
-    // An agent claims right after the wake, before the watchdog's next tick notices the jump.
+    // An agent claims right after the wake, before the gap detector's next pulse notices the jump.
     const wakeClaim = await claim(c);
-    await pass(w, 30_000, 30_000); // the watchdog's tick: the jump is detected here
+    await pass(w, 30_000, 30_000); // the gap detector's pulse: the jump is detected here
     const jumps = auditRows(w.core, 'clock.jump');
     expect(jumps).toHaveLength(1);
     expect(jumps[0]!.detail.gapMs).toBe(5 * HOUR);
@@ -164,7 +165,7 @@ describe('clock jumps while locks are live (default timings: 2 h window, 60 s sw
     await pass(w, 20_000, 20_000);
     const stepAt = w.clock.now();
     w.clock.jump(-HOUR);
-    const after = await claim(c); // granted on the new wall clock, before the watchdog notices
+    const after = await claim(c); // granted on the new wall clock, before the gap detector notices
     await pass(w, 40_000, 40_000); // tick: the step is detected
     const jumps = auditRows(w.core, 'clock.jump');
     expect(jumps.map((j) => j.detail.gapMs)).toEqual([-HOUR]);
@@ -222,7 +223,13 @@ describe('clock jumps while a job is live', () => {
     const slotsBeforeStep = new Set(runs().map((x) => x.slot));
     const triggersBeforeStep = triggers.length;
     w.clock.jump(-HOUR);
-    await pass(w, 90 * MIN);
+    await pass(w, 5 * MIN);
+    // The audit carries true time again, not the last instant before the step for an hour.
+    task(w, 'written after the step');
+    const newest = w.core.db.prepare('SELECT at FROM audit ORDER BY id DESC LIMIT 1').get() as { at: number };
+    const auditLagMs = newest.at - w.clock.now();
+    expect(auditLagMs).toBe(0);
+    await pass(w, 85 * MIN);
     const all = runs();
     const slots = all.map((x) => x.slot);
     expect(new Set(slots).size).toBe(slots.length);
@@ -240,6 +247,7 @@ describe('clock jumps while a job is live', () => {
       pushesOnWake: wakePushes,
       pushesAfterStepBack: triggers.length - triggersBeforeStep,
       duplicateSlots: slots.length - new Set(slots).size,
+      auditLagAfterStepS: auditLagMs / 1000,
     });
   }, 180_000);
 });

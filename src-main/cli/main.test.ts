@@ -7,7 +7,8 @@ describe('gaffer command', () => {
     try {
       expect(await main(['--help'])).toBe(0);
       const text = out.mock.calls.map((c) => String(c[0])).join('');
-      for (const [name, c] of Object.entries(SUBCOMMANDS)) expect(text).toContain(`${name}  ${c.summary}`);
+      // Names are padded to the longest one, so a shorter name is followed by more spaces.
+      for (const [name, c] of Object.entries(SUBCOMMANDS)) expect(text.split('\n')).toContainEqual(expect.stringMatching(new RegExp(`^  ${name} +${c.summary.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`)));
     } finally {
       out.mockRestore();
     }

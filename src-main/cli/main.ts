@@ -27,6 +27,7 @@ function startScript(argv: string[]): Promise<number> {
 
 export const SUBCOMMANDS: Record<string, Subcommand> = {
   start: { summary: 'run Gaffer (the desktop app; headless on 127.0.0.1 where Electron cannot start) — same options as npm start', run: startScript },
+  mcp: { summary: 'a Model Context Protocol server on stdio: an MCP client becomes an agent (--role R), or reads status (--operator)', run: async (argv) => (await import('./mcp/main')).runMcp(argv) },
 };
 
 export function usage(): string {

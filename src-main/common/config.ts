@@ -14,7 +14,10 @@ export interface SchedulerConfig {
   reconnectGraceS: number;
   /** A `job_trigger` not acknowledged within this long is re-offered to another instance. */
   triggerAckTimeoutS: number;
-  /** A gap between two clock ticks longer than this is treated as a sleep/clock jump. */
+  /**
+   * Upper bound of the gap threshold: a stall, sleep or wall-clock step longer than this — or than
+   * `heartbeatIntervalMs`, whichever is shorter — is a gap (core/time/gap-detector.ts).
+   */
   clockJumpThresholdS: number;
 }
 

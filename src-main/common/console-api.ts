@@ -109,6 +109,13 @@ export interface Dashboard {
 export interface InstanceView extends Instance {
   /** Titles of the tasks whose locks it holds. */
   held: Array<{ taskId: number; title: string; expiresAt: string }>;
+  /**
+   * Tasks whose lock was taken away from it (force-release, expiry, cancel) while it was connected:
+   * it was told (`lock_lost`) and has not reported since. Empty once it reports them or disconnects.
+   */
+  lostLocks: Array<{ taskId: number; title: string; reason: string; at: string }>;
+  /** Job runs it has started and not finished (`runs.status = running`). */
+  currentRuns: Array<{ runId: string; jobId: string; job: string; slot: string }>;
 }
 
 export interface TokenView {
@@ -426,6 +433,11 @@ export interface ConsoleApi {
   onConnectionChange?(listener: (connected: boolean) => void): () => void;
   /** The shell asks the UI to show a view (Electron's Go menu, Ctrl/Cmd+1…9). Returns an unsubscribe. */
   onNavigate?(listener: (view: ConsoleView) => void): () => void;
+  /**
+   * Browser only: use this operator token from now on (pasted by the operator in a tab that has
+   * none, or whose token was refused). Kept for this tab only, never put in the URL.
+   */
+  signIn?(token: string): void;
 }
 
 /** The console's views, in menu order (Electron's Go menu binds Ctrl/Cmd+1…9 to the first nine). */

@@ -393,7 +393,7 @@ export function jobContradictions(spec: JobSpec): JobIssue[] {
     const f = `preconditions.${i}`;
     switch (p.kind) {
       case 'http':
-        if (p.equals !== undefined && p.jsonField === undefined) error(`${f}.jsonField`, '“Equals” is set but “JSON field” is not: say which field of the JSON reply must equal it');
+        if (p.equals !== undefined && p.jsonField === undefined) error(`${f}.jsonField`, '“Equals (JSON)” is set but “JSON field” is not: say which field of the JSON reply must equal it');
         if (!/^https?:\/\//i.test(p.url)) error(`${f}.url`, `'${p.url}' is not an http(s) URL`);
         break;
       case 'file':

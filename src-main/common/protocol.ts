@@ -29,6 +29,8 @@ export const CLOSE_CODES = {
   slowConsumer: 4411,
   /** Standard 1001: the scheduler is shutting down; reconnect and resume. */
   goingAway: 1001,
+  /** Standard 1013 (try again later): a `hello` that would exceed the connection cap. */
+  tryAgainLater: 1013,
 } as const;
 
 const requestId = z.union([z.string().min(1).max(100), z.number().int().safe()]);
@@ -88,15 +90,22 @@ export const runStepRequest = z.object({
 export const ERROR_CLASSES = ['retryable', 'fatal', 'needs_human'] as const;
 export type ErrorClass = (typeof ERROR_CLASSES)[number];
 
-export const runResultRequest = z.object({
-  id: requestId,
-  type: z.literal('run_result'),
-  runId,
-  outcome: z.enum(['success', 'failed']),
-  errorClass: z.enum(ERROR_CLASSES).optional(),
-  error: z.string().max(10_000).optional(),
-  output: jsonValue.optional(),
-});
+export const runResultRequest = z
+  .object({
+    id: requestId,
+    type: z.literal('run_result'),
+    runId,
+    outcome: z.enum(['success', 'failed']),
+    /** With `failed` only; a `failed` result without one counts as `retryable`. */
+    errorClass: z.enum(ERROR_CLASSES).optional(),
+    error: z.string().max(10_000).optional(),
+    output: jsonValue.optional(),
+  })
+  .superRefine((r, ctx) => {
+    if (r.outcome === 'success' && r.errorClass !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['errorClass'], message: 'a success has no errorClass (send outcome "failed" with it)' });
+    }
+  });
 
 export const precheckResultRequest = z.object({
   id: requestId,
@@ -187,6 +196,8 @@ export interface HelloResult {
   lockWindowS: number;
   serverTime: string;
   /** Additions. */
+  /** An instance silent (no heartbeat, no ping or pong) for this long goes offline. */
+  heartbeatTimeoutS: number;
   reconnectGraceS: number;
   protocolVersion: number;
   /** Addition: true when `hello.instanceId` was resumed (its locks are still held). */
@@ -216,13 +227,39 @@ export interface RenewResult {
 }
 export interface ReportResult<TaskT = unknown> {
   task: TaskT;
-  /** Addition: the same report had already taken effect (a harmless repeat). */
-  replayed?: boolean;
+  /** Addition: the same report had already taken effect (a harmless repeat). Always present. */
+  replayed: boolean;
 }
 export interface CreateTaskResult<TaskT = unknown> {
   task: TaskT;
   replayed: boolean;
 }
+/** `run_started`, `run_step` and `precheck_result` answer `{}`. */
+export type EmptyResult = Record<string, never>;
+export interface RunResultResult<RunT = unknown> {
+  run: RunT;
+  /** Addition: the same result had already been recorded (a harmless repeat). Always present. */
+  replayed: boolean;
+  /** Addition: set when the result finished a backfill of the run. */
+  backfill?: unknown;
+}
+
+/** The `result` of each request type's ok reply. */
+export interface AgentResults<TaskT = unknown, RunT = unknown> {
+  hello: HelloResult;
+  heartbeat: HeartbeatResult;
+  claim: ClaimReplyResult<TaskT>;
+  renew: RenewResult;
+  report: ReportResult<TaskT>;
+  create_task: CreateTaskResult<TaskT>;
+  run_started: EmptyResult;
+  run_step: EmptyResult;
+  run_result: RunResultResult<RunT>;
+  precheck_result: EmptyResult;
+  log: LogResult;
+  usage: UsageResult;
+}
+export type AgentResultOf<T extends AgentRequestType> = AgentResults[T];
 
 export interface LogResult {
   /** Lines of the frame Gaffer has taken care of: stored, recognised as resent, or counted past the cap. */
@@ -243,27 +280,77 @@ export interface UsageResult {
 }
 
 // ---- Pushes (Gaffer → agent), no `id`. ----
+// One schema per push: the hub sends only values of these types (`encodePush`), the SDK parses every
+// push with `agentPush`. Parsing is lenient where the contract may grow: unknown fields are dropped,
+// reasons are any string (the known ones are listed), so an older agent still acts on a newer push.
 
-export interface JobTriggerPush {
-  type: 'job_trigger';
-  runId: string;
-  jobId: string;
-  job: string;
-  slot: string;
-  attempt: number;
-  payload: unknown;
-  idempotencyKey: string;
-  deadline: string;
-  completedSteps: string[];
-  version: number;
-  traceId: string;
-}
+const instantText = z.string().min(1).max(40);
 
-export interface PrecheckPush {
-  type: 'precheck';
-  requestId: string;
-  check: string;
-  slot: string;
-}
+export const jobTriggerPush = z.object({
+  type: z.literal('job_trigger'),
+  runId,
+  jobId: z.string().min(1),
+  job: z.string().min(1),
+  slot: z.string().min(1),
+  attempt: z.number().int().positive(),
+  payload: z.unknown(),
+  idempotencyKey: z.string().min(1),
+  deadline: instantText,
+  completedSteps: z.array(z.string()),
+  version: z.number().int(),
+  traceId: z.string(),
+  // Additions.
+  /** The slot's nominal instant. */
+  slotAt: instantText.optional(),
+  /** What made this run: `schedule`, `catch_up` or `manual`. */
+  trigger: z.string().optional(),
+  /** Set when this attempt runs a backfill of the slot. */
+  backfillId: z.number().int().positive().optional(),
+  /** Older slot keys this run also covers (`fold_into_next`), oldest first. */
+  covers: z.array(z.string()).optional(),
+  /** The previous attempt's error, on a retry. */
+  previousError: z.string().optional(),
+});
 
-export type AgentPush = JobTriggerPush | PrecheckPush;
+export const precheckPush = z.object({
+  type: z.literal('precheck'),
+  requestId: z.string().min(1),
+  check: z.string().min(1),
+  slot: z.string().min(1),
+});
+
+/** PROTOCOL §4: why a lock was taken away from its holder. */
+export const LOCK_LOST_REASONS = ['force_release', 'expired', 'cancelled', 'budget'] as const;
+export type LockLostReason = (typeof LOCK_LOST_REASONS)[number];
+
+/** Addition (PROTOCOL §4): the instance's lock on a task was removed by anything but its own `report`. */
+export const lockLostPush = z.object({
+  type: z.literal('lock_lost'),
+  taskId,
+  fence,
+  /** One of LOCK_LOST_REASONS (any string is accepted: reasons may be added). */
+  reason: z.string(),
+});
+
+/** PROTOCOL §4: why a run attempt was taken away from the instance that acknowledged it. */
+export const RUN_CANCEL_REASONS = ['operator', 'deadline', 'budget', 'kill_switch'] as const;
+export type RunCancelReason = (typeof RUN_CANCEL_REASONS)[number];
+
+/** Addition (PROTOCOL §4): the run attempt this instance acknowledged must stop now. */
+export const runCancelledPush = z.object({
+  type: z.literal('run_cancelled'),
+  runId,
+  /** One of RUN_CANCEL_REASONS (any string is accepted: reasons may be added). */
+  reason: z.string(),
+});
+
+export const agentPush = z.discriminatedUnion('type', [jobTriggerPush, precheckPush, lockLostPush, runCancelledPush]);
+
+export type AgentPush = z.infer<typeof agentPush>;
+export type AgentPushType = AgentPush['type'];
+export type AgentPushOf<T extends AgentPushType> = Extract<AgentPush, { type: T }>;
+export type JobTriggerPush = AgentPushOf<'job_trigger'>;
+export type PrecheckPush = AgentPushOf<'precheck'>;
+export type LockLostPush = AgentPushOf<'lock_lost'>;
+export type RunCancelledPush = AgentPushOf<'run_cancelled'>;
+export const AGENT_PUSH_TYPES = agentPush.options.map((o) => o.shape.type.value) as AgentPushType[];

@@ -27,6 +27,7 @@ import { Signals } from './signals/signals';
 import { createJobs, type JobService } from './jobs';
 import { createLogs, type LogsOptions } from './logs';
 import type { LogService } from './logs/service';
+import { GapDetector } from './time/gap-detector';
 
 export interface CoreOptions {
   clock?: Clock;
@@ -73,6 +74,8 @@ export interface Core {
   readonly jobs: JobService;
   /** Log lines and usage of attempts (PROTOCOL §5), kept apart from the audit chain. */
   readonly logs: LogService;
+  /** Notices stalls, sleeps and clock steps once, and has every deadline shifted (`gaps.check()` on power resume). */
+  readonly gaps: GapDetector;
   readonly logger: Logger;
   /** Starts timers (watchdog). Separate from construction so tests can drive sweeps by hand. */
   start(): void;
@@ -108,9 +111,11 @@ export function createCore(opts: CoreOptions = {}): Core {
     logger.error(`storage refused a write to ${dbPath} (${error?.message ?? 'unknown error'}): writes are refused with 503 unavailable, reads still work; ${hint}`, { code });
   }, !lock && dbPath !== ':memory:');
   const audit = new AuditLog(db, store, clock);
-  const ctx: CoreContext = { db, store, audit, clock, config, events };
+  const gaps = new GapDetector({ clock, store, audit, config, logger });
+  // Core timers read the clocks before they act and decide after pending input (gap-detector invariant 4).
+  const ctx: CoreContext = { db, store, audit, clock: gaps.wakeups, config, events, gaps };
   const repo = prepareTaskRepo(db);
-  const idempotency = new IdempotencyStore(db, () => config.idempotencyWindowS * 1000);
+  const idempotency = new IdempotencyStore(db, clock, () => config.idempotencyWindowS * 1000);
   const locks = new ClaimLocks(ctx, repo);
   const tasks = new Board(ctx, repo, locks, idempotency);
   const instances = new InstanceRegistry(ctx, locks);
@@ -119,7 +124,8 @@ export function createCore(opts: CoreOptions = {}): Core {
     logger.error('watchdog: sweep failed; retrying at the next sweep', { error: e instanceof Error ? e.message : String(e) }),
   );
   const committer = new GroupCommitter(store, opts.groupCommit);
-  const hub = new Hub({ clock, config, db, events, audit, instances, locks, tasks, tokens, committer, logger }, opts.hub);
+  // The hub's timeouts (trigger acks, reconnect grace, hello, prechecks) count only time the server was there.
+  const hub = new Hub({ clock: gaps.deadlines, config, db, events, audit, instances, locks, tasks, tokens, committer, logger }, opts.hub);
   const auditQuery = new AuditQuery(db);
   const signals = new Signals(ctx);
   const jobs = createJobs({ ctx, hub, signals, instances, logger });
@@ -147,13 +153,15 @@ export function createCore(opts: CoreOptions = {}): Core {
     signals,
     jobs,
     logs,
+    gaps,
     logger,
     start() {
       // Sockets from a previous run are gone: their instances get the reconnect grace to resume
       // (keeping their locks), then the sweep below expires what nobody came back for.
       instances.disconnectAll('core restarted');
+      gaps.start();
       watchdog.start();
-      graceSweep = clock.setTimeout(() => {
+      graceSweep = ctx.clock.setTimeout(() => {
         try {
           watchdog.sweep();
         } catch (e) {
@@ -167,6 +175,7 @@ export function createCore(opts: CoreOptions = {}): Core {
     close() {
       if (closed) return;
       closed = true;
+      gaps.stop();
       watchdog.stop();
       jobs.stop();
       hub.close();

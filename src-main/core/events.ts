@@ -3,6 +3,7 @@
  * Emitted only after the transaction that caused them has committed.
  */
 import type { AuditEvent, Instance, Task } from '../common/model';
+import type { LockLostReason } from '../common/protocol';
 import type { TokenInfo } from './auth/tokens';
 import type { Backfill, BusinessCalendar, Job, JobSettings, Run, RunStatus } from '../common/job-schema';
 
@@ -12,14 +13,19 @@ export interface CoreEventMap {
   'task.renewed': { taskId: number; instanceId: string; fence: number; expiresAt: number };
   'task.changed': { task: Task; from: string; to: string; actor: string };
   'lock.expired': { taskId: number; instanceId: string; fence: number; reason: string };
+  /** A lock was taken away from its holder by anything but its own report (expiry, force-release, cancel). */
+  'lock.lost': { taskId: number; instanceId: string; fence: number; reason: LockLostReason };
   'instance.changed': { instance: Instance };
   'audit.appended': { event: AuditEvent };
-  'clock.jumped': { from: number; to: number; gapMs: number };
+  /** A gap in time, applied once (core/time/gap-detector.ts): a stall, a sleep, a step back. */
+  'clock.jumped': { from: number; to: number; gapMs: number; kind?: 'stall' | 'sleep' | 'step_back'; loopGapMs?: number };
   'token.revoked': { token: TokenInfo };
   // Agent hub (core/hub). Not tied to a transaction: emitted when they happen.
   'session.opened': { sessionId: string; remoteAddress: string | null; tokenId: string | null };
   'session.hello': { sessionId: string; instanceId: string; role: string; resumed: boolean };
   'session.closed': { sessionId: string; instanceId: string | null; code: number; reason: string };
+  /** The tasks a live instance was told it lost (`lock_lost`) and has not reported since changed. */
+  'session.lost_locks': { sessionId: string; instanceId: string; taskIds: number[] };
   'trigger.offered': { runId: string; role: string; instanceId: string; offer: number };
   'trigger.acknowledged': { runId: string; role: string; instanceId: string; offers: number };
   'trigger.undeliverable': { runId: string; role: string; reason: string; offeredTo: string[] };

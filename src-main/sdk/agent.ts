@@ -3,26 +3,38 @@
  *
  * Invariants:
  * 1. P1/P5: a task is worked only while this agent holds its lock. The lock is renewed about every
- *    lockWindow/4 (at most every 30 min) while the handler runs; when a renewal is refused
- *    (`not_holder`/`not_found`), or a reconnect shows the lock is gone, the handler's `signal` is
- *    aborted and nothing is reported for it (the report would be refused anyway).
+ *    lockWindow/4 (at most every 30 min) while the handler runs; when the server pushes `lock_lost`,
+ *    a renewal is refused (`not_holder`/`not_found`), or a reconnect shows the lock is gone, the
+ *    handler's `signal` is aborted, renewing stops, and nothing is reported for it (the report
+ *    would be refused anyway).
  * 2. A task is released only through a report: `done` when the handler returns, otherwise the
  *    status its error maps to (errors.ts). Reports lost to a connection blip are repeated (a
  *    repeat is harmless, PROTOCOL P5 / claim-locks invariant 6).
  * 3. Jobs: `run_started` is sent before the handler runs (an unacknowledged trigger goes to
  *    another instance); `ctx.step` skips steps the server lists in `completedSteps` and records
  *    each finished step with `run_step` before the handler continues ("check, then compensate").
+ *    On `run_cancelled` the handler's `signal` is aborted and nothing more is sent for the run:
+ *    no `run_step` (`ctx.step` throws `RunCancelledError`), no `run_result`.
  * 4. After a reconnect that resumed the instance, locks the server still lists but nobody here
  *    works on (a claim whose reply was lost in the blip) are handed back at once (`backlog`).
  * 5. `close()` stops claiming, lets running handlers finish within a timeout, then aborts them
  *    (tasks go back to the backlog), and closes the socket.
+ * 6. Every push is parsed with its schema (common/protocol.ts) before a handler sees it; a
+ *    malformed or unknown push is logged and ignored.
+ *
+ * Additions to the public API (backward compatible): `JobContext` carries every field of the
+ * trigger (`slotAt`, `trigger`, `backfillId`, `covers`, `previousError`); `LockLostError.lostBecause`
+ * and the `task.lost` event's `lostBecause` carry the `lock_lost` reason when the server pushed one;
+ * `RunCancelledError` (the reason a job handler's `signal` is aborted on `run_cancelled`) and the
+ * `job.cancelled` event.
  */
 import { EventEmitter } from 'node:events';
 import type { Logger } from '../common/logger';
 import { silentLogger } from '../common/logger';
 import type { ReportStatus, Task } from '../common/model';
+import { missingCase } from '../common/errors';
 import type { UsageTotals } from '../common/logs';
-import type { ErrorClass, HelloResult, JobTriggerPush, LogResult, PrecheckPush, UsageResult } from '../common/protocol';
+import type { AgentPush, ErrorClass, HelloResult, JobTriggerPush, LogResult, PrecheckPush, UsageResult } from '../common/protocol';
 import { Connection, type ConnectionOptions } from './connection';
 import { withConsoleCapture } from './console-capture';
 import { LogOutbox, type LogOptions, type LogOutboxOptions } from './log-outbox';
@@ -35,6 +47,7 @@ import {
   GafferRequestError,
   LockLostError,
   reportStatusOf,
+  RunCancelledError,
 } from './errors';
 
 export type AgentOptions = ConnectionOptions;
@@ -120,8 +133,10 @@ export interface StepOptions<T> {
 }
 
 /**
- * What a job handler gets: the `job_trigger` push's fields (`idempotencyKey`: pass it on to every
- * external system you call, the same for every attempt of the slot), plus the SDK's helpers.
+ * What a job handler gets: every field of the `job_trigger` push (`idempotencyKey`: pass it on to
+ * every external system you call, the same for every attempt of the slot; the additions `slotAt`,
+ * `trigger`, `backfillId`, `covers` and `previousError` when the server sends them), plus the
+ * SDK's helpers.
  */
 export interface JobContext extends Omit<JobTriggerPush, 'type' | 'completedSteps'> {
   /** Steps a previous attempt finished (their side effects happened). */
@@ -169,10 +184,13 @@ export interface AgentEventMap {
   'task.claimed': [{ task: Task; fence: number }];
   'task.renewed': [{ taskId: number; expiresAt: string }];
   'task.reported': [{ taskId: number; status: ReportStatus }];
-  'task.lost': [{ taskId: number; reason: string }];
+  /** `lostBecause`: the `lock_lost` push's reason (`force_release`, `expired`, `cancelled`, `budget`), when pushed. */
+  'task.lost': [{ taskId: number; reason: string; lostBecause?: string }];
   'job.started': [{ runId: string; slot: string }];
   'job.step': [{ runId: string; step: string; skipped: boolean }];
   'job.finished': [{ runId: string; outcome: 'success' | 'failed'; errorClass?: ErrorClass }];
+  /** The server took the run attempt away (`run_cancelled`); nothing more is sent for it. */
+  'job.cancelled': [{ runId: string; reason: string }];
 }
 
 interface ActiveTask {
@@ -182,7 +200,15 @@ interface ActiveTask {
   controller: AbortController;
   lost: boolean;
   done: Promise<void>;
+  stopRenewing(): void;
   outbox: LogOutbox;
+}
+
+interface ActiveRun {
+  controller: AbortController;
+  done: Promise<void>;
+  /** Set by `run_cancelled`. */
+  cancelled?: RunCancelledError;
 }
 
 /** How long a finished handler's lines may take to be acknowledged before the report goes anyway. */
@@ -215,7 +241,7 @@ export class Agent {
   private readonly logger: Logger;
   private readonly events = new EventEmitter();
   private readonly active = new Map<number, ActiveTask>();
-  private readonly runs = new Map<string, { controller: AbortController; done: Promise<void> }>();
+  private readonly runs = new Map<string, ActiveRun>();
   private readonly prechecks = new Map<string, PrecheckHandler>();
   private jobHandler: { fn: JobHandler; opts: JobOptions } | undefined;
   private readonly stop = new AbortController();
@@ -310,6 +336,15 @@ export class Agent {
     return this.conn.request('heartbeat');
   }
 
+  /**
+   * Sends any request of the protocol on this agent's connection and resolves with its `result`
+   * (rejects with GafferRequestError when refused): for frames this SDK has no helper for yet,
+   * e.g. `log` and `usage` (PROTOCOL §5). Addition; no behaviour of the other methods changes.
+   */
+  request<R = Record<string, unknown>>(type: string, fields: Record<string, unknown> = {}): Promise<R> {
+    return this.conn.request<R>(type, fields);
+  }
+
   // ---- work loop ----
 
   /**
@@ -346,9 +381,28 @@ export class Agent {
     }
   }
 
+  /**
+   * Claims once and, when that found a task, works it exactly like `work()` (renewals, lock loss,
+   * the report). Resolves `true` after a task was worked, `false` when there was none (P2: a normal
+   * answer); a refused or lost claim rejects. Addition, for callers that decide themselves when
+   * to ask for work (the MCP server asks when its client calls a tool).
+   */
+  async workOne(handler: WorkHandler, opts: Pick<WorkOptions, 'renewEveryMs' | 'role'> = {}): Promise<boolean> {
+    const claimed = await this.claim(opts.role);
+    if (!claimed) return false;
+    if (this.stop.signal.aborted) {
+      await this.safeReport(claimed.task.id, claimed.lock.fence, 'backlog', { note: 'agent shutting down before starting' });
+      return false;
+    }
+    await this.runTask(claimed, handler, opts);
+    return true;
+  }
+
   private async runTask(claimed: ClaimedTask, handler: WorkHandler, opts: WorkOptions): Promise<void> {
     const { task } = claimed;
     let finish!: () => void;
+    let timer: NodeJS.Timeout | undefined;
+    let running = true;
     const t: ActiveTask = {
       taskId: task.id,
       fence: claimed.lock.fence,
@@ -357,11 +411,13 @@ export class Agent {
       lost: false,
       done: new Promise<void>((r) => (finish = r)),
       outbox: this.outbox({ taskId: task.id, fence: claimed.lock.fence }, opts.logs),
+      stopRenewing: () => {
+        running = false;
+        if (timer) clearTimeout(timer);
+      },
     };
     this.active.set(task.id, t);
     const every = opts.renewEveryMs ?? renewIntervalMs(this.lockWindowS);
-    let timer: NodeJS.Timeout | undefined;
-    let running = true;
     const scheduleRenew = (ms: number) => {
       timer = setTimeout(() => void renewOnce(), ms);
     };
@@ -452,13 +508,14 @@ export class Agent {
     }
   }
 
-  private lose(t: ActiveTask, reason: string): void {
+  private lose(t: ActiveTask, reason: string, lostBecause?: string): void {
     if (t.lost) return;
     t.lost = true;
+    t.stopRenewing();
     t.outbox.stop(`lock lost: ${reason}`);
     this.logger.warn('lock lost', { taskId: t.taskId, reason });
-    this.emit('task.lost', { taskId: t.taskId, reason });
-    t.controller.abort(new LockLostError(t.taskId, reason));
+    this.emit('task.lost', { taskId: t.taskId, reason, ...(lostBecause !== undefined ? { lostBecause } : {}) });
+    t.controller.abort(new LockLostError(t.taskId, reason, lostBecause));
   }
 
   // ---- logs and usage (PROTOCOL §5) ----
@@ -512,10 +569,31 @@ export class Agent {
     };
   }
 
-  private onPush(p: { type: string }): void {
-    if (p.type === 'job_trigger') void this.runJob(p as JobTriggerPush);
-    else if (p.type === 'precheck') void this.answerPrecheck(p as PrecheckPush);
-    else this.logger.warn('ignoring an unknown push', { type: p.type });
+  private onPush(p: AgentPush): void {
+    switch (p.type) {
+      case 'job_trigger':
+        void this.runJob(p);
+        return;
+      case 'precheck':
+        void this.answerPrecheck(p);
+        return;
+      case 'lock_lost': {
+        const t = this.active.get(p.taskId);
+        if (t && t.fence === p.fence) this.lose(t, `the server took the lock away (${p.reason})`, p.reason);
+        return;
+      }
+      case 'run_cancelled': {
+        const r = this.runs.get(p.runId);
+        if (!r || r.cancelled) return;
+        r.cancelled = new RunCancelledError(p.runId, p.reason);
+        this.logger.warn('run cancelled by the server', { runId: p.runId, reason: p.reason });
+        this.emit('job.cancelled', { runId: p.runId, reason: p.reason });
+        r.controller.abort(r.cancelled);
+        return;
+      }
+      default:
+        missingCase(p);
+    }
   }
 
   private async runJob(trigger: JobTriggerPush): Promise<void> {
@@ -528,7 +606,15 @@ export class Agent {
     if (this.runs.has(trigger.runId) || this.stop.signal.aborted) return;
     const controller = new AbortController();
     let finish!: () => void;
-    this.runs.set(trigger.runId, { controller, done: new Promise<void>((r) => (finish = r)) });
+    const entry: ActiveRun = { controller, done: new Promise<void>((r) => (finish = r)) };
+    this.runs.set(trigger.runId, entry);
+    // Invariant 3: after `run_cancelled` nothing more goes out for the run. (A function, not a
+    // field read: the push can arrive at any await.)
+    const cancelled = (): RunCancelledError | undefined => entry.cancelled;
+    const stillOurs = () => {
+      const c = cancelled();
+      if (c) throw c;
+    };
     const runId = trigger.runId;
     let deadlineTimer: NodeJS.Timeout | undefined;
     let runOutbox: LogOutbox | undefined;
@@ -539,6 +625,7 @@ export class Agent {
         this.logger.warn('run not started', { runId, error: errorMessage(e) });
         return;
       }
+      if (cancelled()) return;
       this.emit('job.started', { runId, slot: trigger.slot });
       const untilDeadline = Date.parse(trigger.deadline) - Date.now();
       if (Number.isFinite(untilDeadline)) {
@@ -547,20 +634,13 @@ export class Agent {
       const completed = new Set(trigger.completedSteps ?? []);
       const outbox = this.outbox({ runId }, job.opts.logs);
       runOutbox = outbox;
+      // Every field of the push (the schema dropped anything unknown), then the SDK's helpers.
+      const { type: _type, completedSteps: _completed, ...fields } = trigger;
       const ctx: JobContext = {
         log: (text, o) => outbox.write(text, o),
         usage: (u) => this.sendUsage({ runId }, u),
-        runId,
-        jobId: trigger.jobId,
-        job: trigger.job,
-        slot: trigger.slot,
-        attempt: trigger.attempt,
-        payload: trigger.payload,
-        idempotencyKey: trigger.idempotencyKey,
-        deadline: trigger.deadline,
+        ...fields,
         completedSteps: [...completed],
-        version: trigger.version,
-        traceId: trigger.traceId,
         signal: controller.signal,
         agent: this,
         step: async <T>(name: string, fn: () => Promise<T> | T, stepOpts: StepOptions<T> = {}): Promise<T | undefined> => {
@@ -568,7 +648,9 @@ export class Agent {
             this.emit('job.step', { runId, step: name, skipped: true });
             return undefined;
           }
+          stillOurs();
           const value = await fn();
+          stillOurs();
           const ref = typeof stepOpts.ref === 'function' ? stepOpts.ref(value) : stepOpts.ref;
           // The checkpoint must be recorded before anything else happens (invariant 3).
           await this.persistent('run_step', { runId, step: name, ...(ref !== undefined ? { ref } : {}) });
@@ -587,6 +669,11 @@ export class Agent {
         const output = (e as { output?: unknown } | null)?.output;
         if (output !== undefined) result.output = output;
         this.logger.warn('job handler failed', { runId, errorClass, error: result.error });
+      }
+      const c = cancelled();
+      if (c) {
+        this.logger.warn('not sending run_result: the run was cancelled', { runId, reason: c.reason });
+        return;
       }
       await flushWithin(outbox, LOG_FLUSH_TIMEOUT_MS);
       try {

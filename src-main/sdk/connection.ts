@@ -17,7 +17,7 @@
 import WebSocket from 'ws';
 import type { Logger } from '../common/logger';
 import { silentLogger } from '../common/logger';
-import { CLOSE_CODES, type AgentPush, type HelloResult } from '../common/protocol';
+import { AGENT_PUSH_TYPES, agentPush, CLOSE_CODES, type AgentPush, type HelloResult } from '../common/protocol';
 import { AgentClosedError, ConnectionLostError, GafferRequestError, GafferSdkError, RequestTimeoutError } from './errors';
 
 export interface ReconnectPolicy {
@@ -97,6 +97,17 @@ export interface ConnectionEvents {
   push(push: AgentPush): void;
 }
 
+/**
+ * `id` and `type` first (a server can name the request even when it refuses an oversize frame
+ * unparsed), and never overridden by a field of the same name.
+ */
+function encodeRequest(id: string, type: string, fields: Record<string, unknown>): string {
+  const frame: Record<string, unknown> = { id, type, ...fields };
+  frame.id = id;
+  frame.type = type;
+  return JSON.stringify(frame);
+}
+
 /** Errors after which reconnecting cannot help (invariant 4). */
 function fatal(e: unknown): boolean {
   return e instanceof GafferSdkError && ['unauthorized', 'forbidden', 'bad_request', 'protocol'].includes(e.code);
@@ -151,7 +162,7 @@ export class Connection {
         type,
         resolve: resolve as (v: unknown) => void,
         reject,
-        frame: JSON.stringify({ ...fields, id, type }),
+        frame: encodeRequest(id, type, fields),
         timer: setTimeout(() => {
           this.drop(p);
           reject(new RequestTimeoutError(type, timeoutMs));
@@ -239,7 +250,7 @@ export class Connection {
         const p: Pending = {
           id,
           type: 'hello',
-          frame: JSON.stringify({ ...fields, id, type: 'hello' }),
+          frame: encodeRequest(id, 'hello', fields),
           timer: helloTimer,
           gen,
           resolve: (result) => {
@@ -299,7 +310,19 @@ export class Connection {
       }
       return;
     }
-    if (typeof msg.type === 'string') this.on.push(msg as unknown as AgentPush);
+    if (typeof msg.type !== 'string') return;
+    // Every push is parsed with its schema (common/protocol.ts): a handler sees only typed fields.
+    if (!(AGENT_PUSH_TYPES as string[]).includes(msg.type)) {
+      this.log.warn('ignoring an unknown push', { type: msg.type.slice(0, 50) });
+      return;
+    }
+    const push = agentPush.safeParse(msg);
+    if (!push.success) {
+      const first = push.error.issues[0];
+      this.log.warn('ignoring a malformed push', { type: msg.type, field: first?.path.join('.') ?? '', error: first?.message ?? '' });
+      return;
+    }
+    this.on.push(push.data);
   }
 
   private socketClosed(gen: number, code: number, reason: string): void {
@@ -360,7 +383,10 @@ export class Connection {
 
   private startHeartbeat(): void {
     this.stopHeartbeat();
-    const every = this.opts.heartbeatIntervalMs ?? this.hello?.heartbeatIntervalMs ?? 20_000;
+    const suggested = this.hello?.heartbeatIntervalMs ?? 20_000;
+    // Never slower than a third of the server's heartbeat timeout, whatever it suggests.
+    const timeoutS = this.hello?.heartbeatTimeoutS;
+    const every = this.opts.heartbeatIntervalMs ?? (timeoutS ? Math.min(suggested, Math.max(100, Math.floor((timeoutS * 1000) / 3))) : suggested);
     this.heartbeat = setInterval(() => {
       if (this.state !== 'ready') return;
       this.request('heartbeat', {}, Math.max(every, 5000)).catch((e: unknown) => {

@@ -3,7 +3,8 @@
  *
  * - Thrown *by the SDK*: `GafferRequestError` (the server refused a request; `code` is the
  *   protocol's error code), `ConnectionLostError`, `RequestTimeoutError`, `AgentClosedError`,
- *   `LockLostError` (the reason a work handler's `signal` is aborted).
+ *   `LockLostError` (the reason a work handler's `signal` is aborted), `RunCancelledError` (the
+ *   reason a job handler's `signal` is aborted on `run_cancelled`).
  * - Thrown *by your handlers* to say how work ended:
  *   jobs  (`onJob`):  RetryableError → errorClass `retryable`, FatalError → `fatal`,
  *                     NeedsHumanError → `needs_human`; anything else → the handler's default.
@@ -61,8 +62,21 @@ export class LockLostError extends GafferSdkError {
   constructor(
     readonly taskId: number,
     message: string,
+    /** The `lock_lost` push's reason (`force_release`, `expired`, `cancelled`, `budget`) when the server sent one. */
+    readonly lostBecause?: string,
   ) {
     super('lock_lost', message);
+  }
+}
+
+/** Why a job handler's `signal` was aborted on `run_cancelled`: the attempt is no longer ours. */
+export class RunCancelledError extends GafferSdkError {
+  constructor(
+    readonly runId: string,
+    /** `operator`, `deadline`, `budget` or `kill_switch` (PROTOCOL §4). */
+    readonly reason: string,
+  ) {
+    super('run_cancelled', `run ${runId} was cancelled by the server (${reason})`);
   }
 }
 

@@ -41,6 +41,7 @@ export {
   NeedsHumanError,
   RequestTimeoutError,
   RetryableError,
+  RunCancelledError,
   TaskFailedError,
 } from './errors';
 export type { Task } from '../common/model';

@@ -161,6 +161,35 @@ describe('wire behaviour (fake server)', () => {
     expect(agent.instanceId).toBe('inst_1');
   });
 
+  it('parses every push with its schema: a malformed or unknown push reaches no handler', async () => {
+    const lines: string[] = [];
+    const logger = { info: () => {}, warn: (m: string, f?: Record<string, unknown>) => lines.push(`${m} ${JSON.stringify(f ?? {})}`), error: () => {} };
+    const started: string[] = [];
+    const srv = await fakeServer((msg, ws) => {
+      if (msg.type === 'run_started') started.push((msg as unknown as { runId: string }).runId);
+      ws.send(JSON.stringify({ id: msg.id, ok: true, result: {} }));
+    });
+    cleanups.push(srv.close);
+    const agent = await connect({ url: srv.url, token: 't', role: 'dev', name: 'a', logger });
+    cleanups.push(() => agent.close());
+    const ran: string[] = [];
+    agent.onJob((ctx) => void ran.push(ctx.runId));
+    const good = { type: 'job_trigger', runId: 'run_ok', jobId: 'j', job: 'job', slot: 's', attempt: 1, payload: null, idempotencyKey: 'k', deadline: new Date(Date.now() + 60_000).toISOString(), completedSteps: [], version: 1, traceId: 't' };
+    const ws = srv.sockets[0]!;
+    ws.send(JSON.stringify({ ...good, runId: 'run_bad', attempt: 'one' }));
+    ws.send(JSON.stringify({ type: 'job_trigger', runId: 'run_missing' }));
+    ws.send(JSON.stringify({ type: 'mystery_push' }));
+    ws.send(JSON.stringify(good));
+    await waitFor(() => ran.length === 1, 'the valid trigger');
+    expect(ran).toEqual(['run_ok']);
+    expect(started).toEqual(['run_ok']);
+    expect(lines.filter((l) => l.startsWith('ignoring'))).toEqual([
+      'ignoring a malformed push {"type":"job_trigger","field":"attempt","error":"Invalid input: expected number, received string"}',
+      'ignoring a malformed push {"type":"job_trigger","field":"jobId","error":"Invalid input: expected string, received undefined"}',
+      'ignoring an unknown push {"type":"mystery_push"}',
+    ]);
+  });
+
   it('times out a request the server never answers', async () => {
     const srv = await fakeServer(() => {});
     cleanups.push(srv.close);

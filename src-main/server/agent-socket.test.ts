@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { MAX_FRAME_BYTES } from '../common/protocol';
 import { stateDigest } from '../core/testing/test-core';
+import { OVERSIZE_READ_BYTES } from './agent-socket';
 import { startHarness, TestAgent, until, type Harness } from './agent-socket.testkit';
 
 let h: Harness;
@@ -130,9 +131,36 @@ describe('upgrade checks', () => {
 
   it('connections over the cap are refused with 503', async () => {
     h = await startHarness({ socket: { maxConnections: 2 } });
-    await connect();
-    await connect();
-    await expect(connect()).rejects.toMatchObject({ status: 503 });
+    const token = h.token();
+    await connect({ token });
+    await connect({ token });
+    await expect(connect({ token })).rejects.toMatchObject({ status: 503 });
+  });
+
+  it('token-less sockets have their own budget: they never keep a real agent out', async () => {
+    h = await startHarness({ socket: { maxConnections: 3, maxPendingConnections: 4 } });
+    const token = h.token();
+    // Before: every socket counted against one cap, so these four (and 1 100 of them with the
+    // default cap of 1 000) kept a real agent out with 503.
+    const idle = await Promise.all([1, 2, 3, 4].map(() => connect()));
+    const fifth = await connect().catch((e: { status: number; body: string }) => e);
+    expect(fifth).toMatchObject({ status: 503 });
+    expect(JSON.parse((fifth as { body: string }).body).error.message).toBe('too many agent connections waiting to authenticate (limit 4)');
+    const real = await hello(token, 'dev', 'real');
+    expect(real.instanceId).toMatch(/^inst_/);
+    // A token-less socket joins the main cap when its hello authenticates it ...
+    expect((await idle[0]!.request('hello', { role: 'dev', name: 'late', token })).ok).toBe(true);
+    expect(h.core.hub.authenticatedCount).toBe(2);
+    await connect({ token }); // 3 of 3
+    // ... and is refused, and closed 1013, when that cap is full.
+    const r = await idle[1]!.request('hello', { role: 'dev', name: 'too late', token });
+    expect(r).toMatchObject({ ok: false, error: { code: 'unavailable', status: 503, message: 'too many agent connections (limit 3)' } });
+    expect((await idle[1]!.closed).code).toBe(1013);
+    // The rest give up at the hello timeout.
+    h.clock.advance(10_000);
+    expect((await idle[2]!.closed).code).toBe(4408);
+    await until(() => h.core.hub.unauthenticatedCount === 0);
+    expect((await connect()).ws.readyState).toBe(WebSocket.OPEN);
   });
 });
 
@@ -167,13 +195,25 @@ describe('protocol abuse', () => {
     expect((await a.request('heartbeat')).ok).toBe(true);
   });
 
-  it('an oversize frame gets too_large and close 4413; nothing changes', async () => {
+  it('an oversize frame gets too_large (with its id) and close 4413; nothing changes', async () => {
     h = await startHarness();
-    const a = await connect({ token: h.token() });
+    const token = h.token();
     const digest = stateDigest(h.core);
-    const reply = await a.text(JSON.stringify({ id: 1, type: 'hello', role: 'dev', name: 'x'.repeat(MAX_FRAME_BYTES) }));
-    expect(reply).toMatchObject({ id: null, ok: false, error: { code: 'too_large', status: 413 } });
-    expect((await a.closed).code).toBe(4413);
+    // The id first, or last behind 256 KiB of payload (as the Node SDK used to send it).
+    for (const [frame, id] of [
+      [{ id: 1, type: 'hello', role: 'dev', name: 'x'.repeat(MAX_FRAME_BYTES) }, 1],
+      [{ type: 'report', taskId: 1, fence: 1, status: 'done', output: { id: 'inner', blob: 'y'.repeat(MAX_FRAME_BYTES) }, id: 'big-1' }, 'big-1'],
+    ] as const) {
+      const a = await connect({ token });
+      const reply = await a.text(JSON.stringify(frame), id);
+      expect(reply).toEqual({ id, ok: false, error: { code: 'too_large', status: 413, message: `frame larger than ${MAX_FRAME_BYTES} bytes` } });
+      expect((await a.closed).code).toBe(4413);
+    }
+    // Beyond what is read at all: still too_large and 4413, without an id.
+    const far = await connect({ token });
+    const reply = await far.text(JSON.stringify({ id: 2, type: 'hello', name: 'z'.repeat(OVERSIZE_READ_BYTES) }));
+    expect(reply).toMatchObject({ id: null, ok: false, error: { code: 'too_large' } });
+    expect((await far.closed).code).toBe(4413);
     expect(stateDigest(h.core)).toBe(digest);
   });
 

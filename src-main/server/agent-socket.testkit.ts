@@ -3,7 +3,7 @@
  * 127.0.0.1:0, and a minimal raw-`ws` agent client. Used by the *.test.ts files only.
  */
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import WebSocket from 'ws';
 import { ManualClock } from '../common/clock';
 import type { SchedulerConfig } from '../common/config';
@@ -48,6 +48,16 @@ export async function startHarness(
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/** Server-side TCP sockets of the harness (destroy them to simulate a network blip). */
+export function trackSockets(h: Pick<Harness, 'server'>): Set<Socket> {
+  const sockets = new Set<Socket>();
+  h.server.on('connection', (s: Socket) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+  return sockets;
 }
 
 /** Polls `pred` (real time) until it is truthy. */

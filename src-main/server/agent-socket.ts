@@ -5,11 +5,16 @@
  * Checks before the handshake (each refusal is a plain HTTP response and an audit row):
  * 1. Host must be a loopback name with our port (defeats DNS rebinding)   → 403
  * 2. An Origin header must be explicitly allowed (default: none)           → 403
- * 3. Live connections below the cap                                        → 503
- * 4. `Authorization: Bearer` (optional here; may come in hello) must verify → 401
+ * 3. `Authorization: Bearer` (optional here; may come in hello) must verify → 401
+ * 4. Room under the cap: a connection with a verified token counts against `maxConnections`;
+ *    one without counts against its own, smaller `maxPendingConnections` until its `hello`
+ *    authenticates it (then against `maxConnections`, checked again), or the hello timeout
+ *    closes it. So token-less sockets can never keep a real agent out.     → 503
  *
  * Frames: text only, at most MAX_FRAME_BYTES (a larger one is answered `too_large` and closed
- * with 4413), no compression (a compressed frame could inflate past any limit).
+ * with 4413), no compression (a compressed frame could inflate past any limit). A frame up to
+ * OVERSIZE_READ_BYTES is still received so that its `too_large` reply can carry its `id` (read
+ * without parsing the frame); anything larger is cut off by `ws` unread (reply `id: null`).
  */
 import type { IncomingMessage, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -20,6 +25,7 @@ import type { TokenInfo } from '../core/auth/tokens';
 import type { Core } from '../core/create-core';
 import type { Disposable } from '../core/events';
 import type { HubConnection, HubSocket } from '../core/hub/ports';
+import { peekId } from '../core/hub/wire';
 import { allowedHost, bearerToken, originAllowed, rejectUpgrade, upgradePath } from './guards';
 
 export interface AgentSocketOptions {
@@ -29,16 +35,21 @@ export interface AgentSocketOptions {
   port?: number;
   /** Origins allowed to open the socket (default none: browsers cannot connect). */
   allowedOrigins?: readonly string[];
-  /** Most live connections; more are refused with 503 (default 1000). */
+  /** Most live authenticated connections; more are refused with 503 (default 1000). */
   maxConnections?: number;
+  /** Most live connections still waiting to authenticate by `hello` (default 64). */
+  maxPendingConnections?: number;
 }
 
 export interface AgentSocketServer extends Disposable {
-  /** Live agent connections. */
+  /** Live agent connections (authenticated or not). */
   readonly connections: number;
   /** Stops accepting upgrades and closes live agent sockets. Idempotent. */
   close(): void;
 }
+
+/** Oversize frames up to this size are read (not parsed) for their `id`; larger ones are cut off unread. */
+export const OVERSIZE_READ_BYTES = 4 * MAX_FRAME_BYTES;
 
 /**
  * `ws` closes a connection whose frame exceeds `maxPayload` with 1009 before telling anyone. The
@@ -64,9 +75,11 @@ export function attachAgentSocket(server: Server, core: Pick<Core, 'hub' | 'toke
   const path = opts.path ?? '/agent';
   const allowedOrigins = opts.allowedOrigins ?? [];
   const maxConnections = opts.maxConnections ?? 1000;
+  const maxPending = opts.maxPendingConnections ?? 64;
+  const full = (): string | null => (hub.authenticatedCount >= maxConnections ? `too many agent connections (limit ${maxConnections})` : null);
   const wss = new WebSocketServer({
     noServer: true,
-    maxPayload: MAX_FRAME_BYTES,
+    maxPayload: OVERSIZE_READ_BYTES,
     perMessageDeflate: false,
     WebSocket: AgentWebSocket,
   });
@@ -88,10 +101,6 @@ export function attachAgentSocket(server: Server, core: Pick<Core, 'hub' | 'toke
       hub.rejected('origin', { remoteAddress, origin: String(origin).slice(0, 200) });
       return rejectUpgrade(socket, 403, 'origin not allowed: browser pages cannot open the agent socket');
     }
-    if (hub.connectionCount >= maxConnections) {
-      hub.rejected('capacity', { remoteAddress, connections: hub.connectionCount });
-      return rejectUpgrade(socket, 503, `too many agent connections (limit ${maxConnections})`);
-    }
     let token: TokenInfo | null = null;
     if (req.headers.authorization !== undefined) {
       const secret = bearerToken(req);
@@ -100,6 +109,11 @@ export function attachAgentSocket(server: Server, core: Pick<Core, 'hub' | 'toke
         hub.rejected('token', { remoteAddress, via: 'header' });
         return rejectUpgrade(socket, 401, 'bad or revoked token');
       }
+    }
+    const refusal = token ? full() : hub.unauthenticatedCount >= maxPending ? `too many agent connections waiting to authenticate (limit ${maxPending})` : null;
+    if (refusal !== null) {
+      hub.rejected('capacity', { remoteAddress, authenticated: hub.authenticatedCount, unauthenticated: hub.unauthenticatedCount, withToken: token !== null });
+      return rejectUpgrade(socket, 503, refusal);
     }
     wss.handleUpgrade(req, socket, head, (ws) => accept(ws as AgentWebSocket, remoteAddress, token));
   };
@@ -120,11 +134,13 @@ export function attachAgentSocket(server: Server, core: Pick<Core, 'hub' | 'toke
       },
       terminate: () => ws.terminate(),
     };
-    const conn: HubConnection = hub.connect(socket, { remoteAddress, token });
-    ws.onTooLarge = () => conn.tooLarge();
+    const conn: HubConnection = hub.connect(socket, { remoteAddress, token, admitAtHello: full });
+    ws.onTooLarge = () => conn.tooLarge(null);
     ws.on('message', (data, isBinary) => {
-      if (isBinary) conn.receiveBinary();
-      else conn.receive(Array.isArray(data) ? Buffer.concat(data).toString('utf8') : data.toString());
+      const bytes = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
+      if (bytes.length > MAX_FRAME_BYTES) conn.tooLarge(isBinary ? null : peekId(bytes));
+      else if (isBinary) conn.receiveBinary();
+      else conn.receive(bytes.toString('utf8'));
     });
     ws.on('ping', () => conn.alive());
     ws.on('pong', () => conn.alive());

@@ -12,6 +12,8 @@
  * 4. Operator actions are audited with actor `operator:http`.
  * 5. The handler answers only paths under `/api/v1` and returns false for anything else, so a
  *    server can chain handlers. Routes are a table: `/jobs…` is one more module in `extraRoutes`.
+ * 6. `GET /api/v1/openapi.json` documents the whole table (server/openapi.ts). It is the one
+ *    route served without the operator token (`public`): the API reference holds no data.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { GafferError, isGafferError } from '../common/errors';
@@ -24,6 +26,7 @@ import {
   queryObject,
   STREAMED,
   type ApiContext,
+  type CompiledRoute,
   type Route,
 } from './api/router';
 import { jobRoutes } from './api/jobs';
@@ -32,6 +35,7 @@ import { signalRoutes } from './api/signals';
 import { statusRoutes } from './api/status';
 import { taskRoutes } from './api/tasks';
 import { tokenRoutes } from './api/tokens';
+import { openApiRoute } from './openapi';
 import { allowedHost, bearerToken, isOperator, readJsonBody, selfOrigins, sendError, sendJson } from './guards';
 
 export const API_PREFIX = '/api/v1';
@@ -57,9 +61,15 @@ export function coreRoutes(core: Core, version = DEFAULT_VERSION): Route[] {
   return [...statusRoutes(core, version), ...tokenRoutes(core), ...taskRoutes(core), ...signalRoutes(core), ...auditRoutes(core), ...jobRoutes(core), ...logRoutes(core)];
 }
 
+function isPublic(routes: readonly CompiledRoute[], method: string, segments: string[]): boolean {
+  return routes.some((r) => r.public === true && r.method === method && r.segments.length === segments.length && r.segments.every((s, i) => s === segments[i]));
+}
+
 export function createApiHandler(core: Core, opts: ApiOptions): ApiHandler {
   if (!opts.operatorToken) throw new Error('createApiHandler: an operator token is required');
-  const routes = compileRoutes([...coreRoutes(core, opts.version), ...(opts.extraRoutes?.(core) ?? [])]);
+  const table: Route[] = [...coreRoutes(core, opts.version), ...(opts.extraRoutes?.(core) ?? [])];
+  table.push(openApiRoute(() => table, opts.version ?? DEFAULT_VERSION));
+  const routes = compileRoutes(table);
   const origins = selfOrigins(opts.port);
 
   return async (req, res) => {
@@ -78,14 +88,14 @@ export function createApiHandler(core: Core, opts: ApiOptions): ApiHandler {
       const origin = req.headers.origin;
       if (origin !== undefined && !origins.includes(origin)) throw new GafferError('forbidden', 'cross-origin requests are refused');
       if (req.headers['sec-fetch-site'] === 'cross-site') throw new GafferError('forbidden', 'cross-site requests are refused');
-      // 3. Operator token.
-      if (!isOperator(bearerToken(req), opts.operatorToken)) {
+      const method = (req.method ?? 'GET').toUpperCase();
+      const segments = path.slice(API_PREFIX.length).split('/').filter(Boolean);
+      // 3. Operator token (a public route has no parameters, so matching it first reveals nothing).
+      if (!isOperator(bearerToken(req), opts.operatorToken) && !isPublic(routes, method, segments)) {
         res.setHeader('www-authenticate', 'Bearer realm="gaffer"');
         throw new GafferError('unauthorized', 'a valid operator token is required (Authorization: Bearer <token>)');
       }
       // 4. Route.
-      const method = (req.method ?? 'GET').toUpperCase();
-      const segments = path.slice(API_PREFIX.length).split('/').filter(Boolean);
       const match = matchRoute(routes, method, segments);
       if (!('route' in match)) {
         if (match.allowed.length > 0) {
@@ -97,6 +107,7 @@ export function createApiHandler(core: Core, opts: ApiOptions): ApiHandler {
       let body: Promise<unknown> | undefined;
       const ctx: ApiContext = {
         core,
+        route: match.route,
         req,
         res,
         params: match.params,

@@ -6,7 +6,7 @@
 import path from 'node:path';
 import os from 'node:os';
 import { z } from 'zod';
-import type { SchedulerConfig } from '../common/config';
+import { DEFAULT_CONFIG, type SchedulerConfig } from '../common/config';
 
 export interface CliOptions {
   headless: boolean;
@@ -19,6 +19,7 @@ export interface CliOptions {
 }
 
 const seconds = z.coerce.number().positive().max(10 * 365 * 86400);
+const MIN_HEARTBEAT_INTERVAL_MS = 100;
 const FLAGS: Record<string, [keyof SchedulerConfig, z.ZodType<number>]> = {
   '--lock-window-s': ['lockWindowS', seconds],
   '--heartbeat-timeout-s': ['heartbeatTimeoutS', seconds],
@@ -26,7 +27,7 @@ const FLAGS: Record<string, [keyof SchedulerConfig, z.ZodType<number>]> = {
   '--idempotency-window-s': ['idempotencyWindowS', seconds],
   '--reconnect-grace-s': ['reconnectGraceS', z.coerce.number().min(0).max(3600)],
   '--trigger-ack-timeout-s': ['triggerAckTimeoutS', seconds],
-  '--heartbeat-interval-ms': ['heartbeatIntervalMs', z.coerce.number().int().min(100).max(3_600_000)],
+  '--heartbeat-interval-ms': ['heartbeatIntervalMs', z.coerce.number().int().min(MIN_HEARTBEAT_INTERVAL_MS).max(3_600_000)],
 };
 
 export function defaultDataDir(): string {
@@ -83,7 +84,31 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv = process.env): 
     } else if (flag === '--help' || flag === '-h') throw new Error(usage());
     else throw new Error(`unknown option ${flag}\n${usage()}`);
   }
+  settleHeartbeatInterval(out.config);
   return out;
+}
+
+/**
+ * The hub pings a session silent for one heartbeat interval, on a timer of that interval, so an
+ * agent that relies on answering pings (most WebSocket libraries do it by themselves) is heard at
+ * least every two intervals. A heartbeat timeout that is not longer than that would take such an
+ * agent offline while it is alive: without `--heartbeat-interval-ms` the interval follows the
+ * timeout (a third of it); with both given, the pair is refused.
+ */
+function settleHeartbeatInterval(config: Partial<SchedulerConfig>): void {
+  const timeoutMs = (config.heartbeatTimeoutS ?? DEFAULT_CONFIG.heartbeatTimeoutS) * 1000;
+  const interval = config.heartbeatIntervalMs ?? DEFAULT_CONFIG.heartbeatIntervalMs;
+  if (timeoutMs > 2 * interval) return;
+  if (config.heartbeatIntervalMs === undefined) {
+    const derived = Math.floor(timeoutMs / 3);
+    if (derived < MIN_HEARTBEAT_INTERVAL_MS) throw new Error(`--heartbeat-timeout-s must be at least ${(3 * MIN_HEARTBEAT_INTERVAL_MS) / 1000}`);
+    config.heartbeatIntervalMs = derived;
+    return;
+  }
+  throw new Error(
+    `--heartbeat-timeout-s (${timeoutMs / 1000}) must be more than twice the heartbeat interval (${interval} ms): ` +
+      'an agent that only answers pings would be taken offline while alive',
+  );
 }
 
 /** Flags that take a value (`--port 7311` or `--port=7311`). */

@@ -16,7 +16,7 @@ import type { JobTrigger, RunSink } from '../core/hub/ports';
 import { tempDir } from '../core/testing/test-core';
 import { reportJob, type Notify } from '../../examples/report-agent';
 import { workTask } from '../../examples/worker-agent';
-import { startHarness, until, type Harness } from './agent-socket.testkit';
+import { startHarness, trackSockets, until, type Harness } from './agent-socket.testkit';
 import {
   BacklogError,
   BlockedError,
@@ -26,6 +26,7 @@ import {
   LockLostError,
   NeedsHumanError,
   RetryableError,
+  RunCancelledError,
   type Agent,
   type AgentOptions,
 } from '../sdk';
@@ -63,15 +64,6 @@ function createTask(h: Harness, title: string, extra: Record<string, unknown> = 
   return h.core.tasks.create({ title, role: 'dev', ...extra }, { actor: 'test' }).task;
 }
 
-/** Server-side TCP sockets of the harness, to simulate a network blip. */
-function trackSockets(h: Harness): Set<Socket> {
-  const sockets = new Set<Socket>();
-  h.server.on('connection', (s: Socket) => {
-    sockets.add(s);
-    s.on('close', () => sockets.delete(s));
-  });
-  return sockets;
-}
 
 function blip(sockets: Set<Socket>): void {
   for (const s of sockets) s.destroy();
@@ -206,12 +198,12 @@ describe('work loop', () => {
     expect(h.core.tasks.list({ limit: 10 }).items.find((t) => t.title === 'plain')!.note).toBe('boom');
   });
 
-  it('aborts the handler when the lock is lost and does not report', async () => {
+  it('aborts the handler at once when the lock is taken away (lock_lost), stops renewing and does not report', async () => {
     const h = await harness();
     const agent = await agentFor(h);
     const t = createTask(h, 'will be taken away');
-    const lost: string[] = [];
-    agent.on('task.lost', ({ reason }) => lost.push(reason));
+    const lost: Array<{ reason: string; lostBecause?: string }> = [];
+    agent.on('task.lost', (e) => lost.push(e));
     let reason: unknown;
     await agent.work(
       async ({ signal, task }) => {
@@ -219,15 +211,35 @@ describe('work loop', () => {
         await new Promise((r) => signal.addEventListener('abort', r, { once: true }));
         reason = signal.reason;
       },
-      { idleDelayMs: 10, maxTasks: 1, renewEveryMs: 10 },
+      // No renewal falls due during the test: only the push can tell the handler.
+      { idleDelayMs: 10, maxTasks: 1, renewEveryMs: 3_600_000 },
     );
     expect(reason).toBeInstanceOf(LockLostError);
-    expect(lost).toHaveLength(1);
-    expect(lost[0]).toMatch(/renew refused/);
+    expect(reason).toMatchObject({ taskId: t.id, lostBecause: 'force_release' });
+    expect(lost).toEqual([{ taskId: t.id, reason: 'the server took the lock away (force_release)', lostBecause: 'force_release' }]);
     expect(h.core.tasks.get(t.id)).toMatchObject({ status: 'backlog', previouslyExpired: true });
     const byAgent = h.core.auditQuery.query({ actor: agent.instanceId, subject: `task:${t.id}` }).items.map((e) => e.type);
-    expect(byAgent).not.toContain('lock.release');
-    expect(byAgent).toContain('lock.reject');
+    expect(byAgent).toEqual(['lock.claim']);
+    // It never reported, so the console still shows it as having lost its lock.
+    expect(h.core.hub.lostLocksOf(agent.instanceId).map((l) => l.taskId)).toEqual([t.id]);
+  });
+
+  it('aborts the handler when a renewal is refused (the lock went without a push)', async () => {
+    const h = await harness();
+    const agent = await agentFor(h);
+    const t = createTask(h, 'taken while disconnected');
+    const lost: string[] = [];
+    agent.on('task.lost', ({ reason }) => lost.push(reason));
+    await agent.work(
+      async ({ signal, task }) => {
+        // Remove the lock behind the hub's back, as a second Gaffer process sharing the database would.
+        h.core.store.write(() => h.core.locks.expireLockTx(task.id, 'lock_window', 'other-process'));
+        await new Promise((r) => signal.addEventListener('abort', r, { once: true }));
+      },
+      { idleDelayMs: 10, maxTasks: 1, renewEveryMs: 10 },
+    );
+    expect(lost.some((r) => /renew refused|took the lock away/.test(r))).toBe(true);
+    expect(h.core.tasks.get(t.id).status).toBe('backlog');
   });
 
   it('close() waits, then aborts a running handler and gives its task back', async () => {
@@ -308,6 +320,22 @@ describe('jobs and prechecks', () => {
     expect(results.get('run_1')!.output).toEqual({ written: null });
   });
 
+  it('hands the handler every documented field of the trigger, additions included', async () => {
+    const h = await harness();
+    const { results } = fakeSink(h);
+    const agent = await agentFor(h, { role: 'reporter' });
+    let seen: Record<string, unknown> | undefined;
+    agent.onJob((ctx) => {
+      const { signal: _s, agent: _a, step: _st, ...fields } = ctx;
+      seen = fields;
+    });
+    const additions = { slotAt: '2026-11-30T01:00:00.000Z', trigger: 'catch_up', backfillId: 4, covers: ['2026-11-28', '2026-11-29'], previousError: 'SMTP timeout' };
+    const sent = trigger('run_f', additions);
+    await h.core.hub.pushJobTrigger('reporter', sent);
+    await until(() => results.get('run_f'), 'run_result');
+    expect(seen).toEqual(sent);
+  });
+
   it('maps RetryableError / FatalError / NeedsHumanError (and others) to errorClass', async () => {
     const h = await harness();
     const { results } = fakeSink(h);
@@ -331,6 +359,42 @@ describe('jobs and prechecks', () => {
       run_other: ['failed', 'retryable', 'undefined is not a function'],
     });
     expect(results.get('run_fatal')!.output).toEqual({ field: 'date' });
+  });
+
+  it('run_cancelled aborts the handler; nothing more is sent for the run', async () => {
+    const h = await harness();
+    const { calls } = fakeSink(h);
+    const lines: string[] = [];
+    const agent = await agentFor(h, { role: 'reporter', logger: captureLogger(lines) });
+    const cancelled: string[] = [];
+    agent.on('job.cancelled', ({ runId, reason }) => cancelled.push(`${runId}:${reason}`));
+    const inStep = deferred();
+    let aborted: unknown;
+    let secondStep: unknown;
+    const done = deferred();
+    agent.onJob(async (ctx) => {
+      await ctx.step('one', () => 'ref-1', { ref: (r) => r });
+      inStep.resolve();
+      await new Promise((r) => ctx.signal.addEventListener('abort', r, { once: true }));
+      aborted = ctx.signal.reason;
+      // A handler that ignores the signal still cannot record anything more.
+      secondStep = await ctx.step('two', () => 'ref-2').catch((e: unknown) => e);
+      done.resolve();
+      return 'finished anyway';
+    });
+    expect(await h.core.hub.pushJobTrigger('reporter', trigger('run_c'))).toMatchObject({ status: 'acknowledged' });
+    await inStep.promise;
+    expect(h.core.hub.cancelRun('run_c', agent.instanceId, 'operator')).toBe(true);
+    await done.promise;
+    expect(aborted).toBeInstanceOf(RunCancelledError);
+    expect(aborted).toMatchObject({ runId: 'run_c', reason: 'operator' });
+    expect(secondStep).toBeInstanceOf(RunCancelledError);
+    expect(cancelled).toEqual(['run_c:operator']);
+    await until(() => lines.some((l) => l.startsWith('warn not sending run_result')), 'the run to end');
+    expect(calls).toEqual([
+      ['started', { runId: 'run_c' }],
+      ['step', { runId: 'run_c', step: 'one', ref: 'ref-1' }],
+    ]);
   });
 
   it('does not acknowledge a trigger without a job handler (it goes to another instance)', async () => {

@@ -16,6 +16,7 @@ import { formatCount } from '../lib/format';
 import { navigate, useRoute } from '../lib/navigation';
 import type { ViewId } from '../lib/routes';
 import { digitsFor, handleKey, initialChordState, shortcutList } from './shortcuts';
+import { SignIn } from './SignIn';
 import { Toasts } from './Toasts';
 import { ROUTES } from './views';
 
@@ -89,6 +90,7 @@ export function App() {
     return () => window.removeEventListener('keydown', onKey);
   }, []);
 
+  const signedOut = useConsole((s) => s.shell === 'browser' && s.conn.lastError?.code === 'unauthorized');
   const View = VIEWS[route.view];
   const def = ROUTES.find((r) => r.id === route.view)!;
   return (
@@ -97,7 +99,7 @@ export function App() {
       <div className="main-col">
         <Header title={def.label} description={def.description} pendingG={pendingG} onHelp={() => setHelp(true)} />
         <main tabIndex={-1} className="content" key={route.view}>
-          <View />
+          {signedOut ? <SignIn /> : <View />}
         </main>
       </div>
       {help ? <ShortcutHelp onClose={() => setHelp(false)} /> : null}
@@ -139,7 +141,7 @@ function NavRail({ current }: { current: ViewId }) {
         </a>
       ))}
       <div className="rail-foot muted small">
-        <kbd>?</kbd> shortcuts
+        <kbd>?</kbd> <span className="rail-foot-text">shortcuts</span>
       </div>
     </nav>
   );

@@ -17,7 +17,7 @@ export interface RouteDef {
 export const ROUTES: RouteDef[] = [
   { id: 'dashboard', label: 'Dashboard', chord: 'd', icon: '◧', description: 'What is happening now, and what is stuck' },
   { id: 'queues', label: 'Role queues', chord: 'q', icon: '☰', description: 'Tasks per role, by status, with their locks' },
-  { id: 'locks', label: 'Expired locks', chord: 'e', icon: '◷', description: 'Locks the watchdog took back today, and who re-claimed them' },
+  { id: 'locks', label: 'Expired locks', chord: 'e', icon: '◷', description: 'Locks taken back today — by the watchdog or by an operator — and who re-claimed them' },
   { id: 'instances', label: 'Instances', chord: 'i', icon: '◉', description: 'Connected agents, their locks, and agent tokens' },
   { id: 'jobs', label: 'Jobs', chord: 'j', icon: '↻', description: 'Periodic jobs owned by Gaffer: schedule, policies, next slots' },
   { id: 'runs', label: 'Runs', chord: 'r', icon: '▦', description: 'Every expected slot and what happened to it; the backfill queue' },

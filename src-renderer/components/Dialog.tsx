@@ -107,7 +107,7 @@ export function ReasonDialog(p: ReasonDialogProps) {
         {error ? <ErrorBanner error={error} /> : null}
         <div className="dialog-actions">
           <button type="button" className="btn" onClick={p.onClose}>
-            Cancel
+            Back
           </button>
           <button type="submit" className={`btn ${p.danger ? 'btn-danger' : 'btn-primary'}`} disabled={busy}>
             {busy ? 'Working…' : p.confirmLabel}

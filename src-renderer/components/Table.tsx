@@ -1,8 +1,12 @@
 /**
  * A dense table laid out with CSS grid, so the header and the (possibly virtualised) rows share
  * one column template. Small tables render plainly; past `virtualiseAbove` rows they virtualise.
+ * Columns marked `showFrom` appear only while the table is at least that wide, and `showBelow`
+ * ones only while it is narrower: a narrow window drops secondary columns or shows a compact form
+ * (a row menu) instead of clipping the row's actions.
  */
 import type { CSSProperties, ReactNode } from 'react';
+import { useElementWidth } from '../lib/use-element-width';
 import { VirtualList } from './VirtualList';
 
 export interface Column<T> {
@@ -13,6 +17,10 @@ export interface Column<T> {
   render: (row: T) => ReactNode;
   align?: 'left' | 'right' | 'center';
   title?: string;
+  /** Shown only when the table is at least this many pixels wide (a secondary column). */
+  showFrom?: number;
+  /** Shown only while the table is narrower than this (the compact form of a wide column). */
+  showBelow?: number;
 }
 
 export interface TableProps<T> {
@@ -31,8 +39,16 @@ export interface TableProps<T> {
   ariaLabel?: string;
 }
 
+/** The columns for a table `width` px wide (until it is measured: those meant for a wide one). */
+export function visibleColumns<T>(columns: Column<T>[], width: number | null): Column<T>[] {
+  if (width === null) return columns.filter((c) => c.showBelow === undefined);
+  return columns.filter((c) => (c.showFrom === undefined || width >= c.showFrom) && (c.showBelow === undefined || width < c.showBelow));
+}
+
 export function Table<T>(p: TableProps<T>) {
-  const template = p.columns.map((c) => c.width).join(' ');
+  const [measure, width] = useElementWidth<HTMLDivElement>();
+  const columns = visibleColumns(p.columns, width);
+  const template = columns.map((c) => c.width).join(' ');
   const style = { '--grid-cols': template } as CSSProperties;
   const rowHeight = p.rowHeight ?? 36;
   const row = (r: T) => {
@@ -43,10 +59,21 @@ export function Table<T>(p: TableProps<T>) {
         className={`trow${p.onRowClick ? ' trow-link' : ''}${p.selectedKey === key ? ' selected' : ''}${tone ? ` row-${tone}` : ''}`}
         style={{ ...style, minHeight: rowHeight }}
         onClick={p.onRowClick ? () => p.onRowClick!(r) : undefined}
+        // A clickable row is reachable by keyboard too: Tab to it, Enter or Space opens it.
+        tabIndex={p.onRowClick ? 0 : undefined}
+        onKeyDown={
+          p.onRowClick
+            ? (e) => {
+                if (e.target !== e.currentTarget || (e.key !== 'Enter' && e.key !== ' ')) return;
+                e.preventDefault();
+                p.onRowClick!(r);
+              }
+            : undefined
+        }
         data-row-key={key}
         role="row"
       >
-        {p.columns.map((c) => (
+        {columns.map((c) => (
           <div key={c.key} className={`tcell align-${c.align ?? 'left'}`} role="cell">
             {c.render(r)}
           </div>
@@ -56,9 +83,9 @@ export function Table<T>(p: TableProps<T>) {
   };
   const virtual = p.rows.length > (p.virtualiseAbove ?? 150);
   return (
-    <div className="table" role="table" aria-label={p.ariaLabel} data-testid={p.testId}>
+    <div className="table" role="table" aria-label={p.ariaLabel} data-testid={p.testId} ref={measure}>
       <div className="thead" style={style} role="row">
-        {p.columns.map((c) => (
+        {columns.map((c) => (
           <div key={c.key} className={`th align-${c.align ?? 'left'}`} title={c.title} role="columnheader">
             {c.header}
           </div>

@@ -14,12 +14,12 @@ export function RelativeTime({ at, granularityMs = 1000 }: { at: string | number
   );
 }
 
-/** Live countdown to a lock's expiry (P4), coloured as it runs low. */
-export function Countdown({ expiresAt, windowS }: { expiresAt: string; windowS?: number }) {
+/** Live countdown to an instant (a lock's expiry by default), coloured as it runs low. */
+export function Countdown({ expiresAt, windowS, label = 'the lock expires' }: { expiresAt: string; windowS?: number; label?: string }) {
   const now = useNow(1000);
   const c = countdown(expiresAt, now, windowS);
   return (
-    <span className={`countdown cd-${c.urgency}`} title={`lock expires ${formatDateTime(expiresAt)} (P4)`}>
+    <span className={`countdown cd-${c.urgency}`} title={`${label} ${formatDateTime(expiresAt)}`}>
       {c.text}
     </span>
   );

@@ -23,6 +23,8 @@ export interface VirtualListProps<T> {
   scrollRef?: Ref<HTMLDivElement>;
   testId?: string;
   ariaLabel?: string;
+  /** The list takes the keyboard focus itself (its owner handles the arrow keys). */
+  focusable?: boolean;
 }
 
 export function VirtualList<T>(p: VirtualListProps<T>) {
@@ -58,6 +60,7 @@ export function VirtualList<T>(p: VirtualListProps<T>) {
       data-testid={p.testId}
       role="list"
       aria-label={p.ariaLabel}
+      tabIndex={p.focusable ? 0 : undefined}
     >
       <div style={{ height: v.getTotalSize(), position: 'relative', width: '100%' }}>
         {vItems.map((vi) => (

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { EMPTY_AUDIT_FORM, formToQuery, isFiltered, localInputToIso, normaliseSubject, sameQuery } from './audit-query';
+import { EMPTY_AUDIT_FORM, formFromRouteQuery, formToQuery, formToRouteQuery, isFiltered, localInputToIso, normaliseSubject, sameQuery } from './audit-query';
 
 describe('audit filter → query mapping', () => {
   it('maps an empty form to an unfiltered query', () => {
-    expect(formToQuery(EMPTY_AUDIT_FORM)).toEqual({ query: {}, error: null });
+    expect(formToQuery(EMPTY_AUDIT_FORM)).toEqual({ query: {}, error: null, notes: [] });
     expect(isFiltered({})).toBe(false);
   });
 
@@ -32,5 +32,32 @@ describe('audit filter → query mapping', () => {
     expect(normaliseSubject('instance:abc')).toBe('instance:abc');
     expect(sameQuery({ type: 'a' }, { type: 'a', limit: 5 } as never)).toBe(true);
     expect(sameQuery({ type: 'a' }, { type: 'b' })).toBe(false);
+  });
+});
+
+describe('audit filters as people type them', () => {
+  it('reads an actor family as a prefix and an instance name as its id', () => {
+    const alias = (n: string) => (n === 'dev-worker-1' ? 'inst_abc' : null);
+    expect(formToQuery({ ...EMPTY_AUDIT_FORM, actor: 'operator' }, alias).query).toEqual({ actor: 'operator:*' });
+    expect(formToQuery({ ...EMPTY_AUDIT_FORM, actor: 'Operator' }, alias).query).toEqual({ actor: 'operator:*' });
+    expect(formToQuery({ ...EMPTY_AUDIT_FORM, actor: 'agent:' }, alias).query).toEqual({ actor: 'agent:*' });
+    const byName = formToQuery({ ...EMPTY_AUDIT_FORM, actor: 'dev-worker-1' }, alias);
+    expect(byName.query).toEqual({ actor: 'inst_abc' });
+    expect(byName.notes).toEqual(['actor “dev-worker-1” is instance inst_abc']);
+    expect(formToQuery({ ...EMPTY_AUDIT_FORM, actor: 'watchdog' }, alias).query).toEqual({ actor: 'watchdog' });
+  });
+
+  it('reads a type family or a trailing dot or star as a prefix', () => {
+    expect(formToQuery({ ...EMPTY_AUDIT_FORM, type: 'lock.*' }).query).toEqual({ type: 'lock.*' });
+    expect(formToQuery({ ...EMPTY_AUDIT_FORM, type: 'lock.' }).query).toEqual({ type: 'lock.*' });
+    expect(formToQuery({ ...EMPTY_AUDIT_FORM, type: 'lock' }).query).toEqual({ type: 'lock.*' });
+    expect(formToQuery({ ...EMPTY_AUDIT_FORM, type: 'lock.claim operator' }).query).toEqual({ types: ['lock.claim', 'operator.*'] });
+  });
+
+  it('carries the typed filter in the URL and back; nothing the URL does not name carries over', () => {
+    const form = { ...EMPTY_AUDIT_FORM, actor: ' operator ', type: 'lock.*' };
+    expect(formToRouteQuery(form)).toEqual({ actor: 'operator', type: 'lock.*' });
+    expect(formFromRouteQuery({ actor: 'operator', type: 'lock.*', task: '5' })).toEqual({ ...EMPTY_AUDIT_FORM, actor: 'operator', type: 'lock.*' });
+    expect(formFromRouteQuery({})).toEqual(EMPTY_AUDIT_FORM);
   });
 });

@@ -36,24 +36,57 @@ export function isoToLocalInput(iso: string): string {
 export interface MappedQuery {
   query: AuditQueryArgs;
   error: string | null;
+  /** How typed words were read ("operator" → any operator), to show under the filter. */
+  notes: string[];
+}
+
+/** Actors that come in families: `operator` means every `operator:…` (desktop, browser, http). */
+const ACTOR_FAMILIES = new Set(['operator']);
+
+/**
+ * The actor as the operator typed it → the `actor` filter: a family word or `x:` is a prefix
+ * (`operator:*`), a name `alias` knows (an instance's name) is its id, anything else as typed.
+ */
+export function actorFilter(typed: string, alias?: (name: string) => string | null): { actor: string; note: string | null } | null {
+  const t = typed.trim().slice(0, 200);
+  if (!t) return null;
+  if (t.endsWith('*')) return { actor: t, note: null };
+  if (t.endsWith(':')) return { actor: `${t}*`, note: `actor: anything starting with “${t}”` };
+  if (ACTOR_FAMILIES.has(t.toLowerCase())) return { actor: `${t.toLowerCase()}:*`, note: `actor “${t}”: every ${t.toLowerCase()}:… (desktop, browser, http)` };
+  const id = alias?.(t) ?? null;
+  if (id && id !== t) return { actor: id, note: `actor “${t}” is instance ${id}` };
+  return { actor: t, note: null };
+}
+
+/** A typed type → the filter value: `lock` or `lock.` or `lock.*` is every `lock.…` type. */
+export function typeFilter(typed: string): string {
+  if (typed.endsWith('*')) return typed;
+  if (typed.endsWith('.')) return `${typed}*`;
+  return typed.includes('.') ? typed : `${typed}.*`;
 }
 
 /**
  * Maps the filter form to `audit.query` arguments (without paging). Several types may be given
  * separated by commas or spaces. A bad field leaves it out and reports the problem.
  */
-export function formToQuery(form: AuditFilterForm): MappedQuery {
+export function formToQuery(form: AuditFilterForm, actorAlias?: (name: string) => string | null): MappedQuery {
   const q: AuditQueryArgs = {};
   let error: string | null = null;
+  const notes: string[] = [];
   const types = form.type
     .split(/[\s,]+/)
     .map((t) => t.trim())
-    .filter(Boolean);
+    .filter(Boolean)
+    .map(typeFilter);
   const uniq = [...new Set(types)].slice(0, 20);
   if (uniq.length === 1) q.type = uniq[0]!;
   else if (uniq.length > 1) q.types = uniq;
-  const actor = form.actor.trim();
-  if (actor) q.actor = actor.slice(0, 200);
+  for (const t of uniq) if (t.endsWith('*')) notes.push(`type: every ${t.slice(0, -1)}… type`);
+  const actor = actorFilter(form.actor, actorAlias);
+  if (actor) {
+    q.actor = actor.actor;
+    if (actor.note) notes.push(actor.note);
+  }
   const subject = normaliseSubject(form.subject);
   if (subject) q.subject = subject;
   const from = localInputToIso(form.from);
@@ -69,7 +102,23 @@ export function formToQuery(form: AuditFilterForm): MappedQuery {
   }
   const text = form.text.trim();
   if (text) q.text = text.slice(0, 200);
-  return { query: q, error };
+  return { query: q, error, notes };
+}
+
+const FORM_KEYS = ['type', 'actor', 'subject', 'from', 'to', 'text'] as const;
+
+/** The filter as the URL carries it (`#/audit?actor=operator&type=lock.*`): the typed words, non-empty ones only. */
+export function formToRouteQuery(form: AuditFilterForm): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const k of FORM_KEYS) if (form[k].trim()) out[k] = form[k].trim();
+  return out;
+}
+
+/** The filter form a URL asks for; fields it does not name are empty (nothing carries over). */
+export function formFromRouteQuery(q: Record<string, string>): AuditFilterForm {
+  const f = { ...EMPTY_AUDIT_FORM };
+  for (const k of FORM_KEYS) if (q[k] !== undefined) f[k] = q[k];
+  return f;
 }
 
 /** "42" or "#42" means task 42; anything else is taken as typed ("instance:abc"). */

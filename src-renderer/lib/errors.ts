@@ -59,7 +59,7 @@ export function errorHint(err: UiError): string | null {
     case 'unauthorized':
       return 'The operator token was refused: reopen the console with the URL Gaffer printed.';
     case 'not_holder':
-      return 'Someone else holds this lock now (P5): refresh and look again.';
+      return 'Someone else holds this lock now: refresh and look again.';
     case 'invalid_transition':
       return 'The task changed state meanwhile; that action no longer applies.';
     case 'unavailable':

@@ -23,6 +23,14 @@ describe('schedule in words', () => {
     expect(describeSchedule({ cron: '0 9 * * 1#2' })).toBe('cron “0 9 * * 1#2”');
   });
 
+  it('names workdays, never every day, when a business calendar decides the days', () => {
+    expect(describeSchedule({ cron: '0 9 * * *' }, 'cn-workdays')).toBe('every workday at 09:00');
+    expect(describeSchedule({ everyS: 86_400 }, 'cn-workdays')).toBe('every workday');
+    expect(describeSchedule({ cron: '30 8 * * 1-5' }, 'cn-workdays')).toBe('Monday to Friday at 08:30, on workdays only');
+    expect(describeSchedule({ cron: '*/5 * * * *' }, 'cn-workdays')).toBe('every 5 minutes, on workdays only');
+    expect(describeSchedule({ cron: '0 9 * * *' }, null)).toBe('every day at 09:00');
+  });
+
   it('describes intervals and tells how often slots come', () => {
     expect(describeInterval(300)).toBe('every 5 min');
     expect(describeInterval(3600)).toBe('every hour');

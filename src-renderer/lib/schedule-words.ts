@@ -82,11 +82,14 @@ export function describeInterval(everyS: number): string {
   return `every ${everyS} s`;
 }
 
-/** A schedule in words, without its zone. */
-export function describeSchedule(s: JobSchedule): string {
-  if (typeof s.everyS === 'number') return describeInterval(s.everyS);
-  if (s.cron) return describeCron(s.cron) ?? `cron “${s.cron.trim()}”`;
-  return 'no schedule';
+/**
+ * A schedule in words, without its zone. With a business calendar the days are its workdays:
+ * "every workday at 09:00", never "every day" (the calendar skips or moves the others).
+ */
+export function describeSchedule(s: JobSchedule, calendar?: string | null): string {
+  const words = typeof s.everyS === 'number' ? describeInterval(s.everyS) : s.cron ? (describeCron(s.cron) ?? `cron “${s.cron.trim()}”`) : 'no schedule';
+  if (!calendar || words === 'no schedule') return words;
+  return words.startsWith('every day') ? words.replace('every day', 'every workday') : `${words}, on workdays only`;
 }
 
 export type Granularity = 'minute' | 'day' | 'week' | 'month';

@@ -133,6 +133,21 @@ describe('console store', () => {
     expect(s().toasts.at(-1)?.tone).toBe('warning');
   });
 
+  it('a refused token puts the tab offline until the operator signs in; then what is watched reloads', async () => {
+    const { api, a, s } = setup();
+    api.failNext('dashboard.get', 'unauthorized', 'No operator token in this tab');
+    a.watch('dashboard');
+    await settle();
+    expect(s().conn).toMatchObject({ status: 'offline', lastError: { code: 'unauthorized' } });
+    const before = api.countCalls('dashboard.get');
+    a.signIn('gfo_pasted');
+    expect(api.signedInWith).toBe('gfo_pasted');
+    await settle();
+    expect(api.countCalls('dashboard.get')).toBe(before + 1);
+    expect(s().conn.status).toBe('live');
+    expect(s().dashboard.data).not.toBeNull();
+  });
+
   it('marks the connection offline on a network error and recovers', async () => {
     const { api, a, s } = setup();
     api.failNext('dashboard.get', 'unavailable', 'Cannot reach Gaffer');

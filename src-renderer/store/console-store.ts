@@ -74,6 +74,8 @@ export interface RootActions {
   /** A mounted view watches a topic: it is loaded now and refreshed live. Returns unwatch. */
   watch(topic: Topic): () => void;
   refresh(topic: Topic): Promise<void>;
+  /** Browser: use a pasted operator token (this tab only) and load what is on screen again. */
+  signIn(token: string): void;
 }
 
 export type ConsoleActions = RootActions & ToastsActions & QueuesActions & InstancesActions & SettingsActions & AuditActions & JobsActions & RunsActions & CalendarsActions & LogsActions;
@@ -148,6 +150,14 @@ export function createConsoleStore(api: ConsoleApi, opts: ConsoleStoreOptions = 
     refreshMs: opts.refreshIntervalMs ?? 1000,
   });
 
+  // The audit filter reads an instance's name as its id (the newest of that name): the root,
+  // which sees every slice's state, lends the audit slice this one lookup.
+  const instanceIdByName = (name: string): string | null => {
+    const all = (get().instances.data ?? []).filter((i) => i.name.toLowerCase() === name.toLowerCase());
+    all.sort((a, b) => Date.parse(b.connectedAt) - Date.parse(a.connectedAt));
+    return all[0]?.id ?? null;
+  };
+
   const toasts = createToastsSlice(contextFor<keyof ToastsState>(), opts.toastMs);
   disposers.push(() => toasts.dispose());
   const slices = {
@@ -156,7 +166,7 @@ export function createConsoleStore(api: ConsoleApi, opts: ConsoleStoreOptions = 
     locks: createLocksSlice(contextFor<keyof LocksState>()),
     instances: createInstancesSlice(contextFor<keyof InstancesState>()),
     settings: createSettingsSlice(contextFor<keyof SettingsState>()),
-    audit: createAuditSlice(contextFor<keyof AuditSliceState>(), opts.filterDebounceMs),
+    audit: createAuditSlice(contextFor<keyof AuditSliceState>(), { filterDebounceMs: opts.filterDebounceMs, actorAlias: instanceIdByName }),
     jobs: createJobsSlice(contextFor<keyof JobsState>()),
     runs: createRunsSlice(contextFor<keyof RunsState>()),
     calendars: createCalendarsSlice(contextFor<keyof CalendarsState>()),
@@ -232,6 +242,13 @@ export function createConsoleStore(api: ConsoleApi, opts: ConsoleStoreOptions = 
     },
 
     refresh: refreshTopic,
+
+    signIn(token) {
+      if (!api.signIn) return;
+      api.signIn(token);
+      set({ conn: { ...get().conn, status: 'connecting', lastError: null } });
+      for (const t of Object.keys(get().watched) as Topic[]) if (isWatched(t)) void refreshTopic(t);
+    },
   };
 
   const actions: ConsoleActions = {

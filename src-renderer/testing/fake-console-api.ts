@@ -56,6 +56,13 @@ export class FakeConsoleApi implements ConsoleApi {
     for (let i = 0; i < n; i++) this.appendAudit(i % 3 === 0 ? 'lock.claim' : i % 3 === 1 ? 'lock.release' : 'task.create', i % 2 ? 'inst-a' : 'operator:browser', `task:${(i % 50) + 1}`, { i }, false);
   }
 
+  /** The token the store signed in with (browser transport's `signIn`). */
+  signedInWith: string | null = null;
+
+  signIn(token: string): void {
+    this.signedInWith = token;
+  }
+
   // ---- test controls -------------------------------------------------------------------------
 
   /** The next `times` calls of `method` fail with `code`. */

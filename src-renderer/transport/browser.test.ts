@@ -239,6 +239,21 @@ describe('browser ConsoleApi: live events', () => {
     expect(h.timers).toEqual([]);
   });
 
+  it('signing in with a pasted token keeps it in this tab only and opens the events', async () => {
+    const h = harness({ respond: () => json({ ok: true, value: { n: 1 } }) });
+    const api = createBrowserConsoleApi(h.env);
+    api.subscribe(() => {});
+    expect(FakeSocket.all).toEqual([]);
+    api.signIn!('  gfo_pasted  ');
+    expect(h.storage.getItem(TOKEN_STORAGE_KEY)).toBe('gfo_pasted');
+    expect(h.replaced).toEqual([]);
+    expect(FakeSocket.all).toHaveLength(1);
+    expect(FakeSocket.all[0]!.protocols).toEqual([EVENTS_SUBPROTOCOL, `${BEARER_SUBPROTOCOL_PREFIX}gfo_pasted`]);
+    await api.call('dashboard.get', {});
+    expect(h.fetches[0]!.url).not.toContain('gfo_pasted');
+    expect((h.fetches[0]!.init!.headers as Record<string, string>).authorization).toBe('Bearer gfo_pasted');
+  });
+
   it('does not connect without a token', () => {
     const api = createBrowserConsoleApi(harness().env);
     api.subscribe(() => {});

@@ -304,6 +304,17 @@ export function createBrowserConsoleApi(env: BrowserEnv = defaultBrowserEnv()): 
       return () => connListeners.delete(listener);
     },
 
+    signIn(next) {
+      const t = next.trim();
+      if (!t) return;
+      token = t;
+      env.storage.setItem(TOKEN_STORAGE_KEY, t);
+      // The event socket (refused or never opened) starts again with the new token.
+      disconnect();
+      attempts = 0;
+      connect();
+    },
+
     async exportAudit(args: AuditExportArgs, onProgress: (p: ExportProgress) => void) {
       const headers = authHeaders();
       let res: Response;

@@ -53,22 +53,37 @@ describe('audit log', () => {
   });
 });
 
-describe('audit time bounds', () => {
-  it('stamps are non-decreasing even across a backward clock step, so time maps to ids by binary search', () => {
+describe('audit time', () => {
+  it('stamps never go back, except at a recorded clock step, after which they carry true time again', () => {
     core = makeTestCore();
-    const t0 = core.clock.now();
+    core.start();
     for (let i = 0; i < 10; i++) {
       core.audit.record({ type: 'test', actor: 'a', subject: `s${i}` });
       core.clock.advance(1000);
     }
-    core.clock.jump(-60_000);
+    const before = core.clock.now();
+    core.clock.jump(-3600_000); // the wall clock steps back an hour
+    core.audit.record({ type: 'test', actor: 'a', subject: 'before-detection' });
+    core.clock.advance(1000); // one pulse of the gap detector
     core.audit.record({ type: 'test', actor: 'a', subject: 'after-step' });
-    const ats = (core.db.prepare('SELECT at FROM audit ORDER BY id').all() as { at: number }[]).map((r) => r.at);
-    for (let i = 1; i < ats.length; i++) expect(ats[i]!).toBeGreaterThanOrEqual(ats[i - 1]!);
-    expect(core.audit.firstIdAtOrAfter(t0)).toBe(1);
-    expect(core.audit.firstIdAtOrAfter(t0 + 3500)).toBe(5);
-    expect(core.audit.firstIdAtOrAfter(t0 + 9000)).toBe(10);
-    expect(core.audit.firstIdAtOrAfter(t0 + 999_999)).toBe(12);
+    const rows = core.db.prepare('SELECT id, at, type, subject FROM audit ORDER BY id').all() as Array<{ id: number; at: number; type: string; subject: string }>;
+    const bySubject = (s: string) => rows.find((r) => r.subject === s)!;
+    // Written between the step and its detection: the last instant, not earlier.
+    expect(bySubject('before-detection').at).toBe(before - 1000);
+    // The step row: true time at its detection, within one pulse of the step.
+    const step = rows.find((r) => r.type === 'clock.jump')!;
+    expect(step.at).toBeGreaterThan(before - 3600_000);
+    expect(step.at).toBeLessThanOrEqual(before - 3600_000 + 1000);
+    expect(bySubject('after-step').at).toBe(core.clock.now());
+    // The only decrease is at the step row.
+    const decreases = rows.filter((r, k) => k > 0 && r.at < rows[k - 1]!.at).map((r) => r.type);
+    expect(decreases).toEqual(['clock.jump']);
+  });
+
+  it('only a clock-step row may carry an earlier time', () => {
+    core = makeTestCore();
+    expect(() => core.audit.record({ type: 'test', actor: 'a', subject: 's', clockStep: true })).toThrow(/only clock.jump rows/);
+    expect(core.audit.count()).toBe(0);
   });
 });
 

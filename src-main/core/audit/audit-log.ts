@@ -14,6 +14,16 @@
  *    that reaches the lag indexes them, in its own transaction). See migration 007. A database
  *    whose rows were written around AuditLog catches up SUBJECT_INDEX_CHUNK rows per append, so no
  *    single write stalls on it.
+ * 6. Time: `at` is the wall clock at the append, but never earlier than the previous row's — except
+ *    at a clock-step row (`clock.jump` with a negative gap, appended with `clockStep`), which
+ *    carries the new, earlier wall time. So `at` is non-decreasing along ids within each *time
+ *    segment*, and segments start exactly at the rows where `at` went down (AuditQuery turns a
+ *    time range into one id range per segment). Why not keep `at` non-decreasing everywhere?
+ *    After a step back of an hour, a non-decreasing stamp can only reach true time by standing
+ *    still for that hour: every row of the hour would carry the same frozen instant. Instead the
+ *    rows written between the step and its detection (at most one pulse of the gap detector,
+ *    about a second) keep the last instant, the step is recorded as its own hash-chained event,
+ *    and every row after it carries true time.
  */
 import type { AuditEvent } from '../../common/model';
 import type { Clock } from '../../common/clock';
@@ -33,7 +43,12 @@ export interface AuditInput {
   subject: string;
   detail?: unknown;
   traceId?: string | null;
+  /** Only for the gap detector's `clock.jump` row of a backward step: `at` may go down here (invariant 6). */
+  clockStep?: boolean;
 }
+
+/** The audit type whose rows may start a new time segment (invariant 6). */
+export const CLOCK_STEP_TYPE = 'clock.jump';
 
 export interface AuditRow {
   id: number;
@@ -78,7 +93,6 @@ export function auditRowToChainRow(r: AuditRow): ChainRow {
 export class AuditLog {
   private readonly tail;
   private readonly insert;
-  private readonly atOf;
   private cachedTail: { id: number; hash: string; at: number; epoch: number } | undefined;
   private readonly indexedToStmt;
   private readonly indexSubjects;
@@ -91,7 +105,6 @@ export class AuditLog {
     private readonly clock: Clock,
   ) {
     this.tail = db.prepare<[], { id: number; hash: string; at: number }>('SELECT id, hash, at FROM audit ORDER BY id DESC LIMIT 1');
-    this.atOf = db.prepare<[number], { at: number }>('SELECT at FROM audit WHERE id = ?');
     this.insert = db.prepare(
       'INSERT INTO audit (id, at, type, actor, subject, detail, trace_id, prev_hash, hash) VALUES (?,?,?,?,?,?,?,?,?)',
     );
@@ -104,10 +117,12 @@ export class AuditLog {
   append(input: AuditInput): number {
     const cached = this.cachedTail;
     const last = cached !== undefined && cached.epoch === this.store.epoch ? cached : this.tail.get();
+    if (input.clockStep && input.type !== CLOCK_STEP_TYPE) throw new Error(`only ${CLOCK_STEP_TYPE} rows may step the audit time back`);
+    const now = this.clock.now();
     const row: AuditRow = {
       id: (last?.id ?? 0) + 1,
-      // Never before the previous row, even after a backward clock step (see firstIdAtOrAfter).
-      at: Math.max(this.clock.now(), last?.at ?? 0),
+      // Invariant 6: never before the previous row, except at a recorded clock step.
+      at: input.clockStep ? now : Math.max(now, last?.at ?? 0),
       type: input.type,
       actor: input.actor,
       subject: input.subject,
@@ -155,23 +170,6 @@ export class AuditLog {
   /** Appends as its own transaction (for events not tied to another state change); returns its id. */
   record(input: AuditInput): number {
     return this.store.write(() => this.append(input));
-  }
-
-  /**
-   * The smallest audit id whose \`at\` is >= \`at\` (or last id + 1 when none): a time bound turned
-   * into an id bound by binary search, valid because \`at\` never decreases along ids.
-   */
-  firstIdAtOrAfter(at: number): number {
-    const last = this.tail.get();
-    if (!last) return 1;
-    let lo = 1;
-    let hi = last.id + 1;
-    while (lo < hi) {
-      const mid = Math.floor((lo + hi) / 2);
-      if (this.atOf.get(mid)!.at >= at) hi = mid;
-      else lo = mid + 1;
-    }
-    return lo;
   }
 
   count(): number {

@@ -89,6 +89,21 @@ describe('audit query', () => {
     expect(collect({ type: 'nope' }).ids).toEqual([]);
   });
 
+  it('takes a prefix for actor and type (`operator:*`, `t.*`), literally, alone or with exact types', () => {
+    seed(12);
+    core.audit.record({ type: 'operator.cancel', actor: 'operator:browser', subject: 'task:1', detail: {} });
+    core.audit.record({ type: 'operator.retry', actor: 'operator:desktop', subject: 'task:2', detail: {} });
+    core.audit.record({ type: 'operator_x', actor: 'operatorx', subject: 'task:2', detail: {} });
+    expect(collect({ actor: 'operator:*' }).ids).toEqual([13, 14]);
+    expect(collect({ type: 'operator.*' }).ids).toEqual([13, 14]);
+    expect(collect({ types: ['t.a', 'operator.*'] }).ids).toEqual([3, 6, 9, 12, 13, 14]);
+    expect(collect({ type: 't.*', actor: 'x' }).ids).toEqual([1, 3, 5, 7, 9, 11]);
+    // `_` and `%` in a prefix are literal.
+    expect(collect({ type: 'operator_*' }).ids).toEqual([15]);
+    expect(collect({ actor: 'operator%*' }).ids).toEqual([]);
+    expect(core.auditQuery.count({ actor: 'operator:*' })).toEqual({ count: 2, exact: true });
+  });
+
   it('filters by time (from inclusive, to exclusive), in both orders', () => {
     seed(20); // event i at T0 + (i-1) s
     const at = (i: number) => new Date(T0 + (i - 1) * 1000).toISOString();
@@ -121,6 +136,36 @@ describe('audit query', () => {
     expect(collect({ from, to, limit: 2 }).ids).toEqual(expected);
     expect(collect({ from, to, order: 'desc', limit: 1 }).ids).toEqual([...expected].reverse());
     expect(core.auditQuery.count({ from, to })).toEqual({ count: expected.length, exact: true });
+  });
+
+  it('after a recorded backward step, a time range finds its rows on both sides of the step, in id order', () => {
+    core.start(); // the gap detector records the step
+    seed(30); // ids 1..30 at T0 .. T0+29s, clock now T0+30s
+    core.clock.jump(-25_000); // wall clock back to T0+5s
+    core.clock.advance(1000); // its next pulse: the step row (id 31) carries T0+6s
+    const step = core.auditQuery.query({ type: 'clock.jump' }).items;
+    expect(step.map((e) => [e.id, e.at])).toEqual([[31, new Date(T0 + 6000).toISOString()]]);
+    for (let i = 1; i <= 10; i++) {
+      core.audit.record({ type: i % 2 ? 't.a' : 't.b', actor: 'x', subject: 's', detail: { i } }); // ids 32..41 at T0+6s ..
+      core.clock.advance(1000);
+    }
+    const ats = core.db.prepare('SELECT at FROM audit ORDER BY id').pluck().all() as number[];
+    const from = T0 + 8000;
+    const to = T0 + 12_000;
+    const expected = ats.flatMap((at, k) => (at >= from && at < to ? [k + 1] : []));
+    expect(expected).toEqual([9, 10, 11, 12, 34, 35, 36, 37]);
+    const q = { from: new Date(from).toISOString(), to: new Date(to).toISOString() };
+    expect(collect({ ...q, limit: 3 }).ids).toEqual(expected);
+    expect(collect({ ...q, limit: 4 }).ids).toEqual(expected);
+    expect(collect({ ...q, limit: 3, order: 'desc' }).ids).toEqual([...expected].reverse());
+    expect(core.auditQuery.count(q)).toEqual({ count: 8, exact: true });
+    // Residual and driven filters across the step too.
+    const tA = expected.filter((id) => (core.db.prepare('SELECT type FROM audit WHERE id = ?').pluck().get(id) as string) === 't.a');
+    expect(collect({ ...q, type: 't.a', limit: 1 }).ids).toEqual(tA);
+    expect(collect({ ...q, type: 't.a', actor: 'x', limit: 2, order: 'desc' }).ids).toEqual([...tA].filter((id) => (core.db.prepare('SELECT actor FROM audit WHERE id = ?').pluck().get(id) as string) === 'x').reverse());
+    expect(core.auditQuery.count({ ...q, type: 't.a' })).toEqual({ count: tA.length, exact: true });
+    // Only after the step: the rows with true time, not an hour of frozen stamps.
+    expect(collect({ from: new Date(T0 + 13_000).toISOString(), to: new Date(T0 + 16_000).toISOString() }).ids).toEqual([14, 15, 16, 39, 40, 41]);
   });
 
   it('filters the high-volume lock types (left out of the type index) by walking the rowid', () => {

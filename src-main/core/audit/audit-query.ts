@@ -9,11 +9,16 @@
  *    `audit_type` and `audit_actor` are partial: they leave out the high-volume lock types, which
  *    make up most rows, so a filter on one of those types — or on an instance, the only actor of
  *    lock events (`isInstanceActor`) — walks the rowid and tests the column (matches come at once).
- * 2. Time filters become one id range: AuditLog keeps `at` non-decreasing in id order, so a
- *    binary search over the primary key finds the first and last id of the range (`from`
- *    inclusive, `to` exclusive). There is no index on `at` and none is needed.
+ * 2. Time filters become id ranges: AuditLog keeps `at` non-decreasing in id order within each
+ *    time segment (its invariant 6: a segment starts at a `clock.jump` row of a backward step,
+ *    the only rows whose `at` is below their predecessor's), so per segment a binary search over
+ *    the primary key finds the first and last id of the range (`from` inclusive, `to`
+ *    exclusive). Segment starts are found through the type index (a handful of rows); without a
+ *    backward step there is one segment and one range. There is no index on `at` and none is
+ *    needed. A page walks its ranges in id order, so cursors work across them.
  * 3. Filters that cannot drive (a second equality filter, types under a subject or actor, an
- *    unindexed type, `text`) are applied to at most SCAN_BUDGET driven rows per page. A page can therefore hold
+ *    unindexed type, `text`) are applied to at most SCAN_BUDGET driven rows per page (over all
+ *    its ranges). A page can therefore hold
  *    fewer than `limit` items and still have a `next` cursor (`partial: true`): the caller keeps
  *    paging, and no request can freeze the process.
  * 4. The cursor is an event id and is exclusive: `after` for ascending pages, `before` for
@@ -26,7 +31,7 @@ import { GafferError } from '../../common/errors';
 import { parseOrThrow } from '../../common/validate';
 import type Database from 'better-sqlite3';
 import type { Db } from '../db/open';
-import { auditRowToEvent, type AuditRow } from './audit-log';
+import { auditRowToEvent, CLOCK_STEP_TYPE, type AuditRow } from './audit-log';
 import { isInstanceActor } from '../instances/registry';
 
 /** Rows a page may examine for filters that do not drive the walk (invariant 3). */
@@ -102,9 +107,16 @@ function toMs(v: string | number | undefined): number | undefined {
   return typeof v === 'number' ? v : Date.parse(v);
 }
 
+const escapeLike = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
+
 /** Escapes LIKE wildcards so user text matches literally (ESCAPE '\'). */
 export function likePattern(text: string): string {
-  return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+  return `%${escapeLike(text)}%`;
+}
+
+/** An actor or type ending in `*` is a prefix (`operator:*`, `lock.*`); its LIKE pattern, or null. */
+export function prefixPattern(value: string): string | null {
+  return value.endsWith('*') ? `${escapeLike(value.slice(0, -1))}%` : null;
 }
 
 export function normaliseFilter(input: AuditFilterInput | AuditQueryInput): AuditFilter {
@@ -154,6 +166,7 @@ export class AuditQuery {
   private readonly maxId;
   private readonly probe;
   private readonly indexedTo;
+  private readonly segmentStarts;
   private readonly typeIndex: TypeIndex;
   private readonly actorIndex: TypeIndex;
 
@@ -163,6 +176,15 @@ export class AuditQuery {
     this.indexedTo = db.prepare<[], number>('SELECT indexed_to FROM audit_subjects_progress').pluck();
     this.typeIndex = readTypeIndex(db);
     this.actorIndex = readTypeIndex(db, 'audit_actor');
+    // Invariant 2: rows whose `at` is below their predecessor's start a segment; only clock-step rows can.
+    const viaIndex = this.typeIndex.usable && !this.typeIndex.excluded.has(CLOCK_STEP_TYPE);
+    this.segmentStarts = db
+      .prepare<[string, number, number], number>(
+        `SELECT a.id FROM audit AS a ${viaIndex ? 'INDEXED BY audit_type' : ''}
+         WHERE a.type = ?${viaIndex && this.typeIndex.where ? ` AND ${this.typeIndex.where}` : ''} AND a.id BETWEEN ? AND ?
+           AND a.at < (SELECT p.at FROM audit AS p WHERE p.id = a.id - 1) ORDER BY a.id`,
+      )
+      .pluck();
   }
 
   /** One page of events. Validates `input` (bad input → `bad_request`). */
@@ -175,17 +197,23 @@ export class AuditQuery {
   /** Matching events, counted up to `cap` driven rows: `exact` is false when the cap was reached. */
   count(input: unknown = {}, cap = 100_000): { count: number; exact: boolean } {
     const f = normaliseFilter(parseOrThrow(auditFilterInput, input, 'audit filter'));
-    const r = this.idRange(f);
-    if (!r) return { count: 0, exact: true };
+    const ranges = this.idRanges(f);
     const plan = this.plan(f);
     // Ids are dense (AuditLog invariant 2): a pure id/time range counts itself.
-    if (plan.driverColumn === null && plan.residualSql.length === 0) return { count: r.hi - r.lo + 1, exact: true };
+    if (plan.driverColumn === null && plan.residualSql.length === 0) return { count: ranges.reduce((n, r) => n + r.hi - r.lo + 1, 0), exact: true };
     const driver = this.driver(plan, 'ASC');
     const sql = `SELECT count(*) AS n, (SELECT count(*) FROM (${driver.sql})) AS scanned FROM (${driver.sql}) AS d
       CROSS JOIN audit AS a ON a.id = d.id ${plan.residualSql.length ? `WHERE ${plan.residualSql.join(' AND ')}` : ''}`;
-    const p = driver.params(r.lo, r.hi, cap);
-    const row = this.stmt(sql).get(...p, ...p, ...plan.residualParams) as { n: number; scanned: number };
-    return { count: row.n, exact: row.scanned < cap };
+    let count = 0;
+    let left = cap;
+    for (const r of ranges) {
+      const p = driver.params(r.lo, r.hi, left);
+      const row = this.stmt(sql).get(...p, ...p, ...plan.residualParams) as { n: number; scanned: number };
+      count += row.n;
+      left -= row.scanned;
+      if (left <= 0) return { count, exact: false };
+    }
+    return { count, exact: true };
   }
 
   /** The newest event id (0 for an empty log). */
@@ -195,27 +223,46 @@ export class AuditQuery {
 
   /** The engine behind `query` and the export: raw rows (detail as stored), already validated filter. */
   page(f: AuditFilter, limit: number, order: AuditOrder): RawPage {
-    const r = this.idRange(f);
-    if (!r) return { rows: [], next: null, partial: false };
+    const ranges = this.idRanges(f);
+    if (order === 'desc') ranges.reverse();
     const plan = this.plan(f);
+    const rows: AuditRow[] = [];
+    let budget = SCAN_BUDGET;
+    for (let k = 0; k < ranges.length; k++) {
+      const part = this.pageIn(ranges[k]!, plan, limit - rows.length, order, budget);
+      rows.push(...part.rows);
+      budget -= part.scanned;
+      if (part.next !== null) return { rows, next: part.next, partial: rows.length < limit };
+      // Full, with ranges left to walk: the next page starts after the last row.
+      if (rows.length >= limit && k + 1 < ranges.length) return { rows, next: rows[rows.length - 1]!.id, partial: false };
+      if (budget <= 0 && k + 1 < ranges.length) {
+        const edge = order === 'asc' ? ranges[k]!.hi : ranges[k]!.lo;
+        return { rows, next: edge, partial: rows.length < limit };
+      }
+    }
+    return { rows, next: null, partial: false };
+  }
+
+  /** One page inside one id range; `scanned` is how many driven rows the residual filters used up. */
+  private pageIn(r: IdRange, plan: Plan, limit: number, order: AuditOrder, budget: number): RawPage & { scanned: number } {
     const dir = order === 'asc' ? 'ASC' : 'DESC';
     const residual = plan.residualSql.length > 0;
     const driver = this.driver(plan, dir);
     // Without residual filters every driven row matches: walk limit + 1 (one more says "there is a next").
-    const n = residual ? SCAN_BUDGET : limit + 1;
+    const n = residual ? budget : limit + 1;
     const pageSql = `SELECT a.* FROM (${driver.sql}) AS d CROSS JOIN audit AS a ON a.id = d.id
       ${residual ? `WHERE ${plan.residualSql.join(' AND ')}` : ''} ORDER BY d.id ${dir} LIMIT ?`;
     const rows = this.stmt(pageSql).all(...driver.params(r.lo, r.hi, n), ...plan.residualParams, limit + 1) as AuditRow[];
     if (rows.length > limit) {
       rows.length = limit;
-      return { rows, next: rows[limit - 1]!.id, partial: false };
+      return { rows, next: rows[limit - 1]!.id, partial: false, scanned: 0 };
     }
-    if (!residual) return { rows, next: null, partial: false };
+    if (!residual) return { rows, next: null, partial: false, scanned: 0 };
     // Invariant 3: the walk stopped at the scan budget; if it was cut there, resume after its edge.
     const endSql = `SELECT count(*) AS n, ${order === 'asc' ? 'max' : 'min'}(id) AS edge FROM (${driver.sql})`;
     const end = this.stmt(endSql).get(...driver.params(r.lo, r.hi, n)) as { n: number; edge: number | null };
-    if (end.n >= n && end.edge !== null) return { rows, next: end.edge, partial: rows.length < limit };
-    return { rows, next: null, partial: false };
+    if (end.n >= n && end.edge !== null) return { rows, next: end.edge, partial: rows.length < limit, scanned: end.n };
+    return { rows, next: null, partial: false, scanned: end.n };
   }
 
   private plan(f: AuditFilter): Plan {
@@ -223,20 +270,25 @@ export class AuditQuery {
     if (f.subject !== undefined) {
       plan.driverColumn = 'subject';
       plan.driverValues = [f.subject];
-    } else if (f.actor !== undefined && this.actorIndex.usable && (this.actorIndex.excluded.size === 0 || !isInstanceActor(f.actor))) {
+    } else if (f.actor !== undefined && prefixPattern(f.actor) === null && this.actorIndex.usable && (this.actorIndex.excluded.size === 0 || !isInstanceActor(f.actor))) {
       plan.driverColumn = 'actor';
       plan.driverValues = [f.actor];
-    } else if (f.types && this.typeIndex.usable && f.types.every((t) => !this.typeIndex.excluded.has(t))) {
+    } else if (f.types && this.typeIndex.usable && f.types.every((t) => prefixPattern(t) === null && !this.typeIndex.excluded.has(t))) {
       plan.driverColumn = 'type';
       plan.driverValues = f.types;
     }
+    // A prefix (`operator:*`, `lock.*`) never drives: it is tested on the driven rows.
     if (f.actor !== undefined && plan.driverColumn !== 'actor') {
-      plan.residualSql.push('a.actor = ?');
-      plan.residualParams.push(f.actor);
+      const prefix = prefixPattern(f.actor);
+      plan.residualSql.push(prefix === null ? 'a.actor = ?' : `a.actor LIKE ? ESCAPE '\\'`);
+      plan.residualParams.push(prefix ?? f.actor);
     }
     if (f.types && plan.driverColumn !== 'type') {
-      plan.residualSql.push(`a.type IN (${f.types.map(() => '?').join(',')})`);
-      plan.residualParams.push(...f.types);
+      const exact = f.types.filter((t) => prefixPattern(t) === null);
+      const prefixes = f.types.map(prefixPattern).filter((p): p is string => p !== null);
+      const terms = [...(exact.length ? [`a.type IN (${exact.map(() => '?').join(',')})`] : []), ...prefixes.map(() => `a.type LIKE ? ESCAPE '\\'`)];
+      plan.residualSql.push(terms.length === 1 ? terms[0]! : `(${terms.join(' OR ')})`);
+      plan.residualParams.push(...exact, ...prefixes);
     }
     if (f.text !== undefined) {
       plan.residualSql.push(`a.detail LIKE ? ESCAPE '\\'`);
@@ -279,16 +331,24 @@ export class AuditQuery {
     };
   }
 
-  /** The id range (inclusive) matching the cursor bounds and the time filter, if any. */
-  private idRange(f: AuditFilter): IdRange | undefined {
+  /** The id ranges (inclusive, ascending) matching the cursor bounds and the time filter, if any. */
+  private idRanges(f: AuditFilter): IdRange[] {
     const max = this.lastId();
-    let lo = Math.max(1, (f.after ?? 0) + 1);
-    let hi = Math.min(max, f.before !== undefined ? f.before - 1 : max);
-    if (lo > hi) return undefined;
-    // Invariant 2: `at` is non-decreasing in id, so each time bound is one binary search.
-    if (f.fromMs !== undefined) lo = this.firstAtLeast(f.fromMs, lo, hi);
-    if (f.toMs !== undefined) hi = this.firstAtLeast(f.toMs, lo, hi) - 1;
-    return lo <= hi ? { lo, hi } : undefined;
+    const lo = Math.max(1, (f.after ?? 0) + 1);
+    const hi = Math.min(max, f.before !== undefined ? f.before - 1 : max);
+    if (lo > hi) return [];
+    if (f.fromMs === undefined && f.toMs === undefined) return [{ lo, hi }];
+    // Invariant 2: within a segment `at` is non-decreasing, so each time bound is one binary search.
+    const starts = this.segmentStarts.all(CLOCK_STEP_TYPE, lo + 1, hi);
+    const out: IdRange[] = [];
+    for (let k = 0; k <= starts.length; k++) {
+      const segLo = k === 0 ? lo : starts[k - 1]!;
+      const segHi = k === starts.length ? hi : starts[k]! - 1;
+      const a = f.fromMs !== undefined ? this.firstAtLeast(f.fromMs, segLo, segHi) : segLo;
+      const b = f.toMs !== undefined ? this.firstAtLeast(f.toMs, a, segHi) - 1 : segHi;
+      if (a <= b) out.push({ lo: a, hi: b });
+    }
+    return out;
   }
 
   /** Smallest id in [lo, hi] whose `at` >= t (hi + 1 if none). */

@@ -3,116 +3,32 @@
  * (Real sockets: server/agent-socket.test.ts.)
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { ManualClock } from '../../common/clock';
+import type { ManualClock } from '../../common/clock';
 import type { SchedulerConfig } from '../../common/config';
-import { createCore, type Core } from '../create-core';
-import { stateDigest, tempDir } from '../testing/test-core';
-import type { HubConnection, HubOptions, HubSocket, JobTrigger, RunSink } from './ports';
+import type { Core } from '../create-core';
+import { stateDigest } from '../testing/test-core';
+import { HubFixture, TestSink, trigger, until, type FakeSocket, type TokenGrant } from './hub.testkit';
+import type { HubOptions } from './ports';
 
-// Wire JSON is whatever the peer sent: one deliberate escape hatch for reading it in tests/benchmarks.
-type Json = any;
-
-class FakeSocket implements HubSocket {
-  sent: Json[] = [];
-  closedWith: { code: number; reason: string } | undefined;
-  bufferedAmount = 0;
-  pings = 0;
-  terminated = false;
-  conn!: HubConnection;
-  send(text: string) {
-    this.sent.push(JSON.parse(text));
-  }
-  close(code: number, reason: string) {
-    this.closedWith = { code, reason };
-    queueMicrotask(() => this.conn.closed(code, reason));
-  }
-  ping() {
-    this.pings++;
-  }
-  terminate() {
-    this.terminated = true;
-    this.conn.closed(1006, '');
-  }
-  replies(id: unknown) {
-    return this.sent.filter((m) => 'ok' in m && m.id === id);
-  }
-  pushes(type?: string) {
-    return this.sent.filter((m) => !('ok' in m) && (type === undefined || m.type === type));
-  }
-}
-
-async function until<T>(pred: () => T | undefined | null | false, what = 'condition'): Promise<T> {
-  const start = Date.now();
-  for (;;) {
-    const v = pred();
-    if (v) return v;
-    if (Date.now() - start > 5000) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 1));
-  }
-}
-
+let h: HubFixture | undefined;
 let core: Core;
 let clock: ManualClock;
-afterEach(() => core?.close());
-
-function setup(hub: HubOptions = {}, config: Partial<SchedulerConfig> = {}) {
-  clock = new ManualClock();
-  core = createCore({ clock, dataDir: tempDir('gaffer-hubunit-'), config, hub: { pingIntervalMs: 0, ...hub } });
-}
-
-const token = (role: string | null = 'dev') => core.tokens.create({ name: 'a', role, actor: 'test' });
-
-function open(tokenInfo?: ReturnType<typeof token>) {
-  const sock = new FakeSocket();
-  sock.conn = core.hub.connect(sock, { remoteAddress: '127.0.0.1', token: tokenInfo ? core.tokens.verify(tokenInfo.token)! : null });
-  return sock;
-}
-
-let seq = 0;
-async function call(sock: FakeSocket, type: string, fields: Record<string, unknown> = {}) {
-  const id = `c${++seq}`;
-  sock.conn.receive(JSON.stringify({ id, type, ...fields }));
-  return until(() => sock.replies(id)[0], `reply to ${type}`);
-}
-
-async function agent(role = 'dev', name = 'a', tok = token(role)) {
-  const sock = open(tok);
-  const r = await call(sock, 'hello', { role, name });
-  expect(r.ok).toBe(true);
-  return { sock, id: r.result.instanceId as string };
-}
-
-const trigger = (runId: string): JobTrigger => ({
-  runId,
-  jobId: 'job_1',
-  job: 'daily-report',
-  slot: '2026-11-30',
-  attempt: 1,
-  payload: { channel: 'sales' },
-  idempotencyKey: 'job_1:2026-11-30',
-  deadline: '2026-11-30T10:00:00.000Z',
-  completedSteps: [],
-  version: 3,
-  traceId: 'trace-1',
+afterEach(() => {
+  h?.close();
+  h = undefined;
 });
 
-class TestSink implements RunSink {
-  started: Array<[string, string]> = [];
-  steps: Array<[string, string]> = [];
-  runStarted(instanceId: string, req: { runId: string }) {
-    this.started.push([instanceId, req.runId]);
-    return {};
-  }
-  runStep(instanceId: string, req: { step: string }) {
-    this.steps.push([instanceId, req.step]);
-    return {};
-  }
-  runResult(_instanceId: string, req: { runId: string; outcome: string }) {
-    return { run: { id: req.runId, status: req.outcome } };
-  }
+function setup(hub: HubOptions = {}, config: Partial<SchedulerConfig> = {}) {
+  h = new HubFixture(hub, config);
+  core = h.core;
+  clock = h.clock;
 }
 
-const audits = (type: string) => core.db.prepare('SELECT * FROM audit WHERE type = ? ORDER BY id').all(type) as Array<{ detail: string; subject: string }>;
+const token = (role: string | null = 'dev') => h!.token(role);
+const open = (tokenInfo?: TokenGrant) => h!.open(tokenInfo);
+const call = (sock: FakeSocket, type: string, fields: Record<string, unknown> = {}) => h!.call(sock, type, fields);
+const agent = (role = 'dev', name = 'a', tok = token(role)) => h!.agent(role, name, tok);
+const audits = (type: string) => h!.audits(type);
 
 describe('hello', () => {
   it('registers the instance and answers with the contracted fields plus additions', async () => {
@@ -129,6 +45,7 @@ describe('hello', () => {
         heartbeatIntervalMs: 20_000,
         lockWindowS: 7200,
         serverTime: '2026-11-30T08:00:00.000Z',
+        heartbeatTimeoutS: 120,
         reconnectGraceS: 10,
         protocolVersion: 1,
         resumed: false,
@@ -509,8 +426,12 @@ describe('pushes', () => {
     expect((await call(a.sock, 'run_step', { runId: 'r', step: 'send', ref: 'msg-1' })).result).toEqual({});
     expect((await call(a.sock, 'run_result', { runId: 'r', outcome: 'failed', errorClass: 'retryable' })).result).toEqual({
       run: { id: 'r', status: 'failed' },
+      replayed: false,
     });
     expect(sink.steps).toEqual([[a.id, 'send']]);
+    // A success carries no errorClass: refused before the sink sees it.
+    const bad = await call(a.sock, 'run_result', { runId: 'r', outcome: 'success', errorClass: 'fatal' });
+    expect(bad.error).toEqual({ code: 'bad_request', status: 400, message: 'invalid run_result at "errorClass": a success has no errorClass (send outcome "failed" with it)' });
   });
 
   it('precheck: answered by the instance asked; timeout; no instance; disconnected', async () => {

@@ -2,7 +2,7 @@
  * The hub's ports: what it needs from a transport, and what the jobs module plugs into it.
  * Nothing here knows about `ws` or HTTP, so tests can drive a session with a fake socket.
  */
-import type { AgentRequestOf, JobTriggerPush } from '../../common/protocol';
+import type { AgentRequestOf, JobTriggerPush, LogResult, UsageResult } from '../../common/protocol';
 import type { TokenInfo } from '../auth/tokens';
 
 /** The minimal socket a transport hands to the hub. */
@@ -24,6 +24,12 @@ export interface ConnectInfo {
   remoteAddress?: string | null;
   /** A token already verified from the upgrade's `Authorization: Bearer` header. */
   token?: TokenInfo | null;
+  /**
+   * For a connection admitted without a token: asked when its `hello` authenticates it, so it
+   * counts against the transport's cap only from then on. Returns why it may not join (it is then
+   * refused `unavailable` and closed 1013), or null.
+   */
+  admitAtHello?: () => string | null;
 }
 
 /** The transport's handle on one session: it forwards what happens on the socket. */
@@ -33,8 +39,11 @@ export interface HubConnection {
   receive(text: string): void;
   /** One binary frame arrived (refused: the protocol is JSON text). */
   receiveBinary(): void;
-  /** A frame larger than the limit arrived. The hub replies `too_large` and closes with 4413. */
-  tooLarge(): void;
+  /**
+   * A frame larger than the limit arrived. The hub replies `too_large` (with the frame's `id`, if
+   * the transport could read it: see `peekId`) and closes with 4413.
+   */
+  tooLarge(id?: string | number | null): void;
   /** A ping or pong arrived: the peer is alive (counts as a heartbeat). */
   alive(): void;
   /** The socket is gone (for any reason). Idempotent. */
@@ -66,8 +75,8 @@ export interface RunSink {
  * sender holds the task or run, and resolves once what it took is durable.
  */
 export interface LogSink {
-  log(instanceId: string, req: AgentRequestOf<'log'>): Promise<object>;
-  usage(instanceId: string, req: AgentRequestOf<'usage'>): Promise<object>;
+  log(instanceId: string, req: AgentRequestOf<'log'>): Promise<LogResult>;
+  usage(instanceId: string, req: AgentRequestOf<'usage'>): Promise<UsageResult>;
 }
 
 /** The body of a `job_trigger` push, as the jobs runner hands it over. */

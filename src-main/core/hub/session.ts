@@ -1,6 +1,6 @@
 /**
- * One agent connection: the `hello` handshake, frame validation, limits, and the mapping of each
- * request onto the core (always through the group committer).
+ * One agent connection: the `hello` handshake, frame validation, limits and replies. What each
+ * request means is the request table's business (requests.ts).
  *
  * Invariants:
  * 1. Nothing but a valid `hello` is acted on before the session is `ready`; a bad first frame
@@ -10,32 +10,41 @@
  * 3. Every reply to request `id` carries that `id`: `{id, ok:true, result}` or
  *    `{id, ok:false, error:{code,status,message}}` (`id: null` when the frame had no usable id).
  * 4. A session acts only as its own instance: `instanceId` comes from the committed `hello`, never
- *    from a frame. A role-bound token cannot claim or create for another role.
+ *    from a frame (the request table relies on it).
  * 5. Once closed (by either side) a session sends nothing and changes nothing; its cleanup (the
  *    instance's reconnect grace, re-offering its triggers) ran exactly once.
  */
 import type { TimerHandle } from '../../common/clock';
-import { GafferError, missingCase, type ErrorCode } from '../../common/errors';
-import {
-  agentRequest,
-  CLOSE_CODES,
-  PROTOCOL_VERSION,
-  type AgentRequest,
-  type AgentRequestOf,
-  type HelloResult,
-  type HeldLock,
-} from '../../common/protocol';
+import { GafferError, type ErrorCode } from '../../common/errors';
+import { isoTime } from '../../common/iso-time';
+import { agentRequest, CLOSE_CODES, PROTOCOL_VERSION, type AgentPush, type AgentRequestOf, type HelloResult, type HeldLock } from '../../common/protocol';
+import type { RegisterInstanceInput } from '../../common/schemas';
 import type { TokenInfo } from '../auth/tokens';
-import type { HubInternals } from './hub';
+import type { AgentCore, HubEnv, Journal, Peer, RejectionKind, ResolvedHubOptions, SessionState } from './host';
 import { TokenBucket } from './limits';
 import type { ConnectInfo, HubConnection, HubSocket } from './ports';
-import { badRequest, closeReason, errorReply, okReply, readId, type WireId } from './wire';
+import type { Presence } from './presence';
+import { handleRequest, type RequestHost, type Sender } from './requests';
+import { badRequest, closeReason, encodePush, errorReply, okReply, readId, type WireId } from './wire';
 
-export type SessionState = 'awaiting_hello' | 'hello_pending' | 'ready' | 'closed';
+/** What a session needs from the hub. */
+export interface SessionHost {
+  readonly env: HubEnv;
+  readonly journal: Journal;
+  readonly core: AgentCore;
+  readonly opts: ResolvedHubOptions;
+  readonly maxFrameBytes: number;
+  readonly requests: RequestHost;
+  readonly presence: Pick<Presence, 'bind' | 'orphaned' | 'resumeStarted' | 'resumeSettled'>;
+  /** A refused token or role (audited, throttled). */
+  rejected(kind: RejectionKind, detail: Record<string, unknown>): void;
+  /** The session's `hello` authenticated it (it had no verified token before). */
+  authenticated(s: Session): void;
+  /** The session closed; called exactly once. */
+  gone(s: Session, code: number, reason: string): void;
+}
 
-const iso = (ms: number) => new Date(ms).toISOString();
-
-export class Session implements HubConnection {
+export class Session implements HubConnection, Peer {
   state: SessionState = 'awaiting_hello';
   /** Set once `hello` has committed. */
   instanceId: string | null = null;
@@ -47,23 +56,25 @@ export class Session implements HubConnection {
   lastHeartbeatAt: number;
   lastPingAt = 0;
   private helloTimer: TimerHandle | undefined;
+  private readonly admitAtHello: (() => string | null) | undefined;
   private readonly bucket: TokenBucket;
   private strikes = 0;
   private early: string[] = [];
 
   constructor(
-    private readonly hub: HubInternals,
+    private readonly hub: SessionHost,
     readonly socket: HubSocket,
     readonly sessionId: string,
     readonly connectSeq: number,
     info: ConnectInfo,
   ) {
-    const now = hub.clock.now();
+    const now = hub.env.clock.now();
     this.token = info.token ?? null;
     this.remoteAddress = info.remoteAddress ?? null;
+    this.admitAtHello = info.admitAtHello;
     this.lastHeartbeatAt = now;
     this.bucket = new TokenBucket(hub.opts.ratePerSecond, hub.opts.rateBurst, now);
-    this.helloTimer = hub.clock.setTimeout(
+    this.helloTimer = hub.env.clock.setTimeout(
       () =>
         this.guard(() => {
           this.helloTimer = undefined;
@@ -92,7 +103,7 @@ export class Session implements HubConnection {
   }
 
   private readonly crashed = (e: unknown): void => {
-    this.hub.logger.error('agent session failed', { sessionId: this.sessionId, error: String((e as Error)?.stack ?? e) });
+    this.hub.env.logger.error('agent session failed', { sessionId: this.sessionId, error: String((e as Error)?.stack ?? e) });
     try {
       this.fail(1011, 'internal error');
     } catch {
@@ -109,7 +120,7 @@ export class Session implements HubConnection {
       } else this.early.push(text);
       return;
     }
-    if (!this.bucket.take(this.hub.clock.now())) {
+    if (!this.bucket.take(this.hub.env.clock.now())) {
       this.rateLimited(text);
       return;
     }
@@ -125,10 +136,10 @@ export class Session implements HubConnection {
     });
   }
 
-  tooLarge(): void {
+  tooLarge(id: WireId = null): void {
     this.guard(() => {
       if (this.state === 'closed') return;
-      this.send(errorReply(null, 'too_large', `frame larger than ${this.hub.maxFrameBytes} bytes`));
+      this.send(errorReply(id, 'too_large', `frame larger than ${this.hub.maxFrameBytes} bytes`));
       this.fail(CLOSE_CODES.tooLarge, 'frame too large');
     });
   }
@@ -139,19 +150,19 @@ export class Session implements HubConnection {
 
   private heartbeatFromPing(): void {
     if (this.state !== 'ready' || this.instanceId === null) return;
-    const now = this.hub.clock.now();
+    const now = this.hub.env.clock.now();
     if (now - this.lastHeartbeatAt < this.hub.opts.minHeartbeatGapMs) return;
     this.lastHeartbeatAt = now;
     const id = this.instanceId;
     // A refused heartbeat means the instance went offline; the hub closes the socket for that.
-    this.hub.fire(() => this.hub.core.instances.heartbeat(id), 'heartbeat');
+    this.hub.journal.fire(() => this.hub.core.instances.heartbeat(id), 'heartbeat');
   }
 
   closed(code: number, reason: string): void {
     try {
       this.teardown(code, reason);
     } catch (e) {
-      this.hub.logger.error('agent session cleanup failed', { sessionId: this.sessionId, error: String(e) });
+      this.hub.env.logger.error('agent session cleanup failed', { sessionId: this.sessionId, error: String(e) });
     }
   }
 
@@ -165,6 +176,19 @@ export class Session implements HubConnection {
       this.teardown(CLOSE_CODES.slowConsumer, 'outgoing buffer overflow: the agent stopped reading');
       if (this.socket.terminate) this.socket.terminate();
       else this.socket.close(CLOSE_CODES.slowConsumer, 'slow consumer');
+    }
+  }
+
+  /** Sends one push (a schema type of common/protocol.ts). */
+  push(p: AgentPush): void {
+    this.send(encodePush(p));
+  }
+
+  ping(): void {
+    try {
+      this.socket.ping?.();
+    } catch (e) {
+      this.hub.env.logger.warn('hub: ping failed', { sessionId: this.sessionId, error: String(e) });
     }
   }
 
@@ -182,7 +206,7 @@ export class Session implements HubConnection {
     this.helloTimer?.cancel();
     this.helloTimer = undefined;
     this.early = [];
-    this.hub.sessionGone(this, code, reason);
+    this.hub.gone(this, code, reason);
     return true;
   }
 
@@ -233,7 +257,7 @@ export class Session implements HubConnection {
     const id = req.id;
     let pending: Promise<object>;
     try {
-      pending = this.dispatch(req);
+      pending = handleRequest(this.hub.requests, this.sender(), req);
     } catch (e) {
       this.replyError(id, e);
       return;
@@ -251,70 +275,12 @@ export class Session implements HubConnection {
       this.send(errorReply(id, e.code, e.message));
       return;
     }
-    this.hub.logger.error('agent request failed', { sessionId: this.sessionId, error: String(e) });
+    this.hub.env.logger.error('agent request failed', { sessionId: this.sessionId, error: String(e) });
     this.send(errorReply(id, 'internal', 'internal error'));
   }
 
-  private requireRole(role: string, what: string): void {
-    if (this.token?.role && this.token.role !== role) {
-      throw new GafferError('forbidden', `token ${this.token.id} may only ${what} for role ${this.token.role}`);
-    }
-  }
-
-  /** Maps one request onto the core. Throws synchronously for refusals that need no write. */
-  private dispatch(req: Exclude<AgentRequest, { type: 'hello' }>): Promise<object> {
-    const instanceId = this.instanceId!;
-    const core = this.hub.core;
-    switch (req.type) {
-      case 'heartbeat':
-        return this.hub.commit(() => {
-          core.instances.heartbeat(instanceId);
-          this.lastHeartbeatAt = this.hub.clock.now();
-          return { serverTime: iso(this.hub.clock.now()) };
-        });
-      case 'claim': {
-        const role = req.role ?? this.role!;
-        this.requireRole(role, 'claim');
-        return this.hub
-          .commit(() => core.locks.claim({ instanceId, role }))
-          .then((r) => (r.task && r.lock ? { task: r.task, lock: { fence: r.lock.fence, expiresAt: iso(r.lock.expiresAt) } } : { task: null }));
-      }
-      case 'renew':
-        return this.hub
-          .commit(() => core.locks.renew({ instanceId, taskId: req.taskId, fence: req.fence }))
-          .then((r) => ({ expiresAt: iso(r.expiresAt) }));
-      case 'report': {
-        const input: Record<string, unknown> = { instanceId, taskId: req.taskId, fence: req.fence, status: req.status };
-        if (req.note !== undefined) input.note = req.note;
-        if (req.output !== undefined) input.output = req.output;
-        return this.hub.commit(() => core.locks.report(input)).then((r) => ({ task: r.task, replayed: r.replayed }));
-      }
-      case 'create_task': {
-        this.requireRole(req.role, 'create tasks');
-        const input: Record<string, unknown> = { title: req.title, role: req.role };
-        if (req.priority !== undefined) input.priority = req.priority;
-        if (req.payload !== undefined) input.payload = req.payload;
-        if (req.dependsOn !== undefined) input.dependsOn = req.dependsOn;
-        if (req.idempotencyKey !== undefined) input.idempotencyKey = req.idempotencyKey;
-        return this.hub.commit(() => core.tasks.create(input, { actor: instanceId })).then((r) => ({ task: r.task, replayed: r.replayed }));
-      }
-      case 'run_started':
-        return this.hub.triggers.runStarted(this, req);
-      case 'run_step':
-        return this.hub.toSink(instanceId, (sink) => sink.runStep(instanceId, req));
-      case 'run_result':
-        return this.hub.toSink(instanceId, (sink) => sink.runResult(instanceId, req));
-      case 'precheck_result':
-        return Promise.resolve(this.hub.prechecks.answer(this, req));
-      case 'log':
-      case 'usage': {
-        const logs = this.hub.logSink();
-        if (!logs) return Promise.reject(new GafferError('not_found', 'logs are not kept by this scheduler'));
-        return req.type === 'log' ? logs.log(instanceId, req) : logs.usage(instanceId, req);
-      }
-      default:
-        return missingCase(req);
-    }
+  private sender(): Sender {
+    return { peer: this, instanceId: this.instanceId!, role: this.role! };
   }
 
   private hello(req: AgentRequestOf<'hello'>): void {
@@ -336,14 +302,22 @@ export class Session implements HubConnection {
     if (token?.role && token.role !== req.role) {
       return this.refuse(req.id, 'forbidden', `token ${token.id} may only act as role ${token.role}`, { tokenId: token.id, role: req.role });
     }
+    if (this.token === null) {
+      // Admitted as unauthenticated (its own, smaller budget): it joins the main cap only now.
+      const full = this.admitAtHello?.() ?? null;
+      if (full !== null) {
+        this.hub.rejected('capacity', { sessionId: this.sessionId, remoteAddress: this.remoteAddress, via: 'hello', message: full });
+        this.send(errorReply(req.id, 'unavailable', full));
+        return this.fail(CLOSE_CODES.tryAgainLater, full);
+      }
+      this.hub.authenticated(this);
+    }
     this.token = token;
-    const input: Record<string, unknown> = { role: req.role, name: req.name, tokenId: token?.id ?? null };
-    if (req.version !== undefined) input.version = req.version;
-    if (req.instanceId !== undefined) input.resume = req.instanceId;
-    const core = this.hub.core;
+    const input: RegisterInstanceInput = { role: req.role, name: req.name, version: req.version, tokenId: token?.id ?? null, resume: req.instanceId };
+    const { core, presence } = this.hub;
     const resume = req.instanceId;
-    if (resume !== undefined) this.hub.resumeStarted(resume);
-    this.hub
+    if (resume !== undefined) presence.resumeStarted(resume);
+    this.hub.journal
       .commit(() => {
         const instance = core.instances.register(input, this.sessionId);
         const locks: HeldLock[] = [];
@@ -358,28 +332,30 @@ export class Session implements HubConnection {
           const resumed = resume !== undefined && instance.id === resume;
           if (this.state === 'closed') {
             // The socket went away while hello was committing: the instance starts its grace now.
-            if (resume !== undefined) this.hub.resumeSettled(resume, instance.id);
-            this.hub.orphaned(instance.id, 'socket closed during hello');
+            if (resume !== undefined) presence.resumeSettled(resume, instance.id);
+            presence.orphaned(instance.id, 'socket closed during hello');
             return;
           }
           this.instanceId = instance.id;
           this.role = instance.role;
           this.state = 'ready';
-          this.lastHeartbeatAt = this.hub.clock.now();
-          this.hub.bind(this);
-          if (resume !== undefined) this.hub.resumeSettled(resume, instance.id);
+          const { clock, config } = this.hub.env;
+          this.lastHeartbeatAt = clock.now();
+          presence.bind(this);
+          if (resume !== undefined) presence.resumeSettled(resume, instance.id);
           const result: HelloResult = {
             instanceId: instance.id,
-            heartbeatIntervalMs: this.hub.config.heartbeatIntervalMs,
-            lockWindowS: this.hub.config.lockWindowS,
-            serverTime: iso(this.hub.clock.now()),
-            reconnectGraceS: this.hub.config.reconnectGraceS,
+            heartbeatIntervalMs: config.heartbeatIntervalMs,
+            lockWindowS: config.lockWindowS,
+            serverTime: isoTime(clock.now()),
+            heartbeatTimeoutS: config.heartbeatTimeoutS,
+            reconnectGraceS: config.reconnectGraceS,
             protocolVersion: PROTOCOL_VERSION,
             resumed,
             locks,
           };
           this.send(okReply(req.id, result));
-          this.hub.core.events.emit({ type: 'session.hello', sessionId: this.sessionId, instanceId: instance.id, role: instance.role, resumed });
+          this.hub.env.emit({ type: 'session.hello', sessionId: this.sessionId, instanceId: instance.id, role: instance.role, resumed });
           const early = this.early;
           this.early = [];
           for (const text of early) {
@@ -388,7 +364,7 @@ export class Session implements HubConnection {
           }
         },
         (e: unknown) => {
-          if (resume !== undefined) this.hub.resumeSettled(resume, null);
+          if (resume !== undefined) presence.resumeSettled(resume, null);
           this.replyError(req.id, e);
           const code: ErrorCode | undefined = e instanceof GafferError ? e.code : undefined;
           this.fail(code === 'bad_request' ? CLOSE_CODES.protocolViolation : 1011, 'hello failed');

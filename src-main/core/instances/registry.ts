@@ -8,6 +8,10 @@
  * 1. Only an `online` instance can claim (checked by the claim lock).
  * 2. Going `offline` expires every lock the instance held, in the same transaction.
  * 3. Heartbeats are the only writes the hub makes without an agent request; they are cheap updates.
+ * 4. Liveness counts time the server lived: after a stall, a sleep or a forward step, online
+ *    instances get a fresh heartbeat window and disconnected ones keep the grace they had left;
+ *    after a backward step, times recorded on the old timeline move back with it, so nobody's
+ *    silence or grace grows by the step (`shiftForGap`, called inside the gap's transaction).
  */
 import { GafferError } from '../../common/errors';
 import type { Instance, InstanceStatus } from '../../common/model';
@@ -15,6 +19,7 @@ import { instanceId as instanceIdSchema, registerInstanceInput } from '../../com
 import { parseOrThrow } from '../../common/validate';
 import { newId, type CoreContext } from '../context';
 import type { ClaimLocks, ExpiryReason } from '../tasks/claim-locks';
+import { onOldTimeline, type ClockGap } from '../time/gap-detector';
 
 interface InstanceRow {
   id: string;
@@ -65,7 +70,11 @@ export class InstanceRegistry {
       graceOver: db.prepare<[number, number], { id: string }>(
         `SELECT id FROM instances WHERE status = 'disconnected' AND disconnected_at <= ? ORDER BY disconnected_at LIMIT ?`,
       ),
-      shiftHeartbeats: db.prepare(`UPDATE instances SET last_heartbeat_at = ? WHERE status = 'online' AND last_heartbeat_at < ?`),
+      // Instances still within their heartbeat timeout when the gap began get a fresh window.
+      forgiveSilence: db.prepare(`UPDATE instances SET last_heartbeat_at = ? WHERE status = 'online' AND last_heartbeat_at < ? AND last_heartbeat_at > ?`),
+      // Times recorded on the old timeline move with the gap.
+      shiftGrace: db.prepare(`UPDATE instances SET disconnected_at = disconnected_at + @gap WHERE status = 'disconnected' AND ${onOldTimeline('disconnected_at')}`),
+      shiftHeartbeatsBack: db.prepare(`UPDATE instances SET last_heartbeat_at = last_heartbeat_at + @gap WHERE status = 'online' AND ${onOldTimeline('last_heartbeat_at')}`),
       countOnline: db.prepare<[], { n: number }>(`SELECT count(*) AS n FROM instances WHERE status = 'online'`),
     };
   }
@@ -170,9 +179,15 @@ export class InstanceRegistry {
     return this.q.graceOver.all(before, limit).map((r) => r.id);
   }
 
-  /** After a sleep/clock jump, online instances get a fresh heartbeat window instead of mass expiry. */
-  forgiveSilence(now: number): number {
-    return this.ctx.store.write(() => this.q.shiftHeartbeats.run(now, now).changes);
+  /** Invariant 4. Returns how many instances' heartbeat and grace times moved. */
+  shiftForGap(gap: ClockGap): { heartbeats: number; graces: number } {
+    return this.ctx.store.write(() => {
+      const at = { gap: gap.gapMs, newFrom: gap.newFrom, to: gap.to };
+      const heartbeats =
+        gap.gapMs > 0 ? this.q.forgiveSilence.run(gap.to, gap.to, gap.from - this.ctx.config.heartbeatTimeoutS * 1000).changes : this.q.shiftHeartbeatsBack.run(at).changes;
+      const graces = this.q.shiftGrace.run(at).changes;
+      return { heartbeats, graces };
+    });
   }
 
   private changed(id: string, type: string, detail: Record<string, unknown>, traceId?: string, actor?: string): Instance {

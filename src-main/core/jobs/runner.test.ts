@@ -138,7 +138,8 @@ describe('clock steps', () => {
     h.clock.jump(8 * 3600_000);
     await h.advance(120_000);
     expect(h.run(jobId, '2026-11-30')).toMatchObject({ status: 'running', retryCount: 0, deadline: '2026-11-30T09:30:00.000Z' });
-    expect(h.audit('jobs.gap')).toHaveLength(1);
+    // One gap, one record, carrying what the runner shifted.
+    expect(h.audit('clock.jump').map((e) => [e.detail.gapMs, e.detail.shifted['runner.runs']])).toEqual([[8 * 3600_000, 1]]);
     await agent.result(agent.triggers[0]!, 'success');
     await until(() => h!.run(jobId, '2026-11-30')?.status === 'success', 'late success');
     assertInvariants(h.core);
@@ -153,6 +154,72 @@ describe('clock steps', () => {
     h.clock.jump(-2 * 3600_000); // back to 23:00Z the day before
     await h.advance(3 * 3600_000);
     expect(agent.triggers.map((t) => t.slot)).toEqual(['2026-11-30']);
+    assertInvariants(h.core);
+  });
+});
+
+describe('after the wall clock steps back an hour', () => {
+  it('scheduling follows the new wall time within one sweep: slots without a run come due, none runs twice', async () => {
+    h = await startJobsHarness({ start: '2026-11-30T00:00:30.000Z' });
+    const agent = await h.agent('ops', succeed());
+    const old = h.createJob({ name: 'old', role: 'ops', schedule: EVERY_5_MIN });
+    await h.advanceTo('2026-11-30T01:00:30.000Z');
+    // Created while the clock was an hour fast: none of its slots has a run yet.
+    const fresh = h.createJob({ name: 'fresh', role: 'ops', schedule: EVERY_5_MIN });
+    const before = agent.triggers.length;
+    h.clock.jump(-3600_000); // back to 00:01:30
+    // One pulse of the gap detector: the step is applied and the runner re-arms on the new clock
+    // (the harness stops at the runner's wake-ups only once it knows them).
+    await h.advance(1000);
+    await h.advance(15 * 60_000); // to 00:16:31
+    const after = agent.triggers.slice(before).map((t) => [t.job, t.slot]);
+    // The fresh job's slots on the new wall clock run; the old job's slots of the repeated hour
+    // already ran and are not run again (one run per slot).
+    expect(after).toEqual([
+      ['fresh', '2026-11-30T00:05'],
+      ['fresh', '2026-11-30T00:10'],
+      ['fresh', '2026-11-30T00:15'],
+    ]);
+    expect(agent.triggers.find((t) => t.job === 'fresh')!.receivedAt).toBe(Date.parse('2026-11-30T00:05:00.000Z'));
+    expect(h.runs(old).map((r) => r.slot)).toHaveLength(new Set(h.runs(old).map((r) => r.slot)).size);
+    expect(h.audit('clock.jump').map((e) => [e.detail.gapMs, e.detail.shifted['runner.jobs']])).toEqual([[-3600_000, 2]]);
+    void fresh;
+    assertInvariants(h.core);
+  });
+
+  it('a run in flight keeps the real time it had left: its deadline moves back with the clock, however old the run', async () => {
+    h = await startJobsHarness({ start: '2026-11-30T00:59:30.000Z', config: { heartbeatTimeoutS: 10_000_000 } });
+    await h.agent('ops', hang);
+    const jobId = h.createJob({ name: 'long', role: 'ops', schedule: { cron: '0 * * * *', timezone: 'UTC' }, runTimeoutS: 7200 });
+    await h.advanceTo('2026-11-30T01:00:00.000Z');
+    expect(h.run(jobId, '2026-11-30T01:00')).toMatchObject({ status: 'running', deadline: '2026-11-30T03:00:00.000Z' });
+    await h.advanceTo('2026-11-30T02:30:00.000Z'); // 30 min left
+    h.clock.jump(-3600_000);
+    await h.advance(1000);
+    expect(h.run(jobId, '2026-11-30T01:00')).toMatchObject({ status: 'running', deadline: '2026-11-30T02:00:00.000Z' });
+    await h.advance(30 * 60_000 + 60_000);
+    expect(h.run(jobId, '2026-11-30T01:00')).toMatchObject({ lastError: expect.stringMatching(/no result before the deadline 2026-11-30T02:00:00.000Z/) });
+    assertInvariants(h.core);
+  });
+
+  it('a retry scheduled before the step comes due after its own delay, not an hour later', async () => {
+    h = await startJobsHarness({ start: '2026-11-30T00:59:30.000Z' });
+    let failures = 0;
+    const agent = await h.agent('ops', async (t, a) => {
+      await a.started(t);
+      if (failures++ === 0) await a.result(t, 'failed', 'retryable', 'downstream timeout');
+      else await a.result(t, 'success');
+    });
+    const jobId = h.createJob({ name: 'hourly', role: 'ops', schedule: { cron: '0 * * * *', timezone: 'UTC' }, retry: { maxAttempts: 3, firstDelayS: 120 } });
+    await h.advanceTo('2026-11-30T01:00:30.000Z');
+    expect(h.run(jobId, '2026-11-30T01:00')).toMatchObject({ disposition: 'retry_scheduled', retryCount: 1, nextAttemptAt: '2026-11-30T01:02:00.000Z' });
+    h.clock.jump(-3600_000); // 00:00:30: the retry is 90 s away, on the new clock too
+    await h.advance(1000); // one pulse of the gap detector
+    expect(h.run(jobId, '2026-11-30T01:00')).toMatchObject({ disposition: 'retry_scheduled', nextAttemptAt: '2026-11-30T00:02:00.000Z' });
+    await h.advance(59_000);
+    await h.advance(60_000);
+    expect(h.run(jobId, '2026-11-30T01:00')?.status).toBe('success');
+    expect(agent.triggers.map((t) => new Date(t.receivedAt).toISOString())).toEqual(['2026-11-30T01:00:00.000Z', '2026-11-30T00:02:00.000Z']);
     assertInvariants(h.core);
   });
 });

@@ -23,13 +23,14 @@
 import type { TimerHandle } from '../../common/clock';
 import { GafferError } from '../../common/errors';
 import type { Logger } from '../../common/logger';
-import type { AgentRequestOf } from '../../common/protocol';
+import { ERROR_CLASSES, type AgentRequestOf } from '../../common/protocol';
 import { retryDelayS, type JobSettings, type JobSpec, type RunErrorClass } from '../../common/job-schema';
 import type { CoreContext } from '../context';
 import type { Disposable } from '../events';
 import type { Hub } from '../hub/hub';
 import type { JobTrigger, RunSink, TriggerOutcome } from '../hub/ports';
 import type { InstanceRegistry } from '../instances/registry';
+import { onOldTimeline, type ClockGap } from '../time/gap-detector';
 import type { Signals } from '../signals/signals';
 import { firstLook, JobPlan, missedOutcome, type MissedOutcome } from './plan';
 import { evaluatePrecondition, type CheckOutcome } from './preconditions';
@@ -66,8 +67,6 @@ export class JobRunner implements RunSink {
   private timer: TimerHandle | undefined;
   private timerAt: number | undefined;
   private sweepTimer: TimerHandle | undefined;
-  private lastSweepAt: number | undefined;
-  private gapHandledUntil = 0;
   private started = false;
   private closed = false;
   private ticking = false;
@@ -121,17 +120,15 @@ export class JobRunner implements RunSink {
     this.started = true;
     this.deps.hub.setRunSink(this);
     this.listeners.push(
-      this.ctx.events.on('clock.jumped', (e) => {
-        this.onGap(e.from, e.to, 'watchdog');
-        this.soon();
-      }),
+      // The gap detector applies the runner's part of a gap inside its transaction; then a pass.
+      this.ctx.gaps.onGap('runner', (gap) => this.onGap(gap)),
+      this.ctx.events.on('clock.jumped', () => this.soon()),
       this.ctx.events.on('instance.changed', ({ instance }) => {
         if (instance.status === 'offline') this.instanceGone(instance.id, `instance ${instance.id} went offline`);
       }),
       this.ctx.events.on('session.hello', ({ role }) => this.instanceArrived(role)),
     );
     this.recover();
-    this.lastSweepAt = this.ctx.clock.now();
     this.armSweep();
     this.tick();
   }
@@ -221,13 +218,9 @@ export class JobRunner implements RunSink {
     }, this.ctx.config.sweepIntervalS * 1000);
   }
 
-  /** Safety net: gap detection, lost attempts, then a normal tick. */
+  /** Safety net: lost attempts, then a normal tick. (Gaps were applied before this timer ran.) */
   sweep(): void {
     if (this.closed || !this.started) return;
-    const now = this.ctx.clock.now();
-    const expected = (this.lastSweepAt ?? now) + this.ctx.config.sweepIntervalS * 1000;
-    if (Math.abs(now - expected) > this.ctx.config.clockJumpThresholdS * 1000) this.onGap(expected, now, 'sweep');
-    this.lastSweepAt = now;
     this.write(() => {
       for (const r of this.repo.q.allOpenRuns.all()) {
         if (r.status !== 'running' || r.dispatched_at === null || r.instance_id === null) continue;
@@ -266,44 +259,44 @@ export class JobRunner implements RunSink {
     if (this.timer && this.timerAt === at && at > this.ctx.clock.now()) return;
     this.timer?.cancel();
     this.timerAt = at;
-    const expectedFire = Math.max(at, this.ctx.clock.now());
+    // A `wakeups` timer: a gap that made it late (or early) is applied before it ticks.
     this.timer = this.ctx.clock.setTimeout(() => {
       this.timer = undefined;
       this.timerAt = undefined;
-      // Fired far later by the wall clock than planned: the machine slept (or the clock stepped).
-      const now = this.ctx.clock.now();
-      if (now - expectedFire > this.ctx.config.clockJumpThresholdS * 1000) this.onGap(expectedFire, now, 'timer');
       this.tick();
     }, Math.max(0, at - this.ctx.clock.now()));
   }
 
   /**
-   * A sleep or a forward clock step from `expected` to `actual`, detected by the watchdog, the sweep
-   * or the timer — whichever notices first; the others find it handled. Attempts in flight keep the
-   * time they had left (their deadlines move by the gap): the agent slept with the machine and must
-   * not lose its run for time nobody lived. Missed slots are then decided by the next pass, once each.
+   * The runner's part of a gap (core/time/gap-detector.ts), inside the gap's transaction; the
+   * detector records it once, with these counts. Only what was set on the old timeline moves:
+   * attempts dispatched before a stall or a sleep keep the time they had left (their deadlines move
+   * by the gap: nobody lived it), and missed slots are then decided by the next pass, once each.
+   * After a backward step, deadlines and relative waits (retry backoff, re-checks) move back with the
+   * clock, and the schedule positions (`jobs.cursor`, `next_check_at`) come back to the new "now":
+   * slots that already have a run are skipped as ever (one run per slot), slots without one are
+   * looked at when they come due on the new wall clock — not an hour later.
    */
-  private onGap(expected: number, actual: number, by: string): void {
-    const gap = actual - expected;
-    if (gap <= 0 || actual <= this.gapHandledUntil) return;
-    this.gapHandledUntil = actual;
-    try {
-      this.write(() => {
-        const runs = this.ctx.db
-          .prepare(`UPDATE runs SET deadline = deadline + ?, next_attempt_at = CASE WHEN next_attempt_at = deadline THEN deadline + ? ELSE next_attempt_at END
-                    WHERE status IN ('pending','running') AND dispatched_at IS NOT NULL AND deadline > ?`)
-          .run(gap, gap, expected).changes;
-        const backfills = this.ctx.db.prepare(`UPDATE backfills SET deadline = deadline + ? WHERE status = 'dispatched' AND deadline > ?`).run(gap, expected).changes;
-        this.ctx.audit.append({
-          type: 'jobs.gap',
-          actor: ACTOR,
-          subject: 'jobs',
-          detail: { expected: new Date(expected).toISOString(), actual: new Date(actual).toISOString(), gapMs: gap, detectedBy: by, deadlinesShifted: runs + backfills },
-        });
-      });
-    } catch (e) {
-      this.deps.logger.error('jobs: gap handling failed', { error: String(e) });
-    }
+  private onGap(gap: ClockGap): Record<string, number> {
+    const at = { gap: gap.gapMs, newFrom: gap.newFrom, to: gap.to, from: Math.min(gap.from, gap.to) };
+    const runs = this.ctx.db
+      .prepare(`UPDATE runs SET deadline = deadline + @gap, next_attempt_at = CASE WHEN next_attempt_at = deadline THEN deadline + @gap ELSE next_attempt_at END
+                WHERE status IN ('pending','running') AND dispatched_at IS NOT NULL AND deadline > @from AND ${onOldTimeline('dispatched_at')}`)
+      .run(at).changes;
+    const backfills = this.ctx.db
+      .prepare(`UPDATE backfills SET deadline = deadline + @gap WHERE status = 'dispatched' AND deadline > @from AND ${onOldTimeline('dispatched_at')}`)
+      .run(at).changes;
+    if (gap.gapMs > 0) return { runs, backfills };
+    // A wait for a window to open is an instant of the schedule and stays; the others were "in x seconds".
+    const waits = this.ctx.db
+      .prepare(`UPDATE runs SET next_attempt_at = max(@to, next_attempt_at + @gap)
+                WHERE status IN ('pending','running') AND dispatched_at IS NULL AND next_attempt_at > @to AND next_attempt_at IS NOT opens_at
+                  AND ${onOldTimeline('updated_at')}`)
+      .run({ gap: gap.gapMs, newFrom: gap.newFrom, to: gap.to }).changes;
+    const jobs = this.ctx.db
+      .prepare(`UPDATE jobs SET cursor = @cursor, next_check_at = CASE WHEN enabled = 1 THEN @to ELSE next_check_at END WHERE cursor > @cursor`)
+      .run({ cursor: gap.to + 1, to: gap.to }).changes;
+    return { runs, backfills, waits, jobs };
   }
 
   private write<T>(fn: () => T): T {
@@ -1220,7 +1213,15 @@ export class JobRunner implements RunSink {
       const b = this.repo.q.dispatchedBackfillOfRun.get(run.id);
       if (b) return this.backfillResult(run, b, instanceId, req);
       if (run.status === 'success' || run.status === 'failed' || run.status === 'skipped') {
-        const same = run.instance_id === instanceId && ((req.outcome === 'success' && run.status === 'success') || (req.outcome === 'failed' && run.status === 'failed'));
+        // Only a result that took effect can be repeated. A run that failed with `lost` (deadline,
+        // instance gone) ended without one: its holder's attempt was taken away (PROTOCOL §4).
+        const byResult = run.status === 'success' || (run.status === 'failed' && (ERROR_CLASSES as readonly string[]).includes(run.error_class ?? ''));
+        if (run.instance_id === instanceId && !byResult) {
+          throw new GafferError('not_holder', `attempt ${run.attempt} of run ${run.id} was taken away (${run.error_class ?? run.status}); this result is not recorded`);
+        }
+        const same =
+          run.instance_id === instanceId &&
+          ((req.outcome === 'success' && run.status === 'success') || (req.outcome === 'failed' && run.status === 'failed' && run.error_class === (req.errorClass ?? 'retryable')));
         if (same) return { run: toRun(run), replayed: true };
         throw new GafferError('invalid_transition', `run ${run.id} is already ${run.status}`);
       }

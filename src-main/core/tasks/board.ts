@@ -52,11 +52,11 @@ export class Board {
     return this.ctx.store.write(() => {
       const now = this.ctx.clock.now();
       if (idempotencyKey) {
-        const cached = this.idempotency.lookup<{ taskId: number }>(IDEMPOTENCY_SCOPE, idempotencyKey, hash, now);
+        const cached = this.idempotency.lookup<{ taskId: number }>(IDEMPOTENCY_SCOPE, idempotencyKey, hash);
         if (cached) return { task: this.repo.get(cached.taskId)!, replayed: true };
       }
       const task = this.insert(normalised, now, who);
-      if (idempotencyKey) this.idempotency.remember(IDEMPOTENCY_SCOPE, idempotencyKey, hash, { taskId: task.id }, now);
+      if (idempotencyKey) this.idempotency.remember(IDEMPOTENCY_SCOPE, idempotencyKey, hash, { taskId: task.id });
       return { task, replayed: false };
     });
   }
@@ -172,6 +172,8 @@ export class Board {
       });
       const task = this.get(taskId);
       this.ctx.store.emit({ type: 'task.changed', task, from, to, actor });
+      // Only cancel can take a held task (the other operator edges start from failed or blocked).
+      if (lock) this.ctx.store.emit({ type: 'lock.lost', taskId, instanceId: lock.instance_id, fence: lock.fence, reason: 'cancelled' });
       return task;
     });
   }

@@ -147,6 +147,45 @@ describe('claim lock (P1–P5)', () => {
     expect(stateDigest(core)).toBe(before);
     // a *different* status is not a repeat: refused
     expect(errorOf(() => core.locks.report({ ...args, status: 'failed' })).code).toBe('not_holder');
+    // a backlog report that took effect repeats harmlessly too (the task was claimed again meanwhile: fence 2)
+    const c2 = core.tasks.create({ title: 'u', role: 'dev' }, { actor: 't' }).task;
+    const back = { instanceId: inst, taskId: c2.id, fence: core.locks.claim({ instanceId: inst }).lock!.fence, status: 'backlog' as const };
+    expect(core.locks.report(back).replayed).toBe(false);
+    expect(core.locks.report(back).replayed).toBe(true);
+  });
+
+  it('a report, renew or backlog report after the lock was taken away is not_holder and audited, never a replay', () => {
+    core = makeTestCore({ lockWindowS: 60 });
+    const inst = onlineInstance(core);
+    const lost: unknown[] = [];
+    core.events.on('lock.lost', (e) => lost.push({ taskId: e.taskId, instanceId: e.instanceId, fence: e.fence, reason: e.reason }));
+    const released = core.tasks.create({ title: 'released', role: 'dev' }, { actor: 't' }).task;
+    const expired = core.tasks.create({ title: 'expired', role: 'dev' }, { actor: 't' }).task;
+    const c1 = core.locks.claim({ instanceId: inst });
+    const c2 = core.locks.claim({ instanceId: inst });
+    core.tasks.forceRelease({ taskId: released.id, reason: 'stuck', actor: 'operator:ann' });
+    core.clock.advance(61_000);
+    core.watchdog.sweep();
+    expect(lost).toEqual([
+      { taskId: released.id, instanceId: inst, fence: c1.lock!.fence, reason: 'force_release' },
+      { taskId: expired.id, instanceId: inst, fence: c2.lock!.fence, reason: 'expired' },
+    ]);
+    const before = stateDigest(core);
+    const rejects = () => core.db.prepare(`SELECT count(*) AS n FROM audit WHERE type = 'lock.reject'`).get() as { n: number };
+    const n0 = rejects().n;
+    for (const [t, c] of [
+      [released, c1],
+      [expired, c2],
+    ] as const) {
+      // `backlog` is the status the task now has: it used to be taken for a harmless repeat.
+      const late = { instanceId: inst, taskId: t.id, fence: c.lock!.fence };
+      expect(errorOf(() => core.locks.report({ ...late, status: 'backlog', note: 'half done' })).code).toBe('not_holder');
+      expect(errorOf(() => core.locks.report({ ...late, status: 'done' })).code).toBe('not_holder');
+      expect(errorOf(() => core.locks.renew(late)).code).toBe('not_holder');
+    }
+    expect(rejects().n - n0).toBe(6);
+    expect(stateDigest(core)).toBe(before);
+    expect(core.tasks.get(released.id)).toMatchObject({ status: 'backlog', note: null });
   });
 
   it('renew extends the lock by one window from now', () => {

@@ -11,6 +11,9 @@
  *    gets `not_holder` (409) and the refusal is audited. The lock row, not the clock, decides:
  *    a holder whose window has passed still wins until the watchdog has expired the lock.
  * 6. A repeat of a report that already took effect (same instance, fence and status) is harmless.
+ *    A report after the lock was taken away (expired, force-released) never took effect, whatever
+ *    its status: it is `not_holder` and audited, never a replay.
+ * 7. Taking a lock away emits `lock.lost` (after commit), so the hub tells the holder at once.
  */
 import { GafferError } from '../../common/errors';
 import type { Task } from '../../common/model';
@@ -18,6 +21,7 @@ import { claimInput, renewInput, reportInput } from '../../common/schemas';
 import { parseOrThrow } from '../../common/validate';
 import { isoTime } from '../../common/iso-time';
 import type { CoreContext } from '../context';
+import type { LockLostReason } from '../../common/protocol';
 import { rowToTask, type LockRow, type TaskRepo, type TaskRow } from './task-repo';
 import { assertTransition } from './transitions';
 
@@ -28,16 +32,26 @@ export interface ClaimResult {
 
 export type ExpiryReason = 'lock_window' | 'heartbeat_timeout' | 'disconnected' | 'force_release';
 
+/** What the holder is told (PROTOCOL §4 `lock_lost.reason`) for each way a lock expires. */
+const LOST_BECAUSE: Record<ExpiryReason, LockLostReason> = {
+  lock_window: 'expired',
+  heartbeat_timeout: 'expired',
+  disconnected: 'expired',
+  force_release: 'force_release',
+};
+
 const REJECT_CODES = new Set(['not_holder', 'invalid_transition']);
 
 export class ClaimLocks {
   private readonly instanceOf;
+  private readonly expiredAtFence;
 
   constructor(
     private readonly ctx: CoreContext,
     private readonly repo: TaskRepo,
   ) {
     this.instanceOf = ctx.db.prepare<[string], { role: string; status: string }>('SELECT role, status FROM instances WHERE id = ?');
+    this.expiredAtFence = ctx.db.prepare<[number, number], { id: number }>('SELECT id FROM lock_expiries WHERE task_id = ? AND fence = ? LIMIT 1');
   }
 
   private get lockWindowMs() {
@@ -110,7 +124,9 @@ export class ClaimLocks {
     return this.writeOrReject(instanceId, taskId, fence, 'report', () => {
       const t = this.repo.row.get(taskId);
       const lock = t && t.l_instance !== null;
-      if (t && !lock && t.fence === fence && t.last_holder === instanceId && t.status === status) {
+      // Invariant 6: only a report that took effect can be repeated; a lock that expired at this
+      // fence was taken away, and the report never took effect.
+      if (t && !lock && t.fence === fence && t.last_holder === instanceId && t.status === status && !this.expiredAtFence.get(taskId, fence)) {
         return { task: rowToTask(t), replayed: true };
       }
       if (!t) throw new GafferError('not_found', `unknown task ${taskId}`);
@@ -172,6 +188,7 @@ export class ClaimLocks {
       traceId,
     });
     this.ctx.store.emit({ type: 'lock.expired', taskId, instanceId: lock.instance_id, fence: lock.fence, reason });
+    this.ctx.store.emit({ type: 'lock.lost', taskId, instanceId: lock.instance_id, fence: lock.fence, reason: LOST_BECAUSE[reason] });
     this.ctx.store.emit({ type: 'task.changed', task: this.repo.get(taskId)!, from: 'in_progress', to: 'backlog', actor });
     return true;
   }

@@ -1,8 +1,18 @@
 /**
  * Idempotency store (SPEC §4). A key repeated inside the window returns the first result;
  * the same key with a different body is a conflict; after the window the key is free again.
+ *
+ * Invariants:
+ * 1. The window is measured on monotonic time, so no wall-clock step shortens or lengthens it:
+ *    `created_at` is a reading of `steadyTime` — wall time at the store's creation plus monotonic
+ *    time since — not of the wall clock. Within one process a key lives exactly the window.
+ * 2. Across a restart the steady time starts again from the wall clock. A key stamped later than
+ *    the new process's "now" (the wall clock was stepped back while Gaffer was down, or the old
+ *    process had seen a backward step) counts as created now: it lives at most one more window
+ *    (lookup treats it as fresh; the watchdog's purge re-stamps it), never an extra hour.
  */
 import { createHash } from 'node:crypto';
+import { steadyTime, type Clock } from '../../common/clock';
 import { GafferError } from '../../common/errors';
 import type { Db } from '../db/open';
 
@@ -27,24 +37,30 @@ export class IdempotencyStore {
   private readonly put;
   private readonly drop;
   private readonly purgeOld;
+  private readonly restampFuture;
+  /** Invariant 1. */
+  private readonly now: () => number;
 
   constructor(
     db: Db,
+    clock: Pick<Clock, 'now' | 'monotonic'>,
     private readonly windowMs: () => number,
   ) {
+    this.now = steadyTime(clock);
     this.find = db.prepare<[string, string], { body_hash: string; result: string; created_at: number }>(
       'SELECT body_hash, result, created_at FROM idempotency WHERE scope = ? AND key = ?',
     );
     this.put = db.prepare('INSERT INTO idempotency (scope, key, body_hash, result, created_at) VALUES (?,?,?,?,?)');
     this.drop = db.prepare('DELETE FROM idempotency WHERE scope = ? AND key = ?');
     this.purgeOld = db.prepare('DELETE FROM idempotency WHERE rowid IN (SELECT rowid FROM idempotency WHERE created_at <= ? LIMIT ?)');
+    this.restampFuture = db.prepare('UPDATE idempotency SET created_at = ? WHERE created_at > ?');
   }
 
   /** Inside a write: the cached result for a live key with the same body, or undefined. */
-  lookup<T>(scope: string, key: string, hash: string, now: number): T | undefined {
+  lookup<T>(scope: string, key: string, hash: string): T | undefined {
     const row = this.find.get(scope, key);
     if (!row) return undefined;
-    if (row.created_at <= now - this.windowMs()) {
+    if (row.created_at <= this.now() - this.windowMs()) {
       this.drop.run(scope, key);
       return undefined;
     }
@@ -54,12 +70,14 @@ export class IdempotencyStore {
     return JSON.parse(row.result) as T;
   }
 
-  remember(scope: string, key: string, hash: string, result: unknown, now: number): void {
-    this.put.run(scope, key, hash, JSON.stringify(result), now);
+  remember(scope: string, key: string, hash: string, result: unknown): void {
+    this.put.run(scope, key, hash, JSON.stringify(result), this.now());
   }
 
-  /** Deletes up to `limit` expired keys; returns how many. */
-  purge(now: number, limit = 500): number {
+  /** Inside a write: deletes up to `limit` expired keys (and re-stamps keys from the future, invariant 2); returns how many were deleted. */
+  purge(limit = 500): number {
+    const now = this.now();
+    this.restampFuture.run(now, now);
     return this.purgeOld.run(now - this.windowMs(), limit).changes;
   }
 }

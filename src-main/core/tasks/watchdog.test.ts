@@ -144,14 +144,19 @@ describe('watchdog (time travel)', () => {
     core.start();
     const t = core.tasks.create({ title: 't', role: 'dev' }, { actor: 't' }).task;
     const inst = onlineInstance(core);
+    const claimedAt = core.clock.now();
     core.locks.claim({ instanceId: inst });
-    core.clock.advance(60_000);
+    core.clock.advance(50_000);
     core.clock.jump(-3600_000); // one hour back
-    core.clock.advance(60_000); // the next tick sees time went backwards
+    core.clock.advance(20_000); // the gap detector's next pulse sees time went backwards
+    // 70 s of real time since the claim: 530 s left, on the new wall clock.
     const lock = core.tasks.get(t.id).lock!;
-    expect(Date.parse(lock.expiresAt) - core.clock.now()).toBeLessThanOrEqual(600_000);
-    // a silent agent still goes offline about 120 s later, not an hour later
-    core.clock.advance(180_000);
+    expect(Date.parse(lock.expiresAt) - core.clock.now()).toBe(600_000 - 70_000);
+    expect(Date.parse(lock.expiresAt)).toBe(claimedAt - 3600_000 + 600_000);
+    // A silent agent goes offline at the first sweep after 120 s of real silence, not an hour later.
+    core.clock.advance(40_000); // 110 s of silence
+    expect(core.instances.get(inst).status).toBe('online');
+    core.clock.advance(70_000); // 180 s: the sweep at 120 s took it
     expect(core.instances.get(inst).status).toBe('offline');
     expect(taskStatus(t.id)).toBe('backlog');
   });

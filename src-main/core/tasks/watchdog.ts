@@ -8,17 +8,19 @@
  * Invariants:
  * 1. Work is done in chunks of at most CHUNK rows per transaction, so a claim never waits long.
  * 2. The recovery bound for an abandoned task is min(lock window, heartbeat timeout) + sweep interval.
- * 3. Clock jumps are events, not mass expiry: when a tick arrives far later than planned (sleep,
- *    wall-clock step forward) or earlier than the last tick (step backward), lock windows and
- *    heartbeats are shifted by the gap first, so nobody is punished for time that nobody lived.
- *    Only windows granted on the old timeline move: a claim or renewal made after the jump but
- *    before the tick noticed it already counts from the new wall clock, and keeps its window
- *    (it would otherwise gain the whole sleep, or lose the whole backward step).
+ * 3. Gaps in time are events, not mass expiry: the gap detector (core/time/gap-detector.ts) notices
+ *    a stall, a sleep or a step, and the watchdog's part of it moves lock windows by the gap and
+ *    gives silent instances their time back, before any sweep decides on the new timeline (the
+ *    sweep's timer is a `wakeups` timer: it reads the clocks first, and sweeps after pending input).
+ *    Only windows granted on the old timeline move: a claim or renewal recorded after the gap
+ *    began already counts from the new wall clock, and keeps its window (it would otherwise gain
+ *    the whole sleep, or lose the whole backward step).
  */
 import type { TimerHandle } from '../../common/clock';
 import type { CoreContext } from '../context';
 import type { Disposable } from '../events';
 import type { InstanceRegistry } from '../instances/registry';
+import { recordedAfter, type ClockGap, type Instant } from '../time/gap-detector';
 import type { ClaimLocks } from './claim-locks';
 import type { IdempotencyStore } from './idempotency';
 
@@ -32,13 +34,11 @@ export interface SweepSummary {
 
 export class Watchdog {
   private timer: TimerHandle | undefined;
-  private lastTick: number | undefined;
-  /** Task id → wall time of each claim/renewal since the last tick (invariant 3). */
-  private readonly grants = new Map<number, number>();
-  private grantListeners: Disposable[] = [];
+  /** Task id → when each claim/renewal since the last sweep was recorded (invariant 3). */
+  private readonly grants = new Map<number, Instant>();
+  private listeners: Disposable[] = [];
   private readonly expiredLocks;
   private readonly shiftLocks;
-  private readonly clampHeartbeats;
 
   constructor(
     private readonly ctx: CoreContext,
@@ -54,17 +54,18 @@ export class Watchdog {
     this.shiftLocks = ctx.db.prepare(
       'UPDATE locks SET expires_at = expires_at + ? WHERE expires_at > ? AND task_id NOT IN (SELECT value FROM json_each(?))',
     );
-    this.clampHeartbeats = ctx.db.prepare('UPDATE instances SET last_heartbeat_at = ? WHERE last_heartbeat_at > ?');
   }
 
   start(): void {
     if (this.timer) return;
-    this.lastTick = this.ctx.clock.now();
     this.grants.clear();
-    const granted = (taskId: number) => this.grants.set(taskId, this.ctx.clock.now());
-    this.grantListeners = [
+    const granted = (taskId: number) => this.grants.set(taskId, { wall: this.ctx.clock.now(), mono: this.ctx.clock.monotonic() });
+    this.listeners = [
       this.ctx.events.on('task.claimed', (e) => granted(e.task.id)),
       this.ctx.events.on('task.renewed', (e) => granted(e.taskId)),
+      this.ctx.gaps.onGap('watchdog', (gap) => this.onGap(gap)),
+      // Once a gap has committed, every window counts on the new timeline.
+      this.ctx.events.on('clock.jumped', () => this.grants.clear()),
     ];
     this.schedule();
   }
@@ -72,8 +73,8 @@ export class Watchdog {
   stop(): void {
     this.timer?.cancel();
     this.timer = undefined;
-    for (const l of this.grantListeners) l.dispose();
-    this.grantListeners = [];
+    for (const l of this.listeners) l.dispose();
+    this.listeners = [];
     this.grants.clear();
   }
 
@@ -87,12 +88,7 @@ export class Watchdog {
 
   private tick(): void {
     try {
-      const now = this.ctx.clock.now();
-      const expected = (this.lastTick ?? now) + this.intervalMs;
-      // If the jump cannot be recorded (storage refused the write), skip this sweep rather than
-      // expire locks by time nobody lived; the next tick sees the gap again.
-      if (Math.abs(now - expected) > this.ctx.config.clockJumpThresholdS * 1000) this.onClockJump(expected, now);
-      this.lastTick = now;
+      // A grant older than this sweep is on the timeline every later gap starts from.
       this.grants.clear();
       this.sweep();
     } catch (e) {
@@ -105,32 +101,14 @@ export class Watchdog {
   }
 
   /**
-   * Handles a gap between `expected` and `actual` wall time (a sleep when positive, a backward
-   * step when negative): lock windows move by the gap, and silent instances get a fresh window.
-   * Also called by the Electron shell on power resume.
+   * The watchdog's part of a gap (inside the gap's transaction): lock windows granted on the old
+   * timeline move by the gap; instances get their silence and their reconnect grace back.
    */
-  onClockJump(expected: number, actual: number): void {
-    const gap = actual - expected;
-    if (gap === 0) return;
-    // Windows granted since the last tick at a wall time outside the old timeline [lastTick,
-    // expected] were granted after the jump, on the new clock: they are right as they are.
-    const since = this.lastTick ?? -Infinity;
-    const afterJump = [...this.grants].filter(([, at]) => at < since || at > expected).map(([taskId]) => taskId);
-    this.ctx.store.write(() => {
-      // Locks still live at `expected` keep the remaining time they had.
-      this.shiftLocks.run(gap, Math.min(expected, actual), JSON.stringify(afterJump));
-      if (gap > 0) this.instances.forgiveSilence(actual);
-      else this.clampHeartbeats.run(actual, actual);
-      this.ctx.audit.append({
-        type: 'clock.jump',
-        actor: 'watchdog',
-        subject: 'clock',
-        detail: { expected: new Date(expected).toISOString(), actual: new Date(actual).toISOString(), gapMs: gap },
-      });
-      this.ctx.store.emit({ type: 'clock.jumped', from: expected, to: actual, gapMs: gap });
-    });
-    this.lastTick = actual;
-    this.grants.clear(); // every window now counts on the new timeline
+  private onGap(gap: ClockGap): Record<string, number> {
+    const afterGap = [...this.grants].filter(([, at]) => recordedAfter(gap, at)).map(([taskId]) => taskId);
+    // Locks still live when the gap began keep the remaining time they had.
+    const locks = this.shiftLocks.run(gap.gapMs, Math.min(gap.from, gap.to), JSON.stringify(afterGap)).changes;
+    return { locks, ...this.instances.shiftForGap(gap) };
   }
 
   /** One full sweep, in chunks. */
@@ -157,7 +135,7 @@ export class Watchdog {
       });
     }
     for (;;) {
-      const n = this.ctx.store.write(() => this.idempotency.purge(now, CHUNK * 5));
+      const n = this.ctx.store.write(() => this.idempotency.purge(CHUNK * 5));
       summary.purgedKeys += n;
       if (n === 0) break;
     }

@@ -36,4 +36,26 @@ describe('invariant checker', () => {
     core.db.prepare(`UPDATE audit SET actor = 'mallory' WHERE id = 1`).run();
     expect(checkInvariants(core.db)).toEqual(['audit chain broken at row 1: row content does not match its hash']);
   });
+
+  it('lets audit time go down only at a recorded backward clock step', () => {
+    core = makeTestCore();
+    core.start();
+    core.tasks.create({ title: 'a', role: 'dev' }, { actor: 't' });
+    core.clock.jump(-3600_000);
+    core.clock.advance(1000); // the gap detector records the step; later rows carry true time
+    core.tasks.create({ title: 'b', role: 'dev' }, { actor: 't' });
+    expect(checkInvariants(core.db)).toEqual([]);
+    // A row stamped earlier than its predecessor without a step, hash-chained like any other.
+    const rows = core.db.prepare('SELECT id, at FROM audit ORDER BY id').all() as Array<{ id: number; at: number }>;
+    const tail = rows[rows.length - 1]!;
+    core.clock.jump(-5000); // below the detector's threshold: no step is recorded
+    core.audit.record({ type: 'task.note', actor: 't', subject: 'task:1' });
+    const at = core.db.prepare('SELECT at FROM audit WHERE id = ?').pluck().get(tail.id + 1) as number;
+    expect(at).toBe(tail.at); // AuditLog holds the line itself
+    core.db.exec('DROP TRIGGER audit_no_update');
+    core.db.prepare('UPDATE audit SET at = at - 1 WHERE id = ?').run(tail.id + 1);
+    expect(checkInvariants(core.db)).toEqual(
+      expect.arrayContaining([`audit ${tail.id + 1}: time goes backwards (${tail.at - 1} < ${tail.at}) without a recorded clock step`]),
+    );
+  });
 });

@@ -6,11 +6,13 @@
  * 3. the audit hash chain is intact from genesis (no committed row lost or altered);
  * 4. every status transition in the audit is an edge of the state machine;
  * 5. one run per job + slot (once the jobs tables exist), and every run status change in the audit is
- *    an edge of the run state machine starting from the run's previous status.
+ *    an edge of the run state machine starting from the run's previous status;
+ * 6. audit time goes down only at a recorded backward clock step (AuditLog invariant 6), which is
+ *    what lets a time range become one id range per time segment.
  */
 import type { Db } from '../db/open';
 import { ChainVerifier, GENESIS_HASH } from '../audit/hash-chain';
-import { auditRowToChainRow, type AuditRow } from '../audit/audit-log';
+import { auditRowToChainRow, CLOCK_STEP_TYPE, type AuditRow } from '../audit/audit-log';
 import { isAllowed, type TransitionCause } from '../tasks/transitions';
 import type { TaskStatus } from '../../common/model';
 import type { RunStatus } from '../../common/job-schema';
@@ -66,6 +68,13 @@ export function checkInvariants(db: Db): string[] {
   }
   const chain = verifier.result();
   if (!chain.ok) problems.push(`audit chain broken at row ${chain.brokenAt}: ${chain.reason}`);
+  const backwards = db.prepare(
+    `SELECT a.id, a.at, p.at AS prev FROM audit a JOIN audit p ON p.id = a.id - 1
+     WHERE a.at < p.at AND NOT (a.type = '${CLOCK_STEP_TYPE}' AND json_extract(a.detail, '$.gapMs') < 0) ORDER BY a.id`,
+  );
+  for (const b of backwards.all() as Array<{ id: number; at: number; prev: number }>) {
+    problems.push(`audit ${b.id}: time goes backwards (${b.at} < ${b.prev}) without a recorded clock step`);
+  }
 
   const hasRuns = db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'runs'`).get();
   if (hasRuns) {

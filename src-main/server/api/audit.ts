@@ -48,6 +48,11 @@ export function auditRoutes(core: Core): Route[] {
     {
       method: 'GET',
       path: '/audit',
+      doc: {
+        summary: 'Page through the audit log, filtered by type, actor, subject, time range or text; the cursor is the event id.',
+        query: listQuery,
+        responses: { 200: '`{items: [event], next}`' },
+      },
       handler(c) {
         const { limit, order, ...rest } = parseQuery(listQuery, c);
         return ok(core.auditQuery.query({ ...toFilter(rest), ...(limit ? { limit } : {}), ...(order ? { order } : {}) }));
@@ -56,6 +61,7 @@ export function auditRoutes(core: Core): Route[] {
     {
       method: 'GET',
       path: '/audit/count',
+      doc: { summary: 'Count the audit events matching a filter.', query: countQuery, responses: { 200: '`{count, …}`' } },
       handler(c) {
         return ok(core.auditQuery.count(toFilter(parseQuery(countQuery, c))));
       },
@@ -63,6 +69,12 @@ export function auditRoutes(core: Core): Route[] {
     {
       method: 'GET',
       path: '/audit/export',
+      doc: {
+        summary: 'Stream the filtered audit log as JSON lines or CSV; each row carries its hash, so the file verifies on its own.',
+        query: exportQuery,
+        responses: { 200: 'the export file (streamed)' },
+        responseMediaTypes: ['application/x-ndjson', 'text/csv'],
+      },
       async handler(c): Promise<typeof STREAMED> {
         const { format = 'jsonl', ...rest } = parseQuery(exportQuery, c);
         // Validates the filter before anything is written: bad input is still a plain 400.
@@ -81,6 +93,7 @@ export function auditRoutes(core: Core): Route[] {
     {
       method: 'GET',
       path: '/audit/verify',
+      doc: { summary: 'Verify the hash chain of the live audit log (a range of ids, or all of it).', query: verifyQuery, responses: { 200: 'the verification result' } },
       async handler(c) {
         return ok(await verifyLiveRange(core.db, parseQuery(verifyQuery, c)));
       },
@@ -89,6 +102,12 @@ export function auditRoutes(core: Core): Route[] {
       // The body is an exported file (JSONL or CSV), streamed: nothing is buffered whole.
       method: 'POST',
       path: '/audit/verify-export',
+      doc: {
+        summary: 'Verify an exported audit file (the request body, streamed) against its row hashes.',
+        query: verifyExportQuery,
+        rawBody: { mediaType: 'application/octet-stream', description: 'an export made by GET /audit/export (JSON lines or CSV, as `format` says)' },
+        responses: { 200: 'the verification result' },
+      },
       async handler(c) {
         const { format = 'jsonl', contiguous } = parseQuery(verifyExportQuery, c);
         const file = cappedBody(c.req, {

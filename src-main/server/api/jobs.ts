@@ -5,12 +5,21 @@
  */
 import { z } from 'zod';
 import { GafferError } from '../../common/errors';
-import { BACKFILL_STATUSES, RUN_DISPOSITIONS, RUN_STATUSES } from '../../common/job-schema';
+import {
+  BACKFILL_STATUSES,
+  calendarInput,
+  calendarReplaceInput,
+  icsImportInput,
+  jobPatchInput,
+  jobSpecInput,
+  RUN_DISPOSITIONS,
+  RUN_STATUSES,
+} from '../../common/job-schema';
 import { runSubject } from '../../common/logs';
 import { reason, roleName } from '../../common/schemas';
 import type { Core } from '../../core/create-core';
 import { withUsage } from './logs';
-import { afterParam, intParam, limitParam, ok, parseBody, parseParam, parseQuery, type ApiContext, type Route } from './router';
+import { afterParam, emptyQuery, intParam, limitParam, ok, parseBody, parseParam, parseQuery, type ApiContext, type Route } from './router';
 
 const idParam = z.string().min(1).max(200);
 const boolParam = z.enum(['true', 'false']).transform((v) => v === 'true');
@@ -19,6 +28,40 @@ const instantParam = z.union([z.iso.datetime({ offset: true }), z.string().regex
 
 const reasonBody = z.strictObject({ reason });
 const optionalReasonBody = z.strictObject({ reason: reason.optional() });
+
+// Query and body schemas, named so each route's doc (the OpenAPI document) names what it parses.
+const idParams = { id: idParam };
+const listJobsQuery = z.strictObject({
+  role: roleName.optional(),
+  enabled: boolParam.optional(),
+  paused: boolParam.optional(),
+  limit: limitParam.optional(),
+  after: z.string().min(1).max(200).optional(),
+});
+const previewQuery = z.strictObject({ count: intParam(1, 1000).optional(), after: instantParam.optional() });
+const explainQuery = z.strictObject({ at: instantParam.optional() });
+const ledgerQuery = z.strictObject({ from: instantParam.optional(), to: instantParam.optional(), limit: intParam(1, 5000).optional() });
+const simulateQuery = z.strictObject({ from: instantParam, to: instantParam });
+const triggerBody = z.strictObject({ reason, slot: z.string().min(1).max(40).optional(), checkPreconditions: z.boolean().optional() });
+const backfillBody = z.strictObject({ slot: z.string().min(1).max(40), reason });
+const listRunsQuery = z.strictObject({
+  job: idParam.optional(),
+  status: z.enum(RUN_STATUSES).optional(),
+  disposition: z.enum(RUN_DISPOSITIONS).optional(),
+  limit: limitParam.optional(),
+  after: z.string().min(1).max(200).optional(),
+});
+const listBackfillsQuery = z.strictObject({ job: idParam.optional(), status: z.enum(BACKFILL_STATUSES).optional(), limit: limitParam.optional(), after: afterParam.optional() });
+const backfillParams = { id: intParam(1) };
+const killSwitchBody = z.strictObject({ on: z.boolean(), reason });
+const concurrencyBody = z.strictObject({ limit: z.number().int().min(1).max(100_000).nullable(), reason });
+/** Bodies the core validates itself (`bodyWithReason` splits the optional reason off first): documented as the core's schemas. */
+const withReason = <S extends z.ZodObject>(schema: S) => schema.extend({ reason: reason.optional() });
+const jobBody = withReason(jobSpecInput);
+const jobPatchBody = withReason(jobPatchInput);
+const calendarBody = withReason(calendarInput);
+const calendarReplaceBody = withReason(calendarReplaceInput.extend({ id: calendarInput.shape.id.optional() }));
+const icsImportBody = withReason(icsImportInput);
 
 /** Splits an optional `reason` off a body whose other fields are validated by the core. */
 async function bodyWithReason(c: ApiContext): Promise<{ rest: Record<string, unknown>; reason?: string }> {
@@ -34,13 +77,19 @@ async function bodyWithReason(c: ApiContext): Promise<{ rest: Record<string, unk
 export function jobRoutes(core: Core): Route[] {
   const jobs = core.jobs;
   const opts = (c: ApiContext, why?: string) => ({ actor: c.actor, ...(why ? { reason: why } : {}) });
-  const noQuery = (c: ApiContext) => parseQuery(z.strictObject({}), c);
+  const noQuery = (c: ApiContext) => parseQuery(emptyQuery, c);
 
   return [
     // ---- jobs ----
     {
       method: 'POST',
       path: '/jobs',
+      doc: {
+        summary: 'Create a job (schedule, window, calendar, preconditions, retry and overlap policies). Warnings name settings that are legal but probably not meant.',
+        query: emptyQuery,
+        body: jobBody,
+        responses: { 201: '`{job, warnings}`' },
+      },
       async handler(c) {
         noQuery(c);
         const { rest, reason: why } = await bodyWithReason(c);
@@ -51,17 +100,16 @@ export function jobRoutes(core: Core): Route[] {
     {
       method: 'GET',
       path: '/jobs',
+      doc: { summary: 'List jobs with their next trigger and last run.', query: listJobsQuery, responses: { 200: '`{items: [job], next}`' } },
       handler(c) {
-        const q = parseQuery(
-          z.strictObject({ role: roleName.optional(), enabled: boolParam.optional(), paused: boolParam.optional(), limit: limitParam.optional(), after: z.string().min(1).max(200).optional() }),
-          c,
-        );
+        const q = parseQuery(listJobsQuery, c);
         return ok(jobs.list(q));
       },
     },
     {
       method: 'POST',
       path: '/jobs/validate',
+      doc: { summary: 'Validate a job spec without saving it: every issue, with its field path and severity.', query: emptyQuery, body: jobSpecInput, responses: { 200: '`{ok, issues}`' } },
       async handler(c) {
         noQuery(c);
         const v = jobs.validate(await c.body());
@@ -71,14 +119,16 @@ export function jobRoutes(core: Core): Route[] {
     {
       method: 'POST',
       path: '/jobs/preview',
+      doc: { summary: 'The next slots of an unsaved job spec, with calendar and DST applied.', query: previewQuery, body: jobSpecInput, responses: { 200: '`{items: [{slot, at, …}], issues, timezone, truncated, next}`' } },
       async handler(c) {
-        const q = parseQuery(z.strictObject({ count: intParam(1, 1000).optional(), after: instantParam.optional() }), c);
+        const q = parseQuery(previewQuery, c);
         return ok(jobs.preview(await c.body(), q.count ?? 10, q.after));
       },
     },
     {
       method: 'GET',
       path: '/jobs/:id',
+      doc: { summary: 'One job.', params: idParams, query: emptyQuery, responses: { 200: '`{job}`' } },
       handler(c) {
         noQuery(c);
         return ok({ job: jobs.get(parseParam(idParam, c, 'id')) });
@@ -87,6 +137,7 @@ export function jobRoutes(core: Core): Route[] {
     {
       method: 'PATCH',
       path: '/jobs/:id',
+      doc: { summary: 'Change a job (only the fields given; `null` removes an optional one). Its version goes up.', params: idParams, query: emptyQuery, body: jobPatchBody, responses: { 200: '`{job, warnings}`' } },
       async handler(c) {
         noQuery(c);
         const id = parseParam(idParam, c, 'id');
@@ -97,10 +148,17 @@ export function jobRoutes(core: Core): Route[] {
     {
       method: 'POST',
       path: '/jobs/:id/trigger',
+      doc: {
+        summary: 'Run a job now (still one run per slot: an existing run of the slot is returned, not doubled).',
+        params: idParams,
+        query: emptyQuery,
+        body: triggerBody,
+        responses: { 200: 'the existing run of the slot', 201: 'a new run' },
+      },
       async handler(c) {
         noQuery(c);
         const id = parseParam(idParam, c, 'id');
-        const body = await parseBody(z.strictObject({ reason, slot: z.string().min(1).max(40).optional(), checkPreconditions: z.boolean().optional() }), c);
+        const body = await parseBody(triggerBody, c);
         const r = jobs.triggerNow(id, { ...body, actor: c.actor });
         return ok(r, r.created ? 201 : 200);
       },
@@ -108,6 +166,7 @@ export function jobRoutes(core: Core): Route[] {
     {
       method: 'POST',
       path: '/jobs/:id/pause',
+      doc: { summary: 'Pause a job: no new runs until it is resumed (audited with the reason).', params: idParams, query: emptyQuery, body: reasonBody, responses: { 200: '`{job}`' } },
       async handler(c) {
         noQuery(c);
         const id = parseParam(idParam, c, 'id');
@@ -118,6 +177,7 @@ export function jobRoutes(core: Core): Route[] {
     {
       method: 'POST',
       path: '/jobs/:id/resume',
+      doc: { summary: 'Resume a paused job.', params: idParams, query: emptyQuery, body: optionalReasonBody, responses: { 200: '`{job}`' } },
       async handler(c) {
         noQuery(c);
         const id = parseParam(idParam, c, 'id');
@@ -129,6 +189,13 @@ export function jobRoutes(core: Core): Route[] {
       (what): Route => ({
         method: 'POST',
         path: `/jobs/:id/${what}`,
+        doc: {
+          summary: what === 'enable' ? 'Enable a job (audited with the reason).' : 'Disable a job: it is not scheduled at all until enabled (audited with the reason).',
+          params: idParams,
+          query: emptyQuery,
+          body: reasonBody,
+          responses: { 200: '`{job}`' },
+        },
         async handler(c) {
           noQuery(c);
           const id = parseParam(idParam, c, 'id');
@@ -140,46 +207,56 @@ export function jobRoutes(core: Core): Route[] {
     {
       method: 'GET',
       path: '/jobs/:id/explain',
+      doc: {
+        summary: "Why a job did or didn't run at an instant (default now): each layer's verdict — time, preconditions, execution conditions — and the slot's run.",
+        params: idParams,
+        query: explainQuery,
+        responses: { 200: '`{explanation}`' },
+      },
       handler(c) {
         const id = parseParam(idParam, c, 'id');
-        const q = parseQuery(z.strictObject({ at: instantParam.optional() }), c);
+        const q = parseQuery(explainQuery, c);
         return ok({ explanation: jobs.explain(id, q.at ?? core.clock.now()) });
       },
     },
     {
       method: 'GET',
       path: '/jobs/:id/preview',
+      doc: { summary: 'The next slots of a job, with calendar and DST applied.', params: idParams, query: previewQuery, responses: { 200: '`{items: [{slot, at, …}], issues, timezone, truncated, next}`' } },
       handler(c) {
         const id = parseParam(idParam, c, 'id');
-        const q = parseQuery(z.strictObject({ count: intParam(1, 1000).optional(), after: instantParam.optional() }), c);
+        const q = parseQuery(previewQuery, c);
         return ok(jobs.preview(id, q.count ?? 10, q.after));
       },
     },
     {
       method: 'GET',
       path: '/jobs/:id/ledger',
+      doc: { summary: "The job's slot ledger over a time range: each expected slot and what became of it.", params: idParams, query: ledgerQuery, responses: { 200: 'the ledger' } },
       handler(c) {
         const id = parseParam(idParam, c, 'id');
-        const q = parseQuery(z.strictObject({ from: instantParam.optional(), to: instantParam.optional(), limit: intParam(1, 5000).optional() }), c);
+        const q = parseQuery(ledgerQuery, c);
         return ok(jobs.ledger(id, q));
       },
     },
     {
       method: 'GET',
       path: '/jobs/:id/simulate',
+      doc: { summary: 'What the job would do after Gaffer were down from `from` to `to` (missed-window policy applied).', params: idParams, query: simulateQuery, responses: { 200: '`{simulation}`' } },
       handler(c) {
         const id = parseParam(idParam, c, 'id');
-        const q = parseQuery(z.strictObject({ from: instantParam, to: instantParam }), c);
+        const q = parseQuery(simulateQuery, c);
         return ok({ simulation: jobs.simulateDowntime(id, q.from, q.to) });
       },
     },
     {
       method: 'POST',
       path: '/jobs/:id/backfills',
+      doc: { summary: 'Queue a backfill of one slot of a job.', params: idParams, query: emptyQuery, body: backfillBody, responses: { 201: '`{backfill}`' } },
       async handler(c) {
         noQuery(c);
         const id = parseParam(idParam, c, 'id');
-        const body = await parseBody(z.strictObject({ slot: z.string().min(1).max(40), reason }), c);
+        const body = await parseBody(backfillBody, c);
         return ok({ backfill: jobs.requestBackfill(id, { ...body, actor: c.actor }) }, 201);
       },
     },
@@ -188,17 +265,9 @@ export function jobRoutes(core: Core): Route[] {
     {
       method: 'GET',
       path: '/runs',
+      doc: { summary: 'Runs across jobs (the slot ledger), newest first; filter by job, status or disposition.', query: listRunsQuery, responses: { 200: '`{items: [run], next}`' } },
       handler(c) {
-        const q = parseQuery(
-          z.strictObject({
-            job: idParam.optional(),
-            status: z.enum(RUN_STATUSES).optional(),
-            disposition: z.enum(RUN_DISPOSITIONS).optional(),
-            limit: limitParam.optional(),
-            after: z.string().min(1).max(200).optional(),
-          }),
-          c,
-        );
+        const q = parseQuery(listRunsQuery, c);
         const page = jobs.listRuns(q);
         return ok({ ...page, items: page.items.map((r) => withUsage(core, runSubject(r.id), r)) });
       },
@@ -206,6 +275,7 @@ export function jobRoutes(core: Core): Route[] {
     {
       method: 'GET',
       path: '/runs/:id',
+      doc: { summary: 'One run with its steps and checks.', params: idParams, query: emptyQuery, responses: { 200: '`{run, …}`' } },
       handler(c) {
         noQuery(c);
         const detail = jobs.getRun(parseParam(idParam, c, 'id'));
@@ -217,8 +287,9 @@ export function jobRoutes(core: Core): Route[] {
     {
       method: 'GET',
       path: '/backfills',
+      doc: { summary: 'The backfill queue.', query: listBackfillsQuery, responses: { 200: '`{items: [backfill], next}`' } },
       handler(c) {
-        const q = parseQuery(z.strictObject({ job: idParam.optional(), status: z.enum(BACKFILL_STATUSES).optional(), limit: limitParam.optional(), after: afterParam.optional() }), c);
+        const q = parseQuery(listBackfillsQuery, c);
         return ok(jobs.listBackfills(q));
       },
     },
@@ -232,9 +303,16 @@ export function jobRoutes(core: Core): Route[] {
       ([segment, action]): Route => ({
         method: 'POST',
         path: `/backfills/:id/${segment}`,
+        doc: {
+          summary: `Backfill action \`${action}\` (audited with the reason).`,
+          params: backfillParams,
+          query: emptyQuery,
+          body: reasonBody,
+          responses: { 200: '`{backfill}`' },
+        },
         async handler(c) {
           noQuery(c);
-          const id = parseParam(intParam(1), c, 'id');
+          const id = parseParam(backfillParams.id, c, 'id');
           const { reason: why } = await parseBody(reasonBody, c);
           return ok({ backfill: jobs.backfillAction(id, { action, reason: why, actor: c.actor }) });
         },
@@ -245,6 +323,7 @@ export function jobRoutes(core: Core): Route[] {
     {
       method: 'POST',
       path: '/calendars',
+      doc: { summary: 'Create a business calendar (timezone, workdays, holidays, extra workdays).', query: emptyQuery, body: calendarBody, responses: { 201: '`{calendar}`' } },
       async handler(c) {
         noQuery(c);
         const { rest, reason: why } = await bodyWithReason(c);
@@ -255,6 +334,7 @@ export function jobRoutes(core: Core): Route[] {
     {
       method: 'GET',
       path: '/calendars',
+      doc: { summary: 'List business calendars.', query: emptyQuery, responses: { 200: '`{items: [calendar], next: null}`' } },
       handler(c) {
         noQuery(c);
         return ok({ items: jobs.listCalendars(), next: null });
@@ -263,6 +343,7 @@ export function jobRoutes(core: Core): Route[] {
     {
       method: 'GET',
       path: '/calendars/:id',
+      doc: { summary: 'One business calendar.', params: idParams, query: emptyQuery, responses: { 200: '`{calendar}`' } },
       handler(c) {
         noQuery(c);
         return ok({ calendar: jobs.getCalendar(parseParam(idParam, c, 'id')) });
@@ -271,6 +352,7 @@ export function jobRoutes(core: Core): Route[] {
     {
       method: 'PUT',
       path: '/calendars/:id',
+      doc: { summary: 'Replace a business calendar.', params: idParams, query: emptyQuery, body: calendarReplaceBody, responses: { 200: '`{calendar}`' } },
       async handler(c) {
         noQuery(c);
         const id = parseParam(idParam, c, 'id');
@@ -283,6 +365,7 @@ export function jobRoutes(core: Core): Route[] {
     {
       method: 'POST',
       path: '/calendars/:id/import',
+      doc: { summary: "Import holidays from an iCalendar (.ics) text into a calendar (merge or replace).", params: idParams, query: emptyQuery, body: icsImportBody, responses: { 200: '`{calendar, warnings, added}`' } },
       async handler(c) {
         noQuery(c);
         const id = parseParam(idParam, c, 'id');
@@ -295,6 +378,7 @@ export function jobRoutes(core: Core): Route[] {
     {
       method: 'GET',
       path: '/job-settings',
+      doc: { summary: 'Job settings: the kill switch and the global concurrency limit.', query: emptyQuery, responses: { 200: '`{settings}`' } },
       handler(c) {
         noQuery(c);
         return ok({ settings: jobs.settings() });
@@ -303,18 +387,20 @@ export function jobRoutes(core: Core): Route[] {
     {
       method: 'PUT',
       path: '/job-settings/kill-switch',
+      doc: { summary: 'Turn the kill switch on (no job is dispatched) or off (audited with the reason).', query: emptyQuery, body: killSwitchBody, responses: { 200: '`{settings}`' } },
       async handler(c) {
         noQuery(c);
-        const body = await parseBody(z.strictObject({ on: z.boolean(), reason }), c);
+        const body = await parseBody(killSwitchBody, c);
         return ok({ settings: jobs.setKillSwitch({ ...body, actor: c.actor }) });
       },
     },
     {
       method: 'PUT',
       path: '/job-settings/concurrency',
+      doc: { summary: 'Set (or with `null` remove) the global limit of runs at once (audited with the reason).', query: emptyQuery, body: concurrencyBody, responses: { 200: '`{settings}`' } },
       async handler(c) {
         noQuery(c);
-        const body = await parseBody(z.strictObject({ limit: z.number().int().min(1).max(100_000).nullable(), reason }), c);
+        const body = await parseBody(concurrencyBody, c);
         return ok({ settings: jobs.setGlobalConcurrency({ ...body, actor: c.actor }) });
       },
     },

@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { LOG_STREAMS, runSubject, taskSubject, USAGE_GROUPS, type LogSubject, type UsageTotals } from '../../common/logs';
 import type { Core } from '../../core/create-core';
-import { afterParam, idParam, intParam, ok, parseParam, parseQuery, STREAMED, streamChunks, type ApiContext, type Route } from './router';
+import { afterParam, emptyQuery, idParam, intParam, ok, parseParam, parseQuery, STREAMED, streamChunks, type ApiContext, type Route } from './router';
 
 const pageQuery = z.strictObject({
   after: afterParam.optional(),
@@ -18,17 +18,27 @@ const pageQuery = z.strictObject({
 });
 const downloadQuery = z.strictObject({ attempt: intParam(1) });
 const instant = z.iso.datetime({ offset: true });
+const searchQuery = z.strictObject({ q: z.string().min(1).max(500), limit: intParam(1, 500).optional() });
+const usageQuery = z.strictObject({
+  from: instant.optional(),
+  to: instant.optional(),
+  by: z.enum(USAGE_GROUPS).optional(),
+  role: z.string().min(1).max(100).optional(),
+  job: z.string().min(1).max(200).optional(),
+});
+const taskIdParams = { id: idParam };
+const runIdParams = { id: z.string().min(1).max(100) };
 
 type Kind = 'tasks' | 'runs';
 
 /** The subject of `/tasks/:id…` or `/runs/:id…`, after checking the task or run exists (else 404). */
 function subjectOf(core: Core, kind: Kind, c: ApiContext): LogSubject {
   if (kind === 'tasks') {
-    const id = parseParam(idParam, c, 'id');
+    const id = parseParam(taskIdParams.id, c, 'id');
     core.tasks.get(id);
     return taskSubject(id);
   }
-  const id = parseParam(z.string().min(1).max(100), c, 'id');
+  const id = parseParam(runIdParams.id, c, 'id');
   core.jobs.getRun(id);
   return runSubject(id);
 }
@@ -39,10 +49,19 @@ export function withUsage<T extends object>(core: Core, subject: LogSubject, o: 
 }
 
 export function logRoutes(core: Core): Route[] {
-  const forKind = (kind: Kind): Route[] => [
+  const forKind = (kind: Kind): Route[] => {
+    const one = kind === 'tasks' ? 'task' : 'run';
+    const params = kind === 'tasks' ? taskIdParams : runIdParams;
+    return [
     {
       method: 'GET',
       path: `/${kind}/:id/logs`,
+      doc: {
+        summary: `A page of a ${one}'s log lines, oldest first (PROTOCOL §5); filter by attempt, stream and text.`,
+        params,
+        query: pageQuery,
+        responses: { 200: '`{items: [{seq, at, attempt, stream, level, text, cutFrom?, marker?}], next}`' },
+      },
       async handler(c) {
         const subject = subjectOf(core, kind, c);
         const q = parseQuery(pageQuery, c);
@@ -61,9 +80,10 @@ export function logRoutes(core: Core): Route[] {
     {
       method: 'GET',
       path: `/${kind}/:id/logs/attempts`,
+      doc: { summary: `The attempts of a ${one}'s log: line ranges, cap, usage.`, params, query: emptyQuery, responses: { 200: '`{items: [attempt], next: null}`' } },
       async handler(c) {
         const subject = subjectOf(core, kind, c);
-        parseQuery(z.strictObject({}), c);
+        parseQuery(emptyQuery, c);
         const usage = new Map(core.logs.usagePerAttempt(subject).map((u) => [u.attempt, u]));
         const items = (await core.logs.attempts(subject)).map((a) => {
           const u = usage.get(a.attempt);
@@ -75,6 +95,13 @@ export function logRoutes(core: Core): Route[] {
     {
       method: 'GET',
       path: `/${kind}/:id/logs/download`,
+      doc: {
+        summary: `A whole attempt of a ${one}'s log as a text file (streamed).`,
+        params,
+        query: downloadQuery,
+        responses: { 200: 'the attempt as text, one `<at> <stream> <text>` line per log line' },
+        responseMediaTypes: ['text/plain'],
+      },
       async handler(c): Promise<typeof STREAMED> {
         const subject = subjectOf(core, kind, c);
         const { attempt } = parseQuery(downloadQuery, c);
@@ -88,7 +115,8 @@ export function logRoutes(core: Core): Route[] {
         return STREAMED;
       },
     },
-  ];
+    ];
+  };
 
   return [
     ...forKind('tasks'),
@@ -96,25 +124,18 @@ export function logRoutes(core: Core): Route[] {
     {
       method: 'GET',
       path: '/logs/search',
+      doc: { summary: 'Words across every log, newest first (the word index lags new lines by about a second).', query: searchQuery, responses: { 200: '`{items: [{subject, seq, …}], next: null}`' } },
       async handler(c) {
-        const q = parseQuery(z.strictObject({ q: z.string().min(1).max(500), limit: intParam(1, 500).optional() }), c);
+        const q = parseQuery(searchQuery, c);
         return ok({ items: await core.logs.search(q.q, q.limit ?? 100), next: null });
       },
     },
     {
       method: 'GET',
       path: '/usage',
+      doc: { summary: 'Tokens and cost summed by role, job or local day (default: the last 30 days, by day).', query: usageQuery, responses: { 200: '`{items: [{key, inputTokens, outputTokens, costUsd}]}`' } },
       handler(c) {
-        const q = parseQuery(
-          z.strictObject({
-            from: instant.optional(),
-            to: instant.optional(),
-            by: z.enum(USAGE_GROUPS).optional(),
-            role: z.string().min(1).max(100).optional(),
-            job: z.string().min(1).max(200).optional(),
-          }),
-          c,
-        );
+        const q = parseQuery(usageQuery, c);
         const now = core.clock.now();
         const to = q.to ? Date.parse(q.to) : now + 1;
         const from = q.from ? Date.parse(q.from) : to - 30 * 24 * 3600 * 1000;

@@ -2,6 +2,11 @@
  * A small route table for the HTTP API. A route is a method, a path pattern with `:params`,
  * and a handler that returns `{status?, body, headers?}` (or streams itself and returns STREAMED).
  * Adding `/jobs…` is one more array of routes passed to `createApiHandler`.
+ *
+ * Each route also carries its `doc` (summary, and the zod schemas of its path parameters, query
+ * and body), from which `server/openapi.ts` builds `GET /api/v1/openapi.json`. A documented schema
+ * is the one the handler validates with: `parseQuery`/`parseBody`/`parseParam` refuse (500, a bug)
+ * a schema other than the one the matched route documents, so the document cannot drift.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
@@ -24,6 +29,8 @@ export interface ApiReply {
 
 export interface ApiContext {
   core: Core;
+  /** The matched route (its `doc` is checked against the schemas the handler parses with). */
+  route?: Route;
   req: IncomingMessage;
   res: ServerResponse;
   /** Decoded path parameters. */
@@ -36,10 +43,33 @@ export interface ApiContext {
   body(): Promise<unknown>;
 }
 
+/** What `GET /api/v1/openapi.json` says about a route. */
+export interface RouteDoc {
+  /** One line, for a person or a model reading the API reference. */
+  summary: string;
+  description?: string;
+  /** Schemas of the `:params` (a parameter left out is documented as a plain string). */
+  params?: Record<string, z.ZodType>;
+  query?: z.ZodType;
+  /** Request headers the route reads (name → schema). */
+  headers?: Record<string, z.ZodType>;
+  /** The JSON body (an object). */
+  body?: z.ZodType;
+  /** A body that is not JSON: its media type (e.g. an uploaded export file). */
+  rawBody?: { mediaType: string; description: string };
+  /** Success replies: status → description (default `{200: 'OK'}`). */
+  responses?: Record<number, string>;
+  /** Media types of a streamed success reply (default `application/json`). */
+  responseMediaTypes?: string[];
+}
+
 export interface Route {
   method: Method;
   /** `/tasks/:id/release` — relative to `/api/v1`. */
   path: string;
+  doc?: RouteDoc;
+  /** Served without the operator token (Host and Origin checks still apply): the API reference only. */
+  public?: boolean;
   handler(c: ApiContext): Promise<ApiReply | typeof STREAMED> | ApiReply | typeof STREAMED;
 }
 
@@ -112,14 +142,25 @@ export function intParam(min: number, max: number = Number.MAX_SAFE_INTEGER) {
 }
 
 export const idParam = intParam(1);
+/** The query of a route that takes none (unknown parameters are refused). */
+export const emptyQuery = z.strictObject({});
 export const limitParam = intParam(1, 1000);
 export const afterParam = intParam(0);
 
+/** The route's documentation must name the schema the handler validates with (see the header). */
+function assertDocumented(c: ApiContext, what: string, documented: z.ZodType | undefined, used: z.ZodType): void {
+  if (c.route && documented !== undefined && documented !== used) {
+    throw new Error(`${c.route.method} ${c.route.path}: the ${what} schema parsed differs from the one its doc names`);
+  }
+}
+
 export function parseQuery<S extends z.ZodType>(schema: S, c: ApiContext): z.output<S> {
+  assertDocumented(c, 'query', c.route?.doc?.query, schema);
   return parseOrThrow(schema, c.query, 'query');
 }
 
 export async function parseBody<S extends z.ZodType>(schema: S, c: ApiContext): Promise<z.output<S>> {
+  assertDocumented(c, 'body', c.route?.doc?.body, schema);
   const body = await c.body();
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     throw new GafferError('bad_request', 'request body must be a JSON object');
@@ -128,6 +169,7 @@ export async function parseBody<S extends z.ZodType>(schema: S, c: ApiContext): 
 }
 
 export function parseParam<S extends z.ZodType>(schema: S, c: ApiContext, name: string): z.output<S> {
+  assertDocumented(c, `path parameter "${name}"`, c.route?.doc?.params?.[name], schema);
   return parseOrThrow(schema, c.params[name], `path parameter "${name}"`);
 }
 

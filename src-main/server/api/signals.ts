@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { GafferError } from '../../common/errors';
 import { jsonValue, reason, signalKey, signalName } from '../../common/schemas';
 import type { Core } from '../../core/create-core';
-import { limitParam, ok, parseBody, parseParam, parseQuery, type Route } from './router';
+import { emptyQuery, limitParam, ok, parseBody, parseParam, parseQuery, type Route } from './router';
 
 const setBody = z.strictObject({ name: signalName, key: signalKey, value: jsonValue.optional() });
 const listQuery = z.strictObject({
@@ -13,11 +13,20 @@ const listQuery = z.strictObject({
   after: z.string().min(1).max(1000).optional(),
 });
 
+const signalParams = { name: signalName, key: signalKey };
+const reasonQuery = z.strictObject({ reason: reason.optional() });
+const reasonBody = z.strictObject({ reason });
+
 export function signalRoutes(core: Core): Route[] {
   return [
     {
       method: 'POST',
       path: '/signals',
+      doc: {
+        summary: 'Set a readiness signal (e.g. `data-ready` for `2026-11-30`) that job preconditions wait for.',
+        body: setBody,
+        responses: { 200: '`{signal, created: false}`: updated', 201: '`{signal, created: true}`' },
+      },
       async handler(c) {
         const body = await parseBody(setBody, c);
         const { signal, created } = core.signals.set({ ...body, actor: c.actor });
@@ -27,6 +36,7 @@ export function signalRoutes(core: Core): Route[] {
     {
       method: 'GET',
       path: '/signals',
+      doc: { summary: 'List signals (filter by name or key).', query: listQuery, responses: { 200: '`{items, next}`' } },
       handler(c) {
         return ok(core.signals.list(parseQuery(listQuery, c)));
       },
@@ -34,8 +44,9 @@ export function signalRoutes(core: Core): Route[] {
     {
       method: 'GET',
       path: '/signals/:name/:key',
+      doc: { summary: 'One signal.', params: signalParams, query: emptyQuery, responses: { 200: '`{signal}`' } },
       handler(c) {
-        parseQuery(z.strictObject({}), c);
+        parseQuery(emptyQuery, c);
         const name = parseParam(signalName, c, 'name');
         const key = parseParam(signalKey, c, 'key');
         const signal = core.signals.get(name, key);
@@ -46,11 +57,12 @@ export function signalRoutes(core: Core): Route[] {
     {
       method: 'DELETE',
       path: '/signals/:name/:key',
+      doc: { summary: 'Clear a signal; the reason comes from `?reason=` or the body.', params: signalParams, query: reasonQuery, body: reasonBody, responses: { 200: '`{signal}`' } },
       async handler(c) {
         const name = parseParam(signalName, c, 'name');
         const key = parseParam(signalKey, c, 'key');
-        const q = parseQuery(z.strictObject({ reason: reason.optional() }), c);
-        const why = q.reason ?? (await parseBody(z.strictObject({ reason }), c)).reason;
+        const q = parseQuery(reasonQuery, c);
+        const why = q.reason ?? (await parseBody(reasonBody, c)).reason;
         return ok({ signal: core.signals.clear({ name, key, reason: why, actor: c.actor }) });
       },
     },

@@ -1,10 +1,9 @@
 /** `GET /status`: health, version, counts and the recovery bound (SPEC §2). */
-import { z } from 'zod';
 import { recoveryBoundS } from '../../common/config';
 import { INSTANCE_STATUSES, TASK_STATUSES, type InstanceStatus, type TaskStatus } from '../../common/model';
 import { PROTOCOL_VERSION } from '../../common/protocol';
 import type { Core } from '../../core/create-core';
-import { ok, parseQuery, type Route } from './router';
+import { emptyQuery, ok, parseQuery, type Route } from './router';
 
 export interface StatusInfo {
   ok: boolean;
@@ -40,8 +39,13 @@ export function statusRoutes(core: Core, version: string): Route[] {
     {
       method: 'GET',
       path: '/status',
+      doc: {
+        summary: 'Health, version and counts: instances by status, tasks by status, live locks, locks expired today, the recovery bound.',
+        query: emptyQuery,
+        responses: { 200: 'the status object' },
+      },
       handler(c) {
-        parseQuery(z.strictObject({}), c);
+        parseQuery(emptyQuery, c);
         const now = core.clock.now();
         const today = new Date(now);
         today.setHours(0, 0, 0, 0);

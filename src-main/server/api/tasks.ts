@@ -7,7 +7,7 @@ import { createTaskInput, idempotencyKey, reason, roleName } from '../../common/
 import { parseOrThrow } from '../../common/validate';
 import type { Core } from '../../core/create-core';
 import { withUsage } from './logs';
-import { afterParam, idParam, intParam, limitParam, ok, parseBody, parseParam, parseQuery, type ApiContext, type Route } from './router';
+import { afterParam, emptyQuery, idParam, intParam, limitParam, ok, parseBody, parseParam, parseQuery, type ApiContext, type Route } from './router';
 
 const listQuery = z.strictObject({
   role: roleName.optional(),
@@ -23,10 +23,19 @@ const reprioritiseBody = z.strictObject({ priority: z.number().int().min(-1_000_
 
 type Edge = 'release' | 'cancel' | 'retry' | 'unblock';
 
+const EDGE_SUMMARY: Record<Edge, string> = {
+  release: 'Force-release a held task: its lock is removed and it goes back to the backlog (audited with the reason).',
+  cancel: 'Cancel a task (audited with the reason).',
+  retry: 'Put a failed or cancelled task back into the backlog (audited with the reason).',
+  unblock: 'Put a blocked task back into the backlog (audited with the reason).',
+};
+const idParams = { id: idParam };
+
 export function taskRoutes(core: Core): Route[] {
   const edge = (name: Edge): Route => ({
     method: 'POST',
     path: `/tasks/:id/${name}`,
+    doc: { summary: EDGE_SUMMARY[name], params: idParams, body: reasonBody, responses: { 200: '`{task}`: the task after the change' } },
     async handler(c: ApiContext) {
       const taskId = parseParam(idParam, c, 'id');
       const { reason: why } = await parseBody(reasonBody, c);
@@ -47,6 +56,12 @@ export function taskRoutes(core: Core): Route[] {
     {
       method: 'POST',
       path: '/tasks',
+      doc: {
+        summary: 'Create a task. With an `Idempotency-Key` header (or `idempotencyKey`), a repeat within the idempotency window returns the first task.',
+        body: createTaskInput,
+        headers: { 'Idempotency-Key': idempotencyKey },
+        responses: { 200: '`{task, replayed: true}`: the cached task of this idempotency key', 201: '`{task, replayed: false}`: created' },
+      },
       async handler(c) {
         const body = await parseBody(createTaskInput, c);
         const header = c.req.headers['idempotency-key'];
@@ -65,6 +80,7 @@ export function taskRoutes(core: Core): Route[] {
     {
       method: 'GET',
       path: '/tasks',
+      doc: { summary: 'List tasks (filter by role and status), paged by task id.', query: listQuery, responses: { 200: '`{items: [task], next}`' } },
       handler(c) {
         const page = core.tasks.list(parseQuery(listQuery, c));
         return ok({ ...page, items: page.items.map((t) => withUsage(core, taskSubject(t.id), t)) });
@@ -73,8 +89,9 @@ export function taskRoutes(core: Core): Route[] {
     {
       method: 'GET',
       path: '/tasks/:id',
+      doc: { summary: 'One task, with its lock if it is held.', params: idParams, query: emptyQuery, responses: { 200: '`{task}`' } },
       handler(c) {
-        parseQuery(z.strictObject({}), c);
+        parseQuery(emptyQuery, c);
         const task = core.tasks.get(parseParam(idParam, c, 'id'));
         return ok({ task: withUsage(core, taskSubject(task.id), task) });
       },
@@ -86,6 +103,7 @@ export function taskRoutes(core: Core): Route[] {
     {
       method: 'POST',
       path: '/tasks/:id/reprioritise',
+      doc: { summary: 'Change the priority of a task (higher is claimed first; audited with the reason).', params: idParams, body: reprioritiseBody, responses: { 200: '`{task}`' } },
       async handler(c) {
         const taskId = parseParam(idParam, c, 'id');
         const { priority, reason: why } = await parseBody(reprioritiseBody, c);

@@ -51,6 +51,9 @@ describe('mapCoreEvent', () => {
     const alert = seen.find((e) => e.type === 'alert');
     expect(alert).toMatchObject({ level: 'warning', title: 'Lock expired' });
     expect(seen.filter((e) => e.type === 'task.changed').at(-1)).toEqual({ type: 'task.changed', taskId: task.id, role: 'dev', status: 'backlog' });
+    // The loss itself adds nothing (lock.expired says it); the holder's "lost its lock" list refreshes its row.
+    expect(mapCoreEvent({ type: 'lock.lost', taskId: task.id, instanceId: inst, fence: 1, reason: 'expired' })).toEqual([]);
+    expect(mapCoreEvent({ type: 'session.lost_locks', sessionId: 'ses_1', instanceId: inst, taskIds: [task.id] })).toEqual([{ type: 'instance.changed', instanceId: inst, status: 'online' }]);
   });
 
   it('kill switch changes become settings.changed; jobs events map to run/job changes and alerts', () => {
@@ -73,6 +76,14 @@ describe('mapCoreEvent', () => {
     ]);
     expect(mapCoreEvent({ type: 'clock.jumped', from: 0, to: 3_600_000, gapMs: 3_600_000 })).toEqual([
       expect.objectContaining({ type: 'alert', level: 'info', title: 'Woke up after a pause' }),
+    ]);
+    expect(mapCoreEvent({ type: 'clock.jumped', from: 0, to: 110_000, gapMs: 110_000, kind: 'stall', loopGapMs: 110_000 })).toEqual([
+      {
+        type: 'alert',
+        level: 'info',
+        title: 'Gaffer was paused',
+        body: 'Gaffer itself was paused for 2 min; lock windows, heartbeats and run deadlines were shifted instead of expiring.',
+      },
     ]);
     expect(mapCoreEvent({ type: 'task.renewed', taskId: 1, instanceId: 'i', fence: 1, expiresAt: 0 })).toEqual([]);
   });

@@ -69,6 +69,9 @@ export function mapCoreEvent(e: CoreEvent): ConsoleEvent[] {
     }
     case 'instance.changed':
       return [{ type: 'instance.changed', instanceId: e.instance.id, status: e.instance.status }];
+    case 'session.lost_locks':
+      // The instance's "lost its lock" list changed; only a live (online) instance has one.
+      return [{ type: 'instance.changed', instanceId: e.instanceId, status: 'online' }];
     case 'audit.appended': {
       const out: ConsoleEvent[] = [{ type: 'audit.appended', event: e.event }];
       if (e.event.type === 'operator.kill_switch') out.push({ type: 'settings.changed' });
@@ -103,8 +106,11 @@ export function mapCoreEvent(e: CoreEvent): ConsoleEvent[] {
         {
           type: 'alert',
           level: 'info',
-          title: e.gapMs > 0 ? 'Woke up after a pause' : 'Clock stepped backwards',
-          body: `The clock moved ${gap} ${e.gapMs > 0 ? 'forward' : 'back'}; lock windows were shifted instead of expiring.`,
+          title: e.kind === 'stall' ? 'Gaffer was paused' : e.gapMs > 0 ? 'Woke up after a pause' : 'Clock stepped backwards',
+          body:
+            e.kind === 'stall'
+              ? `Gaffer itself was paused for ${gap}; lock windows, heartbeats and run deadlines were shifted instead of expiring.`
+              : `The clock moved ${gap} ${e.gapMs > 0 ? 'forward' : 'back'}; lock windows were shifted instead of expiring.`,
         },
       ];
     }
@@ -113,6 +119,7 @@ export function mapCoreEvent(e: CoreEvent): ConsoleEvent[] {
     case 'log.appended':
       return [{ type: 'log.appended', subject: e.subject, attempt: e.attempt, lastSeq: e.lastSeq }];
     case 'task.renewed':
+    case 'lock.lost': // told through lock.expired / task.changed, and session.lost_locks
     case 'token.revoked':
     case 'session.opened':
     case 'session.hello':

@@ -261,6 +261,31 @@ describe('headless console: live events socket', () => {
     expect(await upgradeStatus(openEvents({ protocols: [] }))).toBe(400);
   });
 
+  it('sockets waiting for their auth frame have their own budget: they never keep the console out', async () => {
+    await server.close();
+    server = await startServer(core, {
+      port: 0,
+      operatorToken: TOKEN,
+      extensions: [createConsoleExtension(core, { operatorToken: TOKEN, rendererDir, dataDir: null, version: 'x', maxSockets: 2, maxPendingSockets: 3 })],
+    });
+    origin = `http://127.0.0.1:${server.port}`;
+    const waiting = [1, 2, 3].map(() => openEvents({ protocols: [EVENTS_SUBPROTOCOL] }));
+    expect(await Promise.all(waiting.map(upgradeStatus))).toEqual([101, 101, 101]);
+    // Before: these counted against the one cap of event sockets (32), so a flood of them kept the console out.
+    expect(await upgradeStatus(openEvents({ protocols: [EVENTS_SUBPROTOCOL] }))).toBe(503);
+    const live = openEvents();
+    expect(await nextFrame(live)).toEqual({ type: 'ready' });
+    // A waiting socket that authenticates joins the main budget if there is room (1 of 2 used) ...
+    waiting[1]!.send(JSON.stringify({ type: 'auth', token: TOKEN }));
+    expect(await nextFrame(waiting[1]!)).toEqual({ type: 'ready' });
+    // ... and is closed 1013 (try again later) when there is none.
+    const code = closeCode(waiting[0]!);
+    waiting[0]!.send(JSON.stringify({ type: 'auth', token: TOKEN }));
+    expect(await code).toBe(1013);
+    expect(await upgradeStatus(openEvents())).toBe(503);
+    for (const ws of [...waiting, live]) ws.close();
+  });
+
   it('no auth frame in time → closed 4401', async () => {
     await server.close();
     server = await startServer(core, {

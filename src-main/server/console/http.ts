@@ -18,7 +18,9 @@
  *    which browsers never send to the server.
  * 3. Auth is a header, not a cookie, so cross-site request forgery has nothing to ride on.
  * 4. The event socket is bounded: few connections, tiny inbound frames, a slow reader is
- *    disconnected (it reconnects and refetches) instead of buffering without limit.
+ *    disconnected (it reconnects and refetches) instead of buffering without limit. Sockets still
+ *    waiting for their auth frame have their own, smaller budget (and the auth timeout), so
+ *    unauthenticated sockets can never keep the console's own stream out.
  */
 import fs from 'node:fs';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
@@ -50,8 +52,10 @@ export interface ConsoleHttpOptions {
   version: string;
   jobs?: JobsConsolePort;
   events?: ConsoleEventHubOptions;
-  /** Most event sockets at once (default 32). */
+  /** Most authenticated event sockets at once (default 32). */
   maxSockets?: number;
+  /** Most event sockets waiting for their auth frame at once (default 8). */
+  maxPendingSockets?: number;
   /** A socket with more than this many bytes unsent is dropped (default 8 MiB). */
   maxBufferedBytes?: number;
   /** How long an unauthenticated socket may wait for its auth frame (default 5 s). */
@@ -204,6 +208,10 @@ export function createConsoleExtension(core: Core, opts: ConsoleHttpOptions): (p
 
     const attach = (server: Server): { close(): void } => {
       const maxSockets = opts.maxSockets ?? 32;
+      const maxPending = opts.maxPendingSockets ?? 8;
+      /** Sockets that presented the operator token; the others wait in `pending` (invariant 4). */
+      const authed = new Set<WebSocket>();
+      const pending = new Set<WebSocket>();
       const maxBuffered = opts.maxBufferedBytes ?? 8 * 1024 * 1024;
       const wss = new WebSocketServer({
         noServer: true,
@@ -215,6 +223,13 @@ export function createConsoleExtension(core: Core, opts: ConsoleHttpOptions): (p
       let closed = false;
 
       const start = (ws: WebSocket): void => {
+        pending.delete(ws);
+        if (authed.size >= maxSockets) {
+          ws.close(1013, `too many console connections (limit ${maxSockets})`);
+          return;
+        }
+        authed.add(ws);
+        ws.once('close', () => authed.delete(ws));
         const send = (frame: EventFrame) => {
           if (ws.readyState !== WebSocket.OPEN) return;
           if (ws.bufferedAmount > maxBuffered) {
@@ -234,7 +249,6 @@ export function createConsoleExtension(core: Core, opts: ConsoleHttpOptions): (p
         if (closed) return rejectUpgrade(socket, 503, 'the server is shutting down');
         if (!allowedHost(req.headers.host, port)) return rejectUpgrade(socket, 403, 'host not allowed');
         if (!originOk(req, origins)) return rejectUpgrade(socket, 403, 'origin not allowed');
-        if (wss.clients.size >= maxSockets) return rejectUpgrade(socket, 503, `too many console connections (limit ${maxSockets})`);
         const offered = String(req.headers['sec-websocket-protocol'] ?? '')
           .split(',')
           .map((p) => p.trim())
@@ -243,6 +257,9 @@ export function createConsoleExtension(core: Core, opts: ConsoleHttpOptions): (p
         const fromProtocol = offered.find((p) => p.startsWith(BEARER_SUBPROTOCOL_PREFIX))?.slice(BEARER_SUBPROTOCOL_PREFIX.length);
         const presented = fromProtocol ?? bearerToken(req);
         if (presented !== undefined && !isOperator(presented, opts.operatorToken)) return rejectUpgrade(socket, 401, 'bad operator token');
+        if (presented !== undefined ? authed.size >= maxSockets : pending.size >= maxPending) {
+          return rejectUpgrade(socket, 503, presented !== undefined ? `too many console connections (limit ${maxSockets})` : `too many console connections waiting to authenticate (limit ${maxPending})`);
+        }
         wss.handleUpgrade(req, socket, head, (ws) => {
           alive.set(ws, true);
           ws.on('pong', () => alive.set(ws, true));
@@ -255,8 +272,12 @@ export function createConsoleExtension(core: Core, opts: ConsoleHttpOptions): (p
             return;
           }
           // No token at the upgrade: the first frame must be {type:"auth", token}.
+          pending.add(ws);
           const timer = setTimeout(() => ws.close(4401, 'no auth frame in time'), opts.authTimeoutMs ?? 5000);
-          ws.once('close', () => clearTimeout(timer));
+          ws.once('close', () => {
+            clearTimeout(timer);
+            pending.delete(ws);
+          });
           ws.once('message', (data, isBinary) => {
             clearTimeout(timer);
             let token: unknown;

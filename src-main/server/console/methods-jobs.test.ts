@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CONSOLE_METHODS } from '../../common/console-api';
 import type { JobSpecInput } from '../../common/job-schema';
 import { fail, startJobsHarness, succeed, type JobsHarness } from '../../core/jobs/jobs.testkit';
-import { auditCount, makeTestCore, stateDigest, type TestCore } from '../../core/testing/test-core';
+import { auditCount, makeTestCore, onlineInstance, stateDigest, type TestCore } from '../../core/testing/test-core';
 import type { ConsoleEvent } from '../../common/console-api';
 import { coalesce, mapCoreEvent } from './events';
 import { createConsoleMethods, type ConsoleMethods } from './methods';
@@ -244,6 +244,21 @@ describe('jobs console methods: jobs', () => {
     const sim = await m.call('jobs.simulateDowntime', { id: job.id, from: '2026-11-30T00:00:00.000Z', to: '2026-12-03T00:00:00.000Z' });
     expect(sim.items.length).toBe(3);
     expect(jobsDigest()).toBe(before);
+  });
+});
+
+describe('jobs console methods: instances with their current runs', () => {
+  it('lists the runs an instance has started and not finished', async () => {
+    const job = await seed();
+    const a = onlineInstance(core, 'reporter', 'rep-1');
+    const insert = core.db.prepare(
+      `INSERT INTO runs (id, job_id, job_name, slot, slot_at, status, disposition, trigger, max_retry, opens_at, version, trace_id, idempotency_key, instance_id, created_at, updated_at)
+       VALUES (?, ?, 'daily-report', ?, ?, ?, ?, 'manual', 0, 0, 1, 't', ?, ?, 0, 0)`,
+    );
+    insert.run('run_a', job.id, '2026-11-29', 1, 'running', 'running', 'daily-report:2026-11-29', a);
+    insert.run('run_b', job.id, '2026-11-28', 0, 'success', 'ran', 'daily-report:2026-11-28', a);
+    const list = await m.call('instances.list', {});
+    expect(list.find((i) => i.id === a)!.currentRuns).toEqual([{ runId: 'run_a', jobId: job.id, job: 'daily-report', slot: '2026-11-29' }]);
   });
 });
 

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CONSOLE_METHODS, type ConsoleMethod } from '../../common/console-api';
+import { HubFixture } from '../../core/hub/hub.testkit';
 import { auditCount, makeTestCore, onlineInstance, stateDigest, type TestCore } from '../../core/testing/test-core';
 import { createConsoleMethods, type ConsoleMethods, type JobsConsolePort } from './methods';
 import { isJobsMethod, type JobsMethod } from './methods-jobs';
@@ -278,6 +279,23 @@ describe('console methods: read models', () => {
     expect(alice.held).toEqual([{ taskId: t.id, title: 'held work', expiresAt: new Date(core.clock.now() + 7200_000).toISOString() }]);
     expect(alice.heldTaskIds).toEqual([t.id]);
     expect(list.find((i) => i.name === 'pat')!.held).toEqual([]);
+  });
+
+  it('an instance whose lock was taken away while it was connected is listed as having lost it', async () => {
+    const h = new HubFixture();
+    try {
+      const hm = createConsoleMethods(h.core, { actor: ACTOR, port: 7311, dataDir: null, version: '1.2.3' });
+      const t = h.core.tasks.create({ title: 'taken work', role: 'dev' }, { actor: 'test' }).task;
+      const a = await h.agent('dev', 'alice');
+      await h.call(a.sock, 'claim');
+      h.clock.advance(1000);
+      h.core.tasks.forceRelease({ taskId: t.id, reason: 'stuck', actor: ACTOR });
+      const alice = (await hm.call('instances.list', {})).find((i) => i.id === a.id)!;
+      expect(alice.held).toEqual([]);
+      expect(alice.lostLocks).toEqual([{ taskId: t.id, title: 'taken work', reason: 'force_release', at: new Date(h.core.clock.now()).toISOString() }]);
+    } finally {
+      h.close();
+    }
   });
 });
 

@@ -24,6 +24,7 @@ import {
   type InstanceView,
 } from '../../common/console-api';
 import { GafferError, isGafferError, toErrorBody } from '../../common/errors';
+import { isoTime } from '../../common/iso-time';
 import { parseOrThrow } from '../../common/validate';
 import { verifyLiveRange } from '../../core/audit/audit-export';
 import type { Core } from '../../core/create-core';
@@ -129,7 +130,10 @@ export function createConsoleMethods(core: Core, ctx: ConsoleContext, opts: Cons
     'locks.expiredToday': () => rm.expiredCards(localDayStart(core.clock.now())),
     'instances.list': () => {
       const held = rm.heldByInstance();
-      return core.instances.list().map((i): InstanceView => ({ ...i, held: held.get(i.id) ?? [] }));
+      const runs = rm.runsByInstance();
+      const lostLocks = (id: string): InstanceView['lostLocks'] =>
+        core.hub.lostLocksOf(id).map((l) => ({ taskId: l.taskId, title: core.tasks.get(l.taskId).title, reason: l.reason, at: isoTime(l.at) }));
+      return core.instances.list().map((i): InstanceView => ({ ...i, held: held.get(i.id) ?? [], lostLocks: lostLocks(i.id), currentRuns: runs.get(i.id) ?? [] }));
     },
     'tokens.list': () => core.tokens.list(),
     'tokens.create': (a) => {

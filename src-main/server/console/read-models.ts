@@ -11,7 +11,7 @@
  *    and writes that same row (keeping the other fields), so the switch the operator flips is the
  *    one the job runner obeys, whether or not the jobs module is wired into the console yet.
  */
-import type { ExpiredLockCard, RoleSummary, ThroughputPoint } from '../../common/console-api';
+import type { ExpiredLockCard, InstanceView, RoleSummary, ThroughputPoint } from '../../common/console-api';
 import type { JobSettings } from '../../common/job-schema';
 import type { Core } from '../../core/create-core';
 
@@ -134,6 +134,10 @@ export function prepareReadModels(core: Pick<Core, 'db' | 'store' | 'audit' | 'c
        LEFT JOIN instances AS r ON r.id = e.reclaimed_by
        WHERE e.expired_at >= ? ORDER BY e.expired_at DESC, e.id DESC LIMIT ?`,
     ),
+    // Walks the partial index runs_instance (status = 'running').
+    running: db.prepare<[], { id: string; job_id: string; job_name: string; slot: string; instance_id: string }>(
+      `SELECT id, job_id, job_name, slot, instance_id FROM runs WHERE status = 'running' AND instance_id IS NOT NULL ORDER BY slot_at`,
+    ),
     held: db.prepare<[], { task_id: number; instance_id: string; expires_at: number; title: string }>(
       `SELECT l.task_id, l.instance_id, l.expires_at, t.title FROM locks AS l JOIN tasks AS t ON t.id = l.task_id ORDER BY l.task_id`,
     ),
@@ -216,6 +220,17 @@ export function prepareReadModels(core: Pick<Core, 'db' | 'store' | 'audit' | 'c
         let list = out.get(r.instance_id);
         if (!list) out.set(r.instance_id, (list = []));
         list.push({ taskId: r.task_id, title: r.title, expiresAt: iso(r.expires_at) });
+      }
+      return out;
+    },
+
+    /** Job runs in progress grouped by the instance running them. */
+    runsByInstance(): Map<string, InstanceView['currentRuns']> {
+      const out = new Map<string, InstanceView['currentRuns']>();
+      for (const r of q.running.all()) {
+        let list = out.get(r.instance_id);
+        if (!list) out.set(r.instance_id, (list = []));
+        list.push({ runId: r.id, jobId: r.job_id, job: r.job_name, slot: r.slot });
       }
       return out;
     },

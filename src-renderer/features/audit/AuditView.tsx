@@ -8,10 +8,12 @@ import { VirtualList } from '../../components/VirtualList';
 import { formatBytes, formatCount, formatDateTime, formatDurationS, prettyJson, shortHash, summariseDetail } from '../../lib/format';
 import { auditTone } from '../../lib/status';
 import { useActions, useConsole, useWatch } from '../../store/react';
-import { isFiltered, type AuditFilterForm } from '../../lib/audit-query';
+import { formFromRouteQuery, formToRouteQuery, isFiltered, type AuditFilterForm } from '../../lib/audit-query';
 import { exportFraction, subjectLink } from './logic';
 
 const ROW_H = 30;
+/** The type picker: whole families first (`lock.*`), then types Gaffer writes, then any seen in the list. */
+const TYPE_FAMILIES = ['lock.*', 'operator.*', 'task.*', 'token.*', 'job.*', 'run.*', 'backfill.*', 'calendar.*', 'signal.*'];
 export const KNOWN_AUDIT_TYPES = [
   'task.create',
   'lock.claim',
@@ -29,24 +31,52 @@ export const KNOWN_AUDIT_TYPES = [
   'signal.set',
   'signal.clear',
   'clock.jump',
-  'settings.kill_switch',
+  'operator.kill_switch',
+  'job.create',
+  'job.update',
+  'job.pause',
+  'job.resume',
+  'job.trigger',
+  'run.claim',
+  'run.step',
+  'run.needs_human',
 ];
 
 export function AuditView() {
-  useWatch('audit');
+  // Instances: an actor typed by name is read as its id.
+  useWatch('audit', 'instances');
   const route = useViewRoute('audit');
   const a = useConsole((s) => s.audit);
   const actions = useActions();
   const { setAuditForm, selectAudit, loadMoreAudit, setAuditFollowing } = actions;
 
-  // Deep links (#/audit?subject=task:12) set the filter once.
-  const linkKey = JSON.stringify(route.query);
+  // The URL carries the filter (shareable; Back undoes a filter). URL → form: on arrival and on
+  // Back/Forward, the form becomes exactly what the URL names, so nothing leaks in from an
+  // earlier visit. Form → URL: each filter that applies is a history step.
+  const linkKey = JSON.stringify(formFromRouteQuery(route.query));
+  const appliedKey = JSON.stringify(formFromRouteQuery(formToRouteQuery(a.form)));
+  const lastLink = useRef<string | null>(null);
   useEffect(() => {
-    const q = JSON.parse(linkKey) as Record<string, string>;
-    const patch: Partial<AuditFilterForm> = {};
-    for (const k of ['type', 'actor', 'subject', 'text'] as const) if (q[k] !== undefined) patch[k] = q[k];
-    if (Object.keys(patch).length) setAuditForm({ ...{ type: '', actor: '', subject: '', text: '', from: '', to: '' }, ...patch }, { immediate: true });
+    if (lastLink.current === linkKey) return;
+    lastLink.current = linkKey;
+    if (linkKey !== appliedKey) setAuditForm(JSON.parse(linkKey) as AuditFilterForm, { immediate: true });
+    // Only a URL change drives this effect; the form's own changes go the other way below.
   }, [linkKey, setAuditForm]);
+  const queryKey = JSON.stringify(a.query);
+  const arrived = useRef(false);
+  useEffect(() => {
+    // On arrival the URL decides (above); the form of an earlier visit must not be written back.
+    if (!arrived.current) {
+      arrived.current = true;
+      return;
+    }
+    const want = JSON.stringify(formFromRouteQuery(formToRouteQuery(a.form)));
+    if (want === lastLink.current) return;
+    lastLink.current = want;
+    navigate('audit', route.param, formToRouteQuery(a.form));
+    // Follows the applied query, not each keystroke.
+  }, [queryKey]);
+  const seenTypes = useMemo(() => [...new Set(a.items.slice(0, 500).map((e) => e.type))].filter((t) => !KNOWN_AUDIT_TYPES.includes(t)).sort(), [a.items]);
 
   const selectedIndex = useMemo(() => (a.selectedId === null ? -1 : a.items.findIndex((e) => e.id === a.selectedId)), [a.items, a.selectedId]);
   const selected = selectedIndex >= 0 ? a.items[selectedIndex]! : null;
@@ -90,13 +120,13 @@ export function AuditView() {
     <div className="view audit" data-testid="view-audit">
       <div className="filterbar" role="search">
         {field('text', 'Text', 'search in details  ( / )', { filter: true, width: '210px' })}
-        {field('type', 'Type', 'lock.expire, task.create', { list: 'audit-types', width: '180px' })}
+        {field('type', 'Type', 'lock.*, task.create', { list: 'audit-types', width: '180px' })}
         <datalist id="audit-types">
-          {KNOWN_AUDIT_TYPES.map((t) => (
+          {[...TYPE_FAMILIES, ...KNOWN_AUDIT_TYPES, ...seenTypes].map((t) => (
             <option key={t} value={t} />
           ))}
         </datalist>
-        {field('actor', 'Actor', 'operator, instance id', { width: '150px' })}
+        {field('actor', 'Actor', 'operator, instance name', { width: '150px' })}
         {field('subject', 'Subject', 'task:42 or 42', { width: '140px' })}
         {field('from', 'From', '', { type: 'datetime-local', width: '180px' })}
         {field('to', 'To', '', { type: 'datetime-local', width: '180px' })}
@@ -105,6 +135,11 @@ export function AuditView() {
         </button>
       </div>
       {a.formError ? <div className="field-error">{a.formError}</div> : null}
+      {a.formNotes.length ? (
+        <div className="muted small" data-testid="audit-filter-notes">
+          {a.formNotes.join(' · ')}
+        </div>
+      ) : null}
 
       <ExportStatus />
       <VerifyStatus />
@@ -182,7 +217,8 @@ export function AuditView() {
               activeIndex={selectedIndex >= 0 ? selectedIndex : null}
               scrollRef={listRef}
               testId="audit-list"
-              ariaLabel="Audit events"
+              ariaLabel="Audit events (arrow keys move through them)"
+              focusable
               className="audit-vlist"
               render={(e) => <AuditRow e={e} selected={e.id === a.selectedId} onSelect={() => selectAudit(e.id)} />}
               footer={

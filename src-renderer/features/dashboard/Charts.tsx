@@ -20,12 +20,12 @@ export function DistributionChart({ rows }: { rows: DistributionRow[] }) {
           <XAxis type="number" {...axis} tickFormatter={formatCompact} allowDecimals={false} />
           <YAxis
             type="category"
-            dataKey="role"
+            dataKey="queue"
             {...axis}
             width={90}
             tick={(raw: unknown) => {
               const props = raw as { x: number; y: number; payload: { value: string } };
-              const row = rows.find((r) => r.role === props.payload.value);
+              const row = rows.find((r) => r.queue === props.payload.value);
               return (
                 <text x={props.x - 4} y={props.y} dy={4} textAnchor="end" fontSize={12} fill={row?.stuck ? 'var(--c-failed)' : 'var(--fg)'} fontWeight={row?.stuck ? 700 : 500}>
                   {row?.stuck ? '⚠ ' : ''}

@@ -1,6 +1,6 @@
 import { useMemo } from 'react';
 import { navigate } from '../../lib/navigation';
-import { Badge, Rule } from '../../components/Badge';
+import { Badge } from '../../components/Badge';
 import { EmptyState, ErrorBanner, Spinner, Stat } from '../../components/States';
 import { RelativeTime } from '../../components/Time';
 import { formatCount, formatDurationS } from '../../lib/format';
@@ -12,8 +12,9 @@ import { recoveryExplain } from '../../lib/recovery';
 import { distributionRows, localDay, queueHealth, throughputRows, worstStuck } from './logic';
 
 export function DashboardView() {
-  useWatch('dashboard', 'settings', 'expiredLocks');
+  useWatch('dashboard', 'settings', 'expiredLocks', 'instances');
   const dash = useConsole((s) => s.dashboard);
+  const instances = useConsole((s) => s.instances.data);
   const settings = useConsole((s) => s.settings.data);
   const expired = useConsole((s) => s.expiredLocks.data);
   const { refresh } = useActions();
@@ -34,6 +35,7 @@ export function DashboardView() {
   return (
     <div className="view dashboard" data-testid="view-dashboard">
       {dash.error ? <ErrorBanner error={dash.error} what="Live refresh failed; showing the last data" /> : null}
+      {instances && instances.length === 0 ? <ConnectFirstAgent /> : null}
       <div className="stats">
         <Stat
           label="Online instances"
@@ -48,7 +50,7 @@ export function DashboardView() {
           label="Expired locks today"
           value={formatCount(d.expiredLocksToday)}
           tone={d.expiredLocksToday > 0 ? 'warn' : undefined}
-          sub="taken back by the watchdog"
+          sub="by the watchdog or an operator"
           onClick={() => navigate('locks')}
           testId="stat-expired"
         />
@@ -65,7 +67,7 @@ export function DashboardView() {
           value={rec.short}
           sub={
             <span title={rec.long}>
-              <Rule id="P4" />/watchdog: abandoned task back
+              at most, for an abandoned task
             </span>
           }
           testId="stat-recovery"
@@ -189,5 +191,26 @@ export function DashboardView() {
         </EmptyState>
       ) : null}
     </div>
+  );
+}
+
+/** First open: nothing happens until an agent connects, so that comes first. */
+function ConnectFirstAgent() {
+  return (
+    <section className="panel onboarding" data-testid="connect-agent">
+      <header className="panel-head">
+        <h2>Connect your first agent</h2>
+      </header>
+      <ol className="small">
+        <li>Create an agent token: it names who the agent is and, if you like, the one role it may work.</li>
+        <li>Run the command shown with it (the worker example, any program of yours, or Python): it already names this server and the whole token.</li>
+        <li>The agent appears under Instances and starts taking tasks of its role; jobs of that role are triggered on it.</li>
+      </ol>
+      <div>
+        <button className="btn btn-primary" onClick={() => navigate('instances', null, { connect: '1' })} data-testid="connect-agent-start">
+          Create an agent token
+        </button>
+      </div>
+    </section>
   );
 }

@@ -19,7 +19,7 @@ describe('dashboard logic', () => {
     expect(h[3]!.stuck).toBeNull();
     expect(h[3]!.slow).toBeNull();
     expect(worstStuck(h)?.role).toBe('dev');
-    expect(distributionRows(h)[0]).toEqual({ role: 'dev', ready: 4, waiting: 0, inProgress: 0, blocked: 0, stuck: true });
+    expect(distributionRows(h)[0]).toEqual({ queue: 'dev', ready: 4, waiting: 0, inProgress: 0, blocked: 0, stuck: true });
   });
 
   it('fills the last seven days, oldest first', () => {

@@ -42,7 +42,8 @@ export function worstStuck(rows: RoleHealth[]): RoleHealth | null {
 }
 
 export interface DistributionRow {
-  role: string;
+  /** The role's name. Not `role`: chart libraries pass row fields on as attributes, and `role` is an ARIA attribute. */
+  queue: string;
   ready: number;
   waiting: number;
   inProgress: number;
@@ -51,7 +52,7 @@ export interface DistributionRow {
 }
 
 export function distributionRows(health: RoleHealth[], maxRoles = 12): DistributionRow[] {
-  return health.slice(0, maxRoles).map((r) => ({ role: r.role, ready: r.ready, waiting: r.waiting, inProgress: r.inProgress, blocked: r.blocked + r.failed, stuck: !!r.stuck }));
+  return health.slice(0, maxRoles).map((r) => ({ queue: r.role, ready: r.ready, waiting: r.waiting, inProgress: r.inProgress, blocked: r.blocked + r.failed, stuck: !!r.stuck }));
 }
 
 export interface ThroughputRow extends ThroughputPoint {

@@ -1,7 +1,7 @@
-import { useMemo, useState } from 'react';
+import { useEffect, useMemo, useState, type ReactNode } from 'react';
 import type { InstanceView } from '../../../src-main/common/console-api';
 import type { InstanceStatus } from '../../../src-main/common/model';
-import { navigate } from '../../lib/navigation';
+import { navigate, replaceRoute, useViewRoute } from '../../lib/navigation';
 import { Badge, InstanceStatusBadge } from '../../components/Badge';
 import { EmptyState, ErrorBanner, Spinner } from '../../components/States';
 import { Table, type Column } from '../../components/Table';
@@ -12,8 +12,22 @@ import { useActions, useConsole, useWatch } from '../../store/react';
 import { TokensPanel } from './TokensPanel';
 import { filterInstances, type StatusFilter } from './logic';
 
+/** Why a lock was taken away, in the words of the "lost its lock" tooltip. */
+const LOST_WORDS: Record<string, string> = {
+  force_release: 'Force-released by an operator',
+  expired: 'Its lock expired',
+  cancelled: 'The task was cancelled',
+  budget: 'Stopped by a budget cap',
+};
+
 export function InstancesView() {
   useWatch('instances', 'settings', 'tokens');
+  const route = useViewRoute('instances');
+  // "Connect an agent" (dashboard) lands here with the token form open; the URL forgets it.
+  const [connect] = useState(route.query.connect === '1');
+  useEffect(() => {
+    if (connect) replaceRoute('instances');
+  }, [connect]);
   const res = useConsole((s) => s.instances);
   const config = useConsole((s) => s.settings.data?.config);
   const { refresh } = useActions();
@@ -29,66 +43,109 @@ export function InstancesView() {
   }, [list]);
   const staleMs = (config?.heartbeatIntervalMs ?? 20_000) * 2;
 
+  const graceS = config?.reconnectGraceS;
   const columns: Column<InstanceView>[] = [
-    { key: 'status', header: 'Status', width: '128px', render: (i) => <InstanceStatusBadge status={i.status} /> },
+    {
+      key: 'status',
+      header: 'Status',
+      width: '118px',
+      render: (i) =>
+        i.status === 'disconnected' && i.disconnectedAt && graceS !== undefined ? (
+          <div className="two-line">
+            <span>
+              <InstanceStatusBadge status={i.status} />
+            </span>
+            <span className="small" data-testid={`grace-${i.id}`} title="It may reconnect and keep its locks until then; after that it is offline and its locks expire.">
+              back within <Countdown expiresAt={new Date(Date.parse(i.disconnectedAt) + graceS * 1000).toISOString()} windowS={graceS} label="reconnect grace ends" />
+            </span>
+          </div>
+        ) : (
+          <InstanceStatusBadge status={i.status} />
+        ),
+    },
     {
       key: 'name',
       header: 'Instance',
-      width: 'minmax(180px, 1.4fr)',
+      width: 'minmax(160px, 1.4fr)',
       render: (i) => (
         <div className="two-line">
           <strong>{i.name}</strong>
-          <span className="mono muted small" title={i.id}>
-            {i.id}
+          <span className="muted small" title={`${i.id}${i.version ? ` · version ${i.version}` : ''}`}>
+            <span className="mono">{i.id}</span>
+            {i.version ? ` · v${i.version}` : ''}
           </span>
         </div>
       ),
     },
-    { key: 'role', header: 'Role', width: '110px', render: (i) => <Badge>{i.role}</Badge> },
+    { key: 'role', header: 'Role', width: '96px', render: (i) => <Badge>{i.role}</Badge> },
     {
-      key: 'hb',
-      header: 'Last heartbeat',
-      width: '130px',
+      key: 'seen',
+      header: 'Heartbeat',
+      width: '126px',
       render: (i) => {
         const late = i.status === 'online' && now - Date.parse(i.lastHeartbeatAt) > staleMs;
         return (
-          <span className={late ? 'text-warn' : undefined} title={late ? 'later than two heartbeat intervals' : undefined}>
-            <RelativeTime at={i.lastHeartbeatAt} />
-          </span>
+          <div className="two-line">
+            <span className={late ? 'text-warn' : undefined} title={late ? 'later than two heartbeat intervals' : 'last heartbeat'}>
+              <RelativeTime at={i.lastHeartbeatAt} />
+            </span>
+            <span className="muted small">
+              {i.status === 'online' ? (
+                <>
+                  connected <RelativeTime at={i.connectedAt} granularityMs={10_000} />
+                </>
+              ) : i.disconnectedAt ? (
+                <>
+                  left <RelativeTime at={i.disconnectedAt} granularityMs={10_000} />
+                </>
+              ) : null}
+            </span>
+          </div>
         );
       },
     },
     {
-      key: 'since',
-      header: 'Connected',
-      width: '120px',
-      render: (i) => (i.status === 'online' ? <RelativeTime at={i.connectedAt} granularityMs={10_000} /> : i.disconnectedAt ? <span className="muted">left <RelativeTime at={i.disconnectedAt} granularityMs={10_000} /></span> : '—'),
-    },
-    {
       key: 'held',
       header: 'Holds',
-      width: 'minmax(220px, 2fr)',
-      render: (i) =>
-        i.held.length === 0 ? (
-          <span className="muted">nothing</span>
-        ) : (
-          <div className="held">
-            {i.held.slice(0, 2).map((h) => (
-              <button key={h.taskId} className="held-item" onClick={() => navigate('queues', i.role, { task: String(h.taskId) })} title={h.title}>
-                <span className="task-id">#{h.taskId}</span> <span className="held-title">{h.title}</span> <Countdown expiresAt={h.expiresAt} windowS={config?.lockWindowS} />
+      width: 'minmax(180px, 2fr)',
+      // A lock taken away comes first: the agent was told, but may still be working on it.
+      render: (i) => (
+        <FirstTwo items={[...i.lostLocks.map((lost) => ({ lost })), ...i.held.map((held) => ({ held }))]} none="nothing">
+          {(x) =>
+            'lost' in x ? (
+              <button
+                key={`lost-${x.lost.taskId}`}
+                className="held-item text-warn"
+                onClick={() => navigate('queues', i.role, { task: String(x.lost.taskId) })}
+                title={`${LOST_WORDS[x.lost.reason] ?? 'taken away'}: the agent was told to stop and has not reported since`}
+              >
+                <span className="task-id">#{x.lost.taskId}</span> <span className="held-title">lost its lock · {x.lost.title}</span>
               </button>
-            ))}
-            {i.held.length > 2 ? <span className="muted small">+{i.held.length - 2} more</span> : null}
-          </div>
-        ),
+            ) : (
+              <button key={x.held.taskId} className="held-item" onClick={() => navigate('queues', i.role, { task: String(x.held.taskId) })} title={x.held.title}>
+                <span className="task-id">#{x.held.taskId}</span> <span className="held-title">{x.held.title}</span> <Countdown expiresAt={x.held.expiresAt} windowS={config?.lockWindowS} />
+              </button>
+            )
+          }
+        </FirstTwo>
+      ),
     },
     {
       key: 'run',
       header: 'Current run',
-      width: '110px',
-      render: () => <span className="muted" title="no run in progress">—</span>,
+      width: 'minmax(120px, 1fr)',
+      render: (i) => (
+        <FirstTwo items={i.currentRuns} none="none">
+          {(r) => (
+            <button key={r.runId} className="held-item" onClick={() => navigate('runs', r.jobId, { slot: r.slot })} title={`run ${r.runId}`}>
+              <span className="held-title">
+                {r.job} <span className="mono small">{r.slot}</span>
+              </span>
+            </button>
+          )}
+        </FirstTwo>
+      ),
     },
-    { key: 'ver', header: 'Version', width: '80px', render: (i) => <span className="muted small">{i.version ?? '—'}</span> },
   ];
 
   return (
@@ -99,14 +156,14 @@ export function InstancesView() {
           <div className="seg" role="radiogroup" aria-label="Status">
             {(
               [
-                ['live', `Connected ${counts.online + counts.disconnected}`],
-                ['online', `Online ${counts.online}`],
-                ['disconnected', `Disconnected ${counts.disconnected}`],
-                ['offline', `Offline ${counts.offline}`],
-                ['all', `All ${list.length}`],
-              ] as Array<[StatusFilter, string]>
-            ).map(([k, label]) => (
-              <button key={k} role="radio" aria-checked={status === k} className={`seg-btn${status === k ? ' active' : ''}`} onClick={() => setStatus(k)}>
+                ['live', `Active ${counts.online + counts.disconnected}`, 'connected, or disconnected and still within the reconnect grace'],
+                ['online', `Connected ${counts.online}`, 'connected now'],
+                ['disconnected', `Reconnecting ${counts.disconnected}`, 'disconnected, within the reconnect grace: they keep their locks if they come back in time'],
+                ['offline', `Offline ${counts.offline}`, 'gone: their locks were taken back'],
+                ['all', `All ${list.length}`, 'every instance Gaffer has seen'],
+              ] as Array<[StatusFilter, string, string]>
+            ).map(([k, label, hint]) => (
+              <button key={k} role="radio" aria-checked={status === k} className={`seg-btn${status === k ? ' active' : ''}`} onClick={() => setStatus(k)} title={hint} data-testid={`instances-filter-${k}`}>
                 {label}
               </button>
             ))}
@@ -128,9 +185,8 @@ export function InstancesView() {
             ariaLabel="Instances"
             empty={
               list.length === 0 ? (
-                <EmptyState title="No agents online">
-                  Create a token below and start <code>examples/worker-agent.ts</code> with it (<code>GAFFER_TOKEN=… npx tsx examples/worker-agent.ts</code>). Agents appear here as soon
-                  as they say hello.
+                <EmptyState title="No agent has connected yet">
+                  Create an agent token below: the next screen shows the command that starts an agent with it, for this server. Agents appear here as soon as they say hello.
                 </EmptyState>
               ) : (
                 <EmptyState title="No instance matches" compact>
@@ -143,7 +199,18 @@ export function InstancesView() {
           />
         )}
       </section>
-      <TokensPanel />
+      <TokensPanel connect={connect} />
+    </div>
+  );
+}
+
+/** The first two of a cell's items, then "+N more" (the row stays one height). */
+function FirstTwo<T>({ items, none, children }: { items: T[]; none: string; children: (item: T) => ReactNode }) {
+  if (items.length === 0) return <span className="muted">{none}</span>;
+  return (
+    <div className="held">
+      {items.slice(0, 2).map(children)}
+      {items.length > 2 ? <span className="muted small">+{items.length - 2} more</span> : null}
     </div>
   );
 }

@@ -1,20 +1,23 @@
 import { useMemo, useState } from 'react';
 import type { TokenView } from '../../../src-main/common/console-api';
 import { Badge } from '../../components/Badge';
+import { CopyText } from '../../components/CopyText';
 import { Dialog, ReasonDialog } from '../../components/Dialog';
 import { EmptyState, ErrorBanner, Spinner } from '../../components/States';
 import { Table, type Column } from '../../components/Table';
 import { RelativeTime } from '../../components/Time';
+import { agentCommands, agentUrl, PYTHON_AGENT_EXAMPLE } from '../../lib/agent-commands';
 import { toUiError, type UiError } from '../../lib/errors';
 import { useActions, useConsole } from '../../store/react';
 import { validateTokenForm } from './logic';
 
-export function TokensPanel() {
+/** `connect`: opened from "connect an agent" — the token form is open at once. */
+export function TokensPanel({ connect = false }: { connect?: boolean }) {
   const res = useConsole((s) => s.tokens);
   const roles = useConsole((s) => s.roles.data);
   const { refresh } = useActions();
-  const [creating, setCreating] = useState(false);
-  const [secret, setSecret] = useState<{ name: string; token: string } | null>(null);
+  const [creating, setCreating] = useState(connect);
+  const [secret, setSecret] = useState<{ name: string; role: string | null; token: string } | null>(null);
   const [revoking, setRevoking] = useState<TokenView | null>(null);
   const [showRevoked, setShowRevoked] = useState(false);
   const { revokeToken } = useActions();
@@ -24,7 +27,7 @@ export function TokensPanel() {
   const columns: Column<TokenView>[] = [
     { key: 'name', header: 'Name', width: 'minmax(160px, 2fr)', render: (t) => <strong>{t.name}</strong> },
     { key: 'role', header: 'Role', width: '120px', render: (t) => (t.role ? <Badge>{t.role}</Badge> : <span className="muted">any role</span>) },
-    { key: 'id', header: 'Id', width: 'minmax(120px, 1fr)', render: (t) => <span className="mono small muted">{t.id}</span> },
+    { key: 'id', header: 'Id', width: 'minmax(120px, 1fr)', showFrom: 860, render: (t) => <span className="mono small muted">{t.id}</span> },
     { key: 'created', header: 'Created', width: '120px', render: (t) => <RelativeTime at={t.createdAt} granularityMs={60_000} /> },
     {
       key: 'state',
@@ -41,7 +44,7 @@ export function TokensPanel() {
     },
     {
       key: 'act',
-      header: '',
+      header: <span className="visually-hidden">Actions</span>,
       width: '90px',
       align: 'right',
       render: (t) =>
@@ -81,7 +84,7 @@ export function TokensPanel() {
           rowTone={(t) => (t.revokedAt ? 'dim' : undefined)}
           empty={
             <EmptyState title="No agent tokens" compact>
-              Create one, then start an agent with it: <code>GAFFER_TOKEN=… npx tsx examples/worker-agent.ts</code>.
+              Create one: the next screen shows the command that starts an agent with it.
             </EmptyState>
           }
         />
@@ -90,13 +93,13 @@ export function TokensPanel() {
         <CreateTokenDialog
           roles={(roles ?? []).map((r) => r.role)}
           onClose={() => setCreating(false)}
-          onCreated={(name, token) => {
+          onCreated={(name, role, token) => {
             setCreating(false);
-            setSecret({ name, token });
+            setSecret({ name, role, token });
           }}
         />
       ) : null}
-      {secret ? <SecretDialog name={secret.name} token={secret.token} onClose={() => setSecret(null)} /> : null}
+      {secret ? <SecretDialog name={secret.name} role={secret.role} token={secret.token} onClose={() => setSecret(null)} /> : null}
       {revoking ? (
         <ReasonDialog
           title={`Revoke token “${revoking.name}”`}
@@ -112,7 +115,7 @@ export function TokensPanel() {
   );
 }
 
-function CreateTokenDialog({ roles, onClose, onCreated }: { roles: string[]; onClose: () => void; onCreated: (name: string, token: string) => void }) {
+function CreateTokenDialog({ roles, onClose, onCreated }: { roles: string[]; onClose: () => void; onCreated: (name: string, role: string | null, token: string) => void }) {
   const { createToken } = useActions();
   const [name, setName] = useState('');
   const [role, setRole] = useState('');
@@ -132,7 +135,7 @@ function CreateTokenDialog({ roles, onClose, onCreated }: { roles: string[]; onC
           setBusy(true);
           try {
             const r = await createToken(name.trim(), role.trim() || null);
-            onCreated(name.trim(), r.token);
+            onCreated(name.trim(), role.trim() || null, r.token);
           } catch (err) {
             setError(toUiError(err));
             setBusy(false);
@@ -168,39 +171,36 @@ function CreateTokenDialog({ roles, onClose, onCreated }: { roles: string[]; onC
   );
 }
 
-function SecretDialog({ name, token, onClose }: { name: string; token: string; onClose: () => void }) {
-  const [copied, setCopied] = useState<'yes' | 'failed' | null>(null);
+function SecretDialog({ name, role, token, onClose }: { name: string; role: string | null; token: string; onClose: () => void }) {
+  const port = useConsole((st) => st.settings.data?.port);
+  const url = agentUrl(port, typeof window === 'undefined' ? null : window.location);
+  const commands = agentCommands({ url, token, role: role ?? 'dev' });
   return (
-    <Dialog title={`Token “${name}” created`} onClose={onClose} testId="dialog-token-secret">
+    <Dialog title={`Token “${name}” created`} onClose={onClose} testId="dialog-token-secret" wide>
       <div className="form">
         <div className="callout callout-warn">
           <strong>Copy it now.</strong> This is the only time the secret is shown; Gaffer keeps only its hash. If you lose it, revoke this token and create another.
         </div>
-        <div className="secret-row">
-          <code className="secret" data-testid="token-secret" onFocus={(e) => window.getSelection()?.selectAllChildren(e.currentTarget)} tabIndex={0}>
-            {token}
-          </code>
-          <button
-            className="btn btn-primary"
-            data-autofocus
-            onClick={() => {
-              if (!navigator.clipboard) {
-                setCopied('failed');
-                return;
-              }
-              navigator.clipboard.writeText(token).then(
-                () => setCopied('yes'),
-                () => setCopied('failed'),
-              );
-            }}
-          >
-            {copied === 'yes' ? 'Copied ✓' : 'Copy'}
-          </button>
-        </div>
-        {copied === 'failed' ? <div className="field-error">The clipboard is not available here: select the text and copy it by hand.</div> : null}
+        <CopyText text={token} label="the token" testId="token-secret" autoFocus />
+        <h3>Start an agent with it</h3>
         <p className="small muted">
-          Start an agent with it: <code>GAFFER_TOKEN={token.slice(0, 8)}… npx tsx examples/worker-agent.ts</code>
+          Each command works as printed: it names this server ({url}), the whole secret and the role{role ? '' : ' (“dev” here: this token works for any role, so put the one the agent should work)'}.
         </p>
+        <div className="agent-commands" data-testid="agent-commands">
+          {commands.map((c) => (
+            <section key={c.id} className="agent-command">
+              <h3>{c.title}</h3>
+              <p className="small muted">{c.about}</p>
+              <CopyText text={c.text} label={`the ${c.title.toLowerCase()} command`} testId={`command-${c.id}`} />
+              {c.id === 'python' ? (
+                <details className="small">
+                  <summary>your_agent.py</summary>
+                  <CopyText text={PYTHON_AGENT_EXAMPLE} label="the Python agent" testId="python-example" />
+                </details>
+              ) : null}
+            </section>
+          ))}
+        </div>
         <div className="dialog-actions">
           <button className="btn" onClick={onClose}>
             I have stored it

@@ -14,6 +14,8 @@ const inst = (id: string, status: InstanceView['status'], role = 'dev', name = i
   tokenId: null,
   heldTaskIds: [],
   held: [],
+  lostLocks: [],
+  currentRuns: [],
 });
 
 describe('instances view logic', () => {

@@ -320,11 +320,11 @@ export function JobEditor({ jobId }: { jobId: string | null }) {
             </div>
             <div className="field-row">
               {form.scheduleKind === 'cron' ? (
-                <Field issues={shown} field="schedule.cron" label={jobFieldLabel('schedule.cron')} help={form.cron.trim() ? describeSchedule({ cron: form.cron }) : 'minute hour day-of-month month day-of-week'}>
+                <Field issues={shown} field="schedule.cron" label={jobFieldLabel('schedule.cron')} help={form.cron.trim() ? describeSchedule({ cron: form.cron }, form.calendar) : 'minute hour day-of-month month day-of-week'}>
                   <input name="cron" className="mono" value={form.cron} placeholder="0 9 * * 1-5" onChange={(e) => patch({ cron: e.target.value })} aria-invalid={hasError(shown, 'schedule.cron')} spellCheck={false} />
                 </Field>
               ) : (
-                <Field issues={shown} field="schedule.everyS" label={jobFieldLabel('schedule.everyS')} help={Number(form.everyS) > 0 ? describeSchedule({ everyS: Number(form.everyS) }) : 'slots are multiples of it since 1970 (stable across restarts)'}>
+                <Field issues={shown} field="schedule.everyS" label={jobFieldLabel('schedule.everyS')} help={Number(form.everyS) > 0 ? describeSchedule({ everyS: Number(form.everyS) }, form.calendar) : 'slots are multiples of it since 1970 (stable across restarts)'}>
                   <input name="everyS" inputMode="numeric" value={form.everyS} onChange={(e) => patch({ everyS: e.target.value })} aria-invalid={hasError(shown, 'schedule.everyS')} />
                 </Field>
               )}

@@ -3,6 +3,7 @@ import type { JobSummary } from '../../../src-main/common/job-schema';
 import { navigate, useViewRoute } from '../../lib/navigation';
 import { Badge } from '../../components/Badge';
 import { EmptyState, ErrorBanner, Spinner } from '../../components/States';
+import { RowMenu } from '../../components/RowMenu';
 import { Table, type Column } from '../../components/Table';
 import { RelativeTime } from '../../components/Time';
 import { formatCount, formatDateTime } from '../../lib/format';
@@ -22,6 +23,10 @@ export function JobsView() {
   if (route.param) return <JobEditor key={route.param} jobId={route.param === 'new' ? null : route.param} />;
   return <JobList />;
 }
+
+/** Below this table width the row actions fold into "Trigger now" and a menu. */
+const WIDE_ACTIONS = 1100;
+const ACTIONS_HEADER = <span className="visually-hidden">Actions</span>;
 
 /** "Asia/Shanghai" → "Shanghai" (the zone's city, for tight cells). */
 function shortZone(zone: string): string {
@@ -48,6 +53,11 @@ function JobList() {
     if (list.error) return <ErrorBanner error={list.error} what="Could not load the jobs" onRetry={() => void refresh('jobs')} />;
     return <Spinner label="Loading jobs…" />;
   }
+  const triggerButton = (j: JobSummary) => (
+    <button className="btn btn-small" disabled={!j.enabled || killSwitch} title={!j.enabled ? 'enable it first' : killSwitch ? 'the kill switch is on' : JOB_ACTION_META.trigger.explain} onClick={() => setActing({ job: j, kind: 'trigger' })} data-testid={`trigger-${j.name}`}>
+      Trigger now
+    </button>
+  );
   const paused = list.data.filter((j) => j.paused).length;
   const disabled = list.data.filter((j) => !j.enabled).length;
 
@@ -55,7 +65,7 @@ function JobList() {
     {
       key: 'name',
       header: 'Job',
-      width: 'minmax(130px, 0.9fr)',
+      width: 'minmax(120px, 0.9fr)',
       render: (j) => (
         <div className="two-line">
           <button className="link strong" onClick={() => navigate('jobs', j.id)} data-testid={`job-link-${j.name}`}>
@@ -71,10 +81,10 @@ function JobList() {
     {
       key: 'schedule',
       header: 'Schedule',
-      width: 'minmax(150px, 1.35fr)',
+      width: 'minmax(140px, 1.35fr)',
       render: (j) => (
         <div className="two-line">
-          <span title={j.schedule.cron ? `cron ${j.schedule.cron}` : undefined}>{describeSchedule(j.schedule)}</span>
+          <span title={j.schedule.cron ? `cron ${j.schedule.cron}` : undefined}>{describeSchedule(j.schedule, j.calendar)}</span>
           <span className="muted small" title={`${j.schedule.timezone ?? 'UTC'}${j.window ? ` · window ${j.window.start}–${j.window.end}` : ''}${j.calendar ? ` · calendar ${j.calendar}` : ''}`}>
             {j.schedule.timezone ?? 'UTC'}
             {j.window ? ` · window ${j.window.start}–${j.window.end}` : ''}
@@ -86,7 +96,7 @@ function JobList() {
     {
       key: 'next',
       header: 'Next slot',
-      width: 'minmax(190px, 1.45fr)',
+      width: 'minmax(170px, 1.45fr)',
       render: (j) =>
         j.nextSlot ? (
           <div className="two-line" title={`slot ${j.nextSlot.slot} · ${formatDateTime(j.nextSlot.at)} (${me})`}>
@@ -123,7 +133,7 @@ function JobList() {
     {
       key: 'state',
       header: 'State',
-      width: 'minmax(140px, 1.1fr)',
+      width: 'minmax(130px, 1.1fr)',
       render: (j) => {
         const st = jobState(j);
         return (
@@ -148,15 +158,14 @@ function JobList() {
     { key: 'version', header: 'Ver.', width: '44px', align: 'right', title: 'version: bumped on every edit and stored on each run', render: (j) => <span className="mono">v{j.version}</span> },
     {
       key: 'actions',
-      header: '',
+      header: ACTIONS_HEADER,
       width: '178px',
       align: 'right',
+      showFrom: WIDE_ACTIONS,
       render: (j) => (
         <div className="row-actions-2">
           <div className="row-actions">
-            <button className="btn btn-small" disabled={!j.enabled || killSwitch} title={!j.enabled ? 'enable it first' : killSwitch ? 'the kill switch is on' : JOB_ACTION_META.trigger.explain} onClick={() => setActing({ job: j, kind: 'trigger' })} data-testid={`trigger-${j.name}`}>
-              Trigger now
-            </button>
+            {triggerButton(j)}
             {j.paused ? (
               <button className="btn btn-small" onClick={() => setActing({ job: j, kind: 'resume' })} data-testid={`resume-${j.name}`}>
                 Resume
@@ -178,6 +187,28 @@ function JobList() {
               Why?
             </button>
           </div>
+        </div>
+      ),
+    },
+    {
+      key: 'menu',
+      header: ACTIONS_HEADER,
+      width: '124px',
+      align: 'right',
+      showBelow: WIDE_ACTIONS,
+      render: (j) => (
+        <div className="row-actions">
+          {triggerButton(j)}
+          <RowMenu
+            label={`More actions for ${j.name}`}
+            testId={`more-${j.name}`}
+            items={[
+              j.paused ? { label: 'Resume', onSelect: () => setActing({ job: j, kind: 'resume' }), testId: `resume-${j.name}` } : { label: 'Pause', onSelect: () => setActing({ job: j, kind: 'pause' }), testId: `pause-${j.name}` },
+              { label: j.enabled ? 'Disable' : 'Enable', danger: j.enabled, onSelect: () => setActing({ job: j, kind: j.enabled ? 'disable' : 'enable' }), testId: `${j.enabled ? 'disable' : 'enable'}-${j.name}` },
+              { label: 'Runs', title: 'Slot ledger and backfill queue', onSelect: () => navigate('runs', j.id) },
+              { label: 'Why didn’t it run?', onSelect: () => navigate('why', j.id) },
+            ]}
+          />
         </div>
       ),
     },

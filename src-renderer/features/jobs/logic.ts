@@ -45,7 +45,7 @@ export function policySentences(spec: JobSpec, calendarName?: string): Record<Po
         ? `If ${w} closes before the data is ready, this slot is folded into ${nextRunWords(spec.schedule)}: that run also covers it (oldest first), and nothing runs twice.`
         : `If ${w} closes before the slot could start, it is skipped and recorded as missed, and you get an alert; you decide whether to queue it for backfill.`;
   return {
-    schedule: `Looks at the job ${describeSchedule(spec.schedule)} (${spec.schedule.everyS !== undefined && !spec.schedule.timezone ? 'UTC dates' : zone}). Time says when to check, not when to execute: the other layers decide.`,
+    schedule: `Looks at the job ${describeSchedule(spec.schedule, spec.calendar)} (${spec.schedule.everyS !== undefined && !spec.schedule.timezone ? 'UTC dates' : zone}). Time says when to check, not when to execute: the other layers decide.`,
     window: spec.window
       ? `Each slot may start only between ${spec.window.start} and ${spec.window.end} ${zone} time; while something is not ready it is re-checked every ${formatDurationS(spec.window.recheckEveryS)}.`
       : 'No execution window: a slot may start from its due time until the next slot is due, re-checked every few minutes while not ready.',

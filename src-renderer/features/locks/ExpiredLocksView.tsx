@@ -2,13 +2,13 @@ import { useMemo, useState } from 'react';
 import { recoveryBoundS } from '../../../src-main/common/config';
 import type { ExpiredLockCard } from '../../../src-main/common/console-api';
 import { navigate } from '../../lib/navigation';
-import { Badge, Rule } from '../../components/Badge';
+import { Badge } from '../../components/Badge';
 import { EmptyState, ErrorBanner, Spinner } from '../../components/States';
 import { RelativeTime } from '../../components/Time';
 import { formatDateTime, formatDurationS } from '../../lib/format';
 import { useActions, useConsole, useWatch } from '../../store/react';
 import { recoveryExplain } from '../../lib/recovery';
-import { expiryReason } from './logic';
+import { expiryReason, isForceRelease } from './logic';
 
 const PAGE = 120;
 
@@ -31,17 +31,17 @@ export function ExpiredLocksView() {
   }
   const bound = settings ? recoveryExplain(recoveryBoundS(settings.config), settings.config) : null;
   const waiting = cards.filter((c) => !c.reclaimedAt).length;
+  const released = cards.filter((c) => isForceRelease(c.reason)).length;
 
   return (
     <div className="view" data-testid="view-locks">
       <div className="toolbar">
         <div className="muted small">
-          {cards.length} expired today · {waiting} not re-claimed yet
+          {cards.length - released} taken back by the watchdog · {released} force-released by an operator · {waiting} not re-claimed yet
           {bound ? (
             <span title={bound.long}>
               {' '}
-              · recovery bound {bound.short} (<Rule id="P4" />
-              /watchdog)
+              · the watchdog takes a lock back within {bound.short}
             </span>
           ) : null}
         </div>
@@ -78,9 +78,13 @@ export function ExpiredLocksView() {
 
 function ExpiredCard({ card: c }: { card: ExpiredLockCard }) {
   const r = expiryReason(c.reason);
+  const byOperator = isForceRelease(c.reason);
   const gapS = c.reclaimedAt ? (Date.parse(c.reclaimedAt) - Date.parse(c.expiredAt)) / 1000 : null;
   return (
-    <article className={`xcard${c.reclaimedAt ? '' : ' xcard-open'}`} data-testid={`expired-card-${c.taskId}`}>
+    <article className={`xcard${c.reclaimedAt ? '' : ' xcard-open'}${byOperator ? ' xcard-operator' : ''}`} data-testid={`expired-card-${c.taskId}`} data-cause={byOperator ? 'operator' : 'watchdog'}>
+      <div className="xcard-cause" data-testid="expiry-cause">
+        {byOperator ? 'Force-released by an operator' : 'Taken back by the watchdog'}
+      </div>
       <header className="xcard-head">
         <button className="link task-link" onClick={() => navigate('queues', c.role, { task: String(c.taskId) })}>
           #{c.taskId} {c.title}
@@ -92,13 +96,21 @@ function ExpiredCard({ card: c }: { card: ExpiredLockCard }) {
         <dd>
           <strong>{c.holderName ?? c.holder}</strong> <span className="muted small mono">fence {c.fence}</span>
         </dd>
-        <dt>Expired</dt>
+        <dt>{byOperator ? 'Released' : 'Expired'}</dt>
         <dd>
           <RelativeTime at={c.expiredAt} /> <span className="muted small">{formatDateTime(c.expiredAt)}</span>
         </dd>
         <dt>Why</dt>
         <dd>
           <Badge tone={r.tone}>{r.label}</Badge>
+          {byOperator ? (
+            <>
+              {' '}
+              <button className="link small" onClick={() => navigate('audit', null, { subject: `task:${c.taskId}`, type: 'operator.force_release' })}>
+                who and why
+              </button>
+            </>
+          ) : null}
         </dd>
         <dt>Re-claimed</dt>
         <dd data-testid="reclaimed">

@@ -6,7 +6,7 @@ export function expiryReason(reason: string): { label: string; tone: string } {
     case 'lock_window':
     case 'window':
     case 'expired':
-      return { label: 'lock window ran out (P4)', tone: 'blocked' };
+      return { label: 'lock window ran out', tone: 'blocked' };
     case 'heartbeat_timeout':
     case 'heartbeat':
     case 'offline':
@@ -21,3 +21,8 @@ export function expiryReason(reason: string): { label: string; tone: string } {
   }
 }
 
+
+/** Whether a card is an operator's force-release (not the watchdog's doing). */
+export function isForceRelease(reason: string): boolean {
+  return reason === 'force_release';
+}

@@ -2,7 +2,7 @@ import { useEffect, useMemo, useState, type ReactNode } from 'react';
 import type { UiError } from '../../lib/errors';
 import type { Task, TaskStatus } from '../../../src-main/common/model';
 import { navigate, replaceRoute, useViewRoute } from '../../lib/navigation';
-import { Badge, Rule, TaskStatusBadge } from '../../components/Badge';
+import { Badge, TaskStatusBadge } from '../../components/Badge';
 import { EmptyState, ErrorBanner, Spinner } from '../../components/States';
 import { Countdown, RelativeTime } from '../../components/Time';
 import { VirtualList } from '../../components/VirtualList';
@@ -97,7 +97,7 @@ export function QueuesView() {
             </button>
           }
         >
-          Create a task for a role (say <code>dev</code>); an agent of that role claims it with <code>claim</code> (P1).
+          Create a task for a role (say <code>dev</code>); an agent of that role claims it with <code>claim</code>: no claim, no work.
         </EmptyState>
       ) : (
         <>
@@ -105,7 +105,7 @@ export function QueuesView() {
             <div className="role-meta muted small" data-testid="role-meta">
               {summary.onlineInstances} {role} instance{summary.onlineInstances === 1 ? '' : 's'} online
               {summary.oldestReadyAgeMs !== null ? ` · oldest ready task has waited ${formatDurationS(summary.oldestReadyAgeMs / 1000)}` : ''}
-              {' '}· a failed claim is a skip, never a wait (<Rule id="P2" />)
+              {' '}· a failed claim is a skip, never a wait
             </div>
           ) : null}
           <div className={`board${selected || selectedTaskId ? ' with-pane' : ''}`}>
@@ -194,7 +194,7 @@ function emptyText(id: ColumnId): string {
     case 'backlog':
       return 'Nothing waiting on dependencies.';
     case 'ready':
-      return 'Nothing claimable. Create a task, or finish its prerequisites (P3).';
+      return 'Nothing claimable. Create a task, or finish its prerequisites.';
     case 'in_progress':
       return 'No locks held. Agents claim ready tasks when they poll.';
     case 'blocked':
@@ -243,7 +243,7 @@ export function TaskCard({
               <Countdown expiresAt={t.lock.expiresAt} windowS={lockWindowS} />
             </>
           ) : t.status === 'backlog' && t.unmetDependencies > 0 ? (
-            <span className="blockers" title="dependencies not done yet (P3)">
+            <span className="blockers" title="dependencies not done yet">
               waits on{' '}
               {blockers.length
                 ? blockers.slice(0, 4).map((b) => (

@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'react';
 import type { Task } from '../../../src-main/common/model';
 import { navigate } from '../../lib/navigation';
-import { Badge, Rule, TaskStatusBadge } from '../../components/Badge';
+import { Badge, TaskStatusBadge } from '../../components/Badge';
 import { ErrorBanner, Spinner } from '../../components/States';
 import { Countdown, RelativeTime } from '../../components/Time';
 import { formatDateTime, prettyJson } from '../../lib/format';
@@ -122,7 +122,7 @@ export function TaskDetail({
                     time left <Countdown expiresAt={task.lock.expiresAt} windowS={lockWindowS} /> · fence {task.lock.fence} · claimed <RelativeTime at={task.lock.claimedAt} />
                   </div>
                   <div className="small muted">
-                    Released only by the holder’s status report (<Rule id="P5" />) or when the window runs out (<Rule id="P4" />).
+                    Released only by the holder’s status report, or when the lock window runs out.
                   </div>
                 </>
               ) : (
@@ -136,7 +136,7 @@ export function TaskDetail({
               ) : (
                 <>
                   <div className="small muted">
-                    {task.unmetDependencies} of {task.dependsOn.length} not done — the task is invisible to claimers until all are (<Rule id="P3" />)
+                    {task.unmetDependencies} of {task.dependsOn.length} not done — the task is invisible to claimers until all are
                   </div>
                   <ul className="dep-list">
                     {task.dependsOn.map((id) => {

@@ -105,7 +105,7 @@ export function CreateTaskDialog({ defaultRole, roles, onClose, onCreated }: { d
           )}
           {field('priority', 'Priority', <input {...bind('priority')} inputMode="numeric" placeholder="0" />, 'higher is claimed first')}
         </div>
-        {field('dependsOn', 'Depends on', <input {...bind('dependsOn')} placeholder="#12, #13" />, 'task ids that must be done first (P3)')}
+        {field('dependsOn', 'Depends on', <input {...bind('dependsOn')} placeholder="#12, #13" />, 'task ids that must be done first')}
         {field('payload', 'Payload (JSON)', <textarea {...bind('payload')} rows={4} className="mono" placeholder='{"repo": "gaffer"}' />, 'optional, passed to the agent as is')}
         {error ? <ErrorBanner error={error} /> : null}
         <div className="dialog-actions">

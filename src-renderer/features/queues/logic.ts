@@ -17,9 +17,9 @@ export interface ColumnDef {
 
 /** Five columns, as the operator reads a board. Failed sits with Blocked (both need a decision), cancelled with Done. */
 export const COLUMNS: ColumnDef[] = [
-  { id: 'backlog', label: 'Backlog', statuses: ['backlog'], hint: 'Waiting on dependencies — invisible to claimers until every prerequisite is done (P3).' },
-  { id: 'ready', label: 'Ready', statuses: ['backlog'], hint: 'Claimable now, by priority then age (P1: no claim, no work).' },
-  { id: 'in_progress', label: 'In progress', statuses: ['in_progress'], hint: 'Held under a claim lock; released only by a status report (P5) or on expiry.' },
+  { id: 'backlog', label: 'Backlog', statuses: ['backlog'], hint: 'Waiting on dependencies — invisible to claimers until every prerequisite is done.' },
+  { id: 'ready', label: 'Ready', statuses: ['backlog'], hint: 'Claimable now, by priority then age; an agent works only what it has claimed.' },
+  { id: 'in_progress', label: 'In progress', statuses: ['in_progress'], hint: 'Held under a claim lock; released only by the holder’s status report, or when the lock window runs out.' },
   { id: 'blocked', label: 'Blocked · Failed', statuses: ['blocked', 'failed'], hint: 'Needs a decision: unblock, retry or cancel.' },
   { id: 'done', label: 'Done · Cancelled', statuses: ['done', 'cancelled'], hint: 'Finished or cancelled.' },
 ];
@@ -120,13 +120,13 @@ export function actionsFor(t: Pick<Task, 'status' | 'lock'>): TaskActionKind[] {
 }
 
 export const ACTION_META: Record<TaskActionKind, { label: string; verb: string; danger: boolean; explain: string }> = {
-  reprioritise: { label: 'Reprioritise', verb: 'Set priority', danger: false, explain: 'Higher priority is claimed first (SPEC §2.1).' },
-  cancel: { label: 'Cancel', verb: 'Cancel task', danger: true, explain: 'The task leaves the board for good; a holder’s later report is refused (P5).' },
+  reprioritise: { label: 'Reprioritise', verb: 'Set priority', danger: false, explain: 'Higher priority is claimed first; equal priorities go oldest first.' },
+  cancel: { label: 'Cancel', verb: 'Cancel task', danger: true, explain: 'The task leaves the board for good; a holder’s later report is refused.' },
   forceRelease: {
     label: 'Force-release',
     verb: 'Force-release lock',
     danger: true,
-    explain: 'Takes the lock from its holder: the task returns to the backlog marked previously expired, and the old holder’s reports are refused with 409 (P5).',
+    explain: 'Takes the lock from its holder: the task returns to the backlog marked previously expired, and the old holder’s reports are refused.',
   },
   retry: { label: 'Retry', verb: 'Retry task', danger: false, explain: 'Puts the failed task back in the backlog; the next claim is a new attempt.' },
   unblock: { label: 'Unblock', verb: 'Unblock task', danger: false, explain: 'Puts the blocked task back in the backlog so it can be claimed again.' },

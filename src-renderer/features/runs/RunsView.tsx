@@ -31,7 +31,7 @@ const WEEK_CHOICES = [2, 6, 12];
 const NARROW_HIDDEN = new Set(['inst', 'trace', 'bf']);
 const BACKFILL_ACTION_META: Record<BackfillAction, { label: string; explain: string; danger?: boolean }> = {
   run_now: { label: 'Run now', explain: 'Dispatches this slot now (kill switch permitting), carrying the steps an earlier attempt completed.' },
-  cancel: { label: 'Cancel', explain: 'Takes the slot out of the queue; it stays recorded as it ended.', danger: true },
+  cancel: { label: 'Cancel backfill', explain: 'Takes the slot out of the queue; it stays recorded as it ended.', danger: true },
   mark_done: { label: 'Mark done', explain: 'Says the work was done another way; the slot is recorded as backfilled by hand.' },
 };
 
@@ -65,7 +65,7 @@ export function RunsView() {
         <JobSelect jobs={jobs.data} value={job?.id ?? null} onPick={(id) => navigate('runs', id, q({}))} testId="runs-job" />
         {job ? (
           <span className="muted small">
-            {describeSchedule(job.schedule)} · {job.schedule.timezone ?? 'UTC'}
+            {describeSchedule(job.schedule, job.calendar)} · {job.schedule.timezone ?? 'UTC'}
             {job.calendar ? ` · calendar ${job.calendar}` : ''} · v{job.version}
           </span>
         ) : null}
@@ -197,8 +197,8 @@ function Ledger({ job, slot, onSelect }: { job: JobSummary; slot: string | null;
     },
     { key: 'att', header: 'Att.', width: '44px', align: 'right', title: 'attempts (dispatches)', render: (e) => (e.run ? <span className="mono">{e.run.attempt}</span> : <span className="muted">—</span>) },
     { key: 'inst', header: 'Instance', width: 'minmax(90px, 0.8fr)', render: (e) => (e.run?.instanceId ? <span className="mono small" title={e.run.instanceId}>{shortHash(e.run.instanceId, 14)}</span> : <span className="muted">—</span>) },
-    { key: 'ver', header: 'Ver.', width: '40px', align: 'right', render: (e) => (e.run ? <span className="mono">v{e.run.version}</span> : <span className="muted">—</span>) },
-    { key: 'trace', header: 'Trace', width: '92px', render: (e) => (e.run ? <span className="mono small" title={e.run.traceId}>{shortHash(e.run.traceId, 10)}</span> : <span className="muted">—</span>) },
+    { key: 'ver', header: 'Ver.', width: '40px', align: 'right', showFrom: 1000, render: (e) => (e.run ? <span className="mono">v{e.run.version}</span> : <span className="muted">—</span>) },
+    { key: 'trace', header: 'Trace', width: '92px', showFrom: 1000, render: (e) => (e.run ? <span className="mono small" title={e.run.traceId}>{shortHash(e.run.traceId, 10)}</span> : <span className="muted">—</span>) },
     {
       key: 'err',
       header: 'Error',

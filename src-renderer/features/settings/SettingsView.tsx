@@ -12,13 +12,12 @@ import { useTheme, type ThemeChoice } from '../../lib/theme';
 interface TimingRow {
   key: keyof SchedulerConfig;
   label: string;
-  rule?: 'P4';
   unit: 's' | 'ms';
   what: string;
 }
 
 const TIMINGS: TimingRow[] = [
-  { key: 'lockWindowS', label: 'Lock window', rule: 'P4', unit: 's', what: 'how long a claim or renew holds a task; long tasks renew well before it runs out' },
+  { key: 'lockWindowS', label: 'Lock window', unit: 's', what: 'how long a claim or renew holds a task; long tasks renew well before it runs out' },
   { key: 'heartbeatIntervalMs', label: 'Heartbeat interval', unit: 'ms', what: 'how often agents are asked to heartbeat' },
   { key: 'heartbeatTimeoutS', label: 'Heartbeat timeout', unit: 's', what: 'an instance silent this long goes offline and its locks expire' },
   { key: 'sweepIntervalS', label: 'Watchdog sweep', unit: 's', what: 'safety sweep that expires overdue locks and silent instances' },
@@ -54,7 +53,7 @@ export function SettingsView() {
             </Badge>
           </header>
           <p className="small">
-            The global execution condition (SPEC §5): while it is on, no job is triggered. One-off tasks already on the board can still be claimed and reported. Turning it on or off
+            The switch over every job: while it is on, no job is triggered. One-off tasks already on the board can still be claimed and reported. Turning it on or off
             takes a reason and is audited.
           </p>
           <button className={`btn ${s.killSwitch ? 'btn-primary' : 'btn-danger'}`} onClick={() => setConfirm(!s.killSwitch)} data-testid="kill-switch-toggle">
@@ -74,8 +73,7 @@ export function SettingsView() {
             <span className="mono">
               min({c.lockWindowS}, {c.heartbeatTimeoutS}) + {c.sweepIntervalS} = {bound} s
             </span>{' '}
-            ({formatDurationS(bound)}; <Rule id="P4" />
-            /watchdog). The next holder gets <code>previouslyExpired: true</code> and checks for half-done work.
+            ({formatDurationS(bound)}, kept by the watchdog). The next holder gets <code>previouslyExpired: true</code> and checks for half-done work.
           </p>
         </section>
       </div>
@@ -89,7 +87,7 @@ export function SettingsView() {
           {TIMINGS.map((t) => (
             <div className="timing" key={t.key}>
               <div className="timing-label">
-                {t.label} {t.rule ? <Rule id={t.rule} /> : null}
+                {t.label}
               </div>
               <div className="timing-value mono">
                 {c[t.key].toLocaleString('en-US')} {t.unit}
@@ -121,6 +119,19 @@ export function SettingsView() {
             <dd className="mono">{s.port !== null ? `ws://127.0.0.1:${s.port}/agent` : '—'}</dd>
             <dt>Data directory</dt>
             <dd className="mono wrap">{s.dataDir ?? '—'}</dd>
+            <dt>API reference</dt>
+            <dd className="mono wrap" data-testid="api-reference">
+              {s.port === null ? (
+                '—'
+              ) : shell === 'electron' ? (
+                // The desktop window opens only https links; this one is for a browser on this machine.
+                <span title="open it in a browser on this machine">{`http://127.0.0.1:${s.port}/api/v1/openapi.json`}</span>
+              ) : (
+                <a href="/api/v1/openapi.json" target="_blank" rel="noreferrer">
+                  /api/v1/openapi.json (OpenAPI)
+                </a>
+              )}
+            </dd>
           </dl>
         </section>
         <section className="panel">

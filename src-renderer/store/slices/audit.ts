@@ -37,6 +37,8 @@ export interface AuditState {
   /** The query the list shows (mapped from the form), without paging fields. */
   query: AuditQueryArgs;
   formError: string | null;
+  /** How typed words were read ("operator" → every operator:…), shown under the filter. */
+  formNotes: string[];
   items: AuditEvent[];
   /** `before` cursor for the next (older) page; null when the end was reached. */
   next: number | null;
@@ -82,6 +84,7 @@ export const initialAuditState = (): AuditSliceState => ({
     form: { ...EMPTY_AUDIT_FORM },
     query: {},
     formError: null,
+    formNotes: [],
     items: [],
     next: null,
     loading: false,
@@ -125,8 +128,15 @@ export function prependNewer(list: AuditEvent[], newer: AuditEvent[], gap: boole
   return fresh.length ? [...fresh, ...list] : list;
 }
 
-/** `filterDebounceMs`: how long typed filters wait before they apply (250 ms by default). */
-export function createAuditSlice(ctx: SliceContext<AuditSliceState>, filterDebounceMs = 250): Slice<AuditActions> {
+export interface AuditSliceOptions {
+  /** How long typed filters wait before they apply (250 ms by default). */
+  filterDebounceMs?: number;
+  /** An actor the operator typed by name (an instance's) → its id, when one is known. */
+  actorAlias?: (name: string) => string | null;
+}
+
+export function createAuditSlice(ctx: SliceContext<AuditSliceState>, o: AuditSliceOptions = {}): Slice<AuditActions> {
+  const filterDebounceMs = o.filterDebounceMs ?? 250;
   const { call, now, timers } = ctx;
   const audit = () => ctx.get().audit;
   const setAudit = (patch: Partial<AuditState>) => ctx.set({ audit: { ...audit(), ...patch } });
@@ -205,8 +215,8 @@ export function createAuditSlice(ctx: SliceContext<AuditSliceState>, filterDebou
   const applyFilter = () => {
     clearFilterTimer();
     const a = audit();
-    const { query, error } = formToQuery(a.form);
-    setAudit({ formError: error });
+    const { query, error, notes } = formToQuery(a.form, o.actorAlias);
+    setAudit({ formError: error, formNotes: notes });
     if (sameQuery(query, a.query) && a.pages > 0) return;
     setAudit({ query });
     void auditPage('first');

@@ -1,0 +1,154 @@
+/**
+ * The operator-mode tools of `gaffer mcp --operator`: read-only questions an assistant answers for
+ * the operator, over the HTTP API with the operator token. Nothing here changes Gaffer's state:
+ * every tool is a GET.
+ */
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { z } from 'zod';
+import { TASK_STATUSES } from '../../common/model';
+import { RUN_STATUSES } from '../../common/job-schema';
+import { ApiError, toolCall } from './results';
+
+export const OPERATOR_INSTRUCTIONS = `You are connected read-only to Gaffer, a local scheduler of AI-agent work (tasks handed to agents under locks, and scheduled jobs whose runs go to agents).
+Use these tools to answer the operator's questions: how it is doing (gaffer_status), why a job did or did not run at a time (explain_job), what ran and what failed (recent_runs, recent_failures, list_tasks), and who did what when (search_audit).
+Times are ISO-8601 instants (2026-11-30T09:00:00Z). You cannot change anything through these tools.`;
+
+type Query = Record<string, string | number | undefined>;
+
+/** A GET on the HTTP API; a refusal becomes an ApiError with the API's code. */
+export function apiClient(base: string, token: string): (path: string, query?: Query) => Promise<unknown> {
+  return async (path, query = {}) => {
+    const params = new URLSearchParams();
+    for (const [k, v] of Object.entries(query)) if (v !== undefined) params.set(k, String(v));
+    const qs = params.toString();
+    let res: Response;
+    try {
+      res = await fetch(`${base}/api/v1${path}${qs ? `?${qs}` : ''}`, { headers: { authorization: `Bearer ${token}`, accept: 'application/json' } });
+    } catch (e) {
+      throw new ApiError('unavailable', `cannot reach Gaffer at ${base}: ${e instanceof Error ? e.message : String(e)}`);
+    }
+    const text = await res.text();
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      throw new ApiError('internal', `Gaffer answered ${res.status} with a body that is not JSON`);
+    }
+    if (!res.ok) {
+      const e = (body as { error?: { code?: string; message?: string } }).error;
+      throw new ApiError(e?.code ?? 'internal', e?.message ?? `HTTP ${res.status}`);
+    }
+    return body;
+  };
+}
+
+const limit = z.number().int().min(1).max(200).optional().describe('How many (default 20).');
+const instant = z.string().min(1).max(40).describe('An ISO-8601 instant, e.g. 2026-11-30T09:00:00Z.');
+
+export function registerOperatorTools(server: McpServer, get: ReturnType<typeof apiClient>): void {
+  const read = { readOnlyHint: true, openWorldHint: false } as const;
+
+  server.registerTool(
+    'gaffer_status',
+    {
+      title: 'Gaffer status',
+      description:
+        'Health and counts of the scheduler: agent instances online/disconnected/offline, tasks by status, live locks, locks that expired today (agents that died or hung), ' +
+        'and the recovery bound (how long an abandoned task can stay stuck). Start here for "is everything all right?".',
+      inputSchema: {},
+      annotations: read,
+    },
+    () => toolCall(() => get('/status')),
+  );
+
+  server.registerTool(
+    'list_jobs',
+    {
+      title: 'List jobs',
+      description: 'The scheduled jobs (name, id, role, schedule, enabled/paused, next trigger, last run). Use it to find a job\'s id or name for explain_job and recent_runs.',
+      inputSchema: { role: z.string().min(1).max(64).optional(), limit },
+      annotations: read,
+    },
+    (args) => toolCall(() => get('/jobs', { role: args.role, limit: args.limit ?? 20 })),
+  );
+
+  server.registerTool(
+    'explain_job',
+    {
+      title: "Why did / didn't a job run",
+      description:
+        "Answer \"why didn't job J run at T?\" (or why it did): the slot at that time and each layer's verdict — time (schedule, calendar, window, pause), " +
+        'preconditions (signals, files, prechecks), execution conditions (overlap, concurrency, kill switch) — and what became of the slot\'s run. ' +
+        'job: the job\'s id or name; at: the instant to explain (default now).',
+      inputSchema: { job: z.string().min(1).max(200).describe('The job id or name.'), at: instant.optional() },
+      annotations: read,
+    },
+    (args) => toolCall(() => get(`/jobs/${encodeURIComponent(args.job)}/explain`, { at: args.at })),
+  );
+
+  server.registerTool(
+    'recent_runs',
+    {
+      title: 'Recent job runs',
+      description: 'Job runs, newest slot first (the slot ledger): status, attempt, disposition (why it ended as it did), last error. Filter by job (id or name) and status.',
+      inputSchema: { job: z.string().min(1).max(200).optional(), status: z.enum(RUN_STATUSES).optional(), limit },
+      annotations: read,
+    },
+    (args) => toolCall(() => get('/runs', { job: args.job, status: args.status, limit: args.limit ?? 20 })),
+  );
+
+  server.registerTool(
+    'recent_failures',
+    {
+      title: 'Recent failures',
+      description:
+        'What needs the operator: failed job runs (newest first) and tasks that failed or are blocked (waiting for a human). Use it for "what went wrong?" and "what is waiting for me?".',
+      inputSchema: { limit },
+      annotations: read,
+    },
+    (args) =>
+      toolCall(async () => {
+        const n = args.limit ?? 20;
+        const [runs, failed, blocked] = await Promise.all([
+          get('/runs', { status: 'failed', limit: n }),
+          get('/tasks', { status: 'failed', order: 'desc', limit: n }),
+          get('/tasks', { status: 'blocked', order: 'desc', limit: n }),
+        ]);
+        const items = (page: unknown) => (page as { items: unknown[] }).items;
+        return { failedRuns: items(runs), failedTasks: items(failed), blockedTasks: items(blocked) };
+      }),
+  );
+
+  server.registerTool(
+    'list_tasks',
+    {
+      title: 'List tasks',
+      description: 'Tasks on the board, newest first, filtered by role and status (backlog, in_progress, blocked, done, failed, cancelled); in_progress tasks show who holds the lock.',
+      inputSchema: { role: z.string().min(1).max(64).optional(), status: z.enum(TASK_STATUSES).optional(), limit },
+      annotations: read,
+    },
+    (args) => toolCall(() => get('/tasks', { role: args.role, status: args.status, order: 'desc', limit: args.limit ?? 20 })),
+  );
+
+  server.registerTool(
+    'search_audit',
+    {
+      title: 'Search the audit log',
+      description:
+        'Search the append-only audit log, newest first: every claim, renewal, release, expiry, report, operator action and job decision, with its actor and subject. ' +
+        'Filters: type (e.g. task.create, lock.claim, lock.renew, lock.release, lock.expire, lock.reject, operator.force_release, run.start, run.fail, run.succeed), ' +
+        'actor (an instance id, or operator:…), subject (task:12, job:…, run:…), from/to instants, text.',
+      inputSchema: {
+        type: z.string().min(1).max(200).optional(),
+        actor: z.string().min(1).max(200).optional(),
+        subject: z.string().min(1).max(200).optional(),
+        from: instant.optional(),
+        to: instant.optional(),
+        text: z.string().min(1).max(200).optional(),
+        limit,
+      },
+      annotations: read,
+    },
+    (args) => toolCall(() => get('/audit', { ...args, order: 'desc', limit: args.limit ?? 20 })),
+  );
+}

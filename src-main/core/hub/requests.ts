@@ -1,0 +1,133 @@
+/**
+ * The request table: each agent request type after `hello` → its handler, typed by the request
+ * (`AgentRequestOf<T>`) and by the result its ok reply carries (`AgentResults[T]`). This is the
+ * one place where the wire meets the core.
+ *
+ * Invariants:
+ * 1. A handler acts only as the sender's own instance (`from.instanceId` comes from the committed
+ *    `hello`, never from a frame). A role-bound token cannot claim or create for another role.
+ * 2. Every change goes through the group committer, so a reply is sent only after it is durable.
+ * 3. Refusals that need no write settle before any commit does: they are answered at once.
+ */
+import { GafferError } from '../../common/errors';
+import { isoTime } from '../../common/iso-time';
+import type { Task } from '../../common/model';
+import type { AgentRequest, AgentRequestOf, AgentRequestType, AgentResults } from '../../common/protocol';
+import type { AgentCore, HubEnv, Journal, Peer } from './host';
+import type { LostLocks } from './lost-locks';
+import type { LogSink } from './ports';
+import type { Prechecks } from './prechecks';
+import type { RunGate } from './runs';
+import type { TriggerDispatcher } from './triggers';
+
+/** What the handlers may use. */
+export interface RequestHost {
+  readonly env: HubEnv;
+  readonly journal: Journal;
+  readonly core: AgentCore;
+  readonly offers: Pick<TriggerDispatcher, 'runStarted'>;
+  readonly prechecks: Pick<Prechecks, 'answer'>;
+  readonly runs: Pick<RunGate, 'call' | 'guarded'>;
+  readonly lostLocks: Pick<LostLocks, 'settled'>;
+  /** Where `log` and `usage` go (the logs module), if attached. */
+  logs(): LogSink | undefined;
+}
+
+/** The logs module's sink, or `not_found` when this scheduler keeps no logs. */
+function logSink(host: RequestHost): LogSink {
+  const sink = host.logs();
+  if (!sink) throw new GafferError('not_found', 'logs are not kept by this scheduler');
+  return sink;
+}
+
+/** The sender of a request: a ready session and its committed instance. */
+export interface Sender {
+  readonly peer: Peer;
+  readonly instanceId: string;
+  readonly role: string;
+}
+
+export type HandledType = Exclude<AgentRequestType, 'hello'>;
+export type HandledRequest = Exclude<AgentRequest, { type: 'hello' }>;
+type Result<T extends HandledType> = AgentResults<Task>[T];
+export type RequestHandler<T extends HandledType> = (host: RequestHost, from: Sender, req: AgentRequestOf<T>) => Promise<Result<T>>;
+
+function requireRole(from: Sender, role: string, what: string): void {
+  const token = from.peer.token;
+  if (token?.role && token.role !== role) throw new GafferError('forbidden', `token ${token.id} may only ${what} for role ${token.role}`);
+}
+
+export const REQUEST_HANDLERS: { readonly [T in HandledType]: RequestHandler<T> } = {
+  heartbeat: (host, from) =>
+    host.journal.commit(() => {
+      host.core.instances.heartbeat(from.instanceId);
+      const now = host.env.clock.now();
+      from.peer.lastHeartbeatAt = now;
+      return { serverTime: isoTime(now) };
+    }),
+
+  claim: async (host, from, req) => {
+    const role = req.role ?? from.role;
+    requireRole(from, role, 'claim');
+    const r = await host.journal.commit(() => host.core.locks.claim({ instanceId: from.instanceId, role }));
+    if (r.task) host.lostLocks.settled(from.instanceId, r.task.id);
+    return r.task && r.lock ? { task: r.task, lock: { fence: r.lock.fence, expiresAt: isoTime(r.lock.expiresAt) } } : { task: null };
+  },
+
+  renew: async (host, from, req) => {
+    const r = await host.journal.commit(() => host.core.locks.renew({ instanceId: from.instanceId, taskId: req.taskId, fence: req.fence }));
+    return { expiresAt: isoTime(r.expiresAt) };
+  },
+
+  report: async (host, from, req) => {
+    const { taskId, fence, status, note, output } = req;
+    try {
+      const r = await host.journal.commit(() => host.core.locks.report({ instanceId: from.instanceId, taskId, fence, status, note, output }));
+      return { task: r.task, replayed: r.replayed };
+    } finally {
+      // Reporting a task it was told it lost (refused) is how the instance shows it stopped.
+      host.lostLocks.settled(from.instanceId, taskId);
+    }
+  },
+
+  create_task: async (host, from, req) => {
+    requireRole(from, req.role, 'create tasks');
+    const { title, role, priority, payload, dependsOn, idempotencyKey } = req;
+    const r = await host.journal.commit(() => host.core.tasks.create({ title, role, priority, payload, dependsOn, idempotencyKey }, { actor: from.instanceId }));
+    return { task: r.task, replayed: r.replayed };
+  },
+
+  run_started: async (host, from, req) => {
+    await host.runs.guarded(from.instanceId, req, () => host.offers.runStarted(from.peer, req));
+    return {};
+  },
+
+  run_step: async (host, from, req) => {
+    await host.runs.guarded(from.instanceId, req, () => host.runs.call((sink) => sink.runStep(from.instanceId, req)));
+    return {};
+  },
+
+  run_result: async (host, from, req) => {
+    const r = await host.runs.guarded(from.instanceId, req, () => host.runs.call((sink) => sink.runResult(from.instanceId, req)));
+    // The sink returns `{run}` (and `replayed: true` for a repeat); the reply always says which.
+    return { replayed: false, ...(r as Omit<Result<'run_result'>, 'replayed'>) };
+  },
+
+  precheck_result: async (host, from, req) => {
+    host.prechecks.answer(from.peer, req);
+    return {};
+  },
+
+  // PROTOCOL §5: the sink checks that the sender holds the task or run, and answers once the
+  // lines (or the usage) are durable. Lines never go through the group commit (core/logs).
+  log: async (host, from, req) => logSink(host).log(from.instanceId, req),
+
+  usage: async (host, from, req) => logSink(host).usage(from.instanceId, req),
+};
+
+/** Runs the handler of `req.type`. */
+export function handleRequest(host: RequestHost, from: Sender, req: HandledRequest): Promise<object> {
+  // One cast: TypeScript cannot correlate `req.type` with the handler it selects.
+  const handler = REQUEST_HANDLERS[req.type] as RequestHandler<HandledType>;
+  return handler(host, from, req as never);
+}

@@ -1,0 +1,26 @@
+import { describe, expect, it } from 'vitest';
+import { agentCommands, agentUrl, shellQuote } from './agent-commands';
+
+describe('agent start commands', () => {
+  it('name this server, the whole secret and the role', () => {
+    const token = 'gft_0123456789abcdefghijklmnopqrstuvwxyz_ABCDEF';
+    const cmds = agentCommands({ url: 'ws://127.0.0.1:40123/agent', token, role: 'dev' });
+    expect(cmds.map((c) => c.id)).toEqual(['worker', 'command', 'python']);
+    expect(cmds[0]!.text).toBe(`GAFFER_URL=ws://127.0.0.1:40123/agent GAFFER_TOKEN=${token} GAFFER_ROLE=dev npx tsx examples/worker-agent.ts`);
+    expect(cmds[1]!.text).toBe(`GAFFER_TOKEN=${token} npx gaffer agent --url ws://127.0.0.1:40123/agent --role dev -- your-cli`);
+    expect(cmds[2]!.text.split('\n')).toEqual(['pip install ./sdk/python', `GAFFER_URL=ws://127.0.0.1:40123/agent GAFFER_TOKEN=${token} GAFFER_ROLE=dev python3 your_agent.py`]);
+  });
+
+  it('take the URL from the page, or the reported port in the desktop app', () => {
+    expect(agentUrl(7311, { protocol: 'http:', host: '127.0.0.1:40123' })).toBe('ws://127.0.0.1:40123/agent');
+    expect(agentUrl(7311, { protocol: 'https:', host: 'gaffer.local' })).toBe('wss://gaffer.local/agent');
+    expect(agentUrl(40124, { protocol: 'app:', host: 'gaffer' })).toBe('ws://127.0.0.1:40124/agent');
+    expect(agentUrl(null, null)).toBe('ws://127.0.0.1:7311/agent');
+  });
+
+  it('quote what a shell would split', () => {
+    expect(shellQuote('gft_abc-123')).toBe('gft_abc-123');
+    expect(shellQuote("it's")).toBe(`'it'\\''s'`);
+    expect(shellQuote('a b')).toBe(`'a b'`);
+  });
+});
