@@ -12,7 +12,6 @@
  * The server is this process: a durable core (temp dir, WAL + synchronous=FULL) with the agent
  * socket; the log store runs in its worker thread, as in Gaffer.
  */
-import { fork, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -20,50 +19,12 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createCore } from '../src-main/core/create-core';
 import { attachAgentSocket } from '../src-main/server/agent-socket';
-import { benchDir, printTable } from './util';
-
-// IPC messages are whatever the child sent: one deliberate escape hatch for reading them.
-type Json = any;
+import { benchDir, printTable, spawnChild, stopChild } from './util';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
-const TSX = import.meta.resolve('tsx');
 const SECONDS = Number(process.env.LOGS_BENCH_SECONDS ?? 5);
 
-interface Child {
-  proc: ChildProcess;
-  next(): Promise<Json>;
-  send(m: unknown): void;
-}
-
-async function spawnChild(): Promise<Child> {
-  const proc = fork(path.join(HERE, 'logs-agents.ts'), [], { execArgv: ['--import', TSX], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  const inbox: Json[] = [];
-  const waiters: Array<(m: Json) => void> = [];
-  proc.on('message', (m) => {
-    const w = waiters.shift();
-    if (w) w(m);
-    else inbox.push(m);
-  });
-  const child: Child = {
-    proc,
-    send: (m) => proc.send(m as object),
-    next: () =>
-      new Promise((resolve, reject) => {
-        const take = (m: Json) => (m?.error ? reject(new Error(m.error)) : resolve(m));
-        if (inbox.length > 0) take(inbox.shift());
-        else waiters.push(take);
-      }),
-  };
-  await child.next(); // up
-  return child;
-}
-
-async function stopChild(c: Child): Promise<void> {
-  if (c.proc.exitCode !== null) return;
-  const exited = new Promise((r) => c.proc.once('exit', r));
-  c.send({ cmd: 'exit' });
-  await exited;
-}
+const spawnAgents = async () => (await spawnChild(path.join(HERE, 'logs-agents.ts'))).child;
 
 export async function runLogsBench(): Promise<Record<string, number>> {
   const dir = benchDir('logs');
@@ -79,8 +40,8 @@ export async function runLogsBench(): Promise<Record<string, number>> {
   });
   const benchToken = core.tokens.create({ name: 'bench', role: 'bench', actor: 'bench' }).token;
   const floodToken = core.tokens.create({ name: 'flood', role: 'flood', actor: 'bench' }).token;
-  const latencyChild = await spawnChild();
-  const floodChild = await spawnChild();
+  const latencyChild = await spawnAgents();
+  const floodChild = await spawnAgents();
   try {
     // Warm both paths (JIT, the worker thread, page cache), then measure idle.
     latencyChild.send({ cmd: 'latency', url, token: benchToken, durationMs: 1000 });
