@@ -4,6 +4,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DEFAULT_LOG_SETTINGS, type LogSettings } from '../../common/logs';
 import { cutUtf8, ftsQuery, LogStore, plainText, type IncomingLine } from './log-store';
+import { Segment } from './segment';
 
 const T0 = Date.parse('2026-12-01T10:00:00.000Z');
 const dirs: string[] = [];
@@ -164,6 +165,29 @@ describe('LogStore', () => {
     expect(store.search('deploy fail', 10).map((h) => h.subject)).toEqual(['task:9']);
     expect(ftsQuery('"; DROP')).toBe('"DROP"*');
     expect(plainText('\x1b[1;32mgreen\x1b[0m')).toBe('green');
+    store.close();
+  });
+
+  it('a batch that fails stores nothing and changes no counter (the next one continues cleanly)', () => {
+    const store = new LogStore(tempDir(), T0);
+    store.append([{ subject: 'task:1', attempt: 1, lines: lines(3) }], T0, S);
+    const real = Segment.prototype.insertLine;
+    let n = 0;
+    Segment.prototype.insertLine = function (this: Segment, ...args: Parameters<typeof real>) {
+      if (++n === 4) throw new Error('disk full (simulated)');
+      return real.apply(this, args);
+    };
+    try {
+      expect(() => store.append([{ subject: 'task:1', attempt: 1, lines: lines(3, 4) }, { subject: 'task:2', attempt: 1, lines: lines(5) }], T0, S)).toThrow('disk full');
+    } finally {
+      Segment.prototype.insertLine = real;
+    }
+    expect(store.attemptsOf('task:2')).toEqual([]);
+    expect(store.attemptsOf('task:1')[0]).toMatchObject({ lines: 3, lastSeq: 3 });
+    // The resend after the failure stores everything once, with dense seqs.
+    store.append([{ subject: 'task:1', attempt: 1, lines: lines(3, 4) }, { subject: 'task:2', attempt: 1, lines: lines(5) }], T0, S);
+    expect(store.read({ subject: 'task:1', limit: 100 }).items.map((l) => l.seq)).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(store.read({ subject: 'task:2', limit: 100 }).items.map((l) => l.seq)).toEqual([1, 2, 3, 4, 5]);
     store.close();
   });
 

@@ -88,8 +88,6 @@ const ANSI = /\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z
 /** The text without terminal escape sequences (for the word index and for searching words). */
 export const plainText = (text: string) => text.replace(ANSI, '');
 
-const attemptKey = (subject: string, attempt: number) => `${subject}\u0000${attempt}`;
-
 function kindOf(stream: LogStream | undefined, level: LogLevel | undefined): number {
   return (STREAM_INDEX.get(stream ?? 'stdout') ?? 0) * 4 + (LEVEL_INDEX.get(level ?? 'info') ?? 1);
 }
@@ -136,7 +134,8 @@ interface SubjectState {
 export class LogStore {
   private readonly segments: Segment[] = [];
   private readonly subjects = new Map<string, SubjectState>();
-  private readonly attempts = new Map<string, AttemptCounters>();
+  /** subject → attempt → its counters (the newest segment's, cumulative). */
+  private readonly attempts = new Map<string, Map<number, AttemptCounters>>();
   private readonly segmentMaxBytes: number;
   private readonly segmentMaxAgeMs: number;
 
@@ -175,7 +174,13 @@ export class LogStore {
       this.subjects.set(s.subject, st);
     }
     // Later segments hold later (cumulative) counters: they replace earlier ones.
-    for (const a of seg.attemptRows()) this.attempts.set(attemptKey(a.subject, a.attempt), a.counters);
+    for (const a of seg.attemptRows()) this.countersOf(a.subject).set(a.attempt, a.counters);
+  }
+
+  private countersOf(subject: string): Map<number, AttemptCounters> {
+    let m = this.attempts.get(subject);
+    if (!m) this.attempts.set(subject, (m = new Map()));
+    return m;
   }
 
   private get newest(): Segment {
@@ -193,7 +198,7 @@ export class LogStore {
     this.rotateIfDue(now);
     const seg = this.newest;
     const outcomes: AppendOutcome[] = [];
-    const staged = new Map<string, AttemptCounters>();
+    const staged = new Map<string, Map<number, AttemptCounters>>();
     const seqs = new Map<string, number>();
     seg.transaction(() => {
       for (const entry of entries) {
@@ -204,15 +209,14 @@ export class LogStore {
         }
         outcomes.push(this.appendEntry(seg, entry, now, settings, staged, seqs));
       }
-      for (const [key, c] of staged) {
-        const [subject, attempt] = key.split('\u0000') as [string, string];
+      for (const [subject, byAttempt] of staged) {
         const s = seg.subject(subject);
         seg.saveSubject(s); // also for an entry of duplicates only: its attempt row names it
-        seg.saveAttempt(s, Number(attempt), c);
+        for (const [attempt, c] of byAttempt) seg.saveAttempt(s, attempt, c);
       }
     });
     // Committed: memory follows (invariant 1).
-    for (const [key, c] of staged) this.attempts.set(key, c);
+    for (const [subject, byAttempt] of staged) for (const [attempt, c] of byAttempt) this.countersOf(subject).set(attempt, c);
     for (const [subject, lastSeq] of seqs) {
       const st = this.subjects.get(subject) ?? { lastSeq: 0, segments: [] };
       st.lastSeq = lastSeq;
@@ -227,11 +231,10 @@ export class LogStore {
     entry: AppendEntry,
     now: number,
     settings: LogSettings,
-    staged: Map<string, AttemptCounters>,
+    staged: Map<string, Map<number, AttemptCounters>>,
     seqs: Map<string, number>,
   ): AppendOutcome {
-    const key = attemptKey(entry.subject, entry.attempt);
-    const prev = staged.get(key) ?? this.attempts.get(key);
+    const prev = staged.get(entry.subject)?.get(entry.attempt) ?? this.attempts.get(entry.subject)?.get(entry.attempt);
     const c: AttemptCounters = prev
       ? { ...prev }
       : { lines: 0, bytes: 0, clientSeq: 0, truncated: false, dropped: 0, firstSeq: 0, lastSeq: 0, firstAt: now, lastAt: now };
@@ -288,7 +291,9 @@ export class LogStore {
       }
     }
     c.dropped += dropped;
-    staged.set(key, c);
+    let byAttempt = staged.get(entry.subject);
+    if (!byAttempt) staged.set(entry.subject, (byAttempt = new Map()));
+    byAttempt.set(entry.attempt, c);
     if (stored > 0) seqs.set(entry.subject, seq);
     return { ok: true, stored, duplicates, dropped, truncated: c.truncated, lastSeq: seq, clientSeq: c.clientSeq };
   }
@@ -300,7 +305,7 @@ export class LogStore {
     let after = q.after ?? 0;
     let upTo = st.lastSeq;
     if (q.attempt !== undefined) {
-      const c = this.attempts.get(attemptKey(q.subject, q.attempt));
+      const c = this.attempts.get(q.subject)?.get(q.attempt);
       if (!c || c.firstSeq === 0) return { items: [], next: null };
       after = Math.max(after, c.firstSeq - 1);
       upTo = c.lastSeq;
@@ -322,11 +327,9 @@ export class LogStore {
   /** The subject's attempts, oldest first. */
   attemptsOf(subject: string): LogAttempt[] {
     const out: LogAttempt[] = [];
-    const prefix = `${subject}\u0000`;
-    for (const [key, c] of this.attempts) {
-      if (!key.startsWith(prefix)) continue;
+    for (const [attempt, c] of this.attempts.get(subject) ?? []) {
       out.push({
-        attempt: Number(key.slice(prefix.length)),
+        attempt,
         lines: c.lines,
         bytes: c.bytes,
         firstSeq: c.firstSeq,
@@ -389,14 +392,13 @@ export class LogStore {
       st.segments = st.segments.filter((s) => s !== seg);
       if (st.segments.length > 0) continue;
       this.subjects.delete(subject);
-      const prefix = `${subject}\u0000`;
-      for (const key of [...this.attempts.keys()]) if (key.startsWith(prefix)) this.attempts.delete(key);
+      this.attempts.delete(subject);
     }
   }
 
   stats(): LogStorageStats {
     let lines = 0;
-    for (const c of this.attempts.values()) lines += c.lines;
+    for (const byAttempt of this.attempts.values()) for (const c of byAttempt.values()) lines += c.lines;
     return {
       segments: this.segments.length,
       bytes: this.segments.reduce((n, s) => n + s.bytes(), 0),

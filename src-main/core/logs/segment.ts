@@ -105,6 +105,13 @@ const SCHEMA = `
   CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(text, content='', detail='none');
 `;
 
+/** What an open transaction changed in memory: subjects it made, seq ranges it moved. */
+interface Undo {
+  created: SegmentSubject[];
+  seqs: Map<SegmentSubject, [first: number, last: number]>;
+  nextNum: number;
+}
+
 export const segmentFile = (dir: string, id: number) => path.join(dir, `seg-${String(id).padStart(6, '0')}.db`);
 
 export function segmentIdOf(file: string): number | null {
@@ -226,9 +233,13 @@ export class Segment {
       s = { num: this.nextNum++, subject, firstSeq: 0, lastSeq: 0, ftsSeq: 0 };
       this.subjects.set(subject, s);
       this.byNum.set(s.num, s);
+      this.undo?.created.push(s);
     }
     return s;
   }
+
+  /** What the open transaction changed in memory, to put back if it rolls back. */
+  private undo: Undo | null = null;
 
   subjectOfNum(num: number): SegmentSubject | undefined {
     return this.byNum.get(num);
@@ -236,23 +247,27 @@ export class Segment {
 
   /** Runs `fn` in one IMMEDIATE transaction; the in-memory subject table follows a rollback. */
   transaction<T>(fn: () => T): T {
-    const before = new Map([...this.subjects].map(([k, v]) => [k, { ...v }]));
-    const nextNum = this.nextNum;
+    const undo: Undo = (this.undo = { created: [], seqs: new Map(), nextNum: this.nextNum });
     try {
       return this.db.transaction(fn).immediate();
     } catch (e) {
-      this.subjects.clear();
-      this.byNum.clear();
-      for (const [k, v] of before) {
-        this.subjects.set(k, v);
-        this.byNum.set(v.num, v);
+      for (const [sub, [first, last]] of undo.seqs) {
+        sub.firstSeq = first;
+        sub.lastSeq = last;
       }
-      this.nextNum = nextNum;
+      for (const sub of undo.created) {
+        this.subjects.delete(sub.subject);
+        this.byNum.delete(sub.num);
+      }
+      this.nextNum = undo.nextNum;
       throw e;
+    } finally {
+      this.undo = null;
     }
   }
 
   insertLine(s: SegmentSubject, seq: number, attempt: number, at: number, kind: number, text: string, cut: number | null): void {
+    if (this.undo && !this.undo.seqs.has(s)) this.undo.seqs.set(s, [s.firstSeq, s.lastSeq]);
     this.q.insertLine.run(s.num * SEQ_SPAN + seq, attempt, at, kind, text, cut);
     if (s.firstSeq === 0) s.firstSeq = seq;
     s.lastSeq = seq;

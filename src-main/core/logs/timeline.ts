@@ -88,7 +88,7 @@ export function buildTimeline(audit: AuditRow[], attempts: LogAttempt[], usage: 
     const u = spent.get(a.attempt);
     const total = `${a.lines} line${a.lines === 1 ? '' : 's'}${a.truncated ? `, cut at the cap (${a.dropped} more dropped)` : ''}`;
     const cost = u ? ` · ${u.inputTokens} tokens in, ${u.outputTokens} out, ${money(u.costUsd)}` : '';
-    out.push({ at: a.lastAt, kind: a.truncated ? 'log' : 'log', title: a.truncated ? 'Log reached its cap' : 'Last log line', attempt: a.attempt, actor: null, auditId: null, detail: total + cost });
+    out.push({ at: a.lastAt, kind: 'log', title: a.truncated ? 'Log reached its cap' : 'Last log line', attempt: a.attempt, actor: null, auditId: null, detail: total + cost });
   }
   for (const u of usage) {
     if (attempts.some((a) => a.attempt === u.attempt)) continue; // told with the attempt's last line
