@@ -15,6 +15,8 @@
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import { performance } from 'node:perf_hooks';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createCore } from '../src-main/core/create-core';
@@ -54,9 +56,16 @@ export async function runLogsBench(): Promise<Record<string, number>> {
     await new Promise((r) => setTimeout(r, 1000)); // the flood reaches its pace
     const lines0 = core.logs.stats.lines;
     const t0 = performance.now();
+    const elu0 = performance.eventLoopUtilization();
+    const cpu0 = process.cpuUsage();
     latencyChild.send({ cmd: 'latency', url, token: benchToken, durationMs: SECONDS * 1000 });
     const busy = await latencyChild.next();
-    const ingest = (core.logs.stats.lines - lines0) / ((performance.now() - t0) / 1000);
+    const floodS = (performance.now() - t0) / 1000;
+    const ingest = (core.logs.stats.lines - lines0) / floodS;
+    // How busy the thread serving claims was, and the whole process (it + the log worker) on the CPUs.
+    const mainBusy = performance.eventLoopUtilization(elu0).utilization;
+    const cpu = process.cpuUsage(cpu0);
+    const processCpu = (cpu.user + cpu.system) / 1e6 / floodS;
     floodChild.send({ cmd: 'stop' });
     const flood = await floodChild.next();
 
@@ -77,7 +86,10 @@ export async function runLogsBench(): Promise<Record<string, number>> {
       { what: 'lines stored', value: stored.lines },
       { what: 'segments', value: indexed.segments },
     ]);
-    console.log(`\n(flood: ${flood.lines} lines acknowledged in ${flood.seconds.toFixed(1)} s; ${core.logs.stats.batches} batches; median ratio flood/idle ${(busy.p50Ms / idle.p50Ms).toFixed(2)})`);
+    console.log(
+      `\n(flood: ${flood.lines} lines acknowledged in ${flood.seconds.toFixed(1)} s; ${core.logs.stats.batches} batches; median ratio flood/idle ${(busy.p50Ms / idle.p50Ms).toFixed(2)}; ` +
+        `during the flood the server's main thread was busy ${(mainBusy * 100).toFixed(0)} % of the time, the server process used ${(processCpu * 100).toFixed(0)} % of one CPU; load average ${os.loadavg()[0]!.toFixed(1)} on ${os.cpus().length} CPUs)`,
+    );
     return {
       ingestLinesPerS: Math.round(ingest),
       idleP50Ms: idle.p50Ms,
@@ -85,6 +97,8 @@ export async function runLogsBench(): Promise<Record<string, number>> {
       floodP50Ms: busy.p50Ms,
       floodP99Ms: busy.p99Ms,
       medianRatio: busy.p50Ms / idle.p50Ms,
+      mainThreadBusyPct: Math.round(mainBusy * 100),
+      serverCpuPct: Math.round(processCpu * 100),
       bytesPerLine: Math.round(bytesPerLine),
       bytesPerLineIndexed: Math.round(bytesPerLineIndexed),
     };

@@ -131,6 +131,44 @@ export const logLine = z.object({
   seq: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER).optional(),
 });
 
+export type LogLineInput = z.infer<typeof logLine>;
+
+const STREAM_SET: ReadonlySet<unknown> = new Set(LOG_STREAMS);
+const LEVEL_SET: ReadonlySet<unknown> = new Set(LOG_LEVELS);
+const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:\d{2})$/;
+
+/** `logLine` by hand: the schema's rules without its per-object cost (a frame may hold 10 000 lines). */
+function isLogLine(v: unknown): boolean {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return false;
+  const l = v as Record<string, unknown>;
+  if (typeof l.text !== 'string' || l.text.length > MAX_FRAME_BYTES) return false;
+  if (l.stream !== undefined && !STREAM_SET.has(l.stream)) return false;
+  if (l.level !== undefined && !LEVEL_SET.has(l.level)) return false;
+  if (l.seq !== undefined && !(Number.isSafeInteger(l.seq) && (l.seq as number) >= 1)) return false;
+  if (l.at !== undefined && !(typeof l.at === 'string' && ISO_INSTANT.test(l.at) && !Number.isNaN(Date.parse(l.at)))) return false;
+  return true;
+}
+
+/**
+ * The `lines` of a `log` frame: each line must be a `logLine`. Checked by hand on the hot path;
+ * a line that fails is parsed with the schema for the exact issue (`lines[3].level: …`).
+ */
+const logLines = z
+  .array(z.unknown())
+  .min(1)
+  .max(MAX_LOG_LINES_PER_FRAME)
+  .superRefine((lines, ctx) => {
+    for (let i = 0; i < lines.length; i++) {
+      if (isLogLine(lines[i])) continue;
+      const r = logLine.safeParse(lines[i]);
+      for (const issue of r.success ? [{ code: 'custom' as const, message: 'invalid log line', path: [] }] : r.error.issues) {
+        ctx.addIssue({ code: 'custom', message: issue.message, path: [i, ...issue.path] });
+      }
+      return;
+    }
+  })
+  .transform((lines) => lines as LogLineInput[]);
+
 /** `taskId` or `runId`, exactly one (checked by the handler, which names the field). */
 export const logRequest = z.object({
   id: requestId,
@@ -139,7 +177,7 @@ export const logRequest = z.object({
   runId: runId.optional(),
   /** Addition: the claim's fence; a stale one is `not_holder` (lines of an attempt that lost its lock). */
   fence: fence.optional(),
-  lines: z.array(logLine).min(1).max(MAX_LOG_LINES_PER_FRAME),
+  lines: logLines,
 });
 
 const tokens = z.number().int().min(0).max(1e12);

@@ -66,6 +66,12 @@ describe('log and usage frames', () => {
     expect((await holder.request('log', { taskId: task.id, runId: 'r', lines: [{ text: 'x' }] })).error).toMatchObject({ code: 'bad_request', message: expect.stringContaining('exactly one') });
     expect((await holder.request('log', { lines: [{ text: 'x' }] })).error?.code).toBe('bad_request');
     expect((await holder.request('log', { taskId: task.id, lines: [] })).error?.code).toBe('bad_request');
+    const badLevel = await holder.request('log', { taskId: task.id, lines: [{ text: 'ok' }, { text: 'x', level: 'loud' }] });
+    expect(badLevel.error).toMatchObject({ code: 'bad_request', message: expect.stringMatching(/lines.*1.*level/) });
+    const badAt = await holder.request('log', { taskId: task.id, lines: [{ text: 'x', at: 'yesterday' }] });
+    expect(badAt.error).toMatchObject({ code: 'bad_request', message: expect.stringMatching(/lines.*0.*at/) });
+    expect((await holder.request('log', { taskId: task.id, lines: [{ text: 'x', seq: 0 }] })).error?.code).toBe('bad_request');
+    expect((await holder.request('log', { taskId: task.id, lines: ['just a string'] })).error?.code).toBe('bad_request');
     expect((await holder.request('usage', { taskId: task.id, costUsd: -1 })).error?.code).toBe('bad_request');
 
     const page = await h.core.logs.read({ subject: `task:${task.id}`, limit: 100 });
