@@ -232,12 +232,15 @@ export function LogPane(p: LogPaneProps) {
 
   const currentMatch = matches && matches.seqs.length ? matches.seqs[matches.at] : undefined;
   const rows = [];
+  // Keys recycle by position in the window: a scroll updates the rows' text in place instead of
+  // replacing every DOM node (the difference between a smooth and a janky fling).
+  const pool = last - first + 1;
   for (let i = first; i <= last && i < count; i++) {
     const l = rowAt(i);
     const top = scrollTop + (i * LOG_ROW_PX - virtualTop);
     rows.push(
       <div
-        key={i}
+        key={i % pool}
         className={`log-row ${l ? `log-${l.stream} log-level-${l.level}` : 'log-pending'}${l?.marker ? ' log-marker' : ''}${l && l.seq === currentMatch ? ' log-match' : ''}`}
         style={{ top, height: LOG_ROW_PX }}
         data-seq={l?.seq}
