@@ -58,11 +58,12 @@ export function startWorkerEngine(opts: WorkerEngineOptions): LogEngine {
     const { now, onBadSegments, onExit, ...rest } = opts;
     const w = spawn({ ...rest, now: now() });
     worker = w;
-    w.unref();
     return new Promise<void>((resolve, reject) => {
       w.on('message', (m: { ready?: true; badSegments?: string[]; id?: number; ok?: boolean; value?: unknown; error?: { message: string } }) => {
         if (m.ready) {
           if (m.badSegments?.length) onBadSegments?.(m.badSegments);
+          // From now on the worker keeps the process alive only while it owes an answer.
+          if (pending.size === 0) w.unref();
           resolve();
           return;
         }
