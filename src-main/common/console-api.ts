@@ -181,6 +181,8 @@ export interface LogAttemptsResult {
 
 export interface LogSearchHit extends LogLine {
   subject: string;
+  /** Whose log: enough to show it and to open it. Null when the task or run is gone. */
+  owner: { kind: 'task'; taskId: number; role: string; title: string } | { kind: 'run'; runId: string; jobId: string; job: string; slot: string } | null;
 }
 
 /** One row of the timeline of a task or run: from the audit trail, the log and the usage. */

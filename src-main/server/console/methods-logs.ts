@@ -3,7 +3,7 @@
  * Arguments arrive validated (methods.ts); a task or run that does not exist is `not_found`.
  */
 import type { z } from 'zod';
-import type { ConsoleMethod, ConsoleResult, consoleArgs, LogSettingsView } from '../../common/console-api';
+import type { ConsoleMethod, ConsoleResult, consoleArgs, LogSearchHit, LogSettingsView } from '../../common/console-api';
 import { GafferError } from '../../common/errors';
 import type { LogSubject } from '../../common/logs';
 import { oldestAbout } from '../../core/audit/audit-query';
@@ -26,6 +26,18 @@ export function createLogsHandlers(core: Core, actor: string): LogsHandlers {
     if (subject.startsWith('task:')) core.tasks.get(Number(subject.slice(5)));
     else core.jobs.getRun(subject.slice(4));
     return subject as LogSubject;
+  };
+  const taskOwner = core.db.prepare<[number], { role: string; title: string }>('SELECT role, title FROM tasks WHERE id = ?');
+  const runOwner = core.db.prepare<[string], { jobId: string; job: string; slot: string }>('SELECT job_id AS jobId, job_name AS job, slot FROM runs WHERE id = ?');
+  const ownerOf = (subject: string): LogSearchHit['owner'] => {
+    if (subject.startsWith('task:')) {
+      const taskId = Number(subject.slice(5));
+      const t = taskOwner.get(taskId);
+      return t ? { kind: 'task', taskId, ...t } : null;
+    }
+    const runId = subject.slice(4);
+    const r = runOwner.get(runId);
+    return r ? { kind: 'run', runId, ...r } : null;
   };
   const settingsView = async (): Promise<LogSettingsView> => ({ settings: core.logs.settings(), storage: await core.logs.storage() });
   const range = (from: string | undefined, to: string | undefined, defaultFrom: (now: number) => number) => {
@@ -63,7 +75,10 @@ export function createLogsHandlers(core: Core, actor: string): LogsHandlers {
       }
       return { filename: `gaffer-${subject.replace(':', '-').replace(/[^\w.-]/g, '_')}-attempt-${attempt}.log`, text, complete };
     },
-    'logs.search': async ({ q, limit }) => ({ items: await core.logs.search(q, limit ?? 100) }),
+    'logs.search': async ({ q, limit }) => {
+      const hits = await core.logs.search(q, limit ?? 100);
+      return { items: hits.map((h) => ({ ...h, owner: ownerOf(h.subject) })) };
+    },
     'logs.timeline': async ({ subject }) => {
       known(subject);
       const audit = oldestAbout(core.db, [subject], TIMELINE_AUDIT_ROWS);

@@ -102,7 +102,7 @@ export function UsagePanel({ now }: { now: number }) {
             <ol className="plain-list small" data-testid="costliest-runs">
               {usage.costliestRuns.map((r) => (
                 <li key={r.runId}>
-                  <button className="link mono" onClick={() => navigate('runs', r.jobId)}>
+                  <button className="link mono" onClick={() => navigate('runs', r.jobId, { slot: r.slot })}>
                     {r.job} {r.slot}
                   </button>{' '}
                   <strong>{formatCost(r.costUsd)}</strong> <span className="muted">{formatUsage(r)}</span>
