@@ -9,7 +9,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Agent } from '../src-main/sdk';
 import { apiCall, createAgentToken, go, launchBrowser, openConsole, shot, sleep, startAgent, startGaffer, tmpDataDir, type Gaffer } from './harness';
-import { seedDatabase, seedLogs, type SeedResult } from './seed';
+import { seedDatabase, seedLogs, seedUsage, type SeedResult } from './seed';
 
 const AUDIT_ROWS = Number(process.env.GAFFER_E2E_AUDIT_ROWS ?? 1_000_000);
 const TASKS = Number(process.env.GAFFER_E2E_TASKS ?? 50_000);
@@ -90,6 +90,7 @@ describe.skipIf(skip)(`performance: ${AUDIT_ROWS.toLocaleString('en-US')} audit 
     seed = seedDatabase(dir, { auditRows: AUDIT_ROWS, tasks: TASKS });
     report(`seeded ${TASKS} tasks in ${ms(seed.ms.tasks)}, ${AUDIT_ROWS} hash-chained audit rows in ${ms(seed.ms.audit)}`);
     report(`seeded ${LOG_LINES} log lines for task 1 in ${ms(seedLogs(dir, 'task:1', LOG_LINES))}`);
+    seedUsage(dir, seed.roles);
     const t0 = Date.now();
     g = await startGaffer({ dataDir: dir, lockWindowS: 30, heartbeatTimeoutS: 10, sweepIntervalS: 2, reconnectGraceS: 2 });
     report(`server ready in ${ms(Date.now() - t0)}`);
@@ -152,6 +153,11 @@ describe.skipIf(skip)(`performance: ${AUDIT_ROWS.toLocaleString('en-US')} audit 
     await page.press('input[aria-label="Search this attempt"]', 'Enter');
     await page.waitForSelector('.log-row.log-match[data-seq="101"]', { timeout: 30_000 });
     await shot(page, 'perf-logs-03-search');
+    // Usage and cost on the dashboard (seeded usage of 14 days).
+    await page.keyboard.press('Escape');
+    await go(page, '#/dashboard', '[data-testid="chart-cost"] .recharts-bar-rectangle');
+    await page.$eval('[data-testid="usage-panel"]', (el) => el.scrollIntoView());
+    await shot(page, 'perf-logs-04-usage');
   });
 
   it('audit browser: first page, filters, and scrolling stay fast', async () => {

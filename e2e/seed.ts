@@ -172,3 +172,23 @@ export function seedLogs(dataDir: string, subject: string, lines: number, now = 
   store.close();
   return Date.now() - t0;
 }
+
+/** Usage rows for the first tasks of each role over the last 14 days (what agents' `usage` frames leave). */
+export function seedUsage(dataDir: string, roles: string[], now = Date.now()): void {
+  const db = openDatabase(path.join(dataDir, 'gaffer.db'));
+  const ins = db.prepare(
+    'INSERT INTO usage (subject, attempt, role, job_id, model, instance_id, input_tokens, output_tokens, cost_nusd, at) VALUES (?, 1, ?, NULL, ?, ?, ?, ?, ?, ?)',
+  );
+  db.transaction(() => {
+    for (let day = 0; day < 14; day++) {
+      roles.forEach((role, r) => {
+        const n = 1 + ((day * 7 + r * 3) % 5);
+        for (let k = 0; k < n; k++) {
+          const inTok = 2000 + ((day * 131 + r * 17 + k * 7) % 9000);
+          ins.run(`task:${1 + r + k * roles.length}`, role, 'demo-model', `inst_perf_${String(r).padStart(3, '0')}`, inTok, Math.round(inTok / 6), inTok * 3000 + 15_000_000 * r, now - day * 86_400_000 - k * 600_000);
+        }
+      });
+    }
+  })();
+  db.close();
+}

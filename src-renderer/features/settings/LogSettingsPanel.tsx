@@ -43,16 +43,16 @@ export function LogSettingsPanel() {
         </span>
       </header>
       <form
-        className="form-grid"
         onSubmit={(e) => {
           e.preventDefault();
           if (changed && problems.length === 0) setAsking(true);
         }}
       >
+        <div className="log-settings-grid">
         {FIELDS.map((f) => (
-          <label key={f.key} className="field">
+          <label key={f.key} className="log-field">
             <span>{f.label}</span>
-            <span className="field-row">
+            <span className="log-field-row">
               <input type="number" min={0} step="any" value={draft[f.key] ?? ''} onChange={(e) => setDraft({ ...draft, [f.key]: e.target.value })} aria-describedby={`unit-${f.key}`} />{' '}
               <span id={`unit-${f.key}`} className="small muted">
                 {f.unit}
@@ -60,6 +60,7 @@ export function LogSettingsPanel() {
             </span>
           </label>
         ))}
+        </div>
         {problems.length ? (
           <ul className="small error-text" role="alert">
             {problems.map((p) => (
