@@ -24,6 +24,8 @@ export interface WorkerEngineOptions extends Omit<WorkerData, 'now'> {
   onBadSegments?: (files: string[]) => void;
   /** The worker stopped unexpectedly (it restarts on the next call). */
   onExit?: (error: string) => void;
+  /** Each started worker (tests use it to kill one). */
+  onSpawn?: (w: Worker) => void;
 }
 
 /** The bundled worker when running from the build, else the TypeScript source through tsx. */
@@ -55,9 +57,10 @@ export function startWorkerEngine(opts: WorkerEngineOptions): LogEngine {
   };
 
   const start = (): Promise<void> => {
-    const { now, onBadSegments, onExit, ...rest } = opts;
+    const { now, onBadSegments, onExit, onSpawn, ...rest } = opts;
     const w = spawn({ ...rest, now: now() });
     worker = w;
+    onSpawn?.(w);
     return new Promise<void>((resolve, reject) => {
       w.on('message', (m: { ready?: true; badSegments?: string[]; id?: number; ok?: boolean; value?: unknown; error?: { message: string } }) => {
         if (m.ready) {
