@@ -14,6 +14,7 @@
  *    `legacyText`, not as a problem.
  */
 import { hash } from 'node:crypto';
+import type { AuditChainProblem, AuditLegacyTextRow } from '../../common/model';
 
 export const GENESIS_HASH = '0'.repeat(64);
 
@@ -40,22 +41,10 @@ export function rowHash(r: Omit<ChainRow, 'hash'>): string {
   return hash('sha256', canonical, 'hex');
 }
 
-export type ChainProblemKind = 'gap' | 'link' | 'content';
-
-export interface ChainProblem {
-  /** The row at fault (for a gap: the first missing id). */
-  id: number;
-  kind: ChainProblemKind;
-  reason: string;
-}
-
+export type ChainProblem = AuditChainProblem;
+export type ChainProblemKind = ChainProblem['kind'];
 /** Invariant 3: a row that verifies over its text as written, which reads back changed. */
-export interface LegacyTextRow {
-  id: number;
-  /** Columns holding text that UTF-8 cannot represent (shown with U+FFFD when read). */
-  fields: string[];
-  reason: string;
-}
+export type LegacyTextRow = AuditLegacyTextRow;
 
 export interface ChainCheck {
   ok: boolean;
