@@ -134,10 +134,14 @@ function assertNotOpenElsewhere(file: string, nativeBinding?: string): void {
   }
 }
 
-/** Invariant 5: a write transaction begins (and is rolled back, writing nothing), or the open fails. */
+/**
+ * Invariant 5: a write is made and rolled back (nothing reaches the file), or the open fails.
+ * BEGIN IMMEDIATE alone is not enough: SQLite grants it on a file it will not write.
+ */
 function assertWritesWork(db: Db, file: string): void {
   try {
     db.exec('BEGIN IMMEDIATE');
+    db.pragma(`user_version = ${db.pragma('user_version', { simple: true }) as number}`);
     db.exec('ROLLBACK');
   } catch (e) {
     if (db.inTransaction) db.exec('ROLLBACK');
