@@ -8,7 +8,9 @@
  * 2. An export is a snapshot: it stops at the newest id that existed when it started, so a log
  *    appended meanwhile does not make it run forever.
  * 3. Every exported row carries `prevHash` and `hash`, and `detail` exactly as stored, so the row
- *    can be re-hashed. A contiguous range (ids with no gaps) verifies the links too; a filtered
+ *    can be re-hashed. In JSONL, a row from before text was checked carries its text as written
+ *    (an unpaired surrogate as a `\udXXX` escape; stored-text.ts), so it verifies too; CSV is
+ *    plain UTF-8 and cannot hold one, so such a row fails to verify from a CSV export. A contiguous range (ids with no gaps) verifies the links too; a filtered
  *    export (gaps) verifies each row's own hash and the links inside each contiguous stretch only.
  *    `ExportCheck.coverage` says which of the two a result proves.
  */
@@ -21,7 +23,7 @@ import type { Db } from '../db/open';
 import type { AuditRow } from './audit-log';
 import { auditRowToChainRow } from './audit-log';
 import { normaliseFilter, type AuditQuery } from './audit-query';
-import { ChainVerifier, GENESIS_HASH, MAX_LISTED_PROBLEMS, type ChainCheck, type ChainRow } from './hash-chain';
+import { ChainVerifier, GENESIS_HASH, MAX_LISTED_PROBLEMS, type AsWritten, type ChainCheck, type ChainRow } from './hash-chain';
 import { auditRowsAsWritten } from './stored-text';
 
 export const EXPORT_FORMATS = ['jsonl', 'csv'] as const;
@@ -64,6 +66,13 @@ export function jsonlRow(r: AuditRow): string {
   return `${head.slice(0, -1)},"detail":${r.detail},${tail.slice(1)}\n`;
 }
 
+/** Invariant 3: the row with its text columns as written, when they read back changed. */
+function withTextAsWritten(r: AuditRow, asWritten: AsWritten): AuditRow {
+  const w = asWritten(auditRowToChainRow(r));
+  if (!w) return r;
+  return { ...r, type: w.row.type, actor: w.row.actor, subject: w.row.subject, detail: w.row.detail, trace_id: w.row.traceId };
+}
+
 export interface ExportOptions {
   format: ExportFormat;
   /** Rows per page (and per yielded chunk). */
@@ -77,7 +86,8 @@ export interface ExportOptions {
 export function exportAudit(query: AuditQuery, filter: unknown, opts: ExportOptions): AsyncGenerator<string, void, undefined> {
   const f = normaliseFilter(parseOrThrow(auditFilterInput, filter, 'audit filter') as AuditFilterInput);
   const pageSize = Math.min(Math.max(opts.pageSize ?? 1000, 1), 1000);
-  const line = opts.format === 'csv' ? csvRow : jsonlRow;
+  const asWritten = query.asWritten();
+  const line = opts.format === 'csv' ? csvRow : (r: AuditRow) => jsonlRow(withTextAsWritten(r, asWritten));
   // Invariant 2: a snapshot up to the newest row at the start.
   const snapshotEnd = query.lastId() + 1;
   const before = f.before === undefined ? snapshotEnd : Math.min(f.before, snapshotEnd);

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { makeTestCore, type TestCore } from '../testing/test-core';
 import { toWellFormedText } from '../../common/text';
 import { checkInvariants } from '../testing/invariants';
-import { verifyLiveRange } from './audit-export';
+import { exportAudit, verifyExport, verifyLiveRange } from './audit-export';
 import { ChainVerifier, GENESIS_HASH, rowHash } from './hash-chain';
 import { decodeWtf8 } from './stored-text';
 import { auditRowToChainRow, SUBJECT_INDEX_CHUNK, SUBJECT_INDEX_LAG, type AuditRow } from './audit-log';
@@ -285,6 +285,16 @@ describe('text that UTF-8 cannot hold', () => {
     expect(core.audit.verify()).toEqual(expected);
     expect(await verifyLiveRange(core.db)).toEqual({ ...expected, firstId: 1, lastId: 4, anchor: 'genesis' });
     expect(checkInvariants(core.db)).toEqual([]);
+    // A JSONL export carries such text as written (escaped), so the file verifies too; CSV cannot.
+    const text = async (format: 'jsonl' | 'csv') => {
+      let out = '';
+      for await (const chunk of exportAudit(core.auditQuery, {}, { format })) out += chunk;
+      return out;
+    };
+    const jsonl = await text('jsonl');
+    expect(jsonl).toContain('k-\\ud800-x');
+    expect(await verifyExport([jsonl], 'jsonl', { expectContiguous: true })).toMatchObject({ ok: true, rows: 4, coverage: 'chain' });
+    expect(await verifyExport([await text('csv')], 'csv')).toMatchObject({ ok: false, problemCount: 2, problems: [{ id: 1 }, { id: 3 }] });
 
     // A legacy row that was also altered is a problem like any other.
     core.db.exec('DROP TRIGGER audit_no_update');
