@@ -16,8 +16,9 @@
  *    process wrote (the audit tail) are valid only within one epoch.
  * 6. A storage fault (a file pulled out from under us: storage-watch.ts) is sticky: from the moment
  *    it is declared every write is refused with `unavailable` until the process restarts. The
- *    write path checks the WAL after each outermost commit, before the write is acknowledged:
- *    a commit that went to a deleted WAL is acknowledged only if the rescue made it durable.
+ *    write path asks the watch about the WAL after each outermost commit, before the write is
+ *    acknowledged (the watch stats it every WAL_CHECK_MS): a commit found to have gone to a
+ *    deleted WAL is acknowledged only if the rescue made it durable.
  */
 import { GafferError } from '../../common/errors';
 import type { StorageStatus } from '../../common/model';
@@ -201,7 +202,7 @@ export class Store {
     );
   }
 
-  /** Invariant 6: one stat; a commit into a lost WAL is acknowledged only once it was rescued. */
+  /** Invariant 6: a commit into a lost WAL is acknowledged only once it was rescued. */
   private checkWalAfterCommit(): void {
     const fault = this.watch?.checkWal();
     if (!fault) return;
