@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { REPORT_STATUSES } from './model';
 import { fence, idempotencyKey, jsonValue, roleName, taskId } from './schemas';
+import { refineWellFormedText } from './text';
 
 export const PROTOCOL_VERSION = 1;
 
@@ -115,6 +116,7 @@ export const precheckResultRequest = z.object({
   evidence: jsonValue.optional(),
 });
 
+/** Every frame, whatever its type: its strings are stored as UTF-8 (common/text.ts). */
 export const agentRequest = z.discriminatedUnion('type', [
   helloRequest,
   heartbeatRequest,
@@ -126,7 +128,7 @@ export const agentRequest = z.discriminatedUnion('type', [
   runStepRequest,
   runResultRequest,
   precheckResultRequest,
-]);
+]).superRefine(refineWellFormedText);
 
 export type AgentRequest = z.infer<typeof agentRequest>;
 export type AgentRequestType = AgentRequest['type'];
