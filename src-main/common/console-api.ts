@@ -48,7 +48,7 @@ import {
   type UsageRow,
   type UsageTotals,
 } from './logs';
-import type { AuditEvent, AuditPage, Instance, Page, Task, TaskStatus } from './model';
+import type { AuditChainProblem, AuditEvent, AuditLegacyTextRow, AuditPage, Instance, Page, StorageStatus, Task, TaskStatus } from './model';
 import { auditFilterShape, auditQueryInput, listTasksInput, reason, roleName, taskId } from './schemas';
 
 // ---------------------------------------------------------------------------------------------
@@ -104,6 +104,8 @@ export interface Dashboard {
   throughput: ThroughputPoint[];
   /** Filled by the jobs module: upcoming triggers, soonest first. */
   nextTriggers: Array<{ jobId: string; job: string; slot: string; at: string }>;
+  /** Why writes are being refused (shown as a banner on every view), or null. */
+  storage: StorageStatus | null;
 }
 
 export interface InstanceView extends Instance {
@@ -143,8 +145,15 @@ export interface AuditCount {
 export interface AuditVerifyResult {
   ok: boolean;
   checked: number;
+  /** The first problem's row and reason. */
   brokenAt?: number;
   reason?: string;
+  /** Every problem (the first 1000), when there is one; `problemCount` counts them all. */
+  problems?: AuditChainProblem[];
+  problemCount?: number;
+  /** Rows from before text was checked that verify over their stored bytes; `legacyTextCount` counts them all. */
+  legacyText?: AuditLegacyTextRow[];
+  legacyTextCount?: number;
 }
 
 /** `jobs.trigger`: what "run now" did (one run per slot: an existing run is reported, not doubled). */

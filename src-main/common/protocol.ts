@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { LOG_LEVELS, LOG_STREAMS, type UsageTotals } from './logs';
 import { REPORT_STATUSES } from './model';
 import { fence, idempotencyKey, jsonValue, roleName, taskId } from './schemas';
+import { refineWellFormedText } from './text';
 
 export const PROTOCOL_VERSION = 1;
 
@@ -194,6 +195,7 @@ export const usageRequest = z.object({
   model: z.string().min(1).max(200).optional(),
 });
 
+/** Every frame, whatever its type: its strings are stored as UTF-8 (common/text.ts). */
 export const agentRequest = z.discriminatedUnion('type', [
   helloRequest,
   heartbeatRequest,
@@ -207,7 +209,7 @@ export const agentRequest = z.discriminatedUnion('type', [
   precheckResultRequest,
   logRequest,
   usageRequest,
-]);
+]).superRefine(refineWellFormedText);
 
 export type AgentRequest = z.infer<typeof agentRequest>;
 export type AgentRequestType = AgentRequest['type'];

@@ -10,7 +10,8 @@ import { AuditLog } from './audit/audit-log';
 import { TokenStore } from './auth/tokens';
 import type { CoreContext } from './context';
 import { openDatabase, type Db } from './db/open';
-import { Store } from './db/store';
+import { Store, storageFailureHint } from './db/store';
+import { StorageWatch } from './db/storage-watch';
 import { acquireWriterLock, type WriterLock } from './db/writer-lock';
 import { EventBus } from './events';
 import { InstanceRegistry } from './instances/registry';
@@ -47,6 +48,8 @@ export interface CoreOptions {
   groupCommit?: GroupCommitOptions;
   /** Where log lines are kept (default `<dataDir>/logs`, written by a worker thread). */
   logs?: LogsOptions;
+  /** How often the database, WAL and lock files are checked for having been deleted or replaced (ms; default 1000). */
+  storageCheckMs?: number;
 }
 
 export interface Core {
@@ -93,23 +96,26 @@ export function createCore(opts: CoreOptions = {}): Core {
 
   let db: Db;
   try {
-    db = openDatabase(dbPath, opts.nativeBinding ? { nativeBinding: opts.nativeBinding } : {});
+    // The only writer: a database another process still has open (a lock file deleted under a
+    // running Gaffer) is refused rather than shared.
+    db = openDatabase(dbPath, { ...(opts.nativeBinding ? { nativeBinding: opts.nativeBinding } : {}), refuseIfOpenElsewhere: lock !== undefined });
   } catch (e) {
     lock?.release();
     throw e;
   }
   const events = new EventBus((e) => logger.error('event listener failed', { error: String(e) }));
-  const store = new Store(db, events, (state, error) => {
-    if (state === 'recovered') {
-      logger.info(`storage accepts writes again (${dbPath})`);
-      return;
-    }
-    const code = (error as { code?: string } | undefined)?.code ?? '';
-    const hint = code.startsWith('SQLITE_FULL')
-      ? 'free some disk space: writes resume by themselves'
-      : 'the disk or the file is read-only or failing: fix it, then restart Gaffer';
-    logger.error(`storage refused a write to ${dbPath} (${error?.message ?? 'unknown error'}): writes are refused with 503 unavailable, reads still work; ${hint}`, { code });
-  }, !lock && dbPath !== ':memory:');
+  const store = new Store(
+    db,
+    events,
+    (state, error, fault) => {
+      if (state === 'recovered') logger.info(`storage accepts writes again (${dbPath})`);
+      else if (state === 'fault') logger.error(`storage fault: ${fault!.message}; writes are refused with 503 unavailable until Gaffer is restarted, reads still work`);
+      else logger.error(`storage refused a write to ${dbPath} (${error?.message ?? 'unknown error'}): writes are refused with 503 unavailable, reads still work; ${storageFailureHint(error)}`, { code: (error as { code?: string } | undefined)?.code ?? '' });
+    },
+    !lock && dbPath !== ':memory:',
+    () => clock.now(),
+  );
+  if (dbPath !== ':memory:') store.watchStorage(new StorageWatch(db, { dbPath, ...(lock ? { lockPath: lock.path } : {}), now: () => clock.now() }));
   const audit = new AuditLog(db, store, clock);
   const gaps = new GapDetector({ clock, store, audit, config, logger });
   // Core timers read the clocks before they act and decide after pending input (gap-detector invariant 4).
@@ -133,6 +139,13 @@ export function createCore(opts: CoreOptions = {}): Core {
   hub.setLogSink(logs);
   let closed = false;
   let graceSweep: TimerHandle | undefined;
+  let storageTimer: TimerHandle | undefined;
+  const storageCheckMs = opts.storageCheckMs ?? 1000;
+  const checkStorage = () => {
+    storageTimer = undefined;
+    // A fault is sticky (store.ts, invariant 6): once declared there is nothing left to watch.
+    if (dbPath !== ':memory:' && store.checkStorage()) storageTimer = clock.setTimeout(checkStorage, storageCheckMs);
+  };
 
   return {
     clock,
@@ -161,6 +174,7 @@ export function createCore(opts: CoreOptions = {}): Core {
       instances.disconnectAll('core restarted');
       gaps.start();
       watchdog.start();
+      checkStorage();
       graceSweep = ctx.clock.setTimeout(() => {
         try {
           watchdog.sweep();
@@ -182,6 +196,7 @@ export function createCore(opts: CoreOptions = {}): Core {
       void logs.close(); // the worker finishes the batch in flight; `logs.close()` tells when it is done
       committer.close();
       graceSweep?.cancel();
+      storageTimer?.cancel();
       db.close();
       lock?.release();
     },

@@ -36,7 +36,7 @@ import { statusRoutes } from './api/status';
 import { taskRoutes } from './api/tasks';
 import { tokenRoutes } from './api/tokens';
 import { openApiRoute } from './openapi';
-import { allowedHost, bearerToken, isOperator, readJsonBody, selfOrigins, sendError, sendJson } from './guards';
+import { allowedHost, bearerToken, isOperator, queryPairs, readJsonBody, selfOrigins, sendError, sendJson } from './guards';
 
 export const API_PREFIX = '/api/v1';
 
@@ -111,7 +111,7 @@ export function createApiHandler(core: Core, opts: ApiOptions): ApiHandler {
         req,
         res,
         params: match.params,
-        query: queryObject(url.searchParams),
+        query: queryObject(queryPairs(url.search)),
         actor: HTTP_ACTOR,
         body: () => (body ??= readJsonBody(req, opts.maxBodyBytes)),
       };

@@ -98,6 +98,7 @@ export function App() {
       <NavRail current={route.view} />
       <div className="main-col">
         <Header title={def.label} description={def.description} pendingG={pendingG} onHelp={() => setHelp(true)} />
+        <StorageBanner />
         <main tabIndex={-1} className="content" key={route.view}>
           {signedOut ? <SignIn /> : <View />}
         </main>
@@ -188,6 +189,22 @@ function Header({ title, description, pendingG, onHelp }: { title: string; descr
         ?
       </button>
     </header>
+  );
+}
+
+/** While writes are refused, every view says so (the dashboard, which the header watches, carries it). */
+function StorageBanner() {
+  const storage = useConsole((s) => s.dashboard.data?.storage ?? null);
+  if (!storage) return null;
+  const fault = storage.state === 'fault';
+  return (
+    <div className={`callout ${fault ? 'callout-bad' : 'callout-warn'} storage-banner`} role="alert" data-testid="storage-banner">
+      <strong>{fault ? 'Gaffer has stopped saving changes.' : 'The disk is refusing changes.'}</strong>
+      <span>{storage.message}</span>
+      <span className="muted small">
+        Since <RelativeTime at={storage.since} />.
+      </span>
+    </div>
   );
 }
 

@@ -59,6 +59,8 @@ export function applyEvent(inv: Invalidation, e: ConsoleEvent): Invalidation {
       break;
     case 'alert':
       inv.alerts.push(e);
+      // Something changed that the header may show (a storage fault's banner comes with the dashboard).
+      if (e.level === 'critical') inv.topics.add('dashboard');
       break;
     case 'log.appended': {
       inv.topics.add('logs');

@@ -21,7 +21,7 @@ import {
 } from '../../src-main/common/console-api';
 import { DEFAULT_CONFIG, recoveryBoundS } from '../../src-main/common/config';
 import { ERROR_STATUS, type ErrorCode } from '../../src-main/common/errors';
-import type { AuditEvent, Task, TaskStatus } from '../../src-main/common/model';
+import type { AuditEvent, StorageStatus, Task, TaskStatus } from '../../src-main/common/model';
 
 export interface FakeOptions {
   now?: () => number;
@@ -38,6 +38,8 @@ export class FakeConsoleApi implements ConsoleApi {
   tokens: TokenView[] = [];
   expired: ExpiredLockCard[] = [];
   audit: AuditEvent[] = [];
+  /** What `dashboard.get` says about refused writes (a test sets it to show the banner). */
+  storage: StorageStatus | null = null;
   settings: ConsoleSettings = { config: { ...DEFAULT_CONFIG }, killSwitch: false, port: 7311, dataDir: '/tmp/gaffer', version: '0.1.0-test' };
   /** Every call, in order (method and args). */
   calls: Array<{ method: ConsoleMethod; args: unknown }> = [];
@@ -236,6 +238,7 @@ export class FakeConsoleApi implements ConsoleApi {
           roles,
           throughput: [],
           nextTriggers: [],
+          storage: this.storage,
         };
       }
       case 'tasks.list': {

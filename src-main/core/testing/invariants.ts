@@ -3,7 +3,8 @@
  * race, crash and reliability tests. An empty list means:
  * 1. one live holder per task: a lock row ⇔ status in_progress, with the task's current fence;
  * 2. no two holders over time: per task, audit CLAIMs alternate with RELEASE/EXPIRE, fences grow by one;
- * 3. the audit hash chain is intact from genesis (no committed row lost or altered);
+ * 3. the audit hash chain is intact from genesis (no committed row lost or altered): every bad row
+ *    is listed, and the other checks go on reading the rows after it;
  * 4. every status transition in the audit is an edge of the state machine;
  * 5. one run per job + slot (once the jobs tables exist), and every run status change in the audit is
  *    an edge of the run state machine starting from the run's previous status;
@@ -13,6 +14,7 @@
 import type { Db } from '../db/open';
 import { ChainVerifier, GENESIS_HASH } from '../audit/hash-chain';
 import { auditRowToChainRow, CLOCK_STEP_TYPE, type AuditRow } from '../audit/audit-log';
+import { auditRowsAsWritten } from '../audit/stored-text';
 import { isAllowed, type TransitionCause } from '../tasks/transitions';
 import type { TaskStatus } from '../../common/model';
 import type { RunStatus } from '../../common/job-schema';
@@ -36,12 +38,16 @@ export function checkInvariants(db: Db): string[] {
   }>;
   for (const f of fenceMismatch) problems.push(`task ${f.task_id}: lock fence differs from the task's fence`);
 
-  const verifier = new ChainVerifier(GENESIS_HASH);
+  const verifier = new ChainVerifier(GENESIS_HASH, {
+    firstId: 1,
+    asWritten: auditRowsAsWritten(db),
+    onProblem: (p) => problems.push(`audit chain broken at row ${p.id}: ${p.reason}`),
+  });
   const holder = new Map<string, { fence: number } | null>();
   const lastFence = new Map<string, number>();
   const status = new Map<string, TaskStatus>();
   for (const row of db.prepare('SELECT * FROM audit ORDER BY id').iterate() as IterableIterator<AuditRow>) {
-    if (!verifier.push(auditRowToChainRow(row))) break;
+    verifier.push(auditRowToChainRow(row));
     if (!row.subject.startsWith('task:')) continue;
     const d = JSON.parse(row.detail) as { fence?: number; from?: TaskStatus; to?: TaskStatus };
     const t = row.subject;
@@ -66,8 +72,6 @@ export function checkInvariants(db: Db): string[] {
       status.set(t, 'backlog');
     }
   }
-  const chain = verifier.result();
-  if (!chain.ok) problems.push(`audit chain broken at row ${chain.brokenAt}: ${chain.reason}`);
   const backwards = db.prepare(
     `SELECT a.id, a.at, p.at AS prev FROM audit a JOIN audit p ON p.id = a.id - 1
      WHERE a.at < p.at AND NOT (a.type = '${CLOCK_STEP_TYPE}' AND json_extract(a.detail, '$.gapMs') < 0) ORDER BY a.id`,

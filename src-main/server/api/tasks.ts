@@ -7,6 +7,7 @@ import { createTaskInput, idempotencyKey, reason, roleName } from '../../common/
 import { parseOrThrow } from '../../common/validate';
 import type { Core } from '../../core/create-core';
 import { withUsage } from './logs';
+import { headerText } from '../guards';
 import { afterParam, emptyQuery, idParam, intParam, limitParam, ok, parseBody, parseParam, parseQuery, type ApiContext, type Route } from './router';
 
 const listQuery = z.strictObject({
@@ -64,7 +65,7 @@ export function taskRoutes(core: Core): Route[] {
       },
       async handler(c) {
         const body = await parseBody(createTaskInput, c);
-        const header = c.req.headers['idempotency-key'];
+        const header = headerText(c.req, 'Idempotency-Key');
         const fromHeader = header === undefined ? undefined : parseOrThrow(idempotencyKey, header, 'header "Idempotency-Key"');
         if (fromHeader !== undefined && body.idempotencyKey !== undefined && body.idempotencyKey !== fromHeader) {
           throw new GafferError('bad_request', 'the Idempotency-Key header and the body\'s "idempotencyKey" differ');

@@ -118,6 +118,11 @@ export function mapCoreEvent(e: CoreEvent): ConsoleEvent[] {
       return [{ type: 'alert', level: 'warning', title: 'Job trigger undeliverable', body: `Run ${e.runId} for role ${e.role}: ${e.reason}.` }];
     case 'log.appended':
       return [{ type: 'log.appended', subject: e.subject, attempt: e.attempt, lastSeq: e.lastSeq }];
+    case 'storage.changed':
+      // Critical alerts also refresh the dashboard, whose `storage` drives the banner.
+      return e.storage === null
+        ? [{ type: 'alert', level: 'info', title: 'Storage accepts writes again', body: 'Writes are acknowledged again.' }]
+        : [{ type: 'alert', level: 'critical', title: e.storage.state === 'fault' ? 'Storage fault' : 'Storage refuses writes', body: e.storage.message }];
     case 'task.renewed':
     case 'lock.lost': // told through lock.expired / task.changed, and session.lost_locks
     case 'token.revoked':

@@ -107,6 +107,25 @@ describe('console methods: the allow-list and argument validation', () => {
     });
   }
 
+  it('text that cannot be stored is refused for every method, naming the field (IPC delivers lone surrogates as they are)', async () => {
+    const id = onlineInstance(core);
+    create('a task');
+    const t = claim(id);
+    const cases: Array<[unknown, unknown, string]> = [
+      ['tasks.create', { title: 'lone \ud800', role: 'dev' }, 'title'],
+      ['tasks.create', { title: 't', role: 'dev', payload: { deep: [{ ['k\udc00']: 1 }] } }, 'payload.deep.0.k\ufffd'],
+      ['tasks.cancel', { taskId: t.taskId, reason: 'because \udbff' }, 'reason'],
+      ['audit.query', { actor: '\ud800' }, 'actor'],
+      ['jobs.validate', { spec: { name: 'j\ud800' } }, 'spec.name'],
+      ['calendars.importIcs', { id: 'c', ics: 'BEGIN:VCALENDAR\ud800', reason: 'r' }, 'ics'],
+    ];
+    for (const [method, args, field] of cases) {
+      await expectRefused(method, args);
+      const reply = await m.dispatch(method, args);
+      expect(!reply.ok && reply.error.message, String(method)).toMatch(new RegExp(`^invalid ${String(method).replace('.', '\\.')} arguments at "${field.replace(/[.]/g, '\\.')}": (a key )?must be valid Unicode text`));
+    }
+  });
+
   it('call() throws a GafferError with the stable code', async () => {
     await expect(m.call('tasks.get', { taskId: 'x' })).rejects.toMatchObject({ code: 'bad_request', status: 400 });
     await expect(m.call('tasks.get', { taskId: 999 })).rejects.toMatchObject({ code: 'not_found' });

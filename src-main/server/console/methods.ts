@@ -115,6 +115,7 @@ export function createConsoleMethods(core: Core, ctx: ConsoleContext, opts: Cons
         roles: rm.roleSummaries(now),
         throughput,
         nextTriggers: jobs?.nextTriggers(now, NEXT_TRIGGERS) ?? [],
+        storage: core.store.status(),
       };
       return dashboard;
     },
@@ -145,8 +146,8 @@ export function createConsoleMethods(core: Core, ctx: ConsoleContext, opts: Cons
     'audit.count': (a) => core.auditQuery.count(a),
     'audit.verify': async () => {
       // Chunked and yielding: a full check of millions of rows never blocks the process.
-      const r = await verifyLiveRange(core.db);
-      return { ok: r.ok, checked: r.checked, ...(r.brokenAt === undefined ? {} : { brokenAt: r.brokenAt }), ...(r.reason ? { reason: r.reason } : {}) };
+      const { firstId: _first, lastId: _last, anchor: _anchor, ...result } = await verifyLiveRange(core.db);
+      return result;
     },
     'settings.get': () => settings(),
     'settings.setKillSwitch': (a) => {
