@@ -91,7 +91,7 @@ describe('log and usage frames', () => {
     const a = await agent(h);
     const { task } = await claimOne(h, a);
     const r = await a.text(`{"id":"x","type":"log","taskId":${task.id},"lines":[{"text":"fine"},{"text":"bad \\ud800"}]}`, 'x');
-    expect(r.error).toMatchObject({ code: 'bad_request', message: expect.stringContaining('lines[1].text') });
+    expect(r.error).toMatchObject({ code: 'bad_request', message: expect.stringContaining('lines.1.text') });
     expect((await h.core.logs.read({ subject: `task:${task.id}`, limit: 10 })).items).toEqual([]);
   });
 
