@@ -111,10 +111,11 @@ export function LogPane(p: LogPaneProps) {
     setMatches(null);
     bump();
   }, [win, attemptNo, firstSeq, loadPage, bump]);
+  // After the reset above (effects run in order): also when another attempt has the same count.
   useEffect(() => {
     win.setCount(liveCount);
     bump();
-  }, [win, liveCount, bump]);
+  }, [win, liveCount, attemptNo, firstSeq, bump]);
 
   const filtered = useMemo(() => {
     if (filter === 'all' || attemptNo === undefined) return null;
