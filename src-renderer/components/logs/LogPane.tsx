@@ -45,16 +45,20 @@ class FilteredRows {
   constructor(
     private readonly load: (after: number) => Promise<LogPage>,
     private readonly onChange: () => void,
+    private readonly onError: (e: unknown) => void,
   ) {}
   more(): void {
     if (this.busy || this.next === null) return;
     this.busy = true;
     void this.load(this.next)
-      .then((p) => {
-        this.lines.push(...p.items);
-        this.next = p.next;
-        this.onChange();
-      })
+      .then(
+        (p) => {
+          this.lines.push(...p.items);
+          this.next = p.next;
+          this.onChange();
+        },
+        (e: unknown) => this.onError(e),
+      )
       .finally(() => (this.busy = false));
   }
 }
@@ -119,7 +123,7 @@ export function LogPane(p: LogPaneProps) {
 
   const filtered = useMemo(() => {
     if (filter === 'all' || attemptNo === undefined) return null;
-    const rows = new FilteredRows((after) => loadPage({ attempt: attemptNo, after, limit: 1000, stream: filter }), bump);
+    const rows = new FilteredRows((after) => loadPage({ attempt: attemptNo, after, limit: 1000, stream: filter }), bump, (e) => setError(e instanceof Error ? e.message : String(e)));
     rows.more();
     return rows;
   }, [filter, attemptNo, loadPage, bump]);
