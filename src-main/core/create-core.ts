@@ -42,6 +42,8 @@ export interface CoreOptions {
   singleWriter?: boolean;
   /** Native better-sqlite3 binding for Electron's ABI. */
   nativeBinding?: string;
+  /** How long a write waits for another process's transaction (default 5 s; only several writing processes wait). */
+  busyTimeoutMs?: number;
   /** Agent hub limits and timeouts (hello timeout, rate limit, …). */
   hub?: HubOptions;
   /** Group commit tuning (batch cap); `{ maxBatch: 1 }` turns batching off, for comparison. */
@@ -98,7 +100,11 @@ export function createCore(opts: CoreOptions = {}): Core {
   try {
     // The only writer: a database another process still has open (a lock file deleted under a
     // running Gaffer) is refused rather than shared.
-    db = openDatabase(dbPath, { ...(opts.nativeBinding ? { nativeBinding: opts.nativeBinding } : {}), refuseIfOpenElsewhere: lock !== undefined });
+    db = openDatabase(dbPath, {
+      ...(opts.nativeBinding ? { nativeBinding: opts.nativeBinding } : {}),
+      ...(opts.busyTimeoutMs !== undefined ? { busyTimeoutMs: opts.busyTimeoutMs } : {}),
+      refuseIfOpenElsewhere: lock !== undefined,
+    });
   } catch (e) {
     lock?.release();
     throw e;
