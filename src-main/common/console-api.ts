@@ -34,6 +34,20 @@ import {
   type Run,
   type RunStep,
 } from './job-schema';
+import {
+  LOG_SETTINGS_LIMITS,
+  LOG_STREAMS,
+  USAGE_GROUPS,
+  type CostlyRun,
+  type DailyUsage,
+  type LogAttempt,
+  type LogLine,
+  type LogPage,
+  type LogSettings,
+  type LogStorageStats,
+  type UsageRow,
+  type UsageTotals,
+} from './logs';
 import type { AuditChainProblem, AuditEvent, AuditLegacyTextRow, AuditPage, Instance, Page, StorageStatus, Task, TaskStatus } from './model';
 import { auditFilterShape, auditQueryInput, listTasksInput, reason, roleName, taskId } from './schemas';
 
@@ -163,6 +177,42 @@ export interface IcsImportResult {
   added: { holidays: number; extraWorkdays: number };
 }
 
+/** One attempt tab of a log pane: its lines' range and what it spent. */
+export interface LogAttemptView extends LogAttempt {
+  usage: UsageTotals;
+}
+
+export interface LogAttemptsResult {
+  attempts: LogAttemptView[];
+  /** All attempts together. */
+  usage: UsageTotals;
+}
+
+export interface LogSearchHit extends LogLine {
+  subject: string;
+  /** Whose log: enough to show it and to open it. Null when the task or run is gone. */
+  owner: { kind: 'task'; taskId: number; role: string; title: string } | { kind: 'run'; runId: string; jobId: string; job: string; slot: string } | null;
+}
+
+/** One row of the timeline of a task or run: from the audit trail, the log and the usage. */
+export interface TimelineEntry {
+  at: string;
+  kind: 'created' | 'claim' | 'renew' | 'release' | 'expire' | 'refused' | 'step' | 'retry' | 'approval' | 'trigger' | 'result' | 'log' | 'usage' | 'other';
+  /** Plain words for the row. */
+  title: string;
+  attempt: number | null;
+  /** Who did it (an instance, the operator, Gaffer itself). */
+  actor: string | null;
+  /** The audit row's id, when the row comes from the audit. */
+  auditId: number | null;
+  detail: string | null;
+}
+
+export interface LogSettingsView {
+  settings: LogSettings;
+  storage: LogStorageStats;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Argument schemas (validated on the main side)
 
@@ -175,6 +225,14 @@ const instant = z.iso.datetime({ offset: true });
  * the point is to get its issues back field by field; the core validates it with `jobSpecInput`.
  */
 const jobDraft = z.record(z.string(), z.unknown());
+
+/** `task:<id>` or `run:<id>`: whose log. */
+const logSubject = z.string().regex(/^(task:[1-9]\d{0,14}|run:[^\s]{1,100})$/, 'must be task:<id> or run:<id>');
+const logSettingsPatch = z.strictObject(
+  Object.fromEntries(Object.entries(LOG_SETTINGS_LIMITS).map(([k, l]) => [k, z.number().int().min(l.min).max(l.max).optional()])) as {
+    [K in keyof LogSettings]: z.ZodOptional<z.ZodNumber>;
+  },
+);
 
 export const consoleArgs = {
   'dashboard.get': empty,
@@ -243,6 +301,31 @@ export const consoleArgs = {
   'calendars.update': z.strictObject({ id: calendarId, calendar: calendarReplaceInput, reason }),
   /** Imports holidays and make-up workdays from the text of an .ics file into a saved calendar. */
   'calendars.importIcs': icsImportInput.extend({ id: calendarId, reason }),
+
+  // ---- logs and usage (PROTOCOL §5)
+  'logs.attempts': z.strictObject({ subject: logSubject }),
+  /** A page of lines, oldest first; `contains` keeps the lines holding the text (any case). */
+  'logs.page': z.strictObject({
+    subject: logSubject,
+    after: z.number().int().min(0).optional(),
+    limit: z.number().int().min(1).max(5000).optional(),
+    attempt: z.number().int().min(1).optional(),
+    stream: z.enum(LOG_STREAMS).optional(),
+    contains: z.string().min(1).max(500).optional(),
+  }),
+  /** A whole attempt as text (for a download). */
+  'logs.text': z.strictObject({ subject: logSubject, attempt: z.number().int().min(1) }),
+  /** Words across every log, newest first. */
+  'logs.search': z.strictObject({ q: z.string().trim().min(1).max(500), limit: z.number().int().min(1).max(500).optional() }),
+  'logs.timeline': z.strictObject({ subject: logSubject }),
+  'logs.settings': empty,
+  'logs.setSettings': z.strictObject({ settings: logSettingsPatch, reason }),
+  /** Sums in [from, to) (default: the last 14 days) by role, job or local day. */
+  'usage.summary': z.strictObject({ by: z.enum(USAGE_GROUPS), from: instant.optional(), to: instant.optional(), role: roleName.optional(), job: jobRef.optional() }),
+  /** Sums per local day, role and job in [from, to) (default: the last 14 days), for charts. */
+  'usage.daily': z.strictObject({ from: instant.optional(), to: instant.optional() }),
+  /** The runs that cost most in [from, to) (default: this week). */
+  'usage.costliestRuns': z.strictObject({ from: instant.optional(), to: instant.optional(), limit: z.number().int().min(1).max(100).optional() }),
 } as const;
 
 /** Filters for an export (same as a query, without paging). */
@@ -294,6 +377,16 @@ export interface ConsoleResults {
   'calendars.create': BusinessCalendar;
   'calendars.update': BusinessCalendar;
   'calendars.importIcs': IcsImportResult;
+  'logs.attempts': LogAttemptsResult;
+  'logs.page': LogPage;
+  'logs.text': { filename: string; text: string; complete: boolean };
+  'logs.search': { items: LogSearchHit[] };
+  'logs.timeline': TimelineEntry[];
+  'logs.settings': LogSettingsView;
+  'logs.setSettings': LogSettingsView;
+  'usage.summary': UsageRow[];
+  'usage.daily': DailyUsage[];
+  'usage.costliestRuns': CostlyRun[];
 }
 
 export type ConsoleMethod = keyof typeof consoleArgs & keyof ConsoleResults;
@@ -320,6 +413,8 @@ export type ConsoleEvent =
   | { type: 'run.changed'; runId: string; jobId: string; status: string }
   | { type: 'job.changed'; jobId: string }
   | { type: 'settings.changed' }
+  /** New lines of a task's or run's log are stored (coalesced: the newest seq per subject). */
+  | { type: 'log.appended'; subject: string; attempt: number; lastSeq: number }
   | { type: 'alert'; level: 'info' | 'warning' | 'critical'; title: string; body: string };
 
 export type ConsoleReply<T> = { ok: true; value: T } | { ok: false; error: ErrorBody };

@@ -26,6 +26,8 @@ import type { HubOptions } from './hub/ports';
 import { AuditQuery } from './audit/audit-query';
 import { Signals } from './signals/signals';
 import { createJobs, type JobService } from './jobs';
+import { createLogs, type LogsOptions } from './logs';
+import type { LogService } from './logs/service';
 import { GapDetector } from './time/gap-detector';
 
 export interface CoreOptions {
@@ -46,6 +48,8 @@ export interface CoreOptions {
   hub?: HubOptions;
   /** Group commit tuning (batch cap); `{ maxBatch: 1 }` turns batching off, for comparison. */
   groupCommit?: GroupCommitOptions;
+  /** Where log lines are kept (default `<dataDir>/logs`, written by a worker thread). */
+  logs?: LogsOptions;
   /** How often the database, WAL and lock files are checked for having been deleted or replaced (ms; default 1000). */
   storageCheckMs?: number;
 }
@@ -73,6 +77,8 @@ export interface Core {
   readonly signals: Signals;
   /** Central jobs: runner, runs, backfills, calendars, explain/preview/ledger. */
   readonly jobs: JobService;
+  /** Log lines and usage of attempts (PROTOCOL §5), kept apart from the audit chain. */
+  readonly logs: LogService;
   /** Notices stalls, sleeps and clock steps once, and has every deadline shifted (`gaps.check()` on power resume). */
   readonly gaps: GapDetector;
   readonly logger: Logger;
@@ -135,6 +141,8 @@ export function createCore(opts: CoreOptions = {}): Core {
   const auditQuery = new AuditQuery(db);
   const signals = new Signals(ctx);
   const jobs = createJobs({ ctx, hub, signals, instances, logger });
+  const logs = createLogs({ ctx, committer, logger, jobs, nativeBinding: opts.nativeBinding, dir: path.join(path.dirname(dbPath === ':memory:' ? path.join(dataDir, 'x') : dbPath), 'logs') }, opts.logs);
+  hub.setLogSink(logs);
   let closed = false;
   let graceSweep: TimerHandle | undefined;
   let storageTimer: TimerHandle | undefined;
@@ -163,6 +171,7 @@ export function createCore(opts: CoreOptions = {}): Core {
     auditQuery,
     signals,
     jobs,
+    logs,
     gaps,
     logger,
     start() {
@@ -181,6 +190,7 @@ export function createCore(opts: CoreOptions = {}): Core {
         }
       }, config.reconnectGraceS * 1000 + 1);
       jobs.start();
+      logs.start();
     },
     close() {
       if (closed) return;
@@ -189,6 +199,7 @@ export function createCore(opts: CoreOptions = {}): Core {
       watchdog.stop();
       jobs.stop();
       hub.close();
+      void logs.close(); // the worker finishes the batch in flight; `logs.close()` tells when it is done
       committer.close();
       graceSweep?.cancel();
       storageTimer?.cancel();

@@ -46,6 +46,8 @@ export interface CoreEventMap {
   'backfill.changed': { backfill: Backfill; action: string };
   'jobs.settings': { settings: JobSettings; actor: string };
   'calendar.changed': { calendar: BusinessCalendar; action: string };
+  // Logs (core/logs). Emitted once the lines are on disk; not tied to a main-database transaction.
+  'log.appended': { subject: string; attempt: number; lastSeq: number };
 }
 
 export type CoreEventType = keyof CoreEventMap;

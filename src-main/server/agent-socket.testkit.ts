@@ -25,10 +25,10 @@ export interface Harness {
 }
 
 export async function startHarness(
-  opts: { config?: Partial<SchedulerConfig>; hub?: HubOptions; socket?: AgentSocketOptions } = {},
+  opts: { config?: Partial<SchedulerConfig>; hub?: HubOptions; socket?: AgentSocketOptions; dataDir?: string; clock?: ManualClock } = {},
 ): Promise<Harness> {
-  const clock = new ManualClock();
-  const core = createCore({ clock, dataDir: tempDir('gaffer-hub-'), config: opts.config ?? {}, hub: opts.hub ?? {} });
+  const clock = opts.clock ?? new ManualClock();
+  const core = createCore({ clock, dataDir: opts.dataDir ?? tempDir('gaffer-hub-'), config: opts.config ?? {}, hub: opts.hub ?? {} });
   const server = http.createServer((_req, res) => res.writeHead(404).end());
   const agentSocket = attachAgentSocket(server, core, opts.socket ?? {});
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -10,6 +10,7 @@ import type { DashboardState } from './slices/dashboard';
 import type { InstancesState } from './slices/instances';
 import type { JobsState } from './slices/jobs';
 import type { LocksState } from './slices/locks';
+import type { LogsState } from './slices/logs';
 import type { QueuesState } from './slices/queues';
 import type { RunsState } from './slices/runs';
 import type { SettingsState } from './slices/settings';
@@ -46,4 +47,5 @@ export interface ConsoleState
     AuditSliceState,
     JobsState,
     RunsState,
-    CalendarsState {}
+    CalendarsState,
+    LogsState {}

@@ -360,4 +360,27 @@ export const MIGRATIONS: Migration[] = [
       if (!columns.some((c) => c.name === 'trace_id')) db.exec('ALTER TABLE tasks ADD COLUMN trace_id TEXT');
     },
   },
+  {
+    name: '010_usage',
+    sql: `
+      -- What attempts spent (PROTOCOL §5 usage frames): one row per report, summed on read. Not in
+      -- the audit chain. Cost in nano-dollars so sums stay exact; the log lines live elsewhere
+      -- (logs/seg-*.db), since their volume must never weigh on this database's commits.
+      CREATE TABLE usage (
+        id INTEGER PRIMARY KEY,
+        subject TEXT NOT NULL,
+        attempt INTEGER NOT NULL,
+        role TEXT NOT NULL,
+        job_id TEXT,
+        model TEXT,
+        instance_id TEXT NOT NULL,
+        input_tokens INTEGER NOT NULL,
+        output_tokens INTEGER NOT NULL,
+        cost_nusd INTEGER NOT NULL,
+        at INTEGER NOT NULL
+      );
+      CREATE INDEX usage_subject ON usage (subject, attempt);
+      CREATE INDEX usage_at ON usage (at);
+    `,
+  },
 ];

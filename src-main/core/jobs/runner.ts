@@ -1184,12 +1184,21 @@ export class JobRunner implements RunSink {
     });
   }
 
+  /**
+   * Who may act for the run now: the instance that acknowledged its dispatched attempt (or the
+   * dispatched backfill's), else null. `run_step`, logs and usage all follow this one rule.
+   */
+  runHolder(runId: string): { instanceId: string | null; attempt: number; jobId: string; role: string } {
+    const run = this.repo.run(runId);
+    const b = this.repo.q.dispatchedBackfillOfRun.get(run.id);
+    const instanceId = b ? b.instance_id : run.status === 'running' && run.dispatched_at !== null ? run.instance_id : null;
+    return { instanceId, attempt: run.attempt, jobId: run.job_id, role: this.repo.jobRow(run.job_id).role };
+  }
+
   runStep(instanceId: string, req: AgentRequestOf<'run_step'>): object {
     return this.ctx.store.write(() => {
       const run = this.repo.run(req.runId);
-      const b = this.repo.q.dispatchedBackfillOfRun.get(run.id);
-      const holder = b ? b.instance_id : run.status === 'running' && run.dispatched_at !== null ? run.instance_id : null;
-      if (holder !== instanceId) throw new GafferError('not_holder', `instance ${instanceId} does not hold run ${run.id}`);
+      if (this.runHolder(run.id).instanceId !== instanceId) throw new GafferError('not_holder', `instance ${instanceId} does not hold run ${run.id}`);
       const res = this.repo.q.addStep.run(run.id, req.step, req.ref ?? null, run.attempt, instanceId, this.ctx.clock.now());
       if (res.changes > 0) {
         this.ctx.audit.append({ type: 'run.step', actor: instanceId, subject: `run:${run.id}`, detail: { jobId: run.job_id, slot: run.slot, step: req.step, ref: req.ref ?? null, attempt: run.attempt }, traceId: run.trace_id });

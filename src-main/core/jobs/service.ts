@@ -681,6 +681,11 @@ export class JobService {
   // ---- for the console dashboard (JobsConsolePort) -------------------------------------------
 
   /** Runs the operator must act on: held or failed backfills, plus queued ones. */
+  /** The instance that may act for the run now (its acknowledged attempt), with the run's attempt, job and role. */
+  runHolder(runId: string): { instanceId: string | null; attempt: number; jobId: string; role: string } {
+    return this.runner.runHolder(runId);
+  }
+
   runsNeedingAttention(): number {
     return this.ctx.db.prepare<[], { n: number }>(`SELECT count(*) AS n FROM backfills WHERE status IN ('held','failed','queued')`).get()!.n;
   }

@@ -116,6 +116,8 @@ export function mapCoreEvent(e: CoreEvent): ConsoleEvent[] {
     }
     case 'trigger.undeliverable':
       return [{ type: 'alert', level: 'warning', title: 'Job trigger undeliverable', body: `Run ${e.runId} for role ${e.role}: ${e.reason}.` }];
+    case 'log.appended':
+      return [{ type: 'log.appended', subject: e.subject, attempt: e.attempt, lastSeq: e.lastSeq }];
     case 'storage.changed':
       // Critical alerts also refresh the dashboard, whose `storage` drives the banner.
       return e.storage === null
@@ -148,6 +150,9 @@ function keyOf(e: ConsoleEvent): string | null {
       return `job:${e.jobId}`;
     case 'settings.changed':
       return 'settings';
+    case 'log.appended':
+      // One per subject and batch: the newest seq says how far the log goes.
+      return `log:${e.subject}`;
     default:
       return null;
   }

@@ -82,6 +82,16 @@ describe('console methods: the allow-list and argument validation', () => {
     'audit.verify': [{ deep: true }],
     'settings.get': [{ x: 1 }],
     'settings.setKillSwitch': [{ on: true }, { on: 'yes', reason: 'r' }],
+    'logs.attempts': [{}, { subject: 'task:0' }, { subject: 'job:1' }],
+    'logs.page': [{ subject: 'task:1', limit: 0 }, { subject: 'task:1', stream: 'video' }, { subject: 'run:a b' }],
+    'logs.text': [{ subject: 'task:1' }, { subject: 'task:1', attempt: 0 }],
+    'logs.search': [{}, { q: '   ' }, { q: 'x', limit: 1000 }],
+    'logs.timeline': [{ subject: '' }],
+    'logs.settings': [{ x: 1 }],
+    'logs.setSettings': [{ settings: { retentionDays: 7 } }, { settings: { retentionDays: 0 }, reason: 'r' }, { settings: { bogus: 1 }, reason: 'r' }],
+    'usage.summary': [{}, { by: 'week' }, { by: 'day', from: 'yesterday' }],
+    'usage.daily': [{ by: 'day' }, { from: '2026-12-02T00:00:00Z', to: '2026-12-01T00:00:00Z' }],
+    'usage.costliestRuns': [{ limit: 0 }, { from: 'x' }],
   };
 
   it('has a bad-input case for every method', () => {

@@ -7,6 +7,8 @@ import { formatCount, formatDurationS } from '../../lib/format';
 import { useNow } from '../../lib/now';
 import { useActions, useConsole, useWatch } from '../../store/react';
 import { DistributionChart, ThroughputChart } from './Charts';
+import { LogSearchPanel } from './LogSearchPanel';
+import { UsagePanel } from './UsagePanel';
 import { recoveryExplain } from '../../lib/recovery';
 import { distributionRows, localDay, queueHealth, throughputRows, worstStuck } from './logic';
 
@@ -181,6 +183,8 @@ export function DashboardView() {
             </div>
           </div>
         </section>
+        <UsagePanel now={now} />
+        <LogSearchPanel now={now} />
       </div>
       {d.onlineInstances === 0 ? (
         <EmptyState title="No agents online">
