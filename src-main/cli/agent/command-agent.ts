@@ -189,13 +189,13 @@ export class CommandAgent {
     this.unsubscribeJob?.();
     if (this.active.size > 0 && !this.hurry.signal.aborted) {
       this.log.info(`waiting up to ${this.opts.graceS} s for ${this.active.size} running command(s) to finish (Ctrl-C again to stop them now)`);
-      await Promise.race([
-        Promise.all([...this.active].map((a) => a.done)),
-        new Promise<void>((resolve) => {
-          const t = setTimeout(resolve, this.opts.graceS * 1000);
-          this.hurry.signal.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
-        }),
-      ]);
+      let timer: NodeJS.Timeout | undefined;
+      const graceOver = new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, this.opts.graceS * 1000);
+        this.hurry.signal.addEventListener('abort', () => resolve(), { once: true });
+      });
+      await Promise.race([Promise.all([...this.active].map((a) => a.done)), graceOver]);
+      clearTimeout(timer); // a pending timer would keep the process alive after the agent stopped
     }
     for (const a of this.active) a.attempt.interrupt({ kind: 'shutdown' });
     await Promise.all([...this.active].map((a) => a.done));

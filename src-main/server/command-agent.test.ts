@@ -1,0 +1,271 @@
+/**
+ * `gaffer agent` end to end: a real Gaffer (this process, system clock), the command agent
+ * (in-process, or the real `gaffer` bin where signals matter) and real child processes.
+ * It lives in server/ because the CLI may not import core or server, not even in tests.
+ */
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Run } from '../common/job-schema';
+import { CommandAgent } from '../cli/agent/command-agent';
+import type { LogLine, WorkRef } from '../cli/agent/log-sink';
+import { parseAgentArgs } from '../cli/agent/options';
+import { readPids, running, waitFor } from '../cli/agent/testing/processes';
+import { OPERATOR_TOKEN, startLiveGaffer, type LiveGaffer } from './live-gaffer.testkit';
+
+const repo = path.resolve(import.meta.dirname, '..', '..');
+const scripted = path.join(repo, 'src-main', 'cli', 'agent', 'testing', 'scripted-command.mjs');
+const node = process.execPath;
+const posix = process.platform !== 'win32';
+
+const cleanups: Array<() => Promise<unknown> | unknown> = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+async function gaffer(config: Parameters<typeof startLiveGaffer>[0] = {}): Promise<LiveGaffer> {
+  const g = await startLiveGaffer(config);
+  cleanups.push(() => g.close());
+  return g;
+}
+
+interface AgentRun {
+  agent: CommandAgent;
+  exit: Promise<number>;
+  lines: Array<{ ref: WorkRef; line: LogLine }>;
+  log: string[];
+}
+
+function startAgent(g: LiveGaffer, flags: string[], command: string[] = [node, scripted]): AgentRun {
+  const opts = parseAgentArgs(['--url', g.server.agentUrl, '--role', 'cmd', '--poll-s', '0.1', '--quiet', ...flags, '--', ...command], {});
+  if (opts === 'help') throw new Error('unexpected');
+  const lines: AgentRun['lines'] = [];
+  const log: string[] = [];
+  const agent = new CommandAgent(opts, {
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, GAFFER_TOKEN: g.token('cmd'), GAFFER_OPERATOR_TOKEN: OPERATOR_TOKEN, SOMETHING_ELSE: 'kept' },
+    writeErr: (t) => log.push(t),
+    sink: (ref, line) => lines.push({ ref, line }),
+  });
+  const exit = agent.run();
+  cleanups.push(async () => {
+    agent.shutdown('now');
+    await exit;
+  });
+  return { agent, exit, lines, log };
+}
+
+const untilTask = (g: LiveGaffer, id: number, pred: (t: ReturnType<LiveGaffer['task']>) => boolean, what: string, ms = 15_000) =>
+  waitFor(() => pred(g.task(id)), what, ms);
+
+function createJob(g: LiveGaffer, name: string, payload: unknown, retry = { maxAttempts: 3, firstDelayS: 0 }): string {
+  return g.core.jobs.create({ name, role: 'cmd', schedule: { everyS: 86_400 }, retry, payload }, { actor: 'test' }).job.id;
+}
+
+async function triggerAndWait(g: LiveGaffer, jobId: string, done: (r: Run) => boolean = (r) => r.status === 'success' || r.status === 'failed'): Promise<Run> {
+  const { run } = g.core.jobs.triggerNow(jobId, { reason: 'test', actor: 'test' });
+  await waitFor(() => done(g.run(run.id)), `run ${run.id} to finish`, 20_000);
+  return g.run(run.id);
+}
+
+describe.skipIf(!posix)('gaffer agent against a real Gaffer', () => {
+  it('tasks: the exit-status table of PROTOCOL §6, with notes, output and logs', async () => {
+    const g = await gaffer();
+    const ids = {
+      done: g.createTask('exit 0', { codes: [0], usage: { inputTokens: 10, outputTokens: 2, costUsd: 0.5 } }, { priority: 5 }).id,
+      retry: g.createTask('exit 75 then 0', { codes: [75, 0] }, { priority: 4 }).id,
+      fatal: g.createTask('exit 65', { codes: [65] }, { priority: 3 }).id,
+      human: g.createTask('exit 77', { codes: [77] }, { priority: 2 }).id,
+      other: g.createTask('exit 3', { codes: [3] }, { priority: 1 }).id,
+    };
+    const a = startAgent(g, ['--max-tasks', '6']);
+    expect(await a.exit).toBe(0);
+    const t = (id: number) => g.task(id);
+    expect(t(ids.done)).toMatchObject({ status: 'done', attempt: 1 });
+    expect(t(ids.done).note).toBe('exit 0 (done); usage: 10 input + 2 output tokens, $0.5000');
+    expect(t(ids.retry)).toMatchObject({ status: 'done', attempt: 2 });
+    expect(t(ids.fatal)).toMatchObject({ status: 'failed', note: expect.stringMatching(/^exit 65 \(fatal\); last stderr line: a line on stderr/) });
+    expect(t(ids.human)).toMatchObject({ status: 'blocked', note: expect.stringMatching(/^exit 77 \(needs a human\)/) });
+    expect(t(ids.other)).toMatchObject({ status: 'failed', note: expect.stringMatching(/^exit 3;/) });
+    // Every line of every attempt is a log line of that task.
+    const of = (id: number) => a.lines.filter((l) => l.ref.kind === 'task' && l.ref.id === String(id)).map((l) => `${l.ref.attempt} ${l.line.stream} ${l.line.text}`);
+    expect(of(ids.retry)).toEqual(expect.arrayContaining(['1 stdout hello from task attempt 1', '1 stderr a line on stderr', '2 stdout hello from task attempt 2']));
+  });
+
+  it('tasks: the environment, stdin, the payload and output files; the child never sees a token', async () => {
+    const g = await gaffer();
+    const cwd = fs.mkdtempSync(path.join(os.tmpdir(), 'gaffer-cwd-'));
+    const id = g.createTask('Summarise the logs', { codes: [0] }).id;
+    const a = startAgent(g, ['--max-tasks', '1', '--cwd', cwd]);
+    expect(await a.exit).toBe(0);
+    const task = g.task(id);
+    const out = task.output as { env: Record<string, string>; tokenSeen: boolean; stdinMatchesFile: boolean; cwd: string };
+    expect(out.tokenSeen).toBe(false);
+    expect(out.stdinMatchesFile).toBe(true);
+    expect(fs.realpathSync(out.cwd)).toBe(fs.realpathSync(cwd));
+    expect(out.env).toMatchObject({
+      GAFFER_KIND: 'task',
+      GAFFER_ROLE: 'cmd',
+      GAFFER_TASK_ID: String(id),
+      GAFFER_TASK_TITLE: 'Summarise the logs',
+      GAFFER_ATTEMPT: '1',
+      GAFFER_PREVIOUSLY_EXPIRED: '0',
+      GAFFER_IDEMPOTENCY_KEY: `task-${id}`,
+      GAFFER_COMPLETED_STEPS: '[]',
+      GAFFER_TRACE_ID: task.traceId,
+    });
+    expect(Object.keys(out.env).sort()).not.toContain('GAFFER_TOKEN');
+    expect(Object.keys(out.env)).not.toContain('GAFFER_OPERATOR_TOKEN');
+    expect(out.env.GAFFER_PAYLOAD_FILE).toMatch(/payload\.json$/);
+    expect(fs.existsSync(out.env.GAFFER_PAYLOAD_FILE!)).toBe(false);
+  });
+
+  it('jobs: a trigger gets GAFFER_SLOT and GAFFER_IDEMPOTENCY_KEY; steps survive a retry (GAFFER_COMPLETED_STEPS)', async () => {
+    const g = await gaffer();
+    startAgent(g, ['--no-tasks']);
+    await waitFor(() => g.core.instances.list().some((i) => i.status === 'online'), 'the agent to connect');
+    const jobId = createJob(g, 'nightly-export', { codes: [75, 0], steps: ['extract', 'upload'] });
+    const run = await triggerAndWait(g, jobId, (r) => r.status === 'success' || (r.status === 'failed' && r.held));
+    expect(run).toMatchObject({ status: 'success', attempt: 2 });
+    const out = run.output as { env: Record<string, string> };
+    expect(out.env).toMatchObject({
+      GAFFER_KIND: 'job',
+      GAFFER_JOB: 'nightly-export',
+      GAFFER_JOB_ID: jobId,
+      GAFFER_RUN_ID: run.id,
+      GAFFER_SLOT: run.slot,
+      GAFFER_IDEMPOTENCY_KEY: run.idempotencyKey,
+      GAFFER_ATTEMPT: '2',
+      GAFFER_COMPLETED_STEPS: JSON.stringify(['extract', 'upload']),
+    });
+    const steps = g.core.jobs.getRun(run.id).steps.map((s) => [s.step, s.ref, s.attempt]);
+    expect(steps).toEqual([
+      ['extract', 'ref-extract-1', 1],
+      ['upload', 'ref-upload-1', 1],
+    ]);
+  });
+
+  it('jobs: 65 holds the run as fatal, 77 holds it for a human, anything else is retried', async () => {
+    const g = await gaffer();
+    startAgent(g, ['--no-tasks']);
+    await waitFor(() => g.core.instances.list().some((i) => i.status === 'online'), 'the agent to connect');
+    const fatal = await triggerAndWait(g, createJob(g, 'fatal-job', { codes: [65] }));
+    expect(fatal).toMatchObject({ status: 'failed', errorClass: 'fatal', held: true, attempt: 1 });
+    expect(fatal.lastError).toMatch(/^exit 65 \(fatal\)/);
+    const human = await triggerAndWait(g, createJob(g, 'human-job', { codes: [77] }));
+    expect(human).toMatchObject({ status: 'failed', errorClass: 'needs_human', held: true });
+    const other = await triggerAndWait(g, createJob(g, 'flaky-job', { codes: [9, 0] }), (r) => r.status === 'success');
+    expect(other).toMatchObject({ status: 'success', attempt: 2 });
+  });
+
+  it('force-release kills the command and its grandchild within 15 s, and nothing is reported for it', async () => {
+    // A short lock window makes the SDK renew every second; the refused renewal (or the lock_lost
+    // push, where the hub sends it) aborts the handler.
+    const g = await gaffer({ config: { lockWindowS: 4 } });
+    const pidFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'gaffer-fr-')), 'pids');
+    const id = g.createTask('long job', { family: pidFile, sleepMs: 120_000, ignoreTerm: true }).id;
+    const a = startAgent(g, ['--max-tasks', '1', '--kill-after-s', '2']);
+    const [pid, grandchild] = await readPids(pidFile);
+    const holder = g.task(id).lock!.instanceId;
+    g.core.tasks.forceRelease({ taskId: id, reason: 'operator wants it back', actor: 'test' });
+    const took = await waitFor(() => !running(pid) && !running(grandchild), 'the command and its grandchild to end', 15_000);
+    expect(took).toBeLessThan(15_000);
+    expect(await a.exit).toBe(0);
+    const after = g.task(id);
+    expect(after).toMatchObject({ status: 'backlog', note: null, output: null });
+    // The holder claimed and renewed; its next renewal was refused (that is how it learnt). No report.
+    const byHolder = g.core.auditQuery.query({ subject: `task:${id}`, limit: 100 }).items.filter((e) => e.actor === holder);
+    const reports = byHolder.filter((e) => !['lock.claim', 'lock.renew'].includes(e.type) && !(e.type === 'lock.reject' && (e.detail as { op?: string }).op === 'renew'));
+    expect(byHolder.map((e) => e.type)).toContain('lock.claim');
+    expect(reports).toEqual([]);
+  });
+
+  it('a command that cannot start: refused before connecting (78); one that stops starting later is reported fatal and the agent stops', async () => {
+    const g = await gaffer();
+    const missing = startAgent(g, [], ['/nonexistent/claude', '-p']);
+    expect(await missing.exit).toBe(78);
+    expect(missing.log.join('')).toMatch(/cannot start the command: \/nonexistent\/claude does not exist \(ENOENT\)/);
+    expect(g.core.instances.list()).toEqual([]);
+
+    const cwd = fs.mkdtempSync(path.join(os.tmpdir(), 'gaffer-gone-'));
+    const later = startAgent(g, ['--cwd', cwd]);
+    await waitFor(() => g.core.instances.list().length === 1, 'the agent to connect');
+    fs.rmSync(cwd, { recursive: true });
+    const failing = g.createTask('spawn fails', {}, { priority: 9 }).id;
+    const untouched = g.createTask('left alone', {}, { priority: 1 }).id;
+    expect(await later.exit).toBe(78);
+    expect(g.task(failing)).toMatchObject({ status: 'failed', note: expect.stringMatching(/^the command could not start: ENOENT/) });
+    expect(g.task(untouched)).toMatchObject({ status: 'backlog', attempt: 0 });
+  });
+
+  it('shutdown: graceful lets the command finish; "now" stops it and hands the task back', async () => {
+    const g = await gaffer();
+    const slow = g.createTask('slow', { sleepMs: 1500 }).id;
+    const a = startAgent(g, ['--grace-s', '30']);
+    await untilTask(g, slow, (t) => t.status === 'in_progress', 'the claim');
+    a.agent.shutdown('graceful');
+    expect(await a.exit).toBe(0);
+    expect(g.task(slow).status).toBe('done');
+
+    const stuck = g.createTask('stuck', { sleepMs: 120_000 }).id;
+    const b = startAgent(g, ['--grace-s', '30']);
+    await waitFor(() => b.lines.some((l) => l.ref.id === String(stuck) && l.line.text.startsWith('hello')), 'the command to start');
+    b.agent.shutdown('graceful');
+    b.agent.shutdown('now');
+    expect(await b.exit).toBe(0);
+    expect(g.task(stuck)).toMatchObject({ status: 'backlog', note: expect.stringMatching(/^the agent shut down before the command finished/) });
+  });
+});
+
+describe.skipIf(!posix)('the real `gaffer agent` process', () => {
+  it('Ctrl-C: stops claiming, lets the command finish within the grace; the second Ctrl-C stops it and hands the task back', async () => {
+    const g = await gaffer();
+    const first = g.createTask('finishes in the grace', { sleepMs: 1500 }, { priority: 2 }).id;
+    const second = g.createTask('not claimed after Ctrl-C', {}, { priority: 1 }).id;
+    const env = { ...process.env, GAFFER_TOKEN: g.token('cmd') };
+    const child = spawn(node, [path.join(repo, 'scripts', 'gaffer.mjs'), 'agent', '--url', g.server.agentUrl, '--role', 'cmd', '--poll-s', '0.1', '--', node, scripted], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (c) => (stderr += c));
+    const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+    cleanups.push(() => child.exitCode === null && child.kill('SIGKILL'));
+    await untilTask(g, first, (t) => t.status === 'in_progress', 'the first claim', 20_000);
+    child.kill('SIGINT');
+    expect(await exited).toBe(0);
+    expect(g.task(first).status).toBe('done');
+    expect(g.task(second).status).toBe('backlog');
+    expect(stderr).toContain('SIGINT: no new work; finishing what runs');
+    expect(stderr).toContain('[task 1 #1] stdout | hello from task attempt 1');
+
+    const stuck = g.createTask('stopped by the second Ctrl-C', { sleepMs: 120_000 }, { priority: 9 }).id;
+    const again = spawn(node, [path.join(repo, 'scripts', 'gaffer.mjs'), 'agent', '--url', g.server.agentUrl, '--role', 'cmd', '--poll-s', '0.1', '--', node, scripted], { env, stdio: 'ignore' });
+    const exitedAgain = new Promise<number | null>((r) => again.on('exit', (code) => r(code)));
+    cleanups.push(() => again.exitCode === null && again.kill('SIGKILL'));
+    await untilTask(g, stuck, (t) => t.status === 'in_progress', 'the claim', 20_000);
+    await new Promise((r) => setTimeout(r, 300));
+    again.kill('SIGINT');
+    await new Promise((r) => setTimeout(r, 200));
+    again.kill('SIGINT');
+    expect(await exitedAgain).toBe(0);
+    expect(g.task(stuck).status).toBe('backlog');
+  });
+
+  it('gaffer agent --help documents the flags; a missing token is a clear error', async () => {
+    const run = (args: string[], env: NodeJS.ProcessEnv) =>
+      new Promise<{ code: number | null; out: string; err: string }>((resolve) => {
+        const c = spawn(node, [path.join(repo, 'scripts', 'gaffer.mjs'), ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+        let out = '';
+        let err = '';
+        c.stdout.on('data', (d) => (out += d));
+        c.stderr.on('data', (d) => (err += d));
+        c.on('exit', (code) => resolve({ code, out, err }));
+      });
+    const help = await run(['agent', '--help'], process.env);
+    expect(help.code).toBe(0);
+    expect(help.out).toContain('--parse FORMAT');
+    const { GAFFER_TOKEN: _t, ...noToken } = process.env;
+    const missing = await run(['agent', '--role', 'dev', '--', 'true'], noToken);
+    expect(missing.code).toBe(2);
+    expect(missing.err).toContain('GAFFER_TOKEN is not set');
+  });
+});
