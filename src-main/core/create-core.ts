@@ -27,6 +27,7 @@ import { AuditQuery } from './audit/audit-query';
 import { Signals } from './signals/signals';
 import { createJobs, type JobService } from './jobs';
 import { GapDetector } from './time/gap-detector';
+import { ManagedAgents } from './managed';
 
 export interface CoreOptions {
   clock?: Clock;
@@ -75,6 +76,8 @@ export interface Core {
   readonly jobs: JobService;
   /** Notices stalls, sleeps and clock steps once, and has every deadline shifted (`gaps.check()` on power resume). */
   readonly gaps: GapDetector;
+  /** Managed agents: definitions; their processes run once a shell attaches a spawner (server/managed). */
+  readonly managed: ManagedAgents;
   readonly logger: Logger;
   /** Starts timers (watchdog). Separate from construction so tests can drive sweeps by hand. */
   start(): void;
@@ -135,6 +138,7 @@ export function createCore(opts: CoreOptions = {}): Core {
   const auditQuery = new AuditQuery(db);
   const signals = new Signals(ctx);
   const jobs = createJobs({ ctx, hub, signals, instances, logger });
+  const managed = new ManagedAgents(ctx, tokens, logger);
   let closed = false;
   let graceSweep: TimerHandle | undefined;
   let storageTimer: TimerHandle | undefined;
@@ -164,6 +168,7 @@ export function createCore(opts: CoreOptions = {}): Core {
     signals,
     jobs,
     gaps,
+    managed,
     logger,
     start() {
       // Sockets from a previous run are gone: their instances get the reconnect grace to resume

@@ -46,6 +46,8 @@ export interface CoreEventMap {
   'backfill.changed': { backfill: Backfill; action: string };
   'jobs.settings': { settings: JobSettings; actor: string };
   'calendar.changed': { calendar: BusinessCalendar; action: string };
+  // Managed agents (core/managed): a definition changed, or one of its processes did.
+  'managed.changed': { managedAgentId: string; action: string };
 }
 
 export type CoreEventType = keyof CoreEventMap;
