@@ -30,6 +30,7 @@ import {
   type Route,
 } from './api/router';
 import { jobRoutes } from './api/jobs';
+import { managedAgentRoutes } from './api/managed-agents';
 import { signalRoutes } from './api/signals';
 import { statusRoutes } from './api/status';
 import { taskRoutes } from './api/tasks';
@@ -57,7 +58,7 @@ export const DEFAULT_VERSION = process.env.npm_package_version ?? '0.1.0';
 
 /** The built-in route table. */
 export function coreRoutes(core: Core, version = DEFAULT_VERSION): Route[] {
-  return [...statusRoutes(core, version), ...tokenRoutes(core), ...taskRoutes(core), ...signalRoutes(core), ...auditRoutes(core), ...jobRoutes(core)];
+  return [...statusRoutes(core, version), ...tokenRoutes(core), ...taskRoutes(core), ...signalRoutes(core), ...auditRoutes(core), ...jobRoutes(core), ...managedAgentRoutes(core)];
 }
 
 function isPublic(routes: readonly CompiledRoute[], method: string, segments: string[]): boolean {

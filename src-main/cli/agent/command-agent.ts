@@ -68,6 +68,13 @@ function agentLogger(write: (t: string) => void, quiet: boolean): Logger {
   return { info: quiet ? () => {} : put('info'), warn: put('warn'), error: put('error') };
 }
 
+/** Waits for `p`, at most `ms`; never keeps the process alive with a leftover timer. */
+async function within(p: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([p.catch(() => {}), new Promise<void>((r) => (timer = setTimeout(r, ms)))]);
+  clearTimeout(timer);
+}
+
 export class CommandAgent {
   private readonly log: Logger;
   private readonly sink: LogSink;
@@ -168,8 +175,11 @@ export class CommandAgent {
       const kind = await Promise.race([this.stopSignal, work?.then(() => 'graceful' as const) ?? new Promise<never>(() => {})]);
       if (!this.stopping) this.shutdown(kind);
       await this.drain();
+      // What was handed back is reported now. In a hurry (the supervisor is gone, a second Ctrl-C)
+      // that gets a few seconds, not the SDK's whole request timeout against a server that is gone.
+      await within(work ?? Promise.resolve(), this.hurry.signal.aborted ? 3000 : 30_000);
+      await agent.close({ timeoutMs: 1000 });
       await work;
-      await agent.close({ timeoutMs: 5000 });
     } finally {
       fs.rmSync(this.workDir, { recursive: true, force: true });
     }
@@ -189,13 +199,8 @@ export class CommandAgent {
     this.unsubscribeJob?.();
     if (this.active.size > 0 && !this.hurry.signal.aborted) {
       this.log.info(`waiting up to ${this.opts.graceS} s for ${this.active.size} running command(s) to finish (Ctrl-C again to stop them now)`);
-      let timer: NodeJS.Timeout | undefined;
-      const graceOver = new Promise<void>((resolve) => {
-        timer = setTimeout(resolve, this.opts.graceS * 1000);
-        this.hurry.signal.addEventListener('abort', () => resolve(), { once: true });
-      });
-      await Promise.race([Promise.all([...this.active].map((a) => a.done)), graceOver]);
-      clearTimeout(timer); // a pending timer would keep the process alive after the agent stopped
+      const hurried = new Promise<void>((resolve) => this.hurry.signal.addEventListener('abort', () => resolve(), { once: true }));
+      await within(Promise.race([Promise.all([...this.active].map((a) => a.done)), hurried]), this.opts.graceS * 1000);
     }
     for (const a of this.active) a.attempt.interrupt({ kind: 'shutdown' });
     await Promise.all([...this.active].map((a) => a.done));

@@ -18,6 +18,9 @@ export async function runAgentCommand(argv: string[]): Promise<number> {
     process.stdout.write(`${agentHelp()}\n`);
     return 0;
   }
+  // Under a supervisor our stdout/stderr are pipes to it. When it dies (that is when the lifeline
+  // matters) writing to them fails with EPIPE: that must not crash us before the commands are ended.
+  for (const stream of [process.stdout, process.stderr]) stream.on('error', () => {});
   const agent = new CommandAgent(opts, {
     env: process.env,
     writeErr: (t) => process.stderr.write(t),

@@ -56,26 +56,50 @@ export function groupAlive(pgid: number): boolean {
 
 /** Whether /proc lists a member of `pgid` that is not a zombie; undefined without /proc. */
 function procGroupRunning(pgid: number): boolean | undefined {
+  const all = listProcesses();
+  if (!all) return undefined;
+  return all.some((p) => p.pgrp === pgid && p.state !== 'Z' && p.state !== 'X');
+}
+
+export interface ProcEntry {
+  pid: number;
+  /** R, S, D, Z (zombie), … */
+  state: string;
+  ppid: number;
+  pgrp: number;
+  /** Start time in clock ticks since boot: with the pid, it names one process for good. */
+  startTicks: string;
+}
+
+/** One process's /proc stat, or undefined (gone, or no /proc). */
+export function readProcStat(pid: number): ProcEntry | undefined {
+  let stat: string;
+  try {
+    stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return undefined;
+  }
+  // "pid (comm) state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime
+  //  cutime cstime priority nice threads itrealvalue starttime …" — comm may hold spaces and ')'.
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return { pid, state: f[0] ?? '?', ppid: Number(f[1]), pgrp: Number(f[2]), startTicks: f[19] ?? '' };
+}
+
+/** Every process /proc lists, or undefined where there is no /proc (macOS, Windows). */
+export function listProcesses(): ProcEntry[] | undefined {
   let entries: string[];
   try {
     entries = fs.readdirSync('/proc');
   } catch {
     return undefined;
   }
-  const wanted = String(pgid);
+  const out: ProcEntry[] = [];
   for (const name of entries) {
     if (name.charCodeAt(0) < 48 || name.charCodeAt(0) > 57) continue;
-    let stat: string;
-    try {
-      stat = fs.readFileSync(`/proc/${name}/stat`, 'utf8');
-    } catch {
-      continue; // gone meanwhile
-    }
-    // "pid (comm) state ppid pgrp …" — comm may contain spaces and parentheses.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    if (fields[2] === wanted && fields[0] !== 'Z' && fields[0] !== 'X') return true;
+    const e = readProcStat(Number(name));
+    if (e) out.push(e);
   }
-  return false;
+  return out;
 }
 
 /** Signals the group; false when it is already gone. */

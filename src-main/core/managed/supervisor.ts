@@ -198,13 +198,14 @@ export class Supervisor {
   deleted(id: string): void {
     const rt = this.runtimes.get(id);
     if (!rt) return;
+    // Kept until its processes have exited, so `stop` still waits for them.
     rt.deleted = true;
-    this.runtimes.delete(id);
     for (const slot of rt.slots.values()) {
       this.cancelRetry(slot);
       for (const p of this.procsOf(slot)) this.stopProc(p, this.drainKillAfterMs(rt), false);
     }
     if (rt.token && this.procsUsing(rt, rt.token.id) === 0) this.revokeToken(rt.token.id, 'managed agent deleted');
+    this.forgetIfDone(rt);
   }
 
   control(agent: StoredManagedAgent, action: 'start' | 'stop' | 'restart', instance?: number): void {
@@ -231,7 +232,7 @@ export class Supervisor {
 
   processes(id: string, withOutput: boolean): ManagedProcess[] {
     const rt = this.runtimes.get(id);
-    if (!rt) return [];
+    if (!rt || rt.deleted) return [];
     const out: ManagedProcess[] = [];
     for (const slot of [...rt.slots.values()].sort((a, b) => a.instance - b.instance)) {
       const main = slot.current ?? slot.replacement;
@@ -363,10 +364,12 @@ export class Supervisor {
     const record: ManagedExit = { code: exit.code, signal: exit.signal, at: this.iso(now), description };
     const pid = proc.handle.pid;
     // What the process left behind (a killed command agent's commands) goes too, then its record.
-    void this.opts.spawner.reapMarker(proc.marker).then(
-      () => pid !== undefined && !this.stopped && store.forgetProcess(pid),
-      () => {},
-    );
+    void this.opts.spawner
+      .reapMarker(proc.marker)
+      .then(() => {
+        if (pid !== undefined && !this.stopped) store.forgetProcess(pid);
+      })
+      .catch((e: unknown) => this.deps.logger.warn('managed agents: could not end what a process left behind', { marker: proc.marker, error: String(e) }));
     if (pid !== undefined && this.stopped) store.forgetProcess(pid);
     slot.draining.delete(proc);
     this.output(slot, 'stderr', `— process ${pid ?? '(never started)'} ended: ${description}`);
@@ -378,6 +381,7 @@ export class Supervisor {
     if (rt.token && proc.tokenId !== rt.token.id && this.procsUsing(rt, proc.tokenId) === 0) this.revokeToken(proc.tokenId, 'no process of the managed agent uses it any more');
     if (rt.deleted && rt.token && this.procsUsing(rt, rt.token.id) === 0) this.revokeToken(rt.token.id, 'managed agent deleted');
     if (slot.instance > rt.agent.instances && this.procsOf(slot).length === 0) rt.slots.delete(slot.instance);
+    this.forgetIfDone(rt);
     proc.resolveExit();
     this.changed(rt.agent.id, 'exit');
   }
@@ -418,6 +422,7 @@ export class Supervisor {
   private onInstance(instanceId: string, name: string, tokenId: string | null, status: string): void {
     if (status !== 'online' || !tokenId) return;
     for (const rt of this.runtimes.values()) {
+      if (rt.deleted) continue;
       const candidates: Proc[] = [];
       for (const slot of rt.slots.values()) for (const p of [slot.current, slot.replacement]) if (p && !p.exited && p.tokenId === tokenId) candidates.push(p);
       if (candidates.length === 0) continue;
@@ -433,6 +438,10 @@ export class Supervisor {
   }
 
   // ---- helpers ----
+
+  private forgetIfDone(rt: Runtime): void {
+    if (rt.deleted && [...rt.slots.values()].every((s) => this.procsOf(s).length === 0)) this.runtimes.delete(rt.agent.id);
+  }
 
   private procsOf(slot: Slot): Proc[] {
     return [slot.current, slot.replacement, ...slot.draining].filter((p): p is Proc => !!p && !p.exited);
