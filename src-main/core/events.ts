@@ -47,7 +47,7 @@ export interface CoreEventMap {
   'jobs.settings': { settings: JobSettings; actor: string };
   'calendar.changed': { calendar: BusinessCalendar; action: string };
   // Managed agents (core/managed): a definition changed, or one of its processes did.
-  'managed.changed': { managedAgentId: string; action: string };
+  'managed.changed': { managedAgentId: string; action: string; message?: string };
 }
 
 export type CoreEventType = keyof CoreEventMap;

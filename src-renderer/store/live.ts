@@ -60,6 +60,9 @@ export function applyEvent(inv: Invalidation, e: ConsoleEvent): Invalidation {
       // Something changed that the header may show (a storage fault's banner comes with the dashboard).
       if (e.level === 'critical') inv.topics.add('dashboard');
       break;
+    case 'managed.changed':
+      // The managed-agents view subscribes to these itself (features/managed/managed-slice.ts).
+      break;
     default: {
       const _never: never = e;
       void _never;

@@ -401,7 +401,12 @@ export class Supervisor {
     const delay = slot.crashLooping
       ? this.timing.crashLoopDelayMs
       : Math.min(this.timing.maxBackoffMs, this.timing.firstBackoffMs * 2 ** Math.max(0, slot.quickExits - 1));
-    this.deps.store.supervisorEvent(rt.agent.id, slot.crashLooping && !wasLooping ? 'managed_process.crash_looping' : 'managed_process.exit', { ...detail, restartInMs: delay });
+    const enteredLoop = slot.crashLooping && !wasLooping;
+    this.deps.store.supervisorEvent(rt.agent.id, enteredLoop ? 'managed_process.crash_looping' : 'managed_process.exit', { ...detail, restartInMs: delay });
+    if (enteredLoop) {
+      const message = `${rt.agent.name} instance ${slot.instance} exited ${slot.quickExits} times in a row right after starting (last: ${record.description}); it is retried every ${Math.round(delay / 1000)} s.`;
+      this.deps.events.emit({ type: 'managed.changed', managedAgentId: rt.agent.id, action: 'crash_looping', message });
+    }
     slot.nextStartAt = this.deps.clock.now() + delay;
     slot.retry = this.deps.clock.setTimeout(() => {
       slot.retry = null;

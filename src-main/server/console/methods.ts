@@ -29,6 +29,7 @@ import { parseOrThrow } from '../../common/validate';
 import { verifyLiveRange } from '../../core/audit/audit-export';
 import type { Core } from '../../core/create-core';
 import { createJobsHandlers } from './methods-jobs';
+import { createManagedHandlers } from './methods-managed';
 import { lastLocalDays, localDayStart, localWeekStart, prepareReadModels, type ReadModels } from './read-models';
 
 /** Who is calling and what to report in `settings.get`. */
@@ -156,6 +157,8 @@ export function createConsoleMethods(core: Core, ctx: ConsoleContext, opts: Cons
     },
     // jobs.*, runs.*, backfills.*, calendars.* (methods-jobs.ts)
     ...createJobsHandlers(core, actor),
+    // managedAgents.* (methods-managed.ts)
+    ...createManagedHandlers(core, actor),
   };
 
   const call = async <M extends ConsoleMethod>(method: M, args: unknown): Promise<ConsoleResult<M>> => {
