@@ -89,7 +89,7 @@ export function ManagedAgentsView() {
         return <Badge tone={s.tone}>{s.text}</Badge>;
       },
     },
-    { key: 'command', header: 'Command', width: 'minmax(200px, 2fr)', render: (a) => <span className="managed-command" title={a.command.join(' ')}>{a.command.join(' ')}</span> },
+    { key: 'command', header: 'Command', width: 'minmax(160px, 2fr)', render: (a) => <span className="managed-command-cell mono small" title={a.command.join(' ')}>{a.command.join(' ')}</span> },
     { key: 'version', header: 'Version', width: '70px', align: 'right', render: (a) => a.version },
   ];
 
@@ -172,30 +172,36 @@ function AgentDetail({ agent, onEdit, onAct }: { agent: ManagedAgent; onEdit: ()
   const output = withOutput.find((p) => p.instance === shownInstance) ?? withOutput[0];
 
   const columns: Column<ManagedProcess>[] = [
-    { key: 'instance', header: '#', width: '40px', render: (p) => p.instance },
-    { key: 'status', header: 'Status', width: '140px', render: (p) => <StatusBadge p={p} /> },
-    { key: 'pid', header: 'PID', width: '70px', align: 'right', render: (p) => <span className="mono">{p.pid ?? '—'}</span> },
-    { key: 'uptime', header: 'Up', width: '90px', render: (p) => (p.startedAt ? formatUptime(p.startedAt, now) : p.nextStartAt ? <span className="muted">again <RelativeTime at={p.nextStartAt} /></span> : '—') },
-    { key: 'restarts', header: 'Restarts', width: '70px', align: 'right', render: (p) => p.restarts },
-    { key: 'exit', header: 'Last exit', width: 'minmax(150px, 1.2fr)', render: (p) => <span className="small" title={p.lastExit?.at}>{describeLastExit(p)}</span> },
+    {
+      key: 'instance',
+      header: '#',
+      width: '28px',
+      render: (p) => (
+        <button className="link strong" onClick={() => setShownInstance(p.instance)} aria-label={`Show the output of instance ${p.instance}`} title="Show its output">
+          {p.instance}
+        </button>
+      ),
+    },
+    { key: 'status', header: 'Status', width: '124px', render: (p) => <StatusBadge p={p} /> },
+    { key: 'pid', header: 'PID', width: '64px', align: 'right', render: (p) => <span className="mono">{p.pid ?? '—'}</span> },
+    { key: 'uptime', header: 'Up', width: '76px', render: (p) => (p.startedAt ? formatUptime(p.startedAt, now) : p.nextStartAt ? <span className="muted">again <RelativeTime at={p.nextStartAt} /></span> : '—') },
+    { key: 'restarts', header: 'Restarts', width: '64px', align: 'right', render: (p) => p.restarts },
+    { key: 'exit', header: 'Last exit', width: 'minmax(100px, 1.2fr)', render: (p) => <span className="small" title={p.lastExit?.at}>{describeLastExit(p)}</span> },
     {
       key: 'inst',
-      header: 'Instance',
-      width: 'minmax(130px, 1fr)',
-      render: (p) => (p.instanceId ? <button className="link mono small" onClick={() => navigate('instances')} title="Show in Instances">{p.instanceId}</button> : <span className="muted small">{p.message ?? 'not connected yet'}</span>),
+      header: 'Became',
+      width: 'minmax(90px, 1fr)',
+      render: (p) => (p.instanceId ? <button className="link mono small managed-command-cell" onClick={() => navigate('instances')} title={`${p.instanceId}: show in Instances`}>{p.instanceId}</button> : <span className="muted small managed-command-cell" title={p.message ?? undefined}>{p.message ?? 'not connected yet'}</span>),
     },
     {
       key: 'act',
       header: '',
-      width: '190px',
+      width: '124px',
       render: (p) =>
         p.status === 'draining' ? (
           <span className="muted small">being replaced</span>
         ) : (
           <div className="managed-row-actions">
-            <button className="btn btn-small" onClick={() => setShownInstance(p.instance)} aria-label={`Show output of instance ${p.instance}`}>
-              Output
-            </button>
             {p.status === 'stopped' && a.desired === 'running' ? (
               <button className="btn btn-small" onClick={() => onAct('start', p.instance)}>
                 Start
@@ -267,7 +273,15 @@ function AgentDetail({ agent, onEdit, onAct }: { agent: ManagedAgent; onEdit: ()
           version {a.version}, <RelativeTime at={a.updatedAt} granularityMs={10_000} /> by {a.updatedBy}
         </dd>
       </dl>
-      <Table columns={columns} rows={a.processes} rowKey={(p) => `${p.instance}:${p.pid ?? 'none'}:${p.status}`} rowHeight={44} testId="managed-processes" ariaLabel={`Processes of ${a.name}`} />
+      <Table
+        columns={columns}
+        rows={a.processes}
+        rowKey={(p) => `${p.instance}:${p.pid ?? 'none'}:${p.status}`}
+        rowHeight={44}
+        onRowClick={(p) => setShownInstance(p.instance)}
+        testId="managed-processes"
+        ariaLabel={`Processes of ${a.name}`}
+      />
       {output ? (
         <>
           <h3>
