@@ -16,6 +16,7 @@ const SUITES: Record<string, [file: string, fn: string]> = {
   jobs: ['jobs.ts', 'runJobsBench'],
   audit: ['audit.ts', 'runAuditBench'],
   baseline: ['baseline.ts', 'runBaselineBench'],
+  agent: ['command-agent.ts', 'runCommandAgentBench'],
 };
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));

@@ -80,6 +80,14 @@ const MAX_OUTPUT_FILE_BYTES = 4 * MAX_JSON_BYTES;
 
 let fileSeq = 0;
 
+function removeIfThere(file: string): void {
+  try {
+    fs.unlinkSync(file);
+  } catch {
+    /* not there */
+  }
+}
+
 function reasonText(signal: AbortSignal): string {
   const r: unknown = signal.reason;
   return r instanceof Error ? r.message : typeof r === 'string' ? r : 'the work was taken away';
@@ -155,7 +163,9 @@ export class Attempt {
         if (this.timer) clearTimeout(this.timer);
       }
     } finally {
-      for (const f of [payloadFile, outputFile]) fs.rmSync(f, { force: true });
+      removeIfThere(payloadFile);
+      // Known absent when it was looked for and not found (the usual case): no second syscall.
+      if (this.outputSeen || !this.outputChecked) removeIfThere(outputFile);
     }
   }
 
@@ -244,17 +254,30 @@ export class Attempt {
     });
   }
 
+  private outputSeen = false;
+  private outputChecked = false;
+
   private readOutput(file: string): unknown {
     let text: string;
+    let fd: number;
+    this.outputChecked = true;
     try {
-      const size = fs.statSync(file).size;
+      fd = fs.openSync(file, 'r'); // one syscall when (as usual) there is no output file
+    } catch {
+      return this.adapterOutput;
+    }
+    this.outputSeen = true;
+    try {
+      const size = fs.fstatSync(fd).size;
       if (size > MAX_OUTPUT_FILE_BYTES) {
         this.problems.push(`the output file is ${size} bytes; Gaffer keeps at most ${MAX_JSON_BYTES} bytes of JSON: not reported`);
         return undefined;
       }
-      text = fs.readFileSync(file, 'utf8');
+      text = fs.readFileSync(fd, 'utf8');
     } catch {
       return this.adapterOutput;
+    } finally {
+      fs.closeSync(fd);
     }
     if (!text.trim()) return this.adapterOutput;
     let value: unknown;
