@@ -269,3 +269,91 @@ describe.skipIf(!posix)('the real `gaffer agent` process', () => {
     expect(missing.err).toContain('GAFFER_TOKEN is not set');
   });
 });
+
+describe.skipIf(!posix)('the recipes in docs/command-agent.md, run as written', () => {
+  const doc = fs.readFileSync(path.join(repo, 'docs', 'command-agent.md'), 'utf8');
+  const recipes = doc.slice(doc.indexOf('## Recipes'), doc.indexOf('## What the command gets')).split('\n').filter((l) => l.startsWith('npx gaffer agent '));
+  const fixtures = path.join(repo, 'src-main', 'cli', 'agent', 'adapters', 'fixtures');
+  const fakeCli = path.join(repo, 'src-main', 'cli', 'agent', 'testing', 'fake-cli.mjs');
+
+  /** Stand-ins for the CLIs on PATH: each records its argv, then replays its documented output. */
+  function fakeClis(): { bin: string; argsOf: (cli: string) => string[] } {
+    const bin = fs.mkdtempSync(path.join(os.tmpdir(), 'gaffer-fake-cli-'));
+    for (const [cli, fixture] of [['claude', 'claude-stream.jsonl'], ['codex', 'codex.jsonl'], ['gemini', 'gemini-stream.jsonl']]) {
+      const script = `#!/bin/sh\n"${node}" -e 'require("fs").writeFileSync(process.argv[1], JSON.stringify(process.argv.slice(2)))' "${bin}/${cli}.args" "$@"\nexec "${node}" "${fakeCli}" "${path.join(fixtures, fixture!)}"\n`;
+      fs.writeFileSync(path.join(bin, cli!), script, { mode: 0o755 });
+    }
+    return { bin, argsOf: (cli) => JSON.parse(fs.readFileSync(path.join(bin, `${cli}.args`), 'utf8')) as string[] };
+  }
+
+  function runRecipe(g: LiveGaffer, line: string, extraFlags: string, env: NodeJS.ProcessEnv) {
+    // `exec`: the agent replaces the shell, so signals reach it.
+    const command = line.replace(/^npx gaffer agent /, `exec "${node}" "${path.join(repo, 'scripts', 'gaffer.mjs')}" agent ${extraFlags} `);
+    const child = spawn('/bin/sh', ['-c', command], { cwd: repo, env: { ...process.env, GAFFER_URL: g.server.agentUrl, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let log = '';
+    child.stdout.on('data', (d) => (log += d));
+    child.stderr.on('data', (d) => (log += d));
+    cleanups.push(() => child.exitCode === null && child.kill('SIGKILL'));
+    return { child, exited: new Promise<number | null>((r) => child.on('exit', (c) => r(c))), log: () => log };
+  }
+
+  it('finds the five recipes', () => {
+    expect(recipes.map((r) => r.match(/--role (\S+)/)?.[1])).toEqual(['dev', 'dev', 'dev', 'writer', 'backup']);
+  });
+
+  it('Claude Code, Codex and Gemini CLI: the prompt carries the task, the adapter reads usage and the answer', async () => {
+    const g = await gaffer({ role: 'dev' });
+    const { bin, argsOf } = fakeClis();
+    const expected: Record<string, { usage: RegExp; result: string }> = {
+      claude: { usage: /usage: 9250 input \+ 77 output tokens, \$0\.0421 \(claude-sonnet-4-5\)/, result: 'Fixed: the handler now answers 401.' },
+      codex: { usage: /usage: 25763 input \+ 152 output tokens/, result: 'Also updated the README.' },
+      gemini: { usage: /usage: 5100 input \+ 130 output tokens \(gemini-2\.5-pro\)/, result: 'Version 2.0 adds dark mode.\nIt drops Node 18.' },
+    };
+    for (const [i, cli] of ['claude', 'codex', 'gemini'].entries()) {
+      const id = g.createTask(`Fix the login page ${i}`, { ticket: `T-${i}` }).id;
+      const r = runRecipe(g, recipes[i]!, '--max-tasks 1 --poll-s 0.1', { PATH: `${bin}:${process.env.PATH}`, GAFFER_TOKEN: g.token('dev') });
+      expect(await r.exited, r.log()).toBe(0);
+      const task = g.task(id);
+      expect(task.status, r.log()).toBe('done');
+      expect(task.note).toMatch(expected[cli]!.usage);
+      expect((task.output as { result: string }).result).toBe(expected[cli]!.result);
+      const prompt = argsOf(cli).join(' ');
+      expect(prompt).toContain(`Work on this task: Fix the login page ${i}.`);
+      expect(prompt).toContain(`"ticket":"T-${i}"`);
+    }
+  });
+
+  it('the Python script: output, usage and a clear refusal of bad input', async () => {
+    const g = await gaffer({ role: 'writer' });
+    const ok = g.createTask('summarise', { text: 'one two three four five' }, { priority: 2 }).id;
+    const bad = g.createTask('no text', { nope: 1 }, { priority: 1 }).id;
+    const r = runRecipe(g, recipes[3]!, '--max-tasks 2 --poll-s 0.1', { GAFFER_TOKEN: g.token('writer') });
+    expect(await r.exited, r.log()).toBe(0);
+    expect(g.task(ok)).toMatchObject({ status: 'done', output: { summary: 'one two three four five', words: 5, attempt: 1 } });
+    expect(g.task(ok).note).toMatch(/usage: 5 input \+ 5 output tokens/);
+    expect(g.task(bad)).toMatchObject({ status: 'failed', note: expect.stringMatching(/^exit 65 \(fatal\); last stderr line: the task's payload needs a "text" string/) });
+  });
+
+  it('the shell script for a job: checkpoints each step, names the archive after the slot', async () => {
+    const g = await gaffer({ role: 'backup' });
+    const source = fs.mkdtempSync(path.join(os.tmpdir(), 'gaffer-src-'));
+    fs.writeFileSync(path.join(source, 'notes.txt'), 'keep me');
+    const dest = fs.mkdtempSync(path.join(os.tmpdir(), 'gaffer-dest-'));
+    const r = runRecipe(g, recipes[4]!, '--poll-s 0.1', { GAFFER_TOKEN: g.token('backup'), BACKUP_SOURCE: source, BACKUP_DEST: dest });
+    await waitFor(() => g.core.instances.list().some((i) => i.status === 'online'), 'the agent to connect', 20_000);
+    const jobId = g.core.jobs.create({ name: 'nightly-backup', role: 'backup', schedule: { everyS: 86_400 }, retry: { maxAttempts: 2, firstDelayS: 0 } }, { actor: 'test' }).job.id;
+    const run = await triggerAndWait(g, jobId).catch((e: Error) => {
+      throw new Error(`${e.message}\n${r.log()}`);
+    });
+    expect(run.status, r.log()).toBe('success');
+    const archive = (run.output as { archive: string }).archive;
+    expect(archive).toBe(path.join(dest, `backup-${run.slot.replace(/:/g, '-')}.tar.gz`));
+    expect(fs.existsSync(archive)).toBe(true);
+    expect(g.core.jobs.getRun(run.id).steps.map((s) => [s.step, s.ref])).toEqual([
+      ['archive', archive],
+      ['verify', null],
+    ]);
+    r.child.kill('SIGINT');
+    expect(await r.exited).toBe(0);
+  });
+});
