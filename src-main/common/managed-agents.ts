@@ -16,18 +16,18 @@ export const RESERVED_ENV = ['GAFFER_TOKEN', 'GAFFER_OPERATOR_TOKEN', 'GAFFER_UR
 
 export const MAX_MANAGED_INSTANCES = 32;
 
-const managedName = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/, 'a name is 1–64 letters, digits, "_", "-" or "." (it names the instances)');
+export const managedName = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/, 'a name is 1–64 letters, digits, "_", "-" or "." (it names the instances)');
 const argv = z
   .array(z.string().max(8000).refine((s) => !s.includes('\0'), 'no NUL characters'))
   .min(1, 'the command needs at least the program')
   .max(200)
   .refine((a) => a.length === 0 || a[0]!.trim().length > 0, 'the program (first element) may not be empty');
-const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, 'an environment variable name is letters, digits and "_"');
+export const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, 'an environment variable name is letters, digits and "_"');
 const env = z
   .record(envName, z.string().max(16_000).refine((s) => !s.includes('\0'), 'no NUL characters'))
   .refine((e) => Object.keys(e).length <= 100, 'at most 100 variables')
   .refine((e) => !Object.keys(e).some((k) => (RESERVED_ENV as readonly string[]).includes(k)), `Gaffer sets ${RESERVED_ENV.join(', ')} itself`);
-const cwd = z.string().min(1).max(4000).refine((p) => p.startsWith('/') || /^[A-Za-z]:[\\/]/.test(p), 'the working directory must be an absolute path');
+export const managedCwd = z.string().min(1).max(4000).refine((p) => p.startsWith('/') || /^[A-Za-z]:[\\/]/.test(p), 'the working directory must be an absolute path');
 
 const definitionShape = {
   name: managedName,
@@ -35,7 +35,7 @@ const definitionShape = {
   command: argv,
   mode: z.enum(MANAGED_MODES),
   instances: z.number().int().min(1).max(MAX_MANAGED_INSTANCES),
-  cwd: cwd.nullable(),
+  cwd: managedCwd.nullable(),
   env,
   /** Per-run time limit (seconds), per_task only (`--timeout-s`). */
   timeoutS: z.number().int().min(1).max(30 * 86_400).nullable(),

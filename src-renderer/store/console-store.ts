@@ -26,6 +26,7 @@ import { createDashboardSlice, initialDashboardState, type DashboardState } from
 import { createInstancesSlice, initialInstancesState, type InstancesActions, type InstancesState } from './slices/instances';
 import { createJobsSlice, initialJobsState, type JobsActions, type JobsState } from './slices/jobs';
 import { createLocksSlice, initialLocksState, type LocksState } from './slices/locks';
+import { createManagedSlice, initialManagedState, type ManagedActions, type ManagedState } from './slices/managed';
 import { createQueuesSlice, initialQueuesState, type QueuesActions, type QueuesState } from './slices/queues';
 import { createRunsSlice, initialRunsState, type RunsActions, type RunsState } from './slices/runs';
 import { createSettingsSlice, initialSettingsState, type SettingsActions, type SettingsState } from './slices/settings';
@@ -62,6 +63,7 @@ export function initialState(shell: 'electron' | 'browser' = 'browser'): Console
     ...initialJobsState(),
     ...initialRunsState(),
     ...initialCalendarsState(),
+    ...initialManagedState(),
   };
 }
 
@@ -76,7 +78,7 @@ export interface RootActions {
   signIn(token: string): void;
 }
 
-export type ConsoleActions = RootActions & ToastsActions & QueuesActions & InstancesActions & SettingsActions & AuditActions & JobsActions & RunsActions & CalendarsActions;
+export type ConsoleActions = RootActions & ToastsActions & QueuesActions & InstancesActions & SettingsActions & AuditActions & JobsActions & RunsActions & CalendarsActions & ManagedActions;
 
 export interface ConsoleStore {
   store: StoreApi<ConsoleState>;
@@ -168,6 +170,7 @@ export function createConsoleStore(api: ConsoleApi, opts: ConsoleStoreOptions = 
     jobs: createJobsSlice(contextFor<keyof JobsState>()),
     runs: createRunsSlice(contextFor<keyof RunsState>()),
     calendars: createCalendarsSlice(contextFor<keyof CalendarsState>()),
+    managed: createManagedSlice(contextFor<keyof ManagedState>()),
   } satisfies Record<string, Slice<object>>;
   for (const [name, slice] of Object.entries(slices)) {
     for (const [topic, handler] of Object.entries(slice.topics) as Array<[Topic, TopicHandler]>) {
@@ -258,6 +261,7 @@ export function createConsoleStore(api: ConsoleApi, opts: ConsoleStoreOptions = 
     ...slices.jobs.actions,
     ...slices.runs.actions,
     ...slices.calendars.actions,
+    ...slices.managed.actions,
   };
 
   return {

@@ -7,7 +7,7 @@ import type { ConsoleEvent } from '../../src-main/common/console-api';
 import type { Timers } from '../lib/debounce';
 
 /** What a view can watch; each topic is owned by one slice of the store. */
-export const TOPICS = ['dashboard', 'roles', 'queue', 'expiredLocks', 'instances', 'tokens', 'settings', 'audit', 'jobs', 'runs', 'calendars'] as const;
+export const TOPICS = ['dashboard', 'roles', 'queue', 'expiredLocks', 'instances', 'tokens', 'settings', 'audit', 'jobs', 'runs', 'calendars', 'managed'] as const;
 export type Topic = (typeof TOPICS)[number];
 
 export interface Invalidation {
@@ -61,7 +61,7 @@ export function applyEvent(inv: Invalidation, e: ConsoleEvent): Invalidation {
       if (e.level === 'critical') inv.topics.add('dashboard');
       break;
     case 'managed.changed':
-      // The managed-agents view subscribes to these itself (features/managed/managed-slice.ts).
+      inv.topics.add('managed');
       break;
     default: {
       const _never: never = e;

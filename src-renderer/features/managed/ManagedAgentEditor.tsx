@@ -3,10 +3,9 @@ import { useId, useMemo, useState, type FormEvent, type ReactNode } from 'react'
 import { COMMAND_AGENT_PARSE_FORMATS, MAX_MANAGED_INSTANCES, type ManagedAgent } from '../../../src-main/common/managed-agents';
 import { Dialog } from '../../components/Dialog';
 import { ErrorBanner } from '../../components/States';
-import { toUiError, type UiError } from '../../store/errors';
+import { toUiError, type UiError } from '../../lib/errors';
 import { useActions } from '../../store/react';
 import { changedFields, emptyForm, formFromAgent, formToDefinition, MODE_LABELS, replacesProcesses, type FormErrors, type ManagedForm } from './logic';
-import { useManagedActions } from './use-managed';
 
 function Field({ id, label, help, error, children }: { id: string; label: ReactNode; help?: ReactNode; error?: string | undefined; children: ReactNode }) {
   return (
@@ -20,8 +19,7 @@ function Field({ id, label, help, error, children }: { id: string; label: ReactN
 }
 
 export function ManagedAgentEditor({ agent, onClose, onSaved }: { agent: ManagedAgent | null; onClose: () => void; onSaved: (a: ManagedAgent) => void }) {
-  const actions = useManagedActions();
-  const { toast } = useActions();
+  const { createManagedAgent, updateManagedAgent, toast } = useActions();
   const [form, setForm] = useState<ManagedForm>(() => (agent ? formFromAgent(agent) : emptyForm()));
   const [reason, setReason] = useState('');
   const [touched, setTouched] = useState(false);
@@ -42,7 +40,7 @@ export function ManagedAgentEditor({ agent, onClose, onSaved }: { agent: Managed
     setBusy(true);
     setError(null);
     try {
-      const saved = agent ? await actions.update(agent.id, patch!, reason.trim()) : await actions.create(definition, reason.trim());
+      const saved = agent ? await updateManagedAgent(agent.id, patch!, reason.trim()) : await createManagedAgent(definition, reason.trim());
       toast('success', agent ? `Saved ${saved.name}` : `Created ${saved.name}`, agent && replacesProcesses(patch!) ? 'New processes start next to the old ones; the old ones are drained once the new ones are up.' : undefined);
       onSaved(saved);
       onClose();

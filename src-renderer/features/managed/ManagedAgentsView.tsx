@@ -6,17 +6,16 @@
  */
 import { useEffect, useMemo, useState } from 'react';
 import type { ManagedAction, ManagedAgent, ManagedProcess } from '../../../src-main/common/managed-agents';
-import { navigate, useViewRoute } from '../../app/navigation';
+import { navigate, useViewRoute } from '../../lib/navigation';
 import { Badge } from '../../components/Badge';
 import { ReasonDialog } from '../../components/Dialog';
 import { EmptyState, ErrorBanner, Spinner } from '../../components/States';
 import { Table, type Column } from '../../components/Table';
 import { RelativeTime } from '../../components/Time';
 import { useNow } from '../../lib/now';
-import { useActions } from '../../store/react';
+import { useActions, useConsole, useWatch } from '../../store/react';
 import { ManagedAgentEditor } from './ManagedAgentEditor';
 import { describeLastExit, formatUptime, MODE_LABELS, PROCESS_STATUS_META, summarise } from './logic';
-import { useManaged, useManagedActions, useManagedLive } from './use-managed';
 import './managed.css';
 
 interface Acting {
@@ -47,18 +46,26 @@ function StatusBadge({ p }: { p: ManagedProcess }) {
   );
 }
 
+/** While an agent is shown its output is read again this often (output lines come without events). */
+const OUTPUT_REFRESH_MS = 2000;
+
 export function ManagedAgentsView() {
-  useManagedLive();
+  useWatch('managed');
   const route = useViewRoute('managed');
-  const list = useManaged((s) => s.list);
-  const actions = useManagedActions();
+  const list = useConsole((s) => s.managedAgents);
+  const { selectManagedAgent, refresh } = useActions();
   const [editing, setEditing] = useState<ManagedAgent | 'new' | null>(null);
   const [acting, setActing] = useState<Acting | null>(null);
   const [filter, setFilter] = useState('');
   const selectedName = route.param;
   const agents = list.data ?? [];
   const selected = agents.find((a) => a.name === selectedName || a.id === selectedName) ?? null;
-  useEffect(() => actions.select(selected?.id ?? null), [actions, selected?.id]);
+  useEffect(() => selectManagedAgent(selected?.id ?? null), [selectManagedAgent, selected?.id]);
+  useEffect(() => {
+    if (!selected) return;
+    const t = setInterval(() => void refresh('managed'), OUTPUT_REFRESH_MS);
+    return () => clearInterval(t);
+  }, [refresh, selected]);
 
   const rows = useMemo(() => {
     const f = filter.trim().toLowerCase();
@@ -103,7 +110,7 @@ export function ManagedAgentsView() {
             New managed agent
           </button>
         </header>
-        {list.error ? <ErrorBanner error={list.error} what={list.data ? 'Could not refresh (showing the last data)' : 'Could not load the managed agents'} onRetry={() => void actions.refresh()} /> : null}
+        {list.error ? <ErrorBanner error={list.error} what={list.data ? 'Could not refresh (showing the last data)' : 'Could not load the managed agents'} onRetry={() => void refresh('managed')} /> : null}
         {!list.data ? (
           list.error ? null : <Spinner label="Loading managed agents…" />
         ) : (
@@ -139,8 +146,7 @@ export function ManagedAgentsView() {
 }
 
 function ActionDialog({ acting, onClose }: { acting: Acting; onClose: () => void }) {
-  const actions = useManagedActions();
-  const { toast } = useActions();
+  const { deleteManagedAgent, controlManagedAgent, toast } = useActions();
   const meta = ACTION_META[acting.action];
   const target = acting.instance ? `${acting.agent.name}-${acting.instance}` : acting.agent.name;
   return (
@@ -152,10 +158,10 @@ function ActionDialog({ acting, onClose }: { acting: Acting; onClose: () => void
       onClose={onClose}
       onConfirm={async (reason) => {
         if (acting.action === 'delete') {
-          await actions.remove(acting.agent.id, reason);
+          await deleteManagedAgent(acting.agent.id, reason);
           navigate('managed');
         } else {
-          await actions.control(acting.agent.id, acting.action, reason, acting.instance);
+          await controlManagedAgent(acting.agent.id, acting.action, reason, acting.instance);
         }
         toast('success', `${meta.verb}: ${target}`);
       }}
@@ -164,7 +170,7 @@ function ActionDialog({ acting, onClose }: { acting: Acting; onClose: () => void
 }
 
 function AgentDetail({ agent, onEdit, onAct }: { agent: ManagedAgent; onEdit: () => void; onAct: (a: ManagedAction | 'delete', instance?: number) => void }) {
-  const detail = useManaged((s) => (s.detail.data?.id === agent.id ? s.detail : null));
+  const detail = useConsole((s) => (s.managedDetail.data?.id === agent.id ? s.managedDetail : null));
   const now = useNow(1000);
   const a = detail?.data ?? agent;
   const [shownInstance, setShownInstance] = useState<number | null>(null);

@@ -4,6 +4,9 @@
  */
 import {
   COMMAND_AGENT_PARSE_FORMATS,
+  envName,
+  managedCwd,
+  managedName,
   MAX_MANAGED_INSTANCES,
   RESERVED_ENV,
   type ManagedAgent,
@@ -12,7 +15,7 @@ import {
   type ManagedProcess,
   type ManagedProcessStatus,
 } from '../../../src-main/common/managed-agents';
-import { ROLE_RE } from '../queues/logic';
+import { roleProblem } from '../../lib/roles';
 
 export interface ManagedForm {
   name: string;
@@ -52,8 +55,6 @@ export function formFromAgent(a: ManagedDefinition): ManagedForm {
   };
 }
 
-const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
-const ENV_NAME_RE = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
 
 /** Arguments, one per line (blank lines left out; spaces inside a line are kept). */
 export function parseCommand(text: string): string[] {
@@ -71,7 +72,7 @@ export function parseEnv(text: string): { env: Record<string, string>; error: st
     if (!line || line.startsWith('#')) continue;
     const eq = line.indexOf('=');
     const key = eq < 0 ? line : line.slice(0, eq).trim();
-    if (eq < 0 || !ENV_NAME_RE.test(key)) return { env, error: `Line ${i + 1}: write NAME=value (letters, digits and "_" in the name).` };
+    if (eq < 0 || !envName.safeParse(key).success) return { env, error: `Line ${i + 1}: write NAME=value (letters, digits and "_" in the name).` };
     if ((RESERVED_ENV as readonly string[]).includes(key)) return { env, error: `Line ${i + 1}: Gaffer sets ${key} itself.` };
     env[key] = lines[i]!.slice(lines[i]!.indexOf('=') + 1);
   }
@@ -83,14 +84,15 @@ export function formToDefinition(f: ManagedForm): { definition: ManagedDefinitio
   const errors: FormErrors = {};
   const name = f.name.trim();
   const role = f.role.trim();
-  if (!NAME_RE.test(name)) errors.name = 'A name is 1–64 letters, digits, "_", "-" or "." (its instances are called name-1, name-2, …).';
-  if (!ROLE_RE.test(role)) errors.role = 'A role is 1–64 letters, digits, "_", "-" or ".".';
+  if (!managedName.safeParse(name).success) errors.name = 'A name is 1–64 letters, digits, "_", "-" or "." (its instances are called name-1, name-2, …).';
+  const badRole = roleProblem(role);
+  if (badRole) errors.role = badRole;
   const command = parseCommand(f.command);
   if (command.length === 0) errors.command = 'The program to run, then one argument per line.';
   const instances = Number(f.instances);
   if (!/^\d+$/.test(f.instances.trim()) || instances < 1 || instances > MAX_MANAGED_INSTANCES) errors.instances = `From 1 to ${MAX_MANAGED_INSTANCES}.`;
   const cwd = f.cwd.trim();
-  if (cwd && !(cwd.startsWith('/') || /^[A-Za-z]:[\\/]/.test(cwd))) errors.cwd = 'An absolute path (or leave it empty for Gaffer’s own directory).';
+  if (cwd && !managedCwd.safeParse(cwd).success) errors.cwd = 'An absolute path (or leave it empty for Gaffer’s own directory).';
   const env = parseEnv(f.env);
   if (env.error) errors.env = env.error;
   const perTask = f.mode === 'per_task';
