@@ -65,7 +65,10 @@ function createJob(g: LiveGaffer, name: string, payload: unknown, retry = { maxA
 
 async function triggerAndWait(g: LiveGaffer, jobId: string, done: (r: Run) => boolean = (r) => r.status === 'success' || r.status === 'failed'): Promise<Run> {
   const { run } = g.core.jobs.triggerNow(jobId, { reason: 'test', actor: 'test' });
-  await waitFor(() => done(g.run(run.id)), `run ${run.id} to finish`, 20_000);
+  await waitFor(() => done(g.run(run.id)), `run ${run.id} to finish`, 20_000).catch((e: Error) => {
+    const r = g.run(run.id);
+    throw new Error(`${e.message}: ${JSON.stringify({ status: r.status, attempt: r.attempt, errorClass: r.errorClass, held: r.held, disposition: r.disposition, lastError: r.lastError, next: r.nextAttemptAt })}`);
+  });
   return g.run(run.id);
 }
 
@@ -179,6 +182,39 @@ describe.skipIf(!posix)('gaffer agent against a real Gaffer', () => {
     const reports = byHolder.filter((e) => !['lock.claim', 'lock.renew'].includes(e.type) && !(e.type === 'lock.reject' && (e.detail as { op?: string }).op === 'renew'));
     expect(byHolder.map((e) => e.type)).toContain('lock.claim');
     expect(reports).toEqual([]);
+  });
+
+  it('force-release reaches the command through the lock_lost push: with the default lock window (renewals every 30 min) it and its grandchild end within 15 s', async () => {
+    const g = await gaffer();
+    const pidFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'gaffer-push-')), 'pids');
+    const id = g.createTask('long job', { family: pidFile, sleepMs: 120_000, ignoreTerm: true }).id;
+    const a = startAgent(g, ['--max-tasks', '1', '--kill-after-s', '2']);
+    const [pid, grandchild] = await readPids(pidFile);
+    const t0 = Date.now();
+    g.core.tasks.forceRelease({ taskId: id, reason: 'operator wants it back', actor: 'test' });
+    await waitFor(() => !running(pid) && !running(grandchild), 'the command and its grandchild to end', 15_000);
+    // SIGTERM is ignored by both: they needed the SIGKILL 2 s later, and nothing more.
+    expect(Date.now() - t0).toBeLessThan(6000);
+    expect(await a.exit).toBe(0);
+    expect(g.task(id)).toMatchObject({ status: 'backlog', note: null });
+    expect(a.lines.some((l) => l.line.text.startsWith('taken away:') && /force_release|lock/.test(l.line.text))).toBe(true);
+  });
+
+  it('run_cancelled stops the run\'s command and grandchild; nothing is reported for it', async () => {
+    const g = await gaffer();
+    startAgent(g, ['--no-tasks', '--kill-after-s', '2']);
+    await waitFor(() => g.core.instances.list().some((i) => i.status === 'online'), 'the agent to connect');
+    const pidFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'gaffer-cancel-')), 'pids');
+    const jobId = createJob(g, 'long-job', { family: pidFile, sleepMs: 120_000 });
+    const { run } = g.core.jobs.triggerNow(jobId, { reason: 'test', actor: 'test' });
+    const [pid, grandchild] = await readPids(pidFile);
+    const holder = g.run(run.id).instanceId!;
+    expect(g.core.hub.cancelRun(run.id, holder, 'operator')).toBe(true);
+    await waitFor(() => !running(pid) && !running(grandchild), 'the run\'s command to end', 15_000);
+    await new Promise((r) => setTimeout(r, 300));
+    const results = g.core.auditQuery.query({ subject: `run:${run.id}`, limit: 100 }).items.filter((e) => e.actor === holder && /result|finished/.test(e.type));
+    expect(results).toEqual([]);
+    expect(g.run(run.id).status).toBe('running');
   });
 
   it('a command that cannot start: refused before connecting (78); one that stops starting later is reported fatal and the agent stops', async () => {

@@ -24,15 +24,14 @@ import path from 'node:path';
 import type { Logger } from '../../common/logger';
 import type { ReportStatus } from '../../common/model';
 import {
+  Agent,
   BacklogError,
   BlockedError,
-  connect,
   FatalError,
   GafferRequestError,
   NeedsHumanError,
   RetryableError,
   TaskFailedError,
-  type Agent,
   type JobContext,
   type WorkContext,
   type WorkResult,
@@ -146,15 +145,19 @@ export class CommandAgent {
       io.stdin.once('error', () => this.onLifelineClosed());
     }
 
+    this.workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'gaffer-agent-'));
+    fs.chmodSync(this.workDir, 0o700);
+    const agent = new Agent({ url: opts.url, token, role: opts.role, name: opts.name, version: io.version ?? 'gaffer-agent', logger: this.log });
+    this.agent = agent;
+    // The job handler is in place before hello: a trigger may arrive right after it.
+    if (opts.jobs) this.unsubscribeJob = agent.onJob((ctx) => this.runJob(ctx));
     try {
-      this.agent = await connect({ url: opts.url, token, role: opts.role, name: opts.name, version: io.version ?? 'gaffer-agent', logger: this.log });
+      await agent.start();
     } catch (e) {
+      fs.rmSync(this.workDir, { recursive: true, force: true });
       this.log.error(`cannot connect to ${opts.url}: ${e instanceof Error ? e.message : String(e)}`);
       return 1;
     }
-    const agent = this.agent;
-    this.workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'gaffer-agent-'));
-    fs.chmodSync(this.workDir, 0o700);
     this.log.info(`connected as ${agent.instanceId} (role ${opts.role}); running: ${[opts.command, ...opts.args].join(' ')}`);
     agent.on('closed', ({ error }) => {
       if (this.stopping) return;
@@ -164,7 +167,6 @@ export class CommandAgent {
     });
 
     try {
-      if (opts.jobs) this.unsubscribeJob = agent.onJob((ctx) => this.runJob(ctx));
       const work = opts.tasks
         ? agent.work((ctx) => this.runTask(ctx), {
             signal: this.stopClaiming.signal,
