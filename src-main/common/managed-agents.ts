@@ -56,37 +56,17 @@ function perTaskOnly(d: { mode?: ManagedMode; timeoutS?: number | null; shell?: 
   }
 }
 
+/** The fields with defaults: optional when creating, and (with role and command) in a PATCH. */
+const optionalShape = z.object(definitionShape).omit({ name: true, role: true, command: true }).partial().shape;
+
 export const managedAgentInput = z
-  .strictObject({
-    name: definitionShape.name,
-    role: definitionShape.role,
-    command: definitionShape.command,
-    mode: definitionShape.mode.optional(),
-    instances: definitionShape.instances.optional(),
-    cwd: definitionShape.cwd.optional(),
-    env: definitionShape.env.optional(),
-    timeoutS: definitionShape.timeoutS.optional(),
-    shell: definitionShape.shell.optional(),
-    parse: definitionShape.parse.optional(),
-    reason: reason.optional(),
-  })
+  .strictObject({ name: definitionShape.name, role: definitionShape.role, command: definitionShape.command, ...optionalShape, reason: reason.optional() })
   .superRefine(perTaskOnly);
 export type ManagedAgentInput = z.infer<typeof managedAgentInput>;
 
 /** PATCH: any field but the name; `null` clears an optional one. */
 export const managedAgentPatch = z
-  .strictObject({
-    role: definitionShape.role.optional(),
-    command: definitionShape.command.optional(),
-    mode: definitionShape.mode.optional(),
-    instances: definitionShape.instances.optional(),
-    cwd: definitionShape.cwd.optional(),
-    env: definitionShape.env.optional(),
-    timeoutS: definitionShape.timeoutS.optional(),
-    shell: definitionShape.shell.optional(),
-    parse: definitionShape.parse.optional(),
-    reason: reason.optional(),
-  })
+  .strictObject({ role: definitionShape.role.optional(), command: definitionShape.command.optional(), ...optionalShape, reason: reason.optional() })
   .refine((p) => Object.keys(p).some((k) => k !== 'reason'), 'nothing to change');
 export type ManagedAgentPatch = z.infer<typeof managedAgentPatch>;
 
@@ -141,7 +121,8 @@ export interface ManagedProcess {
   recentOutput?: OutputLine[];
 }
 
-export interface ManagedAgent extends ManagedDefinition {
+/** A definition as stored, with what Gaffer keeps about it. */
+export interface ManagedAgentRecord extends ManagedDefinition {
   id: string;
   /** `running`: Gaffer keeps it running; `stopped`: the operator stopped it. */
   desired: 'running' | 'stopped';
@@ -151,6 +132,9 @@ export interface ManagedAgent extends ManagedDefinition {
   updatedBy: string;
   /** The agent token Gaffer minted for it (id only; the secret never leaves Gaffer). */
   tokenId: string | null;
+}
+
+export interface ManagedAgent extends ManagedAgentRecord {
   /** False when no supervisor runs in this Gaffer (processes are then not started). */
   supervised: boolean;
   processes: ManagedProcess[];

@@ -19,21 +19,15 @@ import {
   managedAgentPatch,
   managedDefinition,
   type ManagedAgentPatch,
+  type ManagedAgentRecord,
   type ManagedDefinition,
 } from '../../common/managed-agents';
 import { actorName, reason as reasonSchema } from '../../common/schemas';
 import { parseOrThrow } from '../../common/validate';
 import { newId, type CoreContext } from '../context';
 
-export interface StoredManagedAgent extends ManagedDefinition {
-  id: string;
-  desired: 'running' | 'stopped';
-  version: number;
-  createdAt: string;
-  updatedAt: string;
-  updatedBy: string;
-  tokenId: string | null;
-}
+/** A stored definition (the record of common/managed-agents.ts). */
+export type StoredManagedAgent = ManagedAgentRecord;
 
 interface Row {
   id: string;

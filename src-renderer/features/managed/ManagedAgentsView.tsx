@@ -15,7 +15,8 @@ import { RelativeTime } from '../../components/Time';
 import { useNow } from '../../lib/now';
 import { useActions, useConsole, useWatch } from '../../store/react';
 import { ManagedAgentEditor } from './ManagedAgentEditor';
-import { describeLastExit, formatUptime, MODE_LABELS, PROCESS_STATUS_META, summarise } from './logic';
+import { PROCESS_STATUS_META } from '../../lib/status';
+import { describeLastExit, formatUptime, MODE_LABELS, summarise } from './logic';
 import './managed.css';
 
 interface Acting {
@@ -294,7 +295,7 @@ function AgentDetail({ agent, onEdit, onAct }: { agent: ManagedAgent; onEdit: ()
             Recent output of {a.name}-{output.instance}
           </h3>
           {output.recentOutput && output.recentOutput.length > 0 ? (
-            <pre className="managed-output" data-testid="managed-output" tabIndex={0}>
+            <pre className="json managed-output" data-testid="managed-output" tabIndex={0}>
               {output.recentOutput.map((l, i) => (
                 <div key={i} className={l.stream === 'stderr' ? 'stderr' : undefined}>
                   {l.text}

@@ -16,6 +16,7 @@ import {
   type ManagedProcessStatus,
 } from '../../../src-main/common/managed-agents';
 import { roleProblem } from '../../lib/roles';
+import { PROCESS_STATUS_META } from '../../lib/status';
 
 export interface ManagedForm {
   name: string;
@@ -134,17 +135,6 @@ export function changedFields(current: ManagedDefinition, next: ManagedDefinitio
 export function replacesProcesses(patch: Partial<ManagedDefinition>): boolean {
   return Object.keys(patch).some((k) => k !== 'instances');
 }
-
-export const PROCESS_STATUS_META: Record<ManagedProcessStatus, { label: string; tone: string; hint: string }> = {
-  starting: { label: 'Starting', tone: 'progress', hint: 'started; waiting for it to connect' },
-  running: { label: 'Running', tone: 'online', hint: 'connected and working' },
-  stopping: { label: 'Stopping', tone: 'disconnected', hint: 'asked to stop: finishing or handing back its work' },
-  draining: { label: 'Draining', tone: 'disconnected', hint: 'replaced by a newer process: finishing or handing back its work' },
-  backoff: { label: 'Restarting', tone: 'blocked', hint: 'it exited; started again after a growing pause' },
-  crash_looping: { label: 'Crash looping', tone: 'failed', hint: 'it keeps exiting right after it starts; retried only every few minutes' },
-  failed: { label: 'Cannot start', tone: 'failed', hint: 'the command cannot be started; not restarted until you start or change it' },
-  stopped: { label: 'Stopped', tone: 'offline', hint: 'not running' },
-};
 
 /** One line for the agent list: how many instances run, and the worst thing about the others. */
 export function summarise(a: Pick<ManagedAgent, 'desired' | 'instances' | 'processes' | 'supervised'>): { text: string; tone: string } {
