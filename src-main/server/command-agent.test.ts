@@ -3,7 +3,7 @@
  * (in-process, or the real `gaffer` bin where signals matter) and real child processes.
  * It lives in server/ because the CLI may not import core or server, not even in tests.
  */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -254,17 +254,30 @@ describe.skipIf(!posix)('gaffer agent against a real Gaffer', () => {
   });
 });
 
+/**
+ * After a test (passed or not): close the agent's lifeline (it runs with --exit-on-stdin-close, so
+ * it stops its commands and exits), and SIGKILL it if it is still there a few seconds later.
+ */
+async function endAgent(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  child.stdin?.end();
+  const t = setTimeout(() => child.kill('SIGKILL'), 8000);
+  await exited;
+  clearTimeout(t);
+}
+
 describe.skipIf(!posix)('the real `gaffer agent` process', () => {
   it('Ctrl-C: stops claiming, lets the command finish within the grace; the second Ctrl-C stops it and hands the task back', async () => {
     const g = await gaffer();
     const first = g.createTask('finishes in the grace', { sleepMs: 1500 }, { priority: 2 }).id;
     const second = g.createTask('not claimed after Ctrl-C', {}, { priority: 1 }).id;
     const env = { ...process.env, GAFFER_TOKEN: g.token('cmd') };
-    const child = spawn(node, [path.join(repo, 'scripts', 'gaffer.mjs'), 'agent', '--url', g.server.agentUrl, '--role', 'cmd', '--poll-s', '0.1', '--', node, scripted], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(node, [path.join(repo, 'scripts', 'gaffer.mjs'), 'agent', '--url', g.server.agentUrl, '--role', 'cmd', '--poll-s', '0.1', '--exit-on-stdin-close', '--', node, scripted], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+    cleanups.push(() => endAgent(child));
     let stderr = '';
     child.stderr.on('data', (c) => (stderr += c));
     const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
-    cleanups.push(() => child.exitCode === null && child.kill('SIGKILL'));
     await untilTask(g, first, (t) => t.status === 'in_progress', 'the first claim', 20_000);
     child.kill('SIGINT');
     expect(await exited).toBe(0);
@@ -274,9 +287,9 @@ describe.skipIf(!posix)('the real `gaffer agent` process', () => {
     expect(stderr).toContain('[task 1 #1] stdout | hello from task attempt 1');
 
     const stuck = g.createTask('stopped by the second Ctrl-C', { sleepMs: 120_000 }, { priority: 9 }).id;
-    const again = spawn(node, [path.join(repo, 'scripts', 'gaffer.mjs'), 'agent', '--url', g.server.agentUrl, '--role', 'cmd', '--poll-s', '0.1', '--', node, scripted], { env, stdio: 'ignore' });
+    const again = spawn(node, [path.join(repo, 'scripts', 'gaffer.mjs'), 'agent', '--url', g.server.agentUrl, '--role', 'cmd', '--poll-s', '0.1', '--exit-on-stdin-close', '--', node, scripted], { env, stdio: ['pipe', 'ignore', 'ignore'] });
     const exitedAgain = new Promise<number | null>((r) => again.on('exit', (code) => r(code)));
-    cleanups.push(() => again.exitCode === null && again.kill('SIGKILL'));
+    cleanups.push(() => endAgent(again));
     await untilTask(g, stuck, (t) => t.status === 'in_progress', 'the claim', 20_000);
     await new Promise((r) => setTimeout(r, 300));
     again.kill('SIGINT');
@@ -323,13 +336,13 @@ describe.skipIf(!posix)('the recipes in docs/command-agent.md, run as written', 
   }
 
   function runRecipe(g: LiveGaffer, line: string, extraFlags: string, env: NodeJS.ProcessEnv) {
-    // `exec`: the agent replaces the shell, so signals reach it.
-    const command = line.replace(/^npx gaffer agent /, `exec "${node}" "${path.join(repo, 'scripts', 'gaffer.mjs')}" agent ${extraFlags} `);
-    const child = spawn('/bin/sh', ['-c', command], { cwd: repo, env: { ...process.env, GAFFER_URL: g.server.agentUrl, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    // `exec`: the agent replaces the shell, so signals (and the lifeline) reach it.
+    const command = line.replace(/^npx gaffer agent /, `exec "${node}" "${path.join(repo, 'scripts', 'gaffer.mjs')}" agent --exit-on-stdin-close ${extraFlags} `);
+    const child = spawn('/bin/sh', ['-c', command], { cwd: repo, env: { ...process.env, GAFFER_URL: g.server.agentUrl, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
     let log = '';
-    child.stdout.on('data', (d) => (log += d));
-    child.stderr.on('data', (d) => (log += d));
-    cleanups.push(() => child.exitCode === null && child.kill('SIGKILL'));
+    child.stdout!.on('data', (d) => (log += d));
+    child.stderr!.on('data', (d) => (log += d));
+    cleanups.push(() => endAgent(child));
     return { child, exited: new Promise<number | null>((r) => child.on('exit', (c) => r(c))), log: () => log };
   }
 
