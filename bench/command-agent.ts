@@ -75,14 +75,21 @@ async function agentRound(core: Core, instances: number): Promise<Round> {
     });
   });
   seed(core, TASKS);
-  await finished;
+  let timer: NodeJS.Timeout | undefined;
+  const stuck = new Promise<'stuck'>((r) => (timer = setTimeout(() => r('stuck'), 300_000)));
+  const outcome = await Promise.race([finished, stuck]);
+  clearTimeout(timer);
   claimed.dispose();
+  if (outcome === 'stuck') {
+    const out = core.managed.get('bench-true').processes.flatMap((p) => (p.recentOutput ?? []).map((l) => `${p.instance} ${l.stream} ${l.text}`));
+    throw new Error(`only ${done} of ${TASKS} tasks done after 5 minutes; the agents' recent output:\n${out.join('\n')}`);
+  }
   const s = (last - first) / 1000;
   return { tasksPerS: TASKS / s, msPerTask: ((last - first) / TASKS) * instances };
 }
 
 export async function runCommandAgentBench(): Promise<Record<string, number>> {
-  const dir = benchDir('agent');
+  const dir = benchDir('command-agent');
   const core = createCore({ dataDir: dir });
   core.start();
   const server = await startServer(core, { port: 0, operatorToken: 'gfo_bench-operator-token-0123456789' });

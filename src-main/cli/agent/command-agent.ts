@@ -181,7 +181,7 @@ export class CommandAgent {
       // that gets a few seconds, not the SDK's whole request timeout against a server that is gone.
       await within(work ?? Promise.resolve(), this.hurry.signal.aborted ? 3000 : 30_000);
       await agent.close({ timeoutMs: 1000 });
-      await work;
+      await work?.catch((e: unknown) => this.log.warn('the work loop ended with an error', { error: e instanceof Error ? e.message : String(e) }));
     } finally {
       fs.rmSync(this.workDir, { recursive: true, force: true });
     }
