@@ -16,6 +16,9 @@ export const RESERVED_ENV = ['GAFFER_TOKEN', 'GAFFER_OPERATOR_TOKEN', 'GAFFER_UR
 
 export const MAX_MANAGED_INSTANCES = 32;
 
+/** The longest per-run time limit: 24 days (a Node timer cannot wait longer than 2^31 ms). */
+export const MAX_RUN_TIMEOUT_S = 24 * 86_400;
+
 export const managedName = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/, 'a name is 1–64 letters, digits, "_", "-" or "." (it names the instances)');
 const argv = z
   .array(z.string().max(8000).refine((s) => !s.includes('\0'), 'no NUL characters'))
@@ -38,7 +41,7 @@ const definitionShape = {
   cwd: managedCwd.nullable(),
   env,
   /** Per-run time limit (seconds), per_task only (`--timeout-s`). */
-  timeoutS: z.number().int().min(1).max(30 * 86_400).nullable(),
+  timeoutS: z.number().int().min(1).max(MAX_RUN_TIMEOUT_S).nullable(),
   /** per_task only: run the command through the shell (`--shell`). */
   shell: z.boolean(),
   /** per_task only: `--parse FORMAT`. */

@@ -32,6 +32,7 @@ describe('gaffer agent options', () => {
     refuse(['--role', 'a b', '--', 'true'], /--role must be/);
     refuse(['--role', 'dev'], /no command/);
     refuse(['--role', 'dev', '--timeout-s', 'soon', '--', 'true'], /--timeout-s must be/);
+    refuse(['--role', 'dev', '--timeout-s', String(30 * 86_400), '--', 'true'], /--timeout-s must be a number from 1 to 2073600/); // past a Node timer's reach
     refuse(['--role', 'dev', '--parse', 'aider', '--', 'true'], /unknown format "aider"/);
     refuse(['--role', 'dev', '--token', 'gft_x', '--', 'true'], /GAFFER_TOKEN/);
     refuse(['--role', 'dev', '--frob', '--', 'true'], /unknown option --frob/);

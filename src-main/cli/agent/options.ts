@@ -1,5 +1,6 @@
 /** `gaffer agent` options: parsing and the help text (every flag is documented here). */
 import path from 'node:path';
+import { MAX_RUN_TIMEOUT_S } from '../../common/managed-agents';
 import { roleName } from '../../common/schemas';
 import { ADAPTERS } from './adapters';
 import { DEFAULT_OUTPUT_LIMITS } from './lines';
@@ -110,7 +111,7 @@ export function parseAgentArgs(argv: readonly string[], env: NodeJS.ProcessEnv =
         o.cwd = path.resolve(value());
         break;
       case '--timeout-s':
-        o.timeoutS = number(flag, value(), { min: 1, max: 30 * DAY_S });
+        o.timeoutS = number(flag, value(), { min: 1, max: MAX_RUN_TIMEOUT_S });
         break;
       case '--shell':
         o.shell = true;

@@ -8,6 +8,7 @@ import {
   managedCwd,
   managedName,
   MAX_MANAGED_INSTANCES,
+  MAX_RUN_TIMEOUT_S,
   RESERVED_ENV,
   type ManagedAgent,
   type ManagedDefinition,
@@ -101,7 +102,7 @@ export function formToDefinition(f: ManagedForm): { definition: ManagedDefinitio
   if (f.timeoutS.trim()) {
     timeoutS = Number(f.timeoutS);
     if (!perTask) errors.timeoutS = 'Only for “one run per task”: a long-running command times itself.';
-    else if (!/^\d+$/.test(f.timeoutS.trim()) || timeoutS < 1 || timeoutS > 30 * 86_400) errors.timeoutS = 'Whole seconds, from 1 to 30 days.';
+    else if (!/^\d+$/.test(f.timeoutS.trim()) || timeoutS < 1 || timeoutS > MAX_RUN_TIMEOUT_S) errors.timeoutS = 'Whole seconds, from 1 to 24 days.';
   }
   if (f.parse && !(COMMAND_AGENT_PARSE_FORMATS as readonly string[]).includes(f.parse)) errors.parse = 'Pick one of the listed formats.';
   if (Object.keys(errors).length > 0) return { definition: null, errors };
