@@ -9,6 +9,18 @@
 
 export const DEFAULT_MAX_LINE_CHARS = 16 * 1024;
 
+/**
+ * `s` cut to at most `max` UTF-16 units without splitting a surrogate pair (half an emoji is text
+ * Gaffer refuses to store), with `mark` appended when something was cut.
+ */
+export function cutText(s: string, max: number, mark = ''): string {
+  if (s.length <= max) return s;
+  let end = Math.max(0, max - mark.length);
+  const c = s.charCodeAt(end - 1);
+  if (c >= 0xd800 && c <= 0xdbff) end--; // a high surrogate whose pair would be cut off
+  return s.slice(0, end) + mark;
+}
+
 export class LineSplitter {
   private readonly decoder = new TextDecoder('utf-8');
   private buf = '';
@@ -49,7 +61,7 @@ export class LineSplitter {
     if (this.skipping) return;
     this.buf += text.slice(start);
     if (this.buf.length > this.maxLineChars) {
-      this.onLine(`${this.buf.slice(0, this.maxLineChars)} … [line cut at ${this.maxLineChars} characters]`);
+      this.onLine(`${cutText(this.buf, this.maxLineChars)} … [line cut at ${this.maxLineChars} characters]`);
       this.buf = '';
       this.skipping = true;
     }

@@ -9,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Run } from '../common/job-schema';
+import { isWellFormedText } from '../common/text';
 import { CommandAgent } from '../cli/agent/command-agent';
 import type { LogLine, WorkRef } from '../cli/agent/log-sink';
 import { parseAgentArgs } from '../cli/agent/options';
@@ -215,6 +216,18 @@ describe.skipIf(!posix)('gaffer agent against a real Gaffer', () => {
     const results = g.core.auditQuery.query({ subject: `run:${run.id}`, limit: 100 }).items.filter((e) => e.actor === holder && /result|finished/.test(e.type));
     expect(results).toEqual([]);
     expect(g.run(run.id).status).toBe('running');
+  });
+
+  it('text cut to fit a note never splits a character: the report is stored (an emoji cut in half was refused)', async () => {
+    const g = await gaffer();
+    const id = g.createTask('prints emoji', {}).id;
+    const script = "process.stderr.write('x' + '\\u{1F600}'.repeat(400) + '\\n'); process.exit(3)";
+    const a = startAgent(g, ['--max-tasks', '1'], [node, '-e', script]);
+    expect(await a.exit).toBe(0);
+    const task = g.task(id);
+    expect(task.status).toBe('failed');
+    expect(task.note).toMatch(/^exit 3; last stderr line: x\u{1F600}+/u);
+    expect(isWellFormedText(task.note!)).toBe(true);
   });
 
   it('a command that cannot start: refused before connecting (78); one that stops starting later is reported fatal and the agent stops', async () => {

@@ -18,10 +18,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { exceedsUtf8Bytes, jsonDeeperThan, MAX_JSON_BYTES, MAX_JSON_DEPTH } from '../../common/schemas';
+import { findIllFormedText, wellFormedDeep } from '../../common/text';
 import type { AdapterDefinition, AdapterSink } from './adapters';
 import { describeProgress, isControlLine, parseControlLine } from './control-lines';
 import { childEnvironment } from './environment';
-import { LineSplitter, OutputBudget, type OutputLimits } from './lines';
+import { cutText, LineSplitter, OutputBudget, type OutputLimits } from './lines';
 import type { LogLevel, LogSink, LogStream, WorkRef } from './log-sink';
 import type { Ending } from './outcome';
 import { GroupChild } from './process-group';
@@ -188,7 +189,7 @@ export class Attempt {
         if (isControlLine(line)) this.control(line);
         else if (name === 'stdout' && adapter?.line(line, adapterSink)) return;
         else {
-          if (name === 'stderr' && line.trim()) this.lastStderr = line.slice(0, 500);
+          if (name === 'stderr' && line.trim()) this.lastStderr = cutText(line, 500, '…');
           this.log(name, line);
         }
       });
@@ -226,7 +227,7 @@ export class Attempt {
   private control(line: string): void {
     const parsed = parseControlLine(line);
     if (!parsed.ok) {
-      this.agentLine(`ignored a malformed ::gaffer:: line (${parsed.reason}): ${line.slice(0, 300)}`, 'warn');
+      this.agentLine(`ignored a malformed ::gaffer:: line (${parsed.reason}): ${cutText(line, 300, '…')}`, 'warn');
       return;
     }
     const m = parsed.message;
@@ -286,6 +287,11 @@ export class Attempt {
     } catch {
       this.problems.push('the output file is not valid JSON: not reported');
       return undefined;
+    }
+    if (findIllFormedText(value)) {
+      // `"\ud83d"` in JSON is a lone surrogate: Gaffer stores only well-formed text.
+      value = wellFormedDeep(value);
+      this.problems.push('the output held broken characters (unpaired surrogates); they were replaced by U+FFFD');
     }
     if (jsonDeeperThan(value, MAX_JSON_DEPTH) || exceedsUtf8Bytes(JSON.stringify(value), MAX_JSON_BYTES)) {
       this.problems.push(`the output is larger than ${MAX_JSON_BYTES} bytes of JSON or nests deeper than ${MAX_JSON_DEPTH}: not reported`);

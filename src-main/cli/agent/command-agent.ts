@@ -38,6 +38,7 @@ import {
 } from '../../sdk';
 import { ADAPTERS } from './adapters';
 import { Attempt, type AttemptInput, type AttemptResult, type CommandSpec } from './attempt';
+import { cutText } from './lines';
 import { resolveCommand } from './environment';
 import { stderrLogSink, type LogSink, type WorkRef } from './log-sink';
 import type { AgentCliOptions } from './options';
@@ -237,8 +238,7 @@ export class CommandAgent {
     if (failed && result.lastStderr) parts.push(`last stderr line: ${result.lastStderr}`);
     if (result.usage) parts.push(`usage: ${describeUsage(result.usage)}`);
     parts.push(...result.problems);
-    const note = parts.join('; ');
-    return note.length > NOTE_MAX ? `${note.slice(0, NOTE_MAX - 1)}…` : note;
+    return cutText(parts.join('; '), NOTE_MAX, '…');
   }
 
   private async runTask(ctx: WorkContext): Promise<WorkResult> {

@@ -10,6 +10,7 @@
  * One object may carry several of these keys. Unknown keys are ignored (later versions may add
  * some); a line that is not valid JSON, or has none of the keys, is reported as malformed.
  */
+import { cutText } from '../../common/line-splitter';
 import type { LogLevel } from './log-sink';
 import { usageFrom, type UsageIncrement } from './usage';
 
@@ -57,7 +58,7 @@ export function parseControlLine(line: string): { ok: true; message: ControlMess
   }
   if (r.progress !== undefined) {
     const p = r.progress;
-    const text = typeof r.message === 'string' ? r.message.slice(0, 500) : undefined;
+    const text = typeof r.message === 'string' ? cutText(r.message, 500, '…') : undefined;
     if (finite(p) && p >= 0 && p <= 1) message.progress = { fraction: p, ...(text ? { message: text } : {}) };
     else if (typeof p === 'object' && p !== null && finite((p as { done?: unknown }).done)) {
       const { done, total } = p as { done: number; total?: unknown };

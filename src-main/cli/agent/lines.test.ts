@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { describeProgress, parseControlLine } from './control-lines';
-import { LineSplitter, OutputBudget } from './lines';
+import { cutText, LineSplitter, OutputBudget } from './lines';
 
 describe('LineSplitter', () => {
   it('splits on \\n and \\r\\n, keeps a last unterminated line, and decodes UTF-8 split across chunks', () => {
@@ -72,5 +72,15 @@ describe('::gaffer:: lines', () => {
     expect(parse('{"usage":{"inputTokens":-1}}')).toMatchObject({ ok: false, reason: /"usage"/ });
     expect(parse('{"progress":7}')).toMatchObject({ ok: false, reason: /"progress"/ });
     expect(parse('{"other":1}')).toMatchObject({ ok: false, reason: /none of/ });
+  });
+});
+
+describe('cutText', () => {
+  it('never splits a surrogate pair, and marks what it cut', () => {
+    const s = `x${'\u{1F600}'.repeat(5)}`; // x + 5 emoji = 11 UTF-16 units
+    expect(cutText(s, 20)).toBe(s);
+    expect(cutText(s, 4)).toBe(`x\u{1F600}`); // 4 would end inside the second emoji
+    expect(cutText(s, 5, '…')).toBe(`x\u{1F600}…`);
+    expect(cutText(s, 6, '…')).toBe(`x\u{1F600}\u{1F600}…`);
   });
 });

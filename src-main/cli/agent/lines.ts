@@ -4,7 +4,7 @@
  * The budget counts the log lines of one attempt (both streams together). The first line over it
  * is replaced by a single "truncated" notice; everything after is dropped from the log.
  */
-export { DEFAULT_MAX_LINE_CHARS, LineSplitter } from '../../common/line-splitter';
+export { cutText, DEFAULT_MAX_LINE_CHARS, LineSplitter } from '../../common/line-splitter';
 
 export interface OutputLimits {
   maxLines: number;

@@ -2,6 +2,7 @@
 import path from 'node:path';
 import { MAX_RUN_TIMEOUT_S } from '../../common/managed-agents';
 import { roleName } from '../../common/schemas';
+import { cutText } from '../../common/line-splitter';
 import { ADAPTERS } from './adapters';
 import { DEFAULT_OUTPUT_LIMITS } from './lines';
 
@@ -167,7 +168,7 @@ export function parseAgentArgs(argv: readonly string[], env: NodeJS.ProcessEnv =
   return {
     url: o.url ?? env.GAFFER_URL ?? DEFAULT_URL,
     role: o.role,
-    name: o.name ?? `${o.role}-${path.basename(cmd).slice(0, 40)}-${process.pid}`,
+    name: o.name ?? `${o.role}-${cutText(path.basename(cmd), 40)}-${process.pid}`,
     ...(o.cwd !== undefined ? { cwd: o.cwd } : {}),
     ...(o.timeoutS !== undefined ? { timeoutS: o.timeoutS } : {}),
     shell: o.shell ?? false,

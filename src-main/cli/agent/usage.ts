@@ -3,6 +3,8 @@
  * command reports them on `::gaffer::` lines, or an adapter reads them from a CLI's JSON output.
  */
 
+import { cutText } from '../../common/line-splitter';
+
 export interface UsageIncrement {
   inputTokens?: number;
   outputTokens?: number;
@@ -30,7 +32,7 @@ export function usageFrom(raw: unknown): UsageIncrement | undefined {
   if (input !== undefined) u.inputTokens = Math.round(input);
   if (output !== undefined) u.outputTokens = Math.round(output);
   if (cost !== undefined) u.costUsd = cost;
-  if (typeof r.model === 'string' && r.model.trim()) u.model = r.model.trim().slice(0, 200);
+  if (typeof r.model === 'string' && r.model.trim()) u.model = cutText(r.model.trim(), 200);
   return u.inputTokens === undefined && u.outputTokens === undefined && u.costUsd === undefined ? undefined : u;
 }
 

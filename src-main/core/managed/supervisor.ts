@@ -24,6 +24,7 @@
  * 7. Time is the injected Clock: backoff, up and stable timers are clock timers.
  */
 import type { Clock, TimerHandle } from '../../common/clock';
+import { cutText } from '../../common/line-splitter';
 import type { Logger } from '../../common/logger';
 import {
   drainGraceS,
@@ -471,7 +472,7 @@ export class Supervisor {
   }
 
   private output(slot: Slot, stream: 'stdout' | 'stderr', text: string): void {
-    slot.output.push({ at: this.iso(this.deps.clock.now()), stream, text: text.length > 2000 ? `${text.slice(0, 1999)}…` : text });
+    slot.output.push({ at: this.iso(this.deps.clock.now()), stream, text: cutText(text, 2000, '…') });
     if (slot.output.length > this.timing.outputLines) slot.output.splice(0, slot.output.length - this.timing.outputLines);
   }
 

@@ -4,6 +4,7 @@
  * Lines it does not recognise (not JSON, or an unknown event) are logged as they are by the caller,
  * so nothing the CLI printed is ever lost to an adapter.
  */
+import { cutText } from '../../../common/line-splitter';
 import type { LogLevel } from '../log-sink';
 import type { UsageIncrement } from '../usage';
 
@@ -47,8 +48,7 @@ export const obj = (v: unknown): Record<string, unknown> | undefined =>
 /** A value in one short line (tool inputs, results). */
 export function brief(v: unknown, max = 200): string {
   const text = typeof v === 'string' ? v : JSON.stringify(v) ?? '';
-  const one = text.replace(/\s+/g, ' ').trim();
-  return one.length > max ? `${one.slice(0, max - 1)}…` : one;
+  return cutText(text.replace(/\s+/g, ' ').trim(), max, '…');
 }
 
 /** Logs multi-line text one line at a time (blank lines left out). */
@@ -58,5 +58,5 @@ export function logText(sink: AdapterSink, text: string, level?: LogLevel): void
 
 /** The final answer kept for the output, capped well below Gaffer's 64 KiB limit on JSON values. */
 export function capText(text: string, max = 16 * 1024): string {
-  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+  return cutText(text, max, '…');
 }
