@@ -17,6 +17,7 @@ const SUITES: Record<string, [file: string, fn: string]> = {
   audit: ['audit.ts', 'runAuditBench'],
   baseline: ['baseline.ts', 'runBaselineBench'],
   logs: ['logs.ts', 'runLogsBench'],
+  agent: ['command-agent.ts', 'runCommandAgentBench'],
 };
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));

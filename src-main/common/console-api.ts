@@ -48,6 +48,7 @@ import {
   type UsageRow,
   type UsageTotals,
 } from './logs';
+import { MANAGED_ACTIONS, MAX_MANAGED_INSTANCES, managedAgentInput, managedAgentPatch, type ManagedAgent } from './managed-agents';
 import type { AuditChainProblem, AuditEvent, AuditLegacyTextRow, AuditPage, Instance, Page, StorageStatus, Task, TaskStatus } from './model';
 import { auditFilterShape, auditQueryInput, listTasksInput, reason, roleName, taskId } from './schemas';
 
@@ -326,6 +327,20 @@ export const consoleArgs = {
   'usage.daily': z.strictObject({ from: instant.optional(), to: instant.optional() }),
   /** The runs that cost most in [from, to) (default: this week). */
   'usage.costliestRuns': z.strictObject({ from: instant.optional(), to: instant.optional(), limit: z.number().int().min(1).max(100).optional() }),
+  // ---- managed agents (PROTOCOL §7): processes Gaffer starts and keeps running.
+  'managedAgents.list': empty,
+  /** One agent, with each process's recent output. */
+  'managedAgents.get': z.strictObject({ id: z.string().min(1).max(200) }),
+  'managedAgents.create': z.strictObject({ definition: managedAgentInput, reason }),
+  'managedAgents.update': z.strictObject({ id: z.string().min(1).max(200), patch: managedAgentPatch, reason }),
+  'managedAgents.delete': z.strictObject({ id: z.string().min(1).max(200), reason }),
+  /** Start / stop / restart the agent, or one of its instances (1-based). */
+  'managedAgents.control': z.strictObject({
+    id: z.string().min(1).max(200),
+    action: z.enum(MANAGED_ACTIONS),
+    instance: z.number().int().min(1).max(MAX_MANAGED_INSTANCES).optional(),
+    reason,
+  }),
 } as const;
 
 /** Filters for an export (same as a query, without paging). */
@@ -387,6 +402,12 @@ export interface ConsoleResults {
   'usage.summary': UsageRow[];
   'usage.daily': DailyUsage[];
   'usage.costliestRuns': CostlyRun[];
+  'managedAgents.list': ManagedAgent[];
+  'managedAgents.get': ManagedAgent;
+  'managedAgents.create': ManagedAgent;
+  'managedAgents.update': ManagedAgent;
+  'managedAgents.delete': ManagedAgent;
+  'managedAgents.control': ManagedAgent;
 }
 
 export type ConsoleMethod = keyof typeof consoleArgs & keyof ConsoleResults;
@@ -415,6 +436,8 @@ export type ConsoleEvent =
   | { type: 'settings.changed' }
   /** New lines of a task's or run's log are stored (coalesced: the newest seq per subject). */
   | { type: 'log.appended'; subject: string; attempt: number; lastSeq: number }
+  /** A managed agent's definition or one of its processes changed (started, exited, said hello). */
+  | { type: 'managed.changed'; managedAgentId: string }
   | { type: 'alert'; level: 'info' | 'warning' | 'critical'; title: string; body: string };
 
 export type ConsoleReply<T> = { ok: true; value: T } | { ok: false; error: ErrorBody };
@@ -452,7 +475,7 @@ export interface ConsoleApi {
 }
 
 /** The console's views, in menu order (Electron's Go menu binds Ctrl/Cmd+1…9 to the first nine). */
-export const CONSOLE_VIEWS = ['dashboard', 'queues', 'expired-locks', 'instances', 'jobs', 'runs', 'why', 'audit', 'settings', 'calendars'] as const;
+export const CONSOLE_VIEWS = ['dashboard', 'queues', 'expired-locks', 'instances', 'jobs', 'runs', 'why', 'audit', 'settings', 'calendars', 'managed-agents'] as const;
 export type ConsoleView = (typeof CONSOLE_VIEWS)[number];
 
 // ---------------------------------------------------------------------------------------------

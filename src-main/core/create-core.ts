@@ -29,6 +29,7 @@ import { createJobs, type JobService } from './jobs';
 import { createLogs, type LogsOptions } from './logs';
 import type { LogService } from './logs/service';
 import { GapDetector } from './time/gap-detector';
+import { ManagedAgents } from './managed';
 
 export interface CoreOptions {
   clock?: Clock;
@@ -81,6 +82,8 @@ export interface Core {
   readonly logs: LogService;
   /** Notices stalls, sleeps and clock steps once, and has every deadline shifted (`gaps.check()` on power resume). */
   readonly gaps: GapDetector;
+  /** Managed agents: definitions; their processes run once a shell attaches a spawner (server/managed). */
+  readonly managed: ManagedAgents;
   readonly logger: Logger;
   /** Starts timers (watchdog). Separate from construction so tests can drive sweeps by hand. */
   start(): void;
@@ -143,6 +146,7 @@ export function createCore(opts: CoreOptions = {}): Core {
   const jobs = createJobs({ ctx, hub, signals, instances, logger });
   const logs = createLogs({ ctx, committer, logger, jobs, nativeBinding: opts.nativeBinding, dir: path.join(path.dirname(dbPath === ':memory:' ? path.join(dataDir, 'x') : dbPath), 'logs') }, opts.logs);
   hub.setLogSink(logs);
+  const managed = new ManagedAgents(ctx, tokens, logger);
   let closed = false;
   let graceSweep: TimerHandle | undefined;
   let storageTimer: TimerHandle | undefined;
@@ -173,6 +177,7 @@ export function createCore(opts: CoreOptions = {}): Core {
     jobs,
     logs,
     gaps,
+    managed,
     logger,
     start() {
       // Sockets from a previous run are gone: their instances get the reconnect grace to resume

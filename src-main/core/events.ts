@@ -48,6 +48,8 @@ export interface CoreEventMap {
   'calendar.changed': { calendar: BusinessCalendar; action: string };
   // Logs (core/logs). Emitted once the lines are on disk; not tied to a main-database transaction.
   'log.appended': { subject: string; attempt: number; lastSeq: number };
+  // Managed agents (core/managed): a definition changed, or one of its processes did.
+  'managed.changed': { managedAgentId: string; action: string; message?: string };
 }
 
 export type CoreEventType = keyof CoreEventMap;

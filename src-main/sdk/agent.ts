@@ -9,7 +9,9 @@
  *    would be refused anyway).
  * 2. A task is released only through a report: `done` when the handler returns, otherwise the
  *    status its error maps to (errors.ts). Reports lost to a connection blip are repeated (a
- *    repeat is harmless, PROTOCOL P5 / claim-locks invariant 6).
+ *    repeat is harmless, PROTOCOL P5 / claim-locks invariant 6); so are reports, checkpoints and
+ *    results refused as `rate_limited` or `unavailable` (nothing happened: they are sent again
+ *    after a growing pause), so a fast agent never abandons a report and leaves its lock held.
  * 3. Jobs: `run_started` is sent before the handler runs (an unacknowledged trigger goes to
  *    another instance); `ctx.step` skips steps the server lists in `completedSteps` and records
  *    each finished step with `run_step` before the handler continues ("check, then compensate").
@@ -235,6 +237,8 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
 }
 
 const LOCK_GONE = new Set(['not_holder', 'not_found']);
+/** Refusals that mean "not done, try again later". */
+const RETRY_LATER = new Set(['rate_limited', 'unavailable']);
 
 export class Agent {
   private readonly conn: Connection;
@@ -365,7 +369,9 @@ export class Agent {
         // A lost reply (ConnectionLost) is not retried blindly: if the claim did land, the
         // reconnect reconciliation hands that lock back (invariant 4).
         this.logger.warn('claim failed', { error: errorMessage(e) });
-        await sleep(e instanceof ConnectionLostError ? Math.min(idle, 250) : idle, wake);
+        // Asked to slow down: at least a second, or retrying at once would keep the bucket empty.
+        const later = e instanceof GafferRequestError && RETRY_LATER.has(e.code);
+        await sleep(e instanceof ConnectionLostError ? Math.min(idle, 250) : later ? Math.max(idle, 1000) : idle, wake);
         continue;
       }
       if (!claimed) {
@@ -496,6 +502,7 @@ export class Agent {
         return;
       } catch (e) {
         if (e instanceof ConnectionLostError && attempt < 5) continue;
+        if (await this.pausedAfterRefusal(e, attempt)) continue;
         if (e instanceof GafferRequestError && LOCK_GONE.has(e.code)) {
           this.logger.warn('report refused: the lock is no longer ours', { taskId, error: e.message });
           const t = this.active.get(taskId);
@@ -701,9 +708,20 @@ export class Agent {
         return await this.conn.request(type, fields);
       } catch (e) {
         if (e instanceof ConnectionLostError && attempt < 5) continue;
+        if (await this.pausedAfterRefusal(e, attempt)) continue;
         throw e;
       }
     }
+  }
+
+  /**
+   * Invariant 2: a request the server refused without doing it (`rate_limited`, `unavailable`) is
+   * worth sending again: waits 100 ms, doubling up to 5 s, for at most 20 tries (false: give up).
+   */
+  private async pausedAfterRefusal(e: unknown, attempt: number): Promise<boolean> {
+    if (!(e instanceof GafferRequestError) || !RETRY_LATER.has(e.code) || attempt >= 20 || this.conn.state === 'closed') return false;
+    await sleep(Math.min(5000, 100 * 2 ** (attempt - 1)));
+    return true;
   }
 
   private async answerPrecheck(p: PrecheckPush): Promise<void> {

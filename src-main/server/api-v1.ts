@@ -31,6 +31,7 @@ import {
 } from './api/router';
 import { jobRoutes } from './api/jobs';
 import { logRoutes } from './api/logs';
+import { managedAgentRoutes } from './api/managed-agents';
 import { signalRoutes } from './api/signals';
 import { statusRoutes } from './api/status';
 import { taskRoutes } from './api/tasks';
@@ -58,7 +59,7 @@ export const DEFAULT_VERSION = process.env.npm_package_version ?? '0.1.0';
 
 /** The built-in route table. */
 export function coreRoutes(core: Core, version = DEFAULT_VERSION): Route[] {
-  return [...statusRoutes(core, version), ...tokenRoutes(core), ...taskRoutes(core), ...signalRoutes(core), ...auditRoutes(core), ...jobRoutes(core), ...logRoutes(core)];
+  return [...statusRoutes(core, version), ...tokenRoutes(core), ...taskRoutes(core), ...signalRoutes(core), ...auditRoutes(core), ...jobRoutes(core), ...logRoutes(core), ...managedAgentRoutes(core)];
 }
 
 function isPublic(routes: readonly CompiledRoute[], method: string, segments: string[]): boolean {

@@ -3,6 +3,7 @@ import { Dialog } from '../components/Dialog';
 import { AuditView } from '../features/audit/AuditView';
 import { DashboardView } from '../features/dashboard/DashboardView';
 import { InstancesView } from '../features/instances/InstancesView';
+import { ManagedAgentsView } from '../features/managed/ManagedAgentsView';
 import { CalendarsView } from '../features/calendars/CalendarsView';
 import { JobsView } from '../features/jobs/JobsView';
 import { RunsView } from '../features/runs/RunsView';
@@ -26,6 +27,7 @@ const VIEWS: Record<ViewId, ComponentType> = {
   queues: QueuesView,
   locks: ExpiredLocksView,
   instances: InstancesView,
+  managed: ManagedAgentsView,
   jobs: JobsView,
   runs: RunsView,
   why: WhyView,

@@ -27,6 +27,7 @@ import { createInstancesSlice, initialInstancesState, type InstancesActions, typ
 import { createJobsSlice, initialJobsState, type JobsActions, type JobsState } from './slices/jobs';
 import { createLocksSlice, initialLocksState, type LocksState } from './slices/locks';
 import { createLogsSlice, initialLogsState, type LogsActions, type LogsState } from './slices/logs';
+import { createManagedSlice, initialManagedState, type ManagedActions, type ManagedState } from './slices/managed';
 import { createQueuesSlice, initialQueuesState, type QueuesActions, type QueuesState } from './slices/queues';
 import { createRunsSlice, initialRunsState, type RunsActions, type RunsState } from './slices/runs';
 import { createSettingsSlice, initialSettingsState, type SettingsActions, type SettingsState } from './slices/settings';
@@ -64,6 +65,7 @@ export function initialState(shell: 'electron' | 'browser' = 'browser'): Console
     ...initialRunsState(),
     ...initialCalendarsState(),
     ...initialLogsState(),
+    ...initialManagedState(),
   };
 }
 
@@ -78,7 +80,7 @@ export interface RootActions {
   signIn(token: string): void;
 }
 
-export type ConsoleActions = RootActions & ToastsActions & QueuesActions & InstancesActions & SettingsActions & AuditActions & JobsActions & RunsActions & CalendarsActions & LogsActions;
+export type ConsoleActions = RootActions & ToastsActions & QueuesActions & InstancesActions & SettingsActions & AuditActions & JobsActions & RunsActions & CalendarsActions & LogsActions & ManagedActions;
 
 export interface ConsoleStore {
   store: StoreApi<ConsoleState>;
@@ -171,6 +173,7 @@ export function createConsoleStore(api: ConsoleApi, opts: ConsoleStoreOptions = 
     runs: createRunsSlice(contextFor<keyof RunsState>()),
     calendars: createCalendarsSlice(contextFor<keyof CalendarsState>()),
     logs: createLogsSlice(contextFor<keyof LogsState>()),
+    managed: createManagedSlice(contextFor<keyof ManagedState>()),
   } satisfies Record<string, Slice<object>>;
   for (const [name, slice] of Object.entries(slices)) {
     for (const [topic, handler] of Object.entries(slice.topics) as Array<[Topic, TopicHandler]>) {
@@ -262,6 +265,7 @@ export function createConsoleStore(api: ConsoleApi, opts: ConsoleStoreOptions = 
     ...slices.runs.actions,
     ...slices.calendars.actions,
     ...slices.logs.actions,
+    ...slices.managed.actions,
   };
 
   return {

@@ -7,7 +7,7 @@ import type { ConsoleEvent } from '../../src-main/common/console-api';
 import type { Timers } from '../lib/debounce';
 
 /** What a view can watch; each topic is owned by one slice of the store. */
-export const TOPICS = ['dashboard', 'roles', 'queue', 'expiredLocks', 'instances', 'tokens', 'settings', 'audit', 'jobs', 'runs', 'calendars', 'logs', 'usage', 'logSettings'] as const;
+export const TOPICS = ['dashboard', 'roles', 'queue', 'expiredLocks', 'instances', 'tokens', 'settings', 'audit', 'jobs', 'runs', 'calendars', 'logs', 'usage', 'logSettings', 'managed'] as const;
 export type Topic = (typeof TOPICS)[number];
 
 export interface Invalidation {
@@ -68,6 +68,9 @@ export function applyEvent(inv: Invalidation, e: ConsoleEvent): Invalidation {
       if (!prev || e.lastSeq > prev.lastSeq) inv.logTails.set(e.subject, { attempt: e.attempt, lastSeq: e.lastSeq });
       break;
     }
+    case 'managed.changed':
+      inv.topics.add('managed');
+      break;
     default: {
       const _never: never = e;
       void _never;

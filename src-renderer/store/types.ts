@@ -6,6 +6,7 @@ import type { UiError } from '../lib/errors';
 import type { Topic } from './live';
 import type { AuditSliceState } from './slices/audit';
 import type { CalendarsState } from './slices/calendars';
+import type { ManagedState } from './slices/managed';
 import type { DashboardState } from './slices/dashboard';
 import type { InstancesState } from './slices/instances';
 import type { JobsState } from './slices/jobs';
@@ -48,4 +49,5 @@ export interface ConsoleState
     JobsState,
     RunsState,
     CalendarsState,
-    LogsState {}
+    LogsState,
+    ManagedState {}

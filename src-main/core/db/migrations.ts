@@ -383,4 +383,40 @@ export const MIGRATIONS: Migration[] = [
       CREATE INDEX usage_at ON usage (at);
     `,
   },
+  {
+    name: '011_managed_agents',
+    sql: `
+      -- Agent processes Gaffer starts and keeps running (PROTOCOL §7). JSON columns: command (argv), env.
+      CREATE TABLE managed_agents (
+        id TEXT PRIMARY KEY,
+        name TEXT NOT NULL UNIQUE,
+        role TEXT NOT NULL,
+        command TEXT NOT NULL,
+        mode TEXT NOT NULL CHECK (mode IN ('per_task','long_running')),
+        instances INTEGER NOT NULL CHECK (instances >= 1),
+        cwd TEXT,
+        env TEXT NOT NULL DEFAULT '{}',
+        timeout_s INTEGER,
+        shell INTEGER NOT NULL DEFAULT 0,
+        parse TEXT,
+        desired TEXT NOT NULL CHECK (desired IN ('running','stopped')),
+        token_id TEXT,
+        version INTEGER NOT NULL DEFAULT 1,
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL,
+        updated_by TEXT NOT NULL
+      );
+      -- Every process group Gaffer started and has not yet seen end. A Gaffer killed with -9 leaves
+      -- rows behind; the next start ends those groups, once it has verified they are still ours
+      -- (the leader's start time and the marker in its environment), then deletes the rows.
+      CREATE TABLE managed_processes (
+        pgid INTEGER PRIMARY KEY,
+        managed_id TEXT NOT NULL,
+        instance INTEGER NOT NULL,
+        marker TEXT NOT NULL,
+        start_ticks TEXT,
+        started_at INTEGER NOT NULL
+      );
+    `,
+  },
 ];

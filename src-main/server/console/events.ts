@@ -114,6 +114,11 @@ export function mapCoreEvent(e: CoreEvent): ConsoleEvent[] {
         },
       ];
     }
+    case 'managed.changed': {
+      const out: ConsoleEvent[] = [{ type: 'managed.changed', managedAgentId: e.managedAgentId }];
+      if (e.action === 'crash_looping') out.push({ type: 'alert', level: 'warning', title: 'Managed agent crash looping', body: e.message ?? `Managed agent ${e.managedAgentId} keeps exiting right after it starts.` });
+      return out;
+    }
     case 'trigger.undeliverable':
       return [{ type: 'alert', level: 'warning', title: 'Job trigger undeliverable', body: `Run ${e.runId} for role ${e.role}: ${e.reason}.` }];
     case 'log.appended':
@@ -153,6 +158,8 @@ function keyOf(e: ConsoleEvent): string | null {
     case 'log.appended':
       // One per subject and batch: the newest seq says how far the log goes.
       return `log:${e.subject}`;
+    case 'managed.changed':
+      return `managed:${e.managedAgentId}`;
     default:
       return null;
   }

@@ -30,6 +30,7 @@ import { verifyLiveRange } from '../../core/audit/audit-export';
 import type { Core } from '../../core/create-core';
 import { createJobsHandlers } from './methods-jobs';
 import { createLogsHandlers } from './methods-logs';
+import { createManagedHandlers } from './methods-managed';
 import { lastLocalDays, localDayStart, localWeekStart, prepareReadModels, type ReadModels } from './read-models';
 
 /** Who is calling and what to report in `settings.get`. */
@@ -159,6 +160,8 @@ export function createConsoleMethods(core: Core, ctx: ConsoleContext, opts: Cons
     ...createJobsHandlers(core, actor),
     // logs.*, usage.* (methods-logs.ts)
     ...createLogsHandlers(core, actor),
+    // managedAgents.* (methods-managed.ts)
+    ...createManagedHandlers(core, actor),
   };
 
   const call = async <M extends ConsoleMethod>(method: M, args: unknown): Promise<ConsoleResult<M>> => {
