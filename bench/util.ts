@@ -3,7 +3,7 @@ import Database from 'better-sqlite3';
 import fs from 'node:fs';
 import os from 'node:os';
 import { CLAIM_RESERVE_SQL } from '../src-main/core/tasks/task-repo';
-import { newTraceId } from '../src-main/core/context';
+import { newTraceId } from '../src-main/core/ids';
 import path from 'node:path';
 
 export function benchDir(name: string): string {

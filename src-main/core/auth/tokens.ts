@@ -7,15 +7,11 @@ import { z } from 'zod';
 import { GafferError } from '../../common/errors';
 import { actorName, reason, roleName } from '../../common/schemas';
 import { parseOrThrow } from '../../common/validate';
-import { newId, type CoreContext } from '../context';
+import type { TokenInfo } from '../../common/model';
+import type { CoreContext } from '../context';
+import { newId } from '../ids';
 
-export interface TokenInfo {
-  id: string;
-  name: string;
-  role: string | null;
-  createdAt: string;
-  revokedAt: string | null;
-}
+export type { TokenInfo };
 
 interface TokenRow {
   id: string;

@@ -17,7 +17,8 @@ import { GafferError } from '../../common/errors';
 import type { Instance, InstanceStatus } from '../../common/model';
 import { instanceId as instanceIdSchema, registerInstanceInput } from '../../common/schemas';
 import { parseOrThrow } from '../../common/validate';
-import { newId, type CoreContext } from '../context';
+import type { CoreContext } from '../context';
+import { newId } from '../ids';
 import type { ClaimLocks, ExpiryReason } from '../tasks/claim-locks';
 import { onOldTimeline, type ClockGap } from '../time/gap-detector';
 

@@ -28,7 +28,8 @@ import type {
   RunStep,
   RunTrigger,
 } from '../../common/job-schema';
-import { newId, newTraceId, type CoreContext } from '../context';
+import type { CoreContext } from '../context';
+import { newId, newTraceId } from '../ids';
 import { assertRunEdge, type RunCause } from './run-transitions';
 import type { Calendar } from './schedule';
 

@@ -48,7 +48,7 @@ import type { Page } from '../../common/model';
 import { actorName, reason as reasonSchema } from '../../common/schemas';
 import { parseOrThrow } from '../../common/validate';
 import type { CoreContext } from '../context';
-import { newId } from '../context';
+import { newId } from '../ids';
 import type { Hub } from '../hub/hub';
 import { explain, ledger, preview, simulateDowntime, type InsightDeps } from './insight';
 import { JobPlan } from './plan';
