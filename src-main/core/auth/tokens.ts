@@ -5,6 +5,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import { GafferError } from '../../common/errors';
+import { isoTime, isoTimeOrNull } from '../../common/iso-time';
 import { actorName, reason, roleName } from '../../common/schemas';
 import { parseOrThrow } from '../../common/validate';
 import type { TokenInfo } from '../../common/model';
@@ -64,8 +65,8 @@ export class TokenStore {
       id: r.id,
       name: r.name,
       role: r.role,
-      createdAt: new Date(r.created_at).toISOString(),
-      revokedAt: r.revoked_at === null ? null : new Date(r.revoked_at).toISOString(),
+      createdAt: isoTime(r.created_at),
+      revokedAt: isoTimeOrNull(r.revoked_at),
     };
   }
 

@@ -14,6 +14,7 @@
  *    silence or grace grows by the step (`shiftForGap`, called inside the gap's transaction).
  */
 import { GafferError } from '../../common/errors';
+import { isoTime, isoTimeOrNull } from '../../common/iso-time';
 import type { Instance, InstanceStatus } from '../../common/model';
 import { instanceId as instanceIdSchema, registerInstanceInput } from '../../common/schemas';
 import { parseOrThrow } from '../../common/validate';
@@ -34,7 +35,6 @@ interface InstanceRow {
   disconnected_at: number | null;
 }
 
-const iso = (ms: number) => new Date(ms).toISOString();
 
 const INSTANCE_ID_PREFIX = 'inst';
 
@@ -87,9 +87,9 @@ export class InstanceRegistry {
       name: r.name,
       version: r.version,
       status: r.status,
-      connectedAt: iso(r.connected_at),
-      lastHeartbeatAt: iso(r.last_heartbeat_at),
-      disconnectedAt: r.disconnected_at === null ? null : iso(r.disconnected_at),
+      connectedAt: isoTime(r.connected_at),
+      lastHeartbeatAt: isoTime(r.last_heartbeat_at),
+      disconnectedAt: isoTimeOrNull(r.disconnected_at),
       tokenId: r.token_id,
       heldTaskIds: this.q.held.all(r.id).map((h) => h.task_id),
     };

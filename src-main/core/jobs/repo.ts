@@ -11,6 +11,7 @@
  *    changed, so callers audit only decisions that change the outcome.
  */
 import { GafferError } from '../../common/errors';
+import { isoTime, isoTimeOrNull } from '../../common/iso-time';
 import type {
   Backfill,
   BackfillStatus,
@@ -33,8 +34,6 @@ import { newId, newTraceId } from '../ids';
 import { assertRunEdge, type RunCause } from './run-transitions';
 import type { Calendar } from './schedule';
 
-const iso = (ms: number | null | undefined): string | null => (ms === null || ms === undefined ? null : new Date(ms).toISOString());
-const isoReq = (ms: number): string => new Date(ms).toISOString();
 
 export interface JobRow {
   id: string;
@@ -146,12 +145,12 @@ export function toJob(r: JobRow): Job {
     ...spec,
     enabled: r.enabled === 1,
     version: r.version,
-    paused: r.paused_at === null ? null : { at: isoReq(r.paused_at), by: r.paused_by ?? '', reason: r.paused_reason ?? '' },
-    createdAt: isoReq(r.created_at),
-    updatedAt: isoReq(r.updated_at),
+    paused: r.paused_at === null ? null : { at: isoTime(r.paused_at), by: r.paused_by ?? '', reason: r.paused_reason ?? '' },
+    createdAt: isoTime(r.created_at),
+    updatedAt: isoTime(r.updated_at),
     createdBy: r.created_by,
     updatedBy: r.updated_by,
-    nextCheckAt: iso(r.next_check_at),
+    nextCheckAt: isoTimeOrNull(r.next_check_at),
   };
 }
 
@@ -167,16 +166,16 @@ export function toRun(r: RunRow): Run {
     jobId: r.job_id,
     job: r.job_name,
     slot: r.slot,
-    slotAt: isoReq(r.slot_at),
+    slotAt: isoTime(r.slot_at),
     status: r.status,
     disposition: r.disposition,
     trigger: r.trigger,
     attempt: r.attempt,
     retryCount: r.retry_count,
     maxRetry: r.max_retry,
-    nextAttemptAt: iso(r.next_attempt_at),
-    windowClosesAt: iso(r.window_closes_at),
-    deadline: iso(r.deadline),
+    nextAttemptAt: isoTimeOrNull(r.next_attempt_at),
+    windowClosesAt: isoTimeOrNull(r.window_closes_at),
+    deadline: isoTimeOrNull(r.deadline),
     instanceId: r.instance_id,
     version: r.version,
     traceId: r.trace_id,
@@ -187,11 +186,11 @@ export function toRun(r: RunRow): Run {
     errorClass: r.error_class,
     held: r.held === 1,
     output: r.output === null ? null : JSON.parse(r.output),
-    createdAt: isoReq(r.created_at),
-    triggeredAt: iso(r.triggered_at),
-    startedAt: iso(r.started_at),
-    finishedAt: iso(r.finished_at),
-    updatedAt: isoReq(r.updated_at),
+    createdAt: isoTime(r.created_at),
+    triggeredAt: isoTimeOrNull(r.triggered_at),
+    startedAt: isoTimeOrNull(r.started_at),
+    finishedAt: isoTimeOrNull(r.finished_at),
+    updatedAt: isoTime(r.updated_at),
   };
 }
 
@@ -201,7 +200,7 @@ export function toBackfill(r: BackfillRow, jobName: string): Backfill {
     jobId: r.job_id,
     job: jobName,
     slot: r.slot,
-    slotAt: isoReq(r.slot_at),
+    slotAt: isoTime(r.slot_at),
     runId: r.run_id,
     reason: r.reason,
     status: r.status,
@@ -212,10 +211,10 @@ export function toBackfill(r: BackfillRow, jobName: string): Backfill {
     version: r.version,
     note: r.note,
     actor: r.actor,
-    createdAt: isoReq(r.created_at),
-    updatedAt: isoReq(r.updated_at),
-    dispatchedAt: iso(r.dispatched_at),
-    finishedAt: iso(r.finished_at),
+    createdAt: isoTime(r.created_at),
+    updatedAt: isoTime(r.updated_at),
+    dispatchedAt: isoTimeOrNull(r.dispatched_at),
+    finishedAt: isoTimeOrNull(r.finished_at),
   };
 }
 
@@ -228,10 +227,10 @@ function toCheck(r: CheckRow): CheckRecord {
     verdict: r.verdict,
     reason: r.reason,
     evidence: JSON.parse(r.evidence),
-    at: isoReq(r.at),
-    firstAt: isoReq(r.first_at),
+    at: isoTime(r.at),
+    firstAt: isoTime(r.first_at),
     count: r.count,
-    changedAt: isoReq(r.changed_at),
+    changedAt: isoTime(r.changed_at),
   };
 }
 
@@ -244,7 +243,7 @@ function toCalendar(r: CalendarRow): BusinessCalendar {
     holidays: JSON.parse(r.holidays) as string[],
     extraWorkdays: JSON.parse(r.extra_workdays) as string[],
     version: r.version,
-    updatedAt: isoReq(r.updated_at),
+    updatedAt: isoTime(r.updated_at),
     updatedBy: r.updated_by,
   };
 }
@@ -486,7 +485,7 @@ export class JobRepo {
   }
 
   steps(runId: string): RunStep[] {
-    return this.q.stepsOf.all(runId).map((s) => ({ step: s.step, ref: s.ref, attempt: s.attempt, instanceId: s.instance_id, at: isoReq(s.at) }));
+    return this.q.stepsOf.all(runId).map((s) => ({ step: s.step, ref: s.ref, attempt: s.attempt, instanceId: s.instance_id, at: isoTime(s.at) }));
   }
 
   completedSteps(runId: string): string[] {

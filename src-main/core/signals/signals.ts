@@ -10,6 +10,7 @@
  * 3. Reads never write.
  */
 import { GafferError } from '../../common/errors';
+import { isoTime } from '../../common/iso-time';
 import type { Page, Signal } from '../../common/model';
 import { clearSignalInput, listSignalsInput, setSignalInput, signalKey, signalName } from '../../common/schemas';
 import { parseOrThrow } from '../../common/validate';
@@ -34,7 +35,7 @@ export function signalSubject(name: string, key: string): string {
 }
 
 function toSignal(r: SignalRow): Signal {
-  const s: Signal = { name: r.name, key: r.key, setAt: new Date(r.set_at).toISOString(), actor: r.actor };
+  const s: Signal = { name: r.name, key: r.key, setAt: isoTime(r.set_at), actor: r.actor };
   if (r.value !== null) s.value = JSON.parse(r.value);
   return s;
 }
@@ -83,7 +84,7 @@ export class Signals {
           name,
           key,
           ...(value === undefined ? {} : { value }),
-          ...(before ? { previousSetAt: new Date(before.set_at).toISOString(), previousActor: before.actor } : {}),
+          ...(before ? { previousSetAt: isoTime(before.set_at), previousActor: before.actor } : {}),
         },
         traceId,
       });
@@ -102,7 +103,7 @@ export class Signals {
         type: 'signal.clear',
         actor,
         subject: signalSubject(name, key),
-        detail: { name, key, reason, setAt: new Date(row.set_at).toISOString(), setBy: row.actor },
+        detail: { name, key, reason, setAt: isoTime(row.set_at), setBy: row.actor },
       });
       return toSignal(row);
     });

@@ -13,6 +13,7 @@
  */
 import type { ExpiredLockCard, InstanceView, RoleSummary, ThroughputPoint } from '../../common/console-api';
 import type { JobSettings } from '../../common/job-schema';
+import { isoTime, isoTimeOrNull } from '../../common/iso-time';
 import type { Core } from '../../core/create-core';
 
 /** The settings row holding `JobSettings` (and so the kill switch). */
@@ -90,7 +91,6 @@ export interface HeldLock {
 }
 
 const THROUGHPUT_DAYS = 7;
-const iso = (ms: number) => new Date(ms).toISOString();
 
 export type ReadModels = ReturnType<typeof prepareReadModels>;
 
@@ -206,10 +206,10 @@ export function prepareReadModels(core: Pick<Core, 'db' | 'store' | 'audit' | 'c
         holderName: r.holder_name,
         fence: r.fence,
         reason: r.reason,
-        expiredAt: iso(r.expired_at),
+        expiredAt: isoTime(r.expired_at),
         reclaimedBy: r.reclaimed_by,
         reclaimedByName: r.reclaimed_name,
-        reclaimedAt: r.reclaimed_at === null ? null : iso(r.reclaimed_at),
+        reclaimedAt: isoTimeOrNull(r.reclaimed_at),
       }));
     },
 
@@ -219,7 +219,7 @@ export function prepareReadModels(core: Pick<Core, 'db' | 'store' | 'audit' | 'c
       for (const r of q.held.all()) {
         let list = out.get(r.instance_id);
         if (!list) out.set(r.instance_id, (list = []));
-        list.push({ taskId: r.task_id, title: r.title, expiresAt: iso(r.expires_at) });
+        list.push({ taskId: r.task_id, title: r.title, expiresAt: isoTime(r.expires_at) });
       }
       return out;
     },
@@ -247,7 +247,7 @@ export function prepareReadModels(core: Pick<Core, 'db' | 'store' | 'audit' | 'c
         const before = stored.killSwitch?.on === true;
         const settings: JobSettings = {
           ...stored,
-          killSwitch: { on, reason, by: actor, at: iso(core.clock.now()) },
+          killSwitch: { on, reason, by: actor, at: isoTime(core.clock.now()) },
           globalConcurrency: stored.globalConcurrency ?? null,
         };
         q.putSetting.run(JOB_SETTINGS_KEY, JSON.stringify(settings));
