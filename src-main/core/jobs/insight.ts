@@ -26,21 +26,27 @@ import type {
 } from '../../common/job-schema';
 import { preconditionLabel } from '../../common/job-schema';
 import { isoTime } from '../../common/iso-time';
-import type { Db } from '../db/open';
 import type { Signals } from '../signals/signals';
-import { firstLook, JobPlan, resolvePlaceholders, slotDates } from './plan';
-import { specOf, toBackfill, toJob, toRun, type BackfillRow, type JobRepo, type JobRow, type RunRow } from './repo';
-import { maintenanceAt } from './runner';
-import { oldestAbout } from '../audit/audit-query';
+import type { BackfillRepo } from './backfill-repo';
+import type { CalendarRepo } from './calendar-repo';
+import { maintenanceAt } from './engine';
+import { firstLook, resolvePlaceholders, slotDates, type JobPlan } from './plan';
+import type { JobRepo } from './repo';
+import { isInProgress, runPhase } from './run-phase';
+import { specOf, toBackfill, toJob, toRun, type JobRow, type RunRow } from './rows';
 import { nextSlots, slotAt, type SlotOccurrence } from './schedule';
 import { resolveLocalDate } from './time-util';
 
 
 export interface InsightDeps {
-  db: Db;
   repo: JobRepo;
+  backfillRows: BackfillRepo;
+  calendars: CalendarRepo;
   signals: Signals;
+  settings(): JobSettings;
   onlineCount(role: string): number;
+  /** The oldest audit rows about any of `subjects` (the run's trail). */
+  trail(subjects: string[], limit: number): Array<{ id: number; at: number; type: string; actor: string; detail: string }>;
 }
 
 export function previewItem(plan: JobPlan, o: SlotOccurrence): PreviewItem {
@@ -56,10 +62,6 @@ export function preview(plan: JobPlan, after: number, count: number): Pick<Previ
   // `count` due entries; skipped ones in between are included (the editor shows them).
   const u = plan.upcoming(after, count, Math.max(count * 4, count + 50));
   return { items: u.entries.map((o) => previewItem(plan, o)), truncated: u.truncated, next: u.next === null ? null : isoTime(u.next) };
-}
-
-function planOf(repo: JobRepo, spec: JobSpec): JobPlan {
-  return new JobPlan(spec, spec.calendar ? repo.scheduleCalendar(spec.calendar) : undefined);
 }
 
 function layerOf(items: LayerItem[], empty: string): LayerVerdict {
@@ -92,14 +94,14 @@ const OUTCOME_WORDS: Record<string, string> = {
 };
 
 export function explain(deps: InsightDeps, job: JobRow, at: number, now: number): Explanation {
-  const { repo, db } = deps;
+  const { repo } = deps;
   const spec = specOf(job);
-  const plan = planOf(repo, spec);
-  const settings = repo.settings();
+  const plan = repo.planOf(job, spec);
+  const settings = deps.settings();
   const { current, next } = slotAt(plan.slotSpec, at);
-  let run: RunRow | undefined = current ? repo.q.runBySlot.get(job.id, current.slot) : undefined;
+  let run: RunRow | undefined = current ? repo.runBySlot(job.id, current.slot) : undefined;
   if (!run) {
-    const r = db.prepare<[string, number], RunRow>('SELECT * FROM runs WHERE job_id = ? AND slot_at <= ? ORDER BY slot_at DESC, slot DESC LIMIT 1').get(job.id, at);
+    const r = repo.latestRunAtOrBefore(job.id, at);
     if (r && (!current || r.slot_at >= current.at)) run = r;
   }
   const w = current ? plan.windowOf(current) : null;
@@ -135,7 +137,7 @@ export function explain(deps: InsightDeps, job: JobRow, at: number, now: number)
 }
 
 function recorded(deps: InsightDeps, job: JobRow, spec: JobSpec, r: RunRow): Pick<Explanation, 'tense' | 'outcome' | 'summary' | 'layers' | 'run' | 'steps' | 'backfills' | 'trail'> {
-  const { repo, db } = deps;
+  const { repo } = deps;
   const run = toRun(r);
   const checks = repo.checks(job.id, r.slot);
   const timeC = checks.find((c) => c.name === 'time');
@@ -165,9 +167,9 @@ function recorded(deps: InsightDeps, job: JobRow, spec: JobSpec, r: RunRow): Pic
   const execution: LayerVerdict = execC
     ? { verdict: execC.verdict, reason: execC.reason, items: execItems }
     : { verdict: 'unknown', reason: 'execution conditions were not evaluated for this slot', items: [] };
-  const backfills = repo.q.backfillsOfRun.all(r.id).map((b) => toBackfill(b, job.name));
+  const backfills = deps.backfillRows.ofRun(r.id).map((b) => toBackfill(b, job.name));
   const subjects = [`run:${r.id}`, ...backfills.map((b) => `backfill:${b.id}`)];
-  const trail = oldestAbout(db, subjects, 100).map((e) => ({ id: e.id, at: isoTime(e.at), type: e.type, actor: e.actor, detail: JSON.parse(e.detail) as unknown }));
+  const trail = deps.trail(subjects, 100).map((e) => ({ id: e.id, at: isoTime(e.at), type: e.type, actor: e.actor, detail: JSON.parse(e.detail) as unknown }));
   const words = OUTCOME_WORDS[run.disposition] ?? run.disposition;
   const parts = [`slot ${r.slot} ${words}`];
   if (run.status === 'success') parts.push(`(attempt ${run.attempt}${run.retryCount ? ` after ${run.retryCount} retr${run.retryCount === 1 ? 'y' : 'ies'}` : ''}, finished ${run.finishedAt})`);
@@ -206,7 +208,7 @@ function forecast(
 ): Pick<Explanation, 'tense' | 'outcome' | 'summary' | 'layers' | 'run' | 'steps' | 'backfills' | 'trail'> {
   const { repo } = deps;
   const past = occ.at <= now;
-  const cal = spec.calendar ? repo.calendar(spec.calendar) : undefined;
+  const cal = spec.calendar ? deps.calendars.get(spec.calendar) : undefined;
   const dayWords = occ.dayType ? ` (${occ.local.slice(0, 10)} is a ${occ.dayType.replace('_', ' ')}${cal ? ` in calendar ${cal.id}` : ''})` : '';
   const winWords = `window ${isoTime(w.opensAt)} – ${isoTime(w.closesAt)}${w.latestStart > w.closesAt ? ` (+ tolerance until ${isoTime(w.latestStart)})` : ''}`;
   const timeItem: LayerItem = {
@@ -262,16 +264,16 @@ function forecast(
   push('maintenance', mw === null, mw ? `the window opens inside maintenance window ${mw.label}; dispatch waits until ${isoTime(mw.until)}` : 'no maintenance window at the window opening');
   const max = spec.executionConditions.maxConcurrentPerRole;
   if (max !== undefined) {
-    const n = repo.q.activeCountRole.get(job.role, job.role)!.n;
+    const n = repo.inFlightCountOfRole(job.role);
     push('quotaRole', true, `role quota ${max}; ${n} in flight now (checked again at dispatch)`);
   }
   if (settings.globalConcurrency !== null) {
-    const n = repo.q.activeCount.get()!.n;
+    const n = repo.inFlightCount();
     push('quotaGlobal', true, `global quota ${settings.globalConcurrency}; ${n} in flight now (checked again at dispatch)`);
   }
-  const open = repo.q.openRunsOfJob.all(job.id).filter((r) => r.status === 'running' || r.dispatched_at !== null);
+  const open = repo.openRunsOfJob(job.id).filter((r) => isInProgress(runPhase(r)));
   push('overlap', true, open.length ? `run(s) of ${open.map((r) => r.slot).join(', ')} in progress now; overlap '${spec.overlap}' applies if still running then` : `no run in progress now; overlap '${spec.overlap}'`);
-  const queued = repo.q.queuedBackfills.all(job.id, spec.backfillCapPerTick);
+  const queued = deps.backfillRows.queuedOfJob(job.id, spec.backfillCapPerTick);
   push('order', true, queued.length ? `backfills of ${queued.map((b) => b.slot).join(', ')} would run first (cap ${spec.backfillCapPerTick} per tick)` : 'no queued backfill runs first');
   const online = deps.onlineCount(job.role);
   push('instance', true, `${online} instance(s) of role ${job.role} online now`);
@@ -300,11 +302,11 @@ function forecast(
 }
 
 export function ledger(deps: InsightDeps, job: JobRow, from: number, to: number, limit: number, now: number): LedgerResult {
-  const { repo, db } = deps;
-  const plan = planOf(repo, specOf(job));
+  const { repo } = deps;
+  const plan = repo.planOf(job);
   const expected = plan.slotsLimited(from, to, limit + 1).entries;
-  const runs = repo.q.runsInRange.all(job.id, from, to);
-  const backfills = db.prepare<[string, number, number], BackfillRow>('SELECT * FROM backfills WHERE job_id = ? AND slot_at >= ? AND slot_at < ? ORDER BY id').all(job.id, from, to);
+  const runs = repo.runsInRange(job.id, from, to);
+  const backfills = deps.backfillRows.inRange(job.id, from, to);
   const bySlot = new Map<string, LedgerEntry>();
   for (const o of expected) {
     bySlot.set(o.slot, {
@@ -336,8 +338,8 @@ export function ledger(deps: InsightDeps, job: JobRow, from: number, to: number,
 export function simulateDowntime(deps: InsightDeps, job: JobRow, from: number, to: number): DowntimeSimulation {
   const { repo } = deps;
   const spec = specOf(job);
-  const plan = planOf(repo, spec);
-  const settings = repo.settings();
+  const plan = repo.planOf(job, spec);
+  const settings = deps.settings();
   const stops = { paused: job.paused_at !== null, killSwitch: settings.killSwitch.on };
   const entries = plan.slotsLimited(from, to, 20_000).entries;
   const items: DowntimeItem[] = [];
@@ -377,7 +379,7 @@ export function simulateDowntime(deps: InsightDeps, job: JobRow, from: number, t
   for (const f of folded) if (coverer) f.coveredBy = coverer.slot;
   // Backfill ticks: the restart (if a slot opens then), then each later slot opening; cap per tick.
   const cap = spec.backfillCapPerTick;
-  const already = repo.q.queuedBackfills.all(job.id, 10_000).length;
+  const already = deps.backfillRows.queuedOfJob(job.id, 10_000).length;
   if (cap > 0 && queuedFor.length > 0) {
     const ticks: number[] = [];
     if (newestOpen) ticks.push(to);

@@ -189,7 +189,7 @@ export async function startJobsHarness(opts: { start?: string; config?: Partial<
 
   const settle = async () => {
     for (let i = 0; i < 400; i++) {
-      await core.jobs.runner.settled();
+      await core.jobs.settled();
       const a = core.audit.count();
       const busy = agents.some((x) => x.busy > 0);
       await new Promise((r) => setTimeout(r, 6));
@@ -229,11 +229,11 @@ export async function startJobsHarness(opts: { start?: string; config?: Partial<
       const t = typeof target === 'number' ? target : Date.parse(target);
       await settle();
       for (let guard = 0; guard < 100_000 && clock.now() < t; guard++) {
-        const wake = core.jobs.runner.nextWakeAt;
+        const wake = core.jobs.nextWakeAt;
         if (wake !== undefined && wake <= clock.now()) {
           clock.advance(0);
           await settle();
-          if (core.jobs.runner.nextWakeAt === wake) {
+          if (core.jobs.nextWakeAt === wake) {
             // A timer set before a wall-clock jump: let time pass until a sweep catches up.
             clock.advanceTo(Math.min(t, clock.now() + 1000));
             await settle();
