@@ -13,7 +13,8 @@
  *    job per tick (a new slot opening).
  * 3. A wake-up runs passes; a wake-up asked for during a pass folds into one more pass. A pass works
  *    for at most PASS_BUDGET_MS, then yields to the event loop and continues at once, each chunk of
- *    rows in its own transaction, so triggers leave while the rest is computed.
+ *    rows in its own transaction, so triggers leave while the rest is computed. A failed pass is
+ *    tried again after FAILED_PASS_RETRY_MS (never in a loop).
  */
 import type { TimerHandle } from '../../../common/clock';
 import { isoTime } from '../../../common/iso-time';
@@ -30,6 +31,11 @@ import { advanceJob } from './slots';
 const CHUNK = 50;
 /** Longest a pass runs before it yields to the event loop. */
 const PASS_BUDGET_MS = 30;
+/**
+ * A pass that failed (storage refused a write, a row it cannot read) is tried again after this long,
+ * not at once: the work it failed on is still due, and the timer would spin on it.
+ */
+const FAILED_PASS_RETRY_MS = 5000;
 
 export class JobRunner {
   private timer: TimerHandle | undefined;
@@ -39,6 +45,8 @@ export class JobRunner {
   private passing = false;
   private again = false;
   private soonScheduled = false;
+  /** After a failed pass: the timer fires no earlier than this. */
+  private retryAfter: number | undefined;
   private readonly listeners: Disposable[] = [];
 
   constructor(
@@ -218,7 +226,7 @@ export class JobRunner {
       this.timerAt = undefined;
       return;
     }
-    const at = Math.min(...cands);
+    const at = Math.max(Math.min(...cands), this.retryAfter ?? -Infinity);
     // Keep a timer armed for the same instant unless that instant has passed by the wall clock
     // (after a sleep or a forward step the old timer would still wait its monotonic delay).
     if (this.timer && this.timerAt === at && at > e.now()) return;
@@ -273,8 +281,10 @@ export class JobRunner {
         if (this.pass(performance.now() + PASS_BUDGET_MS)) this.soon();
         e.endPass();
       } while (this.again && !e.closed);
+      this.retryAfter = undefined;
     } catch (err) {
-      e.logger.error('jobs: pass failed', { error: err instanceof Error ? err.stack : String(err) });
+      this.retryAfter = e.now() + FAILED_PASS_RETRY_MS;
+      e.logger.error(`jobs: pass failed; trying again in ${FAILED_PASS_RETRY_MS / 1000} s`, { error: err instanceof Error ? err.stack : String(err) });
     } finally {
       e.endPass();
       this.passing = false;
