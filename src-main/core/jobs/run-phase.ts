@@ -11,10 +11,11 @@
  *   started      running   yes                   an instance            ≥ 1    an instance holds the attempt until its result or deadline
  *   finished     success, failed or skipped                                     final for the status (a backfill may still run the slot again)
  *
- * What a `checking`, `undelivered` or `retrying` run waits for is the column `waiting_on` — the first
- * blocker in layer order (preconditions, then the execution conditions), as last evaluated. It is a
- * fact the engine decides by; the `checks` rows (and their evidence) are the explanation, written for
- * the operator and read back only by explain/why.
+ * What a run's next attempt waits for (or, for an `offered` run that nobody acknowledged before a
+ * restart, its next offer) is the column `waiting_on` — the first blocker in layer order
+ * (preconditions, then the execution conditions), as last evaluated; null once the attempt is out or
+ * the run finished. It is a fact the engine decides by; the `checks` rows (and their evidence) are
+ * the explanation, written for the operator and read back only by explain/why.
  *
  * Invariants:
  * 1. The phases above are exhaustive and disjoint for every row the engine writes.

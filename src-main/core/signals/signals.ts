@@ -15,6 +15,7 @@ import type { Page, Signal } from '../../common/model';
 import { clearSignalInput, listSignalsInput, setSignalInput, signalKey, signalName } from '../../common/schemas';
 import { parseOrThrow } from '../../common/validate';
 import type { CoreContext } from '../context';
+import { SqlWhere } from '../sql-where';
 
 interface SignalRow {
   name: string;
@@ -134,26 +135,11 @@ export class Signals {
   list(input: unknown = {}): Page<Signal> {
     const f = parseOrThrow(listSignalsInput, input, 'signal filter');
     const limit = f.limit ?? 100;
-    const where: string[] = [];
-    const params: Array<string | number> = [];
-    if (f.name !== undefined) {
-      where.push('name = ?');
-      params.push(f.name);
-    }
-    if (f.key !== undefined) {
-      where.push('key = ?');
-      params.push(f.key);
-    }
-    if (f.after !== undefined) {
-      const [n, k] = decodeCursor(f.after);
-      where.push('(name, key) > (?, ?)');
-      params.push(n, k);
-    }
-    const rows = this.ctx.db
-      .prepare<unknown[], SignalRow>(
-        `SELECT * FROM signals ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY name, key LIMIT ?`,
-      )
-      .all(...params, limit + 1);
+    const where = new SqlWhere();
+    if (f.name !== undefined) where.and('name = ?', f.name);
+    if (f.key !== undefined) where.and('key = ?', f.key);
+    if (f.after !== undefined) where.and('(name, key) > (?, ?)', ...decodeCursor(f.after));
+    const rows = this.ctx.db.prepare<unknown[], SignalRow>(`SELECT * FROM signals ${where.sql} ORDER BY name, key LIMIT ?`).all(...where.params, limit + 1);
     const items = rows.slice(0, limit).map(toSignal);
     const last = items[items.length - 1];
     return { items, next: rows.length > limit && last ? encodeCursor(last.name, last.key) : null };

@@ -1,7 +1,7 @@
 /** The engine's outbox: a push leaves only after the transaction that decided it committed. */
 import { afterEach, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../../common/logger';
-import { makeTestCore, type TestCore } from '../../testing/test-core';
+import type { Core } from '../../create-core';
 import { BackfillRepo } from '../backfill-repo';
 import { CalendarRepo } from '../calendar-repo';
 import { startJobsHarness, succeed, type JobsHarness } from '../jobs.testkit';
@@ -9,24 +9,21 @@ import { JobRepo } from '../repo';
 import { JobSettingsStore } from '../settings';
 import { EngineContext } from './context';
 
-let core: TestCore | undefined;
 let h: JobsHarness | undefined;
 afterEach(async () => {
-  core?.close();
-  core = undefined;
   await h?.close();
   h = undefined;
 });
 
-function engineContext(c: TestCore): EngineContext {
+function engineContext(c: Core): EngineContext {
   const repo = new JobRepo(c, new CalendarRepo(c.db));
   return new EngineContext({ ctx: c, repo, backfillRows: new BackfillRepo(c.db), settings: new JobSettingsStore(c), hub: c.hub, signals: c.signals, instances: c.instances, logger: silentLogger });
 }
 
 describe('outbox', () => {
-  it('sends after the commit, and never what a failed (sub)transaction queued', () => {
-    core = makeTestCore();
-    const e = engineContext(core);
+  it('sends after the commit, and never what a failed (sub)transaction queued', async () => {
+    h = await startJobsHarness({ startCore: false });
+    const e = engineContext(h.core);
     const sent: string[] = [];
     e.write(() => {
       e.afterCommit(() => sent.push('committed'));
@@ -66,7 +63,8 @@ describe('outbox', () => {
       if (input.type === 'run.claim' && ++claims === 2) throw new Error('disk full');
       return append(input);
     };
-    await h.advanceTo('2026-11-30T00:05:00.000Z');
+    // The failed pass is tried again 5 s later (runner.ts), and then both slots are claimed.
+    await h.advanceTo('2026-11-30T00:05:10.000Z');
     await h.settle();
     const runIds = new Set((h.core.db.prepare('SELECT id FROM runs').all() as Array<{ id: string }>).map((r) => r.id));
     expect(runIds.size).toBe(2);

@@ -1,18 +1,23 @@
 /**
  * The jobs engine's public face: what the job service (and so the API, the console and the tests)
- * may ask of it. Everything else in engine/ is internal to the engine.
+ * may ask of it. Everything else in engine/ is internal to the engine. Its files stand on floors,
+ * each importing only the floors below (docs/architecture.md, "The jobs engine"):
  *
- *   context ← checks, backfill-queue ← outcomes ← dispatch ← backfills ← slots ← evaluate ← run-sink ← runner ← index
- *   (verdicts, maintenance: pure; facts: reads)
+ *   index · runner, by-hand · slots · evaluate, backfills · dispatch, run-sink ·
+ *   checks, facts, outcomes · verdicts, backfill-queue · maintenance, context
+ *
+ * Invariants:
+ * 1. The operations marked "inside `write`" run in the caller's `write` transaction: pushes they
+ *    decide leave after its commit, and the runner follows the change (its timer, what is now due).
  */
-import type { BackfillRow, JobRow } from '../rows';
 import type { JobSettings } from '../../../common/job-schema';
+import type { BackfillRow, JobRow } from '../rows';
+import type { JobSettingsStore } from '../settings';
 import { closeBackfill, requestBackfill, runBackfillNow } from './backfills';
 import { runNow, skipWaitingSlots, wakeWaiting, type RunNowResult } from './by-hand';
 import { EngineContext, type EngineDeps } from './context';
 import { EngineRunSink } from './run-sink';
 import { JobRunner } from './runner';
-import type { JobSettingsStore } from '../settings';
 
 export type { EngineDeps, EngineHub } from './context';
 export type { RunNowResult } from './by-hand';
