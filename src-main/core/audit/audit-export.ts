@@ -32,7 +32,6 @@ export type ExportFormat = (typeof EXPORT_FORMATS)[number];
 
 export const CSV_COLUMNS = ['id', 'at', 'type', 'actor', 'subject', 'detail', 'traceId', 'prevHash', 'hash'] as const;
 
-
 // ---------------------------------------------------------------------------------------------
 // Writing
 

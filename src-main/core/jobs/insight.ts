@@ -37,7 +37,6 @@ import { specOf, toBackfill, toJob, toRun, type JobRow, type RunRow } from './ro
 import { nextSlots, slotAt, type SlotOccurrence } from './schedule';
 import { resolveLocalDate } from './time-util';
 
-
 export interface InsightDeps {
   repo: JobRepo;
   backfillRows: BackfillRepo;
