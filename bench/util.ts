@@ -4,7 +4,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import { CLAIM_RESERVE_SQL } from '../src-main/core/tasks/task-repo';
-import { newTraceId } from '../src-main/core/context';
+import { newTraceId } from '../src-main/core/ids';
 import path from 'node:path';
 
 export function benchDir(name: string): string {

@@ -49,7 +49,7 @@ import {
   type UsageTotals,
 } from './logs';
 import { MANAGED_ACTIONS, MAX_MANAGED_INSTANCES, managedAgentInput, managedAgentPatch, type ManagedAgent } from './managed-agents';
-import type { AuditChainProblem, AuditEvent, AuditLegacyTextRow, AuditPage, Instance, Page, StorageStatus, Task, TaskStatus } from './model';
+import type { AuditChainProblem, AuditEvent, AuditLegacyTextRow, AuditPage, Instance, Page, StorageStatus, Task, TaskStatus, TokenInfo } from './model';
 import { auditFilterShape, auditQueryInput, listTasksInput, reason, roleName, taskId } from './schemas';
 
 // ---------------------------------------------------------------------------------------------
@@ -121,13 +121,8 @@ export interface InstanceView extends Instance {
   currentRuns: Array<{ runId: string; jobId: string; job: string; slot: string }>;
 }
 
-export interface TokenView {
-  id: string;
-  name: string;
-  role: string | null;
-  createdAt: string;
-  revokedAt: string | null;
-}
+/** An agent token as the console lists it (the core's `TokenInfo`: never the secret). */
+export type TokenView = TokenInfo;
 
 export interface ConsoleSettings {
   config: SchedulerConfig;

@@ -57,6 +57,15 @@ export interface Instance {
   heldTaskIds: number[];
 }
 
+/** An agent token as the core reports it (never the secret; the hash stays in the database). */
+export interface TokenInfo {
+  id: string;
+  name: string;
+  role: string | null;
+  createdAt: string;
+  revokedAt: string | null;
+}
+
 export interface AuditEvent {
   id: number;
   at: string;

@@ -1,6 +1,8 @@
 /**
  * The composition root. The Electron main process and the headless server both call
- * `createCore`; nothing else constructs core services.
+ * `createCore`; nothing else constructs core services. The core's words (role, instance, task,
+ * lock, fence, job, slot, run, attempt, offer, backfill, disposition, verdict, tick) are defined
+ * once, in ./README.md.
  */
 import path from 'node:path';
 import { systemClock, type Clock, type TimerHandle } from '../common/clock';

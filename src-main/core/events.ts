@@ -2,9 +2,8 @@
  * Typed events out of the core. The console stream and the tests observe the same events.
  * Emitted only after the transaction that caused them has committed.
  */
-import type { AuditEvent, Instance, StorageStatus, Task } from '../common/model';
+import type { AuditEvent, Instance, StorageStatus, Task, TokenInfo } from '../common/model';
 import type { LockLostReason } from '../common/protocol';
-import type { TokenInfo } from './auth/tokens';
 import type { Backfill, BusinessCalendar, Job, JobSettings, Run, RunStatus } from '../common/job-schema';
 
 export interface CoreEventMap {

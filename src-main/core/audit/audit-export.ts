@@ -17,6 +17,7 @@
 import { StringDecoder } from 'node:string_decoder';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { GafferError } from '../../common/errors';
+import { isoTime } from '../../common/iso-time';
 import { auditFilterInput, type AuditFilterInput } from '../../common/schemas';
 import { parseOrThrow } from '../../common/validate';
 import type { Db } from '../db/open';
@@ -30,8 +31,6 @@ export const EXPORT_FORMATS = ['jsonl', 'csv'] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
 
 export const CSV_COLUMNS = ['id', 'at', 'type', 'actor', 'subject', 'detail', 'traceId', 'prevHash', 'hash'] as const;
-
-const iso = (ms: number) => new Date(ms).toISOString();
 
 // ---------------------------------------------------------------------------------------------
 // Writing
@@ -56,12 +55,12 @@ export function csvHeader(): string {
 
 /** One CSV record; `detail` is the stored JSON text. */
 export function csvRow(r: AuditRow): string {
-  return csvRecord([r.id, iso(r.at), r.type, r.actor, r.subject, r.detail, r.trace_id, r.prev_hash, r.hash]);
+  return csvRecord([r.id, isoTime(r.at), r.type, r.actor, r.subject, r.detail, r.trace_id, r.prev_hash, r.hash]);
 }
 
 /** One JSONL line: an `AuditEvent`, with the stored detail text spliced in byte for byte. */
 export function jsonlRow(r: AuditRow): string {
-  const head = JSON.stringify({ id: r.id, at: iso(r.at), type: r.type, actor: r.actor, subject: r.subject });
+  const head = JSON.stringify({ id: r.id, at: isoTime(r.at), type: r.type, actor: r.actor, subject: r.subject });
   const tail = JSON.stringify({ traceId: r.trace_id, prevHash: r.prev_hash, hash: r.hash });
   return `${head.slice(0, -1)},"detail":${r.detail},${tail.slice(1)}\n`;
 }

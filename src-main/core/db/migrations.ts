@@ -419,4 +419,24 @@ export const MIGRATIONS: Migration[] = [
       );
     `,
   },
+  {
+    name: '012_runs_waiting_on',
+    sql: `
+      -- What a run's next attempt (or offer) waits for, as a column the engine decides by: before, it
+      -- parsed the last execution check's evidence back (checks are the operator's explanation). And
+      -- whether a run by hand skips its preconditions (before: "a 'manual' check row exists").
+      ALTER TABLE runs ADD COLUMN waiting_on TEXT;
+      ALTER TABLE runs ADD COLUMN overrides_preconditions INTEGER NOT NULL DEFAULT 0;
+      -- Open runs of an existing database: the same facts, read once from their checks.
+      UPDATE runs SET waiting_on = CASE
+          WHEN EXISTS (SELECT 1 FROM checks c WHERE c.job_id = runs.job_id AND c.slot = runs.slot
+                       AND c.layer = 'precondition' AND c.verdict <> 'ready') THEN 'preconditions'
+          ELSE (SELECT json_extract(c.evidence, '$.blocker') FROM checks c
+                WHERE c.job_id = runs.job_id AND c.slot = runs.slot AND c.name = 'execution' AND c.verdict = 'not_ready')
+        END
+        WHERE status IN ('pending', 'running') AND instance_id IS NULL;
+      UPDATE runs SET overrides_preconditions = 1
+        WHERE trigger = 'manual' AND EXISTS (SELECT 1 FROM checks c WHERE c.job_id = runs.job_id AND c.slot = runs.slot AND c.name = 'manual');
+    `,
+  },
 ];

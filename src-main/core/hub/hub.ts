@@ -23,7 +23,7 @@ import { GafferError } from '../../common/errors';
 import type { Logger } from '../../common/logger';
 import { CLOSE_CODES, MAX_FRAME_BYTES, type RunCancelReason } from '../../common/protocol';
 import type { AuditLog } from '../audit/audit-log';
-import { newId } from '../context';
+import { newId } from '../ids';
 import type { Db } from '../db/open';
 import type { GroupCommitter } from '../db/group-commit';
 import type { Disposable, EventBus } from '../events';

@@ -24,7 +24,8 @@ import {
 } from '../../common/managed-agents';
 import { actorName, reason as reasonSchema } from '../../common/schemas';
 import { parseOrThrow } from '../../common/validate';
-import { newId, type CoreContext } from '../context';
+import type { CoreContext } from '../context';
+import { newId } from '../ids';
 
 /** A stored definition (the record of common/managed-agents.ts). */
 export type StoredManagedAgent = ManagedAgentRecord;

@@ -241,6 +241,8 @@ describe('console methods: read models', () => {
     const jobs: JobsConsolePort = {
       runsNeedingAttention: () => 3,
       nextTriggers: (_now, limit) => [{ jobId: 'job_1', job: 'daily report', slot: '2026-12-01', at: '2026-12-01T09:00:00.000Z' }].slice(0, limit),
+      killSwitch: () => false,
+      setKillSwitch: () => {},
     };
     const withJobs = createConsoleMethods(core, { actor: ACTOR, port: null, dataDir: null, version: 'x' }, { jobs });
     expect(await withJobs.call('dashboard.get', {})).toMatchObject({ runsNeedingAttention: 3, nextTriggers: [{ jobId: 'job_1' }] });
@@ -381,7 +383,7 @@ describe('console methods: tokens, audit, settings', () => {
     expect((await m.call('dashboard.get', {})).runsNeedingAttention).toBe(core.jobs.runsNeedingAttention());
   });
 
-  it('the kill switch is delegated to the jobs module when it offers it', async () => {
+  it('the console writes the kill switch only through the jobs port (the row has one writer)', async () => {
     let state = false;
     const calls: unknown[] = [];
     const jobs: JobsConsolePort = {

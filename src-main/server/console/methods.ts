@@ -43,22 +43,18 @@ export interface ConsoleContext {
   version: string;
 }
 
-/**
- * What the jobs module contributes to the console (`core.jobs` implements it). Without it runs
- * needing attention are 0 and there are no next triggers.
- */
+/** What the jobs module contributes to the console (`core.jobs` implements it). */
 export interface JobsConsolePort {
   /** Backfills the operator must act on: held or failed, plus queued ones. */
   runsNeedingAttention(): number;
   /** Upcoming triggers, soonest first. */
   nextTriggers(now: number, limit: number): Dashboard['nextTriggers'];
   /**
-   * The jobs module's own kill-switch operations, when it has them: the console then delegates
-   * (one switch, the module's audit and events). Without them the console writes the same
-   * `jobs.settings` row itself (read-models.ts).
+   * The one kill switch, the one the job runner obeys. The jobs module owns its row (`jobs.settings`),
+   * audits the change and announces it; the console never writes the row itself.
    */
-  killSwitch?(): boolean;
-  setKillSwitch?(input: { on: boolean; reason: string; actor: string }): void;
+  killSwitch(): boolean;
+  setKillSwitch(input: { on: boolean; reason: string; actor: string }): void;
 }
 
 export interface ConsoleMethodOptions {
@@ -84,10 +80,10 @@ const NEXT_TRIGGERS = 10;
 export function createConsoleMethods(core: Core, ctx: ConsoleContext, opts: ConsoleMethodOptions = {}): ConsoleMethods {
   const rm = opts.readModels ?? prepareReadModels(core);
   // The jobs module (core.jobs) satisfies the port; a test or a shell may pass its own.
-  const jobs: JobsConsolePort | undefined = opts.jobs ?? (core as { jobs?: JobsConsolePort }).jobs;
+  const jobs: JobsConsolePort = opts.jobs ?? core.jobs;
   const actor = ctx.actor;
 
-  const killSwitch = (): boolean => (jobs?.killSwitch ? jobs.killSwitch() : rm.killSwitch());
+  const killSwitch = (): boolean => jobs.killSwitch();
 
   const settings = (): ConsoleSettings => ({
     config: { ...core.config },
@@ -110,12 +106,12 @@ export function createConsoleMethods(core: Core, ctx: ConsoleContext, opts: Cons
         onlineInstances: rm.onlineInstances(),
         completedThisWeek,
         expiredLocksToday: rm.expiredSince(localDayStart(now)),
-        runsNeedingAttention: jobs?.runsNeedingAttention() ?? 0,
+        runsNeedingAttention: jobs.runsNeedingAttention(),
         recoveryBoundS: recoveryBoundS(core.config),
         killSwitch: killSwitch(),
         roles: rm.roleSummaries(now),
         throughput,
-        nextTriggers: jobs?.nextTriggers(now, NEXT_TRIGGERS) ?? [],
+        nextTriggers: jobs.nextTriggers(now, NEXT_TRIGGERS),
         storage: core.store.status(),
       };
       return dashboard;
@@ -152,8 +148,7 @@ export function createConsoleMethods(core: Core, ctx: ConsoleContext, opts: Cons
     },
     'settings.get': () => settings(),
     'settings.setKillSwitch': (a) => {
-      if (jobs?.setKillSwitch) jobs.setKillSwitch({ on: a.on, reason: a.reason, actor });
-      else rm.setKillSwitch(a.on, a.reason, actor);
+      jobs.setKillSwitch({ on: a.on, reason: a.reason, actor });
       return settings();
     },
     // jobs.*, runs.*, backfills.*, calendars.* (methods-jobs.ts)
