@@ -295,6 +295,9 @@ describe('jobs and prechecks', () => {
     return { calls, results };
   }
 
+  /** What the jobs engine does once it picked `agent`: sends it the trigger (the offer itself is the engine's). */
+  const offer = (h: Harness, agent: Agent, t: JobTrigger) => expect(h.core.hub.send(agent.instanceId, { type: 'job_trigger', ...t })).toBe(true);
+
   const trigger = (runId: string, extra: Partial<JobTrigger> = {}): JobTrigger => ({
     runId,
     jobId: 'job_daily',
@@ -323,8 +326,7 @@ describe('jobs and prechecks', () => {
       await ctx.step('notify', () => ran.push('notify again'));
       return { written: written ?? null };
     });
-    const outcome = await h.core.hub.pushJobTrigger('reporter', trigger('run_1', { completedSteps: ['write file'] }));
-    expect(outcome).toMatchObject({ status: 'acknowledged', instanceId: agent.instanceId });
+    offer(h, agent, trigger('run_1', { completedSteps: ['write file'] }));
     await until(() => results.get('run_1'), 'run_result');
     expect(ran).toEqual(['notify']);
     expect(seen).toEqual({ slot: '2026-11-30', key: 'job_daily:2026-11-30', attempt: 2, payload: { channel: 'sales' }, version: 7, completed: ['write file'] });
@@ -347,7 +349,7 @@ describe('jobs and prechecks', () => {
     });
     const additions = { slotAt: '2026-11-30T01:00:00.000Z', trigger: 'catch_up', backfillId: 4, covers: ['2026-11-28', '2026-11-29'], previousError: 'SMTP timeout' };
     const sent = trigger('run_f', additions);
-    await h.core.hub.pushJobTrigger('reporter', sent);
+    offer(h, agent, sent);
     await until(() => results.get('run_f'), 'run_result');
     expect(seen).toEqual(sent);
   });
@@ -363,9 +365,7 @@ describe('jobs and prechecks', () => {
       if (kind === 'human') throw new NeedsHumanError('refund needs approval');
       throw new TypeError('undefined is not a function');
     });
-    for (const kind of ['retry', 'fatal', 'human', 'other']) {
-      await h.core.hub.pushJobTrigger('reporter', trigger(`run_${kind}`, { payload: { kind } }));
-    }
+    for (const kind of ['retry', 'fatal', 'human', 'other']) offer(h, agent, trigger(`run_${kind}`, { payload: { kind } }));
     await until(() => results.size === 4, 'four results');
     const got = Object.fromEntries([...results].map(([id, r]) => [id, [r.outcome, r.errorClass, r.error]]));
     expect(got).toEqual({
@@ -398,9 +398,9 @@ describe('jobs and prechecks', () => {
       done.resolve();
       return 'finished anyway';
     });
-    expect(await h.core.hub.pushJobTrigger('reporter', trigger('run_c'))).toMatchObject({ status: 'acknowledged' });
+    offer(h, agent, trigger('run_c'));
     await inStep.promise;
-    expect(h.core.hub.cancelRun('run_c', agent.instanceId, 'operator')).toBe(true);
+    expect(h.core.hub.send(agent.instanceId, { type: 'run_cancelled', runId: 'run_c', reason: 'operator' })).toBe(true);
     await done.promise;
     expect(aborted).toBeInstanceOf(RunCancelledError);
     expect(aborted).toMatchObject({ runId: 'run_c', reason: 'operator' });
@@ -411,21 +411,6 @@ describe('jobs and prechecks', () => {
       ['started', { runId: 'run_c' }],
       ['step', { runId: 'run_c', step: 'one', ref: 'ref-1' }],
     ]);
-  });
-
-  it('does not acknowledge a trigger without a job handler (it goes to another instance)', async () => {
-    const h = await harness();
-    const { results } = fakeSink(h);
-    const idle = await agentFor(h, { role: 'reporter', name: 'idle' });
-    const busy = await agentFor(h, { role: 'reporter', name: 'busy' });
-    busy.onJob(() => 'ok');
-    void idle;
-    const outcome = h.core.hub.pushJobTrigger('reporter', trigger('run_x'), { ackTimeoutMs: 1000 });
-    // Whichever instance got the first offer, the run ends acknowledged by the one with a handler.
-    await until(() => h.core.hub.sessions().length === 2, 'sessions');
-    h.clock.advance(1000);
-    expect(await outcome).toMatchObject({ status: 'acknowledged', instanceId: busy.instanceId });
-    await until(() => results.get('run_x'), 'result');
   });
 
   it('answers prechecks', async () => {
@@ -604,7 +589,8 @@ describe('example agents', () => {
     });
     const file = path.join(dir, 'daily-2026-11-30.md');
 
-    await h.core.hub.pushJobTrigger('reporter', trigger('run_a', 1, []));
+    const send = (t: JobTrigger) => expect(h.core.hub.send(agent.instanceId, { type: 'job_trigger', ...t })).toBe(true);
+    send(trigger('run_a', 1, []));
     await until(() => results.length === 1, 'first result');
     expect(results[0]).toMatchObject({ outcome: 'success', output: { file } });
     expect(steps).toEqual([
@@ -615,11 +601,11 @@ describe('example agents', () => {
     expect(sent).toEqual([[`Daily report for 2026-11-30 is ready: ${file}`, 'job_1:2026-11-30']]);
 
     // A retry after the file was written: only the notification runs.
-    await h.core.hub.pushJobTrigger('reporter', trigger('run_b', 2, ['write file']));
+    send(trigger('run_b', 2, ['write file']));
     await until(() => results.length === 2, 'second result');
     expect(steps.slice(2)).toEqual([['run_b', 'notify', 'msg-2']]);
     // A full rerun of the slot overwrites the same file: still one report.
-    await h.core.hub.pushJobTrigger('reporter', trigger('run_c', 1, []));
+    send(trigger('run_c', 1, []));
     await until(() => results.length === 3, 'third result');
     expect(fs.readdirSync(dir)).toEqual(['daily-2026-11-30.md']);
     expect(fs.readFileSync(file, 'utf8')).toContain('run: run_c');

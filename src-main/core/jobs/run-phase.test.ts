@@ -8,6 +8,7 @@ import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../common/clock';
 import { createCore } from '../create-core';
+import { MIGRATIONS } from '../db/migrations';
 import { tempDir } from '../testing/test-core';
 import { assertInvariants, BASE_CONFIG, hang, startJobsHarness, succeed, until, type JobsHarness } from './jobs.testkit';
 import { runPhase, type PhaseColumns, type RunPhase } from './run-phase';
@@ -88,7 +89,7 @@ describe('decisions read the run row, never the explanation', () => {
   });
 });
 
-describe('migration 010 reads the facts of open runs from their checks once', () => {
+describe('migration 012 reads the facts of open runs from their checks once', () => {
   it('an existing database keeps a run waiting for an instance, and a run by hand keeps its override', async () => {
     const dir = tempDir('gaffer-m10-');
     const clock = new ManualClock('2026-11-30T00:30:00.000Z');
@@ -100,10 +101,12 @@ describe('migration 010 reads the facts of open runs from their checks once', ()
     await core.jobs.settled();
     core.jobs.triggerNow(byHand, { reason: 'urgent', actor: 'alice', slot: '2026-11-30' });
     core.close();
-    // The database as the previous version left it: no columns, the facts only in the checks.
+    // The database as the version before migration 012 left it: no columns, the facts only in the
+    // checks (and none of the later migrations' columns either).
     const raw = new Database(path.join(dir, 'gaffer.db'));
-    raw.exec('ALTER TABLE runs DROP COLUMN waiting_on; ALTER TABLE runs DROP COLUMN overrides_preconditions;');
-    raw.pragma('user_version = 9');
+    raw.exec('DROP INDEX runs_offer_to');
+    for (const c of ['offer_to', 'offered_at', 'ack_due_at', 'offered', 'waiting_on', 'overrides_preconditions']) raw.exec(`ALTER TABLE runs DROP COLUMN ${c}`);
+    raw.pragma(`user_version = ${MIGRATIONS.findIndex((m) => m.name === '012_runs_waiting_on')}`);
     raw.close();
     core = createCore({ clock, dataDir: dir, config: BASE_CONFIG });
     const facts = core.db.prepare('SELECT job_id, waiting_on, overrides_preconditions FROM runs ORDER BY job_id').all() as Array<{ job_id: string; waiting_on: string; overrides_preconditions: number }>;

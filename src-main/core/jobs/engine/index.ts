@@ -11,10 +11,10 @@
  *    decide leave after its commit, and the runner follows the change (its timer, what is now due).
  */
 import type { JobSettings } from '../../../common/job-schema';
-import type { BackfillRow, JobRow } from '../rows';
+import type { BackfillRow, JobRow, RunRow } from '../rows';
 import type { JobSettingsStore } from '../settings';
 import { closeBackfill, requestBackfill, runBackfillNow } from './backfills';
-import { runNow, skipWaitingSlots, wakeWaiting, type RunNowResult } from './by-hand';
+import { cancelRun, jobDisabled, killSwitchOn, runNow, wakeWaiting, type RunNowResult } from './by-hand';
 import { EngineContext, type EngineDeps } from './context';
 import { EngineRunSink } from './run-sink';
 import { JobRunner } from './runner';
@@ -82,9 +82,14 @@ export class JobEngine {
     return runNow(this.e, job, input.slot, input.reason, input.actor, input.checkPreconditions);
   }
 
-  /** The job was disabled: its slots waiting for an attempt are skipped. */
+  /** The job was disabled: its slots waiting for an attempt are skipped, its attempts out taken away (runs by hand go on). */
   jobDisabled(jobId: string, why: string, actor: string): void {
-    skipWaitingSlots(this.e, jobId, why, actor);
+    jobDisabled(this.e, jobId, why, actor);
+  }
+
+  /** The operator ends a run: its attempt out (or its dispatched backfill's) is taken away (`run_cancelled`: operator). */
+  cancelRun(runId: string, reason: string, actor: string): RunRow {
+    return cancelRun(this.e, this.e.repo.run(runId), reason, actor);
   }
 
   /** The job was resumed: its waiting runs are looked at again now. */
@@ -116,9 +121,15 @@ export class JobEngine {
     return this.e.settings();
   }
 
-  /** The global kill switch: while on, nothing is dispatched; turned off, waiting runs are looked at at once. */
+  /**
+   * The global kill switch: turned on, every attempt out is taken away (`run_cancelled`: kill_switch;
+   * retried by its policy later) and nothing is dispatched while it stays on; turned off, waiting
+   * runs are looked at at once.
+   */
   setKillSwitch(on: boolean, reason: string, actor: string): JobSettings {
+    const was = this.settingsStore.read().killSwitch.on;
     const next = this.settingsStore.setKillSwitch(on, reason, actor);
+    if (on && !was) killSwitchOn(this.e, reason, actor);
     if (!on) wakeWaiting(this.e, this.e.repo.openRuns());
     return next;
   }
