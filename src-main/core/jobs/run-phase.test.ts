@@ -89,9 +89,9 @@ describe('decisions read the run row, never the explanation', () => {
   });
 });
 
-describe('migration 012 reads the facts of open runs from their checks once', () => {
+describe('the runs_waiting_on migration reads the facts of open runs from their checks once', () => {
   it('an existing database keeps a run waiting for an instance, and a run by hand keeps its override', async () => {
-    const dir = tempDir('gaffer-m10-');
+    const dir = tempDir('gaffer-m-waiting-on-');
     const clock = new ManualClock('2026-11-30T00:30:00.000Z');
     let core = createCore({ clock, dataDir: dir, config: BASE_CONFIG });
     core.start();
@@ -101,12 +101,12 @@ describe('migration 012 reads the facts of open runs from their checks once', ()
     await core.jobs.settled();
     core.jobs.triggerNow(byHand, { reason: 'urgent', actor: 'alice', slot: '2026-11-30' });
     core.close();
-    // The database as the version before migration 012 left it: no columns, the facts only in the
-    // checks (and none of the later migrations' columns either).
+    // The database as the version before the runs_waiting_on migration left it: no columns, the
+    // facts only in the checks (and none of the later migrations' columns either).
     const raw = new Database(path.join(dir, 'gaffer.db'));
     raw.exec('DROP INDEX runs_offer_to');
     for (const c of ['offer_to', 'offered_at', 'ack_due_at', 'offered', 'waiting_on', 'overrides_preconditions']) raw.exec(`ALTER TABLE runs DROP COLUMN ${c}`);
-    raw.pragma(`user_version = ${MIGRATIONS.findIndex((m) => m.name === '012_runs_waiting_on')}`);
+    raw.pragma(`user_version = ${MIGRATIONS.findIndex((m) => m.name.endsWith('_runs_waiting_on'))}`);
     raw.close();
     core = createCore({ clock, dataDir: dir, config: BASE_CONFIG });
     const facts = core.db.prepare('SELECT job_id, waiting_on, overrides_preconditions FROM runs ORDER BY job_id').all() as Array<{ job_id: string; waiting_on: string; overrides_preconditions: number }>;
