@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import type { Socket } from 'node:net';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { ManualClock } from '../common/clock';
 import type { Logger } from '../common/logger';
 import type { Task } from '../common/model';
 import type { AgentRequestOf } from '../common/protocol';
@@ -411,6 +412,36 @@ describe('jobs and prechecks', () => {
       ['started', { runId: 'run_c' }],
       ['step', { runId: 'run_c', step: 'one', ref: 'ref-1' }],
     ]);
+  });
+
+  it('the jobs engine takes an attempt away (its deadline passes, or the operator cancels it): the handler\'s signal aborts with that reason', async () => {
+    // The core's clock an hour ahead of the real one: the SDK's own deadline timer (real clock) stays far off.
+    const h = await harness({ clock: new ManualClock(new Date(Date.now() + 3_600_000).toISOString()) });
+    h.core.start();
+    const agent = await agentFor(h, { role: 'reporter' });
+    const aborted: unknown[] = [];
+    const inJob: string[] = [];
+    agent.onJob(async (ctx) => {
+      inJob.push(ctx.runId);
+      await new Promise((r) => ctx.signal.addEventListener('abort', r, { once: true }));
+      aborted.push(ctx.signal.reason);
+      return 'too late';
+    });
+    const job = (name: string) => h.core.jobs.create({ name, role: 'reporter', schedule: { everyS: 86_400 }, runTimeoutS: 60, retry: { maxAttempts: 1 } }, { actor: 'test' }).job.id;
+    const first = h.core.jobs.triggerNow(job('slow'), { reason: 'test', actor: 'test' }).run;
+    await until(() => inJob.includes(first.id), 'the handler to run');
+    h.clock.advance(60_000);
+    await until(() => aborted.length === 1, 'the deadline abort');
+    expect(aborted[0]).toBeInstanceOf(RunCancelledError);
+    expect(aborted[0]).toMatchObject({ runId: first.id, reason: 'deadline' });
+    expect(h.core.jobs.getRun(first.id).run).toMatchObject({ status: 'failed', errorClass: 'lost' });
+
+    const second = h.core.jobs.triggerNow(job('wrong'), { reason: 'again', actor: 'test' }).run;
+    await until(() => inJob.includes(second.id), 'the second handler to run');
+    h.core.jobs.cancelRun(second.id, { reason: 'wrong input', actor: 'test' });
+    await until(() => aborted.length === 2, 'the operator abort');
+    expect(aborted[1]).toMatchObject({ runId: second.id, reason: 'operator' });
+    expect(h.core.jobs.getRun(second.id).run).toMatchObject({ status: 'failed', lastError: 'cancelled by test: wrong input' });
   });
 
   it('answers prechecks', async () => {
