@@ -3,7 +3,7 @@
  * may ask of it. Everything else in engine/ is internal to the engine. Its files stand on floors,
  * each importing only the floors below (docs/architecture.md, "The jobs engine"):
  *
- *   index · runner, by-hand · slots · evaluate, backfills · dispatch, run-sink ·
+ *   index · runner, by-hand · slots · evaluate, backfills · dispatch, run-sink · offers ·
  *   checks, facts, outcomes · verdicts, backfill-queue · maintenance, context
  *
  * Invariants:

@@ -25,7 +25,7 @@ import { GafferError } from '../../../common/errors';
 import { isoTime } from '../../../common/iso-time';
 import type { RunCancelReason } from '../../../common/protocol';
 import type { JobTrigger } from '../../hub/ports';
-import { specOf, type BackfillRow, type JobRow, type RunRow } from '../rows';
+import { specOf, type BackfillRow, type JobRow, type RunPatch, type RunRow } from '../rows';
 import { ACTOR, type EngineContext } from './context';
 import { attemptFailed, backfillAttemptFailed, NO_OFFER, offerPlaced, wait } from './outcomes';
 
@@ -60,42 +60,76 @@ export function triggerOf(e: EngineContext, job: JobRow, run: RunRow, b?: Backfi
   };
 }
 
+/** The next instance an attempt is offered to, and the offer's fields for its run's row. */
+interface NextOffer {
+  instanceId: string;
+  offers: number;
+  fields: RunPatch;
+}
+
+/**
+ * Picks the next instance for the attempt out (`offered`: who had it already; `deadline`: the
+ * attempt's), or null when there is nobody to offer it to. For a run's own attempt the runner's
+ * timer looks at the run when its ack is due (or at its deadline, if sooner).
+ */
+function nextOffer(e: EngineContext, job: JobRow, offeredBefore: string, deadline: number | null, own: boolean): NextOffer | null {
+  const offered = JSON.parse(offeredBefore) as string[];
+  const instanceId = e.hub.pick(job.role, new Set(offered), (id) => e.repo.offersOutTo(id));
+  if (instanceId === null) return null;
+  const now = e.now();
+  const ackDueAt = now + e.ctx.config.triggerAckTimeoutS * 1000;
+  offered.push(instanceId);
+  return {
+    instanceId,
+    offers: offered.length,
+    fields: {
+      offer_to: instanceId,
+      offered_at: now,
+      ack_due_at: ackDueAt,
+      offered: JSON.stringify(offered),
+      ...(own ? { next_attempt_at: Math.min(ackDueAt, deadline ?? Infinity), version: job.version } : {}),
+    },
+  };
+}
+
 /**
  * Offers the attempt out of `run` (the row already says it is out: dispatched, or its backfill
  * `b` dispatched) to the next instance of the job's role, in the caller's transaction. Returns the
  * run row as it now stands.
  */
 export function offerAttempt(e: EngineContext, run: RunRow, job: JobRow, b?: BackfillRow): RunRow {
-  const now = e.now();
-  const offered = JSON.parse(run.offered) as string[];
-  const exclude = new Set(offered);
-  const instanceId = e.hub.pick(job.role, exclude, (id) => e.repo.offersOutTo(id));
-  if (instanceId === null) return nobodyToOffer(e, run, job, offered, b);
-  const ackDueAt = now + e.ctx.config.triggerAckTimeoutS * 1000;
-  offered.push(instanceId);
-  const deadline = b ? b.deadline : run.deadline;
-  const next = offerPlaced(e, run, {
-    offer_to: instanceId,
-    offered_at: now,
-    ack_due_at: ackDueAt,
-    offered: JSON.stringify(offered),
-    // A run's own attempt: the runner's timer looks at it when its ack is due (or its deadline).
-    ...(b ? {} : { next_attempt_at: Math.min(ackDueAt, deadline ?? Infinity), version: job.version }),
-  });
-  const trigger = triggerOf(e, job, next, b);
+  const o = nextOffer(e, job, run.offered, b ? b.deadline : run.deadline, !b);
+  if (o === null) return nobodyToOffer(e, run, job, JSON.parse(run.offered) as string[], b);
+  return offerMade(e, offerPlaced(e, run, o.fields), job, o, b);
+}
+
+/**
+ * A run's next attempt marked out and offered in one write of its row (the hot path of a trigger):
+ * `mark(offer)` writes the attempt's fields with the offer's, or without one when nobody is there.
+ */
+export function markOutAndOffer(e: EngineContext, run: RunRow, job: JobRow, deadline: number, mark: (offer: RunPatch) => RunRow): RunRow {
+  const o = nextOffer(e, job, '[]', deadline, true);
+  if (o === null) return nobodyToOffer(e, mark({}), job, [], undefined);
+  return offerMade(e, mark(o.fields), job, o);
+}
+
+/** The offer `o` is on the run's row: audited, announced, and its push queued for after the commit. */
+function offerMade(e: EngineContext, run: RunRow, job: JobRow, o: NextOffer, b?: BackfillRow): RunRow {
+  const { instanceId, offers } = o;
+  const trigger = triggerOf(e, job, run, b);
   e.ctx.audit.append({
     type: 'trigger.offer',
     actor: ACTOR,
     subject: `run:${run.id}`,
-    detail: { jobId: job.id, job: job.name, slot: run.slot, attempt: run.attempt, role: job.role, instanceId, offer: offered.length, ...(b ? { backfillId: b.id } : {}) },
+    detail: { jobId: job.id, job: job.name, slot: run.slot, attempt: run.attempt, role: job.role, instanceId, offer: offers, ...(b ? { backfillId: b.id } : {}) },
     traceId: run.trace_id,
   });
-  e.ctx.store.emit({ type: 'trigger.offered', runId: run.id, role: job.role, instanceId, offer: offered.length });
+  e.ctx.store.emit({ type: 'trigger.offered', runId: run.id, role: job.role, instanceId, offer: offers });
   e.afterCommit(() => {
     // The session may have ended since the pick: its `session.closed` moves the offer on.
     if (!e.closed) e.hub.send(instanceId, { type: 'job_trigger', ...trigger });
   });
-  return next;
+  return run;
 }
 
 /** Nobody can be offered the attempt now: a run's offer waits for an instance, unless everyone online had it. */

@@ -54,9 +54,12 @@ export function wait(e: EngineContext, run: RunRow, nextAttemptAt: number, waiti
   return e.repo.setWaiting(run.id, nextAttemptAt, waitingOn, disposition);
 }
 
-/** The attempt is out (`fields`: attempt, deadline, covers, …; its offer follows), audited as `run.dispatch`. */
+/**
+ * The attempt is out (`fields`: attempt, deadline, covers, …, and its offer when one was placed with
+ * it — a new attempt starts with no offer otherwise), audited as `run.dispatch`.
+ */
 export function dispatched(e: EngineContext, run: RunRow, fields: RunPatch, actor: string, detail: Record<string, unknown>): RunRow {
-  return e.repo.updateRun(run, { ...fields, offered: '[]', ...NO_OFFER, disposition: 'dispatched', waiting_on: null }, 'run.dispatch', actor, detail);
+  return e.repo.updateRun(run, { offered: '[]', ...NO_OFFER, ...fields, disposition: 'dispatched', waiting_on: null }, 'run.dispatch', actor, detail);
 }
 
 /** The attempt out is offered to an instance (offers.ts): the offer's fields, and it waits for nothing else. */
