@@ -11,7 +11,7 @@
 import { isoTime } from '../../../common/iso-time';
 import { specOf, type JobRow, type RunRow } from '../rows';
 import { ACTOR, type EngineContext } from './context';
-import { markOutAndOffer } from './offers';
+import { nextOffer, nobodyToOffer, offerMade } from './offers';
 import { dispatched } from './outcomes';
 
 /** `first`: a slot's first attempt; `retry`: attempt + 1. */
@@ -30,14 +30,15 @@ export function dispatchRun(e: EngineContext, run: RunRow, job: JobRow, now: num
     covers = [...covers, ...folded.map((f) => f.slot)];
   }
   const deadline = now + spec.runTimeoutS * 1000;
-  // The attempt marked out and its offer placed in one write of the row.
-  return markOutAndOffer(e, run, job, deadline, (offer) =>
-    dispatched(
-      e,
-      run,
-      { attempt, dispatched_at: now, triggered_at: run.triggered_at ?? now, deadline, next_attempt_at: deadline, instance_id: null, covers: JSON.stringify(covers), version: job.version, ...offer },
-      actor,
-      { attempt, role: job.role, deadline: isoTime(deadline), ...(covers.length ? { covers } : {}), kind },
-    ),
+  // The hot path of a trigger: the instance picked first, so the attempt is marked out and its
+  // offer placed in one write of the row.
+  const offer = nextOffer(e, job, '[]', deadline, true);
+  const out = dispatched(
+    e,
+    run,
+    { attempt, dispatched_at: now, triggered_at: run.triggered_at ?? now, deadline, next_attempt_at: deadline, instance_id: null, covers: JSON.stringify(covers), version: job.version, ...offer?.fields },
+    actor,
+    { attempt, role: job.role, deadline: isoTime(deadline), ...(covers.length ? { covers } : {}), kind },
   );
+  return offer ? offerMade(e, out, job, offer) : nobodyToOffer(e, out, job, [], undefined);
 }

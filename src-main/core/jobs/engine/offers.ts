@@ -61,7 +61,7 @@ export function triggerOf(e: EngineContext, job: JobRow, run: RunRow, b?: Backfi
 }
 
 /** The next instance an attempt is offered to, and the offer's fields for its run's row. */
-interface NextOffer {
+export interface NextOffer {
   instanceId: string;
   offers: number;
   fields: RunPatch;
@@ -72,7 +72,7 @@ interface NextOffer {
  * attempt's), or null when there is nobody to offer it to. For a run's own attempt the runner's
  * timer looks at the run when its ack is due (or at its deadline, if sooner).
  */
-function nextOffer(e: EngineContext, job: JobRow, offeredBefore: string, deadline: number | null, own: boolean): NextOffer | null {
+export function nextOffer(e: EngineContext, job: JobRow, offeredBefore: string, deadline: number | null, own: boolean): NextOffer | null {
   const offered = JSON.parse(offeredBefore) as string[];
   const instanceId = e.hub.pick(job.role, new Set(offered), (id) => e.repo.offersOutTo(id));
   if (instanceId === null) return null;
@@ -103,18 +103,8 @@ export function offerAttempt(e: EngineContext, run: RunRow, job: JobRow, b?: Bac
   return offerMade(e, offerPlaced(e, run, o.fields), job, o, b);
 }
 
-/**
- * A run's next attempt marked out and offered in one write of its row (the hot path of a trigger):
- * `mark(offer)` writes the attempt's fields with the offer's, or without one when nobody is there.
- */
-export function markOutAndOffer(e: EngineContext, run: RunRow, job: JobRow, deadline: number, mark: (offer: RunPatch) => RunRow): RunRow {
-  const o = nextOffer(e, job, '[]', deadline, true);
-  if (o === null) return nobodyToOffer(e, mark({}), job, [], undefined);
-  return offerMade(e, mark(o.fields), job, o);
-}
-
 /** The offer `o` is on the run's row: audited, announced, and its push queued for after the commit. */
-function offerMade(e: EngineContext, run: RunRow, job: JobRow, o: NextOffer, b?: BackfillRow): RunRow {
+export function offerMade(e: EngineContext, run: RunRow, job: JobRow, o: NextOffer, b?: BackfillRow): RunRow {
   const { instanceId, offers } = o;
   const trigger = triggerOf(e, job, run, b);
   e.ctx.audit.append({
@@ -133,7 +123,7 @@ function offerMade(e: EngineContext, run: RunRow, job: JobRow, o: NextOffer, b?:
 }
 
 /** Nobody can be offered the attempt now: a run's offer waits for an instance, unless everyone online had it. */
-function nobodyToOffer(e: EngineContext, run: RunRow, job: JobRow, offered: string[], b: BackfillRow | undefined): RunRow {
+export function nobodyToOffer(e: EngineContext, run: RunRow, job: JobRow, offered: string[], b: BackfillRow | undefined): RunRow {
   const online = e.hub.connectedInstances(job.role);
   const everyoneHadIt = online.length > 0 && online.every((id) => offered.includes(id));
   if (!everyoneHadIt && !b) {
