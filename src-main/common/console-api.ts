@@ -49,8 +49,37 @@ import {
   type UsageTotals,
 } from './logs';
 import { MANAGED_ACTIONS, MAX_MANAGED_INSTANCES, managedAgentInput, managedAgentPatch, type ManagedAgent } from './managed-agents';
-import type { AuditChainProblem, AuditEvent, AuditLegacyTextRow, AuditPage, Instance, Page, StorageStatus, Task, TaskStatus, TokenInfo } from './model';
-import { auditFilterShape, auditQueryInput, listTasksInput, reason, roleName, taskId } from './schemas';
+import type {
+  AuditChainProblem,
+  AuditEvent,
+  AuditLegacyTextRow,
+  AuditPage,
+  BulkTaskResult,
+  Instance,
+  Page,
+  Signal,
+  StorageStatus,
+  Task,
+  TaskCount,
+  TaskPage,
+  TaskStatus,
+  TokenInfo,
+} from './model';
+import {
+  auditFilterShape,
+  auditQueryInput,
+  bulkTaskShape,
+  checkBulkShape,
+  countTasksInput,
+  jsonValue,
+  listSignalsInput,
+  listTasksInput,
+  reason,
+  roleName,
+  signalKey,
+  signalName,
+  taskId,
+} from './schemas';
 
 // ---------------------------------------------------------------------------------------------
 // Result shapes
@@ -243,9 +272,16 @@ export const consoleArgs = {
   }),
   'tasks.reprioritise': z.strictObject({ taskId, priority: z.number().int().min(-1_000_000).max(1_000_000), reason }),
   'tasks.cancel': z.strictObject({ taskId, reason }),
-  'tasks.retry': z.strictObject({ taskId, reason }),
-  'tasks.unblock': z.strictObject({ taskId, reason }),
+  /** With `payload`: "retry with changes" (the payload is replaced in the same step). */
+  'tasks.retry': z.strictObject({ taskId, reason, payload: jsonValue.optional() }),
+  'tasks.unblock': z.strictObject({ taskId, reason, payload: jsonValue.optional() }),
   'tasks.forceRelease': z.strictObject({ taskId, reason }),
+  /** Replaces the payload of a task nobody holds and that is not finished. */
+  'tasks.editPayload': z.strictObject({ taskId, payload: jsonValue, reason }),
+  /** Tasks a filter selects now (for a bulk action: those it applies to), and the highest id it covers. */
+  'tasks.count': countTasksInput,
+  /** One chunk (at most 200 tasks, one short transaction) of a bulk action; the console pages it with a progress bar. */
+  'tasks.bulk': z.strictObject(bulkTaskShape).superRefine(checkBulkShape),
   'roles.summary': empty,
   'locks.expiredToday': empty,
   'instances.list': empty,
@@ -258,6 +294,11 @@ export const consoleArgs = {
   'audit.verify': empty,
   'settings.get': empty,
   'settings.setKillSwitch': z.strictObject({ on: z.boolean(), reason }),
+  /** Readiness signals, ordered by name then key (filter by name or key). */
+  'signals.list': listSignalsInput,
+  /** Sets (or refreshes) a signal for a business key, e.g. `data-ready` for `2026-12-01`. */
+  'signals.set': z.strictObject({ name: signalName, key: signalKey, value: jsonValue.optional(), reason }),
+  'signals.clear': z.strictObject({ name: signalName, key: signalKey, reason }),
 
   // ---- central jobs (SPEC §5–§7). Saves reuse the shared zod job schema (common/job-schema.ts).
   'jobs.list': listJobsInput,
@@ -344,7 +385,7 @@ export type AuditExportArgs = z.infer<typeof auditExportArgs>;
 
 export interface ConsoleResults {
   'dashboard.get': Dashboard;
-  'tasks.list': Page<Task>;
+  'tasks.list': TaskPage;
   'tasks.get': Task;
   'tasks.create': { task: Task; replayed: boolean };
   'tasks.reprioritise': Task;
@@ -352,6 +393,9 @@ export interface ConsoleResults {
   'tasks.retry': Task;
   'tasks.unblock': Task;
   'tasks.forceRelease': Task;
+  'tasks.editPayload': Task;
+  'tasks.count': TaskCount;
+  'tasks.bulk': BulkTaskResult;
   'roles.summary': RoleSummary[];
   'locks.expiredToday': ExpiredLockCard[];
   'instances.list': InstanceView[];
@@ -363,6 +407,9 @@ export interface ConsoleResults {
   'audit.verify': AuditVerifyResult;
   'settings.get': ConsoleSettings;
   'settings.setKillSwitch': ConsoleSettings;
+  'signals.list': Page<Signal>;
+  'signals.set': { signal: Signal; created: boolean };
+  'signals.clear': Signal;
   'jobs.list': Page<JobSummary>;
   'jobs.get': Job;
   'jobs.validate': { ok: boolean; issues: JobIssue[] };

@@ -186,6 +186,8 @@ export const setSignalInput = z.strictObject({
   key: signalKey,
   actor: actorName,
   value: jsonValue.optional(),
+  /** Why it was set by hand (kept in the audit row); agents and scripts usually give none. */
+  reason: reason.optional(),
 });
 export type SetSignalInput = z.infer<typeof setSignalInput>;
 
