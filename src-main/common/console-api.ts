@@ -517,7 +517,7 @@ export interface ConsoleApi {
 }
 
 /** The console's views, in menu order (Electron's Go menu binds Ctrl/Cmd+1…9 to the first nine). */
-export const CONSOLE_VIEWS = ['dashboard', 'queues', 'expired-locks', 'instances', 'jobs', 'runs', 'why', 'audit', 'settings', 'calendars', 'managed-agents'] as const;
+export const CONSOLE_VIEWS = ['dashboard', 'queues', 'expired-locks', 'instances', 'jobs', 'runs', 'why', 'audit', 'settings', 'calendars', 'managed-agents', 'tasks', 'signals'] as const;
 export type ConsoleView = (typeof CONSOLE_VIEWS)[number];
 
 // ---------------------------------------------------------------------------------------------

@@ -24,3 +24,14 @@ export function Countdown({ expiresAt, windowS, label = 'the lock expires' }: { 
     </span>
   );
 }
+
+/** An instant in the operator's local time; the ISO UTC form on hover (and as `dateTime`). */
+export function LocalTime({ at }: { at: string | number | null | undefined }) {
+  if (at === null || at === undefined) return <span className="muted">—</span>;
+  const iso = typeof at === 'string' ? at : new Date(at).toISOString();
+  return (
+    <time className="localtime" dateTime={iso} title={`${iso} (UTC)`}>
+      {formatDateTime(at)}
+    </time>
+  );
+}
