@@ -29,6 +29,7 @@ import {
   type Job,
   type JobIssue,
   type JobSummary,
+  type LedgerBucketsResult,
   type LedgerResult,
   type PreviewResult,
   type Run,
@@ -323,6 +324,8 @@ export const consoleArgs = {
   'jobs.explain': z.strictObject({ id: jobRef, at: instant.optional() }),
   /** Every expected slot in [from, to) with its disposition (default: the last 8 days to tomorrow). */
   'jobs.ledger': z.strictObject({ id: jobRef, from: instant.optional(), to: instant.optional(), limit: z.number().int().min(1).max(5000).optional() }),
+  /** The ledger counted by local day or hour of the job's zone (the heat map; a frequent job's ledger), paged with `next`. */
+  'jobs.ledgerBuckets': z.strictObject({ id: jobRef, from: instant.optional(), to: instant.optional(), by: z.enum(['day', 'hour']).optional() }),
   'jobs.simulateDowntime': z.strictObject({ id: jobRef, from: instant, to: instant }),
   'runs.list': listRunsInput,
   'runs.get': z.strictObject({ id: z.string().min(1).max(100) }),
@@ -422,6 +425,7 @@ export interface ConsoleResults {
   'jobs.setEnabled': Job;
   'jobs.explain': Explanation;
   'jobs.ledger': LedgerResult;
+  'jobs.ledgerBuckets': LedgerBucketsResult;
   'jobs.simulateDowntime': DowntimeSimulation;
   'runs.list': Page<Run>;
   'runs.get': RunDetail;

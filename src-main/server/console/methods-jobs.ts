@@ -82,6 +82,7 @@ export function createJobsHandlers(core: Core, actor: string): JobsHandlers {
     'jobs.setEnabled': (a) => jobs.setEnabled(a.id, a.enabled, { reason: a.reason, actor }),
     'jobs.explain': (a) => (a.at === undefined ? jobs.explain(a.id) : jobs.explain(a.id, a.at)),
     'jobs.ledger': (a) => jobs.ledger(a.id, { ...(a.from !== undefined ? { from: a.from } : {}), ...(a.to !== undefined ? { to: a.to } : {}), ...(a.limit !== undefined ? { limit: a.limit } : {}) }),
+    'jobs.ledgerBuckets': (a) => jobs.ledgerBuckets(a.id, { ...(a.from !== undefined ? { from: a.from } : {}), ...(a.to !== undefined ? { to: a.to } : {}), ...(a.by !== undefined ? { by: a.by } : {}) }),
     'jobs.simulateDowntime': (a) => jobs.simulateDowntime(a.id, a.from, a.to),
     'runs.list': (a) => jobs.listRuns(a),
     'runs.get': (a) => jobs.getRun(a.id),
