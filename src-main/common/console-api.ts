@@ -34,6 +34,7 @@ import {
   type PreviewResult,
   type Run,
   type RunStep,
+  type TriggerChoices,
 } from './job-schema';
 import {
   LOG_SETTINGS_LIMITS,
@@ -317,6 +318,8 @@ export const consoleArgs = {
    */
   'jobs.update': z.strictObject({ id: jobRef, spec: jobSpecInput, reason, expectedVersion: z.number().int().positive().optional() }),
   'jobs.trigger': z.strictObject({ id: jobRef, reason, slot: z.string().min(1).max(40).optional(), checkPreconditions: z.boolean().optional() }),
+  /** Which slot "run now" would run (the current one, the previous, the next) and what it would do to each; nothing changes. */
+  'jobs.triggerChoices': z.strictObject({ id: jobRef }),
   'jobs.pause': z.strictObject({ id: jobRef, reason }),
   'jobs.resume': z.strictObject({ id: jobRef, reason }),
   'jobs.setEnabled': z.strictObject({ id: jobRef, enabled: z.boolean(), reason }),
@@ -420,6 +423,7 @@ export interface ConsoleResults {
   'jobs.create': { job: Job; warnings: JobIssue[] };
   'jobs.update': { job: Job; warnings: JobIssue[] };
   'jobs.trigger': TriggerResult;
+  'jobs.triggerChoices': TriggerChoices;
   'jobs.pause': Job;
   'jobs.resume': Job;
   'jobs.setEnabled': Job;

@@ -887,6 +887,32 @@ export interface LedgerBucketsResult {
   next: string | null;
 }
 
+/** A slot "run now" can run, and what pressing it would do (the console says so before it runs). */
+export interface TriggerChoice {
+  /** `current`: the slot the current instant falls in — what "run now" takes when no slot is named. */
+  which: 'current' | 'previous' | 'next';
+  slot: string;
+  at: string;
+  local: string;
+  disposition: 'due' | 'calendar_skip' | 'dst_skip';
+  dayType?: 'workday' | 'weekend' | 'holiday' | 'extra_workday';
+  /** `claim`: a new run; `dispatch`: the run waiting for this slot is dispatched now; `exists`: nothing new (one run per slot). */
+  effect: 'claim' | 'dispatch' | 'exists';
+  run: Pick<Run, 'id' | 'status' | 'disposition'> | null;
+}
+
+export interface TriggerChoices {
+  jobId: string;
+  job: string;
+  now: string;
+  zone: string;
+  choices: TriggerChoice[];
+  /** Why nothing can be triggered now (kill switch, disabled job), or null. */
+  refused: string | null;
+  /** The job has preconditions ("check preconditions" then means something). */
+  preconditions: number;
+}
+
 export interface LedgerResult {
   items: LedgerEntry[];
   /** Cursor (an ISO instant) to continue after, or null. */

@@ -46,6 +46,7 @@ import {
   type PreviewResult,
   type Run,
   type RunStep,
+  type TriggerChoices,
 } from '../../common/job-schema';
 import type { Page } from '../../common/model';
 import { actorName, reason as reasonSchema } from '../../common/schemas';
@@ -56,6 +57,7 @@ import type { BackfillRepo } from './backfill-repo';
 import type { CalendarRepo } from './calendar-repo';
 import type { JobEngine } from './engine';
 import { ledgerBuckets } from './ledger-buckets';
+import { triggerChoices } from './trigger-choices';
 import { explain, ledger, preview, simulateDowntime, type InsightDeps } from './insight';
 import type { JobRepo } from './repo';
 import { specOf, toBackfill, toJob, toRun, type JobRow } from './rows';
@@ -307,6 +309,25 @@ export class JobService {
     const { reason, actor, slot, checkPreconditions } = parseOrThrow(triggerNowInput, input, 'trigger');
     const result = this.write(() => this.engine.runNow(this.repo.jobRow(id), { slot, reason, actor, checkPreconditions: !!checkPreconditions }));
     return { ...result, run: toRun(this.repo.run(result.run.id)) };
+  }
+
+  /** The slots "run now" can run (the current one first) and what it would do to each; nothing is changed. */
+  triggerChoices(id: string): TriggerChoices {
+    const job = this.repo.jobRow(id);
+    const spec = specOf(job);
+    const plan = this.repo.planOf(job, spec);
+    const now = this.now;
+    const ks = this.engine.settings().killSwitch;
+    const refused = ks.on ? `the kill switch is on (by ${ks.by}: ${ks.reason})` : job.enabled !== 1 ? `job ${job.name} is disabled` : null;
+    return {
+      jobId: job.id,
+      job: job.name,
+      now: isoTime(now),
+      zone: plan.zone,
+      choices: triggerChoices(plan, now, (slot) => this.repo.runBySlot(job.id, slot)),
+      refused,
+      preconditions: spec.preconditions.length,
+    };
   }
 
   // ---- runs --------------------------------------------------------------------------------

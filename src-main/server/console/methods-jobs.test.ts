@@ -80,6 +80,7 @@ describe('jobs console methods: bad arguments are refused and change nothing', (
     'jobs.setEnabled': [{ id: 'daily-report', enabled: 'no', reason: 'r' }, { id: 'daily-report', enabled: false }],
     'jobs.explain': [{ id: 'daily-report', at: 'yesterday' }, { at: '2026-11-30T09:00:00Z' }],
     'jobs.ledger': [{ id: 'daily-report', limit: 0 }, { id: 'daily-report', from: '2026-12-01T00:00:00Z', to: '2026-11-01T00:00:00Z' }],
+    'jobs.triggerChoices': [{}, { id: 'daily-report', slot: 'x' }],
     'jobs.ledgerBuckets': [{ id: 'daily-report', by: 'week' }, { id: 'daily-report', from: '2026-12-01T00:00:00Z', to: '2026-11-01T00:00:00Z' }, { id: 'daily-report', from: '2026-01-01T00:00:00Z', to: '2027-03-01T00:00:00Z' }],
     'jobs.simulateDowntime': [{ id: 'daily-report', from: '2026-11-30T00:00:00Z' }, { id: 'daily-report', from: '2026-12-01T00:00:00Z', to: '2026-11-30T00:00:00Z' }],
     'runs.list': [{ status: 'nope' }, { job: 'job_nope' }, { from: 'yesterday' }],

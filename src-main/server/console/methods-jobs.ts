@@ -77,6 +77,7 @@ export function createJobsHandlers(core: Core, actor: string): JobsHandlers {
       return jobs.update(current.id, replacementPatch(current as unknown as Record<string, unknown>, a.spec), withReason(a.reason));
     },
     'jobs.trigger': (a) => jobs.triggerNow(a.id, { reason: a.reason, actor, ...(a.slot !== undefined ? { slot: a.slot } : {}), ...(a.checkPreconditions !== undefined ? { checkPreconditions: a.checkPreconditions } : {}) }),
+    'jobs.triggerChoices': (a) => jobs.triggerChoices(a.id),
     'jobs.pause': (a) => jobs.pause(a.id, { reason: a.reason, actor }),
     'jobs.resume': (a) => jobs.resume(a.id, { reason: a.reason, actor }),
     'jobs.setEnabled': (a) => jobs.setEnabled(a.id, a.enabled, { reason: a.reason, actor }),
