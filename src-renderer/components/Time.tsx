@@ -1,3 +1,4 @@
+import { splitInstants } from '../lib/evidence';
 import { countdown, formatDateTime, formatRelative } from '../lib/format';
 import { useNow } from '../lib/now';
 
@@ -33,5 +34,14 @@ export function LocalTime({ at }: { at: string | number | null | undefined }) {
     <time className="localtime" dateTime={iso} title={`${iso} (UTC)`}>
       {formatDateTime(at)}
     </time>
+  );
+}
+
+/** Server text with ISO instants in it (reasons, outcomes): each instant in local time, the ISO text on hover. */
+export function TimeText({ text }: { text: string }) {
+  return (
+    <>
+      {splitInstants(text).map((part, i) => (typeof part === 'string' ? part : <LocalTime key={i} at={part.iso} />))}
+    </>
   );
 }
