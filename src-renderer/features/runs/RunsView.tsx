@@ -373,7 +373,7 @@ function SlotDetail({ job, slot, entry, onClose }: { job: JobSummary; slot: stri
                 {dispositionMeta(entry.disposition).label}
               </Badge>
               {run ? <Badge>{run.status}</Badge> : null}
-              {run?.held ? <Badge tone="failed">held for review</Badge> : null}
+              {run?.held && run.disposition !== 'backfilled' ? <Badge tone="failed">held for review</Badge> : null}
               {run && run.trigger !== 'schedule' ? <Badge tone="ready">{run.trigger.replace('_', ' ')}</Badge> : null}
             </div>
             <div className="actions-row">

@@ -133,5 +133,7 @@ describe('slot list and backfill actions', () => {
     expect(canRequestBackfill({ run: run('running'), backfills: [] })).toBe(false);
     expect(canRequestBackfill({ run: null, backfills: [] })).toBe(false);
     expect(canRequestBackfill({ run: run('skipped'), backfills: [{ status: 'queued' } as never] })).toBe(false);
+    // A failed run a backfill completed: nothing left to queue.
+    expect(canRequestBackfill({ run: { status: 'failed', disposition: 'backfilled' } as Run, backfills: [{ status: 'done' } as never] })).toBe(false);
   });
 });

@@ -205,6 +205,8 @@ export function backfillActions(b: Pick<Backfill, 'status'>): Array<'run_now' | 
 export function canRequestBackfill(e: Pick<LedgerEntry, 'run' | 'backfills'>): boolean {
   if (!e.run) return false;
   if (e.run.status === 'pending' || e.run.status === 'running' || e.run.status === 'success') return false;
+  // A backfill already completed it (the run keeps its failed status; its disposition says backfilled).
+  if (e.run.disposition === 'backfilled') return false;
   return !e.backfills.some((b) => b.status === 'queued' || b.status === 'held' || b.status === 'dispatched');
 }
 

@@ -103,8 +103,8 @@ export function SignalsView() {
                           {w.job}
                         </button>{' '}
                         <span className="muted">for key {w.key === '{date}' ? 'the slot’s date' : <span className="mono">{w.key}</span>}</span>{' '}
-                        <button className="link" onClick={() => setSetting({ name, key: w.key.includes('{') ? todayKey(Date.now()) : w.key })} aria-label={`Set ${name} for ${w.job}`}>
-                          set it…
+                        <button className="link" onClick={() => setSetting({ name, key: w.key.includes('{') ? todayKey(Date.now()) : w.key })}>
+                          set it…<span className="visually-hidden"> ({name} for {w.job})</span>
                         </button>
                       </li>
                     ))}
