@@ -17,7 +17,8 @@ import { GafferError } from '../../common/errors';
 import { BULK_APPLIES_TO, type BulkTaskResult, type Task, type TaskCount } from '../../common/model';
 import { BULK_CHUNK, bulkTaskInput, countTasksInput, type BulkTaskInput } from '../../common/schemas';
 import { parseOrThrow } from '../../common/validate';
-import { newId, type CoreContext } from '../context';
+import type { CoreContext } from '../context';
+import { newId } from '../ids';
 import type { Board } from './board';
 import type { TaskSearch } from './task-search';
 
