@@ -1,20 +1,11 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { GafferError } from '../../common/errors';
-import { makeTestCore, onlineInstance, stateDigest, type TestCore } from '../testing/test-core';
+import { errorCodeOf, makeTestCore, onlineInstance, stateDigest, type TestCore } from '../testing/test-core';
 
 let core: TestCore;
 afterEach(() => core?.close());
 
 const who = { actor: 'operator:test' };
-function codeOf(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof GafferError) return e.code;
-    throw e;
-  }
-  return 'no error';
-}
+const codeOf = errorCodeOf;
 
 describe('task board', () => {
   it('creates a task with defaults and audits it', () => {

@@ -1,8 +1,7 @@
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { GafferError } from '../../common/errors';
 import { BULK_CHUNK } from '../../common/schemas';
-import { makeTestCore, onlineInstance, stateDigest, type TestCore } from '../testing/test-core';
+import { errorCodeOf, makeTestCore, onlineInstance, stateDigest, type TestCore } from '../testing/test-core';
 
 let core: TestCore;
 afterEach(() => core?.close());
@@ -10,15 +9,7 @@ afterEach(() => core?.close());
 const who = { actor: 'operator:test' };
 const op = 'operator:ann';
 
-function codeOf(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof GafferError) return e.code;
-    throw e;
-  }
-  return 'no error';
-}
+const codeOf = errorCodeOf;
 
 /** A task taken by an agent and reported with `status`. */
 function reported(role: string, title: string, status: 'blocked' | 'failed' | 'done'): number {

@@ -3,9 +3,9 @@
  * before it, the next one early, or one typed in), what running it does to that slot, whether
  * the preconditions are checked first — then one reason, and the slot named on the button.
  */
-import { useEffect, useId, useState, type FormEvent } from 'react';
+import { useEffect, useState, type FormEvent } from 'react';
 import type { Job, TriggerChoice, TriggerChoices } from '../../../src-main/common/job-schema';
-import { Dialog } from '../../components/Dialog';
+import { Dialog, DialogButtons, ReasonField, reasonProblem } from '../../components/Dialog';
 import { ErrorBanner, Spinner } from '../../components/States';
 import { toUiError, type UiError } from '../../lib/errors';
 import { formatDateTime, formatRelative } from '../../lib/format';
@@ -14,6 +14,8 @@ import { formatInZone } from '../../lib/zones';
 import { useActions } from '../../store/react';
 import { choiceEffect, choiceTitle, triggerSummary } from './trigger-words';
 import './trigger.css';
+
+const REASON_WHY = 'it is written to the audit log with the run';
 
 export function TriggerDialog({ job, onClose, onDone }: { job: Pick<Job, 'id' | 'name'>; onClose: () => void; onDone?: () => void }) {
   const { triggerChoices, jobAction } = useActions();
@@ -26,7 +28,6 @@ export function TriggerDialog({ job, onClose, onDone }: { job: Pick<Job, 'id' | 
   const [touched, setTouched] = useState(false);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<UiError | null>(null);
-  const reasonId = useId();
 
   useEffect(() => {
     let live = true;
@@ -46,7 +47,7 @@ export function TriggerDialog({ job, onClose, onDone }: { job: Pick<Job, 'id' | 
 
   const chosen: TriggerChoice | null = choices?.choices.find((c) => c.which === pick) ?? null;
   const slot = pick === 'other' ? typed.trim() : (chosen?.slot ?? '');
-  const reasonError = reason.trim() ? null : 'A reason is required: it is written to the audit log with the run.';
+  const reasonError = reasonProblem(reason, REASON_WHY);
   const slotError = pick === 'other' && !slot ? 'Type the slot key, e.g. 2026-11-25.' : null;
   const now = Date.now();
 
@@ -132,22 +133,9 @@ export function TriggerDialog({ job, onClose, onDone }: { job: Pick<Job, 'id' | 
           <p className="dialog-explain" data-testid="trigger-summary">
             {triggerSummary(slot, chosen, check)} The schedule and a pause are overridden; the kill switch and a disabled job are not. Still one run per slot.
           </p>
-          <label className="field" htmlFor={reasonId}>
-            <span className="field-label">
-              Reason <span className="req">required</span>
-            </span>
-            <textarea id={reasonId} name="reason" rows={2} value={reason} data-autofocus placeholder="Why now? (recorded in the audit log)" onChange={(e) => setReason(e.target.value)} onBlur={() => setTouched(true)} aria-invalid={touched && !!reasonError} />
-            {touched && reasonError ? <span className="field-error">{reasonError}</span> : null}
-          </label>
+          <ReasonField value={reason} onChange={setReason} showError={touched} onBlur={() => setTouched(true)} rows={2} placeholder="Why now? (recorded in the audit log)" why={REASON_WHY} />
           {error ? <ErrorBanner error={error} /> : null}
-          <div className="dialog-actions">
-            <button type="button" className="btn" onClick={onClose}>
-              Back
-            </button>
-            <button type="submit" className="btn btn-primary" disabled={busy || !!choices.refused} data-testid="trigger-confirm">
-              {busy ? 'Working…' : slot ? `Run ${slot}` : 'Run'}
-            </button>
-          </div>
+          <DialogButtons onBack={onClose} label={slot ? `Run ${slot}` : 'Run'} busy={busy} disabled={!!choices.refused} testId="trigger-confirm" />
         </form>
       )}
     </Dialog>

@@ -21,13 +21,7 @@ function ReasonOnlyDialog({ task, kind, onClose }: { task: Task; kind: TaskActio
     <ReasonDialog
       title={`${meta.verb} — #${task.id}`}
       testId={`dialog-${kind}`}
-      explain={
-        <>
-          <strong>{task.title}</strong>
-          <br />
-          {meta.explain}
-        </>
-      }
+      explain={<TaskExplain task={task} text={meta.explain} />}
       danger={meta.danger}
       confirmLabel={meta.verb}
       extra={
@@ -60,13 +54,7 @@ function PayloadDialog({ task, kind, onClose }: { task: Task; kind: 'editPayload
     <ReasonDialog
       title={`${meta.label} — #${task.id}`}
       testId={`dialog-${kind}`}
-      explain={
-        <>
-          <strong>{task.title}</strong>
-          <br />
-          {meta.explain}
-        </>
-      }
+      explain={<TaskExplain task={task} text={meta.explain} />}
       confirmLabel={then === 'unblock' ? 'Save and unblock' : meta.verb}
       extra={
         <>
@@ -86,6 +74,17 @@ function PayloadDialog({ task, kind, onClose }: { task: Task; kind: 'editPayload
       onConfirm={(reason) => (parsed.ok ? editTaskPayload(task.id, parsed.payload, reason, then) : Promise.reject(new Error(parsed.error)))}
       onClose={onClose}
     />
+  );
+}
+
+/** Which task a dialog acts on, and what the action does. */
+function TaskExplain({ task, text }: { task: Task; text: string }) {
+  return (
+    <>
+      <strong>{task.title}</strong>
+      <br />
+      {text}
+    </>
   );
 }
 

@@ -1,6 +1,7 @@
 /** Pure logic of the role queues: which column a task sits in, in which order, and what blocks it. */
 import type { RoleSummary } from '../../../src-main/common/console-api';
 import type { Task, TaskStatus } from '../../../src-main/common/model';
+import { parseJsonText } from '../../lib/json-text';
 import { validatePriority } from '../../lib/priority';
 import { roleProblem } from '../../lib/roles';
 import type { TaskActionKind } from '../../store/slices/queues';
@@ -149,12 +150,8 @@ export function payloadText(payload: unknown): string {
 
 /** The edited text as a payload (empty text: no payload), or the JSON error in words. */
 export function parsePayloadText(text: string): { ok: true; payload: unknown } | { ok: false; error: string } {
-  if (!text.trim()) return { ok: true, payload: null };
-  try {
-    return { ok: true, payload: JSON.parse(text) };
-  } catch (e) {
-    return { ok: false, error: `Not valid JSON: ${(e as Error).message}` };
-  }
+  const r = parseJsonText(text);
+  return r.ok ? { ok: true, payload: r.value === undefined ? null : r.value } : r;
 }
 
 /** The role whose queue looks stuck: the oldest claimable task, if it has waited over `thresholdMs`. */
@@ -203,14 +200,9 @@ export function validateCreateTask(f: CreateTaskForm):
     else if (ids.length > 100) errors.dependsOn = 'At most 100 dependencies.';
     else dependsOn = [...new Set(ids)];
   }
-  let payload: unknown;
-  if (f.payload.trim()) {
-    try {
-      payload = JSON.parse(f.payload);
-    } catch (e) {
-      errors.payload = `Not valid JSON: ${(e as Error).message}`;
-    }
-  }
+  const parsed = parseJsonText(f.payload);
+  const payload = parsed.ok ? parsed.value : undefined;
+  if (!parsed.ok) errors.payload = parsed.error;
   if (Object.keys(errors).length) return { ok: false, errors };
   return {
     ok: true,

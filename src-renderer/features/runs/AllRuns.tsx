@@ -3,9 +3,9 @@
  * the days the slots were due (the operator's days). A row opens the slot in its job's ledger.
  */
 import { useEffect, useMemo } from 'react';
-import { RUN_DISPOSITIONS, RUN_STATUSES, type JobSummary, type Run, type RunDisposition, type RunStatus } from '../../../src-main/common/job-schema';
+import { RUN_DISPOSITIONS, RUN_STATUSES, type JobSummary, type Run } from '../../../src-main/common/job-schema';
 import { navigate } from '../../lib/navigation';
-import { Badge } from '../../components/Badge';
+import { SelectField } from '../../components/SelectField';
 import { EmptyState, ErrorBanner, Spinner } from '../../components/States';
 import { Table, type Column } from '../../components/Table';
 import { LocalTime } from '../../components/Time';
@@ -14,6 +14,7 @@ import { dispositionMeta, runErrorView } from '../../lib/run-words';
 import { useActions, useConsole, useWatch } from '../../store/react';
 import type { AllRunsFilter } from '../../store/slices/runs';
 import { allRunsQuery, filterOfAllRunsQuery } from './logic';
+import { OutcomeCell, runLine } from './OutcomeCell';
 
 export function AllRuns({ jobs, query }: { jobs: JobSummary[]; query: Record<string, string> }) {
   useWatch('runs');
@@ -35,17 +36,7 @@ export function AllRuns({ jobs, query }: { jobs: JobSummary[]; query: Record<str
       key: 'outcome',
       header: 'Outcome',
       width: 'minmax(130px, 1fr)',
-      render: (r) => (
-        <div className="two-line">
-          <span>
-            <Badge tone={dispositionMeta(r.disposition).tone}>{dispositionMeta(r.disposition).label}</Badge>
-          </span>
-          <span className="muted small">
-            {r.status}
-            {r.trigger !== 'schedule' ? ` · ${r.trigger === 'manual' ? 'run by hand' : 'caught up'}` : ''}
-          </span>
-        </div>
-      ),
+      render: (r) => <OutcomeCell disposition={r.disposition} detail={runLine(r)} />,
     },
     { key: 'att', header: 'Att.', width: '44px', align: 'right', title: 'attempts (dispatches)', render: (r) => <span className="mono">{r.attempt}</span> },
     { key: 'inst', header: 'Instance', width: 'minmax(90px, 0.8fr)', showFrom: 900, render: (r) => (r.instanceId ? <span className="mono small" title={r.instanceId}>{shortHash(r.instanceId, 14)}</span> : <span className="muted">—</span>) },
@@ -75,39 +66,9 @@ export function AllRuns({ jobs, query }: { jobs: JobSummary[]; query: Record<str
         {all.loading ? <span className="spinner spinner-small" aria-label="loading" /> : null}
       </header>
       <div className="all-runs-filters">
-        <label className="inline-field">
-          <span className="muted small">Job</span>
-          <select name="runs-job" value={query.job ?? ''} onChange={(e) => set({ job: e.target.value })} aria-label="Job">
-            <option value="">every job</option>
-            {jobs.map((j) => (
-              <option key={j.id} value={j.id}>
-                {j.name}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label className="inline-field">
-          <span className="muted small">Status</span>
-          <select name="runs-status" value={filter.status ?? ''} onChange={(e) => set({ status: e.target.value })} aria-label="Status">
-            <option value="">any status</option>
-            {RUN_STATUSES.map((s: RunStatus) => (
-              <option key={s} value={s}>
-                {s}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label className="inline-field">
-          <span className="muted small">Outcome</span>
-          <select name="runs-disposition" value={filter.disposition ?? ''} onChange={(e) => set({ disposition: e.target.value })} aria-label="Outcome">
-            <option value="">any outcome</option>
-            {RUN_DISPOSITIONS.map((d: RunDisposition) => (
-              <option key={d} value={d}>
-                {dispositionMeta(d).label}
-              </option>
-            ))}
-          </select>
-        </label>
+        <SelectField label="Job" name="runs-job" value={query.job ?? ''} anyLabel="every job" options={jobs.map((j) => ({ value: j.id, label: j.name }))} onChange={(v) => set({ job: v })} />
+        <SelectField label="Status" name="runs-status" value={filter.status ?? ''} anyLabel="any status" options={RUN_STATUSES.map((v) => ({ value: v, label: v }))} onChange={(v) => set({ status: v })} />
+        <SelectField label="Outcome" name="runs-disposition" value={filter.disposition ?? ''} anyLabel="any outcome" options={RUN_DISPOSITIONS.map((d) => ({ value: d, label: dispositionMeta(d).label }))} onChange={(v) => set({ disposition: v })} />
         <label className="inline-field">
           <span className="muted small">Due from</span>
           <input type="date" name="runs-from" value={query.from ?? ''} onChange={(e) => set({ from: e.target.value })} aria-label="Due from (your date)" />

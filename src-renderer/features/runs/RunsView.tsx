@@ -27,6 +27,7 @@ import { dispositionMeta, LAYER_VERDICT_META, runErrorView } from '../../lib/run
 import { describeSchedule } from '../../lib/schedule-words';
 import { AllRuns } from './AllRuns';
 import { BucketTable } from './BucketTable';
+import { OutcomeCell, runLine } from './OutcomeCell';
 import { HeatMapPanel } from './HeatMap';
 import { backfillActions, canRequestBackfill, completingBackfill, entryDay, filterLedger, LEDGER_FILTERS, slotTimeline, type LedgerFilter } from './logic';
 import './runs-extra.css';
@@ -189,14 +190,7 @@ function Ledger({
       key: 'disp',
       header: 'Disposition',
       width: 'minmax(130px, 1fr)',
-      render: (e) => (
-        <div className="two-line">
-          <span>
-            <Badge tone={dispositionMeta(e.disposition).tone}>{dispositionMeta(e.disposition).label}</Badge>
-          </span>
-          <span className="muted small">{e.run ? `${e.run.status}${e.run.trigger !== 'schedule' ? ` · ${e.run.trigger.replace('_', ' ')}` : ''}` : e.expected === null ? 'not in the schedule now' : 'no run'}</span>
-        </div>
-      ),
+      render: (e) => <OutcomeCell disposition={e.disposition} detail={e.run ? runLine(e.run) : e.expected === null ? 'not in the schedule now' : 'no run'} />,
     },
     { key: 'att', header: 'Att.', width: '44px', align: 'right', title: 'attempts (dispatches)', render: (e) => (e.run ? <span className="mono">{e.run.attempt}</span> : <span className="muted">—</span>) },
     { key: 'inst', header: 'Instance', width: 'minmax(90px, 0.8fr)', render: (e) => (e.run?.instanceId ? <span className="mono small" title={e.run.instanceId}>{shortHash(e.run.instanceId, 14)}</span> : <span className="muted">—</span>) },

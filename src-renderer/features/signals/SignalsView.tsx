@@ -5,7 +5,7 @@
 import { useMemo, useState, type ChangeEvent } from 'react';
 import type { Signal } from '../../../src-main/common/model';
 import { navigate, useViewRoute } from '../../lib/navigation';
-import { Dialog, ReasonDialog } from '../../components/Dialog';
+import { Dialog, DialogButtons, ReasonDialog, ReasonField, reasonProblem } from '../../components/Dialog';
 import { EmptyState, ErrorBanner, Spinner } from '../../components/States';
 import { Table, type Column } from '../../components/Table';
 import { LocalTime } from '../../components/Time';
@@ -148,7 +148,7 @@ export function SetSignalDialog({ initial, names, onClose }: { initial: Partial<
   const [error, setError] = useState<UiError | null>(null);
   const v = validateSetSignal(form);
   const errors = v.ok ? {} : v.errors;
-  const reasonError = reason.trim() ? null : 'A reason is required: it is written to the audit log.';
+  const reasonError = reasonProblem(reason);
   const bind = (k: keyof SetSignalForm) => ({
     name: `signal-${k}`,
     value: form[k],
@@ -197,22 +197,9 @@ export function SetSignalDialog({ initial, names, onClose }: { initial: Partial<
           <textarea {...bind('value')} rows={2} className="mono" placeholder='{"rows": 1200}' />
           {submitted && errors.value ? <span className="field-error">{errors.value}</span> : null}
         </label>
-        <label className="field">
-          <span className="field-label">
-            Reason <span className="req">required</span>
-          </span>
-          <textarea name="reason" rows={2} value={reason} onChange={(e) => setReason(e.target.value)} placeholder="Why? (recorded in the audit log)" aria-invalid={submitted && !!reasonError} data-autofocus={initial.name ? true : undefined} />
-          {submitted && reasonError ? <span className="field-error">{reasonError}</span> : null}
-        </label>
+        <ReasonField value={reason} onChange={setReason} showError={submitted} rows={2} autoFocus={!!initial.name} />
         {error ? <ErrorBanner error={error} /> : null}
-        <div className="dialog-actions">
-          <button type="button" className="btn" onClick={onClose}>
-            Back
-          </button>
-          <button type="submit" className="btn btn-primary" disabled={busy} data-testid="signal-set-confirm">
-            {busy ? 'Setting…' : 'Set signal'}
-          </button>
-        </div>
+        <DialogButtons onBack={onClose} label="Set signal" busy={busy} busyLabel="Setting…" testId="signal-set-confirm" />
       </form>
     </Dialog>
   );

@@ -5,6 +5,7 @@
 import type { JobSummary } from '../../../src-main/common/job-schema';
 import type { Signal } from '../../../src-main/common/model';
 import { signalKey, signalName } from '../../../src-main/common/schemas';
+import { parseJsonText } from '../../lib/json-text';
 
 export interface SignalWaiter {
   jobId: string;
@@ -51,14 +52,9 @@ export function validateSetSignal(f: SetSignalForm): { ok: true; value: { name: 
   const key = f.key.trim();
   if (!key) errors.key = 'For which business key? Usually a date such as 2026-12-01.';
   else if (!signalKey.safeParse(key).success) errors.key = 'At most 200 characters, and no control characters.';
-  let value: unknown;
-  if (f.value.trim()) {
-    try {
-      value = JSON.parse(f.value);
-    } catch (e) {
-      errors.value = `Not valid JSON: ${(e as Error).message}`;
-    }
-  }
+  const parsed = parseJsonText(f.value);
+  const value = parsed.ok ? parsed.value : undefined;
+  if (!parsed.ok) errors.value = parsed.error;
   if (Object.keys(errors).length) return { ok: false, errors };
   return { ok: true, value: { name, key, ...(value === undefined ? {} : { value }) } };
 }

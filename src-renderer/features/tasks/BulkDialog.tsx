@@ -2,15 +2,17 @@
  * One action over many tasks: what it will do and to how many, one reason (and the priority),
  * then its progress chunk by chunk — stoppable between chunks — and what it left alone.
  */
-import { useId, useState, type FormEvent } from 'react';
+import { useState, type FormEvent } from 'react';
 import type { BulkTaskAction } from '../../../src-main/common/model';
-import { Dialog } from '../../components/Dialog';
+import { Dialog, DialogButtons, ReasonField, reasonProblem } from '../../components/Dialog';
 import { ErrorBanner, ProgressBar } from '../../components/States';
 import { formatCount } from '../../lib/format';
 import { useActions, useConsole } from '../../store/react';
 import type { BulkSelection } from '../../store/slices/tasks';
 import { validatePriority } from '../../lib/priority';
 import { appliesToWords, BULK_META, bulkFraction, skippedReasons } from './logic';
+
+const REASON_WHY = 'it is written to the audit log of every task it changes';
 
 export function BulkDialog({
   action,
@@ -37,9 +39,8 @@ export function BulkDialog({
   const [reason, setReason] = useState('');
   const [priority, setPriority] = useState('0');
   const [touched, setTouched] = useState(false);
-  const reasonId = useId();
   const trimmed = reason.trim();
-  const reasonError = trimmed ? (trimmed.length > 2000 ? 'At most 2000 characters.' : null) : 'A reason is required: it is written to the audit log of every task it changes.';
+  const reasonError = reasonProblem(reason, REASON_WHY);
   const priorityError = action === 'reprioritise' ? validatePriority(priority) : null;
   const what = `${sizeExact ? '' : 'at least '}${formatCount(size)} task${size === 1 ? '' : 's'}`;
 
@@ -117,32 +118,9 @@ export function BulkDialog({
             {touched && priorityError ? <span className="field-error">{priorityError}</span> : null}
           </label>
         ) : null}
-        <label className="field" htmlFor={reasonId}>
-          <span className="field-label">
-            Reason <span className="req">required</span>
-          </span>
-          <textarea
-            id={reasonId}
-            name="reason"
-            rows={3}
-            value={reason}
-            data-autofocus
-            placeholder="Why? (recorded in the audit log of each task)"
-            onChange={(e) => setReason(e.target.value)}
-            onBlur={() => setTouched(true)}
-            aria-invalid={touched && !!reasonError}
-          />
-          {touched && reasonError ? <span className="field-error">{reasonError}</span> : null}
-        </label>
+        <ReasonField value={reason} onChange={setReason} showError={touched} onBlur={() => setTouched(true)} placeholder="Why? (recorded in the audit log of each task)" why={REASON_WHY} />
         {bulk?.status === 'running' ? <p className="field-error">Another bulk action is still running; wait for it or stop it first.</p> : null}
-        <div className="dialog-actions">
-          <button type="button" className="btn" onClick={onClose}>
-            Back
-          </button>
-          <button type="submit" className={`btn ${meta.danger ? 'btn-danger' : 'btn-primary'}`} disabled={bulk?.status === 'running'} data-testid="bulk-confirm">
-            {meta.verb.split(' ')[0]} {what}
-          </button>
-        </div>
+        <DialogButtons onBack={onClose} label={`${meta.verb.split(' ')[0]} ${what}`} danger={meta.danger} disabled={bulk?.status === 'running'} testId="bulk-confirm" />
       </form>
     </Dialog>
   );

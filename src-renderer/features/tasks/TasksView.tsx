@@ -7,6 +7,7 @@ import { useEffect, useMemo, useState } from 'react';
 import { TASK_STATUSES, type BulkTaskAction, type Task } from '../../../src-main/common/model';
 import { navigate, useViewRoute } from '../../lib/navigation';
 import { TaskStatusBadge } from '../../components/Badge';
+import { SelectField } from '../../components/SelectField';
 import { EmptyState, ErrorBanner, ProgressBar, Spinner } from '../../components/States';
 import { Table, type Column } from '../../components/Table';
 import { RelativeTime } from '../../components/Time';
@@ -128,29 +129,15 @@ export function TasksView() {
             if (e.key === 'Enter') navigate('tasks', null, routeFromFilter({ ...filter, q: text.trim() }));
           }}
         />
-        <label className="inline-field">
-          <span className="muted small">Role</span>
-          <select name="tasks-role" value={filter.role ?? ''} onChange={(e) => setField({ role: e.target.value || undefined })} aria-label="Role">
-            <option value="">every role</option>
-            {filter.role && !roleNames.includes(filter.role) ? <option value={filter.role}>{filter.role}</option> : null}
-            {roleNames.map((r) => (
-              <option key={r} value={r}>
-                {r}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label className="inline-field">
-          <span className="muted small">Status</span>
-          <select name="tasks-status" value={filter.status ?? ''} onChange={(e) => setField({ status: (e.target.value || undefined) as typeof filter.status })} aria-label="Status">
-            <option value="">any status</option>
-            {TASK_STATUSES.map((s) => (
-              <option key={s} value={s}>
-                {TASK_STATUS_LABEL[s].toLowerCase()}
-              </option>
-            ))}
-          </select>
-        </label>
+        <SelectField label="Role" name="tasks-role" value={filter.role ?? ''} anyLabel="every role" options={roleNames.map((r) => ({ value: r, label: r }))} onChange={(v) => setField({ role: v || undefined })} />
+        <SelectField
+          label="Status"
+          name="tasks-status"
+          value={filter.status ?? ''}
+          anyLabel="any status"
+          options={TASK_STATUSES.map((v) => ({ value: v, label: TASK_STATUS_LABEL[v].toLowerCase() }))}
+          onChange={(v) => setField({ status: (v || undefined) as typeof filter.status })}
+        />
         <span className="muted small" data-testid="tasks-total" aria-live="polite">
           {total ? `${total.exact ? '' : 'at least '}${formatCount(total.count)} task${total.count === 1 ? '' : 's'} match` : list.loading ? 'searching…' : ''}
         </span>
