@@ -205,13 +205,16 @@ describe('a day of work: seeded by real agents', () => {
   }, 120_000);
 });
 
-const VIEWS: Array<{ name: string; hash: () => string; ready: string }> = [
+/** A view, and for a dialog the clicks that open it on that view (closed again with Escape, nothing sent). */
+const VIEWS: Array<{ name: string; hash: () => string; ready: string; dialog?: { clicks: string[]; ready: string } }> = [
   { name: 'dashboard', hash: () => '#/dashboard', ready: '[data-testid="chart-throughput"] .recharts-bar-rectangle' },
   { name: 'queues', hash: () => '#/queues/dev', ready: '[data-testid="column-done"] [data-testid^="task-"]' },
   { name: 'queues-task', hash: () => `#/queues/pm?task=${heldTask}`, ready: '[data-testid="task-detail"] .badge' },
+  { name: 'retry-with-changes', hash: () => `#/queues/builder?task=${daily.failedTask}`, ready: '[data-testid="action-retryWithChanges"]', dialog: { clicks: ['[data-testid="action-retryWithChanges"]'], ready: '[data-testid="dialog-retryWithChanges"] textarea[name="payload"]' } },
   { name: 'locks', hash: () => '#/locks', ready: '[data-testid="expired-cards"] .xcard' },
   { name: 'instances', hash: () => '#/instances', ready: '[data-testid="instances-table"] [data-row-key]' },
   { name: 'jobs', hash: () => '#/jobs', ready: '[data-testid="jobs-table"] [data-row-key]' },
+  { name: 'trigger-now', hash: () => '#/jobs', ready: '[data-testid="jobs-table"] [data-row-key]', dialog: { clicks: ['[data-testid="trigger-daily-report"]'], ready: '[data-testid="trigger-summary"]' } },
   { name: 'job-editor', hash: () => `#/jobs/${jobId}`, ready: '[data-testid="view-job-editor"] [data-testid="preview-item"]' },
   { name: 'runs', hash: () => `#/runs/${jobId}`, ready: '[data-testid="ledger-table"] [data-row-key]' },
   { name: 'runs-frequent', hash: () => `#/runs/${daily.frequentJob}`, ready: '[data-testid="ledger-days"]' },
@@ -220,7 +223,9 @@ const VIEWS: Array<{ name: string; hash: () => string; ready: string }> = [
   { name: 'why', hash: () => `#/why/${jobId}`, ready: '[data-testid="why-verdict"]' },
   { name: 'why-signal', hash: () => `#/why/${daily.readyJob}?at=${encodeURIComponent(new Date(Date.now() + 86_400_000).toISOString())}`, ready: '[data-testid="why-fixes"]' },
   { name: 'tasks', hash: () => '#/tasks?q=billing%20ledger', ready: '[data-testid="tasks-table"] [data-row-key]' },
+  { name: 'tasks-bulk', hash: () => '#/tasks?q=billing%20ledger', ready: '[data-testid="tasks-table"] [data-row-key]', dialog: { clicks: ['[data-testid="tasks-pick-all"]', '[data-testid="bulk-reprioritise"]'], ready: '[data-testid="dialog-bulk-reprioritise"]' } },
   { name: 'signals', hash: () => '#/signals', ready: '[data-testid="signals-table"] [data-row-key]' },
+  { name: 'signal-set', hash: () => '#/signals', ready: '[data-testid="signals-table"] [data-row-key]', dialog: { clicks: ['[data-testid="signal-set-open"]'], ready: '[data-testid="dialog-signal-set"]' } },
   { name: 'calendars', hash: () => '#/calendars/cn-workdays', ready: '[data-testid="calendar-editor"]' },
   { name: 'audit', hash: () => '#/audit', ready: '[data-testid="audit-row"]' },
   { name: 'settings', hash: () => '#/settings', ready: '[data-testid="kill-switch-panel"]' },
@@ -236,6 +241,8 @@ describe.each([
       const problems: string[] = [];
       for (const v of VIEWS) {
         await go(page, v.hash(), v.ready);
+        for (const c of v.dialog?.clicks ?? []) await page.click(c);
+        if (v.dialog) await page.waitForSelector(v.dialog.ready);
         await page.waitForTimeout(150); // let live refreshes settle before the picture
         await snap(page, `views/${width}x${height}-${theme}-${v.name}`);
         for (const f of await axeFindings(page)) problems.push(`${v.name}: axe ${f.impact} ${f.id} (${f.help}): ${f.nodes.join(' | ')}`);
@@ -244,6 +251,10 @@ describe.each([
         const text = (await page.textContent('main')) ?? '';
         if (/SPEC|§/.test(text)) problems.push(`${v.name}: says "SPEC §"`);
         if (v.name !== 'settings' && /\bP[1-5]\b/.test(text)) problems.push(`${v.name}: a bare rule id (${/\bP[1-5]\b/.exec(text)![0]})`);
+        if (v.dialog) {
+          await page.keyboard.press('Escape');
+          await page.waitForSelector('[role="dialog"]', { state: 'detached' });
+        }
       }
       await page.context().close();
       expect(problems).toEqual([]);
