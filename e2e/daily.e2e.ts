@@ -499,6 +499,9 @@ describe('daily work at 1024×700', () => {
     await page.click('[data-testid="ledger-hours"] [data-row-key]');
     await page.waitForSelector('[data-testid="ledger-table"] [data-row-key]');
     expect((await page.$$('[data-testid="ledger-table"] [data-row-key]')).length).toBeLessThanOrEqual(60);
+    // The job is disabled: its slots due since read as skipped, not as runs that went missing.
+    expect(await page.textContent('[data-testid="ledger-table"]')).toContain('skipped: disabled');
+    expect(await page.textContent('[data-testid="ledger-table"]')).not.toContain('no run recorded');
     expect(await page.textContent('[data-testid="ledger-crumbs"]')).toMatch(/every day.*›.*›/);
     await snap(page, 'daily-10-frequent-hour');
     expect(errors).toEqual([]);

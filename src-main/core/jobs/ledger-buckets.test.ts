@@ -30,6 +30,33 @@ describe('the ledger before a job existed', () => {
   });
 });
 
+describe('the ledger of a disabled job', () => {
+  it('a slot that fell due while the job was disabled reads "skipped: disabled", not "no run recorded"', () => {
+    core = makeTestCore(); // now: Monday 2026-11-30 08:00 UTC
+    const id = core.jobs.create({ name: 'idle', role: 'etl', schedule: { cron: '0 9 * * *', timezone: 'UTC' } }, who).job.id;
+    core.clock.advance(24 * 3_600_000); // Tuesday 08:00: Monday's slot was due while enabled, and nothing ran it here
+    core.jobs.setEnabled(id, false, { reason: 'retired', actor: 'operator:test' });
+    core.clock.advance(48 * 3_600_000); // Thursday 08:00: Tuesday's and Wednesday's slots fell due while disabled
+    const l = core.jobs.ledger(id, { from: '2026-11-30T00:00:00.000Z', to: '2026-12-04T00:00:00.000Z' });
+    expect(l.items.map((e) => [e.slot, e.disposition])).toEqual([
+      ['2026-11-30', 'not_evaluated'],
+      ['2026-12-01', 'skipped_disabled'],
+      ['2026-12-02', 'skipped_disabled'],
+      ['2026-12-03', 'scheduled'],
+    ]);
+    const days = core.jobs.ledgerBuckets(id, { from: '2026-11-30T00:00:00.000Z', to: '2026-12-04T00:00:00.000Z' });
+    expect(days.buckets.map((b) => b.counts)).toEqual([{ not_evaluated: 1 }, { skipped_disabled: 1 }, { skipped_disabled: 1 }, { scheduled: 1 }]);
+  });
+
+  it('a job created disabled: every slot due since reads "skipped: disabled"', () => {
+    core = makeTestCore();
+    const id = core.jobs.create({ name: 'off', role: 'etl', schedule: { cron: '0 * * * *', timezone: 'UTC' }, enabled: false }, who).job.id;
+    core.clock.advance(3 * 3_600_000 + 1); // 11:00 and a moment
+    const l = core.jobs.ledger(id, { from: '2026-11-30T07:00:00.000Z', to: '2026-11-30T13:00:00.000Z' });
+    expect(l.items.map((e) => e.disposition)).toEqual(['before_job', 'skipped_disabled', 'skipped_disabled', 'skipped_disabled', 'skipped_disabled', 'scheduled']);
+  });
+});
+
 describe('the ledger by day and hour', () => {
   it('counts every slot of a range once per local day, by disposition', () => {
     core = makeTestCore();
