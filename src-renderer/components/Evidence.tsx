@@ -1,4 +1,4 @@
-import { evidenceRows } from '../lib/evidence';
+import { evidenceLabel, evidenceRows } from '../lib/evidence';
 import { LocalTime } from './Time';
 
 /** The evidence a verdict recorded, as label/value rows (Why and the run detail); instants in local time, ISO on hover. */
@@ -9,7 +9,7 @@ export function Evidence({ evidence }: { evidence: unknown }) {
     <dl className="evidence" data-testid="evidence">
       {rows.map((r) => (
         <div key={r.key} className="evidence-row">
-          <dt>{r.key}</dt>
+          <dt title={r.key}>{evidenceLabel(r.key)}</dt>
           <dd className="mono">{r.instant ? <LocalTime at={r.instant} /> : r.value}</dd>
         </div>
       ))}

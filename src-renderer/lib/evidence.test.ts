@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { evidenceRows, splitInstants } from './evidence';
+import { evidenceLabel, evidenceRows, splitInstants } from './evidence';
 
 describe('evidence rows', () => {
   it('flattens evidence one level', () => {
@@ -13,6 +13,10 @@ describe('evidence rows', () => {
     ]);
     expect(evidenceRows(null)).toEqual([]);
     expect(evidenceRows('x')).toEqual([{ key: 'value', value: '"x"' }]);
+  });
+
+  it('reads keys as words', () => {
+    expect(['window.opensAt', 'setNow', 'businessDate', 'dayType', 'slot', 'run_id', 'maxAgeS', 'elapsedMs', 'status'].map(evidenceLabel)).toEqual(['window · opens at', 'set now', 'business date', 'day type', 'slot', 'run id', 'max age (s)', 'elapsed (ms)', 'status']);
   });
 
   it('marks instants, in the rows and inside reasons, to show them in local time', () => {

@@ -49,3 +49,18 @@ export function evidenceRows(evidence: unknown): EvidenceRow[] {
   }
   return out;
 }
+
+/** An evidence key in words (`window.opensAt` → "window · opens at", `setNow` → "set now", `timeoutS` → "timeout (s)"); the key itself stays on hover. */
+export function evidenceLabel(key: string): string {
+  return key
+    .split('.')
+    .map((part) =>
+      part
+        .replace(/([a-z])Ms$/, '$1 (ms)')
+        .replace(/([a-z])S$/, '$1 (s)')
+        .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
+        .replace(/_/g, ' ')
+        .toLowerCase(),
+    )
+    .join(' · ');
+}
