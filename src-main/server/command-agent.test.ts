@@ -164,6 +164,28 @@ describe.skipIf(!posix)('gaffer agent against a real Gaffer', () => {
     expect(b.log.join('')).not.toContain('line 300');
   });
 
+  it('caps are Gaffer\'s: past Settings\' lines per attempt one "truncated" marker is stored, nothing after; --max-log-lines is a lower cap of the agent\'s own', async () => {
+    const g = await gaffer();
+    g.core.logs.setSettings({ maxLinesPerAttempt: 100 }, { actor: 'test', reason: 'small caps' });
+    const script = "for (let i = 1; i <= 500; i++) console.log('line ' + i)";
+    const server = g.createTask('chatty', {}, { priority: 2 }).id;
+    const own = g.createTask('chatty, with a budget of the agent\'s own', {}, { priority: 1 }).id;
+    const a = startAgent(g, ['--max-tasks', '1'], [node, '-e', script]);
+    expect(await a.exit).toBe(0);
+    const capped = await logsOf(g, 'tasks', server);
+    expect(capped).toHaveLength(100);
+    expect(capped.slice(0, 99).map((l) => l.text)).toEqual(Array.from({ length: 99 }, (_, i) => `line ${i + 1}`));
+    expect(capped.filter((l) => l.marker === 'truncated')).toEqual([expect.objectContaining({ stream: 'agent', text: expect.stringMatching(/^log truncated/) })]);
+    expect(g.task(server)).toMatchObject({ status: 'done', note: 'exit 0 (done)' });
+
+    const b = startAgent(g, ['--max-tasks', '1', '--max-log-lines', '20'], [node, '-e', script]);
+    expect(await b.exit).toBe(0);
+    const lines = await logsOf(g, 'tasks', own);
+    expect(lines.filter((l) => l.stream === 'stdout')).toHaveLength(20);
+    expect(lines.filter((l) => l.text.startsWith('output truncated: '))).toHaveLength(1);
+    expect(g.task(own).note).toBe("exit 0 (done); output truncated (over the agent's log limit)");
+  });
+
   it('tasks: the environment, stdin, the payload and output files; the child never sees a token', async () => {
     const g = await gaffer();
     const cwd = fs.mkdtempSync(path.join(os.tmpdir(), 'gaffer-cwd-'));
