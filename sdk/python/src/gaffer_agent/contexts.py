@@ -49,9 +49,12 @@ class _Telemetered:
 
     _telemetry: Telemetry
 
-    def log(self, text: str, *, level: str = "info", stream: str = "agent") -> None:
-        """A log line (sent in batches; the operator reads it beside the task or run)."""
-        self._telemetry.log(text, level=level, stream=stream)
+    def log(self, text: str, *, level: str = "info", stream: str = "agent") -> "asyncio.Future[None]":
+        """A log line of this attempt (numbered and sent in batches, resent until Gaffer has it; the
+        operator reads it beside the task or run). Returns a future: ``await`` it to log at the pace
+        Gaffer takes lines (it is done at once unless 20 000 lines wait); without awaiting, lines
+        logged far faster than they can be sent are dropped past 100 000 waiting (counted)."""
+        return self._telemetry.log(text, level=level, stream=stream)
 
     def usage(self, *, input_tokens: Optional[int] = None, output_tokens: Optional[int] = None, cost_usd: Optional[float] = None, model: Optional[str] = None) -> None:
         """Adds model usage (increments; summed by Gaffer, which may stop work past its budget)."""

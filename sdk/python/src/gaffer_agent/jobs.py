@@ -1,9 +1,11 @@
 """Job runs and prechecks for one agent (the agent.py invariants 3 and 6, for jobs).
 
 A ``job_trigger`` is acknowledged (``run_started``) before the handler runs; each ``ctx.step`` is
-recorded before it returns; the result (``run_result``) is sent once, after the log/usage batch —
-unless Gaffer cancelled the run (``run_cancelled``), after which nothing more is sent. At the
-deadline the handler is cancelled and the run reported ``failed``/``retryable``.
+recorded before it returns; the result (``run_result``) is sent once, after the log lines and usage
+— unless Gaffer cancelled the run (``run_cancelled``), after which nothing more is sent. At the
+deadline the handler is cancelled and the run reported ``failed``/``retryable``. Checkpoints and
+results lost to a connection blip, or refused as ``rate_limited`` / ``unavailable``, are sent
+again (retry.py).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable, Dict, List, Optional
 from .contexts import JobContext, Signal, call_handler
 from .errors import AgentClosingError, ConnectionLostError, GafferSdkError, RunCancelledError, error_class_of, error_message, output_of
 from .models import JobTrigger, PrecheckAnswer, PrecheckRequest
+from .retry import paused_after_refusal
 from .telemetry import Telemetry
 
 if TYPE_CHECKING:
@@ -86,14 +89,18 @@ class Jobs:
                 run.handler.cancel()
 
     async def _persistent(self, type_: str, fields: Dict[str, Any]) -> Any:
-        """A request repeated across connection blips (checkpoints and results)."""
-        for attempt in range(1, 6):
+        """A request repeated across connection blips and "try later" refusals (checkpoints and results)."""
+        attempt = 0
+        while True:
+            attempt += 1
             try:
                 return await self._request(type_, fields)
             except ConnectionLostError:
-                if attempt == 5:
+                if attempt >= 5:
                     raise
-        return None
+            except GafferSdkError as e:
+                if not await paused_after_refusal(e, attempt):
+                    raise
 
     async def run(self, trigger: JobTrigger) -> None:
         job = self._job
@@ -108,6 +115,7 @@ class Jobs:
         run = _Run()
         self._runs[run_id] = run
         deadline_timer: Optional[asyncio.TimerHandle] = None
+        telemetry: Optional[Telemetry] = None
         try:
             try:
                 await self._request("run_started", {"runId": run_id})
@@ -147,6 +155,8 @@ class Jobs:
         finally:
             if deadline_timer is not None:
                 deadline_timer.cancel()
+            if telemetry is not None:
+                telemetry.stop("the run finished")
             self._runs.pop(run_id, None)
             run.done.set()
 
