@@ -9,18 +9,18 @@
  *    agent's own budget when one is set; `::gaffer::` lines (either stream) are control messages,
  *    never log lines, and are handled even after that budget is spent. With an adapter, stdout
  *    lines it recognises become its readable lines.
- * 5. Back-pressure: while the SDK holds more lines than it lets in (Gaffer is behind, or the
- *    connection is down), the pipe they came from is not read, so the command waits on its own
- *    writes instead of the agent's memory growing. Once the group is gone, what is left in the
- *    pipes is read without waiting (it is bounded) so the attempt can end.
- * 6. Usage increments (`::gaffer::` usage, adapters) go to Gaffer as they come (usage.ts); the
- *    attempt ends only after they were sent, so they land before the report or result.
  * 3. Steps are recorded in the order printed, one at a time; the attempt's end waits for the last
  *    one, so a run's result is never sent before its checkpoints. A step that cannot be recorded
  *    stops the child (taken away if the server says the work is no longer ours).
  * 4. Taking the work away (`signal`), the `--timeout-s` limit and `interrupt('shutdown')` end the
  *    child's whole process group: SIGTERM, SIGKILL after `killAfterMs`. The first of them decides
  *    the ending; a later one changes nothing.
+ * 5. Back-pressure: while the SDK holds more lines than it lets in (Gaffer is behind, or the
+ *    connection is down), the pipe they came from is not read, so the command waits on its own
+ *    writes instead of the agent's memory growing. Once the group is gone, what is left in the
+ *    pipes is read without waiting (it is bounded) so the attempt can end.
+ * 6. Usage increments (`::gaffer::` usage, adapters) go to Gaffer as they come (usage.ts); the
+ *    attempt ends only after they were sent, so they land before the report or result.
  */
 import fs from 'node:fs';
 import path from 'node:path';
