@@ -212,7 +212,7 @@ class Agent:
         payload: Any = None,
         depends_on: Optional[List[int]] = None,
         idempotency_key: Optional[str] = None,
-    ) -> "tuple[Task, bool]":
+    ) -> tuple[Task, bool]:
         """Creates a task (default: this agent's role); returns ``(task, replayed)``."""
         fields: Dict[str, Any] = {"title": title, "role": role or self.role}
         for key, value in (("priority", priority), ("payload", payload), ("dependsOn", depends_on), ("idempotencyKey", idempotency_key)):

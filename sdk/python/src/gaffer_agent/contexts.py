@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from typing import TYPE_CHECKING, Any, Awaitable, Callable, List, Optional, Set, Union
+from typing import Any, Awaitable, Callable, List, Optional, Set, Union
 
 from .models import Approval, JobTrigger, Task
+from .ports import AgentHandle
 from .telemetry import Telemetry
-
-if TYPE_CHECKING:
-    from .agent import Agent
 
 
 async def call_handler(fn: Callable[..., Any], *args: Any) -> Any:
@@ -66,7 +64,7 @@ class WorkTask(_Telemetered):
     ``previously_expired`` as on the task; ``fence`` and ``expires_at`` of the current lock
     (``expires_at`` moves with each renewal); ``signal``; ``log`` / ``usage`` (batched)."""
 
-    def __init__(self, task: Task, fence: int, expires_at: str, signal: Signal, telemetry: Telemetry, agent: "Agent") -> None:
+    def __init__(self, task: Task, fence: int, expires_at: str, signal: Signal, telemetry: Telemetry, agent: AgentHandle) -> None:
         self.task = task
         self.id: int = task.id
         self.title: str = task.title
@@ -103,7 +101,7 @@ class JobContext(_Telemetered):
         telemetry: Telemetry,
         checkpoint: Callable[[str, Optional[str]], Awaitable[None]],
         on_step: Callable[[str, bool], None],
-        agent: "Agent",
+        agent: AgentHandle,
     ) -> None:
         self.trigger_push = trigger
         t = trigger

@@ -13,16 +13,14 @@ from __future__ import annotations
 import asyncio
 import logging
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any, Awaitable, Callable, Dict, List, Optional, Union
+from typing import Any, Awaitable, Callable, Dict, List, Optional, Union
 
 from .contexts import JobContext, Signal, call_handler
 from .errors import AgentClosingError, ConnectionLostError, GafferSdkError, RunCancelledError, error_class_of, error_message, output_of
 from .models import JobTrigger, PrecheckAnswer, PrecheckRequest
+from .ports import AgentHandle
 from .retry import paused_after_refusal
 from .telemetry import Telemetry
-
-if TYPE_CHECKING:
-    from .agent import Agent
 
 log = logging.getLogger("gaffer_agent")
 
@@ -40,7 +38,7 @@ class _Run:
 
 
 class Jobs:
-    def __init__(self, agent: "Agent", request: Request, emit: Callable[[str, Dict[str, Any]], None], stop: asyncio.Event, flush_every: float) -> None:
+    def __init__(self, agent: AgentHandle, request: Request, emit: Callable[[str, Dict[str, Any]], None], stop: asyncio.Event, flush_every: float) -> None:
         self._agent = agent
         self._request = request
         self._emit = emit
