@@ -96,12 +96,17 @@ describe('one owner of an offer', () => {
     expect(runRows).toEqual([['run.claim', 'run.dispatch', 'trigger.offer'], ['run.start'], ['run.succeed']]);
   });
 
-  it('many slots due at once are spread over the instances by load in the transaction that offers them', async () => {
+  it('many slots due at once are claimed, dispatched and offered in one transaction, spread over the instances by load', async () => {
     h = await start();
     const fleet = [await h.agent('reporter', hang, 'a'), await h.agent('reporter', hang, 'b'), await h.agent('reporter', hang, 'c')];
     for (let i = 0; i < 6; i++) h.createJob({ ...JOB, name: `r${i}` });
+    await h.advanceTo('2026-11-30T00:59:00.000Z');
+    const commits = commitsOf(h.core);
     await h.advanceTo(DUE);
     await until(() => fleet.every((a) => a.triggers.length === 2), 'two triggers each');
+    const burst = commits.filter((c) => c.includes('run.claim'));
+    expect(burst).toHaveLength(1);
+    for (const type of ['run.claim', 'run.dispatch', 'trigger.offer']) expect(burst[0]!.filter((t) => t === type)).toHaveLength(6);
   });
 
   it('a lost session moves the offer on at once; with nobody left online it waits, and a hello gets it at once (no retry spent)', async () => {
