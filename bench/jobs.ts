@@ -9,6 +9,7 @@
  *    for every shape the server process's CPU per 1 000 triggers (a steadier figure than the wall
  *    latency on a loaded machine);
  *    for the burst shapes also the last trigger of each burst (its median and worst over the bursts);
+ *  - the route of one trigger (bench/trigger-route.ts): calls and files timer → ws.send, transactions;
  *  - slot computation: a year of slots of a daily job with a business calendar (and, for scale,
  *    a year of a 5-minute job), median of runs.
  * Run: npx tsx bench/jobs.ts   (GAFFER_BENCH_JOBS_SECONDS=30 sets the measuring time per shape)
@@ -23,6 +24,7 @@ import { fileURLToPath } from 'node:url';
 import { createCore, type Core } from '../src-main/core/create-core';
 import { expectedSlots } from '../src-main/core/jobs/schedule';
 import { attachAgentSocket } from '../src-main/server/agent-socket';
+import { measureTriggerRoute, printTriggerRoute } from './trigger-route';
 import { benchDir, machineInfo, median, percentile, printTable } from './util';
 
 const SECONDS = Number(process.env.GAFFER_BENCH_JOBS_SECONDS ?? 30);
@@ -285,6 +287,11 @@ export async function runJobsBench(): Promise<Record<string, number>> {
     });
   }
   printTable(`Trigger latency: due instant → job_trigger received by an agent process over ws (real clock, ${AGENTS} agent processes, ${SECONDS} s each)`, rows);
+  const route = await measureTriggerRoute();
+  printTriggerRoute(route);
+  figures.routeCallsToSend = route.callsToSend;
+  figures.routeCoreFilesToSend = route.coreFilesToSend;
+  figures.routeTransactionsPerTrigger = route.transactions;
   const s = slotComputation();
   figures.yearDailyCalendarMs = s.dailyCalendarMs;
   figures.yearFiveMinuteMs = s.fiveMinMs;
