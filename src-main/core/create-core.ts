@@ -26,6 +26,8 @@ import { AuditQuery } from './audit/audit-query';
 import { Signals } from './signals/signals';
 import { createJobs, type JobService } from './jobs';
 import { GapDetector } from './time/gap-detector';
+import { createAttention, type Attention, type Inbox } from './inbox';
+import type { WebhookOptions } from './notify/webhooks';
 
 export interface CoreOptions {
   clock?: Clock;
@@ -43,6 +45,8 @@ export interface CoreOptions {
   hub?: HubOptions;
   /** Group commit tuning (batch cap); `{ maxBatch: 1 }` turns batching off, for comparison. */
   groupCommit?: GroupCommitOptions;
+  /** Outbound webhook requests (timeout, user agent). */
+  webhooks?: WebhookOptions;
 }
 
 export interface Core {
@@ -70,6 +74,10 @@ export interface Core {
   readonly jobs: JobService;
   /** Notices stalls, sleeps and clock steps once, and has every deadline shifted (`gaps.check()` on power resume). */
   readonly gaps: GapDetector;
+  /** The operator's attention: inbox, its checks, notification settings and webhook deliveries. */
+  readonly attention: Attention;
+  /** `attention.inbox`: everything that needs the operator. */
+  readonly inbox: Inbox;
   readonly logger: Logger;
   /** Starts timers (watchdog). Separate from construction so tests can drive sweeps by hand. */
   start(): void;
@@ -123,6 +131,7 @@ export function createCore(opts: CoreOptions = {}): Core {
   const auditQuery = new AuditQuery(db);
   const signals = new Signals(ctx);
   const jobs = createJobs({ ctx, hub, signals, instances, logger });
+  const attention = createAttention({ ctx, logger, calendarOf: (id) => jobs.repo.scheduleCalendar(id), ...(opts.webhooks ? { webhooks: opts.webhooks } : {}) });
   let closed = false;
   let graceSweep: TimerHandle | undefined;
 
@@ -145,6 +154,8 @@ export function createCore(opts: CoreOptions = {}): Core {
     signals,
     jobs,
     gaps,
+    attention,
+    inbox: attention.inbox,
     logger,
     start() {
       // Sockets from a previous run are gone: their instances get the reconnect grace to resume
@@ -161,12 +172,14 @@ export function createCore(opts: CoreOptions = {}): Core {
         }
       }, config.reconnectGraceS * 1000 + 1);
       jobs.start();
+      attention.start();
     },
     close() {
       if (closed) return;
       closed = true;
       gaps.stop();
       watchdog.stop();
+      attention.stop();
       jobs.stop();
       hub.close();
       committer.close();

@@ -360,4 +360,65 @@ export const MIGRATIONS: Migration[] = [
       if (!columns.some((c) => c.name === 'trace_id')) db.exec('ALTER TABLE tasks ADD COLUMN trace_id TEXT');
     },
   },
+  {
+    name: '010_inbox_and_webhooks',
+    sql: `
+      -- Everything that needs the operator (PROTOCOL §8), with a lifecycle: open -> acked, or
+      -- snoozed until a time and open again. An open item absorbs later occurrences of the same
+      -- kind and subject (count), so a long sleep raises one item per job, not one per slot.
+      CREATE TABLE inbox_items (
+        id INTEGER PRIMARY KEY,
+        kind TEXT NOT NULL,
+        severity TEXT NOT NULL CHECK (severity IN ('critical','warning','info')),
+        subject TEXT NOT NULL,
+        title TEXT NOT NULL,
+        detail TEXT NOT NULL,
+        evidence TEXT NOT NULL,
+        state TEXT NOT NULL CHECK (state IN ('open','snoozed','acked')),
+        count INTEGER NOT NULL,
+        first_at INTEGER NOT NULL,
+        last_at INTEGER NOT NULL,
+        snoozed_until INTEGER,
+        acked_at INTEGER,
+        acked_by TEXT,
+        note TEXT,
+        updated_at INTEGER NOT NULL
+      );
+      CREATE INDEX inbox_by_state ON inbox_items (state, last_at, id);
+      -- The live item a later occurrence folds into (at most one per kind and subject).
+      CREATE UNIQUE INDEX inbox_live ON inbox_items (kind, subject) WHERE state IN ('open','snoozed');
+      CREATE INDEX inbox_snoozed ON inbox_items (snoozed_until) WHERE state = 'snoozed';
+      -- One row per occurrence ever raised: raising the same occurrence twice is a no-op (a
+      -- restart's reconcile, an event seen again), which makes "exactly once per occurrence" a key.
+      CREATE TABLE inbox_occurrences (
+        key TEXT PRIMARY KEY,
+        item_id INTEGER NOT NULL REFERENCES inbox_items(id),
+        at INTEGER NOT NULL
+      ) WITHOUT ROWID;
+      -- The dead-man's switch: every slot of the job due before checked_to has been looked at.
+      CREATE TABLE inbox_watch (
+        job_id TEXT PRIMARY KEY,
+        checked_to INTEGER NOT NULL
+      ) WITHOUT ROWID;
+
+      -- Outbound webhook deliveries: a durable outbox written in the transaction that raised the
+      -- item, sent after the commit, retried with backoff, 'dead' when it gives up.
+      CREATE TABLE webhook_deliveries (
+        id INTEGER PRIMARY KEY,
+        webhook_id TEXT NOT NULL,
+        item_id INTEGER REFERENCES inbox_items(id),
+        kind TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('pending','delivered','dead')),
+        attempts INTEGER NOT NULL DEFAULT 0,
+        next_at INTEGER,
+        last_error TEXT,
+        last_status INTEGER,
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL,
+        delivered_at INTEGER
+      );
+      CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_at) WHERE status = 'pending';
+      CREATE INDEX webhook_deliveries_hook ON webhook_deliveries (webhook_id, id);
+    `,
+  },
 ];
