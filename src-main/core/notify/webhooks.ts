@@ -105,7 +105,7 @@ export class Webhooks {
       insert: db.prepare(`INSERT INTO webhook_deliveries (webhook_id, item_id, kind, status, attempts, next_at, created_at, updated_at) VALUES (?, ?, ?, 'pending', 0, ?, ?, ?)`),
       get: db.prepare<[number], DeliveryRow>('SELECT * FROM webhook_deliveries WHERE id = ?'),
       due: db.prepare<[number, number], DeliveryRow>(`SELECT * FROM webhook_deliveries WHERE status = 'pending' AND next_at <= ? ORDER BY next_at, id LIMIT ?`),
-      nextDue: db.prepare<[], { t: number | null }>(`SELECT min(next_at) AS t FROM webhook_deliveries WHERE status = 'pending'`),
+      nextDue: db.prepare<[number], { id: number; next_at: number }>(`SELECT id, next_at FROM webhook_deliveries WHERE status = 'pending' ORDER BY next_at, id LIMIT ?`),
       update: db.prepare(
         'UPDATE webhook_deliveries SET status = @status, attempts = @attempts, next_at = @next_at, last_error = @last_error, last_status = @last_status, updated_at = @now, delivered_at = @delivered_at WHERE id = @id',
       ),
@@ -118,10 +118,11 @@ export class Webhooks {
   start(): void {
     if (this.running) return;
     this.running = true;
-    // A new item's deliveries were queued in its transaction; send them now that it committed.
+    // A new item's deliveries were queued in its transaction; they leave once the burst that
+    // raised it is over, so occurrences folded into it meanwhile are in the body (invariant 2).
     this.listeners.push(
       this.ctx.events.on('inbox.changed', (e) => {
-        if (e.action === 'raised') this.kick();
+        if (e.action === 'raised') this.kickSoon();
       }),
       this.ctx.events.on('clock.jumped', () => this.kick()),
     );
@@ -226,6 +227,17 @@ export class Webhooks {
 
   // ---- the queue ---------------------------------------------------------------------------------
 
+  private kickScheduled = false;
+
+  private kickSoon(): void {
+    if (this.kickScheduled || !this.running) return;
+    this.kickScheduled = true;
+    this.ctx.clock.afterIo(() => {
+      this.kickScheduled = false;
+      this.kick();
+    });
+  }
+
   /** Sends what is due (up to MAX_PARALLEL at once) and arms the timer on the next due instant. */
   kick(): void {
     if (!this.running) return;
@@ -242,10 +254,9 @@ export class Webhooks {
 
   private arm(): void {
     if (!this.running) return;
-    const at = this.q.nextDue.get()?.t ?? null;
+    // The earliest pending delivery not in flight; with every slot busy, the next completion kicks.
+    const next = this.inFlight.size >= MAX_PARALLEL ? null : (this.q.nextDue.all(this.inFlight.size + 1).find((r) => !this.inFlight.has(r.id))?.next_at ?? null);
     const now = this.ctx.clock.now();
-    // Due now but every slot is busy: the next completion kicks.
-    const next = at !== null && at <= now && this.inFlight.size >= MAX_PARALLEL ? null : at;
     if (next === this.timerAt && this.timer && (next === null || next > now)) return;
     this.timer?.cancel();
     this.timer = undefined;
