@@ -9,6 +9,21 @@
  * Operator actions always carry a `reason`; the main side records the actor.
  */
 import { z } from 'zod';
+import {
+  deliveriesListInput,
+  inboxListInput,
+  inboxSnoozeInput,
+  notificationsInput,
+  webhookId,
+  type Delivery,
+  type InboxCounts,
+  type InboxItem,
+  type InboxKind,
+  type InboxSeverity,
+  type InboxState,
+  type NotificationSettingsView,
+  type WebhookTestResult,
+} from './attention';
 import type { SchedulerConfig } from './config';
 import type { ErrorBody } from './errors';
 import {
@@ -90,6 +105,8 @@ export interface Dashboard {
   throughput: ThroughputPoint[];
   /** Filled by the jobs module: upcoming triggers, soonest first. */
   nextTriggers: Array<{ jobId: string; job: string; slot: string; at: string }>;
+  /** What waits for the operator in the inbox. */
+  inbox: InboxCounts;
 }
 
 export interface InstanceView extends Instance {
@@ -166,6 +183,8 @@ const instant = z.iso.datetime({ offset: true });
  * the point is to get its issues back field by field; the core validates it with `jobSpecInput`.
  */
 const jobDraft = z.record(z.string(), z.unknown());
+const inboxId = z.number().int().positive();
+const inboxNote = z.string().trim().max(2000);
 
 export const consoleArgs = {
   'dashboard.get': empty,
@@ -234,6 +253,22 @@ export const consoleArgs = {
   'calendars.update': z.strictObject({ id: calendarId, calendar: calendarReplaceInput, reason }),
   /** Imports holidays and make-up workdays from the text of an .ics file into a saved calendar. */
   'calendars.importIcs': icsImportInput.extend({ id: calendarId, reason }),
+
+  // ---- the operator's attention (PROTOCOL §8): inbox and notifications
+  'inbox.list': inboxListInput,
+  'inbox.counts': empty,
+  'inbox.get': z.strictObject({ id: inboxId }),
+  'inbox.ack': z.strictObject({ id: inboxId, note: inboxNote.optional() }),
+  /** Acknowledges several items; ones acknowledged meanwhile are reported as skipped. */
+  'inbox.ackMany': z.strictObject({ ids: z.array(inboxId).min(1).max(1000), note: inboxNote.optional() }),
+  'inbox.snooze': inboxSnoozeInput.extend({ id: inboxId }),
+  'notifications.get': empty,
+  /** Replaces webhooks and desktop settings; a webhook kept by `id` without `url` keeps its stored URL. */
+  'notifications.put': notificationsInput.extend({ reason: reason.optional() }),
+  /** Sends a test notice now to one webhook, or to each. */
+  'notifications.test': z.strictObject({ webhookId: webhookId.optional() }),
+  'notifications.deliveries': deliveriesListInput,
+  'notifications.retryDelivery': z.strictObject({ id: z.number().int().positive() }),
 } as const;
 
 /** Filters for an export (same as a query, without paging). */
@@ -285,6 +320,17 @@ export interface ConsoleResults {
   'calendars.create': BusinessCalendar;
   'calendars.update': BusinessCalendar;
   'calendars.importIcs': IcsImportResult;
+  'inbox.list': Page<InboxItem>;
+  'inbox.counts': InboxCounts;
+  'inbox.get': InboxItem;
+  'inbox.ack': InboxItem;
+  'inbox.ackMany': { acked: InboxItem[]; skipped: number[] };
+  'inbox.snooze': InboxItem;
+  'notifications.get': NotificationSettingsView;
+  'notifications.put': NotificationSettingsView;
+  'notifications.test': WebhookTestResult[];
+  'notifications.deliveries': Page<Delivery>;
+  'notifications.retryDelivery': Delivery;
 }
 
 export type ConsoleMethod = keyof typeof consoleArgs & keyof ConsoleResults;
@@ -311,6 +357,11 @@ export type ConsoleEvent =
   | { type: 'run.changed'; runId: string; jobId: string; status: string }
   | { type: 'job.changed'; jobId: string }
   | { type: 'settings.changed' }
+  /**
+   * An inbox item changed: `raised` is a new item, `reopened` a snoozed one whose time came (the
+   * desktop shell notifies for both, by kind), `repeated` one more occurrence folded into it.
+   */
+  | { type: 'inbox.changed'; itemId: number; action: 'raised' | 'repeated' | 'acked' | 'snoozed' | 'reopened'; kind: InboxKind; severity: InboxSeverity; state: InboxState; title: string; detail: string }
   | { type: 'alert'; level: 'info' | 'warning' | 'critical'; title: string; body: string };
 
 export type ConsoleReply<T> = { ok: true; value: T } | { ok: false; error: ErrorBody };
@@ -347,8 +398,11 @@ export interface ConsoleApi {
   signIn?(token: string): void;
 }
 
-/** The console's views, in menu order (Electron's Go menu binds Ctrl/Cmd+1…9 to the first nine). */
-export const CONSOLE_VIEWS = ['dashboard', 'queues', 'expired-locks', 'instances', 'jobs', 'runs', 'why', 'audit', 'settings', 'calendars'] as const;
+/**
+ * The console's views, in menu order (Electron's Go menu binds Ctrl/Cmd+1…9 to the first nine).
+ * New views are appended, so the digits operators learned keep their views.
+ */
+export const CONSOLE_VIEWS = ['dashboard', 'queues', 'expired-locks', 'instances', 'jobs', 'runs', 'why', 'audit', 'settings', 'calendars', 'inbox'] as const;
 export type ConsoleView = (typeof CONSOLE_VIEWS)[number];
 
 // ---------------------------------------------------------------------------------------------

@@ -2,6 +2,7 @@ import { useEffect, useRef, useState, type ComponentType } from 'react';
 import { Dialog } from '../components/Dialog';
 import { AuditView } from '../features/audit/AuditView';
 import { DashboardView } from '../features/dashboard/DashboardView';
+import { InboxView } from '../features/inbox/InboxView';
 import { InstancesView } from '../features/instances/InstancesView';
 import { CalendarsView } from '../features/calendars/CalendarsView';
 import { JobsView } from '../features/jobs/JobsView';
@@ -23,6 +24,7 @@ import { ROUTES } from './views';
 /** View registry: adding a view is an entry in routes.ts and one here. */
 const VIEWS: Record<ViewId, ComponentType> = {
   dashboard: DashboardView,
+  inbox: InboxView,
   queues: QueuesView,
   locks: ExpiredLocksView,
   instances: InstancesView,
@@ -115,6 +117,7 @@ function NavRail({ current }: { current: ViewId }) {
     if (id === 'locks' && dash.expiredLocksToday > 0) return formatCount(dash.expiredLocksToday);
     if (id === 'instances') return String(dash.onlineInstances);
     if (id === 'runs' && dash.runsNeedingAttention > 0) return formatCount(dash.runsNeedingAttention);
+    if (id === 'inbox' && dash.inbox.open > 0) return formatCount(dash.inbox.open);
     return null;
   };
   return (
@@ -136,7 +139,11 @@ function NavRail({ current }: { current: ViewId }) {
             {r.icon}
           </span>
           <span className="rail-label">{r.label}</span>
-          {badge(r.id) ? <span className="rail-badge">{badge(r.id)}</span> : null}
+          {badge(r.id) ? (
+            <span className={`rail-badge${r.id === 'inbox' && (dash?.inbox.critical ?? 0) > 0 ? ' rail-badge-critical' : ''}`} aria-label={r.id === 'inbox' ? `${badge(r.id)} open` : undefined} data-testid={`nav-badge-${r.id}`}>
+              {badge(r.id)}
+            </span>
+          ) : null}
           <kbd className="rail-kbd">g {r.chord}</kbd>
         </a>
       ))}

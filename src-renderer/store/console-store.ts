@@ -23,6 +23,7 @@ import type { Slice, SliceContext, TopicHandler } from './slice';
 import { createAuditSlice, initialAuditState, type AuditActions, type AuditSliceState } from './slices/audit';
 import { createCalendarsSlice, initialCalendarsState, type CalendarsActions, type CalendarsState } from './slices/calendars';
 import { createDashboardSlice, initialDashboardState, type DashboardState } from './slices/dashboard';
+import { createInboxSlice, initialInboxState, type InboxActions, type InboxState } from './slices/inbox';
 import { createInstancesSlice, initialInstancesState, type InstancesActions, type InstancesState } from './slices/instances';
 import { createJobsSlice, initialJobsState, type JobsActions, type JobsState } from './slices/jobs';
 import { createLocksSlice, initialLocksState, type LocksState } from './slices/locks';
@@ -54,6 +55,7 @@ export function initialState(shell: 'electron' | 'browser' = 'browser'): Console
     watched: {},
     ...initialToastsState(),
     ...initialDashboardState(),
+    ...initialInboxState(),
     ...initialQueuesState(),
     ...initialLocksState(),
     ...initialInstancesState(),
@@ -76,7 +78,7 @@ export interface RootActions {
   signIn(token: string): void;
 }
 
-export type ConsoleActions = RootActions & ToastsActions & QueuesActions & InstancesActions & SettingsActions & AuditActions & JobsActions & RunsActions & CalendarsActions;
+export type ConsoleActions = RootActions & ToastsActions & InboxActions & QueuesActions & InstancesActions & SettingsActions & AuditActions & JobsActions & RunsActions & CalendarsActions;
 
 export interface ConsoleStore {
   store: StoreApi<ConsoleState>;
@@ -160,6 +162,7 @@ export function createConsoleStore(api: ConsoleApi, opts: ConsoleStoreOptions = 
   disposers.push(() => toasts.dispose());
   const slices = {
     dashboard: createDashboardSlice(contextFor<keyof DashboardState>()),
+    inbox: createInboxSlice(contextFor<keyof InboxState>()),
     queues: createQueuesSlice(contextFor<keyof QueuesState>()),
     locks: createLocksSlice(contextFor<keyof LocksState>()),
     instances: createInstancesSlice(contextFor<keyof InstancesState>()),
@@ -251,6 +254,7 @@ export function createConsoleStore(api: ConsoleApi, opts: ConsoleStoreOptions = 
   const actions: ConsoleActions = {
     ...root,
     ...toasts.actions,
+    ...slices.inbox.actions,
     ...slices.queues.actions,
     ...slices.instances.actions,
     ...slices.settings.actions,

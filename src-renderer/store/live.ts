@@ -7,7 +7,7 @@ import type { ConsoleEvent } from '../../src-main/common/console-api';
 import type { Timers } from '../lib/debounce';
 
 /** What a view can watch; each topic is owned by one slice of the store. */
-export const TOPICS = ['dashboard', 'roles', 'queue', 'expiredLocks', 'instances', 'tokens', 'settings', 'audit', 'jobs', 'runs', 'calendars'] as const;
+export const TOPICS = ['dashboard', 'inbox', 'notifications', 'roles', 'queue', 'expiredLocks', 'instances', 'tokens', 'settings', 'audit', 'jobs', 'runs', 'calendars'] as const;
 export type Topic = (typeof TOPICS)[number];
 
 export interface Invalidation {
@@ -53,7 +53,11 @@ export function applyEvent(inv: Invalidation, e: ConsoleEvent): Invalidation {
       if (e.type === 'job.changed' && e.jobId.startsWith('calendar:')) inv.topics.add('calendars');
       break;
     case 'settings.changed':
-      inv.topics.add('settings').add('dashboard');
+      inv.topics.add('settings').add('dashboard').add('notifications');
+      break;
+    case 'inbox.changed':
+      // The rail's badge and the dashboard's card count the inbox too.
+      inv.topics.add('inbox').add('dashboard');
       break;
     case 'alert':
       inv.alerts.push(e);

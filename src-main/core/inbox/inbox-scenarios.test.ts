@@ -77,7 +77,7 @@ describe('held runs', () => {
 });
 
 describe('a blocked task', () => {
-  it('needs_human about the task, with the agent’s note; once per block', async () => {
+  it('needs_human about the task, with the agent’s note; once per block, acknowledged by unblocking or cancelling', async () => {
     h = await startJobsHarness();
     const token = h.core.tokens.create({ name: 'dev', role: 'dev', actor: 'test' }).token;
     const a = await TestAgent.hello(h.url, token, 'dev', 'dev-1');
@@ -89,12 +89,16 @@ describe('a blocked task', () => {
     await h.settle();
     expect(items()).toEqual([expect.objectContaining({ kind: 'needs_human', subject: `task:${task.id}`, detail: 'need prod DB credentials', count: 1 })]);
     expect(items()[0]!.title).toContain('migrate billing');
-    // Unblocked, claimed again, blocked again: a second occurrence of the same subject folds into the open item.
+    // Unblocking is the operator's decision: the item is acknowledged with it.
     h.core.tasks.unblock({ taskId: task.id, reason: 'credentials in the vault', actor: 'operator:test' });
+    expect(items()).toEqual([expect.objectContaining({ state: 'acked', ackedBy: 'operator:test', note: 'unblocked by operator:test' })]);
+    // Claimed again and blocked again: a new occurrence, a new item.
     const again = await a.request('claim', {});
     await a.request('report', { taskId: task.id, fence: again.result.lock.fence, status: 'blocked', note: 'vault is locked' });
     await h.settle();
-    expect(items()).toEqual([expect.objectContaining({ count: 2, detail: 'vault is locked' })]);
+    expect(items('needs_human', 'open')).toEqual([expect.objectContaining({ count: 1, detail: 'vault is locked' })]);
+    h.core.tasks.cancel({ taskId: task.id, reason: 'not needed', actor: 'operator:test' });
+    expect(h.core.inbox.counts().open).toBe(0);
     a.close();
   });
 });

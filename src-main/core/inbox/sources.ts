@@ -1,6 +1,6 @@
 /**
  * Inbox items raised from the core's typed events, at once: held runs (needs a human, fatal),
- * blocked tasks, missed and alert-skipped slots, repeated failures of a job, an instance lost while
+ * blocked tasks (acknowledged by themselves once the task is unblocked or cancelled), missed and alert-skipped slots, repeated failures of a job, an instance lost while
  * holding locks. Each occurrence has a key derived from the rows alone, so `reconcile` (at start)
  * can raise from the database what a crash between a commit and its event left unraised, and
  * nothing is ever raised twice (inbox.ts invariant 1).
@@ -92,6 +92,8 @@ export class InboxSources {
       }),
       ev.on('task.changed', (e) => {
         if (e.to === 'blocked' && e.from !== 'blocked') this.guard('blocked task', () => this.taskBlocked(e.task, e.actor));
+        // Unblocked or cancelled: the operator decided, and the item about the block is done.
+        else if (e.from === 'blocked' && e.to !== 'blocked') this.guard('decided task', () => this.inbox.resolveSubject(`task:${e.task.id}`, e.actor, `${e.to === 'cancelled' ? 'cancelled' : 'unblocked'} by ${e.actor}`, e.to === 'cancelled' ? 'cancelled' : 'unblocked'));
       }),
       ev.on('instance.changed', (e) => {
         if (e.instance.status === 'offline') this.guard('instance lost', () => this.instanceLost(e.instance.id));

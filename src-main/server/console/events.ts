@@ -74,7 +74,7 @@ export function mapCoreEvent(e: CoreEvent): ConsoleEvent[] {
       return [{ type: 'instance.changed', instanceId: e.instanceId, status: 'online' }];
     case 'audit.appended': {
       const out: ConsoleEvent[] = [{ type: 'audit.appended', event: e.event }];
-      if (e.event.type === 'operator.kill_switch') out.push({ type: 'settings.changed' });
+      if (e.event.type === 'operator.kill_switch' || e.event.type === 'notifications.update') out.push({ type: 'settings.changed' });
       return out;
     }
     // Central jobs (core/jobs).
@@ -114,6 +114,10 @@ export function mapCoreEvent(e: CoreEvent): ConsoleEvent[] {
         },
       ];
     }
+    case 'inbox.changed':
+      return [
+        { type: 'inbox.changed', itemId: e.item.id, action: e.action, kind: e.item.kind, severity: e.item.severity, state: e.item.state, title: e.item.title, detail: e.item.detail },
+      ];
     case 'trigger.undeliverable':
       return [{ type: 'alert', level: 'warning', title: 'Job trigger undeliverable', body: `Run ${e.runId} for role ${e.role}: ${e.reason}.` }];
     case 'task.renewed':
@@ -143,6 +147,9 @@ function keyOf(e: ConsoleEvent): string | null {
       return `job:${e.jobId}`;
     case 'settings.changed':
       return 'settings';
+    case 'inbox.changed':
+      // A raise or a wake is its own notification; later changes of the item in a batch fold into the last.
+      return e.action === 'raised' || e.action === 'reopened' ? `inbox:${e.itemId}:${e.action}` : `inbox:${e.itemId}`;
     default:
       return null;
   }

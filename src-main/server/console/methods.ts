@@ -28,6 +28,7 @@ import { isoTime } from '../../common/iso-time';
 import { parseOrThrow } from '../../common/validate';
 import { verifyLiveRange } from '../../core/audit/audit-export';
 import type { Core } from '../../core/create-core';
+import { createAttentionHandlers } from './methods-attention';
 import { createJobsHandlers } from './methods-jobs';
 import { lastLocalDays, localDayStart, localWeekStart, prepareReadModels, type ReadModels } from './read-models';
 
@@ -114,6 +115,7 @@ export function createConsoleMethods(core: Core, ctx: ConsoleContext, opts: Cons
         roles: rm.roleSummaries(now),
         throughput,
         nextTriggers: jobs?.nextTriggers(now, NEXT_TRIGGERS) ?? [],
+        inbox: core.inbox.counts(),
       };
       return dashboard;
     },
@@ -155,6 +157,8 @@ export function createConsoleMethods(core: Core, ctx: ConsoleContext, opts: Cons
     },
     // jobs.*, runs.*, backfills.*, calendars.* (methods-jobs.ts)
     ...createJobsHandlers(core, actor),
+    // inbox.*, notifications.* (methods-attention.ts)
+    ...createAttentionHandlers(core, actor),
   };
 
   const call = async <M extends ConsoleMethod>(method: M, args: unknown): Promise<ConsoleResult<M>> => {

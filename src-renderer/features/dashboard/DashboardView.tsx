@@ -1,4 +1,5 @@
 import { useMemo } from 'react';
+import { INBOX_KIND_LABELS, INBOX_KINDS, type InboxCounts } from '../../../src-main/common/attention';
 import { navigate } from '../../lib/navigation';
 import { Badge } from '../../components/Badge';
 import { EmptyState, ErrorBanner, Spinner, Stat } from '../../components/States';
@@ -72,6 +73,8 @@ export function DashboardView() {
           testId="stat-recovery"
         />
       </div>
+
+      <InboxStrip counts={d.inbox} />
 
       {d.killSwitch ? (
         <div className="callout callout-bad" role="alert">
@@ -210,5 +213,36 @@ function ConnectFirstAgent() {
         </button>
       </div>
     </section>
+  );
+}
+
+/** What waits in the inbox, by kind; each kind opens the inbox filtered to it. */
+function InboxStrip({ counts }: { counts: InboxCounts }) {
+  const { setInboxFilter } = useActions();
+  const open = (kind: (typeof INBOX_KINDS)[number] | null) => {
+    setInboxFilter({ state: 'open', kind });
+    navigate('inbox');
+  };
+  if (counts.open === 0) {
+    return (
+      <div className="callout callout-ok inbox-strip" data-testid="dashboard-inbox">
+        <strong>Inbox is empty.</strong> <span className="muted">Nothing needs you{counts.snoozed > 0 ? ` now (${counts.snoozed} snoozed)` : ''}.</span>
+      </div>
+    );
+  }
+  return (
+    <div className={`callout ${counts.critical > 0 ? 'callout-bad' : 'callout-warn'} inbox-strip`} role="status" data-testid="dashboard-inbox">
+      <strong>
+        {formatCount(counts.open)} item{counts.open === 1 ? '' : 's'} in the inbox{counts.critical > 0 ? ` (${formatCount(counts.critical)} critical)` : ''}:
+      </strong>
+      {INBOX_KINDS.filter((k) => (counts.byKind[k] ?? 0) > 0).map((k) => (
+        <button key={k} className="link" onClick={() => open(k)}>
+          {formatCount(counts.byKind[k] ?? 0)} {INBOX_KIND_LABELS[k].toLowerCase()}
+        </button>
+      ))}
+      <button className="btn btn-small" onClick={() => open(null)}>
+        Open the inbox
+      </button>
+    </div>
   );
 }
