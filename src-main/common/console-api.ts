@@ -241,6 +241,10 @@ export const consoleArgs = {
   'jobs.simulateDowntime': z.strictObject({ id: jobRef, from: instant, to: instant }),
   'runs.list': listRunsInput,
   'runs.get': z.strictObject({ id: z.string().min(1).max(100) }),
+  /** A held run is dispatched again; its trigger carries the approval (with the note). */
+  'runs.approve': z.strictObject({ id: z.string().min(1).max(100), note: reason }),
+  /** A held run stays failed, disposition `rejected`. */
+  'runs.reject': z.strictObject({ id: z.string().min(1).max(100), note: reason }),
   'backfills.list': listBackfillsInput,
   'backfills.action': z.strictObject({ id: z.number().int().positive(), action: z.enum(BACKFILL_ACTIONS), reason }),
   /** Puts a finished slot (failed, missed, skipped) in the backfill queue by hand. */
@@ -311,6 +315,8 @@ export interface ConsoleResults {
   'jobs.simulateDowntime': DowntimeSimulation;
   'runs.list': Page<Run>;
   'runs.get': RunDetail;
+  'runs.approve': Run;
+  'runs.reject': Run;
   'backfills.list': Page<Backfill>;
   'backfills.action': Backfill;
   'backfills.request': Backfill;

@@ -598,6 +598,7 @@ export const RUN_DISPOSITIONS = [
   'failed',
   'held',
   'backfilled',
+  'rejected', // failed, held for review, and the operator rejected it
 ] as const;
 export type RunDisposition = (typeof RUN_DISPOSITIONS)[number];
 
@@ -605,6 +606,17 @@ export const RUN_TRIGGERS = ['schedule', 'catch_up', 'manual'] as const;
 export type RunTrigger = (typeof RUN_TRIGGERS)[number];
 
 export type RunErrorClass = 'retryable' | 'fatal' | 'needs_human' | 'lost' | 'undeliverable';
+
+/** The operator's decision on a held run, carried by the `job_trigger` that runs it again (PROTOCOL §8). */
+export interface RunApproval {
+  decision: 'approved';
+  note: string;
+  by: string;
+  at: string;
+}
+
+/** `POST /runs/{id}/approve|reject` `{note}`. */
+export const runDecisionInput = z.strictObject({ note: reason, actor: actorName });
 
 export interface Run {
   id: string;

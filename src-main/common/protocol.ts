@@ -247,6 +247,8 @@ export const jobTriggerPush = z.object({
   covers: z.array(z.string()).optional(),
   /** The previous attempt's error, on a retry. */
   previousError: z.string().optional(),
+  /** The operator approved this held run (PROTOCOL §8): their note, who and when. */
+  approval: z.object({ decision: z.literal('approved'), note: z.string(), by: z.string(), at: instantText }).optional(),
 });
 
 export const precheckPush = z.object({

@@ -109,7 +109,9 @@ export interface StepOptions<T> {
  * What a job handler gets: every field of the `job_trigger` push (`idempotencyKey`: pass it on to
  * every external system you call, the same for every attempt of the slot; the additions `slotAt`,
  * `trigger`, `backfillId`, `covers` and `previousError` when the server sends them), plus the
- * SDK's helpers.
+ * SDK's helpers. `approval` (`{decision: 'approved', note, by, at}`) is set when the operator
+ * approved a run that was held for a human (PROTOCOL §8): throw `NeedsHumanError` to ask, and
+ * read the answer here when the run comes back.
  */
 export interface JobContext extends Omit<JobTriggerPush, 'type' | 'completedSteps'> {
   /** Steps a previous attempt finished (their side effects happened). */

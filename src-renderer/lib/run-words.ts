@@ -24,6 +24,7 @@ export const DISPOSITION_META: Record<LedgerDisposition, { label: string; tone: 
   failed: { label: 'failed', tone: 'failed' },
   held: { label: 'held', tone: 'failed' },
   backfilled: { label: 'backfilled', tone: 'done' },
+  rejected: { label: 'rejected', tone: 'cancelled' },
   scheduled: { label: 'scheduled', tone: 'backlog' },
   not_evaluated: { label: 'no run recorded', tone: 'failed' },
   before_job: { label: 'before the job existed', tone: 'cancelled' },

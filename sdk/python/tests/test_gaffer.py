@@ -391,3 +391,34 @@ def test_the_server_does_not_speak_log_and_usage_yet_and_the_work_is_unaffected(
 
     run(main())
     assert gaffer.task(created["id"])["status"] == "done"
+
+
+def test_a_job_that_needs_a_human_is_approved_and_runs_again_with_the_approval(gaffer: Gaffer, role: str) -> None:
+    job = gaffer.api("POST", "/jobs", {"name": f"{role}-refund", "role": role, "schedule": {"everyS": 86400}, "retry": {"maxAttempts": 1}})["job"]
+
+    async def main() -> List[Any]:
+        async with connect(gaffer, role) as agent:
+            seen: List[Any] = []
+            done = asyncio.Event()
+
+            async def refund(ctx: Any) -> Dict[str, Any]:
+                seen.append(ctx.approval)
+                if ctx.approval is None:
+                    raise gaffer_agent.NeedsHumanError("refund 40 EUR?")
+                done.set()
+                return {"refunded": 40}
+
+            agent.on_job(refund)
+            gaffer.api("POST", f"/jobs/{job['id']}/trigger", {"reason": "test"})
+            held = await until(lambda: next((r for r in gaffer.api("GET", f"/runs?job={job['id']}")["items"] if r["disposition"] == "held"), None), "the run to be held")
+            items = gaffer.api("GET", "/inbox?kind=needs_human")["items"]
+            assert [(i["subject"], i["detail"]) for i in items] == [(f"run:{held['id']}", "refund 40 EUR?")]
+            gaffer.api("POST", f"/runs/{held['id']}/approve", {"note": "yes, goodwill"})
+            await asyncio.wait_for(done.wait(), 30)
+            await until(lambda: gaffer.api("GET", f"/runs/{held['id']}")["run"]["disposition"] == "backfilled", "the approved run to succeed")
+            return seen
+
+    seen = run(main())
+    assert seen[0] is None
+    assert (seen[1].decision, seen[1].note, seen[1].by) == ("approved", "yes, goodwill", "operator:http")
+    assert gaffer.api("GET", "/inbox?kind=needs_human")["items"] == []

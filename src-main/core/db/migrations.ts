@@ -361,7 +361,7 @@ export const MIGRATIONS: Migration[] = [
     },
   },
   {
-    name: '010_inbox_and_webhooks',
+    name: '010_inbox_webhooks_approvals',
     sql: `
       -- Everything that needs the operator (PROTOCOL §8), with a lifecycle: open -> acked, or
       -- snoozed until a time and open again. An open item absorbs later occurrences of the same
@@ -419,6 +419,10 @@ export const MIGRATIONS: Migration[] = [
       );
       CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_at) WHERE status = 'pending';
       CREATE INDEX webhook_deliveries_hook ON webhook_deliveries (webhook_id, id);
+
+      -- Approvals: the operator's decision on a held run travels with the backfill that runs it
+      -- again (JSON {decision, note, by, at}), so every re-offer of that dispatch carries it.
+      ALTER TABLE backfills ADD COLUMN approval TEXT;
     `,
   },
 ];

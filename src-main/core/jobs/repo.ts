@@ -109,6 +109,8 @@ export interface BackfillRow {
   updated_at: number;
   dispatched_at: number | null;
   finished_at: number | null;
+  /** The operator's approval this backfill runs with (JSON `RunApproval`), if it re-runs a held run. */
+  approval: string | null;
 }
 
 interface CheckRow {

@@ -24,7 +24,7 @@ import type { TimerHandle } from '../../common/clock';
 import { GafferError } from '../../common/errors';
 import type { Logger } from '../../common/logger';
 import { ERROR_CLASSES, type AgentRequestOf } from '../../common/protocol';
-import { retryDelayS, type JobSettings, type JobSpec, type RunErrorClass } from '../../common/job-schema';
+import { retryDelayS, type JobSettings, type JobSpec, type RunApproval, type RunErrorClass } from '../../common/job-schema';
 import type { CoreContext } from '../context';
 import type { Disposable } from '../events';
 import type { Hub } from '../hub/hub';
@@ -851,7 +851,7 @@ export class JobRunner implements RunSink {
     run: RunRow,
     attempt: number,
     deadline: number,
-    extra: { completedSteps: string[]; trigger: string; covers: string[]; previousError: string | null; backfillId?: number },
+    extra: { completedSteps: string[]; trigger: string; covers: string[]; previousError: string | null; backfillId?: number; approval?: RunApproval },
   ): JobTrigger & Record<string, unknown> {
     return {
       runId: run.id,
@@ -871,6 +871,7 @@ export class JobRunner implements RunSink {
       ...(extra.backfillId !== undefined ? { backfillId: extra.backfillId } : {}),
       ...(extra.covers.length ? { covers: extra.covers } : {}),
       ...(extra.previousError ? { previousError: extra.previousError } : {}),
+      ...(extra.approval ? { approval: extra.approval } : {}),
     };
   }
 
@@ -1106,6 +1107,7 @@ export class JobRunner implements RunSink {
       covers,
       previousError: run.last_error,
       backfillId: b.id,
+      ...(b.approval ? { approval: JSON.parse(b.approval) as RunApproval } : {}),
     });
     const role = job.role;
     const dispatches = row.attempts;

@@ -53,6 +53,7 @@ import type { Hub } from '../hub/hub';
 import { explain, ledger, preview, simulateDowntime, type InsightDeps } from './insight';
 import { JobPlan } from './plan';
 import { JobRepo, slotRunBase, specOf, toBackfill, toJob, toRun, type BackfillRow, type JobRow, type RunRow } from './repo';
+import type { Approvals } from './approvals';
 import type { JobRunner } from './runner';
 import { parseIcsCalendar, validateCalendar, type Calendar } from './schedule';
 import { assertValid, validateJobInput } from './validate-job';
@@ -91,6 +92,8 @@ export class JobService {
     readonly runner: JobRunner,
     private readonly hub: Hub,
     signals: InsightDeps['signals'],
+    /** Decisions on held runs (approvals.ts). */
+    readonly approvals: Approvals,
   ) {
     this.insight = { db: ctx.db, repo, signals, onlineCount: (role) => hub.connectedInstances(role).length };
   }

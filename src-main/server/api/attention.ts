@@ -1,5 +1,6 @@
 /**
- * `/inbox…` and `/notifications…` (PROTOCOL §8 plus additions). Queries, path parameters and
+ * `/inbox…`, `/notifications…` and the decisions on held runs, `/runs/{id}/approve|reject`
+ * (PROTOCOL §8 plus additions). Queries, path parameters and
  * bodies are validated here; the core validates again and audits every operator action with
  * actor `operator:http`. Webhook URLs come back masked.
  */
@@ -18,11 +19,27 @@ const listQuery = z.strictObject({
 });
 const deliveriesQuery = z.strictObject({ status: z.enum(DELIVERY_STATUSES).optional(), webhookId: webhookId.optional(), limit: intParam(1, 500).optional(), after: idParam.optional() });
 
+const decisionBody = z.strictObject({ note: reason });
+const runIdParam = z.string().min(1).max(100);
+
 export function attentionRoutes(core: Core): Route[] {
   const inbox = core.inbox;
   const { notifications, webhooks } = core.attention;
   const noQuery = (c: ApiContext) => parseQuery(z.strictObject({}), c);
   return [
+    ...(['approve', 'reject'] as const).map(
+      (decision): Route => ({
+        method: 'POST',
+        path: `/runs/:id/${decision}`,
+        async handler(c) {
+          noQuery(c);
+          const id = parseParam(runIdParam, c, 'id');
+          const { note } = await parseBody(decisionBody, c);
+          const approvals = core.jobs.approvals;
+          return ok({ run: decision === 'approve' ? approvals.approve(id, { note, actor: c.actor }) : approvals.reject(id, { note, actor: c.actor }) });
+        },
+      }),
+    ),
     {
       method: 'GET',
       path: '/inbox',

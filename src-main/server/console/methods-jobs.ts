@@ -85,6 +85,8 @@ export function createJobsHandlers(core: Core, actor: string): JobsHandlers {
     'jobs.simulateDowntime': (a) => jobs.simulateDowntime(a.id, a.from, a.to),
     'runs.list': (a) => jobs.listRuns(a),
     'runs.get': (a) => jobs.getRun(a.id),
+    'runs.approve': (a) => jobs.approvals.approve(a.id, { note: a.note, actor }),
+    'runs.reject': (a) => jobs.approvals.reject(a.id, { note: a.note, actor }),
     'backfills.list': (a) => jobs.listBackfills(a),
     'backfills.action': (a) => jobs.backfillAction(a.id, { action: a.action, reason: a.reason, actor }),
     'backfills.request': (a) => jobs.requestBackfill(a.jobId, { slot: a.slot, reason: a.reason, actor }),

@@ -7,7 +7,7 @@ import { formatCount, formatDateTime } from '../../lib/format';
 import { navigate, useViewRoute } from '../../lib/navigation';
 import { useActions, useConsole, useWatch } from '../../store/react';
 import type { InboxStateFilter } from '../../store/slices/inbox';
-import { AckDialog, SnoozeDialog, TaskDecisionDialog } from './ItemDialogs';
+import { AckDialog, RunDecisionDialog, SnoozeDialog, TaskDecisionDialog } from './ItemDialogs';
 import { entriesOf, itemLink, kindLabel, latestOutput, occurrenceFacts, SEVERITY_TONE } from './logic';
 import { NotificationsPanel } from './NotificationsPanel';
 
@@ -17,7 +17,11 @@ const STATE_TABS: Array<{ id: InboxStateFilter; label: string }> = [
   { id: 'acked', label: 'Acknowledged' },
 ];
 
-type Pending = { kind: 'ack'; ids: number[] } | { kind: 'snooze'; item: InboxItem } | { kind: 'task'; item: InboxItem; decision: 'unblock' | 'cancel' };
+type Pending =
+  | { kind: 'ack'; ids: number[] }
+  | { kind: 'snooze'; item: InboxItem }
+  | { kind: 'task'; item: InboxItem; decision: 'unblock' | 'cancel' }
+  | { kind: 'run'; item: InboxItem; decision: 'approve' | 'reject' };
 
 export function InboxView() {
   const route = useViewRoute('inbox');
@@ -125,6 +129,7 @@ function InboxItems() {
               onAck={() => setPending({ kind: 'ack', ids: [item.id] })}
               onSnooze={() => setPending({ kind: 'snooze', item })}
               onTask={(decision) => setPending({ kind: 'task', item, decision })}
+              onRun={(decision) => setPending({ kind: 'run', item, decision })}
             />
           ))}
           {list.more ? <li className="list-end muted small">Showing the newest {items.length}; acknowledge some to see older ones.</li> : null}
@@ -133,6 +138,7 @@ function InboxItems() {
       {pending?.kind === 'ack' ? <AckDialog ids={pending.ids} onClose={() => setPending(null)} /> : null}
       {pending?.kind === 'snooze' ? <SnoozeDialog item={pending.item} onClose={() => setPending(null)} /> : null}
       {pending?.kind === 'task' ? <TaskDecisionDialog item={pending.item} decision={pending.decision} onClose={() => setPending(null)} /> : null}
+      {pending?.kind === 'run' ? <RunDecisionDialog item={pending.item} decision={pending.decision} onClose={() => setPending(null)} /> : null}
     </>
   );
 }
@@ -144,6 +150,7 @@ function InboxRow({
   onAck,
   onSnooze,
   onTask,
+  onRun,
 }: {
   item: InboxItem;
   selected: boolean;
@@ -151,12 +158,14 @@ function InboxRow({
   onAck: () => void;
   onSnooze: () => void;
   onTask: (decision: 'unblock' | 'cancel') => void;
+  onRun: (decision: 'approve' | 'reject') => void;
 }) {
   const link = itemLink(item);
   const entries = entriesOf(item);
   const output = latestOutput(item);
   const live = item.state !== 'acked';
   const blockedTask = live && item.kind === 'needs_human' && item.subject.startsWith('task:');
+  const heldRun = live && (item.kind === 'needs_human' || item.kind === 'held' || item.kind === 'budget') && item.subject.startsWith('run:');
   return (
     <li className={`inbox-item sev-${item.severity}${selected ? ' selected' : ''}`} data-testid={`inbox-item-${item.id}`}>
       <div className="inbox-item-head">
@@ -206,6 +215,16 @@ function InboxRow({
           <button className="btn btn-small" onClick={() => navigate(link.view, link.param, link.query)}>
             {link.label}
           </button>
+        ) : null}
+        {heldRun ? (
+          <>
+            <button className="btn btn-small" onClick={() => onRun('approve')} data-testid="inbox-approve">
+              Approve…
+            </button>
+            <button className="btn btn-small btn-danger-quiet" onClick={() => onRun('reject')} data-testid="inbox-reject">
+              Reject…
+            </button>
+          </>
         ) : null}
         {blockedTask ? (
           <>

@@ -138,3 +138,24 @@ export function TaskDecisionDialog({ item, decision, onClose }: { item: InboxIte
     />
   );
 }
+
+/** Approve a held run (it runs again and the agent gets your note) or reject it (it stays failed). */
+export function RunDecisionDialog({ item, decision, onClose }: { item: InboxItem; decision: 'approve' | 'reject'; onClose: () => void }) {
+  const { decideRun } = useActions();
+  const runId = item.subject.slice('run:'.length);
+  return (
+    <ReasonDialog
+      title={decision === 'approve' ? 'Approve the run' : 'Reject the run'}
+      explain={
+        decision === 'approve'
+          ? 'The run is dispatched again. The agent receives your note with it, with your name and the time, and continues from the steps already done.'
+          : 'The run stays failed, marked rejected, and is not run again. The item is acknowledged with it.'
+      }
+      confirmLabel={decision === 'approve' ? 'Approve' : 'Reject'}
+      danger={decision === 'reject'}
+      onConfirm={(note) => decideRun(runId, decision, note)}
+      onClose={onClose}
+      testId="run-decision-dialog"
+    />
+  );
+}

@@ -32,6 +32,7 @@ export function heatClassOf(d: LedgerDisposition): HeatClass {
     case 'ran':
       return 'ok';
     case 'failed':
+    case 'rejected':
       return 'failed';
     case 'held':
       return 'held';

@@ -50,6 +50,8 @@ export interface InboxActions {
   saveNotifications(input: NotificationsInput, reason: string | null): Promise<void>;
   testWebhooks(webhookId: string | null): Promise<WebhookTestResult[]>;
   retryDelivery(id: number): Promise<void>;
+  /** A held run: dispatched again with the approval (the note reaches the agent), or rejected. */
+  decideRun(runId: string, decision: 'approve' | 'reject', note: string): Promise<void>;
 }
 
 export function createInboxSlice(ctx: SliceContext<InboxState>): Slice<InboxActions> {
@@ -105,6 +107,14 @@ export function createInboxSlice(ctx: SliceContext<InboxState>): Slice<InboxActi
         const r = await ctx.call('notifications.test', webhookId ? { webhookId } : {});
         void notifications.refresh();
         return r;
+      });
+    },
+    decideRun(runId, decision, note) {
+      return guarded(ctx.toast, decision === 'approve' ? 'approve the run' : 'reject the run', async () => {
+        const run = await ctx.call(decision === 'approve' ? 'runs.approve' : 'runs.reject', { id: runId, note });
+        ctx.toast('success', decision === 'approve' ? `Approved ${run.job} ${run.slot}` : `Rejected ${run.job} ${run.slot}`, decision === 'approve' ? 'It runs again; your note reaches the agent with it.' : 'It stays failed, marked rejected.');
+        ctx.invalidate('runs');
+        await changed();
       });
     },
     retryDelivery(id) {
