@@ -47,6 +47,7 @@ import {
   type LedgerResult,
   type PreviewResult,
   type Run,
+  type RolePause,
   type RunStep,
 } from './job-schema';
 import type { AuditEvent, AuditPage, Instance, Page, Task, TaskStatus } from './model';
@@ -68,6 +69,8 @@ export interface RoleSummary {
   onlineInstances: number;
   /** The oldest claimable task's age in ms (how long the queue has been stuck), or null. */
   oldestReadyAgeMs: number | null;
+  /** Present while the whole role is paused: its jobs start nothing, its tasks are not handed out. */
+  paused?: RolePause;
 }
 
 export interface ExpiredLockCard {
@@ -101,6 +104,8 @@ export interface Dashboard {
   runsNeedingAttention: number;
   recoveryBoundS: number;
   killSwitch: boolean;
+  /** Who turned the kill switch on, when and why (null while it is off). */
+  killSwitchBy: { by: string; at: string; reason: string } | null;
   roles: RoleSummary[];
   throughput: ThroughputPoint[];
   /** Filled by the jobs module: upcoming triggers, soonest first. */
@@ -231,7 +236,8 @@ export const consoleArgs = {
    */
   'jobs.update': z.strictObject({ id: jobRef, spec: jobSpecInput, reason, expectedVersion: z.number().int().positive().optional() }),
   'jobs.trigger': z.strictObject({ id: jobRef, reason, slot: z.string().min(1).max(40).optional(), checkPreconditions: z.boolean().optional() }),
-  'jobs.pause': z.strictObject({ id: jobRef, reason }),
+  /** Optionally until a time (it resumes by itself), or letting the runs already started finish (`drain`). */
+  'jobs.pause': z.strictObject({ id: jobRef, reason, until: instant.nullable().optional(), drain: z.boolean().optional() }),
   'jobs.resume': z.strictObject({ id: jobRef, reason }),
   'jobs.setEnabled': z.strictObject({ id: jobRef, enabled: z.boolean(), reason }),
   /** "Why didn't it run?" / "will it run?" for an instant (default now). */
@@ -266,6 +272,10 @@ export const consoleArgs = {
   /** Acknowledges several items; ones acknowledged meanwhile are reported as skipped. */
   'inbox.ackMany': z.strictObject({ ids: z.array(inboxId).min(1).max(1000), note: inboxNote.optional() }),
   'inbox.snooze': inboxSnoozeInput.extend({ id: inboxId }),
+  'roles.pauses': empty,
+  /** Pauses a whole role: its jobs start nothing new and its tasks are not handed out (optionally until a time). */
+  'roles.pause': z.strictObject({ role: roleName, reason, until: instant.nullable().optional() }),
+  'roles.resume': z.strictObject({ role: roleName, reason: reason.optional() }),
   'notifications.get': empty,
   /** Replaces webhooks and desktop settings; a webhook kept by `id` without `url` keeps its stored URL. */
   'notifications.put': notificationsInput.extend({ reason: reason.optional() }),
@@ -332,6 +342,9 @@ export interface ConsoleResults {
   'inbox.ack': InboxItem;
   'inbox.ackMany': { acked: InboxItem[]; skipped: number[] };
   'inbox.snooze': InboxItem;
+  'roles.pauses': RolePause[];
+  'roles.pause': RolePause;
+  'roles.resume': RolePause;
   'notifications.get': NotificationSettingsView;
   'notifications.put': NotificationSettingsView;
   'notifications.test': WebhookTestResult[];

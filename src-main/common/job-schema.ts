@@ -723,6 +723,21 @@ export interface PauseInfo {
   at: string;
   by: string;
   reason: string;
+  /** The pause ends by itself then (auto-resume, audited), or null: until resumed by hand. */
+  until: string | null;
+  /** Runs already started finish (retries included); only new slots wait. */
+  drain: boolean;
+  /** Paused because the whole role is (resume the role to resume it). */
+  role: boolean;
+}
+
+/** A whole role paused: its jobs are not dispatched and its tasks are not handed out. */
+export interface RolePause {
+  role: string;
+  at: string;
+  by: string;
+  reason: string;
+  until: string | null;
 }
 
 export interface Job extends JobSpec {
@@ -753,6 +768,13 @@ export interface JobSettings {
 // ---- Operator inputs ---------------------------------------------------------------------------
 
 export const operatorReason = z.strictObject({ reason, actor: actorName });
+/** Pause a job or a role: with a reason; optionally until a time (auto-resume) and, for a job, finishing running work first. */
+export const pauseInput = z.strictObject({
+  reason,
+  actor: actorName,
+  until: z.union([z.iso.datetime({ offset: true }), z.null()]).optional(),
+  drain: z.boolean().optional(),
+});
 export const optionalReason = z.strictObject({ reason: reason.optional(), actor: actorName });
 export const triggerNowInput = z.strictObject({
   reason,

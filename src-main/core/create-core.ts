@@ -132,6 +132,8 @@ export function createCore(opts: CoreOptions = {}): Core {
   const signals = new Signals(ctx);
   const jobs = createJobs({ ctx, hub, signals, instances, logger });
   const attention = createAttention({ ctx, logger, calendarOf: (id) => jobs.repo.scheduleCalendar(id), ...(opts.webhooks ? { webhooks: opts.webhooks } : {}) });
+  // A paused role hands out no task (P2: "no task").
+  locks.gate = (role) => jobs.pauses.roleClosed(role) !== null;
   // A decision on a held run acknowledges the inbox items about it, in the decision's transaction.
   jobs.approvals.listener = { decided: (subject, actor, note, decision) => void attention.inbox.resolveSubject(subject, actor, note, decision) };
   let closed = false;

@@ -5,7 +5,7 @@
 import type { AuditEvent, Instance, Task } from '../common/model';
 import type { LockLostReason } from '../common/protocol';
 import type { TokenInfo } from './auth/tokens';
-import type { Backfill, BusinessCalendar, Job, JobSettings, Run, RunStatus } from '../common/job-schema';
+import type { Backfill, BusinessCalendar, Job, JobSettings, RolePause, Run, RunStatus } from '../common/job-schema';
 import type { InboxItem } from '../common/attention';
 
 export interface CoreEventMap {
@@ -45,6 +45,8 @@ export interface CoreEventMap {
   'backfill.changed': { backfill: Backfill; action: string };
   'jobs.settings': { settings: JobSettings; actor: string };
   'calendar.changed': { calendar: BusinessCalendar; action: string };
+  /** A whole role was paused (`paused`) or resumed. */
+  'role.paused': { pause: RolePause; paused: boolean; actor: string };
   // The operator's attention (core/inbox).
   /** An inbox item was raised, absorbed one more occurrence, or changed state. */
   'inbox.changed': { item: InboxItem; action: 'raised' | 'repeated' | 'acked' | 'snoozed' | 'reopened' };

@@ -168,8 +168,13 @@ function Header({ title, description, pendingG, onHelp }: { title: string; descr
       <span className="spacer" />
       {pendingG ? <kbd className="chord">g …</kbd> : null}
       {kill ? (
-        <button className="pill pill-bad" onClick={() => navigate('settings')} data-testid="kill-indicator" title="The kill switch is on: no job is triggered">
-          ■ KILL SWITCH ON
+        <button
+          className="pill pill-bad"
+          onClick={() => navigate('settings')}
+          data-testid="kill-indicator"
+          title={dash?.killSwitchBy ? `Turned on by ${dash.killSwitchBy.by} at ${dash.killSwitchBy.at}: ${dash.killSwitchBy.reason}. No job is triggered.` : 'The kill switch is on: no job is triggered'}
+        >
+          ■ KILL SWITCH ON{dash?.killSwitchBy ? ` · ${dash.killSwitchBy.by}` : ''}
         </button>
       ) : (
         <span className="pill pill-quiet" data-testid="kill-indicator" title="Kill switch off">

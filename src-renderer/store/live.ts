@@ -51,6 +51,8 @@ export function applyEvent(inv: Invalidation, e: ConsoleEvent): Invalidation {
       inv.topics.add('jobs').add('runs').add('dashboard');
       // A calendar change is announced as `job.changed` for `calendar:<id>` (it moves jobs' slots).
       if (e.type === 'job.changed' && e.jobId.startsWith('calendar:')) inv.topics.add('calendars');
+      // A role pause is announced as `job.changed` for `role:<name>` (its queue shows the pause).
+      if (e.type === 'job.changed' && e.jobId.startsWith('role:')) inv.topics.add('roles');
       break;
     case 'settings.changed':
       inv.topics.add('settings').add('dashboard').add('notifications');

@@ -258,6 +258,7 @@ export class FakeConsoleApi implements ConsoleApi {
           runsNeedingAttention: 0,
           recoveryBoundS: recoveryBoundS(this.settings.config),
           killSwitch: this.settings.killSwitch,
+          killSwitchBy: this.settings.killSwitch ? { by: 'operator:browser', at: new Date(this.now()).toISOString(), reason: 'fake' } : null,
           roles,
           throughput: [],
           nextTriggers: [],

@@ -361,7 +361,7 @@ export const MIGRATIONS: Migration[] = [
     },
   },
   {
-    name: '010_inbox_webhooks_approvals',
+    name: '010_attention_inbox_webhooks_approvals_pauses',
     sql: `
       -- Everything that needs the operator (PROTOCOL §8), with a lifecycle: open -> acked, or
       -- snoozed until a time and open again. An open item absorbs later occurrences of the same
@@ -423,6 +423,19 @@ export const MIGRATIONS: Migration[] = [
       -- Approvals: the operator's decision on a held run travels with the backfill that runs it
       -- again (JSON {decision, note, by, at}), so every re-offer of that dispatch carries it.
       ALTER TABLE backfills ADD COLUMN approval TEXT;
+
+      -- Pauses people ask for: until a time (auto-resume), finishing running work first (drain),
+      -- and a whole role (its jobs carry pause_scope 'role'; its tasks are not handed out).
+      ALTER TABLE jobs ADD COLUMN paused_until INTEGER;
+      ALTER TABLE jobs ADD COLUMN pause_drain INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE jobs ADD COLUMN pause_scope TEXT;
+      CREATE TABLE role_pauses (
+        role TEXT PRIMARY KEY,
+        at INTEGER NOT NULL,
+        by TEXT NOT NULL,
+        reason TEXT NOT NULL,
+        until INTEGER
+      ) WITHOUT ROWID;
     `,
   },
 ];

@@ -5,12 +5,14 @@ import type { Hub } from '../hub/hub';
 import type { InstanceRegistry } from '../instances/registry';
 import type { Signals } from '../signals/signals';
 import { Approvals } from './approvals';
+import { Pauses } from './pauses';
 import { JobRepo } from './repo';
 import { JobRunner } from './runner';
 import { JobService } from './service';
 
 export { JobService, type ActorOpts } from './service';
 export { Approvals, type DecisionListener } from './approvals';
+export { Pauses, PAUSE_TIMER_ACTOR } from './pauses';
 export { JobRunner, maintenanceAt } from './runner';
 export { JobRepo } from './repo';
 export { JobPlan, firstLook, missedOutcome, resolvePlaceholders, slotDates } from './plan';
@@ -29,5 +31,6 @@ export interface JobsDeps {
 export function createJobs(deps: JobsDeps): JobService {
   const repo = new JobRepo(deps.ctx);
   const runner = new JobRunner({ ctx: deps.ctx, repo, hub: deps.hub, signals: deps.signals, instances: deps.instances, logger: deps.logger });
-  return new JobService(deps.ctx, repo, runner, deps.hub, deps.signals, new Approvals(deps.ctx, repo, runner));
+  const pauses = new Pauses(deps.ctx, repo, deps.logger, () => runner.tick());
+  return new JobService(deps.ctx, repo, runner, deps.hub, deps.signals, new Approvals(deps.ctx, repo, runner), pauses);
 }

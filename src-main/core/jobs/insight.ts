@@ -256,7 +256,13 @@ function forecast(
   const push = (name: string, ok: boolean, reason: string, evidence?: unknown) => execItems.push({ name, verdict: ok ? 'ready' : 'not_ready', reason, ...(evidence !== undefined ? { evidence } : {}) });
   push('killSwitch', !settings.killSwitch.on, settings.killSwitch.on ? `the kill switch is on now (by ${settings.killSwitch.by} at ${settings.killSwitch.at}: ${settings.killSwitch.reason}); nothing is dispatched while it stays on` : 'the kill switch is off now', settings.killSwitch);
   const paused = toJob(job).paused;
-  push('pause', !paused, paused ? `the job is paused now (by ${paused.by} at ${paused.at}: ${paused.reason}); unless resumed before ${iso(w.latestStart)} the slot is skipped` : 'the job is not paused now', paused);
+  const resumes = paused?.until ? ` (it resumes by itself at ${paused.until})` : '';
+  push(
+    'pause',
+    !paused,
+    paused ? `the ${paused.role ? `role ${job.role}` : 'job'} is paused now (by ${paused.by} at ${paused.at}: ${paused.reason})${resumes}; unless resumed before ${iso(w.latestStart)} the slot is skipped` : 'the job is not paused now',
+    paused,
+  );
   push('enabled', job.enabled === 1, job.enabled === 1 ? 'the job is enabled' : 'the job is disabled: the runner does not look at its slots');
   const mw = maintenanceAt(spec, w.opensAt);
   push('maintenance', mw === null, mw ? `the window opens inside maintenance window ${mw.label}; dispatch waits until ${iso(mw.until)}` : 'no maintenance window at the window opening');

@@ -45,6 +45,12 @@ export interface JobRow {
   paused_at: number | null;
   paused_by: string | null;
   paused_reason: string | null;
+  /** When the pause ends by itself (auto-resume), or null. */
+  paused_until: number | null;
+  /** 1: the pause lets the runs already started finish (their retries included). */
+  pause_drain: number;
+  /** 'role' when the job is paused because its whole role is; null for its own pause. */
+  pause_scope: string | null;
   cursor: number;
   next_check_at: number | null;
   created_at: number;
@@ -147,7 +153,10 @@ export function toJob(r: JobRow): Job {
     ...spec,
     enabled: r.enabled === 1,
     version: r.version,
-    paused: r.paused_at === null ? null : { at: isoReq(r.paused_at), by: r.paused_by ?? '', reason: r.paused_reason ?? '' },
+    paused:
+      r.paused_at === null
+        ? null
+        : { at: isoReq(r.paused_at), by: r.paused_by ?? '', reason: r.paused_reason ?? '', until: iso(r.paused_until), drain: r.pause_drain === 1, role: r.pause_scope === 'role' },
     createdAt: isoReq(r.created_at),
     updatedAt: isoReq(r.updated_at),
     createdBy: r.created_by,

@@ -637,7 +637,8 @@ export class JobRunner implements RunSink {
     }
     if (job.paused_at !== null) {
       const at = new Date(job.paused_at).toISOString();
-      return { name: 'pause', reason: `the job is paused (by ${job.paused_by} at ${at}: ${job.paused_reason})`, evidence: { by: job.paused_by, at, reason: job.paused_reason } };
+      const until = job.paused_until === null ? null : new Date(job.paused_until).toISOString();
+      return { name: 'pause', reason: `the job is paused (${pauseWords(job)})`, evidence: { by: job.paused_by, at, reason: job.paused_reason, until, role: job.pause_scope === 'role' ? job.role : null } };
     }
     if (job.enabled !== 1) return { name: 'enabled', reason: 'the job is disabled', evidence: {} };
     return null;
@@ -656,8 +657,14 @@ export class JobRunner implements RunSink {
     if (mode === 'manual') {
       ev.pause = { verdict: 'ready', reason: job.paused_at !== null ? 'the job is paused, but a run by hand is allowed' : 'the job is not paused' };
     } else {
-      const paused = job.paused_at !== null;
-      note('pause', !paused, paused ? `the job is paused (by ${job.paused_by}: ${job.paused_reason})` : 'the job is not paused');
+      // A draining pause lets a run already started finish: its retries are not held back.
+      const draining = job.paused_at !== null && job.pause_drain === 1 && mode === 'retry';
+      const paused = job.paused_at !== null && !draining;
+      note(
+        'pause',
+        !paused,
+        paused ? `the job is paused (${pauseWords(job)})` : draining ? `the job is paused (${pauseWords(job)}), but it lets this run, already started, finish` : 'the job is not paused',
+      );
     }
     const mw = mode === 'manual' ? null : maintenanceAt(spec, now);
     note('maintenance', mw === null, mw === null ? 'no maintenance window now' : `inside maintenance window ${mw.label} until ${new Date(mw.until).toISOString()}`, {}, mw?.until);
@@ -1286,4 +1293,12 @@ export function maintenanceAt(spec: JobSpec, now: number): { label: string; unti
     if (minutes >= s && minutes < e) return { label: `${mw.start}–${mw.end}${mw.days ? ` (days ${mw.days.join(',')})` : ''}`, until: localInstant(zone, date, mw.end) };
   }
   return null;
+}
+
+/** Who paused the job, when, why and until when, in words (the runner's and the explainer's reasons). */
+export function pauseWords(job: Pick<JobRow, 'paused_at' | 'paused_by' | 'paused_reason' | 'paused_until' | 'pause_scope' | 'role'>): string {
+  const at = job.paused_at === null ? '?' : new Date(job.paused_at).toISOString();
+  const scope = job.pause_scope === 'role' ? `with its role ${job.role}, ` : '';
+  const until = job.paused_until === null ? '' : `; until ${new Date(job.paused_until).toISOString()}`;
+  return `${scope}by ${job.paused_by} at ${at}: ${job.paused_reason}${until}`;
 }

@@ -54,6 +54,7 @@ import { explain, ledger, preview, simulateDowntime, type InsightDeps } from './
 import { JobPlan } from './plan';
 import { JobRepo, slotRunBase, specOf, toBackfill, toJob, toRun, type BackfillRow, type JobRow, type RunRow } from './repo';
 import type { Approvals } from './approvals';
+import type { Pauses } from './pauses';
 import type { JobRunner } from './runner';
 import { parseIcsCalendar, validateCalendar, type Calendar } from './schedule';
 import { assertValid, validateJobInput } from './validate-job';
@@ -94,15 +95,19 @@ export class JobService {
     signals: InsightDeps['signals'],
     /** Decisions on held runs (approvals.ts). */
     readonly approvals: Approvals,
+    /** Job and role pauses, until a time, draining (pauses.ts). */
+    readonly pauses: Pauses,
   ) {
     this.insight = { db: ctx.db, repo, signals, onlineCount: (role) => hub.connectedInstances(role).length };
   }
 
   start(): void {
     this.runner.start();
+    this.pauses.start();
   }
 
   stop(): void {
+    this.pauses.stop();
     this.runner.stop();
   }
 
@@ -159,6 +164,7 @@ export class JobService {
       });
       this.repo.q.insertVersion.run(id, 1, JSON.stringify(spec), now, actor, reason ?? null);
       const job = this.jobEvent(this.repo.jobRow(id), 'create', actor, { spec, ...(reason ? { reason } : {}) });
+      this.pauses.followRole(id, actor);
       return { job, warnings: v.issues.filter((i) => i.severity === 'warning') };
     });
   }
@@ -193,6 +199,7 @@ export class JobService {
       const changed = Object.keys(patch).filter((k) => JSON.stringify((before as unknown as Record<string, unknown>)[k]) !== JSON.stringify((spec as unknown as Record<string, unknown>)[k]));
       if (!spec.enabled && cur.enabled === 1) this.skipPending(cur.id, 'skipped_disabled', 'the job was disabled', actor);
       const job = this.jobEvent(this.repo.jobRow(cur.id), 'update', actor, { from: cur.version, to: version, changed, ...(reason ? { reason } : {}) });
+      if (spec.role !== cur.role) this.pauses.followRole(cur.id, actor);
       return { job, warnings: v.issues.filter((i) => i.severity === 'warning') };
     });
   }
@@ -246,31 +253,13 @@ export class JobService {
     };
   }
 
+  /** Pauses the job (optionally until a time, or letting started runs finish): pauses.ts. */
   pause(id: string, input: unknown): Job {
-    const { reason, actor } = parseOrThrow(operatorReason, input, 'pause');
-    return this.write(() => {
-      const row = this.repo.jobRow(id);
-      if (row.paused_at !== null) throw new GafferError('invalid_transition', `job ${row.name} is already paused (by ${row.paused_by}: ${row.paused_reason})`);
-      this.repo.patchJob(row.id, { paused_at: this.now, paused_by: actor, paused_reason: reason });
-      return this.jobEvent(this.repo.jobRow(row.id), 'pause', actor, { reason });
-    });
+    return this.pauses.pauseJob(id, input);
   }
 
   resume(id: string, input: unknown): Job {
-    const { reason, actor } = parseOrThrow(optionalReason, input, 'resume');
-    return this.write(() => {
-      const row = this.repo.jobRow(id);
-      if (row.paused_at === null) throw new GafferError('invalid_transition', `job ${row.name} is not paused`);
-      this.repo.patchJob(row.id, { paused_at: null, paused_by: null, paused_reason: null });
-      // Slots waiting because of the pause are looked at again at once.
-      for (const r of this.repo.q.openRunsOfJob.all(row.id)) if (r.dispatched_at === null && r.next_attempt_at !== null) this.repo.patchRun(r.id, { next_attempt_at: this.now });
-      return this.jobEvent(this.repo.jobRow(row.id), 'resume', actor, {
-        ...(reason ? { reason } : {}),
-        pausedBy: row.paused_by,
-        pausedAt: row.paused_at === null ? null : new Date(row.paused_at).toISOString(),
-        pausedReason: row.paused_reason,
-      });
-    });
+    return this.pauses.resumeJob(id, input);
   }
 
   setEnabled(id: string, enabled: boolean, input: unknown): Job {

@@ -43,6 +43,11 @@ const LOST_BECAUSE: Record<ExpiryReason, LockLostReason> = {
 const REJECT_CODES = new Set(['not_holder', 'invalid_transition']);
 
 export class ClaimLocks {
+  /**
+   * Roles that hand out no task now (a paused role, a spend cap reached): a claim for one of them
+   * is answered "no task" (P2), like an empty queue. Set once by createCore; read on every claim.
+   */
+  gate: ((role: string) => boolean) | undefined;
   private readonly instanceOf;
   private readonly expiredAtFence;
 
@@ -65,6 +70,7 @@ export class ClaimLocks {
       if (!inst) throw new GafferError('not_found', `unknown instance ${instanceId}`);
       if (inst.status !== 'online') throw new GafferError('forbidden', `instance ${instanceId} is ${inst.status}; say hello again`);
       const role = askedRole ?? inst.role;
+      if (this.gate?.(role)) return { task: null };
       const candidate = this.repo.nextClaimable.get(role);
       if (!candidate) return { task: null };
       const now = this.ctx.clock.now();

@@ -114,6 +114,9 @@ export function mapCoreEvent(e: CoreEvent): ConsoleEvent[] {
         },
       ];
     }
+    case 'role.paused':
+      // A role pause changes its jobs (each announced on its own) and the role's queue.
+      return [{ type: 'job.changed', jobId: `role:${e.pause.role}` }];
     case 'inbox.changed':
       return [
         { type: 'inbox.changed', itemId: e.item.id, action: e.action, kind: e.item.kind, severity: e.item.severity, state: e.item.state, title: e.item.title, detail: e.item.detail },

@@ -20,7 +20,12 @@ const raise = (key: string, subject = 'run:r1') =>
   core.inbox.raise({ key, kind: 'needs_human', subject, about: { runId: 'r1', job: 'pay', slot: '2026-11-30' }, entry: { error: 'which account?' } })!;
 
 function digest(): string {
-  return JSON.stringify([core.db.prepare('SELECT * FROM inbox_items ORDER BY id').all(), core.db.prepare('SELECT * FROM webhook_deliveries').all(), core.db.prepare(`SELECT * FROM settings`).all()]);
+  return JSON.stringify([
+    core.db.prepare('SELECT * FROM inbox_items ORDER BY id').all(),
+    core.db.prepare('SELECT * FROM webhook_deliveries').all(),
+    core.db.prepare(`SELECT * FROM settings`).all(),
+    core.db.prepare(`SELECT * FROM role_pauses`).all(),
+  ]);
 }
 
 describe('bad input', () => {
@@ -31,6 +36,9 @@ describe('bad input', () => {
     'inbox.ack': [{ id: 1, note: 'x'.repeat(2001) }, { id: 1, actor: 'operator:spoofed' }],
     'inbox.ackMany': [{ ids: [] }, { ids: ['a'] }],
     'inbox.snooze': [{ id: 1 }, { id: 1, until: 'later' }, { id: 1, until: '2000-01-01T00:00:00Z' }],
+    'roles.pauses': [{ role: 'dev' }],
+    'roles.pause': [{ role: 'dev' }, { role: 'bad role!', reason: 'r' }, { role: 'dev', reason: 'r', until: 'soon' }, { role: 'dev', reason: 'r', until: '2000-01-01T00:00:00Z' }],
+    'roles.resume': [{}, { role: 'dev', reason: '' }],
     'notifications.get': [{ all: true }],
     'notifications.put': [{}, { webhooks: [{ url: 'file:///etc/passwd', events: ['needs_human'] }] }, { webhooks: [{ url: 'https://x.test', events: ['needs_human'] }], actor: 'x' }],
     'notifications.test': [{ webhookId: 'nope' }],

@@ -112,6 +112,7 @@ export function createConsoleMethods(core: Core, ctx: ConsoleContext, opts: Cons
         runsNeedingAttention: jobs?.runsNeedingAttention() ?? 0,
         recoveryBoundS: recoveryBoundS(core.config),
         killSwitch: killSwitch(),
+        killSwitchBy: rm.killSwitchBy(),
         roles: rm.roleSummaries(now),
         throughput,
         nextTriggers: jobs?.nextTriggers(now, NEXT_TRIGGERS) ?? [],

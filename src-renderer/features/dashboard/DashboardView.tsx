@@ -78,7 +78,16 @@ export function DashboardView() {
 
       {d.killSwitch ? (
         <div className="callout callout-bad" role="alert">
-          <strong>Kill switch is ON.</strong> No job is triggered until it is turned off in Settings. Claims of one-off tasks continue.
+          <strong>Kill switch is ON</strong>
+          {d.killSwitchBy ? (
+            <span data-testid="kill-by">
+              {' '}
+              — turned on by <strong>{d.killSwitchBy.by}</strong> <RelativeTime at={d.killSwitchBy.at} />: “{d.killSwitchBy.reason}”.
+            </span>
+          ) : (
+            '.'
+          )}{' '}
+          No job is triggered until it is turned off in Settings. Claims of one-off tasks continue.
           <button className="btn btn-small" onClick={() => navigate('settings')}>
             Open settings
           </button>

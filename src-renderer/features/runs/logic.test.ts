@@ -29,6 +29,7 @@ describe('heat-map bucketing', () => {
       ['failed', 'failed'],
       ['held', 'held'],
       ['backfilled', 'backfilled'],
+      ['rejected', 'failed'],
     ]);
     expect(heatClassOf('scheduled')).toBe('pending');
     expect(heatClassOf('not_evaluated')).toBe('missed');

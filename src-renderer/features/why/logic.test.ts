@@ -40,7 +40,7 @@ describe('why: the verdict', () => {
   });
 
   it('tells forecasts from past facts', () => {
-    const paused = { at: '2026-11-30T07:00:00.000Z', by: 'operator:browser', reason: 'migration' };
+    const paused = { at: '2026-11-30T07:00:00.000Z', by: 'operator:browser', reason: 'migration', until: null, drain: false, role: false };
     expect(verdictOf(explanation({ tense: 'future', jobState: { enabled: true, paused, killSwitch: { on: false, reason: null, by: null, at: null } } })).kind).toBe('will_not_run');
     expect(verdictOf(explanation({ tense: 'future' })).kind).toBe('will_run');
     expect(verdictOf(explanation({ tense: 'past' })).kind).toBe('no_record');

@@ -34,7 +34,8 @@ export interface JobsActions {
   validateJob(spec: Record<string, unknown>): Promise<{ ok: boolean; issues: JobIssue[] }>;
   previewJob(args: ConsoleArgs<'jobs.preview'>): Promise<PreviewResult>;
   saveJob(input: SaveJobInput): Promise<{ job: Job; warnings: JobIssue[] }>;
-  jobAction(kind: JobActionKind, job: Pick<Job, 'id' | 'name'>, reason: string): Promise<Job | TriggerResult>;
+  /** `pause` takes `until` (it resumes by itself) and `drain` (runs already started finish). */
+  jobAction(kind: JobActionKind, job: Pick<Job, 'id' | 'name'>, reason: string, pause?: { until?: string | null; drain?: boolean }): Promise<Job | TriggerResult>;
   explainJob(id: string, at?: string): Promise<Explanation>;
 }
 
@@ -85,7 +86,7 @@ export function createJobsSlice(ctx: SliceContext<JobsState>): Slice<JobsActions
       return r;
     },
 
-    jobAction(kind, job, reason) {
+    jobAction(kind, job, reason, pause) {
       return guarded(ctx.toast, `${ACTION_WORDS[kind].failed} ${job.name}`, async () => {
         let out: Job | TriggerResult;
         switch (kind) {
@@ -96,7 +97,7 @@ export function createJobsSlice(ctx: SliceContext<JobsState>): Slice<JobsActions
             break;
           }
           case 'pause':
-            out = await call('jobs.pause', { id: job.id, reason });
+            out = await call('jobs.pause', { id: job.id, reason, ...(pause?.until ? { until: pause.until } : {}), ...(pause?.drain ? { drain: true } : {}) });
             break;
           case 'resume':
             out = await call('jobs.resume', { id: job.id, reason });
