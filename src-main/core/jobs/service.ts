@@ -25,7 +25,6 @@ import {
   listJobsInput,
   listRunsInput,
   operatorReason,
-  optionalReason,
   requestBackfillInput,
   totalRetryDelayS,
   triggerNowInput,
