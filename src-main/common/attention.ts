@@ -248,3 +248,43 @@ export function inQuietHours(q: QuietHours | null, at: number, defaultZone: stri
   if (s === e) return false;
   return s < e ? now >= s && now < e : now >= s || now < e;
 }
+
+// ---- Spend caps (PROTOCOL §8) ------------------------------------------------------------------
+
+const usd = z.number().positive().max(10_000_000);
+
+/** `PUT /job-settings/budgets`: a field left out keeps its cap; `null` removes it. */
+export const budgetsInput = z.strictObject({
+  globalDailyUsd: usd.nullable().optional(),
+  /** Merged into the stored caps; a role set to `null` loses its cap. */
+  perRoleDailyUsd: z.record(z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/, 'a role is 1–64 letters, digits, "_", "-" or "."'), usd.nullable()).optional(),
+  /** The day of a daily cap runs midnight to midnight in this zone (default: the operator's, the machine's). */
+  timezone: timeZone.nullable().optional(),
+});
+export type BudgetsInput = z.infer<typeof budgetsInput>;
+
+export interface BudgetSettings {
+  globalDailyUsd: number | null;
+  perRoleDailyUsd: Record<string, number>;
+  timezone: string | null;
+}
+
+/** One daily cap today: spend so far against it, and when it resets. */
+export interface CapStatus {
+  scope: 'global' | 'role';
+  role: string | null;
+  capUsd: number;
+  spentUsd: number;
+  reached: boolean;
+}
+
+export interface BudgetsView {
+  settings: BudgetSettings;
+  /** The zone the day is counted in, the local day, and the next midnight there (when every cap resets). */
+  zone: string;
+  day: string;
+  resetsAt: string;
+  /** False while Gaffer has no usage to count (no agent reports `usage`): spend reads 0. */
+  measured: boolean;
+  caps: CapStatus[];
+}

@@ -10,11 +10,13 @@
  */
 import { z } from 'zod';
 import {
+  budgetsInput,
   deliveriesListInput,
   inboxListInput,
   inboxSnoozeInput,
   notificationsInput,
   webhookId,
+  type BudgetsView,
   type Delivery,
   type InboxCounts,
   type InboxItem,
@@ -112,6 +114,8 @@ export interface Dashboard {
   nextTriggers: Array<{ jobId: string; job: string; slot: string; at: string }>;
   /** What waits for the operator in the inbox. */
   inbox: InboxCounts;
+  /** Today's spend against each daily cap (and when they reset). */
+  budgets: BudgetsView;
 }
 
 export interface InstanceView extends Instance {
@@ -272,6 +276,9 @@ export const consoleArgs = {
   /** Acknowledges several items; ones acknowledged meanwhile are reported as skipped. */
   'inbox.ackMany': z.strictObject({ ids: z.array(inboxId).min(1).max(1000), note: inboxNote.optional() }),
   'inbox.snooze': inboxSnoozeInput.extend({ id: inboxId }),
+  'budgets.get': empty,
+  /** Daily spend caps: a field left out keeps its cap, `null` removes it. */
+  'budgets.put': budgetsInput.extend({ reason: reason.optional() }),
   'roles.pauses': empty,
   /** Pauses a whole role: its jobs start nothing new and its tasks are not handed out (optionally until a time). */
   'roles.pause': z.strictObject({ role: roleName, reason, until: instant.nullable().optional() }),
@@ -342,6 +349,8 @@ export interface ConsoleResults {
   'inbox.ack': InboxItem;
   'inbox.ackMany': { acked: InboxItem[]; skipped: number[] };
   'inbox.snooze': InboxItem;
+  'budgets.get': BudgetsView;
+  'budgets.put': BudgetsView;
   'roles.pauses': RolePause[];
   'roles.pause': RolePause;
   'roles.resume': RolePause;

@@ -126,6 +126,12 @@ export const executionConditionsInput = z.strictObject({
   maintenanceWindows: z.array(maintenanceWindowInput).max(20).optional(),
 });
 
+/** PROTOCOL §8 job field: a run passing either cap is cancelled (`run_cancelled`, reason `budget`) and held. */
+export const budgetInput = z.strictObject({
+  maxCostUsdPerRun: z.number().positive().max(1_000_000).optional(),
+  maxTokensPerRun: z.number().int().positive().max(1e12).optional(),
+});
+
 export const MISSED_WINDOW_POLICIES = ['run_now', 'fold_into_next', 'skip_and_alert'] as const;
 export type MissedWindowPolicy = (typeof MISSED_WINDOW_POLICIES)[number];
 export const OVERLAP_POLICIES = ['skip', 'queue_one', 'allow'] as const;
@@ -154,6 +160,8 @@ const jobSpecShape = {
   backfillCapPerTick: z.number().int().min(0).max(100).optional(),
   /** Deadline of one attempt, seconds after dispatch (default 3600). Past it the attempt counts as lost. */
   runTimeoutS: z.number().int().min(1).max(7 * 86400).optional(),
+  /** Spend caps of one run (PROTOCOL §8). */
+  budget: budgetInput.optional(),
 };
 
 /** A job as the operator writes it (POST /jobs, the editor form). */
@@ -181,6 +189,8 @@ export const jobPatchInput = z.strictObject({
   dstGapPolicy: z.enum(['shift_forward', 'skip']).optional(),
   backfillCapPerTick: z.number().int().min(0).max(100).optional(),
   runTimeoutS: z.number().int().min(1).max(7 * 86400).optional(),
+  /** `null` removes the caps. */
+  budget: budgetInput.nullable().optional(),
 });
 export type JobPatchInput = z.infer<typeof jobPatchInput>;
 
@@ -211,6 +221,7 @@ export interface JobSpec {
   dstGapPolicy: 'shift_forward' | 'skip';
   backfillCapPerTick: number;
   runTimeoutS: number;
+  budget?: { maxCostUsdPerRun?: number; maxTokensPerRun?: number };
 }
 
 export const JOB_DEFAULTS = {
@@ -250,6 +261,7 @@ export function normalizeJobSpec(input: JobSpecInput): JobSpec {
   if (input.calendar !== undefined) spec.calendar = input.calendar;
   if (input.calendarPolicy !== undefined) spec.calendarPolicy = input.calendarPolicy;
   if (input.toleranceS !== undefined) spec.toleranceS = input.toleranceS;
+  if (input.budget !== undefined && Object.keys(input.budget).length > 0) spec.budget = { ...input.budget };
   return spec;
 }
 
@@ -593,6 +605,7 @@ export const RUN_DISPOSITIONS = [
   'skipped_disabled',
   'skipped_maintenance',
   'skipped_quota',
+  'skipped_budget', // a daily spend cap was reached until the window closed
   'missed',
   'folded',
   'failed',
@@ -605,7 +618,7 @@ export type RunDisposition = (typeof RUN_DISPOSITIONS)[number];
 export const RUN_TRIGGERS = ['schedule', 'catch_up', 'manual'] as const;
 export type RunTrigger = (typeof RUN_TRIGGERS)[number];
 
-export type RunErrorClass = 'retryable' | 'fatal' | 'needs_human' | 'lost' | 'undeliverable';
+export type RunErrorClass = 'retryable' | 'fatal' | 'needs_human' | 'lost' | 'undeliverable' | 'budget';
 
 /** The operator's decision on a held run, carried by the `job_trigger` that runs it again (PROTOCOL §8). */
 export interface RunApproval {

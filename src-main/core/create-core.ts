@@ -27,6 +27,8 @@ import { Signals } from './signals/signals';
 import { createJobs, type JobService } from './jobs';
 import { GapDetector } from './time/gap-detector';
 import { createAttention, type Attention, type Inbox } from './inbox';
+import { Budgets } from './budgets/budgets';
+import { usageSpend } from './budgets/spend';
 import type { WebhookOptions } from './notify/webhooks';
 
 export interface CoreOptions {
@@ -78,6 +80,8 @@ export interface Core {
   readonly attention: Attention;
   /** `attention.inbox`: everything that needs the operator. */
   readonly inbox: Inbox;
+  /** Daily spend caps (per role, global) and per-run caps, read from the usage ledger. */
+  readonly budgets: Budgets;
   readonly logger: Logger;
   /** Starts timers (watchdog). Separate from construction so tests can drive sweeps by hand. */
   start(): void;
@@ -130,10 +134,15 @@ export function createCore(opts: CoreOptions = {}): Core {
   const hub = new Hub({ clock: gaps.deadlines, config, db, events, audit, instances, locks, tasks, tokens, committer, logger }, opts.hub);
   const auditQuery = new AuditQuery(db);
   const signals = new Signals(ctx);
-  const jobs = createJobs({ ctx, hub, signals, instances, logger });
-  const attention = createAttention({ ctx, logger, calendarOf: (id) => jobs.repo.scheduleCalendar(id), ...(opts.webhooks ? { webhooks: opts.webhooks } : {}) });
-  // A paused role hands out no task (P2: "no task").
-  locks.gate = (role) => jobs.pauses.roleClosed(role) !== null;
+  // The inbox's sweep also looks at spend caps; the calendar lookup binds to the jobs module below.
+  const sweeps: Array<{ name: string; run(): void }> = [];
+  const attention = createAttention({ ctx, logger, calendarOf: (id) => jobs.repo.scheduleCalendar(id), sweeps, ...(opts.webhooks ? { webhooks: opts.webhooks } : {}) });
+  const budgets = new Budgets(ctx, usageSpend(db), attention.inbox);
+  const jobs = createJobs({ ctx, hub, signals, instances, logger, budgets });
+  budgets.holdRun = (runId, message) => jobs.runner.holdForBudget(runId, message);
+  sweeps.push({ name: 'spend caps', run: () => budgets.raiseReached() }, { name: 'per-run spend caps', run: () => void budgets.enforceRunCaps() });
+  // A paused role, or a reached daily spend cap, hands out no task (P2: "no task").
+  locks.gate = (role) => jobs.pauses.roleClosed(role) !== null || budgets.roleBlocked(role);
   // A decision on a held run acknowledges the inbox items about it, in the decision's transaction.
   jobs.approvals.listener = { decided: (subject, actor, note, decision) => void attention.inbox.resolveSubject(subject, actor, note, decision) };
   let closed = false;
@@ -160,6 +169,7 @@ export function createCore(opts: CoreOptions = {}): Core {
     gaps,
     attention,
     inbox: attention.inbox,
+    budgets,
     logger,
     start() {
       // Sockets from a previous run are gone: their instances get the reconnect grace to resume

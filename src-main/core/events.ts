@@ -6,7 +6,7 @@ import type { AuditEvent, Instance, Task } from '../common/model';
 import type { LockLostReason } from '../common/protocol';
 import type { TokenInfo } from './auth/tokens';
 import type { Backfill, BusinessCalendar, Job, JobSettings, RolePause, Run, RunStatus } from '../common/job-schema';
-import type { InboxItem } from '../common/attention';
+import type { BudgetSettings, InboxItem } from '../common/attention';
 
 export interface CoreEventMap {
   'task.created': { task: Task };
@@ -47,6 +47,8 @@ export interface CoreEventMap {
   'calendar.changed': { calendar: BusinessCalendar; action: string };
   /** A whole role was paused (`paused`) or resumed. */
   'role.paused': { pause: RolePause; paused: boolean; actor: string };
+  /** The daily spend caps changed (core/budgets). */
+  'budgets.changed': { settings: BudgetSettings; actor: string };
   // The operator's attention (core/inbox).
   /** An inbox item was raised, absorbed one more occurrence, or changed state. */
   'inbox.changed': { item: InboxItem; action: 'raised' | 'repeated' | 'acked' | 'snoozed' | 'reopened' };

@@ -19,6 +19,7 @@ export const DISPOSITION_META: Record<LedgerDisposition, { label: string; tone: 
   skipped_disabled: { label: 'skipped: disabled', tone: 'cancelled' },
   skipped_maintenance: { label: 'skipped: maintenance', tone: 'blocked' },
   skipped_quota: { label: 'skipped: quota', tone: 'blocked' },
+  skipped_budget: { label: 'skipped: spend cap', tone: 'blocked' },
   missed: { label: 'missed', tone: 'failed' },
   folded: { label: 'folded', tone: 'ready' },
   failed: { label: 'failed', tone: 'failed' },

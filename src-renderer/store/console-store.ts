@@ -22,7 +22,7 @@ import { createCoalescer, TOPICS, type Invalidation, type Topic } from './live';
 import type { Slice, SliceContext, TopicHandler } from './slice';
 import { createAuditSlice, initialAuditState, type AuditActions, type AuditSliceState } from './slices/audit';
 import { createCalendarsSlice, initialCalendarsState, type CalendarsActions, type CalendarsState } from './slices/calendars';
-import { createDashboardSlice, initialDashboardState, type DashboardState } from './slices/dashboard';
+import { createDashboardSlice, initialDashboardState, type DashboardActions, type DashboardState } from './slices/dashboard';
 import { createInboxSlice, initialInboxState, type InboxActions, type InboxState } from './slices/inbox';
 import { createInstancesSlice, initialInstancesState, type InstancesActions, type InstancesState } from './slices/instances';
 import { createJobsSlice, initialJobsState, type JobsActions, type JobsState } from './slices/jobs';
@@ -78,7 +78,7 @@ export interface RootActions {
   signIn(token: string): void;
 }
 
-export type ConsoleActions = RootActions & ToastsActions & InboxActions & QueuesActions & InstancesActions & SettingsActions & AuditActions & JobsActions & RunsActions & CalendarsActions;
+export type ConsoleActions = RootActions & ToastsActions & DashboardActions & InboxActions & QueuesActions & InstancesActions & SettingsActions & AuditActions & JobsActions & RunsActions & CalendarsActions;
 
 export interface ConsoleStore {
   store: StoreApi<ConsoleState>;
@@ -254,6 +254,7 @@ export function createConsoleStore(api: ConsoleApi, opts: ConsoleStoreOptions = 
   const actions: ConsoleActions = {
     ...root,
     ...toasts.actions,
+    ...slices.dashboard.actions,
     ...slices.inbox.actions,
     ...slices.queues.actions,
     ...slices.instances.actions,

@@ -263,6 +263,7 @@ export class FakeConsoleApi implements ConsoleApi {
           throughput: [],
           nextTriggers: [],
           inbox: this.inboxCounts(),
+          budgets: { settings: { globalDailyUsd: null, perRoleDailyUsd: {}, timezone: null }, zone: 'UTC', day: new Date(this.now()).toISOString().slice(0, 10), resetsAt: new Date(this.now() + 86_400_000).toISOString(), measured: false, caps: [] },
         };
       }
       case 'inbox.list': {

@@ -43,6 +43,8 @@ export interface InboxChecksDeps {
   logger: Logger;
   /** The scheduling calendar of a job (the jobs module's cache). */
   calendarOf(id: string): Calendar | undefined;
+  /** More looks at every sweep (spend caps reached, runs past their cap), each guarded. */
+  sweeps?: Array<{ name: string; run(): void }>;
 }
 
 interface JobFacts {
@@ -142,6 +144,7 @@ export class InboxChecks {
     this.guard('snooze', () => this.deps.inbox.wakeDue());
     this.guard('stuck queues', () => this.stuckQueues());
     this.guard('dead-man', () => this.deadMan());
+    for (const s of this.deps.sweeps ?? []) this.guard(s.name, () => s.run());
     this.armWake();
   }
 

@@ -21,6 +21,8 @@ export interface AttentionDeps {
   logger: Logger;
   calendarOf(id: string): Calendar | undefined;
   webhooks?: WebhookOptions;
+  /** More looks for the inbox's sweep (checks.ts). */
+  sweeps?: Array<{ name: string; run(): void }>;
 }
 
 export interface Attention {
@@ -38,7 +40,8 @@ export function createAttention(deps: AttentionDeps): Attention {
   const notifications = new NotificationSettings(deps.ctx);
   const webhooks = new Webhooks(deps.ctx, notifications, deps.logger, deps.webhooks);
   const sources = new InboxSources(deps.ctx, inbox, deps.logger);
-  const checks = new InboxChecks({ ctx: deps.ctx, inbox, logger: deps.logger, calendarOf: deps.calendarOf });
+  const sweeps = deps.sweeps ?? [];
+  const checks = new InboxChecks({ ctx: deps.ctx, inbox, logger: deps.logger, calendarOf: deps.calendarOf, sweeps });
   inbox.onRaised = (item) => webhooks.enqueue(item);
   inbox.onSnoozed = () => checks.armWake();
   // Listening starts at construction: an event of the core's start-up (a run held while the

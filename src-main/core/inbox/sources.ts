@@ -136,7 +136,8 @@ export class InboxSources {
 
   private runAlert(e: CoreEventOf<'run.alert'>): void {
     if (e.kind === 'held') {
-      this.runHeld('held', e.run, e.message);
+      // A run held for its spend cap is the budget item of core/budgets, not a second one.
+      if (e.run.errorClass !== 'budget') this.runHeld('held', e.run, e.message);
       return;
     }
     if (e.kind !== 'missed' && e.kind !== 'not_ready') return; // 'failed' counts towards repeated failures; needs_human has its own event

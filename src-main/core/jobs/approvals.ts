@@ -27,7 +27,7 @@ export interface DecisionListener {
   decided(subject: string, actor: string, note: string, decision: 'approved' | 'rejected'): void;
 }
 
-const DECIDABLE_ERRORS = new Set(['needs_human', 'fatal']);
+const DECIDABLE_ERRORS = new Set(['needs_human', 'fatal', 'budget']);
 
 export class Approvals {
   listener: DecisionListener | undefined;

@@ -45,7 +45,14 @@ const CHUNK = 50;
 /** Longest a pass runs before it yields to the event loop. */
 const PASS_BUDGET_MS = 30;
 
+/** Layer 3's spend verdict for a role (core/budgets): the first daily cap reached, with spend and reset. */
+export interface BudgetGate {
+  verdict(role: string, now: number): { ok: boolean; reason: string; evidence: Record<string, unknown> };
+}
+
 export interface RunnerDeps {
+  /** Daily spend caps (absent: none apply). */
+  budgets?: BudgetGate;
   ctx: CoreContext;
   repo: JobRepo;
   hub: Hub;
@@ -709,6 +716,10 @@ export class JobRunner implements RunSink {
         note('quotaGlobal', n < g, `${n} of ${g} job runs in flight (global quota)`, { inFlight: n, limit: g });
       }
     }
+    if (mode !== 'manual' && this.deps.budgets) {
+      const b = this.deps.budgets.verdict(job.role, now);
+      note('budget', b.ok, b.reason, b.evidence);
+    }
     const online = this.deps.hub.connectedInstances(job.role).length;
     note('instance', online > 0, online > 0 ? `${online} instance(s) of role ${job.role} online` : `no online instance of role ${job.role}`, { online });
     const f = first as { name: string; reason: string; waitUntil?: number; skip?: boolean } | null;
@@ -765,10 +776,11 @@ export class JobRunner implements RunSink {
         blocker === 'preconditions'
           ? `not ready when the window closed at ${close}: ${pre.map((c) => `${c.name}: ${c.reason}`).join('; ')}`
           : `${exec?.reason ?? 'not dispatched'} when the window closed at ${close}`;
-      const notReady = blocker === 'preconditions' || blocker === 'maintenance' || blocker === 'quotaRole' || blocker === 'quotaGlobal';
+      const notReady = blocker === 'preconditions' || blocker === 'maintenance' || blocker === 'quotaRole' || blocker === 'quotaGlobal' || blocker === 'budget';
       outcome = missedOutcome(spec.missedWindow, why, notReady);
       if (notReady && outcome.disposition === 'missed') {
-        outcome = { ...outcome, status: 'skipped', disposition: blocker === 'preconditions' ? 'skipped_not_ready' : blocker === 'maintenance' ? 'skipped_maintenance' : 'skipped_quota' } as MissedOutcome;
+        const disposition = blocker === 'preconditions' ? 'skipped_not_ready' : blocker === 'maintenance' ? 'skipped_maintenance' : blocker === 'budget' ? 'skipped_budget' : 'skipped_quota';
+        outcome = { ...outcome, status: 'skipped', disposition } as MissedOutcome;
       }
     }
     this.applyMissed(run, spec, outcome, now);
@@ -960,7 +972,7 @@ export class JobRunner implements RunSink {
   }
 
   /** fatal / needs_human: failed and held for review; never retried automatically. */
-  private hold(run: RunRow, errorClass: 'fatal' | 'needs_human', message: string, actor: string): RunRow {
+  private hold(run: RunRow, errorClass: 'fatal' | 'needs_human' | 'budget', message: string, actor: string): RunRow {
     const now = this.ctx.clock.now();
     const next = this.repo.transition(
       run,
@@ -978,6 +990,31 @@ export class JobRunner implements RunSink {
     }
     this.nudge(run.job_id, run.id);
     return next;
+  }
+
+  /**
+   * A run (or the backfill re-running it) passed its spend cap: the attempt is taken away at once
+   * (`run_cancelled`, reason `budget`, after the hold is recorded) and the run is held for the
+   * operator (never retried by itself). False when nothing of it is in flight.
+   */
+  holdForBudget(runId: string, message: string): boolean {
+    let taken: string | null = null;
+    this.write(() => {
+      const run = this.repo.q.runById.get(runId);
+      if (!run) return;
+      const b = this.repo.q.dispatchedBackfillOfRun.get(run.id);
+      if (b) {
+        if (b.instance_id === null) return;
+        taken = b.instance_id;
+        this.backfillAttemptFailed(b, 'budget', message);
+        return;
+      }
+      if (run.status !== 'running' || run.dispatched_at === null || run.instance_id === null) return;
+      taken = run.instance_id;
+      this.hold(run, 'budget', message, ACTOR);
+    });
+    if (taken !== null) this.deps.hub.cancelRun(runId, taken, 'budget');
+    return taken !== null;
   }
 
   /** An instance of `role` said hello: runs that wait only for an instance are looked at now. */

@@ -1,12 +1,13 @@
 /**
- * `/inbox…`, `/notifications…`, the decisions on held runs (`/runs/{id}/approve|reject`) and the
- * role pauses (`/roles/{role}/pause|resume`, `GET /role-pauses`) (PROTOCOL §8 plus additions).
+ * `/inbox…`, `/notifications…`, the decisions on held runs (`/runs/{id}/approve|reject`), the
+ * daily spend caps (`/job-settings/budgets`) and the role pauses (`/roles/{role}/pause|resume`,
+ * `GET /role-pauses`) (PROTOCOL §8 plus additions).
  * Queries, path parameters and bodies are validated here with the schemas each route documents;
  * the core validates again and audits every operator action with actor `operator:http`. Webhook
  * URLs come back masked.
  */
 import { z } from 'zod';
-import { DELIVERY_STATUSES, INBOX_KINDS, inboxAckInput, inboxAckManyInput, inboxSnoozeInput, notificationsInput, notificationsTestInput, webhookId } from '../../common/attention';
+import { budgetsInput, DELIVERY_STATUSES, INBOX_KINDS, inboxAckInput, inboxAckManyInput, inboxSnoozeInput, notificationsInput, notificationsTestInput, webhookId } from '../../common/attention';
 import { reason, roleName } from '../../common/schemas';
 import type { Core } from '../../core/create-core';
 import { emptyQuery, idParam, intParam, ok, parseBody, parseParam, parseQuery, type ApiContext, type Route } from './router';
@@ -25,6 +26,7 @@ const notificationsBody = notificationsInput.extend({ reason: reason.optional() 
 const rolePauseBody = z.strictObject({ reason, until: z.iso.datetime({ offset: true }).nullable().optional() });
 const roleResumeBody = z.strictObject({ reason: reason.optional() });
 const noBody = z.strictObject({});
+const budgetsBody = budgetsInput.extend({ reason: reason.optional() });
 const itemParams = { id: idParam };
 const roleParams = { role: roleName };
 
@@ -56,6 +58,30 @@ export function attentionRoutes(core: Core): Route[] {
         },
       }),
     ),
+    {
+      method: 'GET',
+      path: '/job-settings/budgets',
+      doc: { summary: 'Daily spend caps with today’s spend against each, the day, its zone and when the caps reset (midnight there).', query: emptyQuery, responses: { 200: '`{budgets}`' } },
+      handler(c) {
+        noQuery(c);
+        return ok({ budgets: core.budgets.view() });
+      },
+    },
+    {
+      method: 'PUT',
+      path: '/job-settings/budgets',
+      doc: {
+        summary: 'Set daily spend caps: `globalDailyUsd`, `perRoleDailyUsd: {role: usd}` (merged; `null` removes a cap), `timezone` of the day.',
+        query: emptyQuery,
+        body: budgetsBody,
+        responses: { 200: '`{budgets}`' },
+      },
+      async handler(c) {
+        noQuery(c);
+        const body = await parseBody(budgetsBody, c);
+        return ok({ budgets: core.budgets.put({ ...body, actor: c.actor }) });
+      },
+    },
     {
       method: 'GET',
       path: '/role-pauses',

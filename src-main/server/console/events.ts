@@ -114,6 +114,8 @@ export function mapCoreEvent(e: CoreEvent): ConsoleEvent[] {
         },
       ];
     }
+    case 'budgets.changed':
+      return [{ type: 'settings.changed' }];
     case 'role.paused':
       // A role pause changes its jobs (each announced on its own) and the role's queue.
       return [{ type: 'job.changed', jobId: `role:${e.pause.role}` }];

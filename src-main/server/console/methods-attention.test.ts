@@ -36,6 +36,8 @@ describe('bad input', () => {
     'inbox.ack': [{ id: 1, note: 'x'.repeat(2001) }, { id: 1, actor: 'operator:spoofed' }],
     'inbox.ackMany': [{ ids: [] }, { ids: ['a'] }],
     'inbox.snooze': [{ id: 1 }, { id: 1, until: 'later' }, { id: 1, until: '2000-01-01T00:00:00Z' }],
+    'budgets.get': [{ day: 'today' }],
+    'budgets.put': [{ globalDailyUsd: -1 }, { perRoleDailyUsd: { dev: 0 } }, { perRoleDailyUsd: { 'bad role!': 5 } }, { timezone: 'Mars/Olympus' }, { globalDailyUsd: 5, actor: 'x' }],
     'roles.pauses': [{ role: 'dev' }],
     'roles.pause': [{ role: 'dev' }, { role: 'bad role!', reason: 'r' }, { role: 'dev', reason: 'r', until: 'soon' }, { role: 'dev', reason: 'r', until: '2000-01-01T00:00:00Z' }],
     'roles.resume': [{}, { role: 'dev', reason: '' }],

@@ -11,9 +11,9 @@ import type { z } from 'zod';
 import type { ConsoleMethod, ConsoleResult, consoleArgs } from '../../common/console-api';
 import type { Core } from '../../core/create-core';
 
-export const ATTENTION_METHOD_PREFIXES = ['inbox.', 'notifications.', 'roles.pause', 'roles.resume'] as const;
+export const ATTENTION_METHOD_PREFIXES = ['inbox.', 'notifications.', 'budgets.', 'roles.pause', 'roles.resume'] as const;
 
-export type AttentionMethod = Extract<ConsoleMethod, `inbox.${string}` | `notifications.${string}` | 'roles.pauses' | 'roles.pause' | 'roles.resume'>;
+export type AttentionMethod = Extract<ConsoleMethod, `inbox.${string}` | `notifications.${string}` | `budgets.${string}` | 'roles.pauses' | 'roles.pause' | 'roles.resume'>;
 
 /** True for the methods this file serves. */
 export function isAttentionMethod(m: string): m is AttentionMethod {
@@ -34,6 +34,8 @@ export function createAttentionHandlers(core: Core, actor: string): AttentionHan
     'inbox.ack': (a) => inbox.ack(a.id, { ...note(a.note), actor }),
     'inbox.ackMany': (a) => inbox.ackMany({ ids: a.ids, ...note(a.note), actor }),
     'inbox.snooze': (a) => inbox.snooze(a.id, { until: a.until, ...note(a.note), actor }),
+    'budgets.get': () => core.budgets.view(),
+    'budgets.put': (a) => core.budgets.put({ ...a, actor }),
     'roles.pauses': () => pauses.rolePauses(),
     'roles.pause': (a) => pauses.pauseRole(a.role, { reason: a.reason, actor, ...(a.until !== undefined ? { until: a.until } : {}) }),
     'roles.resume': (a) => pauses.resumeRole(a.role, { actor, ...(a.reason ? { reason: a.reason } : {}) }),

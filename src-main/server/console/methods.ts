@@ -117,6 +117,7 @@ export function createConsoleMethods(core: Core, ctx: ConsoleContext, opts: Cons
         throughput,
         nextTriggers: jobs?.nextTriggers(now, NEXT_TRIGGERS) ?? [],
         inbox: core.inbox.counts(),
+        budgets: core.budgets.view(now),
       };
       return dashboard;
     },

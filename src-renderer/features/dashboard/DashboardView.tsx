@@ -1,4 +1,4 @@
-import { useMemo } from 'react';
+import { useMemo, useState } from 'react';
 import { INBOX_KIND_LABELS, INBOX_KINDS, type InboxCounts } from '../../../src-main/common/attention';
 import { navigate } from '../../lib/navigation';
 import { Badge } from '../../components/Badge';
@@ -8,6 +8,7 @@ import { formatCount, formatDurationS } from '../../lib/format';
 import { useNow } from '../../lib/now';
 import { useActions, useConsole, useWatch } from '../../store/react';
 import { DistributionChart, ThroughputChart } from './Charts';
+import { SpendCaps } from './SpendCaps';
 import { recoveryExplain } from '../../lib/recovery';
 import { distributionRows, localDay, queueHealth, throughputRows, worstStuck } from './logic';
 
@@ -75,6 +76,7 @@ export function DashboardView() {
       </div>
 
       <InboxStrip counts={d.inbox} />
+      {d.budgets.caps.length > 0 || d.budgets.measured ? <SpendCaps budgets={d.budgets} /> : <SpendCapsHint />}
 
       {d.killSwitch ? (
         <div className="callout callout-bad" role="alert">
@@ -251,6 +253,23 @@ function InboxStrip({ counts }: { counts: InboxCounts }) {
       ))}
       <button className="btn btn-small" onClick={() => open(null)}>
         Open the inbox
+      </button>
+    </div>
+  );
+}
+
+/** No cap and no spend reported: one line, with the way to set a cap. */
+function SpendCapsHint() {
+  const dash = useConsole((s) => s.dashboard.data);
+  const [open, setOpen] = useState(false);
+  if (!dash) return null;
+  return open ? (
+    <SpendCaps budgets={dash.budgets} />
+  ) : (
+    <div className="muted small" data-testid="spend-caps-hint">
+      No daily spend cap is set.{' '}
+      <button className="link" onClick={() => setOpen(true)}>
+        Set spend caps
       </button>
     </div>
   );

@@ -24,6 +24,7 @@ describe('heat-map bucketing', () => {
       ['skipped_disabled', 'skipped'],
       ['skipped_maintenance', 'skipped'],
       ['skipped_quota', 'skipped'],
+      ['skipped_budget', 'skipped'],
       ['missed', 'missed'],
       ['folded', 'backfilled'],
       ['failed', 'failed'],
