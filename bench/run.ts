@@ -16,6 +16,7 @@ const SUITES: Record<string, [file: string, fn: string]> = {
   jobs: ['jobs.ts', 'runJobsBench'],
   audit: ['audit.ts', 'runAuditBench'],
   baseline: ['baseline.ts', 'runBaselineBench'],
+  attention: ['attention.ts', 'runAttentionBench'],
 };
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));
