@@ -1,4 +1,4 @@
-import { useEffect, useId, useState } from 'react';
+import { useId, useState } from 'react';
 import { INBOX_KINDS, WEBHOOK_FORMATS, type Delivery, type InboxKind, type NotificationSettingsView, type WebhookFormat, type WebhookTestResult } from '../../../src-main/common/attention';
 import { Badge } from '../../components/Badge';
 import { EmptyState, ErrorBanner, Spinner } from '../../components/States';
@@ -29,8 +29,6 @@ function NotificationsForm({ view }: { view: NotificationSettingsView }) {
   const [busy, setBusy] = useState(false);
   const [tests, setTests] = useState<WebhookTestResult[] | null>(null);
   const [touched, setTouched] = useState(false);
-  // Delivery stats change under the form; the shape the operator edits does not.
-  useEffect(() => setTests(null), [view]);
   const problems = draftProblems(draft);
   const dirty = JSON.stringify(draftToInput(draft)) !== JSON.stringify(draftToInput(draftFromView(view)));
   const setHook = (i: number, patch: Partial<HookDraft>) => setDraft({ ...draft, webhooks: draft.webhooks.map((h, k) => (k === i ? { ...h, ...patch } : h)) });
