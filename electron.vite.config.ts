@@ -35,7 +35,8 @@ export default defineConfig({
       outDir: 'out/main',
       externalizeDeps: true,
       rolldownOptions: {
-        input: { index: resolve(__dirname, 'src-main/electron/main.ts') },
+        // The log worker thread (core/logs/worker-engine.ts finds it next to the main bundle).
+        input: { index: resolve(__dirname, 'src-main/electron/main.ts'), 'logs-worker': resolve(__dirname, 'src-main/core/logs/worker.ts') },
         external: ['better-sqlite3', 'ws', 'bufferutil', 'utf-8-validate'],
       },
     },

@@ -19,7 +19,6 @@
  * leaf page per agent). Group commit is worth ×3–4 here (fsync is ~130 µs on this disk); the
  * remaining gap to 50 % is per-operation CPU in the core, not the hub.
  */
-import { fork, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -30,48 +29,15 @@ import WebSocket, { WebSocketServer } from 'ws';
 import { MAX_FRAME_BYTES } from '../src-main/common/protocol';
 import { createCore, type Core } from '../src-main/core/create-core';
 import { attachAgentSocket } from '../src-main/server/agent-socket';
+import { spawnChild as spawnBenchChild, stopChild as stop, type Child } from './util';
 
 // Wire JSON is whatever the peer sent: one deliberate escape hatch for reading it in tests/benchmarks.
 type Json = any;
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
-const TSX = import.meta.resolve('tsx');
 
-interface Child {
-  proc: ChildProcess;
-  next(): Promise<Json>;
-  send(m: unknown): void;
-}
-
-/** Forks a bench child and waits for its first message ("up", or the server's start report). */
-async function spawnChild(file: string, execArgv: string[] = []): Promise<{ child: Child; first: Json }> {
-  const proc = fork(path.join(HERE, file), [], { execArgv: ['--import', TSX, ...execArgv], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  const inbox: Json[] = [];
-  const waiters: Array<(m: Json) => void> = [];
-  proc.on('message', (m) => {
-    const w = waiters.shift();
-    if (w) w(m);
-    else inbox.push(m);
-  });
-  const child: Child = {
-    proc,
-    send: (m) => proc.send(m as object),
-    next: () =>
-      new Promise((resolve, reject) => {
-        const take = (m: Json) => (m && m.error ? reject(new Error(m.error)) : resolve(m));
-        if (inbox.length > 0) take(inbox.shift());
-        else waiters.push(take);
-      }),
-  };
-  return { child, first: await child.next() };
-}
-
-async function stop(child: Child): Promise<void> {
-  if (child.proc.exitCode !== null || child.proc.signalCode !== null) return;
-  const exited = new Promise((r) => child.proc.once('exit', r));
-  child.send({ cmd: 'exit' });
-  await exited;
-}
+/** Forks a bench child of this folder and waits for its first message. */
+const spawnChild = (file: string, execArgv: string[] = []) => spawnBenchChild(path.join(HERE, file), execArgv);
 
 function tempDir(): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), 'gaffer-bench-'));

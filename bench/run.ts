@@ -16,6 +16,8 @@ const SUITES: Record<string, [file: string, fn: string]> = {
   jobs: ['jobs.ts', 'runJobsBench'],
   audit: ['audit.ts', 'runAuditBench'],
   baseline: ['baseline.ts', 'runBaselineBench'],
+  logs: ['logs.ts', 'runLogsBench'],
+  agent: ['command-agent.ts', 'runCommandAgentBench'],
   attention: ['attention.ts', 'runAttentionBench'],
 };
 

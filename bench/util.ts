@@ -1,9 +1,10 @@
 /** Small helpers shared by the benchmarks: timing, percentiles, table printing. */
 import Database from 'better-sqlite3';
+import { fork, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import { CLAIM_RESERVE_SQL } from '../src-main/core/tasks/task-repo';
-import { newTraceId } from '../src-main/core/context';
+import { newTraceId } from '../src-main/core/ids';
 import path from 'node:path';
 
 export function benchDir(name: string): string {
@@ -73,4 +74,45 @@ export function seedBacklog(db: Database.Database, n: number): void {
       for (let i = done; i < Math.min(n, done + BATCH); i++) ins.run(`task ${i}`, i % 10, newTraceId(), now, now);
     })();
   }
+}
+
+// IPC messages are whatever the child sent: one deliberate escape hatch for reading them.
+type ChildMessage = any;
+
+/** A forked bench child, driven over IPC. */
+export interface Child {
+  proc: ChildProcess;
+  next(): Promise<ChildMessage>;
+  send(m: unknown): void;
+}
+
+/** Forks a bench child (a TypeScript file, through tsx) and waits for its first message ("up", or a start report). */
+export async function spawnChild(file: string, execArgv: string[] = []): Promise<{ child: Child; first: ChildMessage }> {
+  const proc = fork(file, [], { execArgv: ['--import', import.meta.resolve('tsx'), ...execArgv], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const inbox: ChildMessage[] = [];
+  const waiters: Array<(m: ChildMessage) => void> = [];
+  proc.on('message', (m) => {
+    const w = waiters.shift();
+    if (w) w(m);
+    else inbox.push(m);
+  });
+  const child: Child = {
+    proc,
+    send: (m) => proc.send(m as object),
+    next: () =>
+      new Promise((resolve, reject) => {
+        const take = (m: ChildMessage) => (m && m.error ? reject(new Error(m.error)) : resolve(m));
+        if (inbox.length > 0) take(inbox.shift());
+        else waiters.push(take);
+      }),
+  };
+  return { child, first: await child.next() };
+}
+
+/** Asks a bench child to exit and waits until it has. */
+export async function stopChild(child: Child): Promise<void> {
+  if (child.proc.exitCode !== null || child.proc.signalCode !== null) return;
+  const exited = new Promise((r) => child.proc.once('exit', r));
+  child.send({ cmd: 'exit' });
+  await exited;
 }

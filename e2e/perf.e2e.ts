@@ -8,12 +8,13 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Agent } from '../src-main/sdk';
-import { createAgentToken, go, launchBrowser, openConsole, shot, sleep, startAgent, startGaffer, tmpDataDir, type Gaffer } from './harness';
-import { seedDatabase, type SeedResult } from './seed';
+import { apiCall, createAgentToken, go, launchBrowser, openConsole, shot, sleep, startAgent, startGaffer, tmpDataDir, type Gaffer } from './harness';
+import { seedDatabase, seedLogs, seedUsage, type SeedResult } from './seed';
 
 const AUDIT_ROWS = Number(process.env.GAFFER_E2E_AUDIT_ROWS ?? 1_000_000);
 const TASKS = Number(process.env.GAFFER_E2E_TASKS ?? 50_000);
 const AGENTS = Number(process.env.GAFFER_E2E_AGENTS ?? 50);
+const LOG_LINES = Number(process.env.GAFFER_E2E_LOG_LINES ?? 1_000_000);
 const skip = process.env.GAFFER_E2E_PERF === '0';
 
 const figures: string[] = [];
@@ -88,6 +89,8 @@ describe.skipIf(skip)(`performance: ${AUDIT_ROWS.toLocaleString('en-US')} audit 
     const dir = tmpDataDir('perf');
     seed = seedDatabase(dir, { auditRows: AUDIT_ROWS, tasks: TASKS });
     report(`seeded ${TASKS} tasks in ${ms(seed.ms.tasks)}, ${AUDIT_ROWS} hash-chained audit rows in ${ms(seed.ms.audit)}`);
+    report(`seeded ${LOG_LINES} log lines for task 1 in ${ms(seedLogs(dir, 'task:1', LOG_LINES))}`);
+    seedUsage(dir, seed.roles);
     const t0 = Date.now();
     g = await startGaffer({ dataDir: dir, lockWindowS: 30, heartbeatTimeoutS: 10, sweepIntervalS: 2, reconnectGraceS: 2 });
     report(`server ready in ${ms(Date.now() - t0)}`);
@@ -99,6 +102,62 @@ describe.skipIf(skip)(`performance: ${AUDIT_ROWS.toLocaleString('en-US')} audit 
     console.log(`\nperf figures:\n  ${figures.join('\n  ')}\n`);
     await browser?.close();
     await g?.stop();
+  });
+
+  it(`log pane with ${LOG_LINES.toLocaleString('en-US')} lines: first paint, then scrolling without a long frame`, async () => {
+    const { task } = await apiCall<{ task: { role: string } }>(g, 'GET', '/tasks/1');
+    await go(page, '#/dashboard', '[data-testid="view-dashboard"]');
+    // First paint: from opening the task until its log shows lines (follow mode: the end).
+    const firstPaint = await timeUntil(page, { hash: `#/queues/${task.role}?task=1` }, { selector: '[data-testid="log-lines"] .log-row[data-seq]' });
+    const lastSeq = await page.$eval('[data-testid="log-lines"]', (el) => Math.max(...[...el.querySelectorAll('.log-row[data-seq]')].map((r) => Number(r.getAttribute('data-seq')))));
+    report(`log pane: first lines painted ${ms(firstPaint)} after opening the task; showing up to line ${lastSeq}`);
+    expect(lastSeq).toBe(LOG_LINES);
+    await shot(page, 'perf-logs-00-task-detail-1440');
+    await page.setViewportSize({ width: 1024, height: 700 });
+    await page.waitForTimeout(300);
+    await shot(page, 'perf-logs-00-task-detail-1024');
+    await page.setViewportSize({ width: 1440, height: 900 });
+    await page.click('.log-inline .section-head button');
+    await page.waitForSelector('.log-wide [data-testid="log-lines"] .log-row[data-seq]');
+    await shot(page, 'perf-logs-01-wide-tail');
+    // Scroll: 300 steps up of 2 400 px, then 60 jumps across the whole log, a frame between steps.
+    const r = await page.evaluate(async () => {
+      const el = document.querySelector('[data-testid="log-lines"]') as HTMLElement;
+      const frames: number[] = [];
+      const domRows: number[] = [];
+      const frame = () => new Promise<number>((res) => requestAnimationFrame((t) => res(t)));
+      let last = await frame();
+      const step = async (set: () => void) => {
+        set();
+        const t = await frame();
+        frames.push(t - last);
+        last = t;
+        domRows.push(el.querySelectorAll('.log-row').length);
+      };
+      for (let i = 0; i < 300; i++) await step(() => (el.scrollTop -= 2400));
+      for (let i = 0; i < 60; i++) await step(() => (el.scrollTop = ((i * 7919) % 60) * (el.scrollHeight / 60)));
+      // The pages of the last jump arrive (the machine may be busy: up to 20 s).
+      for (let waited = 0; waited < 20_000 && el.querySelectorAll('.log-pending').length > 0; waited += 100) await new Promise((res) => setTimeout(res, 100));
+      const shown = [...el.querySelectorAll('.log-row[data-seq]')].length;
+      return { frames, domRows, shown, pending: el.querySelectorAll('.log-pending').length };
+    });
+    const f = stats(r.frames);
+    const long = r.frames.filter((x) => x > 50).length;
+    report(`log pane scroll: ${r.frames.length} frames, avg ${f.avg.toFixed(1)} ms, p95 ${f.p95.toFixed(1)} ms, max ${f.max.toFixed(0)} ms, ${long} frames > 50 ms; DOM rows ≤ ${Math.max(...r.domRows)}`);
+    expect(Math.max(...r.domRows)).toBeLessThan(200);
+    expect(r.shown).toBeGreaterThan(0);
+    expect(r.pending).toBe(0);
+    await shot(page, 'perf-logs-02-scrolled');
+    // Search within the attempt finds a line far from the end and shows it.
+    await page.fill('input[aria-label="Search this attempt"]', 'checkpoint 101:');
+    await page.press('input[aria-label="Search this attempt"]', 'Enter');
+    await page.waitForSelector('.log-row.log-match[data-seq="101"]', { timeout: 30_000 });
+    await shot(page, 'perf-logs-03-search');
+    // Usage and cost on the dashboard (seeded usage of 14 days).
+    await page.keyboard.press('Escape');
+    await go(page, '#/dashboard', '[data-testid="chart-cost"] .recharts-bar-rectangle');
+    await page.$eval('[data-testid="usage-panel"]', (el) => el.scrollIntoView());
+    await shot(page, 'perf-logs-04-usage');
   });
 
   it('audit browser: first page, filters, and scrolling stay fast', async () => {

@@ -4,6 +4,8 @@
  * core's own migrations (openDatabase) and hash function (rowHash), so the server reads the
  * data as its own and `audit.verify` passes.
  */
+import { DEFAULT_LOG_SETTINGS } from '../src-main/common/logs';
+import { LogStore, type IncomingLine } from '../src-main/core/logs/log-store';
 import path from 'node:path';
 import { GENESIS_HASH, rowHash } from '../src-main/core/audit/hash-chain';
 import { openDatabase } from '../src-main/core/db/open';
@@ -145,4 +147,48 @@ export function seedDatabase(dataDir: string, o: SeedOptions): SeedResult {
     samples: { rareActor: 'operator:browser', busyActor: instanceIds[3]!, subject: `task:${Math.floor(o.tasks / 2)}`, rareType: 'lock.expire', text: 'duplicate of 2' },
     ms: { tasks: tasksMs, audit: auditMs },
   };
+}
+
+/**
+ * `lines` log lines for `subject`'s attempt 1, written straight into the data directory's log
+ * segments (as the log worker would), before Gaffer starts: every 7th line on standard error,
+ * every 11th coloured, every 101st an agent line. Returns how long it took.
+ */
+export function seedLogs(dataDir: string, subject: string, lines: number, now = Date.now()): number {
+  const t0 = Date.now();
+  const store = new LogStore(path.join(dataDir, 'logs'), now);
+  const batch = 20_000;
+  for (let from = 1; from <= lines; from += batch) {
+    const chunk: IncomingLine[] = [];
+    for (let n = from; n < Math.min(lines + 1, from + batch); n++) {
+      const at = now - (lines - n) * 10;
+      if (n % 101 === 0) chunk.push({ text: `checkpoint ${n}: step done`, stream: 'agent', level: 'info', at, seq: n });
+      else if (n % 7 === 0) chunk.push({ text: `warning: retrying request ${n} after a timeout`, stream: 'stderr', level: 'warn', at, seq: n });
+      else if (n % 11 === 0) chunk.push({ text: `\x1b[32m✓\x1b[0m test ${n} passed in \x1b[1m${n % 97} ms\x1b[0m`, stream: 'stdout', at, seq: n });
+      else chunk.push({ text: `line ${n}: processing item ${n * 7919 % 100_003} of the batch`, stream: 'stdout', at, seq: n });
+    }
+    store.append([{ subject, attempt: 1, lines: chunk }], now, DEFAULT_LOG_SETTINGS);
+  }
+  store.close();
+  return Date.now() - t0;
+}
+
+/** Usage rows for the first tasks of each role over the last 14 days (what agents' `usage` frames leave). */
+export function seedUsage(dataDir: string, roles: string[], now = Date.now()): void {
+  const db = openDatabase(path.join(dataDir, 'gaffer.db'));
+  const ins = db.prepare(
+    'INSERT INTO usage (subject, attempt, role, job_id, model, instance_id, input_tokens, output_tokens, cost_nusd, at) VALUES (?, 1, ?, NULL, ?, ?, ?, ?, ?, ?)',
+  );
+  db.transaction(() => {
+    for (let day = 0; day < 14; day++) {
+      roles.forEach((role, r) => {
+        const n = 1 + ((day * 7 + r * 3) % 5);
+        for (let k = 0; k < n; k++) {
+          const inTok = 2000 + ((day * 131 + r * 17 + k * 7) % 9000);
+          ins.run(`task:${1 + r + k * roles.length}`, role, 'demo-model', `inst_perf_${String(r).padStart(3, '0')}`, inTok, Math.round(inTok / 6), inTok * 3000 + 15_000_000 * r, now - day * 86_400_000 - k * 600_000);
+        }
+      });
+    }
+  })();
+  db.close();
 }

@@ -64,7 +64,7 @@ async function agent(w: World, role: string, name: string): Promise<RawAgent> {
 /** Waits (real time) until every write has committed and nothing moves any more. */
 async function settle(w: World): Promise<void> {
   for (let i = 0; i < 400; i++) {
-    await w.core.jobs.runner.settled();
+    await w.core.jobs.settled();
     const before = w.core.audit.count();
     await sleep(3);
     if (w.busy.n === 0 && w.core.committer.pending === 0 && w.core.audit.count() === before) return;

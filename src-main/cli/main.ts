@@ -27,6 +27,7 @@ function startScript(argv: string[]): Promise<number> {
 
 export const SUBCOMMANDS: Record<string, Subcommand> = {
   start: { summary: 'run Gaffer (the desktop app; headless on 127.0.0.1 where Electron cannot start) — same options as npm start', run: startScript },
+  agent: { summary: 'run any command as an agent: claims tasks and job triggers of a role, runs COMMAND for each', run: async (argv) => (await import('./agent')).runAgentCommand(argv) },
   mcp: { summary: 'a Model Context Protocol server on stdio: an MCP client becomes an agent (--role R), or reads status (--operator)', run: async (argv) => (await import('./mcp/main')).runMcp(argv) },
 };
 

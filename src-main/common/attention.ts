@@ -284,7 +284,7 @@ export interface BudgetsView {
   zone: string;
   day: string;
   resetsAt: string;
-  /** False while Gaffer has no usage to count (no agent reports `usage`): spend reads 0. */
+  /** False until an agent reports usage (`usage` frames): spend reads 0 until then. */
   measured: boolean;
   caps: CapStatus[];
 }

@@ -215,7 +215,3 @@ export class ManualClock implements Clock {
     return best;
   }
 }
-
-export function iso(ms: number): string {
-  return new Date(ms).toISOString();
-}

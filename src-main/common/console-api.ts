@@ -52,7 +52,22 @@ import {
   type RolePause,
   type RunStep,
 } from './job-schema';
-import type { AuditEvent, AuditPage, Instance, Page, Task, TaskStatus } from './model';
+import {
+  LOG_SETTINGS_LIMITS,
+  LOG_STREAMS,
+  USAGE_GROUPS,
+  type CostlyRun,
+  type DailyUsage,
+  type LogAttempt,
+  type LogLine,
+  type LogPage,
+  type LogSettings,
+  type LogStorageStats,
+  type UsageRow,
+  type UsageTotals,
+} from './logs';
+import { MANAGED_ACTIONS, MAX_MANAGED_INSTANCES, managedAgentInput, managedAgentPatch, type ManagedAgent } from './managed-agents';
+import type { AuditChainProblem, AuditEvent, AuditLegacyTextRow, AuditPage, Instance, Page, StorageStatus, Task, TaskStatus, TokenInfo } from './model';
 import { auditFilterShape, auditQueryInput, listTasksInput, reason, roleName, taskId } from './schemas';
 
 // ---------------------------------------------------------------------------------------------
@@ -116,6 +131,8 @@ export interface Dashboard {
   inbox: InboxCounts;
   /** Today's spend against each daily cap (and when they reset). */
   budgets: BudgetsView;
+  /** Why writes are being refused (shown as a banner on every view), or null. */
+  storage: StorageStatus | null;
 }
 
 export interface InstanceView extends Instance {
@@ -130,13 +147,8 @@ export interface InstanceView extends Instance {
   currentRuns: Array<{ runId: string; jobId: string; job: string; slot: string }>;
 }
 
-export interface TokenView {
-  id: string;
-  name: string;
-  role: string | null;
-  createdAt: string;
-  revokedAt: string | null;
-}
+/** An agent token as the console lists it (the core's `TokenInfo`: never the secret). */
+export type TokenView = TokenInfo;
 
 export interface ConsoleSettings {
   config: SchedulerConfig;
@@ -155,8 +167,15 @@ export interface AuditCount {
 export interface AuditVerifyResult {
   ok: boolean;
   checked: number;
+  /** The first problem's row and reason. */
   brokenAt?: number;
   reason?: string;
+  /** Every problem (the first 1000), when there is one; `problemCount` counts them all. */
+  problems?: AuditChainProblem[];
+  problemCount?: number;
+  /** Rows from before text was checked that verify over their stored bytes; `legacyTextCount` counts them all. */
+  legacyText?: AuditLegacyTextRow[];
+  legacyTextCount?: number;
 }
 
 /** `jobs.trigger`: what "run now" did (one run per slot: an existing run is reported, not doubled). */
@@ -180,6 +199,42 @@ export interface IcsImportResult {
   added: { holidays: number; extraWorkdays: number };
 }
 
+/** One attempt tab of a log pane: its lines' range and what it spent. */
+export interface LogAttemptView extends LogAttempt {
+  usage: UsageTotals;
+}
+
+export interface LogAttemptsResult {
+  attempts: LogAttemptView[];
+  /** All attempts together. */
+  usage: UsageTotals;
+}
+
+export interface LogSearchHit extends LogLine {
+  subject: string;
+  /** Whose log: enough to show it and to open it. Null when the task or run is gone. */
+  owner: { kind: 'task'; taskId: number; role: string; title: string } | { kind: 'run'; runId: string; jobId: string; job: string; slot: string } | null;
+}
+
+/** One row of the timeline of a task or run: from the audit trail, the log and the usage. */
+export interface TimelineEntry {
+  at: string;
+  kind: 'created' | 'claim' | 'renew' | 'release' | 'expire' | 'refused' | 'step' | 'retry' | 'approval' | 'trigger' | 'result' | 'log' | 'usage' | 'other';
+  /** Plain words for the row. */
+  title: string;
+  attempt: number | null;
+  /** Who did it (an instance, the operator, Gaffer itself). */
+  actor: string | null;
+  /** The audit row's id, when the row comes from the audit. */
+  auditId: number | null;
+  detail: string | null;
+}
+
+export interface LogSettingsView {
+  settings: LogSettings;
+  storage: LogStorageStats;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Argument schemas (validated on the main side)
 
@@ -194,6 +249,14 @@ const instant = z.iso.datetime({ offset: true });
 const jobDraft = z.record(z.string(), z.unknown());
 const inboxId = z.number().int().positive();
 const inboxNote = z.string().trim().max(2000);
+
+/** `task:<id>` or `run:<id>`: whose log. */
+const logSubject = z.string().regex(/^(task:[1-9]\d{0,14}|run:[^\s]{1,100})$/, 'must be task:<id> or run:<id>');
+const logSettingsPatch = z.strictObject(
+  Object.fromEntries(Object.entries(LOG_SETTINGS_LIMITS).map(([k, l]) => [k, z.number().int().min(l.min).max(l.max).optional()])) as {
+    [K in keyof LogSettings]: z.ZodOptional<z.ZodNumber>;
+  },
+);
 
 export const consoleArgs = {
   'dashboard.get': empty,
@@ -290,6 +353,44 @@ export const consoleArgs = {
   'notifications.test': z.strictObject({ webhookId: webhookId.optional() }),
   'notifications.deliveries': deliveriesListInput,
   'notifications.retryDelivery': z.strictObject({ id: z.number().int().positive() }),
+  // ---- logs and usage (PROTOCOL §5)
+  'logs.attempts': z.strictObject({ subject: logSubject }),
+  /** A page of lines, oldest first; `contains` keeps the lines holding the text (any case). */
+  'logs.page': z.strictObject({
+    subject: logSubject,
+    after: z.number().int().min(0).optional(),
+    limit: z.number().int().min(1).max(5000).optional(),
+    attempt: z.number().int().min(1).optional(),
+    stream: z.enum(LOG_STREAMS).optional(),
+    contains: z.string().min(1).max(500).optional(),
+  }),
+  /** A whole attempt as text (for a download). */
+  'logs.text': z.strictObject({ subject: logSubject, attempt: z.number().int().min(1) }),
+  /** Words across every log, newest first. */
+  'logs.search': z.strictObject({ q: z.string().trim().min(1).max(500), limit: z.number().int().min(1).max(500).optional() }),
+  'logs.timeline': z.strictObject({ subject: logSubject }),
+  'logs.settings': empty,
+  'logs.setSettings': z.strictObject({ settings: logSettingsPatch, reason }),
+  /** Sums in [from, to) (default: the last 14 days) by role, job or local day. */
+  'usage.summary': z.strictObject({ by: z.enum(USAGE_GROUPS), from: instant.optional(), to: instant.optional(), role: roleName.optional(), job: jobRef.optional() }),
+  /** Sums per local day, role and job in [from, to) (default: the last 14 days), for charts. */
+  'usage.daily': z.strictObject({ from: instant.optional(), to: instant.optional() }),
+  /** The runs that cost most in [from, to) (default: this week). */
+  'usage.costliestRuns': z.strictObject({ from: instant.optional(), to: instant.optional(), limit: z.number().int().min(1).max(100).optional() }),
+  // ---- managed agents (PROTOCOL §7): processes Gaffer starts and keeps running.
+  'managedAgents.list': empty,
+  /** One agent, with each process's recent output. */
+  'managedAgents.get': z.strictObject({ id: z.string().min(1).max(200) }),
+  'managedAgents.create': z.strictObject({ definition: managedAgentInput, reason }),
+  'managedAgents.update': z.strictObject({ id: z.string().min(1).max(200), patch: managedAgentPatch, reason }),
+  'managedAgents.delete': z.strictObject({ id: z.string().min(1).max(200), reason }),
+  /** Start / stop / restart the agent, or one of its instances (1-based). */
+  'managedAgents.control': z.strictObject({
+    id: z.string().min(1).max(200),
+    action: z.enum(MANAGED_ACTIONS),
+    instance: z.number().int().min(1).max(MAX_MANAGED_INSTANCES).optional(),
+    reason,
+  }),
 } as const;
 
 /** Filters for an export (same as a query, without paging). */
@@ -359,6 +460,22 @@ export interface ConsoleResults {
   'notifications.test': WebhookTestResult[];
   'notifications.deliveries': Page<Delivery>;
   'notifications.retryDelivery': Delivery;
+  'logs.attempts': LogAttemptsResult;
+  'logs.page': LogPage;
+  'logs.text': { filename: string; text: string; complete: boolean };
+  'logs.search': { items: LogSearchHit[] };
+  'logs.timeline': TimelineEntry[];
+  'logs.settings': LogSettingsView;
+  'logs.setSettings': LogSettingsView;
+  'usage.summary': UsageRow[];
+  'usage.daily': DailyUsage[];
+  'usage.costliestRuns': CostlyRun[];
+  'managedAgents.list': ManagedAgent[];
+  'managedAgents.get': ManagedAgent;
+  'managedAgents.create': ManagedAgent;
+  'managedAgents.update': ManagedAgent;
+  'managedAgents.delete': ManagedAgent;
+  'managedAgents.control': ManagedAgent;
 }
 
 export type ConsoleMethod = keyof typeof consoleArgs & keyof ConsoleResults;
@@ -390,6 +507,10 @@ export type ConsoleEvent =
    * desktop shell notifies for both, by kind), `repeated` one more occurrence folded into it.
    */
   | { type: 'inbox.changed'; itemId: number; action: 'raised' | 'repeated' | 'acked' | 'snoozed' | 'reopened'; kind: InboxKind; severity: InboxSeverity; state: InboxState; title: string; detail: string }
+  /** New lines of a task's or run's log are stored (coalesced: the newest seq per subject). */
+  | { type: 'log.appended'; subject: string; attempt: number; lastSeq: number }
+  /** A managed agent's definition or one of its processes changed (started, exited, said hello). */
+  | { type: 'managed.changed'; managedAgentId: string }
   | { type: 'alert'; level: 'info' | 'warning' | 'critical'; title: string; body: string };
 
 export type ConsoleReply<T> = { ok: true; value: T } | { ok: false; error: ErrorBody };
@@ -430,7 +551,7 @@ export interface ConsoleApi {
  * The console's views, in menu order (Electron's Go menu binds Ctrl/Cmd+1…9 to the first nine).
  * New views are appended, so the digits operators learned keep their views.
  */
-export const CONSOLE_VIEWS = ['dashboard', 'queues', 'expired-locks', 'instances', 'jobs', 'runs', 'why', 'audit', 'settings', 'calendars', 'inbox'] as const;
+export const CONSOLE_VIEWS = ['dashboard', 'queues', 'expired-locks', 'instances', 'jobs', 'runs', 'why', 'audit', 'settings', 'calendars', 'managed-agents', 'inbox'] as const;
 export type ConsoleView = (typeof CONSOLE_VIEWS)[number];
 
 // ---------------------------------------------------------------------------------------------

@@ -36,3 +36,8 @@ export function isoTime(ms: number): string {
   const millis = ms - second * 1000;
   return p.text + (millis < 10 ? '00' : millis < 100 ? '0' : '') + millis + 'Z';
 }
+
+/** `isoTime` for a column that may be empty. */
+export function isoTimeOrNull(ms: number | null | undefined): string | null {
+  return ms === null || ms === undefined ? null : isoTime(ms);
+}

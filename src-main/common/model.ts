@@ -57,6 +57,15 @@ export interface Instance {
   heldTaskIds: number[];
 }
 
+/** An agent token as the core reports it (never the secret; the hash stays in the database). */
+export interface TokenInfo {
+  id: string;
+  name: string;
+  role: string | null;
+  createdAt: string;
+  revokedAt: string | null;
+}
+
 export interface AuditEvent {
   id: number;
   at: string;
@@ -88,4 +97,40 @@ export interface Signal {
 export interface AuditPage extends Page<AuditEvent> {
   /** True when the page stopped at the scan budget before `limit` matches: keep paging with `next`. */
   partial: boolean;
+}
+
+/**
+ * Why the scheduler is refusing writes, when it is (the console shows it as a banner; `GET /status`
+ * reports it and says `ok: false`).
+ * - `fault`: a file Gaffer writes (the database, its WAL, the data directory's lock) was deleted or
+ *   replaced under it. Writes stay refused until Gaffer is restarted.
+ * - `failing`: the disk refuses writes (full, read-only, I/O errors); they resume by themselves
+ *   once a write succeeds again.
+ */
+export interface StorageStatus {
+  state: 'fault' | 'failing';
+  /** One sentence for the operator: what happened and what to do. */
+  message: string;
+  /** When it started (ISO-8601). */
+  since: string;
+}
+
+/** One bad row found by verifying the audit chain (every one is reported, not only the first). */
+export interface AuditChainProblem {
+  /** The row at fault (for a gap: the first missing id). */
+  id: number;
+  kind: 'gap' | 'link' | 'content';
+  reason: string;
+}
+
+/**
+ * A row written by a Gaffer from before text was checked: it holds an unpaired UTF-16 surrogate
+ * that the database keeps as invalid UTF-8. It verifies over its bytes as stored (it was not
+ * altered) but reads back with U+FFFD in its place.
+ */
+export interface AuditLegacyTextRow {
+  id: number;
+  /** The columns holding such text. */
+  fields: string[];
+  reason: string;
 }

@@ -4,8 +4,10 @@
  * Names and meanings of v1 are fixed: add optional fields or new types, never rename or drop.
  */
 import { z } from 'zod';
+import { LOG_LEVELS, LOG_STREAMS, type UsageTotals } from './logs';
 import { REPORT_STATUSES } from './model';
 import { fence, idempotencyKey, jsonValue, roleName, taskId } from './schemas';
+import { refineWellFormedText } from './text';
 
 export const PROTOCOL_VERSION = 1;
 
@@ -115,6 +117,85 @@ export const precheckResultRequest = z.object({
   evidence: jsonValue.optional(),
 });
 
+/** PROTOCOL §5: the most lines one `log` frame may carry (the frame size limit applies too). */
+export const MAX_LOG_LINES_PER_FRAME = 10_000;
+
+export const logLine = z.object({
+  text: z.string().max(MAX_FRAME_BYTES),
+  stream: z.enum(LOG_STREAMS).optional(),
+  level: z.enum(LOG_LEVELS).optional(),
+  at: z.iso.datetime({ offset: true }).optional(),
+  /**
+   * Addition: the line's number within the attempt (1, 2, 3, … ascending). A line whose `seq` is
+   * at or below one already stored for the attempt is a resend and is not stored again.
+   */
+  seq: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER).optional(),
+});
+
+export type LogLineInput = z.infer<typeof logLine>;
+
+const STREAM_SET: ReadonlySet<unknown> = new Set(LOG_STREAMS);
+const LEVEL_SET: ReadonlySet<unknown> = new Set(LOG_LEVELS);
+const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:\d{2})$/;
+
+/** `logLine` by hand: the schema's rules without its per-object cost (a frame may hold 10 000 lines). */
+function isLogLine(v: unknown): boolean {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return false;
+  const l = v as Record<string, unknown>;
+  if (typeof l.text !== 'string' || l.text.length > MAX_FRAME_BYTES) return false;
+  if (l.stream !== undefined && !STREAM_SET.has(l.stream)) return false;
+  if (l.level !== undefined && !LEVEL_SET.has(l.level)) return false;
+  if (l.seq !== undefined && !(Number.isSafeInteger(l.seq) && (l.seq as number) >= 1)) return false;
+  if (l.at !== undefined && !(typeof l.at === 'string' && ISO_INSTANT.test(l.at) && !Number.isNaN(Date.parse(l.at)))) return false;
+  return true;
+}
+
+/**
+ * The `lines` of a `log` frame: each line must be a `logLine`. Checked by hand on the hot path;
+ * a line that fails is parsed with the schema for the exact issue (`lines[3].level: …`).
+ */
+const logLines = z
+  .array(z.unknown())
+  .min(1)
+  .max(MAX_LOG_LINES_PER_FRAME)
+  .superRefine((lines, ctx) => {
+    for (let i = 0; i < lines.length; i++) {
+      if (isLogLine(lines[i])) continue;
+      const r = logLine.safeParse(lines[i]);
+      for (const issue of r.success ? [{ code: 'custom' as const, message: 'invalid log line', path: [] }] : r.error.issues) {
+        ctx.addIssue({ code: 'custom', message: issue.message, path: [i, ...issue.path] });
+      }
+      return;
+    }
+  })
+  .transform((lines) => lines as LogLineInput[]);
+
+/** `taskId` or `runId`, exactly one (checked by the handler, which names the field). */
+export const logRequest = z.object({
+  id: requestId,
+  type: z.literal('log'),
+  taskId: taskId.optional(),
+  runId: runId.optional(),
+  /** Addition: the claim's fence; a stale one is `not_holder` (lines of an attempt that lost its lock). */
+  fence: fence.optional(),
+  lines: logLines,
+});
+
+const tokens = z.number().int().min(0).max(1e12);
+
+export const usageRequest = z.object({
+  id: requestId,
+  type: z.literal('usage'),
+  taskId: taskId.optional(),
+  runId: runId.optional(),
+  fence: fence.optional(),
+  inputTokens: tokens.optional(),
+  outputTokens: tokens.optional(),
+  costUsd: z.number().min(0).max(1e6).optional(),
+  model: z.string().min(1).max(200).optional(),
+});
+
+/** Every frame, whatever its type: its strings are stored as UTF-8 (common/text.ts). */
 export const agentRequest = z.discriminatedUnion('type', [
   helloRequest,
   heartbeatRequest,
@@ -126,7 +207,9 @@ export const agentRequest = z.discriminatedUnion('type', [
   runStepRequest,
   runResultRequest,
   precheckResultRequest,
-]);
+  logRequest,
+  usageRequest,
+]).superRefine(refineWellFormedText);
 
 export type AgentRequest = z.infer<typeof agentRequest>;
 export type AgentRequestType = AgentRequest['type'];
@@ -213,8 +296,28 @@ export interface AgentResults<TaskT = unknown, RunT = unknown> {
   run_step: EmptyResult;
   run_result: RunResultResult<RunT>;
   precheck_result: EmptyResult;
+  log: LogResult;
+  usage: UsageResult;
 }
 export type AgentResultOf<T extends AgentRequestType> = AgentResults[T];
+
+export interface LogResult {
+  /** Lines of the frame Gaffer has taken care of: stored, recognised as resent, or counted past the cap. */
+  accepted: number;
+  /** Additions: how they split up. */
+  stored: number;
+  duplicates: number;
+  dropped: number;
+  /** The attempt's log reached its cap (one marker line says so; later lines are only counted). */
+  truncated: boolean;
+  /** The highest per-line `seq` stored for the attempt (0: none): resend only what is above it. */
+  lastSeq: number;
+}
+
+export interface UsageResult {
+  /** The attempt's running total. */
+  usage: UsageTotals;
+}
 
 // ---- Pushes (Gaffer → agent), no `id`. ----
 // One schema per push: the hub sends only values of these types (`encodePush`), the SDK parses every

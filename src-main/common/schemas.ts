@@ -3,6 +3,7 @@
  */
 import { z } from 'zod';
 import { REPORT_STATUSES, TASK_STATUSES } from './model';
+import { illFormedTextIssue } from './text';
 
 export const roleName = z
   .string()
@@ -43,6 +44,12 @@ export function jsonDeeperThan(v: unknown, max: number): boolean {
 export const jsonValue = z.unknown().superRefine((v, ctx) => {
   if (jsonDeeperThan(v, MAX_JSON_DEPTH)) {
     ctx.addIssue({ code: 'custom', message: `must nest at most ${MAX_JSON_DEPTH} levels deep` });
+    return;
+  }
+  // Keys and values: a payload is stored (and audited) as UTF-8 text.
+  const badText = illFormedTextIssue(v);
+  if (badText) {
+    ctx.addIssue({ code: 'custom', ...badText });
     return;
   }
   let text: string | undefined;

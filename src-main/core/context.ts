@@ -6,7 +6,6 @@ import type { Db } from './db/open';
 import type { Store } from './db/store';
 import type { EventBus } from './events';
 import type { GapDetector } from './time/gap-detector';
-import { randomBytes } from 'node:crypto';
 
 export interface CoreContext {
   db: Db;
@@ -18,12 +17,4 @@ export interface CoreContext {
   events: EventBus;
   /** Stalls, sleeps and clock steps: participants shift their deadlines here (core/time/gap-detector.ts). */
   gaps: GapDetector;
-}
-
-export function newTraceId(): string {
-  return randomBytes(8).toString('hex');
-}
-
-export function newId(prefix: string): string {
-  return `${prefix}_${randomBytes(9).toString('base64url')}`;
 }

@@ -1,6 +1,8 @@
 /**
  * The composition root. The Electron main process and the headless server both call
- * `createCore`; nothing else constructs core services.
+ * `createCore`; nothing else constructs core services. The core's words (role, instance, task,
+ * lock, fence, job, slot, run, attempt, offer, backfill, disposition, verdict, tick) are defined
+ * once, in ./README.md.
  */
 import path from 'node:path';
 import { systemClock, type Clock, type TimerHandle } from '../common/clock';
@@ -10,7 +12,8 @@ import { AuditLog } from './audit/audit-log';
 import { TokenStore } from './auth/tokens';
 import type { CoreContext } from './context';
 import { openDatabase, type Db } from './db/open';
-import { Store } from './db/store';
+import { Store, storageFailureHint } from './db/store';
+import { StorageWatch } from './db/storage-watch';
 import { acquireWriterLock, type WriterLock } from './db/writer-lock';
 import { EventBus } from './events';
 import { InstanceRegistry } from './instances/registry';
@@ -25,11 +28,14 @@ import type { HubOptions } from './hub/ports';
 import { AuditQuery } from './audit/audit-query';
 import { Signals } from './signals/signals';
 import { createJobs, type JobService } from './jobs';
+import { createLogs, type LogsOptions } from './logs';
+import type { LogService } from './logs/service';
 import { GapDetector } from './time/gap-detector';
 import { createAttention, type Attention, type Inbox } from './inbox';
 import { Budgets } from './budgets/budgets';
 import { usageSpend } from './budgets/spend';
 import type { WebhookOptions } from './notify/webhooks';
+import { ManagedAgents } from './managed';
 
 export interface CoreOptions {
   clock?: Clock;
@@ -43,12 +49,18 @@ export interface CoreOptions {
   singleWriter?: boolean;
   /** Native better-sqlite3 binding for Electron's ABI. */
   nativeBinding?: string;
+  /** How long a write waits for another process's transaction (default 5 s; only several writing processes wait). */
+  busyTimeoutMs?: number;
   /** Agent hub limits and timeouts (hello timeout, rate limit, …). */
   hub?: HubOptions;
   /** Group commit tuning (batch cap); `{ maxBatch: 1 }` turns batching off, for comparison. */
   groupCommit?: GroupCommitOptions;
   /** Outbound webhook requests (timeout, user agent). */
   webhooks?: WebhookOptions;
+  /** Where log lines are kept (default `<dataDir>/logs`, written by a worker thread). */
+  logs?: LogsOptions;
+  /** How often the database, WAL and lock files are checked for having been deleted or replaced (ms; default 1000). */
+  storageCheckMs?: number;
 }
 
 export interface Core {
@@ -74,6 +86,8 @@ export interface Core {
   readonly signals: Signals;
   /** Central jobs: runner, runs, backfills, calendars, explain/preview/ledger. */
   readonly jobs: JobService;
+  /** Log lines and usage of attempts (PROTOCOL §5), kept apart from the audit chain. */
+  readonly logs: LogService;
   /** Notices stalls, sleeps and clock steps once, and has every deadline shifted (`gaps.check()` on power resume). */
   readonly gaps: GapDetector;
   /** The operator's attention: inbox, its checks, notification settings and webhook deliveries. */
@@ -82,6 +96,8 @@ export interface Core {
   readonly inbox: Inbox;
   /** Daily spend caps (per role, global) and per-run caps, read from the usage ledger. */
   readonly budgets: Budgets;
+  /** Managed agents: definitions; their processes run once a shell attaches a spawner (server/managed). */
+  readonly managed: ManagedAgents;
   readonly logger: Logger;
   /** Starts timers (watchdog). Separate from construction so tests can drive sweeps by hand. */
   start(): void;
@@ -99,23 +115,30 @@ export function createCore(opts: CoreOptions = {}): Core {
 
   let db: Db;
   try {
-    db = openDatabase(dbPath, opts.nativeBinding ? { nativeBinding: opts.nativeBinding } : {});
+    // The only writer: a database another process still has open (a lock file deleted under a
+    // running Gaffer) is refused rather than shared.
+    db = openDatabase(dbPath, {
+      ...(opts.nativeBinding ? { nativeBinding: opts.nativeBinding } : {}),
+      ...(opts.busyTimeoutMs !== undefined ? { busyTimeoutMs: opts.busyTimeoutMs } : {}),
+      refuseIfOpenElsewhere: lock !== undefined,
+    });
   } catch (e) {
     lock?.release();
     throw e;
   }
   const events = new EventBus((e) => logger.error('event listener failed', { error: String(e) }));
-  const store = new Store(db, events, (state, error) => {
-    if (state === 'recovered') {
-      logger.info(`storage accepts writes again (${dbPath})`);
-      return;
-    }
-    const code = (error as { code?: string } | undefined)?.code ?? '';
-    const hint = code.startsWith('SQLITE_FULL')
-      ? 'free some disk space: writes resume by themselves'
-      : 'the disk or the file is read-only or failing: fix it, then restart Gaffer';
-    logger.error(`storage refused a write to ${dbPath} (${error?.message ?? 'unknown error'}): writes are refused with 503 unavailable, reads still work; ${hint}`, { code });
-  }, !lock && dbPath !== ':memory:');
+  const store = new Store(
+    db,
+    events,
+    (state, error, fault) => {
+      if (state === 'recovered') logger.info(`storage accepts writes again (${dbPath})`);
+      else if (state === 'fault') logger.error(`storage fault: ${fault!.message}; writes are refused with 503 unavailable until Gaffer is restarted, reads still work`);
+      else logger.error(`storage refused a write to ${dbPath} (${error?.message ?? 'unknown error'}): writes are refused with 503 unavailable, reads still work; ${storageFailureHint(error)}`, { code: (error as { code?: string } | undefined)?.code ?? '' });
+    },
+    !lock && dbPath !== ':memory:',
+    () => clock.now(),
+  );
+  if (dbPath !== ':memory:') store.watchStorage(new StorageWatch(db, { dbPath, ...(lock ? { lockPath: lock.path } : {}), now: () => clock.now() }));
   const audit = new AuditLog(db, store, clock);
   const gaps = new GapDetector({ clock, store, audit, config, logger });
   // Core timers read the clocks before they act and decide after pending input (gap-detector invariant 4).
@@ -136,10 +159,15 @@ export function createCore(opts: CoreOptions = {}): Core {
   const signals = new Signals(ctx);
   // The inbox's sweep also looks at spend caps; the calendar lookup binds to the jobs module below.
   const sweeps: Array<{ name: string; run(): void }> = [];
-  const attention = createAttention({ ctx, logger, calendarOf: (id) => jobs.repo.scheduleCalendar(id), sweeps, ...(opts.webhooks ? { webhooks: opts.webhooks } : {}) });
+  const attention = createAttention({ ctx, logger, planOf: (spec) => jobs.planOfSpec(spec), sweeps, ...(opts.webhooks ? { webhooks: opts.webhooks } : {}) });
   const budgets = new Budgets(ctx, usageSpend(db), attention.inbox);
   const jobs = createJobs({ ctx, hub, signals, instances, logger, budgets });
-  budgets.holdRun = (runId, message) => jobs.runner.holdForBudget(runId, message);
+  budgets.holdRun = (runId, message) => jobs.holdForBudget(runId, message);
+  const logs = createLogs({ ctx, committer, logger, jobs, nativeBinding: opts.nativeBinding, dir: path.join(path.dirname(dbPath === ':memory:' ? path.join(dataDir, 'x') : dbPath), 'logs') }, opts.logs);
+  hub.setLogSink(logs);
+  // Each usage report is measured against the caps as soon as it is recorded (a run past its cap stops at once).
+  logs.onUsageRecorded = (subject) => budgets.usageRecorded(subject);
+  const managed = new ManagedAgents(ctx, tokens, logger);
   sweeps.push({ name: 'spend caps', run: () => budgets.raiseReached() }, { name: 'per-run spend caps', run: () => void budgets.enforceRunCaps() });
   // A paused role, or a reached daily spend cap, hands out no task (P2: "no task").
   locks.gate = (role) => jobs.pauses.roleClosed(role) !== null || budgets.roleBlocked(role);
@@ -147,6 +175,13 @@ export function createCore(opts: CoreOptions = {}): Core {
   jobs.approvals.listener = { decided: (subject, actor, note, decision) => void attention.inbox.resolveSubject(subject, actor, note, decision) };
   let closed = false;
   let graceSweep: TimerHandle | undefined;
+  let storageTimer: TimerHandle | undefined;
+  const storageCheckMs = opts.storageCheckMs ?? 1000;
+  const checkStorage = () => {
+    storageTimer = undefined;
+    // A fault is sticky (store.ts, invariant 6): once declared there is nothing left to watch.
+    if (dbPath !== ':memory:' && store.checkStorage()) storageTimer = clock.setTimeout(checkStorage, storageCheckMs);
+  };
 
   return {
     clock,
@@ -166,10 +201,12 @@ export function createCore(opts: CoreOptions = {}): Core {
     auditQuery,
     signals,
     jobs,
+    logs,
     gaps,
     attention,
     inbox: attention.inbox,
     budgets,
+    managed,
     logger,
     start() {
       // Sockets from a previous run are gone: their instances get the reconnect grace to resume
@@ -177,6 +214,7 @@ export function createCore(opts: CoreOptions = {}): Core {
       instances.disconnectAll('core restarted');
       gaps.start();
       watchdog.start();
+      checkStorage();
       graceSweep = ctx.clock.setTimeout(() => {
         try {
           watchdog.sweep();
@@ -187,6 +225,7 @@ export function createCore(opts: CoreOptions = {}): Core {
       }, config.reconnectGraceS * 1000 + 1);
       jobs.start();
       attention.start();
+      logs.start();
     },
     close() {
       if (closed) return;
@@ -196,8 +235,10 @@ export function createCore(opts: CoreOptions = {}): Core {
       attention.stop();
       jobs.stop();
       hub.close();
+      void logs.close(); // the worker finishes the batch in flight; `logs.close()` tells when it is done
       committer.close();
       graceSweep?.cancel();
+      storageTimer?.cancel();
       db.close();
       lock?.release();
     },

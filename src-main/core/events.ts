@@ -2,9 +2,8 @@
  * Typed events out of the core. The console stream and the tests observe the same events.
  * Emitted only after the transaction that caused them has committed.
  */
-import type { AuditEvent, Instance, Task } from '../common/model';
+import type { AuditEvent, Instance, StorageStatus, Task, TokenInfo } from '../common/model';
 import type { LockLostReason } from '../common/protocol';
-import type { TokenInfo } from './auth/tokens';
 import type { Backfill, BusinessCalendar, Job, JobSettings, RolePause, Run, RunStatus } from '../common/job-schema';
 import type { BudgetSettings, InboxItem } from '../common/attention';
 
@@ -21,6 +20,8 @@ export interface CoreEventMap {
   /** A gap in time, applied once (core/time/gap-detector.ts): a stall, a sleep, a step back. */
   'clock.jumped': { from: number; to: number; gapMs: number; kind?: 'stall' | 'sleep' | 'step_back'; loopGapMs?: number };
   'token.revoked': { token: TokenInfo };
+  /** Writes started or stopped being refused (db/store.ts); not tied to a transaction. */
+  'storage.changed': { storage: StorageStatus | null };
   // Agent hub (core/hub). Not tied to a transaction: emitted when they happen.
   'session.opened': { sessionId: string; remoteAddress: string | null; tokenId: string | null };
   'session.hello': { sessionId: string; instanceId: string; role: string; resumed: boolean };
@@ -52,6 +53,10 @@ export interface CoreEventMap {
   // The operator's attention (core/inbox).
   /** An inbox item was raised, absorbed one more occurrence, or changed state. */
   'inbox.changed': { item: InboxItem; action: 'raised' | 'repeated' | 'acked' | 'snoozed' | 'reopened' };
+  // Logs (core/logs). Emitted once the lines are on disk; not tied to a main-database transaction.
+  'log.appended': { subject: string; attempt: number; lastSeq: number };
+  // Managed agents (core/managed): a definition changed, or one of its processes did.
+  'managed.changed': { managedAgentId: string; action: string; message?: string };
 }
 
 export type CoreEventType = keyof CoreEventMap;

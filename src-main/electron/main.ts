@@ -6,7 +6,8 @@
  *
  * Start-up order: single-instance lock → CLI → app ready → native binding → core → local server
  * (agents + HTTP API on 127.0.0.1; the desktop console does not need the HTTP console) → IPC →
- * window. Shutdown: server, then core (its database last).
+ * managed agents → window. Shutdown: managed agents (while the server still takes what they hand
+ * back), server, then core (its database last).
  */
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
@@ -19,6 +20,8 @@ import { createCore, type Core } from '../core/create-core';
 import { parseCli, splitKnownArgs, type CliOptions } from '../server/cli';
 import { ConsoleEventHub } from '../server/console/events';
 import { createConsoleMethods } from '../server/console/methods';
+import { startManagedAgents } from '../server/managed';
+import { launchPaths } from '../server/managed/launch';
 import { startServer, type RunningServer } from '../server/server';
 import { DESKTOP_ACTOR, registerConsoleIpc } from './ipc';
 import { buildAppMenu } from './menu';
@@ -110,6 +113,16 @@ async function boot(opts: CliOptions): Promise<void> {
     dialog.showErrorBox('Agents cannot connect', `The local server did not start: ${why}.\nThe console still shows the scheduler's state.`);
   }
 
+  // Managed agents run under Node, not Electron: the Node that started us (npm start), else `node` on PATH.
+  let managed: { stop(): Promise<void> } | undefined;
+  if (server) {
+    try {
+      managed = await startManagedAgents(core, server, { paths: launchPaths(app.getAppPath(), process.env.npm_node_execpath ?? 'node') });
+    } catch (e) {
+      console.error(`gaffer: managed agents not started: ${(e as Error).message}`);
+    }
+  }
+
   const version = app.getVersion();
   const methods = createConsoleMethods(core, { actor: DESKTOP_ACTOR, port: server?.port ?? null, dataDir: opts.dataDir, version });
   const hub = new ConsoleEventHub(core.events, { logger: core.logger });
@@ -190,6 +203,11 @@ async function boot(opts: CliOptions): Promise<void> {
     tray?.destroy();
     power.dispose();
     disposeIpc();
+    try {
+      await managed?.stop();
+    } catch (e) {
+      core.logger.error('stopping managed agents failed', { error: String(e) });
+    }
     try {
       await server?.close();
     } catch (e) {

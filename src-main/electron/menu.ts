@@ -17,6 +17,7 @@ const VIEW_LABELS: Record<ConsoleView, string> = {
   audit: 'Audit log',
   settings: 'Settings',
   calendars: 'Calendars',
+  'managed-agents': 'Managed agents',
   inbox: 'Inbox',
 };
 

@@ -5,6 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { consoleLogger } from '../common/logger';
 import { createCore } from '../core/create-core';
+import { startManagedAgents } from '../server/managed';
 import { startServer } from '../server/server';
 import { parseCli } from '../server/cli';
 import { consoleExtensions } from './console-extensions';
@@ -42,6 +43,14 @@ async function main(): Promise<void> {
     console.error(err.code === 'EADDRINUSE' ? `gaffer: port ${opts.port} is in use; pick another with --port` : `gaffer: ${err.message}`);
     process.exit(1);
   }
+  // Managed agents need the agent URL, so they start once the server listens; a failure here leaves
+  // Gaffer itself running (the console shows the agents as not supervised).
+  let managed: { stop(): Promise<void> } | undefined;
+  try {
+    managed = await startManagedAgents(core, server);
+  } catch (e) {
+    console.error(`gaffer: managed agents not started: ${(e as Error).message}`);
+  }
   const consoleUrl = `${server.url}/#token=${opts.operatorToken ? '' : operatorToken}`;
   console.log(`gaffer: data in ${opts.dataDir}`);
   console.log(`gaffer: agents connect to ${server.agentUrl}`);
@@ -51,6 +60,8 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     console.log(`gaffer: ${signal}, shutting down`);
+    // Agents first, while the server still takes the tasks they hand back.
+    await managed?.stop();
     await server.close();
     core.close();
     process.exit(0);

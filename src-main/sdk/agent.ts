@@ -9,7 +9,9 @@
  *    would be refused anyway).
  * 2. A task is released only through a report: `done` when the handler returns, otherwise the
  *    status its error maps to (errors.ts). Reports lost to a connection blip are repeated (a
- *    repeat is harmless, PROTOCOL P5 / claim-locks invariant 6).
+ *    repeat is harmless, PROTOCOL P5 / claim-locks invariant 6); so are reports, checkpoints and
+ *    results refused as `rate_limited` or `unavailable` (nothing happened: they are sent again
+ *    after a growing pause), so a fast agent never abandons a report and leaves its lock held.
  * 3. Jobs: `run_started` is sent before the handler runs (an unacknowledged trigger goes to
  *    another instance); `ctx.step` skips steps the server lists in `completedSteps` and records
  *    each finished step with `run_step` before the handler continues ("check, then compensate").
@@ -33,8 +35,11 @@ import type { Logger } from '../common/logger';
 import { silentLogger } from '../common/logger';
 import type { ReportStatus, Task } from '../common/model';
 import { missingCase } from '../common/errors';
-import type { AgentPush, ErrorClass, HelloResult, JobTriggerPush, PrecheckPush } from '../common/protocol';
+import type { UsageTotals } from '../common/logs';
+import type { AgentPush, ErrorClass, HelloResult, JobTriggerPush, LogResult, PrecheckPush, UsageResult } from '../common/protocol';
 import { Connection, type ConnectionOptions } from './connection';
+import { withConsoleCapture } from './console-capture';
+import { LogOutbox, type LogOptions, type LogOutboxOptions } from './log-outbox';
 import {
   AgentClosedError,
   AgentClosingError,
@@ -77,6 +82,30 @@ export interface WorkContext {
   /** The current lock (expiresAt moves with each renewal). */
   readonly lock: { readonly fence: number; readonly expiresAt: string };
   agent: Agent;
+  /**
+   * Adds a line to this attempt's log (PROTOCOL §5). Batched and resent until acknowledged; the
+   * lines are all in before the report goes out. Await it to slow down to the speed the server
+   * takes lines; without awaiting, a handler far ahead of the server has lines dropped (counted).
+   */
+  log(text: string, opts?: LogOptions): Promise<void>;
+  /** Reports tokens and cost spent by this attempt (increments); resolves with its running total. */
+  usage(u: UsageInput): Promise<UsageTotals>;
+}
+
+/** A `usage` report: increments, summed by Gaffer. */
+export interface UsageInput {
+  inputTokens?: number;
+  outputTokens?: number;
+  costUsd?: number;
+  model?: string;
+}
+
+/** Log options of `work()` and `onJob()`. */
+export interface LogCaptureOptions {
+  /** Also send what the handler prints with `console.*` to its log (the console still prints it). */
+  captureConsole?: boolean;
+  /** Batching and memory bounds of the log outbox. */
+  logs?: LogOutboxOptions;
 }
 
 export interface WorkResult {
@@ -86,7 +115,7 @@ export interface WorkResult {
 
 export type WorkHandler = (ctx: WorkContext) => Promise<WorkResult | void> | WorkResult | void;
 
-export interface WorkOptions {
+export interface WorkOptions extends LogCaptureOptions {
   /** Pause after finding nothing to claim (default 5000 ms). P2: no retry storm. */
   idleDelayMs?: number;
   /** Overrides the renewal interval (default min(lockWindow/4, 30 min)). */
@@ -125,11 +154,15 @@ export interface JobContext extends Omit<JobTriggerPush, 'type' | 'completedStep
    */
   step<T>(name: string, fn: () => Promise<T> | T, opts?: StepOptions<T>): Promise<T | undefined>;
   agent: Agent;
+  /** Adds a line to this run attempt's log (as `WorkContext.log`); all in before `run_result`. */
+  log(text: string, opts?: LogOptions): Promise<void>;
+  /** Reports tokens and cost spent by this run attempt; resolves with its running total. */
+  usage(u: UsageInput): Promise<UsageTotals>;
 }
 
 export type JobHandler = (ctx: JobContext) => Promise<unknown> | unknown;
 
-export interface JobOptions {
+export interface JobOptions extends LogCaptureOptions {
   /** errorClass for errors that are none of RetryableError / FatalError / NeedsHumanError (default `retryable`). */
   defaultErrorClass?: ErrorClass;
 }
@@ -172,6 +205,7 @@ interface ActiveTask {
   lost: boolean;
   done: Promise<void>;
   stopRenewing(): void;
+  outbox: LogOutbox;
 }
 
 interface ActiveRun {
@@ -180,6 +214,9 @@ interface ActiveRun {
   /** Set by `run_cancelled`. */
   cancelled?: RunCancelledError;
 }
+
+/** How long a finished handler's lines may take to be acknowledged before the report goes anyway. */
+const LOG_FLUSH_TIMEOUT_MS = 30_000;
 
 const THIRTY_MIN = 30 * 60_000;
 
@@ -202,10 +239,12 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
 }
 
 const LOCK_GONE = new Set(['not_holder', 'not_found']);
+/** Refusals that mean "not done, try again later". */
+const RETRY_LATER = new Set(['rate_limited', 'unavailable']);
 
 export class Agent {
   private readonly conn: Connection;
-  private readonly log: Logger;
+  private readonly logger: Logger;
   private readonly events = new EventEmitter();
   private readonly active = new Map<number, ActiveTask>();
   private readonly runs = new Map<string, ActiveRun>();
@@ -217,7 +256,7 @@ export class Agent {
 
   /** Use `connect()`. */
   constructor(readonly options: AgentOptions) {
-    this.log = options.logger ?? silentLogger;
+    this.logger = options.logger ?? silentLogger;
     this.conn = new Connection(options, {
       ready: (hello, first) => this.onReady(hello, first),
       down: (code, reason) => this.emit('disconnected', { code, reason }),
@@ -266,7 +305,7 @@ export class Agent {
     try {
       this.events.emit(event, ...args);
     } catch (e) {
-      this.log.error('event listener failed', { event, error: errorMessage(e) });
+      this.logger.error('event listener failed', { event, error: errorMessage(e) });
     }
   }
 
@@ -331,8 +370,10 @@ export class Agent {
         if (e instanceof AgentClosedError || stopped()) break;
         // A lost reply (ConnectionLost) is not retried blindly: if the claim did land, the
         // reconnect reconciliation hands that lock back (invariant 4).
-        this.log.warn('claim failed', { error: errorMessage(e) });
-        await sleep(e instanceof ConnectionLostError ? Math.min(idle, 250) : idle, wake);
+        this.logger.warn('claim failed', { error: errorMessage(e) });
+        // Asked to slow down: at least a second, or retrying at once would keep the bucket empty.
+        const later = e instanceof GafferRequestError && RETRY_LATER.has(e.code);
+        await sleep(e instanceof ConnectionLostError ? Math.min(idle, 250) : later ? Math.max(idle, 1000) : idle, wake);
         continue;
       }
       if (!claimed) {
@@ -377,6 +418,7 @@ export class Agent {
       controller: new AbortController(),
       lost: false,
       done: new Promise<void>((r) => (finish = r)),
+      outbox: this.outbox({ taskId: task.id, fence: claimed.lock.fence }, opts.logs),
       stopRenewing: () => {
         running = false;
         if (timer) clearTimeout(timer);
@@ -401,7 +443,7 @@ export class Agent {
         }
         if (e instanceof AgentClosedError) return;
         // Transient (connection blip, timeout): try again soon; the request waits for the reconnect.
-        this.log.warn('renew failed; retrying', { taskId: t.taskId, error: errorMessage(e) });
+        this.logger.warn('renew failed; retrying', { taskId: t.taskId, error: errorMessage(e) });
         if (running) scheduleRenew(Math.min(every, 1000));
       }
     };
@@ -417,21 +459,34 @@ export class Agent {
     let note: string | undefined;
     let output: unknown;
     try {
-      const r = await handler({ task, attempt: task.attempt, previouslyExpired: task.previouslyExpired, signal: t.controller.signal, lock, agent: this });
+      const target = { taskId: task.id, fence: t.fence };
+      const ctx: WorkContext = {
+        task,
+        attempt: task.attempt,
+        previouslyExpired: task.previouslyExpired,
+        signal: t.controller.signal,
+        lock,
+        agent: this,
+        log: (text, o) => t.outbox.write(text, o),
+        usage: (u) => this.sendUsage(target, u),
+      };
+      const r = await this.capture(opts, t.outbox, () => handler(ctx));
       if (r && typeof r === 'object') ({ output, note } = r);
     } catch (e) {
       const reason: unknown = t.controller.signal.reason;
       status = reason instanceof AgentClosingError ? 'backlog' : reportStatusOf(e);
       note = errorMessage(e);
       output = (e as { output?: unknown } | null)?.output;
-      this.log.warn('task handler failed', { taskId: task.id, status, error: note });
+      this.logger.warn('task handler failed', { taskId: task.id, status, error: note });
     } finally {
       running = false;
       if (timer) clearTimeout(timer);
     }
     try {
+      // The lines go in while the lock is still ours: after the report they would be refused.
+      if (!t.lost) await flushWithin(t.outbox, LOG_FLUSH_TIMEOUT_MS);
       if (t.lost) {
-        this.log.warn('not reporting: the lock was lost', { taskId: task.id });
+        this.logger.warn('not reporting: the lock was lost', { taskId: task.id });
         return;
       }
       await this.safeReport(task.id, t.fence, status, { ...(note !== undefined ? { note } : {}), ...(output !== undefined ? { output } : {}) });
@@ -449,13 +504,14 @@ export class Agent {
         return;
       } catch (e) {
         if (e instanceof ConnectionLostError && attempt < 5) continue;
+        if (await this.pausedAfterRefusal(e, attempt)) continue;
         if (e instanceof GafferRequestError && LOCK_GONE.has(e.code)) {
-          this.log.warn('report refused: the lock is no longer ours', { taskId, error: e.message });
+          this.logger.warn('report refused: the lock is no longer ours', { taskId, error: e.message });
           const t = this.active.get(taskId);
           if (t) this.lose(t, e.message);
           return;
         }
-        this.log.error('report failed', { taskId, status, error: errorMessage(e) });
+        this.logger.error('report failed', { taskId, status, error: errorMessage(e) });
         return;
       }
     }
@@ -465,9 +521,43 @@ export class Agent {
     if (t.lost) return;
     t.lost = true;
     t.stopRenewing();
-    this.log.warn('lock lost', { taskId: t.taskId, reason });
+    t.outbox.stop(`lock lost: ${reason}`);
+    this.logger.warn('lock lost', { taskId: t.taskId, reason });
     this.emit('task.lost', { taskId: t.taskId, reason, ...(lostBecause !== undefined ? { lostBecause } : {}) });
     t.controller.abort(new LockLostError(t.taskId, reason, lostBecause));
+  }
+
+  // ---- logs and usage (PROTOCOL §5) ----
+
+  private outbox(target: { taskId: number; fence: number } | { runId: string }, opts?: LogOutboxOptions): LogOutbox {
+    return new LogOutbox((lines) => this.conn.request<LogResult>('log', { ...target, lines }), opts, (msg, fields) => this.logger.warn(msg, { ...target, ...fields }));
+  }
+
+  private capture<T>(opts: LogCaptureOptions, outbox: LogOutbox, fn: () => T): T {
+    if (!opts.captureConsole) return fn();
+    return withConsoleCapture((text, o) => void outbox.write(text, o), fn);
+  }
+
+  private async sendUsage(target: { taskId: number; fence: number } | { runId: string }, u: UsageInput): Promise<UsageTotals> {
+    const r = (await this.persistent('usage', { ...target, ...u })) as UsageResult;
+    return r.usage;
+  }
+
+  /**
+   * Adds a line to the log of a task this agent is working on in `work()` (the same outbox as
+   * `ctx.log`). Throws when this agent holds no such task.
+   */
+  log(taskId: number, text: string, opts?: LogOptions): Promise<void> {
+    const t = this.active.get(taskId);
+    if (!t || t.lost) return Promise.reject(new LockLostError(taskId, 'this agent is not working on the task'));
+    return t.outbox.write(text, opts);
+  }
+
+  /** Reports usage for a task this agent is working on in `work()`; resolves with the attempt's total. */
+  usage(taskId: number, u: UsageInput): Promise<UsageTotals> {
+    const t = this.active.get(taskId);
+    if (!t || t.lost) return Promise.reject(new LockLostError(taskId, 'this agent is not working on the task'));
+    return this.sendUsage({ taskId, fence: t.fence }, u);
   }
 
   // ---- jobs and prechecks ----
@@ -505,7 +595,7 @@ export class Agent {
         const r = this.runs.get(p.runId);
         if (!r || r.cancelled) return;
         r.cancelled = new RunCancelledError(p.runId, p.reason);
-        this.log.warn('run cancelled by the server', { runId: p.runId, reason: p.reason });
+        this.logger.warn('run cancelled by the server', { runId: p.runId, reason: p.reason });
         this.emit('job.cancelled', { runId: p.runId, reason: p.reason });
         r.controller.abort(r.cancelled);
         return;
@@ -519,7 +609,7 @@ export class Agent {
     const job = this.jobHandler;
     if (!job) {
       // Not acknowledging lets the hub offer the run to another instance.
-      this.log.warn('job_trigger received but no onJob handler is registered', { runId: trigger.runId });
+      this.logger.warn('job_trigger received but no onJob handler is registered', { runId: trigger.runId });
       return;
     }
     if (this.runs.has(trigger.runId) || this.stop.signal.aborted) return;
@@ -536,11 +626,12 @@ export class Agent {
     };
     const runId = trigger.runId;
     let deadlineTimer: NodeJS.Timeout | undefined;
+    let runOutbox: LogOutbox | undefined;
     try {
       try {
         await this.conn.request('run_started', { runId });
       } catch (e) {
-        this.log.warn('run not started', { runId, error: errorMessage(e) });
+        this.logger.warn('run not started', { runId, error: errorMessage(e) });
         return;
       }
       if (cancelled()) return;
@@ -550,9 +641,13 @@ export class Agent {
         deadlineTimer = setTimeout(() => controller.abort(new Error(`deadline ${trigger.deadline} passed`)), Math.max(0, Math.min(untilDeadline, 2_147_483_647)));
       }
       const completed = new Set(trigger.completedSteps ?? []);
+      const outbox = this.outbox({ runId }, job.opts.logs);
+      runOutbox = outbox;
       // Every field of the push (the schema dropped anything unknown), then the SDK's helpers.
       const { type: _type, completedSteps: _completed, ...fields } = trigger;
       const ctx: JobContext = {
+        log: (text, o) => outbox.write(text, o),
+        usage: (u) => this.sendUsage({ runId }, u),
         ...fields,
         completedSteps: [...completed],
         signal: controller.signal,
@@ -575,20 +670,21 @@ export class Agent {
       };
       let result: Record<string, unknown>;
       try {
-        const output = await job.fn(ctx);
+        const output = await this.capture(job.opts, outbox, () => job.fn(ctx));
         result = { outcome: 'success', ...(output !== undefined ? { output } : {}) };
       } catch (e) {
         const errorClass = errorClassOf(e, job.opts.defaultErrorClass ?? 'retryable');
         result = { outcome: 'failed', errorClass, error: errorMessage(e) };
         const output = (e as { output?: unknown } | null)?.output;
         if (output !== undefined) result.output = output;
-        this.log.warn('job handler failed', { runId, errorClass, error: result.error });
+        this.logger.warn('job handler failed', { runId, errorClass, error: result.error });
       }
       const c = cancelled();
       if (c) {
-        this.log.warn('not sending run_result: the run was cancelled', { runId, reason: c.reason });
+        this.logger.warn('not sending run_result: the run was cancelled', { runId, reason: c.reason });
         return;
       }
+      await flushWithin(outbox, LOG_FLUSH_TIMEOUT_MS);
       try {
         await this.persistent('run_result', { runId, ...result });
         this.emit('job.finished', {
@@ -597,10 +693,11 @@ export class Agent {
           ...(result.errorClass ? { errorClass: result.errorClass as ErrorClass } : {}),
         });
       } catch (e) {
-        this.log.error('run_result failed', { runId, error: errorMessage(e) });
+        this.logger.error('run_result failed', { runId, error: errorMessage(e) });
       }
     } finally {
       if (deadlineTimer) clearTimeout(deadlineTimer);
+      runOutbox?.stop('the run finished');
       this.runs.delete(runId);
       finish();
     }
@@ -613,9 +710,20 @@ export class Agent {
         return await this.conn.request(type, fields);
       } catch (e) {
         if (e instanceof ConnectionLostError && attempt < 5) continue;
+        if (await this.pausedAfterRefusal(e, attempt)) continue;
         throw e;
       }
     }
+  }
+
+  /**
+   * Invariant 2: a request the server refused without doing it (`rate_limited`, `unavailable`) is
+   * worth sending again: waits 100 ms, doubling up to 5 s, for at most 20 tries (false: give up).
+   */
+  private async pausedAfterRefusal(e: unknown, attempt: number): Promise<boolean> {
+    if (!(e instanceof GafferRequestError) || !RETRY_LATER.has(e.code) || attempt >= 20 || this.conn.state === 'closed') return false;
+    await sleep(Math.min(5000, 100 * 2 ** (attempt - 1)));
+    return true;
   }
 
   private async answerPrecheck(p: PrecheckPush): Promise<void> {
@@ -636,7 +744,7 @@ export class Agent {
     try {
       await this.conn.request('precheck_result', fields);
     } catch (e) {
-      this.log.warn('precheck_result failed', { requestId: p.requestId, error: errorMessage(e) });
+      this.logger.warn('precheck_result failed', { requestId: p.requestId, error: errorMessage(e) });
     }
   }
 
@@ -660,7 +768,7 @@ export class Agent {
     for (const l of hello.locks) {
       if (this.active.get(l.taskId)?.fence === l.fence) continue;
       // Invariant 4: a claim whose reply was lost. Give it back now rather than after the lock window.
-      this.log.warn('returning a lock nobody here is working on', { taskId: l.taskId });
+      this.logger.warn('returning a lock nobody here is working on', { taskId: l.taskId });
       void this.safeReport(l.taskId, l.fence, 'backlog', { note: 'claim reply lost in a reconnect; returned unworked' });
     }
   }
@@ -688,6 +796,15 @@ export class Agent {
     })();
     return this.closing;
   }
+}
+
+/** Waits for the outbox to drain, at most `ms` (then the report goes; unsent lines are dropped). */
+async function flushWithin(outbox: LogOutbox, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<boolean>((r) => (timer = setTimeout(() => r(true), ms)));
+  const timedOut = await Promise.race([outbox.flush().then(() => false), late]);
+  clearTimeout(timer);
+  if (timedOut) outbox.stop(`its lines were not acknowledged within ${ms} ms`);
 }
 
 /** Connects, says hello, and returns a ready agent. */

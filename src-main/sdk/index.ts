@@ -15,16 +15,19 @@ export {
   type JobContext,
   type JobHandler,
   type JobOptions,
+  type LogCaptureOptions,
   type PrecheckAnswer,
   type PrecheckContext,
   type PrecheckHandler,
   type StepOptions,
+  type UsageInput,
   type WorkContext,
   type WorkHandler,
   type WorkOptions,
   type WorkResult,
 } from './agent';
 export { agentUrl, backoffDelay, type ReconnectPolicy } from './connection';
+export { LogOutbox, type LogOptions, type LogOutboxOptions } from './log-outbox';
 export {
   AgentClosedError,
   AgentClosingError,
@@ -42,4 +45,5 @@ export {
   TaskFailedError,
 } from './errors';
 export type { Task } from '../common/model';
+export type { LogLevel, LogStream, UsageTotals } from '../common/logs';
 export type { ErrorClass } from '../common/protocol';

@@ -195,6 +195,31 @@ describe('protocol abuse', () => {
     expect((await a.request('heartbeat')).ok).toBe(true);
   });
 
+  it('text that cannot be stored (an unpaired surrogate) is bad_request naming the field; nothing changes', async () => {
+    const { a, claimA } = await setup();
+    const digest = stateDigest(h.core);
+    const audit = h.core.audit.count();
+    const { task, lock } = claimA.result;
+    const frames: Array<[Record<string, unknown>, string]> = [
+      [{ type: 'create_task', title: 'lone', role: 'dev', idempotencyKey: 'k-\ud800-x' }, 'idempotencyKey'],
+      [{ type: 'create_task', title: 't', role: 'dev', payload: { ['k\udc00']: 1 } }, 'payload.k\ufffd'],
+      [{ type: 'report', taskId: task.id, fence: lock.fence, status: 'done', note: 'half \ud83d' }, 'note'],
+      [{ type: 'report', taskId: task.id, fence: lock.fence, status: 'done', output: { list: ['ok', '\udfff'] } }, 'output.list.1'],
+    ];
+    for (const [frame, field] of frames) {
+      const r = await a.request(frame.type as string, frame);
+      expect(r, JSON.stringify(frame)).toMatchObject({ ok: false, error: { code: 'bad_request', status: 400 } });
+      expect(r.error!.message).toBe(`invalid ${frame.type} at "${field}": ${field.includes('\ufffd') ? 'a key ' : ''}must be valid Unicode text (it holds an unpaired UTF-16 surrogate, which cannot be stored)`);
+    }
+    expect(stateDigest(h.core)).toBe(digest);
+    expect(h.core.audit.count()).toBe(audit);
+    expect(a.ws.readyState).toBe(WebSocket.OPEN);
+    // A text frame whose bytes are not UTF-8 never reaches the parser: ws closes with 1007.
+    a.ws.send(Buffer.from([0x7b, 0xff, 0x7d]), { binary: false });
+    expect((await a.closed).code).toBe(1007);
+    expect(h.core.audit.verify()).toMatchObject({ ok: true });
+  });
+
   it('an oversize frame gets too_large (with its id) and close 4413; nothing changes', async () => {
     h = await startHarness();
     const token = h.token();

@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import http, { type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { csvRecords } from '../core/audit/audit-export';
 import { makeTestCore, onlineInstance, stateDigest, type TestCore } from '../core/testing/test-core';
@@ -457,7 +457,7 @@ describe('audit', () => {
     expect(records.slice(1).map((r) => Number(r[0]))).toEqual([3, 6, 9, 12, 15, 18, 21, 24, 27, 30]);
     const csvCheck = await request('POST', '/api/v1/audit/verify-export?format=csv', { raw: csv.text });
     expect(csvCheck.body).toMatchObject({ ok: true, rows: 10, coverage: 'rows' });
-    expect((await request('POST', '/api/v1/audit/verify-export?format=csv&contiguous=true', { raw: csv.text })).body).toMatchObject({ ok: false, reason: 'gap: row 4 missing' });
+    expect((await request('POST', '/api/v1/audit/verify-export?format=csv&contiguous=true', { raw: csv.text })).body).toMatchObject({ ok: false, reason: 'gap: rows 4–5 missing' });
 
     // Bad filters are refused before any byte of the stream is sent.
     expectError(await get('/api/v1/audit/export?format=xml'), 400, 'bad_request');
@@ -542,5 +542,69 @@ describe('streamChunks', () => {
     expect(res.written).toEqual(['c0']);
     expect(res.ended).toBe(false);
     expect(finalized).toBe(true);
+  });
+});
+
+describe('text that cannot be stored is refused at the HTTP boundary', () => {
+  /** POST /tasks with these exact bytes as the Idempotency-Key (Node's client re-encodes header strings). */
+  function createWithKeyBytes(key: Buffer, body: unknown): Promise<{ status: number; body: Json }> {
+    const json = JSON.stringify(body);
+    const head = `POST /api/v1/tasks HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAuthorization: Bearer ${OPERATOR}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(json)}\r\nConnection: close\r\nIdempotency-Key: `;
+    return new Promise((resolve, reject) => {
+      const sock = net.connect(port, '127.0.0.1', () => sock.end(Buffer.concat([Buffer.from(head), key, Buffer.from(`\r\n\r\n${json}`)])));
+      const chunks: Buffer[] = [];
+      sock.on('data', (c: Buffer) => chunks.push(c));
+      sock.on('error', reject);
+      sock.on('close', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        resolve({ status: Number(text.slice(9, 12)), body: JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4)) });
+      });
+    });
+  }
+
+  const before = () => ({ state: stateDigest(core), audit: core.audit.count(), signals: core.db.prepare('SELECT count(*) AS n FROM signals').pluck().get() });
+
+  it('a lone surrogate in a JSON body (the issue 11 reproduction) is a 400 naming the field, and nothing changes', async () => {
+    const was = before();
+    const r = await post('/api/v1/signals', undefined, { raw: '{"name":"lone","key":"k-\\ud800-x"}' });
+    expectError(r, 400, 'bad_request');
+    expect(r.body.error.message).toBe('invalid body at "key": must be valid Unicode text (it holds an unpaired UTF-16 surrogate, which cannot be stored)');
+    const inPayload = await post('/api/v1/tasks', undefined, { raw: '{"title":"t","role":"dev","payload":{"items":["ok","\\udc00"]}}' });
+    expectError(inPayload, 400, 'bad_request');
+    expect(inPayload.body.error.message).toMatch(/^invalid body at "payload\.items\.1": must be valid Unicode text/);
+    const inKey = await post('/api/v1/tasks', undefined, { raw: '{"title":"t","role":"dev","payload":{"k\\ud800":1}}' });
+    expect(inKey.body.error.message).toMatch(/^invalid body at "payload\.k\ufffd": a key must be valid Unicode text/);
+    expect(before()).toEqual(was);
+    expect(core.audit.verify()).toMatchObject({ ok: true });
+  });
+
+  it('a body, a query or a header whose bytes are not UTF-8 is refused, not stored with U+FFFD', async () => {
+    const was = before();
+    const badBytes = Buffer.concat([Buffer.from('{"name":"lone","key":"k-'), Buffer.from([0xff]), Buffer.from('"}')]);
+    const body = await post('/api/v1/signals', undefined, { raw: badBytes });
+    expectError(body, 400, 'bad_request');
+    expect(body.body.error.message).toBe('request body is not valid UTF-8');
+    for (const q of ['actor=%ED%A0%80', 'actor=%FF', 'subject=k-%F0%9F']) {
+      const r = await get(`/api/v1/audit?${q}`);
+      expectError(r, 400, 'bad_request');
+      expect(r.body.error.message).toMatch(/^query parameter "(actor|subject)" is not valid percent-encoded UTF-8$/);
+    }
+    const header = await createWithKeyBytes(Buffer.from([0x6b, 0xff]), { title: 't', role: 'dev' });
+    expect(header.status).toBe(400);
+    expect(header.body.error).toMatchObject({ code: 'bad_request', message: 'header "Idempotency-Key" is not valid UTF-8' });
+    expectError(await get('/api/v1/signals/lone/k-%ED%A0%80'), 400, 'bad_request');
+    expect(before()).toEqual(was);
+  });
+
+  it('UTF-8 text arrives as sent: a UTF-8 Idempotency-Key header is the same key as in the body, and a query finds it', async () => {
+    const key = 'ключ-调休';
+    const viaHeader = await createWithKeyBytes(Buffer.from(key), { title: 'once', role: 'dev' });
+    expect(viaHeader.status, JSON.stringify(viaHeader.body)).toBe(201);
+    const viaBody = await post('/api/v1/tasks', { title: 'once', role: 'dev', idempotencyKey: key });
+    expect(viaBody.status, viaBody.text).toBe(200);
+    expect(viaBody.body).toMatchObject({ replayed: true, task: { id: viaHeader.body.task.id } });
+    const found = await get(`/api/v1/audit?subject=${encodeURIComponent(`task:${viaHeader.body.task.id}`)}&text=${encodeURIComponent('once')}`);
+    expect(found.status, found.text).toBe(200);
+    expect(found.body.items.length).toBeGreaterThan(0);
   });
 });

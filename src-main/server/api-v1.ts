@@ -31,12 +31,14 @@ import {
   type Route,
 } from './api/router';
 import { jobRoutes } from './api/jobs';
+import { logRoutes } from './api/logs';
+import { managedAgentRoutes } from './api/managed-agents';
 import { signalRoutes } from './api/signals';
 import { statusRoutes } from './api/status';
 import { taskRoutes } from './api/tasks';
 import { tokenRoutes } from './api/tokens';
 import { openApiRoute } from './openapi';
-import { allowedHost, bearerToken, isOperator, readJsonBody, selfOrigins, sendError, sendJson } from './guards';
+import { allowedHost, bearerToken, isOperator, queryPairs, readJsonBody, selfOrigins, sendError, sendJson } from './guards';
 
 export const API_PREFIX = '/api/v1';
 
@@ -58,7 +60,7 @@ export const DEFAULT_VERSION = process.env.npm_package_version ?? '0.1.0';
 
 /** The built-in route table. */
 export function coreRoutes(core: Core, version = DEFAULT_VERSION): Route[] {
-  return [...statusRoutes(core, version), ...tokenRoutes(core), ...taskRoutes(core), ...signalRoutes(core), ...auditRoutes(core), ...jobRoutes(core), ...attentionRoutes(core)];
+  return [...statusRoutes(core, version), ...tokenRoutes(core), ...taskRoutes(core), ...signalRoutes(core), ...auditRoutes(core), ...jobRoutes(core), ...logRoutes(core), ...managedAgentRoutes(core), ...attentionRoutes(core)];
 }
 
 function isPublic(routes: readonly CompiledRoute[], method: string, segments: string[]): boolean {
@@ -111,7 +113,7 @@ export function createApiHandler(core: Core, opts: ApiOptions): ApiHandler {
         req,
         res,
         params: match.params,
-        query: queryObject(url.searchParams),
+        query: queryObject(queryPairs(url.search)),
         actor: HTTP_ACTOR,
         body: () => (body ??= readJsonBody(req, opts.maxBodyBytes)),
       };

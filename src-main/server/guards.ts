@@ -11,6 +11,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { ERROR_STATUS, GafferError, toErrorBody, type ErrorCode } from '../common/errors';
+import { assertWellFormedText, decodeUtf8Strict } from '../common/text';
 import { secretsEqual } from '../core/auth/tokens';
 
 export interface GuardOptions {
@@ -48,9 +49,57 @@ export function cookie(req: IncomingMessage, name: string): string | undefined {
   if (!raw) return undefined;
   for (const part of raw.split(';')) {
     const [k, ...v] = part.trim().split('=');
-    if (k === name) return decodeURIComponent(v.join('='));
+    if (k !== name) continue;
+    try {
+      return decodeURIComponent(v.join('='));
+    } catch {
+      return undefined; // not percent-encoded UTF-8: no such cookie, as far as we are concerned
+    }
   }
   return undefined;
+}
+
+/**
+ * A request header as text. Node hands header bytes over as latin1 characters; a client that
+ * sends UTF-8 means UTF-8, so the bytes are decoded as such — strictly: bytes that are not UTF-8
+ * are refused (`bad_request` naming the header), never stored as mojibake or U+FFFD.
+ */
+export function headerText(req: IncomingMessage, name: string): string | undefined {
+  const raw = req.headers[name.toLowerCase()];
+  if (raw === undefined) return undefined;
+  const value = Array.isArray(raw) ? raw.join(', ') : raw;
+  if (!/[\u0080-\u00ff]/.test(value)) return value; // ASCII: nothing to decode
+  const text = decodeUtf8Strict(Buffer.from(value, 'latin1'));
+  if (text === undefined) throw new GafferError('bad_request', `header "${name}" is not valid UTF-8`);
+  return text;
+}
+
+/**
+ * The query string as name/value pairs, decoded strictly: `URLSearchParams` turns bytes that are
+ * not UTF-8 (`%FF`, an encoded surrogate `%ED%A0%80`) into U+FFFD silently; here they are a
+ * `bad_request` naming the parameter. `+` is a space, as in forms.
+ */
+export function queryPairs(search: string): Array<[string, string]> {
+  const out: Array<[string, string]> = [];
+  const q = search.startsWith('?') ? search.slice(1) : search;
+  if (q === '') return out;
+  for (const part of q.split('&')) {
+    if (part === '') continue;
+    const eq = part.indexOf('=');
+    const rawName = eq < 0 ? part : part.slice(0, eq);
+    const rawValue = eq < 0 ? '' : part.slice(eq + 1);
+    const name = decodeQueryComponent(rawName, () => `a query parameter name is not valid percent-encoded UTF-8`);
+    out.push([name, decodeQueryComponent(rawValue, () => `query parameter "${name}" is not valid percent-encoded UTF-8`)]);
+  }
+  return out;
+}
+
+function decodeQueryComponent(raw: string, what: () => string): string {
+  try {
+    return decodeURIComponent(raw.replace(/\+/g, ' '));
+  } catch {
+    throw new GafferError('bad_request', what());
+  }
 }
 
 export function isOperator(presented: string | undefined, operatorToken: string): boolean {
@@ -164,9 +213,15 @@ export async function readJsonBody(req: IncomingMessage, maxBytes = 256 * 1024):
   for await (const chunk of cappedBody(req, cap)) chunks.push(chunk);
   const body = Buffer.concat(chunks);
   if (body.length === 0) return {};
+  const text = decodeUtf8Strict(body);
+  if (text === undefined) throw new GafferError('bad_request', 'request body is not valid UTF-8');
+  let value: unknown;
   try {
-    return JSON.parse(body.toString('utf8'));
+    value = JSON.parse(text);
   } catch {
     throw new GafferError('bad_request', 'request body is not valid JSON');
   }
+  // JSON escapes can still spell an unpaired surrogate ("\ud800"): refused whatever the route.
+  assertWellFormedText(value, 'body');
+  return value;
 }

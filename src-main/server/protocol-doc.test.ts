@@ -41,6 +41,7 @@ spec.loader.exec_module(example)
 GO = os.environ["GO_FILE"]
 
 async def gated_work(task):
+    print(f"working on task {task['id']}", flush=True)
     while not os.path.exists(GO):
         await asyncio.sleep(0.02)
     return "done", f'finished {task["title"]}'
@@ -88,7 +89,7 @@ const lockRows = (x: Harness, taskId: number) =>
     .prepare(`SELECT type, actor, json_extract(detail, '$.fence') AS fence, json_extract(detail, '$.to') AS "to" FROM audit WHERE subject = ? AND type LIKE 'lock.%' ORDER BY id`)
     .all(`task:${taskId}`) as Array<{ type: string; actor: string; fence: number; to: string | null }>;
 
-describe.skipIf(pythonMissing)('the §12 Python agent of docs/protocol.md (skipped: /usr/bin/python3 with websockets is not installed)', () => {
+describe.skipIf(pythonMissing)('the §12 Python agent of docs/protocol.md (needs /usr/bin/python3 with websockets; skipped without it)', () => {
   it('a claim whose reply is lost in a blip is handed back at once, not held for the 2 h lock window', async () => {
     h = await startHarness();
     const x = h;
@@ -114,7 +115,9 @@ describe.skipIf(pythonMissing)('the §12 Python agent of docs/protocol.md (skipp
     const sockets = trackSockets(x);
     const task = x.core.tasks.create({ title: 'long work', role: 'dev' }, { actor: 'test' }).task;
     const agent = await startExample(x);
-    await until(() => x.core.tasks.get(task.id).lock, 'the claim');
+    // The blip comes once the agent works on the task (its claim reply arrived), not merely once
+    // the claim committed: a reply lost in the blip is the first case above.
+    await until(() => agent.output().includes(`working on task ${task.id}`), `the work starting (${agent.output()})`);
     const first = x.core.hub.sessions()[0]!.sessionId;
     for (const s of sockets) s.destroy();
     await until(() => x.core.hub.sessions().find((s) => s.state === 'ready' && s.sessionId !== first), `the resume (${agent.output()})`, 20_000);
@@ -172,7 +175,7 @@ async def main():
 asyncio.run(main())
 `;
 
-describe.skipIf(pythonMissing)('an independent Python client (skipped: /usr/bin/python3 with websockets is not installed)', () => {
+describe.skipIf(pythonMissing)('an independent Python client (needs /usr/bin/python3 with websockets; skipped without it)', () => {
   it('sees heartbeatTimeoutS, a refused success-with-errorClass, replayed on report, and its id on too_large', async () => {
     h = await startHarness();
     const x = h;

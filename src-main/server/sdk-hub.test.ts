@@ -260,6 +260,22 @@ describe('work loop', () => {
     expect(h.core.tasks.get(t.id)).toMatchObject({ status: 'backlog', note: 'the agent is shutting down', lock: null });
     await until(() => h.core.instances.get(agent.instanceId).status === 'disconnected', 'disconnect');
   });
+
+  it('a report refused as rate_limited is sent again after a pause, never abandoned with the lock held', async () => {
+    // A fast agent (a command agent running `true`) can pass the per-session rate; an abandoned
+    // report would leave its task locked for the whole lock window.
+    const h = await harness({ hub: { ratePerSecond: 20, rateBurst: 3, maxRateStrikes: 1000 } });
+    const agent = await agentFor(h);
+    const ids = Array.from({ length: 8 }, (_, i) => createTask(h, `fast ${i}`).id);
+    // The hub's bucket refills on the core's (manual) clock: let 200 ms pass every 20 ms.
+    const tick = setInterval(() => h.clock.advance(200), 20);
+    try {
+      await agent.work(() => ({ note: 'ok' }), { maxTasks: 8, idleDelayMs: 20 });
+    } finally {
+      clearInterval(tick);
+    }
+    expect(ids.map((id) => h.core.tasks.get(id).status)).toEqual(ids.map(() => 'done'));
+  });
 });
 
 describe('jobs and prechecks', () => {
@@ -326,7 +342,7 @@ describe('jobs and prechecks', () => {
     const agent = await agentFor(h, { role: 'reporter' });
     let seen: Record<string, unknown> | undefined;
     agent.onJob((ctx) => {
-      const { signal: _s, agent: _a, step: _st, ...fields } = ctx;
+      const { signal: _s, agent: _a, step: _st, log: _l, usage: _u, ...fields } = ctx;
       seen = fields;
     });
     const additions = { slotAt: '2026-11-30T01:00:00.000Z', trigger: 'catch_up', backfillId: 4, covers: ['2026-11-28', '2026-11-29'], previousError: 'SMTP timeout' };

@@ -4,6 +4,7 @@ import { AuditView } from '../features/audit/AuditView';
 import { DashboardView } from '../features/dashboard/DashboardView';
 import { InboxView } from '../features/inbox/InboxView';
 import { InstancesView } from '../features/instances/InstancesView';
+import { ManagedAgentsView } from '../features/managed/ManagedAgentsView';
 import { CalendarsView } from '../features/calendars/CalendarsView';
 import { JobsView } from '../features/jobs/JobsView';
 import { RunsView } from '../features/runs/RunsView';
@@ -28,6 +29,7 @@ const VIEWS: Record<ViewId, ComponentType> = {
   queues: QueuesView,
   locks: ExpiredLocksView,
   instances: InstancesView,
+  managed: ManagedAgentsView,
   jobs: JobsView,
   runs: RunsView,
   why: WhyView,
@@ -100,6 +102,7 @@ export function App() {
       <NavRail current={route.view} />
       <div className="main-col">
         <Header title={def.label} description={def.description} pendingG={pendingG} onHelp={() => setHelp(true)} />
+        <StorageBanner />
         <main tabIndex={-1} className="content" key={route.view}>
           {signedOut ? <SignIn /> : <View />}
         </main>
@@ -200,6 +203,22 @@ function Header({ title, description, pendingG, onHelp }: { title: string; descr
         ?
       </button>
     </header>
+  );
+}
+
+/** While writes are refused, every view says so (the dashboard, which the header watches, carries it). */
+function StorageBanner() {
+  const storage = useConsole((s) => s.dashboard.data?.storage ?? null);
+  if (!storage) return null;
+  const fault = storage.state === 'fault';
+  return (
+    <div className={`callout ${fault ? 'callout-bad' : 'callout-warn'} storage-banner`} role="alert" data-testid="storage-banner">
+      <strong>{fault ? 'Gaffer has stopped saving changes.' : 'The disk is refusing changes.'}</strong>
+      <span>{storage.message}</span>
+      <span className="muted small">
+        Since <RelativeTime at={storage.since} />.
+      </span>
+    </div>
   );
 }
 

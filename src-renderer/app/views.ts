@@ -20,6 +20,7 @@ export const ROUTES: RouteDef[] = [
   { id: 'queues', label: 'Role queues', chord: 'q', icon: '☰', description: 'Tasks per role, by status, with their locks' },
   { id: 'locks', label: 'Expired locks', chord: 'e', icon: '◷', description: 'Locks taken back today — by the watchdog or by an operator — and who re-claimed them' },
   { id: 'instances', label: 'Instances', chord: 'i', icon: '◉', description: 'Connected agents, their locks, and agent tokens' },
+  { id: 'managed', label: 'Managed agents', chord: 'm', icon: '▶', description: 'Agent processes Gaffer starts, keeps running and stops with itself' },
   { id: 'jobs', label: 'Jobs', chord: 'j', icon: '↻', description: 'Periodic jobs owned by Gaffer: schedule, policies, next slots' },
   { id: 'runs', label: 'Runs', chord: 'r', icon: '▦', description: 'Every expected slot and what happened to it; the backfill queue' },
   { id: 'why', label: 'Why didn’t it run?', chord: 'w', icon: '?', description: 'For a job and an instant: each layer’s verdict, with evidence' },

@@ -2,6 +2,7 @@
  * One place for status names and colours, so a status looks the same in every view.
  * Colours are CSS variables defined in styles/app.css (dark and light).
  */
+import type { ManagedProcessStatus } from '../../src-main/common/managed-agents';
 import type { InstanceStatus, Task, TaskStatus } from '../../src-main/common/model';
 
 /** Board status as the operator sees it: `backlog` splits into Ready (claimable) and Backlog (waiting, P3). */
@@ -50,3 +51,15 @@ export function auditTone(type: string): string {
   if (/create/.test(type)) return 'ready';
   return 'backlog';
 }
+
+/** A managed agent's process, in plain words. */
+export const PROCESS_STATUS_META: Record<ManagedProcessStatus, { label: string; tone: string; hint: string }> = {
+  starting: { label: 'Starting', tone: 'progress', hint: 'started; waiting for it to connect' },
+  running: { label: 'Running', tone: 'online', hint: 'connected and working' },
+  stopping: { label: 'Stopping', tone: 'disconnected', hint: 'asked to stop: finishing or handing back its work' },
+  draining: { label: 'Draining', tone: 'disconnected', hint: 'replaced by a newer process: finishing or handing back its work' },
+  backoff: { label: 'Restarting', tone: 'blocked', hint: 'it exited; started again after a growing pause' },
+  crash_looping: { label: 'Crash looping', tone: 'failed', hint: 'it keeps exiting right after it starts; retried only every few minutes' },
+  failed: { label: 'Cannot start', tone: 'failed', hint: 'the command cannot be started; not restarted until you start or change it' },
+  stopped: { label: 'Stopped', tone: 'offline', hint: 'not running' },
+};

@@ -27,6 +27,8 @@ import { createInboxSlice, initialInboxState, type InboxActions, type InboxState
 import { createInstancesSlice, initialInstancesState, type InstancesActions, type InstancesState } from './slices/instances';
 import { createJobsSlice, initialJobsState, type JobsActions, type JobsState } from './slices/jobs';
 import { createLocksSlice, initialLocksState, type LocksState } from './slices/locks';
+import { createLogsSlice, initialLogsState, type LogsActions, type LogsState } from './slices/logs';
+import { createManagedSlice, initialManagedState, type ManagedActions, type ManagedState } from './slices/managed';
 import { createQueuesSlice, initialQueuesState, type QueuesActions, type QueuesState } from './slices/queues';
 import { createRunsSlice, initialRunsState, type RunsActions, type RunsState } from './slices/runs';
 import { createSettingsSlice, initialSettingsState, type SettingsActions, type SettingsState } from './slices/settings';
@@ -64,6 +66,8 @@ export function initialState(shell: 'electron' | 'browser' = 'browser'): Console
     ...initialJobsState(),
     ...initialRunsState(),
     ...initialCalendarsState(),
+    ...initialLogsState(),
+    ...initialManagedState(),
   };
 }
 
@@ -78,7 +82,7 @@ export interface RootActions {
   signIn(token: string): void;
 }
 
-export type ConsoleActions = RootActions & ToastsActions & DashboardActions & InboxActions & QueuesActions & InstancesActions & SettingsActions & AuditActions & JobsActions & RunsActions & CalendarsActions;
+export type ConsoleActions = RootActions & ToastsActions & DashboardActions & InboxActions & QueuesActions & InstancesActions & SettingsActions & AuditActions & JobsActions & RunsActions & CalendarsActions & LogsActions & ManagedActions;
 
 export interface ConsoleStore {
   store: StoreApi<ConsoleState>;
@@ -171,6 +175,8 @@ export function createConsoleStore(api: ConsoleApi, opts: ConsoleStoreOptions = 
     jobs: createJobsSlice(contextFor<keyof JobsState>()),
     runs: createRunsSlice(contextFor<keyof RunsState>()),
     calendars: createCalendarsSlice(contextFor<keyof CalendarsState>()),
+    logs: createLogsSlice(contextFor<keyof LogsState>()),
+    managed: createManagedSlice(contextFor<keyof ManagedState>()),
   } satisfies Record<string, Slice<object>>;
   for (const [name, slice] of Object.entries(slices)) {
     for (const [topic, handler] of Object.entries(slice.topics) as Array<[Topic, TopicHandler]>) {
@@ -263,6 +269,8 @@ export function createConsoleStore(api: ConsoleApi, opts: ConsoleStoreOptions = 
     ...slices.jobs.actions,
     ...slices.runs.actions,
     ...slices.calendars.actions,
+    ...slices.logs.actions,
+    ...slices.managed.actions,
   };
 
   return {

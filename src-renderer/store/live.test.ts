@@ -15,10 +15,20 @@ describe('live event coalescing', () => {
     applyEvent(inv, { type: 'lock.expired', taskId: 1, instanceId: 'i' });
     applyEvent(inv, audit(7, 'token.create'));
     applyEvent(inv, audit(9, 'lock.claim', { previouslyExpired: true }));
-    expect([...inv.topics].sort()).toEqual(['audit', 'dashboard', 'expiredLocks', 'instances', 'queue', 'roles', 'tokens']);
+    expect([...inv.topics].sort()).toEqual(['audit', 'dashboard', 'expiredLocks', 'instances', 'queue', 'roles', 'tokens', 'usage']);
     expect([...inv.roles]).toEqual(['dev']);
     expect(inv.auditAppended).toBe(2);
     expect(inv.newestAuditId).toBe(9);
+  });
+
+  it('keeps the newest tail of each log that grew', () => {
+    const inv = emptyInvalidation();
+    applyEvent(inv, { type: 'log.appended', subject: 'task:1', attempt: 1, lastSeq: 10 });
+    applyEvent(inv, { type: 'log.appended', subject: 'task:1', attempt: 2, lastSeq: 25 });
+    applyEvent(inv, { type: 'log.appended', subject: 'task:1', attempt: 1, lastSeq: 12 }); // older news
+    applyEvent(inv, { type: 'log.appended', subject: 'run:r', attempt: 1, lastSeq: 3 });
+    expect([...inv.topics]).toEqual(['logs']);
+    expect(Object.fromEntries(inv.logTails)).toEqual({ 'task:1': { attempt: 2, lastSeq: 25 }, 'run:r': { attempt: 1, lastSeq: 3 } });
   });
 
   it('turns a burst of 10 000 events into one flush per interval', () => {

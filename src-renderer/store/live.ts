@@ -7,7 +7,7 @@ import type { ConsoleEvent } from '../../src-main/common/console-api';
 import type { Timers } from '../lib/debounce';
 
 /** What a view can watch; each topic is owned by one slice of the store. */
-export const TOPICS = ['dashboard', 'inbox', 'notifications', 'roles', 'queue', 'expiredLocks', 'instances', 'tokens', 'settings', 'audit', 'jobs', 'runs', 'calendars'] as const;
+export const TOPICS = ['dashboard', 'inbox', 'notifications', 'roles', 'queue', 'expiredLocks', 'instances', 'tokens', 'settings', 'audit', 'jobs', 'runs', 'calendars', 'logs', 'usage', 'logSettings', 'managed'] as const;
 export type Topic = (typeof TOPICS)[number];
 
 export interface Invalidation {
@@ -18,17 +18,19 @@ export interface Invalidation {
   auditAppended: number;
   newestAuditId: number | null;
   alerts: Array<Extract<ConsoleEvent, { type: 'alert' }>>;
+  /** Logs that grew: subject → its newest attempt and seq (for `logs`). */
+  logTails: Map<string, { attempt: number; lastSeq: number }>;
 }
 
 export function emptyInvalidation(): Invalidation {
-  return { topics: new Set(), roles: new Set(), auditAppended: 0, newestAuditId: null, alerts: [] };
+  return { topics: new Set(), roles: new Set(), auditAppended: 0, newestAuditId: null, alerts: [], logTails: new Map() };
 }
 
 /** Folds one event into an invalidation (pure). */
 export function applyEvent(inv: Invalidation, e: ConsoleEvent): Invalidation {
   switch (e.type) {
     case 'task.changed':
-      inv.topics.add('dashboard').add('roles').add('queue');
+      inv.topics.add('dashboard').add('roles').add('queue').add('usage');
       inv.roles.add(e.role);
       break;
     case 'instance.changed':
@@ -48,7 +50,7 @@ export function applyEvent(inv: Invalidation, e: ConsoleEvent): Invalidation {
       break;
     case 'run.changed':
     case 'job.changed':
-      inv.topics.add('jobs').add('runs').add('dashboard');
+      inv.topics.add('jobs').add('runs').add('dashboard').add('usage');
       // A calendar change is announced as `job.changed` for `calendar:<id>` (it moves jobs' slots).
       if (e.type === 'job.changed' && e.jobId.startsWith('calendar:')) inv.topics.add('calendars');
       // A role pause is announced as `job.changed` for `role:<name>` (its queue shows the pause).
@@ -63,6 +65,17 @@ export function applyEvent(inv: Invalidation, e: ConsoleEvent): Invalidation {
       break;
     case 'alert':
       inv.alerts.push(e);
+      // Something changed that the header may show (a storage fault's banner comes with the dashboard).
+      if (e.level === 'critical') inv.topics.add('dashboard');
+      break;
+    case 'log.appended': {
+      inv.topics.add('logs');
+      const prev = inv.logTails.get(e.subject);
+      if (!prev || e.lastSeq > prev.lastSeq) inv.logTails.set(e.subject, { attempt: e.attempt, lastSeq: e.lastSeq });
+      break;
+    }
+    case 'managed.changed':
+      inv.topics.add('managed');
       break;
     default: {
       const _never: never = e;

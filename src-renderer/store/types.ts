@@ -6,11 +6,13 @@ import type { UiError } from '../lib/errors';
 import type { Topic } from './live';
 import type { AuditSliceState } from './slices/audit';
 import type { CalendarsState } from './slices/calendars';
+import type { ManagedState } from './slices/managed';
 import type { DashboardState } from './slices/dashboard';
 import type { InboxState } from './slices/inbox';
 import type { InstancesState } from './slices/instances';
 import type { JobsState } from './slices/jobs';
 import type { LocksState } from './slices/locks';
+import type { LogsState } from './slices/logs';
 import type { QueuesState } from './slices/queues';
 import type { RunsState } from './slices/runs';
 import type { SettingsState } from './slices/settings';
@@ -48,4 +50,6 @@ export interface ConsoleState
     AuditSliceState,
     JobsState,
     RunsState,
-    CalendarsState {}
+    CalendarsState,
+    LogsState,
+    ManagedState {}

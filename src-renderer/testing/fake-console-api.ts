@@ -21,7 +21,7 @@ import {
 } from '../../src-main/common/console-api';
 import { DEFAULT_CONFIG, recoveryBoundS } from '../../src-main/common/config';
 import { ERROR_STATUS, type ErrorCode } from '../../src-main/common/errors';
-import type { AuditEvent, Task, TaskStatus } from '../../src-main/common/model';
+import type { AuditEvent, StorageStatus, Task, TaskStatus } from '../../src-main/common/model';
 import type { InboxCounts, InboxItem } from '../../src-main/common/attention';
 
 export interface FakeOptions {
@@ -40,6 +40,8 @@ export class FakeConsoleApi implements ConsoleApi {
   expired: ExpiredLockCard[] = [];
   audit: AuditEvent[] = [];
   inbox: InboxItem[] = [];
+  /** What `dashboard.get` says about refused writes (a test sets it to show the banner). */
+  storage: StorageStatus | null = null;
   settings: ConsoleSettings = { config: { ...DEFAULT_CONFIG }, killSwitch: false, port: 7311, dataDir: '/tmp/gaffer', version: '0.1.0-test' };
   /** Every call, in order (method and args). */
   calls: Array<{ method: ConsoleMethod; args: unknown }> = [];
@@ -264,6 +266,7 @@ export class FakeConsoleApi implements ConsoleApi {
           nextTriggers: [],
           inbox: this.inboxCounts(),
           budgets: { settings: { globalDailyUsd: null, perRoleDailyUsd: {}, timezone: null }, zone: 'UTC', day: new Date(this.now()).toISOString().slice(0, 10), resetsAt: new Date(this.now() + 86_400_000).toISOString(), measured: false, caps: [] },
+          storage: this.storage,
         };
       }
       case 'inbox.list': {

@@ -5,6 +5,7 @@
  */
 import { ERROR_STATUS } from '../../../src-main/common/errors';
 import { MAX_FRAME_BYTES } from '../../../src-main/common/protocol';
+import { OVERSIZE_READ_BYTES } from '../../../src-main/server/agent-socket';
 import type { Db } from '../../../src-main/core/db/open';
 import { consoleCase, httpCase, invalidUtf8, rawHttpCase, usableId, wsCase, type FuzzContext, type HttpFuzzContext } from './fuzz';
 import { rawHttp, request } from './http';
@@ -204,7 +205,10 @@ export async function fuzzSessionEnders(target: WsTarget, rng: Rng, rounds: numb
       count(kind);
       const a = pre ? await RawAgent.connect(target.url, { token: target.token }) : await helloed(target, 'fuzz-big');
       const size = MAX_FRAME_BYTES + rng.int(1, 4 * MAX_FRAME_BYTES);
-      await reply(a, a.sendText(`{"id":1,"type":"heartbeat","pad":"${'x'.repeat(size)}"}`), kind, ['too_large']);
+      const frame = `{"id":1,"type":"heartbeat","pad":"${'x'.repeat(size)}"}`;
+      // The reply names the frame's id when the frame was small enough to be read for it.
+      const id = Buffer.byteLength(frame) <= OVERSIZE_READ_BYTES ? 1 : null;
+      await reply(a, a.sendText(frame, id), kind, ['too_large'], id);
       await expectClose(t, a, kind, [4413]);
     }
     // 7. Invalid UTF-8 in a text frame: the transport refuses it (1007).

@@ -230,7 +230,7 @@ describe('live chain verification', () => {
     // Tamper with the live table (the append-only trigger has to be dropped first).
     core.db.exec('DROP TRIGGER audit_no_update');
     core.db.prepare(`UPDATE audit SET detail = '{"forged":true}' WHERE id = 17`).run();
-    expect(await verifyLiveRange(core.db, {}, 4)).toMatchObject({ ok: false, checked: 16, brokenAt: 17 });
+    expect(await verifyLiveRange(core.db, {}, 4)).toMatchObject({ ok: false, checked: 25, brokenAt: 17, problemCount: 1, problems: [{ id: 17, kind: 'content' }] });
     expect(await verifyLiveRange(core.db, { after: 17 })).toMatchObject({ ok: true, checked: 8 });
   });
 });

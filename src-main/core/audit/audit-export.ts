@@ -8,27 +8,29 @@
  * 2. An export is a snapshot: it stops at the newest id that existed when it started, so a log
  *    appended meanwhile does not make it run forever.
  * 3. Every exported row carries `prevHash` and `hash`, and `detail` exactly as stored, so the row
- *    can be re-hashed. A contiguous range (ids with no gaps) verifies the links too; a filtered
+ *    can be re-hashed. In JSONL, a row from before text was checked carries its text as written
+ *    (an unpaired surrogate as a `\udXXX` escape; stored-text.ts), so it verifies too; CSV is
+ *    plain UTF-8 and cannot hold one, so such a row fails to verify from a CSV export. A contiguous range (ids with no gaps) verifies the links too; a filtered
  *    export (gaps) verifies each row's own hash and the links inside each contiguous stretch only.
  *    `ExportCheck.coverage` says which of the two a result proves.
  */
 import { StringDecoder } from 'node:string_decoder';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { GafferError } from '../../common/errors';
+import { isoTime } from '../../common/iso-time';
 import { auditFilterInput, type AuditFilterInput } from '../../common/schemas';
 import { parseOrThrow } from '../../common/validate';
 import type { Db } from '../db/open';
 import type { AuditRow } from './audit-log';
 import { auditRowToChainRow } from './audit-log';
 import { normaliseFilter, type AuditQuery } from './audit-query';
-import { ChainVerifier, GENESIS_HASH, type ChainCheck, type ChainRow } from './hash-chain';
+import { ChainVerifier, GENESIS_HASH, MAX_LISTED_PROBLEMS, type AsWritten, type ChainCheck, type ChainRow } from './hash-chain';
+import { auditRowsAsWritten } from './stored-text';
 
 export const EXPORT_FORMATS = ['jsonl', 'csv'] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
 
 export const CSV_COLUMNS = ['id', 'at', 'type', 'actor', 'subject', 'detail', 'traceId', 'prevHash', 'hash'] as const;
-
-const iso = (ms: number) => new Date(ms).toISOString();
 
 // ---------------------------------------------------------------------------------------------
 // Writing
@@ -53,14 +55,21 @@ export function csvHeader(): string {
 
 /** One CSV record; `detail` is the stored JSON text. */
 export function csvRow(r: AuditRow): string {
-  return csvRecord([r.id, iso(r.at), r.type, r.actor, r.subject, r.detail, r.trace_id, r.prev_hash, r.hash]);
+  return csvRecord([r.id, isoTime(r.at), r.type, r.actor, r.subject, r.detail, r.trace_id, r.prev_hash, r.hash]);
 }
 
 /** One JSONL line: an `AuditEvent`, with the stored detail text spliced in byte for byte. */
 export function jsonlRow(r: AuditRow): string {
-  const head = JSON.stringify({ id: r.id, at: iso(r.at), type: r.type, actor: r.actor, subject: r.subject });
+  const head = JSON.stringify({ id: r.id, at: isoTime(r.at), type: r.type, actor: r.actor, subject: r.subject });
   const tail = JSON.stringify({ traceId: r.trace_id, prevHash: r.prev_hash, hash: r.hash });
   return `${head.slice(0, -1)},"detail":${r.detail},${tail.slice(1)}\n`;
+}
+
+/** Invariant 3: the row with its text columns as written, when they read back changed. */
+function withTextAsWritten(r: AuditRow, asWritten: AsWritten): AuditRow {
+  const w = asWritten(auditRowToChainRow(r));
+  if (!w) return r;
+  return { ...r, type: w.row.type, actor: w.row.actor, subject: w.row.subject, detail: w.row.detail, trace_id: w.row.traceId };
 }
 
 export interface ExportOptions {
@@ -76,7 +85,8 @@ export interface ExportOptions {
 export function exportAudit(query: AuditQuery, filter: unknown, opts: ExportOptions): AsyncGenerator<string, void, undefined> {
   const f = normaliseFilter(parseOrThrow(auditFilterInput, filter, 'audit filter') as AuditFilterInput);
   const pageSize = Math.min(Math.max(opts.pageSize ?? 1000, 1), 1000);
-  const line = opts.format === 'csv' ? csvRow : jsonlRow;
+  const asWritten = query.asWritten();
+  const line = opts.format === 'csv' ? csvRow : (r: AuditRow) => jsonlRow(withTextAsWritten(r, asWritten));
   // Invariant 2: a snapshot up to the newest row at the start.
   const snapshotEnd = query.lastId() + 1;
   const before = f.before === undefined ? snapshotEnd : Math.min(f.before, snapshotEnd);
@@ -107,7 +117,8 @@ export interface LiveCheck extends ChainCheck {
 /**
  * Verifies ids in (after, before) of the live log, a chunk at a time, yielding between chunks so
  * a full check of millions of rows never blocks the process. From id 1 it is anchored at the
- * genesis hash; otherwise at the stored hash of the row before the range (taken on trust).
+ * genesis hash; otherwise at the stored hash of the row before the range (taken on trust). Every
+ * bad row is reported and the check goes on after it (hash-chain.ts, invariant 2).
  */
 export async function verifyLiveRange(db: Db, range: { after?: number; before?: number } = {}, chunk = 2000): Promise<LiveCheck> {
   const max = (db.prepare('SELECT max(id) AS id FROM audit').get() as { id: number | null }).id ?? 0;
@@ -116,26 +127,17 @@ export async function verifyLiveRange(db: Db, range: { after?: number; before?: 
   if (first > last) return { ok: true, checked: 0, firstId: first, lastId: last, anchor: 'none' };
   let anchor: string | undefined = GENESIS_HASH;
   if (first > 1) anchor = (db.prepare('SELECT hash FROM audit WHERE id = ?').get(first - 1) as { hash: string } | undefined)?.hash;
-  const v = new ChainVerifier(anchor);
+  const v = new ChainVerifier(anchor, { firstId: first, asWritten: auditRowsAsWritten(db) });
   const stmt = db.prepare<[number, number, number], AuditRow>('SELECT * FROM audit WHERE id BETWEEN ? AND ? ORDER BY id LIMIT ?');
   let next = first;
-  let expected = first;
   while (next <= last) {
     const rows = stmt.all(next, last, chunk);
     if (rows.length === 0) break;
-    for (const r of rows) {
-      if (r.id !== expected) {
-        return { ok: false, checked: v.result().checked, brokenAt: expected, reason: `gap: row ${expected} missing`, firstId: first, lastId: last, anchor: anchorKind(first, anchor) };
-      }
-      expected++;
-      if (!v.push(auditRowToChainRow(r))) return { ...v.result(), firstId: first, lastId: last, anchor: anchorKind(first, anchor) };
-    }
+    for (const r of rows) v.push(auditRowToChainRow(r));
     next = rows[rows.length - 1]!.id + 1;
     await yieldToLoop();
   }
-  if (expected <= last) {
-    return { ok: false, checked: v.result().checked, brokenAt: expected, reason: `gap: row ${expected} missing`, firstId: first, lastId: last, anchor: anchorKind(first, anchor) };
-  }
+  v.expectEnd(last);
   return { ...v.result(), firstId: first, lastId: last, anchor: anchorKind(first, anchor) };
 }
 
@@ -170,14 +172,27 @@ export interface ExportCheck {
   anchoredAtGenesis: boolean;
   /** The first offending row id, when known. */
   brokenAt?: number;
-  /** 1-based line (JSONL) or record (CSV, header = 1) of the failure. */
+  /** 1-based line (JSONL) or record (CSV, header = 1) of the first failure. */
   line?: number;
   reason?: string;
+  /** Every failure, in file order (the first MAX_LISTED_PROBLEMS); present when there is one. */
+  problems?: ExportProblem[];
+  /** All failures, listed or not. */
+  problemCount?: number;
   /** One sentence for humans saying what was proven. */
   summary: string;
 }
 
-/** Checks rows of an export one at a time (bounded memory), whatever the file format. */
+export interface ExportProblem {
+  line: number;
+  id?: number;
+  reason: string;
+}
+
+/**
+ * Checks rows of an export one at a time (bounded memory), whatever the file format. A bad line
+ * or row is recorded and the check carries on with the next one, so every failure is reported.
+ */
 export class ExportVerifier {
   private rows = 0;
   private firstId: number | null = null;
@@ -186,7 +201,9 @@ export class ExportVerifier {
   private links = 0;
   private genesis = false;
   private chain: ChainVerifier | undefined;
-  private failure: { id?: number; line: number; reason: string } | undefined;
+  private line = 0;
+  private readonly problems: ExportProblem[] = [];
+  private problemCount = 0;
 
   constructor(
     private readonly format: ExportFormat,
@@ -195,37 +212,39 @@ export class ExportVerifier {
   ) {}
 
   get failed(): boolean {
-    return this.failure !== undefined;
+    return this.problemCount > 0;
   }
 
   fail(line: number, reason: string, id?: number): false {
-    if (!this.failure) this.failure = { line, reason, ...(id === undefined ? {} : { id }) };
+    this.problemCount++;
+    if (this.problems.length < MAX_LISTED_PROBLEMS) this.problems.push({ line, reason, ...(id === undefined ? {} : { id }) });
     return false;
   }
 
   push(row: ChainRow, line: number): boolean {
-    if (this.failure) return false;
+    this.line = line;
+    this.rows++;
     if (this.lastId !== null && row.id <= this.lastId) return this.fail(line, `row ${row.id} is out of order or repeated`, row.id);
+    this.firstId ??= row.id;
+    let ok = true;
     if (this.lastId === null || row.id !== this.lastId + 1) {
-      if (this.lastId !== null && this.expectContiguous) return this.fail(line, `gap: row ${this.lastId + 1} missing`, this.lastId + 1);
+      if (this.lastId !== null && this.expectContiguous) {
+        const from = this.lastId + 1;
+        ok = this.fail(line, row.id === from + 1 ? `gap: row ${from} missing` : `gap: rows ${from}–${row.id - 1} missing`, from);
+      }
       this.segments++;
       if (this.lastId === null && row.id === 1) this.genesis = true;
-      this.chain = new ChainVerifier(row.id === 1 ? GENESIS_HASH : undefined);
+      // A stretch is anchored at genesis when it starts at row 1; otherwise its first prevHash is taken on trust.
+      this.chain = new ChainVerifier(row.id === 1 ? GENESIS_HASH : undefined, { onProblem: (p) => this.fail(this.line, p.reason, p.id) });
     } else {
       this.links++;
     }
-    if (!this.chain!.push(row)) {
-      const r = this.chain!.result();
-      return this.fail(line, r.reason ?? 'hash mismatch', row.id);
-    }
-    this.rows++;
-    this.firstId ??= row.id;
     this.lastId = row.id;
-    return true;
+    return this.chain!.push(row) && ok;
   }
 
   result(): ExportCheck {
-    const coverage: ExportCheck['coverage'] = this.rows === 0 && !this.failure ? 'empty' : this.segments <= 1 ? 'chain' : 'rows';
+    const coverage: ExportCheck['coverage'] = this.rows === 0 && !this.failed ? 'empty' : this.segments <= 1 ? 'chain' : 'rows';
     const base = {
       format: this.format,
       rows: this.rows,
@@ -236,15 +255,19 @@ export class ExportVerifier {
       linksChecked: this.links,
       anchoredAtGenesis: this.genesis,
     };
-    if (this.failure) {
-      const at = this.failure.id === undefined ? `line ${this.failure.line}` : `row ${this.failure.id} (line ${this.failure.line})`;
+    const first = this.problems[0];
+    if (first) {
+      const at = first.id === undefined ? `line ${first.line}` : `row ${first.id} (line ${first.line})`;
+      const more = this.problemCount > 1 ? `; ${this.problemCount} failures in all` : '';
       return {
         ok: false,
         ...base,
-        ...(this.failure.id === undefined ? {} : { brokenAt: this.failure.id }),
-        line: this.failure.line,
-        reason: this.failure.reason,
-        summary: `verification failed at ${at}: ${this.failure.reason}`,
+        ...(first.id === undefined ? {} : { brokenAt: first.id }),
+        line: first.line,
+        reason: first.reason,
+        problems: [...this.problems],
+        problemCount: this.problemCount,
+        summary: `verification failed at ${at}: ${first.reason}${more}`,
       };
     }
     const range = this.rows === 0 ? 'no rows' : `${this.rows} rows, ids ${this.firstId}–${this.lastId}`;
@@ -407,15 +430,15 @@ export async function verifyExport(
           obj = JSON.parse(line);
         } catch {
           v.fail(n, 'not valid JSON');
-          break;
+          continue;
         }
         const row = rowFromObject(obj);
         if (typeof row === 'string') {
           const id = (obj as { id?: unknown })?.id;
           v.fail(n, row, typeof id === 'number' ? id : undefined);
-          break;
+          continue;
         }
-        if (!v.push(row, n)) break;
+        v.push(row, n);
       }
     } else {
       for await (const rec of csvRecords(input)) {
@@ -423,14 +446,14 @@ export async function verifyExport(
         if (n === 1) {
           if (rec.fields.join(',') !== CSV_COLUMNS.join(',')) {
             v.fail(1, `unexpected header; expected ${CSV_COLUMNS.join(',')}`);
-            break;
+            break; // without the header the columns mean nothing
           }
           continue;
         }
         if (rec.fields.length === 1 && rec.fields[0] === '' && !rec.quoted[0]) continue; // blank line
         if (rec.fields.length !== CSV_COLUMNS.length) {
           v.fail(n, `expected ${CSV_COLUMNS.length} fields, found ${rec.fields.length}`);
-          break;
+          continue;
         }
         const [id, at, type, actor, subject, detail, traceId, prevHash, hash] = rec.fields as [string, string, string, string, string, string, string, string, string];
         let parsedDetail: unknown;
@@ -438,7 +461,7 @@ export async function verifyExport(
           parsedDetail = JSON.parse(detail);
         } catch {
           v.fail(n, 'bad "detail": not JSON', Number(id) || undefined);
-          break;
+          continue;
         }
         const row = rowFromObject({
           id: /^\d+$/.test(id) ? Number(id) : NaN,
@@ -453,9 +476,9 @@ export async function verifyExport(
         });
         if (typeof row === 'string') {
           v.fail(n, row, /^\d+$/.test(id) ? Number(id) : undefined);
-          break;
+          continue;
         }
-        if (!v.push(row, n)) break;
+        v.push(row, n);
       }
     }
   } catch (e) {

@@ -1,6 +1,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { makeTestCore, type TestCore } from '../testing/test-core';
-import { ChainVerifier, GENESIS_HASH } from './hash-chain';
+import { toWellFormedText } from '../../common/text';
+import { checkInvariants } from '../testing/invariants';
+import { exportAudit, verifyExport, verifyLiveRange } from './audit-export';
+import { ChainVerifier, GENESIS_HASH, rowHash } from './hash-chain';
+import { decodeWtf8 } from './stored-text';
 import { auditRowToChainRow, SUBJECT_INDEX_CHUNK, SUBJECT_INDEX_LAG, type AuditRow } from './audit-log';
 import { oldestAbout } from './audit-query';
 
@@ -37,8 +41,35 @@ describe('audit log', () => {
     };
     expect(check(rows).ok).toBe(true);
     expect(check(rows.map((r) => (r.id === 3 ? { ...r, actor: 'mallory' } : r)))).toMatchObject({ ok: false, brokenAt: 3 });
-    expect(check(rows.filter((r) => r.id !== 2))).toMatchObject({ ok: false, brokenAt: 3 });
-    expect(check([rows[0]!, rows[2]!, rows[1]!, rows[3]!, rows[4]!])).toMatchObject({ ok: false, brokenAt: 3 });
+    expect(check(rows.filter((r) => r.id !== 2))).toMatchObject({ ok: false, brokenAt: 2, reason: 'gap: row 2 missing' });
+    expect(check([rows[0]!, rows[2]!, rows[1]!, rows[3]!, rows[4]!])).toMatchObject({
+      ok: false,
+      problems: [
+        { id: 2, kind: 'gap', reason: 'gap: row 2 missing' },
+        { id: 2, kind: 'gap', reason: 'row 2 is out of order or repeated' },
+      ],
+    });
+  });
+
+  it('reports every bad row and keeps checking after it (one bad row is one problem)', () => {
+    core = makeTestCore();
+    for (let i = 0; i < 8; i++) core.audit.record({ type: 'test', actor: 'a', subject: `s${i}` });
+    core.db.exec('DROP TRIGGER audit_no_update');
+    core.db.exec('DROP TRIGGER audit_no_delete');
+    core.db.prepare(`UPDATE audit SET actor = 'mallory' WHERE id IN (2, 5)`).run();
+    core.db.prepare('DELETE FROM audit WHERE id = 7').run();
+    expect(core.audit.verify()).toEqual({
+      ok: false,
+      checked: 7,
+      brokenAt: 2,
+      reason: 'row content does not match its hash',
+      problemCount: 3,
+      problems: [
+        { id: 2, kind: 'content', reason: 'row content does not match its hash' },
+        { id: 5, kind: 'content', reason: 'row content does not match its hash' },
+        { id: 7, kind: 'gap', reason: 'gap: row 7 missing' },
+      ],
+    });
   });
 
   it('a write that fails rolls back its audit row with it', () => {
@@ -204,5 +235,77 @@ describe('audit tail cache and bulk subject index', () => {
     expect(indexedTo()).toBe(SUBJECT_INDEX_CHUNK * 2);
     expect(backlog + 3 - indexedTo()).toBeLessThan(SUBJECT_INDEX_LAG);
     expect(core.auditQuery.count({ subject: 'odd' }, 1e9)).toEqual({ count: backlog / 2 + 3, exact: true });
+  });
+});
+
+describe('text that UTF-8 cannot hold', () => {
+  const NASTY = ['k-\ud800-x', '\udc00\ud800', 'a\u0000b', '\ufeffbom', '\ufffd', 'ok \ud83d\ude00', 'ключ', 'x'.repeat(5000) + '\udbff'];
+
+  it('no text can make a row unverifiable: each row is hashed over exactly what is stored', () => {
+    core = makeTestCore();
+    for (const s of NASTY) core.audit.record({ type: `t${s}`, actor: `a${s}`, subject: `s${s}`, detail: { s, [s]: s }, traceId: s });
+    expect(core.audit.verify()).toEqual({ ok: true, checked: NASTY.length });
+    const rows = core.db.prepare('SELECT * FROM audit ORDER BY id').all() as AuditRow[];
+    rows.forEach((r, i) => {
+      // Reads back as written, with an unpaired surrogate as U+FFFD in the plain columns …
+      expect(r.subject).toBe(`s${toWellFormedText(NASTY[i]!)}`);
+      expect(r.trace_id).toBe(toWellFormedText(NASTY[i]!));
+      // … and escaped (so kept exactly) in the JSON detail.
+      expect(JSON.parse(r.detail)).toEqual({ s: NASTY[i], [NASTY[i]!]: NASTY[i] });
+    });
+  });
+
+  /** What a Gaffer from before the fix wrote: the hash of the JS string, the string handed to SQLite as is. */
+  function appendLikeBefore(subject: string, actor = 'operator:http'): number {
+    const tail = core.db.prepare('SELECT id, hash, at FROM audit ORDER BY id DESC LIMIT 1').get() as { id: number; hash: string; at: number } | undefined;
+    const row = { id: (tail?.id ?? 0) + 1, at: core.clock.now(), type: 'signal.set', actor, subject, detail: JSON.stringify({ subject }), traceId: null, prevHash: tail?.hash ?? GENESIS_HASH };
+    core.db.prepare('INSERT INTO audit (id, at, type, actor, subject, detail, trace_id, prev_hash, hash) VALUES (?,?,?,?,?,?,?,?,?)').run(row.id, row.at, row.type, row.actor, row.subject, row.detail, null, row.prevHash, rowHash(row));
+    return row.id;
+  }
+
+  it('a database broken by the old bug: verification names each such row and why, and every other row still verifies', async () => {
+    core = makeTestCore();
+    appendLikeBefore('signal:lone/k-\ud800-x');
+    appendLikeBefore('signal:ok/plain');
+    appendLikeBefore('signal:two/\udc00\ud800', 'op\udfff');
+    core.audit.record({ type: 'test', actor: 'a', subject: 'after the bug' });
+    const stored = core.db.prepare('SELECT hex(CAST(subject AS BLOB)) AS h, subject FROM audit WHERE id = 1').get() as { h: string; subject: string };
+    expect(stored.h).toContain('EDA080'); // the surrogate, as V8 hands it to SQLite: not UTF-8
+    expect(stored.subject).toBe('signal:lone/k-\ufffd\ufffd\ufffd-x');
+
+    const expected = {
+      ok: true,
+      checked: 4,
+      legacyTextCount: 2,
+      legacyText: [
+        { id: 1, fields: ['subject'], reason: expect.stringMatching(/^subject holds an unpaired UTF-16 surrogate, stored as invalid UTF-8 .*\(not altered\)/) },
+        { id: 3, fields: ['actor', 'subject'], reason: expect.stringMatching(/^actor, subject holds/) },
+      ],
+    };
+    expect(core.audit.verify()).toEqual(expected);
+    expect(await verifyLiveRange(core.db)).toEqual({ ...expected, firstId: 1, lastId: 4, anchor: 'genesis' });
+    expect(checkInvariants(core.db)).toEqual([]);
+    // A JSONL export carries such text as written (escaped), so the file verifies too; CSV cannot.
+    const text = async (format: 'jsonl' | 'csv') => {
+      let out = '';
+      for await (const chunk of exportAudit(core.auditQuery, {}, { format })) out += chunk;
+      return out;
+    };
+    const jsonl = await text('jsonl');
+    expect(jsonl).toContain('k-\\ud800-x');
+    expect(await verifyExport([jsonl], 'jsonl', { expectContiguous: true })).toMatchObject({ ok: true, rows: 4, coverage: 'chain' });
+    expect(await verifyExport([await text('csv')], 'csv')).toMatchObject({ ok: false, problemCount: 2, problems: [{ id: 1 }, { id: 3 }] });
+
+    // A legacy row that was also altered is a problem like any other.
+    core.db.exec('DROP TRIGGER audit_no_update');
+    core.db.prepare(`UPDATE audit SET detail = '{"forged":1}' WHERE id = 3`).run();
+    expect(core.audit.verify()).toMatchObject({ ok: false, problems: [{ id: 3, kind: 'content' }], legacyText: [{ id: 1 }] });
+  });
+
+  it('the storage format itself: a surrogate written on its own decodes back exactly', () => {
+    expect(decodeWtf8(Buffer.from('6bEDA0802D78', 'hex'))).toBe('k\ud800-x');
+    expect(decodeWtf8(Buffer.from('EDB080EDA080', 'hex'))).toBe('\udc00\ud800');
+    expect(decodeWtf8(Buffer.from('f09f9880', 'hex'))).toBe('\ud83d\ude00');
+    expect(decodeWtf8(Buffer.from('ED9FBF', 'hex'))).toBe('\ud7ff'); // the last code point before the surrogates
   });
 });

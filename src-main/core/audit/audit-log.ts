@@ -24,13 +24,18 @@
  *    rows written between the step and its detection (at most one pulse of the gap detector,
  *    about a second) keep the last instant, the step is recorded as its own hash-chained event,
  *    and every row after it carries true time.
+ * 7. A row is hashed over exactly what is stored: its text columns are made well-formed first
+ *    (an unpaired surrogate, which UTF-8 cannot hold, becomes U+FFFD in both), so no input can
+ *    make a row unverifiable even if it slipped past the boundary checks (common/text.ts).
  */
 import type { AuditEvent } from '../../common/model';
 import type { Clock } from '../../common/clock';
 import { isoTime } from '../../common/iso-time';
+import { toWellFormedText } from '../../common/text';
 import type { Db } from '../db/open';
 import type { Store } from '../db/store';
 import { GENESIS_HASH, rowHash, ChainVerifier, type ChainCheck, type ChainRow } from './hash-chain';
+import { auditRowsAsWritten } from './stored-text';
 
 /** Rows appended before the subject index catches up (AuditQuery scans at most this many). */
 export const SUBJECT_INDEX_LAG = 1024;
@@ -123,11 +128,12 @@ export class AuditLog {
       id: (last?.id ?? 0) + 1,
       // Invariant 6: never before the previous row, except at a recorded clock step.
       at: input.clockStep ? now : Math.max(now, last?.at ?? 0),
-      type: input.type,
-      actor: input.actor,
-      subject: input.subject,
+      // Invariant 7 (JSON.stringify already escapes an unpaired surrogate in the detail).
+      type: toWellFormedText(input.type),
+      actor: toWellFormedText(input.actor),
+      subject: toWellFormedText(input.subject),
       detail: JSON.stringify(input.detail ?? {}),
-      trace_id: input.traceId ?? null,
+      trace_id: input.traceId == null ? null : toWellFormedText(input.traceId),
       prev_hash: last?.hash ?? GENESIS_HASH,
       hash: '',
     };
@@ -176,12 +182,10 @@ export class AuditLog {
     return (this.db.prepare('SELECT count(*) AS n FROM audit').get() as { n: number }).n;
   }
 
-  /** Verifies the whole chain from genesis, streaming (bounded memory). */
+  /** Verifies the whole chain from genesis, streaming (bounded memory); reports every bad row. */
   verify(): ChainCheck {
-    const v = new ChainVerifier(GENESIS_HASH);
-    for (const r of this.db.prepare<[], AuditRow>('SELECT * FROM audit ORDER BY id').iterate()) {
-      if (!v.push(auditRowToChainRow(r))) break;
-    }
+    const v = new ChainVerifier(GENESIS_HASH, { firstId: 1, asWritten: auditRowsAsWritten(this.db) });
+    for (const r of this.db.prepare<[], AuditRow>('SELECT * FROM audit ORDER BY id').iterate()) v.push(auditRowToChainRow(r));
     return v.result();
   }
 }

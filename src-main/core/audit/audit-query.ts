@@ -32,6 +32,8 @@ import { parseOrThrow } from '../../common/validate';
 import type Database from 'better-sqlite3';
 import type { Db } from '../db/open';
 import { auditRowToEvent, CLOCK_STEP_TYPE, type AuditRow } from './audit-log';
+import type { AsWritten } from './hash-chain';
+import { auditRowsAsWritten } from './stored-text';
 import { isInstanceActor } from '../instances/registry';
 
 /** Rows a page may examine for filters that do not drive the walk (invariant 3). */
@@ -214,6 +216,11 @@ export class AuditQuery {
       if (left <= 0) return { count, exact: false };
     }
     return { count, exact: true };
+  }
+
+  /** Text of rows from before text was checked, as written (stored-text.ts), for a faithful export. */
+  asWritten(): AsWritten {
+    return auditRowsAsWritten(this.db);
   }
 
   /** The newest event id (0 for an empty log). */

@@ -5,17 +5,14 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import { GafferError } from '../../common/errors';
+import { isoTime, isoTimeOrNull } from '../../common/iso-time';
 import { actorName, reason, roleName } from '../../common/schemas';
 import { parseOrThrow } from '../../common/validate';
-import { newId, type CoreContext } from '../context';
+import type { TokenInfo } from '../../common/model';
+import type { CoreContext } from '../context';
+import { newId } from '../ids';
 
-export interface TokenInfo {
-  id: string;
-  name: string;
-  role: string | null;
-  createdAt: string;
-  revokedAt: string | null;
-}
+export type { TokenInfo };
 
 interface TokenRow {
   id: string;
@@ -68,8 +65,8 @@ export class TokenStore {
       id: r.id,
       name: r.name,
       role: r.role,
-      createdAt: new Date(r.created_at).toISOString(),
-      revokedAt: r.revoked_at === null ? null : new Date(r.revoked_at).toISOString(),
+      createdAt: isoTime(r.created_at),
+      revokedAt: isoTimeOrNull(r.revoked_at),
     };
   }
 

@@ -1,10 +1,12 @@
 /**
- * Spend caps end to end (real agents over the socket, manual clock). Usage rows are written as the
- * usage ledger writes them (one row per `usage` frame: subject, attempt, role, cost in
- * nano-dollars, tokens, at); the ledger's table is created here when this build has none.
+ * Spend caps end to end (real agents over the socket, manual clock). Daily spend is written with the
+ * usage ledger itself (core/logs/usage-ledger.ts, as the agents' `usage` frames do); the per-run
+ * caps are driven by real `usage` frames of the agent holding the run.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { assertInvariants, hang, startJobsHarness, TestAgent, until, type JobAgent, type JobsHarness } from '../jobs/jobs.testkit';
+import { UsageLedger } from '../logs/usage-ledger';
+import { assertInvariants, hang, startJobsHarness, until, type JobAgent, type JobsHarness } from '../jobs/jobs.testkit';
+import { TestAgent } from '../testing/ws-agent.testkit';
 
 let h: JobsHarness | undefined;
 afterEach(async () => {
@@ -15,12 +17,10 @@ afterEach(async () => {
 const EVERY_15_MIN = { everyS: 900, timezone: 'UTC' };
 const op = { actor: 'operator:test' };
 
-function ledger(core: JobsHarness['core']): (u: { subject: string; attempt?: number; role: string; jobId?: string | null; costUsd?: number; tokens?: number; at?: number }) => void {
-  core.db.exec(`CREATE TABLE IF NOT EXISTS usage (
-    id INTEGER PRIMARY KEY, subject TEXT NOT NULL, attempt INTEGER NOT NULL, role TEXT NOT NULL, job_id TEXT, model TEXT,
-    instance_id TEXT NOT NULL, input_tokens INTEGER NOT NULL, output_tokens INTEGER NOT NULL, cost_nusd INTEGER NOT NULL, at INTEGER NOT NULL)`);
-  const insert = core.db.prepare('INSERT INTO usage (subject, attempt, role, job_id, model, instance_id, input_tokens, output_tokens, cost_nusd, at) VALUES (?, ?, ?, ?, NULL, ?, ?, 0, ?, ?)');
-  return (u) => void insert.run(u.subject, u.attempt ?? 1, u.role, u.jobId ?? null, 'inst', u.tokens ?? 0, Math.round((u.costUsd ?? 0) * 1e9), u.at ?? core.clock.now());
+/** Reports spend as a `usage` frame of some attempt would (the ledger's own write). */
+function ledger(core: JobsHarness['core']): (u: { subject: string; role: string; costUsd?: number }) => void {
+  const l = new UsageLedger(core.db);
+  return (u) => void core.store.write(() => l.add({ subject: u.subject, attempt: 1, role: u.role, jobId: null, instanceId: 'inst', costUsd: u.costUsd ?? 0, at: core.clock.now() }));
 }
 
 describe('settings', () => {
@@ -28,6 +28,8 @@ describe('settings', () => {
     h = await startJobsHarness({ start: '2026-11-30T08:00:00.000Z' });
     const v = h.core.budgets.put({ globalDailyUsd: 50, perRoleDailyUsd: { dev: 10, ops: 5 }, timezone: 'Asia/Tokyo', reason: 'month end', ...op });
     expect(v).toMatchObject({ zone: 'Asia/Tokyo', day: '2026-11-30', resetsAt: '2026-11-30T15:00:00.000Z', measured: false });
+    ledger(h.core)({ subject: 'task:1', role: 'dev', costUsd: 1.25 });
+    expect(h.core.budgets.view()).toMatchObject({ measured: true, caps: [{ spentUsd: 1.25 }, { role: 'dev', spentUsd: 1.25 }, { role: 'ops', spentUsd: 0 }] });
     expect(v.caps.map((c) => [c.scope, c.role, c.capUsd, c.spentUsd, c.reached])).toEqual([
       ['global', null, 50, 0, false],
       ['role', 'dev', 10, 0, false],
@@ -92,19 +94,10 @@ describe('daily caps', () => {
     h.clock.advance(16 * 3600_000);
     expect(h.core.budgets.roleBlocked('dev')).toBe(false);
   });
-
-  it('without a usage ledger nothing is measured and no cap is ever reached', async () => {
-    h = await startJobsHarness({ start: '2026-11-30T08:00:00.000Z' });
-    h.core.budgets.put({ globalDailyUsd: 0.01, ...op });
-    const exists = h.core.db.prepare(`SELECT count(*) AS n FROM sqlite_master WHERE name = 'usage'`).pluck().get() as number;
-    if (exists > 0) return; // this build has the ledger: the other tests cover it
-    expect(h.core.budgets.view()).toMatchObject({ measured: false, caps: [{ spentUsd: 0, reached: false }] });
-    expect(h.core.budgets.roleBlocked('dev')).toBe(false);
-  });
 });
 
 describe('a per-run cap', () => {
-  async function runningJob(): Promise<{ agent: JobAgent; jobId: string; runId: string; cancelled: unknown[]; add: ReturnType<typeof ledger> }> {
+  async function runningJob(): Promise<{ agent: JobAgent; jobId: string; runId: string; cancelled: unknown[]; usage: (f: Record<string, unknown>) => Promise<unknown> }> {
     h = await startJobsHarness({ start: '2026-11-30T00:00:30.000Z' });
     const agent = await h.agent('ops', hang);
     const cancelled: unknown[] = [];
@@ -112,19 +105,18 @@ describe('a per-run cap', () => {
       const m = JSON.parse(data.toString());
       if (m.type === 'run_cancelled') cancelled.push(m);
     });
-    const add = ledger(h.core);
     const jobId = h.createJob({ name: 'agentic', role: 'ops', schedule: EVERY_15_MIN, budget: { maxCostUsdPerRun: 2, maxTokensPerRun: 100_000 } });
     await h.advanceTo('2026-11-30T00:15:10.000Z');
     const run = await until(() => h!.runs(jobId).find((r) => r.status === 'running'), 'running');
-    return { agent, jobId, runId: run.id, cancelled, add };
+    const usage = (f: Record<string, unknown>) => agent.a.request('usage', { runId: run.id, ...f });
+    return { agent, jobId, runId: run.id, cancelled, usage };
   }
 
-  it('passing it cancels the attempt at once (run_cancelled: budget), holds the run, raises a budget item; the late result is refused', async () => {
-    const { agent, runId, cancelled, add } = await runningJob();
-    add({ subject: `run:${runId}`, role: 'ops', costUsd: 1.5 });
-    expect(h!.core.budgets.enforceRunCaps()).toBe(0); // within the cap
-    add({ subject: `run:${runId}`, role: 'ops', costUsd: 0.75 });
-    expect(h!.core.budgets.enforceRunCaps()).toBe(1);
+  it('a usage frame passing it cancels the attempt at once (run_cancelled: budget), holds the run, raises a budget item; the late result is refused', async () => {
+    const { agent, runId, cancelled, usage } = await runningJob();
+    expect(await usage({ costUsd: 1.5, model: 'm' })).toMatchObject({ ok: true });
+    expect(cancelled).toEqual([]); // within the cap
+    await usage({ costUsd: 0.75 });
     await until(() => cancelled.length === 1, 'run_cancelled');
     expect(cancelled[0]).toEqual({ type: 'run_cancelled', runId, reason: 'budget' });
     const run = h!.core.jobs.getRun(runId).run;
@@ -139,9 +131,9 @@ describe('a per-run cap', () => {
   });
 
   it('tokens count too; an approval runs it again with a fresh cap', async () => {
-    const { agent, runId, add } = await runningJob();
-    add({ subject: `run:${runId}`, role: 'ops', tokens: 100_001 });
-    expect(h!.core.budgets.enforceRunCaps()).toBe(1);
+    const { agent, runId, usage } = await runningJob();
+    await usage({ inputTokens: 60_000, outputTokens: 40_001 });
+    await until(() => h!.core.jobs.getRun(runId).run.disposition === 'held', 'held');
     h!.core.jobs.approvals.approve(runId, { note: 'worth it', ...op });
     await until(() => agent.triggers.length === 2, 'dispatched again');
     expect(agent.triggers[1]).toMatchObject({ runId, approval: { decision: 'approved', note: 'worth it' } });

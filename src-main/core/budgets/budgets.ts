@@ -73,6 +73,11 @@ export class Budgets {
          WHERE json_extract(j.spec, '$.budget') IS NOT NULL
            AND (r.status = 'running' OR r.id IN (SELECT run_id FROM backfills WHERE status = 'dispatched' AND instance_id IS NOT NULL))`,
       ),
+      cappedRun: ctx.db.prepare<[string], { id: string; attempt: number; job_id: string; job_name: string; slot: string; budget: string }>(
+        `SELECT r.id, r.attempt, r.job_id, r.job_name, r.slot, json_extract(j.spec, '$.budget') AS budget FROM runs r JOIN jobs j ON j.id = r.job_id
+         WHERE r.id = ? AND json_extract(j.spec, '$.budget') IS NOT NULL
+           AND (r.status = 'running' OR r.id IN (SELECT run_id FROM backfills WHERE status = 'dispatched' AND instance_id IS NOT NULL))`,
+      ),
     };
   }
 
@@ -209,13 +214,23 @@ export class Budgets {
   }
 
   /**
-   * Invariant 6: the attempts in flight past their run's cap are taken away and held. Called for
-   * each usage report once it is recorded, and by the inbox's sweep. Returns how many were taken.
+   * A usage report was recorded for `subject` (`run:<id>` / `task:<id>`): a run past its cap stops
+   * now, and a daily cap it made reached is noticed (its item raised after the burst).
    */
-  enforceRunCaps(): number {
+  usageRecorded(subject: string): void {
+    if (subject.startsWith('run:')) this.enforceRunCaps(subject.slice('run:'.length));
+    this.current(this.ctx.clock.now());
+  }
+
+  /**
+   * Invariant 6: the attempts in flight past their run's cap (of one run, or of all) are taken away
+   * and held. Called for each usage report once it is recorded, and by the inbox's sweep. Returns
+   * how many were taken.
+   */
+  enforceRunCaps(runId?: string): number {
     if (!this.spend.measured) return 0;
     let taken = 0;
-    for (const r of this.q.capped.all()) {
+    for (const r of runId === undefined ? this.q.capped.all() : this.q.cappedRun.all(runId)) {
       const cap = JSON.parse(r.budget) as { maxCostUsdPerRun?: number; maxTokensPerRun?: number };
       const used = this.spend.ofAttempt(`run:${r.id}`, r.attempt);
       const overCost = cap.maxCostUsdPerRun !== undefined && used.costUsd > cap.maxCostUsdPerRun;

@@ -1,8 +1,8 @@
 /**
  * What attempts spent, read from the usage ledger (`usage` rows written by the agents' `usage`
- * frames, PROTOCOL §5: subject, attempt, role, cost in nano-dollars, tokens, at). Read only.
- * While the database has no usage ledger (a build without usage reporting) nothing is measured:
- * `measured` is false and every sum is 0, so a cap can never be reached by accident.
+ * frames, PROTOCOL §5: subject, attempt, role, cost in nano-dollars, tokens, at; core/logs
+ * writes them). Read only. `measured` says whether any agent has reported usage yet: until one
+ * does, every sum is 0 and the console says spend is not reported.
  */
 import type { Db } from '../db/open';
 
@@ -14,6 +14,7 @@ export interface Spend {
 }
 
 export interface SpendSource {
+  /** True once any usage was reported. */
   readonly measured: boolean;
   /** Cost of everything reported in [from, to), of one role or of all. */
   costBetween(from: number, to: number, role?: string): number;
@@ -22,34 +23,19 @@ export interface SpendSource {
 }
 
 export function usageSpend(db: Db): SpendSource {
-  const probe = db.prepare<[], { n: number }>(`SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name = 'usage'`);
-  type Stmt = { get(...params: unknown[]): unknown };
-  let q: { all: Stmt; ofRole: Stmt; attempt: Stmt } | null = null;
-  // Looked up until found (the ledger's migration may come with a later build of the same database).
-  const ledger = () => {
-    if (!q && probe.get()!.n > 0) {
-      q = {
-        all: db.prepare('SELECT sum(cost_nusd) AS c FROM usage WHERE at >= ? AND at < ?'),
-        ofRole: db.prepare('SELECT sum(cost_nusd) AS c FROM usage WHERE at >= ? AND at < ? AND role = ?'),
-        attempt: db.prepare('SELECT sum(cost_nusd) AS c, sum(input_tokens + output_tokens) AS t FROM usage WHERE subject = ? AND attempt = ?'),
-      };
-    }
-    return q;
-  };
+  const any = db.prepare<[], { n: number }>('SELECT count(*) AS n FROM (SELECT 1 FROM usage LIMIT 1)');
+  const all = db.prepare<[number, number], { c: number | null }>('SELECT sum(cost_nusd) AS c FROM usage WHERE at >= ? AND at < ?');
+  const ofRole = db.prepare<[number, number, string], { c: number | null }>('SELECT sum(cost_nusd) AS c FROM usage WHERE at >= ? AND at < ? AND role = ?');
+  const attempt = db.prepare<[string, number], { c: number | null; t: number | null }>('SELECT sum(cost_nusd) AS c, sum(input_tokens + output_tokens) AS t FROM usage WHERE subject = ? AND attempt = ?');
+  let seen = false;
   return {
     get measured() {
-      return ledger() !== null;
+      // Once true, always true (the ledger only grows).
+      return (seen ||= any.get()!.n > 0);
     },
-    costBetween(from, to, role) {
-      const l = ledger();
-      if (!l) return 0;
-      const r = (role === undefined ? l.all.get(from, to) : l.ofRole.get(from, to, role)) as { c: number | null } | undefined;
-      return (r?.c ?? 0) / NANO;
-    },
+    costBetween: (from, to, role) => ((role === undefined ? all.get(from, to) : ofRole.get(from, to, role))?.c ?? 0) / NANO,
     ofAttempt(subject, n) {
-      const l = ledger();
-      if (!l) return { costUsd: 0, tokens: 0 };
-      const r = l.attempt.get(subject, n) as { c: number | null; t: number | null } | undefined;
+      const r = attempt.get(subject, n);
       return { costUsd: (r?.c ?? 0) / NANO, tokens: r?.t ?? 0 };
     },
   };

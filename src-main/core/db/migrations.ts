@@ -361,7 +361,86 @@ export const MIGRATIONS: Migration[] = [
     },
   },
   {
-    name: '010_attention_inbox_webhooks_approvals_pauses',
+    name: '010_usage',
+    sql: `
+      -- What attempts spent (PROTOCOL §5 usage frames): one row per report, summed on read. Not in
+      -- the audit chain. Cost in nano-dollars so sums stay exact; the log lines live elsewhere
+      -- (logs/seg-*.db), since their volume must never weigh on this database's commits.
+      CREATE TABLE usage (
+        id INTEGER PRIMARY KEY,
+        subject TEXT NOT NULL,
+        attempt INTEGER NOT NULL,
+        role TEXT NOT NULL,
+        job_id TEXT,
+        model TEXT,
+        instance_id TEXT NOT NULL,
+        input_tokens INTEGER NOT NULL,
+        output_tokens INTEGER NOT NULL,
+        cost_nusd INTEGER NOT NULL,
+        at INTEGER NOT NULL
+      );
+      CREATE INDEX usage_subject ON usage (subject, attempt);
+      CREATE INDEX usage_at ON usage (at);
+    `,
+  },
+  {
+    name: '011_managed_agents',
+    sql: `
+      -- Agent processes Gaffer starts and keeps running (PROTOCOL §7). JSON columns: command (argv), env.
+      CREATE TABLE managed_agents (
+        id TEXT PRIMARY KEY,
+        name TEXT NOT NULL UNIQUE,
+        role TEXT NOT NULL,
+        command TEXT NOT NULL,
+        mode TEXT NOT NULL CHECK (mode IN ('per_task','long_running')),
+        instances INTEGER NOT NULL CHECK (instances >= 1),
+        cwd TEXT,
+        env TEXT NOT NULL DEFAULT '{}',
+        timeout_s INTEGER,
+        shell INTEGER NOT NULL DEFAULT 0,
+        parse TEXT,
+        desired TEXT NOT NULL CHECK (desired IN ('running','stopped')),
+        token_id TEXT,
+        version INTEGER NOT NULL DEFAULT 1,
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL,
+        updated_by TEXT NOT NULL
+      );
+      -- Every process group Gaffer started and has not yet seen end. A Gaffer killed with -9 leaves
+      -- rows behind; the next start ends those groups, once it has verified they are still ours
+      -- (the leader's start time and the marker in its environment), then deletes the rows.
+      CREATE TABLE managed_processes (
+        pgid INTEGER PRIMARY KEY,
+        managed_id TEXT NOT NULL,
+        instance INTEGER NOT NULL,
+        marker TEXT NOT NULL,
+        start_ticks TEXT,
+        started_at INTEGER NOT NULL
+      );
+    `,
+  },
+  {
+    name: '012_runs_waiting_on',
+    sql: `
+      -- What a run's next attempt (or offer) waits for, as a column the engine decides by: before, it
+      -- parsed the last execution check's evidence back (checks are the operator's explanation). And
+      -- whether a run by hand skips its preconditions (before: "a 'manual' check row exists").
+      ALTER TABLE runs ADD COLUMN waiting_on TEXT;
+      ALTER TABLE runs ADD COLUMN overrides_preconditions INTEGER NOT NULL DEFAULT 0;
+      -- Open runs of an existing database: the same facts, read once from their checks.
+      UPDATE runs SET waiting_on = CASE
+          WHEN EXISTS (SELECT 1 FROM checks c WHERE c.job_id = runs.job_id AND c.slot = runs.slot
+                       AND c.layer = 'precondition' AND c.verdict <> 'ready') THEN 'preconditions'
+          ELSE (SELECT json_extract(c.evidence, '$.blocker') FROM checks c
+                WHERE c.job_id = runs.job_id AND c.slot = runs.slot AND c.name = 'execution' AND c.verdict = 'not_ready')
+        END
+        WHERE status IN ('pending', 'running') AND instance_id IS NULL;
+      UPDATE runs SET overrides_preconditions = 1
+        WHERE trigger = 'manual' AND EXISTS (SELECT 1 FROM checks c WHERE c.job_id = runs.job_id AND c.slot = runs.slot AND c.name = 'manual');
+    `,
+  },
+  {
+    name: '013_attention_inbox_webhooks_approvals_pauses',
     sql: `
       -- Everything that needs the operator (PROTOCOL §8), with a lifecycle: open -> acked, or
       -- snoozed until a time and open again. An open item absorbs later occurrences of the same

@@ -8,6 +8,10 @@
  *    error, never recreated or opened half-way.
  * 3. Migrations run in order, each in its own transaction, and `user_version` records the last one.
  * 4. A new database uses NEW_DATABASE_PAGE_SIZE; an existing one keeps the page size it was made with.
+ * 5. A writable open proves it can write before it returns: a file SQLite would only read (its
+ *    header says a newer format, or the OS refuses) is refused with one clear line, untouched.
+ * 6. With `refuseIfOpenElsewhere`, a database another connection holds open (another Gaffer whose
+ *    lock file was deleted, or a tool reading it) is refused before anything is read or written.
  */
 import Database from 'better-sqlite3';
 import fs from 'node:fs';
@@ -33,6 +37,8 @@ export interface OpenOptions {
   readonly?: boolean;
   /** How long a writer waits for another process's write lock (ms). */
   busyTimeoutMs?: number;
+  /** Invariant 6: the caller is meant to be the only process with this database open. */
+  refuseIfOpenElsewhere?: boolean;
 }
 
 export function openDatabase(file: string, opts: OpenOptions = {}): Db {
@@ -45,6 +51,7 @@ export function openDatabase(file: string, opts: OpenOptions = {}): Db {
       `database ${file} is empty (0 bytes): it may have been truncated. It was left untouched; restore a backup, or delete it to start a new database.`,
     );
   }
+  if (file !== ':memory:' && opts.refuseIfOpenElsewhere && !opts.readonly && fs.existsSync(file)) assertNotOpenElsewhere(file, opts.nativeBinding);
   let db: Db;
   try {
     db = new Database(file, {
@@ -65,6 +72,7 @@ export function openDatabase(file: string, opts: OpenOptions = {}): Db {
       db.pragma(`page_size = ${NEW_DATABASE_PAGE_SIZE}`);
       db.pragma('journal_mode = WAL');
       db.pragma('synchronous = FULL');
+      assertWritesWork(db, file);
       migrate(db);
     }
   } catch (e) {
@@ -96,6 +104,74 @@ function assertWritable(file: string): void {
         `database ${file} is read-only: ${p} is not writable (${code}). It was left untouched; make it writable for this user (or mount the disk read-write) and start again.`,
       );
     }
+  }
+}
+
+/**
+ * Invariant 6. A connection in exclusive locking mode must take an exclusive lock on the file to
+ * begin a transaction; every other connection to the database (in WAL mode, for as long as it is
+ * open) holds a shared lock, so BUSY means someone else has it open. Nothing is written.
+ */
+function assertNotOpenElsewhere(file: string, nativeBinding?: string): void {
+  let probe: Db | undefined;
+  try {
+    probe = new Database(file, { fileMustExist: true, ...(nativeBinding ? { nativeBinding } : {}) });
+    probe.pragma('busy_timeout = 0');
+    probe.pragma('locking_mode = EXCLUSIVE');
+    probe.exec('BEGIN EXCLUSIVE');
+    probe.exec('ROLLBACK');
+  } catch (e) {
+    const code = (e as { code?: string }).code ?? '';
+    if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED')) {
+      throw new GafferError(
+        'unavailable',
+        `database ${file} is open in another process (another Gaffer whose gaffer.lock was deleted, or a tool such as sqlite3): stop it, then start again`,
+      );
+    }
+    // Anything else (a corrupt file, …) is for the real open to report.
+  } finally {
+    probe?.close();
+  }
+}
+
+/**
+ * Invariant 5: a write is made and rolled back (nothing reaches the file), or the open fails.
+ * BEGIN IMMEDIATE alone is not enough: SQLite grants it on a file it will not write.
+ */
+function assertWritesWork(db: Db, file: string): void {
+  try {
+    db.exec('BEGIN IMMEDIATE');
+    db.pragma(`user_version = ${db.pragma('user_version', { simple: true }) as number}`);
+    db.exec('ROLLBACK');
+  } catch (e) {
+    if (db.inTransaction) db.exec('ROLLBACK');
+    const version = file === ':memory:' ? undefined : headerWriteVersion(file);
+    if (version !== undefined && version > 2) {
+      throw new GafferError(
+        'unavailable',
+        `database ${file} is read-only: its header says file format write version ${version} (byte 18), which this SQLite cannot write. It was left untouched; open it with the SQLite that wrote it, or restore a backup.`,
+      );
+    }
+    throw new GafferError('unavailable', `database ${file} is read-only (${(e as Error).message}). It was left untouched; make it writable for this user and start again.`);
+  }
+}
+
+/**
+ * Byte 18 of the header, the format's write version: SQLite opens a file whose write version it
+ * does not know (> 2) read-only, without an error. Read only on the way to refusing the file:
+ * closing a descriptor drops the process's POSIX locks on it, SQLite's included.
+ */
+function headerWriteVersion(file: string): number | undefined {
+  try {
+    const fd = fs.openSync(file, 'r');
+    try {
+      const header = Buffer.alloc(19);
+      return fs.readSync(fd, header, 0, 19, 0) === 19 && header.toString('latin1', 0, 16) === 'SQLite format 3\0' ? header[18] : undefined;
+    } finally {
+      fs.closeSync(fd);
+    }
+  } catch {
+    return undefined;
   }
 }
 

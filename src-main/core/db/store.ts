@@ -14,9 +14,16 @@
  *    after every rollback (outer or savepoint) and, when other processes may write too
  *    (`sharedWriters`), when one of them committed since our last write. Caches of rows this
  *    process wrote (the audit tail) are valid only within one epoch.
+ * 6. A storage fault (a file pulled out from under us: storage-watch.ts) is sticky: from the moment
+ *    it is declared every write is refused with `unavailable` until the process restarts. The
+ *    write path asks the watch about the WAL after each outermost commit, before the write is
+ *    acknowledged (the watch stats it every WAL_CHECK_MS): a commit found to have gone to a
+ *    deleted WAL is acknowledged only if the rescue made it durable.
  */
 import { GafferError } from '../../common/errors';
+import type { StorageStatus } from '../../common/model';
 import type { Db } from './open';
+import type { StorageFault } from './storage-watch';
 import type { CoreEvent, CoreEventType, EventBus } from '../events';
 
 const STORAGE_ERRORS = new Set(['SQLITE_FULL', 'SQLITE_READONLY', 'SQLITE_IOERR', 'SQLITE_CANTOPEN', 'SQLITE_CORRUPT', 'SQLITE_NOTADB']);
@@ -26,13 +33,32 @@ export function isStorageError(e: unknown): boolean {
   return typeof code === 'string' && [...STORAGE_ERRORS].some((c) => code.startsWith(c));
 }
 
+/** What the operator should do about a storage error (disk full resumes by itself; the rest need a hand). */
+export function storageFailureHint(error: unknown): string {
+  const code = (error as { code?: string } | undefined)?.code ?? '';
+  return code.startsWith('SQLITE_FULL')
+    ? 'free some disk space: writes resume by themselves'
+    : 'the disk or the file is read-only or failing: fix it, then restart Gaffer';
+}
+
+export type StorageState = 'failing' | 'recovered' | 'fault';
+
+/** The parts of StorageWatch the store uses (storage-watch.ts). */
+export interface StorageCheck {
+  checkWal(): StorageFault | undefined;
+  check(): StorageFault | undefined;
+}
+
 export class Store {
   private pending: CoreEvent[] = [];
   private depth = 0;
   private tx: (((f: () => unknown) => unknown) & { immediate(f: () => unknown): unknown }) | undefined;
 
-  /** True after a storage failure, until a write commits again. */
-  private failing = false;
+  /** Set after a storage failure, until a write commits again. */
+  private failing: { error: Error; since: number } | undefined;
+  /** Invariant 6. */
+  private faultValue: { fault: StorageFault; since: number } | undefined;
+  private watch: StorageCheck | undefined;
   private changesStmt: ReturnType<Db['prepare']> | undefined;
   private epochValue = 0;
   private readonly dataVersion: { get(): unknown } | undefined;
@@ -41,10 +67,15 @@ export class Store {
   constructor(
     readonly db: Db,
     private readonly bus: EventBus,
-    /** Called once when storage starts refusing writes (with the error) and once when it recovers. */
-    private readonly onStorage: (state: 'failing' | 'recovered', error?: Error) => void = () => {},
+    /**
+     * Called once when storage starts refusing writes (with the error), once when it recovers, and
+     * once when a storage fault is declared (with the fault).
+     */
+    private readonly onStorage: (state: StorageState, error?: Error, fault?: StorageFault) => void = () => {},
     /** True when other processes may write to the same database (tests racing processes). */
     sharedWriters = false,
+    /** The core's clock (when a failure or fault began). */
+    private readonly now: () => number = () => 0,
   ) {
     // `data_version` changes when another connection commits; read inside our write transaction.
     if (sharedWriters) this.dataVersion = db.prepare('PRAGMA data_version').pluck();
@@ -57,6 +88,47 @@ export class Store {
 
   private totalChanges(): number {
     return (this.changesStmt ??= this.db.prepare('SELECT total_changes()').pluck()).get() as number;
+  }
+
+  /** Watches the database, WAL and lock files (invariant 6); the write path checks the WAL from now on. */
+  watchStorage(watch: StorageCheck): void {
+    this.watch = watch;
+  }
+
+  /** Checks every watched file (a timer calls this); true while storage is sound. */
+  checkStorage(): boolean {
+    if (this.faultValue) return false;
+    const fault = this.watch?.check();
+    if (fault) this.declareFault(fault);
+    return fault === undefined;
+  }
+
+  /** The storage fault, once declared (invariant 6). */
+  get fault(): StorageFault | undefined {
+    return this.faultValue?.fault;
+  }
+
+  /** Why writes are being refused right now, or null. */
+  status(): StorageStatus | null {
+    if (this.faultValue) {
+      return { state: 'fault', message: `${this.faultValue.fault.message}. Writes are refused until Gaffer is restarted.`, since: new Date(this.faultValue.since).toISOString() };
+    }
+    if (this.failing) {
+      return { state: 'failing', message: `Storage refuses writes (${this.failing.error.message}): ${storageFailureHint(this.failing.error)}.`, since: new Date(this.failing.since).toISOString() };
+    }
+    return null;
+  }
+
+  private declareFault(fault: StorageFault): void {
+    if (this.faultValue) return;
+    this.faultValue = { fault, since: this.now() };
+    this.onStorage('fault', undefined, fault);
+    this.storageChanged();
+  }
+
+  /** Not tied to a transaction: the console hears at once that writes are (no longer) refused. */
+  private storageChanged(): void {
+    this.bus.emit({ type: 'storage.changed', storage: this.status() });
   }
 
   /** True when an event of `type` would reach a listener (see EventBus.has). */
@@ -79,6 +151,9 @@ export class Store {
       if (this.dataVersion && this.depth === 1) this.noticeOtherWriters();
       return f();
     }));
+    if (outermost && this.faultValue) {
+      throw new GafferError('unavailable', `storage fault: ${this.faultValue.fault.message}; writes are refused until Gaffer is restarted`);
+    }
     let value: T;
     // While storage is failing, only a commit that really wrote something proves it recovered.
     const probe = outermost && this.failing ? this.totalChanges() : undefined;
@@ -90,17 +165,20 @@ export class Store {
       this.epochValue++;
       if (!isStorageError(e)) throw e;
       if (!this.failing) {
-        this.failing = true;
+        this.failing = { error: e as Error, since: this.now() };
         this.onStorage('failing', e as Error);
+        this.storageChanged();
       }
       throw new GafferError('unavailable', `storage refused the write: ${(e as Error).message}`);
     } finally {
       this.depth--;
     }
     if (outermost) {
+      this.checkWalAfterCommit();
       if (probe !== undefined && this.totalChanges() > probe) {
-        this.failing = false;
+        this.failing = undefined;
         this.onStorage('recovered');
+        this.storageChanged();
       }
       this.flush();
     }
@@ -122,6 +200,16 @@ export class Store {
         }
       }),
     );
+  }
+
+  /** Invariant 6: a commit into a lost WAL is acknowledged only once it was rescued. */
+  private checkWalAfterCommit(): void {
+    const fault = this.watch?.checkWal();
+    if (!fault) return;
+    this.declareFault(fault);
+    if (fault.safe) return;
+    this.pending = [];
+    throw new GafferError('unavailable', `storage fault: ${fault.message}; this write may not survive a restart`);
   }
 
   private noticeOtherWriters(): void {

@@ -4,6 +4,11 @@
  * The lock is an exclusive SQLite lock on `gaffer.lock` held for the life of the process: the OS
  * drops it when the process dies (even on kill -9), so there is no stale-pid cleanup to get wrong.
  * The pid file is only there to make the refusal message useful.
+ *
+ * A lock file can be deleted under a running Gaffer; a second one would then lock a new file of
+ * the same name. Two defences: the running Gaffer watches the lock file's identity and stops
+ * writing when it changes (storage-watch.ts), and a starting Gaffer refuses a database another
+ * process still has open (`refuseIfOpenElsewhere` in open.ts).
  */
 import Database from 'better-sqlite3';
 import fs from 'node:fs';
@@ -11,6 +16,8 @@ import path from 'node:path';
 import { GafferError } from '../../common/errors';
 
 export interface WriterLock {
+  /** The locked file (its identity is watched for as long as the lock is held). */
+  readonly path: string;
   release(): void;
 }
 
@@ -44,6 +51,7 @@ export function acquireWriterLock(dataDir: string, nativeBinding?: string): Writ
   }
   fs.writeFileSync(pidPath, `${process.pid}\n`);
   return {
+    path: lockPath,
     release() {
       if (!db.open) return;
       db.close();

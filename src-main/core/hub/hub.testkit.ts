@@ -9,10 +9,10 @@ import type { SchedulerConfig } from '../../common/config';
 import { agentPush } from '../../common/protocol';
 import { createCore, type Core } from '../create-core';
 import { tempDir } from '../testing/test-core';
+import { until, type Json } from '../testing/ws-agent.testkit';
 import type { HubConnection, HubOptions, HubSocket, JobTrigger, RunSink } from './ports';
 
-// Wire JSON is whatever the peer sent: one deliberate escape hatch for reading it in tests/benchmarks.
-export type Json = any;
+export { until, type Json };
 
 /** A socket that records what the hub sends; pushes that are not exactly a value of their schema are collected. */
 export class FakeSocket implements HubSocket {
@@ -47,16 +47,6 @@ export class FakeSocket implements HubSocket {
   }
   pushes(type?: string) {
     return this.sent.filter((m) => !('ok' in m) && (type === undefined || m.type === type));
-  }
-}
-
-export async function until<T>(pred: () => T | undefined | null | false, what = 'condition'): Promise<T> {
-  const start = Date.now();
-  for (;;) {
-    const v = pred();
-    if (v) return v;
-    if (Date.now() - start > 5000) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 1));
   }
 }
 

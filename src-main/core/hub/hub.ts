@@ -23,14 +23,14 @@ import { GafferError } from '../../common/errors';
 import type { Logger } from '../../common/logger';
 import { CLOSE_CODES, MAX_FRAME_BYTES, type RunCancelReason } from '../../common/protocol';
 import type { AuditLog } from '../audit/audit-log';
-import { newId } from '../context';
+import { newId } from '../ids';
 import type { Db } from '../db/open';
 import type { GroupCommitter } from '../db/group-commit';
 import type { Disposable, EventBus } from '../events';
 import type { AgentCore, HubEnv, Journal, RejectionKind, ResolvedHubOptions } from './host';
 import { AuditThrottle } from './limits';
 import { LostLocks, type LostLock } from './lost-locks';
-import type { ConnectInfo, HubConnection, HubOptions, HubSocket, JobTrigger, PrecheckVerdict, RunSink, TriggerOptions, TriggerOutcome } from './ports';
+import type { ConnectInfo, HubConnection, HubOptions, HubSocket, JobTrigger, LogSink, PrecheckVerdict, RunSink, TriggerOptions, TriggerOutcome } from './ports';
 import { Prechecks } from './prechecks';
 import { Presence, type PresenceDeps } from './presence';
 import type { RequestHost } from './requests';
@@ -69,6 +69,7 @@ export class Hub {
   private readonly journal: Journal;
   private readonly presence: Presence;
   private readonly runs: RunGate;
+  private logSink: LogSink | undefined;
   private readonly triggers: TriggerDispatcher;
   private readonly prechecks: Prechecks;
   private readonly lostLocks: LostLocks;
@@ -132,6 +133,7 @@ export class Hub {
       prechecks: this.prechecks,
       runs: this.runs,
       lostLocks: this.lostLocks,
+      logs: () => this.logSink,
     };
     this.sessionHost = {
       env: this.env,
@@ -183,6 +185,11 @@ export class Hub {
   /** The transport refused an upgrade (bad Host, foreign Origin, bad token, too many connections). */
   rejected(kind: RejectionKind, detail: Record<string, unknown>): void {
     this.auditMaybeThrottled(true, `session.${kind}_rejected`, `session:${String(detail.sessionId ?? 'upgrade')}`, detail, kind);
+  }
+
+  /** Registers (or, with `undefined`, removes) where `log` and `usage` frames go (PROTOCOL §5). */
+  setLogSink(sink: LogSink | undefined): void {
+    this.logSink = sink;
   }
 
   /** Registers (or, with `undefined`, removes) where `run_*` messages go. */

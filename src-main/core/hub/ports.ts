@@ -2,7 +2,7 @@
  * The hub's ports: what it needs from a transport, and what the jobs module plugs into it.
  * Nothing here knows about `ws` or HTTP, so tests can drive a session with a fake socket.
  */
-import type { AgentRequestOf, JobTriggerPush } from '../../common/protocol';
+import type { AgentRequestOf, JobTriggerPush, LogResult, UsageResult } from '../../common/protocol';
 import type { TokenInfo } from '../auth/tokens';
 
 /** The minimal socket a transport hands to the hub. */
@@ -67,6 +67,16 @@ export interface RunSink {
   runStep(instanceId: string, req: AgentRequestOf<'run_step'>): object | Promise<object>;
   /** `run_result`: the run finished. Return `{ run }`. */
   runResult(instanceId: string, req: AgentRequestOf<'run_result'>): object | Promise<object>;
+}
+
+/**
+ * Where `log` and `usage` frames go (PROTOCOL §5): the logs module registers one with
+ * `hub.setLogSink(sink)`; until then both are answered `not_found`. The sink checks that the
+ * sender holds the task or run, and resolves once what it took is durable.
+ */
+export interface LogSink {
+  log(instanceId: string, req: AgentRequestOf<'log'>): Promise<LogResult>;
+  usage(instanceId: string, req: AgentRequestOf<'usage'>): Promise<UsageResult>;
 }
 
 /** The body of a `job_trigger` push, as the jobs runner hands it over. */

@@ -9,7 +9,7 @@
 import type { TimerHandle } from '../../common/clock';
 import { GafferError } from '../../common/errors';
 import type { AgentRequestOf } from '../../common/protocol';
-import { newId } from '../context';
+import { newId } from '../ids';
 import type { HubEnv, Peer, PeerPicker } from './host';
 import type { PrecheckVerdict } from './ports';
 

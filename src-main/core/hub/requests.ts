@@ -15,6 +15,7 @@ import type { Task } from '../../common/model';
 import type { AgentRequest, AgentRequestOf, AgentRequestType, AgentResults } from '../../common/protocol';
 import type { AgentCore, HubEnv, Journal, Peer } from './host';
 import type { LostLocks } from './lost-locks';
+import type { LogSink } from './ports';
 import type { Prechecks } from './prechecks';
 import type { RunGate } from './runs';
 import type { TriggerDispatcher } from './triggers';
@@ -28,6 +29,15 @@ export interface RequestHost {
   readonly prechecks: Pick<Prechecks, 'answer'>;
   readonly runs: Pick<RunGate, 'call' | 'guarded'>;
   readonly lostLocks: Pick<LostLocks, 'settled'>;
+  /** Where `log` and `usage` go (the logs module), if attached. */
+  logs(): LogSink | undefined;
+}
+
+/** The logs module's sink, or `not_found` when this scheduler keeps no logs. */
+function logSink(host: RequestHost): LogSink {
+  const sink = host.logs();
+  if (!sink) throw new GafferError('not_found', 'logs are not kept by this scheduler');
+  return sink;
 }
 
 /** The sender of a request: a ready session and its committed instance. */
@@ -107,6 +117,12 @@ export const REQUEST_HANDLERS: { readonly [T in HandledType]: RequestHandler<T> 
     host.prechecks.answer(from.peer, req);
     return {};
   },
+
+  // PROTOCOL §5: the sink checks that the sender holds the task or run, and answers once the
+  // lines (or the usage) are durable. Lines never go through the group commit (core/logs).
+  log: async (host, from, req) => logSink(host).log(from.instanceId, req),
+
+  usage: async (host, from, req) => logSink(host).usage(from.instanceId, req),
 };
 
 /** Runs the handler of `req.type`. */

@@ -26,8 +26,7 @@ import type { JobSpec } from '../../common/job-schema';
 import type { Logger } from '../../common/logger';
 import type { CoreContext } from '../context';
 import type { Disposable } from '../events';
-import { JobPlan } from '../jobs/plan';
-import type { Calendar } from '../jobs/schedule';
+import type { JobPlan } from '../jobs/plan';
 import type { Inbox } from './inbox';
 
 /** Dispositions of a slot that did not start on purpose. */
@@ -41,8 +40,8 @@ export interface InboxChecksDeps {
   ctx: CoreContext;
   inbox: Inbox;
   logger: Logger;
-  /** The scheduling calendar of a job (the jobs module's cache). */
-  calendarOf(id: string): Calendar | undefined;
+  /** A job spec's plan with its calendar applied (the jobs module). */
+  planOf(spec: JobSpec): JobPlan;
   /** More looks at every sweep (spend caps reached, runs past their cap), each guarded. */
   sweeps?: Array<{ name: string; run(): void }>;
 }
@@ -194,8 +193,7 @@ export class InboxChecks {
     const now = this.deps.ctx.clock.now();
     const mono = this.deps.ctx.clock.monotonic();
     const from = this.q.watch.get(job.id)?.checked_to ?? Math.max(job.created_at, now - FIRST_LOOK_BACK_MS);
-    const spec = JSON.parse(job.spec) as JobSpec;
-    const plan = new JobPlan(spec, spec.calendar ? this.deps.calendarOf(spec.calendar) : undefined);
+    const plan = this.deps.planOf(JSON.parse(job.spec) as JobSpec);
     const { entries } = plan.slotsLimited(from, now + 1, SLOTS_PER_CHECK);
     let checkedTo = from;
     for (let k = 0; k < entries.length; k++) {

@@ -5,7 +5,8 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { InboxItem, InboxKind } from '../../common/attention';
-import { fail, ignore, startJobsHarness, succeed, TestAgent, until, type JobsHarness } from '../jobs/jobs.testkit';
+import { fail, ignore, startJobsHarness, succeed, until, type JobsHarness } from '../jobs/jobs.testkit';
+import { TestAgent } from '../testing/ws-agent.testkit';
 
 let h: JobsHarness | undefined;
 afterEach(async () => {

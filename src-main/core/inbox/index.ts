@@ -5,7 +5,8 @@
  */
 import type { Logger } from '../../common/logger';
 import type { CoreContext } from '../context';
-import type { Calendar } from '../jobs/schedule';
+import type { JobSpec } from '../../common/job-schema';
+import type { JobPlan } from '../jobs/plan';
 import { NotificationSettings } from '../notify/settings';
 import { Webhooks, type WebhookOptions } from '../notify/webhooks';
 import { InboxChecks } from './checks';
@@ -19,7 +20,7 @@ export { InboxSources, REPEATED_FAILURES } from './sources';
 export interface AttentionDeps {
   ctx: CoreContext;
   logger: Logger;
-  calendarOf(id: string): Calendar | undefined;
+  planOf(spec: JobSpec): JobPlan;
   webhooks?: WebhookOptions;
   /** More looks for the inbox's sweep (checks.ts). */
   sweeps?: Array<{ name: string; run(): void }>;
@@ -41,7 +42,7 @@ export function createAttention(deps: AttentionDeps): Attention {
   const webhooks = new Webhooks(deps.ctx, notifications, deps.logger, deps.webhooks);
   const sources = new InboxSources(deps.ctx, inbox, deps.logger);
   const sweeps = deps.sweeps ?? [];
-  const checks = new InboxChecks({ ctx: deps.ctx, inbox, logger: deps.logger, calendarOf: deps.calendarOf, sweeps });
+  const checks = new InboxChecks({ ctx: deps.ctx, inbox, logger: deps.logger, planOf: deps.planOf, sweeps });
   inbox.onRaised = (item) => webhooks.enqueue(item);
   inbox.onSnoozed = () => checks.armWake();
   // Listening starts at construction: an event of the core's start-up (a run held while the

@@ -4,6 +4,8 @@
  *   online ──socket closed──▶ disconnected ──grace over──▶ offline
  *   online ──heartbeat timeout──▶ offline        disconnected ──resume (same token)──▶ online
  *
+ * (the edges are written down once in transitions.ts; `transition` applies and audits each)
+ *
  * Invariants:
  * 1. Only an `online` instance can claim (checked by the claim lock).
  * 2. Going `offline` expires every lock the instance held, in the same transaction.
@@ -14,12 +16,15 @@
  *    silence or grace grows by the step (`shiftForGap`, called inside the gap's transaction).
  */
 import { GafferError } from '../../common/errors';
+import { isoTime, isoTimeOrNull } from '../../common/iso-time';
 import type { Instance, InstanceStatus } from '../../common/model';
 import { instanceId as instanceIdSchema, registerInstanceInput } from '../../common/schemas';
 import { parseOrThrow } from '../../common/validate';
-import { newId, type CoreContext } from '../context';
+import type { CoreContext } from '../context';
+import { newId } from '../ids';
 import type { ClaimLocks, ExpiryReason } from '../tasks/claim-locks';
 import { onOldTimeline, type ClockGap } from '../time/gap-detector';
+import { assertInstanceEdge, type InstanceCause } from './transitions';
 
 interface InstanceRow {
   id: string;
@@ -32,8 +37,6 @@ interface InstanceRow {
   last_heartbeat_at: number;
   disconnected_at: number | null;
 }
-
-const iso = (ms: number) => new Date(ms).toISOString();
 
 const INSTANCE_ID_PREFIX = 'inst';
 
@@ -86,9 +89,9 @@ export class InstanceRegistry {
       name: r.name,
       version: r.version,
       status: r.status,
-      connectedAt: iso(r.connected_at),
-      lastHeartbeatAt: iso(r.last_heartbeat_at),
-      disconnectedAt: r.disconnected_at === null ? null : iso(r.disconnected_at),
+      connectedAt: isoTime(r.connected_at),
+      lastHeartbeatAt: isoTime(r.last_heartbeat_at),
+      disconnectedAt: isoTimeOrNull(r.disconnected_at),
       tokenId: r.token_id,
       heldTaskIds: this.q.held.all(r.id).map((h) => h.task_id),
     };
@@ -117,13 +120,11 @@ export class InstanceRegistry {
         const prev = this.q.get.get(args.resume);
         const sameOwner = prev && prev.role === args.role && (prev.token_id ?? null) === (args.tokenId ?? null);
         if (prev && sameOwner && prev.status !== 'offline') {
-          this.q.resume.run(now, now, args.version ?? prev.version, prev.id);
-          return this.changed(prev.id, 'instance.resume', { role: prev.role, name: prev.name }, traceId);
+          return this.transition(prev.id, 'resume', prev.status, 'online', () => void this.q.resume.run(now, now, args.version ?? prev.version, prev.id), { role: prev.role, name: prev.name }, traceId);
         }
       }
       const id = newId(INSTANCE_ID_PREFIX);
-      this.q.insert.run(id, args.role, args.name, args.version ?? null, args.tokenId ?? null, now, now);
-      return this.changed(id, 'instance.hello', { role: args.role, name: args.name, version: args.version ?? null }, traceId);
+      return this.transition(id, 'hello', null, 'online', () => void this.q.insert.run(id, args.role, args.name, args.version ?? null, args.tokenId ?? null, now, now), { role: args.role, name: args.name, version: args.version ?? null }, traceId);
     });
   }
 
@@ -142,7 +143,9 @@ export class InstanceRegistry {
   disconnect(id: string, why: string): void {
     parseOrThrow(instanceIdSchema, id, 'instance id');
     this.ctx.store.write(() => {
-      if (this.q.disconnect.run(this.ctx.clock.now(), id).changes > 0) this.changed(id, 'instance.disconnect', { why });
+      const r = this.q.get.get(id);
+      if (r?.status !== 'online') return;
+      this.transition(id, 'disconnect', r.status, 'disconnected', () => void this.q.disconnect.run(this.ctx.clock.now(), id), { why });
     });
   }
 
@@ -161,10 +164,13 @@ export class InstanceRegistry {
     return this.ctx.store.write(() => {
       const r = this.q.get.get(id);
       if (!r || r.status === 'offline') return 0;
-      this.q.offline.run(id);
       let expired = 0;
-      for (const { task_id } of this.q.held.all(id)) if (this.locks.expireLockTx(task_id, reason, actor)) expired++;
-      this.changed(id, 'instance.offline', { reason, expiredLocks: expired }, undefined, actor);
+      const expireHeld = () => {
+        this.q.offline.run(id);
+        for (const { task_id } of this.q.held.all(id)) if (this.locks.expireLockTx(task_id, reason, actor)) expired++;
+        return { expiredLocks: expired };
+      };
+      this.transition(id, 'offline', r.status, 'offline', expireHeld, { reason }, undefined, actor);
       return expired;
     });
   }
@@ -190,9 +196,24 @@ export class InstanceRegistry {
     });
   }
 
-  private changed(id: string, type: string, detail: Record<string, unknown>, traceId?: string, actor?: string): Instance {
+  /**
+   * Applies one edge of the instance machine: checks it, lets `write` make the change (it may add
+   * to the audit detail), audits `instance.<cause>` with from/to and announces `instance.changed`.
+   */
+  private transition(
+    id: string,
+    cause: InstanceCause,
+    from: InstanceStatus | null,
+    to: InstanceStatus,
+    write: () => Record<string, unknown> | void,
+    detail: Record<string, unknown>,
+    traceId?: string,
+    actor?: string,
+  ): Instance {
+    assertInstanceEdge(cause, from, to);
+    const more = write() ?? {};
     const instance = this.toInstance(this.q.get.get(id)!);
-    this.ctx.audit.append({ type, actor: actor ?? id, subject: `instance:${id}`, detail, traceId });
+    this.ctx.audit.append({ type: `instance.${cause}`, actor: actor ?? id, subject: `instance:${id}`, detail: { ...detail, ...more, from, to }, traceId });
     this.ctx.store.emit({ type: 'instance.changed', instance });
     return instance;
   }

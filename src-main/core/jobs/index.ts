@@ -1,38 +1,62 @@
 /** Central jobs: schedules, calendars, trigger layers, runs, retries, backfill, explainer. */
 import type { Logger } from '../../common/logger';
+import { oldestAbout } from '../audit/audit-query';
 import type { CoreContext } from '../context';
-import type { Hub } from '../hub/hub';
 import type { InstanceRegistry } from '../instances/registry';
 import type { Signals } from '../signals/signals';
 import { Approvals } from './approvals';
+import { BackfillRepo } from './backfill-repo';
+import { CalendarRepo } from './calendar-repo';
+import { JobEngine, type BudgetGate, type EngineHub } from './engine';
 import { Pauses } from './pauses';
 import { JobRepo } from './repo';
-import { JobRunner, type BudgetGate } from './runner';
 import { JobService } from './service';
+import { JobSettingsStore } from './settings';
 
 export { JobService, type ActorOpts } from './service';
 export { Approvals, type DecisionListener } from './approvals';
 export { Pauses, PAUSE_TIMER_ACTOR } from './pauses';
-export { JobRunner, maintenanceAt } from './runner';
-export { JobRepo } from './repo';
+export { JobEngine, maintenanceAt } from './engine';
 export { JobPlan, firstLook, missedOutcome, resolvePlaceholders, slotDates } from './plan';
 export { validateJobInput } from './validate-job';
 export { allRunEdges, isRunEdge, runCauseOf } from './run-transitions';
+export { allBackfillEdges, isBackfillEdge } from './backfill-transitions';
+export { runPhase, type RunPhase, type WaitingOn } from './run-phase';
 
 export interface JobsDeps {
   /** Daily spend caps, a layer-3 condition (core/budgets). */
   budgets?: BudgetGate;
   ctx: CoreContext;
-  hub: Hub;
+  hub: EngineHub;
   signals: Signals;
-  instances: InstanceRegistry;
+  instances: Pick<InstanceRegistry, 'get'>;
   logger: Logger;
 }
 
 /** Builds the jobs module (called once by createCore). `start()` arms its timers. */
 export function createJobs(deps: JobsDeps): JobService {
-  const repo = new JobRepo(deps.ctx);
-  const runner = new JobRunner({ ctx: deps.ctx, repo, hub: deps.hub, signals: deps.signals, instances: deps.instances, logger: deps.logger, ...(deps.budgets ? { budgets: deps.budgets } : {}) });
-  const pauses = new Pauses(deps.ctx, repo, deps.logger, () => runner.tick());
-  return new JobService(deps.ctx, repo, runner, deps.hub, deps.signals, new Approvals(deps.ctx, repo, runner), pauses);
+  const { ctx, hub, signals } = deps;
+  const calendars = new CalendarRepo(ctx.db);
+  const repo = new JobRepo(ctx, calendars);
+  const backfillRows = new BackfillRepo(ctx.db);
+  const settings = new JobSettingsStore(ctx);
+  const engine = new JobEngine({ ctx, repo, backfillRows, settings, hub, signals, instances: deps.instances, logger: deps.logger, ...(deps.budgets ? { budgets: deps.budgets } : {}) });
+  return new JobService({
+    ctx,
+    repo,
+    backfillRows,
+    calendars,
+    engine,
+    insight: {
+      repo,
+      backfillRows,
+      calendars,
+      signals,
+      settings: () => settings.read(),
+      onlineCount: (role) => hub.connectedInstances(role).length,
+      trail: (subjects, limit) => oldestAbout(ctx.db, subjects, limit),
+    },
+    approvals: new Approvals(ctx, engine),
+    pauses: new Pauses({ ctx, repo, logger: deps.logger, write: (fn) => engine.write(fn), wakeWaiting: (jobId) => engine.jobResumed(jobId) }),
+  });
 }

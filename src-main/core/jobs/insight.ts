@@ -25,27 +25,32 @@ import type {
   Run,
 } from '../../common/job-schema';
 import { preconditionLabel } from '../../common/job-schema';
-import type { Db } from '../db/open';
+import { isoTime } from '../../common/iso-time';
 import type { Signals } from '../signals/signals';
-import { firstLook, JobPlan, resolvePlaceholders, slotDates } from './plan';
-import { specOf, toBackfill, toJob, toRun, type BackfillRow, type JobRepo, type JobRow, type RunRow } from './repo';
-import { maintenanceAt } from './runner';
-import { oldestAbout } from '../audit/audit-query';
+import type { BackfillRepo } from './backfill-repo';
+import type { CalendarRepo } from './calendar-repo';
+import { maintenanceAt } from './engine';
+import { firstLook, resolvePlaceholders, slotDates, type JobPlan } from './plan';
+import type { JobRepo } from './repo';
+import { isInProgress, runPhase } from './run-phase';
+import { specOf, toBackfill, toJob, toRun, type JobRow, type RunRow } from './rows';
 import { nextSlots, slotAt, type SlotOccurrence } from './schedule';
 import { resolveLocalDate } from './time-util';
 
-const iso = (ms: number) => new Date(ms).toISOString();
-
 export interface InsightDeps {
-  db: Db;
   repo: JobRepo;
+  backfillRows: BackfillRepo;
+  calendars: CalendarRepo;
   signals: Signals;
+  settings(): JobSettings;
   onlineCount(role: string): number;
+  /** The oldest audit rows about any of `subjects` (the run's trail). */
+  trail(subjects: string[], limit: number): Array<{ id: number; at: number; type: string; actor: string; detail: string }>;
 }
 
 export function previewItem(plan: JobPlan, o: SlotOccurrence): PreviewItem {
   const w = plan.windowOf(o);
-  const item: PreviewItem = { slot: o.slot, at: iso(o.at), local: o.local, disposition: o.disposition, opensAt: iso(w.opensAt), closesAt: iso(w.closesAt) };
+  const item: PreviewItem = { slot: o.slot, at: isoTime(o.at), local: o.local, disposition: o.disposition, opensAt: isoTime(w.opensAt), closesAt: isoTime(w.closesAt) };
   if (o.dayType) item.dayType = o.dayType;
   if (o.movedFrom) item.movedFrom = o.movedFrom;
   if (o.shifted) item.shifted = o.shifted;
@@ -55,11 +60,7 @@ export function previewItem(plan: JobPlan, o: SlotOccurrence): PreviewItem {
 export function preview(plan: JobPlan, after: number, count: number): Pick<PreviewResult, 'items' | 'truncated' | 'next'> {
   // `count` due entries; skipped ones in between are included (the editor shows them).
   const u = plan.upcoming(after, count, Math.max(count * 4, count + 50));
-  return { items: u.entries.map((o) => previewItem(plan, o)), truncated: u.truncated, next: u.next === null ? null : iso(u.next) };
-}
-
-function planOf(repo: JobRepo, spec: JobSpec): JobPlan {
-  return new JobPlan(spec, spec.calendar ? repo.scheduleCalendar(spec.calendar) : undefined);
+  return { items: u.entries.map((o) => previewItem(plan, o)), truncated: u.truncated, next: u.next === null ? null : isoTime(u.next) };
 }
 
 function layerOf(items: LayerItem[], empty: string): LayerVerdict {
@@ -94,26 +95,26 @@ const OUTCOME_WORDS: Record<string, string> = {
 };
 
 export function explain(deps: InsightDeps, job: JobRow, at: number, now: number): Explanation {
-  const { repo, db } = deps;
+  const { repo } = deps;
   const spec = specOf(job);
-  const plan = planOf(repo, spec);
-  const settings = repo.settings();
+  const plan = repo.planOf(job, spec);
+  const settings = deps.settings();
   const { current, next } = slotAt(plan.slotSpec, at);
-  let run: RunRow | undefined = current ? repo.q.runBySlot.get(job.id, current.slot) : undefined;
+  let run: RunRow | undefined = current ? repo.runBySlot(job.id, current.slot) : undefined;
   if (!run) {
-    const r = db.prepare<[string, number], RunRow>('SELECT * FROM runs WHERE job_id = ? AND slot_at <= ? ORDER BY slot_at DESC, slot DESC LIMIT 1').get(job.id, at);
+    const r = repo.latestRunAtOrBefore(job.id, at);
     if (r && (!current || r.slot_at >= current.at)) run = r;
   }
   const w = current ? plan.windowOf(current) : null;
   const slot = current && w
-    ? { ...previewItem(plan, current), window: { opensAt: iso(w.opensAt), closesAt: iso(w.closesAt), latestStart: iso(w.latestStart) } }
+    ? { ...previewItem(plan, current), window: { opensAt: isoTime(w.opensAt), closesAt: isoTime(w.closesAt), latestStart: isoTime(w.latestStart) } }
     : null;
   const base = {
     jobId: job.id,
     job: job.name,
     version: job.version,
-    at: iso(at),
-    now: iso(now),
+    at: isoTime(at),
+    now: isoTime(now),
     slot,
     nextSlot: next ? previewItem(plan, next) : null,
     jobState: { enabled: job.enabled === 1, paused: toJob(job).paused, killSwitch: settings.killSwitch },
@@ -125,7 +126,7 @@ export function explain(deps: InsightDeps, job: JobRow, at: number, now: number)
       ...base,
       tense: at > now ? 'future' : 'past',
       outcome: 'no slot',
-      summary: `the schedule has no slot at or before ${iso(at)}${next ? `; the next is ${next.slot} at ${iso(next.at)}` : ''}`,
+      summary: `the schedule has no slot at or before ${isoTime(at)}${next ? `; the next is ${next.slot} at ${isoTime(next.at)}` : ''}`,
       layers: { time: { ...empty, reason: 'no slot of this job falls at or before the instant' }, preconditions: empty, execution: empty },
       run: null,
       steps: [],
@@ -137,7 +138,7 @@ export function explain(deps: InsightDeps, job: JobRow, at: number, now: number)
 }
 
 function recorded(deps: InsightDeps, job: JobRow, spec: JobSpec, r: RunRow): Pick<Explanation, 'tense' | 'outcome' | 'summary' | 'layers' | 'run' | 'steps' | 'backfills' | 'trail'> {
-  const { repo, db } = deps;
+  const { repo } = deps;
   const run = toRun(r);
   const checks = repo.checks(job.id, r.slot);
   const timeC = checks.find((c) => c.name === 'time');
@@ -167,9 +168,9 @@ function recorded(deps: InsightDeps, job: JobRow, spec: JobSpec, r: RunRow): Pic
   const execution: LayerVerdict = execC
     ? { verdict: execC.verdict, reason: execC.reason, items: execItems }
     : { verdict: 'unknown', reason: 'execution conditions were not evaluated for this slot', items: [] };
-  const backfills = repo.q.backfillsOfRun.all(r.id).map((b) => toBackfill(b, job.name));
+  const backfills = deps.backfillRows.ofRun(r.id).map((b) => toBackfill(b, job.name));
   const subjects = [`run:${r.id}`, ...backfills.map((b) => `backfill:${b.id}`)];
-  const trail = oldestAbout(db, subjects, 100).map((e) => ({ id: e.id, at: iso(e.at), type: e.type, actor: e.actor, detail: JSON.parse(e.detail) as unknown }));
+  const trail = deps.trail(subjects, 100).map((e) => ({ id: e.id, at: isoTime(e.at), type: e.type, actor: e.actor, detail: JSON.parse(e.detail) as unknown }));
   const words = OUTCOME_WORDS[run.disposition] ?? run.disposition;
   const parts = [`slot ${r.slot} ${words}`];
   if (run.status === 'success') parts.push(`(attempt ${run.attempt}${run.retryCount ? ` after ${run.retryCount} retr${run.retryCount === 1 ? 'y' : 'ies'}` : ''}, finished ${run.finishedAt})`);
@@ -208,9 +209,9 @@ function forecast(
 ): Pick<Explanation, 'tense' | 'outcome' | 'summary' | 'layers' | 'run' | 'steps' | 'backfills' | 'trail'> {
   const { repo } = deps;
   const past = occ.at <= now;
-  const cal = spec.calendar ? repo.calendar(spec.calendar) : undefined;
+  const cal = spec.calendar ? deps.calendars.get(spec.calendar) : undefined;
   const dayWords = occ.dayType ? ` (${occ.local.slice(0, 10)} is a ${occ.dayType.replace('_', ' ')}${cal ? ` in calendar ${cal.id}` : ''})` : '';
-  const winWords = `window ${iso(w.opensAt)} – ${iso(w.closesAt)}${w.latestStart > w.closesAt ? ` (+ tolerance until ${iso(w.latestStart)})` : ''}`;
+  const winWords = `window ${isoTime(w.opensAt)} – ${isoTime(w.closesAt)}${w.latestStart > w.closesAt ? ` (+ tolerance until ${isoTime(w.latestStart)})` : ''}`;
   const timeItem: LayerItem = {
     name: 'time',
     verdict: occ.disposition === 'due' ? 'ready' : 'not_ready',
@@ -220,12 +221,12 @@ function forecast(
         : occ.disposition === 'dst_skip'
           ? `local time ${occ.local} does not exist (DST gap) and dstGapPolicy is skip`
           : `slot ${occ.slot} due ${occ.local} ${plan.zone}${dayWords}${occ.movedFrom ? `, moved from ${occ.movedFrom}` : ''}${occ.shifted ? ', shifted past a DST gap' : ''}; ${winWords}`,
-    evidence: { slot: occ.slot, dueAt: iso(occ.at), local: occ.local, zone: plan.zone, dayType: occ.dayType ?? null, calendar: cal ? { id: cal.id, version: cal.version } : null, movedFrom: occ.movedFrom ?? null, shifted: occ.shifted ?? null, window: { opensAt: iso(w.opensAt), closesAt: iso(w.closesAt), latestStart: iso(w.latestStart) } },
+    evidence: { slot: occ.slot, dueAt: isoTime(occ.at), local: occ.local, zone: plan.zone, dayType: occ.dayType ?? null, calendar: cal ? { id: cal.id, version: cal.version } : null, movedFrom: occ.movedFrom ?? null, shifted: occ.shifted ?? null, window: { opensAt: isoTime(w.opensAt), closesAt: isoTime(w.closesAt), latestStart: isoTime(w.latestStart) } },
   };
   const recheckS = Math.round(plan.recheckMs(occ.at) / 1000);
   const preItems: LayerItem[] = spec.preconditions.map((p, i) => {
     const name = preconditionLabel(p, i);
-    const when = `will be checked from ${iso(w.opensAt)} every ${recheckS} s until ${iso(w.latestStart)}`;
+    const when = `will be checked from ${isoTime(w.opensAt)} every ${recheckS} s until ${isoTime(w.latestStart)}`;
     try {
       if (p.kind === 'signal') {
         const key = resolvePlaceholders(p.key ?? '{date}', occ.slot).text;
@@ -244,8 +245,8 @@ function forecast(
         return {
           name,
           verdict: 'will_check',
-          reason: `${when}; ${path} ${st ? `exists now (modified ${iso(st.mtimeMs)})` : 'does not exist now'}${after !== undefined ? `; must be modified after ${iso(after)}` : ''}`,
-          evidence: { path, existsNow: !!st, mtimeNow: st ? iso(st.mtimeMs) : null, modifiedAfter: after !== undefined ? iso(after) : null },
+          reason: `${when}; ${path} ${st ? `exists now (modified ${isoTime(st.mtimeMs)})` : 'does not exist now'}${after !== undefined ? `; must be modified after ${isoTime(after)}` : ''}`,
+          evidence: { path, existsNow: !!st, mtimeNow: st ? isoTime(st.mtimeMs) : null, modifiedAfter: after !== undefined ? isoTime(after) : null },
         };
       }
       const target = p.kind === 'http' ? `GET ${resolvePlaceholders(p.url, occ.slot).text}` : p.kind === 'command' ? p.argv.map((a) => resolvePlaceholders(a, occ.slot).text).join(' ') : `precheck ${p.check} by role ${p.role ?? job.role}`;
@@ -262,24 +263,24 @@ function forecast(
   push(
     'pause',
     !paused,
-    paused ? `the ${paused.role ? `role ${job.role}` : 'job'} is paused now (by ${paused.by} at ${paused.at}: ${paused.reason})${resumes}; unless resumed before ${iso(w.latestStart)} the slot is skipped` : 'the job is not paused now',
+    paused ? `the ${paused.role ? `role ${job.role}` : 'job'} is paused now (by ${paused.by} at ${paused.at}: ${paused.reason})${resumes}; unless resumed before ${isoTime(w.latestStart)} the slot is skipped` : 'the job is not paused now',
     paused,
   );
   push('enabled', job.enabled === 1, job.enabled === 1 ? 'the job is enabled' : 'the job is disabled: the runner does not look at its slots');
   const mw = maintenanceAt(spec, w.opensAt);
-  push('maintenance', mw === null, mw ? `the window opens inside maintenance window ${mw.label}; dispatch waits until ${iso(mw.until)}` : 'no maintenance window at the window opening');
+  push('maintenance', mw === null, mw ? `the window opens inside maintenance window ${mw.label}; dispatch waits until ${isoTime(mw.until)}` : 'no maintenance window at the window opening');
   const max = spec.executionConditions.maxConcurrentPerRole;
   if (max !== undefined) {
-    const n = repo.q.activeCountRole.get(job.role, job.role)!.n;
+    const n = repo.inFlightCountOfRole(job.role);
     push('quotaRole', true, `role quota ${max}; ${n} in flight now (checked again at dispatch)`);
   }
   if (settings.globalConcurrency !== null) {
-    const n = repo.q.activeCount.get()!.n;
+    const n = repo.inFlightCount();
     push('quotaGlobal', true, `global quota ${settings.globalConcurrency}; ${n} in flight now (checked again at dispatch)`);
   }
-  const open = repo.q.openRunsOfJob.all(job.id).filter((r) => r.status === 'running' || r.dispatched_at !== null);
+  const open = repo.openRunsOfJob(job.id).filter((r) => isInProgress(runPhase(r)));
   push('overlap', true, open.length ? `run(s) of ${open.map((r) => r.slot).join(', ')} in progress now; overlap '${spec.overlap}' applies if still running then` : `no run in progress now; overlap '${spec.overlap}'`);
-  const queued = repo.q.queuedBackfills.all(job.id, spec.backfillCapPerTick);
+  const queued = deps.backfillRows.queuedOfJob(job.id, spec.backfillCapPerTick);
   push('order', true, queued.length ? `backfills of ${queued.map((b) => b.slot).join(', ')} would run first (cap ${spec.backfillCapPerTick} per tick)` : 'no queued backfill runs first');
   const online = deps.onlineCount(job.role);
   push('instance', true, `${online} instance(s) of role ${job.role} online now`);
@@ -287,11 +288,11 @@ function forecast(
   let outcome: string;
   if (occ.disposition !== 'due') outcome = `will not run: ${timeItem.reason}`;
   else if (job.enabled !== 1) outcome = 'will not run: the job is disabled';
-  else if (settings.killSwitch.on) outcome = `will be skipped unless the kill switch is turned off before ${iso(w.latestStart)}`;
-  else if (paused) outcome = `will be skipped unless the job is resumed before ${iso(w.latestStart)} (paused by ${paused.by}: ${paused.reason})`;
-  else if (spec.preconditions.length) outcome = `will be checked at ${iso(w.opensAt)} and run as soon as its preconditions pass (until ${iso(w.latestStart)})`;
-  else outcome = `will run at ${iso(w.opensAt)}`;
-  if (past && occ.disposition === 'due') outcome = `no run was recorded for slot ${occ.slot} (due ${iso(occ.at)}): ${job.created_at > occ.at ? 'the job did not exist yet' : job.enabled !== 1 ? 'the job is disabled' : 'the runner has not reached it (Gaffer not running, or the slot was skipped while the job was disabled)'}`;
+  else if (settings.killSwitch.on) outcome = `will be skipped unless the kill switch is turned off before ${isoTime(w.latestStart)}`;
+  else if (paused) outcome = `will be skipped unless the job is resumed before ${isoTime(w.latestStart)} (paused by ${paused.by}: ${paused.reason})`;
+  else if (spec.preconditions.length) outcome = `will be checked at ${isoTime(w.opensAt)} and run as soon as its preconditions pass (until ${isoTime(w.latestStart)})`;
+  else outcome = `will run at ${isoTime(w.opensAt)}`;
+  if (past && occ.disposition === 'due') outcome = `no run was recorded for slot ${occ.slot} (due ${isoTime(occ.at)}): ${job.created_at > occ.at ? 'the job did not exist yet' : job.enabled !== 1 ? 'the job is disabled' : 'the runner has not reached it (Gaffer not running, or the slot was skipped while the job was disabled)'}`;
   const time: LayerVerdict = { verdict: timeItem.verdict, reason: timeItem.reason, items: [timeItem] };
   const execution = layerOf(execItems, 'no execution conditions');
   const summary = [`time: ${time.reason}`, preItems.length ? `preconditions: ${preItems.map((i) => `${i.name}: ${i.reason}`).join('; ')}` : 'preconditions: none configured', `execution: ${execItems.filter((i) => i.verdict !== 'ready').map((i) => i.reason).join('; ') || 'nothing blocks it now'}`].join('\n');
@@ -308,16 +309,16 @@ function forecast(
 }
 
 export function ledger(deps: InsightDeps, job: JobRow, from: number, to: number, limit: number, now: number): LedgerResult {
-  const { repo, db } = deps;
-  const plan = planOf(repo, specOf(job));
+  const { repo } = deps;
+  const plan = repo.planOf(job);
   const expected = plan.slotsLimited(from, to, limit + 1).entries;
-  const runs = repo.q.runsInRange.all(job.id, from, to);
-  const backfills = db.prepare<[string, number, number], BackfillRow>('SELECT * FROM backfills WHERE job_id = ? AND slot_at >= ? AND slot_at < ? ORDER BY id').all(job.id, from, to);
+  const runs = repo.runsInRange(job.id, from, to);
+  const backfills = deps.backfillRows.inRange(job.id, from, to);
   const bySlot = new Map<string, LedgerEntry>();
   for (const o of expected) {
     bySlot.set(o.slot, {
       slot: o.slot,
-      at: iso(o.at),
+      at: isoTime(o.at),
       local: o.local,
       expected: o.disposition,
       disposition: o.disposition === 'calendar_skip' ? 'skipped_calendar' : o.disposition === 'dst_skip' ? 'skipped_dst' : o.at > now ? 'scheduled' : o.at < job.created_at ? 'before_job' : 'not_evaluated',
@@ -344,8 +345,8 @@ export function ledger(deps: InsightDeps, job: JobRow, from: number, to: number,
 export function simulateDowntime(deps: InsightDeps, job: JobRow, from: number, to: number): DowntimeSimulation {
   const { repo } = deps;
   const spec = specOf(job);
-  const plan = planOf(repo, spec);
-  const settings = repo.settings();
+  const plan = repo.planOf(job, spec);
+  const settings = deps.settings();
   const stops = { paused: job.paused_at !== null, killSwitch: settings.killSwitch.on };
   const entries = plan.slotsLimited(from, to, 20_000).entries;
   const items: DowntimeItem[] = [];
@@ -356,13 +357,13 @@ export function simulateDowntime(deps: InsightDeps, job: JobRow, from: number, t
     const w = plan.windowOf(o);
     if (o.at < from) continue; // due before Gaffer stopped: it was handled then
     const look = firstLook(o, w, to, spec.missedWindow, stops);
-    const base = { slot: o.slot, at: iso(o.at), local: o.local, windowClosesAt: iso(w.latestStart) };
+    const base = { slot: o.slot, at: isoTime(o.at), local: o.local, windowClosesAt: isoTime(w.latestStart) };
     let item: DowntimeItem;
     if (look.kind === 'skip') item = { ...base, decision: look.disposition, detail: look.reason };
     else if (look.kind === 'open') {
       item = to < w.opensAt
-        ? { ...base, decision: 'runs_on_time', detail: `its window opens at ${iso(w.opensAt)}, after Gaffer is back` }
-        : { ...base, decision: 'runs_late', detail: `starts at restart (${Math.round((to - Math.max(o.at, w.opensAt)) / 60_000)} min late); window open until ${iso(w.latestStart)}` };
+        ? { ...base, decision: 'runs_on_time', detail: `its window opens at ${isoTime(w.opensAt)}, after Gaffer is back` }
+        : { ...base, decision: 'runs_late', detail: `starts at restart (${Math.round((to - Math.max(o.at, w.opensAt)) / 60_000)} min late); window open until ${isoTime(w.latestStart)}` };
       newestOpen = item;
     } else {
       const oc = look.outcome;
@@ -385,7 +386,7 @@ export function simulateDowntime(deps: InsightDeps, job: JobRow, from: number, t
   for (const f of folded) if (coverer) f.coveredBy = coverer.slot;
   // Backfill ticks: the restart (if a slot opens then), then each later slot opening; cap per tick.
   const cap = spec.backfillCapPerTick;
-  const already = repo.q.queuedBackfills.all(job.id, 10_000).length;
+  const already = deps.backfillRows.queuedOfJob(job.id, 10_000).length;
   if (cap > 0 && queuedFor.length > 0) {
     const ticks: number[] = [];
     if (newestOpen) ticks.push(to);
@@ -393,12 +394,12 @@ export function simulateDowntime(deps: InsightDeps, job: JobRow, from: number, t
     let k = already; // existing queued backfills go first (oldest first)
     for (const q of queuedFor) {
       const t = ticks[Math.floor(k / cap)];
-      if (t !== undefined) q.backfillAt = iso(t);
+      if (t !== undefined) q.backfillAt = isoTime(t);
       k++;
     }
   }
   const runLate = items.filter((i) => i.decision === 'runs_late').length;
-  const bfAtRestart = queuedFor.filter((q) => q.backfillAt === iso(to)).length;
+  const bfAtRestart = queuedFor.filter((q) => q.backfillAt === isoTime(to)).length;
   const summary = {
     slots: items.length,
     runLate,
@@ -409,9 +410,9 @@ export function simulateDowntime(deps: InsightDeps, job: JobRow, from: number, t
     text: '',
   };
   summary.text =
-    `Gaffer off ${iso(from)} → ${iso(to)}: ${items.length} slot(s) affected under '${spec.missedWindow}'` +
+    `Gaffer off ${isoTime(from)} → ${isoTime(to)}: ${items.length} slot(s) affected under '${spec.missedWindow}'` +
     `${runLate ? `; ${runLate} start late at restart` : ''}${folded.length ? `; ${folded.length} folded into ${coverer?.slot ?? 'the next run'}` : ''}` +
     `${queuedFor.length ? `; ${queuedFor.length} queued for backfill, at most ${cap} per tick (${bfAtRestart} at restart)` : ''}` +
     `${summary.skipped ? `; ${summary.skipped} skipped` : ''}. At most ${summary.dispatchesAtRestart} dispatch(es) at restart.`;
-  return { jobId: job.id, job: job.name, from: iso(from), to: iso(to), policy: spec.missedWindow, toleranceS: spec.toleranceS ?? null, backfillCapPerTick: cap, items, summary };
+  return { jobId: job.id, job: job.name, from: isoTime(from), to: isoTime(to), policy: spec.missedWindow, toleranceS: spec.toleranceS ?? null, backfillCapPerTick: cap, items, summary };
 }

@@ -15,66 +15,9 @@ import { MAX_FRAME_BYTES, type JobTriggerPush } from '../../common/protocol';
 import { createCore, type Core } from '../create-core';
 import { checkInvariants } from '../testing/invariants';
 import { tempDir } from '../testing/test-core';
+import { TestAgent } from '../testing/ws-agent.testkit';
 
-/** Polls `pred` (real time) until it is truthy. */
-export async function until<T>(pred: () => T | undefined | false | null, what = 'condition', timeoutMs = 10_000): Promise<T> {
-  const start = Date.now();
-  for (;;) {
-    const v = pred();
-    if (v) return v;
-    if (Date.now() - start > timeoutMs) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 2));
-  }
-}
-
-export interface WireReply {
-  id: string | number | null;
-  ok: boolean;
-  result?: any;
-  error?: { code: string; status: number; message: string };
-}
-
-/** A raw agent connection: JSON frames, replies matched by id. */
-export class TestAgent {
-  instanceId = '';
-  private seq = 0;
-  private readonly waiting = new Map<string | number, (r: WireReply) => void>();
-
-  private constructor(readonly ws: WebSocket) {
-    ws.on('message', (data) => {
-      const msg = JSON.parse(data.toString()) as WireReply & { type?: string };
-      if (msg.type !== undefined && !('ok' in msg)) return; // a push: JobAgent handles it
-      if (msg.id === null) return;
-      const w = this.waiting.get(msg.id);
-      this.waiting.delete(msg.id);
-      w?.(msg);
-    });
-  }
-
-  static async hello(url: string, token: string, role: string, name: string): Promise<TestAgent> {
-    const ws = new WebSocket(url, { headers: { authorization: `Bearer ${token}` }, perMessageDeflate: false });
-    await new Promise<void>((resolve, reject) => {
-      ws.once('open', () => resolve());
-      ws.once('error', reject);
-    });
-    const a = new TestAgent(ws);
-    const r = await a.request('hello', { role, name });
-    if (!r.ok) throw new Error(`hello refused: ${JSON.stringify(r.error)}`);
-    a.instanceId = r.result.instanceId as string;
-    return a;
-  }
-
-  request(type: string, fields: Record<string, unknown> = {}): Promise<WireReply> {
-    const id = `r${++this.seq}`;
-    const p = new Promise<WireReply>((resolve) => this.waiting.set(id, resolve));
-    this.ws.send(JSON.stringify({ id, type, ...fields }));
-    return p;
-  }
-
-  close(): void {
-    this.ws.close(1000);
-  }
-}
+export { until } from '../testing/ws-agent.testkit';
 
 /** Serves `core.hub` on `server` at `/agent` (bearer token checked like the production adapter). */
 function bridgeHub(server: http.Server, core: Core): () => void {
@@ -246,7 +189,7 @@ export async function startJobsHarness(opts: { start?: string; config?: Partial<
 
   const settle = async () => {
     for (let i = 0; i < 400; i++) {
-      await core.jobs.runner.settled();
+      await core.jobs.settled();
       const a = core.audit.count();
       const busy = agents.some((x) => x.busy > 0);
       await new Promise((r) => setTimeout(r, 6));
@@ -286,11 +229,11 @@ export async function startJobsHarness(opts: { start?: string; config?: Partial<
       const t = typeof target === 'number' ? target : Date.parse(target);
       await settle();
       for (let guard = 0; guard < 100_000 && clock.now() < t; guard++) {
-        const wake = core.jobs.runner.nextWakeAt;
+        const wake = core.jobs.nextWakeAt;
         if (wake !== undefined && wake <= clock.now()) {
           clock.advance(0);
           await settle();
-          if (core.jobs.runner.nextWakeAt === wake) {
+          if (core.jobs.nextWakeAt === wake) {
             // A timer set before a wall-clock jump: let time pass until a sweep catches up.
             clock.advanceTo(Math.min(t, clock.now() + 1000));
             await settle();

@@ -1,6 +1,7 @@
 /** Pauses people ask for, end to end (real agents, manual clock): until a time, drain, a whole role. */
 import { afterEach, describe, expect, it } from 'vitest';
-import { assertInvariants, fail, startJobsHarness, succeed, TestAgent, until, type Behavior, type JobsHarness } from './jobs.testkit';
+import { assertInvariants, fail, startJobsHarness, succeed, until, type Behavior, type JobsHarness } from './jobs.testkit';
+import { TestAgent } from '../testing/ws-agent.testkit';
 
 let h: JobsHarness | undefined;
 afterEach(async () => {

@@ -23,7 +23,8 @@ import { roleName } from '../../common/schemas';
 import { parseOrThrow } from '../../common/validate';
 import type { CoreContext } from '../context';
 import type { Disposable } from '../events';
-import { toJob, type JobRepo, type JobRow } from './repo';
+import type { JobRepo } from './repo';
+import { toJob, type JobRow } from './rows';
 
 /** The actor of a pause that ended because its time came. */
 export const PAUSE_TIMER_ACTOR = 'scheduler';
@@ -40,6 +41,16 @@ interface RolePauseRow {
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 const toRolePause = (r: RolePauseRow): RolePause => ({ role: r.role, at: iso(r.at)!, by: r.by, reason: r.reason, until: iso(r.until) });
 
+export interface PausesDeps {
+  ctx: CoreContext;
+  repo: JobRepo;
+  logger: Logger;
+  /** One transaction of jobs work (the engine's: the runner follows the change after it). */
+  write<T>(fn: () => T): T;
+  /** A resumed job's waiting slots are looked at again at once (inside `write`). */
+  wakeWaiting(jobId: string): void;
+}
+
 export class Pauses {
   private timer: TimerHandle | undefined;
   private timerAt: number | null = null;
@@ -49,14 +60,15 @@ export class Pauses {
   private readonly closed = new Map<string, RolePause>();
   private readonly q;
 
-  constructor(
-    private readonly ctx: CoreContext,
-    private readonly repo: JobRepo,
-    private readonly logger: Logger,
-    /** After a change: the runner looks at what it touched (resumed slots are due now). */
-    private readonly changed: () => void,
-  ) {
-    const db = ctx.db;
+  private readonly ctx: CoreContext;
+  private readonly repo: JobRepo;
+  private readonly logger: Logger;
+
+  constructor(private readonly deps: PausesDeps) {
+    this.ctx = deps.ctx;
+    this.repo = deps.repo;
+    this.logger = deps.logger;
+    const db = deps.ctx.db;
     this.q = {
       rolePause: db.prepare<[string], RolePauseRow>('SELECT * FROM role_pauses WHERE role = ?'),
       rolePauses: db.prepare<[], RolePauseRow>('SELECT * FROM role_pauses ORDER BY role'),
@@ -108,7 +120,7 @@ export class Pauses {
   pauseJob(id: string, input: unknown): Job {
     const { reason, actor, until, drain } = parseOrThrow(pauseInput, input, 'pause');
     const untilAt = this.untilOf(until);
-    const job = this.ctx.store.write(() => {
+    const job = this.deps.write(() => {
       const row = this.repo.jobRow(id);
       if (row.paused_at !== null && row.pause_scope !== 'role') throw new GafferError('invalid_transition', `job ${row.name} is already paused (by ${row.paused_by}: ${row.paused_reason})`);
       // A job paused with its role gets its own pause on top: resuming the role leaves it paused.
@@ -121,13 +133,12 @@ export class Pauses {
 
   resumeJob(id: string, input: unknown): Job {
     const { reason, actor } = parseOrThrow(optionalReason, input, 'resume');
-    const job = this.ctx.store.write(() => {
+    const job = this.deps.write(() => {
       const row = this.repo.jobRow(id);
       if (row.paused_at === null) throw new GafferError('invalid_transition', `job ${row.name} is not paused`);
       if (row.pause_scope === 'role') throw new GafferError('invalid_transition', `job ${row.name} is paused with its role ${row.role}; resume the role`);
       return this.resumeRow(row, actor, reason ?? null);
     });
-    this.changed();
     this.arm();
     return job;
   }
@@ -147,8 +158,7 @@ export class Pauses {
 
   /** Slots waiting because of the pause are looked at again at once. */
   private wakeWaiting(jobId: string): void {
-    const now = this.ctx.clock.now();
-    for (const r of this.repo.q.openRunsOfJob.all(jobId)) if (r.dispatched_at === null && r.next_attempt_at !== null) this.repo.patchRun(r.id, { next_attempt_at: now });
+    this.deps.wakeWaiting(jobId);
   }
 
   private jobEvent(id: string, action: string, actor: string, detail: Record<string, unknown>): Job {
@@ -178,7 +188,7 @@ export class Pauses {
     const { reason, actor, until, drain } = parseOrThrow(pauseInput, input, 'pause');
     if (drain !== undefined) throw new GafferError('bad_request', 'invalid pause at "drain": a role pause always lets the work already started finish');
     const untilAt = this.untilOf(until);
-    const out = this.ctx.store.write(() => {
+    const out = this.deps.write(() => {
       const cur = this.q.rolePause.get(name);
       if (cur) throw new GafferError('invalid_transition', `role ${name} is already paused (by ${cur.by}: ${cur.reason})`);
       const now = this.ctx.clock.now();
@@ -204,9 +214,8 @@ export class Pauses {
   resumeRole(role: string, input: unknown): RolePause {
     const name = parseOrThrow(roleName, role, 'role');
     const { reason, actor } = parseOrThrow(optionalReason, input, 'resume');
-    const out = this.ctx.store.write(() => this.resumeRoleRow(name, actor, reason ?? null));
+    const out = this.deps.write(() => this.resumeRoleRow(name, actor, reason ?? null));
     this.closed.delete(name);
-    this.changed();
     this.arm();
     return out;
   }
@@ -252,7 +261,7 @@ export class Pauses {
       const roles = this.q.dueRoles.all(now);
       const jobs = this.q.dueJobs.all(now);
       if (roles.length + jobs.length > 0) {
-        this.ctx.store.write(() => {
+        this.deps.write(() => {
           for (const r of roles) this.resumeRoleRow(r.role, PAUSE_TIMER_ACTOR, `the pause ended at ${iso(r.until)}`);
           for (const j of jobs) {
             const cur = this.repo.jobRow(j.id);
@@ -260,8 +269,7 @@ export class Pauses {
           }
         });
         for (const r of roles) this.closed.delete(r.role);
-        this.changed();
-      }
+          }
     } catch (e) {
       this.logger.error('pauses: could not end a pause whose time came; trying again shortly', { error: e instanceof Error ? e.message : String(e) });
       this.timer = this.ctx.clock.setTimeout(() => this.resumeDue(), 60_000);

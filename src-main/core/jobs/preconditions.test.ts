@@ -10,7 +10,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { PreconditionInput } from '../../common/job-schema';
 import { makeTestCore, tempDir, type TestCore } from '../testing/test-core';
 import { startJobsHarness, succeed, until, type JobsHarness } from './jobs.testkit';
-import { evaluatePrecondition, type CheckOutcome } from './preconditions';
+import { findIllFormedText } from '../../common/text';
+import { evaluatePrecondition, tail, type CheckOutcome } from './preconditions';
 
 let server: http.Server;
 let base = '';
@@ -24,6 +25,8 @@ beforeAll(async () => {
     else if (url.pathname === '/not-done') res.writeHead(200).end(JSON.stringify({ partition: { done: false } }));
     else if (url.pathname === '/down') res.writeHead(503).end('maintenance');
     else if (url.pathname === '/text') res.writeHead(200).end('hello');
+    // JSON escapes spelling unpaired surrogates: valid JSON, but not text that can be stored.
+    else if (url.pathname === '/lone') res.writeHead(200, { 'content-type': 'application/json' }).end('{"v":"k-\\ud800-x","o":{"k\\udc00":"\\udbff"}}');
     else if (url.pathname === '/slow') setTimeout(() => res.writeHead(200).end('{}'), 2000);
     else res.writeHead(404).end();
   });
@@ -65,6 +68,25 @@ describe('http', () => {
     expect(await check({ kind: 'http', url: `${base}/slow`, timeoutS: 0.2 })).toMatchObject({ verdict: 'error', reason: expect.stringMatching(/timed out after 200 ms/) });
     expect(await check({ kind: 'http', url: 'http://127.0.0.1:1/x', timeoutS: 2 })).toMatchObject({ verdict: 'error' });
     expect(await check({ kind: 'http', url: `${base}/text`, jsonField: 'x' })).toMatchObject({ verdict: 'error', reason: expect.stringMatching(/did not answer JSON/) });
+  });
+});
+
+describe('evidence from the outside world is storable text', () => {
+  const node = process.execPath;
+  it('an HTTP answer whose JSON spells unpaired surrogates: reason and evidence carry U+FFFD instead', async () => {
+    const r = await check({ kind: 'http', url: `${base}/lone`, jsonField: 'v' });
+    expect(r).toMatchObject({ verdict: 'ready', evidence: { value: 'k-\ufffd-x' } });
+    const o = await check({ kind: 'http', url: `${base}/lone`, jsonField: 'o', equals: { x: 1 } });
+    expect(o).toMatchObject({ verdict: 'not_ready', evidence: { value: { 'k\ufffd': '\ufffd' } } });
+    for (const x of [r, o]) expect(findIllFormedText(x)).toBeUndefined();
+  });
+  it('a command output tail never starts with half an emoji', async () => {
+    const out = `xy${'\ud83d\ude00'.repeat(300)}z`; // 603 code units: the last 500 begin on a low surrogate
+    const r = await check({ kind: 'command', argv: [node, '-e', `process.stdout.write(${JSON.stringify(out)})`] });
+    expect(r.verdict).toBe('ready');
+    expect(r.evidence.stdout).toBe(`…${'\ud83d\ude00'.repeat(249)}z`);
+    expect(findIllFormedText(r)).toBeUndefined();
+    expect(tail('short')).toBe('short');
   });
 });
 

@@ -11,6 +11,9 @@
  *    (AbortSignal / execFile timeouts), not scheduling, so they use real time by design.
  * 3. Commands run without a shell: argv[0] is the program, every placeholder is substituted inside
  *    one argument and can never split into more.
+ * 4. Reasons and evidence are storable text: what the outside world hands us (a file name, command
+ *    output, an HTTP answer's JSON) is made well-formed (an unpaired surrogate becomes U+FFFD)
+ *    before it leaves this module, and a cut tail never splits a surrogate pair.
  */
 import { execFile } from 'node:child_process';
 import { promises as fs } from 'node:fs';
@@ -20,6 +23,7 @@ import type { Hub } from '../hub/hub';
 import type { Signals } from '../signals/signals';
 import { resolvePlaceholders, slotDates } from './plan';
 import { resolveLocalDate } from './time-util';
+import { wellFormedDeep } from '../../common/text';
 
 export interface CheckOutcome {
   name: string;
@@ -45,8 +49,13 @@ export interface PreconditionDeps {
 const DEFAULT_TIMEOUT_S = 10;
 const TAIL = 500;
 
-function tail(s: string): string {
-  return s.length > TAIL ? `…${s.slice(-TAIL)}` : s;
+/** The last TAIL code units of `s`, never starting with the low half of a surrogate pair. */
+export function tail(s: string): string {
+  if (s.length <= TAIL) return s;
+  let from = s.length - TAIL;
+  const first = s.charCodeAt(from);
+  if (first >= 0xdc00 && first <= 0xdfff) from++;
+  return `…${s.slice(from)}`;
 }
 
 function dotGet(value: unknown, path: string): { found: boolean; value: unknown } {
@@ -63,8 +72,13 @@ function jsonEqual(a: unknown, b: unknown): boolean {
   return JSON.stringify(a) === JSON.stringify(b);
 }
 
-/** Evaluates one precondition; synchronous for signals, a promise for the rest. */
+/** Evaluates one precondition; synchronous for signals, a promise for the rest. Invariant 4 holds for what it returns. */
 export function evaluatePrecondition(p: PreconditionInput, index: number, ctx: CheckContext, deps: PreconditionDeps): CheckOutcome | Promise<CheckOutcome> {
+  const outcome = evaluate(p, index, ctx, deps);
+  return outcome instanceof Promise ? outcome.then(wellFormedDeep) : wellFormedDeep(outcome);
+}
+
+function evaluate(p: PreconditionInput, index: number, ctx: CheckContext, deps: PreconditionDeps): CheckOutcome | Promise<CheckOutcome> {
   const name = preconditionLabel(p, index);
   const base = { name, kind: p.kind };
   let dates: ReturnType<typeof slotDates>;

@@ -1,317 +1,51 @@
 /**
- * Storage of jobs, runs, steps, checks, backfills, calendars and job settings: prepared statements
- * and row ↔ object mapping. Every write here must run inside `store.write` (the caller's
- * transaction); nothing here opens its own.
+ * Storage of jobs, their versions, runs, run steps and checks. Every statement is private behind a
+ * named method; every write runs inside the caller's `store.write` (nothing here opens its own).
+ * Backfills, calendars and the job settings row have their own stores (backfill-repo.ts,
+ * calendar-repo.ts, settings.ts).
  *
  * Invariants:
- * 1. One run per (job, slot): `runs_job_slot` is UNIQUE; `insertRun` is the only INSERT.
- * 2. Run status changes only through `transition` (one edge of run-transitions.ts, audited, with a
- *    `run.changed` event). Every other run change goes through `patchRun` and is audited by the caller.
+ * 1. One run per (job, slot): `runs_job_slot` is UNIQUE; `claimRun` is the only INSERT.
+ * 2. Run status changes only through `transitionRun` (one edge of run-transitions.ts, audited, with a
+ *    `run.changed` event). `updateRun` is an audited change without an edge; `patchRun` writes
+ *    bookkeeping fields only (never status, disposition or waiting_on).
  * 3. A check keeps its last verdict per (job, slot, name); `recordCheck` says whether the verdict
  *    changed, so callers audit only decisions that change the outcome.
+ * 4. `planOf` is the one way from a job to its time plan (its calendar resolved by version).
  */
 import { GafferError } from '../../common/errors';
-import type {
-  Backfill,
-  BackfillStatus,
-  BusinessCalendar,
-  CheckLayer,
-  CheckRecord,
-  CheckVerdict,
-  Job,
-  JobSettings,
-  JobSpec,
-  Run,
-  RunDisposition,
-  RunErrorClass,
-  RunStatus,
-  RunStep,
-  RunTrigger,
-} from '../../common/job-schema';
-import { newId, newTraceId, type CoreContext } from '../context';
+import { isoTime } from '../../common/iso-time';
+import type { CheckLayer, CheckRecord, CheckVerdict, JobSpec, RunDisposition, RunStatus, RunStep } from '../../common/job-schema';
+import type { CoreContext } from '../context';
+import { SqlWhere } from '../sql-where';
+import { onOldTimeline, type ClockGap } from '../time/gap-detector';
+import type { CalendarRepo } from './calendar-repo';
+import { JobPlan } from './plan';
+import { RowPatcher } from './row-patcher';
+import { specOf, toCheck, toRun, type CheckRow, type JobRow, type NewRun, type RunChange, type RunPatch, type RunRow } from './rows';
+import type { WaitingOn } from './run-phase';
 import { assertRunEdge, type RunCause } from './run-transitions';
-import type { Calendar } from './schedule';
 
-const iso = (ms: number | null | undefined): string | null => (ms === null || ms === undefined ? null : new Date(ms).toISOString());
-const isoReq = (ms: number): string => new Date(ms).toISOString();
-
-export interface JobRow {
-  id: string;
-  name: string;
-  role: string;
-  spec: string;
-  version: number;
-  enabled: number;
-  paused_at: number | null;
-  paused_by: string | null;
-  paused_reason: string | null;
-  /** When the pause ends by itself (auto-resume), or null. */
-  paused_until: number | null;
-  /** 1: the pause lets the runs already started finish (their retries included). */
-  pause_drain: number;
-  /** 'role' when the job is paused because its whole role is; null for its own pause. */
-  pause_scope: string | null;
-  cursor: number;
-  next_check_at: number | null;
-  created_at: number;
-  created_by: string;
-  updated_at: number;
-  updated_by: string;
-}
-
-export interface RunRow {
-  id: string;
-  job_id: string;
-  job_name: string;
-  slot: string;
-  slot_at: number;
-  status: RunStatus;
-  disposition: RunDisposition;
-  trigger: RunTrigger;
-  attempt: number;
-  retry_count: number;
-  max_retry: number;
-  next_attempt_at: number | null;
-  opens_at: number;
-  window_closes_at: number | null;
-  deadline: number | null;
-  instance_id: string | null;
-  dispatched_at: number | null;
-  version: number;
-  trace_id: string;
-  idempotency_key: string;
-  covers: string;
-  covered_by: string | null;
-  last_error: string | null;
-  error_class: RunErrorClass | null;
-  held: number;
-  output: string | null;
-  created_at: number;
-  triggered_at: number | null;
-  started_at: number | null;
-  finished_at: number | null;
-  updated_at: number;
-}
-
-export interface BackfillRow {
-  id: number;
-  job_id: string;
-  slot: string;
-  slot_at: number;
-  run_id: string;
-  reason: string;
-  status: BackfillStatus;
-  attempts: number;
-  instance_id: string | null;
-  started_at: number | null;
-  deadline: number | null;
-  tick_run_id: string | null;
-  last_error: string | null;
-  error_class: RunErrorClass | null;
-  version: number | null;
-  note: string | null;
-  actor: string;
-  created_at: number;
-  updated_at: number;
-  dispatched_at: number | null;
-  finished_at: number | null;
-  /** The operator's approval this backfill runs with (JSON `RunApproval`), if it re-runs a held run. */
-  approval: string | null;
-}
-
-interface CheckRow {
-  job_id: string;
-  slot: string;
-  name: string;
+/** A check without its evidence: what the engine may read back (for words, never for a decision). */
+export interface CheckReason {
   layer: CheckLayer;
+  name: string;
   verdict: CheckVerdict;
   reason: string;
-  evidence: string;
-  at: number;
-  first_at: number;
-  count: number;
-  changed_at: number;
 }
-
-interface CalendarRow {
-  id: string;
-  name: string;
-  timezone: string;
-  workdays: string;
-  holidays: string;
-  extra_workdays: string;
-  version: number;
-  created_at: number;
-  updated_at: number;
-  updated_by: string;
-}
-
-export function toJob(r: JobRow): Job {
-  const spec = JSON.parse(r.spec) as JobSpec;
-  return {
-    id: r.id,
-    ...spec,
-    enabled: r.enabled === 1,
-    version: r.version,
-    paused:
-      r.paused_at === null
-        ? null
-        : { at: isoReq(r.paused_at), by: r.paused_by ?? '', reason: r.paused_reason ?? '', until: iso(r.paused_until), drain: r.pause_drain === 1, role: r.pause_scope === 'role' },
-    createdAt: isoReq(r.created_at),
-    updatedAt: isoReq(r.updated_at),
-    createdBy: r.created_by,
-    updatedBy: r.updated_by,
-    nextCheckAt: iso(r.next_check_at),
-  };
-}
-
-export function specOf(r: JobRow): JobSpec {
-  const spec = JSON.parse(r.spec) as JobSpec;
-  spec.enabled = r.enabled === 1;
-  return spec;
-}
-
-export function toRun(r: RunRow): Run {
-  return {
-    id: r.id,
-    jobId: r.job_id,
-    job: r.job_name,
-    slot: r.slot,
-    slotAt: isoReq(r.slot_at),
-    status: r.status,
-    disposition: r.disposition,
-    trigger: r.trigger,
-    attempt: r.attempt,
-    retryCount: r.retry_count,
-    maxRetry: r.max_retry,
-    nextAttemptAt: iso(r.next_attempt_at),
-    windowClosesAt: iso(r.window_closes_at),
-    deadline: iso(r.deadline),
-    instanceId: r.instance_id,
-    version: r.version,
-    traceId: r.trace_id,
-    idempotencyKey: r.idempotency_key,
-    covers: JSON.parse(r.covers) as string[],
-    coveredBy: r.covered_by,
-    lastError: r.last_error,
-    errorClass: r.error_class,
-    held: r.held === 1,
-    output: r.output === null ? null : JSON.parse(r.output),
-    createdAt: isoReq(r.created_at),
-    triggeredAt: iso(r.triggered_at),
-    startedAt: iso(r.started_at),
-    finishedAt: iso(r.finished_at),
-    updatedAt: isoReq(r.updated_at),
-  };
-}
-
-export function toBackfill(r: BackfillRow, jobName: string): Backfill {
-  return {
-    id: r.id,
-    jobId: r.job_id,
-    job: jobName,
-    slot: r.slot,
-    slotAt: isoReq(r.slot_at),
-    runId: r.run_id,
-    reason: r.reason,
-    status: r.status,
-    attempts: r.attempts,
-    instanceId: r.instance_id,
-    lastError: r.last_error,
-    errorClass: r.error_class,
-    version: r.version,
-    note: r.note,
-    actor: r.actor,
-    createdAt: isoReq(r.created_at),
-    updatedAt: isoReq(r.updated_at),
-    dispatchedAt: iso(r.dispatched_at),
-    finishedAt: iso(r.finished_at),
-  };
-}
-
-function toCheck(r: CheckRow): CheckRecord {
-  return {
-    jobId: r.job_id,
-    slot: r.slot,
-    layer: r.layer,
-    name: r.name,
-    verdict: r.verdict,
-    reason: r.reason,
-    evidence: JSON.parse(r.evidence),
-    at: isoReq(r.at),
-    firstAt: isoReq(r.first_at),
-    count: r.count,
-    changedAt: isoReq(r.changed_at),
-  };
-}
-
-function toCalendar(r: CalendarRow): BusinessCalendar {
-  return {
-    id: r.id,
-    name: r.name,
-    timezone: r.timezone,
-    workdays: JSON.parse(r.workdays) as number[],
-    holidays: JSON.parse(r.holidays) as string[],
-    extraWorkdays: JSON.parse(r.extra_workdays) as string[],
-    version: r.version,
-    updatedAt: isoReq(r.updated_at),
-    updatedBy: r.updated_by,
-  };
-}
-
-export type RunPatch = Partial<Omit<RunRow, 'id' | 'job_id' | 'slot' | 'status' | 'created_at'>>;
-export type BackfillPatch = Partial<Omit<BackfillRow, 'id' | 'job_id' | 'slot' | 'run_id' | 'created_at'>>;
-
-export interface NewRun {
-  id: string;
-  jobId: string;
-  jobName: string;
-  slot: string;
-  slotAt: number;
-  disposition: RunDisposition;
-  trigger: RunTrigger;
-  maxRetry: number;
-  nextAttemptAt: number | null;
-  opensAt: number;
-  windowClosesAt: number | null;
-  version: number;
-  traceId: string;
-  idempotencyKey: string;
-}
-
-/**
- * What every new run of a slot starts with, however it was claimed (schedule, catch-up, by hand).
- * The idempotency key is the slot's: the same for every attempt, and for nothing else.
- */
-export function slotRunBase(
-  job: Pick<JobRow, 'id' | 'name' | 'version'>,
-  slot: { slot: string; at: number },
-  maxAttempts: number,
-): Pick<NewRun, 'id' | 'jobId' | 'jobName' | 'slot' | 'slotAt' | 'disposition' | 'maxRetry' | 'version' | 'traceId' | 'idempotencyKey'> {
-  return {
-    id: newId('run'),
-    jobId: job.id,
-    jobName: job.name,
-    slot: slot.slot,
-    slotAt: slot.at,
-    disposition: 'waiting',
-    maxRetry: maxAttempts - 1,
-    version: job.version,
-    traceId: newTraceId(),
-    idempotencyKey: `${job.name}:${slot.slot}`,
-  };
-}
-
-const SETTINGS_KEY = 'jobs.settings';
 
 export class JobRepo {
-  readonly q;
-  private readonly patchCache = new Map<string, ReturnType<CoreContext['db']['prepare']>>();
-  /** Calendar objects by id+version: the schedule library memoises per object. */
-  private readonly calendarCache = new Map<string, Calendar>();
+  private readonly q;
+  private readonly jobPatcher: RowPatcher;
+  private readonly runPatcher: RowPatcher;
 
-  constructor(private readonly ctx: CoreContext) {
+  constructor(
+    private readonly ctx: CoreContext,
+    private readonly calendars: CalendarRepo,
+  ) {
     const db = ctx.db;
+    this.jobPatcher = new RowPatcher(db, 'jobs', 'id');
+    this.runPatcher = new RowPatcher(db, 'runs', 'id');
     this.q = {
       jobById: db.prepare<[string], JobRow>('SELECT * FROM jobs WHERE id = ?'),
       jobByName: db.prepare<[string], JobRow>('SELECT * FROM jobs WHERE name = ?'),
@@ -320,15 +54,10 @@ export class JobRepo {
          VALUES (@id, @name, @role, @spec, @version, @enabled, @cursor, @next_check_at, @created_at, @created_by, @updated_at, @updated_by)`,
       ),
       insertVersion: db.prepare('INSERT INTO job_versions (job_id, version, spec, at, actor, reason) VALUES (?, ?, ?, ?, ?, ?)'),
-      versionOf: db.prepare<[string, number], { spec: string; at: number; actor: string; reason: string | null }>(
-        'SELECT spec, at, actor, reason FROM job_versions WHERE job_id = ? AND version = ?',
-      ),
-      dueJobs: db.prepare<[number, number], JobRow>(
-        'SELECT * FROM jobs WHERE enabled = 1 AND next_check_at IS NOT NULL AND next_check_at <= ? ORDER BY next_check_at LIMIT ?',
-      ),
+      dueJobIds: db.prepare<[number], { id: string }>('SELECT id FROM jobs WHERE enabled = 1 AND next_check_at IS NOT NULL AND next_check_at <= ? ORDER BY next_check_at'),
       nextJobDue: db.prepare<[], { t: number | null }>('SELECT min(next_check_at) AS t FROM jobs WHERE enabled = 1'),
-      allJobs: db.prepare<[], JobRow>('SELECT * FROM jobs ORDER BY name'),
       jobsByCalendar: db.prepare<[string], JobRow>(`SELECT * FROM jobs WHERE json_extract(spec, '$.calendar') = ?`),
+      enabledByNextCheck: db.prepare<[number], JobRow>('SELECT * FROM jobs WHERE enabled = 1 AND next_check_at IS NOT NULL ORDER BY next_check_at LIMIT ?'),
       insertRun: db.prepare(
         `INSERT INTO runs (id, job_id, job_name, slot, slot_at, status, disposition, trigger, max_retry, next_attempt_at, opens_at,
            window_closes_at, version, trace_id, idempotency_key, created_at, updated_at)
@@ -338,29 +67,43 @@ export class JobRepo {
       runById: db.prepare<[string], RunRow>('SELECT * FROM runs WHERE id = ?'),
       runBySlot: db.prepare<[string, string], RunRow>('SELECT * FROM runs WHERE job_id = ? AND slot = ?'),
       setRunStatus: db.prepare('UPDATE runs SET status = ?, updated_at = ? WHERE id = ? AND status = ?'),
-      dueRuns: db.prepare<[number, number], RunRow>(
-        'SELECT * FROM runs WHERE next_attempt_at IS NOT NULL AND next_attempt_at <= ? ORDER BY next_attempt_at, slot_at LIMIT ?',
-      ),
-      nextRunDue: db.prepare<[], { t: number | null }>('SELECT min(next_attempt_at) AS t FROM runs WHERE next_attempt_at IS NOT NULL'),
+      dueRunIds: db.prepare<[number], { id: string }>('SELECT id FROM runs WHERE next_attempt_at IS NOT NULL AND next_attempt_at <= ? ORDER BY next_attempt_at, slot_at, slot'),
+      nextRunsDue: db.prepare<[number], { id: string; next_attempt_at: number }>('SELECT id, next_attempt_at FROM runs WHERE next_attempt_at IS NOT NULL ORDER BY next_attempt_at LIMIT ?'),
       openRunsOfJob: db.prepare<[string], RunRow>(`SELECT * FROM runs WHERE job_id = ? AND status IN ('pending','running') ORDER BY slot_at, slot`),
-      allOpenRuns: db.prepare<[], RunRow>(`SELECT * FROM runs WHERE status IN ('pending','running') ORDER BY slot_at`),
+      openRuns: db.prepare<[], RunRow>(`SELECT * FROM runs WHERE status IN ('pending','running') ORDER BY slot_at`),
       runsInRange: db.prepare<[string, number, number], RunRow>('SELECT * FROM runs WHERE job_id = ? AND slot_at >= ? AND slot_at < ? ORDER BY slot_at, slot'),
-      lastRun: db.prepare<[string], RunRow>(`SELECT * FROM runs WHERE job_id = ? AND status NOT IN ('pending','running') ORDER BY slot_at DESC, slot DESC LIMIT 1`),
+      lastFinishedRun: db.prepare<[string], RunRow>(`SELECT * FROM runs WHERE job_id = ? AND status NOT IN ('pending','running') ORDER BY slot_at DESC, slot DESC LIMIT 1`),
+      latestRunAtOrBefore: db.prepare<[string, number], RunRow>('SELECT * FROM runs WHERE job_id = ? AND slot_at <= ? ORDER BY slot_at DESC, slot DESC LIMIT 1'),
       uncoveredFolded: db.prepare<[string, number], RunRow>(
         `SELECT * FROM runs WHERE job_id = ? AND disposition = 'folded' AND covered_by IS NULL AND slot_at < ? ORDER BY slot_at, slot LIMIT 1000`,
       ),
       coveredBy: db.prepare<[string], RunRow>('SELECT * FROM runs WHERE covered_by = ? ORDER BY slot_at, slot'),
-      /** Runs in flight: a trigger out (pending+dispatched) or running with a holder. */
-      activeCount: db.prepare<[], { n: number }>(
+      // In flight (run-phase.ts invariant 2): a trigger out, plus dispatched backfills.
+      inFlight: db.prepare<[], { n: number }>(
         `SELECT (SELECT count(*) FROM runs WHERE status IN ('pending','running') AND dispatched_at IS NOT NULL)
               + (SELECT count(*) FROM backfills WHERE status = 'dispatched') AS n`,
       ),
-      activeCountRole: db.prepare<[string, string], { n: number }>(
+      inFlightOfRole: db.prepare<[string, string], { n: number }>(
         `SELECT (SELECT count(*) FROM runs r JOIN jobs j ON j.id = r.job_id
                   WHERE r.status IN ('pending','running') AND r.dispatched_at IS NOT NULL AND j.role = ?)
               + (SELECT count(*) FROM backfills b JOIN jobs j ON j.id = b.job_id WHERE b.status = 'dispatched' AND j.role = ?) AS n`,
       ),
-      runsOfInstance: db.prepare<[string], RunRow>(`SELECT * FROM runs WHERE status = 'running' AND instance_id = ? AND dispatched_at IS NOT NULL`),
+      startedBy: db.prepare<[string], RunRow>(`SELECT * FROM runs WHERE status = 'running' AND instance_id = ? AND dispatched_at IS NOT NULL`),
+      waitingOnInstance: db.prepare<[string, number], { id: string }>(
+        `SELECT r.id FROM runs r JOIN jobs j ON j.id = r.job_id
+         WHERE j.role = ? AND r.status IN ('pending','running') AND r.next_attempt_at > ? AND r.instance_id IS NULL AND r.waiting_on = 'instance'`,
+      ),
+      // Gaps (core/time/gap-detector.ts): only what was set on the old timeline moves.
+      shiftDeadlines: db.prepare(
+        `UPDATE runs SET deadline = deadline + @gap, next_attempt_at = CASE WHEN next_attempt_at = deadline THEN deadline + @gap ELSE next_attempt_at END
+         WHERE status IN ('pending','running') AND dispatched_at IS NOT NULL AND deadline > @from AND ${onOldTimeline('dispatched_at')}`,
+      ),
+      shiftWaits: db.prepare(
+        `UPDATE runs SET next_attempt_at = max(@to, next_attempt_at + @gap)
+         WHERE status IN ('pending','running') AND dispatched_at IS NULL AND next_attempt_at > @to AND next_attempt_at IS NOT opens_at
+           AND ${onOldTimeline('updated_at')}`,
+      ),
+      rewindSchedules: db.prepare(`UPDATE jobs SET cursor = @cursor, next_check_at = CASE WHEN enabled = 1 THEN @to ELSE next_check_at END WHERE cursor > @cursor`),
       addStep: db.prepare('INSERT INTO run_steps (run_id, step, ref, attempt, instance_id, at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (run_id, step) DO NOTHING'),
       stepsOf: db.prepare<[string], { step: string; ref: string | null; attempt: number; instance_id: string; at: number }>(
         'SELECT step, ref, attempt, instance_id, at FROM run_steps WHERE run_id = ? ORDER BY id',
@@ -373,34 +116,7 @@ export class JobRepo {
            evidence = excluded.evidence, at = excluded.at, count = excluded.count, changed_at = excluded.changed_at`,
       ),
       checksOf: db.prepare<[string, string], CheckRow>('SELECT * FROM checks WHERE job_id = ? AND slot = ? ORDER BY layer, name'),
-      insertBackfill: db.prepare(
-        `INSERT INTO backfills (job_id, slot, slot_at, run_id, reason, status, actor, note, created_at, updated_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      ),
-      backfillById: db.prepare<[number], BackfillRow>('SELECT * FROM backfills WHERE id = ?'),
-      openBackfillOfRun: db.prepare<[string], BackfillRow>(`SELECT * FROM backfills WHERE run_id = ? AND status IN ('queued','held','dispatched')`),
-      dispatchedBackfillOfRun: db.prepare<[string], BackfillRow>(`SELECT * FROM backfills WHERE run_id = ? AND status = 'dispatched'`),
-      backfillsOfRun: db.prepare<[string], BackfillRow>('SELECT * FROM backfills WHERE run_id = ? ORDER BY id'),
-      queuedBackfills: db.prepare<[string, number], BackfillRow>(
-        `SELECT * FROM backfills WHERE job_id = ? AND status = 'queued' ORDER BY slot_at, id LIMIT ?`,
-      ),
-      backfillsOfJob: db.prepare<[string], BackfillRow>(`SELECT * FROM backfills WHERE job_id = ? AND status IN ('queued','held','dispatched') ORDER BY slot_at, id`),
-      dispatchedBackfillsOfJob: db.prepare<[string], BackfillRow>(`SELECT * FROM backfills WHERE job_id = ? AND status = 'dispatched'`),
-      allDispatchedBackfills: db.prepare<[], BackfillRow>(`SELECT * FROM backfills WHERE status = 'dispatched'`),
-      nextBackfillDeadline: db.prepare<[], { t: number | null }>(`SELECT min(deadline) AS t FROM backfills WHERE status = 'dispatched'`),
-      openBackfillCount: db.prepare<[string], { n: number }>(`SELECT count(*) AS n FROM backfills WHERE job_id = ? AND status IN ('queued','held','dispatched')`),
-      calendarById: db.prepare<[string], CalendarRow>('SELECT * FROM calendars WHERE id = ?'),
-      allCalendars: db.prepare<[], CalendarRow>('SELECT * FROM calendars ORDER BY id'),
-      insertCalendar: db.prepare(
-        `INSERT INTO calendars (id, name, timezone, workdays, holidays, extra_workdays, version, created_at, updated_at, updated_by)
-         VALUES (@id, @name, @timezone, @workdays, @holidays, @extra_workdays, 1, @now, @now, @actor)`,
-      ),
-      updateCalendar: db.prepare(
-        `UPDATE calendars SET name = @name, timezone = @timezone, workdays = @workdays, holidays = @holidays,
-           extra_workdays = @extra_workdays, version = version + 1, updated_at = @now, updated_by = @actor WHERE id = @id`,
-      ),
-      getSetting: db.prepare<[string], { value: string }>('SELECT value FROM settings WHERE key = ?'),
-      putSetting: db.prepare('INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value'),
+      checkReasonsOf: db.prepare<[string, string], CheckReason>('SELECT layer, name, verdict, reason FROM checks WHERE job_id = ? AND slot = ? ORDER BY layer, name'),
     };
   }
 
@@ -420,16 +136,61 @@ export class JobRepo {
     return this.q.jobById.get(id);
   }
 
+  jobByName(name: string): JobRow | undefined {
+    return this.q.jobByName.get(name);
+  }
+
+  insertJob(row: Omit<JobRow, 'paused_at' | 'paused_by' | 'paused_reason' | 'paused_until' | 'pause_drain' | 'pause_scope'>): void {
+    this.q.insertJob.run(row);
+  }
+
+  /** Stores version `version` of the job's spec (every edit keeps the old ones). */
+  insertVersion(jobId: string, version: number, spec: JobSpec, actor: string, reason: string | null): void {
+    this.q.insertVersion.run(jobId, version, JSON.stringify(spec), this.now, actor, reason);
+  }
+
   patchJob(id: string, fields: Partial<Omit<JobRow, 'id'>>): void {
-    this.patch('jobs', 'id', id, fields);
+    this.jobPatcher.patch(id, fields);
+  }
+
+  /** The job's time plan: its spec with its calendar (by the calendar's current version). */
+  planOf(job: JobRow, spec: JobSpec = specOf(job)): JobPlan {
+    return this.planOfSpec(spec);
+  }
+
+  planOfSpec(spec: JobSpec): JobPlan {
+    return new JobPlan(spec, spec.calendar ? this.calendars.scheduleCalendar(spec.calendar) : undefined);
+  }
+
+  /** Enabled jobs whose next check is due at `now`, soonest first. */
+  dueJobIds(now: number): string[] {
+    return this.q.dueJobIds.all(now).map((r) => r.id);
+  }
+
+  nextJobDue(): number | null {
+    return this.q.nextJobDue.get()?.t ?? null;
+  }
+
+  jobsUsingCalendar(calendarId: string): JobRow[] {
+    return this.q.jobsByCalendar.all(calendarId);
+  }
+
+  /** Enabled jobs by their next check (the console's "next triggers"). */
+  enabledJobsByNextCheck(limit: number): JobRow[] {
+    return this.q.enabledByNextCheck.all(limit);
+  }
+
+  /** A page of jobs by name; `limit + 1` rows tell whether there is more. */
+  listJobs(f: { role?: string; enabled?: boolean; paused?: boolean; after?: string }, limit: number): JobRow[] {
+    const where = new SqlWhere();
+    if (f.role !== undefined) where.and('role = ?', f.role);
+    if (f.enabled !== undefined) where.and('enabled = ?', f.enabled ? 1 : 0);
+    if (f.paused !== undefined) where.and(f.paused ? 'paused_at IS NOT NULL' : 'paused_at IS NULL');
+    if (f.after !== undefined) where.and('name > ?', f.after);
+    return this.ctx.db.prepare<unknown[], JobRow>(`SELECT * FROM jobs ${where.sql} ORDER BY name LIMIT ?`).all(...where.params, limit + 1);
   }
 
   // ---- runs ----
-
-  insertRun(r: NewRun): RunRow {
-    this.q.insertRun.run({ ...r, now: this.now });
-    return this.q.runById.get(r.id)!;
-  }
 
   run(id: string): RunRow {
     const r = this.q.runById.get(id);
@@ -437,21 +198,46 @@ export class JobRepo {
     return r;
   }
 
+  maybeRun(id: string): RunRow | undefined {
+    return this.q.runById.get(id);
+  }
+
+  runBySlot(jobId: string, slot: string): RunRow | undefined {
+    return this.q.runBySlot.get(jobId, slot);
+  }
+
+  /** The claim: inserts the pending run row and audits it (edge none → pending). */
+  claimRun(r: NewRun, actor: string, detail: Record<string, unknown> = {}): RunRow {
+    assertRunEdge('claim', null, 'pending');
+    this.q.insertRun.run({ ...r, now: this.now });
+    const row = this.q.runById.get(r.id)!;
+    const wire = toRun(row);
+    this.ctx.audit.append({
+      type: 'run.claim',
+      actor,
+      subject: `run:${row.id}`,
+      detail: { jobId: row.job_id, job: row.job_name, slot: row.slot, slotAt: wire.slotAt, from: null, to: 'pending', trigger: row.trigger, version: row.version, ...detail },
+      traceId: row.trace_id,
+    });
+    this.ctx.store.emit({ type: 'run.changed', run: wire, from: null, to: 'pending', cause: 'claim' });
+    return row;
+  }
+
+  /** Bookkeeping fields (due time, attempt, output, …): never status, disposition or waiting_on. */
   patchRun(id: string, fields: RunPatch): RunRow {
-    this.patch('runs', 'id', id, { ...fields, updated_at: this.now });
-    return this.q.runById.get(id)!;
+    return this.writeRun(id, fields);
   }
 
   /**
    * Applies one edge of the run state machine: checks it, writes the status and `fields`, audits
    * `run.<cause>` and emits `run.changed` (+ `run.finished` on a final status).
    */
-  transition(run: RunRow, cause: RunCause, to: RunStatus, fields: RunPatch, actor: string, detail: Record<string, unknown> = {}): RunRow {
+  transitionRun(run: RunRow, cause: RunCause, to: RunStatus, fields: RunChange, actor: string, detail: Record<string, unknown> = {}): RunRow {
     assertRunEdge(cause, run.status, to);
     const now = this.now;
     const res = this.q.setRunStatus.run(to, now, run.id, run.status);
     if (res.changes !== 1) throw new GafferError('conflict', `run ${run.id} changed underneath (expected ${run.status})`);
-    const next = this.patchRun(run.id, fields);
+    const next = this.writeRun(run.id, fields);
     const wire = toRun(next);
     this.ctx.audit.append({
       type: `run.${cause}`,
@@ -465,25 +251,9 @@ export class JobRepo {
     return next;
   }
 
-  /** The claim: inserts the pending run row and audits it (edge none → pending). */
-  claim(r: NewRun, actor: string, detail: Record<string, unknown> = {}): RunRow {
-    assertRunEdge('claim', null, 'pending');
-    const row = this.insertRun(r);
-    const wire = toRun(row);
-    this.ctx.audit.append({
-      type: 'run.claim',
-      actor,
-      subject: `run:${row.id}`,
-      detail: { jobId: row.job_id, job: row.job_name, slot: row.slot, slotAt: wire.slotAt, from: null, to: 'pending', trigger: row.trigger, version: row.version, ...detail },
-      traceId: row.trace_id,
-    });
-    this.ctx.store.emit({ type: 'run.changed', run: wire, from: null, to: 'pending', cause: 'claim' });
-    return row;
-  }
-
-  /** A non-status change, audited as `type` with an event. */
-  update(run: RunRow, fields: RunPatch, type: string, actor: string, detail: Record<string, unknown> = {}): RunRow {
-    const next = this.patchRun(run.id, fields);
+  /** A change without a status edge, audited as `type` with a `run.updated` event. */
+  updateRun(run: RunRow, fields: RunChange, type: string, actor: string, detail: Record<string, unknown> = {}): RunRow {
+    const next = this.writeRun(run.id, fields);
     this.ctx.audit.append({
       type,
       actor,
@@ -495,8 +265,114 @@ export class JobRepo {
     return next;
   }
 
+  /**
+   * The run waits for `waitingOn` until `nextAttemptAt` at the latest. Not audited: the checks
+   * recorded with the same evaluation say why (and a changed verdict is audited there).
+   */
+  setWaiting(id: string, nextAttemptAt: number, waitingOn: WaitingOn, disposition?: RunDisposition): RunRow {
+    return this.writeRun(id, { next_attempt_at: nextAttemptAt, waiting_on: waitingOn, ...(disposition ? { disposition } : {}) });
+  }
+
+  private writeRun(id: string, fields: RunChange): RunRow {
+    this.runPatcher.patch(id, { ...fields, updated_at: this.now });
+    return this.q.runById.get(id)!;
+  }
+
+  /** Runs with a due time at or before `now`, soonest first. */
+  dueRunIds(now: number): string[] {
+    return this.q.dueRunIds.all(now).map((r) => r.id);
+  }
+
+  /** The `limit` soonest due times (the timer skips runs whose checks are in flight). */
+  nextRunsDue(limit: number): Array<{ id: string; next_attempt_at: number }> {
+    return this.q.nextRunsDue.all(limit);
+  }
+
+  /** Pending and running runs of the job, by slot. */
+  openRunsOfJob(jobId: string): RunRow[] {
+    return this.q.openRunsOfJob.all(jobId);
+  }
+
+  /** Pending and running runs of every job, by slot instant. */
+  openRuns(): RunRow[] {
+    return this.q.openRuns.all();
+  }
+
+  runsInRange(jobId: string, from: number, to: number): RunRow[] {
+    return this.q.runsInRange.all(jobId, from, to);
+  }
+
+  lastFinishedRun(jobId: string): RunRow | undefined {
+    return this.q.lastFinishedRun.get(jobId);
+  }
+
+  latestRunAtOrBefore(jobId: string, at: number): RunRow | undefined {
+    return this.q.latestRunAtOrBefore.get(jobId, at);
+  }
+
+  /** Folded runs older than `before` that no run covers yet (oldest first). */
+  uncoveredFolded(jobId: string, before: number): RunRow[] {
+    return this.q.uncoveredFolded.all(jobId, before);
+  }
+
+  coveredBy(runId: string): RunRow[] {
+    return this.q.coveredBy.all(runId);
+  }
+
+  /** Attempts in flight (runs and backfills), for the global quota. */
+  inFlightCount(): number {
+    return this.q.inFlight.get()!.n;
+  }
+
+  /** Attempts in flight of jobs of `role`, for the role quota. */
+  inFlightCountOfRole(role: string): number {
+    return this.q.inFlightOfRole.get(role, role)!.n;
+  }
+
+  /** Runs an instance started and still holds. */
+  startedBy(instanceId: string): RunRow[] {
+    return this.q.startedBy.all(instanceId);
+  }
+
+  /** Runs of `role` whose next offer waits for an online instance, due after `now`. */
+  waitingOnInstance(role: string, now: number): string[] {
+    return this.q.waitingOnInstance.all(role, now).map((r) => r.id);
+  }
+
+  /** Deadlines of attempts dispatched on the old timeline move by the gap (nobody lived it). */
+  shiftDeadlines(gap: ClockGap): number {
+    return this.q.shiftDeadlines.run({ gap: gap.gapMs, newFrom: gap.newFrom, to: gap.to, from: Math.min(gap.from, gap.to) }).changes;
+  }
+
+  /** After a backward step: relative waits (retry backoff, re-checks) set on the old timeline move back with the clock. */
+  shiftWaits(gap: ClockGap): number {
+    return this.q.shiftWaits.run({ gap: gap.gapMs, newFrom: gap.newFrom, to: gap.to }).changes;
+  }
+
+  /** After a backward step: every job's schedule position comes back to the new "now" (`to`). */
+  rewindSchedules(to: number): number {
+    return this.q.rewindSchedules.run({ cursor: to + 1, to }).changes;
+  }
+
+  /** A page of runs, newest slot first; `limit + 1` rows tell whether there is more. */
+  listRuns(f: { jobId?: string; status?: RunStatus; disposition?: RunDisposition; before?: [number, string] }, limit: number): RunRow[] {
+    const where = new SqlWhere();
+    if (f.jobId !== undefined) where.and('job_id = ?', f.jobId);
+    if (f.status !== undefined) where.and('status = ?', f.status);
+    if (f.disposition !== undefined) where.and('disposition = ?', f.disposition);
+    if (f.before !== undefined) where.and('(slot_at < ? OR (slot_at = ? AND id < ?))', f.before[0], f.before[0], f.before[1]);
+    return this.ctx.db.prepare<unknown[], RunRow>(`SELECT * FROM runs ${where.sql} ORDER BY slot_at DESC, id DESC LIMIT ?`).all(...where.params, limit + 1);
+  }
+
+  // ---- steps ----
+
+  /** Records a completed step (once per run and step name); true when it was new. */
+  addStep(runId: string, step: string, ref: string | null, attempt: number, instanceId: string): boolean {
+    return this.q.addStep.run(runId, step, ref, attempt, instanceId, this.now).changes > 0;
+  }
+
   steps(runId: string): RunStep[] {
-    return this.q.stepsOf.all(runId).map((s) => ({ step: s.step, ref: s.ref, attempt: s.attempt, instanceId: s.instance_id, at: isoReq(s.at) }));
+    return this.q.stepsOf.all(runId).map((s) => ({ step: s.step, ref: s.ref, attempt: s.attempt, instanceId: s.instance_id, at: isoTime(s.at) }));
   }
 
   completedSteps(runId: string): string[] {
@@ -526,76 +402,13 @@ export class JobRepo {
     return !prev ? 'new' : changed ? 'changed' : 'same';
   }
 
+  /** The checks of a slot with their evidence (explain/why and the run detail). */
   checks(jobId: string, slot: string): CheckRecord[] {
     return this.q.checksOf.all(jobId, slot).map(toCheck);
   }
 
-  // ---- backfills ----
-
-  backfill(id: number): BackfillRow {
-    const r = this.q.backfillById.get(id);
-    if (!r) throw new GafferError('not_found', `unknown backfill ${id}`);
-    return r;
-  }
-
-  patchBackfill(id: number, fields: BackfillPatch): BackfillRow {
-    this.patch('backfills', 'id', id, { ...fields, updated_at: this.now });
-    return this.q.backfillById.get(id)!;
-  }
-
-  // ---- calendars ----
-
-  calendar(id: string): BusinessCalendar | undefined {
-    const r = this.q.calendarById.get(id);
-    return r && toCalendar(r);
-  }
-
-  calendars(): BusinessCalendar[] {
-    return this.q.allCalendars.all().map(toCalendar);
-  }
-
-  /** The calendar as the schedule library wants it (one object per version, so its memo holds). */
-  scheduleCalendar(id: string): Calendar | undefined {
-    const c = this.calendar(id);
-    if (!c) return undefined;
-    const key = `${c.id}@${c.version}`;
-    let cal = this.calendarCache.get(key);
-    if (!cal) {
-      cal = { id: c.id, name: c.name, timezone: c.timezone, workdays: c.workdays, holidays: c.holidays, extraWorkdays: c.extraWorkdays };
-      if (this.calendarCache.size > 200) this.calendarCache.clear();
-      this.calendarCache.set(key, cal);
-    }
-    return cal;
-  }
-
-  // ---- settings ----
-
-  settings(): JobSettings {
-    const row = this.q.getSetting.get(SETTINGS_KEY);
-    const stored = row ? (JSON.parse(row.value) as Partial<JobSettings>) : {};
-    return {
-      killSwitch: stored.killSwitch ?? { on: false, reason: null, by: null, at: null },
-      globalConcurrency: stored.globalConcurrency ?? null,
-    };
-  }
-
-  putSettings(s: JobSettings): void {
-    this.q.putSetting.run(SETTINGS_KEY, JSON.stringify(s));
-  }
-
-  // ---- helpers ----
-
-  private patch(table: string, keyCol: string, key: string | number, fields: Record<string, unknown>): void {
-    const cols = Object.keys(fields).filter((k) => fields[k] !== undefined);
-    if (cols.length === 0) return;
-    const sig = `${table}:${cols.join(',')}`;
-    let stmt = this.patchCache.get(sig);
-    if (!stmt) {
-      stmt = this.ctx.db.prepare(`UPDATE ${table} SET ${cols.map((c) => `${c} = @${c}`).join(', ')} WHERE ${keyCol} = @__key`);
-      this.patchCache.set(sig, stmt);
-    }
-    const params: Record<string, unknown> = { __key: key };
-    for (const c of cols) params[c] = fields[c];
-    stmt.run(params);
+  /** The checks of a slot without their evidence: the engine quotes their reasons, nothing more. */
+  checkReasons(jobId: string, slot: string): CheckReason[] {
+    return this.q.checkReasonsOf.all(jobId, slot);
   }
 }

@@ -3,7 +3,11 @@
  * many instances, sleep/wake without a storm, overlap, pause and kill switch, quotas, maintenance.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { assertInvariants, hang, ignore, startJobsHarness, succeed, until, type JobsHarness, type Trigger } from './jobs.testkit';
+import { ManualClock } from '../../common/clock';
+import { silentLogger } from '../../common/logger';
+import { createCore } from '../create-core';
+import { tempDir } from '../testing/test-core';
+import { assertInvariants, BASE_CONFIG, hang, ignore, startJobsHarness, succeed, until, type JobsHarness, type Trigger } from './jobs.testkit';
 
 let h: JobsHarness | undefined;
 afterEach(async () => {
@@ -415,5 +419,26 @@ describe('execution conditions', () => {
     const s = await a2.step(t, 'send');
     expect(s).toMatchObject({ ok: false, error: { code: 'not_holder' } });
     expect(h.run(jobId, '2026-11-30')!.status).toBe('running');
+  });
+});
+
+describe('a pass that keeps failing', () => {
+  it('is tried again every few seconds, not in a loop (a row it cannot read, a full disk)', () => {
+    const errors: string[] = [];
+    const logger = { ...silentLogger, error: (msg: string) => void errors.push(msg) };
+    const clock = new ManualClock('2026-11-30T00:00:30.000Z');
+    const core = createCore({ clock, dataDir: tempDir('gaffer-failing-pass-'), config: BASE_CONFIG, logger });
+    try {
+      core.start();
+      const id = core.jobs.create({ name: 'unreadable', role: 'ops', schedule: { everyS: 300, timezone: 'UTC' } }, { actor: 'test' }).job.id;
+      core.db.prepare(`UPDATE jobs SET spec = '{' WHERE id = ?`).run(id);
+      clock.advanceTo(Date.parse('2026-11-30T00:06:00.000Z'));
+      const failed = errors.filter((m) => m.startsWith('jobs: pass failed'));
+      // Due at 00:05: then once every 5 s for the minute after.
+      expect(failed.length).toBeGreaterThan(0);
+      expect(failed.length).toBeLessThanOrEqual(13);
+    } finally {
+      core.close();
+    }
   });
 });

@@ -10,10 +10,12 @@
  * 3. Reads never write.
  */
 import { GafferError } from '../../common/errors';
+import { isoTime } from '../../common/iso-time';
 import type { Page, Signal } from '../../common/model';
 import { clearSignalInput, listSignalsInput, setSignalInput, signalKey, signalName } from '../../common/schemas';
 import { parseOrThrow } from '../../common/validate';
 import type { CoreContext } from '../context';
+import { SqlWhere } from '../sql-where';
 
 interface SignalRow {
   name: string;
@@ -34,7 +36,7 @@ export function signalSubject(name: string, key: string): string {
 }
 
 function toSignal(r: SignalRow): Signal {
-  const s: Signal = { name: r.name, key: r.key, setAt: new Date(r.set_at).toISOString(), actor: r.actor };
+  const s: Signal = { name: r.name, key: r.key, setAt: isoTime(r.set_at), actor: r.actor };
   if (r.value !== null) s.value = JSON.parse(r.value);
   return s;
 }
@@ -83,7 +85,7 @@ export class Signals {
           name,
           key,
           ...(value === undefined ? {} : { value }),
-          ...(before ? { previousSetAt: new Date(before.set_at).toISOString(), previousActor: before.actor } : {}),
+          ...(before ? { previousSetAt: isoTime(before.set_at), previousActor: before.actor } : {}),
         },
         traceId,
       });
@@ -102,7 +104,7 @@ export class Signals {
         type: 'signal.clear',
         actor,
         subject: signalSubject(name, key),
-        detail: { name, key, reason, setAt: new Date(row.set_at).toISOString(), setBy: row.actor },
+        detail: { name, key, reason, setAt: isoTime(row.set_at), setBy: row.actor },
       });
       return toSignal(row);
     });
@@ -133,26 +135,11 @@ export class Signals {
   list(input: unknown = {}): Page<Signal> {
     const f = parseOrThrow(listSignalsInput, input, 'signal filter');
     const limit = f.limit ?? 100;
-    const where: string[] = [];
-    const params: Array<string | number> = [];
-    if (f.name !== undefined) {
-      where.push('name = ?');
-      params.push(f.name);
-    }
-    if (f.key !== undefined) {
-      where.push('key = ?');
-      params.push(f.key);
-    }
-    if (f.after !== undefined) {
-      const [n, k] = decodeCursor(f.after);
-      where.push('(name, key) > (?, ?)');
-      params.push(n, k);
-    }
-    const rows = this.ctx.db
-      .prepare<unknown[], SignalRow>(
-        `SELECT * FROM signals ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY name, key LIMIT ?`,
-      )
-      .all(...params, limit + 1);
+    const where = new SqlWhere();
+    if (f.name !== undefined) where.and('name = ?', f.name);
+    if (f.key !== undefined) where.and('key = ?', f.key);
+    if (f.after !== undefined) where.and('(name, key) > (?, ?)', ...decodeCursor(f.after));
+    const rows = this.ctx.db.prepare<unknown[], SignalRow>(`SELECT * FROM signals ${where.sql} ORDER BY name, key LIMIT ?`).all(...where.params, limit + 1);
     const items = rows.slice(0, limit).map(toSignal);
     const last = items[items.length - 1];
     return { items, next: rows.length > limit && last ? encodeCursor(last.name, last.key) : null };

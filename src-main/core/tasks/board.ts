@@ -13,7 +13,8 @@ import {
   type CreateTaskInput,
 } from '../../common/schemas';
 import { parseOrThrow } from '../../common/validate';
-import { newTraceId, type CoreContext } from '../context';
+import type { CoreContext } from '../context';
+import { newTraceId } from '../ids';
 import type { ClaimLocks } from './claim-locks';
 import { bodyHash, type IdempotencyStore } from './idempotency';
 import { rowToTask, TASK_SELECT, type TaskRepo, type TaskRow } from './task-repo';

@@ -45,7 +45,7 @@ export class Watchdog {
     private readonly locks: ClaimLocks,
     private readonly instances: InstanceRegistry,
     private readonly idempotency: IdempotencyStore,
-    /** Called when a timed sweep fails (it is retried at the next tick). */
+    /** Called when a timed sweep fails (it is retried at the next one). */
     private readonly onError: (e: unknown) => void = () => {},
   ) {
     this.expiredLocks = ctx.db.prepare<[number, number], { task_id: number }>(
@@ -83,17 +83,17 @@ export class Watchdog {
   }
 
   private schedule(): void {
-    this.timer = this.ctx.clock.setTimeout(() => this.tick(), this.intervalMs);
+    this.timer = this.ctx.clock.setTimeout(() => this.timedSweep(), this.intervalMs);
   }
 
-  private tick(): void {
+  private timedSweep(): void {
     try {
       // A grant older than this sweep is on the timeline every later gap starts from.
       this.grants.clear();
       this.sweep();
     } catch (e) {
       // A timer must never take the process down (e.g. a full disk refuses the sweep's writes):
-      // the sweep is retried at the next tick.
+      // the sweep is retried at the next one.
       this.onError(e);
     } finally {
       this.schedule();

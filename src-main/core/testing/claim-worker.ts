@@ -8,7 +8,9 @@
 import { createCore } from '../create-core';
 
 const [dbPath, name, mode] = process.argv.slice(2) as [string, string, string];
-const core = createCore({ dbPath, singleWriter: false, config: { lockWindowS: 3600 } });
+// Several processes race on one file: a write may wait for the others' transactions. On a loaded
+// machine that wait can pass the 5 s default, which would fail the race for the wrong reason.
+const core = createCore({ dbPath, singleWriter: false, busyTimeoutMs: 60_000, config: { lockWindowS: 3600 } });
 const inst = core.instances.register({ role: 'dev', name }).id;
 const lastAuditId = core.db.prepare<[], { id: number }>('SELECT max(id) AS id FROM audit');
 

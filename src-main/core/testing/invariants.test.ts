@@ -58,4 +58,20 @@ describe('invariant checker', () => {
       expect.arrayContaining([`audit ${tail.id + 1}: time goes backwards (${tail.at - 1} < ${tail.at}) without a recorded clock step`]),
     );
   });
+
+  it('lists every bad row and keeps checking the rows after it', () => {
+    core = makeTestCore();
+    const a = core.tasks.create({ title: 'a', role: 'dev' }, { actor: 't' }).task;
+    core.tasks.create({ title: 'b', role: 'dev' }, { actor: 't' });
+    core.tasks.create({ title: 'c', role: 'dev' }, { actor: 't' });
+    core.db.exec('DROP TRIGGER audit_no_update');
+    core.db.prepare(`UPDATE audit SET actor = 'mallory' WHERE id IN (1, 3)`).run();
+    // After the damaged rows: a forged claim (valid hash) must still be noticed.
+    core.audit.record({ type: 'lock.claim', actor: 'ghost', subject: `task:${a.id}`, detail: { fence: 7 } });
+    expect(checkInvariants(core.db)).toEqual([
+      'audit chain broken at row 1: row content does not match its hash',
+      'audit chain broken at row 3: row content does not match its hash',
+      `task:${a.id}: claim fence 7, expected 1 (audit 4)`,
+    ]);
+  });
 });

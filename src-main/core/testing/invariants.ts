@@ -3,20 +3,25 @@
  * race, crash and reliability tests. An empty list means:
  * 1. one live holder per task: a lock row ⇔ status in_progress, with the task's current fence;
  * 2. no two holders over time: per task, audit CLAIMs alternate with RELEASE/EXPIRE, fences grow by one;
- * 3. the audit hash chain is intact from genesis (no committed row lost or altered);
+ * 3. the audit hash chain is intact from genesis (no committed row lost or altered): every bad row
+ *    is listed, and the other checks go on reading the rows after it;
  * 4. every status transition in the audit is an edge of the state machine;
  * 5. one run per job + slot (once the jobs tables exist), and every run status change in the audit is
  *    an edge of the run state machine starting from the run's previous status;
  * 6. audit time goes down only at a recorded backward clock step (AuditLog invariant 6), which is
  *    what lets a time range become one id range per time segment.
+ * 7. likewise every backfill and instance status change audited with from/to is an edge of its machine.
  */
 import type { Db } from '../db/open';
 import { ChainVerifier, GENESIS_HASH } from '../audit/hash-chain';
 import { auditRowToChainRow, CLOCK_STEP_TYPE, type AuditRow } from '../audit/audit-log';
+import { auditRowsAsWritten } from '../audit/stored-text';
 import { isAllowed, type TransitionCause } from '../tasks/transitions';
-import type { TaskStatus } from '../../common/model';
-import type { RunStatus } from '../../common/job-schema';
+import type { InstanceStatus, TaskStatus } from '../../common/model';
+import type { BackfillStatus, RunStatus } from '../../common/job-schema';
 import { isRunEdge, type RunCause } from '../jobs/run-transitions';
+import { isBackfillEdge, type BackfillCause } from '../jobs/backfill-transitions';
+import { isInstanceEdge, type InstanceCause } from '../instances/transitions';
 
 const RELEASING = new Set(['lock.release', 'lock.expire', 'operator.force_release', 'operator.cancel']);
 
@@ -36,12 +41,16 @@ export function checkInvariants(db: Db): string[] {
   }>;
   for (const f of fenceMismatch) problems.push(`task ${f.task_id}: lock fence differs from the task's fence`);
 
-  const verifier = new ChainVerifier(GENESIS_HASH);
+  const verifier = new ChainVerifier(GENESIS_HASH, {
+    firstId: 1,
+    asWritten: auditRowsAsWritten(db),
+    onProblem: (p) => problems.push(`audit chain broken at row ${p.id}: ${p.reason}`),
+  });
   const holder = new Map<string, { fence: number } | null>();
   const lastFence = new Map<string, number>();
   const status = new Map<string, TaskStatus>();
   for (const row of db.prepare('SELECT * FROM audit ORDER BY id').iterate() as IterableIterator<AuditRow>) {
-    if (!verifier.push(auditRowToChainRow(row))) break;
+    verifier.push(auditRowToChainRow(row));
     if (!row.subject.startsWith('task:')) continue;
     const d = JSON.parse(row.detail) as { fence?: number; from?: TaskStatus; to?: TaskStatus };
     const t = row.subject;
@@ -66,8 +75,6 @@ export function checkInvariants(db: Db): string[] {
       status.set(t, 'backlog');
     }
   }
-  const chain = verifier.result();
-  if (!chain.ok) problems.push(`audit chain broken at row ${chain.brokenAt}: ${chain.reason}`);
   const backwards = db.prepare(
     `SELECT a.id, a.at, p.at AS prev FROM audit a JOIN audit p ON p.id = a.id - 1
      WHERE a.at < p.at AND NOT (a.type = '${CLOCK_STEP_TYPE}' AND json_extract(a.detail, '$.gapMs') < 0) ORDER BY a.id`,
@@ -94,8 +101,24 @@ export function checkInvariants(db: Db): string[] {
       else if ((known ?? null) !== (d.from ?? null)) problems.push(`${row.subject}: run ${cause} from ${d.from} but it was ${known ?? '(none)'} (audit ${row.id})`);
       if (d.to !== undefined) runStatus.set(row.subject, d.to);
     }
+    replayEdges(db, problems, 'backfill', (cause, from, to) => isBackfillEdge(cause as BackfillCause, from as BackfillStatus | null, to as BackfillStatus));
   }
+  replayEdges(db, problems, 'instance', (cause, from, to) => isInstanceEdge(cause as InstanceCause, from as InstanceStatus | null, to as InstanceStatus));
   return problems;
+}
+
+/** Replays the audited edges (`<kind>.<cause>` rows with from/to) of every `<kind>:` subject, in id order. */
+function replayEdges(db: Db, problems: string[], kind: string, isEdge: (cause: string, from: string | null, to: string) => boolean) {
+  const status = new Map<string, string | null>();
+  const rows = db.prepare(`SELECT id, subject, type, detail FROM audit WHERE subject LIKE ? AND json_extract(detail, '$.to') IS NOT NULL ORDER BY id`);
+  for (const row of rows.iterate(`${kind}:%`) as IterableIterator<{ id: number; subject: string; type: string; detail: string }>) {
+    const d = JSON.parse(row.detail) as { from?: string | null; to: string };
+    const cause = row.type.slice(kind.length + 1);
+    const from = d.from ?? null;
+    if (!isEdge(cause, from, d.to)) problems.push(`${row.subject}: illegal ${kind} ${cause} ${from} → ${d.to} (audit ${row.id})`);
+    else if (status.has(row.subject) && status.get(row.subject) !== from) problems.push(`${row.subject}: ${kind} ${cause} from ${from} but it was ${status.get(row.subject)} (audit ${row.id})`);
+    status.set(row.subject, d.to);
+  }
 }
 
 function causeOf(type: string): TransitionCause | undefined {

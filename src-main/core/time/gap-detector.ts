@@ -28,6 +28,7 @@
  */
 import type { Clock, TimerHandle } from '../../common/clock';
 import type { SchedulerConfig } from '../../common/config';
+import { isoTime } from '../../common/iso-time';
 import type { Logger } from '../../common/logger';
 import type { AuditLog } from '../audit/audit-log';
 import type { Store } from '../db/store';
@@ -222,7 +223,6 @@ export class GapDetector {
   }
 
   private apply(gap: ClockGap): void {
-    const iso = (ms: number) => new Date(ms).toISOString();
     this.deps.store.write(() => {
       const shifted: Record<string, number> = {};
       for (const [name, fn] of this.participants) {
@@ -234,8 +234,8 @@ export class GapDetector {
         subject: 'clock',
         detail: {
           kind: gap.kind,
-          expected: iso(gap.from),
-          actual: iso(gap.to),
+          expected: isoTime(gap.from),
+          actual: isoTime(gap.to),
           gapMs: gap.gapMs,
           loopGapMs: gap.loopGapMs,
           stepMs: gap.stepMs,

@@ -15,8 +15,10 @@ import {
   RUN_DISPOSITIONS,
   RUN_STATUSES,
 } from '../../common/job-schema';
+import { runSubject } from '../../common/logs';
 import { reason, roleName } from '../../common/schemas';
 import type { Core } from '../../core/create-core';
+import { withUsage } from './logs';
 import { afterParam, emptyQuery, intParam, limitParam, ok, parseBody, parseParam, parseQuery, type ApiContext, type Route } from './router';
 
 const idParam = z.string().min(1).max(200);
@@ -274,7 +276,8 @@ export function jobRoutes(core: Core): Route[] {
       doc: { summary: 'Runs across jobs (the slot ledger), newest first; filter by job, status or disposition.', query: listRunsQuery, responses: { 200: '`{items: [run], next}`' } },
       handler(c) {
         const q = parseQuery(listRunsQuery, c);
-        return ok(jobs.listRuns(q));
+        const page = jobs.listRuns(q);
+        return ok({ ...page, items: page.items.map((r) => withUsage(core, runSubject(r.id), r)) });
       },
     },
     {
@@ -283,7 +286,8 @@ export function jobRoutes(core: Core): Route[] {
       doc: { summary: 'One run with its steps and checks.', params: idParams, query: emptyQuery, responses: { 200: '`{run, …}`' } },
       handler(c) {
         noQuery(c);
-        return ok(jobs.getRun(parseParam(idParam, c, 'id')));
+        const detail = jobs.getRun(parseParam(idParam, c, 'id'));
+        return ok({ ...detail, run: withUsage(core, runSubject(detail.run.id), detail.run) });
       },
     },
 

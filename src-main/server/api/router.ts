@@ -121,9 +121,10 @@ export function matchRoute(
   return { allowed };
 }
 
-export function queryObject(search: URLSearchParams): Record<string, string | string[]> {
+/** Query pairs (`queryPairs` in guards.ts: strictly decoded) as an object; a repeated name → an array. */
+export function queryObject(pairs: Iterable<[string, string]>): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = {};
-  for (const [k, v] of search) {
+  for (const [k, v] of pairs) {
     const prev = out[k];
     out[k] = prev === undefined ? v : Array.isArray(prev) ? [...prev, v] : [prev, v];
   }

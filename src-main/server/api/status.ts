@@ -1,12 +1,15 @@
 /** `GET /status`: health, version, counts and the recovery bound (SPEC §2). */
 import { recoveryBoundS } from '../../common/config';
-import { INSTANCE_STATUSES, TASK_STATUSES, type InstanceStatus, type TaskStatus } from '../../common/model';
+import { INSTANCE_STATUSES, TASK_STATUSES, type InstanceStatus, type StorageStatus, type TaskStatus } from '../../common/model';
 import { PROTOCOL_VERSION } from '../../common/protocol';
 import type { Core } from '../../core/create-core';
 import { emptyQuery, ok, parseQuery, type Route } from './router';
 
 export interface StatusInfo {
+  /** False while writes are refused (see `storage`). */
   ok: boolean;
+  /** Addition: why writes are refused (a storage fault, or a disk that refuses writes), or null. */
+  storage: StorageStatus | null;
   version: string;
   protocolVersion: number;
   serverTime: string;
@@ -53,8 +56,10 @@ export function statusRoutes(core: Core, version: string): Route[] {
         for (const r of q.tasks.all()) tasks[r.status] = r.n;
         const instances = Object.fromEntries(INSTANCE_STATUSES.map((s) => [s, 0])) as Record<InstanceStatus, number>;
         for (const r of q.instances.all()) instances[r.status] = r.n;
+        const storage = core.store.status();
         const body: StatusInfo = {
-          ok: true,
+          ok: storage === null,
+          storage,
           version,
           protocolVersion: PROTOCOL_VERSION,
           serverTime: new Date(now).toISOString(),

@@ -1,10 +1,13 @@
 /** `/tasks…`: create (idempotent), list, get, and the operator's edges. */
 import { z } from 'zod';
 import { GafferError } from '../../common/errors';
+import { taskSubject } from '../../common/logs';
 import { TASK_STATUSES } from '../../common/model';
 import { createTaskInput, idempotencyKey, reason, roleName } from '../../common/schemas';
 import { parseOrThrow } from '../../common/validate';
 import type { Core } from '../../core/create-core';
+import { withUsage } from './logs';
+import { headerText } from '../guards';
 import { afterParam, emptyQuery, idParam, intParam, limitParam, ok, parseBody, parseParam, parseQuery, type ApiContext, type Route } from './router';
 
 const listQuery = z.strictObject({
@@ -62,7 +65,7 @@ export function taskRoutes(core: Core): Route[] {
       },
       async handler(c) {
         const body = await parseBody(createTaskInput, c);
-        const header = c.req.headers['idempotency-key'];
+        const header = headerText(c.req, 'Idempotency-Key');
         const fromHeader = header === undefined ? undefined : parseOrThrow(idempotencyKey, header, 'header "Idempotency-Key"');
         if (fromHeader !== undefined && body.idempotencyKey !== undefined && body.idempotencyKey !== fromHeader) {
           throw new GafferError('bad_request', 'the Idempotency-Key header and the body\'s "idempotencyKey" differ');
@@ -80,7 +83,8 @@ export function taskRoutes(core: Core): Route[] {
       path: '/tasks',
       doc: { summary: 'List tasks (filter by role and status), paged by task id.', query: listQuery, responses: { 200: '`{items: [task], next}`' } },
       handler(c) {
-        return ok(core.tasks.list(parseQuery(listQuery, c)));
+        const page = core.tasks.list(parseQuery(listQuery, c));
+        return ok({ ...page, items: page.items.map((t) => withUsage(core, taskSubject(t.id), t)) });
       },
     },
     {
@@ -89,7 +93,8 @@ export function taskRoutes(core: Core): Route[] {
       doc: { summary: 'One task, with its lock if it is held.', params: idParams, query: emptyQuery, responses: { 200: '`{task}`' } },
       handler(c) {
         parseQuery(emptyQuery, c);
-        return ok({ task: core.tasks.get(parseParam(idParam, c, 'id')) });
+        const task = core.tasks.get(parseParam(idParam, c, 'id'));
+        return ok({ task: withUsage(core, taskSubject(task.id), task) });
       },
     },
     edge('release'),

@@ -123,8 +123,20 @@ export function mapCoreEvent(e: CoreEvent): ConsoleEvent[] {
       return [
         { type: 'inbox.changed', itemId: e.item.id, action: e.action, kind: e.item.kind, severity: e.item.severity, state: e.item.state, title: e.item.title, detail: e.item.detail },
       ];
+    case 'managed.changed': {
+      const out: ConsoleEvent[] = [{ type: 'managed.changed', managedAgentId: e.managedAgentId }];
+      if (e.action === 'crash_looping') out.push({ type: 'alert', level: 'warning', title: 'Managed agent crash looping', body: e.message ?? `Managed agent ${e.managedAgentId} keeps exiting right after it starts.` });
+      return out;
+    }
     case 'trigger.undeliverable':
       return [{ type: 'alert', level: 'warning', title: 'Job trigger undeliverable', body: `Run ${e.runId} for role ${e.role}: ${e.reason}.` }];
+    case 'log.appended':
+      return [{ type: 'log.appended', subject: e.subject, attempt: e.attempt, lastSeq: e.lastSeq }];
+    case 'storage.changed':
+      // Critical alerts also refresh the dashboard, whose `storage` drives the banner.
+      return e.storage === null
+        ? [{ type: 'alert', level: 'info', title: 'Storage accepts writes again', body: 'Writes are acknowledged again.' }]
+        : [{ type: 'alert', level: 'critical', title: e.storage.state === 'fault' ? 'Storage fault' : 'Storage refuses writes', body: e.storage.message }];
     case 'task.renewed':
     case 'lock.lost': // told through lock.expired / task.changed, and session.lost_locks
     case 'token.revoked':
@@ -155,6 +167,11 @@ function keyOf(e: ConsoleEvent): string | null {
     case 'inbox.changed':
       // A raise or a wake is its own notification; later changes of the item in a batch fold into the last.
       return e.action === 'raised' || e.action === 'reopened' ? `inbox:${e.itemId}:${e.action}` : `inbox:${e.itemId}`;
+    case 'log.appended':
+      // One per subject and batch: the newest seq says how far the log goes.
+      return `log:${e.subject}`;
+    case 'managed.changed':
+      return `managed:${e.managedAgentId}`;
     default:
       return null;
   }

@@ -52,7 +52,7 @@ const INSTANT = /^\d{1,16}$/;
  * validated): repeated `type=` or `types=a,b` for several types; ids and epoch-ms instants as
  * numbers. Unknown parameters are kept so that validation refuses them.
  */
-export function exportArgsFromQuery(search: URLSearchParams): Record<string, unknown> {
+export function exportArgsFromQuery(search: Iterable<[string, string]>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   const types: string[] = [];
   for (const [k, v] of search) {

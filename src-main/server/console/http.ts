@@ -30,7 +30,7 @@ import type { ConsoleEvent, ConsoleReply } from '../../common/console-api';
 import { GafferError, isGafferError, toErrorBody, type ErrorBody } from '../../common/errors';
 import type { Core } from '../../core/create-core';
 import { streamChunks } from '../api/router';
-import { allowedHost, bearerToken, isOperator, readJsonBody, rejectUpgrade, selfOrigins, sendJson, upgradePath } from '../guards';
+import { allowedHost, bearerToken, isOperator, queryPairs, readJsonBody, rejectUpgrade, selfOrigins, sendJson, upgradePath } from '../guards';
 import type { ServerExtension } from '../server';
 import { ConsoleEventHub, type ConsoleEventHubOptions } from './events';
 import { exportArgsFromQuery, startConsoleExport } from './export';
@@ -169,7 +169,7 @@ export function createConsoleExtension(core: Core, opts: ConsoleHttpOptions): (p
     const handleExport = async (req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> => {
       if (req.method !== 'GET') throw new GafferError('bad_request', 'the export is a GET request');
       guard(req, res);
-      const exp = startConsoleExport(core, exportArgsFromQuery(url.searchParams));
+      const exp = startConsoleExport(core, exportArgsFromQuery(queryPairs(url.search)));
       res.writeHead(200, {
         ...SECURITY_HEADERS,
         'content-type': exp.contentType,

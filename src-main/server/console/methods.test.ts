@@ -5,6 +5,7 @@ import { auditCount, makeTestCore, onlineInstance, stateDigest, type TestCore } 
 import { createConsoleMethods, type ConsoleMethods, type JobsConsolePort } from './methods';
 import { isJobsMethod, type JobsMethod } from './methods-jobs';
 import { isAttentionMethod, type AttentionMethod } from './methods-attention';
+import { isManagedMethod, type ManagedMethod } from './methods-managed';
 import { lastLocalDays, localDayKey, localWeekStart } from './read-models';
 
 const ACTOR = 'operator:desktop';
@@ -61,8 +62,9 @@ describe('console methods: the allow-list and argument validation', () => {
   });
 
   // One bad call per method: each is refused as bad_request and changes nothing.
-  // (The jobs methods have theirs in methods-jobs.test.ts, the attention ones in methods-attention.test.ts.)
-  const bad: Record<Exclude<ConsoleMethod, JobsMethod | AttentionMethod>, unknown[]> = {
+  // (The jobs, managed-agent and attention methods have theirs in methods-jobs.test.ts /
+  // methods-managed.test.ts / methods-attention.test.ts.)
+  const bad: Record<Exclude<ConsoleMethod, JobsMethod | ManagedMethod | AttentionMethod>, unknown[]> = {
     'dashboard.get': [{ extra: 1 }, 'x'],
     'tasks.list': [{ status: 'nope' }, { limit: 0 }, { role: 'bad role!' }],
     'tasks.get': [{}, { taskId: -1 }, { taskId: '1' }],
@@ -83,13 +85,23 @@ describe('console methods: the allow-list and argument validation', () => {
     'audit.verify': [{ deep: true }],
     'settings.get': [{ x: 1 }],
     'settings.setKillSwitch': [{ on: true }, { on: 'yes', reason: 'r' }],
+    'logs.attempts': [{}, { subject: 'task:0' }, { subject: 'job:1' }],
+    'logs.page': [{ subject: 'task:1', limit: 0 }, { subject: 'task:1', stream: 'video' }, { subject: 'run:a b' }],
+    'logs.text': [{ subject: 'task:1' }, { subject: 'task:1', attempt: 0 }],
+    'logs.search': [{}, { q: '   ' }, { q: 'x', limit: 1000 }],
+    'logs.timeline': [{ subject: '' }],
+    'logs.settings': [{ x: 1 }],
+    'logs.setSettings': [{ settings: { retentionDays: 7 } }, { settings: { retentionDays: 0 }, reason: 'r' }, { settings: { bogus: 1 }, reason: 'r' }],
+    'usage.summary': [{}, { by: 'week' }, { by: 'day', from: 'yesterday' }],
+    'usage.daily': [{ by: 'day' }, { from: '2026-12-02T00:00:00Z', to: '2026-12-01T00:00:00Z' }],
+    'usage.costliestRuns': [{ limit: 0 }, { from: 'x' }],
   };
 
   it('has a bad-input case for every method', () => {
-    expect(Object.keys(bad).sort()).toEqual(CONSOLE_METHODS.filter((m) => !isJobsMethod(m) && !isAttentionMethod(m)).sort());
+    expect(Object.keys(bad).sort()).toEqual(CONSOLE_METHODS.filter((m) => !isJobsMethod(m) && !isManagedMethod(m) && !isAttentionMethod(m)).sort());
   });
 
-  for (const method of CONSOLE_METHODS.filter((m): m is Exclude<ConsoleMethod, JobsMethod | AttentionMethod> => !isJobsMethod(m) && !isAttentionMethod(m))) {
+  for (const method of CONSOLE_METHODS.filter((m): m is Exclude<ConsoleMethod, JobsMethod | ManagedMethod | AttentionMethod> => !isJobsMethod(m) && !isManagedMethod(m) && !isAttentionMethod(m))) {
     it(`${method}: bad arguments → bad_request, nothing changed`, async () => {
       const id = onlineInstance(core);
       create('a task');
@@ -97,6 +109,25 @@ describe('console methods: the allow-list and argument validation', () => {
       for (const args of bad[method]) await expectRefused(method, args);
     });
   }
+
+  it('text that cannot be stored is refused for every method, naming the field (IPC delivers lone surrogates as they are)', async () => {
+    const id = onlineInstance(core);
+    create('a task');
+    const t = claim(id);
+    const cases: Array<[unknown, unknown, string]> = [
+      ['tasks.create', { title: 'lone \ud800', role: 'dev' }, 'title'],
+      ['tasks.create', { title: 't', role: 'dev', payload: { deep: [{ ['k\udc00']: 1 }] } }, 'payload.deep.0.k\ufffd'],
+      ['tasks.cancel', { taskId: t.taskId, reason: 'because \udbff' }, 'reason'],
+      ['audit.query', { actor: '\ud800' }, 'actor'],
+      ['jobs.validate', { spec: { name: 'j\ud800' } }, 'spec.name'],
+      ['calendars.importIcs', { id: 'c', ics: 'BEGIN:VCALENDAR\ud800', reason: 'r' }, 'ics'],
+    ];
+    for (const [method, args, field] of cases) {
+      await expectRefused(method, args);
+      const reply = await m.dispatch(method, args);
+      expect(!reply.ok && reply.error.message, String(method)).toMatch(new RegExp(`^invalid ${String(method).replace('.', '\\.')} arguments at "${field.replace(/[.]/g, '\\.')}": (a key )?must be valid Unicode text`));
+    }
+  });
 
   it('call() throws a GafferError with the stable code', async () => {
     await expect(m.call('tasks.get', { taskId: 'x' })).rejects.toMatchObject({ code: 'bad_request', status: 400 });
@@ -212,6 +243,8 @@ describe('console methods: read models', () => {
     const jobs: JobsConsolePort = {
       runsNeedingAttention: () => 3,
       nextTriggers: (_now, limit) => [{ jobId: 'job_1', job: 'daily report', slot: '2026-12-01', at: '2026-12-01T09:00:00.000Z' }].slice(0, limit),
+      killSwitch: () => false,
+      setKillSwitch: () => {},
     };
     const withJobs = createConsoleMethods(core, { actor: ACTOR, port: null, dataDir: null, version: 'x' }, { jobs });
     expect(await withJobs.call('dashboard.get', {})).toMatchObject({ runsNeedingAttention: 3, nextTriggers: [{ jobId: 'job_1' }] });
@@ -352,7 +385,7 @@ describe('console methods: tokens, audit, settings', () => {
     expect((await m.call('dashboard.get', {})).runsNeedingAttention).toBe(core.jobs.runsNeedingAttention());
   });
 
-  it('the kill switch is delegated to the jobs module when it offers it', async () => {
+  it('the console writes the kill switch only through the jobs port (the row has one writer)', async () => {
     let state = false;
     const calls: unknown[] = [];
     const jobs: JobsConsolePort = {

@@ -30,6 +30,8 @@ import { verifyLiveRange } from '../../core/audit/audit-export';
 import type { Core } from '../../core/create-core';
 import { createAttentionHandlers } from './methods-attention';
 import { createJobsHandlers } from './methods-jobs';
+import { createLogsHandlers } from './methods-logs';
+import { createManagedHandlers } from './methods-managed';
 import { lastLocalDays, localDayStart, localWeekStart, prepareReadModels, type ReadModels } from './read-models';
 
 /** Who is calling and what to report in `settings.get`. */
@@ -42,22 +44,18 @@ export interface ConsoleContext {
   version: string;
 }
 
-/**
- * What the jobs module contributes to the console (`core.jobs` implements it). Without it runs
- * needing attention are 0 and there are no next triggers.
- */
+/** What the jobs module contributes to the console (`core.jobs` implements it). */
 export interface JobsConsolePort {
   /** Backfills the operator must act on: held or failed, plus queued ones. */
   runsNeedingAttention(): number;
   /** Upcoming triggers, soonest first. */
   nextTriggers(now: number, limit: number): Dashboard['nextTriggers'];
   /**
-   * The jobs module's own kill-switch operations, when it has them: the console then delegates
-   * (one switch, the module's audit and events). Without them the console writes the same
-   * `jobs.settings` row itself (read-models.ts).
+   * The one kill switch, the one the job runner obeys. The jobs module owns its row (`jobs.settings`),
+   * audits the change and announces it; the console never writes the row itself.
    */
-  killSwitch?(): boolean;
-  setKillSwitch?(input: { on: boolean; reason: string; actor: string }): void;
+  killSwitch(): boolean;
+  setKillSwitch(input: { on: boolean; reason: string; actor: string }): void;
 }
 
 export interface ConsoleMethodOptions {
@@ -83,10 +81,16 @@ const NEXT_TRIGGERS = 10;
 export function createConsoleMethods(core: Core, ctx: ConsoleContext, opts: ConsoleMethodOptions = {}): ConsoleMethods {
   const rm = opts.readModels ?? prepareReadModels(core);
   // The jobs module (core.jobs) satisfies the port; a test or a shell may pass its own.
-  const jobs: JobsConsolePort | undefined = opts.jobs ?? (core as { jobs?: JobsConsolePort }).jobs;
+  const jobs: JobsConsolePort = opts.jobs ?? core.jobs;
   const actor = ctx.actor;
 
-  const killSwitch = (): boolean => (jobs?.killSwitch ? jobs.killSwitch() : rm.killSwitch());
+  const killSwitch = (): boolean => jobs.killSwitch();
+  /** Who turned the kill switch on, when and why (the jobs module's settings row); null while it is off. */
+  const killSwitchBy = (): Dashboard['killSwitchBy'] => {
+    if (!killSwitch()) return null;
+    const k = core.jobs.settings().killSwitch;
+    return { by: k.by ?? '?', at: k.at ?? '?', reason: k.reason ?? '' };
+  };
 
   const settings = (): ConsoleSettings => ({
     config: { ...core.config },
@@ -109,13 +113,14 @@ export function createConsoleMethods(core: Core, ctx: ConsoleContext, opts: Cons
         onlineInstances: rm.onlineInstances(),
         completedThisWeek,
         expiredLocksToday: rm.expiredSince(localDayStart(now)),
-        runsNeedingAttention: jobs?.runsNeedingAttention() ?? 0,
+        runsNeedingAttention: jobs.runsNeedingAttention(),
         recoveryBoundS: recoveryBoundS(core.config),
         killSwitch: killSwitch(),
-        killSwitchBy: rm.killSwitchBy(),
+        killSwitchBy: killSwitchBy(),
         roles: rm.roleSummaries(now),
         throughput,
-        nextTriggers: jobs?.nextTriggers(now, NEXT_TRIGGERS) ?? [],
+        nextTriggers: jobs.nextTriggers(now, NEXT_TRIGGERS),
+        storage: core.store.status(),
         inbox: core.inbox.counts(),
         budgets: core.budgets.view(now),
       };
@@ -148,19 +153,22 @@ export function createConsoleMethods(core: Core, ctx: ConsoleContext, opts: Cons
     'audit.count': (a) => core.auditQuery.count(a),
     'audit.verify': async () => {
       // Chunked and yielding: a full check of millions of rows never blocks the process.
-      const r = await verifyLiveRange(core.db);
-      return { ok: r.ok, checked: r.checked, ...(r.brokenAt === undefined ? {} : { brokenAt: r.brokenAt }), ...(r.reason ? { reason: r.reason } : {}) };
+      const { firstId: _first, lastId: _last, anchor: _anchor, ...result } = await verifyLiveRange(core.db);
+      return result;
     },
     'settings.get': () => settings(),
     'settings.setKillSwitch': (a) => {
-      if (jobs?.setKillSwitch) jobs.setKillSwitch({ on: a.on, reason: a.reason, actor });
-      else rm.setKillSwitch(a.on, a.reason, actor);
+      jobs.setKillSwitch({ on: a.on, reason: a.reason, actor });
       return settings();
     },
     // jobs.*, runs.*, backfills.*, calendars.* (methods-jobs.ts)
     ...createJobsHandlers(core, actor),
     // inbox.*, notifications.* (methods-attention.ts)
     ...createAttentionHandlers(core, actor),
+    // logs.*, usage.* (methods-logs.ts)
+    ...createLogsHandlers(core, actor),
+    // managedAgents.* (methods-managed.ts)
+    ...createManagedHandlers(core, actor),
   };
 
   const call = async <M extends ConsoleMethod>(method: M, args: unknown): Promise<ConsoleResult<M>> => {

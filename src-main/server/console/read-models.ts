@@ -1,22 +1,17 @@
 /**
- * Read models for the console: the SQL behind the dashboard, role summaries, expired-lock cards,
- * instances' held locks and the kill switch. Statements are prepared once per core.
+ * Read models for the console: the SQL behind the dashboard, role summaries, expired-lock cards
+ * and instances' held locks. Statements are prepared once per core.
  *
- * 1. Read-only except `setKillSwitch`, which writes the `settings` row and its audit event in one
- *    transaction (the core's `store.write`).
+ * 1. Read-only.
  * 2. "Today" and "this week" are the server's local calendar (the operator's machine), computed
  *    in JS and bound as epoch-ms parameters; SQL never calls a clock.
- * 3. There is ONE kill switch: `JobSettings.killSwitch` in the `settings` row `jobs.settings`
- *    (JSON, owned by the jobs module, which stops triggering while it is on). The console reads
- *    and writes that same row (keeping the other fields), so the switch the operator flips is the
- *    one the job runner obeys, whether or not the jobs module is wired into the console yet.
+ * 3. The kill switch is not here: it is the jobs module's (`core.jobs`, through the console's
+ *    JobsConsolePort), which owns the `jobs.settings` row.
  */
 import type { ExpiredLockCard, InstanceView, RoleSummary, ThroughputPoint } from '../../common/console-api';
-import type { JobSettings } from '../../common/job-schema';
+import { isoTime, isoTimeOrNull } from '../../common/iso-time';
 import type { Core } from '../../core/create-core';
 
-/** The settings row holding `JobSettings` (and so the kill switch). */
-export const JOB_SETTINGS_KEY = 'jobs.settings';
 /** Most expired-lock cards returned for one day (newest first). */
 export const MAX_EXPIRED_CARDS = 1000;
 
@@ -90,7 +85,6 @@ export interface HeldLock {
 }
 
 const THROUGHPUT_DAYS = 7;
-const iso = (ms: number) => new Date(ms).toISOString();
 
 export type ReadModels = ReturnType<typeof prepareReadModels>;
 
@@ -141,22 +135,8 @@ export function prepareReadModels(core: Pick<Core, 'db' | 'store' | 'audit' | 'c
     held: db.prepare<[], { task_id: number; instance_id: string; expires_at: number; title: string }>(
       `SELECT l.task_id, l.instance_id, l.expires_at, t.title FROM locks AS l JOIN tasks AS t ON t.id = l.task_id ORDER BY l.task_id`,
     ),
-    getSetting: db.prepare<[string], { value: string }>('SELECT value FROM settings WHERE key = ?'),
     rolePauses: db.prepare<[], { role: string; at: number; by: string; reason: string; until: number | null }>('SELECT role, at, by, reason, until FROM role_pauses'),
-    putSetting: db.prepare('INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value'),
   };
-
-  const jobSettings = (): Partial<JobSettings> => {
-    const row = q.getSetting.get(JOB_SETTINGS_KEY);
-    if (!row) return {};
-    try {
-      const v = JSON.parse(row.value) as unknown;
-      return typeof v === 'object' && v !== null ? (v as Partial<JobSettings>) : {};
-    } catch {
-      return {};
-    }
-  };
-  const killSwitch = (): boolean => jobSettings().killSwitch?.on === true;
 
   return {
     onlineInstances: (): number => q.online.get()!.n,
@@ -214,10 +194,10 @@ export function prepareReadModels(core: Pick<Core, 'db' | 'store' | 'audit' | 'c
         holderName: r.holder_name,
         fence: r.fence,
         reason: r.reason,
-        expiredAt: iso(r.expired_at),
+        expiredAt: isoTime(r.expired_at),
         reclaimedBy: r.reclaimed_by,
         reclaimedByName: r.reclaimed_name,
-        reclaimedAt: r.reclaimed_at === null ? null : iso(r.reclaimed_at),
+        reclaimedAt: isoTimeOrNull(r.reclaimed_at),
       }));
     },
 
@@ -227,7 +207,7 @@ export function prepareReadModels(core: Pick<Core, 'db' | 'store' | 'audit' | 'c
       for (const r of q.held.all()) {
         let list = out.get(r.instance_id);
         if (!list) out.set(r.instance_id, (list = []));
-        list.push({ taskId: r.task_id, title: r.title, expiresAt: iso(r.expires_at) });
+        list.push({ taskId: r.task_id, title: r.title, expiresAt: isoTime(r.expires_at) });
       }
       return out;
     },
@@ -241,33 +221,6 @@ export function prepareReadModels(core: Pick<Core, 'db' | 'store' | 'audit' | 'c
         list.push({ runId: r.id, jobId: r.job_id, job: r.job_name, slot: r.slot });
       }
       return out;
-    },
-
-    killSwitch,
-
-    /** Who turned the kill switch on, when and why; null while it is off. */
-    killSwitchBy(): { by: string; at: string; reason: string } | null {
-      const k = jobSettings().killSwitch;
-      return k?.on ? { by: k.by ?? '?', at: k.at ?? '?', reason: k.reason ?? '' } : null;
-    },
-
-    /**
-     * Sets the kill switch and audits it (`operator.kill_switch`) in one transaction, keeping the
-     * other job settings; emits `jobs.settings` so the job runner hears about it at once.
-     */
-    setKillSwitch(on: boolean, reason: string, actor: string): void {
-      core.store.write(() => {
-        const stored = jobSettings();
-        const before = stored.killSwitch?.on === true;
-        const settings: JobSettings = {
-          ...stored,
-          killSwitch: { on, reason, by: actor, at: iso(core.clock.now()) },
-          globalConcurrency: stored.globalConcurrency ?? null,
-        };
-        q.putSetting.run(JOB_SETTINGS_KEY, JSON.stringify(settings));
-        core.audit.append({ type: 'operator.kill_switch', actor, subject: 'settings:killSwitch', detail: { reason, from: before, to: on } });
-        core.store.emit({ type: 'jobs.settings', settings, actor });
-      });
     },
   };
 }

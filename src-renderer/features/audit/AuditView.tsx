@@ -361,6 +361,9 @@ function VerifyStatus() {
   if (!v.result && !v.error) return null;
   if (v.error) return <ErrorBanner error={v.error} what="Could not verify the chain" />;
   const r = v.result!;
+  const problems = r.problems ?? [];
+  const total = r.problemCount ?? problems.length;
+  const legacy = r.legacyText ?? [];
   return (
     <div className={`callout ${r.ok ? 'callout-ok' : 'callout-bad'}`} data-testid="verify-result" role="status">
       {r.ok ? (
@@ -369,9 +372,35 @@ function VerifyStatus() {
         </>
       ) : (
         <>
-          <strong>Chain broken at row {r.brokenAt}.</strong> {r.reason ?? 'hash mismatch'} ({formatCount(r.checked)} rows checked before it). The log was altered outside Gaffer.
+          <strong>
+            {total === 1 ? `Chain broken at row ${r.brokenAt}.` : `${formatCount(total)} bad rows, the first at row ${r.brokenAt}.`}
+          </strong>{' '}
+          {formatCount(r.checked)} rows checked; every other row and link matches. The log was altered outside Gaffer.
+          {problems.length > 0 ? <RowList rows={problems.map((p) => ({ id: p.id, text: p.reason }))} total={total} /> : <span>{r.reason ?? 'hash mismatch'}</span>}
         </>
       )}
+      {legacy.length > 0 ? (
+        <span>
+          {formatCount(r.legacyTextCount ?? legacy.length)} rows were written before text was checked and hold a character the database cannot store exactly (shown as �); their
+          hashes prove they were not altered.
+          <RowList rows={legacy.map((l) => ({ id: l.id, text: `${l.fields.join(', ')}` }))} total={r.legacyTextCount ?? legacy.length} />
+        </span>
+      ) : null}
     </div>
+  );
+}
+
+/** The first rows of a verification finding, with how many more there are. */
+function RowList({ rows, total }: { rows: Array<{ id: number; text: string }>; total: number }) {
+  const shown = rows.slice(0, 8);
+  return (
+    <ul className="verify-rows">
+      {shown.map((x, i) => (
+        <li key={`${x.id}-${i}`}>
+          row {x.id}: {x.text}
+        </li>
+      ))}
+      {total > shown.length ? <li className="muted">… and {formatCount(total - shown.length)} more</li> : null}
+    </ul>
   );
 }

@@ -9,6 +9,8 @@ import { useNow } from '../../lib/now';
 import { useActions, useConsole, useWatch } from '../../store/react';
 import { DistributionChart, ThroughputChart } from './Charts';
 import { SpendCaps } from './SpendCaps';
+import { LogSearchPanel } from './LogSearchPanel';
+import { UsagePanel } from './UsagePanel';
 import { recoveryExplain } from '../../lib/recovery';
 import { distributionRows, localDay, queueHealth, throughputRows, worstStuck } from './logic';
 
@@ -195,6 +197,8 @@ export function DashboardView() {
             </div>
           </div>
         </section>
+        <UsagePanel now={now} />
+        <LogSearchPanel now={now} />
       </div>
       {d.onlineInstances === 0 ? (
         <EmptyState title="No agents online">

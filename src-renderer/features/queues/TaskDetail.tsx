@@ -6,7 +6,10 @@ import { ErrorBanner, Spinner } from '../../components/States';
 import { Countdown, RelativeTime } from '../../components/Time';
 import { formatDateTime, prettyJson } from '../../lib/format';
 import { toUiError, type UiError } from '../../lib/errors';
+import { ActivitySection } from '../../components/logs/ActivitySection';
+import { useNow } from '../../lib/now';
 import { useActions } from '../../store/react';
+import { useActivity } from '../../store/use-log-source';
 import type { TaskActionKind } from '../../store/slices/queues';
 import { ACTION_META, actionsFor } from './logic';
 
@@ -190,10 +193,16 @@ export function TaskDetail({
               </>
             ) : null}
           </dl>
+          <TaskActivity taskId={task.id} version={`${task.status}:${task.attempt}:${task.updatedAt}`} />
         </div>
       )}
     </aside>
   );
+}
+
+/** The task's log and timeline. */
+function TaskActivity({ taskId, version }: { taskId: number; version: string }) {
+  return <ActivitySection {...useActivity(`task:${taskId}`, version)} now={useNow(30_000)} />;
 }
 
 function isTask(x: Task | UiError): x is Task {

@@ -3,6 +3,8 @@
  * last weeks, every slot with its disposition, a run detail pane (checks with evidence, steps,
  * backfills) — and the backfill queue of every job with its actions.
  */
+import { ActivitySection } from '../../components/logs/ActivitySection';
+import { useActivity } from '../../store/use-log-source';
 import { useEffect, useMemo, useState } from 'react';
 import type { RunDetail } from '../../../src-main/common/console-api';
 import type { Backfill, BackfillAction, JobSummary, LedgerEntry } from '../../../src-main/common/job-schema';
@@ -286,6 +288,11 @@ function Ledger({ job, slot, onSelect }: { job: JobSummary; slot: string | null;
   );
 }
 
+/** The run's log and timeline. */
+function RunActivity({ runId, version }: { runId: string; version: string }) {
+  return <ActivitySection {...useActivity(`run:${runId}`, version)} now={useNow(30_000)} />;
+}
+
 function backfillTone(s: Backfill['status']): string {
   return s === 'done' ? 'done' : s === 'cancelled' ? 'cancelled' : s === 'dispatched' ? 'progress' : s === 'queued' ? 'ready' : 'failed';
 }
@@ -466,6 +473,7 @@ function SlotDetail({ job, slot, entry, onClose }: { job: JobSummary; slot: stri
                     <pre className="json">{prettyJson(run.output, 20_000)}</pre>
                   </>
                 ) : null}
+                <RunActivity runId={detail.run.id} version={`${detail.run.status}:${detail.run.attempt}:${detail.run.updatedAt}`} />
               </>
             ) : null}
           </>

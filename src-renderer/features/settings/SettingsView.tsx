@@ -2,6 +2,7 @@ import { useState } from 'react';
 import { recoveryBoundS, type SchedulerConfig } from '../../../src-main/common/config';
 import { Badge, Rule } from '../../components/Badge';
 import { ReasonDialog } from '../../components/Dialog';
+import { LogSettingsPanel } from './LogSettingsPanel';
 import { ErrorBanner, Spinner } from '../../components/States';
 import { formatDurationS } from '../../lib/format';
 import { useActions, useConsole, useWatch } from '../../store/react';
@@ -146,6 +147,8 @@ export function SettingsView() {
           </div>
         </section>
       </div>
+
+      <LogSettingsPanel />
 
       {confirm !== null ? (
         <ReasonDialog

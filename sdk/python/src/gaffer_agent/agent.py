@@ -372,13 +372,13 @@ class Agent:
             return None
         return None
 
-    def _lose(self, t: _Active, reason: str) -> None:
+    def _lose(self, t: _Active, reason: str, lost_because: Optional[str] = None) -> None:
         if t.lost:
             return
         t.lost = True
         log.warning("task %s: lock lost (%s)", t.task_id, reason)
         self._emit("task.lost", {"task_id": t.task_id, "reason": reason})
-        t.signal.abort(LockLostError(t.task_id, reason))
+        t.signal.abort(LockLostError(t.task_id, reason, lost_because))
         if t.handler is not None:
             t.handler.cancel()
 
@@ -408,7 +408,7 @@ class Agent:
                     raise ValueError("lock_lost: taskId, fence and reason are required")
                 t = self._active.get(task_id)
                 if t is not None and t.fence == fence:
-                    self._lose(t, f"lock_lost: {reason}")
+                    self._lose(t, f"lock_lost: {reason}", reason)
             elif kind == "run_cancelled":
                 run_id, reason = msg.get("runId"), msg.get("reason")
                 if not isinstance(run_id, str) or not isinstance(reason, str):

@@ -62,11 +62,16 @@ class AgentClosedError(GafferSdkError):
 
 
 class LockLostError(GafferSdkError):
-    """Why a task handler was cancelled: the lock is no longer ours (P5)."""
+    """Why a task handler was cancelled: the lock is no longer ours (P5).
 
-    def __init__(self, task_id: int, message: str) -> None:
+    ``lost_because`` is the reason of Gaffer's ``lock_lost`` push (``force_release``, ``expired``,
+    ``cancelled``, ``budget``), or None when the loss showed otherwise (a refused renewal, a
+    reconnect that found the lock gone)."""
+
+    def __init__(self, task_id: int, message: str, lost_because: Optional[str] = None) -> None:
         super().__init__("lock_lost", message)
         self.task_id = task_id
+        self.lost_because = lost_because
 
 
 class RunCancelledError(GafferSdkError):

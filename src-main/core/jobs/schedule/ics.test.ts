@@ -202,6 +202,9 @@ describe('parseIcsCalendar: edge cases', () => {
 
   it('throws IcsParseError with a clear message for bad text', () => {
     expect(() => parseIcsCalendar('')).toThrow(new IcsParseError('the .ics text is empty'));
+    expect(() => parseIcsCalendar('BEGIN:VCALENDAR\r\nX-WR-CALNAME:half \ud83d\r\nEND:VCALENDAR\r\n')).toThrow(
+      new IcsParseError('the .ics text is not valid Unicode (it holds an unpaired UTF-16 surrogate)'),
+    );
     expect(() => parseIcsCalendar('hello world')).toThrow(IcsParseError);
     expect(() => parseIcsCalendar('hello world')).toThrow(/^not valid iCalendar text: /);
     expect(() => parseIcsCalendar('BEGIN:VEVENT\r\nSUMMARY:x\r\nEND:VEVENT\r\n')).toThrow(

@@ -11,11 +11,14 @@
  * - Recurring events (RRULE/RDATE, EXDATE, RECURRENCE-ID overrides) are expanded; an unbounded rule
  *   is expanded for `recurrenceYears` years from its start, with a warning. Cancelled events are
  *   ignored.
- * - Unparseable text throws IcsParseError; anything odd but usable becomes a warning.
+ * - Unparseable text throws IcsParseError; anything odd but usable becomes a warning. Text that
+ *   is not valid Unicode (an unpaired surrogate) is unparseable: names and warnings taken from it
+ *   end up stored and audited, so it is refused rather than imported half-readable.
  * - Output date lists are sorted and unique.
  */
 import ICAL from 'ical.js';
 import { DateTime } from 'luxon';
+import { isWellFormedText } from '../../../common/text';
 import { isValidZone } from './zone';
 
 export class IcsParseError extends Error {
@@ -69,6 +72,7 @@ function writtenDate(t: IcalTime): string {
 /** Parse .ics text into holiday and make-up workday dates. */
 export function parseIcsCalendar(text: string, opts: IcsParseOptions = {}): IcsCalendarData {
   if (typeof text !== 'string' || text.trim() === '') throw new IcsParseError('the .ics text is empty');
+  if (!isWellFormedText(text)) throw new IcsParseError('the .ics text is not valid Unicode (it holds an unpaired UTF-16 surrogate)');
   if (opts.timezone !== undefined && !isValidZone(opts.timezone)) {
     throw new IcsParseError(`'${opts.timezone}' is not a known IANA time zone`);
   }

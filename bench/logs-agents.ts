@@ -1,0 +1,96 @@
+/**
+ * Agents for the logs benchmark, run in a CHILD process (forked by bench/logs.ts) so their CPU
+ * does not share the server's event loop. Driven over IPC:
+ *
+ *   {cmd:'flood', url, token, agents, lineChars}  → {started: n}, then floods until
+ *   {cmd:'stop'}                                  → {lines, seconds}  (lines acknowledged by the server)
+ *   {cmd:'latency', url, token, durationMs}       → {cycles, p50Ms, p99Ms}  (claim → report, one at a time)
+ *
+ * Flooders use the SDK (its log outbox: batching, one frame in flight, acknowledgements), each
+ * inside a claimed task, awaiting `ctx.log` as a well-behaved handler would.
+ */
+import WebSocket from 'ws';
+import { connect, type Agent } from '../src-main/sdk';
+
+// Wire JSON is whatever the peer sent: one deliberate escape hatch for reading it in benchmarks.
+type Json = any;
+
+type Msg = { cmd: 'flood' | 'stop' | 'latency' | 'exit'; url: string; token: string; agents?: number; lineChars?: number; durationMs?: number };
+
+const reply = (m: unknown) => process.send!(m);
+let flood: { agents: Agent[]; stop: AbortController; acked: () => number; started: number; done: Promise<unknown> } | undefined;
+
+async function startFlood(m: Msg): Promise<void> {
+  const stop = new AbortController();
+  const agents = await Promise.all(Array.from({ length: m.agents ?? 4 }, (_, i) => connect({ url: m.url, token: m.token, role: 'flood', name: `flood-${i}` })));
+  let acked = 0;
+  const pad = 'x'.repeat(Math.max(0, (m.lineChars ?? 80) - 24));
+  let started = 0;
+  const done = Promise.all(
+    agents.map((a, i) =>
+      a.work(
+        async (ctx) => {
+          started++;
+          let n = 0;
+          while (!stop.signal.aborted) await ctx.log(`agent ${i} line ${++n} ${pad}`);
+          acked += n;
+        },
+        { maxTasks: 1, idleDelayMs: 50 },
+      ),
+    ),
+  );
+  while (started < agents.length) await new Promise((r) => setTimeout(r, 5));
+  flood = { agents, stop, acked: () => acked, started: Date.now(), done };
+  reply({ started: agents.length });
+}
+
+async function stopFlood(): Promise<void> {
+  const f = flood!;
+  f.stop.abort();
+  await f.done; // each handler returns, its outbox drains, its task is reported
+  const seconds = (Date.now() - f.started) / 1000;
+  await Promise.all(f.agents.map((a) => a.close({ timeoutMs: 1000 })));
+  reply({ lines: f.acked(), seconds });
+}
+
+async function latency(m: Msg): Promise<void> {
+  const ws = new WebSocket(m.url, { headers: { authorization: `Bearer ${m.token}` }, perMessageDeflate: false });
+  await new Promise((res, rej) => {
+    ws.once('open', res);
+    ws.once('error', rej);
+  });
+  let seq = 0;
+  const waiting = new Map<number, (r: Json) => void>();
+  ws.on('message', (d) => {
+    const r = JSON.parse(d.toString());
+    waiting.get(r.id)?.(r);
+    waiting.delete(r.id);
+  });
+  const req = (f: Record<string, unknown>): Promise<Json> =>
+    new Promise((res) => {
+      const id = ++seq;
+      waiting.set(id, res);
+      ws.send(JSON.stringify({ id, ...f }));
+    });
+  await req({ type: 'hello', role: 'bench', name: 'latency' });
+  const times: number[] = [];
+  const end = Date.now() + (m.durationMs ?? 3000);
+  while (Date.now() < end) {
+    const t0 = performance.now();
+    const c = await req({ type: 'claim' });
+    if (!c.ok || !c.result.task) throw new Error(`claim failed: ${JSON.stringify(c)}`);
+    const r = await req({ type: 'report', taskId: c.result.task.id, fence: c.result.lock.fence, status: 'done' });
+    if (!r.ok) throw new Error(`report failed: ${JSON.stringify(r)}`);
+    times.push(performance.now() - t0);
+  }
+  ws.close();
+  times.sort((a, b) => a - b);
+  const pct = (p: number) => times[Math.min(times.length - 1, Math.ceil((p / 100) * times.length) - 1)]!;
+  reply({ cycles: times.length, p50Ms: pct(50), p99Ms: pct(99) });
+}
+
+process.on('message', (m: Msg) => {
+  const run = m.cmd === 'flood' ? startFlood(m) : m.cmd === 'stop' ? stopFlood() : m.cmd === 'latency' ? latency(m) : Promise.resolve(process.exit(0));
+  run.catch((e: unknown) => reply({ error: e instanceof Error ? e.stack : String(e) }));
+});
+reply({ up: true });

@@ -1,0 +1,82 @@
+#!/usr/bin/env node
+/**
+ * The shim Gaffer runs a `long_running` managed agent through: `node managed-shim.mjs -- COMMAND [ARGS…]`.
+ *
+ * A long-running command is an agent of its own and knows nothing of Gaffer's lifetime. The shim
+ * ties it to Gaffer:
+ * 1. Gaffer starts the shim as the leader of a new process group; the command runs in that same
+ *    group, so Gaffer's SIGTERM / SIGKILL to the group reach both.
+ * 2. The shim's stdin is a pipe from Gaffer that Gaffer never writes to. When it closes — Gaffer
+ *    stopped, or was killed with -9 — or the shim is reparented, the shim sends SIGTERM to the
+ *    group (the shim itself survives it) and SIGKILL 10 s later if anything of it is left.
+ * 3. It exits with the command's status (128 + the signal number if it was killed), and with 78
+ *    when the command cannot be started at all (not found, not executable), which Gaffer does not
+ *    restart.
+ */
+import { spawn } from 'node:child_process';
+import console from 'node:console';
+import os from 'node:os';
+import process from 'node:process';
+
+const sep = process.argv.indexOf('--');
+const [command, ...args] = sep < 0 ? [] : process.argv.slice(sep + 1);
+if (!command) {
+  console.error('usage: managed-shim.mjs -- COMMAND [ARGS…]');
+  process.exit(2);
+}
+
+const KILL_AFTER_MS = 10_000;
+// Our stdout/stderr are pipes to Gaffer: once it is gone, writing fails with EPIPE — never a crash.
+for (const stream of [process.stdout, process.stderr]) stream.on('error', () => {});
+const group = -process.pid;
+let stopping = false;
+
+const child = spawn(command, args, { stdio: ['ignore', 'inherit', 'inherit'] });
+
+child.once('error', (e) => {
+  if (child.pid !== undefined) return;
+  console.error(`gaffer shim: cannot start ${command}: ${e.code ?? 'error'}: ${e.message}`);
+  process.exit(78);
+});
+
+child.once('exit', (code, signal) => {
+  const status = code ?? 128 + (os.constants.signals[signal] ?? 0);
+  // Anything the command left in the group goes with it.
+  try {
+    process.kill(group, 0);
+    process.kill(group, 'SIGTERM');
+  } catch {
+    /* nothing left */
+  }
+  process.exit(status);
+});
+
+function stop(why) {
+  if (stopping) return;
+  stopping = true;
+  console.error(`gaffer shim: ${why}: stopping ${command}`);
+  try {
+    process.kill(group, 'SIGTERM');
+  } catch {
+    /* already gone */
+  }
+  setTimeout(() => {
+    try {
+      process.kill(group, 'SIGKILL');
+    } catch {
+      /* gone */
+    }
+  }, KILL_AFTER_MS).unref();
+}
+
+// Gaffer's SIGTERM reaches the command too (same group): wait for it to exit, then exit alike.
+for (const sig of ['SIGTERM', 'SIGINT', 'SIGHUP']) process.on(sig, () => stop(sig));
+
+process.stdin.on('data', () => {});
+process.stdin.once('end', () => stop('Gaffer is gone (its pipe closed)'));
+process.stdin.once('close', () => stop('Gaffer is gone (its pipe closed)'));
+process.stdin.once('error', () => stop('Gaffer is gone (its pipe broke)'));
+const parent = process.ppid;
+setInterval(() => {
+  if (process.ppid !== parent) stop('Gaffer is gone (the shim was reparented)');
+}, 1000).unref();

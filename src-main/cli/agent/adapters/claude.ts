@@ -1,0 +1,106 @@
+/**
+ * `--parse claude-stream-json`: Claude Code's `claude -p … --output-format stream-json --verbose`.
+ *
+ * The documented stream is one JSON object per line:
+ * - `{"type":"system","subtype":"init","session_id","model",…}` first;
+ * - `{"type":"assistant","message":{"content":[{type:"text",text} | {type:"tool_use",name,input} | …],"usage":…}}`;
+ * - `{"type":"user","message":{"content":[{type:"tool_result",content,is_error}]}}` (tool results);
+ * - last, `{"type":"result","subtype":"success"|"error_…","is_error","result","num_turns",
+ *   "total_cost_usd","usage":{input_tokens,output_tokens,cache_creation_input_tokens,cache_read_input_tokens},"modelUsage":{…}}`.
+ *
+ * Usage is taken from the result message only: it carries the session's totals, and adding the
+ * per-message usage of assistant messages as well would count tokens twice. Input tokens include
+ * cache writes and cache reads (they are input the model processed). A run killed before its
+ * result message reports no usage.
+ */
+import { brief, capText, jsonObject, logText, num, obj, str, type AdapterDefinition, type AdapterSink, type OutputAdapter } from './types';
+
+function contentBlocks(message: unknown): Array<Record<string, unknown>> {
+  const content = obj(message)?.content;
+  if (typeof content === 'string') return [{ type: 'text', text: content }];
+  return Array.isArray(content) ? content.map(obj).filter((b): b is Record<string, unknown> => !!b) : [];
+}
+
+/** The interesting part of a tool's input: the command, the file, or the whole input in brief. */
+function toolInput(input: unknown): string {
+  const i = obj(input);
+  const key = i && ['command', 'file_path', 'path', 'pattern', 'url', 'query', 'description'].find((k) => typeof i[k] === 'string');
+  return key ? brief(i![key]) : brief(input ?? '');
+}
+
+function toolResultText(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (Array.isArray(content)) return content.map((c) => str(obj(c)?.text) ?? '').join(' ');
+  return brief(content ?? '');
+}
+
+class ClaudeStreamJson implements OutputAdapter {
+  private model: string | undefined;
+  private final: Record<string, unknown> | undefined;
+
+  line(text: string, sink: AdapterSink): boolean {
+    const ev = jsonObject(text);
+    const type = str(ev?.type);
+    if (!ev || !type) return false;
+    switch (type) {
+      case 'system':
+        if (ev.subtype === 'init') {
+          this.model = str(ev.model);
+          sink.log(`claude session ${str(ev.session_id) ?? '?'} started${this.model ? ` (model ${this.model})` : ''}`);
+        }
+        return true;
+      case 'assistant':
+        for (const b of contentBlocks(ev.message)) {
+          if (b.type === 'text' && typeof b.text === 'string') logText(sink, b.text);
+          else if (b.type === 'tool_use') sink.log(`tool ${str(b.name) ?? '?'}: ${toolInput(b.input)}`);
+        }
+        return true;
+      case 'user':
+        for (const b of contentBlocks(ev.message)) {
+          if (b.type === 'tool_result' && b.is_error === true) sink.log(`tool failed: ${brief(toolResultText(b.content))}`, 'warn');
+        }
+        return true;
+      case 'result':
+        this.onResult(ev, sink);
+        return true;
+      case 'stream_event':
+        return true; // partial-message deltas (--include-partial-messages): the full message follows
+      default:
+        return false;
+    }
+  }
+
+  private onResult(ev: Record<string, unknown>, sink: AdapterSink): void {
+    const usage = obj(ev.usage);
+    const models = Object.keys(obj(ev.modelUsage) ?? {});
+    const model = models.length === 1 ? models[0] : this.model;
+    const cost = num(ev.total_cost_usd);
+    if (usage || cost !== undefined) {
+      const input = (num(usage?.input_tokens) ?? 0) + (num(usage?.cache_creation_input_tokens) ?? 0) + (num(usage?.cache_read_input_tokens) ?? 0);
+      sink.usage({ inputTokens: input, outputTokens: num(usage?.output_tokens) ?? 0, ...(cost !== undefined ? { costUsd: cost } : {}), ...(model ? { model } : {}) });
+    }
+    const isError = ev.is_error === true || (typeof ev.subtype === 'string' && ev.subtype.startsWith('error'));
+    const turns = num(ev.num_turns);
+    const errors = Array.isArray(ev.errors) ? ev.errors.filter((e): e is string => typeof e === 'string') : [];
+    sink.log(
+      `claude finished: ${str(ev.subtype) ?? (isError ? 'error' : 'success')}${turns !== undefined ? ` after ${turns} turns` : ''}${cost !== undefined ? `, $${cost}` : ''}${errors.length ? ` — ${brief(errors.join('; '))}` : ''}`,
+      isError ? 'error' : 'info',
+    );
+    this.final = {
+      ...(typeof ev.result === 'string' ? { result: capText(ev.result) } : {}),
+      ...(str(ev.subtype) ? { subtype: ev.subtype } : {}),
+      isError,
+      ...(str(ev.session_id) ? { sessionId: ev.session_id } : {}),
+      ...(turns !== undefined ? { numTurns: turns } : {}),
+    };
+  }
+
+  result(): Record<string, unknown> | undefined {
+    return this.final;
+  }
+}
+
+export const claudeStreamJson: AdapterDefinition = {
+  summary: 'Claude Code: claude -p … --output-format stream-json --verbose (usage and cost from the result message)',
+  create: () => new ClaudeStreamJson(),
+};

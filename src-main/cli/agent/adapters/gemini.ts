@@ -1,0 +1,89 @@
+/**
+ * `--parse gemini-stream-json`: Google's Gemini CLI, `gemini -p … --output-format stream-json`.
+ *
+ * The documented stream is one JSON event per line: `init {session_id, model}`, `message {role,
+ * content, delta?}` (assistant text may arrive in chunks), `tool_use {tool_name, tool_id,
+ * parameters}`, `tool_result {tool_id, status, output | error}`, `error {message}` and, last,
+ * `result {status, stats: {input_tokens, output_tokens, total_tokens, …}, error?}`.
+ *
+ * Assistant chunks are joined and logged line by line once the message is complete (at the next
+ * other event). Usage comes from the result's stats, with the model named by `init`.
+ */
+import { brief, capText, jsonObject, logText, num, obj, str, type AdapterDefinition, type AdapterSink, type OutputAdapter } from './types';
+
+class GeminiStreamJson implements OutputAdapter {
+  private model: string | undefined;
+  private sessionId: string | undefined;
+  private pending = '';
+  private answer = '';
+  private status: string | undefined;
+
+  line(text: string, sink: AdapterSink): boolean {
+    const ev = jsonObject(text);
+    const type = str(ev?.type);
+    if (!ev || !type) return false;
+    if (type === 'message') {
+      if (ev.role === 'assistant' && typeof ev.content === 'string') {
+        if (ev.delta !== true) this.flush(sink);
+        this.pending += ev.content;
+        if (ev.delta !== true) this.flush(sink);
+      }
+      return true;
+    }
+    this.flush(sink);
+    switch (type) {
+      case 'init':
+        this.model = str(ev.model);
+        this.sessionId = str(ev.session_id);
+        sink.log(`gemini session ${this.sessionId ?? '?'} started${this.model ? ` (model ${this.model})` : ''}`);
+        return true;
+      case 'tool_use':
+        sink.log(`tool ${str(ev.tool_name) ?? '?'}: ${brief(ev.parameters ?? '')}`);
+        return true;
+      case 'tool_result':
+        if (ev.status !== 'success') sink.log(`tool ${str(ev.tool_id) ?? '?'} failed: ${brief(str(obj(ev.error)?.message) ?? ev.error ?? ev.output ?? '')}`, 'warn');
+        return true;
+      case 'error':
+        sink.log(`gemini: ${brief(str(ev.message) ?? 'error', 500)}`, 'warn');
+        return true;
+      case 'result': {
+        this.status = str(ev.status);
+        const stats = obj(ev.stats);
+        const input = num(stats?.input_tokens);
+        const output = num(stats?.output_tokens);
+        const cost = num(stats?.total_cost_usd);
+        if (input !== undefined || output !== undefined || cost !== undefined) {
+          sink.usage({ inputTokens: input ?? 0, outputTokens: output ?? 0, ...(cost !== undefined ? { costUsd: cost } : {}), ...(this.model ? { model: this.model } : {}) });
+        }
+        const failed = this.status !== undefined && this.status !== 'success';
+        const why = str(obj(ev.error)?.message);
+        sink.log(`gemini finished: ${this.status ?? 'done'}${why ? ` — ${brief(why, 500)}` : ''}`, failed ? 'error' : 'info');
+        return true;
+      }
+      default:
+        return false;
+    }
+  }
+
+  end(sink: AdapterSink): void {
+    this.flush(sink);
+  }
+
+  private flush(sink: AdapterSink): void {
+    if (!this.pending) return;
+    logText(sink, this.pending);
+    this.answer += (this.answer ? '\n' : '') + this.pending;
+    this.pending = '';
+  }
+
+  result(): Record<string, unknown> | undefined {
+    const answer = this.answer + (this.pending ? (this.answer ? '\n' : '') + this.pending : '');
+    if (!answer && !this.status) return undefined;
+    return { ...(answer ? { result: capText(answer) } : {}), ...(this.status ? { status: this.status } : {}), ...(this.sessionId ? { sessionId: this.sessionId } : {}) };
+  }
+}
+
+export const geminiStreamJson: AdapterDefinition = {
+  summary: 'Gemini CLI: gemini -p … --output-format stream-json (token counts from the result stats)',
+  create: () => new GeminiStreamJson(),
+};

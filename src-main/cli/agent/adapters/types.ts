@@ -1,0 +1,62 @@
+/**
+ * What an output adapter (`--parse FORMAT`) does with a CLI's JSON output on stdout: turns each
+ * event it knows into readable log lines and usage increments, and remembers the final answer.
+ * Lines it does not recognise (not JSON, or an unknown event) are logged as they are by the caller,
+ * so nothing the CLI printed is ever lost to an adapter.
+ */
+import { cutText } from '../../../common/line-splitter';
+import type { LogLevel } from '../log-sink';
+import type { UsageIncrement } from '../usage';
+
+export interface AdapterSink {
+  log(text: string, level?: LogLevel): void;
+  usage(u: UsageIncrement): void;
+}
+
+export interface OutputAdapter {
+  /** One stdout line; true when the adapter consumed it (then it is not logged raw). */
+  line(text: string, sink: AdapterSink): boolean;
+  /** Called once when stdout ends: flush anything buffered. */
+  end?(sink: AdapterSink): void;
+  /** The CLI's final answer, used as the output when the command wrote no output file. */
+  result(): Record<string, unknown> | undefined;
+}
+
+export interface AdapterDefinition {
+  /** One line for `gaffer agent --help`. */
+  summary: string;
+  create(): OutputAdapter;
+}
+
+/** Parses a line as a JSON object, or undefined. */
+export function jsonObject(text: string): Record<string, unknown> | undefined {
+  const t = text.trim();
+  if (!t.startsWith('{')) return undefined;
+  try {
+    const v: unknown = JSON.parse(t);
+    return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+export const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : undefined);
+export const obj = (v: unknown): Record<string, unknown> | undefined =>
+  typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+
+/** A value in one short line (tool inputs, results). */
+export function brief(v: unknown, max = 200): string {
+  const text = typeof v === 'string' ? v : JSON.stringify(v) ?? '';
+  return cutText(text.replace(/\s+/g, ' ').trim(), max, '…');
+}
+
+/** Logs multi-line text one line at a time (blank lines left out). */
+export function logText(sink: AdapterSink, text: string, level?: LogLevel): void {
+  for (const line of text.split(/\r?\n/)) if (line.trim()) sink.log(line, level);
+}
+
+/** The final answer kept for the output, capped well below Gaffer's 64 KiB limit on JSON values. */
+export function capText(text: string, max = 16 * 1024): string {
+  return cutText(text, max, '…');
+}

@@ -1,0 +1,222 @@
+/**
+ * One attempt with real child processes (no Gaffer): environment, stdin, payload and output files,
+ * the ::gaffer:: lines, output limits, time limit, taking work away, and the CLI adapters replayed
+ * from fixtures by a fake CLI.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ADAPTERS } from './adapters';
+import { Attempt, type AttemptContext, type AttemptInput, type CommandSpec } from './attempt';
+import type { LogLine, WorkRef } from './log-sink';
+import { familyScript, readPids, running } from './testing/processes';
+
+const here = import.meta.dirname;
+const fakeCli = path.join(here, 'testing', 'fake-cli.mjs');
+const fixture = (name: string) => path.join(here, 'adapters', 'fixtures', name);
+const node = process.execPath;
+
+interface Run {
+  lines: LogLine[];
+  workDir: string;
+}
+
+function setup(spec: Partial<CommandSpec> & Pick<CommandSpec, 'command' | 'args'>, env: NodeJS.ProcessEnv = {}): { ctx: AttemptContext; run: Run } {
+  const run: Run = { lines: [], workDir: fs.mkdtempSync(path.join(os.tmpdir(), 'gaffer-attempt-')) };
+  const ctx: AttemptContext = {
+    spec: { shell: false, killAfterMs: 2000, limits: { maxLines: 1000, maxBytes: 1 << 20 }, ...spec },
+    sink: (_ref, line) => run.lines.push(line),
+    baseEnv: { PATH: process.env.PATH, ...env },
+    secrets: [],
+    workDir: run.workDir,
+  };
+  return { ctx, run };
+}
+
+const ref: WorkRef = { kind: 'task', id: '7', attempt: 2 };
+const input = (extra: Partial<AttemptInput> = {}): AttemptInput => ({ ref, vars: { GAFFER_KIND: 'task', GAFFER_TASK_ID: '7' }, payload: { id: 7, title: 'hello' }, signal: new AbortController().signal, ...extra });
+const texts = (r: Run, stream?: string) => r.lines.filter((l) => !stream || l.stream === stream).map((l) => l.text);
+
+describe('an attempt', () => {
+  it('gets the environment (never the token), the payload on stdin and in a file, and reports the output file', async () => {
+    const script = `
+      const fs = require('fs');
+      let stdin = '';
+      process.stdin.on('data', (c) => (stdin += c)).on('end', () => {
+        const env = process.env;
+        fs.writeFileSync(env.GAFFER_OUTPUT_FILE, JSON.stringify({
+          stdin: JSON.parse(stdin), file: JSON.parse(fs.readFileSync(env.GAFFER_PAYLOAD_FILE, 'utf8')),
+          kind: env.GAFFER_KIND, id: env.GAFFER_TASK_ID, token: env.GAFFER_TOKEN ?? null, op: env.GAFFER_OPERATOR_TOKEN ?? null,
+          payloadMode: (fs.statSync(env.GAFFER_PAYLOAD_FILE).mode & 0o777).toString(8), payloadFile: env.GAFFER_PAYLOAD_FILE,
+        }));
+        console.log('done');
+      });`;
+    const { ctx, run } = setup({ command: node, args: ['-e', script] }, { GAFFER_TOKEN: 'gft_agent_secret_token', GAFFER_OPERATOR_TOKEN: 'gfo_operator_secret' });
+    const r = await new Attempt(ctx, input()).run();
+    expect(r.ending).toEqual({ kind: 'exited', code: 0 });
+    const out = r.output as Record<string, unknown>;
+    expect(out).toMatchObject({ stdin: { id: 7, title: 'hello' }, file: { id: 7, title: 'hello' }, kind: 'task', id: '7', token: null, op: null, payloadMode: '600' });
+    expect(fs.existsSync(out.payloadFile as string)).toBe(false);
+    expect(fs.readdirSync(run.workDir)).toEqual([]);
+    expect(texts(run, 'stdout')).toEqual(['done']);
+  });
+
+  it('handles ::gaffer:: lines on either stream: steps in order, usage summed, progress and log lines; malformed ones are flagged', async () => {
+    const script = [
+      'echo "::gaffer:: {\\"step\\":\\"fetch\\",\\"ref\\":\\"r1\\"}"',
+      'echo "::gaffer:: {\\"usage\\":{\\"inputTokens\\":100,\\"outputTokens\\":5,\\"costUsd\\":0.01,\\"model\\":\\"m1\\"}}" >&2',
+      'echo "::gaffer:: {\\"progress\\":0.5,\\"message\\":\\"half\\"}"',
+      'echo "::gaffer:: {\\"usage\\":{\\"inputTokens\\":20,\\"outputTokens\\":1}}"',
+      'echo "::gaffer:: {\\"log\\":\\"careful\\",\\"level\\":\\"warn\\"}"',
+      'echo "::gaffer:: {oops"',
+      'echo "::gaffer:: {\\"step\\":\\"send\\"}"',
+      'echo plain >&2',
+    ].join('\n');
+    const { ctx, run } = setup({ command: '/bin/sh', args: ['-c', script] });
+    const steps: string[] = [];
+    const r = await new Attempt(ctx, input({ onStep: async (s) => (await new Promise((res) => setTimeout(res, 20)), steps.push(`${s.name}:${s.ref ?? ''}`)) })).run();
+    expect(r.ending).toEqual({ kind: 'exited', code: 0 });
+    expect(steps).toEqual(['fetch:r1', 'send:']);
+    expect(r.usage).toEqual({ inputTokens: 120, outputTokens: 6, costUsd: 0.01, models: ['m1'] });
+    expect(run.lines).toContainEqual({ text: 'careful', stream: 'stdout', level: 'warn' });
+    expect(run.lines).toContainEqual({ text: 'progress 50% — half', stream: 'agent', level: 'info' });
+    expect(texts(run).some((t) => t.startsWith('ignored a malformed ::gaffer:: line (not valid JSON after ::gaffer::)'))).toBe(true);
+    expect(texts(run, 'stderr')).toEqual(['plain']);
+    expect(texts(run).some((t) => t.startsWith('::gaffer::'))).toBe(false);
+    expect(r.lastStderr).toBe('plain');
+  });
+
+  it('a step that cannot be recorded stops the command; "not ours any more" counts as taken away', async () => {
+    const script = 'echo "::gaffer:: {\\"step\\":\\"a\\"}"; sleep 30';
+    for (const [takenAway, kind] of [[false, 'checkpoint_failed'], [true, 'taken_away']] as const) {
+      const { ctx } = setup({ command: '/bin/sh', args: ['-c', script] });
+      const t0 = Date.now();
+      const r = await new Attempt(ctx, input({ onStep: () => Promise.reject(new Error('refused')), isTakenAway: () => takenAway })).run();
+      expect(r.ending).toEqual({ kind, reason: 'refused' });
+      expect(Date.now() - t0).toBeLessThan(10_000);
+    }
+  });
+
+  it('caps the log per attempt, says "truncated" once, and still reads the output file and control lines', async () => {
+    const script = 'i=0; while [ $i -lt 50 ]; do echo "line $i"; i=$((i+1)); done; echo "::gaffer:: {\\"usage\\":{\\"inputTokens\\":1}}"; echo 42 > "$GAFFER_OUTPUT_FILE"';
+    const { ctx, run } = setup({ command: '/bin/sh', args: ['-c', script], limits: { maxLines: 10, maxBytes: 1 << 20 } });
+    const r = await new Attempt(ctx, input()).run();
+    expect(texts(run, 'stdout')).toHaveLength(10);
+    expect(texts(run).filter((t) => t.startsWith('output truncated'))).toHaveLength(1);
+    expect(r.problems).toEqual(['output truncated (over the log limit)']);
+    expect(r.output).toBe(42);
+    expect(r.usage?.inputTokens).toBe(1);
+  });
+
+  it('a malformed or oversized output file is not reported, and says why', async () => {
+    const bad = setup({ command: '/bin/sh', args: ['-c', 'echo "{not json" > "$GAFFER_OUTPUT_FILE"'] });
+    const r1 = await new Attempt(bad.ctx, input()).run();
+    expect(r1.output).toBeUndefined();
+    expect(r1.problems).toEqual(['the output file is not valid JSON: not reported']);
+    const big = setup({ command: node, args: ['-e', `require('fs').writeFileSync(process.env.GAFFER_OUTPUT_FILE, JSON.stringify('x'.repeat(70000)))`] });
+    const r2 = await new Attempt(big.ctx, input()).run();
+    expect(r2.output).toBeUndefined();
+    expect(r2.problems[0]).toMatch(/larger than 65536 bytes/);
+  });
+
+  it('--timeout-s ends the whole group (grandchild included)', async () => {
+    const pidFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'gaffer-t-')), 'pids');
+    const { ctx } = setup({ command: '/bin/sh', args: ['-c', familyScript(pidFile)], timeoutS: 1 });
+    const done = new Attempt(ctx, input()).run();
+    const [pid, grandchild] = await readPids(pidFile);
+    const r = await done;
+    expect(r.ending).toEqual({ kind: 'timeout', afterS: 1 });
+    expect(running(pid)).toBe(false);
+    expect(running(grandchild)).toBe(false);
+  });
+
+  it('taking the work away ends the group, SIGKILL when SIGTERM is ignored, and reads no output', async () => {
+    const pidFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'gaffer-t-')), 'pids');
+    const { ctx } = setup({ command: '/bin/sh', args: ['-c', `echo 1 > "$GAFFER_OUTPUT_FILE"\n${familyScript(pidFile, { ignoreTerm: true })}`], killAfterMs: 300 });
+    const ac = new AbortController();
+    const done = new Attempt(ctx, input({ signal: ac.signal })).run();
+    const [pid, grandchild] = await readPids(pidFile);
+    ac.abort(new Error('lock lost: force_release'));
+    const r = await done;
+    expect(r.ending).toEqual({ kind: 'taken_away', reason: 'lock lost: force_release' });
+    expect(r.output).toBeUndefined();
+    expect(running(pid) || running(grandchild)).toBe(false);
+  });
+
+  it('a command that cannot start is a spawn failure with the reason', async () => {
+    const { ctx } = setup({ command: '/nonexistent/claude', args: [] });
+    const r = await new Attempt(ctx, input()).run();
+    expect(r.ending).toMatchObject({ kind: 'spawn_failed', reason: expect.stringMatching(/^ENOENT/) });
+  });
+});
+
+describe('CLI adapters, replayed from fixtures of their documented output by a fake CLI', () => {
+  async function replay(format: string, file: string) {
+    const { ctx, run } = setup({ command: node, args: [fakeCli, fixture(file)], adapter: ADAPTERS[format]! });
+    const r = await new Attempt(ctx, input()).run();
+    expect(r.ending).toEqual({ kind: 'exited', code: 0 });
+    return { r, logged: run.lines.map((l) => `${l.level ?? 'info'} ${l.text}`) };
+  }
+
+  it('claude-stream-json: readable lines, usage and cost from the result message, the answer as output', async () => {
+    const { r, logged } = await replay('claude-stream-json', 'claude-stream.jsonl');
+    expect(logged).toEqual([
+      'info claude session 5f1c2a9e-0c1b-4d7e-9a3f-2b8e6c1d0a42 started (model claude-sonnet-4-5)',
+      "info I'll run the tests first.",
+      'info Then fix what fails.',
+      'info tool Bash: npm test -- auth',
+      'warn tool failed: 1 failing: expected 401, got 500',
+      'info tool Edit: src/auth.ts',
+      'info Fixed: the handler now answers 401.',
+      'info not json: a warning a wrapper script printed',
+      'info claude finished: success after 3 turns, $0.04215',
+    ]);
+    expect(r.usage).toEqual({ inputTokens: 50 + 1200 + 8000, outputTokens: 77, costUsd: 0.04215, models: ['claude-sonnet-4-5'] });
+    expect(r.output).toEqual({ result: 'Fixed: the handler now answers 401.', subtype: 'success', isError: false, sessionId: '5f1c2a9e-0c1b-4d7e-9a3f-2b8e6c1d0a42', numTurns: 3 });
+  });
+
+  it('codex-json: commands, file changes and messages as lines; token counts summed over turns', async () => {
+    const { r, logged } = await replay('codex-json', 'codex.jsonl');
+    expect(logged).toEqual([
+      'info codex thread 0199a213-81c0-7800-8aa1-bbab2a035a53 started',
+      'debug **Looking for the CLI parser**',
+      "info $ bash -lc 'rg -n parseArgs src'",
+      "info $ bash -lc 'rg -n parseArgs src' → exit 0",
+      'info files changed: src/cli.ts (update), src/cli.test.ts (add)',
+      "info $ bash -lc 'npm test'",
+      "warn $ bash -lc 'npm test' → exit 1",
+      'info plan: 2 of 2 done',
+      'info Added --dry-run to the CLI.',
+      'info Tests pass.',
+      'info codex turn completed: 24763 input tokens (24448 cached), 122 output tokens',
+      'warn codex: Reconnecting... 1/5',
+      'info Also updated the README.',
+      'info codex turn completed: 1000 input tokens (900 cached), 30 output tokens',
+    ]);
+    expect(r.usage).toEqual({ inputTokens: 25763, outputTokens: 152, costUsd: 0, models: [] });
+    expect(r.output).toEqual({ result: 'Also updated the README.', threadId: '0199a213-81c0-7800-8aa1-bbab2a035a53' });
+  });
+
+  it('gemini-stream-json: assistant chunks joined, failed tools flagged, usage from the result stats', async () => {
+    const { r, logged } = await replay('gemini-stream-json', 'gemini-stream.jsonl');
+    expect(logged).toEqual([
+      'info gemini session gem-7d2a started (model gemini-2.5-pro)',
+      'info tool read_file: {"file_path":"CHANGELOG.md"}',
+      'info tool read_file: {"file_path":"MISSING.md"}',
+      'warn tool read-2 failed: File not found: MISSING.md',
+      'info Version 2.0 adds dark mode.',
+      'info It drops Node 18.',
+      'info gemini finished: success',
+    ]);
+    expect(r.usage).toEqual({ inputTokens: 5100, outputTokens: 130, costUsd: 0, models: ['gemini-2.5-pro'] });
+    expect(r.output).toEqual({ result: 'Version 2.0 adds dark mode.\nIt drops Node 18.', status: 'success', sessionId: 'gem-7d2a' });
+  });
+
+  it('the command\'s own output file wins over the adapter\'s answer', async () => {
+    const { ctx } = setup({ command: '/bin/sh', args: ['-c', `node "${fakeCli}" "${fixture('claude-stream.jsonl')}"; echo '{"mine":true}' > "$GAFFER_OUTPUT_FILE"`], adapter: ADAPTERS['claude-stream-json']! });
+    const r = await new Attempt(ctx, input()).run();
+    expect(r.output).toEqual({ mine: true });
+    expect(r.usage?.costUsd).toBe(0.04215);
+  });
+});

@@ -1,0 +1,322 @@
+/**
+ * The command agent: an SDK agent whose handlers run COMMAND once per task and per job run.
+ *
+ * Invariants:
+ * 1. One task at a time (the SDK's `work` loop); job triggers run alongside it. The SDK renews the
+ *    task's lock while the command runs and aborts the handler's `signal` when the work is taken
+ *    away (a refused renewal, a reconnect without the lock, the `lock_lost` / `run_cancelled`
+ *    pushes, the run's deadline): the attempt then ends the command's process group and nothing
+ *    is reported for it.
+ * 2. Outcomes follow the exit status exactly as outcome.ts says (PROTOCOL §6).
+ * 3. Shutdown (Ctrl-C, SIGTERM, the supervisor's stdin closing, --max-tasks reached) first stops
+ *    claiming and taking triggers, then lets running commands finish for up to `--grace-s` (none
+ *    when stdin closed or on a second signal), then ends them: their tasks are handed back
+ *    (`backlog`) and their runs fail `retryable`. Only then is the connection closed, so those
+ *    reports go out.
+ * 4. A command that cannot be started is refused before connecting (exit 78); if starting fails
+ *    later (the file was removed, the cwd vanished), that task/run is reported fatal with the
+ *    reason and the agent stops claiming and exits 78 — it never spins through the queue.
+ * 5. The child never sees GAFFER_TOKEN, the operator token, or any variable holding them.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { Logger } from '../../common/logger';
+import type { ReportStatus } from '../../common/model';
+import {
+  Agent,
+  BacklogError,
+  BlockedError,
+  FatalError,
+  GafferRequestError,
+  NeedsHumanError,
+  RetryableError,
+  TaskFailedError,
+  type JobContext,
+  type WorkContext,
+  type WorkResult,
+} from '../../sdk';
+import { ADAPTERS } from './adapters';
+import { Attempt, type AttemptInput, type AttemptResult, type CommandSpec } from './attempt';
+import { cutText } from './lines';
+import { resolveCommand } from './environment';
+import { stderrLogSink, type LogSink, type WorkRef } from './log-sink';
+import type { AgentCliOptions } from './options';
+import { describeEnding, EXIT_CANNOT_START, runOutcomeFor, taskStatusFor } from './outcome';
+import { describeUsage } from './usage';
+
+export interface AgentIo {
+  env: NodeJS.ProcessEnv;
+  /** The agent's own log (its stderr). */
+  writeErr(text: string): void;
+  /** Watched when --exit-on-stdin-close is given. */
+  stdin?: NodeJS.ReadableStream;
+  /** Where task/run log lines go (default: the agent's own log, prefixed). */
+  sink?: LogSink;
+  /** Agent version sent in hello. */
+  version?: string;
+}
+
+const NOTE_MAX = 4000;
+const LOCK_GONE = new Set(['not_holder', 'not_found']);
+
+function agentLogger(write: (t: string) => void, quiet: boolean): Logger {
+  const put = (level: string) => (msg: string, fields?: Record<string, unknown>) => {
+    const extra = fields && Object.keys(fields).length ? ` ${Object.entries(fields).map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`).join(' ')}` : '';
+    write(`gaffer agent: ${level === 'info' ? '' : `${level}: `}${msg}${extra}\n`);
+  };
+  return { info: quiet ? () => {} : put('info'), warn: put('warn'), error: put('error') };
+}
+
+/** Waits for `p`, at most `ms`; never keeps the process alive with a leftover timer. */
+async function within(p: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([p.catch(() => {}), new Promise<void>((r) => (timer = setTimeout(r, ms)))]);
+  clearTimeout(timer);
+}
+
+export class CommandAgent {
+  private readonly log: Logger;
+  private readonly sink: LogSink;
+  private readonly spec: CommandSpec;
+  private agent: Agent | undefined;
+  private readonly stopClaiming = new AbortController();
+  private readonly active = new Set<{ attempt: Attempt; done: Promise<unknown> }>();
+  private stopRequested!: (kind: 'graceful' | 'now') => void;
+  private readonly stopSignal: Promise<'graceful' | 'now'>;
+  private hurry = new AbortController();
+  private stopping = false;
+  private exitCode = 0;
+  private workDir = '';
+  private unsubscribeJob: (() => void) | undefined;
+
+  constructor(
+    private readonly opts: AgentCliOptions,
+    private readonly io: AgentIo,
+  ) {
+    this.log = agentLogger(io.writeErr, opts.quiet);
+    this.sink = io.sink ?? stderrLogSink(io.writeErr);
+    this.spec = {
+      command: opts.command,
+      args: opts.args,
+      shell: opts.shell,
+      ...(opts.cwd ? { cwd: opts.cwd } : {}),
+      ...(opts.timeoutS !== undefined ? { timeoutS: opts.timeoutS } : {}),
+      killAfterMs: opts.killAfterS * 1000,
+      limits: { maxLines: opts.maxLogLines, maxBytes: opts.maxLogBytes },
+      ...(opts.parse ? { adapter: ADAPTERS[opts.parse]! } : {}),
+    };
+    this.stopSignal = new Promise((resolve) => (this.stopRequested = resolve));
+  }
+
+  /**
+   * Asks the agent to stop (invariant 3): `graceful` lets running commands finish within the
+   * grace; `now` (or a second request) ends them at once.
+   */
+  shutdown(kind: 'graceful' | 'now'): void {
+    if (this.stopping || kind === 'now') this.hurry.abort();
+    this.stopping = true;
+    this.stopRequested(kind);
+  }
+
+  /** Runs until shut down; resolves with the process exit status. */
+  async run(): Promise<number> {
+    const { opts, io } = this;
+    const cwd = opts.cwd ?? process.cwd();
+    if (!fs.existsSync(cwd)) {
+      this.log.error(`the working directory ${cwd} does not exist`);
+      return EXIT_CANNOT_START;
+    }
+    if (!opts.shell) {
+      const found = resolveCommand(opts.command, io.env, cwd);
+      if (!found.ok) {
+        this.log.error(`cannot start the command: ${found.reason}`);
+        return EXIT_CANNOT_START;
+      }
+    }
+    const token = io.env.GAFFER_TOKEN;
+    if (!token) {
+      this.log.error('GAFFER_TOKEN is not set: create an agent token (POST /api/v1/tokens, or the console) and export it');
+      return 2;
+    }
+    if (opts.exitOnStdinClose && io.stdin) {
+      io.stdin.on('data', () => {});
+      io.stdin.once('end', () => this.onLifelineClosed());
+      io.stdin.once('close', () => this.onLifelineClosed());
+      io.stdin.once('error', () => this.onLifelineClosed());
+    }
+
+    this.workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'gaffer-agent-'));
+    fs.chmodSync(this.workDir, 0o700);
+    const agent = new Agent({ url: opts.url, token, role: opts.role, name: opts.name, version: io.version ?? 'gaffer-agent', logger: this.log });
+    this.agent = agent;
+    // The job handler is in place before hello: a trigger may arrive right after it.
+    if (opts.jobs) this.unsubscribeJob = agent.onJob((ctx) => this.runJob(ctx));
+    try {
+      await agent.start();
+    } catch (e) {
+      fs.rmSync(this.workDir, { recursive: true, force: true });
+      this.log.error(`cannot connect to ${opts.url}: ${e instanceof Error ? e.message : String(e)}`);
+      return 1;
+    }
+    this.log.info(`connected as ${agent.instanceId} (role ${opts.role}); running: ${[opts.command, ...opts.args].join(' ')}`);
+    agent.on('closed', ({ error }) => {
+      if (this.stopping) return;
+      this.log.error(`the connection ended for good${error ? `: ${error.message}` : ''}`);
+      this.exitCode = 1;
+      this.shutdown('now');
+    });
+
+    try {
+      const work = opts.tasks
+        ? agent.work((ctx) => this.runTask(ctx), {
+            signal: this.stopClaiming.signal,
+            idleDelayMs: opts.pollS * 1000,
+            ...(opts.maxTasks !== undefined ? { maxTasks: opts.maxTasks } : {}),
+          })
+        : undefined;
+      const kind = await Promise.race([this.stopSignal, work?.then(() => 'graceful' as const) ?? new Promise<never>(() => {})]);
+      if (!this.stopping) this.shutdown(kind);
+      await this.drain();
+      // What was handed back is reported now. In a hurry (the supervisor is gone, a second Ctrl-C)
+      // that gets a few seconds, not the SDK's whole request timeout against a server that is gone.
+      await within(work ?? Promise.resolve(), this.hurry.signal.aborted ? 3000 : 30_000);
+      await agent.close({ timeoutMs: 1000 });
+      await work?.catch((e: unknown) => this.log.warn('the work loop ended with an error', { error: e instanceof Error ? e.message : String(e) }));
+    } finally {
+      fs.rmSync(this.workDir, { recursive: true, force: true });
+    }
+    this.log.info('stopped');
+    return this.exitCode;
+  }
+
+  private onLifelineClosed(): void {
+    if (this.hurry.signal.aborted) return;
+    this.log.warn('stdin closed (the supervisor is gone): stopping now');
+    this.shutdown('now');
+  }
+
+  /** Invariant 3: stop taking work, wait out the grace, then end what is still running. */
+  private async drain(): Promise<void> {
+    this.stopClaiming.abort();
+    this.unsubscribeJob?.();
+    if (this.active.size > 0 && !this.hurry.signal.aborted) {
+      this.log.info(`waiting up to ${this.opts.graceS} s for ${this.active.size} running command(s) to finish (Ctrl-C again to stop them now)`);
+      const hurried = new Promise<void>((resolve) => this.hurry.signal.addEventListener('abort', () => resolve(), { once: true }));
+      await within(Promise.race([Promise.all([...this.active].map((a) => a.done)), hurried]), this.opts.graceS * 1000);
+    }
+    for (const a of this.active) a.attempt.interrupt({ kind: 'shutdown' });
+    await Promise.all([...this.active].map((a) => a.done));
+  }
+
+  private async attempt(input: AttemptInput): Promise<AttemptResult> {
+    const attempt = new Attempt({ spec: this.spec, sink: this.sink, baseEnv: this.io.env, secrets: [this.io.env.GAFFER_TOKEN ?? ''], workDir: this.workDir }, input);
+    const done = attempt.run();
+    const entry = { attempt, done: done.catch(() => {}) };
+    this.active.add(entry);
+    if (this.stopping) attempt.interrupt({ kind: 'shutdown' });
+    try {
+      const result = await done;
+      if (result.usage) this.sink(input.ref, { text: `usage: ${describeUsage(result.usage)}`, stream: 'agent' });
+      this.sink(input.ref, { text: `${describeEnding(result.ending)} after ${(attempt.runningForMs / 1000).toFixed(1)} s`, stream: 'agent', level: result.ending.kind === 'exited' && result.ending.code === 0 ? 'info' : 'warn' });
+      for (const p of result.problems) this.sink(input.ref, { text: p, stream: 'agent', level: 'warn' });
+      if (result.ending.kind === 'spawn_failed') {
+        // Invariant 4: report this one (the caller does), take nothing more.
+        this.log.error(`the command could not start (${result.ending.reason}); stopping`);
+        this.exitCode = EXIT_CANNOT_START;
+        this.stopClaiming.abort();
+        queueMicrotask(() => this.shutdown('now'));
+      }
+      return result;
+    } finally {
+      this.active.delete(entry);
+    }
+  }
+
+  private note(result: AttemptResult, failed: boolean): string {
+    const parts = [describeEnding(result.ending)];
+    if (failed && result.lastStderr) parts.push(`last stderr line: ${result.lastStderr}`);
+    if (result.usage) parts.push(`usage: ${describeUsage(result.usage)}`);
+    parts.push(...result.problems);
+    return cutText(parts.join('; '), NOTE_MAX, '…');
+  }
+
+  private async runTask(ctx: WorkContext): Promise<WorkResult> {
+    const { task } = ctx;
+    const ref: WorkRef = { kind: 'task', id: String(task.id), attempt: task.attempt };
+    const vars: Record<string, string> = {
+      GAFFER_KIND: 'task',
+      GAFFER_ROLE: task.role,
+      GAFFER_TASK_ID: String(task.id),
+      GAFFER_TASK_TITLE: task.title,
+      GAFFER_ATTEMPT: String(task.attempt),
+      GAFFER_PREVIOUSLY_EXPIRED: task.previouslyExpired ? '1' : '0',
+      GAFFER_IDEMPOTENCY_KEY: `task-${task.id}`,
+      GAFFER_COMPLETED_STEPS: '[]',
+      ...(task.traceId ? { GAFFER_TRACE_ID: task.traceId } : {}),
+    };
+    const result = await this.attempt({ ref, vars, payload: task, signal: ctx.signal });
+    const status: ReportStatus | undefined = taskStatusFor(result.ending);
+    if (status === undefined) throw ctx.signal.reason instanceof Error ? ctx.signal.reason : new Error(describeEnding(result.ending));
+    const note = this.note(result, status !== 'done');
+    const output = result.output !== undefined ? { output: result.output } : {};
+    switch (status) {
+      case 'done':
+        return { note, ...output };
+      case 'backlog':
+        throw new BacklogError(note, output);
+      case 'blocked':
+        throw new BlockedError(note, output);
+      case 'failed':
+        throw new TaskFailedError(note, output);
+    }
+  }
+
+  private async runJob(ctx: JobContext): Promise<unknown> {
+    const { signal, agent: _agent, step, ...trigger } = ctx;
+    const ref: WorkRef = { kind: 'job', id: ctx.runId, attempt: ctx.attempt };
+    const previouslyExpired = (trigger as { previouslyExpired?: unknown }).previouslyExpired === true;
+    const vars: Record<string, string> = {
+      GAFFER_KIND: 'job',
+      GAFFER_ROLE: this.opts.role,
+      GAFFER_JOB: ctx.job,
+      GAFFER_JOB_ID: ctx.jobId,
+      GAFFER_RUN_ID: ctx.runId,
+      GAFFER_SLOT: ctx.slot,
+      GAFFER_ATTEMPT: String(ctx.attempt),
+      GAFFER_PREVIOUSLY_EXPIRED: previouslyExpired ? '1' : '0',
+      GAFFER_IDEMPOTENCY_KEY: ctx.idempotencyKey,
+      GAFFER_COMPLETED_STEPS: JSON.stringify(ctx.completedSteps),
+      GAFFER_DEADLINE: ctx.deadline,
+      ...(ctx.traceId ? { GAFFER_TRACE_ID: ctx.traceId } : {}),
+    };
+    const result = await this.attempt({
+      ref,
+      vars,
+      payload: trigger,
+      signal,
+      onStep: async (s) => {
+        if (ctx.completedSteps.includes(s.name)) {
+          this.sink(ref, { text: `step "${s.name}" was already recorded by an earlier attempt`, stream: 'agent' });
+          return;
+        }
+        await step(s.name, () => true, s.ref !== undefined ? { ref: s.ref } : {});
+        this.sink(ref, { text: `step "${s.name}" recorded`, stream: 'agent' });
+      },
+      isTakenAway: (e) => e instanceof GafferRequestError && LOCK_GONE.has(e.code),
+    });
+    const outcome = runOutcomeFor(result.ending);
+    if (!outcome) throw signal.reason instanceof Error ? signal.reason : new Error(describeEnding(result.ending));
+    if (outcome.outcome === 'success') return result.output;
+    const message = this.note(result, true);
+    const output = result.output !== undefined ? { output: result.output } : {};
+    switch (outcome.errorClass) {
+      case 'retryable':
+        throw new RetryableError(message, output);
+      case 'fatal':
+        throw new FatalError(message, output);
+      case 'needs_human':
+        throw new NeedsHumanError(message, output);
+    }
+  }
+}

@@ -1,0 +1,80 @@
+/**
+ * The `::gaffer::` line protocol: a command talks to Gaffer by printing, on stdout or stderr, a line
+ * that starts with `::gaffer::` followed by one JSON object (docs/command-agent.md):
+ *
+ *   ::gaffer:: {"step":"uploaded","ref":"s3://bucket/report.csv"}     a checkpoint (job runs)
+ *   ::gaffer:: {"usage":{"inputTokens":1200,"outputTokens":340,"costUsd":0.02,"model":"m"}}
+ *   ::gaffer:: {"progress":0.4,"message":"4 of 10 files"}              or {"progress":{"done":4,"total":10}}
+ *   ::gaffer:: {"log":"rate limited, waiting","level":"warn"}
+ *
+ * One object may carry several of these keys. Unknown keys are ignored (later versions may add
+ * some); a line that is not valid JSON, or has none of the keys, is reported as malformed.
+ */
+import { cutText } from '../../common/line-splitter';
+import type { LogLevel } from './log-sink';
+import { usageFrom, type UsageIncrement } from './usage';
+
+export const CONTROL_PREFIX = '::gaffer::';
+
+export interface ControlMessage {
+  step?: { name: string; ref?: string };
+  usage?: UsageIncrement;
+  progress?: { fraction?: number; done?: number; total?: number; message?: string };
+  log?: { text: string; level: LogLevel };
+}
+
+const LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error'];
+const MAX_STEP_NAME = 200;
+const MAX_REF = 2000;
+
+export function isControlLine(line: string): boolean {
+  return line.startsWith(CONTROL_PREFIX);
+}
+
+const finite = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
+
+/** Parses a `::gaffer::` line: the message, or why it was refused. */
+export function parseControlLine(line: string): { ok: true; message: ControlMessage } | { ok: false; reason: string } {
+  const body = line.slice(CONTROL_PREFIX.length).trim();
+  let raw: unknown;
+  try {
+    raw = JSON.parse(body);
+  } catch {
+    return { ok: false, reason: 'not valid JSON after ::gaffer::' };
+  }
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return { ok: false, reason: 'expected a JSON object after ::gaffer::' };
+  const r = raw as Record<string, unknown>;
+  const message: ControlMessage = {};
+
+  if (r.step !== undefined) {
+    if (typeof r.step !== 'string' || !r.step.trim() || r.step.length > MAX_STEP_NAME) return { ok: false, reason: `"step" must be a name of 1 to ${MAX_STEP_NAME} characters` };
+    if (r.ref !== undefined && (typeof r.ref !== 'string' || r.ref.length > MAX_REF)) return { ok: false, reason: `"ref" must be a string of at most ${MAX_REF} characters` };
+    message.step = { name: r.step.trim(), ...(typeof r.ref === 'string' ? { ref: r.ref } : {}) };
+  }
+  if (r.usage !== undefined) {
+    const u = usageFrom(r.usage);
+    if (!u) return { ok: false, reason: '"usage" needs inputTokens, outputTokens or costUsd as non-negative numbers' };
+    message.usage = u;
+  }
+  if (r.progress !== undefined) {
+    const p = r.progress;
+    const text = typeof r.message === 'string' ? cutText(r.message, 500, '…') : undefined;
+    if (finite(p) && p >= 0 && p <= 1) message.progress = { fraction: p, ...(text ? { message: text } : {}) };
+    else if (typeof p === 'object' && p !== null && finite((p as { done?: unknown }).done)) {
+      const { done, total } = p as { done: number; total?: unknown };
+      message.progress = { done, ...(finite(total) && total > 0 ? { total } : {}), ...(text ? { message: text } : {}) };
+    } else return { ok: false, reason: '"progress" must be a fraction from 0 to 1 or {"done": n, "total": m}' };
+  }
+  if (r.log !== undefined) {
+    if (typeof r.log !== 'string') return { ok: false, reason: '"log" must be a string' };
+    const level = LEVELS.includes(r.level as LogLevel) ? (r.level as LogLevel) : 'info';
+    message.log = { text: r.log, level };
+  }
+  if (!message.step && !message.usage && !message.progress && !message.log) return { ok: false, reason: 'none of "step", "usage", "progress" or "log" is present' };
+  return { ok: true, message };
+}
+
+export function describeProgress(p: NonNullable<ControlMessage['progress']>): string {
+  const amount = p.fraction !== undefined ? `${Math.round(p.fraction * 100)}%` : p.total !== undefined ? `${p.done} of ${p.total}` : `${p.done} done`;
+  return `progress ${amount}${p.message ? ` — ${p.message}` : ''}`;
+}

@@ -1,0 +1,189 @@
+/** `gaffer agent` options: parsing and the help text (every flag is documented here). */
+import path from 'node:path';
+import { MAX_RUN_TIMEOUT_S } from '../../common/managed-agents';
+import { roleName } from '../../common/schemas';
+import { cutText } from '../../common/line-splitter';
+import { ADAPTERS } from './adapters';
+import { DEFAULT_OUTPUT_LIMITS } from './lines';
+
+export interface AgentCliOptions {
+  url: string;
+  role: string;
+  name: string;
+  cwd?: string;
+  timeoutS?: number;
+  shell: boolean;
+  parse?: string;
+  graceS: number;
+  killAfterS: number;
+  pollS: number;
+  maxTasks?: number;
+  tasks: boolean;
+  jobs: boolean;
+  maxLogLines: number;
+  maxLogBytes: number;
+  exitOnStdinClose: boolean;
+  quiet: boolean;
+  command: string;
+  args: string[];
+}
+
+export class UsageError extends Error {}
+
+export const DEFAULT_URL = 'ws://127.0.0.1:7311/agent';
+
+export function agentHelp(): string {
+  const formats = Object.entries(ADAPTERS).map(([n, a]) => `                          ${n}: ${a.summary}`);
+  return [
+    'usage: gaffer agent --role ROLE [options] -- COMMAND [ARGS…]',
+    '',
+    'Claims tasks and acknowledges job triggers of ROLE, and runs COMMAND once for each (no shell',
+    'unless --shell). The agent token comes from GAFFER_TOKEN (never from a flag); the command never',
+    'sees it. Exit status 0 = done, 75 = retry later, 65 = fatal, 77 = needs a human, anything else =',
+    'failed (see docs/command-agent.md for the environment, stdin, output file and ::gaffer:: lines).',
+    '',
+    'options:',
+    `  --url URL             the agent socket (default $GAFFER_URL, else ${DEFAULT_URL})`,
+    '  --role ROLE           the role to work for (required)',
+    '  --name NAME           the instance name shown in the console (default ROLE-COMMAND-PID)',
+    '  --cwd DIR             the command\'s working directory (default: the current one)',
+    '  --timeout-s S         stop an attempt after S seconds: task failed, run retried by its policy',
+    '  --shell               run COMMAND ARGS… as one shell command line (sh -c; cmd.exe on Windows)',
+    '  --parse FORMAT        read the command\'s JSON output for readable log lines and usage:',
+    ...formats,
+    '  --grace-s S           on Ctrl-C / SIGTERM: let the running command finish for up to S seconds',
+    '                        before it is stopped and its task handed back (default 30; twice: at once)',
+    '  --kill-after-s S      SIGKILL the command\'s process group S seconds after SIGTERM (default 10)',
+    '  --poll-s S            when there is nothing to claim, ask again after S seconds (default 5)',
+    '  --max-tasks N         exit after N tasks',
+    '  --no-tasks            do not claim tasks (job triggers only)',
+    '  --no-jobs             do not take job triggers (tasks only)',
+    `  --max-log-lines N     log at most N output lines per attempt (default ${DEFAULT_OUTPUT_LIMITS.maxLines})`,
+    `  --max-log-bytes N     log at most N bytes of output per attempt (default ${DEFAULT_OUTPUT_LIMITS.maxBytes})`,
+    '  --exit-on-stdin-close shut down at once when stdin closes (for supervisors: Gaffer\'s managed agents)',
+    '  --quiet               log only warnings and errors of the agent itself',
+    '  -h, --help            this text',
+    '',
+    'exit status: 0 after a shutdown or --max-tasks, 1 when the connection is refused or lost for good,',
+    '2 on a usage error, 78 when COMMAND cannot be started (not found, not executable).',
+  ].join('\n');
+}
+
+function number(flag: string, raw: string, opts: { min: number; max: number; integer?: boolean }): number {
+  const n = Number(raw);
+  if (!/^\d+(\.\d+)?$/.test(raw) || !Number.isFinite(n) || n < opts.min || n > opts.max || (opts.integer && !Number.isInteger(n))) {
+    throw new UsageError(`${flag} must be ${opts.integer ? 'an integer' : 'a number'} from ${opts.min} to ${opts.max}`);
+  }
+  return n;
+}
+
+const DAY_S = 86_400;
+
+/** Parses `gaffer agent` arguments; throws UsageError with a one-line message. */
+export function parseAgentArgs(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): AgentCliOptions | 'help' {
+  const sep = argv.indexOf('--');
+  const own = sep < 0 ? argv : argv.slice(0, sep);
+  const command = sep < 0 ? [] : argv.slice(sep + 1);
+  const o: Partial<AgentCliOptions> & { tasks: boolean; jobs: boolean } = { tasks: true, jobs: true };
+  for (let i = 0; i < own.length; i++) {
+    const arg = own[i]!;
+    const eq = arg.indexOf('=');
+    const flag = arg.startsWith('--') && eq > 0 ? arg.slice(0, eq) : arg;
+    const inline = arg.startsWith('--') && eq > 0 ? arg.slice(eq + 1) : undefined;
+    const value = (): string => {
+      const v = inline ?? own[++i];
+      if (v === undefined || (inline === undefined && v.startsWith('--'))) throw new UsageError(`${flag} needs a value`);
+      return v;
+    };
+    switch (flag) {
+      case '-h':
+      case '--help':
+        return 'help';
+      case '--url':
+        o.url = value();
+        break;
+      case '--role':
+        o.role = value();
+        break;
+      case '--name':
+        o.name = value().trim();
+        break;
+      case '--cwd':
+        o.cwd = path.resolve(value());
+        break;
+      case '--timeout-s':
+        o.timeoutS = number(flag, value(), { min: 1, max: MAX_RUN_TIMEOUT_S });
+        break;
+      case '--shell':
+        o.shell = true;
+        break;
+      case '--parse': {
+        const f = value();
+        if (!ADAPTERS[f]) throw new UsageError(`--parse: unknown format "${f}" (known: ${Object.keys(ADAPTERS).join(', ')})`);
+        o.parse = f;
+        break;
+      }
+      case '--grace-s':
+        o.graceS = number(flag, value(), { min: 0, max: DAY_S });
+        break;
+      case '--kill-after-s':
+        o.killAfterS = number(flag, value(), { min: 0, max: 3600 });
+        break;
+      case '--poll-s':
+        o.pollS = number(flag, value(), { min: 0.05, max: 3600 });
+        break;
+      case '--max-tasks':
+        o.maxTasks = number(flag, value(), { min: 1, max: Number.MAX_SAFE_INTEGER, integer: true });
+        break;
+      case '--no-tasks':
+        o.tasks = false;
+        break;
+      case '--no-jobs':
+        o.jobs = false;
+        break;
+      case '--max-log-lines':
+        o.maxLogLines = number(flag, value(), { min: 1, max: 10_000_000, integer: true });
+        break;
+      case '--max-log-bytes':
+        o.maxLogBytes = number(flag, value(), { min: 1024, max: 1024 ** 3, integer: true });
+        break;
+      case '--exit-on-stdin-close':
+        o.exitOnStdinClose = true;
+        break;
+      case '--quiet':
+        o.quiet = true;
+        break;
+      case '--token':
+        throw new UsageError('the agent token is read from GAFFER_TOKEN, never from a flag (flags show up in process lists)');
+      default:
+        throw new UsageError(`unknown option ${flag} (gaffer agent --help lists them)`);
+    }
+  }
+  if (!o.role) throw new UsageError('--role is required');
+  if (!roleName.safeParse(o.role).success) throw new UsageError('--role must be 1–64 letters, digits, "_", "-" or "."');
+  if (!o.tasks && !o.jobs) throw new UsageError('--no-tasks and --no-jobs together leave nothing to do');
+  if (command.length === 0 || !command[0]) throw new UsageError('no command: put it after "--", e.g. gaffer agent --role dev -- ./work.sh');
+  if (o.name !== undefined && (o.name.length === 0 || o.name.length > 200)) throw new UsageError('--name must be 1 to 200 characters');
+  const [cmd, ...args] = command as [string, ...string[]];
+  return {
+    url: o.url ?? env.GAFFER_URL ?? DEFAULT_URL,
+    role: o.role,
+    name: o.name ?? `${o.role}-${cutText(path.basename(cmd), 40)}-${process.pid}`,
+    ...(o.cwd !== undefined ? { cwd: o.cwd } : {}),
+    ...(o.timeoutS !== undefined ? { timeoutS: o.timeoutS } : {}),
+    shell: o.shell ?? false,
+    ...(o.parse !== undefined ? { parse: o.parse } : {}),
+    graceS: o.graceS ?? 30,
+    killAfterS: o.killAfterS ?? 10,
+    pollS: o.pollS ?? 5,
+    ...(o.maxTasks !== undefined ? { maxTasks: o.maxTasks } : {}),
+    tasks: o.tasks,
+    jobs: o.jobs,
+    maxLogLines: o.maxLogLines ?? DEFAULT_OUTPUT_LIMITS.maxLines,
+    maxLogBytes: o.maxLogBytes ?? DEFAULT_OUTPUT_LIMITS.maxBytes,
+    exitOnStdinClose: o.exitOnStdinClose ?? false,
+    quiet: o.quiet ?? false,
+    command: cmd,
+    args,
+  };
+}

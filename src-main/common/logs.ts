@@ -1,0 +1,121 @@
+/**
+ * Log lines and usage (PROTOCOL §5): the shapes the core, the HTTP API, the console and the SDK
+ * share. What an attempt printed and spent is kept apart from the audit chain (core/logs/).
+ */
+
+export const LOG_STREAMS = ['stdout', 'stderr', 'agent'] as const;
+export type LogStream = (typeof LOG_STREAMS)[number];
+export const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** `task:<id>` or `run:<id>`, as in the audit's subjects. */
+export type LogSubject = `task:${number}` | `run:${string}`;
+
+export const taskSubject = (taskId: number): LogSubject => `task:${taskId}`;
+export const runSubject = (runId: string): LogSubject => `run:${runId}`;
+
+/** One stored line, as `GET /tasks/{id}/logs` returns it. */
+export interface LogLine {
+  /** Dense per task/run, across its attempts: the `after` cursor. */
+  seq: number;
+  at: string;
+  attempt: number;
+  stream: LogStream;
+  level: LogLevel;
+  text: string;
+  /** Addition: the line was longer than the line limit; this many UTF-8 bytes were sent in all. */
+  cutFrom?: number;
+  /** Addition: `truncated` marks the one line that says the attempt's log reached its cap. */
+  marker?: 'truncated';
+}
+
+export interface LogPage {
+  items: LogLine[];
+  /** Pass as `after` for the next page; null when this page reached the end of what is stored. */
+  next: number | null;
+}
+
+export interface UsageTotals {
+  inputTokens: number;
+  outputTokens: number;
+  costUsd: number;
+}
+
+export const ZERO_USAGE: UsageTotals = { inputTokens: 0, outputTokens: 0, costUsd: 0 };
+
+/** One attempt's log, as the console's attempt tabs show it. */
+export interface LogAttempt {
+  attempt: number;
+  /** Lines stored (the truncation marker included). */
+  lines: number;
+  bytes: number;
+  /** Seq range of the attempt's lines (attempts of one task/run never interleave). */
+  firstSeq: number;
+  lastSeq: number;
+  firstAt: string;
+  lastAt: string;
+  /** The attempt reached its cap: later lines were dropped after one marker line. */
+  truncated: boolean;
+  /** Lines dropped past the cap. */
+  dropped: number;
+}
+
+/** Retention and caps, kept in the settings row `logs.settings` and edited in Settings. */
+export interface LogSettings {
+  /** A line longer than this (UTF-8 bytes) is cut, with a marker. */
+  maxLineBytes: number;
+  /** Per attempt: once past either cap, one "truncated" marker and nothing more. */
+  maxLinesPerAttempt: number;
+  maxBytesPerAttempt: number;
+  /** Whole segments older than this are deleted. */
+  retentionDays: number;
+  /** The oldest segments are deleted while all logs together take more than this. */
+  maxTotalMb: number;
+}
+
+export const DEFAULT_LOG_SETTINGS: LogSettings = {
+  maxLineBytes: 16 * 1024,
+  maxLinesPerAttempt: 2_000_000,
+  maxBytesPerAttempt: 256 * 1024 * 1024,
+  retentionDays: 14,
+  maxTotalMb: 4096,
+};
+
+export const LOG_SETTINGS_LIMITS: { [K in keyof LogSettings]: { min: number; max: number } } = {
+  maxLineBytes: { min: 256, max: 1024 * 1024 },
+  maxLinesPerAttempt: { min: 100, max: 100_000_000 },
+  maxBytesPerAttempt: { min: 64 * 1024, max: 64 * 1024 * 1024 * 1024 },
+  retentionDays: { min: 1, max: 3650 },
+  maxTotalMb: { min: 16, max: 10 * 1024 * 1024 },
+};
+
+/** What the log store holds right now (Settings shows it). */
+export interface LogStorageStats {
+  segments: number;
+  bytes: number;
+  lines: number;
+  oldestAt: string | null;
+}
+
+/** `GET /usage?by=`: the key is a role, a job id or a local day `YYYY-MM-DD`. */
+export const USAGE_GROUPS = ['role', 'job', 'day'] as const;
+export type UsageGroup = (typeof USAGE_GROUPS)[number];
+
+export interface UsageRow extends UsageTotals {
+  key: string;
+}
+
+/** One local day's usage of one role (and job: null for tasks). */
+export interface DailyUsage extends UsageTotals {
+  day: string;
+  role: string;
+  job: string | null;
+}
+
+/** The console's "most expensive runs this week". */
+export interface CostlyRun extends UsageTotals {
+  runId: string;
+  jobId: string;
+  job: string;
+  slot: string;
+}

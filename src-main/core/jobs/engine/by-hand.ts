@@ -1,0 +1,95 @@
+/**
+ * The operator's hand on runs: "run now", the slots a disabled job skips, and the waiting runs a
+ * resume or a released kill switch looks at again. Each runs inside the caller's transaction.
+ *
+ * Invariants:
+ * 1. "Run now" keeps one run per slot: it claims the slot if free, dispatches a slot still waiting
+ *    for its first attempt, and otherwise reports the existing run.
+ * 2. A run by hand overrides the schedule, the pause and (unless the operator asks for them) the
+ *    preconditions — never the kill switch or a disabled job.
+ */
+import { GafferError } from '../../../common/errors';
+import { isWaiting, runPhase } from '../run-phase';
+import { specOf, type JobRow, type RunRow } from '../rows';
+import type { EngineContext } from './context';
+import { dispatchRun } from './dispatch';
+import { skipped, wait } from './outcomes';
+import { claimByHand } from './slots';
+
+export interface RunNowResult {
+  run: RunRow;
+  created: boolean;
+  dispatched: boolean;
+  message: string;
+}
+
+/** How long a run by hand waits for an instance of its role before it is looked at again (a hello wakes it sooner). */
+const NO_INSTANCE_RECHECK_MS = 60_000;
+
+/** "Run now": the slot the current instant falls in (or `wanted`), claimed and dispatched at once. */
+export function runNow(e: EngineContext, job: JobRow, wanted: string | undefined, reason: string, actor: string, checkPreconditions: boolean): RunNowResult {
+  const spec = specOf(job);
+  const ks = e.settings().killSwitch;
+  if (ks.on) throw new GafferError('conflict', `the kill switch is on (by ${ks.by}: ${ks.reason}); nothing is dispatched`);
+  if (job.enabled !== 1) throw new GafferError('conflict', `job ${job.name} is disabled; enable it first`);
+  const plan = e.repo.planOf(job, spec);
+  const now = e.now();
+  let occ;
+  if (wanted !== undefined) {
+    try {
+      occ = plan.find(wanted);
+    } catch (err) {
+      throw new GafferError('bad_request', (err as Error).message);
+    }
+    if (!occ) throw new GafferError('bad_request', `${wanted} is not a slot of job ${job.name}`);
+  } else {
+    occ = plan.slots(now - 400 * 86_400_000, now + 1).pop() ?? plan.after(now);
+    if (!occ) throw new GafferError('conflict', `job ${job.name} has no slot to run`);
+  }
+  e.ctx.audit.append({ type: 'job.trigger', actor, subject: `job:${job.id}`, detail: { name: job.name, slot: occ.slot, reason, checkPreconditions } });
+  const existing = e.repo.runBySlot(job.id, occ.slot);
+  if (existing) {
+    if (runPhase(existing) === 'checking') {
+      const run = e.repo.updateRun(existing, { trigger: 'manual' }, 'run.trigger_now', actor, { reason });
+      if (checkPreconditions) {
+        const due = e.repo.patchRun(run.id, { next_attempt_at: now });
+        return { run: due, created: false, dispatched: false, message: `slot ${occ.slot} was waiting; it is checked now and runs once its preconditions pass` };
+      }
+      return dispatchByHand(e, run, job, reason, actor, now, false);
+    }
+    return { run: existing, created: false, dispatched: false, message: `slot ${occ.slot} already has run ${existing.id} (${existing.status}, ${existing.disposition}); one run per slot — use the backfill queue to run it again` };
+  }
+  const run = claimByHand(e, job, spec, plan, occ, now, checkPreconditions, reason, actor);
+  if (checkPreconditions) return { run, created: true, dispatched: false, message: `slot ${occ.slot} claimed by hand; it runs once its preconditions pass` };
+  return dispatchByHand(e, run, job, reason, actor, now, true);
+}
+
+/** Dispatches a claimed run by hand now, or — with no instance of the role online — as soon as one says hello. */
+function dispatchByHand(e: EngineContext, run: RunRow, job: JobRow, reason: string, actor: string, now: number, created: boolean): RunNowResult {
+  e.repo.recordCheck(run.job_id, run.slot, 'execution', 'manual', 'ready', `run by hand by ${actor}: ${reason} (schedule, pause and preconditions overridden)`, { override: true, reason, actor });
+  if (e.hub.connectedInstances(job.role).length === 0) {
+    const why = `no online instance of role ${job.role}`;
+    e.repo.recordCheck(run.job_id, run.slot, 'execution', 'execution', 'not_ready', why, { blocker: 'instance', instance: { verdict: 'not_ready', reason: why, online: 0 } });
+    e.repo.patchRun(run.id, { overrides_preconditions: 1 });
+    const r = wait(e, run, now + NO_INSTANCE_RECHECK_MS, 'instance', 'waiting');
+    return { run: r, created, dispatched: false, message: `slot ${run.slot} claimed by hand; ${why}: it is dispatched as soon as one says hello` };
+  }
+  e.repo.recordCheck(run.job_id, run.slot, 'execution', 'execution', 'ready', `run by hand by ${actor}: ${reason}`, { blocker: null, manual: { verdict: 'ready', reason, actor } });
+  const d = dispatchRun(e, run, job, now, 'first', actor);
+  return { run: d, created, dispatched: true, message: `slot ${run.slot} ${created ? 'claimed and ' : ''}dispatched by hand` };
+}
+
+/** A disabled job's slots that wait for an attempt are skipped (runs by hand go on). */
+export function skipWaitingSlots(e: EngineContext, jobId: string, why: string, actor: string): void {
+  for (const r of e.repo.openRunsOfJob(jobId)) {
+    const phase = runPhase(r);
+    if ((phase !== 'checking' && phase !== 'undelivered') || r.trigger === 'manual') continue;
+    skipped(e, r, 'skipped_disabled', why, actor);
+  }
+}
+
+/** Waiting runs (of one job, or all) are looked at again now. */
+export function wakeWaiting(e: EngineContext, runs: RunRow[]): void {
+  const now = e.now();
+  for (const r of runs) if (isWaiting(runPhase(r)) && r.next_attempt_at !== null) e.repo.patchRun(r.id, { next_attempt_at: now });
+}

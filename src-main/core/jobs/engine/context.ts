@@ -1,0 +1,165 @@
+/**
+ * The bottom of the jobs engine: what every engine module works with — its dependencies, the
+ * after-commit outbox, the pass cache and the book of work in flight.
+ *
+ * Invariants:
+ * 1. A push leaves only after the transaction that decided it committed: modules queue it with
+ *    `afterCommit`, and `write` flushes the outbox once the outermost transaction is over (and drops
+ *    what a failed transaction queued). The outermost transaction of engine work is a `write`.
+ * 2. Within one synchronous pass nothing else can write (one thread, one writer process), so the
+ *    settings row and "is any backfill queued or in flight" are read at most once per pass.
+ * 3. A run (or backfill) whose asynchronous checks are in flight is in `checkingRuns`
+ *    (`checkingBackfills`): nothing else evaluates it until its continuation ran.
+ */
+import type { Logger } from '../../../common/logger';
+import type { JobSettings } from '../../../common/job-schema';
+import type { CoreContext } from '../../context';
+import type { Hub } from '../../hub/hub';
+import type { InstanceRegistry } from '../../instances/registry';
+import type { Signals } from '../../signals/signals';
+import type { BackfillRepo } from '../backfill-repo';
+import type { JobRepo } from '../repo';
+import type { JobSettingsStore } from '../settings';
+
+export const ACTOR = 'runner';
+
+/** What the engine needs from the hub: the trigger offer, who is online, prechecks, the run sink, taking an attempt away. */
+export type EngineHub = Pick<Hub, 'pushJobTrigger' | 'connectedInstances' | 'requestPrecheck' | 'setRunSink' | 'cancelRun'>;
+
+/** Layer 3's spend verdict for a role (core/budgets): the first daily cap reached, with spend and reset. */
+export interface BudgetGate {
+  verdict(role: string, now: number): { ok: boolean; reason: string; evidence: Record<string, unknown> };
+}
+
+export interface EngineDeps {
+  /** Daily spend caps (absent: none apply). */
+  budgets?: BudgetGate;
+  ctx: CoreContext;
+  repo: JobRepo;
+  backfillRows: BackfillRepo;
+  settings: JobSettingsStore;
+  hub: EngineHub;
+  signals: Signals;
+  instances: Pick<InstanceRegistry, 'get'>;
+  logger: Logger;
+}
+
+export class EngineContext {
+  readonly ctx: CoreContext;
+  readonly repo: JobRepo;
+  readonly backfillRows: BackfillRepo;
+  readonly hub: EngineHub;
+  readonly signals: Signals;
+  readonly logger: Logger;
+  readonly budgets: BudgetGate | undefined;
+  /** Runs / backfills with asynchronous checks in flight. */
+  readonly checkingRuns = new Set<string>();
+  readonly checkingBackfills = new Set<number>();
+  /** Pushes waiting for the hub's outcome (`run:<id>` / `bf:<id>`). */
+  readonly pushing = new Set<string>();
+  closed = false;
+  /** Work to do as soon as the event loop is free (the runner's; a no-op until it starts). */
+  soon: () => void = () => {};
+  /** Re-arms the timer after a change made outside a pass (the runner's). */
+  arm: () => void = () => {};
+  private outbox: Array<() => void> = [];
+  private readonly inflight = new Set<Promise<unknown>>();
+  private passCache: { settings?: JobSettings; backfills?: boolean } | undefined;
+
+  constructor(private readonly deps: EngineDeps) {
+    this.ctx = deps.ctx;
+    this.repo = deps.repo;
+    this.backfillRows = deps.backfillRows;
+    this.hub = deps.hub;
+    this.signals = deps.signals;
+    this.logger = deps.logger;
+    this.budgets = deps.budgets;
+  }
+
+  now(): number {
+    return this.ctx.clock.now();
+  }
+
+  /**
+   * One transaction (a savepoint when nested); the outbox leaves once the outermost one committed.
+   * Pushes queued inside a (sub)transaction that failed are dropped with it: the rows that decided
+   * them were rolled back.
+   */
+  write<T>(fn: () => T): T {
+    const mark = this.outbox.length;
+    let v: T;
+    try {
+      v = this.ctx.store.write(fn);
+    } catch (err) {
+      this.outbox.length = Math.min(this.outbox.length, mark);
+      throw err;
+    }
+    if (!this.ctx.db.inTransaction) this.flushOutbox();
+    return v;
+  }
+
+  /** Queues `send` for after the current transaction commits. */
+  afterCommit(send: () => void): void {
+    this.outbox.push(send);
+  }
+
+  flushOutbox(): void {
+    const out = this.outbox;
+    this.outbox = [];
+    for (const send of out) {
+      try {
+        send();
+      } catch (e) {
+        this.logger.error('jobs: push failed', { error: String(e) });
+      }
+    }
+  }
+
+  dropOutbox(): void {
+    this.outbox = [];
+  }
+
+  /** Keeps `p` in the book until it settles (`settled()` waits for it). */
+  track<T>(p: Promise<T>): Promise<T> {
+    this.inflight.add(p);
+    const done = () => this.inflight.delete(p);
+    p.then(done, done);
+    return p;
+  }
+
+  get inflightWork(): ReadonlySet<Promise<unknown>> {
+    return this.inflight;
+  }
+
+  beginPass(): void {
+    this.passCache = {};
+  }
+
+  endPass(): void {
+    this.passCache = undefined;
+  }
+
+  settings(): JobSettings {
+    if (!this.passCache) return this.deps.settings.read();
+    return (this.passCache.settings ??= this.deps.settings.read());
+  }
+
+  anyBackfill(): boolean {
+    if (!this.passCache) return this.backfillRows.anyQueuedOrDispatched();
+    return (this.passCache.backfills ??= this.backfillRows.anyQueuedOrDispatched());
+  }
+
+  /** A backfill was queued in this pass: the cached "none queued" no longer holds. */
+  backfillQueued(): void {
+    if (this.passCache) this.passCache.backfills = true;
+  }
+
+  /** The instance's status, or null when it is unknown. */
+  instanceStatus(id: string): string | null {
+    try {
+      return this.deps.instances.get(id).status;
+    } catch {
+      return null;
+    }
+  }
+}

@@ -1,0 +1,150 @@
+/**
+ * The jobs engine's public face: what the job service (and so the API, the console and the tests)
+ * may ask of it. Everything else in engine/ is internal to the engine. Its files stand on floors,
+ * each importing only the floors below (docs/architecture.md, "The jobs engine"):
+ *
+ *   index · runner, by-hand · slots · evaluate, backfills · dispatch, run-sink ·
+ *   checks, facts, outcomes · verdicts, backfill-queue · maintenance, context
+ *
+ * Invariants:
+ * 1. The operations marked "inside `write`" run in the caller's `write` transaction: pushes they
+ *    decide leave after its commit, and the runner follows the change (its timer, what is now due).
+ */
+import type { JobSettings, RunApproval } from '../../../common/job-schema';
+import type { BackfillRow, JobRow, RunRow } from '../rows';
+import type { JobSettingsStore } from '../settings';
+import { closeBackfill, requestBackfill, runBackfillNow } from './backfills';
+import { approveHeld, holdForBudget, rejectHeld } from './decisions';
+import { runNow, skipWaitingSlots, wakeWaiting, type RunNowResult } from './by-hand';
+import { EngineContext, type EngineDeps } from './context';
+import { EngineRunSink } from './run-sink';
+import { JobRunner } from './runner';
+
+export type { BudgetGate, EngineDeps, EngineHub } from './context';
+export type { RunNowResult } from './by-hand';
+export { maintenanceAt } from './maintenance';
+
+export class JobEngine {
+  private readonly e: EngineContext;
+  private readonly runner: JobRunner;
+  private readonly sink: EngineRunSink;
+  private readonly settingsStore: JobSettingsStore;
+
+  constructor(deps: EngineDeps) {
+    this.e = new EngineContext(deps);
+    this.sink = new EngineRunSink(this.e);
+    this.runner = new JobRunner(this.e, this.sink);
+    this.settingsStore = deps.settings;
+  }
+
+  // ---- lifecycle ----
+
+  start(): void {
+    this.runner.start();
+  }
+
+  stop(): void {
+    this.runner.stop();
+  }
+
+  get isStarted(): boolean {
+    return this.runner.isStarted;
+  }
+
+  /** The instant the runner's timer is armed for (tests, console "next trigger"). */
+  get nextWakeAt(): number | undefined {
+    return this.runner.nextWakeAt;
+  }
+
+  /** Resolves once no asynchronous check or pending push continuation is in flight. */
+  settled(): Promise<void> {
+    return this.runner.settled();
+  }
+
+  /** The safety sweep, by hand (tests). */
+  sweep(): void {
+    this.runner.sweep();
+  }
+
+  /**
+   * One transaction of jobs work: pushes it decided leave after its commit (and are dropped if it
+   * fails); then the runner follows the change (its timer, anything now due).
+   */
+  write<T>(fn: () => T): T {
+    const v = this.e.write(fn);
+    this.runner.wake();
+    return v;
+  }
+
+  // ---- runs (inside `write`) ----
+
+  /** "Run now" for `job` (the slot the current instant falls in, or `slot`). */
+  runNow(job: JobRow, input: { slot?: string; reason: string; actor: string; checkPreconditions: boolean }): RunNowResult {
+    return runNow(this.e, job, input.slot, input.reason, input.actor, input.checkPreconditions);
+  }
+
+  /** The job was disabled: its slots waiting for an attempt are skipped. */
+  jobDisabled(jobId: string, why: string, actor: string): void {
+    skipWaitingSlots(this.e, jobId, why, actor);
+  }
+
+  /** The job was resumed: its waiting runs are looked at again now. */
+  jobResumed(jobId: string): void {
+    wakeWaiting(this.e, this.e.repo.openRunsOfJob(jobId));
+  }
+
+  /** The instance that may act for the run now (its acknowledged attempt), with the run's attempt, job and role. */
+  runHolder(runId: string): { instanceId: string | null; attempt: number; jobId: string; role: string } {
+    return this.sink.runHolder(runId);
+  }
+
+  // ---- decisions on held runs (inside `write`) ----
+
+  /** A held run is dispatched again (as its backfill), its trigger carrying `approval`. */
+  approveRun(runId: string, approval: RunApproval): RunRow {
+    return approveHeld(this.e, runId, approval);
+  }
+
+  /** A held run stays failed, disposition `rejected`. */
+  rejectRun(runId: string, note: string, actor: string): RunRow {
+    return rejectHeld(this.e, runId, note, actor);
+  }
+
+  /**
+   * A run (or the backfill re-running it) passed its spend cap: the attempt is taken away at once
+   * and the run held. Its own transaction; false when nothing of the run was in flight.
+   */
+  holdForBudget(runId: string, message: string): boolean {
+    return holdForBudget(this.e, runId, message);
+  }
+
+  // ---- backfills (inside `write`) ----
+
+  requestBackfill(job: JobRow, slot: string, reason: string, actor: string): BackfillRow {
+    return requestBackfill(this.e, job, slot, reason, actor);
+  }
+
+  backfillAction(id: number, action: 'run_now' | 'cancel' | 'mark_done', reason: string, actor: string): { backfill: BackfillRow; job: JobRow } {
+    const b = this.e.backfillRows.get(id);
+    const job = this.e.repo.jobRow(b.job_id);
+    const backfill = action === 'run_now' ? runBackfillNow(this.e, b, job, reason, actor) : closeBackfill(this.e, b, action, reason, actor);
+    return { backfill, job };
+  }
+
+  // ---- settings (inside `write`) ----
+
+  settings(): JobSettings {
+    return this.e.settings();
+  }
+
+  /** The global kill switch: while on, nothing is dispatched; turned off, waiting runs are looked at at once. */
+  setKillSwitch(on: boolean, reason: string, actor: string): JobSettings {
+    const next = this.settingsStore.setKillSwitch(on, reason, actor);
+    if (!on) wakeWaiting(this.e, this.e.repo.openRuns());
+    return next;
+  }
+
+  setGlobalConcurrency(limit: number | null, reason: string, actor: string): JobSettings {
+    return this.settingsStore.setGlobalConcurrency(limit, reason, actor);
+  }
+}

@@ -1,0 +1,196 @@
+/**
+ * Where a run ends up, and the one writer of its status, disposition and `waiting_on` after the
+ * claim: waiting, dispatched, started, succeeded, retried, failed, held, skipped, missed,
+ * backfilled — and where a backfill's attempt ends up. Every function runs inside the caller's
+ * transaction.
+ *
+ * Invariants:
+ * 1. Status changes are edges of run-transitions.ts (`repo.transitionRun`); retries are counted
+ *    (`retry_count`, `next_attempt_at`), never a status flip.
+ * 2. A lost attempt (instance gone, deadline passed, trigger undeliverable) is a retryable failure.
+ *    A retry that would be due after the window closes fails the run now (a run by hand keeps its
+ *    retries). fatal / needs_human fail the run and hold it for review, never retried automatically.
+ * 3. After a run reaches a final status (or frees its slot), the job's runs waiting on ordering or
+ *    overlap are looked at again at once (`nudge`).
+ */
+import { isoTime } from '../../../common/iso-time';
+import { retryDelayS, type JobSpec, type RunDisposition, type RunErrorClass } from '../../../common/job-schema';
+import type { MissedOutcome } from '../plan';
+import { runPhase, type WaitingOn } from '../run-phase';
+import { specOf, toRun, type BackfillRow, type RunPatch, type RunRow } from '../rows';
+import { enqueueBackfill, transitionBackfill } from './backfill-queue';
+import { ACTOR, type EngineContext } from './context';
+
+export type AlertKind = 'missed' | 'not_ready' | 'failed' | 'held' | 'needs_human';
+
+export function alert(e: EngineContext, run: RunRow, kind: AlertKind, message: string): void {
+  e.ctx.audit.append({ type: 'run.alert', actor: ACTOR, subject: `run:${run.id}`, detail: { jobId: run.job_id, job: run.job_name, slot: run.slot, kind, message }, traceId: run.trace_id });
+  e.ctx.store.emit({ type: 'run.alert', run: toRun(run), kind, message });
+}
+
+/** A run needs a human (money, account, security): audited and announced at once. */
+export function needsHuman(e: EngineContext, run: RunRow, actor: string, message: string, detail: Record<string, unknown>): void {
+  e.ctx.audit.append({ type: 'run.needs_human', actor, subject: `run:${run.id}`, detail, traceId: run.trace_id });
+  e.ctx.store.emit({ type: 'run.needs_human', run: toRun(run), message });
+}
+
+/** Runs of the job waiting for their first attempt are looked at again now (ordering, overlap). */
+export function nudge(e: EngineContext, jobId: string, except?: string): void {
+  const now = e.now();
+  let any = false;
+  for (const r of e.repo.openRunsOfJob(jobId)) {
+    if (r.id === except || r.next_attempt_at === null || r.next_attempt_at <= now || runPhase(r) !== 'checking') continue;
+    e.repo.patchRun(r.id, { next_attempt_at: now });
+    any = true;
+  }
+  if (any) e.soon();
+}
+
+/** The run waits: for `waitingOn`, until `nextAttemptAt` at the latest. */
+export function wait(e: EngineContext, run: RunRow, nextAttemptAt: number, waitingOn: WaitingOn, disposition?: RunDisposition): RunRow {
+  return e.repo.setWaiting(run.id, nextAttemptAt, waitingOn, disposition);
+}
+
+/** The attempt's trigger is out (`fields`: attempt, deadline, covers, …), audited as `run.dispatch`. */
+export function dispatched(e: EngineContext, run: RunRow, fields: RunPatch, actor: string, detail: Record<string, unknown>): RunRow {
+  return e.repo.updateRun(run, { ...fields, disposition: 'dispatched', waiting_on: null }, 'run.dispatch', actor, detail);
+}
+
+/** An instance started the attempt that was offered to it. */
+export function started(e: EngineContext, run: RunRow, instanceId: string): RunRow {
+  if (run.status === 'pending') {
+    return e.repo.transitionRun(run, 'start', 'running', { instance_id: instanceId, started_at: run.started_at ?? e.now(), disposition: 'running' }, instanceId, { instanceId, attempt: run.attempt });
+  }
+  return e.repo.updateRun(run, { instance_id: instanceId, disposition: 'running' }, 'run.attempt_start', instanceId, { instanceId, attempt: run.attempt });
+}
+
+export function succeeded(e: EngineContext, run: RunRow, instanceId: string, output: string | null): RunRow {
+  const next = e.repo.transitionRun(
+    run,
+    'succeed',
+    'success',
+    { disposition: 'ran', finished_at: e.now(), output, next_attempt_at: null, dispatched_at: null, deadline: null, last_error: run.last_error, waiting_on: null },
+    instanceId,
+    { attempt: run.attempt, retryCount: run.retry_count },
+  );
+  coversDone(e, next, instanceId);
+  nudge(e, run.job_id, run.id);
+  return next;
+}
+
+/** The slot ran after all (a backfill succeeded, or the operator marked it done). */
+export function backfilled(e: EngineContext, run: RunRow, actor: string, detail: Record<string, unknown>, output?: string): RunRow {
+  return e.repo.updateRun(run, { disposition: 'backfilled', ...(output !== undefined ? { output } : {}) }, 'run.backfilled', actor, detail);
+}
+
+/** Marks folded slots covered by `run` as backfilled (after `run` succeeded). */
+export function coversDone(e: EngineContext, run: RunRow, actor: string): void {
+  for (const f of e.repo.coveredBy(run.id)) {
+    if (f.disposition === 'backfilled') continue;
+    e.repo.updateRun(f, { disposition: 'backfilled' }, 'run.backfilled', actor, { by: run.id, bySlot: run.slot, previous: f.disposition });
+  }
+}
+
+/** Skipped before any attempt: calendar, DST, overlap, disabled. */
+export function skipped(e: EngineContext, run: RunRow, disposition: RunDisposition, reason: string, actor: string, detail: Record<string, unknown> = { reason }): RunRow {
+  return e.repo.transitionRun(run, 'skip', 'skipped', { disposition, last_error: reason, finished_at: e.now(), next_attempt_at: null, waiting_on: null }, actor, detail);
+}
+
+/** The missed-window policy's decision for a slot that can no longer start. */
+export function missed(e: EngineContext, run: RunRow, spec: JobSpec, o: MissedOutcome): RunRow {
+  const fields = { disposition: o.disposition, last_error: o.reason, finished_at: e.now(), next_attempt_at: null, waiting_on: null };
+  const detail = { reason: o.reason, policy: spec.missedWindow };
+  const next = o.status === 'failed' ? e.repo.transitionRun(run, 'fail', 'failed', fields, ACTOR, detail) : e.repo.transitionRun(run, 'skip', 'skipped', fields, ACTOR, detail);
+  if (o.backfill) enqueueBackfill(e, next, o.disposition === 'missed' ? 'missed' : 'not_ready', 'queued', ACTOR, o.reason);
+  if (o.alert) alert(e, next, o.disposition === 'skipped_not_ready' ? 'not_ready' : 'missed', o.reason);
+  nudge(e, run.job_id, run.id);
+  return next;
+}
+
+/** A retryable failure of the current attempt (including lost and undeliverable ones). */
+export function attemptFailed(e: EngineContext, run: RunRow, errorClass: RunErrorClass, message: string, actor: string): RunRow {
+  const job = e.repo.maybeJobRow(run.job_id);
+  const spec = job ? specOf(job) : undefined;
+  const now = e.now();
+  if (spec && run.retry_count < run.max_retry) {
+    const n = run.retry_count + 1;
+    const delayS = retryDelayS(spec.retry, n);
+    const at = now + delayS * 1000;
+    if (run.trigger === 'manual' || run.window_closes_at === null || at < run.window_closes_at) {
+      const next = e.repo.updateRun(
+        run,
+        { retry_count: n, next_attempt_at: at, dispatched_at: null, deadline: null, instance_id: null, last_error: message, error_class: errorClass, disposition: 'retry_scheduled', waiting_on: null },
+        'run.retry',
+        actor,
+        { retry: n, maxRetry: run.max_retry, errorClass, error: message, at: isoTime(at), delayS, attempt: run.attempt },
+      );
+      nudge(e, run.job_id, run.id);
+      return next;
+    }
+    return finalFail(e, run, spec, errorClass, `${message}; retry ${n} would be due at ${isoTime(at)}, after the window closes`, actor);
+  }
+  return finalFail(e, run, spec, errorClass, `${message}; ${run.max_retry} retr${run.max_retry === 1 ? 'y' : 'ies'} used`, actor);
+}
+
+/** No more retries: failed, and the missed-window policy says what follows. */
+export function finalFail(e: EngineContext, run: RunRow, spec: JobSpec | undefined, errorClass: RunErrorClass, message: string, actor: string): RunRow {
+  const policy = spec?.missedWindow ?? 'skip_and_alert';
+  const disposition = policy === 'fold_into_next' ? 'folded' : 'failed';
+  const next = e.repo.transitionRun(
+    run,
+    'fail',
+    'failed',
+    { disposition, last_error: message, error_class: errorClass, finished_at: e.now(), next_attempt_at: null, dispatched_at: null, deadline: null, waiting_on: null },
+    actor,
+    { errorClass, error: message, policy },
+  );
+  if (policy === 'run_now') enqueueBackfill(e, next, 'failed', 'queued', actor, message);
+  alert(e, next, 'failed', message);
+  nudge(e, run.job_id, run.id);
+  return next;
+}
+
+/** fatal / needs_human / a spend cap passed: failed and held for review; never retried automatically. */
+export function held(e: EngineContext, run: RunRow, errorClass: 'fatal' | 'needs_human' | 'budget', message: string, actor: string): RunRow {
+  const next = e.repo.transitionRun(
+    run,
+    'fail',
+    'failed',
+    { disposition: 'held', held: 1, last_error: message, error_class: errorClass, finished_at: e.now(), next_attempt_at: null, dispatched_at: null, deadline: null, waiting_on: null },
+    actor,
+    { errorClass, error: message },
+  );
+  enqueueBackfill(e, next, errorClass, 'held', ACTOR, message);
+  alert(e, next, errorClass === 'needs_human' ? 'needs_human' : 'held', message);
+  if (errorClass === 'needs_human') needsHuman(e, next, actor, message, { jobId: run.job_id, job: run.job_name, slot: run.slot, error: message });
+  nudge(e, run.job_id, run.id);
+  return next;
+}
+
+// ---- backfills -----------------------------------------------------------------------------
+
+/** A backfill's attempt failed: queued again while attempts are left, else failed (and alerted). */
+export function backfillAttemptFailed(e: EngineContext, b: BackfillRow, errorClass: RunErrorClass, message: string): BackfillRow {
+  const job = e.repo.maybeJobRow(b.job_id);
+  const max = job ? specOf(job).retry.maxAttempts : 1;
+  let row: BackfillRow;
+  if ((errorClass === 'retryable' || errorClass === 'lost' || errorClass === 'undeliverable') && b.attempts < max) {
+    row = transitionBackfill(e, b, 'requeue', 'queued', { tick_run_id: null, instance_id: null, deadline: null, last_error: message, error_class: errorClass }, ACTOR, { errorClass, error: message, attempts: b.attempts, max });
+  } else {
+    row = transitionBackfill(e, b, 'fail', 'failed', { finished_at: e.now(), deadline: null, last_error: message, error_class: errorClass }, ACTOR, { errorClass, error: message, attempts: b.attempts });
+    const run = e.repo.run(b.run_id);
+    alert(e, run, errorClass === 'needs_human' ? 'needs_human' : 'failed', `backfill of ${b.slot} failed: ${message}`);
+    if (errorClass === 'needs_human') needsHuman(e, run, ACTOR, message, { jobId: run.job_id, slot: run.slot, error: message, backfillId: b.id });
+  }
+  nudge(e, b.job_id);
+  return row;
+}
+
+/** A backfill's attempt succeeded: the backfill is done and its slot ran after all. */
+export function backfillSucceeded(e: EngineContext, run: RunRow, b: BackfillRow, instanceId: string, output: string | undefined): { run: RunRow; backfill: BackfillRow } {
+  const row = transitionBackfill(e, b, 'done', 'done', { finished_at: e.now(), deadline: null }, instanceId, { attempt: run.attempt });
+  const next = backfilled(e, run, instanceId, { backfillId: b.id, previous: run.disposition, attempt: run.attempt }, output);
+  coversDone(e, next, instanceId);
+  nudge(e, run.job_id);
+  return { run: next, backfill: row };
+}

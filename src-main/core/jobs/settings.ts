@@ -1,0 +1,58 @@
+/**
+ * The owner of the `settings` row `jobs.settings` (the kill switch and the global quota). Nothing
+ * else in Gaffer reads or writes that row: the console and the HTTP API go through `core.jobs`.
+ *
+ * Invariants:
+ * 1. Every change is audited in the caller's transaction (`operator.kill_switch`, `jobs.settings`)
+ *    and announced with a `jobs.settings` event after the commit.
+ * 2. A change keeps the other setting as it was.
+ */
+import { isoTime } from '../../common/iso-time';
+import type { JobSettings } from '../../common/job-schema';
+import type { CoreContext } from '../context';
+
+const KEY = 'jobs.settings';
+
+export class JobSettingsStore {
+  private readonly q;
+
+  constructor(private readonly ctx: CoreContext) {
+    this.q = {
+      get: ctx.db.prepare<[string], { value: string }>('SELECT value FROM settings WHERE key = ?'),
+      put: ctx.db.prepare('INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value'),
+    };
+  }
+
+  read(): JobSettings {
+    const row = this.q.get.get(KEY);
+    const stored = row ? (JSON.parse(row.value) as Partial<JobSettings>) : {};
+    return {
+      killSwitch: stored.killSwitch ?? { on: false, reason: null, by: null, at: null },
+      globalConcurrency: stored.globalConcurrency ?? null,
+    };
+  }
+
+  /** Turns the kill switch on or off (audited as `operator.kill_switch`). Inside `store.write`. */
+  setKillSwitch(on: boolean, reason: string, actor: string): JobSettings {
+    const s = this.read();
+    const next: JobSettings = { ...s, killSwitch: { on, reason, by: actor, at: isoTime(this.ctx.clock.now()) } };
+    this.put(next);
+    this.ctx.audit.append({ type: 'operator.kill_switch', actor, subject: 'settings:killSwitch', detail: { reason, from: s.killSwitch.on, to: on } });
+    this.ctx.store.emit({ type: 'jobs.settings', settings: next, actor });
+    return next;
+  }
+
+  /** Most job runs in flight at once across all jobs (`null`: no limit). Inside `store.write`. */
+  setGlobalConcurrency(limit: number | null, reason: string, actor: string): JobSettings {
+    const s = this.read();
+    const next: JobSettings = { ...s, globalConcurrency: limit };
+    this.put(next);
+    this.ctx.audit.append({ type: 'jobs.settings', actor, subject: 'settings:jobs', detail: { reason, globalConcurrency: { from: s.globalConcurrency, to: limit } } });
+    this.ctx.store.emit({ type: 'jobs.settings', settings: next, actor });
+    return next;
+  }
+
+  private put(s: JobSettings): void {
+    this.q.put.run(KEY, JSON.stringify(s));
+  }
+}

@@ -1,0 +1,123 @@
+/**
+ * The log store's operations as messages: one table of what the store can be asked, used by the
+ * worker thread (worker.ts) and by the in-thread engine that tests and tools use.
+ */
+import { LOG_LEVELS, LOG_STREAMS, type LogAttempt, type LogPage, type LogSettings, type LogStorageStats } from '../../common/logs';
+import type { AppendEntry, AppendOutcome, IncomingLine, LogStore, ReadQuery, SearchHit } from './log-store';
+
+/**
+ * A batch of entries in the shape that crosses to the worker cheaply: one string holding every
+ * text and typed arrays for the rest (cloning thousands of small objects costs more than
+ * inserting them).
+ */
+export interface PackedBatch {
+  subjects: string[];
+  attempts: number[];
+  /** Lines per entry. */
+  counts: number[];
+  text: string;
+  /** Per line: its characters in `text`, `at` (ms), client seq (0: none), stream * 4 + level. */
+  lens: Uint32Array;
+  ats: Float64Array;
+  seqs: Float64Array;
+  kinds: Uint8Array;
+}
+
+const STREAM_OF = new Map(LOG_STREAMS.map((x, i) => [x, i]));
+const LEVEL_OF = new Map(LOG_LEVELS.map((x, i) => [x, i]));
+
+export function packBatch(entries: AppendEntry[]): PackedBatch {
+  let n = 0;
+  for (const e of entries) n += e.lines.length;
+  const lens = new Uint32Array(n);
+  const ats = new Float64Array(n);
+  const seqs = new Float64Array(n);
+  const kinds = new Uint8Array(n);
+  const texts: string[] = new Array<string>(n);
+  let i = 0;
+  for (const e of entries) {
+    for (const l of e.lines) {
+      texts[i] = l.text;
+      lens[i] = l.text.length;
+      ats[i] = l.at;
+      seqs[i] = l.seq ?? 0;
+      kinds[i] = (STREAM_OF.get(l.stream ?? 'stdout') ?? 0) * 4 + (LEVEL_OF.get(l.level ?? 'info') ?? 1);
+      i++;
+    }
+  }
+  return { subjects: entries.map((e) => e.subject), attempts: entries.map((e) => e.attempt), counts: entries.map((e) => e.lines.length), text: texts.join(''), lens, ats, seqs, kinds };
+}
+
+export function unpackBatch(b: PackedBatch): AppendEntry[] {
+  const out: AppendEntry[] = [];
+  let i = 0;
+  let pos = 0;
+  for (let e = 0; e < b.subjects.length; e++) {
+    const lines: IncomingLine[] = new Array<IncomingLine>(b.counts[e]!);
+    for (let k = 0; k < b.counts[e]!; k++, i++) {
+      const text = b.text.slice(pos, pos + b.lens[i]!);
+      pos += b.lens[i]!;
+      const kind = b.kinds[i]!;
+      const line: IncomingLine = { text, at: b.ats[i]!, stream: LOG_STREAMS[kind >> 2]!, level: LOG_LEVELS[kind & 3]! };
+      if (b.seqs[i]! > 0) line.seq = b.seqs[i]!;
+      lines[k] = line;
+    }
+    out.push({ subject: b.subjects[e]!, attempt: b.attempts[e]!, lines });
+  }
+  return out;
+}
+
+export interface EngineOps {
+  append: { args: { batch: PackedBatch; now: number; settings: LogSettings }; result: AppendOutcome[] };
+  read: { args: ReadQuery; result: LogPage };
+  attempts: { args: { subject: string }; result: LogAttempt[] };
+  search: { args: { q: string; limit: number }; result: SearchHit[] };
+  sweep: { args: { now: number; settings: Pick<LogSettings, 'retentionDays' | 'maxTotalMb'> }; result: { removed: number } };
+  stats: { args: Record<string, never>; result: LogStorageStats };
+  /** Adds up to `budget` lines to the word index; returns how many (0: it is up to date). */
+  index: { args: { budget: number }; result: number };
+}
+export type EngineOp = keyof EngineOps;
+
+/** Lines indexed for word search before a search runs (the rest waits for idle time). */
+const INDEX_BEFORE_SEARCH = 50_000;
+
+export function runOp<O extends EngineOp>(store: LogStore, op: O, args: EngineOps[O]['args']): EngineOps[O]['result'] {
+  const a = args as never;
+  const table: { [K in EngineOp]: (x: EngineOps[K]['args']) => EngineOps[K]['result'] } = {
+    append: (x) => store.append(unpackBatch(x.batch), x.now, x.settings),
+    read: (x) => store.read(x),
+    attempts: (x) => store.attemptsOf(x.subject),
+    search: (x) => {
+      store.indexSome(INDEX_BEFORE_SEARCH);
+      return store.search(x.q, x.limit);
+    },
+    sweep: (x) => store.sweep(x.now, x.settings),
+    stats: () => store.stats(),
+    index: (x) => store.indexSome(x.budget),
+  };
+  return (table[op] as (x: never) => EngineOps[O]['result'])(a);
+}
+
+/** Where the log store runs: a worker thread in Gaffer, this thread in tests. */
+export interface LogEngine {
+  call<O extends EngineOp>(op: O, args: EngineOps[O]['args']): Promise<EngineOps[O]['result']>;
+  close(): Promise<void>;
+}
+
+/** The store on this thread (tests, tools): each call runs in a later microtask, like a worker's reply. */
+export function inlineEngine(store: LogStore): LogEngine {
+  let closed = false;
+  return {
+    call: (op, args) =>
+      Promise.resolve().then(() => {
+        if (closed) throw new Error('log engine closed');
+        return runOp(store, op, args);
+      }),
+    async close() {
+      if (closed) return;
+      closed = true;
+      store.close();
+    },
+  };
+}

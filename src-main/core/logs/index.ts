@@ -1,0 +1,78 @@
+/** Logs and usage (PROTOCOL §5): built once by createCore. */
+import fs from 'node:fs';
+import type { Logger } from '../../common/logger';
+import type { CoreContext } from '../context';
+import type { GroupCommitter } from '../db/group-commit';
+import type { JobService } from '../jobs';
+import { inlineEngine, type LogEngine } from './engine';
+import { holderCheck } from './holders';
+import { LogStore } from './log-store';
+import { LogService, type LogServiceOptions } from './service';
+import { UsageLedger } from './usage-ledger';
+import { startWorkerEngine } from './worker-engine';
+
+export { LogService, LOG_SETTINGS_KEY } from './service';
+
+export interface LogsOptions extends LogServiceOptions {
+  /** Directory of the segment files (default `<dataDir>/logs`). */
+  dir?: string;
+  /** Run the store on this thread instead of a worker (tests, tools). */
+  inline?: boolean;
+  /** Segment rotation (defaults: 64 MiB, one day). */
+  segmentMaxBytes?: number;
+  segmentMaxAgeMs?: number;
+}
+
+export interface LogsDeps {
+  ctx: CoreContext;
+  committer: GroupCommitter;
+  logger: Logger;
+  jobs: JobService;
+  nativeBinding?: string | undefined;
+  dir: string;
+}
+
+export function createLogs(deps: LogsDeps, opts: LogsOptions = {}): LogService {
+  const { ctx, logger } = deps;
+  const dir = opts.dir ?? deps.dir;
+  const bad = (files: string[]) => logger.error(`logs: ${files.length} segment file(s) could not be read and were moved aside: ${files.join('; ')}`);
+  const storeOpts = {
+    ...(deps.nativeBinding ? { nativeBinding: deps.nativeBinding } : {}),
+    ...(opts.segmentMaxBytes ? { segmentMaxBytes: opts.segmentMaxBytes } : {}),
+    ...(opts.segmentMaxAgeMs ? { segmentMaxAgeMs: opts.segmentMaxAgeMs } : {}),
+  };
+  let engine: LogEngine;
+  if (opts.inline) {
+    let inner: LogEngine | undefined;
+    const lazy = () => (inner ??= inlineEngine(new LogStore(dir, ctx.clock.now(), { ...storeOpts, onBadSegment: (f, e) => bad([`${f}: ${e}`]) })));
+    engine = { call: (op, args) => lazy().call(op, args), close: async () => inner?.close() };
+  } else {
+    engine = startWorkerEngine({
+      dir,
+      now: () => ctx.clock.now(),
+      ...storeOpts,
+      onBadSegments: bad,
+      onExit: (why) => logger.error(`logs: the log worker stopped (${why}); it restarts on the next log frame`),
+    });
+  }
+  const runDescriptions = ctx.db.prepare<[string], { job: string; slot: string }>('SELECT job_name AS job, slot FROM runs WHERE id = ?');
+  return new LogService(
+    {
+      db: ctx.db,
+      store: ctx.store,
+      audit: ctx.audit,
+      clock: ctx.clock,
+      logger,
+      committer: deps.committer,
+      engine,
+      holders: holderCheck(ctx.db, () => deps.jobs),
+      ledger: new UsageLedger(ctx.db),
+      emitAppended: (e) => {
+        if (ctx.events.has('log.appended')) ctx.events.emit({ type: 'log.appended', ...e });
+      },
+      describeRun: (id) => runDescriptions.get(id) ?? null,
+      hasStoredLogs: () => fs.existsSync(dir) && fs.readdirSync(dir).some((f) => f.startsWith('seg-')),
+    },
+    opts,
+  );
+}

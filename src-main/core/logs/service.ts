@@ -1,0 +1,402 @@
+/**
+ * Logs and usage (PROTOCOL §5): the `log` and `usage` frames, the reads behind the HTTP API and
+ * the console, retention, and the settings row `logs.settings`.
+ *
+ * Invariants:
+ * 1. Only the holder logs or reports usage (holders.ts); the check is a read on this thread and
+ *    the write happens off it: log lines go to the log worker, never into the main database's
+ *    commits, so a flood of lines never makes a claim wait for a disk write.
+ * 2. A `log` frame is answered only once the batch holding it has committed in its segment: an
+ *    acknowledged line is on disk. Frames that arrive while a batch is being written form the
+ *    next batch (no timer: the batch size follows the load).
+ * 3. Back-pressure: past `maxQueuedLines` waiting to be written, a frame is refused with
+ *    `rate_limited` and nothing of it is stored (the SDK waits for its acknowledgements and
+ *    resends; its per-line `seq` makes a resend harmless).
+ * 4. Usage is an increment in the main database (`usage-ledger.ts`), through the group commit.
+ */
+import type { Clock, TimerHandle } from '../../common/clock';
+import { GafferError } from '../../common/errors';
+import type { Logger } from '../../common/logger';
+import {
+  DEFAULT_LOG_SETTINGS,
+  LOG_SETTINGS_LIMITS,
+  type CostlyRun,
+  type DailyUsage,
+  type LogAttempt,
+  type LogPage,
+  type LogSettings,
+  type LogStorageStats,
+  type UsageGroup,
+  type UsageRow,
+  type UsageTotals,
+} from '../../common/logs';
+import type { AgentRequestOf, LogResult, UsageResult } from '../../common/protocol';
+import type { AuditLog } from '../audit/audit-log';
+import type { GroupCommitter } from '../db/group-commit';
+import type { Db } from '../db/open';
+import type { Store } from '../db/store';
+import { packBatch, type EngineOps, type LogEngine } from './engine';
+import type { HeldWork, HolderCheck } from './holders';
+import type { AppendEntry, AppendOutcome, ReadQuery, SearchHit } from './log-store';
+import type { UsageLedger } from './usage-ledger';
+
+export const LOG_SETTINGS_KEY = 'logs.settings';
+
+/** Appends must pause this long before the word index is filled … */
+const INDEX_PAUSE_MS = 1000;
+/** … this many lines per step. */
+const INDEX_CHUNK = 5000;
+
+export interface LogServiceDeps {
+  db: Db;
+  store: Store;
+  audit: AuditLog;
+  clock: Clock;
+  logger: Logger;
+  committer: GroupCommitter;
+  engine: LogEngine;
+  holders: HolderCheck;
+  ledger: UsageLedger;
+  emitAppended: (e: { subject: string; attempt: number; lastSeq: number }) => void;
+  /** True when segment files exist (retention has something to do before the first new line). */
+  hasStoredLogs: () => boolean;
+  /** Run descriptions for "most expensive runs". */
+  describeRun: (runId: string) => { job: string; slot: string } | null;
+}
+
+export interface LogServiceOptions {
+  /** Lines waiting to be written above which frames are refused (default 400 000). */
+  maxQueuedLines?: number;
+  /** Most lines in one write (default 50 000); more wait for the next. */
+  maxBatchLines?: number;
+  /** Retention sweep cadence (default hourly; the first runs at start). */
+  sweepEveryMs?: number;
+  /** How to defer a flush to the end of the current turn (default `setImmediate`). */
+  schedule?: (fn: () => void) => void;
+}
+
+interface Queued {
+  entry: AppendEntry;
+  resolve: (o: AppendOutcome) => void;
+  reject: (e: unknown) => void;
+}
+
+type LogFrame = AgentRequestOf<'log'>;
+type UsageFrame = AgentRequestOf<'usage'>;
+
+/** Parses the settings row, keeping defaults for anything missing or out of range. */
+export function parseLogSettings(text: string | undefined): LogSettings {
+  const out = { ...DEFAULT_LOG_SETTINGS };
+  if (!text) return out;
+  try {
+    const v = JSON.parse(text) as Partial<Record<keyof LogSettings, unknown>>;
+    for (const k of Object.keys(LOG_SETTINGS_LIMITS) as Array<keyof LogSettings>) {
+      const n = v[k];
+      const { min, max } = LOG_SETTINGS_LIMITS[k];
+      if (typeof n === 'number' && Number.isFinite(n) && n >= min && n <= max) out[k] = n;
+    }
+  } catch {
+    // a damaged row reads as the defaults; the next save rewrites it
+  }
+  return out;
+}
+
+export class LogService {
+  private queue: Queued[] = [];
+  private queuedLines = 0;
+  private writing = false;
+  private scheduled = false;
+  private closed = false;
+  private closing: Promise<void> | undefined;
+  private started = false;
+  private indexTimer: TimerHandle | undefined;
+  private batchesSinceIndex = 0;
+  /** The batch being written, if any. */
+  private current: Promise<void> | undefined;
+  private sweepTimer: TimerHandle | undefined;
+  private cached: LogSettings | undefined;
+  private readonly maxQueuedLines: number;
+  private readonly maxBatchLines: number;
+  private readonly sweepEveryMs: number;
+  private readonly schedule: (fn: () => void) => void;
+  private readonly q;
+  /** Lines written so far (for the bench and /status). */
+  readonly stats = { frames: 0, lines: 0, batches: 0, refused: 0 };
+
+  constructor(
+    private readonly d: LogServiceDeps,
+    opts: LogServiceOptions = {},
+  ) {
+    this.maxQueuedLines = opts.maxQueuedLines ?? 400_000;
+    this.maxBatchLines = opts.maxBatchLines ?? 50_000;
+    this.sweepEveryMs = opts.sweepEveryMs ?? 3600_000;
+    this.schedule = opts.schedule ?? ((fn) => void setImmediate(fn));
+    this.q = {
+      get: d.db.prepare<[string], { value: string }>('SELECT value FROM settings WHERE key = ?'),
+      put: d.db.prepare('INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value'),
+    };
+  }
+
+  // ---- settings ---------------------------------------------------------------------------
+
+  settings(): LogSettings {
+    return (this.cached ??= parseLogSettings(this.q.get.get(LOG_SETTINGS_KEY)?.value));
+  }
+
+  /** Changes caps or retention (audited `logs.settings`); a lower retention applies at once. */
+  setSettings(patch: Partial<LogSettings>, opts: { actor: string; reason: string }): LogSettings {
+    const next = { ...this.settings() };
+    for (const [k, v] of Object.entries(patch) as Array<[keyof LogSettings, number | undefined]>) {
+      if (v === undefined) continue;
+      const lim = LOG_SETTINGS_LIMITS[k];
+      if (!lim) throw new GafferError('bad_request', `unknown log setting "${k}"`);
+      if (!Number.isFinite(v) || v < lim.min || v > lim.max) throw new GafferError('bad_request', `${k} must be between ${lim.min} and ${lim.max}`, { field: k });
+      next[k] = v;
+    }
+    this.d.store.write(() => {
+      this.q.put.run(LOG_SETTINGS_KEY, JSON.stringify(next));
+      this.d.audit.append({ type: 'logs.settings', actor: opts.actor, subject: 'logs', detail: { ...next, reason: opts.reason } });
+    });
+    this.cached = next;
+    void this.sweep();
+    return next;
+  }
+
+  // ---- frames ------------------------------------------------------------------------------
+
+  private held(instanceId: string, frame: { taskId?: number | undefined; runId?: string | undefined; fence?: number | undefined }): HeldWork {
+    if ((frame.taskId === undefined) === (frame.runId === undefined)) {
+      throw new GafferError('bad_request', 'give exactly one of "taskId" and "runId"', { field: frame.taskId === undefined ? 'taskId' : 'runId' });
+    }
+    return frame.taskId !== undefined ? this.d.holders.task(instanceId, frame.taskId, frame.fence) : this.d.holders.run(instanceId, frame.runId!);
+  }
+
+  /** `log`: stores the frame's lines for the sender's attempt; resolves once they are on disk. */
+  async log(instanceId: string, frame: LogFrame): Promise<LogResult> {
+    if (this.closed) throw new GafferError('unavailable', 'the scheduler is shutting down');
+    const work = this.held(instanceId, frame);
+    if (this.queuedLines + frame.lines.length > this.maxQueuedLines) {
+      this.stats.refused++;
+      throw new GafferError('rate_limited', 'the log writer is behind: wait for the acknowledgements of the lines already sent, then resend');
+    }
+    const now = this.d.clock.now();
+    const lines = frame.lines.map((l) => ({ text: l.text, stream: l.stream, level: l.level, seq: l.seq, at: l.at === undefined ? now : Date.parse(l.at) }));
+    const outcome = await this.enqueue({ subject: work.subject, attempt: work.attempt, lines });
+    if (!outcome.ok) throw new GafferError('bad_request', outcome.message, { field: outcome.field });
+    this.stats.frames++;
+    this.stats.lines += outcome.stored;
+    if (outcome.stored > 0) this.d.emitAppended({ subject: work.subject, attempt: work.attempt, lastSeq: outcome.lastSeq });
+    return {
+      accepted: frame.lines.length,
+      stored: outcome.stored,
+      duplicates: outcome.duplicates,
+      dropped: outcome.dropped,
+      truncated: outcome.truncated,
+      lastSeq: outcome.clientSeq,
+    };
+  }
+
+  /** Told after each usage report is recorded (the spend caps, core/budgets); never fails the report. */
+  onUsageRecorded: ((subject: string, attempt: number) => void) | undefined;
+
+  /** `usage`: adds the increments to the sender's attempt; resolves with its running total. */
+  async usage(instanceId: string, frame: UsageFrame): Promise<UsageResult> {
+    const work = this.held(instanceId, frame);
+    const at = this.d.clock.now();
+    const totals = await this.d.committer.submit(() =>
+      this.d.store.write(() =>
+        this.d.ledger.add({
+          subject: work.subject,
+          attempt: work.attempt,
+          role: work.role,
+          jobId: work.jobId,
+          instanceId,
+          model: frame.model,
+          inputTokens: frame.inputTokens,
+          outputTokens: frame.outputTokens,
+          costUsd: frame.costUsd,
+          at,
+        }),
+      ),
+    );
+    try {
+      this.onUsageRecorded?.(work.subject, work.attempt);
+    } catch (e) {
+      this.d.logger.error('logs: the usage listener failed (the report itself is recorded)', { error: e instanceof Error ? e.message : String(e) });
+    }
+    return { usage: totals };
+  }
+
+  private enqueue(entry: AppendEntry): Promise<AppendOutcome> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ entry, resolve, reject });
+      this.queuedLines += entry.lines.length;
+      this.kick();
+    });
+  }
+
+  private kick(): void {
+    if (this.writing || this.scheduled || this.queue.length === 0) return;
+    this.scheduled = true;
+    this.schedule(() => {
+      this.scheduled = false;
+      if (!this.closed) this.current = this.writeBatch();
+    });
+  }
+
+  private async writeBatch(): Promise<void> {
+    if (this.writing || this.queue.length === 0) return;
+    this.writing = true;
+    const batch: Queued[] = [];
+    let n = 0;
+    while (this.queue.length > 0 && (batch.length === 0 || n + this.queue[0]!.entry.lines.length <= this.maxBatchLines)) {
+      const next = this.queue.shift()!;
+      n += next.entry.lines.length;
+      batch.push(next);
+    }
+    try {
+      const outcomes = await this.d.engine.call('append', { batch: packBatch(batch.map((b) => b.entry)), now: this.d.clock.now(), settings: this.settings() });
+      this.stats.batches++;
+      if (this.started) this.armSweep(this.sweepEveryMs);
+      this.batchesSinceIndex++;
+      this.armIndex();
+      batch.forEach((b, i) => b.resolve(outcomes[i]!));
+    } catch (e) {
+      // Nothing of this batch was committed (log-store invariant 1): every frame in it is refused.
+      this.d.logger.error('logs: a batch could not be written; its frames were refused', { error: e instanceof Error ? e.message : String(e) });
+      for (const b of batch) b.reject(e instanceof GafferError ? e : new GafferError('unavailable', 'log storage refused the write'));
+    } finally {
+      this.queuedLines = Math.max(0, this.queuedLines - n);
+      this.writing = false;
+      this.current = undefined;
+      this.kick();
+    }
+  }
+
+  // ---- reads -------------------------------------------------------------------------------
+
+  read(q: ReadQuery): Promise<LogPage> {
+    return this.d.engine.call('read', q);
+  }
+
+  attempts(subject: string): Promise<LogAttempt[]> {
+    return this.d.engine.call('attempts', { subject });
+  }
+
+  search(q: string, limit: number): Promise<SearchHit[]> {
+    return this.d.engine.call('search', { q, limit });
+  }
+
+  storage(): Promise<LogStorageStats> {
+    return this.d.engine.call('stats', {});
+  }
+
+  /** A whole attempt as text chunks (`<at> <stream> <text>` per line), for a download. */
+  async *text(subject: string, attempt: number): AsyncGenerator<string> {
+    let after = 0;
+    for (;;) {
+      const page: EngineOps['read']['result'] = await this.read({ subject, attempt, after, limit: 5000 });
+      if (page.items.length > 0) {
+        yield page.items
+          .map((l) => `${l.at} ${l.stream.padEnd(6)} ${l.text}${l.cutFrom !== undefined ? ` […cut: ${l.cutFrom} bytes in all]` : ''}\n`)
+          .join('');
+      }
+      if (page.next === null) return;
+      after = page.next;
+    }
+  }
+
+  usageOf(subject: string): UsageTotals {
+    return this.d.ledger.ofSubject(subject);
+  }
+
+  usagePerAttempt(subject: string): Array<UsageTotals & { attempt: number }> {
+    return this.d.ledger.perAttempt(subject);
+  }
+
+  usageSummary(by: UsageGroup, from: number, to: number, filter: { role?: string; job?: string } = {}): UsageRow[] {
+    return this.d.ledger.summary(by, from, to, filter);
+  }
+
+  dailyUsage(from: number, to: number): DailyUsage[] {
+    return this.d.ledger.daily(from, to);
+  }
+
+  costliestRuns(from: number, to: number, limit: number): CostlyRun[] {
+    return this.d.ledger.topRuns(from, to, limit, this.d.describeRun);
+  }
+
+  // ---- retention ---------------------------------------------------------------------------
+
+  /** Deletes whole segments past the retention (also runs on a timer once `start` was called). */
+  async sweep(): Promise<{ removed: number }> {
+    if (this.closed) return { removed: 0 };
+    try {
+      const r = await this.d.engine.call('sweep', { now: this.d.clock.now(), settings: this.settings() });
+      if (r.removed > 0) this.d.logger.info(`logs: retention removed ${r.removed} old segment(s)`);
+      return r;
+    } catch (e) {
+      this.d.logger.error('logs: retention sweep failed; retrying at the next sweep', { error: e instanceof Error ? e.message : String(e) });
+      return { removed: 0 };
+    }
+  }
+
+  /**
+   * Arms the retention sweep: at once when logs are stored already, else from the first batch
+   * written (so a Gaffer that keeps no logs never starts the worker for nothing).
+   */
+  start(): void {
+    this.started = true;
+    if (this.d.hasStoredLogs()) {
+      this.armSweep(0);
+      this.armIndex();
+    }
+  }
+
+  /**
+   * The word index is filled only once appends pause for a second, a chunk at a time, so it
+   * never competes with a flood of lines (search indexes what is missing first, up to a bound).
+   */
+  private armIndex(delayMs = INDEX_PAUSE_MS): void {
+    if (this.indexTimer || this.closed) return;
+    this.indexTimer = this.d.clock.setTimeout(() => {
+      this.indexTimer = undefined;
+      if (this.batchesSinceIndex > 0) {
+        this.batchesSinceIndex = 0;
+        this.armIndex();
+        return;
+      }
+      this.d.engine.call('index', { budget: INDEX_CHUNK }).then(
+        (n) => {
+          if (n > 0) this.armIndex(0);
+        },
+        (e: unknown) => this.d.logger.warn('logs: word index step failed; it is retried after the next lines', { error: e instanceof Error ? e.message : String(e) }),
+      );
+    }, delayMs);
+  }
+
+  private armSweep(delayMs: number): void {
+    if (this.sweepTimer || this.closed) return;
+    const tick = () => {
+      void this.sweep();
+      this.sweepTimer = this.d.clock.setTimeout(tick, this.sweepEveryMs);
+    };
+    this.sweepTimer = this.d.clock.setTimeout(tick, delayMs);
+  }
+
+  /**
+   * Stops taking frames: queued ones are refused (they were never acknowledged, so the SDK
+   * resends them to the next Gaffer), the batch being written finishes, then the worker closes.
+   * Resolves once the segment files are closed.
+   */
+  close(): Promise<void> {
+    if (this.closing) return this.closing;
+    this.closed = true;
+    this.sweepTimer?.cancel();
+    this.indexTimer?.cancel();
+    for (const b of this.queue.splice(0)) b.reject(new GafferError('unavailable', 'the scheduler is shutting down'));
+    this.queuedLines = 0;
+    this.closing = (this.current ?? Promise.resolve()).then(() => this.d.engine.close());
+    return this.closing;
+  }
+}

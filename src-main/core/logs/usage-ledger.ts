@@ -1,0 +1,148 @@
+/**
+ * Usage (tokens and cost) reported by attempts: one row per `usage` frame in the main database
+ * (table `usage`), summed per attempt, per task/run, and by role, job and local day.
+ *
+ * Invariants:
+ * 1. Increments only: a report adds, never sets; totals are sums of rows, so nothing is lost
+ *    when two reports race.
+ * 2. Cost is kept in nano-dollars (integers), so sums are exact whatever the order.
+ * 3. Writes go through the caller's transaction (the group commit): the reply's running total is
+ *    read in the same transaction as the row it includes.
+ */
+import type { Db } from '../db/open';
+import { ZERO_USAGE, type CostlyRun, type DailyUsage, type UsageGroup, type UsageRow, type UsageTotals } from '../../common/logs';
+
+export interface UsageIncrement {
+  subject: string;
+  attempt: number;
+  role: string;
+  jobId: string | null;
+  instanceId: string;
+  model?: string;
+  inputTokens?: number;
+  outputTokens?: number;
+  costUsd?: number;
+  at: number;
+}
+
+interface SumRow {
+  i: number | null;
+  o: number | null;
+  c: number | null;
+}
+
+const NANO = 1e9;
+const toTotals = (r: SumRow | undefined): UsageTotals =>
+  r ? { inputTokens: r.i ?? 0, outputTokens: r.o ?? 0, costUsd: (r.c ?? 0) / NANO } : { ...ZERO_USAGE };
+
+/** Local calendar day of an instant (the machine's zone, like the console's "today"). */
+function localDay(ms: number): string {
+  const d = new Date(ms);
+  return `${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, '0')}-${String(d.getDate()).padStart(2, '0')}`;
+}
+
+/** Quarter hours: every zone offset in use is a whole number of them, so local days are exact. */
+const QUARTER_MS = 15 * 60 * 1000;
+
+export class UsageLedger {
+  private readonly q;
+
+  constructor(db: Db) {
+    this.q = {
+      insert: db.prepare(
+        'INSERT INTO usage (subject, attempt, role, job_id, model, instance_id, input_tokens, output_tokens, cost_nusd, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+      ),
+      ofAttempt: db.prepare<[string, number], SumRow>(
+        'SELECT sum(input_tokens) AS i, sum(output_tokens) AS o, sum(cost_nusd) AS c FROM usage WHERE subject = ? AND attempt = ?',
+      ),
+      ofSubject: db.prepare<[string], SumRow>('SELECT sum(input_tokens) AS i, sum(output_tokens) AS o, sum(cost_nusd) AS c FROM usage WHERE subject = ?'),
+      attemptsOf: db.prepare<[string], SumRow & { attempt: number }>(
+        'SELECT attempt, sum(input_tokens) AS i, sum(output_tokens) AS o, sum(cost_nusd) AS c FROM usage WHERE subject = ? GROUP BY attempt ORDER BY attempt',
+      ),
+      byRole: db.prepare<[number, number], SumRow & { k: string }>(
+        'SELECT role AS k, sum(input_tokens) AS i, sum(output_tokens) AS o, sum(cost_nusd) AS c FROM usage WHERE at >= ? AND at < ? GROUP BY role ORDER BY c DESC, k',
+      ),
+      byJob: db.prepare<[number, number], SumRow & { k: string }>(
+        'SELECT job_id AS k, sum(input_tokens) AS i, sum(output_tokens) AS o, sum(cost_nusd) AS c FROM usage WHERE at >= ? AND at < ? AND job_id IS NOT NULL GROUP BY job_id ORDER BY c DESC, k',
+      ),
+      byQuarter: db.prepare<[number, number, number], SumRow & { k: number; role: string; job: string | null }>(
+        `SELECT at / ? AS k, role, job_id AS job, sum(input_tokens) AS i, sum(output_tokens) AS o, sum(cost_nusd) AS c
+           FROM usage WHERE at >= ? AND at < ? GROUP BY k, role, job_id ORDER BY k`,
+      ),
+      topRuns: db.prepare<[number, number, number], SumRow & { subject: string; job: string }>(
+        `SELECT subject, job_id AS job, sum(input_tokens) AS i, sum(output_tokens) AS o, sum(cost_nusd) AS c
+           FROM usage WHERE at >= ? AND at < ? AND job_id IS NOT NULL GROUP BY subject ORDER BY c DESC LIMIT ?`,
+      ),
+    };
+  }
+
+  /** Adds one report (inside the caller's transaction); returns the attempt's running total. */
+  add(u: UsageIncrement): UsageTotals {
+    const cost = Math.round((u.costUsd ?? 0) * NANO);
+    this.q.insert.run(u.subject, u.attempt, u.role, u.jobId, u.model ?? null, u.instanceId, u.inputTokens ?? 0, u.outputTokens ?? 0, cost, u.at);
+    return this.ofAttempt(u.subject, u.attempt);
+  }
+
+  ofAttempt(subject: string, attempt: number): UsageTotals {
+    return toTotals(this.q.ofAttempt.get(subject, attempt));
+  }
+
+  /** All attempts of a task or run. */
+  ofSubject(subject: string): UsageTotals {
+    return toTotals(this.q.ofSubject.get(subject));
+  }
+
+  perAttempt(subject: string): Array<UsageTotals & { attempt: number }> {
+    return this.q.attemptsOf.all(subject).map((r) => ({ attempt: r.attempt, ...toTotals(r) }));
+  }
+
+  /** Sums in [from, to) by role, job or local day; `role`/`job` narrow the rows first. */
+  summary(by: UsageGroup, from: number, to: number, filter: { role?: string; job?: string } = {}): UsageRow[] {
+    if (by !== 'day' && !filter.role && !filter.job) {
+      const rows = by === 'role' ? this.q.byRole.all(from, to) : this.q.byJob.all(from, to);
+      return rows.map((r) => ({ key: r.k, ...toTotals(r) }));
+    }
+    const sums = new Map<string, { i: number; o: number; c: number }>();
+    for (const r of this.q.byQuarter.all(QUARTER_MS, from, to)) {
+      if (filter.role && r.role !== filter.role) continue;
+      if (filter.job && r.job !== filter.job) continue;
+      const key = by === 'day' ? localDay(r.k * QUARTER_MS) : by === 'role' ? r.role : r.job;
+      if (key === null) continue;
+      const s = sums.get(key) ?? { i: 0, o: 0, c: 0 };
+      s.i += r.i ?? 0;
+      s.o += r.o ?? 0;
+      s.c += r.c ?? 0;
+      sums.set(key, s);
+    }
+    const out = [...sums].map(([key, s]) => ({ key, ...toTotals(s) }));
+    return by === 'day' ? out.sort((a, b) => a.key.localeCompare(b.key)) : out.sort((a, b) => b.costUsd - a.costUsd || a.key.localeCompare(b.key));
+  }
+
+  /** Sums in [from, to) per local day, role and job (job null for tasks), days in order. */
+  daily(from: number, to: number): DailyUsage[] {
+    const sums = new Map<string, DailyUsage & { nano: number }>();
+    for (const r of this.q.byQuarter.all(QUARTER_MS, from, to)) {
+      const day = localDay(r.k * QUARTER_MS);
+      const key = `${day}\u0000${r.role}\u0000${r.job ?? ''}`;
+      const s = sums.get(key) ?? { day, role: r.role, job: r.job, inputTokens: 0, outputTokens: 0, costUsd: 0, nano: 0 };
+      s.inputTokens += r.i ?? 0;
+      s.outputTokens += r.o ?? 0;
+      s.nano += r.c ?? 0;
+      sums.set(key, s);
+    }
+    return [...sums.values()]
+      .map(({ nano, ...d }) => ({ ...d, costUsd: nano / NANO }))
+      .sort((a, b) => a.day.localeCompare(b.day) || a.role.localeCompare(b.role));
+  }
+
+  /** The runs that cost most in [from, to) (their usage inside the range). */
+  topRuns(from: number, to: number, limit: number, describe: (runId: string) => { job: string; slot: string } | null): CostlyRun[] {
+    const out: CostlyRun[] = [];
+    for (const r of this.q.topRuns.all(from, to, limit)) {
+      const runId = r.subject.slice('run:'.length);
+      const d = describe(runId);
+      out.push({ runId, jobId: r.job, job: d?.job ?? r.job, slot: d?.slot ?? '', ...toTotals(r) });
+    }
+    return out;
+  }
+}

@@ -1,0 +1,42 @@
+import type { Worker } from 'node:worker_threads';
+import { afterEach, describe, expect, it } from 'vitest';
+import { DEFAULT_LOG_SETTINGS } from '../../common/logs';
+import { tempDir } from '../testing/test-core';
+import { packBatch, type LogEngine } from './engine';
+import { startWorkerEngine } from './worker-engine';
+
+const engines: LogEngine[] = [];
+afterEach(async () => {
+  for (const e of engines.splice(0)) await e.close();
+});
+
+const T0 = Date.parse('2026-12-01T10:00:00.000Z');
+const batch = (from: number, n: number) =>
+  packBatch([{ subject: 'task:1', attempt: 1, lines: Array.from({ length: n }, (_, i) => ({ text: `line ${from + i}`, at: T0, seq: from + i })) }]);
+
+describe('the log worker', () => {
+  it('answers in a thread of its own, and a worker that dies is started again with what was committed', async () => {
+    const spawned: Worker[] = [];
+    const exits: string[] = [];
+    const engine = startWorkerEngine({ dir: tempDir('gaffer-logw-'), now: () => T0, onSpawn: (w) => spawned.push(w), onExit: (e) => exits.push(e) });
+    engines.push(engine);
+    const [first] = await engine.call('append', { batch: batch(1, 50), now: T0, settings: DEFAULT_LOG_SETTINGS });
+    expect(first).toMatchObject({ ok: true, stored: 50, clientSeq: 50 });
+
+    // The worker dies: what is waiting fails as unavailable (never acknowledged), the next call starts a new one.
+    const waiting = engine.call('append', { batch: batch(51, 50), now: T0, settings: DEFAULT_LOG_SETTINGS });
+    await spawned[0]!.terminate();
+    const outcome = await waiting.then(
+      () => 'answered',
+      (e: { code?: string }) => e.code,
+    );
+    // Either it committed before the kill (then the resend below is all duplicates) or it failed unavailable.
+    expect(['answered', 'unavailable']).toContain(outcome);
+    expect(exits).toHaveLength(1);
+    const [again] = await engine.call('append', { batch: batch(51, 50), now: T0, settings: DEFAULT_LOG_SETTINGS });
+    expect(spawned).toHaveLength(2);
+    expect(again).toMatchObject({ ok: true, clientSeq: 100 });
+    const page = await engine.call('read', { subject: 'task:1', limit: 1000 });
+    expect(page.items.map((l) => l.text)).toEqual(Array.from({ length: 100 }, (_, i) => `line ${i + 1}`));
+  });
+});

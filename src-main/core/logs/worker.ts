@@ -1,0 +1,43 @@
+/**
+ * The log worker thread: owns the log store, so appends (inserts and their fsync), searches and
+ * retention never run on the thread that serves claims. Messages: `{id, op, args}` in,
+ * `{id, ok, value}` or `{id, ok: false, error}` out, answered in arrival order.
+ * The word index is filled by the `index` operation, which the service sends when appends pause.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { runOp, type EngineOp } from './engine';
+import { LogStore } from './log-store';
+
+export interface WorkerData {
+  dir: string;
+  now: number;
+  nativeBinding?: string;
+  segmentMaxBytes?: number;
+  segmentMaxAgeMs?: number;
+}
+
+const data = workerData as WorkerData;
+const port = parentPort!;
+const bad: string[] = [];
+const store = new LogStore(data.dir, data.now, {
+  ...(data.nativeBinding ? { nativeBinding: data.nativeBinding } : {}),
+  ...(data.segmentMaxBytes ? { segmentMaxBytes: data.segmentMaxBytes } : {}),
+  ...(data.segmentMaxAgeMs ? { segmentMaxAgeMs: data.segmentMaxAgeMs } : {}),
+  onBadSegment: (file, error) => bad.push(`${file}: ${error}`),
+});
+port.postMessage({ ready: true, badSegments: bad });
+
+port.on('message', (m: { id: number; op: EngineOp | 'close'; args: never }) => {
+  if (m.op === 'close') {
+    store.close();
+    port.postMessage({ id: m.id, ok: true, value: null });
+    port.close();
+    return;
+  }
+  try {
+    port.postMessage({ id: m.id, ok: true, value: runOp(store, m.op, m.args) });
+  } catch (e) {
+    const err = e as { code?: string; message?: string };
+    port.postMessage({ id: m.id, ok: false, error: { code: err.code ?? null, message: err.message ?? String(e) } });
+  }
+});

@@ -1,0 +1,421 @@
+/**
+ * `gaffer agent` end to end: a real Gaffer (this process, system clock), the command agent
+ * (in-process, or the real `gaffer` bin where signals matter) and real child processes.
+ * It lives in server/ because the CLI may not import core or server, not even in tests.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Run } from '../common/job-schema';
+import { isWellFormedText } from '../common/text';
+import { CommandAgent } from '../cli/agent/command-agent';
+import type { LogLine, WorkRef } from '../cli/agent/log-sink';
+import { parseAgentArgs } from '../cli/agent/options';
+import { readPids, running, waitFor } from '../cli/agent/testing/processes';
+import { OPERATOR_TOKEN, startLiveGaffer, type LiveGaffer } from './live-gaffer.testkit';
+
+const repo = path.resolve(import.meta.dirname, '..', '..');
+const scripted = path.join(repo, 'src-main', 'cli', 'agent', 'testing', 'scripted-command.mjs');
+const node = process.execPath;
+const posix = process.platform !== 'win32';
+
+const cleanups: Array<() => Promise<unknown> | unknown> = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+async function gaffer(config: Parameters<typeof startLiveGaffer>[0] = {}): Promise<LiveGaffer> {
+  const g = await startLiveGaffer(config);
+  cleanups.push(() => g.close());
+  return g;
+}
+
+interface AgentRun {
+  agent: CommandAgent;
+  exit: Promise<number>;
+  lines: Array<{ ref: WorkRef; line: LogLine }>;
+  log: string[];
+}
+
+function startAgent(g: LiveGaffer, flags: string[], command: string[] = [node, scripted]): AgentRun {
+  const opts = parseAgentArgs(['--url', g.server.agentUrl, '--role', 'cmd', '--poll-s', '0.1', '--quiet', ...flags, '--', ...command], {});
+  if (opts === 'help') throw new Error('unexpected');
+  const lines: AgentRun['lines'] = [];
+  const log: string[] = [];
+  const agent = new CommandAgent(opts, {
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, GAFFER_TOKEN: g.token('cmd'), GAFFER_OPERATOR_TOKEN: OPERATOR_TOKEN, SOMETHING_ELSE: 'kept' },
+    writeErr: (t) => log.push(t),
+    sink: (ref, line) => lines.push({ ref, line }),
+  });
+  const exit = agent.run();
+  cleanups.push(async () => {
+    agent.shutdown('now');
+    await exit;
+  });
+  return { agent, exit, lines, log };
+}
+
+const untilTask = (g: LiveGaffer, id: number, pred: (t: ReturnType<LiveGaffer['task']>) => boolean, what: string, ms = 15_000) =>
+  waitFor(() => pred(g.task(id)), what, ms);
+
+function createJob(g: LiveGaffer, name: string, payload: unknown, retry = { maxAttempts: 3, firstDelayS: 0 }): string {
+  return g.core.jobs.create({ name, role: 'cmd', schedule: { everyS: 86_400 }, retry, payload }, { actor: 'test' }).job.id;
+}
+
+async function triggerAndWait(g: LiveGaffer, jobId: string, done: (r: Run) => boolean = (r) => r.status === 'success' || r.status === 'failed'): Promise<Run> {
+  const { run } = g.core.jobs.triggerNow(jobId, { reason: 'test', actor: 'test' });
+  await waitFor(() => done(g.run(run.id)), `run ${run.id} to finish`, 20_000).catch((e: Error) => {
+    const r = g.run(run.id);
+    throw new Error(`${e.message}: ${JSON.stringify({ status: r.status, attempt: r.attempt, errorClass: r.errorClass, held: r.held, disposition: r.disposition, lastError: r.lastError, next: r.nextAttemptAt })}`);
+  });
+  return g.run(run.id);
+}
+
+describe.skipIf(!posix)('gaffer agent against a real Gaffer', () => {
+  it('tasks: the exit-status table of PROTOCOL §6, with notes, output and logs', async () => {
+    const g = await gaffer();
+    const ids = {
+      done: g.createTask('exit 0', { codes: [0], usage: { inputTokens: 10, outputTokens: 2, costUsd: 0.5 } }, { priority: 5 }).id,
+      retry: g.createTask('exit 75 then 0', { codes: [75, 0] }, { priority: 4 }).id,
+      fatal: g.createTask('exit 65', { codes: [65] }, { priority: 3 }).id,
+      human: g.createTask('exit 77', { codes: [77] }, { priority: 2 }).id,
+      other: g.createTask('exit 3', { codes: [3] }, { priority: 1 }).id,
+    };
+    const a = startAgent(g, ['--max-tasks', '6']);
+    expect(await a.exit).toBe(0);
+    const t = (id: number) => g.task(id);
+    expect(t(ids.done)).toMatchObject({ status: 'done', attempt: 1 });
+    expect(t(ids.done).note).toBe('exit 0 (done); usage: 10 input + 2 output tokens, $0.5000');
+    expect(t(ids.retry)).toMatchObject({ status: 'done', attempt: 2 });
+    expect(t(ids.fatal)).toMatchObject({ status: 'failed', note: expect.stringMatching(/^exit 65 \(fatal\); last stderr line: a line on stderr/) });
+    expect(t(ids.human)).toMatchObject({ status: 'blocked', note: expect.stringMatching(/^exit 77 \(needs a human\)/) });
+    expect(t(ids.other)).toMatchObject({ status: 'failed', note: expect.stringMatching(/^exit 3;/) });
+    // Every line of every attempt is a log line of that task.
+    const of = (id: number) => a.lines.filter((l) => l.ref.kind === 'task' && l.ref.id === String(id)).map((l) => `${l.ref.attempt} ${l.line.stream} ${l.line.text}`);
+    expect(of(ids.retry)).toEqual(expect.arrayContaining(['1 stdout hello from task attempt 1', '1 stderr a line on stderr', '2 stdout hello from task attempt 2']));
+  });
+
+  it('tasks: the environment, stdin, the payload and output files; the child never sees a token', async () => {
+    const g = await gaffer();
+    const cwd = fs.mkdtempSync(path.join(os.tmpdir(), 'gaffer-cwd-'));
+    const id = g.createTask('Summarise the logs', { codes: [0] }).id;
+    const a = startAgent(g, ['--max-tasks', '1', '--cwd', cwd]);
+    expect(await a.exit).toBe(0);
+    const task = g.task(id);
+    const out = task.output as { env: Record<string, string>; tokenSeen: boolean; stdinMatchesFile: boolean; cwd: string };
+    expect(out.tokenSeen).toBe(false);
+    expect(out.stdinMatchesFile).toBe(true);
+    expect(fs.realpathSync(out.cwd)).toBe(fs.realpathSync(cwd));
+    expect(out.env).toMatchObject({
+      GAFFER_KIND: 'task',
+      GAFFER_ROLE: 'cmd',
+      GAFFER_TASK_ID: String(id),
+      GAFFER_TASK_TITLE: 'Summarise the logs',
+      GAFFER_ATTEMPT: '1',
+      GAFFER_PREVIOUSLY_EXPIRED: '0',
+      GAFFER_IDEMPOTENCY_KEY: `task-${id}`,
+      GAFFER_COMPLETED_STEPS: '[]',
+      GAFFER_TRACE_ID: task.traceId,
+    });
+    expect(Object.keys(out.env).sort()).not.toContain('GAFFER_TOKEN');
+    expect(Object.keys(out.env)).not.toContain('GAFFER_OPERATOR_TOKEN');
+    expect(out.env.GAFFER_PAYLOAD_FILE).toMatch(/payload\.json$/);
+    expect(fs.existsSync(out.env.GAFFER_PAYLOAD_FILE!)).toBe(false);
+  });
+
+  it('jobs: a trigger gets GAFFER_SLOT and GAFFER_IDEMPOTENCY_KEY; steps survive a retry (GAFFER_COMPLETED_STEPS)', async () => {
+    const g = await gaffer();
+    startAgent(g, ['--no-tasks']);
+    await waitFor(() => g.core.instances.list().some((i) => i.status === 'online'), 'the agent to connect');
+    const jobId = createJob(g, 'nightly-export', { codes: [75, 0], steps: ['extract', 'upload'] });
+    const run = await triggerAndWait(g, jobId, (r) => r.status === 'success' || (r.status === 'failed' && r.held));
+    expect(run).toMatchObject({ status: 'success', attempt: 2 });
+    const out = run.output as { env: Record<string, string> };
+    expect(out.env).toMatchObject({
+      GAFFER_KIND: 'job',
+      GAFFER_JOB: 'nightly-export',
+      GAFFER_JOB_ID: jobId,
+      GAFFER_RUN_ID: run.id,
+      GAFFER_SLOT: run.slot,
+      GAFFER_IDEMPOTENCY_KEY: run.idempotencyKey,
+      GAFFER_ATTEMPT: '2',
+      GAFFER_COMPLETED_STEPS: JSON.stringify(['extract', 'upload']),
+    });
+    const steps = g.core.jobs.getRun(run.id).steps.map((s) => [s.step, s.ref, s.attempt]);
+    expect(steps).toEqual([
+      ['extract', 'ref-extract-1', 1],
+      ['upload', 'ref-upload-1', 1],
+    ]);
+  });
+
+  it('jobs: 65 holds the run as fatal, 77 holds it for a human, anything else is retried', async () => {
+    const g = await gaffer();
+    startAgent(g, ['--no-tasks']);
+    await waitFor(() => g.core.instances.list().some((i) => i.status === 'online'), 'the agent to connect');
+    const fatal = await triggerAndWait(g, createJob(g, 'fatal-job', { codes: [65] }));
+    expect(fatal).toMatchObject({ status: 'failed', errorClass: 'fatal', held: true, attempt: 1 });
+    expect(fatal.lastError).toMatch(/^exit 65 \(fatal\)/);
+    const human = await triggerAndWait(g, createJob(g, 'human-job', { codes: [77] }));
+    expect(human).toMatchObject({ status: 'failed', errorClass: 'needs_human', held: true });
+    const other = await triggerAndWait(g, createJob(g, 'flaky-job', { codes: [9, 0] }), (r) => r.status === 'success');
+    expect(other).toMatchObject({ status: 'success', attempt: 2 });
+  });
+
+  it('force-release kills the command and its grandchild within 15 s, and nothing is reported for it', async () => {
+    // A short lock window makes the SDK renew every second; the refused renewal (or the lock_lost
+    // push, where the hub sends it) aborts the handler.
+    const g = await gaffer({ config: { lockWindowS: 4 } });
+    const pidFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'gaffer-fr-')), 'pids');
+    const id = g.createTask('long job', { family: pidFile, sleepMs: 120_000, ignoreTerm: true }).id;
+    const a = startAgent(g, ['--max-tasks', '1', '--kill-after-s', '2']);
+    const [pid, grandchild] = await readPids(pidFile);
+    const holder = g.task(id).lock!.instanceId;
+    g.core.tasks.forceRelease({ taskId: id, reason: 'operator wants it back', actor: 'test' });
+    const took = await waitFor(() => !running(pid) && !running(grandchild), 'the command and its grandchild to end', 15_000);
+    expect(took).toBeLessThan(15_000);
+    expect(await a.exit).toBe(0);
+    const after = g.task(id);
+    expect(after).toMatchObject({ status: 'backlog', note: null, output: null });
+    // The holder claimed and renewed; its next renewal was refused (that is how it learnt). No report.
+    const byHolder = g.core.auditQuery.query({ subject: `task:${id}`, limit: 100 }).items.filter((e) => e.actor === holder);
+    const reports = byHolder.filter((e) => !['lock.claim', 'lock.renew'].includes(e.type) && !(e.type === 'lock.reject' && (e.detail as { op?: string }).op === 'renew'));
+    expect(byHolder.map((e) => e.type)).toContain('lock.claim');
+    expect(reports).toEqual([]);
+  });
+
+  it('force-release reaches the command through the lock_lost push: with the default lock window (renewals every 30 min) it and its grandchild end within 15 s', async () => {
+    const g = await gaffer();
+    const pidFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'gaffer-push-')), 'pids');
+    const id = g.createTask('long job', { family: pidFile, sleepMs: 120_000, ignoreTerm: true }).id;
+    const a = startAgent(g, ['--max-tasks', '1', '--kill-after-s', '2']);
+    const [pid, grandchild] = await readPids(pidFile);
+    const t0 = Date.now();
+    g.core.tasks.forceRelease({ taskId: id, reason: 'operator wants it back', actor: 'test' });
+    await waitFor(() => !running(pid) && !running(grandchild), 'the command and its grandchild to end', 15_000);
+    // SIGTERM is ignored by both: they needed the SIGKILL 2 s later, and nothing more.
+    expect(Date.now() - t0).toBeLessThan(6000);
+    expect(await a.exit).toBe(0);
+    expect(g.task(id)).toMatchObject({ status: 'backlog', note: null });
+    expect(a.lines.some((l) => l.line.text.startsWith('taken away:') && /force_release|lock/.test(l.line.text))).toBe(true);
+  });
+
+  it('run_cancelled stops the run\'s command and grandchild; nothing is reported for it', async () => {
+    const g = await gaffer();
+    startAgent(g, ['--no-tasks', '--kill-after-s', '2']);
+    await waitFor(() => g.core.instances.list().some((i) => i.status === 'online'), 'the agent to connect');
+    const pidFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'gaffer-cancel-')), 'pids');
+    const jobId = createJob(g, 'long-job', { family: pidFile, sleepMs: 120_000 });
+    const { run } = g.core.jobs.triggerNow(jobId, { reason: 'test', actor: 'test' });
+    const [pid, grandchild] = await readPids(pidFile);
+    const holder = g.run(run.id).instanceId!;
+    expect(g.core.hub.cancelRun(run.id, holder, 'operator')).toBe(true);
+    await waitFor(() => !running(pid) && !running(grandchild), 'the run\'s command to end', 15_000);
+    await new Promise((r) => setTimeout(r, 300));
+    const results = g.core.auditQuery.query({ subject: `run:${run.id}`, limit: 100 }).items.filter((e) => e.actor === holder && /result|finished/.test(e.type));
+    expect(results).toEqual([]);
+    expect(g.run(run.id).status).toBe('running');
+  });
+
+  it('text cut to fit a note never splits a character: the report is stored (an emoji cut in half was refused)', async () => {
+    const g = await gaffer();
+    const id = g.createTask('prints emoji', {}).id;
+    const script = "process.stderr.write('x' + '\\u{1F600}'.repeat(400) + '\\n'); process.exit(3)";
+    const a = startAgent(g, ['--max-tasks', '1'], [node, '-e', script]);
+    expect(await a.exit).toBe(0);
+    const task = g.task(id);
+    expect(task.status).toBe('failed');
+    expect(task.note).toMatch(/^exit 3; last stderr line: x\u{1F600}+/u);
+    expect(isWellFormedText(task.note!)).toBe(true);
+  });
+
+  it('a command that cannot start: refused before connecting (78); one that stops starting later is reported fatal and the agent stops', async () => {
+    const g = await gaffer();
+    const missing = startAgent(g, [], ['/nonexistent/claude', '-p']);
+    expect(await missing.exit).toBe(78);
+    expect(missing.log.join('')).toMatch(/cannot start the command: \/nonexistent\/claude does not exist \(ENOENT\)/);
+    expect(g.core.instances.list()).toEqual([]);
+
+    const cwd = fs.mkdtempSync(path.join(os.tmpdir(), 'gaffer-gone-'));
+    const later = startAgent(g, ['--cwd', cwd]);
+    await waitFor(() => g.core.instances.list().length === 1, 'the agent to connect');
+    fs.rmSync(cwd, { recursive: true });
+    const failing = g.createTask('spawn fails', {}, { priority: 9 }).id;
+    const untouched = g.createTask('left alone', {}, { priority: 1 }).id;
+    expect(await later.exit).toBe(78);
+    expect(g.task(failing)).toMatchObject({ status: 'failed', note: expect.stringMatching(/^the command could not start: ENOENT/) });
+    expect(g.task(untouched)).toMatchObject({ status: 'backlog', attempt: 0 });
+  });
+
+  it('shutdown: graceful lets the command finish; "now" stops it and hands the task back', async () => {
+    const g = await gaffer();
+    const slow = g.createTask('slow', { sleepMs: 1500 }).id;
+    const a = startAgent(g, ['--grace-s', '30']);
+    await untilTask(g, slow, (t) => t.status === 'in_progress', 'the claim');
+    a.agent.shutdown('graceful');
+    expect(await a.exit).toBe(0);
+    expect(g.task(slow).status).toBe('done');
+
+    const stuck = g.createTask('stuck', { sleepMs: 120_000 }).id;
+    const b = startAgent(g, ['--grace-s', '30']);
+    await waitFor(() => b.lines.some((l) => l.ref.id === String(stuck) && l.line.text.startsWith('hello')), 'the command to start');
+    b.agent.shutdown('graceful');
+    b.agent.shutdown('now');
+    expect(await b.exit).toBe(0);
+    expect(g.task(stuck)).toMatchObject({ status: 'backlog', note: expect.stringMatching(/^the agent shut down before the command finished/) });
+  });
+});
+
+/**
+ * After a test (passed or not): close the agent's lifeline (it runs with --exit-on-stdin-close, so
+ * it stops its commands and exits), and SIGKILL it if it is still there a few seconds later.
+ */
+async function endAgent(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  child.stdin?.end();
+  const t = setTimeout(() => child.kill('SIGKILL'), 8000);
+  await exited;
+  clearTimeout(t);
+}
+
+describe.skipIf(!posix)('the real `gaffer agent` process', () => {
+  it('Ctrl-C: stops claiming, lets the command finish within the grace; the second Ctrl-C stops it and hands the task back', async () => {
+    const g = await gaffer();
+    const first = g.createTask('finishes in the grace', { sleepMs: 1500 }, { priority: 2 }).id;
+    const second = g.createTask('not claimed after Ctrl-C', {}, { priority: 1 }).id;
+    const env = { ...process.env, GAFFER_TOKEN: g.token('cmd') };
+    const child = spawn(node, [path.join(repo, 'scripts', 'gaffer.mjs'), 'agent', '--url', g.server.agentUrl, '--role', 'cmd', '--poll-s', '0.1', '--exit-on-stdin-close', '--', node, scripted], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+    cleanups.push(() => endAgent(child));
+    let stderr = '';
+    child.stderr.on('data', (c) => (stderr += c));
+    const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+    await untilTask(g, first, (t) => t.status === 'in_progress', 'the first claim', 20_000);
+    child.kill('SIGINT');
+    expect(await exited).toBe(0);
+    expect(g.task(first).status).toBe('done');
+    expect(g.task(second).status).toBe('backlog');
+    expect(stderr).toContain('SIGINT: no new work; finishing what runs');
+    expect(stderr).toContain('[task 1 #1] stdout | hello from task attempt 1');
+
+    const stuck = g.createTask('stopped by the second Ctrl-C', { sleepMs: 120_000 }, { priority: 9 }).id;
+    const again = spawn(node, [path.join(repo, 'scripts', 'gaffer.mjs'), 'agent', '--url', g.server.agentUrl, '--role', 'cmd', '--poll-s', '0.1', '--exit-on-stdin-close', '--', node, scripted], { env, stdio: ['pipe', 'ignore', 'ignore'] });
+    const exitedAgain = new Promise<number | null>((r) => again.on('exit', (code) => r(code)));
+    cleanups.push(() => endAgent(again));
+    await untilTask(g, stuck, (t) => t.status === 'in_progress', 'the claim', 20_000);
+    await new Promise((r) => setTimeout(r, 300));
+    again.kill('SIGINT');
+    await new Promise((r) => setTimeout(r, 200));
+    again.kill('SIGINT');
+    expect(await exitedAgain).toBe(0);
+    expect(g.task(stuck).status).toBe('backlog');
+  });
+
+  it('gaffer agent --help documents the flags; a missing token is a clear error', async () => {
+    const run = (args: string[], env: NodeJS.ProcessEnv) =>
+      new Promise<{ code: number | null; out: string; err: string }>((resolve) => {
+        const c = spawn(node, [path.join(repo, 'scripts', 'gaffer.mjs'), ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+        let out = '';
+        let err = '';
+        c.stdout.on('data', (d) => (out += d));
+        c.stderr.on('data', (d) => (err += d));
+        c.on('exit', (code) => resolve({ code, out, err }));
+      });
+    const help = await run(['agent', '--help'], process.env);
+    expect(help.code).toBe(0);
+    expect(help.out).toContain('--parse FORMAT');
+    const { GAFFER_TOKEN: _t, ...noToken } = process.env;
+    const missing = await run(['agent', '--role', 'dev', '--', 'true'], noToken);
+    expect(missing.code).toBe(2);
+    expect(missing.err).toContain('GAFFER_TOKEN is not set');
+  });
+});
+
+describe.skipIf(!posix)('the recipes in docs/command-agent.md, run as written', () => {
+  const doc = fs.readFileSync(path.join(repo, 'docs', 'command-agent.md'), 'utf8');
+  const recipes = doc.slice(doc.indexOf('## Recipes'), doc.indexOf('## What the command gets')).split('\n').filter((l) => l.startsWith('npx gaffer agent '));
+  const fixtures = path.join(repo, 'src-main', 'cli', 'agent', 'adapters', 'fixtures');
+  const fakeCli = path.join(repo, 'src-main', 'cli', 'agent', 'testing', 'fake-cli.mjs');
+
+  /** Stand-ins for the CLIs on PATH: each records its argv, then replays its documented output. */
+  function fakeClis(): { bin: string; argsOf: (cli: string) => string[] } {
+    const bin = fs.mkdtempSync(path.join(os.tmpdir(), 'gaffer-fake-cli-'));
+    for (const [cli, fixture] of [['claude', 'claude-stream.jsonl'], ['codex', 'codex.jsonl'], ['gemini', 'gemini-stream.jsonl']]) {
+      const script = `#!/bin/sh\n"${node}" -e 'require("fs").writeFileSync(process.argv[1], JSON.stringify(process.argv.slice(2)))' "${bin}/${cli}.args" "$@"\nexec "${node}" "${fakeCli}" "${path.join(fixtures, fixture!)}"\n`;
+      fs.writeFileSync(path.join(bin, cli!), script, { mode: 0o755 });
+    }
+    return { bin, argsOf: (cli) => JSON.parse(fs.readFileSync(path.join(bin, `${cli}.args`), 'utf8')) as string[] };
+  }
+
+  function runRecipe(g: LiveGaffer, line: string, extraFlags: string, env: NodeJS.ProcessEnv) {
+    // `exec`: the agent replaces the shell, so signals (and the lifeline) reach it.
+    const command = line.replace(/^npx gaffer agent /, `exec "${node}" "${path.join(repo, 'scripts', 'gaffer.mjs')}" agent --exit-on-stdin-close ${extraFlags} `);
+    const child = spawn('/bin/sh', ['-c', command], { cwd: repo, env: { ...process.env, GAFFER_URL: g.server.agentUrl, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    let log = '';
+    child.stdout!.on('data', (d) => (log += d));
+    child.stderr!.on('data', (d) => (log += d));
+    cleanups.push(() => endAgent(child));
+    return { child, exited: new Promise<number | null>((r) => child.on('exit', (c) => r(c))), log: () => log };
+  }
+
+  it('finds the five recipes', () => {
+    expect(recipes.map((r) => r.match(/--role (\S+)/)?.[1])).toEqual(['dev', 'dev', 'dev', 'writer', 'backup']);
+  });
+
+  it('Claude Code, Codex and Gemini CLI: the prompt carries the task, the adapter reads usage and the answer', async () => {
+    const g = await gaffer({ role: 'dev' });
+    const { bin, argsOf } = fakeClis();
+    const expected: Record<string, { usage: RegExp; result: string }> = {
+      claude: { usage: /usage: 9250 input \+ 77 output tokens, \$0\.0421 \(claude-sonnet-4-5\)/, result: 'Fixed: the handler now answers 401.' },
+      codex: { usage: /usage: 25763 input \+ 152 output tokens/, result: 'Also updated the README.' },
+      gemini: { usage: /usage: 5100 input \+ 130 output tokens \(gemini-2\.5-pro\)/, result: 'Version 2.0 adds dark mode.\nIt drops Node 18.' },
+    };
+    for (const [i, cli] of ['claude', 'codex', 'gemini'].entries()) {
+      const id = g.createTask(`Fix the login page ${i}`, { ticket: `T-${i}` }).id;
+      const r = runRecipe(g, recipes[i]!, '--max-tasks 1 --poll-s 0.1', { PATH: `${bin}:${process.env.PATH}`, GAFFER_TOKEN: g.token('dev') });
+      expect(await r.exited, r.log()).toBe(0);
+      const task = g.task(id);
+      expect(task.status, r.log()).toBe('done');
+      expect(task.note).toMatch(expected[cli]!.usage);
+      expect((task.output as { result: string }).result).toBe(expected[cli]!.result);
+      const prompt = argsOf(cli).join(' ');
+      expect(prompt).toContain(`Work on this task: Fix the login page ${i}.`);
+      expect(prompt).toContain(`"ticket":"T-${i}"`);
+    }
+  });
+
+  it('the Python script: output, usage and a clear refusal of bad input', async () => {
+    const g = await gaffer({ role: 'writer' });
+    const ok = g.createTask('summarise', { text: 'one two three four five' }, { priority: 2 }).id;
+    const bad = g.createTask('no text', { nope: 1 }, { priority: 1 }).id;
+    const r = runRecipe(g, recipes[3]!, '--max-tasks 2 --poll-s 0.1', { GAFFER_TOKEN: g.token('writer') });
+    expect(await r.exited, r.log()).toBe(0);
+    expect(g.task(ok)).toMatchObject({ status: 'done', output: { summary: 'one two three four five', words: 5, attempt: 1 } });
+    expect(g.task(ok).note).toMatch(/usage: 5 input \+ 5 output tokens/);
+    expect(g.task(bad)).toMatchObject({ status: 'failed', note: expect.stringMatching(/^exit 65 \(fatal\); last stderr line: the task's payload needs a "text" string/) });
+  });
+
+  it('the shell script for a job: checkpoints each step, names the archive after the slot', async () => {
+    const g = await gaffer({ role: 'backup' });
+    const source = fs.mkdtempSync(path.join(os.tmpdir(), 'gaffer-src-'));
+    fs.writeFileSync(path.join(source, 'notes.txt'), 'keep me');
+    const dest = fs.mkdtempSync(path.join(os.tmpdir(), 'gaffer-dest-'));
+    const r = runRecipe(g, recipes[4]!, '--poll-s 0.1', { GAFFER_TOKEN: g.token('backup'), BACKUP_SOURCE: source, BACKUP_DEST: dest });
+    await waitFor(() => g.core.instances.list().some((i) => i.status === 'online'), 'the agent to connect', 20_000);
+    const jobId = g.core.jobs.create({ name: 'nightly-backup', role: 'backup', schedule: { everyS: 86_400 }, retry: { maxAttempts: 2, firstDelayS: 0 } }, { actor: 'test' }).job.id;
+    const run = await triggerAndWait(g, jobId).catch((e: Error) => {
+      throw new Error(`${e.message}\n${r.log()}`);
+    });
+    expect(run.status, r.log()).toBe('success');
+    const archive = (run.output as { archive: string }).archive;
+    expect(archive).toBe(path.join(dest, `backup-${run.slot.replace(/:/g, '-')}.tar.gz`));
+    expect(fs.existsSync(archive)).toBe(true);
+    expect(g.core.jobs.getRun(run.id).steps.map((s) => [s.step, s.ref])).toEqual([
+      ['archive', archive],
+      ['verify', null],
+    ]);
+    r.child.kill('SIGINT');
+    expect(await r.exited).toBe(0);
+  });
+});

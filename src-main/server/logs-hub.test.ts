@@ -1,0 +1,141 @@
+/**
+ * `log` and `usage` frames (PROTOCOL §5) through the real agent socket and the log worker:
+ * only the holder may send them, lines come back complete and in order across a reconnect and a
+ * restart of Gaffer on the same data directory, and a resend stores nothing twice.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { ManualClock } from '../common/clock';
+import { tempDir } from '../core/testing/test-core';
+import { startHarness, TestAgent, until, type Harness } from './agent-socket.testkit';
+
+const cleanups: Array<() => Promise<void> | void> = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+async function harness(opts: Parameters<typeof startHarness>[0] = {}): Promise<Harness> {
+  const h = await startHarness({ ...opts, hub: { pingIntervalMs: 0 } });
+  cleanups.push(async () => {
+    await h.close();
+    await h.core.logs.close();
+  });
+  return h;
+}
+
+async function agent(h: Harness, token = h.token('dev'), extra: Record<string, unknown> = {}): Promise<TestAgent> {
+  const a = await TestAgent.hello(h.url, token, 'dev', 'a', extra);
+  cleanups.push(() => a.close());
+  return a;
+}
+
+const numbered = (from: number, n: number, prefix = 'line') => Array.from({ length: n }, (_, i) => ({ text: `${prefix} ${from + i}`, seq: from + i }));
+
+async function claimOne(h: Harness, a: TestAgent, title = 'work') {
+  h.core.tasks.create({ title, role: 'dev' }, { actor: 'test' });
+  const r = await a.request('claim');
+  expect(r.ok).toBe(true);
+  return r.result as { task: { id: number; attempt: number }; lock: { fence: number } };
+}
+
+describe('log and usage frames', () => {
+  it('the holder logs and reports usage; others get not_holder and nothing is stored', async () => {
+    const h = await harness();
+    const holder = await agent(h);
+    const other = await agent(h);
+    const { task, lock } = await claimOne(h, holder);
+
+    const ok = await holder.request('log', { taskId: task.id, fence: lock.fence, lines: [{ text: 'hello', stream: 'stdout' }, { text: 'oops', stream: 'stderr', level: 'error' }] });
+    expect(ok).toMatchObject({ ok: true, result: { accepted: 2, stored: 2, duplicates: 0, truncated: false } });
+    const u1 = await holder.request('usage', { taskId: task.id, inputTokens: 100, outputTokens: 20, costUsd: 0.0015, model: 'm' });
+    const u2 = await holder.request('usage', { taskId: task.id, inputTokens: 50, costUsd: 0.0005 });
+    expect(u1.result).toEqual({ usage: { inputTokens: 100, outputTokens: 20, costUsd: 0.0015 } });
+    expect(u2.result).toEqual({ usage: { inputTokens: 150, outputTokens: 20, costUsd: 0.002 } });
+
+    for (const [type, extra] of [
+      ['log', { lines: [{ text: 'intruder' }] }],
+      ['usage', { inputTokens: 1 }],
+    ] as const) {
+      const r = await other.request(type, { taskId: task.id, ...extra });
+      expect(r).toMatchObject({ ok: false, error: { code: 'not_holder', status: 409 } });
+      const stale = await holder.request(type, { taskId: task.id, fence: lock.fence + 1, ...extra });
+      expect(stale.error?.code).toBe('not_holder');
+    }
+    // A run nobody acknowledged, a task that does not exist, both ids, neither.
+    expect((await holder.request('log', { runId: 'run_nope', lines: [{ text: 'x' }] })).error?.code).toBe('not_found');
+    expect((await holder.request('log', { taskId: 999, lines: [{ text: 'x' }] })).error?.code).toBe('not_found');
+    expect((await holder.request('log', { taskId: task.id, runId: 'r', lines: [{ text: 'x' }] })).error).toMatchObject({ code: 'bad_request', message: expect.stringContaining('exactly one') });
+    expect((await holder.request('log', { lines: [{ text: 'x' }] })).error?.code).toBe('bad_request');
+    expect((await holder.request('log', { taskId: task.id, lines: [] })).error?.code).toBe('bad_request');
+    const badLevel = await holder.request('log', { taskId: task.id, lines: [{ text: 'ok' }, { text: 'x', level: 'loud' }] });
+    expect(badLevel.error).toMatchObject({ code: 'bad_request', message: expect.stringMatching(/lines.*1.*level/) });
+    const badAt = await holder.request('log', { taskId: task.id, lines: [{ text: 'x', at: 'yesterday' }] });
+    expect(badAt.error).toMatchObject({ code: 'bad_request', message: expect.stringMatching(/lines.*0.*at/) });
+    expect((await holder.request('log', { taskId: task.id, lines: [{ text: 'x', seq: 0 }] })).error?.code).toBe('bad_request');
+    expect((await holder.request('log', { taskId: task.id, lines: ['just a string'] })).error?.code).toBe('bad_request');
+    expect((await holder.request('usage', { taskId: task.id, costUsd: -1 })).error?.code).toBe('bad_request');
+
+    const page = await h.core.logs.read({ subject: `task:${task.id}`, limit: 100 });
+    expect(page.items.map((l) => [l.seq, l.attempt, l.stream, l.level, l.text])).toEqual([
+      [1, 1, 'stdout', 'info', 'hello'],
+      [2, 1, 'stderr', 'error', 'oops'],
+    ]);
+    expect(h.core.logs.usageOf(`task:${task.id}`)).toEqual({ inputTokens: 150, outputTokens: 20, costUsd: 0.002 });
+
+    // After the report the former holder may no longer log.
+    await holder.request('report', { taskId: task.id, fence: lock.fence, status: 'done' });
+    expect((await holder.request('log', { taskId: task.id, lines: [{ text: 'late' }] })).error?.code).toBe('not_holder');
+  });
+
+  it('a frame with an unstorable line is refused whole and names the line', async () => {
+    const h = await harness();
+    const a = await agent(h);
+    const { task } = await claimOne(h, a);
+    const r = await a.text(`{"id":"x","type":"log","taskId":${task.id},"lines":[{"text":"fine"},{"text":"bad \\ud800"}]}`, 'x');
+    expect(r.error).toMatchObject({ code: 'bad_request', message: expect.stringContaining('lines.1.text') });
+    expect((await h.core.logs.read({ subject: `task:${task.id}`, limit: 10 })).items).toEqual([]);
+  });
+
+  it('resends after a reconnect and after a restart of Gaffer store every line once, in order', async () => {
+    const dataDir = tempDir('gaffer-logs-restart-');
+    const clock = new ManualClock();
+    let h = await harness({ dataDir, clock });
+    const token = h.token('dev');
+    let a = await agent(h, token);
+    const { task, lock } = await claimOne(h, a);
+    const instanceId = a.instanceId;
+    const send = (ag: TestAgent, from: number, n: number) => ag.request('log', { taskId: task.id, fence: lock.fence, lines: numbered(from, n) });
+
+    expect((await send(a, 1, 100)).result).toMatchObject({ stored: 100, lastSeq: 100 });
+    // Lines 101..150 are sent, then the connection drops before the agent sees the reply.
+    void send(a, 101, 50);
+    a.kill();
+    await until(() => h.core.instances.get(instanceId).status === 'disconnected', 'disconnect');
+    a = await agent(h, token, { instanceId });
+    expect(a.instanceId).toBe(instanceId);
+    // The SDK resends everything it holds unacknowledged (here 101..150) plus new lines.
+    const r = await send(a, 101, 80);
+    expect(r.error).toBeUndefined();
+    expect(r.result.lastSeq).toBe(180);
+
+    // Gaffer stops (after its worker closes the segment) and starts again on the same directory.
+    a.kill();
+    await h.close();
+    await h.core.logs.close();
+    h = await harness({ dataDir, clock });
+    a = await agent(h, token, { instanceId });
+    expect(a.instanceId).toBe(instanceId);
+    const again = await send(a, 150, 51); // 150..180 again, then 181..200
+    expect(again.result).toMatchObject({ duplicates: 31, stored: 20, lastSeq: 200 });
+
+    const all = [];
+    let after = 0;
+    for (;;) {
+      const page = await h.core.logs.read({ subject: `task:${task.id}`, after, limit: 64 });
+      all.push(...page.items);
+      if (page.next === null) break;
+      after = page.next;
+    }
+    expect(all.map((l) => l.text)).toEqual(numbered(1, 200).map((l) => l.text));
+    expect(all.map((l) => l.seq)).toEqual(numbered(1, 200).map((l) => l.seq));
+  });
+});

@@ -1,0 +1,34 @@
+/**
+ * Starting the managed agents of a running Gaffer: both shells call `startManagedAgents` once the
+ * local server listens (the processes need its agent URL) and `stop` before closing the server
+ * (so the tasks the agents hand back still reach it).
+ */
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Core } from '../../core/create-core';
+import { ownerKeyFor, type SupervisorTiming } from '../../core/managed';
+import type { RunningServer } from '../server';
+import { launchPaths, type LaunchPaths } from './launch';
+import { NodeProcessSpawner } from './spawner';
+
+export interface ManagedAgentsOptions {
+  /** Where scripts/gaffer.mjs and scripts/managed-shim.mjs live (default: this checkout). */
+  paths?: Partial<LaunchPaths>;
+  timing?: Partial<SupervisorTiming>;
+}
+
+/** This source checkout (src-main/server/managed → the repository root). */
+export function sourceRoot(): string {
+  return path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+}
+
+export async function startManagedAgents(core: Core, server: Pick<RunningServer, 'agentUrl'>, opts: ManagedAgentsOptions = {}): Promise<{ stop(): Promise<void> }> {
+  const paths = { ...launchPaths(sourceRoot(), process.execPath), ...opts.paths };
+  await core.managed.attach({
+    spawner: new NodeProcessSpawner(paths),
+    agentUrl: server.agentUrl,
+    ownerKey: ownerKeyFor(core.dbPath),
+    ...(opts.timing ? { timing: opts.timing } : {}),
+  });
+  return { stop: () => core.managed.detach() };
+}

@@ -1,0 +1,74 @@
+/**
+ * What a managed process is started as: the command agent around the command (`per_task`), or the
+ * shim around the command (`long_running`), with which environment.
+ *
+ * 1. The environment is Gaffer's own minus its secrets (the operator token, any agent token),
+ *    plus the definition's variables, plus what Gaffer sets: the marker (GAFFER_MANAGED_PROCESS)
+ *    always; the agent token as GAFFER_TOKEN (the command agent keeps it from its commands; a
+ *    long-running command is the agent, so it needs it), and GAFFER_URL / GAFFER_NAME /
+ *    GAFFER_ROLE for a long-running command.
+ * 2. The token never appears in the argv (process lists show argv to every user).
+ */
+import path from 'node:path';
+import { drainGraceS } from '../../common/managed-agents';
+import type { LaunchRequest } from '../../core/managed';
+
+export interface LaunchPaths {
+  /** A Node.js binary (not Electron's). */
+  node: string;
+  /** scripts/gaffer.mjs */
+  gafferBin: string;
+  /** scripts/managed-shim.mjs */
+  shim: string;
+}
+
+/** The scripts of a source checkout at `root` (the repository, or the unpacked app). */
+export function launchPaths(root: string, node: string): LaunchPaths {
+  return { node, gafferBin: path.join(root, 'scripts', 'gaffer.mjs'), shim: path.join(root, 'scripts', 'managed-shim.mjs') };
+}
+
+export interface LaunchSpec {
+  file: string;
+  args: string[];
+  cwd: string | undefined;
+  env: Record<string, string>;
+}
+
+const GAFFER_SECRETS = ['GAFFER_OPERATOR_TOKEN', 'GAFFER_TOKEN'];
+
+export function launchSpec(req: LaunchRequest, paths: LaunchPaths, base: NodeJS.ProcessEnv): LaunchSpec {
+  const d = req.definition;
+  const env: Record<string, string> = {};
+  const secrets = GAFFER_SECRETS.map((k) => base[k]).filter((v): v is string => !!v && v.length >= 8);
+  for (const [k, v] of Object.entries(base)) {
+    if (v === undefined || GAFFER_SECRETS.includes(k) || k.startsWith('GAFFER_')) continue;
+    if (secrets.some((s) => v.includes(s))) continue;
+    env[k] = v;
+  }
+  Object.assign(env, d.env, { GAFFER_MANAGED_PROCESS: req.marker, GAFFER_TOKEN: req.token });
+  const cwd = d.cwd ?? undefined;
+  if (d.mode === 'long_running') {
+    Object.assign(env, { GAFFER_URL: req.agentUrl, GAFFER_NAME: req.name, GAFFER_ROLE: d.role });
+    return { file: paths.node, args: [paths.shim, '--', ...d.command], cwd, env };
+  }
+  const args = [
+    paths.gafferBin,
+    'agent',
+    '--url',
+    req.agentUrl,
+    '--role',
+    d.role,
+    '--name',
+    req.name,
+    '--exit-on-stdin-close',
+    '--grace-s',
+    String(drainGraceS(d)),
+    ...(d.timeoutS !== null ? ['--timeout-s', String(d.timeoutS)] : []),
+    ...(d.shell ? ['--shell'] : []),
+    ...(d.parse !== null ? ['--parse', d.parse] : []),
+    ...(d.cwd !== null ? ['--cwd', d.cwd] : []),
+    '--',
+    ...d.command,
+  ];
+  return { file: paths.node, args, cwd, env };
+}

@@ -1,0 +1,109 @@
+/**
+ * The real process spawner for the supervisor (core/managed/ports.ts).
+ *
+ * Invariants:
+ * 1. Each managed process is the leader of a process group of its own (`detached`), so stopping
+ *    it signals the group, never a pid alone.
+ * 2. Its stdin is the lifeline: a pipe Gaffer holds open and never writes to. The OS closes it
+ *    when Gaffer exits in any way (kill -9 included); the command agent (`--exit-on-stdin-close`)
+ *    and the shim stop their commands when it does. An urgent stop closes it on purpose.
+ * 3. `stop` sends SIGTERM once and SIGKILL at the earliest deadline asked for; after the leader
+ *    has exited, what is left of its group is ended the same way.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { LineSplitter } from '../../common/line-splitter';
+import { groupAlive, readProcStat, signalGroup, terminateGroup } from '../../cli/agent/process-group';
+import type { LaunchedProcess, LaunchRequest, ProcessExit, ProcessSpawner, RecordedProcess } from '../../core/managed';
+import { launchSpec, type LaunchPaths } from './launch';
+import { reapLeftovers, reapMarker } from './reaper';
+
+class NodeManagedProcess implements LaunchedProcess {
+  readonly pid: number | undefined;
+  readonly startTicks: string | null;
+  private outputFns: Array<(stream: 'stdout' | 'stderr', text: string) => void> = [];
+  private exitFns: Array<(e: ProcessExit) => void> = [];
+  private exit: ProcessExit | undefined;
+  private termSent = false;
+  private killAt = Infinity;
+  private killTimer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly child: ChildProcess) {
+    this.pid = child.pid;
+    this.startTicks = child.pid !== undefined ? (readProcStat(child.pid)?.startTicks ?? null) : null;
+    child.stdin?.on('error', () => {});
+    for (const [stream, name] of [
+      [child.stdout, 'stdout'],
+      [child.stderr, 'stderr'],
+    ] as const) {
+      if (!stream) continue;
+      const lines = new LineSplitter((text) => {
+        for (const f of this.outputFns) f(name, text);
+      }, 2000);
+      stream.on('data', (c: Buffer) => lines.push(c));
+      stream.on('close', () => lines.end());
+    }
+    child.once('error', (e: NodeJS.ErrnoException) => {
+      if (child.pid === undefined) this.finish({ code: null, signal: null, error: `${e.code ?? 'error'}: ${e.message}` });
+    });
+    child.once('exit', (code, signal) => {
+      const pid = child.pid;
+      // Invariant 3: the leader is gone; end whatever is left of its group, then report.
+      const rest = pid !== undefined && groupAlive(pid) ? terminateGroup(pid, 10_000) : Promise.resolve();
+      void rest.then(() => this.finish({ code, signal }));
+    });
+  }
+
+  private finish(e: ProcessExit): void {
+    if (this.exit) return;
+    this.exit = e;
+    if (this.killTimer) clearTimeout(this.killTimer);
+    for (const f of this.exitFns) f(e);
+  }
+
+  onOutput(fn: (stream: 'stdout' | 'stderr', text: string) => void): void {
+    this.outputFns.push(fn);
+  }
+
+  onExit(fn: (e: ProcessExit) => void): void {
+    if (this.exit) fn(this.exit);
+    else this.exitFns.push(fn);
+  }
+
+  stop(killAfterMs: number, urgent = false): void {
+    const pid = this.pid;
+    if (pid === undefined || this.exit) return;
+    if (urgent) this.child.stdin?.destroy();
+    if (!this.termSent) {
+      this.termSent = true;
+      signalGroup(pid, 'SIGTERM');
+    }
+    const at = Date.now() + killAfterMs;
+    if (at >= this.killAt) return;
+    this.killAt = at;
+    if (this.killTimer) clearTimeout(this.killTimer);
+    this.killTimer = setTimeout(() => {
+      if (!this.exit) signalGroup(pid, 'SIGKILL');
+    }, killAfterMs);
+  }
+}
+
+export class NodeProcessSpawner implements ProcessSpawner {
+  constructor(
+    private readonly paths: LaunchPaths,
+    private readonly baseEnv: NodeJS.ProcessEnv = process.env,
+  ) {}
+
+  launch(req: LaunchRequest): LaunchedProcess {
+    const spec = launchSpec(req, this.paths, this.baseEnv);
+    const child = spawn(spec.file, spec.args, { cwd: spec.cwd, env: spec.env, stdio: ['pipe', 'pipe', 'pipe'], detached: process.platform !== 'win32', windowsHide: true });
+    return new NodeManagedProcess(child);
+  }
+
+  reapLeftovers(records: readonly RecordedProcess[], markerPrefix: string): Promise<number> {
+    return reapLeftovers(records, markerPrefix);
+  }
+
+  reapMarker(marker: string): Promise<number> {
+    return reapMarker(marker);
+  }
+}
