@@ -1,5 +1,9 @@
 /** The inbox's own API: lifecycle, folding, paging, snooze and wake, and bad input that changes nothing. */
+import path from 'node:path';
+import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
+import { createCore } from '../create-core';
+import { MIGRATIONS } from '../db/migrations';
 import { makeTestCore, type TestCore } from '../testing/test-core';
 import type { Occurrence } from './inbox';
 
@@ -158,7 +162,22 @@ describe('listing', () => {
   });
 });
 
-describe('migration 010', () => {
+describe('migration 013', () => {
+  it('runs again on a database that has it without changing anything', () => {
+    core = makeTestCore();
+    const a = core.inbox.raise(occ('a'))!;
+    const dir = core.dir;
+    const clock = core.clock;
+    core.close();
+    const raw = new Database(path.join(dir, 'gaffer.db'));
+    const at = MIGRATIONS.findIndex((m) => m.name.startsWith('013_'));
+    raw.pragma(`user_version = ${at}`);
+    raw.close();
+    core = Object.assign(createCore({ clock, dataDir: dir }), { clock, dir }) as TestCore;
+    expect(core.inbox.get(a.id)).toMatchObject({ kind: 'stuck_queue', state: 'open' });
+    expect(core.db.pragma('user_version', { simple: true })).toBe(MIGRATIONS.length);
+  });
+
   it('at most one live item per kind and subject, enforced by the database', () => {
     core = makeTestCore();
     const a = core.inbox.raise(occ('a'))!;
