@@ -163,6 +163,24 @@ describe.skipIf(!posix)('gaffer agent against a real Gaffer', () => {
     expect(other).toMatchObject({ status: 'success', attempt: 2 });
   });
 
+  it('jobs: a command that exits 77 asks a human; approved, it runs again with the approval in its trigger; rejected, it stays failed', async () => {
+    const g = await gaffer();
+    // The whole trigger is on stdin: the approval is there when the operator approved the run.
+    const asker = "let s='';process.stdin.on('data',(d)=>s+=d).on('end',()=>{const t=JSON.parse(s);if(!t.approval){process.stderr.write('refund 40 EUR?\\n');process.exit(77)}require('node:fs').writeFileSync(process.env.GAFFER_OUTPUT_FILE,JSON.stringify({refunded:40,note:t.approval.note}));process.exit(0)})";
+    startAgent(g, ['--no-tasks'], [node, '-e', asker]);
+    await waitFor(() => g.core.instances.list().some((i) => i.status === 'online'), 'the agent to connect');
+    const held = await triggerAndWait(g, createJob(g, 'refund-job', {}, { maxAttempts: 1, firstDelayS: 0 }));
+    expect(held).toMatchObject({ status: 'failed', errorClass: 'needs_human', held: true });
+    expect(g.core.inbox.list().items).toEqual([expect.objectContaining({ kind: 'needs_human', subject: `run:${held.id}` })]);
+    g.core.jobs.approvals.approve(held.id, { note: 'goodwill', actor: 'operator:test' });
+    await waitFor(() => g.run(held.id).disposition === 'backfilled', 'the approved run to succeed', 20_000);
+    expect(g.run(held.id).output).toEqual({ refunded: 40, note: 'goodwill' });
+    expect(g.core.inbox.counts().open).toBe(0);
+
+    const second = await triggerAndWait(g, createJob(g, 'refund-job-2', {}, { maxAttempts: 1, firstDelayS: 0 }));
+    expect(g.core.jobs.approvals.reject(second.id, { note: 'no', actor: 'operator:test' })).toMatchObject({ status: 'failed', disposition: 'rejected' });
+  });
+
   it('force-release kills the command and its grandchild within 15 s, and nothing is reported for it', async () => {
     // A short lock window makes the SDK renew every second; the refused renewal (or the lock_lost
     // push, where the hub sends it) aborts the handler.
