@@ -26,6 +26,7 @@ import type { JobSpec } from '../../common/job-schema';
 import type { Logger } from '../../common/logger';
 import type { CoreContext } from '../context';
 import type { Disposable } from '../events';
+import { InstantTimer } from '../time/instant-timer';
 import type { JobPlan } from '../jobs/plan';
 import type { Inbox } from './inbox';
 
@@ -64,8 +65,7 @@ interface RunFacts {
 
 export class InboxChecks {
   private sweep: TimerHandle | undefined;
-  private wake: TimerHandle | undefined;
-  private wakeAt: number | null = null;
+  private readonly wake: InstantTimer;
   private running = false;
   private listeners: Disposable[] = [];
   /** Undecided slots (`job|slot`) → monotonic instant first seen undecided (invariant 2). */
@@ -73,6 +73,10 @@ export class InboxChecks {
   private readonly q;
 
   constructor(private readonly deps: InboxChecksDeps) {
+    this.wake = new InstantTimer(deps.ctx.clock, () => {
+      this.guard('snooze', () => this.deps.inbox.wakeDue());
+      this.armWake();
+    });
     const db = deps.ctx.db;
     this.q = {
       readyByRole: db.prepare<[], { role: string; ready: number; oldest: number }>(
@@ -101,9 +105,8 @@ export class InboxChecks {
   stop(): void {
     this.running = false;
     this.sweep?.cancel();
-    this.wake?.cancel();
-    this.sweep = this.wake = undefined;
-    this.wakeAt = null;
+    this.sweep = undefined;
+    this.wake.cancel();
     for (const l of this.listeners.splice(0)) l.dispose();
   }
 
@@ -122,20 +125,7 @@ export class InboxChecks {
 
   /** Re-arms the snooze timer on the earliest wake-up (after a snooze, a wake, a clock jump). */
   armWake(): void {
-    if (!this.running) return;
-    const at = this.deps.inbox.nextWake();
-    const now = this.deps.ctx.clock.now();
-    if (at === this.wakeAt && this.wake && (at === null || at > now)) return;
-    this.wake?.cancel();
-    this.wake = undefined;
-    this.wakeAt = at;
-    if (at === null) return;
-    this.wake = this.deps.ctx.clock.setTimeout(() => {
-      this.wake = undefined;
-      this.wakeAt = null;
-      this.guard('snooze', () => this.deps.inbox.wakeDue());
-      this.armWake();
-    }, Math.max(0, at - now));
+    if (this.running) this.wake.set(this.deps.inbox.nextWake());
   }
 
   /** Every check once (the sweep; tests call it directly). */

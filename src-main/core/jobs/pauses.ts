@@ -15,7 +15,6 @@
  * 4. `until` is a wall-clock instant; one timer on the earliest one (on the core's `wakeups`
  *    clock, re-armed after a clock jump) resumes what is due, so a sleep past it resumes at wake.
  */
-import type { TimerHandle } from '../../common/clock';
 import { GafferError } from '../../common/errors';
 import { optionalReason, pauseInput, type Job, type RolePause } from '../../common/job-schema';
 import type { Logger } from '../../common/logger';
@@ -23,6 +22,7 @@ import { roleName } from '../../common/schemas';
 import { parseOrThrow } from '../../common/validate';
 import type { CoreContext } from '../context';
 import type { Disposable } from '../events';
+import { InstantTimer } from '../time/instant-timer';
 import type { JobRepo } from './repo';
 import { toJob, type JobRow } from './rows';
 
@@ -52,8 +52,7 @@ export interface PausesDeps {
 }
 
 export class Pauses {
-  private timer: TimerHandle | undefined;
-  private timerAt: number | null = null;
+  private readonly timer: InstantTimer;
   private running = false;
   private listeners: Disposable[] = [];
   /** Roles paused now (the claim gate reads it on every claim: no query on the hot path). */
@@ -68,6 +67,7 @@ export class Pauses {
     this.ctx = deps.ctx;
     this.repo = deps.repo;
     this.logger = deps.logger;
+    this.timer = new InstantTimer(deps.ctx.clock, () => this.resumeDue());
     const db = deps.ctx.db;
     this.q = {
       rolePause: db.prepare<[string], RolePauseRow>('SELECT * FROM role_pauses WHERE role = ?'),
@@ -91,9 +91,7 @@ export class Pauses {
 
   stop(): void {
     this.running = false;
-    this.timer?.cancel();
-    this.timer = undefined;
-    this.timerAt = null;
+    this.timer.cancel();
     for (const l of this.listeners.splice(0)) l.dispose();
   }
 
@@ -239,19 +237,7 @@ export class Pauses {
   // ---- the timer -------------------------------------------------------------------------------
 
   private arm(): void {
-    if (!this.running) return;
-    const at = this.q.nextUntil.get()?.t ?? null;
-    const now = this.ctx.clock.now();
-    if (at === this.timerAt && this.timer && (at === null || at > now)) return;
-    this.timer?.cancel();
-    this.timer = undefined;
-    this.timerAt = at;
-    if (at === null) return;
-    this.timer = this.ctx.clock.setTimeout(() => {
-      this.timer = undefined;
-      this.timerAt = null;
-      this.resumeDue();
-    }, Math.max(0, at - now));
+    if (this.running) this.timer.set(this.q.nextUntil.get()?.t ?? null);
   }
 
   /** Ends every pause whose time came (invariant 4). */
@@ -272,7 +258,7 @@ export class Pauses {
           }
     } catch (e) {
       this.logger.error('pauses: could not end a pause whose time came; trying again shortly', { error: e instanceof Error ? e.message : String(e) });
-      this.timer = this.ctx.clock.setTimeout(() => this.resumeDue(), 60_000);
+      if (this.running) this.timer.set(this.ctx.clock.now() + 60_000);
       return;
     }
     this.arm();

@@ -15,7 +15,6 @@
  *    clock timer too. At most MAX_PARALLEL requests are in flight; one delivery is never sent twice
  *    at once.
  */
-import type { TimerHandle } from '../../common/clock';
 import { GafferError } from '../../common/errors';
 import { deliveriesListInput, type Delivery, type DeliveryStatus, type InboxItem, type InboxKind, type WebhookTestResult } from '../../common/attention';
 import type { Logger } from '../../common/logger';
@@ -25,6 +24,7 @@ import { parseOrThrow } from '../../common/validate';
 import { z } from 'zod';
 import type { CoreContext } from '../context';
 import type { Disposable } from '../events';
+import { InstantTimer } from '../time/instant-timer';
 import type { NotificationSettings, StoredWebhook } from './settings';
 import { maskUrl, webhookRequest, type Notice } from './webhook-format';
 
@@ -87,8 +87,7 @@ export interface WebhookOptions {
 
 export class Webhooks {
   private readonly inFlight = new Set<number>();
-  private timer: TimerHandle | undefined;
-  private timerAt: number | null = null;
+  private readonly timer: InstantTimer;
   private running = false;
   private listeners: Disposable[] = [];
   private readonly pending = new Set<Promise<unknown>>();
@@ -100,6 +99,7 @@ export class Webhooks {
     private readonly logger: Logger,
     private readonly opts: WebhookOptions = {},
   ) {
+    this.timer = new InstantTimer(ctx.clock, () => this.kick());
     const db = ctx.db;
     this.q = {
       insert: db.prepare(`INSERT INTO webhook_deliveries (webhook_id, item_id, kind, status, attempts, next_at, created_at, updated_at) VALUES (?, ?, ?, 'pending', 0, ?, ?, ?)`),
@@ -131,9 +131,7 @@ export class Webhooks {
 
   stop(): void {
     this.running = false;
-    this.timer?.cancel();
-    this.timer = undefined;
-    this.timerAt = null;
+    this.timer.cancel();
     for (const l of this.listeners.splice(0)) l.dispose();
   }
 
@@ -255,18 +253,7 @@ export class Webhooks {
   private arm(): void {
     if (!this.running) return;
     // The earliest pending delivery not in flight; with every slot busy, the next completion kicks.
-    const next = this.inFlight.size >= MAX_PARALLEL ? null : (this.q.nextDue.all(this.inFlight.size + 1).find((r) => !this.inFlight.has(r.id))?.next_at ?? null);
-    const now = this.ctx.clock.now();
-    if (next === this.timerAt && this.timer && (next === null || next > now)) return;
-    this.timer?.cancel();
-    this.timer = undefined;
-    this.timerAt = next;
-    if (next === null) return;
-    this.timer = this.ctx.clock.setTimeout(() => {
-      this.timer = undefined;
-      this.timerAt = null;
-      this.kick();
-    }, Math.max(0, next - now));
+    this.timer.set(this.inFlight.size >= MAX_PARALLEL ? null : (this.q.nextDue.all(this.inFlight.size + 1).find((r) => !this.inFlight.has(r.id))?.next_at ?? null));
   }
 
   private send(r: DeliveryRow): void {
