@@ -22,6 +22,9 @@ export const INBOX_KINDS = [
 ] as const;
 export type InboxKind = (typeof INBOX_KINDS)[number];
 
+/** Who takes a task's lock away for its spend cap (the audit's actor, the task event's `actor`). */
+export const BUDGET_ACTOR = 'budget';
+
 export const INBOX_STATES = ['open', 'snoozed', 'acked'] as const;
 export type InboxState = (typeof INBOX_STATES)[number];
 

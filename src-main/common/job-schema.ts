@@ -13,7 +13,7 @@
  */
 import { z } from 'zod';
 import { BACKOFF_LABELS, CALENDAR_POLICY_LABELS, calendarPolicyWithoutCalendar, DST_GAP_LABELS, jobFieldLabel, MISSED_WINDOW_LABELS, OVERLAP_LABELS, quoted } from './job-labels';
-import { actorName, jsonValue, reason, roleName, signalName } from './schemas';
+import { actorName, jsonValue, perAttemptBudget, reason, roleName, signalName } from './schemas';
 
 // ---- Small shapes ----------------------------------------------------------------------------
 
@@ -127,10 +127,7 @@ export const executionConditionsInput = z.strictObject({
 });
 
 /** PROTOCOL §8 job field: a run passing either cap is cancelled (`run_cancelled`, reason `budget`) and held. */
-export const budgetInput = z.strictObject({
-  maxCostUsdPerRun: z.number().positive().max(1_000_000).optional(),
-  maxTokensPerRun: z.number().int().positive().max(1e12).optional(),
-});
+export const budgetInput = perAttemptBudget;
 
 export const MISSED_WINDOW_POLICIES = ['run_now', 'fold_into_next', 'skip_and_alert'] as const;
 export type MissedWindowPolicy = (typeof MISSED_WINDOW_POLICIES)[number];

@@ -163,12 +163,17 @@ export function createCore(opts: CoreOptions = {}): Core {
   const budgets = new Budgets(ctx, usageSpend(db), attention.inbox);
   const jobs = createJobs({ ctx, hub, signals, instances, logger, budgets });
   budgets.holdRun = (runId, message) => jobs.holdForBudget(runId, message);
+  budgets.holdTask = (taskId, note, detail) => locks.takeForBudgetTx(taskId, note, detail);
   const logs = createLogs({ ctx, committer, logger, jobs, nativeBinding: opts.nativeBinding, dir: path.join(path.dirname(dbPath === ':memory:' ? path.join(dataDir, 'x') : dbPath), 'logs') }, opts.logs);
   hub.setLogSink(logs);
   // Each usage report is measured against the caps as soon as it is recorded (a run past its cap stops at once).
   logs.onUsageRecorded = (subject) => budgets.usageRecorded(subject);
   const managed = new ManagedAgents(ctx, tokens, logger);
-  sweeps.push({ name: 'spend caps', run: () => budgets.raiseReached() }, { name: 'per-run spend caps', run: () => void budgets.enforceRunCaps() });
+  sweeps.push(
+    { name: 'spend caps', run: () => budgets.raiseReached() },
+    { name: 'per-run spend caps', run: () => void budgets.enforceRunCaps() },
+    { name: 'per-task spend caps', run: () => void budgets.enforceTaskCaps() },
+  );
   // A paused role, or a reached daily spend cap, hands out no task (P2: "no task").
   locks.gate = (role) => jobs.pauses.roleClosed(role) !== null || budgets.roleBlocked(role);
   // A decision on a held run acknowledges the inbox items about it, in the decision's transaction.

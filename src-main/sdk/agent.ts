@@ -66,6 +66,8 @@ export interface CreateTaskInput {
   priority?: number;
   payload?: unknown;
   dependsOn?: number[];
+  /** A spend cap on each attempt: past it the holder gets `lock_lost` (`budget`) and the task is blocked. */
+  budget?: { maxCostUsdPerRun?: number; maxTokensPerRun?: number };
   idempotencyKey?: string;
 }
 

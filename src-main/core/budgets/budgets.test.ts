@@ -6,6 +6,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { UsageLedger } from '../logs/usage-ledger';
 import { assertInvariants, hang, startJobsHarness, until, type JobAgent, type JobsHarness } from '../jobs/jobs.testkit';
+import { makeTestCore } from '../testing/test-core';
 import { TestAgent } from '../testing/ws-agent.testkit';
 
 let h: JobsHarness | undefined;
@@ -139,5 +140,62 @@ describe('a per-run cap', () => {
     expect(agent.triggers[1]).toMatchObject({ runId, approval: { decision: 'approved', note: 'worth it' } });
     expect(h!.core.inbox.counts().open).toBe(0);
     expect(h!.core.budgets.enforceRunCaps()).toBe(0); // the new attempt has spent nothing yet
+  });
+});
+
+describe('a task’s cap per attempt', () => {
+  it('a usage frame passing it takes the lock away at once (lock_lost: budget), blocks the task, raises one budget item (no needs-human one); unblocked, the next attempt has a fresh cap', async () => {
+    h = await startJobsHarness({ start: '2026-11-30T00:00:30.000Z' });
+    const token = h.core.tokens.create({ name: 'dev', role: 'dev', actor: 'test' }).token;
+    const a = await TestAgent.hello(h.url, token, 'dev', 'dev-1');
+    // Created over the wire, as an agent splitting work would.
+    const created = await a.request('create_task', { title: 'refactor billing', role: 'dev', budget: { maxCostUsdPerRun: 1 } });
+    expect(created.ok).toBe(true);
+    const task = created.result.task as { id: number };
+    const uncapped = h.core.tasks.create({ title: 'write docs', role: 'dev' }, { actor: 'test' }).task;
+    const claim = await a.request('claim', {});
+    expect(claim.result.task.id).toBe(task.id);
+    const fence = claim.result.lock.fence;
+    expect((await a.request('usage', { taskId: task.id, fence, costUsd: 0.6 })).ok).toBe(true);
+    expect(a.pushes.filter((p) => p.type === 'lock_lost')).toEqual([]); // within the cap
+    await a.request('usage', { taskId: task.id, fence, costUsd: 0.5 });
+    expect(await a.nextPush('lock_lost')).toEqual({ type: 'lock_lost', taskId: task.id, fence, reason: 'budget' });
+    const blocked = h.core.tasks.get(task.id);
+    expect(blocked).toMatchObject({ status: 'blocked', lock: null, note: 'spend cap passed: $1.10 spent, over its cap of $1.00 per run; the lock was taken away and the task is blocked for you' });
+    const late = await a.request('report', { taskId: task.id, fence, status: 'done' });
+    expect(late).toMatchObject({ ok: false, error: { code: 'not_holder' } });
+    await h.settle();
+    expect(h.core.inbox.list().items).toEqual([expect.objectContaining({ kind: 'budget', subject: `task:${task.id}`, title: 'Task refactor billing stopped: cost cap per attempt passed', count: 1 })]);
+    // Once per attempt: the sweep and a restart's reconcile find nothing more to take or raise.
+    expect(h.core.budgets.enforceTaskCaps()).toBe(0);
+    h.core.attention.sources.reconcile();
+    expect(h.core.inbox.counts().open).toBe(1);
+
+    // A task without a budget is never taken, however much it spends.
+    const other = await a.request('claim', {});
+    expect(other.result.task.id).toBe(uncapped.id);
+    await a.request('usage', { taskId: uncapped.id, fence: other.result.lock.fence, costUsd: 500 });
+    expect((await a.request('report', { taskId: uncapped.id, fence: other.result.lock.fence, status: 'done' })).ok).toBe(true);
+
+    // Unblocking is the operator's decision: the item is acknowledged, and the next attempt starts at zero.
+    h.core.tasks.unblock({ taskId: task.id, reason: 'worth it', actor: 'operator:test' });
+    expect(h.core.inbox.counts().open).toBe(0);
+    const again = await a.request('claim', {});
+    expect(again.result.task).toMatchObject({ id: task.id, attempt: 2 });
+    await a.request('usage', { taskId: task.id, fence: again.result.lock.fence, costUsd: 0.9 });
+    expect((await a.request('report', { taskId: task.id, fence: again.result.lock.fence, status: 'done' })).ok).toBe(true);
+    expect(h.core.auditQuery.query({ subject: `task:${task.id}`, type: 'lock.budget' }).items).toHaveLength(1);
+    a.close();
+    assertInvariants(h!.core);
+  });
+
+  it('a budget on a task is validated: a bad cap is refused naming the field, and nothing is created', () => {
+    const core = makeTestCore();
+    try {
+      expect(() => core.tasks.create({ title: 'x', role: 'dev', budget: { maxCostUsdPerRun: -1 } }, { actor: 'test' })).toThrow(expect.objectContaining({ code: 'bad_request', message: expect.stringContaining('budget.maxCostUsdPerRun') }));
+      expect(core.tasks.list().items).toEqual([]);
+    } finally {
+      core.close();
+    }
   });
 });

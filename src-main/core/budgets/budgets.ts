@@ -18,10 +18,14 @@
  *    job's cap (cost or tokens of this attempt) is taken away at once (`run_cancelled`, reason
  *    `budget`) and held for the operator, with one `budget` inbox item per attempt. An approved
  *    re-run is a new attempt with the cap afresh.
+ * 7. The same for a task created with a `budget`: the holder's lock is taken away (`lock_lost`,
+ *    reason `budget`), the task is blocked with the spend in its note, and the attempt is marked
+ *    stopped in `task_budgets` (so the blocked task is this budget item, not a needs-human one).
+ *    Unblocked, its next claim is a new attempt with the cap afresh.
  */
 import { DateTime } from 'luxon';
 import { budgetsInput, type BudgetSettings, type BudgetsView, type CapStatus } from '../../common/attention';
-import { actorName, reason } from '../../common/schemas';
+import { actorName, reason, type PerAttemptBudget } from '../../common/schemas';
 import { parseOrThrow } from '../../common/validate';
 import type { CoreContext } from '../context';
 import type { Inbox } from '../inbox/inbox';
@@ -53,9 +57,31 @@ function machineZone(): string {
 
 const money = (n: number) => `$${n.toFixed(2)}`;
 
+interface CappedTaskRow {
+  id: number;
+  attempt: number;
+  title: string;
+  role: string;
+  max_cost_usd: number | null;
+  max_tokens: number | null;
+}
+
+/** Which cap of one attempt its usage passed (cost first), in words; null within both. */
+function overCap(cap: PerAttemptBudget, used: { costUsd: number; tokens: number }): { cost: boolean; words: string } | null {
+  if (cap.maxCostUsdPerRun !== undefined && used.costUsd > cap.maxCostUsdPerRun) {
+    return { cost: true, words: `${money(used.costUsd)} spent, over its cap of ${money(cap.maxCostUsdPerRun)} per run` };
+  }
+  if (cap.maxTokensPerRun !== undefined && used.tokens > cap.maxTokensPerRun) {
+    return { cost: false, words: `${used.tokens} tokens used, over its cap of ${cap.maxTokensPerRun} per run` };
+  }
+  return null;
+}
+
 export class Budgets {
   /** Takes a run's attempt away and holds it (the job runner's `holdForBudget`, bound by createCore). */
   holdRun: (runId: string, message: string) => boolean = () => false;
+  /** Takes a task's lock away and blocks it, inside a write (ClaimLocks.takeForBudgetTx, bound by createCore). */
+  holdTask: (taskId: number, note: string, detail: Record<string, unknown>) => boolean = () => false;
   private readonly q;
   private cache: { at: number; day: string; caps: CapStatus[] } | null = null;
   private raiseScheduled = false;
@@ -78,6 +104,11 @@ export class Budgets {
          WHERE r.id = ? AND json_extract(j.spec, '$.budget') IS NOT NULL
            AND (r.status = 'running' OR r.id IN (SELECT run_id FROM backfills WHERE status = 'dispatched' AND instance_id IS NOT NULL))`,
       ),
+      cappedTasks: ctx.db.prepare<[number | null, number | null], CappedTaskRow>(
+        `SELECT t.id, t.attempt, t.title, t.role, b.max_cost_usd, b.max_tokens FROM task_budgets b JOIN tasks t ON t.id = b.task_id JOIN locks l ON l.task_id = t.id
+         WHERE (? IS NULL OR b.task_id = ?) AND (b.stopped_attempt IS NULL OR b.stopped_attempt <> t.attempt)`,
+      ),
+      markStopped: ctx.db.prepare('UPDATE task_budgets SET stopped_attempt = ? WHERE task_id = ?'),
     };
   }
 
@@ -219,7 +250,43 @@ export class Budgets {
    */
   usageRecorded(subject: string): void {
     if (subject.startsWith('run:')) this.enforceRunCaps(subject.slice('run:'.length));
+    else if (subject.startsWith('task:')) this.enforceTaskCaps(Number(subject.slice('task:'.length)));
     this.current(this.ctx.clock.now());
+  }
+
+  /** Invariant 7: the tasks held now past their cap (one, or all) are taken away and blocked. Returns how many. */
+  enforceTaskCaps(taskId?: number): number {
+    if (!this.spend.measured) return 0;
+    let taken = 0;
+    for (const t of this.q.cappedTasks.all(taskId ?? null, taskId ?? null)) {
+      const cap = { ...(t.max_cost_usd !== null ? { maxCostUsdPerRun: t.max_cost_usd } : {}), ...(t.max_tokens !== null ? { maxTokensPerRun: t.max_tokens } : {}) };
+      const used = this.spend.ofAttempt(`task:${t.id}`, t.attempt);
+      const what = overCap(cap, used);
+      if (!what) continue;
+      const note = `spend cap passed: ${what.words}; the lock was taken away and the task is blocked for you`;
+      const took = this.ctx.store.write(() => {
+        if (!this.holdTask(t.id, note, { attempt: t.attempt, costUsd: used.costUsd, tokens: used.tokens, ...cap })) return false;
+        this.q.markStopped.run(t.attempt, t.id);
+        return true;
+      });
+      if (!took) continue;
+      taken++;
+      this.inbox.raise({
+        key: `taskcap:${t.id}:${t.attempt}`,
+        kind: 'budget',
+        subject: `task:${t.id}`,
+        about: { taskId: t.id, title: t.title, role: t.role },
+        entry: {
+          title: `Task ${t.title} stopped: ${what.cost ? 'cost' : 'token'} cap per attempt passed`,
+          detail: `${what.words}. Unblock it to run it again (with a fresh cap), or cancel it.`,
+          attempt: t.attempt,
+          costUsd: used.costUsd,
+          tokens: used.tokens,
+          ...cap,
+        },
+      });
+    }
+    return taken;
   }
 
   /**
@@ -231,12 +298,12 @@ export class Budgets {
     if (!this.spend.measured) return 0;
     let taken = 0;
     for (const r of runId === undefined ? this.q.capped.all() : this.q.cappedRun.all(runId)) {
-      const cap = JSON.parse(r.budget) as { maxCostUsdPerRun?: number; maxTokensPerRun?: number };
+      const cap = JSON.parse(r.budget) as PerAttemptBudget;
       const used = this.spend.ofAttempt(`run:${r.id}`, r.attempt);
-      const overCost = cap.maxCostUsdPerRun !== undefined && used.costUsd > cap.maxCostUsdPerRun;
-      const overTokens = cap.maxTokensPerRun !== undefined && used.tokens > cap.maxTokensPerRun;
-      if (!overCost && !overTokens) continue;
-      const what = overCost ? `${money(used.costUsd)} spent, over its cap of ${money(cap.maxCostUsdPerRun!)} per run` : `${used.tokens} tokens used, over its cap of ${cap.maxTokensPerRun} per run`;
+      const over = overCap(cap, used);
+      if (!over) continue;
+      const overCost = over.cost;
+      const what = over.words;
       const message = `spend cap passed: ${what}; the attempt was stopped and the run is held for you`;
       if (!this.holdRun(r.id, message)) continue;
       taken++;

@@ -527,4 +527,18 @@ export const MIGRATIONS: Migration[] = [
       }
     },
   },
+  {
+    name: '014_task_budgets',
+    sql: `
+      -- A task's spend cap per attempt (optional at create; most tasks have none, so a table of its
+      -- own keeps the task rows and the claim path as they are). stopped_attempt: the attempt the
+      -- cap took away (the task is blocked for the operator; the inbox item is a budget one).
+      CREATE TABLE IF NOT EXISTS task_budgets (
+        task_id INTEGER PRIMARY KEY REFERENCES tasks(id),
+        max_cost_usd REAL,
+        max_tokens INTEGER,
+        stopped_attempt INTEGER
+      );
+    `,
+  },
 ];

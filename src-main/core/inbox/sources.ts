@@ -8,7 +8,7 @@
  * Listeners run after the commit of the change (store.ts invariant 3), each in its own write; a
  * failing one is logged and leaves the next start's reconcile to catch up.
  */
-import type { InboxKind } from '../../common/attention';
+import { BUDGET_ACTOR, type InboxKind } from '../../common/attention';
 import type { Logger } from '../../common/logger';
 import type { Run } from '../../common/job-schema';
 import type { Task } from '../../common/model';
@@ -74,7 +74,8 @@ export class InboxSources {
          WHERE b.status = 'held' AND r.error_class IN ('needs_human','fatal')`,
       ),
       blockedTasks: db.prepare<[], { id: number; title: string; role: string; attempt: number; note: string | null; output: string | null }>(
-        `SELECT id, title, role, attempt, note, output FROM tasks WHERE status = 'blocked'`,
+        `SELECT id, title, role, attempt, note, output FROM tasks t WHERE status = 'blocked'
+           AND NOT EXISTS (SELECT 1 FROM task_budgets b WHERE b.task_id = t.id AND b.stopped_attempt = t.attempt)`,
       ),
       recentLosses: db.prepare<[number], { instance_id: string }>(
         `SELECT DISTINCT instance_id FROM lock_expiries WHERE expired_at >= ? AND reason IN ('heartbeat_timeout','disconnected')`,
@@ -91,7 +92,10 @@ export class InboxSources {
         if (e.run.status === 'failed' && e.run.attempt > 0 && e.run.disposition !== 'missed') this.guard('repeated failures', () => this.failures(e.run.jobId));
       }),
       ev.on('task.changed', (e) => {
-        if (e.to === 'blocked' && e.from !== 'blocked') this.guard('blocked task', () => this.taskBlocked(e.task, e.actor));
+        // A task blocked by its spend cap is the budget item of core/budgets, not a second one.
+        if (e.to === 'blocked' && e.from !== 'blocked') {
+          if (e.actor !== BUDGET_ACTOR) this.guard('blocked task', () => this.taskBlocked(e.task, e.actor));
+        }
         // Unblocked or cancelled: the operator decided, and the item about the block is done.
         else if (e.from === 'blocked' && e.to !== 'blocked') this.guard('decided task', () => this.inbox.resolveSubject(`task:${e.task.id}`, e.actor, `${e.to === 'cancelled' ? 'cancelled' : 'unblocked'} by ${e.actor}`, e.to === 'cancelled' ? 'cancelled' : 'unblocked'));
       }),

@@ -8,7 +8,7 @@ import { navigate, useViewRoute } from '../../lib/navigation';
 import { useActions, useConsole, useWatch } from '../../store/react';
 import type { InboxStateFilter } from '../../store/slices/inbox';
 import { AckDialog, RunDecisionDialog, SnoozeDialog, TaskDecisionDialog } from './ItemDialogs';
-import { entriesOf, itemLink, kindLabel, latestOutput, occurrenceFacts, SEVERITY_TONE } from './logic';
+import { entriesOf, itemDecision, itemLink, kindLabel, latestOutput, occurrenceFacts, SEVERITY_TONE } from './logic';
 import { NotificationsPanel } from './NotificationsPanel';
 
 const STATE_TABS: Array<{ id: InboxStateFilter; label: string }> = [
@@ -164,8 +164,9 @@ function InboxRow({
   const entries = entriesOf(item);
   const output = latestOutput(item);
   const live = item.state !== 'acked';
-  const blockedTask = live && item.kind === 'needs_human' && item.subject.startsWith('task:');
-  const heldRun = live && (item.kind === 'needs_human' || item.kind === 'held' || item.kind === 'budget') && item.subject.startsWith('run:');
+  const decision = itemDecision(item);
+  const blockedTask = decision === 'task';
+  const heldRun = decision === 'run';
   return (
     <li className={`inbox-item sev-${item.severity}${selected ? ' selected' : ''}`} data-testid={`inbox-item-${item.id}`}>
       <div className="inbox-item-head">

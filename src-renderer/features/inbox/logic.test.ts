@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { entriesOf, fromLocalInput, itemLink, occurrenceFacts, snoozePresets, toLocalInput } from './logic';
+import { entriesOf, fromLocalInput, itemDecision, itemLink, occurrenceFacts, snoozePresets, toLocalInput } from './logic';
 import { draftFromView, draftProblems, draftToInput } from './notifications-form';
 
 describe('item links', () => {
@@ -10,6 +10,19 @@ describe('item links', () => {
     expect(itemLink({ subject: 'role:data.eng', evidence: {} })).toMatchObject({ view: 'queues', param: 'data.eng', label: 'Open the data.eng queue' });
     expect(itemLink({ subject: 'instance:i_1', evidence: {} })).toMatchObject({ view: 'instances' });
     expect(itemLink({ subject: 'budget:global', evidence: {} })).toBeNull();
+  });
+});
+
+describe('decisions from an item', () => {
+  it('a held run is approved or rejected, a blocked task unblocked or cancelled (also when a spend cap stopped it); nothing once acknowledged', () => {
+    expect(itemDecision({ kind: 'needs_human', subject: 'run:run_1', state: 'open' })).toBe('run');
+    expect(itemDecision({ kind: 'held', subject: 'run:run_1', state: 'snoozed' })).toBe('run');
+    expect(itemDecision({ kind: 'budget', subject: 'run:run_1', state: 'open' })).toBe('run');
+    expect(itemDecision({ kind: 'needs_human', subject: 'task:12', state: 'open' })).toBe('task');
+    expect(itemDecision({ kind: 'budget', subject: 'task:12', state: 'open' })).toBe('task');
+    expect(itemDecision({ kind: 'budget', subject: 'budget:global', state: 'open' })).toBeNull();
+    expect(itemDecision({ kind: 'repeated_failures', subject: 'job:job_a', state: 'open' })).toBeNull();
+    expect(itemDecision({ kind: 'budget', subject: 'task:12', state: 'acked' })).toBeNull();
   });
 });
 

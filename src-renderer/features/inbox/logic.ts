@@ -37,6 +37,18 @@ export function itemLink(item: Pick<InboxItem, 'subject' | 'evidence'>): ItemLin
   }
 }
 
+/**
+ * What the operator can decide from an open item: a held run (needs a human, an error, its spend
+ * cap passed) is approved or rejected; a blocked task (the agent asked, or its spend cap passed)
+ * is unblocked or cancelled. Null for everything else, and once the item is acknowledged.
+ */
+export function itemDecision(item: Pick<InboxItem, 'kind' | 'subject' | 'state'>): 'run' | 'task' | null {
+  if (item.state === 'acked') return null;
+  if (item.subject.startsWith('run:') && (item.kind === 'needs_human' || item.kind === 'held' || item.kind === 'budget')) return 'run';
+  if (item.subject.startsWith('task:') && (item.kind === 'needs_human' || item.kind === 'budget')) return 'task';
+  return null;
+}
+
 export interface SnoozePreset {
   label: string;
   until: string;
