@@ -211,6 +211,7 @@ interface ActiveTask {
 }
 
 interface ActiveRun {
+  attempt: number;
   controller: AbortController;
   done: Promise<void>;
   /** Set by `run_cancelled`. */
@@ -614,10 +615,19 @@ export class Agent {
       this.logger.warn('job_trigger received but no onJob handler is registered', { runId: trigger.runId });
       return;
     }
-    if (this.runs.has(trigger.runId) || this.stop.signal.aborted) return;
+    const previous = this.runs.get(trigger.runId);
+    if (previous) {
+      // A re-offer of the attempt running here is a duplicate. A later attempt (an approved held
+      // run, a retry) can arrive while the earlier one is still finishing here — its result
+      // committed, the reply not yet read — and must not be dropped: it starts once that is done.
+      if (trigger.attempt <= previous.attempt) return;
+      await previous.done;
+      if (this.runs.has(trigger.runId)) return;
+    }
+    if (this.stop.signal.aborted) return;
     const controller = new AbortController();
     let finish!: () => void;
-    const entry: ActiveRun = { controller, done: new Promise<void>((r) => (finish = r)) };
+    const entry: ActiveRun = { attempt: trigger.attempt, controller, done: new Promise<void>((r) => (finish = r)) };
     this.runs.set(trigger.runId, entry);
     // Invariant 3: after `run_cancelled` nothing more goes out for the run. (A function, not a
     // field read: the push can arrive at any await.)

@@ -26,7 +26,7 @@ import { cutText, LineSplitter, OutputBudget, type OutputLimits } from './lines'
 import type { LogLevel, LogSink, LogStream, WorkRef } from './log-sink';
 import type { Ending } from './outcome';
 import { GroupChild } from './process-group';
-import { UsageMeter, type UsageTotals } from './usage';
+import { UsageMeter, type UsageIncrement, type UsageTotals } from './usage';
 
 export interface CommandSpec {
   command: string;
@@ -61,6 +61,11 @@ export interface AttemptInput {
   signal: AbortSignal;
   /** Records a checkpoint; rejecting stops the attempt (invariant 3). */
   onStep?: (step: { name: string; ref?: string }) => Promise<unknown>;
+  /**
+   * Told each usage increment as the command reports it (a `::gaffer::` line or the adapter), so
+   * Gaffer sums it while the command runs and a spend cap can stop the work at once.
+   */
+  onUsage?: (u: UsageIncrement) => void;
   /** Tells whether an error from `onStep` means the work was taken away. */
   isTakenAway?: (e: unknown) => boolean;
 }
@@ -177,7 +182,7 @@ export class Attempt {
     const adapter = this.ctx.spec.adapter?.create();
     const adapterSink: AdapterSink = {
       log: (text, level) => this.log('stdout', text, level),
-      usage: (u) => this.usage.add(u),
+      usage: (u) => this.addUsage(u),
     };
     const streams: Array<[NodeJS.ReadableStream | null, LogStream]> = [
       [child.child.stdout, 'stdout'],
@@ -224,6 +229,11 @@ export class Attempt {
     this.ctx.sink(this.input.ref, { text, stream: 'agent', level });
   }
 
+  private addUsage(u: UsageIncrement): void {
+    this.usage.add(u);
+    this.input.onUsage?.(u);
+  }
+
   private control(line: string): void {
     const parsed = parseControlLine(line);
     if (!parsed.ok) {
@@ -233,7 +243,7 @@ export class Attempt {
     const m = parsed.message;
     if (m.log) this.log('stdout', m.log.text, m.log.level);
     if (m.progress) this.agentLine(describeProgress(m.progress));
-    if (m.usage) this.usage.add(m.usage);
+    if (m.usage) this.addUsage(m.usage);
     if (m.step) this.step(m.step);
   }
 

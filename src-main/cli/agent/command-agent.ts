@@ -43,7 +43,7 @@ import { resolveCommand } from './environment';
 import { stderrLogSink, type LogSink, type WorkRef } from './log-sink';
 import type { AgentCliOptions } from './options';
 import { describeEnding, EXIT_CANNOT_START, runOutcomeFor, taskStatusFor } from './outcome';
-import { describeUsage } from './usage';
+import { describeUsage, type UsageIncrement } from './usage';
 
 export interface AgentIo {
   env: NodeJS.ProcessEnv;
@@ -233,6 +233,19 @@ export class CommandAgent {
     }
   }
 
+  /**
+   * Sends each usage increment to Gaffer as it is printed (PROTOCOL §5 `usage`), so a spend cap
+   * takes the work away while the command runs. A report refused after the work was taken away is
+   * expected and not logged; any other failure is a warning (the totals stay in the log line).
+   */
+  private usageReporter(ref: WorkRef, signal: AbortSignal, send: (u: UsageIncrement) => Promise<unknown>): (u: UsageIncrement) => void {
+    return (u) => {
+      send(u).catch((e: unknown) => {
+        if (!signal.aborted) this.sink(ref, { text: `usage not recorded: ${e instanceof Error ? e.message : String(e)}`, stream: 'agent', level: 'warn' });
+      });
+    };
+  }
+
   private note(result: AttemptResult, failed: boolean): string {
     const parts = [describeEnding(result.ending)];
     if (failed && result.lastStderr) parts.push(`last stderr line: ${result.lastStderr}`);
@@ -255,7 +268,7 @@ export class CommandAgent {
       GAFFER_COMPLETED_STEPS: '[]',
       ...(task.traceId ? { GAFFER_TRACE_ID: task.traceId } : {}),
     };
-    const result = await this.attempt({ ref, vars, payload: task, signal: ctx.signal });
+    const result = await this.attempt({ ref, vars, payload: task, signal: ctx.signal, onUsage: this.usageReporter(ref, ctx.signal, ctx.usage) });
     const status: ReportStatus | undefined = taskStatusFor(result.ending);
     if (status === undefined) throw ctx.signal.reason instanceof Error ? ctx.signal.reason : new Error(describeEnding(result.ending));
     const note = this.note(result, status !== 'done');
@@ -295,6 +308,7 @@ export class CommandAgent {
       vars,
       payload: trigger,
       signal,
+      onUsage: this.usageReporter(ref, signal, ctx.usage),
       onStep: async (s) => {
         if (ctx.completedSteps.includes(s.name)) {
           this.sink(ref, { text: `step "${s.name}" was already recorded by an earlier attempt`, stream: 'agent' });
