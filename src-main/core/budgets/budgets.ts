@@ -302,7 +302,6 @@ export class Budgets {
       const used = this.spend.ofAttempt(`run:${r.id}`, r.attempt);
       const over = overCap(cap, used);
       if (!over) continue;
-      const overCost = over.cost;
       const what = over.words;
       const message = `spend cap passed: ${what}; the attempt was stopped and the run is held for you`;
       if (!this.holdRun(r.id, message)) continue;
@@ -313,7 +312,7 @@ export class Budgets {
         subject: `run:${r.id}`,
         about: { runId: r.id, jobId: r.job_id, job: r.job_name, slot: r.slot },
         entry: {
-          title: `${r.job_name} ${r.slot} stopped: ${overCost ? 'cost' : 'token'} cap per run passed`,
+          title: `${r.job_name} ${r.slot} stopped: ${over.cost ? 'cost' : 'token'} cap per run passed`,
           detail: `${what}. Approve to run it again (with a fresh cap), or reject it.`,
           attempt: r.attempt,
           costUsd: used.costUsd,
