@@ -10,20 +10,14 @@
  */
 import { randomBytes } from 'node:crypto';
 import { GafferError } from '../../common/errors';
-import { INBOX_KINDS, notificationsInput, type DesktopNotifications, type InboxKind, type NotificationSettingsView, type WebhookFormat, type WebhookView } from '../../common/attention';
+import { INBOX_KINDS, notificationsInput, type DesktopNotifications, type NotificationSettingsView, type WebhookView } from '../../common/attention';
 import { actorName, reason } from '../../common/schemas';
 import { parseOrThrow } from '../../common/validate';
 import type { CoreContext } from '../context';
 import { maskUrl } from './webhook-format';
 
-export interface StoredWebhook {
-  id: string;
-  name: string | null;
-  url: string;
-  events: InboxKind[];
-  format: WebhookFormat;
-  enabled: boolean;
-}
+/** A webhook as stored: the fields the API shows, with `url` as given (unmasked: invariant 1). */
+export type StoredWebhook = Omit<WebhookView, 'lastDelivery'>;
 
 export interface StoredNotifications {
   webhooks: StoredWebhook[];
