@@ -12,6 +12,8 @@ import { WhyView } from '../features/why/WhyView';
 import { ExpiredLocksView } from '../features/locks/ExpiredLocksView';
 import { QueuesView } from '../features/queues/QueuesView';
 import { SettingsView } from '../features/settings/SettingsView';
+import { SignalsView } from '../features/signals/SignalsView';
+import { TasksView } from '../features/tasks/TasksView';
 import { useConsole, useWatch } from '../store/react';
 import { RelativeTime } from '../components/Time';
 import { formatCount } from '../lib/format';
@@ -27,12 +29,14 @@ const VIEWS: Record<ViewId, ComponentType> = {
   dashboard: DashboardView,
   inbox: InboxView,
   queues: QueuesView,
+  tasks: TasksView,
   locks: ExpiredLocksView,
   instances: InstancesView,
   managed: ManagedAgentsView,
   jobs: JobsView,
   runs: RunsView,
   why: WhyView,
+  signals: SignalsView,
   calendars: CalendarsView,
   audit: AuditView,
   settings: SettingsView,

@@ -50,6 +50,8 @@ export interface QueuesActions {
   /** A whole role: its jobs start nothing new and its tasks are not handed out, until resumed or `until`. */
   pauseRole(role: string, reason: string, until: string | null): Promise<void>;
   resumeRole(role: string, reason: string): Promise<void>;
+  /** Replaces a task's payload; with `then`, retries (failed) or unblocks (blocked) it in the same step. */
+  editTaskPayload(taskId: number, payload: unknown, reason: string, then: 'retry' | 'unblock' | null): Promise<Task>;
 }
 
 export const QUEUE_PAGE = 200;
@@ -167,6 +169,21 @@ export function createQueuesSlice(ctx: SliceContext<QueuesState>): Slice<QueuesA
         void board.refresh();
         touched();
         if (kind === 'forceRelease') ctx.invalidate('expiredLocks');
+        return task;
+      });
+    },
+
+    editTaskPayload(taskId, payload, reason, then) {
+      return guarded(ctx.toast, then ? `${then} task #${taskId} with the new payload` : `change the payload of task #${taskId}`, async () => {
+        const task =
+          then === 'retry'
+            ? await call('tasks.retry', { taskId, reason, payload })
+            : then === 'unblock'
+              ? await call('tasks.unblock', { taskId, reason, payload })
+              : await call('tasks.editPayload', { taskId, payload, reason });
+        ctx.toast('success', then === 'retry' ? `Retrying task #${taskId} with changes` : then === 'unblock' ? `Unblocked task #${taskId} with changes` : `Saved the payload of task #${taskId}`, `Reason: ${reason}`);
+        void board.refresh();
+        touched();
         return task;
       });
     },
