@@ -85,6 +85,8 @@ describe('jobs console methods: bad arguments are refused and change nothing', (
     'jobs.simulateDowntime': [{ id: 'daily-report', from: '2026-11-30T00:00:00Z' }, { id: 'daily-report', from: '2026-12-01T00:00:00Z', to: '2026-11-30T00:00:00Z' }],
     'runs.list': [{ status: 'nope' }, { job: 'job_nope' }, { from: 'yesterday' }],
     'runs.get': [{}, { id: 'run_nope' }],
+    'runs.approve': [{ id: 'run_nope' }, { id: 'run_nope', note: '  ' }, { id: 'run_nope', note: 'ok' }],
+    'runs.reject': [{ id: 'run_nope', note: 'x', actor: 'spoofed' }, { id: 'run_nope', note: 'no' }],
     'backfills.list': [{ status: 'nope' }, { after: -1 }],
     'backfills.action': [{ id: 1, action: 'explode', reason: 'r' }, { id: 1, action: 'cancel' }, { id: 999, action: 'cancel', reason: 'r' }],
     'backfills.request': [{ jobId: 'daily-report', slot: '2026-11-29' }, { jobId: 'daily-report', slot: '2026-11-29', reason: 'r' }],

@@ -23,6 +23,7 @@
  */
 import { GafferError } from '../../../common/errors';
 import { isoTime } from '../../../common/iso-time';
+import type { RunApproval } from '../../../common/job-schema';
 import type { RunCancelReason } from '../../../common/protocol';
 import type { JobTrigger } from '../../hub/ports';
 import { specOf, type BackfillRow, type JobRow, type RunPatch, type RunRow } from '../rows';
@@ -30,7 +31,7 @@ import { ACTOR, type EngineContext } from './context';
 import { attemptFailed, backfillAttemptFailed, NO_OFFER, offerPlaced, wait } from './outcomes';
 
 /** A `job_trigger` as the engine builds it: the PROTOCOL fields, then the documented additions. */
-export type BuiltTrigger = JobTrigger & { slotAt: string; trigger: string; backfillId?: number; covers?: string[]; previousError?: string };
+export type BuiltTrigger = JobTrigger & { slotAt: string; trigger: string; backfillId?: number; covers?: string[]; previousError?: string; approval?: RunApproval };
 
 /** The `job_trigger` of the attempt out of `run` (or of its dispatched backfill `b`), built from the rows. */
 export function triggerOf(e: EngineContext, job: JobRow, run: RunRow, b?: BackfillRow): BuiltTrigger {
@@ -57,6 +58,8 @@ export function triggerOf(e: EngineContext, job: JobRow, run: RunRow, b?: Backfi
     ...(b ? { backfillId: b.id } : {}),
     ...(covers.length ? { covers } : {}),
     ...(previousError ? { previousError } : {}),
+    // Every offer of an approved re-run carries the operator's decision (decisions.ts).
+    ...(b?.approval ? { approval: JSON.parse(b.approval) as RunApproval } : {}),
   };
 }
 
