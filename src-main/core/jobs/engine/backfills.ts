@@ -11,7 +11,7 @@
  */
 import { GafferError } from '../../../common/errors';
 import { isoTime } from '../../../common/iso-time';
-import type { JobSpec, RunApproval } from '../../../common/job-schema';
+import type { JobSpec } from '../../../common/job-schema';
 import { operatorMayAct } from '../backfill-transitions';
 import type { CheckOutcome } from '../preconditions';
 import { runPhase } from '../run-phase';
