@@ -8,8 +8,9 @@
 import { Queue } from 'bullmq';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { processCpuUs } from './proc';
+import { redisMissing, startDurableRedis } from './redis';
 import { spawnChild, stopChild } from './util';
-import { processCpuUs, redisMissing, startDurableRedis } from './redis';
 
 export interface PeerRun {
   tasksPerSec: number;

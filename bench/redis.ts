@@ -82,20 +82,3 @@ export async function startDurableRedis(): Promise<DurableRedis> {
     },
   };
 }
-
-/** CPU time (user + system) of a process so far, µs, from /proc (Linux). */
-export function processCpuUs(pid: number): number {
-  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  const ticks = Number(fields[11]) + Number(fields[12]); // utime, stime (fields 14 and 15)
-  return (ticks * 1e6) / clockTicksPerSecond();
-}
-
-let ticksPerSecond: number | undefined;
-function clockTicksPerSecond(): number {
-  if (ticksPerSecond === undefined) {
-    const r = spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' });
-    ticksPerSecond = Number(r.stdout.trim()) || 100;
-  }
-  return ticksPerSecond;
-}

@@ -18,6 +18,8 @@ const SUITES: Record<string, [file: string, fn: string]> = {
   baseline: ['baseline.ts', 'runBaselineBench'],
   logs: ['logs.ts', 'runLogsBench'],
   agent: ['command-agent.ts', 'runCommandAgentBench'],
+  startup: ['startup.ts', 'runStartupBench'],
+  idle: ['idle.ts', 'runIdleBench'],
 };
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));

@@ -124,7 +124,7 @@ describe('report with claimNext', () => {
     const waiting = create('b');
     const held = await claimOne(sock);
     // Stands in for any refusal the claim may raise (the report path does not run it).
-    core.locks.claim = () => {
+    core.locks.claimChecked = () => {
       throw new GafferError('forbidden', 'claims refused for this test');
     };
     const r = await call(sock, 'report', { ...held, status: 'done', claimNext: true });
@@ -141,7 +141,7 @@ describe('report with claimNext', () => {
     const held = await claimOne(sock);
     const digest = stateDigest(core);
     const audits = core.audit.count();
-    core.locks.claim = () => {
+    core.locks.claimChecked = () => {
       throw new GafferError('unavailable', 'storage refused the write (test)');
     };
     const r = await call(sock, 'report', { ...held, status: 'done', claimNext: true });

@@ -7,6 +7,8 @@
  * 1. A handler acts only as the sender's own instance (`from.instanceId` comes from the committed
  *    `hello`, never from a frame). A role-bound token cannot claim or create for another role.
  * 2. Every change goes through the group committer, so a reply is sent only after it is durable.
+ *    The frame was parsed with its wire schema (session.ts); the core is called with it as it is
+ *    (`…Checked`, claim-locks invariant 8), never parsed a second time.
  * 3. Refusals that need no write settle before any commit does: they are answered at once.
  * 4. `report` with `claimNext` (PROTOCOL §10) is ONE op of the group committer: the report, then
  *    the claim, in one transaction, answered after its commit. A refused report claims nothing; a
@@ -67,7 +69,7 @@ function claimReply(r: ClaimResult): Result<'claim'> {
 /** The claim after a committed report (invariant 4): refused → no task, the report stands. */
 function claimAfterReport(host: RequestHost, from: Sender): ClaimResult {
   try {
-    return host.core.locks.claim({ instanceId: from.instanceId, role: from.role });
+    return host.core.locks.claimChecked({ instanceId: from.instanceId, role: from.role });
   } catch (e) {
     // Its own savepoint rolled back; a storage failure must still undo the whole step.
     if (e instanceof GafferError && e.code !== 'unavailable') return { task: null };
@@ -92,13 +94,13 @@ export const REQUEST_HANDLERS: { readonly [T in HandledType]: RequestHandler<T> 
   claim: async (host, from, req) => {
     const role = req.role ?? from.role;
     requireRole(from, role, 'claim');
-    const r = await host.journal.commit(() => host.core.locks.claim({ instanceId: from.instanceId, role }));
+    const r = await host.journal.commit(() => host.core.locks.claimChecked({ instanceId: from.instanceId, role }));
     if (r.task) host.lostLocks.settled(from.instanceId, r.task.id);
     return claimReply(r);
   },
 
   renew: async (host, from, req) => {
-    const r = await host.journal.commit(() => host.core.locks.renew({ instanceId: from.instanceId, taskId: req.taskId, fence: req.fence }));
+    const r = await host.journal.commit(() => host.core.locks.renewChecked({ instanceId: from.instanceId, taskId: req.taskId, fence: req.fence }));
     return { expiresAt: isoTime(r.expiresAt) };
   },
 
@@ -106,7 +108,7 @@ export const REQUEST_HANDLERS: { readonly [T in HandledType]: RequestHandler<T> 
     const { taskId, fence, status, note, output, claimNext } = req;
     try {
       const r = await host.journal.commit(() => {
-        const reported = host.core.locks.report({ instanceId: from.instanceId, taskId, fence, status, note, output });
+        const reported = host.core.locks.reportChecked({ instanceId: from.instanceId, taskId, fence, status, note, output });
         if (!claimNext) return { reported };
         return { reported, next: reported.replayed ? ({ task: null } as ClaimResult) : claimAfterReport(host, from) };
       });
