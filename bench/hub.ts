@@ -16,13 +16,14 @@
  * Targets: 50 agents ≥ 50 % of the bare ceiling; with claimNext ≥ 1.5× durable BullMQ; crash
  * recovery < 15 s; 500 idle < 150 MB.
  *
- * Where the hub's time goes at 50 agents (bench/hub-profile.ts, 2-CPU VM, measured 2026-11-30):
- * the server spends ~107 µs CPU per task against ~22 µs for the bare server. The transport part
- * is the same in both; the rest is the core's claim and report (~24 µs each: ~12 statements, the
- * audit row with its hash chain and four indexes) and the commit (~600–900 µs per 50-op batch,
- * ~80 WAL pages, ~50 of them from the `audit_actor` index whose random instance-id keys touch a
- * leaf page per agent). Group commit is worth ×3–4 here (fsync is ~130 µs on this disk); the
- * remaining gap to 50 % is per-operation CPU in the core, not the hub.
+ * Where the hub's time goes at 50 agents with report+claimNext (bench/hub-profile.ts with
+ * CLAIM_NEXT=1, the server bundled by esbuild so lines are real; 2-CPU VM under load, 2026-12-01):
+ * about half the server's wall time is the COMMIT (WAL write + fsync, synchronous) and a tenth is
+ * the sockets' writev (one per reply, as for the bare server); of the JavaScript, the claim's
+ * and the report's statements (the next-claimable index walk, the task row read) lead, then the
+ * audit append with its SHA-256 chain hash, the Task objects (JSON.parse of payloads, ISO dates)
+ * and their reply encoding. Validation is one zod parse per frame (the hub passes the parsed
+ * frame to the core's `…Checked` calls; it used to be parsed twice, ~10 µs per task).
  */
 import fs from 'node:fs';
 import http from 'node:http';
