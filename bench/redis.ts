@@ -8,6 +8,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import { Redis } from 'ioredis';
+import { freePort } from '../e2e/reliability/lib/server';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -22,17 +23,6 @@ export interface DurableRedis {
 export function redisMissing(): string | null {
   const r = spawnSync('redis-server', ['--version'], { encoding: 'utf8' });
   return r.error || r.status !== 0 ? 'redis-server is not installed (Debian: apt-get install redis-server)' : null;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 async function untilListening(port: number): Promise<void> {
