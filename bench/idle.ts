@@ -66,6 +66,7 @@ export async function runIdleBench(): Promise<Record<string, number>> {
       'idle.agentHeartbeatsPerS': heartbeatsPerS,
       'idle.noAgents.cpuPctOfCore': alone.cpuPct,
       'idle.noAgents.wakeupsPerS': alone.wakeups,
+      'idle.noAgents.mainThreadWakeupsPerS': alone.mainWakeups,
       'idle.serverRssMb': Math.round(rss / 102.4) / 10,
       'idle.chainNodeProcesses': chain.nodeProcesses,
       'idle.chainRssMb': chain.rssMb,
