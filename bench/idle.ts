@@ -4,7 +4,7 @@
  * only), watched for 60 s through /proc: the server's CPU ticks and its wake-ups (voluntary context
  * switches: every sleep of a thread that ended, so timers, socket reads and fsync waits all count;
  * the main thread's alone is the event loop). The gap detector's pulse (≤ 1 s) is counted like the
- * rest. First the jobs alone (half a window), then with the agents. Also the chain's Node
+ * rest. After 30 s to settle, the jobs alone (half a window), then with the agents. Also the chain's Node
  * processes and their RSS together.
  * Targets: < 1 % of one core, < 2 wake-ups/s. Run: npm run bench -- idle
  */
@@ -18,7 +18,7 @@ import { benchDir, printTable } from './util';
 const JOBS = 200;
 const AGENTS = Number(process.env.GAFFER_BENCH_IDLE_AGENTS ?? 20);
 const WINDOW_S = Number(process.env.GAFFER_BENCH_IDLE_S ?? 60);
-const SETTLE_S = 20;
+const SETTLE_S = 30;
 
 /** CPU (% of one core) and wake-ups per second of `pid` over `seconds`. */
 async function watch(pid: number, seconds: number): Promise<{ cpuPct: number; wakeups: number; mainWakeups: number }> {
