@@ -159,6 +159,7 @@ Memory with 500 idle agents: **${h['idle500.rssMb'] ?? 'n/a'} MB** RSS (target <
 |---|---|
 | server CPU | **${n2(i['idle.cpuPctOfCore'])} %** of one core (target < 1 %) |
 | wake-ups (voluntary context switches, all threads) | **${n2(i['idle.wakeupsPerS'])} /s** (main thread ${n2(i['idle.mainThreadWakeupsPerS'])} /s; target < 2 /s) — the agents send ${n2(i['idle.agentHeartbeatsPerS'])} heartbeats/s, each read and committed |
+| read as | the clock pulse 1 /s + ${n2(i['idle.agentHeartbeatsPerS'])} heartbeat reads/s + as many durable heartbeat commits, each ${n2(i['idle.wakeupsPerDurableCommit'])} wake-ups on this disk (the fsync's sleeps, probed in the same run): ${n2(1 + (i['idle.agentHeartbeatsPerS'] ?? NaN) * (1 + (i['idle.wakeupsPerDurableCommit'] ?? NaN)))} /s |
 | the same 200 jobs, no agent connected | ${n2(i['idle.noAgents.cpuPctOfCore'])} % of one core, ${n2(i['idle.noAgents.wakeupsPerS'])} wake-ups/s (main thread ${n2(i['idle.noAgents.mainThreadWakeupsPerS'])} /s, of which the gap detector's clock pulse is 1 /s; the rest are V8's worker threads) |
 | the start chain | ${n0(i['idle.chainNodeProcesses'])} Node processes (npm, the server), ${n1(i['idle.chainRssMb'])} MB RSS in all (server ${n1(i['idle.serverRssMb'])} MB) |`);
   }
