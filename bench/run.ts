@@ -19,6 +19,7 @@ const SUITES: Record<string, [file: string, fn: string]> = {
   baseline: ['baseline.ts', 'runBaselineBench'],
   logs: ['logs.ts', 'runLogsBench'],
   agent: ['command-agent.ts', 'runCommandAgentBench'],
+  attention: ['attention.ts', 'runAttentionBench'],
   startup: ['startup.ts', 'runStartupBench'],
   idle: ['idle.ts', 'runIdleBench'],
 };

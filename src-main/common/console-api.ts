@@ -9,6 +9,23 @@
  * Operator actions always carry a `reason`; the main side records the actor.
  */
 import { z } from 'zod';
+import {
+  budgetsInput,
+  deliveriesListInput,
+  inboxListInput,
+  inboxSnoozeInput,
+  notificationsInput,
+  webhookId,
+  type BudgetsView,
+  type Delivery,
+  type InboxCounts,
+  type InboxItem,
+  type InboxKind,
+  type InboxSeverity,
+  type InboxState,
+  type NotificationSettingsView,
+  type WebhookTestResult,
+} from './attention';
 import type { SchedulerConfig } from './config';
 import type { ErrorBody } from './errors';
 import {
@@ -29,10 +46,13 @@ import {
   type Job,
   type JobIssue,
   type JobSummary,
+  type LedgerBucketsResult,
   type LedgerResult,
   type PreviewResult,
   type Run,
+  type RolePause,
   type RunStep,
+  type TriggerChoices,
 } from './job-schema';
 import {
   LOG_SETTINGS_LIMITS,
@@ -49,8 +69,37 @@ import {
   type UsageTotals,
 } from './logs';
 import { MANAGED_ACTIONS, MAX_MANAGED_INSTANCES, managedAgentInput, managedAgentPatch, type ManagedAgent } from './managed-agents';
-import type { AuditChainProblem, AuditEvent, AuditLegacyTextRow, AuditPage, Instance, Page, StorageStatus, Task, TaskStatus, TokenInfo } from './model';
-import { auditFilterShape, auditQueryInput, listTasksInput, reason, roleName, taskId } from './schemas';
+import type {
+  AuditChainProblem,
+  AuditEvent,
+  AuditLegacyTextRow,
+  AuditPage,
+  BulkTaskResult,
+  Instance,
+  Page,
+  Signal,
+  StorageStatus,
+  Task,
+  TaskCount,
+  TaskPage,
+  TaskStatus,
+  TokenInfo,
+} from './model';
+import {
+  auditFilterShape,
+  auditQueryInput,
+  bulkTaskShape,
+  checkBulkShape,
+  countTasksInput,
+  jsonValue,
+  listSignalsInput,
+  listTasksInput,
+  reason,
+  roleName,
+  signalKey,
+  signalName,
+  taskId,
+} from './schemas';
 
 // ---------------------------------------------------------------------------------------------
 // Result shapes
@@ -68,6 +117,8 @@ export interface RoleSummary {
   onlineInstances: number;
   /** The oldest claimable task's age in ms (how long the queue has been stuck), or null. */
   oldestReadyAgeMs: number | null;
+  /** Present while the whole role is paused: its jobs start nothing, its tasks are not handed out. */
+  paused?: RolePause;
 }
 
 export interface ExpiredLockCard {
@@ -101,10 +152,16 @@ export interface Dashboard {
   runsNeedingAttention: number;
   recoveryBoundS: number;
   killSwitch: boolean;
+  /** Who turned the kill switch on, when and why (null while it is off). */
+  killSwitchBy: { by: string; at: string; reason: string } | null;
   roles: RoleSummary[];
   throughput: ThroughputPoint[];
   /** Filled by the jobs module: upcoming triggers, soonest first. */
   nextTriggers: Array<{ jobId: string; job: string; slot: string; at: string }>;
+  /** What waits for the operator in the inbox. */
+  inbox: InboxCounts;
+  /** Today's spend against each daily cap (and when they reset). */
+  budgets: BudgetsView;
   /** Why writes are being refused (shown as a banner on every view), or null. */
   storage: StorageStatus | null;
 }
@@ -221,6 +278,8 @@ const instant = z.iso.datetime({ offset: true });
  * the point is to get its issues back field by field; the core validates it with `jobSpecInput`.
  */
 const jobDraft = z.record(z.string(), z.unknown());
+const inboxId = z.number().int().positive();
+const inboxNote = z.string().trim().max(2000);
 
 /** `task:<id>` or `run:<id>`: whose log. */
 const logSubject = z.string().regex(/^(task:[1-9]\d{0,14}|run:[^\s]{1,100})$/, 'must be task:<id> or run:<id>');
@@ -243,9 +302,16 @@ export const consoleArgs = {
   }),
   'tasks.reprioritise': z.strictObject({ taskId, priority: z.number().int().min(-1_000_000).max(1_000_000), reason }),
   'tasks.cancel': z.strictObject({ taskId, reason }),
-  'tasks.retry': z.strictObject({ taskId, reason }),
-  'tasks.unblock': z.strictObject({ taskId, reason }),
+  /** With `payload`: "retry with changes" (the payload is replaced in the same step). */
+  'tasks.retry': z.strictObject({ taskId, reason, payload: jsonValue.optional() }),
+  'tasks.unblock': z.strictObject({ taskId, reason, payload: jsonValue.optional() }),
   'tasks.forceRelease': z.strictObject({ taskId, reason }),
+  /** Replaces the payload of a task nobody holds and that is not finished. */
+  'tasks.editPayload': z.strictObject({ taskId, payload: jsonValue, reason }),
+  /** Tasks a filter selects now (for a bulk action: those it applies to), and the highest id it covers. */
+  'tasks.count': countTasksInput,
+  /** One chunk (at most 200 tasks, one short transaction) of a bulk action; the console pages it with a progress bar. */
+  'tasks.bulk': z.strictObject(bulkTaskShape).superRefine(checkBulkShape),
   'roles.summary': empty,
   'locks.expiredToday': empty,
   'instances.list': empty,
@@ -258,6 +324,11 @@ export const consoleArgs = {
   'audit.verify': empty,
   'settings.get': empty,
   'settings.setKillSwitch': z.strictObject({ on: z.boolean(), reason }),
+  /** Readiness signals, ordered by name then key (filter by name or key). */
+  'signals.list': listSignalsInput,
+  /** Sets (or refreshes) a signal for a business key, e.g. `data-ready` for `2026-12-01`. */
+  'signals.set': z.strictObject({ name: signalName, key: signalKey, value: jsonValue.optional(), reason }),
+  'signals.clear': z.strictObject({ name: signalName, key: signalKey, reason }),
 
   // ---- central jobs (SPEC §5–§7). Saves reuse the shared zod job schema (common/job-schema.ts).
   'jobs.list': listJobsInput,
@@ -275,16 +346,25 @@ export const consoleArgs = {
    */
   'jobs.update': z.strictObject({ id: jobRef, spec: jobSpecInput, reason, expectedVersion: z.number().int().positive().optional() }),
   'jobs.trigger': z.strictObject({ id: jobRef, reason, slot: z.string().min(1).max(40).optional(), checkPreconditions: z.boolean().optional() }),
-  'jobs.pause': z.strictObject({ id: jobRef, reason }),
+  /** Which slot "run now" would run (the current one, the previous, the next) and what it would do to each; nothing changes. */
+  'jobs.triggerChoices': z.strictObject({ id: jobRef }),
+  /** Optionally until a time (it resumes by itself), or letting the runs already started finish (`drain`). */
+  'jobs.pause': z.strictObject({ id: jobRef, reason, until: instant.nullable().optional(), drain: z.boolean().optional() }),
   'jobs.resume': z.strictObject({ id: jobRef, reason }),
   'jobs.setEnabled': z.strictObject({ id: jobRef, enabled: z.boolean(), reason }),
   /** "Why didn't it run?" / "will it run?" for an instant (default now). */
   'jobs.explain': z.strictObject({ id: jobRef, at: instant.optional() }),
   /** Every expected slot in [from, to) with its disposition (default: the last 8 days to tomorrow). */
   'jobs.ledger': z.strictObject({ id: jobRef, from: instant.optional(), to: instant.optional(), limit: z.number().int().min(1).max(5000).optional() }),
+  /** The ledger counted by local day or hour of the job's zone (the heat map; a frequent job's ledger), paged with `next`. */
+  'jobs.ledgerBuckets': z.strictObject({ id: jobRef, from: instant.optional(), to: instant.optional(), by: z.enum(['day', 'hour']).optional() }),
   'jobs.simulateDowntime': z.strictObject({ id: jobRef, from: instant, to: instant }),
   'runs.list': listRunsInput,
   'runs.get': z.strictObject({ id: z.string().min(1).max(100) }),
+  /** A held run is dispatched again; its trigger carries the approval (with the note). */
+  'runs.approve': z.strictObject({ id: z.string().min(1).max(100), note: reason }),
+  /** A held run stays failed, disposition `rejected`. */
+  'runs.reject': z.strictObject({ id: z.string().min(1).max(100), note: reason }),
   'backfills.list': listBackfillsInput,
   'backfills.action': z.strictObject({ id: z.number().int().positive(), action: z.enum(BACKFILL_ACTIONS), reason }),
   /** Puts a finished slot (failed, missed, skipped) in the backfill queue by hand. */
@@ -298,6 +378,28 @@ export const consoleArgs = {
   /** Imports holidays and make-up workdays from the text of an .ics file into a saved calendar. */
   'calendars.importIcs': icsImportInput.extend({ id: calendarId, reason }),
 
+  // ---- the operator's attention (PROTOCOL §8): inbox and notifications
+  'inbox.list': inboxListInput,
+  'inbox.counts': empty,
+  'inbox.get': z.strictObject({ id: inboxId }),
+  'inbox.ack': z.strictObject({ id: inboxId, note: inboxNote.optional() }),
+  /** Acknowledges several items; ones acknowledged meanwhile are reported as skipped. */
+  'inbox.ackMany': z.strictObject({ ids: z.array(inboxId).min(1).max(1000), note: inboxNote.optional() }),
+  'inbox.snooze': inboxSnoozeInput.extend({ id: inboxId }),
+  'budgets.get': empty,
+  /** Daily spend caps: a field left out keeps its cap, `null` removes it. */
+  'budgets.put': budgetsInput.extend({ reason: reason.optional() }),
+  'roles.pauses': empty,
+  /** Pauses a whole role: its jobs start nothing new and its tasks are not handed out (optionally until a time). */
+  'roles.pause': z.strictObject({ role: roleName, reason, until: instant.nullable().optional() }),
+  'roles.resume': z.strictObject({ role: roleName, reason: reason.optional() }),
+  'notifications.get': empty,
+  /** Replaces webhooks and desktop settings; a webhook kept by `id` without `url` keeps its stored URL. */
+  'notifications.put': notificationsInput.extend({ reason: reason.optional() }),
+  /** Sends a test notice now to one webhook, or to each. */
+  'notifications.test': z.strictObject({ webhookId: webhookId.optional() }),
+  'notifications.deliveries': deliveriesListInput,
+  'notifications.retryDelivery': z.strictObject({ id: z.number().int().positive() }),
   // ---- logs and usage (PROTOCOL §5)
   'logs.attempts': z.strictObject({ subject: logSubject }),
   /** A page of lines, oldest first; `contains` keeps the lines holding the text (any case). */
@@ -344,7 +446,7 @@ export type AuditExportArgs = z.infer<typeof auditExportArgs>;
 
 export interface ConsoleResults {
   'dashboard.get': Dashboard;
-  'tasks.list': Page<Task>;
+  'tasks.list': TaskPage;
   'tasks.get': Task;
   'tasks.create': { task: Task; replayed: boolean };
   'tasks.reprioritise': Task;
@@ -352,6 +454,9 @@ export interface ConsoleResults {
   'tasks.retry': Task;
   'tasks.unblock': Task;
   'tasks.forceRelease': Task;
+  'tasks.editPayload': Task;
+  'tasks.count': TaskCount;
+  'tasks.bulk': BulkTaskResult;
   'roles.summary': RoleSummary[];
   'locks.expiredToday': ExpiredLockCard[];
   'instances.list': InstanceView[];
@@ -363,6 +468,9 @@ export interface ConsoleResults {
   'audit.verify': AuditVerifyResult;
   'settings.get': ConsoleSettings;
   'settings.setKillSwitch': ConsoleSettings;
+  'signals.list': Page<Signal>;
+  'signals.set': { signal: Signal; created: boolean };
+  'signals.clear': Signal;
   'jobs.list': Page<JobSummary>;
   'jobs.get': Job;
   'jobs.validate': { ok: boolean; issues: JobIssue[] };
@@ -370,14 +478,18 @@ export interface ConsoleResults {
   'jobs.create': { job: Job; warnings: JobIssue[] };
   'jobs.update': { job: Job; warnings: JobIssue[] };
   'jobs.trigger': TriggerResult;
+  'jobs.triggerChoices': TriggerChoices;
   'jobs.pause': Job;
   'jobs.resume': Job;
   'jobs.setEnabled': Job;
   'jobs.explain': Explanation;
   'jobs.ledger': LedgerResult;
+  'jobs.ledgerBuckets': LedgerBucketsResult;
   'jobs.simulateDowntime': DowntimeSimulation;
   'runs.list': Page<Run>;
   'runs.get': RunDetail;
+  'runs.approve': Run;
+  'runs.reject': Run;
   'backfills.list': Page<Backfill>;
   'backfills.action': Backfill;
   'backfills.request': Backfill;
@@ -387,6 +499,22 @@ export interface ConsoleResults {
   'calendars.create': BusinessCalendar;
   'calendars.update': BusinessCalendar;
   'calendars.importIcs': IcsImportResult;
+  'inbox.list': Page<InboxItem>;
+  'inbox.counts': InboxCounts;
+  'inbox.get': InboxItem;
+  'inbox.ack': InboxItem;
+  'inbox.ackMany': { acked: InboxItem[]; skipped: number[] };
+  'inbox.snooze': InboxItem;
+  'budgets.get': BudgetsView;
+  'budgets.put': BudgetsView;
+  'roles.pauses': RolePause[];
+  'roles.pause': RolePause;
+  'roles.resume': RolePause;
+  'notifications.get': NotificationSettingsView;
+  'notifications.put': NotificationSettingsView;
+  'notifications.test': WebhookTestResult[];
+  'notifications.deliveries': Page<Delivery>;
+  'notifications.retryDelivery': Delivery;
   'logs.attempts': LogAttemptsResult;
   'logs.page': LogPage;
   'logs.text': { filename: string; text: string; complete: boolean };
@@ -429,6 +557,11 @@ export type ConsoleEvent =
   | { type: 'run.changed'; runId: string; jobId: string; status: string }
   | { type: 'job.changed'; jobId: string }
   | { type: 'settings.changed' }
+  /**
+   * An inbox item changed: `raised` is a new item, `reopened` a snoozed one whose time came (the
+   * desktop shell notifies for both, by kind), `repeated` one more occurrence folded into it.
+   */
+  | { type: 'inbox.changed'; itemId: number; action: 'raised' | 'repeated' | 'acked' | 'snoozed' | 'reopened'; kind: InboxKind; severity: InboxSeverity; state: InboxState; title: string; detail: string }
   /** New lines of a task's or run's log are stored (coalesced: the newest seq per subject). */
   | { type: 'log.appended'; subject: string; attempt: number; lastSeq: number }
   /** A managed agent's definition or one of its processes changed (started, exited, said hello). */
@@ -469,8 +602,11 @@ export interface ConsoleApi {
   signIn?(token: string): void;
 }
 
-/** The console's views, in menu order (Electron's Go menu binds Ctrl/Cmd+1…9 to the first nine). */
-export const CONSOLE_VIEWS = ['dashboard', 'queues', 'expired-locks', 'instances', 'jobs', 'runs', 'why', 'audit', 'settings', 'calendars', 'managed-agents'] as const;
+/**
+ * The console's views, in menu order (Electron's Go menu binds Ctrl/Cmd+1…9 to the first nine).
+ * New views are appended, so the digits operators learned keep their views.
+ */
+export const CONSOLE_VIEWS = ['dashboard', 'queues', 'expired-locks', 'instances', 'jobs', 'runs', 'why', 'audit', 'settings', 'calendars', 'managed-agents', 'tasks', 'signals', 'inbox'] as const;
 export type ConsoleView = (typeof CONSOLE_VIEWS)[number];
 
 // ---------------------------------------------------------------------------------------------

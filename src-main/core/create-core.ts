@@ -18,6 +18,8 @@ import { acquireWriterLock, type WriterLock } from './db/writer-lock';
 import { EventBus } from './events';
 import { InstanceRegistry } from './instances/registry';
 import { Board } from './tasks/board';
+import { BulkTasks } from './tasks/bulk';
+import { TaskSearch } from './tasks/task-search';
 import { ClaimLocks } from './tasks/claim-locks';
 import { IdempotencyStore } from './tasks/idempotency';
 import { prepareTaskRepo } from './tasks/task-repo';
@@ -31,6 +33,10 @@ import { createJobs, type JobService } from './jobs';
 import { createLogs, type LogsOptions } from './logs';
 import type { LogService } from './logs/service';
 import { GapDetector } from './time/gap-detector';
+import { createAttention, type Attention, type Inbox } from './inbox';
+import { Budgets } from './budgets/budgets';
+import { usageSpend } from './budgets/spend';
+import type { WebhookOptions } from './notify/webhooks';
 import { ManagedAgents } from './managed';
 
 export interface CoreOptions {
@@ -51,6 +57,8 @@ export interface CoreOptions {
   hub?: HubOptions;
   /** Group commit tuning (batch cap); `{ maxBatch: 1 }` turns batching off, for comparison. */
   groupCommit?: GroupCommitOptions;
+  /** Outbound webhook requests (timeout, user agent). */
+  webhooks?: WebhookOptions;
   /** Where log lines are kept (default `<dataDir>/logs`, written by a worker thread). */
   logs?: LogsOptions;
   /** How often the database, WAL and lock files are checked for having been deleted or replaced (ms; default 1000). */
@@ -66,6 +74,8 @@ export interface Core {
   readonly store: Store;
   readonly audit: AuditLog;
   readonly tasks: Board;
+  /** One operator action over many tasks, chunked (core/tasks/bulk.ts). */
+  readonly bulkTasks: BulkTasks;
   readonly locks: ClaimLocks;
   readonly instances: InstanceRegistry;
   readonly tokens: TokenStore;
@@ -84,6 +94,12 @@ export interface Core {
   readonly logs: LogService;
   /** Notices stalls, sleeps and clock steps once, and has every deadline shifted (`gaps.check()` on power resume). */
   readonly gaps: GapDetector;
+  /** The operator's attention: inbox, its checks, notification settings and webhook deliveries. */
+  readonly attention: Attention;
+  /** `attention.inbox`: everything that needs the operator. */
+  readonly inbox: Inbox;
+  /** Daily spend caps (per role, global) and per-run caps, read from the usage ledger. */
+  readonly budgets: Budgets;
   /** Managed agents: definitions; their processes run once a shell attaches a spawner (server/managed). */
   readonly managed: ManagedAgents;
   readonly logger: Logger;
@@ -134,7 +150,9 @@ export function createCore(opts: CoreOptions = {}): Core {
   const repo = prepareTaskRepo(db);
   const idempotency = new IdempotencyStore(db, clock, () => config.idempotencyWindowS * 1000);
   const locks = new ClaimLocks(ctx, repo);
-  const tasks = new Board(ctx, repo, locks, idempotency);
+  const taskSearch = new TaskSearch(db);
+  const tasks = new Board(ctx, repo, locks, idempotency, taskSearch);
+  const bulkTasks = new BulkTasks(ctx, tasks, taskSearch);
   const instances = new InstanceRegistry(ctx, locks);
   const tokens = new TokenStore(ctx);
   const watchdog = new Watchdog(ctx, locks, instances, idempotency, (e) =>
@@ -145,10 +163,27 @@ export function createCore(opts: CoreOptions = {}): Core {
   const hub = new Hub({ clock: gaps.deadlines, config, db, events, audit, instances, locks, tasks, tokens, committer, logger }, opts.hub);
   const auditQuery = new AuditQuery(db);
   const signals = new Signals(ctx);
-  const jobs = createJobs({ ctx, hub, signals, instances, logger });
+  // The inbox's sweep also looks at spend caps; the calendar lookup binds to the jobs module below.
+  const sweeps: Array<{ name: string; run(): void }> = [];
+  const attention = createAttention({ ctx, logger, planOf: (spec) => jobs.planOfSpec(spec), sweeps, ...(opts.webhooks ? { webhooks: opts.webhooks } : {}) });
+  const budgets = new Budgets(ctx, usageSpend(db), attention.inbox);
+  const jobs = createJobs({ ctx, hub, signals, instances, logger, budgets });
+  budgets.holdRun = (runId, message) => jobs.holdForBudget(runId, message);
+  budgets.holdTask = (taskId, note, detail) => locks.takeForBudgetTx(taskId, note, detail);
   const logs = createLogs({ ctx, committer, logger, jobs, nativeBinding: opts.nativeBinding, dir: path.join(path.dirname(dbPath === ':memory:' ? path.join(dataDir, 'x') : dbPath), 'logs') }, opts.logs);
   hub.setLogSink(logs);
+  // Each usage report is measured against the caps as soon as it is recorded (a run past its cap stops at once).
+  logs.onUsageRecorded = (subject) => budgets.usageRecorded(subject);
   const managed = new ManagedAgents(ctx, tokens, logger);
+  sweeps.push(
+    { name: 'spend caps', run: () => budgets.raiseReached() },
+    { name: 'per-run spend caps', run: () => void budgets.enforceRunCaps() },
+    { name: 'per-task spend caps', run: () => void budgets.enforceTaskCaps() },
+  );
+  // A paused role, or a reached daily spend cap, hands out no task (P2: "no task").
+  locks.gate = (role) => jobs.pauses.roleClosed(role) !== null || budgets.roleBlocked(role);
+  // A decision on a held run acknowledges the inbox items about it, in the decision's transaction.
+  jobs.approvals.listener = { decided: (subject, actor, note, decision) => void attention.inbox.resolveSubject(subject, actor, note, decision) };
   let closed = false;
   let graceSweep: TimerHandle | undefined;
   let storageTimer: TimerHandle | undefined;
@@ -168,6 +203,7 @@ export function createCore(opts: CoreOptions = {}): Core {
     store,
     audit,
     tasks,
+    bulkTasks,
     locks,
     instances,
     tokens,
@@ -179,6 +215,9 @@ export function createCore(opts: CoreOptions = {}): Core {
     jobs,
     logs,
     gaps,
+    attention,
+    inbox: attention.inbox,
+    budgets,
     managed,
     logger,
     start() {
@@ -197,6 +236,7 @@ export function createCore(opts: CoreOptions = {}): Core {
         }
       }, config.reconnectGraceS * 1000 + 1);
       jobs.start();
+      attention.start();
       logs.start();
     },
     close() {
@@ -204,6 +244,7 @@ export function createCore(opts: CoreOptions = {}): Core {
       closed = true;
       gaps.stop();
       watchdog.stop();
+      attention.stop();
       jobs.stop();
       hub.close();
       void logs.close(); // the worker finishes the batch in flight; `logs.close()` tells when it is done

@@ -18,6 +18,9 @@ const VIEW_LABELS: Record<ConsoleView, string> = {
   settings: 'Settings',
   calendars: 'Calendars',
   'managed-agents': 'Managed agents',
+  tasks: 'Tasks',
+  signals: 'Signals',
+  inbox: 'Inbox',
 };
 
 export interface MenuOptions {

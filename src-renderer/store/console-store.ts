@@ -22,7 +22,8 @@ import { createCoalescer, TOPICS, type Invalidation, type Topic } from './live';
 import type { Slice, SliceContext, TopicHandler } from './slice';
 import { createAuditSlice, initialAuditState, type AuditActions, type AuditSliceState } from './slices/audit';
 import { createCalendarsSlice, initialCalendarsState, type CalendarsActions, type CalendarsState } from './slices/calendars';
-import { createDashboardSlice, initialDashboardState, type DashboardState } from './slices/dashboard';
+import { createDashboardSlice, initialDashboardState, type DashboardActions, type DashboardState } from './slices/dashboard';
+import { createInboxSlice, initialInboxState, type InboxActions, type InboxState } from './slices/inbox';
 import { createInstancesSlice, initialInstancesState, type InstancesActions, type InstancesState } from './slices/instances';
 import { createJobsSlice, initialJobsState, type JobsActions, type JobsState } from './slices/jobs';
 import { createLocksSlice, initialLocksState, type LocksState } from './slices/locks';
@@ -31,6 +32,8 @@ import { createManagedSlice, initialManagedState, type ManagedActions, type Mana
 import { createQueuesSlice, initialQueuesState, type QueuesActions, type QueuesState } from './slices/queues';
 import { createRunsSlice, initialRunsState, type RunsActions, type RunsState } from './slices/runs';
 import { createSettingsSlice, initialSettingsState, type SettingsActions, type SettingsState } from './slices/settings';
+import { createSignalsSlice, initialSignalsState, type SignalsActions, type SignalsState } from './slices/signals';
+import { createTasksSlice, initialTasksState, type TasksActions, type TasksState } from './slices/tasks';
 import { createToastsSlice, initialToastsState, type ToastsActions, type ToastsState } from './slices/toasts';
 import type { ConsoleState } from './types';
 
@@ -56,6 +59,7 @@ export function initialState(shell: 'electron' | 'browser' = 'browser'): Console
     watched: {},
     ...initialToastsState(),
     ...initialDashboardState(),
+    ...initialInboxState(),
     ...initialQueuesState(),
     ...initialLocksState(),
     ...initialInstancesState(),
@@ -66,6 +70,8 @@ export function initialState(shell: 'electron' | 'browser' = 'browser'): Console
     ...initialCalendarsState(),
     ...initialLogsState(),
     ...initialManagedState(),
+    ...initialTasksState(),
+    ...initialSignalsState(),
   };
 }
 
@@ -80,7 +86,21 @@ export interface RootActions {
   signIn(token: string): void;
 }
 
-export type ConsoleActions = RootActions & ToastsActions & QueuesActions & InstancesActions & SettingsActions & AuditActions & JobsActions & RunsActions & CalendarsActions & LogsActions & ManagedActions;
+export type ConsoleActions = RootActions &
+  ToastsActions &
+  DashboardActions &
+  InboxActions &
+  QueuesActions &
+  InstancesActions &
+  SettingsActions &
+  AuditActions &
+  JobsActions &
+  RunsActions &
+  CalendarsActions &
+  LogsActions &
+  ManagedActions &
+  TasksActions &
+  SignalsActions;
 
 export interface ConsoleStore {
   store: StoreApi<ConsoleState>;
@@ -164,6 +184,7 @@ export function createConsoleStore(api: ConsoleApi, opts: ConsoleStoreOptions = 
   disposers.push(() => toasts.dispose());
   const slices = {
     dashboard: createDashboardSlice(contextFor<keyof DashboardState>()),
+    inbox: createInboxSlice(contextFor<keyof InboxState>()),
     queues: createQueuesSlice(contextFor<keyof QueuesState>()),
     locks: createLocksSlice(contextFor<keyof LocksState>()),
     instances: createInstancesSlice(contextFor<keyof InstancesState>()),
@@ -174,6 +195,8 @@ export function createConsoleStore(api: ConsoleApi, opts: ConsoleStoreOptions = 
     calendars: createCalendarsSlice(contextFor<keyof CalendarsState>()),
     logs: createLogsSlice(contextFor<keyof LogsState>()),
     managed: createManagedSlice(contextFor<keyof ManagedState>()),
+    tasks: createTasksSlice(contextFor<keyof TasksState>()),
+    signals: createSignalsSlice(contextFor<keyof SignalsState>()),
   } satisfies Record<string, Slice<object>>;
   for (const [name, slice] of Object.entries(slices)) {
     for (const [topic, handler] of Object.entries(slice.topics) as Array<[Topic, TopicHandler]>) {
@@ -257,6 +280,8 @@ export function createConsoleStore(api: ConsoleApi, opts: ConsoleStoreOptions = 
   const actions: ConsoleActions = {
     ...root,
     ...toasts.actions,
+    ...slices.dashboard.actions,
+    ...slices.inbox.actions,
     ...slices.queues.actions,
     ...slices.instances.actions,
     ...slices.settings.actions,
@@ -266,6 +291,8 @@ export function createConsoleStore(api: ConsoleApi, opts: ConsoleStoreOptions = 
     ...slices.calendars.actions,
     ...slices.logs.actions,
     ...slices.managed.actions,
+    ...slices.tasks.actions,
+    ...slices.signals.actions,
   };
 
   return {

@@ -8,6 +8,7 @@ import type { AuditSliceState } from './slices/audit';
 import type { CalendarsState } from './slices/calendars';
 import type { ManagedState } from './slices/managed';
 import type { DashboardState } from './slices/dashboard';
+import type { InboxState } from './slices/inbox';
 import type { InstancesState } from './slices/instances';
 import type { JobsState } from './slices/jobs';
 import type { LocksState } from './slices/locks';
@@ -15,6 +16,8 @@ import type { LogsState } from './slices/logs';
 import type { QueuesState } from './slices/queues';
 import type { RunsState } from './slices/runs';
 import type { SettingsState } from './slices/settings';
+import type { SignalsState } from './slices/signals';
+import type { TasksState } from './slices/tasks';
 import type { ToastsState } from './slices/toasts';
 
 export interface ConnectionState {
@@ -41,6 +44,7 @@ export interface ConsoleState
   extends ShellState,
     ToastsState,
     DashboardState,
+    InboxState,
     QueuesState,
     LocksState,
     InstancesState,
@@ -50,4 +54,6 @@ export interface ConsoleState
     RunsState,
     CalendarsState,
     LogsState,
-    ManagedState {}
+    ManagedState,
+    TasksState,
+    SignalsState {}

@@ -133,6 +133,18 @@ describe('report with claimNext', () => {
     expect(lockOf(held.taskId)).toBeUndefined();
   });
 
+  it('a role paused while the task ran (claims hand out nothing, P2): the report stands, next: {task: null}', async () => {
+    setup();
+    const { sock } = await h!.agent();
+    create('a');
+    const waiting = create('b');
+    const held = await claimOne(sock);
+    core.jobs.pauses.pauseRole('dev', { reason: 'incident', until: null, actor: 'operator:test' });
+    const r = await call(sock, 'report', { ...held, status: 'done', claimNext: true });
+    expect(r.result).toMatchObject({ task: { status: 'done' }, replayed: false, next: { task: null } });
+    expect(core.tasks.get(waiting)).toMatchObject({ status: 'backlog', lock: null });
+  });
+
   it('a storage failure in the claim undoes the report too: unavailable, nothing changed', async () => {
     setup();
     const { sock } = await h!.agent();

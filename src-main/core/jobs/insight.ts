@@ -82,10 +82,12 @@ const OUTCOME_WORDS: Record<string, string> = {
   skipped_disabled: 'did not run: the job was disabled',
   skipped_maintenance: 'did not run: a maintenance window covered the rest of the window',
   skipped_quota: 'did not run: the concurrency quota stayed full',
+  skipped_budget: 'did not run: a daily spend cap stayed reached',
   missed: 'did not run: the window passed while Gaffer could not act on it',
   folded: 'did not run on its own: folded into a later run',
   failed: 'ran and failed',
   held: 'ran and failed; held for review',
+  rejected: 'ran and failed; held for review, and the operator rejected it',
   waiting: 'is waiting (window open, being checked)',
   dispatched: 'has been triggered; waiting for the agent to start',
   running: 'is running',
@@ -257,7 +259,13 @@ function forecast(
   const push = (name: string, ok: boolean, reason: string, evidence?: unknown) => execItems.push({ name, verdict: ok ? 'ready' : 'not_ready', reason, ...(evidence !== undefined ? { evidence } : {}) });
   push('killSwitch', !settings.killSwitch.on, settings.killSwitch.on ? `the kill switch is on now (by ${settings.killSwitch.by} at ${settings.killSwitch.at}: ${settings.killSwitch.reason}); nothing is dispatched while it stays on` : 'the kill switch is off now', settings.killSwitch);
   const paused = toJob(job).paused;
-  push('pause', !paused, paused ? `the job is paused now (by ${paused.by} at ${paused.at}: ${paused.reason}); unless resumed before ${isoTime(w.latestStart)} the slot is skipped` : 'the job is not paused now', paused);
+  const resumes = paused?.until ? ` (it resumes by itself at ${paused.until})` : '';
+  push(
+    'pause',
+    !paused,
+    paused ? `the ${paused.role ? `role ${job.role}` : 'job'} is paused now (by ${paused.by} at ${paused.at}: ${paused.reason})${resumes}; unless resumed before ${isoTime(w.latestStart)} the slot is skipped` : 'the job is not paused now',
+    paused,
+  );
   push('enabled', job.enabled === 1, job.enabled === 1 ? 'the job is enabled' : 'the job is disabled: the runner does not look at its slots');
   const mw = maintenanceAt(spec, w.opensAt);
   push('maintenance', mw === null, mw ? `the window opens inside maintenance window ${mw.label}; dispatch waits until ${isoTime(mw.until)}` : 'no maintenance window at the window opening');
@@ -307,13 +315,18 @@ export function ledger(deps: InsightDeps, job: JobRow, from: number, to: number,
   const runs = repo.runsInRange(job.id, from, to);
   const backfills = deps.backfillRows.inRange(job.id, from, to);
   const bySlot = new Map<string, LedgerEntry>();
+  // Every change of `enabled` stamps `updated_at`: a job disabled now and unchanged since a slot
+  // fell due was disabled then, and the runner skips such slots without writing a run.
+  const disabledSince = job.enabled === 1 ? null : job.updated_at;
+  const noRun = (at: number): LedgerEntry['disposition'] => (at > now ? 'scheduled' : disabledSince !== null && at >= disabledSince ? 'skipped_disabled' : 'not_evaluated');
   for (const o of expected) {
     bySlot.set(o.slot, {
       slot: o.slot,
       at: isoTime(o.at),
       local: o.local,
       expected: o.disposition,
-      disposition: o.disposition === 'calendar_skip' ? 'skipped_calendar' : o.disposition === 'dst_skip' ? 'skipped_dst' : o.at > now ? 'scheduled' : o.at < job.created_at ? 'before_job' : 'not_evaluated',
+      // Before the job existed nothing was expected of a slot, whatever the calendar says of its day.
+      disposition: o.at < job.created_at ? 'before_job' : o.disposition === 'calendar_skip' ? 'skipped_calendar' : o.disposition === 'dst_skip' ? 'skipped_dst' : noRun(o.at),
       status: null,
       run: null,
       backfills: [],

@@ -28,7 +28,6 @@ import {
   listJobsInput,
   listRunsInput,
   operatorReason,
-  optionalReason,
   requestBackfillInput,
   triggerNowInput,
   type Backfill,
@@ -41,10 +40,12 @@ import {
   type JobSettings,
   type JobSpec,
   type JobSummary,
+  type LedgerBucketsResult,
   type LedgerResult,
   type PreviewResult,
   type Run,
   type RunStep,
+  type TriggerChoices,
 } from '../../common/job-schema';
 import type { Page } from '../../common/model';
 import { actorName, reason as reasonSchema } from '../../common/schemas';
@@ -54,9 +55,14 @@ import { newId } from '../ids';
 import type { BackfillRepo } from './backfill-repo';
 import type { CalendarRepo } from './calendar-repo';
 import type { JobEngine } from './engine';
+import { ledgerBuckets } from './ledger-buckets';
+import { triggerChoices } from './trigger-choices';
+import type { JobPlan } from './plan';
 import { explain, ledger, preview, simulateDowntime, type InsightDeps } from './insight';
 import type { JobRepo } from './repo';
 import { specOf, toBackfill, toJob, toRun, type JobRow } from './rows';
+import type { Approvals } from './approvals';
+import type { Pauses } from './pauses';
 import { parseIcsCalendar, validateCalendar, type Calendar } from './schedule';
 import { assertValid, validateJobInput } from './validate-job';
 
@@ -93,6 +99,10 @@ export interface JobServiceDeps {
   calendars: CalendarRepo;
   engine: JobEngine;
   insight: InsightDeps;
+  /** Decisions on held runs (approvals.ts). */
+  approvals: Approvals;
+  /** Job and role pauses, until a time, draining (pauses.ts). */
+  pauses: Pauses;
 }
 
 export class JobService {
@@ -102,6 +112,8 @@ export class JobService {
   private readonly calendars: CalendarRepo;
   private readonly engine: JobEngine;
   private readonly insight: InsightDeps;
+  readonly approvals: Approvals;
+  readonly pauses: Pauses;
 
   constructor(deps: JobServiceDeps) {
     this.ctx = deps.ctx;
@@ -110,14 +122,28 @@ export class JobService {
     this.calendars = deps.calendars;
     this.engine = deps.engine;
     this.insight = deps.insight;
+    this.approvals = deps.approvals;
+    this.pauses = deps.pauses;
   }
 
   start(): void {
     this.engine.start();
+    this.pauses.start();
   }
 
   stop(): void {
+    this.pauses.stop();
     this.engine.stop();
+  }
+
+  /** A run past its spend cap: its attempt is taken away at once and the run held (core/budgets). */
+  holdForBudget(runId: string, message: string): boolean {
+    return this.engine.holdForBudget(runId, message);
+  }
+
+  /** A job spec's plan (slots and windows) with its calendar applied (the dead-man's switch reads it). */
+  planOfSpec(spec: JobSpec): JobPlan {
+    return this.repo.planOfSpec(spec);
   }
 
   /** Resolves once no asynchronous check or push continuation of the runner is in flight (tests). */
@@ -180,6 +206,7 @@ export class JobService {
       });
       this.repo.insertVersion(id, 1, spec, actor, reason ?? null);
       const job = this.jobEvent(this.repo.jobRow(id), 'create', actor, { spec, ...(reason ? { reason } : {}) });
+      this.pauses.followRole(id, actor);
       return { job, warnings: v.issues.filter((i) => i.severity === 'warning') };
     });
   }
@@ -213,6 +240,7 @@ export class JobService {
       const changed = Object.keys(patch).filter((k) => JSON.stringify((before as unknown as Record<string, unknown>)[k]) !== JSON.stringify((spec as unknown as Record<string, unknown>)[k]));
       if (!spec.enabled && cur.enabled === 1) this.engine.jobDisabled(cur.id, 'the job was disabled', actor);
       const job = this.jobEvent(this.repo.jobRow(cur.id), 'update', actor, { from: cur.version, to: version, changed, ...(reason ? { reason } : {}) });
+      if (spec.role !== cur.role) this.pauses.followRole(cur.id, actor);
       return { job, warnings: v.issues.filter((i) => i.severity === 'warning') };
     });
   }
@@ -248,31 +276,13 @@ export class JobService {
     };
   }
 
+  /** Pauses the job (optionally until a time, or letting started runs finish): pauses.ts. */
   pause(id: string, input: unknown): Job {
-    const { reason, actor } = parseOrThrow(operatorReason, input, 'pause');
-    return this.write(() => {
-      const row = this.repo.jobRow(id);
-      if (row.paused_at !== null) throw new GafferError('invalid_transition', `job ${row.name} is already paused (by ${row.paused_by}: ${row.paused_reason})`);
-      this.repo.patchJob(row.id, { paused_at: this.now, paused_by: actor, paused_reason: reason });
-      return this.jobEvent(this.repo.jobRow(row.id), 'pause', actor, { reason });
-    });
+    return this.pauses.pauseJob(id, input);
   }
 
   resume(id: string, input: unknown): Job {
-    const { reason, actor } = parseOrThrow(optionalReason, input, 'resume');
-    return this.write(() => {
-      const row = this.repo.jobRow(id);
-      if (row.paused_at === null) throw new GafferError('invalid_transition', `job ${row.name} is not paused`);
-      this.repo.patchJob(row.id, { paused_at: null, paused_by: null, paused_reason: null });
-      // Slots waiting because of the pause are looked at again at once.
-      this.engine.jobResumed(row.id);
-      return this.jobEvent(this.repo.jobRow(row.id), 'resume', actor, {
-        ...(reason ? { reason } : {}),
-        pausedBy: row.paused_by,
-        pausedAt: isoTimeOrNull(row.paused_at),
-        pausedReason: row.paused_reason,
-      });
-    });
+    return this.pauses.resumeJob(id, input);
   }
 
   setEnabled(id: string, enabled: boolean, input: unknown): Job {
@@ -307,9 +317,28 @@ export class JobService {
     return { ...result, run: toRun(this.repo.run(result.run.id)) };
   }
 
+  /** The slots "run now" can run (the current one first) and what it would do to each; nothing is changed. */
+  triggerChoices(id: string): TriggerChoices {
+    const job = this.repo.jobRow(id);
+    const spec = specOf(job);
+    const plan = this.repo.planOf(job, spec);
+    const now = this.now;
+    const ks = this.engine.settings().killSwitch;
+    const refused = ks.on ? `the kill switch is on (by ${ks.by}: ${ks.reason})` : job.enabled !== 1 ? `job ${job.name} is disabled` : null;
+    return {
+      jobId: job.id,
+      job: job.name,
+      now: isoTime(now),
+      zone: plan.zone,
+      choices: triggerChoices(plan, now, (slot) => this.repo.runBySlot(job.id, slot)),
+      refused,
+      preconditions: spec.preconditions.length,
+    };
+  }
+
   // ---- runs --------------------------------------------------------------------------------
 
-  /** Runs, newest slot first; filter by job (id or name), status, disposition. */
+  /** Runs, newest slot first; filter by job (id or name), status, disposition, slot time [from, to). */
   listRuns(input: unknown = {}): Page<Run> {
     const f = parseOrThrow(listRunsInput, input, 'run filter');
     const limit = f.limit ?? 100;
@@ -319,7 +348,17 @@ export class JobService {
       if (typeof at !== 'number' || typeof rid !== 'string') throw new GafferError('bad_request', 'invalid run cursor "after"');
       before = [at, rid];
     }
-    const rows = this.repo.listRuns({ jobId: f.job === undefined ? undefined : this.repo.jobRow(f.job).id, status: f.status, disposition: f.disposition, before }, limit);
+    const rows = this.repo.listRuns(
+      {
+        jobId: f.job === undefined ? undefined : this.repo.jobRow(f.job).id,
+        status: f.status,
+        disposition: f.disposition,
+        ...(f.from !== undefined ? { from: toMs(f.from) } : {}),
+        ...(f.to !== undefined ? { to: toMs(f.to) } : {}),
+        before,
+      },
+      limit,
+    );
     const page = rows.slice(0, limit);
     const last = page[page.length - 1];
     return { items: page.map(toRun), next: rows.length > limit && last ? encode([last.slot_at, last.id]) : null };
@@ -477,6 +516,16 @@ export class JobService {
   explain(id: string, at: string | number = this.now): Explanation {
     const t = toMs(parseOrThrow(instantInput, at, 'instant "at"'));
     return explain(this.insight, this.repo.jobRow(id), t, this.now);
+  }
+
+  /** The ledger of [from, to) counted by local day or hour of the job's zone (default: the last 6 weeks to a week ahead). */
+  ledgerBuckets(id: string, input: { from?: string | number; to?: string | number; by?: 'day' | 'hour' } = {}): LedgerBucketsResult {
+    const f = parseOrThrow(z.strictObject({ from: instantInput.optional(), to: instantInput.optional(), by: z.enum(['day', 'hour']).optional() }), input, 'ledger range');
+    const to = f.to === undefined ? this.now + 7 * 86_400_000 : toMs(f.to);
+    const from = f.from === undefined ? to - 49 * 86_400_000 : toMs(f.from);
+    if (!(to > from)) throw new GafferError('bad_request', '"to" must be after "from"');
+    if (to - from > 400 * 86_400_000) throw new GafferError('bad_request', 'a ledger range is at most 400 days');
+    return ledgerBuckets(this.insight, this.repo.jobRow(id), from, to, f.by ?? 'day', this.now);
   }
 
   /** The next `count` slots of a saved job (by id/name) or of an unsaved spec (the editor). */

@@ -8,7 +8,7 @@
  *    runs (ledger and backfill queue) and the dashboard's counts.
  */
 import type { ConsoleArgs, TriggerResult } from '../../../src-main/common/console-api';
-import type { Explanation, Job, JobIssue, JobSpecInput, JobSummary, PreviewResult } from '../../../src-main/common/job-schema';
+import type { Explanation, Job, JobIssue, JobSpecInput, JobSummary, PreviewResult, TriggerChoices } from '../../../src-main/common/job-schema';
 import { guarded } from '../../lib/errors';
 import { emptyResource, type Resource } from '../resource';
 import { loaderTopic, resourceLoader, type Slice, type SliceContext } from '../slice';
@@ -20,6 +20,19 @@ export interface JobsState {
 export const initialJobsState = (): JobsState => ({ jobs: { list: emptyResource() } });
 
 export type JobActionKind = 'trigger' | 'pause' | 'resume' | 'enable' | 'disable';
+
+export interface TriggerOptions {
+  slot?: string;
+  checkPreconditions?: boolean;
+}
+
+/** `pause`: until a time (it resumes by itself), and letting the runs already started finish. */
+export interface PauseOptions {
+  until?: string | null;
+  drain?: boolean;
+}
+
+export type JobActionOptions = TriggerOptions & PauseOptions;
 
 export interface SaveJobInput {
   /** Absent: create. */
@@ -34,7 +47,10 @@ export interface JobsActions {
   validateJob(spec: Record<string, unknown>): Promise<{ ok: boolean; issues: JobIssue[] }>;
   previewJob(args: ConsoleArgs<'jobs.preview'>): Promise<PreviewResult>;
   saveJob(input: SaveJobInput): Promise<{ job: Job; warnings: JobIssue[] }>;
-  jobAction(kind: JobActionKind, job: Pick<Job, 'id' | 'name'>, reason: string): Promise<Job | TriggerResult>;
+  /** `trigger` takes the slot to run (say which before it runs) and whether to check its preconditions first; `pause` takes `until` (it resumes by itself) and `drain` (runs already started finish). */
+  jobAction(kind: JobActionKind, job: Pick<Job, 'id' | 'name'>, reason: string, opts?: JobActionOptions): Promise<Job | TriggerResult>;
+  /** The slots "run now" can run and what it would do to each (nothing changes). */
+  triggerChoices(id: string): Promise<TriggerChoices>;
   explainJob(id: string, at?: string): Promise<Explanation>;
 }
 
@@ -85,18 +101,18 @@ export function createJobsSlice(ctx: SliceContext<JobsState>): Slice<JobsActions
       return r;
     },
 
-    jobAction(kind, job, reason) {
+    jobAction(kind, job, reason, opts = {}) {
       return guarded(ctx.toast, `${ACTION_WORDS[kind].failed} ${job.name}`, async () => {
         let out: Job | TriggerResult;
         switch (kind) {
           case 'trigger': {
-            const r = await call('jobs.trigger', { id: job.id, reason });
+            const r = await call('jobs.trigger', { id: job.id, reason, ...(opts.slot !== undefined ? { slot: opts.slot } : {}), ...(opts.checkPreconditions ? { checkPreconditions: true } : {}) });
             ctx.toast(r.dispatched ? 'success' : 'info', r.dispatched ? `Triggered ${job.name} (${r.run.slot})` : `${job.name}: ${r.created ? 'slot claimed' : 'nothing new'}`, r.message);
             out = r;
             break;
           }
           case 'pause':
-            out = await call('jobs.pause', { id: job.id, reason });
+            out = await call('jobs.pause', { id: job.id, reason, ...(opts.until ? { until: opts.until } : {}), ...(opts.drain ? { drain: true } : {}) });
             break;
           case 'resume':
             out = await call('jobs.resume', { id: job.id, reason });
@@ -112,6 +128,7 @@ export function createJobsSlice(ctx: SliceContext<JobsState>): Slice<JobsActions
       });
     },
 
+    triggerChoices: (id) => call('jobs.triggerChoices', { id }),
     explainJob: (id, at) => call('jobs.explain', { id, ...(at ? { at } : {}) }),
   };
 

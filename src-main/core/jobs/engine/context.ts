@@ -23,10 +23,17 @@ import type { JobSettingsStore } from '../settings';
 
 export const ACTOR = 'runner';
 
-/** What the engine needs from the hub: the trigger offer, who is online, prechecks, the run sink. */
-export type EngineHub = Pick<Hub, 'pushJobTrigger' | 'connectedInstances' | 'requestPrecheck' | 'setRunSink'>;
+/** What the engine needs from the hub: the trigger offer, who is online, prechecks, the run sink, taking an attempt away. */
+export type EngineHub = Pick<Hub, 'pushJobTrigger' | 'connectedInstances' | 'requestPrecheck' | 'setRunSink' | 'cancelRun'>;
+
+/** Layer 3's spend verdict for a role (core/budgets): the first daily cap reached, with spend and reset. */
+export interface BudgetGate {
+  verdict(role: string, now: number): { ok: boolean; reason: string; evidence: Record<string, unknown> };
+}
 
 export interface EngineDeps {
+  /** Daily spend caps (absent: none apply). */
+  budgets?: BudgetGate;
   ctx: CoreContext;
   repo: JobRepo;
   backfillRows: BackfillRepo;
@@ -44,6 +51,7 @@ export class EngineContext {
   readonly hub: EngineHub;
   readonly signals: Signals;
   readonly logger: Logger;
+  readonly budgets: BudgetGate | undefined;
   /** Runs / backfills with asynchronous checks in flight. */
   readonly checkingRuns = new Set<string>();
   readonly checkingBackfills = new Set<number>();
@@ -65,6 +73,7 @@ export class EngineContext {
     this.hub = deps.hub;
     this.signals = deps.signals;
     this.logger = deps.logger;
+    this.budgets = deps.budgets;
   }
 
   now(): number {
