@@ -7,6 +7,7 @@ import type { Signals } from '../signals/signals';
 import { BackfillRepo } from './backfill-repo';
 import { CalendarRepo } from './calendar-repo';
 import { JobEngine, type EngineHub } from './engine';
+import type { PreconditionEvaluator } from './preconditions';
 import { JobRepo } from './repo';
 import { JobService } from './service';
 import { JobSettingsStore } from './settings';
@@ -25,6 +26,8 @@ export interface JobsDeps {
   signals: Signals;
   instances: Pick<InstanceRegistry, 'get'>;
   logger: Logger;
+  /** Scripted precondition outcomes (a rehearsal); live jobs check for real. */
+  preconditions?: PreconditionEvaluator;
 }
 
 /** Builds the jobs module (called once by createCore). `start()` arms its timers. */
@@ -34,7 +37,7 @@ export function createJobs(deps: JobsDeps): JobService {
   const repo = new JobRepo(ctx, calendars);
   const backfillRows = new BackfillRepo(ctx.db);
   const settings = new JobSettingsStore(ctx);
-  const engine = new JobEngine({ ctx, repo, backfillRows, settings, hub, signals, instances: deps.instances, logger: deps.logger });
+  const engine = new JobEngine({ ctx, repo, backfillRows, settings, hub, signals, instances: deps.instances, logger: deps.logger, ...(deps.preconditions ? { preconditions: deps.preconditions } : {}) });
   return new JobService({
     ctx,
     repo,
