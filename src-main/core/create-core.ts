@@ -28,6 +28,7 @@ import type { HubOptions } from './hub/ports';
 import { AuditQuery } from './audit/audit-query';
 import { Signals } from './signals/signals';
 import { createJobs, type JobService } from './jobs';
+import { Rehearsal } from './jobs/rehearse';
 import { createLogs, type LogsOptions } from './logs';
 import type { LogService } from './logs/service';
 import { GapDetector } from './time/gap-detector';
@@ -80,6 +81,8 @@ export interface Core {
   readonly signals: Signals;
   /** Central jobs: runner, runs, backfills, calendars, explain/preview/ledger. */
   readonly jobs: JobService;
+  /** Rehearse a job (PROTOCOL §11): its five scenarios on the real engine in throw-away worlds; never touches this core's database. */
+  readonly rehearsal: Rehearsal;
   /** Log lines and usage of attempts (PROTOCOL §5), kept apart from the audit chain. */
   readonly logs: LogService;
   /** Notices stalls, sleeps and clock steps once, and has every deadline shifted (`gaps.check()` on power resume). */
@@ -146,6 +149,7 @@ export function createCore(opts: CoreOptions = {}): Core {
   const auditQuery = new AuditQuery(db);
   const signals = new Signals(ctx);
   const jobs = createJobs({ ctx, hub, signals, instances, logger });
+  const rehearsal = new Rehearsal({ calendar: (id) => jobs.listCalendars().find((c) => c.id === id), config, now: () => clock.now() });
   const logs = createLogs({ ctx, committer, logger, jobs, nativeBinding: opts.nativeBinding, dir: path.join(path.dirname(dbPath === ':memory:' ? path.join(dataDir, 'x') : dbPath), 'logs') }, opts.logs);
   hub.setLogSink(logs);
   const managed = new ManagedAgents(ctx, tokens, logger);
@@ -177,6 +181,7 @@ export function createCore(opts: CoreOptions = {}): Core {
     auditQuery,
     signals,
     jobs,
+    rehearsal,
     logs,
     gaps,
     managed,

@@ -71,7 +71,6 @@ export class Rehearsal {
         config: { ...this.deps.config, sweepIntervalS: Math.max(this.deps.config.sweepIntervalS, REHEARSAL_SWEEP_S) },
         stepMs: this.deps.pace?.stepMs ?? stepMsOf(spec, s0, s1),
         ackMs: this.deps.pace?.ackMs ?? ACK_MS,
-        watchdogSweepMs: this.deps.config.sweepIntervalS * 1000,
         recheckMs: plan.recheckMs(s0.at),
         words,
       };

@@ -19,13 +19,12 @@ export interface ScenarioRun {
   config: SchedulerConfig;
   stepMs: number;
   ackMs: number;
-  watchdogSweepMs: number;
   recheckMs: number;
   words: ZoneWords;
 }
 
 export async function runScenario(script: ScenarioScript, r: ScenarioRun): Promise<RehearsalScenario> {
-  const sb = new Sandbox({ spec: r.input, calendar: r.calendar, config: r.config, start: script.start, readiness: script.readiness, script: script.script, stepMs: r.stepMs, ackMs: r.ackMs, watchdogSweepMs: r.watchdogSweepMs });
+  const sb = new Sandbox({ spec: r.input, calendar: r.calendar, config: r.config, start: script.start, readiness: script.readiness, script: script.script, stepMs: r.stepMs, ackMs: r.ackMs });
   try {
     sb.startGaffer();
     for (const name of script.agents) sb.hub.hello(r.spec.role, name);

@@ -57,7 +57,6 @@ export interface SandboxOptions {
   script: AgentScript;
   stepMs: number;
   ackMs: number;
-  watchdogSweepMs: number;
 }
 
 export class Sandbox {
@@ -111,7 +110,6 @@ export class Sandbox {
       note: this.note,
       stepMs: opts.stepMs,
       ackMs: opts.ackMs,
-      watchdogSweepMs: opts.watchdogSweepMs,
       restartGaffer: (forMs) => this.restart(forMs),
     });
   }

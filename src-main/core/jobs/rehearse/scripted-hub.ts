@@ -60,8 +60,6 @@ export interface ScriptedHubDeps {
   instances: InstanceRegistry;
   events: EventBus;
   config: SchedulerConfig;
-  /** The live watchdog's sweep period (the sandbox's runner sweeps less often; the watchdog's timing is what a lost agent waits for). */
-  watchdogSweepMs: number;
   script: AgentScript;
   note: Annotate;
   /** How long one step of the agent's work takes, and how long it takes to accept an offer. */
@@ -84,8 +82,6 @@ export class ScriptedHub implements EngineHub {
   private sink: RunSink | undefined;
   private readonly agents: Agent[] = [];
   private gafferUp = false;
-  /** When the running Gaffer process started: its watchdog sweeps every `sweepIntervalS` from then. */
-  private upAt = 0;
   private sessions = 0;
   private ahead = 0;
 
@@ -138,7 +134,6 @@ export class ScriptedHub implements EngineHub {
   /** Gaffer started (after `instances.disconnectAll`): live agents say hello again shortly. */
   gafferStarted(first: boolean): void {
     this.gafferUp = true;
-    this.upAt = this.deps.clock.now();
     if (first) return;
     for (const a of this.agents) if (a.alive) this.later(RECONNECT_MS, () => this.reconnect(a));
     // What the core's start does: one watchdog sweep once the reconnect grace is over.
@@ -260,11 +255,8 @@ export class ScriptedHub implements EngineHub {
     a.inFlight = 0;
     this.deps.note('agent', `${a.name}'s process dies: its socket closes and it sends nothing more`, about);
     this.deps.instances.disconnect(a.instanceId, 'its process died');
-    // The watchdog notices at its first sweep after the grace (it sweeps every sweepIntervalS).
-    const every = this.deps.watchdogSweepMs;
-    const graceOver = this.deps.clock.now() + this.deps.config.reconnectGraceS * 1000;
-    const sweep = this.upAt + Math.max(1, Math.ceil((graceOver - this.upAt) / every)) * every;
-    this.later(sweep - this.deps.clock.now(), () => this.expireGrace());
+    // The hub's presence: the instance goes offline when the reconnect grace runs out (hub/presence.ts).
+    this.later(this.deps.config.reconnectGraceS * 1000, () => this.expireGrace());
     if (respawnAfterMs !== undefined) this.later(respawnAfterMs, () => this.hello(a.role, `${a.name} (restarted)`));
   }
 

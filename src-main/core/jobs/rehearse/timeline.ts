@@ -163,6 +163,8 @@ export function buildTimeline(feed: readonly FeedItem[], evaluations: readonly E
     .map((e, i) => ({ e, i: e.source === 'wait' ? -1 : i }))
     .sort((a, b) => a.e.ms - b.e.ms || a.i - b.i)
     .map((x) => x.e);
+  // Instance ids in the engine's words (a lost attempt's error) read as the agents' names.
+  for (const e of sorted) for (const [id, name] of names) if (e.detail.includes(id)) e.detail = e.detail.split(`instance ${id}`).join(name).split(id).join(name);
   return collapseBursts(sorted);
 }
 

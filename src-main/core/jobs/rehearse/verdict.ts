@@ -122,7 +122,7 @@ function retryPastWindow(v: VerdictInput, s: SlotInfo): string | null {
   const n = run.retryCount + 2;
   const due = e.ms + retryDelayS(v.spec.retry, run.retryCount + 1) * 1000;
   const unused = v.spec.retry.maxAttempts - (run.retryCount + 1);
-  return flag(e, `the ${ordinal(n)} attempt would start at ${v.words.time(due, s.at)}, after the window closes at ${v.words.time(s.latestStart, s.at)}, so it never runs: the slot fails with ${unused} attempt${unused === 1 ? '' : 's'} unused`);
+  return flag(e, `the ${ordinal(n)} attempt would be due at ${v.words.time(due, s.at)}, but the window closes at ${v.words.time(s.latestStart, s.at)}, so it never runs: the slot fails with ${unused} attempt${unused === 1 ? '' : 's'} unused`);
 }
 
 /** A slot lost under "Skip and alert". */
