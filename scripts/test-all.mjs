@@ -4,8 +4,12 @@
  * the Python SDK's tests (pytest), browser e2e, and the bounded reliability suite. Installs
  * Chromium for the e2e tests and Debian's python3-websockets/python3-pytest for the Python tests
  * when they are missing and we can (root with apt). Ends with one line: "N passed, N failed".
+ *
+ * Typecheck, lint and the Python tests are single-threaded and independent: they run side by side
+ * (their output is printed whole when each ends). The vitest suites use every core and the
+ * reliability suite measures timings, so those run alone.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -24,6 +28,27 @@ function run(name, cmd, args, env = {}) {
   const ok = r.status === 0;
   if (!ok) failures.push(name);
   return ok;
+}
+
+/** Like run(), without waiting: the output is buffered and printed in one piece when the step ends. */
+function runBuffered(name, cmd, args, opts = {}) {
+  if (only.length && !only.includes(name)) return Promise.resolve(true);
+  const started = Date.now();
+  return new Promise((resolve) => {
+    const child = spawn(cmd, args, { ...opts, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...opts.env } });
+    const chunks = [];
+    child.stdout.on('data', (c) => chunks.push(c));
+    child.stderr.on('data', (c) => chunks.push(c));
+    child.on('error', (err) => chunks.push(Buffer.from(String(err))));
+    child.on('close', (code) => {
+      const secs = Math.round((Date.now() - started) / 1000);
+      console.log(`\n=== ${name}: ${cmd} ${args.join(' ')} (${secs} s)`);
+      process.stdout.write(Buffer.concat(chunks));
+      const ok = code === 0;
+      if (!ok) failures.push(name);
+      resolve(ok);
+    });
+  });
 }
 
 function vitest(name, config) {
@@ -84,7 +109,7 @@ function ensurePython() {
 }
 
 /** pytest of sdk/python; its counts join the total (from its JUnit XML). */
-function pytest(name) {
+async function pytest(name) {
   if (only.length && !only.includes(name)) return;
   if (!ensurePython()) {
     failed++;
@@ -92,11 +117,9 @@ function pytest(name) {
     return;
   }
   const out = path.join(os.tmpdir(), `gaffer-${name}-${process.pid}.xml`);
-  console.log(`\n=== ${name}: ${SYSTEM_PYTHON} -m pytest sdk/python/tests`);
-  const r = spawnSync(SYSTEM_PYTHON, ['-m', 'pytest', '-q', '-p', 'no:cacheprovider', '-rs', `--junitxml=${out}`, 'tests'], {
+  const ok = await runBuffered(name, SYSTEM_PYTHON, ['-m', 'pytest', '-q', '-p', 'no:cacheprovider', '-rs', `--junitxml=${out}`, 'tests'], {
     cwd: path.join(root, 'sdk', 'python'),
-    stdio: 'inherit',
-    env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1' },
+    env: { PYTHONDONTWRITEBYTECODE: '1' },
   });
   let counted = false;
   try {
@@ -108,21 +131,24 @@ function pytest(name) {
       passed += tests - failures_ - errors - skipped;
       failed += failures_ + errors;
       counted = true;
-      if (r.status !== 0 && failures_ + errors === 0) failed += 1; // pytest failed outside a test
+      if (!ok && failures_ + errors === 0) failed += 1; // pytest failed outside a test
     }
     fs.rmSync(out, { force: true });
   } catch {
     /* no report: counted below */
   }
   if (!counted) failed += 1; // no report, or no test ran (pytest exit 5)
-  if (r.status !== 0) failures.push(name);
 }
 
+const count = (ok) => (ok ? passed++ : failed++);
 const steps = [
-  () => (run('typecheck', 'npx', ['tsc', '--noEmit', '-p', 'tsconfig.json']) ? passed++ : failed++),
-  () => (run('lint', 'npx', ['eslint', '.']) ? passed++ : failed++),
+  () =>
+    Promise.all([
+      runBuffered('typecheck', 'npx', ['tsc', '--noEmit', '-p', 'tsconfig.json']).then(count),
+      runBuffered('lint', 'npx', ['eslint', '.']).then(count),
+      pytest('python'),
+    ]),
   () => vitest('unit'),
-  () => pytest('python'),
   () => {
     if (only.length && !only.includes('e2e')) return;
     if (!fs.existsSync('vitest.e2e.config.ts')) return;
@@ -137,7 +163,7 @@ const steps = [
   },
   () => fs.existsSync('vitest.reliability.config.ts') && vitest('reliability', 'vitest.reliability.config.ts'),
 ];
-for (const step of steps) step();
+for (const step of steps) await step();
 
 if (failures.length) console.log(`\nfailed steps: ${failures.join(', ')}`);
 console.log(`\n${passed} passed, ${failed} failed`);

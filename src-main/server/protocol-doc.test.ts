@@ -123,7 +123,7 @@ describe.skipIf(pythonMissing)('the §12 Python agent of docs/protocol.md (needs
     await until(() => x.core.hub.sessions().find((s) => s.state === 'ready' && s.sessionId !== first), `the resume (${agent.output()})`, 20_000);
     agent.go();
     await until(() => x.core.tasks.get(task.id).status === 'done', `the report (${agent.output()})`, 20_000);
-    expect(lockRows(x, task.id)).toEqual([
+    expect(lockRows(x, task.id), `the agent said: ${agent.output()}`).toEqual([
       { type: 'lock.claim', actor: agent.instanceId, fence: 1, to: null },
       { type: 'lock.release', actor: agent.instanceId, fence: 1, to: 'done' },
     ]);

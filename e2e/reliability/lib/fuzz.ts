@@ -118,6 +118,21 @@ export const FIELDS: Record<string, Record<string, FieldSpec>> = {
     error: { gen: str(0, 10_000), required: false },
     output: { gen: (rng) => randomJson(rng), required: false },
   },
+  log: {
+    taskId: { gen: taskIdGen, required: false },
+    runId: { gen: str(1, 100), required: false },
+    fence: { gen: fenceGen, required: false },
+    lines: { gen: (rng) => Array.from({ length: rng.int(1, 3) }, () => ({ text: `s${bigString(rng, 0, 40)}`, ...(rng.chance(0.5) ? { stream: rng.pick(['stdout', 'stderr', 'agent']) } : {}) })), required: true },
+  },
+  usage: {
+    taskId: { gen: taskIdGen, required: false },
+    runId: { gen: str(1, 100), required: false },
+    fence: { gen: fenceGen, required: false },
+    inputTokens: { gen: (rng) => rng.int(0, 1000), required: false },
+    outputTokens: { gen: (rng) => rng.int(0, 1000), required: false },
+    costUsd: { gen: (rng) => rng.int(0, 100) / 100, required: false },
+    model: { gen: str(1, 200), required: false },
+  },
   precheck_result: { requestId: { gen: str(1, 100), required: true }, ready: { gen: (rng) => rng.chance(0.5), required: true }, reason: { gen: str(0, 2000), required: false }, evidence: { gen: (rng) => randomJson(rng), required: false } },
 };
 
@@ -165,6 +180,10 @@ function validOutcome(msg: Record<string, unknown>, ctx: FuzzContext): readonly 
     case 'run_result':
     case 'precheck_result':
       return ['not_found', 'not_holder'];
+    case 'log':
+    case 'usage':
+      // Only the holder may send them; the fuzz holds nothing (and names one subject, or it is refused).
+      return ['not_holder', 'not_found', 'bad_request'];
     case 'claim':
       return msg.role !== undefined && msg.role !== ctx.role ? ['forbidden'] : undefined;
     case 'create_task':

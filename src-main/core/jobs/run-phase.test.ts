@@ -8,6 +8,7 @@ import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../common/clock';
 import { createCore } from '../create-core';
+import { MIGRATIONS } from '../db/migrations';
 import { tempDir } from '../testing/test-core';
 import { assertInvariants, BASE_CONFIG, hang, startJobsHarness, succeed, until, type JobsHarness } from './jobs.testkit';
 import { runPhase, type PhaseColumns, type RunPhase } from './run-phase';
@@ -88,9 +89,9 @@ describe('decisions read the run row, never the explanation', () => {
   });
 });
 
-describe('migration 010 reads the facts of open runs from their checks once', () => {
+describe('the runs_waiting_on migration reads the facts of open runs from their checks once', () => {
   it('an existing database keeps a run waiting for an instance, and a run by hand keeps its override', async () => {
-    const dir = tempDir('gaffer-m10-');
+    const dir = tempDir('gaffer-m-waiting-on-');
     const clock = new ManualClock('2026-11-30T00:30:00.000Z');
     let core = createCore({ clock, dataDir: dir, config: BASE_CONFIG });
     core.start();
@@ -103,7 +104,7 @@ describe('migration 010 reads the facts of open runs from their checks once', ()
     // The database as the previous version left it: no columns, the facts only in the checks.
     const raw = new Database(path.join(dir, 'gaffer.db'));
     raw.exec('ALTER TABLE runs DROP COLUMN waiting_on; ALTER TABLE runs DROP COLUMN overrides_preconditions;');
-    raw.pragma('user_version = 9');
+    raw.pragma(`user_version = ${MIGRATIONS.findIndex((m) => m.name.endsWith('_runs_waiting_on'))}`);
     raw.close();
     core = createCore({ clock, dataDir: dir, config: BASE_CONFIG });
     const facts = core.db.prepare('SELECT job_id, waiting_on, overrides_preconditions FROM runs ORDER BY job_id').all() as Array<{ job_id: string; waiting_on: string; overrides_preconditions: number }>;
