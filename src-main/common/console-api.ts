@@ -49,6 +49,7 @@ import {
   type UsageTotals,
 } from './logs';
 import { MANAGED_ACTIONS, MAX_MANAGED_INSTANCES, managedAgentInput, managedAgentPatch, type ManagedAgent } from './managed-agents';
+import { rehearseInput, type RehearsalResult } from './rehearsal';
 import type { AuditChainProblem, AuditEvent, AuditLegacyTextRow, AuditPage, Instance, Page, StorageStatus, Task, TaskStatus, TokenInfo } from './model';
 import { auditFilterShape, auditQueryInput, listTasksInput, reason, roleName, taskId } from './schemas';
 
@@ -283,6 +284,8 @@ export const consoleArgs = {
   /** Every expected slot in [from, to) with its disposition (default: the last 8 days to tomorrow). */
   'jobs.ledger': z.strictObject({ id: jobRef, from: instant.optional(), to: instant.optional(), limit: z.number().int().min(1).max(5000).optional() }),
   'jobs.simulateDowntime': z.strictObject({ id: jobRef, from: instant, to: instant }),
+  /** The job's five-scenario rehearsal on the real engine in a throw-away world (PROTOCOL §11); nothing live is touched. */
+  'jobs.rehearse': rehearseInput,
   'runs.list': listRunsInput,
   'runs.get': z.strictObject({ id: z.string().min(1).max(100) }),
   'backfills.list': listBackfillsInput,
@@ -376,6 +379,7 @@ export interface ConsoleResults {
   'jobs.explain': Explanation;
   'jobs.ledger': LedgerResult;
   'jobs.simulateDowntime': DowntimeSimulation;
+  'jobs.rehearse': RehearsalResult;
   'runs.list': Page<Run>;
   'runs.get': RunDetail;
   'backfills.list': Page<Backfill>;

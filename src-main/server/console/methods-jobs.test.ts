@@ -81,6 +81,7 @@ describe('jobs console methods: bad arguments are refused and change nothing', (
     'jobs.explain': [{ id: 'daily-report', at: 'yesterday' }, { at: '2026-11-30T09:00:00Z' }],
     'jobs.ledger': [{ id: 'daily-report', limit: 0 }, { id: 'daily-report', from: '2026-12-01T00:00:00Z', to: '2026-11-01T00:00:00Z' }],
     'jobs.simulateDowntime': [{ id: 'daily-report', from: '2026-11-30T00:00:00Z' }, { id: 'daily-report', from: '2026-12-01T00:00:00Z', to: '2026-11-30T00:00:00Z' }],
+    'jobs.rehearse': [{}, { spec: SPEC, scenarios: [] }, { spec: SPEC, scenarios: ['meteor'] }, { spec: { ...SPEC, window: { start: '10:00', end: '09:00' } } }, { spec: SPEC, from: 'tomorrow' }],
     'runs.list': [{ status: 'nope' }, { job: 'job_nope' }],
     'runs.get': [{}, { id: 'run_nope' }],
     'backfills.list': [{ status: 'nope' }, { after: -1 }],
@@ -244,6 +245,19 @@ describe('jobs console methods: jobs', () => {
     const sim = await m.call('jobs.simulateDowntime', { id: job.id, from: '2026-11-30T00:00:00.000Z', to: '2026-12-03T00:00:00.000Z' });
     expect(sim.items.length).toBe(3);
     expect(jobsDigest()).toBe(before);
+  });
+
+  it('rehearse answers the asked scenarios of an unsaved spec and changes nothing live (no row, no audit)', async () => {
+    const before = jobsDigest();
+    const audits = auditCount(core);
+    const r = await m.call('jobs.rehearse', { spec: { ...SPEC, name: 'draft' }, scenarios: ['normal', 'process_restart'] });
+    expect(r.scenarios.map((s) => [s.name, s.outcome])).toEqual([
+      ['normal', 'ran_once'],
+      ['process_restart', 'ran_once'],
+    ]);
+    expect(r.job).toBe('draft');
+    expect(jobsDigest()).toBe(before);
+    expect(auditCount(core)).toBe(audits);
   });
 });
 
