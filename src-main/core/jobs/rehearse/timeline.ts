@@ -163,8 +163,11 @@ export function buildTimeline(feed: readonly FeedItem[], evaluations: readonly E
     .map((e, i) => ({ e, i: e.source === 'wait' ? -1 : i }))
     .sort((a, b) => a.e.ms - b.e.ms || a.i - b.i)
     .map((x) => x.e);
-  // Instance ids in the engine's words (a lost attempt's error) read as the agents' names.
-  for (const e of sorted) for (const [id, name] of names) if (e.detail.includes(id)) e.detail = e.detail.split(`instance ${id}`).join(name).split(id).join(name);
+  // Ids in the engine's words (a lost attempt's error, a refusal) read as the agents' names and the runs' slots.
+  for (const e of sorted) {
+    for (const [id, name] of names) if (e.detail.includes(id)) e.detail = e.detail.split(`instance ${id}`).join(name).split(id).join(name);
+    for (const [id, run] of runs) if (e.detail.includes(id)) e.detail = e.detail.split(`run ${id}`).join(`the run of ${run.slot}`).split(id).join(`the run of ${run.slot}`);
+  }
   return collapseBursts(sorted);
 }
 
