@@ -1,7 +1,8 @@
 /**
  * The console for daily use, against a real headless Gaffer, real agents and Chromium:
  * onboarding on an empty server (connect an agent first; the start command works as printed; a
- * tab without the token can paste it), then every view at 1024×700 and 1440×900 in both themes
+ * tab without the token can paste it), then every view (a managed agent seeded for its view) at
+ * 1024×700 and 1440×900 in both themes
  * (screenshots under e2e/screenshots/views/, axe, and no action cut off sideways), and the
  * journeys of the daily work: overflow menus and an overlaying pane at 1024 px, audit filters
  * as people type them (in the URL), instances' reconnect grace and expired-lock causes.
@@ -165,6 +166,15 @@ describe('a day of work: seeded by real agents', () => {
     await consoleCall('tasks.forceRelease', { taskId: stuck.id, reason: 'e2e: the holder looks stuck' });
     holder.proc.kill('SIGKILL');
     await until(async () => (await consoleCall('locks.expiredToday', {}) as unknown[]).length >= 2, 'two expired-lock cards', 30_000);
+
+    // One managed agent, for the Managed agents view: Gaffer runs `gaffer agent` around a harmless
+    // long-running command, for a role nobody gives work to (so the command itself never starts).
+    await apiCall(g, 'POST', '/managed-agents', { name: 'night-watch', role: 'watch', command: ['sleep', '3600'], timeoutS: 600, reason: 'e2e: a managed agent to look at' });
+    await until(
+      async () => (await apiCall<{ managedAgent: { processes: Array<{ status: string; instanceId: string | null }> } }>(g, 'GET', '/managed-agents/night-watch')).managedAgent.processes.some((p) => p.status === 'running' && p.instanceId),
+      'the managed agent to run and say hello',
+      60_000,
+    );
   });
 });
 
@@ -179,6 +189,8 @@ const VIEWS: Array<{ name: string; hash: () => string; ready: string }> = [
   { name: 'runs', hash: () => `#/runs/${jobId}`, ready: '[data-testid="ledger-table"] [data-row-key]' },
   { name: 'why', hash: () => `#/why/${jobId}`, ready: '[data-testid="why-verdict"]' },
   { name: 'calendars', hash: () => '#/calendars/cn-workdays', ready: '[data-testid="calendar-editor"]' },
+  { name: 'managed', hash: () => '#/managed', ready: '[data-testid="managed-table"] [data-row-key]' },
+  { name: 'managed-agent', hash: () => '#/managed/night-watch', ready: '[data-testid="managed-detail"] [data-testid="managed-output"]' },
   { name: 'audit', hash: () => '#/audit', ready: '[data-testid="audit-row"]' },
   { name: 'settings', hash: () => '#/settings', ready: '[data-testid="kill-switch-panel"]' },
 ];

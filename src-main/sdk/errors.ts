@@ -15,6 +15,8 @@
  */
 import { ERROR_CLASSES, type ErrorClass } from '../common/protocol';
 import type { ReportStatus } from '../common/model';
+import { cutText } from '../common/line-splitter';
+import { toWellFormedText } from '../common/text';
 
 /** Base of everything the SDK throws; `code` is stable. */
 export class GafferSdkError extends Error {
@@ -147,8 +149,13 @@ export function reportStatusOf(e: unknown): Exclude<ReportStatus, 'done'> {
   }
 }
 
-/** A short, single message for the wire (notes and run errors are capped by the protocol). */
+/**
+ * A short, single message for the wire (notes and run errors are capped by the protocol). Gaffer
+ * refuses text that is not valid Unicode, so the cut never splits a surrogate pair and a lone
+ * surrogate in the message itself (from a JSON escape, a cut elsewhere) becomes U+FFFD: a report
+ * carrying this message is never refused for it.
+ */
 export function errorMessage(e: unknown, max = 10_000): string {
   const text = e instanceof Error ? e.message || e.name : typeof e === 'string' ? e : JSON.stringify(e) ?? String(e);
-  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+  return cutText(toWellFormedText(text), max, '…');
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { LogResult } from '../common/protocol';
+import { isWellFormedText } from '../common/text';
 import { ConnectionLostError, GafferRequestError } from './errors';
 import { LogOutbox } from './log-outbox';
 
@@ -109,5 +110,14 @@ describe('LogOutbox', () => {
     void box2.write('x'.repeat(25));
     await box2.flush();
     expect(srv2.stored.map((l) => l.text)).toEqual(['bad \ufffd end', `${'x'.repeat(10)} […cut by the SDK: 25 characters in all]`]);
+  });
+
+  it('cuts a long line on a character boundary (half an emoji would make Gaffer refuse the whole frame)', async () => {
+    const srv = fakeServer();
+    const box = new LogOutbox((l) => srv.send(l), { lingerMs: 1, maxLineChars: 10 });
+    void box.write(`${'x'.repeat(9)}\u{1F600}${'y'.repeat(10)}`);
+    await box.flush();
+    expect(srv.stored.map((l) => l.text)).toEqual([`${'x'.repeat(9)} […cut by the SDK: 21 characters in all]`]);
+    expect(srv.stored.every((l) => isWellFormedText(l.text))).toBe(true);
   });
 });

@@ -16,7 +16,9 @@
  *    outbox stops and discards what it holds: those lines can no longer be stored.
  */
 import type { LogLevel, LogStream } from '../common/logs';
+import { cutText } from '../common/line-splitter';
 import type { LogResult } from '../common/protocol';
+import { toWellFormedText } from '../common/text';
 import { GafferRequestError } from './errors';
 
 export interface LogOptions {
@@ -52,7 +54,6 @@ interface Pending {
 type Send = (lines: Array<Omit<Pending, 'stream' | 'level' | 'size'> & LogOptions>) => Promise<LogResult>;
 
 const STOP_CODES = new Set(['not_holder', 'not_found', 'forbidden', 'unauthorized']);
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 const wait = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export class LogOutbox {
@@ -115,8 +116,10 @@ export class LogOutbox {
   }
 
   private push(text: string, opts: LogOptions): void {
-    let t = text.replace(LONE_SURROGATE, '\uFFFD'); // not storable as UTF-8: the server would refuse the frame
-    if (t.length > this.o.maxLineChars) t = `${t.slice(0, this.o.maxLineChars)} […cut by the SDK: ${t.length} characters in all]`;
+    // Text that is not valid Unicode (a lone surrogate, half an emoji after a cut) would make the
+    // server refuse the whole frame: mend it, and cut only on a character boundary.
+    let t = toWellFormedText(text);
+    if (t.length > this.o.maxLineChars) t = `${cutText(t, this.o.maxLineChars)} […cut by the SDK: ${t.length} characters in all]`;
     const stream = opts.stream ?? 'stdout';
     const level = opts.level ?? 'info';
     // The line's fields: seq, at (24), stream and level when not the defaults, punctuation.

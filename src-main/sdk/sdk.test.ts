@@ -18,6 +18,7 @@ import {
   TaskFailedError,
   type Agent,
 } from './index';
+import { isWellFormedText } from '../common/text';
 import { errorClassOf, errorMessage, reportStatusOf } from './errors';
 
 describe('pure helpers', () => {
@@ -69,6 +70,15 @@ describe('error mapping', () => {
     expect(errorMessage(new Error('boom'))).toBe('boom');
     expect(errorMessage({ a: 1 })).toBe('{"a":1}');
     expect(errorMessage('x'.repeat(20), 10)).toBe(`${'x'.repeat(9)}…`);
+  });
+
+  it('cuts a message on a character boundary and mends lone surrogates: Gaffer would refuse the report', () => {
+    // 8 x's, then an emoji (two UTF-16 units) across the cut at 9 units + the mark.
+    const cut = errorMessage(`${'x'.repeat(8)}\u{1F600}tail`, 10);
+    expect(cut).toBe(`${'x'.repeat(8)}…`);
+    expect(isWellFormedText(cut)).toBe(true);
+    expect(errorMessage(new Error('bad \ud83d half'))).toBe('bad \ufffd half');
+    expect(errorMessage(`${'\u{1F600}'.repeat(5)}`, 5)).toBe('\u{1F600}\u{1F600}…');
   });
 });
 

@@ -26,13 +26,13 @@ export interface Harness {
 }
 
 export async function startHarness(
-  opts: { config?: Partial<SchedulerConfig>; hub?: HubOptions; socket?: AgentSocketOptions; dataDir?: string; clock?: ManualClock } = {},
+  opts: { config?: Partial<SchedulerConfig>; hub?: HubOptions; socket?: AgentSocketOptions; dataDir?: string; clock?: ManualClock; /** Default 0 (any free port); a restart passes the port it had. */ port?: number } = {},
 ): Promise<Harness> {
   const clock = opts.clock ?? new ManualClock();
   const core = createCore({ clock, dataDir: opts.dataDir ?? tempDir('gaffer-hub-'), config: opts.config ?? {}, hub: opts.hub ?? {} });
   const server = http.createServer((_req, res) => res.writeHead(404).end());
   const agentSocket = attachAgentSocket(server, core, opts.socket ?? {});
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(opts.port ?? 0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;
   let n = 0;
   return {

@@ -1,6 +1,8 @@
 /**
  * `gaffer agent` end to end: a real Gaffer (this process, system clock), the command agent
- * (in-process, or the real `gaffer` bin where signals matter) and real child processes.
+ * (in-process, or the real `gaffer` bin where signals matter) and real child processes. What the
+ * commands print and spend is read back the way an operator reads it: `GET /tasks/{id}/logs`,
+ * `GET /runs/{id}/logs` and the task's or run's `usage`.
  * It lives in server/ because the CLI may not import core or server, not even in tests.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -9,9 +11,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Run } from '../common/job-schema';
+import type { LogLine, LogPage, UsageTotals } from '../common/logs';
 import { isWellFormedText } from '../common/text';
 import { CommandAgent } from '../cli/agent/command-agent';
-import type { LogLine, WorkRef } from '../cli/agent/log-sink';
 import { parseAgentArgs } from '../cli/agent/options';
 import { readPids, running, waitFor } from '../cli/agent/testing/processes';
 import { OPERATOR_TOKEN, startLiveGaffer, type LiveGaffer } from './live-gaffer.testkit';
@@ -35,26 +37,54 @@ async function gaffer(config: Parameters<typeof startLiveGaffer>[0] = {}): Promi
 interface AgentRun {
   agent: CommandAgent;
   exit: Promise<number>;
-  lines: Array<{ ref: WorkRef; line: LogLine }>;
+  /** The agent's own stderr. */
   log: string[];
 }
 
 function startAgent(g: LiveGaffer, flags: string[], command: string[] = [node, scripted]): AgentRun {
   const opts = parseAgentArgs(['--url', g.server.agentUrl, '--role', 'cmd', '--poll-s', '0.1', '--quiet', ...flags, '--', ...command], {});
   if (opts === 'help') throw new Error('unexpected');
-  const lines: AgentRun['lines'] = [];
   const log: string[] = [];
   const agent = new CommandAgent(opts, {
     env: { PATH: process.env.PATH, HOME: process.env.HOME, GAFFER_TOKEN: g.token('cmd'), GAFFER_OPERATOR_TOKEN: OPERATOR_TOKEN, SOMETHING_ELSE: 'kept' },
     writeErr: (t) => log.push(t),
-    sink: (ref, line) => lines.push({ ref, line }),
   });
   const exit = agent.run();
   cleanups.push(async () => {
     agent.shutdown('now');
     await exit;
   });
-  return { agent, exit, lines, log };
+  return { agent, exit, log };
+}
+
+/** Every stored log line of a task or run, through the HTTP API (`GET /tasks/{id}/logs`, paged). */
+async function logsOf(g: LiveGaffer, kind: 'tasks' | 'runs', id: number | string): Promise<LogLine[]> {
+  const out: LogLine[] = [];
+  for (let after = 0; ; ) {
+    const r = await g.api('GET', `/${kind}/${id}/logs?after=${after}&limit=500`);
+    expect(r.status).toBe(200);
+    const page = r.body as LogPage;
+    out.push(...page.items);
+    if (page.next === null) return out;
+    after = page.next;
+  }
+}
+
+/** `attempt stream text`, one string per line, for comparing. */
+const described = (lines: LogLine[]) => lines.map((l) => `${l.attempt} ${l.stream} ${l.text}`);
+
+async function usageOf(g: LiveGaffer, kind: 'tasks' | 'runs', id: number | string): Promise<UsageTotals> {
+  const r = await g.api('GET', `/${kind}/${id}`);
+  return (kind === 'tasks' ? r.body.task : r.body.run).usage as UsageTotals;
+}
+
+/** Polls `probe` (async) until it holds. */
+async function eventually(probe: () => Promise<boolean>, what: string, ms = 10_000): Promise<void> {
+  const start = Date.now();
+  while (!(await probe())) {
+    if (Date.now() - start > ms) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
 }
 
 const untilTask = (g: LiveGaffer, id: number, pred: (t: ReturnType<LiveGaffer['task']>) => boolean, what: string, ms = 15_000) =>
@@ -87,14 +117,73 @@ describe.skipIf(!posix)('gaffer agent against a real Gaffer', () => {
     expect(await a.exit).toBe(0);
     const t = (id: number) => g.task(id);
     expect(t(ids.done)).toMatchObject({ status: 'done', attempt: 1 });
-    expect(t(ids.done).note).toBe('exit 0 (done); usage: 10 input + 2 output tokens, $0.5000');
+    // The usage is the task's, from the usage frame; the note only says how it ended.
+    expect(t(ids.done).note).toBe('exit 0 (done)');
+    expect(await usageOf(g, 'tasks', ids.done)).toEqual({ inputTokens: 10, outputTokens: 2, costUsd: 0.5 });
+    expect(await usageOf(g, 'tasks', ids.retry)).toEqual({ inputTokens: 0, outputTokens: 0, costUsd: 0 });
     expect(t(ids.retry)).toMatchObject({ status: 'done', attempt: 2 });
     expect(t(ids.fatal)).toMatchObject({ status: 'failed', note: expect.stringMatching(/^exit 65 \(fatal\); last stderr line: a line on stderr/) });
     expect(t(ids.human)).toMatchObject({ status: 'blocked', note: expect.stringMatching(/^exit 77 \(needs a human\)/) });
     expect(t(ids.other)).toMatchObject({ status: 'failed', note: expect.stringMatching(/^exit 3;/) });
-    // Every line of every attempt is a log line of that task.
-    const of = (id: number) => a.lines.filter((l) => l.ref.kind === 'task' && l.ref.id === String(id)).map((l) => `${l.ref.attempt} ${l.line.stream} ${l.line.text}`);
-    expect(of(ids.retry)).toEqual(expect.arrayContaining(['1 stdout hello from task attempt 1', '1 stderr a line on stderr', '2 stdout hello from task attempt 2']));
+    // Every line of every attempt is a log line of that task, under its attempt.
+    const retried = described(await logsOf(g, 'tasks', ids.retry));
+    expect(retried).toEqual(expect.arrayContaining(['1 stdout hello from task attempt 1', '1 stderr a line on stderr', '1 agent exit 75 (retryable) after', '2 stdout hello from task attempt 2'].map((l) => (l.endsWith('after') ? expect.stringMatching(/^1 agent exit 75 \(retryable\) after [\d.]+ s$/) : l))));
+    expect(retried.indexOf('1 stdout hello from task attempt 1')).toBeLessThan(retried.indexOf('2 stdout hello from task attempt 2'));
+    expect(described(await logsOf(g, 'tasks', ids.done))).toContain('1 agent usage: 10 input + 2 output tokens, $0.5000');
+    // Without --verbose the agent's own stderr carries one line per attempt, not the command's output.
+    expect(a.log.join('')).not.toContain('hello from task');
+  });
+
+  it('logs: stdout and stderr lines, ANSI colour kept, reach the task\'s and the run\'s log in order; --verbose echoes them', async () => {
+    const g = await gaffer();
+    const script = [
+      "console.log('\\x1b[32mgreen ok\\x1b[0m step 1')",
+      "console.error('\\x1b[31mred warning\\x1b[0m')",
+      "for (let i = 1; i <= 300; i++) console.log('line ' + i)",
+      "console.log('\\u{1F600} done')",
+    ].join(';');
+    const id = g.createTask('colourful', {}).id;
+    const a = startAgent(g, ['--max-tasks', '1', '--verbose'], [node, '-e', script]);
+    expect(await a.exit).toBe(0);
+    expect(g.task(id).status).toBe('done');
+    const lines = await logsOf(g, 'tasks', id);
+    const stdout = lines.filter((l) => l.stream === 'stdout').map((l) => l.text);
+    expect(stdout).toEqual(['\x1b[32mgreen ok\x1b[0m step 1', ...Array.from({ length: 300 }, (_, i) => `line ${i + 1}`), '\u{1F600} done']);
+    expect(lines.filter((l) => l.stream === 'stderr').map((l) => [l.text, l.attempt])).toEqual([['\x1b[31mred warning\x1b[0m', 1]]);
+    expect(lines.at(-1)).toMatchObject({ stream: 'agent', text: expect.stringMatching(/^exit 0 \(done\) after/) });
+    expect(a.log.join('')).toContain(`[task ${id} #1] stdout | line 300`);
+
+    // The same for a job run, under the run's id and attempt.
+    const b = startAgent(g, ['--no-tasks', '--name', 'colour-runner'], [node, '-e', script]);
+    await waitFor(() => g.core.instances.list().some((i) => i.status === 'online' && i.name === 'colour-runner'), 'the agent to connect');
+    const run = await triggerAndWait(g, createJob(g, 'colour-job', {}));
+    expect(run.status).toBe('success');
+    const runLines = await logsOf(g, 'runs', run.id);
+    expect(runLines.filter((l) => l.stream !== 'agent').map((l) => l.text)).toEqual(expect.arrayContaining(['\x1b[32mgreen ok\x1b[0m step 1', '\x1b[31mred warning\x1b[0m', 'line 300']));
+    expect(runLines.filter((l) => l.stream === 'stdout')).toHaveLength(302);
+    expect(b.log.join('')).not.toContain('line 300');
+  });
+
+  it('caps are Gaffer\'s: past Settings\' lines per attempt one "truncated" marker is stored, nothing after; --max-log-lines is a lower cap of the agent\'s own', async () => {
+    const g = await gaffer();
+    g.core.logs.setSettings({ maxLinesPerAttempt: 100 }, { actor: 'test', reason: 'small caps' });
+    const script = "for (let i = 1; i <= 500; i++) console.log('line ' + i)";
+    const server = g.createTask('chatty', {}, { priority: 2 }).id;
+    const own = g.createTask('chatty, with a budget of the agent\'s own', {}, { priority: 1 }).id;
+    const a = startAgent(g, ['--max-tasks', '1'], [node, '-e', script]);
+    expect(await a.exit).toBe(0);
+    const capped = await logsOf(g, 'tasks', server);
+    expect(capped).toHaveLength(100);
+    expect(capped.slice(0, 99).map((l) => l.text)).toEqual(Array.from({ length: 99 }, (_, i) => `line ${i + 1}`));
+    expect(capped.filter((l) => l.marker === 'truncated')).toEqual([expect.objectContaining({ stream: 'agent', text: expect.stringMatching(/^log truncated/) })]);
+    expect(g.task(server)).toMatchObject({ status: 'done', note: 'exit 0 (done)' });
+
+    const b = startAgent(g, ['--max-tasks', '1', '--max-log-lines', '20'], [node, '-e', script]);
+    expect(await b.exit).toBe(0);
+    const lines = await logsOf(g, 'tasks', own);
+    expect(lines.filter((l) => l.stream === 'stdout')).toHaveLength(20);
+    expect(lines.filter((l) => l.text.startsWith('output truncated: '))).toHaveLength(1);
+    expect(g.task(own).note).toBe("exit 0 (done); output truncated (over the agent's log limit)");
   });
 
   it('tasks: the environment, stdin, the payload and output files; the child never sees a token', async () => {
@@ -129,7 +218,7 @@ describe.skipIf(!posix)('gaffer agent against a real Gaffer', () => {
     const g = await gaffer();
     startAgent(g, ['--no-tasks']);
     await waitFor(() => g.core.instances.list().some((i) => i.status === 'online'), 'the agent to connect');
-    const jobId = createJob(g, 'nightly-export', { codes: [75, 0], steps: ['extract', 'upload'] });
+    const jobId = createJob(g, 'nightly-export', { codes: [75, 0], steps: ['extract', 'upload'], usage: { inputTokens: 7, costUsd: 0.25 } });
     const run = await triggerAndWait(g, jobId, (r) => r.status === 'success' || (r.status === 'failed' && r.held));
     expect(run).toMatchObject({ status: 'success', attempt: 2 });
     const out = run.output as { env: Record<string, string> };
@@ -148,6 +237,12 @@ describe.skipIf(!posix)('gaffer agent against a real Gaffer', () => {
       ['extract', 'ref-extract-1', 1],
       ['upload', 'ref-upload-1', 1],
     ]);
+    // The run's log tells the story per attempt: the steps recorded by the first, none by the second.
+    const story = described(await logsOf(g, 'runs', run.id));
+    expect(story).toEqual(expect.arrayContaining(['1 stdout hello from job attempt 1', '1 agent step "extract" recorded', '1 agent step "upload" recorded', '2 stdout hello from job attempt 2']));
+    expect(story.filter((l) => l.startsWith('2 ') && l.includes('recorded'))).toEqual([]);
+    // Each attempt printed a ::gaffer:: usage line: the run's usage is both summed.
+    expect(await usageOf(g, 'runs', run.id)).toEqual({ inputTokens: 14, outputTokens: 0, costUsd: 0.5 });
   });
 
   it('jobs: 65 holds the run as fatal, 77 holds it for a human, anything else is retried', async () => {
@@ -198,7 +293,8 @@ describe.skipIf(!posix)('gaffer agent against a real Gaffer', () => {
     expect(Date.now() - t0).toBeLessThan(6000);
     expect(await a.exit).toBe(0);
     expect(g.task(id)).toMatchObject({ status: 'backlog', note: null });
-    expect(a.lines.some((l) => l.line.text.startsWith('taken away:') && /force_release|lock/.test(l.line.text))).toBe(true);
+    // Nothing more can be logged for work taken away: the agent's own log says what happened.
+    expect(a.log.join('')).toMatch(new RegExp(`task ${id} #1: taken away: .*(force_release|lock)`));
   });
 
   it('run_cancelled stops the run\'s command and grandchild; nothing is reported for it', async () => {
@@ -259,7 +355,7 @@ describe.skipIf(!posix)('gaffer agent against a real Gaffer', () => {
 
     const stuck = g.createTask('stuck', { sleepMs: 120_000 }).id;
     const b = startAgent(g, ['--grace-s', '30']);
-    await waitFor(() => b.lines.some((l) => l.ref.id === String(stuck) && l.line.text.startsWith('hello')), 'the command to start');
+    await eventually(async () => (await logsOf(g, 'tasks', stuck)).some((l) => l.text.startsWith('hello')), 'the command to start');
     b.agent.shutdown('graceful');
     b.agent.shutdown('now');
     expect(await b.exit).toBe(0);
@@ -286,7 +382,7 @@ describe.skipIf(!posix)('the real `gaffer agent` process', () => {
     const first = g.createTask('finishes in the grace', { sleepMs: 1500 }, { priority: 2 }).id;
     const second = g.createTask('not claimed after Ctrl-C', {}, { priority: 1 }).id;
     const env = { ...process.env, GAFFER_TOKEN: g.token('cmd') };
-    const child = spawn(node, [path.join(repo, 'scripts', 'gaffer.mjs'), 'agent', '--url', g.server.agentUrl, '--role', 'cmd', '--poll-s', '0.1', '--exit-on-stdin-close', '--', node, scripted], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(node, [path.join(repo, 'scripts', 'gaffer.mjs'), 'agent', '--url', g.server.agentUrl, '--role', 'cmd', '--poll-s', '0.1', '--exit-on-stdin-close', '--verbose', '--', node, scripted], { env, stdio: ['pipe', 'pipe', 'pipe'] });
     cleanups.push(() => endAgent(child));
     let stderr = '';
     child.stderr.on('data', (c) => (stderr += c));
@@ -297,7 +393,8 @@ describe.skipIf(!posix)('the real `gaffer agent` process', () => {
     expect(g.task(first).status).toBe('done');
     expect(g.task(second).status).toBe('backlog');
     expect(stderr).toContain('SIGINT: no new work; finishing what runs');
-    expect(stderr).toContain('[task 1 #1] stdout | hello from task attempt 1');
+    expect(stderr).toContain('[task 1 #1] stdout | hello from task attempt 1'); // --verbose
+    expect(stderr).toMatch(/task 1 #1: exit 0 \(done\) after [\d.]+ s/);
 
     const stuck = g.createTask('stopped by the second Ctrl-C', { sleepMs: 120_000 }, { priority: 9 }).id;
     const again = spawn(node, [path.join(repo, 'scripts', 'gaffer.mjs'), 'agent', '--url', g.server.agentUrl, '--role', 'cmd', '--poll-s', '0.1', '--exit-on-stdin-close', '--', node, scripted], { env, stdio: ['pipe', 'ignore', 'ignore'] });
@@ -366,10 +463,10 @@ describe.skipIf(!posix)('the recipes in docs/command-agent.md, run as written', 
   it('Claude Code, Codex and Gemini CLI: the prompt carries the task, the adapter reads usage and the answer', async () => {
     const g = await gaffer({ role: 'dev' });
     const { bin, argsOf } = fakeClis();
-    const expected: Record<string, { usage: RegExp; result: string }> = {
-      claude: { usage: /usage: 9250 input \+ 77 output tokens, \$0\.0421 \(claude-sonnet-4-5\)/, result: 'Fixed: the handler now answers 401.' },
-      codex: { usage: /usage: 25763 input \+ 152 output tokens/, result: 'Also updated the README.' },
-      gemini: { usage: /usage: 5100 input \+ 130 output tokens \(gemini-2\.5-pro\)/, result: 'Version 2.0 adds dark mode.\nIt drops Node 18.' },
+    const expected: Record<string, { usage: UsageTotals; line: string; result: string }> = {
+      claude: { usage: { inputTokens: 9250, outputTokens: 77, costUsd: 0.04215 }, line: 'claude finished: success after 3 turns, $0.04215', result: 'Fixed: the handler now answers 401.' },
+      codex: { usage: { inputTokens: 25763, outputTokens: 152, costUsd: 0 }, line: 'codex turn completed: 1000 input tokens (900 cached), 30 output tokens', result: 'Also updated the README.' },
+      gemini: { usage: { inputTokens: 5100, outputTokens: 130, costUsd: 0 }, line: 'gemini finished: success', result: 'Version 2.0 adds dark mode.\nIt drops Node 18.' },
     };
     for (const [i, cli] of ['claude', 'codex', 'gemini'].entries()) {
       const id = g.createTask(`Fix the login page ${i}`, { ticket: `T-${i}` }).id;
@@ -377,7 +474,9 @@ describe.skipIf(!posix)('the recipes in docs/command-agent.md, run as written', 
       expect(await r.exited, r.log()).toBe(0);
       const task = g.task(id);
       expect(task.status, r.log()).toBe('done');
-      expect(task.note).toMatch(expected[cli]!.usage);
+      // The adapter's usage is the task's usage; its readable lines are the task's log.
+      expect(await usageOf(g, 'tasks', id)).toEqual(expected[cli]!.usage);
+      expect((await logsOf(g, 'tasks', id)).map((l) => l.text)).toContain(expected[cli]!.line);
       expect((task.output as { result: string }).result).toBe(expected[cli]!.result);
       const prompt = argsOf(cli).join(' ');
       expect(prompt).toContain(`Work on this task: Fix the login page ${i}.`);
@@ -392,7 +491,7 @@ describe.skipIf(!posix)('the recipes in docs/command-agent.md, run as written', 
     const r = runRecipe(g, recipes[3]!, '--max-tasks 2 --poll-s 0.1', { GAFFER_TOKEN: g.token('writer') });
     expect(await r.exited, r.log()).toBe(0);
     expect(g.task(ok)).toMatchObject({ status: 'done', output: { summary: 'one two three four five', words: 5, attempt: 1 } });
-    expect(g.task(ok).note).toMatch(/usage: 5 input \+ 5 output tokens/);
+    expect(await usageOf(g, 'tasks', ok)).toEqual({ inputTokens: 5, outputTokens: 5, costUsd: 0 });
     expect(g.task(bad)).toMatchObject({ status: 'failed', note: expect.stringMatching(/^exit 65 \(fatal\); last stderr line: the task's payload needs a "text" string/) });
   });
 

@@ -1,12 +1,14 @@
 /**
  * The SDK's `ctx.log` / `agent.log` / `ctx.usage` / `captureConsole` against the real hub and log
  * worker: every line arrives once and in order, before the report, also when the connection
- * drops in the middle (lives here because the SDK may not import core or server, lint layering).
+ * drops in the middle and when Gaffer restarts (lives here because the SDK may not import core or
+ * server, lint layering).
  */
 import type { Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { LogLine } from '../common/logs';
 import { connect, type Agent } from '../sdk';
+import { tempDir } from '../core/testing/test-core';
 import { startHarness, until, type Harness } from './agent-socket.testkit';
 
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -14,13 +16,20 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-async function harness(): Promise<Harness> {
-  const h = await startHarness({ hub: { pingIntervalMs: 0 } });
-  cleanups.push(async () => {
-    await h.close();
+async function harness(opts: Parameters<typeof startHarness>[0] = {}): Promise<Harness> {
+  const h = await startHarness({ hub: { pingIntervalMs: 0 }, ...opts });
+  const closeServer = h.close.bind(h);
+  let closed = false;
+  /** Closes the server and waits for the log worker (what it acknowledged is on disk). Idempotent. */
+  const close = async () => {
+    if (closed) return;
+    closed = true;
+    h.agentSocket.close(); // upgraded sockets are not the http server's connections any more
+    await closeServer();
     await h.core.logs.close();
-  });
-  return h;
+  };
+  cleanups.push(close);
+  return Object.assign(h, { close });
 }
 
 async function agentFor(h: Harness): Promise<Agent> {
@@ -93,6 +102,42 @@ describe('SDK logs and usage', () => {
     await until(() => h.core.tasks.get(task.id).status === 'done', 'the report');
     const lines = await allLines(h, `task:${task.id}`);
     expect(lines.map((l) => l.text)).toEqual(Array.from({ length: 20_000 }, (_, i) => `n ${i + 1}`));
+  });
+
+  it('lines survive a restart of Gaffer: the SDK resumes, resends what was not acknowledged, each line is stored once, in order', async () => {
+    const dataDir = tempDir('gaffer-sdk-restart-');
+    let h = await harness({ dataDir });
+    const { clock, port } = h;
+    const { task } = h.core.tasks.create({ title: 'through a restart', role: 'dev' }, { actor: 'test' });
+    const a = await connect({ url: h.url, token: h.token('dev'), role: 'dev', name: 'restarts', reconnect: { initialDelayMs: 10, maxDelayMs: 50 } });
+    cleanups.push(() => a.close({ timeoutMs: 100 }));
+    const instance = a.instanceId;
+    const resumed: boolean[] = [];
+    a.on('ready', (e) => resumed.push(e.resumed));
+    let restarted: Promise<void> | undefined;
+    await a.work(
+      async (ctx) => {
+        for (let i = 1; i <= 12_000; i++) {
+          // Not awaited at the restart: the lines written meanwhile wait in the outbox and go after it.
+          const room = ctx.log(`n ${i}`);
+          if (i === 6000) {
+            restarted = (async () => {
+              await h.close();
+              h = await harness({ dataDir, clock, port });
+            })();
+          } else await room;
+        }
+        await restarted;
+        return { output: { lines: 12_000 } };
+      },
+      { maxTasks: 1, idleDelayMs: 10, logs: { maxFrameLines: 250 } },
+    );
+    expect(resumed).toEqual([true]);
+    expect(a.instanceId).toBe(instance);
+    expect(h.core.tasks.get(task.id)).toMatchObject({ status: 'done', attempt: 1 });
+    const lines = await allLines(h, `task:${task.id}`);
+    expect(lines.map((l) => l.text)).toEqual(Array.from({ length: 12_000 }, (_, i) => `n ${i + 1}`));
+    expect(lines.every((l) => l.attempt === 1)).toBe(true);
   });
 
   it('a job handler logs and reports usage for its run attempt', async () => {

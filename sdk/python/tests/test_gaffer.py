@@ -1,6 +1,7 @@
 """The Python SDK against a real headless Gaffer (started by the fixtures): work and outcomes,
 races of several agents, renewals, lock loss, a job with steps retried, prechecks, reconnect and
-resume (a network blip and a Gaffer restart), refusals, idempotency and a graceful close.
+resume (a network blip and a Gaffer restart), log lines complete and in order across both, only
+the holder logging, refusals, idempotency and a graceful close.
 The server runs with a 4 s lock window, so the SDK renews every second."""
 
 from __future__ import annotations
@@ -393,3 +394,102 @@ def test_log_and_usage_reach_the_task_before_its_report(gaffer: Gaffer, role: st
     page = gaffer.api("GET", f"/tasks/{created['id']}/logs")
     assert [(l["text"], l["stream"], l["level"], l["attempt"]) for l in page["items"]] == [("starting", "agent", "info", 1), ("a warning", "stderr", "warn", 1)]
     assert gaffer.task(created["id"])["usage"] == {"inputTokens": 10, "outputTokens": 3, "costUsd": 0.25}
+
+
+def _all_lines(g: Gaffer, kind: str, id_: Any) -> List[Dict[str, Any]]:
+    lines: List[Dict[str, Any]] = []
+    after = 0
+    while True:
+        page = g.api("GET", f"/{kind}/{id_}/logs?after={after}&limit=1000")
+        lines.extend(page["items"])
+        if page["next"] is None:
+            return lines
+        after = page["next"]
+
+
+def test_log_lines_arrive_complete_in_order_and_once_across_a_reconnect_and_a_gaffer_restart(own_gaffer: Gaffer, role: str) -> None:
+    """PROTOCOL §5 "acknowledged means on disk": the SDK numbers each line (seq) and resends what
+    was not acknowledged; Gaffer stores a seq once. A blip at line 2000 (the agent is back by line
+    3000) and a restart at line 4000."""
+    g = own_gaffer
+    created = g.create_task("logs through trouble", role)
+    token = g.token(role)
+    total = 6000
+
+    async def main() -> None:
+        async with gaffer_agent.connect(g.agent_url, token=token, role=role, name="chatty", reconnect=FAST) as agent:
+            ready: List[Any] = []
+            agent.on("ready", ready.append)
+
+            async def handle(task: Any) -> Dict[str, int]:
+                loop = asyncio.get_running_loop()
+                restart: Any = None
+                for i in range(1, total + 1):
+                    room = task.log(f"line {i}", stream="stdout")
+                    if i == 2000:
+                        agent._conn.drop_socket()  # frames in flight lose their replies
+                    if i == 3000:  # the lines logged meanwhile waited in the outbox
+                        await until(lambda: len(ready) == 1, "the reconnect after the blip")
+                    if i == 4000:  # the lines logged meanwhile wait in the outbox
+                        restart = loop.run_in_executor(None, lambda: (g.stop(signal.SIGTERM), g.start()))
+                    else:
+                        await room
+                await restart
+                await until(lambda: len(ready) == 2, "the agent to come back after the restart", timeout=30)
+                return {"lines": total}
+
+            assert await agent.work(handle, max_tasks=1) == 1
+            assert [r["resumed"] for r in ready] == [True, True]
+
+    run(main(), timeout=120)
+    task = g.task(created["id"])
+    assert (task["status"], task["attempt"]) == ("done", 1)
+    lines = _all_lines(g, "tasks", created["id"])
+    assert [line["text"] for line in lines] == [f"line {i}" for i in range(1, total + 1)]
+    assert all(line["attempt"] == 1 and line["stream"] == "stdout" for line in lines)
+
+
+def test_only_the_holder_may_log_or_report_usage(gaffer: Gaffer, role: str) -> None:
+    created = gaffer.create_task("held by one", role)
+    job = gaffer.api("POST", "/jobs", {"name": f"{role}-held", "role": role, "schedule": {"everyS": 86400}})["job"]
+
+    async def main() -> None:
+        async with connect(gaffer, role, "holder") as holder, connect(gaffer, role, "intruder") as intruder:
+            claimed = await holder.claim()
+            assert claimed is not None and claimed.task.id == created["id"]
+
+            async def refused(type_: str, **fields: Any) -> str:
+                with pytest.raises(GafferRequestError) as e:
+                    await intruder.request(type_, **fields)
+                return e.value.code
+
+            lines = [{"text": "not mine to write"}]
+            assert await refused("log", taskId=created["id"], lines=lines) == "not_holder"
+            assert await refused("usage", taskId=created["id"], inputTokens=5) == "not_holder"
+            # The holder itself with a stale fence is refused too.
+            assert await refused("log", taskId=created["id"], fence=claimed.lock.fence + 1, lines=lines) == "not_holder"
+            await holder.request("log", taskId=created["id"], fence=claimed.lock.fence, lines=[{"text": "mine", "seq": 1}])
+            await holder.report(created["id"], claimed.lock.fence, "done")
+
+            # A run: only the instance that acknowledged it.
+            started = asyncio.Event()
+            release = asyncio.Event()
+            run_ids: List[str] = []
+
+            async def job_fn(ctx: Any) -> None:
+                run_ids.append(ctx.run_id)
+                started.set()
+                await release.wait()
+
+            holder.on_job(job_fn)
+            gaffer.api("POST", f"/jobs/{job['id']}/trigger", {"reason": "test"})
+            await asyncio.wait_for(started.wait(), 20)
+            assert await refused("log", runId=run_ids[0], lines=lines) == "not_holder"
+            assert await refused("usage", runId=run_ids[0], costUsd=1.0) == "not_holder"
+            release.set()
+            await until(lambda: gaffer.api("GET", f"/runs/{run_ids[0]}")["run"]["status"] == "success", "the run to finish")
+
+    # The intruder is connected only to try: its socket must not be the one the job goes to.
+    run(main())
+    assert [line["text"] for line in _all_lines(gaffer, "tasks", created["id"])] == ["mine"]
+    assert gaffer.task(created["id"])["usage"] == {"inputTokens": 0, "outputTokens": 0, "costUsd": 0}

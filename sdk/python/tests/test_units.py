@@ -1,5 +1,6 @@
-"""Pure parts: backoff, renew cadence, URLs, error mapping, strict parsing, telemetry batching
-(the TypeScript SDK's sdk.test.ts, plus the Python-only pieces)."""
+"""Pure parts: backoff, renew cadence, URLs, error mapping, strict parsing, the pauses after a
+refusal, and the log outbox against a fake store (the TypeScript SDK's sdk.test.ts and
+log-outbox.test.ts, plus the Python-only pieces)."""
 
 from __future__ import annotations
 
@@ -24,7 +25,9 @@ from gaffer_agent import (
     backoff_delay,
     renew_interval,
 )
+from gaffer_agent import ConnectionLostError
 from gaffer_agent.errors import error_class_of, error_message, report_status_of
+from gaffer_agent.retry import refusal_pause
 from gaffer_agent.telemetry import Telemetry
 
 
@@ -78,6 +81,10 @@ def test_keeps_messages_short_for_the_wire() -> None:
     assert error_message(ValueError("boom")) == "boom"
     assert error_message(ValueError()) == "ValueError"
     assert error_message(ValueError("x" * 20), 10) == "x" * 9 + "…"
+    # A surrogate (an undecodable file name via surrogateescape) cannot be sent as UTF-8: mended.
+    name = b"caf\xe9".decode("utf-8", "surrogateescape")
+    assert error_message(OSError("cannot open " + name)) == "cannot open caf\ufffd"
+    assert error_message(ValueError("\U0001F600" * 5), 3) == "\U0001F600\U0001F600…"  # code points: never half an emoji
     assert str(GafferRequestError("not_holder", 409, "stale fence")) == "not_holder (409): stale fence"
 
 
@@ -113,27 +120,71 @@ def test_parses_every_job_trigger_field_including_the_additions() -> None:
         JobTrigger.from_wire({**push, "completedSteps": [1]})
 
 
-def test_telemetry_batches_lines_and_sums_usage() -> None:
-    sent: List[tuple] = []
+def test_a_refusal_that_means_later_is_retried_after_a_growing_pause() -> None:
+    assert [refusal_pause(n) for n in range(1, 9)] == [0.1, 0.2, 0.4, 0.8, 1.6, 3.2, 5.0, 5.0]
 
-    async def send(type_: str, fields: Dict[str, Any]) -> Any:
-        sent.append((type_, fields))
-        return {"accepted": len(fields.get("lines", []))} if type_ == "log" else {"usage": {"inputTokens": 30, "outputTokens": 5, "costUsd": 0.5}}
+
+class FakeStore:
+    """Stores each seq once, as Gaffer does; scripted failures by frame number (1-based)."""
+
+    def __init__(self) -> None:
+        self.stored: List[Dict[str, Any]] = []
+        self.last_seq = 0
+        self.frames: List[int] = []
+        self.usage: List[Dict[str, Any]] = []
+        self.lose: set = set()  # stored, but the reply is lost
+        self.refuse: Dict[int, Exception] = {}
+        self.refuse_usage: List[Exception] = []
+        self.in_flight = 0
+        self.most_in_flight = 0
+
+    async def send(self, type_: str, fields: Dict[str, Any]) -> Any:
+        self.in_flight += 1
+        self.most_in_flight = max(self.most_in_flight, self.in_flight)
+        try:
+            await asyncio.sleep(0)
+            if type_ == "usage":
+                if self.refuse_usage:
+                    raise self.refuse_usage.pop(0)
+                self.usage.append(fields)
+                return {"usage": {"inputTokens": 0, "outputTokens": 0, "costUsd": 0}}
+            self.frames.append(len(fields["lines"]))
+            n = len(self.frames)
+            if n in self.refuse:
+                raise self.refuse[n]
+            dup = 0
+            for line in fields["lines"]:
+                if line["seq"] <= self.last_seq:
+                    dup += 1
+                else:
+                    self.stored.append(line)
+                    self.last_seq = line["seq"]
+            if n in self.lose:
+                raise ConnectionLostError()
+            return {"accepted": len(fields["lines"]), "stored": len(fields["lines"]) - dup, "duplicates": dup, "dropped": 0, "truncated": False, "lastSeq": self.last_seq}
+        finally:
+            self.in_flight -= 1
+
+
+def test_telemetry_numbers_lines_batches_them_one_frame_at_a_time_and_sums_usage() -> None:
+    store = FakeStore()
 
     async def main() -> None:
-        t = Telemetry(send, {"runId": "run_1"}, flush_every=10, max_lines=3)
+        t = Telemetry(store.send, {"runId": "run_1"}, flush_every=10, max_frame_lines=3)
         t.log("a")
         t.log("b", level="warn", stream="stderr")
         t.usage(input_tokens=10, cost_usd=0.25)
         t.usage(input_tokens=20, output_tokens=5, cost_usd=0.25, model="m")
-        assert sent == []  # nothing until the batch is due
-        t.log("c")  # the third line fills the batch: sent at once
-        await asyncio.sleep(0.01)
-        assert [s[0] for s in sent] == ["log", "usage"]
-        assert [line["text"] for line in sent[0][1]["lines"]] == ["a", "b", "c"]
-        assert sent[0][1]["runId"] == "run_1" and sent[0][1]["lines"][1]["level"] == "warn"
-        assert sent[1][1] == {"runId": "run_1", "inputTokens": 30, "outputTokens": 5, "costUsd": 0.5, "model": "m"}
-        assert t.last_usage == {"inputTokens": 30, "outputTokens": 5, "costUsd": 0.5}
+        assert store.frames == []  # nothing until the frame is full or due
+        for i in range(7):
+            t.log(f"n{i}")
+        await t.close()
+        assert store.frames == [3, 3, 3]
+        assert [(line["seq"], line["text"]) for line in store.stored] == list(enumerate(["a", "b", *[f"n{i}" for i in range(7)]], 1))
+        assert (store.stored[1]["level"], store.stored[1]["stream"], "stream" in store.stored[2]) == ("warn", "stderr", True)
+        assert store.most_in_flight == 1
+        assert store.usage == [{"runId": "run_1", "inputTokens": 30, "outputTokens": 5, "costUsd": 0.5, "model": "m"}]
+        assert t.acknowledged == 9 and t.last_usage == {"inputTokens": 0, "outputTokens": 0, "costUsd": 0}
         with pytest.raises(ValueError):
             t.log("x", level="loud")
         with pytest.raises(ValueError):
@@ -142,20 +193,87 @@ def test_telemetry_batches_lines_and_sums_usage() -> None:
     run(main())
 
 
-def test_telemetry_turns_off_when_the_server_does_not_know_the_frame() -> None:
-    calls: List[str] = []
-
-    async def send(type_: str, fields: Dict[str, Any]) -> Any:
-        calls.append(type_)
-        raise GafferRequestError("bad_request", 400, 'unknown type "log"')
+def test_telemetry_resends_after_lost_replies_and_refusals_without_a_duplicate_or_a_loss() -> None:
+    store = FakeStore()
+    store.lose = {1, 3}
+    store.refuse = {2: GafferRequestError("rate_limited", 429, "the log writer is behind"), 5: GafferRequestError("unavailable", 503, "busy")}
 
     async def main() -> None:
-        t = Telemetry(send, {"taskId": 1}, flush_every=10)
-        t.log("a")
+        t = Telemetry(store.send, {"taskId": 1, "fence": 1}, flush_every=0.001, max_frame_lines=50)
+        for i in range(1, 301):
+            await t.log(f"n {i}")
         await t.close()
-        t.log("b")
-        t.usage(input_tokens=1)
+
+    run(main())
+    assert [line["text"] for line in store.stored] == [f"n {i}" for i in range(1, 301)]
+    assert [line["seq"] for line in store.stored] == list(range(1, 301))
+
+
+def test_telemetry_keeps_memory_bounded_awaiting_waits_for_room_others_are_dropped_and_counted() -> None:
+    store = FakeStore()
+
+    async def main() -> None:
+        t = Telemetry(store.send, {"taskId": 1}, flush_every=0.001, max_frame_lines=10, high_water_lines=20, max_buffered_lines=40)
+        for i in range(100):
+            t.log(f"burst {i}")  # not awaited: past 40 waiting, lines are dropped
+        assert t.waiting == 40
+        room = t.log("one more")
+        assert not room.done()  # over the high-water mark: awaiting it waits for room
+        await room
+        assert t.waiting < 20
         await t.close()
-        assert calls == ["log"]
+
+    run(main())
+    texts = [line["text"] for line in store.stored]
+    assert texts[:40] == [f"burst {i}" for i in range(40)]
+    assert texts[40] == "[gaffer sdk] 61 line(s) dropped: they were logged faster than they could be sent"
+    assert len(texts) == 41
+
+
+def test_telemetry_stops_when_the_work_is_not_ours_drops_a_refused_frame_and_mends_text() -> None:
+    store = FakeStore()
+    store.refuse = {1: GafferRequestError("bad_request", 400, "lines.0.level: bad")}
+
+    async def main() -> None:
+        t = Telemetry(store.send, {"taskId": 1}, flush_every=10, max_frame_lines=1, max_line_chars=10)
+        t.log("refused")
+        t.log("bad \udc80 end")
+        t.log("\U0001F600" * 25)
+        await t.close()
+        gone = FakeStore()
+        gone.refuse = {1: GafferRequestError("not_holder", 409, "lock lost")}
+        t2 = Telemetry(gone.send, {"taskId": 1}, flush_every=10)
+        t2.log("one")
+        t2.usage(input_tokens=5)
+        await t2.close()
+        assert t2.stopped is not None and "not_holder" in t2.stopped
+        assert t2.log("ignored").done() and t2.waiting == 0
+        assert gone.usage == []
+
+    run(main())
+    assert [line["text"] for line in store.stored] == ["bad \ufffd end", "\U0001F600" * 10 + " […cut by the SDK: 25 characters in all]"]
+
+
+def test_telemetry_usage_is_sent_again_when_refused_for_now_but_never_twice_after_a_lost_reply(monkeypatch: Any) -> None:
+    pauses: List[float] = []
+
+    async def no_wait(seconds: float) -> None:
+        pauses.append(seconds)
+
+    monkeypatch.setattr("gaffer_agent.retry._sleep", no_wait)
+    store = FakeStore()
+    store.refuse_usage = [GafferRequestError("rate_limited", 429, "slow down"), GafferRequestError("unavailable", 503, "busy")]
+
+    async def main() -> None:
+        t = Telemetry(store.send, {"runId": "r"}, flush_every=10)
+        t.usage(input_tokens=7)
+        await t.close()
+        assert store.usage == [{"runId": "r", "inputTokens": 7}] and pauses == [0.1, 0.2]
+        lost = FakeStore()
+        lost.refuse_usage = [ConnectionLostError()]
+        t2 = Telemetry(lost.send, {"runId": "r"}, flush_every=10)
+        t2.usage(input_tokens=7)
+        await t2.close()
+        assert lost.usage == []  # it may have been counted: not sent a second time
 
     run(main())

@@ -368,3 +368,95 @@ def test_a_trigger_without_a_job_handler_is_not_acknowledged() -> None:
                 assert "run_started" not in state
 
     run(main())
+
+
+def test_reports_checkpoints_and_results_refused_for_now_are_sent_again_after_a_growing_pause(monkeypatch: Any) -> None:
+    """``rate_limited`` / ``unavailable`` mean nothing happened: abandoning the report would leave
+    the lock held for the whole lock window (the TypeScript SDK's fix, the same here)."""
+    pauses: List[float] = []
+
+    async def no_wait(seconds: float) -> None:
+        pauses.append(seconds)
+
+    monkeypatch.setattr("gaffer_agent.retry._sleep", no_wait)
+    refusals = {"report": ["rate_limited", "unavailable"], "run_step": ["unavailable"], "run_result": ["rate_limited"]}
+    seen: Dict[str, int] = {}
+    tasks = [wire_task(5)]
+
+    async def on_request(msg: Dict[str, Any], ws: Any) -> None:
+        kind = msg["type"]
+        seen[kind] = seen.get(kind, 0) + 1
+        if refusals.get(kind):
+            code = refusals[kind].pop(0)
+            await refuse(ws, msg, code, 429 if code == "rate_limited" else 503, "later, please")
+        elif kind == "claim":
+            task = tasks.pop(0) if tasks else None
+            await reply(ws, msg, {"task": task, "lock": {"fence": 1, "expiresAt": "2026-11-30T11:00:00.000Z"}} if task else {"task": None})
+        elif kind == "report":
+            await reply(ws, msg, {"task": wire_task(msg["taskId"], status=msg["status"]), "replayed": False})
+        else:
+            await reply(ws, msg, {})
+
+    async def main() -> None:
+        async with FakeServer(on_request) as srv:
+            async with connect(srv.url) as agent:
+                assert await agent.work(lambda task: asyncio.sleep(0, {"ok": True}), max_tasks=1) == 1
+                assert [r["status"] for r in srv.of_type("report")] == ["done"] * 3  # refused twice, then stored
+                done = asyncio.Event()
+
+                async def job(ctx: Any) -> str:
+                    await ctx.step("send", lambda: "sent")
+                    done.set()
+                    return "ok"
+
+                agent.on_job(job)
+                await srv.sockets[0].send(json.dumps({
+                    "type": "job_trigger", "runId": "run_9", "jobId": "job_1", "job": "daily", "slot": "2026-11-30", "attempt": 1, "payload": {},
+                    "idempotencyKey": "k", "deadline": "2099-01-01T00:00:00.000Z", "completedSteps": [], "version": 1, "traceId": "t",
+                }))  # fmt: skip
+                await until(lambda: seen.get("run_result", 0) == 2, "the run_result, sent again")
+                assert (seen["run_step"], seen["run_result"]) == (2, 2)
+
+    run(main())
+    assert pauses == [0.1, 0.2, 0.1, 0.1]  # growing within one request; each request starts over
+
+
+def test_a_claim_refused_as_rate_limited_waits_at_least_a_second_before_the_next() -> None:
+    async def on_request(msg: Dict[str, Any], ws: Any) -> None:
+        if msg["type"] == "claim":
+            await refuse(ws, msg, "rate_limited", 429, "slow down")
+        else:
+            await reply(ws, msg, {})
+
+    async def main() -> List[float]:
+        async with FakeServer(on_request) as srv:
+            async with connect(srv.url) as agent:
+                pauses: List[float] = []
+
+                async def record(seconds: float) -> None:
+                    pauses.append(seconds)
+                    if len(pauses) == 2:
+                        await agent.close()
+
+                agent._sleep = record  # type: ignore[method-assign]
+                await agent.work(lambda task: None, idle_delay=0.01)
+                assert len(srv.of_type("claim")) == 2
+                return pauses
+
+    assert run(main()) == [1.0, 1.0]
+
+
+def test_text_utf8_cannot_carry_is_refused_at_once_naming_the_field() -> None:
+    async def on_request(msg: Dict[str, Any], ws: Any) -> None:
+        await reply(ws, msg, {})
+
+    async def main() -> None:
+        async with FakeServer(on_request) as srv:
+            async with connect(srv.url, request_timeout=30) as agent:
+                name = b"report-\xff.csv".decode("utf-8", "surrogateescape")
+                with pytest.raises(gaffer_agent.GafferRequestError) as e:
+                    await asyncio.wait_for(agent.request("report", taskId=1, fence=1, status="done", output={"files": [name]}), 2)
+                assert e.value.code == "bad_request" and '"output.files.0"' in e.value.message
+                assert srv.of_type("report") == []  # nothing was sent
+
+    run(main())

@@ -1,7 +1,7 @@
 /**
  * One attempt with real child processes (no Gaffer): environment, stdin, payload and output files,
- * the ::gaffer:: lines, output limits, time limit, taking work away, and the CLI adapters replayed
- * from fixtures by a fake CLI.
+ * the ::gaffer:: lines, usage as it comes, back-pressure from a slow log, output limits, time limit,
+ * taking work away, and the CLI adapters replayed from fixtures by a fake CLI.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -9,7 +9,8 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ADAPTERS } from './adapters';
 import { Attempt, type AttemptContext, type AttemptInput, type CommandSpec } from './attempt';
-import type { LogLine, WorkRef } from './log-sink';
+import type { AttemptOutput, LogLine, WorkRef } from './log-sink';
+import type { UsageIncrement } from './usage';
 import { familyScript, readPids, running } from './testing/processes';
 
 const here = import.meta.dirname;
@@ -19,23 +20,47 @@ const node = process.execPath;
 
 interface Run {
   lines: LogLine[];
+  /** The usage frames the attempt sent. */
+  usage: UsageIncrement[];
   workDir: string;
+  out: AttemptOutput;
 }
 
-function setup(spec: Partial<CommandSpec> & Pick<CommandSpec, 'command' | 'args'>, env: NodeJS.ProcessEnv = {}): { ctx: AttemptContext; run: Run } {
-  const run: Run = { lines: [], workDir: fs.mkdtempSync(path.join(os.tmpdir(), 'gaffer-attempt-')) };
+interface Setup {
+  ctx: AttemptContext;
+  run: Run;
+  /** This attempt's input (its output goes to `run`). */
+  input(extra?: Partial<AttemptInput>): AttemptInput;
+}
+
+function setup(spec: Partial<CommandSpec> & Pick<CommandSpec, 'command' | 'args'>, env: NodeJS.ProcessEnv = {}): Setup {
+  const run: Run = {
+    lines: [],
+    usage: [],
+    workDir: fs.mkdtempSync(path.join(os.tmpdir(), 'gaffer-attempt-')),
+    out: {
+      log: async (line) => void run.lines.push(line),
+      usage: async (u) => void run.usage.push(u),
+    },
+  };
   const ctx: AttemptContext = {
-    spec: { shell: false, killAfterMs: 2000, limits: { maxLines: 1000, maxBytes: 1 << 20 }, ...spec },
-    sink: (_ref, line) => run.lines.push(line),
+    spec: { shell: false, killAfterMs: 2000, ...spec },
     baseEnv: { PATH: process.env.PATH, ...env },
     secrets: [],
     workDir: run.workDir,
   };
-  return { ctx, run };
+  const input = (extra: Partial<AttemptInput> = {}): AttemptInput => ({
+    ref,
+    out: run.out,
+    vars: { GAFFER_KIND: 'task', GAFFER_TASK_ID: '7' },
+    payload: { id: 7, title: 'hello' },
+    signal: new AbortController().signal,
+    ...extra,
+  });
+  return { ctx, run, input };
 }
 
 const ref: WorkRef = { kind: 'task', id: '7', attempt: 2 };
-const input = (extra: Partial<AttemptInput> = {}): AttemptInput => ({ ref, vars: { GAFFER_KIND: 'task', GAFFER_TASK_ID: '7' }, payload: { id: 7, title: 'hello' }, signal: new AbortController().signal, ...extra });
 const texts = (r: Run, stream?: string) => r.lines.filter((l) => !stream || l.stream === stream).map((l) => l.text);
 
 describe('an attempt', () => {
@@ -52,7 +77,7 @@ describe('an attempt', () => {
         }));
         console.log('done');
       });`;
-    const { ctx, run } = setup({ command: node, args: ['-e', script] }, { GAFFER_TOKEN: 'gft_agent_secret_token', GAFFER_OPERATOR_TOKEN: 'gfo_operator_secret' });
+    const { ctx, run, input } = setup({ command: node, args: ['-e', script] }, { GAFFER_TOKEN: 'gft_agent_secret_token', GAFFER_OPERATOR_TOKEN: 'gfo_operator_secret' });
     const r = await new Attempt(ctx, input()).run();
     expect(r.ending).toEqual({ kind: 'exited', code: 0 });
     const out = r.output as Record<string, unknown>;
@@ -73,12 +98,16 @@ describe('an attempt', () => {
       'echo "::gaffer:: {\\"step\\":\\"send\\"}"',
       'echo plain >&2',
     ].join('\n');
-    const { ctx, run } = setup({ command: '/bin/sh', args: ['-c', script] });
+    const { ctx, run, input } = setup({ command: '/bin/sh', args: ['-c', script] });
     const steps: string[] = [];
     const r = await new Attempt(ctx, input({ onStep: async (s) => (await new Promise((res) => setTimeout(res, 20)), steps.push(`${s.name}:${s.ref ?? ''}`)) })).run();
     expect(r.ending).toEqual({ kind: 'exited', code: 0 });
     expect(steps).toEqual(['fetch:r1', 'send:']);
     expect(r.usage).toEqual({ inputTokens: 120, outputTokens: 6, costUsd: 0.01, models: ['m1'] });
+    // Sent to Gaffer as they came (one was printed on stderr: the two streams' order is not fixed).
+    expect(run.usage).toHaveLength(2);
+    expect(run.usage).toContainEqual({ inputTokens: 100, outputTokens: 5, costUsd: 0.01, model: 'm1' });
+    expect(run.usage).toContainEqual({ inputTokens: 20, outputTokens: 1 });
     expect(run.lines).toContainEqual({ text: 'careful', stream: 'stdout', level: 'warn' });
     expect(run.lines).toContainEqual({ text: 'progress 50% — half', stream: 'agent', level: 'info' });
     expect(texts(run).some((t) => t.startsWith('ignored a malformed ::gaffer:: line (not valid JSON after ::gaffer::)'))).toBe(true);
@@ -90,7 +119,7 @@ describe('an attempt', () => {
   it('a step that cannot be recorded stops the command; "not ours any more" counts as taken away', async () => {
     const script = 'echo "::gaffer:: {\\"step\\":\\"a\\"}"; sleep 30';
     for (const [takenAway, kind] of [[false, 'checkpoint_failed'], [true, 'taken_away']] as const) {
-      const { ctx } = setup({ command: '/bin/sh', args: ['-c', script] });
+      const { ctx, input } = setup({ command: '/bin/sh', args: ['-c', script] });
       const t0 = Date.now();
       const r = await new Attempt(ctx, input({ onStep: () => Promise.reject(new Error('refused')), isTakenAway: () => takenAway })).run();
       expect(r.ending).toEqual({ kind, reason: 'refused' });
@@ -100,29 +129,70 @@ describe('an attempt', () => {
 
   it('caps the log per attempt, says "truncated" once, and still reads the output file and control lines', async () => {
     const script = 'i=0; while [ $i -lt 50 ]; do echo "line $i"; i=$((i+1)); done; echo "::gaffer:: {\\"usage\\":{\\"inputTokens\\":1}}"; echo 42 > "$GAFFER_OUTPUT_FILE"';
-    const { ctx, run } = setup({ command: '/bin/sh', args: ['-c', script], limits: { maxLines: 10, maxBytes: 1 << 20 } });
+    const { ctx, run, input } = setup({ command: '/bin/sh', args: ['-c', script], limits: { maxLines: 10, maxBytes: 1 << 20 } });
     const r = await new Attempt(ctx, input()).run();
     expect(texts(run, 'stdout')).toHaveLength(10);
     expect(texts(run).filter((t) => t.startsWith('output truncated'))).toHaveLength(1);
-    expect(r.problems).toEqual(['output truncated (over the log limit)']);
+    expect(r.problems).toEqual(["output truncated (over the agent's log limit)"]);
     expect(r.output).toBe(42);
     expect(r.usage?.inputTokens).toBe(1);
+    expect(run.usage).toEqual([{ inputTokens: 1 }]);
+  });
+
+  it('back-pressure: while the log has no room the pipe is not read, and every line still arrives, in order', async () => {
+    // A "Gaffer" that takes 40 lines a millisecond, and has room for 200 waiting lines.
+    const room = 200;
+    const { ctx, run, input } = setup({ command: node, args: ['-e', "for (let i = 1; i <= 20000; i++) process.stdout.write(`line ${i} ${'x'.repeat(80)}\\n`)"] });
+    let waiting = 0;
+    let most = 0;
+    const waiters: Array<() => void> = [];
+    const server = setInterval(() => {
+      waiting = Math.max(0, waiting - 40);
+      if (waiting < room) for (const w of waiters.splice(0)) w();
+    }, 1);
+    const out: AttemptOutput = {
+      log(line) {
+        run.lines.push(line);
+        most = Math.max(most, ++waiting);
+        return waiting < room ? Promise.resolve() : new Promise<void>((r) => waiters.push(r));
+      },
+      usage: async () => {},
+    };
+    try {
+      const r = await new Attempt(ctx, input({ out })).run();
+      expect(r.ending).toEqual({ kind: 'exited', code: 0 });
+    } finally {
+      clearInterval(server);
+    }
+    const printed = texts(run, 'stdout');
+    expect(printed).toHaveLength(20_000);
+    expect(printed.every((t, i) => t.startsWith(`line ${i + 1} `))).toBe(true);
+    // At most one pipe read (64 KiB: ~730 of these lines) beyond the room; unread, all 20 000 would pile up.
+    expect(most).toBeLessThan(room + 1500);
+  });
+
+  it('usage Gaffer refuses is said in the problems (the note), not dropped silently', async () => {
+    const { ctx, run, input } = setup({ command: '/bin/sh', args: ['-c', 'echo "::gaffer:: {\\"usage\\":{\\"costUsd\\":0.5}}"'] });
+    const refusal = Object.assign(new Error('costUsd: too big'), { code: 'bad_request' });
+    const r = await new Attempt(ctx, input({ out: { log: run.out.log, usage: () => Promise.reject(refusal) } })).run();
+    expect(r.usage).toMatchObject({ costUsd: 0.5 });
+    expect(r.problems).toEqual(['usage not recorded by Gaffer: bad_request: costUsd: too big']);
   });
 
   it('a malformed or oversized output file is not reported, and says why', async () => {
     const bad = setup({ command: '/bin/sh', args: ['-c', 'echo "{not json" > "$GAFFER_OUTPUT_FILE"'] });
-    const r1 = await new Attempt(bad.ctx, input()).run();
+    const r1 = await new Attempt(bad.ctx, bad.input()).run();
     expect(r1.output).toBeUndefined();
     expect(r1.problems).toEqual(['the output file is not valid JSON: not reported']);
     const big = setup({ command: node, args: ['-e', `require('fs').writeFileSync(process.env.GAFFER_OUTPUT_FILE, JSON.stringify('x'.repeat(70000)))`] });
-    const r2 = await new Attempt(big.ctx, input()).run();
+    const r2 = await new Attempt(big.ctx, big.input()).run();
     expect(r2.output).toBeUndefined();
     expect(r2.problems[0]).toMatch(/larger than 65536 bytes/);
   });
 
   it('--timeout-s ends the whole group (grandchild included)', async () => {
     const pidFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'gaffer-t-')), 'pids');
-    const { ctx } = setup({ command: '/bin/sh', args: ['-c', familyScript(pidFile)], timeoutS: 1 });
+    const { ctx, input } = setup({ command: '/bin/sh', args: ['-c', familyScript(pidFile)], timeoutS: 1 });
     const done = new Attempt(ctx, input()).run();
     const [pid, grandchild] = await readPids(pidFile);
     const r = await done;
@@ -133,7 +203,7 @@ describe('an attempt', () => {
 
   it('taking the work away ends the group, SIGKILL when SIGTERM is ignored, and reads no output', async () => {
     const pidFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'gaffer-t-')), 'pids');
-    const { ctx } = setup({ command: '/bin/sh', args: ['-c', `echo 1 > "$GAFFER_OUTPUT_FILE"\n${familyScript(pidFile, { ignoreTerm: true })}`], killAfterMs: 300 });
+    const { ctx, input } = setup({ command: '/bin/sh', args: ['-c', `echo 1 > "$GAFFER_OUTPUT_FILE"\n${familyScript(pidFile, { ignoreTerm: true })}`], killAfterMs: 300 });
     const ac = new AbortController();
     const done = new Attempt(ctx, input({ signal: ac.signal })).run();
     const [pid, grandchild] = await readPids(pidFile);
@@ -145,7 +215,7 @@ describe('an attempt', () => {
   });
 
   it('a command that cannot start is a spawn failure with the reason', async () => {
-    const { ctx } = setup({ command: '/nonexistent/claude', args: [] });
+    const { ctx, input } = setup({ command: '/nonexistent/claude', args: [] });
     const r = await new Attempt(ctx, input()).run();
     expect(r.ending).toMatchObject({ kind: 'spawn_failed', reason: expect.stringMatching(/^ENOENT/) });
   });
@@ -153,7 +223,7 @@ describe('an attempt', () => {
 
 describe('CLI adapters, replayed from fixtures of their documented output by a fake CLI', () => {
   async function replay(format: string, file: string) {
-    const { ctx, run } = setup({ command: node, args: [fakeCli, fixture(file)], adapter: ADAPTERS[format]! });
+    const { ctx, run, input } = setup({ command: node, args: [fakeCli, fixture(file)], adapter: ADAPTERS[format]! });
     const r = await new Attempt(ctx, input()).run();
     expect(r.ending).toEqual({ kind: 'exited', code: 0 });
     return { r, logged: run.lines.map((l) => `${l.level ?? 'info'} ${l.text}`) };
@@ -214,7 +284,7 @@ describe('CLI adapters, replayed from fixtures of their documented output by a f
   });
 
   it('the command\'s own output file wins over the adapter\'s answer', async () => {
-    const { ctx } = setup({ command: '/bin/sh', args: ['-c', `node "${fakeCli}" "${fixture('claude-stream.jsonl')}"; echo '{"mine":true}' > "$GAFFER_OUTPUT_FILE"`], adapter: ADAPTERS['claude-stream-json']! });
+    const { ctx, input } = setup({ command: '/bin/sh', args: ['-c', `node "${fakeCli}" "${fixture('claude-stream.jsonl')}"; echo '{"mine":true}' > "$GAFFER_OUTPUT_FILE"`], adapter: ADAPTERS['claude-stream-json']! });
     const r = await new Attempt(ctx, input()).run();
     expect(r.output).toEqual({ mine: true });
     expect(r.usage?.costUsd).toBe(0.04215);

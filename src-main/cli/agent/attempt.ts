@@ -5,15 +5,22 @@
  * 1. The payload (the whole task or trigger) is written to GAFFER_PAYLOAD_FILE (mode 0600) and to
  *    the child's stdin; GAFFER_OUTPUT_FILE is read after the group is gone. Both files are removed
  *    when the attempt ends, however it ends.
- * 2. Every stdout/stderr line goes to the log sink, within the output budget; `::gaffer::` lines
- *    (either stream) are control messages, never log lines, and are handled even after the log
- *    budget is spent. With an adapter, stdout lines it recognises become its readable lines.
+ * 2. Every stdout/stderr line goes to the attempt's log in Gaffer (log-sink.ts), within the
+ *    agent's own budget when one is set; `::gaffer::` lines (either stream) are control messages,
+ *    never log lines, and are handled even after that budget is spent. With an adapter, stdout
+ *    lines it recognises become its readable lines.
  * 3. Steps are recorded in the order printed, one at a time; the attempt's end waits for the last
  *    one, so a run's result is never sent before its checkpoints. A step that cannot be recorded
  *    stops the child (taken away if the server says the work is no longer ours).
  * 4. Taking the work away (`signal`), the `--timeout-s` limit and `interrupt('shutdown')` end the
  *    child's whole process group: SIGTERM, SIGKILL after `killAfterMs`. The first of them decides
  *    the ending; a later one changes nothing.
+ * 5. Back-pressure: while the SDK holds more lines than it lets in (Gaffer is behind, or the
+ *    connection is down), the pipe they came from is not read, so the command waits on its own
+ *    writes instead of the agent's memory growing. Once the group is gone, what is left in the
+ *    pipes is read without waiting (it is bounded) so the attempt can end.
+ * 6. Usage increments (`::gaffer::` usage, adapters) go to Gaffer as they come (usage.ts); the
+ *    attempt ends only after they were sent, so they land before the report or result.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -22,11 +29,11 @@ import { findIllFormedText, wellFormedDeep } from '../../common/text';
 import type { AdapterDefinition, AdapterSink } from './adapters';
 import { describeProgress, isControlLine, parseControlLine } from './control-lines';
 import { childEnvironment } from './environment';
-import { cutText, LineSplitter, OutputBudget, type OutputLimits } from './lines';
-import type { LogLevel, LogSink, LogStream, WorkRef } from './log-sink';
+import { cutText, LineSplitter, MAX_LINE_CHARS, OutputBudget, type OutputLimits } from './lines';
+import type { AttemptOutput, LogLevel, LogStream, WorkRef } from './log-sink';
 import type { Ending } from './outcome';
 import { GroupChild } from './process-group';
-import { UsageMeter, type UsageTotals } from './usage';
+import { UsageMeter, UsageReporter, type UsageIncrement, type UsageTotals } from './usage';
 
 export interface CommandSpec {
   command: string;
@@ -37,13 +44,13 @@ export interface CommandSpec {
   timeoutS?: number;
   /** SIGTERM → SIGKILL delay (PROTOCOL §6: 10 s). */
   killAfterMs: number;
-  limits: OutputLimits;
+  /** The agent's own log budget per attempt (--max-log-lines/--max-log-bytes); none: Gaffer's caps. */
+  limits?: OutputLimits;
   adapter?: AdapterDefinition;
 }
 
 export interface AttemptContext {
   spec: CommandSpec;
-  sink: LogSink;
   /** The environment the child inherits (secrets are removed from it). */
   baseEnv: NodeJS.ProcessEnv;
   /** More secrets to keep out of the child's environment (the agent token). */
@@ -54,6 +61,8 @@ export interface AttemptContext {
 
 export interface AttemptInput {
   ref: WorkRef;
+  /** Where the attempt's lines and usage go (the task's or run's log and usage). */
+  out: AttemptOutput;
   /** The GAFFER_* variables of this attempt, without the two file paths. */
   vars: Record<string, string>;
   payload: unknown;
@@ -69,8 +78,9 @@ export interface AttemptResult {
   ending: Ending;
   /** From the output file, else the adapter's final answer. */
   output?: unknown;
-  /** Things the operator should know (a malformed output file, truncated output). */
+  /** Things the operator should know (a malformed output file, truncated output, usage Gaffer refused). */
   problems: string[];
+  /** What the command reported using (sent to Gaffer as it came). */
   usage: UsageTotals | null;
   /** The last stderr line, for the report note. */
   lastStderr?: string;
@@ -97,8 +107,14 @@ function reasonText(signal: AbortSignal): string {
 export class Attempt {
   private child: GroupChild | undefined;
   private forced: Ending | undefined;
-  private readonly budget: OutputBudget;
+  private readonly budget: OutputBudget | undefined;
   private readonly usage = new UsageMeter();
+  private readonly usageReporter: UsageReporter;
+  /** Invariant 5: the group is gone; read what is left without waiting. */
+  private released = false;
+  private readonly held = new Set<NodeJS.ReadableStream>();
+  /** The latest write to the log of the chunk being read (its promise: room for more). */
+  private pressure: Promise<void> | undefined;
   private readonly problems: string[] = [];
   private steps: Promise<void> = Promise.resolve();
   private lastStderr: string | undefined;
@@ -109,7 +125,8 @@ export class Attempt {
     private readonly ctx: AttemptContext,
     private readonly input: AttemptInput,
   ) {
-    this.budget = new OutputBudget(ctx.spec.limits);
+    this.budget = ctx.spec.limits ? new OutputBudget(ctx.spec.limits) : undefined;
+    this.usageReporter = new UsageReporter((u) => input.out.usage(u));
   }
 
   /** Ends the attempt early (invariant 4); the first call decides the ending. */
@@ -143,6 +160,7 @@ export class Attempt {
         const streamsDone = this.wireOutput(child);
         child.child.stdin?.end(`${payloadText}\n`);
         const exit = await child.settled(spec.killAfterMs);
+        this.release();
         if (this.forced === undefined && exit.spawnError) {
           const e = exit.spawnError;
           return { ending: { kind: 'spawn_failed', reason: `${e.code ?? 'error'}: ${e.message}` }, problems: [], usage: null };
@@ -156,7 +174,9 @@ export class Attempt {
         child.child.stderr?.destroy();
         await streamsDone;
         await this.steps;
+        await this.usageReporter.settled();
         const ending: Ending = this.forced ?? (exit.code !== null ? { kind: 'exited', code: exit.code } : { kind: 'signalled', signal: exit.signal ?? 'a signal' });
+        if (ending.kind !== 'taken_away') for (const f of this.usageReporter.failures) this.problems.push(`usage not recorded by Gaffer: ${f}`);
         const output = ending.kind === 'taken_away' ? undefined : this.readOutput(outputFile);
         return { ending, ...(output !== undefined ? { output } : {}), problems: this.problems, usage: this.usage.total, ...(this.lastStderr ? { lastStderr: this.lastStderr } : {}) };
       } finally {
@@ -177,7 +197,7 @@ export class Attempt {
     const adapter = this.ctx.spec.adapter?.create();
     const adapterSink: AdapterSink = {
       log: (text, level) => this.log('stdout', text, level),
-      usage: (u) => this.usage.add(u),
+      usage: (u) => this.addUsage(u),
     };
     const streams: Array<[NodeJS.ReadableStream | null, LogStream]> = [
       [child.child.stdout, 'stdout'],
@@ -192,9 +212,13 @@ export class Attempt {
           if (name === 'stderr' && line.trim()) this.lastStderr = cutText(line, 500, '…');
           this.log(name, line);
         }
-      });
+      }, MAX_LINE_CHARS);
       return new Promise<void>((resolve) => {
-        stream.on('data', (chunk: Buffer) => splitter.push(chunk));
+        stream.on('data', (chunk: Buffer) => {
+          this.pressure = undefined;
+          splitter.push(chunk);
+          if (this.pressure) this.holdBack(stream, this.pressure);
+        });
         stream.once('close', () => {
           splitter.end();
           if (name === 'stdout') adapter?.end?.(adapterSink);
@@ -209,19 +233,49 @@ export class Attempt {
 
   private adapterOutput: Record<string, unknown> | undefined;
 
+  /**
+   * Invariant 5: the SDK has no room for more lines; stop reading `stream` until it has. (The
+   * promise of a write the SDK has room for resolves at once: the pause is one microtask.)
+   */
+  private holdBack(stream: NodeJS.ReadableStream, room: Promise<void>): void {
+    if (this.released) return;
+    stream.pause();
+    this.held.add(stream);
+    const resume = () => {
+      if (this.held.delete(stream)) stream.resume();
+    };
+    room.then(resume, resume);
+  }
+
+  /** Invariant 5: the group is gone; what is left in the pipes is read at once. */
+  private release(): void {
+    this.released = true;
+    for (const s of this.held) s.resume();
+    this.held.clear();
+  }
+
   private log(stream: LogStream, text: string, level?: LogLevel): void {
-    const verdict = this.budget.admit(text);
+    const verdict = this.budget?.admit(text) ?? { verdict: 'keep' };
     if (verdict.verdict === 'drop') return;
     if (verdict.verdict === 'notice') {
-      this.ctx.sink(this.input.ref, { text: verdict.text, stream: 'agent', level: 'warn' });
-      this.problems.push('output truncated (over the log limit)');
+      this.write({ text: verdict.text, stream: 'agent', level: 'warn' });
+      this.problems.push('output truncated (over the agent\'s log limit)');
       return;
     }
-    this.ctx.sink(this.input.ref, { text, stream, ...(level ? { level } : {}) });
+    this.write({ text, stream, ...(level ? { level } : {}) });
   }
 
   private agentLine(text: string, level: LogLevel = 'info'): void {
-    this.ctx.sink(this.input.ref, { text, stream: 'agent', level });
+    this.write({ text, stream: 'agent', level });
+  }
+
+  private write(line: { text: string; stream: LogStream; level?: LogLevel }): void {
+    this.pressure = this.input.out.log(line);
+  }
+
+  private addUsage(u: UsageIncrement): void {
+    this.usage.add(u);
+    this.usageReporter.add(u);
   }
 
   private control(line: string): void {
@@ -233,7 +287,7 @@ export class Attempt {
     const m = parsed.message;
     if (m.log) this.log('stdout', m.log.text, m.log.level);
     if (m.progress) this.agentLine(describeProgress(m.progress));
-    if (m.usage) this.usage.add(m.usage);
+    if (m.usage) this.addUsage(m.usage);
     if (m.step) this.step(m.step);
   }
 

@@ -17,6 +17,9 @@
  *    later (the file was removed, the cwd vanished), that task/run is reported fatal with the
  *    reason and the agent stops claiming and exits 78 — it never spins through the queue.
  * 5. The child never sees GAFFER_TOKEN, the operator token, or any variable holding them.
+ * 6. What a command prints and spends goes to its task's or run's log and usage in Gaffer
+ *    (log-sink.ts), through the handler context the SDK gives it; the agent's own stderr says
+ *    one line per attempt (how it ended), and echoes the lines only with --verbose.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -33,6 +36,7 @@ import {
   RetryableError,
   TaskFailedError,
   type JobContext,
+  type LogOutboxOptions,
   type WorkContext,
   type WorkResult,
 } from '../../sdk';
@@ -40,7 +44,7 @@ import { ADAPTERS } from './adapters';
 import { Attempt, type AttemptInput, type AttemptResult, type CommandSpec } from './attempt';
 import { cutText } from './lines';
 import { resolveCommand } from './environment';
-import { stderrLogSink, type LogSink, type WorkRef } from './log-sink';
+import { attemptOutput, stderrEcho, workLabel, type AttemptOutput, type LogEcho, type LogTarget, type WorkRef } from './log-sink';
 import type { AgentCliOptions } from './options';
 import { describeEnding, EXIT_CANNOT_START, runOutcomeFor, taskStatusFor } from './outcome';
 import { describeUsage } from './usage';
@@ -51,14 +55,20 @@ export interface AgentIo {
   writeErr(text: string): void;
   /** Watched when --exit-on-stdin-close is given. */
   stdin?: NodeJS.ReadableStream;
-  /** Where task/run log lines go (default: the agent's own log, prefixed). */
-  sink?: LogSink;
   /** Agent version sent in hello. */
   version?: string;
 }
 
 const NOTE_MAX = 4000;
 const LOCK_GONE = new Set(['not_holder', 'not_found']);
+
+/**
+ * The SDK's log outbox for a command's output (invariant 6). A frame is sent as soon as 1 000 lines
+ * wait, and the pipes are read again once fewer than 4 000 wait, so frames go out back to back
+ * while the command prints; with lines of up to 64 Ki characters the agent holds at most a few
+ * hundred MB even then (ordinary output: a few hundred KB).
+ */
+const COMMAND_LOGS: LogOutboxOptions = { maxFrameLines: 1000, highWaterLines: 4000, maxBufferedLines: 50_000 };
 
 function agentLogger(write: (t: string) => void, quiet: boolean): Logger {
   const put = (level: string) => (msg: string, fields?: Record<string, unknown>) => {
@@ -77,7 +87,7 @@ async function within(p: Promise<unknown>, ms: number): Promise<void> {
 
 export class CommandAgent {
   private readonly log: Logger;
-  private readonly sink: LogSink;
+  private readonly echo: LogEcho | undefined;
   private readonly spec: CommandSpec;
   private agent: Agent | undefined;
   private readonly stopClaiming = new AbortController();
@@ -95,7 +105,7 @@ export class CommandAgent {
     private readonly io: AgentIo,
   ) {
     this.log = agentLogger(io.writeErr, opts.quiet);
-    this.sink = io.sink ?? stderrLogSink(io.writeErr);
+    this.echo = opts.verbose ? stderrEcho(io.writeErr) : undefined;
     this.spec = {
       command: opts.command,
       args: opts.args,
@@ -103,7 +113,9 @@ export class CommandAgent {
       ...(opts.cwd ? { cwd: opts.cwd } : {}),
       ...(opts.timeoutS !== undefined ? { timeoutS: opts.timeoutS } : {}),
       killAfterMs: opts.killAfterS * 1000,
-      limits: { maxLines: opts.maxLogLines, maxBytes: opts.maxLogBytes },
+      ...(opts.maxLogLines !== undefined || opts.maxLogBytes !== undefined
+        ? { limits: { maxLines: opts.maxLogLines ?? Number.MAX_SAFE_INTEGER, maxBytes: opts.maxLogBytes ?? Number.MAX_SAFE_INTEGER } }
+        : {}),
       ...(opts.parse ? { adapter: ADAPTERS[opts.parse]! } : {}),
     };
     this.stopSignal = new Promise((resolve) => (this.stopRequested = resolve));
@@ -151,7 +163,7 @@ export class CommandAgent {
     const agent = new Agent({ url: opts.url, token, role: opts.role, name: opts.name, version: io.version ?? 'gaffer-agent', logger: this.log });
     this.agent = agent;
     // The job handler is in place before hello: a trigger may arrive right after it.
-    if (opts.jobs) this.unsubscribeJob = agent.onJob((ctx) => this.runJob(ctx));
+    if (opts.jobs) this.unsubscribeJob = agent.onJob((ctx) => this.runJob(ctx), { logs: COMMAND_LOGS });
     try {
       await agent.start();
     } catch (e) {
@@ -172,6 +184,7 @@ export class CommandAgent {
         ? agent.work((ctx) => this.runTask(ctx), {
             signal: this.stopClaiming.signal,
             idleDelayMs: opts.pollS * 1000,
+            logs: COMMAND_LOGS,
             ...(opts.maxTasks !== undefined ? { maxTasks: opts.maxTasks } : {}),
           })
         : undefined;
@@ -210,16 +223,21 @@ export class CommandAgent {
   }
 
   private async attempt(input: AttemptInput): Promise<AttemptResult> {
-    const attempt = new Attempt({ spec: this.spec, sink: this.sink, baseEnv: this.io.env, secrets: [this.io.env.GAFFER_TOKEN ?? ''], workDir: this.workDir }, input);
+    const { out } = input;
+    const attempt = new Attempt({ spec: this.spec, baseEnv: this.io.env, secrets: [this.io.env.GAFFER_TOKEN ?? ''], workDir: this.workDir }, input);
     const done = attempt.run();
     const entry = { attempt, done: done.catch(() => {}) };
     this.active.add(entry);
     if (this.stopping) attempt.interrupt({ kind: 'shutdown' });
     try {
       const result = await done;
-      if (result.usage) this.sink(input.ref, { text: `usage: ${describeUsage(result.usage)}`, stream: 'agent' });
-      this.sink(input.ref, { text: `${describeEnding(result.ending)} after ${(attempt.runningForMs / 1000).toFixed(1)} s`, stream: 'agent', level: result.ending.kind === 'exited' && result.ending.code === 0 ? 'info' : 'warn' });
-      for (const p of result.problems) this.sink(input.ref, { text: p, stream: 'agent', level: 'warn' });
+      // These lines go out with the report (the SDK sends a task's lines before its report).
+      const ended = `${describeEnding(result.ending)} after ${(attempt.runningForMs / 1000).toFixed(1)} s`;
+      const ok = result.ending.kind === 'exited' && result.ending.code === 0;
+      if (result.usage) void out.log({ text: `usage: ${describeUsage(result.usage)}`, stream: 'agent' });
+      void out.log({ text: ended, stream: 'agent', level: ok ? 'info' : 'warn' });
+      for (const p of result.problems) void out.log({ text: p, stream: 'agent', level: 'warn' });
+      this.log[result.ending.kind === 'taken_away' ? 'warn' : 'info'](`${workLabel(input.ref)}: ${ended}`);
       if (result.ending.kind === 'spawn_failed') {
         // Invariant 4: report this one (the caller does), take nothing more.
         this.log.error(`the command could not start (${result.ending.reason}); stopping`);
@@ -233,10 +251,15 @@ export class CommandAgent {
     }
   }
 
+  /** Invariant 6: the attempt's lines and usage to the handler context's log and usage. */
+  private output(ref: WorkRef, target: LogTarget): AttemptOutput {
+    return attemptOutput(ref, target, this.echo);
+  }
+
   private note(result: AttemptResult, failed: boolean): string {
     const parts = [describeEnding(result.ending)];
     if (failed && result.lastStderr) parts.push(`last stderr line: ${result.lastStderr}`);
-    if (result.usage) parts.push(`usage: ${describeUsage(result.usage)}`);
+    // Usage is not repeated here: it is the task's or run's `usage` (a refused report of it is a problem).
     parts.push(...result.problems);
     return cutText(parts.join('; '), NOTE_MAX, '…');
   }
@@ -255,7 +278,7 @@ export class CommandAgent {
       GAFFER_COMPLETED_STEPS: '[]',
       ...(task.traceId ? { GAFFER_TRACE_ID: task.traceId } : {}),
     };
-    const result = await this.attempt({ ref, vars, payload: task, signal: ctx.signal });
+    const result = await this.attempt({ ref, out: this.output(ref, ctx), vars, payload: task, signal: ctx.signal });
     const status: ReportStatus | undefined = taskStatusFor(result.ending);
     if (status === undefined) throw ctx.signal.reason instanceof Error ? ctx.signal.reason : new Error(describeEnding(result.ending));
     const note = this.note(result, status !== 'done');
@@ -273,7 +296,7 @@ export class CommandAgent {
   }
 
   private async runJob(ctx: JobContext): Promise<unknown> {
-    const { signal, agent: _agent, step, ...trigger } = ctx;
+    const { signal, agent: _agent, step, log: _log, usage: _usage, ...trigger } = ctx;
     const ref: WorkRef = { kind: 'job', id: ctx.runId, attempt: ctx.attempt };
     const previouslyExpired = (trigger as { previouslyExpired?: unknown }).previouslyExpired === true;
     const vars: Record<string, string> = {
@@ -290,18 +313,20 @@ export class CommandAgent {
       GAFFER_DEADLINE: ctx.deadline,
       ...(ctx.traceId ? { GAFFER_TRACE_ID: ctx.traceId } : {}),
     };
+    const out = this.output(ref, ctx);
     const result = await this.attempt({
       ref,
+      out,
       vars,
       payload: trigger,
       signal,
       onStep: async (s) => {
         if (ctx.completedSteps.includes(s.name)) {
-          this.sink(ref, { text: `step "${s.name}" was already recorded by an earlier attempt`, stream: 'agent' });
+          void out.log({ text: `step "${s.name}" was already recorded by an earlier attempt`, stream: 'agent' });
           return;
         }
         await step(s.name, () => true, s.ref !== undefined ? { ref: s.ref } : {});
-        this.sink(ref, { text: `step "${s.name}" recorded`, stream: 'agent' });
+        void out.log({ text: `step "${s.name}" recorded`, stream: 'agent' });
       },
       isTakenAway: (e) => e instanceof GafferRequestError && LOCK_GONE.has(e.code),
     });

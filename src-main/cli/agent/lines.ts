@@ -1,17 +1,26 @@
 /**
- * The child's output within a budget (lines come from common/line-splitter.ts).
+ * The child's output as lines (common/line-splitter.ts), and the agent's own optional budget.
  *
- * The budget counts the log lines of one attempt (both streams together). The first line over it
- * is replaced by a single "truncated" notice; everything after is dropped from the log.
+ * Gaffer caps every attempt's log itself (Settings: lines and bytes per attempt, one "truncated"
+ * marker, a line cut at its line limit); the agent sends everything up to that. `--max-log-lines` /
+ * `--max-log-bytes` set a lower budget of the agent's own: it counts the log lines of one attempt
+ * (both streams together), the first line over it is replaced by a single "truncated" notice, and
+ * everything after is not sent.
  */
-export { cutText, DEFAULT_MAX_LINE_CHARS, LineSplitter } from '../../common/line-splitter';
+export { cutText, LineSplitter } from '../../common/line-splitter';
 
 export interface OutputLimits {
   maxLines: number;
   maxBytes: number;
 }
 
-export const DEFAULT_OUTPUT_LIMITS: OutputLimits = { maxLines: 10_000, maxBytes: 1024 * 1024 };
+/**
+ * The longest line the agent reads whole: the SDK's own line limit (64 Ki characters; one line
+ * must fit a 256 KiB frame), less room for the cut marker, so a long line is cut (and marked) once,
+ * here. Gaffer then keeps up to its own line limit of it (Settings, default 16 KiB) and records the
+ * size it was sent with.
+ */
+export const MAX_LINE_CHARS = 64 * 1024 - 64;
 
 /** Counts an attempt's log lines against its limits (invariant 3). */
 export class OutputBudget {
@@ -37,7 +46,7 @@ export class OutputBudget {
       this.dropped++;
       return {
         verdict: 'notice',
-        text: `output truncated: this attempt passed its limit of ${this.limits.maxLines} lines or ${this.limits.maxBytes} bytes; further output is not logged`,
+        text: `output truncated: this attempt passed the agent's limit of ${this.limits.maxLines} lines or ${this.limits.maxBytes} bytes (--max-log-lines, --max-log-bytes); further output is not sent`,
       };
     }
     this.lines++;

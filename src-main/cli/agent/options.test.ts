@@ -10,19 +10,22 @@ describe('gaffer agent options', () => {
   it('parses every flag and the command after --', () => {
     const o = parseAgentArgs(
       ['--url', 'ws://127.0.0.1:9/agent', '--role=dev', '--name', 'w1', '--cwd', '/tmp', '--timeout-s', '90', '--shell', '--parse', 'codex-json', '--grace-s', '5',
-        '--kill-after-s', '2', '--poll-s', '0.5', '--max-tasks', '3', '--no-jobs', '--max-log-lines', '50', '--max-log-bytes', '4096', '--exit-on-stdin-close', '--quiet',
+        '--kill-after-s', '2', '--poll-s', '0.5', '--max-tasks', '3', '--no-jobs', '--max-log-lines', '50', '--max-log-bytes', '4096', '--exit-on-stdin-close', '--quiet', '--verbose',
         '--', 'codex', 'exec', '--json', '--', 'x'],
       {},
     );
     expect(o).toEqual({
       url: 'ws://127.0.0.1:9/agent', role: 'dev', name: 'w1', cwd: '/tmp', timeoutS: 90, shell: true, parse: 'codex-json', graceS: 5, killAfterS: 2, pollS: 0.5,
-      maxTasks: 3, tasks: true, jobs: false, maxLogLines: 50, maxLogBytes: 4096, exitOnStdinClose: true, quiet: true, command: 'codex', args: ['exec', '--json', '--', 'x'],
+      maxTasks: 3, tasks: true, jobs: false, maxLogLines: 50, maxLogBytes: 4096, exitOnStdinClose: true, quiet: true, verbose: true, command: 'codex', args: ['exec', '--json', '--', 'x'],
     });
   });
 
   it('has defaults: URL from GAFFER_URL, grace 30 s, SIGKILL 10 s after SIGTERM, tasks and jobs', () => {
     const o = parseAgentArgs(['--role', 'dev', '--', 'true'], { GAFFER_URL: 'ws://127.0.0.1:1/agent' });
-    expect(o).toMatchObject({ url: 'ws://127.0.0.1:1/agent', graceS: 30, killAfterS: 10, pollS: 5, tasks: true, jobs: true, shell: false, command: 'true', args: [] });
+    expect(o).toMatchObject({ url: 'ws://127.0.0.1:1/agent', graceS: 30, killAfterS: 10, pollS: 5, tasks: true, jobs: true, shell: false, verbose: false, command: 'true', args: [] });
+    // No log budget of the agent's own: Gaffer's caps apply.
+    expect(o).not.toHaveProperty('maxLogLines');
+    expect(o).not.toHaveProperty('maxLogBytes');
     expect(parseAgentArgs(['--role', 'dev', '--', 'true'], {})).toMatchObject({ url: 'ws://127.0.0.1:7311/agent' });
   });
 

@@ -4,7 +4,6 @@ import { MAX_RUN_TIMEOUT_S } from '../../common/managed-agents';
 import { roleName } from '../../common/schemas';
 import { cutText } from '../../common/line-splitter';
 import { ADAPTERS } from './adapters';
-import { DEFAULT_OUTPUT_LIMITS } from './lines';
 
 export interface AgentCliOptions {
   url: string;
@@ -20,10 +19,13 @@ export interface AgentCliOptions {
   maxTasks?: number;
   tasks: boolean;
   jobs: boolean;
-  maxLogLines: number;
-  maxLogBytes: number;
+  /** The agent's own log budget per attempt; unset: only Gaffer's caps apply. */
+  maxLogLines?: number;
+  maxLogBytes?: number;
   exitOnStdinClose: boolean;
   quiet: boolean;
+  /** Also echo every log line of the attempts to the agent's own stderr. */
+  verbose: boolean;
   command: string;
   args: string[];
 }
@@ -58,10 +60,13 @@ export function agentHelp(): string {
     '  --max-tasks N         exit after N tasks',
     '  --no-tasks            do not claim tasks (job triggers only)',
     '  --no-jobs             do not take job triggers (tasks only)',
-    `  --max-log-lines N     log at most N output lines per attempt (default ${DEFAULT_OUTPUT_LIMITS.maxLines})`,
-    `  --max-log-bytes N     log at most N bytes of output per attempt (default ${DEFAULT_OUTPUT_LIMITS.maxBytes})`,
+    '  --max-log-lines N     send at most N output lines per attempt to Gaffer (default: no limit of the',
+    '                        agent\'s own; Gaffer caps each attempt\'s log itself, see Settings)',
+    '  --max-log-bytes N     send at most N bytes of output per attempt (default: likewise)',
     '  --exit-on-stdin-close shut down at once when stdin closes (for supervisors: Gaffer\'s managed agents)',
     '  --quiet               log only warnings and errors of the agent itself',
+    '  --verbose             also print every log line of the attempts here, on stderr (they always go to',
+    '                        the task\'s or run\'s log in Gaffer)',
     '  -h, --help            this text',
     '',
     'exit status: 0 after a shutdown or --max-tasks, 1 when the connection is refused or lost for good,',
@@ -153,6 +158,9 @@ export function parseAgentArgs(argv: readonly string[], env: NodeJS.ProcessEnv =
       case '--quiet':
         o.quiet = true;
         break;
+      case '--verbose':
+        o.verbose = true;
+        break;
       case '--token':
         throw new UsageError('the agent token is read from GAFFER_TOKEN, never from a flag (flags show up in process lists)');
       default:
@@ -179,10 +187,11 @@ export function parseAgentArgs(argv: readonly string[], env: NodeJS.ProcessEnv =
     ...(o.maxTasks !== undefined ? { maxTasks: o.maxTasks } : {}),
     tasks: o.tasks,
     jobs: o.jobs,
-    maxLogLines: o.maxLogLines ?? DEFAULT_OUTPUT_LIMITS.maxLines,
-    maxLogBytes: o.maxLogBytes ?? DEFAULT_OUTPUT_LIMITS.maxBytes,
+    ...(o.maxLogLines !== undefined ? { maxLogLines: o.maxLogLines } : {}),
+    ...(o.maxLogBytes !== undefined ? { maxLogBytes: o.maxLogBytes } : {}),
     exitOnStdinClose: o.exitOnStdinClose ?? false,
     quiet: o.quiet ?? false,
+    verbose: o.verbose ?? false,
     command: cmd,
     args,
   };

@@ -1,6 +1,15 @@
 /**
  * Tokens and cost an attempt used, as increments (PROTOCOL §5 `usage`: Gaffer sums them). The
- * command reports them on `::gaffer::` lines, or an adapter reads them from a CLI's JSON output.
+ * command reports them on `::gaffer::` lines, or an adapter reads them from a CLI's JSON output;
+ * the `UsageReporter` sends them to Gaffer as they come (a run's budget is checked against them
+ * while it runs).
+ *
+ * Invariants (UsageReporter):
+ * 1. One `usage` frame in flight at a time; increments that arrive meanwhile are summed (per
+ *    model) into the next frame, so a chatty adapter costs a frame per round trip, not per line.
+ * 2. `settled()` resolves once every increment added before it was sent or refused: the attempt
+ *    waits for it, so usage always lands before the report or result.
+ * 3. A refused increment is not lost silently: `failures` says what Gaffer did not record.
  */
 
 import { cutText } from '../../common/line-splitter';
@@ -19,16 +28,20 @@ export interface UsageTotals {
   models: string[];
 }
 
-const count = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : undefined);
+/** What one `usage` frame may carry (PROTOCOL §5: the server refuses more). */
+const MAX_TOKENS = 1e12;
+const MAX_COST_USD = 1e6;
 
-/** A usage increment from untrusted JSON: only non-negative finite numbers count; undefined when nothing does. */
+const count = (v: unknown, max: number): number | undefined => (typeof v === 'number' && Number.isFinite(v) && v >= 0 && v <= max ? v : undefined);
+
+/** A usage increment from untrusted JSON: only non-negative finite numbers a frame may carry count; undefined when nothing does. */
 export function usageFrom(raw: unknown): UsageIncrement | undefined {
   if (typeof raw !== 'object' || raw === null) return undefined;
   const r = raw as Record<string, unknown>;
   const u: UsageIncrement = {};
-  const input = count(r.inputTokens);
-  const output = count(r.outputTokens);
-  const cost = count(r.costUsd);
+  const input = count(r.inputTokens, MAX_TOKENS);
+  const output = count(r.outputTokens, MAX_TOKENS);
+  const cost = count(r.costUsd, MAX_COST_USD);
   if (input !== undefined) u.inputTokens = Math.round(input);
   if (output !== undefined) u.outputTokens = Math.round(output);
   if (cost !== undefined) u.costUsd = cost;
@@ -57,4 +70,58 @@ export function describeUsage(u: UsageTotals): string {
   const cost = u.costUsd > 0 ? `, $${u.costUsd.toFixed(u.costUsd < 0.01 ? 6 : 4)}` : '';
   const models = u.models.length ? ` (${u.models.join(', ')})` : '';
   return `${u.inputTokens} input + ${u.outputTokens} output tokens${cost}${models}`;
+}
+
+function merge(a: UsageIncrement, b: UsageIncrement): UsageIncrement {
+  const sum = (x?: number, y?: number) => (x === undefined ? y : y === undefined ? x : x + y);
+  const out: UsageIncrement = {};
+  const inputTokens = sum(a.inputTokens, b.inputTokens);
+  const outputTokens = sum(a.outputTokens, b.outputTokens);
+  const costUsd = sum(a.costUsd, b.costUsd);
+  if (inputTokens !== undefined) out.inputTokens = inputTokens;
+  if (outputTokens !== undefined) out.outputTokens = outputTokens;
+  if (costUsd !== undefined) out.costUsd = costUsd;
+  if (a.model !== undefined) out.model = a.model;
+  return out;
+}
+
+export class UsageReporter {
+  /** Increments waiting, summed per model ('' for none), in the order their model first came. */
+  private readonly waiting = new Map<string, UsageIncrement>();
+  private pump: Promise<void> | undefined;
+  /** Invariant 3: one entry per refused frame (`code: message`). */
+  readonly failures: string[] = [];
+
+  constructor(private readonly send: (u: UsageIncrement) => Promise<unknown>) {}
+
+  add(u: UsageIncrement): void {
+    const key = u.model ?? '';
+    const before = this.waiting.get(key);
+    this.waiting.set(key, before ? merge(before, u) : { ...u });
+    this.pump ??= this.drain();
+  }
+
+  /** Invariant 2. */
+  async settled(): Promise<void> {
+    while (this.pump) await this.pump;
+  }
+
+  private async drain(): Promise<void> {
+    try {
+      for (;;) {
+        const next = this.waiting.entries().next();
+        if (next.done) return;
+        const [key, u] = next.value;
+        this.waiting.delete(key);
+        try {
+          await this.send(u);
+        } catch (e) {
+          const code = (e as { code?: unknown } | null)?.code;
+          this.failures.push(`${typeof code === 'string' ? `${code}: ` : ''}${e instanceof Error ? e.message : String(e)}`);
+        }
+      }
+    } finally {
+      this.pump = undefined;
+    }
+  }
 }

@@ -36,6 +36,7 @@ from .errors import (
     TaskFailedError,
 )
 from .models import Approval, ClaimedTask, HeldLock, HelloResult, JobTrigger, Lock, PrecheckAnswer, PrecheckRequest, Result, Task
+from .ports import AgentHandle
 
 __version__ = "0.1.0"
 
@@ -43,6 +44,7 @@ __all__ = [
     "Agent",
     "AgentClosedError",
     "AgentClosingError",
+    "AgentHandle",
     "Approval",
     "BacklogError",
     "BlockedError",

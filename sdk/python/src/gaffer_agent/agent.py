@@ -8,7 +8,12 @@ Invariants (the TypeScript SDK's ``agent.ts``, in asyncio terms):
    gone, the handler is cancelled (its ``signal`` says why) and nothing is reported for it.
 2. A task is released only through a report: ``done`` when the handler returns (a returned dict
    is the output), otherwise the status its exception maps to (errors.py). Reports lost to a
-   connection blip are repeated (a repeat is harmless).
+   connection blip are repeated (a repeat is harmless); so are reports refused as
+   ``rate_limited`` or ``unavailable`` (nothing happened: sent again after a growing pause,
+   retry.py), so a fast agent never abandons a report and leaves its lock held. A claim refused
+   so waits at least a second before the next.
+7. A task's log lines and usage (telemetry.py) are all sent before its report; when the lock is
+   lost they are discarded (Gaffer would refuse them).
 3. Jobs: ``run_started`` is acknowledged before the handler runs (an unacknowledged trigger goes to
    another instance); ``ctx.step`` skips steps listed in ``completedSteps`` and records each
    finished step with ``run_step`` before the handler continues. A ``run_cancelled`` push cancels
@@ -44,6 +49,7 @@ from .errors import (
 )
 from .jobs import JobHandler, Jobs, PrecheckHandler
 from .models import ClaimedTask, HelloResult, JobTrigger, Lock, PrecheckRequest, Result, Task
+from .retry import CLAIM_PAUSE, RETRY_LATER, paused_after_refusal
 from .telemetry import Telemetry
 
 log = logging.getLogger("gaffer_agent")
@@ -63,19 +69,20 @@ def renew_interval(lock_window_s: float) -> float:
 class _Active:
     """A task being worked (invariant 1)."""
 
-    def __init__(self, claimed: ClaimedTask) -> None:
+    def __init__(self, claimed: ClaimedTask, telemetry: Telemetry) -> None:
         self.task_id = claimed.task.id
         self.fence = claimed.lock.fence
         self.signal = Signal()
         self.lost = False
         self.handler: Optional["asyncio.Task[Any]"] = None
         self.done = asyncio.Event()
+        self.telemetry = telemetry
 
 
 class Agent:
     """Use ``connect()``. Every public coroutine raises a ``GafferSdkError`` subclass on failure."""
 
-    def __init__(self, url: str, *, token: str, role: str, name: str, telemetry_flush_every: float = 0.5, **connection: Any) -> None:
+    def __init__(self, url: str, *, token: str, role: str, name: str, telemetry_flush_every: float = 0.05, **connection: Any) -> None:
         """``connection``: the Connection's options (``version``, ``request_timeout``,
         ``connect_timeout``, ``reconnect``, ``heartbeat_interval``, ``random``)."""
         self._conn = Connection(
@@ -205,7 +212,7 @@ class Agent:
         payload: Any = None,
         depends_on: Optional[List[int]] = None,
         idempotency_key: Optional[str] = None,
-    ) -> "tuple[Task, bool]":
+    ) -> tuple[Task, bool]:
         """Creates a task (default: this agent's role); returns ``(task, replayed)``."""
         fields: Dict[str, Any] = {"title": title, "role": role or self.role}
         for key, value in (("priority", priority), ("payload", payload), ("dependsOn", depends_on), ("idempotencyKey", idempotency_key)):
@@ -253,7 +260,13 @@ class Agent:
                     # A lost reply is not retried blindly: if the claim landed, the reconnect
                     # reconciliation hands that lock back (invariant 4).
                     log.warning("claim failed: %s", e)
-                    await self._sleep(min(idle_delay, 0.25) if isinstance(e, ConnectionLostError) else idle_delay)
+                    if isinstance(e, ConnectionLostError):
+                        pause = min(idle_delay, 0.25)
+                    elif isinstance(e, GafferRequestError) and e.code in RETRY_LATER:
+                        pause = max(idle_delay, CLAIM_PAUSE)  # asked to slow down: retrying at once keeps the bucket empty
+                    else:
+                        pause = idle_delay
+                    await self._sleep(pause)
                     continue
             if claimed is None:
                 await self._sleep(idle_delay)
@@ -288,9 +301,9 @@ class Agent:
 
     async def _run_task(self, claimed: ClaimedTask, handler: WorkHandler, renew_every: Optional[float], claim_next: bool = False) -> Optional[ClaimedTask]:
         task = claimed.task
-        t = _Active(claimed)
+        telemetry = Telemetry(self._conn.request, {"taskId": task.id, "fence": claimed.lock.fence}, flush_every=self._flush_every)
+        t = _Active(claimed, telemetry)
         self._active[task.id] = t
-        telemetry = Telemetry(self._conn.request, {"taskId": task.id}, flush_every=self._flush_every)
         ctx = WorkTask(task, claimed.lock.fence, claimed.lock.expires_at, t.signal, telemetry, self)
         every = renew_every if renew_every is not None else renew_interval(self.lock_window_s)
         renewer = asyncio.ensure_future(self._renew_loop(t, ctx, every))
@@ -314,12 +327,13 @@ class Agent:
             renewer.cancel()
         handed: Optional[ClaimedTask] = None
         try:
-            await telemetry.close()
+            await telemetry.close()  # the lines go in while the lock is still ours (invariant 7)
             if t.lost:
                 log.warning("task %s: not reporting, the lock was lost", task.id)
             else:
                 handed = await self._safe_report(task.id, t.fence, status, note=note, output=output, claim_next=claim_next)
         finally:
+            telemetry.stop("the task was reported")
             self._active.pop(task.id, None)
             t.done.set()
         return handed
@@ -345,8 +359,11 @@ class Agent:
                 delay = min(every, 1.0)
 
     async def _safe_report(self, task_id: int, fence: int, status: str, *, note: Optional[str] = None, output: Any = None, claim_next: bool = False) -> Optional[ClaimedTask]:
-        """Reports, repeating after a connection blip; returns the next task when ``claim_next`` got one."""
-        for attempt in range(1, 6):
+        """Reports, repeating after a connection blip and after a refusal that means "later"
+        (invariant 2); returns the next task when ``claim_next`` got one."""
+        attempt = 0
+        while True:
+            attempt += 1
             try:
                 r = await self.report(task_id, fence, status, note=note, output=output, claim_next=claim_next)
             except ConnectionLostError:
@@ -355,6 +372,8 @@ class Agent:
                 log.error("task %s: report lost to the connection %d times", task_id, attempt)
                 return None
             except GafferRequestError as e:
+                if await paused_after_refusal(e, attempt):
+                    continue
                 if e.code in LOCK_GONE:
                     log.warning("task %s: report refused, the lock is no longer ours: %s", task_id, e.message)
                     active = self._active.get(task_id)
@@ -370,12 +389,12 @@ class Agent:
             if claim_next and isinstance(nxt, dict):
                 return self._claimed(nxt)
             return None
-        return None
 
     def _lose(self, t: _Active, reason: str, lost_because: Optional[str] = None) -> None:
         if t.lost:
             return
         t.lost = True
+        t.telemetry.stop(f"lock lost: {reason}")
         log.warning("task %s: lock lost (%s)", t.task_id, reason)
         self._emit("task.lost", {"task_id": t.task_id, "reason": reason})
         t.signal.abort(LockLostError(t.task_id, reason, lost_because))
@@ -513,5 +532,5 @@ def connect(url: str, *, token: str, role: str, name: str, **options: Any) -> _C
 
     Options (keyword): ``version``, ``request_timeout`` (30 s), ``connect_timeout`` (10 s),
     ``reconnect`` (a ReconnectPolicy, True, or False), ``heartbeat_interval`` (default: what the
-    server suggests), ``telemetry_flush_every`` (0.5 s)."""
+    server suggests), ``telemetry_flush_every`` (0.05 s: how long a partly filled log frame waits)."""
     return _Connecting(Agent(url, token=token, role=role, name=name, **options))

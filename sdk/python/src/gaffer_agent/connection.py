@@ -16,6 +16,9 @@ Invariants (the same as the TypeScript SDK's ``connection.ts``):
    superseded (4409) ends the connection for good: retrying cannot help.
 5. Replies are matched by ``id``; a frame that is not JSON, a reply nobody waits for and an
    unknown push are logged and ignored, never raised into the agent.
+6. A request holding text UTF-8 cannot carry (a lone surrogate, e.g. from ``surrogateescape``) is
+   refused at once as ``bad_request`` naming the field, as Gaffer would refuse it — never left to
+   fail inside the socket library and time out.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from typing import Any, Awaitable, Callable, Dict, List, Optional
 from urllib.parse import urlsplit, urlunsplit
 
 from . import _ws
-from .errors import AgentClosedError, ConnectionLostError, GafferRequestError, GafferSdkError, RequestTimeoutError
+from .errors import AgentClosedError, ConnectionLostError, GafferRequestError, GafferSdkError, RequestTimeoutError, has_lone_surrogate
 from .models import HelloResult
 
 log = logging.getLogger("gaffer_agent")
@@ -70,6 +73,21 @@ def agent_url(url: str) -> str:
         raise ValueError("put the token in the `token` argument, not in the URL")
     path = u.path if u.path not in ("", "/") else "/agent"
     return urlunsplit((scheme, u.netloc, path, u.query, ""))
+
+
+def _ill_formed_at(value: Any, path: str = "") -> str:
+    """The dotted path of the first string or key holding a surrogate (as Gaffer names a field)."""
+    if isinstance(value, str):
+        return path if has_lone_surrogate(value) else ""
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, (list, tuple)) else ()
+    for k, v in items:
+        here = f"{path}.{k}" if path else str(k)
+        if isinstance(k, str) and has_lone_surrogate(k):
+            return here
+        found = _ill_formed_at(v, here)
+        if found:
+            return found
+    return ""
 
 
 class _Pending:
@@ -151,6 +169,8 @@ class Connection:
         timeout = self.request_timeout if timeout is None else timeout
         id_ = f"r{next(self._ids)}"
         frame = json.dumps({**(fields or {}), "id": id_, "type": type_}, separators=(",", ":"), ensure_ascii=False)
+        if has_lone_surrogate(frame):  # invariant 6
+            raise GafferRequestError("bad_request", 400, f"invalid {type_} request at \"{_ill_formed_at(fields)}\": must be valid Unicode text (it holds a lone surrogate, which cannot be stored)")
         p = _Pending(id_, type_, frame, asyncio.get_running_loop().create_future())
         self._pending[id_] = p
         if self.state == "ready":

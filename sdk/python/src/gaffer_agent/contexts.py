@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from typing import TYPE_CHECKING, Any, Awaitable, Callable, List, Optional, Set, Union
+from typing import Any, Awaitable, Callable, List, Optional, Set, Union
 
 from .models import Approval, JobTrigger, Task
+from .ports import AgentHandle
 from .telemetry import Telemetry
-
-if TYPE_CHECKING:
-    from .agent import Agent
 
 
 async def call_handler(fn: Callable[..., Any], *args: Any) -> Any:
@@ -49,9 +47,12 @@ class _Telemetered:
 
     _telemetry: Telemetry
 
-    def log(self, text: str, *, level: str = "info", stream: str = "agent") -> None:
-        """A log line (sent in batches; the operator reads it beside the task or run)."""
-        self._telemetry.log(text, level=level, stream=stream)
+    def log(self, text: str, *, level: str = "info", stream: str = "agent") -> "asyncio.Future[None]":
+        """A log line of this attempt (numbered and sent in batches, resent until Gaffer has it; the
+        operator reads it beside the task or run). Returns a future: ``await`` it to log at the pace
+        Gaffer takes lines (it is done at once unless 20 000 lines wait); without awaiting, lines
+        logged far faster than they can be sent are dropped past 100 000 waiting (counted)."""
+        return self._telemetry.log(text, level=level, stream=stream)
 
     def usage(self, *, input_tokens: Optional[int] = None, output_tokens: Optional[int] = None, cost_usd: Optional[float] = None, model: Optional[str] = None) -> None:
         """Adds model usage (increments; summed by Gaffer, which may stop work past its budget)."""
@@ -63,7 +64,7 @@ class WorkTask(_Telemetered):
     ``previously_expired`` as on the task; ``fence`` and ``expires_at`` of the current lock
     (``expires_at`` moves with each renewal); ``signal``; ``log`` / ``usage`` (batched)."""
 
-    def __init__(self, task: Task, fence: int, expires_at: str, signal: Signal, telemetry: Telemetry, agent: "Agent") -> None:
+    def __init__(self, task: Task, fence: int, expires_at: str, signal: Signal, telemetry: Telemetry, agent: AgentHandle) -> None:
         self.task = task
         self.id: int = task.id
         self.title: str = task.title
@@ -100,7 +101,7 @@ class JobContext(_Telemetered):
         telemetry: Telemetry,
         checkpoint: Callable[[str, Optional[str]], Awaitable[None]],
         on_step: Callable[[str, bool], None],
-        agent: "Agent",
+        agent: AgentHandle,
     ) -> None:
         self.trigger_push = trigger
         t = trigger

@@ -18,6 +18,7 @@ error class of your own can say how it maps.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Optional
 
 ERROR_CLASSES = ("retryable", "fatal", "needs_human")
@@ -147,9 +148,25 @@ def report_status_of(e: BaseException) -> str:
     return {"retryable": "backlog", "needs_human": "blocked"}.get(error_class_of(e, "fatal"), "failed")
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def has_lone_surrogate(text: str) -> bool:
+    """True when ``text`` holds a surrogate code point (``"\\udc80"``: from ``surrogateescape``, a
+    JSON escape, a cut elsewhere). UTF-8 cannot carry one, so Gaffer cannot store it."""
+    return _SURROGATE.search(text) is not None
+
+
+def well_formed(text: str) -> str:
+    """``text`` with each surrogate code point replaced by U+FFFD (what a UTF-8 decoder shows)."""
+    return _SURROGATE.sub("\ufffd", text) if has_lone_surrogate(text) else text
+
+
 def error_message(e: BaseException, limit: int = 10_000) -> str:
-    """A short, single message for the wire (notes and run errors are capped by the protocol)."""
-    text = str(e) or type(e).__name__
+    """A short, single message for the wire (notes and run errors are capped by the protocol).
+    Python cuts on code points, so a cut never halves a character; a surrogate in the message
+    itself (an undecodable file name, say) becomes U+FFFD, so the report is never refused for it."""
+    text = well_formed(str(e) or type(e).__name__)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 

@@ -1,9 +1,11 @@
 """Job runs and prechecks for one agent (the agent.py invariants 3 and 6, for jobs).
 
 A ``job_trigger`` is acknowledged (``run_started``) before the handler runs; each ``ctx.step`` is
-recorded before it returns; the result (``run_result``) is sent once, after the log/usage batch —
-unless Gaffer cancelled the run (``run_cancelled``), after which nothing more is sent. At the
-deadline the handler is cancelled and the run reported ``failed``/``retryable``.
+recorded before it returns; the result (``run_result``) is sent once, after the log lines and usage
+— unless Gaffer cancelled the run (``run_cancelled``), after which nothing more is sent. At the
+deadline the handler is cancelled and the run reported ``failed``/``retryable``. Checkpoints and
+results lost to a connection blip, or refused as ``rate_limited`` / ``unavailable``, are sent
+again (retry.py).
 """
 
 from __future__ import annotations
@@ -11,15 +13,14 @@ from __future__ import annotations
 import asyncio
 import logging
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any, Awaitable, Callable, Dict, List, Optional, Union
+from typing import Any, Awaitable, Callable, Dict, List, Optional, Union
 
 from .contexts import JobContext, Signal, call_handler
 from .errors import AgentClosingError, ConnectionLostError, GafferSdkError, RunCancelledError, error_class_of, error_message, output_of
 from .models import JobTrigger, PrecheckAnswer, PrecheckRequest
+from .ports import AgentHandle
+from .retry import paused_after_refusal
 from .telemetry import Telemetry
-
-if TYPE_CHECKING:
-    from .agent import Agent
 
 log = logging.getLogger("gaffer_agent")
 
@@ -37,7 +38,7 @@ class _Run:
 
 
 class Jobs:
-    def __init__(self, agent: "Agent", request: Request, emit: Callable[[str, Dict[str, Any]], None], stop: asyncio.Event, flush_every: float) -> None:
+    def __init__(self, agent: AgentHandle, request: Request, emit: Callable[[str, Dict[str, Any]], None], stop: asyncio.Event, flush_every: float) -> None:
         self._agent = agent
         self._request = request
         self._emit = emit
@@ -86,14 +87,18 @@ class Jobs:
                 run.handler.cancel()
 
     async def _persistent(self, type_: str, fields: Dict[str, Any]) -> Any:
-        """A request repeated across connection blips (checkpoints and results)."""
-        for attempt in range(1, 6):
+        """A request repeated across connection blips and "try later" refusals (checkpoints and results)."""
+        attempt = 0
+        while True:
+            attempt += 1
             try:
                 return await self._request(type_, fields)
             except ConnectionLostError:
-                if attempt == 5:
+                if attempt >= 5:
                     raise
-        return None
+            except GafferSdkError as e:
+                if not await paused_after_refusal(e, attempt):
+                    raise
 
     async def run(self, trigger: JobTrigger) -> None:
         job = self._job
@@ -108,6 +113,7 @@ class Jobs:
         run = _Run()
         self._runs[run_id] = run
         deadline_timer: Optional[asyncio.TimerHandle] = None
+        telemetry: Optional[Telemetry] = None
         try:
             try:
                 await self._request("run_started", {"runId": run_id})
@@ -147,6 +153,8 @@ class Jobs:
         finally:
             if deadline_timer is not None:
                 deadline_timer.cancel()
+            if telemetry is not None:
+                telemetry.stop("the run finished")
             self._runs.pop(run_id, None)
             run.done.set()
 
