@@ -147,11 +147,14 @@ export function JobEditor({ jobId }: { jobId: string | null }) {
   );
 
   // ---- the rehearsal of the settings as they stand (only while its tab is open) ------------------
+  // A new job's name and role only label the rehearsal: it can run before they are typed (the
+  // server validates the spec again and answers its issues).
+  const rehearsable = !errors.some((i) => !(isNew && BLANK_AT_START.has(i.field)));
   const rehearseSpec = useMemo(() => {
-    if (errors.length || !cv.valid) return null;
-    // A new job's name and role only label the rehearsal: it can run before they are typed.
-    return { ...cv.valid, name: cv.valid.name || 'new-job', role: cv.valid.role || 'agent' } as Record<string, unknown>;
-  }, [cv.valid, errors.length]);
+    if (!rehearsable) return null;
+    const s = cv.spec;
+    return { ...s, name: s.name || 'new-job', role: s.role || 'agent' };
+  }, [cv.spec, rehearsable]);
   const rehearseKey = useMemo(() => (rehearseSpec ? stableJson(rehearseSpec) : ''), [rehearseSpec]);
   const rehearseOf = useCallback((spec: Record<string, unknown> | null) => (spec ? rehearseJob({ spec }) : Promise.resolve(null)), [rehearseJob]);
   // Asked while the tab is open and the settings changed since the last answer (switching tabs alone asks nothing).
@@ -319,7 +322,7 @@ export function JobEditor({ jobId }: { jobId: string | null }) {
         </button>
         <button type="button" role="tab" id="editor-tab-rehearse" aria-controls="editor-panel-rehearse" aria-selected={tab === 'rehearse'} className={`tab${tab === 'rehearse' ? ' active' : ''}`} onClick={() => setTab('rehearse')} onKeyDown={tabKeys} data-testid="tab-rehearse">
           Rehearse
-          {rehearsedNow ? <span className="tab-count" title="scenarios that end badly with these settings">{badCount(rehearsal.result!)} end badly</span> : null}
+          {rehearsedNow ? <span className="tab-count" title="scenarios that end badly with these settings">{badCount(rehearsal.result!) ? `${badCount(rehearsal.result!)} end badly` : 'all end well'}</span> : null}
         </button>
       </div>
 
