@@ -84,6 +84,8 @@ async function rehearseTab(): Promise<void> {
   expect(await page.textContent('[data-testid="rehearse-data_delay"] [data-testid="rehearse-surprise"]')).toContain('the job has no precondition');
   const verdictOf = async (name: string) => (await page.textContent(`[data-testid="rehearse-${name}"] [data-testid="rehearse-verdict"]`)) ?? '';
   const downtime = await verdictOf('cross_day_backfill');
+  const count = (await page.textContent('[data-testid="tab-rehearse"] .tab-count')) ?? '';
+  expect(count).toMatch(/^(\d+ end badly|all end well)$/);
   expect(await page.locator('[data-testid="rehearse-panel"] [data-surprise="true"]').count()).toBeGreaterThan(0);
   const findings = await axeFindings(page);
   expect(findings, JSON.stringify(findings)).toEqual([]);
@@ -102,6 +104,8 @@ async function rehearseTab(): Promise<void> {
   await page.click('[data-testid="tab-settings"]');
   await page.selectOption('select[name="missedWindow"]', 'run_now');
   await page.fill('input[name="toleranceS"]', '1800');
+  // Behind the settings tab the rehearsal follows too: the tab's count comes back for these settings.
+  await until(async () => (await page.textContent('[data-testid="tab-rehearse"]')) === `Rehearse${count}`, 'the tab’s count for the settings as they stand');
   await page.click('[data-testid="tab-rehearse"]');
   await until(async () => (await verdictOf('cross_day_backfill')) === downtime, 'the rehearsal of the settings as they stand');
   expect((await apiCall<{ items: unknown[] }>(g, 'GET', '/audit?limit=1000')).items.length).toBe(auditBefore);

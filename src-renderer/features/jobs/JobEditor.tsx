@@ -11,8 +11,10 @@
  *    own issues once touched (name and role start empty, so they wait for a touch or a save).
  * 2. "Valid" means no issue of severity error from the same validator the save runs.
  * 3. Leaving with unsaved changes asks first, however the operator leaves (use-leave-guard.ts).
- * 4. The rehearsal is asked only while its tab is open (it is seconds of server work), of the
- *    settings as they stand; an answer for older settings is shown dimmed until the new one comes.
+ * 4. The rehearsal follows the settings as they stand (debounced; longer behind the settings tab,
+ *    where only the tab's count of scenarios that end badly shows it); an answer for older
+ *    settings is shown dimmed until the new one comes. Creating a job offers a rehearsal unless
+ *    the operator has looked at the rehearsal of exactly these settings.
  */
 import { useCallback, useEffect, useMemo, useRef, useState, type KeyboardEvent as ReactKeyboardEvent, type ReactNode } from 'react';
 import { BACKOFF_LABELS, CALENDAR_POLICY_LABELS, DST_GAP_LABELS, jobFieldLabel, jobSectionLabel, MISSED_WINDOW_LABELS, OVERLAP_LABELS } from '../../../src-main/common/job-labels';
@@ -24,7 +26,7 @@ import { Dialog } from '../../components/Dialog';
 import { ErrorBanner, Spinner } from '../../components/States';
 import { ZonePicker } from '../../components/ZonePicker';
 import { formatDurationS } from '../../lib/format';
-import { useDebouncedCall } from '../../lib/use-debounced-call';
+import { DEBOUNCE_MS, useDebouncedCall } from '../../lib/use-debounced-call';
 import { formatInZone, isValidZone, operatorZone } from '../../lib/zones';
 import { toUiError, type UiError } from '../../lib/errors';
 import type { JobActionKind } from '../../store/slices/jobs';
@@ -49,6 +51,8 @@ import { policySentences, preconditionSentence, previewNote } from './logic';
 import { useLeaveGuard } from './use-leave-guard';
 
 const PREVIEW_COUNT = 10;
+/** How long the settings stand still before they are rehearsed behind the settings tab. */
+const BACKGROUND_REHEARSAL_MS = 1500;
 const KINDS: Array<{ kind: PreconditionKind; label: string }> = [
   { kind: 'signal', label: 'Signal' },
   { kind: 'file', label: 'File' },
@@ -157,8 +161,9 @@ export function JobEditor({ jobId }: { jobId: string | null }) {
   }, [cv.spec, rehearsable]);
   const rehearseKey = useMemo(() => (rehearseSpec ? stableJson(rehearseSpec) : ''), [rehearseSpec]);
   const rehearseOf = useCallback((spec: Record<string, unknown> | null) => (spec ? rehearseJob({ spec }) : Promise.resolve(null)), [rehearseJob]);
-  // Asked while the tab is open and the settings changed since the last answer (switching tabs alone asks nothing).
-  const wantRehearsal = tab === 'rehearse' && rehearseSpec !== null && rehearsal?.key !== rehearseKey;
+  // Asked again when the settings changed since the last answer (switching tabs alone asks nothing);
+  // behind the settings tab it waits longer, so the tab's count follows the edits without a call per keystroke.
+  const wantRehearsal = rehearseSpec !== null && rehearsal?.key !== rehearseKey;
   useDebouncedCall(
     wantRehearsal ? rehearseKey : '',
     wantRehearsal ? rehearseSpec : null,
@@ -168,9 +173,14 @@ export function JobEditor({ jobId }: { jobId: string | null }) {
       setRehearsal(r.ok ? { key, result: r.value, error: null } : { key, result: null, error: toUiError(r.error) });
       setRehearsing(false);
     },
-    { onStart: () => setRehearsing(wantRehearsal) },
+    { onStart: () => setRehearsing(wantRehearsal), delayMs: tab === 'rehearse' ? DEBOUNCE_MS : BACKGROUND_REHEARSAL_MS },
   );
   const rehearsedNow = rehearsal !== null && rehearsal.key === rehearseKey && rehearsal.result !== null;
+  // The settings whose rehearsal the operator has looked at (the offer on create is about these).
+  const [seenKey, setSeenKey] = useState('');
+  useEffect(() => {
+    if (tab === 'rehearse' && rehearsedNow) setSeenKey(rehearseKey);
+  }, [tab, rehearsedNow, rehearseKey]);
 
   // ---- editing helpers ----------------------------------------------------------------------------
   const patch = (p: Partial<JobForm>) => setForm((f) => ({ ...f, ...p }));
@@ -210,7 +220,7 @@ export function JobEditor({ jobId }: { jobId: string | null }) {
       focusField(firstError?.field ?? 'name');
       return;
     }
-    if (isNew && !rehearsedNow && !opts.skipRehearsalOffer) {
+    if (isNew && seenKey !== rehearseKey && !opts.skipRehearsalOffer) {
       setOfferRehearsal(true);
       return;
     }
