@@ -5,12 +5,15 @@
  * 1024×700 and 1440×900 in both themes
  * (screenshots under e2e/screenshots/views/, axe, and no action cut off sideways), and the
  * journeys of the daily work: overflow menus and an overlaying pane at 1024 px, audit filters
- * as people type them (in the URL), instances' reconnect grace and expired-lock causes.
+ * as people type them (in the URL), instances' reconnect grace and expired-lock causes; a bulk
+ * action over every task a search matches (chunked, with a progress bar, audited per task), retry
+ * with changes, trigger now naming its slot first, "why didn't it run?" with the fix at hand, the
+ * Signals view, and the runs of every job, a frequent job's days → hours → slots and a backfilled slot.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Agent } from '../src-main/sdk';
+import { FatalError, type Agent } from '../src-main/sdk';
 import { apiCall, createAgentToken, go, launchBrowser, openConsole, ROOT, shot, spawnAgent, startAgent, startGaffer, until, type Gaffer } from './harness';
 import { axeFindings, clippedActions } from './layout-check';
 
@@ -20,6 +23,8 @@ const agents: Agent[] = [];
 const children: ChildProcess[] = [];
 let jobId = '';
 let heldTask = 0;
+/** Seeded for the daily-work journeys. */
+const daily = { frequentJob: '', readyJob: '', backfillJob: '', backfilledSlot: '', failedTask: 0, imports: 0 };
 
 interface ApiTask {
   id: number;
@@ -129,7 +134,13 @@ describe('a day of work: seeded by real agents', () => {
     const reporter = await startAgent(g, await createAgentToken(g, 'reporter agent', 'reporter'), 'reporter', 'reporter-1');
     agents.push(reporter);
     let ran = 0;
+    let fragileFailed = false;
     reporter.onJob(async (ctx) => {
+      // The first run of fragile-backfill fails for good (held, queued for backfill); its backfill succeeds.
+      if (ctx.job === 'fragile-backfill' && !fragileFailed) {
+        fragileFailed = true;
+        throw new FatalError('the export was empty');
+      }
       await ctx.step('fetch', () => ({ rows: 42 }));
       ran++;
       return { rows: 42 };
@@ -176,18 +187,55 @@ describe('a day of work: seeded by real agents', () => {
       60_000,
     );
   });
+
+  it('seeds the daily-work journeys: a frequent job, a job waiting on a signal, a backfilled slot, a failed task, 450 tasks to act on', async () => {
+    // Every minute (disabled: its slots are counted, nothing runs): thousands of slots a day.
+    daily.frequentJob = (await apiCall<{ job: { id: string } }>(g, 'POST', '/jobs', { name: 'every-minute', role: 'etl', schedule: { cron: '* * * * *', timezone: 'UTC' }, enabled: false, reason: 'e2e' })).job.id;
+    daily.readyJob = (await apiCall<{ job: { id: string } }>(g, 'POST', '/jobs', { name: 'ready-report', role: 'reporter', schedule: { cron: '0 9 * * *', timezone: 'UTC' }, preconditions: [{ kind: 'signal', name: 'data-ready' }], reason: 'e2e' })).job.id;
+    await apiCall(g, 'POST', '/signals', { name: 'data-ready', key: '2026-11-30', reason: 'e2e: the upstream load finished' });
+    // A slot that failed for good, then ran from the backfill queue.
+    daily.backfillJob = (await apiCall<{ job: { id: string } }>(g, 'POST', '/jobs', { name: 'fragile-backfill', role: 'reporter', schedule: { cron: '0 3 * * *', timezone: 'UTC' }, reason: 'e2e' })).job.id;
+    await apiCall(g, 'POST', `/jobs/${daily.backfillJob}/trigger`, { reason: 'e2e: export now' });
+    const held = await until(async () => (await apiCall<{ items: Array<{ id: number; status: string }> }>(g, 'GET', `/backfills?job=${daily.backfillJob}`)).items.find((b) => b.status === 'held'), 'the failed slot held in the backfill queue');
+    await apiCall(g, 'POST', `/backfills/${held!.id}/run`, { reason: 'e2e: the export has rows now' });
+    const backfilled = await until(async () => (await apiCall<{ items: Array<{ slot: string; disposition: string }> }>(g, 'GET', `/runs?job=${daily.backfillJob}`)).items.find((r) => r.disposition === 'backfilled'), 'the slot backfilled');
+    daily.backfilledSlot = backfilled!.slot;
+    // A task that failed: retried with a changed payload later.
+    const build = await createTask('Build the release branch', 'builder', { payload: { branch: 'main' } });
+    daily.failedTask = build.id;
+    const builder = await startAgent(g, await createAgentToken(g, 'builder', 'builder'), 'builder', 'builder-1');
+    await builder.work(() => {
+      throw new Error('branch main has no release notes');
+    }, { maxTasks: 1, idleDelayMs: 100 });
+    await builder.close({ timeoutMs: 500 });
+    expect((await apiCall<{ task: { status: string } }>(g, 'GET', `/tasks/${build.id}`)).task.status).toBe('failed');
+    // Enough tasks for a bulk action of several chunks.
+    daily.imports = 450;
+    for (let i = 0; i < daily.imports; i++) await createTask(`Nightly import ${i} of the billing ledger`, 'importer', { payload: { table: `ledger_${i}` } });
+  }, 120_000);
 });
 
-const VIEWS: Array<{ name: string; hash: () => string; ready: string }> = [
+/** A view, and for a dialog the clicks that open it on that view (closed again with Escape, nothing sent). */
+const VIEWS: Array<{ name: string; hash: () => string; ready: string; dialog?: { clicks: string[]; ready: string } }> = [
   { name: 'dashboard', hash: () => '#/dashboard', ready: '[data-testid="chart-throughput"] .recharts-bar-rectangle' },
   { name: 'queues', hash: () => '#/queues/dev', ready: '[data-testid="column-done"] [data-testid^="task-"]' },
   { name: 'queues-task', hash: () => `#/queues/pm?task=${heldTask}`, ready: '[data-testid="task-detail"] .badge' },
+  { name: 'retry-with-changes', hash: () => `#/queues/builder?task=${daily.failedTask}`, ready: '[data-testid="action-retryWithChanges"]', dialog: { clicks: ['[data-testid="action-retryWithChanges"]'], ready: '[data-testid="dialog-retryWithChanges"] textarea[name="payload"]' } },
   { name: 'locks', hash: () => '#/locks', ready: '[data-testid="expired-cards"] .xcard' },
   { name: 'instances', hash: () => '#/instances', ready: '[data-testid="instances-table"] [data-row-key]' },
   { name: 'jobs', hash: () => '#/jobs', ready: '[data-testid="jobs-table"] [data-row-key]' },
+  { name: 'trigger-now', hash: () => '#/jobs', ready: '[data-testid="jobs-table"] [data-row-key]', dialog: { clicks: ['[data-testid="trigger-daily-report"]'], ready: '[data-testid="trigger-summary"]' } },
   { name: 'job-editor', hash: () => `#/jobs/${jobId}`, ready: '[data-testid="view-job-editor"] [data-testid="preview-item"]' },
   { name: 'runs', hash: () => `#/runs/${jobId}`, ready: '[data-testid="ledger-table"] [data-row-key]' },
+  { name: 'runs-frequent', hash: () => `#/runs/${daily.frequentJob}`, ready: '[data-testid="ledger-days"]' },
+  { name: 'runs-backfilled', hash: () => `#/runs/${daily.backfillJob}?slot=${encodeURIComponent(daily.backfilledSlot)}`, ready: '[data-testid="slot-timeline"]' },
+  { name: 'runs-every-job', hash: () => '#/runs?all=1', ready: '[data-testid="all-runs-table"] [data-row-key]' },
   { name: 'why', hash: () => `#/why/${jobId}`, ready: '[data-testid="why-verdict"]' },
+  { name: 'why-signal', hash: () => `#/why/${daily.readyJob}?at=${encodeURIComponent(new Date(Date.now() + 86_400_000).toISOString())}`, ready: '[data-testid="why-fixes"]' },
+  { name: 'tasks', hash: () => '#/tasks?q=billing%20ledger', ready: '[data-testid="tasks-table"] [data-row-key]' },
+  { name: 'tasks-bulk', hash: () => '#/tasks?q=billing%20ledger', ready: '[data-testid="tasks-table"] [data-row-key]', dialog: { clicks: ['[data-testid="tasks-pick-all"]', '[data-testid="bulk-reprioritise"]'], ready: '[data-testid="dialog-bulk-reprioritise"]' } },
+  { name: 'signals', hash: () => '#/signals', ready: '[data-testid="signals-table"] [data-row-key]' },
+  { name: 'signal-set', hash: () => '#/signals', ready: '[data-testid="signals-table"] [data-row-key]', dialog: { clicks: ['[data-testid="signal-set-open"]'], ready: '[data-testid="dialog-signal-set"]' } },
   { name: 'calendars', hash: () => '#/calendars/cn-workdays', ready: '[data-testid="calendar-editor"]' },
   { name: 'managed', hash: () => '#/managed', ready: '[data-testid="managed-table"] [data-row-key]' },
   { name: 'managed-agent', hash: () => '#/managed/night-watch', ready: '[data-testid="managed-detail"] [data-testid="managed-output"]' },
@@ -205,6 +253,8 @@ describe.each([
       const problems: string[] = [];
       for (const v of VIEWS) {
         await go(page, v.hash(), v.ready);
+        for (const c of v.dialog?.clicks ?? []) await page.click(c);
+        if (v.dialog) await page.waitForSelector(v.dialog.ready);
         await page.waitForTimeout(150); // let live refreshes settle before the picture
         await snap(page, `views/${width}x${height}-${theme}-${v.name}`);
         for (const f of await axeFindings(page)) problems.push(`${v.name}: axe ${f.impact} ${f.id} (${f.help}): ${f.nodes.join(' | ')}`);
@@ -213,6 +263,10 @@ describe.each([
         const text = (await page.textContent('main')) ?? '';
         if (/SPEC|§/.test(text)) problems.push(`${v.name}: says "SPEC §"`);
         if (v.name !== 'settings' && /\bP[1-5]\b/.test(text)) problems.push(`${v.name}: a bare rule id (${/\bP[1-5]\b/.exec(text)![0]})`);
+        if (v.dialog) {
+          await page.keyboard.press('Escape');
+          await page.waitForSelector('[role="dialog"]', { state: 'detached' });
+        }
       }
       await page.context().close();
       expect(problems).toEqual([]);
@@ -234,8 +288,9 @@ describe('daily work at 1024×700', () => {
 
   it('jobs: a workday job reads "every workday"; the row menu reaches every action by keyboard', async () => {
     await go(page, '#/jobs', '[data-testid="jobs-table"] [data-row-key]');
-    expect(await page.textContent('[data-testid="jobs-table"]')).toContain('every workday at 09:00');
-    expect(await page.textContent('[data-testid="jobs-table"]')).not.toContain('every day');
+    const row = `[data-testid="jobs-table"] [data-row-key="${jobId}"]`;
+    expect(await page.textContent(row)).toContain('every workday at 09:00');
+    expect(await page.textContent(row)).not.toContain('every day');
     await page.focus('[data-testid="more-daily-report"]');
     await page.keyboard.press('Enter');
     await page.waitForSelector('[role="menu"]');
@@ -333,6 +388,134 @@ describe('daily work at 1024×700', () => {
     // Arriving wrote no history of its own: Back leaves Audit.
     await page.goBack();
     await page.waitForSelector('[data-testid="view-dashboard"]');
+    expect(errors).toEqual([]);
+  });
+  it('tasks: the server finds every match; a bulk action over all of them runs in chunks with a progress bar, one audit row per task', async () => {
+    await go(page, '#/tasks', '[data-testid="view-tasks"]');
+    await page.fill('input[name="tasks-q"]', 'billing ledger');
+    await until(async () => ((await page.textContent('[data-testid="tasks-total"]')) ?? '').includes(`${daily.imports} tasks match`), 'the server-side count');
+    expect(await page.evaluate(() => window.location.hash)).toBe('#/tasks?q=billing%20ledger');
+    // An id finds its task too.
+    await page.fill('input[name="tasks-q"]', `#${daily.failedTask}`);
+    await until(async () => (await page.$$('[data-testid="tasks-table"] [data-row-key]')).length === 1, 'the task found by its id');
+    await page.fill('input[name="tasks-q"]', 'billing ledger');
+    await until(async () => ((await page.textContent('[data-testid="tasks-total"]')) ?? '').includes(`${daily.imports} tasks match`), 'the count again');
+    await page.click('[data-testid="tasks-pick-all"]');
+    await page.click('[data-testid="bulk-select-matching"]');
+    expect(await page.textContent('[data-testid="bulk-count"]')).toContain(`All ${daily.imports} matching tasks`);
+    await page.click('[data-testid="bulk-cancel"]');
+    await page.waitForSelector('[data-testid="dialog-bulk-cancel"]');
+    expect(await page.textContent('[data-testid="bulk-confirm"]')).toBe(`Cancel ${daily.imports} tasks`);
+    await snap(page, 'daily-4-bulk-confirm');
+    expect(await axeFindings(page)).toEqual([]);
+    await page.fill('[data-testid="dialog-bulk-cancel"] textarea[name="reason"]', 'e2e: the billing ledger import is retired');
+    await page.click('[data-testid="bulk-confirm"]');
+    await page.waitForSelector('[data-testid="dialog-bulk"] [role="progressbar"]');
+    await page.waitForSelector('[data-testid="bulk-close"]', { timeout: 60_000 });
+    expect(await page.textContent('[data-testid="bulk-progress"]')).toMatch(new RegExp(`^${daily.imports} cancelled — ${daily.imports} of ${daily.imports} looked at, 3 steps of at most 200`));
+    await snap(page, 'daily-5-bulk-done');
+    await page.click('[data-testid="bulk-close"]');
+    const audit = await apiCall<{ items: Array<{ subject: string; actor: string; detail: { reason: string; bulk?: string } }> }>(g, 'GET', '/audit?type=operator.cancel&limit=1000');
+    const rows = audit.items.filter((e) => e.detail.reason === 'e2e: the billing ledger import is retired');
+    expect(rows).toHaveLength(daily.imports);
+    expect(new Set(rows.map((e) => e.subject)).size).toBe(daily.imports);
+    expect(new Set(rows.map((e) => `${e.actor} ${e.detail.bulk?.slice(0, 5)}`))).toEqual(new Set(['operator:browser bulk_']));
+    expect(new Set(rows.map((e) => e.detail.bulk)).size).toBe(1);
+  }, 120_000);
+
+  it('a failed task is retried with a changed payload, in one step', async () => {
+    await go(page, `#/queues/builder?task=${daily.failedTask}`, '[data-testid="action-retryWithChanges"]');
+    await page.click('[data-testid="action-retryWithChanges"]');
+    await page.waitForSelector('[data-testid="dialog-retryWithChanges"]');
+    expect(JSON.parse(await page.inputValue('[data-testid="dialog-retryWithChanges"] textarea[name="payload"]'))).toEqual({ branch: 'main' });
+    await page.fill('[data-testid="dialog-retryWithChanges"] textarea[name="payload"]', '{"branch": "release-1.4"}');
+    await page.fill('[data-testid="dialog-retryWithChanges"] textarea[name="reason"]', 'e2e: build the release branch');
+    await page.click('[data-testid="dialog-retryWithChanges"] button[type="submit"]');
+    await until(async () => {
+      const t = (await apiCall<{ task: { status: string; payload: unknown } }>(g, 'GET', `/tasks/${daily.failedTask}`)).task;
+      return t.status === 'backlog' && (t.payload as { branch?: string }).branch === 'release-1.4';
+    }, 'the task back in the backlog with the new payload');
+    const types = (await apiCall<{ items: Array<{ type: string }> }>(g, 'GET', `/audit?subject=task:${daily.failedTask}`)).items.map((e) => e.type);
+    expect(types.slice(-2)).toEqual(['operator.edit_payload', 'operator.retry']);
+  });
+
+  it('trigger now names its slot before it runs: the slot already run is not offered again; the one before is run', async () => {
+    const choices = (await consoleCall('jobs.triggerChoices', { id: jobId })) as { choices: Array<{ which: string; slot: string; effect: string }> };
+    const current = choices.choices.find((c) => c.which === 'current')!;
+    const previous = choices.choices.find((c) => c.which === 'previous')!;
+    expect(current.effect).toBe('exists'); // the seeding ran it
+    await go(page, '#/jobs', '[data-testid="jobs-table"] [data-row-key]');
+    await page.click('[data-testid="trigger-daily-report"]');
+    await page.waitForSelector('[data-testid="trigger-slots"]');
+    expect(await page.isDisabled('[data-testid="trigger-slot-current"] input')).toBe(true);
+    expect(await page.textContent('[data-testid="trigger-slot-current"]')).toContain(`${current.slot}`);
+    expect(await page.textContent('[data-testid="trigger-slot-current"]')).toContain('nothing new');
+    expect(await page.isChecked('[data-testid="trigger-slot-previous"] input')).toBe(true);
+    expect(await page.textContent('[data-testid="trigger-summary"]')).toContain(`Runs slot ${previous.slot} now.`);
+    expect(await page.textContent('[data-testid="trigger-confirm"]')).toBe(`Run ${previous.slot}`);
+    await snap(page, 'daily-6-trigger-slot');
+    expect(await axeFindings(page)).toEqual([]);
+    await page.fill('[data-testid="dialog-job-trigger"] textarea[name="reason"]', 'e2e: yesterday’s numbers were wrong');
+    await page.click('[data-testid="trigger-confirm"]');
+    await page.waitForSelector('[data-testid="dialog-job-trigger"]', { state: 'detached' });
+    await until(async () => (await apiCall<{ items: Array<{ slot: string }> }>(g, 'GET', `/runs?job=${jobId}`)).items.some((r) => r.slot === previous.slot), 'a run of the slot named');
+  });
+
+  it('why didn’t it run: the missing signal is the blocking cause and a button sets it; the Signals view lists and clears it', async () => {
+    const tomorrow = new Date(Date.now() + 86_400_000).toISOString();
+    await go(page, `#/why/${daily.readyJob}?at=${encodeURIComponent(tomorrow)}`, '[data-testid="why-fix-signal"]');
+    const fix = (await page.textContent('[data-testid="why-fix-signal"]'))!;
+    const key = /for (\S+)$/.exec(fix)![1]!;
+    expect(fix).toBe(`Set signal data-ready for ${key}`);
+    // Evidence instants read in local time, the ISO instant on hover.
+    expect(await page.$$eval('[data-testid="layer-time"] time.localtime', (t) => t.every((x) => /Z \(UTC\)$/.test(x.getAttribute('title') ?? '')))).toBe(true);
+    await snap(page, 'daily-7-why-fix');
+    await page.click('[data-testid="why-fix-signal"]');
+    await page.fill('[data-testid="dialog-why-fix-signal"] textarea[name="reason"]', 'e2e: the load for tomorrow is in early');
+    await page.click('[data-testid="dialog-why-fix-signal"] button[type="submit"]');
+    await until(async () => (await page.$('[data-testid="why-fix-signal"]')) === null && (await page.$('[data-testid="why-verdict"]')) !== null, 'the fix gone once the signal is set');
+    await go(page, '#/signals', `[data-testid="clear-data-ready-${key}"]`);
+    const row = page.locator('[data-testid="signals-table"] [data-row-key]', { hasText: key });
+    expect(await row.textContent()).toContain('operator:browser');
+    expect(await page.textContent('[data-testid="signal-waiters"]')).toContain('ready-report');
+    await snap(page, 'daily-8-signals');
+    await page.click(`[data-testid="clear-data-ready-${key}"]`);
+    await page.fill('[data-testid="dialog-signal-clear"] textarea[name="reason"]', 'e2e: set by mistake');
+    await page.click('[data-testid="dialog-signal-clear"] button[type="submit"]');
+    await until(async () => (await page.$(`[data-testid="clear-data-ready-${key}"]`)) === null, 'the signal cleared');
+    const trail = (await apiCall<{ items: Array<{ type: string; actor: string; detail: { reason?: string } }> }>(g, 'GET', `/audit?subject=${encodeURIComponent(`signal:data-ready/${key}`)}`)).items;
+    expect(trail.map((e) => [e.type, e.actor, e.detail.reason])).toEqual([
+      ['signal.set', 'operator:browser', 'e2e: the load for tomorrow is in early'],
+      ['signal.clear', 'operator:browser', 'e2e: set by mistake'],
+    ]);
+  });
+
+  it('runs: every job in one ledger; a frequent job reads as days → hours → slots; a backfilled slot shows its backfill', async () => {
+    await go(page, `#/runs?all=1&job=${daily.backfillJob}`, '[data-testid="all-runs-table"] [data-row-key]');
+    expect(new Set(await page.$$eval('[data-testid="all-runs-table"] [data-row-key]', (r) => r.map((x) => x.textContent?.includes('fragile-backfill'))))).toEqual(new Set([true]));
+    // The slot opens in its job's ledger: the backfill's instance and timeline, the first error as an earlier one.
+    await page.click('[data-testid="all-runs-table"] [data-row-key]');
+    await page.waitForSelector('[data-testid="slot-timeline"]');
+    expect(await page.textContent('[data-testid="slot-instance"]')).toMatch(/inst_\S+ \(backfill #\d+\)/);
+    expect(await page.textContent('[data-testid="slot-timeline"]')).toMatch(/queued for backfill #\d+.*dispatched to inst_.*backfill #\d+ done/);
+    expect(await page.textContent('[data-testid="slot-detail"]')).toContain('Earlier error');
+    expect(await page.textContent('[data-testid="slot-detail"]')).not.toContain('Last error');
+    await snap(page, 'daily-9-backfilled-slot');
+    // A job every minute: no wall of slots, no "99+": days, then hours, then the slots of an hour.
+    await go(page, `#/runs/${daily.frequentJob}`, '[data-testid="ledger-days"]');
+    expect(await page.textContent('[data-testid="heatmap"]')).not.toContain('99+');
+    expect(await page.$('[data-testid="ledger-table"]')).toBeNull();
+    await until(async () => (await page.$$('[data-testid="ledger-days"] [data-row-key]')).length > 0, 'a day with slots due');
+    await page.click('[data-testid="ledger-days"] [data-row-key]');
+    await page.waitForSelector('[data-testid="ledger-hours"] [data-row-key]');
+    await page.click('[data-testid="ledger-hours"] [data-row-key]');
+    await page.waitForSelector('[data-testid="ledger-table"] [data-row-key]');
+    expect((await page.$$('[data-testid="ledger-table"] [data-row-key]')).length).toBeLessThanOrEqual(60);
+    // The job is disabled: its slots due since read as skipped, not as runs that went missing.
+    expect(await page.textContent('[data-testid="ledger-table"]')).toContain('skipped: disabled');
+    expect(await page.textContent('[data-testid="ledger-table"]')).not.toContain('no run recorded');
+    expect(await page.textContent('[data-testid="ledger-crumbs"]')).toMatch(/every day.*›.*›/);
+    await snap(page, 'daily-10-frequent-hour');
     expect(errors).toEqual([]);
   });
 });

@@ -29,10 +29,12 @@ import {
   type Job,
   type JobIssue,
   type JobSummary,
+  type LedgerBucketsResult,
   type LedgerResult,
   type PreviewResult,
   type Run,
   type RunStep,
+  type TriggerChoices,
 } from './job-schema';
 import {
   LOG_SETTINGS_LIMITS,
@@ -50,8 +52,37 @@ import {
 } from './logs';
 import { MANAGED_ACTIONS, MAX_MANAGED_INSTANCES, managedAgentInput, managedAgentPatch, type ManagedAgent } from './managed-agents';
 import { rehearseInput, type RehearsalResult } from './rehearsal';
-import type { AuditChainProblem, AuditEvent, AuditLegacyTextRow, AuditPage, Instance, Page, StorageStatus, Task, TaskStatus, TokenInfo } from './model';
-import { auditFilterShape, auditQueryInput, listTasksInput, reason, roleName, taskId } from './schemas';
+import type {
+  AuditChainProblem,
+  AuditEvent,
+  AuditLegacyTextRow,
+  AuditPage,
+  BulkTaskResult,
+  Instance,
+  Page,
+  Signal,
+  StorageStatus,
+  Task,
+  TaskCount,
+  TaskPage,
+  TaskStatus,
+  TokenInfo,
+} from './model';
+import {
+  auditFilterShape,
+  auditQueryInput,
+  bulkTaskShape,
+  checkBulkShape,
+  countTasksInput,
+  jsonValue,
+  listSignalsInput,
+  listTasksInput,
+  reason,
+  roleName,
+  signalKey,
+  signalName,
+  taskId,
+} from './schemas';
 
 // ---------------------------------------------------------------------------------------------
 // Result shapes
@@ -244,9 +275,16 @@ export const consoleArgs = {
   }),
   'tasks.reprioritise': z.strictObject({ taskId, priority: z.number().int().min(-1_000_000).max(1_000_000), reason }),
   'tasks.cancel': z.strictObject({ taskId, reason }),
-  'tasks.retry': z.strictObject({ taskId, reason }),
-  'tasks.unblock': z.strictObject({ taskId, reason }),
+  /** With `payload`: "retry with changes" (the payload is replaced in the same step). */
+  'tasks.retry': z.strictObject({ taskId, reason, payload: jsonValue.optional() }),
+  'tasks.unblock': z.strictObject({ taskId, reason, payload: jsonValue.optional() }),
   'tasks.forceRelease': z.strictObject({ taskId, reason }),
+  /** Replaces the payload of a task nobody holds and that is not finished. */
+  'tasks.editPayload': z.strictObject({ taskId, payload: jsonValue, reason }),
+  /** Tasks a filter selects now (for a bulk action: those it applies to), and the highest id it covers. */
+  'tasks.count': countTasksInput,
+  /** One chunk (at most 200 tasks, one short transaction) of a bulk action; the console pages it with a progress bar. */
+  'tasks.bulk': z.strictObject(bulkTaskShape).superRefine(checkBulkShape),
   'roles.summary': empty,
   'locks.expiredToday': empty,
   'instances.list': empty,
@@ -259,6 +297,11 @@ export const consoleArgs = {
   'audit.verify': empty,
   'settings.get': empty,
   'settings.setKillSwitch': z.strictObject({ on: z.boolean(), reason }),
+  /** Readiness signals, ordered by name then key (filter by name or key). */
+  'signals.list': listSignalsInput,
+  /** Sets (or refreshes) a signal for a business key, e.g. `data-ready` for `2026-12-01`. */
+  'signals.set': z.strictObject({ name: signalName, key: signalKey, value: jsonValue.optional(), reason }),
+  'signals.clear': z.strictObject({ name: signalName, key: signalKey, reason }),
 
   // ---- central jobs (SPEC §5–§7). Saves reuse the shared zod job schema (common/job-schema.ts).
   'jobs.list': listJobsInput,
@@ -276,6 +319,8 @@ export const consoleArgs = {
    */
   'jobs.update': z.strictObject({ id: jobRef, spec: jobSpecInput, reason, expectedVersion: z.number().int().positive().optional() }),
   'jobs.trigger': z.strictObject({ id: jobRef, reason, slot: z.string().min(1).max(40).optional(), checkPreconditions: z.boolean().optional() }),
+  /** Which slot "run now" would run (the current one, the previous, the next) and what it would do to each; nothing changes. */
+  'jobs.triggerChoices': z.strictObject({ id: jobRef }),
   'jobs.pause': z.strictObject({ id: jobRef, reason }),
   'jobs.resume': z.strictObject({ id: jobRef, reason }),
   'jobs.setEnabled': z.strictObject({ id: jobRef, enabled: z.boolean(), reason }),
@@ -283,6 +328,8 @@ export const consoleArgs = {
   'jobs.explain': z.strictObject({ id: jobRef, at: instant.optional() }),
   /** Every expected slot in [from, to) with its disposition (default: the last 8 days to tomorrow). */
   'jobs.ledger': z.strictObject({ id: jobRef, from: instant.optional(), to: instant.optional(), limit: z.number().int().min(1).max(5000).optional() }),
+  /** The ledger counted by local day or hour of the job's zone (the heat map; a frequent job's ledger), paged with `next`. */
+  'jobs.ledgerBuckets': z.strictObject({ id: jobRef, from: instant.optional(), to: instant.optional(), by: z.enum(['day', 'hour']).optional() }),
   'jobs.simulateDowntime': z.strictObject({ id: jobRef, from: instant, to: instant }),
   /** The job's five-scenario rehearsal on the real engine in a throw-away world (PROTOCOL §11); nothing live is touched. */
   'jobs.rehearse': rehearseInput,
@@ -347,7 +394,7 @@ export type AuditExportArgs = z.infer<typeof auditExportArgs>;
 
 export interface ConsoleResults {
   'dashboard.get': Dashboard;
-  'tasks.list': Page<Task>;
+  'tasks.list': TaskPage;
   'tasks.get': Task;
   'tasks.create': { task: Task; replayed: boolean };
   'tasks.reprioritise': Task;
@@ -355,6 +402,9 @@ export interface ConsoleResults {
   'tasks.retry': Task;
   'tasks.unblock': Task;
   'tasks.forceRelease': Task;
+  'tasks.editPayload': Task;
+  'tasks.count': TaskCount;
+  'tasks.bulk': BulkTaskResult;
   'roles.summary': RoleSummary[];
   'locks.expiredToday': ExpiredLockCard[];
   'instances.list': InstanceView[];
@@ -366,6 +416,9 @@ export interface ConsoleResults {
   'audit.verify': AuditVerifyResult;
   'settings.get': ConsoleSettings;
   'settings.setKillSwitch': ConsoleSettings;
+  'signals.list': Page<Signal>;
+  'signals.set': { signal: Signal; created: boolean };
+  'signals.clear': Signal;
   'jobs.list': Page<JobSummary>;
   'jobs.get': Job;
   'jobs.validate': { ok: boolean; issues: JobIssue[] };
@@ -373,11 +426,13 @@ export interface ConsoleResults {
   'jobs.create': { job: Job; warnings: JobIssue[] };
   'jobs.update': { job: Job; warnings: JobIssue[] };
   'jobs.trigger': TriggerResult;
+  'jobs.triggerChoices': TriggerChoices;
   'jobs.pause': Job;
   'jobs.resume': Job;
   'jobs.setEnabled': Job;
   'jobs.explain': Explanation;
   'jobs.ledger': LedgerResult;
+  'jobs.ledgerBuckets': LedgerBucketsResult;
   'jobs.simulateDowntime': DowntimeSimulation;
   'jobs.rehearse': RehearsalResult;
   'runs.list': Page<Run>;
@@ -474,7 +529,7 @@ export interface ConsoleApi {
 }
 
 /** The console's views, in menu order (Electron's Go menu binds Ctrl/Cmd+1…9 to the first nine). */
-export const CONSOLE_VIEWS = ['dashboard', 'queues', 'expired-locks', 'instances', 'jobs', 'runs', 'why', 'audit', 'settings', 'calendars', 'managed-agents'] as const;
+export const CONSOLE_VIEWS = ['dashboard', 'queues', 'expired-locks', 'instances', 'jobs', 'runs', 'why', 'audit', 'settings', 'calendars', 'managed-agents', 'tasks', 'signals'] as const;
 export type ConsoleView = (typeof CONSOLE_VIEWS)[number];
 
 // ---------------------------------------------------------------------------------------------

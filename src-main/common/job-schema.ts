@@ -768,6 +768,9 @@ export const listRunsInput = z.strictObject({
   job: z.string().min(1).max(200).optional(),
   status: z.enum(RUN_STATUSES).optional(),
   disposition: z.enum(RUN_DISPOSITIONS).optional(),
+  /** Slots due at or after `from` and before `to` (ISO instants or epoch ms). */
+  from: z.union([z.iso.datetime({ offset: true }), z.number().int().min(0)]).optional(),
+  to: z.union([z.iso.datetime({ offset: true }), z.number().int().min(0)]).optional(),
   limit: z.number().int().min(1).max(1000).optional(),
   after: z.string().max(200).optional(),
 });
@@ -865,6 +868,49 @@ export interface LedgerEntry {
   status: RunStatus | null;
   run: Run | null;
   backfills: Backfill[];
+}
+
+/** Slots of one local day (`2026-11-30`) or hour (`2026-11-30T09`) of the job's zone, counted by disposition. */
+export interface LedgerBucket {
+  key: string;
+  /** Due instant of its first slot. */
+  first: string;
+  slots: number;
+  counts: Partial<Record<LedgerEntry['disposition'], number>>;
+}
+
+export interface LedgerBucketsResult {
+  zone: string;
+  by: 'day' | 'hour';
+  buckets: LedgerBucket[];
+  /** Pass as `from` to go on (the range held more slots than one call reads), or null. */
+  next: string | null;
+}
+
+/** A slot "run now" can run, and what pressing it would do (the console says so before it runs). */
+export interface TriggerChoice {
+  /** `current`: the slot the current instant falls in — what "run now" takes when no slot is named. */
+  which: 'current' | 'previous' | 'next';
+  slot: string;
+  at: string;
+  local: string;
+  disposition: 'due' | 'calendar_skip' | 'dst_skip';
+  dayType?: 'workday' | 'weekend' | 'holiday' | 'extra_workday';
+  /** `claim`: a new run; `dispatch`: the run waiting for this slot is dispatched now; `exists`: nothing new (one run per slot). */
+  effect: 'claim' | 'dispatch' | 'exists';
+  run: Pick<Run, 'id' | 'status' | 'disposition'> | null;
+}
+
+export interface TriggerChoices {
+  jobId: string;
+  job: string;
+  now: string;
+  zone: string;
+  choices: TriggerChoice[];
+  /** Why nothing can be triggered now (kill switch, disabled job), or null. */
+  refused: string | null;
+  /** The job has preconditions ("check preconditions" then means something). */
+  preconditions: number;
 }
 
 export interface LedgerResult {

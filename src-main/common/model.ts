@@ -83,6 +83,50 @@ export interface Page<T> {
   next: string | null;
 }
 
+/**
+ * A page of tasks. A text search reads a bounded number of rows per call: `partial` is true when
+ * it stopped there before `limit` matches (keep paging with `next`). Always false without a text.
+ */
+export interface TaskPage extends Page<Task> {
+  partial: boolean;
+}
+
+/**
+ * What an operator can do to many tasks at once. `backlog` puts failed and blocked tasks back in
+ * the backlog (retry / unblock); `unblock` only blocked ones.
+ */
+export const BULK_TASK_ACTIONS = ['cancel', 'reprioritise', 'backlog', 'unblock'] as const;
+export type BulkTaskAction = (typeof BULK_TASK_ACTIONS)[number];
+
+/** Which statuses each bulk action applies to (a task in another status is skipped, never changed). */
+export const BULK_APPLIES_TO: Record<BulkTaskAction, readonly TaskStatus[]> = {
+  cancel: ['backlog', 'in_progress', 'blocked', 'failed'],
+  reprioritise: ['backlog', 'in_progress', 'blocked', 'failed'],
+  backlog: ['blocked', 'failed'],
+  unblock: ['blocked'],
+};
+
+/** What one call of a bulk action did. */
+export interface BulkTaskResult {
+  /** Names every call of this bulk action; pass it back on the next call. */
+  bulkId: string;
+  changed: number[];
+  /** Tasks left as they were, with why (another status by now, unknown id, …). */
+  skipped: Array<{ taskId: number; code: string; message: string }>;
+  /** Filter mode: pass as `after` for the next chunk; null once the filter is exhausted. */
+  next: number | null;
+  /** Filter mode: the highest task id the selection covers (pass it back as `through`). */
+  through: number | null;
+}
+
+/** Tasks a filter selects now, counted over a bounded scan (`exact` false: at least `count`). */
+export interface TaskCount {
+  count: number;
+  exact: boolean;
+  /** The highest task id now: a bulk action over the filter covers tasks up to it. */
+  through: number;
+}
+
 /** A readiness flag for a business key (SPEC §5 signal preconditions), e.g. `data-ready` for `2026-11-30`. */
 export interface Signal {
   name: string;

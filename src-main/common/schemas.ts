@@ -2,7 +2,7 @@
  * Input schemas shared by every boundary (agent socket, HTTP, IPC) and the core's public API.
  */
 import { z } from 'zod';
-import { REPORT_STATUSES, TASK_STATUSES } from './model';
+import { BULK_TASK_ACTIONS, REPORT_STATUSES, TASK_STATUSES, type BulkTaskAction } from './model';
 import { illFormedTextIssue } from './text';
 
 export const roleName = z
@@ -94,9 +94,20 @@ export const reprioritiseInput = z.strictObject({
   actor: actorName,
 });
 
-export const listTasksInput = z.strictObject({
+/** Text to find in a task's title or payload, or its id (`42`, `#42`). */
+export const taskSearchText = z.string().trim().min(1, 'type something to search for').max(200);
+
+/** Which tasks: by role, status and text (title, payload, id). Shared by the list, the count and bulk actions. */
+export const taskFilterShape = {
   role: roleName.optional(),
   status: z.enum(TASK_STATUSES).optional(),
+  q: taskSearchText.optional(),
+};
+export const taskFilter = z.strictObject(taskFilterShape);
+export type TaskFilter = z.infer<typeof taskFilter>;
+
+export const listTasksInput = z.strictObject({
+  ...taskFilterShape,
   limit: z.number().int().min(1).max(1000).optional(),
   /** `asc` (oldest first, cursor `after`) or `desc` (newest first, cursor `before`). */
   order: z.enum(['asc', 'desc']).optional(),
@@ -104,6 +115,49 @@ export const listTasksInput = z.strictObject({
   before: z.number().int().min(1).optional(),
 });
 export type ListTasksInput = z.infer<typeof listTasksInput>;
+
+export const taskPriority = z.number().int().min(-1_000_000).max(1_000_000);
+
+/** Retry and unblock may change the payload in the same step ("retry with changes"). */
+export const retryTaskInput = operatorTaskAction.extend({ payload: jsonValue.optional() });
+export const editPayloadInput = z.strictObject({ taskId, payload: jsonValue, reason, actor: actorName });
+
+// ---- Acting on many tasks at once (bulk actions). ----
+
+/** Tasks one bulk call changes at most: one short transaction each, so claims get through between calls. */
+export const BULK_CHUNK = 200;
+/** Names the calls of one bulk action in every audit row it writes (the first call's answer gives it). */
+export const bulkId = z.string().regex(/^bulk_[A-Za-z0-9_-]{6,40}$/, 'a bulk id is "bulk_" and 6–40 letters, digits, "_" or "-"');
+
+/**
+ * One chunk of a bulk action: either up to `BULK_CHUNK` task ids, or the next matches of a
+ * filter after task id `after` (and at most `through`: the selection as it was when asked).
+ */
+export const bulkTaskShape = {
+  action: z.enum(BULK_TASK_ACTIONS),
+  reason,
+  /** The new priority (reprioritise only). */
+  priority: taskPriority.optional(),
+  ids: z.array(taskId).min(1).max(BULK_CHUNK).optional(),
+  filter: taskFilter.optional(),
+  after: z.number().int().min(0).optional(),
+  through: taskId.optional(),
+  bulkId: bulkId.optional(),
+};
+
+/** The rules a bulk call's fields obey together (one selection; a priority exactly for reprioritise). */
+export function checkBulkShape(a: { action: BulkTaskAction; priority?: number | undefined; ids?: number[] | undefined; filter?: TaskFilter | undefined; after?: number | undefined; through?: number | undefined }, ctx: z.RefinementCtx): void {
+  if ((a.ids === undefined) === (a.filter === undefined)) ctx.addIssue({ code: 'custom', path: ['ids'], message: 'give either ids or filter' });
+  if (a.ids !== undefined && (a.after !== undefined || a.through !== undefined)) ctx.addIssue({ code: 'custom', path: ['after'], message: 'after and through page a filter, not a list of ids' });
+  if (a.action === 'reprioritise' && a.priority === undefined) ctx.addIssue({ code: 'custom', path: ['priority'], message: 'reprioritise needs the new priority' });
+  if (a.action !== 'reprioritise' && a.priority !== undefined) ctx.addIssue({ code: 'custom', path: ['priority'], message: `${a.action} takes no priority` });
+}
+
+export const bulkTaskInput = z.strictObject({ ...bulkTaskShape, actor: actorName }).superRefine(checkBulkShape);
+export type BulkTaskInput = z.infer<typeof bulkTaskInput>;
+
+/** How many tasks a filter selects now (for a bulk action: only those the action applies to). */
+export const countTasksInput = z.strictObject({ filter: taskFilter, action: z.enum(BULK_TASK_ACTIONS).optional() });
 
 export const registerInstanceInput = z.strictObject({
   role: roleName,
@@ -132,6 +186,8 @@ export const setSignalInput = z.strictObject({
   key: signalKey,
   actor: actorName,
   value: jsonValue.optional(),
+  /** Why it was set by hand (kept in the audit row); agents and scripts usually give none. */
+  reason: reason.optional(),
 });
 export type SetSignalInput = z.infer<typeof setSignalInput>;
 

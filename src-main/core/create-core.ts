@@ -18,6 +18,8 @@ import { acquireWriterLock, type WriterLock } from './db/writer-lock';
 import { EventBus } from './events';
 import { InstanceRegistry } from './instances/registry';
 import { Board } from './tasks/board';
+import { BulkTasks } from './tasks/bulk';
+import { TaskSearch } from './tasks/task-search';
 import { ClaimLocks } from './tasks/claim-locks';
 import { IdempotencyStore } from './tasks/idempotency';
 import { prepareTaskRepo } from './tasks/task-repo';
@@ -67,6 +69,8 @@ export interface Core {
   readonly store: Store;
   readonly audit: AuditLog;
   readonly tasks: Board;
+  /** One operator action over many tasks, chunked (core/tasks/bulk.ts). */
+  readonly bulkTasks: BulkTasks;
   readonly locks: ClaimLocks;
   readonly instances: InstanceRegistry;
   readonly tokens: TokenStore;
@@ -137,7 +141,9 @@ export function createCore(opts: CoreOptions = {}): Core {
   const repo = prepareTaskRepo(db);
   const idempotency = new IdempotencyStore(db, clock, () => config.idempotencyWindowS * 1000);
   const locks = new ClaimLocks(ctx, repo);
-  const tasks = new Board(ctx, repo, locks, idempotency);
+  const taskSearch = new TaskSearch(db);
+  const tasks = new Board(ctx, repo, locks, idempotency, taskSearch);
+  const bulkTasks = new BulkTasks(ctx, tasks, taskSearch);
   const instances = new InstanceRegistry(ctx, locks);
   const tokens = new TokenStore(ctx);
   const watchdog = new Watchdog(ctx, locks, instances, idempotency, (e) =>
@@ -172,6 +178,7 @@ export function createCore(opts: CoreOptions = {}): Core {
     store,
     audit,
     tasks,
+    bulkTasks,
     locks,
     instances,
     tokens,

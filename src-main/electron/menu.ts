@@ -18,6 +18,8 @@ const VIEW_LABELS: Record<ConsoleView, string> = {
   settings: 'Settings',
   calendars: 'Calendars',
   'managed-agents': 'Managed agents',
+  tasks: 'Tasks',
+  signals: 'Signals',
 };
 
 export interface MenuOptions {

@@ -325,6 +325,32 @@ describe('tasks', () => {
     expect(ops).toEqual(['operator.force_release', 'operator.cancel', 'operator.retry', 'operator.unblock', 'operator.reprioritise']);
   });
 
+  it('searches with q, counts a filter and runs a bulk action in chunks; edits a payload and retries with changes', async () => {
+    for (let i = 0; i < 3; i++) await post('/api/v1/tasks', { title: `nightly import ${i}`, role: 'etl' });
+    const other = (await post('/api/v1/tasks', { title: 'weekly report', role: 'etl', payload: { about: 'imports' } })).body.task;
+    const found = await get('/api/v1/tasks?q=import&limit=10');
+    expect(found.body.items.map((t: Json) => t.title)).toEqual(['nightly import 0', 'nightly import 1', 'nightly import 2', 'weekly report']);
+    expect(found.body.partial).toBe(false);
+    const count = await get('/api/v1/tasks/count?role=etl&q=nightly&action=cancel');
+    expect(count.body).toMatchObject({ count: 3, exact: true });
+    const bulk = await post('/api/v1/tasks/bulk', { action: 'cancel', reason: 'source retired', filter: { role: 'etl', q: 'nightly' }, through: count.body.through });
+    expect(bulk.status).toBe(200);
+    expect(bulk.body).toMatchObject({ next: null, skipped: [] });
+    expect(bulk.body.changed).toHaveLength(3);
+    expect(core.auditQuery.query({ type: 'operator.cancel' }).items.map((e) => [e.actor, (e.detail as Json).bulk])).toEqual(Array(3).fill(['operator:http', bulk.body.bulkId]));
+    expectError(await post('/api/v1/tasks/bulk', { action: 'reprioritise', reason: 'r', ids: [other.id] }), 400, 'bad_request');
+    expectError(await get('/api/v1/tasks/count?q='), 400, 'bad_request');
+
+    const edited = await request('PUT', `/api/v1/tasks/${other.id}/payload`, { body: { payload: { about: 'exports' }, reason: 'renamed' } });
+    expect(edited.body.task.payload).toEqual({ about: 'exports' });
+    const inst = onlineInstance(core, 'etl');
+    const c = core.locks.claim({ instanceId: inst });
+    expectError(await request('PUT', `/api/v1/tasks/${other.id}/payload`, { body: { payload: 1, reason: 'r' } }), 409, 'conflict');
+    core.locks.report({ instanceId: inst, taskId: other.id, fence: c.lock!.fence, status: 'failed' });
+    const retried = await post(`/api/v1/tasks/${other.id}/retry`, { reason: 'with the fix', payload: { about: 'exports', fixed: true } });
+    expect(retried.body.task).toMatchObject({ status: 'backlog', payload: { about: 'exports', fixed: true } });
+  });
+
   it('operator actions refuse bad input and change nothing', async () => {
     const inst = onlineInstance(core, 'dev');
     const t = (await post('/api/v1/tasks', { title: 'held', role: 'dev' })).body.task;

@@ -11,6 +11,8 @@ import { WhyView } from '../features/why/WhyView';
 import { ExpiredLocksView } from '../features/locks/ExpiredLocksView';
 import { QueuesView } from '../features/queues/QueuesView';
 import { SettingsView } from '../features/settings/SettingsView';
+import { SignalsView } from '../features/signals/SignalsView';
+import { TasksView } from '../features/tasks/TasksView';
 import { useConsole, useWatch } from '../store/react';
 import { RelativeTime } from '../components/Time';
 import { formatCount } from '../lib/format';
@@ -25,12 +27,14 @@ import { ROUTES } from './views';
 const VIEWS: Record<ViewId, ComponentType> = {
   dashboard: DashboardView,
   queues: QueuesView,
+  tasks: TasksView,
   locks: ExpiredLocksView,
   instances: InstancesView,
   managed: ManagedAgentsView,
   jobs: JobsView,
   runs: RunsView,
   why: WhyView,
+  signals: SignalsView,
   calendars: CalendarsView,
   audit: AuditView,
   settings: SettingsView,

@@ -60,9 +60,8 @@ export function ReasonDialog(p: ReasonDialogProps) {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<UiError | null>(null);
   const [extraError, setExtraError] = useState<string | null>(null);
-  const reasonId = useId();
   const trimmed = reason.trim();
-  const reasonError = trimmed.length === 0 ? 'A reason is required: it is written to the audit log with your action.' : trimmed.length > 2000 ? 'At most 2000 characters.' : null;
+  const reasonError = reasonProblem(reason);
 
   const submit = async (e: FormEvent) => {
     e.preventDefault();
@@ -87,33 +86,55 @@ export function ReasonDialog(p: ReasonDialogProps) {
         {p.explain ? <p className="dialog-explain">{p.explain}</p> : null}
         {p.extra}
         {extraError ? <div className="field-error">{extraError}</div> : null}
-        <label className="field" htmlFor={reasonId}>
-          <span className="field-label">
-            Reason <span className="req">required</span>
-          </span>
-          <textarea
-            id={reasonId}
-            name="reason"
-            rows={3}
-            value={reason}
-            data-autofocus
-            placeholder="Why? (recorded in the audit log)"
-            onChange={(e) => setReason(e.target.value)}
-            onBlur={() => setTouched(true)}
-            aria-invalid={touched && !!reasonError}
-          />
-          {touched && reasonError ? <span className="field-error">{reasonError}</span> : null}
-        </label>
+        <ReasonField value={reason} onChange={setReason} showError={touched} onBlur={() => setTouched(true)} />
         {error ? <ErrorBanner error={error} /> : null}
-        <div className="dialog-actions">
-          <button type="button" className="btn" onClick={p.onClose}>
-            Back
-          </button>
-          <button type="submit" className={`btn ${p.danger ? 'btn-danger' : 'btn-primary'}`} disabled={busy}>
-            {busy ? 'Working…' : p.confirmLabel}
-          </button>
-        </div>
+        <DialogButtons onBack={p.onClose} label={p.confirmLabel} busy={busy} danger={p.danger} />
       </form>
     </Dialog>
+  );
+}
+
+/** What is wrong with a typed reason, or null (the server's rule: 1–2000 characters once trimmed). */
+export function reasonProblem(reason: string, what = 'it is written to the audit log with your action'): string | null {
+  const t = reason.trim();
+  return t.length === 0 ? `A reason is required: ${what}.` : t.length > 2000 ? 'At most 2000 characters.' : null;
+}
+
+/** The reason every operator action takes: a required text, its problem shown once `showError`. */
+export function ReasonField(p: { value: string; onChange: (v: string) => void; showError: boolean; onBlur?: () => void; placeholder?: string; rows?: number; autoFocus?: boolean; why?: string }) {
+  const id = useId();
+  const problem = reasonProblem(p.value, p.why);
+  return (
+    <label className="field" htmlFor={id}>
+      <span className="field-label">
+        Reason <span className="req">required</span>
+      </span>
+      <textarea
+        id={id}
+        name="reason"
+        rows={p.rows ?? 3}
+        value={p.value}
+        data-autofocus={p.autoFocus === false ? undefined : true}
+        placeholder={p.placeholder ?? 'Why? (recorded in the audit log)'}
+        onChange={(e) => p.onChange(e.target.value)}
+        onBlur={p.onBlur}
+        aria-invalid={p.showError && !!problem}
+      />
+      {p.showError && problem ? <span className="field-error">{problem}</span> : null}
+    </label>
+  );
+}
+
+/** A dialog's Back and confirm buttons (never two that say "Cancel"). */
+export function DialogButtons(p: { onBack: () => void; label: string; busy?: boolean; busyLabel?: string; danger?: boolean; disabled?: boolean; testId?: string }) {
+  return (
+    <div className="dialog-actions">
+      <button type="button" className="btn" onClick={p.onBack}>
+        Back
+      </button>
+      <button type="submit" className={`btn ${p.danger ? 'btn-danger' : 'btn-primary'}`} disabled={p.busy || p.disabled} data-testid={p.testId}>
+        {p.busy ? (p.busyLabel ?? 'Working…') : p.label}
+      </button>
+    </div>
   );
 }

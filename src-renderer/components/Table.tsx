@@ -92,7 +92,12 @@ export function Table<T>(p: TableProps<T>) {
         ))}
       </div>
       {p.rows.length === 0 ? (
-        (p.empty ?? null)
+        // Inside a table only rows may stand: the empty state is the one cell of a row.
+        p.empty ? (
+          <div role="row" className="tempty">
+            <div role="cell">{p.empty}</div>
+          </div>
+        ) : null
       ) : virtual ? (
         <div style={{ height: p.maxHeight ?? 480 }} className="table-vbody">
           <VirtualList items={p.rows} rowHeight={rowHeight} getKey={(r) => p.rowKey(r)} render={(r) => row(r)} />

@@ -1,3 +1,4 @@
+import { splitInstants } from '../lib/evidence';
 import { countdown, formatDateTime, formatRelative } from '../lib/format';
 import { useNow } from '../lib/now';
 
@@ -22,5 +23,25 @@ export function Countdown({ expiresAt, windowS, label = 'the lock expires' }: { 
     <span className={`countdown cd-${c.urgency}`} title={`${label} ${formatDateTime(expiresAt)}`}>
       {c.text}
     </span>
+  );
+}
+
+/** An instant in the operator's local time; the ISO UTC form on hover (and as `dateTime`). */
+export function LocalTime({ at }: { at: string | number | null | undefined }) {
+  if (at === null || at === undefined) return <span className="muted">—</span>;
+  const iso = typeof at === 'string' ? at : new Date(at).toISOString();
+  return (
+    <time className="localtime" dateTime={iso} title={`${iso} (UTC)`}>
+      {formatDateTime(at)}
+    </time>
+  );
+}
+
+/** Server text with ISO instants in it (reasons, outcomes): each instant in local time, the ISO text on hover. */
+export function TimeText({ text }: { text: string }) {
+  return (
+    <>
+      {splitInstants(text).map((part, i) => (typeof part === 'string' ? part : <LocalTime key={i} at={part.iso} />))}
+    </>
   );
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { evidenceRows } from './evidence';
+import { evidenceLabel, evidenceRows, splitInstants } from './evidence';
 
 describe('evidence rows', () => {
   it('flattens evidence one level', () => {
@@ -13,5 +13,23 @@ describe('evidence rows', () => {
     ]);
     expect(evidenceRows(null)).toEqual([]);
     expect(evidenceRows('x')).toEqual([{ key: 'value', value: '"x"' }]);
+  });
+
+  it('reads keys as words', () => {
+    expect(['window.opensAt', 'setNow', 'businessDate', 'dayType', 'slot', 'run_id', 'maxAgeS', 'elapsedMs', 'status'].map(evidenceLabel)).toEqual(['window · opens at', 'set now', 'business date', 'day type', 'slot', 'run id', 'max age (s)', 'elapsed (ms)', 'status']);
+  });
+
+  it('marks instants, in the rows and inside reasons, to show them in local time', () => {
+    expect(evidenceRows({ setAt: '2026-11-30T01:02:03.000Z', key: '2026-11-30' })).toEqual([
+      { key: 'setAt', value: '2026-11-30T01:02:03.000Z', instant: '2026-11-30T01:02:03.000Z' },
+      { key: 'key', value: '2026-11-30' },
+    ]);
+    expect(splitInstants('window 2026-11-30T01:00:00.000Z – 2026-11-30T02:00:00+08:00 on 2026-11-30')).toEqual([
+      'window ',
+      { iso: '2026-11-30T01:00:00.000Z' },
+      ' – ',
+      { iso: '2026-11-30T02:00:00+08:00' },
+      ' on 2026-11-30',
+    ]);
   });
 });

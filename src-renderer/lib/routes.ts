@@ -4,7 +4,7 @@
  */
 import { CONSOLE_VIEWS, type ConsoleView } from '../../src-main/common/console-api';
 
-export const VIEW_IDS = ['dashboard', 'queues', 'locks', 'instances', 'managed', 'jobs', 'runs', 'why', 'calendars', 'audit', 'settings'] as const;
+export const VIEW_IDS = ['dashboard', 'queues', 'tasks', 'locks', 'instances', 'managed', 'jobs', 'runs', 'why', 'signals', 'calendars', 'audit', 'settings'] as const;
 export type ViewId = (typeof VIEW_IDS)[number];
 
 export interface Route {
@@ -56,6 +56,8 @@ export function viewForConsoleView(v: ConsoleView): ViewId {
     case 'calendars':
     case 'audit':
     case 'settings':
+    case 'tasks':
+    case 'signals':
       return v;
     case 'expired-locks':
       return 'locks';

@@ -1,5 +1,5 @@
 /** A slot's disposition and a layer's verdict in words, with a status tone (lib/status.ts tones). */
-import type { LayerVerdict, LedgerEntry, RunDisposition } from '../../src-main/common/job-schema';
+import type { LayerVerdict, LedgerEntry, Run, RunDisposition } from '../../src-main/common/job-schema';
 
 export type LedgerDisposition = LedgerEntry['disposition'];
 
@@ -41,3 +41,12 @@ export const LAYER_VERDICT_META: Record<LayerVerdict['verdict'], { label: string
   unknown: { label: 'not evaluated', tone: 'neutral' },
   will_check: { label: 'will check', tone: 'ready' },
 };
+
+/**
+ * A run's error as the operator should read it: the error of a slot that went on to succeed (a
+ * retry, a backfill) belongs to an earlier attempt, not to the outcome.
+ */
+export function runErrorView(r: Pick<Run, 'lastError' | 'disposition'>): { text: string; earlier: boolean } | null {
+  if (!r.lastError) return null;
+  return { text: r.lastError, earlier: r.disposition === 'ran' || r.disposition === 'backfilled' };
+}

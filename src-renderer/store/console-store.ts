@@ -31,6 +31,8 @@ import { createManagedSlice, initialManagedState, type ManagedActions, type Mana
 import { createQueuesSlice, initialQueuesState, type QueuesActions, type QueuesState } from './slices/queues';
 import { createRunsSlice, initialRunsState, type RunsActions, type RunsState } from './slices/runs';
 import { createSettingsSlice, initialSettingsState, type SettingsActions, type SettingsState } from './slices/settings';
+import { createSignalsSlice, initialSignalsState, type SignalsActions, type SignalsState } from './slices/signals';
+import { createTasksSlice, initialTasksState, type TasksActions, type TasksState } from './slices/tasks';
 import { createToastsSlice, initialToastsState, type ToastsActions, type ToastsState } from './slices/toasts';
 import type { ConsoleState } from './types';
 
@@ -66,6 +68,8 @@ export function initialState(shell: 'electron' | 'browser' = 'browser'): Console
     ...initialCalendarsState(),
     ...initialLogsState(),
     ...initialManagedState(),
+    ...initialTasksState(),
+    ...initialSignalsState(),
   };
 }
 
@@ -80,7 +84,19 @@ export interface RootActions {
   signIn(token: string): void;
 }
 
-export type ConsoleActions = RootActions & ToastsActions & QueuesActions & InstancesActions & SettingsActions & AuditActions & JobsActions & RunsActions & CalendarsActions & LogsActions & ManagedActions;
+export type ConsoleActions = RootActions &
+  ToastsActions &
+  QueuesActions &
+  InstancesActions &
+  SettingsActions &
+  AuditActions &
+  JobsActions &
+  RunsActions &
+  CalendarsActions &
+  LogsActions &
+  ManagedActions &
+  TasksActions &
+  SignalsActions;
 
 export interface ConsoleStore {
   store: StoreApi<ConsoleState>;
@@ -174,6 +190,8 @@ export function createConsoleStore(api: ConsoleApi, opts: ConsoleStoreOptions = 
     calendars: createCalendarsSlice(contextFor<keyof CalendarsState>()),
     logs: createLogsSlice(contextFor<keyof LogsState>()),
     managed: createManagedSlice(contextFor<keyof ManagedState>()),
+    tasks: createTasksSlice(contextFor<keyof TasksState>()),
+    signals: createSignalsSlice(contextFor<keyof SignalsState>()),
   } satisfies Record<string, Slice<object>>;
   for (const [name, slice] of Object.entries(slices)) {
     for (const [topic, handler] of Object.entries(slice.topics) as Array<[Topic, TopicHandler]>) {
@@ -266,6 +284,8 @@ export function createConsoleStore(api: ConsoleApi, opts: ConsoleStoreOptions = 
     ...slices.calendars.actions,
     ...slices.logs.actions,
     ...slices.managed.actions,
+    ...slices.tasks.actions,
+    ...slices.signals.actions,
   };
 
   return {

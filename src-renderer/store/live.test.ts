@@ -15,7 +15,8 @@ describe('live event coalescing', () => {
     applyEvent(inv, { type: 'lock.expired', taskId: 1, instanceId: 'i' });
     applyEvent(inv, audit(7, 'token.create'));
     applyEvent(inv, audit(9, 'lock.claim', { previouslyExpired: true }));
-    expect([...inv.topics].sort()).toEqual(['audit', 'dashboard', 'expiredLocks', 'instances', 'queue', 'roles', 'tokens', 'usage']);
+    expect([...inv.topics].sort()).toEqual(['audit', 'dashboard', 'expiredLocks', 'instances', 'queue', 'roles', 'tasks', 'tokens', 'usage']);
+    expect([...applyEvent(emptyInvalidation(), audit(10, 'signal.set')).topics].sort()).toEqual(['audit', 'signals']);
     expect([...inv.roles]).toEqual(['dev']);
     expect(inv.auditAppended).toBe(2);
     expect(inv.newestAuditId).toBe(9);

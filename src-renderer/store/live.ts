@@ -7,7 +7,7 @@ import type { ConsoleEvent } from '../../src-main/common/console-api';
 import type { Timers } from '../lib/debounce';
 
 /** What a view can watch; each topic is owned by one slice of the store. */
-export const TOPICS = ['dashboard', 'roles', 'queue', 'expiredLocks', 'instances', 'tokens', 'settings', 'audit', 'jobs', 'runs', 'calendars', 'logs', 'usage', 'logSettings', 'managed'] as const;
+export const TOPICS = ['dashboard', 'roles', 'queue', 'tasks', 'expiredLocks', 'instances', 'tokens', 'settings', 'audit', 'jobs', 'runs', 'calendars', 'logs', 'usage', 'logSettings', 'managed', 'signals'] as const;
 export type Topic = (typeof TOPICS)[number];
 
 export interface Invalidation {
@@ -30,7 +30,7 @@ export function emptyInvalidation(): Invalidation {
 export function applyEvent(inv: Invalidation, e: ConsoleEvent): Invalidation {
   switch (e.type) {
     case 'task.changed':
-      inv.topics.add('dashboard').add('roles').add('queue').add('usage');
+      inv.topics.add('dashboard').add('roles').add('queue').add('usage').add('tasks');
       inv.roles.add(e.role);
       break;
     case 'instance.changed':
@@ -43,8 +43,9 @@ export function applyEvent(inv: Invalidation, e: ConsoleEvent): Invalidation {
       inv.auditAppended++;
       inv.topics.add('audit');
       if (inv.newestAuditId === null || e.event.id > inv.newestAuditId) inv.newestAuditId = e.event.id;
-      // Token changes are only visible through the audit stream.
+      // Token and signal changes are only visible through the audit stream.
       if (e.event.type.startsWith('token.')) inv.topics.add('tokens');
+      if (e.event.type.startsWith('signal.')) inv.topics.add('signals');
       // A re-claim fills in "re-claimed by" on an expired-lock card.
       if (e.event.type === 'lock.claim' && isReclaim(e.event.detail)) inv.topics.add('expiredLocks');
       break;

@@ -15,6 +15,8 @@ import type { LogsState } from './slices/logs';
 import type { QueuesState } from './slices/queues';
 import type { RunsState } from './slices/runs';
 import type { SettingsState } from './slices/settings';
+import type { SignalsState } from './slices/signals';
+import type { TasksState } from './slices/tasks';
 import type { ToastsState } from './slices/toasts';
 
 export interface ConnectionState {
@@ -50,4 +52,6 @@ export interface ConsoleState
     RunsState,
     CalendarsState,
     LogsState,
-    ManagedState {}
+    ManagedState,
+    TasksState,
+    SignalsState {}

@@ -21,7 +21,8 @@ import {
 } from '../../src-main/common/console-api';
 import { DEFAULT_CONFIG, recoveryBoundS } from '../../src-main/common/config';
 import { ERROR_STATUS, type ErrorCode } from '../../src-main/common/errors';
-import type { AuditEvent, StorageStatus, Task, TaskStatus } from '../../src-main/common/model';
+import { BULK_APPLIES_TO, type AuditEvent, type BulkTaskAction, type BulkTaskResult, type Signal, type StorageStatus, type Task, type TaskStatus } from '../../src-main/common/model';
+import { BULK_CHUNK, type TaskFilter } from '../../src-main/common/schemas';
 
 export interface FakeOptions {
   now?: () => number;
@@ -40,6 +41,9 @@ export class FakeConsoleApi implements ConsoleApi {
   audit: AuditEvent[] = [];
   /** What `dashboard.get` says about refused writes (a test sets it to show the banner). */
   storage: StorageStatus | null = null;
+  signals = new Map<string, Signal>();
+  /** Calls of `tasks.bulk` answered so far. */
+  bulkCalls = 0;
   settings: ConsoleSettings = { config: { ...DEFAULT_CONFIG }, killSwitch: false, port: 7311, dataDir: '/tmp/gaffer', version: '0.1.0-test' };
   /** Every call, in order (method and args). */
   calls: Array<{ method: ConsoleMethod; args: unknown }> = [];
@@ -207,6 +211,44 @@ export class FakeConsoleApi implements ConsoleApi {
     return [...by.values()];
   }
 
+  private matchTasks(f: TaskFilter): Task[] {
+    const q = f.q?.toLowerCase();
+    return [...this.tasks.values()].filter(
+      (t) => (!f.role || t.role === f.role) && (!f.status || t.status === f.status) && (!q || `#${t.id} ${t.title} ${JSON.stringify(t.payload)}`.toLowerCase().includes(q)),
+    );
+  }
+
+  /** One chunk of a bulk action, as the server does it: at most BULK_CHUNK tasks, skips with why. */
+  private bulk(a: Record<string, unknown>): BulkTaskResult {
+    const action = a.action as BulkTaskAction;
+    const applies = BULK_APPLIES_TO[action];
+    let ids: number[];
+    let next: number | null = null;
+    const through = a.filter ? ((a.through as number | undefined) ?? this.seq) : null;
+    if (a.ids) ids = a.ids as number[];
+    else {
+      const all = this.matchTasks(a.filter as TaskFilter)
+        .filter((t) => t.id > ((a.after as number | undefined) ?? 0) && t.id <= through! && applies.includes(t.status))
+        .sort((x, y) => x.id - y.id);
+      ids = all.slice(0, BULK_CHUNK).map((t) => t.id);
+      next = all.length > BULK_CHUNK ? ids[ids.length - 1]! : null;
+    }
+    const changed: number[] = [];
+    const skipped: BulkTaskResult['skipped'] = [];
+    for (const id of ids) {
+      const t = this.tasks.get(id);
+      if (!t) skipped.push({ taskId: id, code: 'not_found', message: `unknown task ${id}` });
+      else if (!applies.includes(t.status)) skipped.push({ taskId: id, code: 'invalid_transition', message: `task ${id} is ${t.status}: ${action} applies to ${applies.join(', ')} tasks` });
+      else {
+        if (action === 'reprioritise') this.tasks.set(id, { ...t, priority: a.priority as number });
+        else this.edge(id, applies as TaskStatus[], action === 'cancel' ? 'cancelled' : 'backlog');
+        changed.push(id);
+      }
+    }
+    this.bulkCalls++;
+    return { bulkId: (a.bulkId as string | undefined) ?? `bulk_fake${this.bulkCalls}`, changed, skipped, next, through };
+  }
+
   private matchAudit(a: Record<string, unknown>): AuditEvent[] {
     const types = [...((a.types as string[] | undefined) ?? []), ...(a.type ? [a.type as string] : [])];
     const from = a.from !== undefined ? Date.parse(String(a.from)) : -Infinity;
@@ -243,12 +285,49 @@ export class FakeConsoleApi implements ConsoleApi {
       }
       case 'tasks.list': {
         const limit = (a.limit as number | undefined) ?? 100;
+        const desc = a.order === 'desc';
         const after = (a.after as number | undefined) ?? 0;
-        const all = [...this.tasks.values()]
-          .filter((t) => t.id > after && (!a.role || t.role === a.role) && (!a.status || t.status === a.status))
-          .sort((x, y) => x.id - y.id);
+        const before = (a.before as number | undefined) ?? Infinity;
+        const all = this.matchTasks(a as TaskFilter)
+          .filter((t) => (desc ? t.id < before : t.id > after))
+          .sort((x, y) => (desc ? y.id - x.id : x.id - y.id));
         const items = all.slice(0, limit);
-        return { items, next: all.length > limit ? String(items[items.length - 1]!.id) : null };
+        return { items, next: all.length > limit ? String(items[items.length - 1]!.id) : null, partial: false };
+      }
+      case 'tasks.count': {
+        const action = a.action as BulkTaskAction | undefined;
+        const all = this.matchTasks(a.filter as TaskFilter).filter((t) => !action || BULK_APPLIES_TO[action].includes(t.status));
+        return { count: all.length, exact: true, through: this.seq };
+      }
+      case 'tasks.bulk':
+        return this.bulk(a);
+      case 'tasks.editPayload': {
+        const t = this.task(a.taskId);
+        if (t.status === 'in_progress' || t.status === 'done' || t.status === 'cancelled') this.err('conflict', `task ${t.id} is ${t.status}`);
+        const n = { ...t, payload: a.payload };
+        this.tasks.set(n.id, n);
+        return n;
+      }
+      case 'signals.list': {
+        const items = [...this.signals.values()].filter((x) => (!a.name || x.name === a.name) && (!a.key || x.key === a.key)).sort((x, y) => (x.name + x.key < y.name + y.key ? -1 : 1));
+        const limit = (a.limit as number | undefined) ?? 100;
+        return { items: items.slice(0, limit), next: items.length > limit ? 'more' : null };
+      }
+      case 'signals.set': {
+        const k = `${String(a.name)}/${String(a.key)}`;
+        const created = !this.signals.has(k);
+        const sig: Signal = { name: String(a.name), key: String(a.key), setAt: new Date(this.now()).toISOString(), actor: 'operator:browser', ...(a.value === undefined ? {} : { value: a.value }) };
+        this.signals.set(k, sig);
+        this.appendAudit('signal.set', 'operator:browser', `signal:${k}`, { reason: a.reason });
+        return { signal: sig, created };
+      }
+      case 'signals.clear': {
+        const k = `${String(a.name)}/${String(a.key)}`;
+        const sig = this.signals.get(k);
+        if (!sig) this.err('not_found', `signal ${String(a.name)} is not set for ${String(a.key)}`);
+        this.signals.delete(k);
+        this.appendAudit('signal.clear', 'operator:browser', `signal:${k}`, { reason: a.reason });
+        return sig;
       }
       case 'tasks.get':
         return this.task(a.taskId);

@@ -307,13 +307,18 @@ export function ledger(deps: InsightDeps, job: JobRow, from: number, to: number,
   const runs = repo.runsInRange(job.id, from, to);
   const backfills = deps.backfillRows.inRange(job.id, from, to);
   const bySlot = new Map<string, LedgerEntry>();
+  // Every change of `enabled` stamps `updated_at`: a job disabled now and unchanged since a slot
+  // fell due was disabled then, and the runner skips such slots without writing a run.
+  const disabledSince = job.enabled === 1 ? null : job.updated_at;
+  const noRun = (at: number): LedgerEntry['disposition'] => (at > now ? 'scheduled' : disabledSince !== null && at >= disabledSince ? 'skipped_disabled' : 'not_evaluated');
   for (const o of expected) {
     bySlot.set(o.slot, {
       slot: o.slot,
       at: isoTime(o.at),
       local: o.local,
       expected: o.disposition,
-      disposition: o.disposition === 'calendar_skip' ? 'skipped_calendar' : o.disposition === 'dst_skip' ? 'skipped_dst' : o.at > now ? 'scheduled' : o.at < job.created_at ? 'before_job' : 'not_evaluated',
+      // Before the job existed nothing was expected of a slot, whatever the calendar says of its day.
+      disposition: o.at < job.created_at ? 'before_job' : o.disposition === 'calendar_skip' ? 'skipped_calendar' : o.disposition === 'dst_skip' ? 'skipped_dst' : noRun(o.at),
       status: null,
       run: null,
       backfills: [],

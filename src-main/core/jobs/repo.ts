@@ -355,11 +355,13 @@ export class JobRepo {
   }
 
   /** A page of runs, newest slot first; `limit + 1` rows tell whether there is more. */
-  listRuns(f: { jobId?: string; status?: RunStatus; disposition?: RunDisposition; before?: [number, string] }, limit: number): RunRow[] {
+  listRuns(f: { jobId?: string; status?: RunStatus; disposition?: RunDisposition; from?: number; to?: number; before?: [number, string] }, limit: number): RunRow[] {
     const where = new SqlWhere();
     if (f.jobId !== undefined) where.and('job_id = ?', f.jobId);
     if (f.status !== undefined) where.and('status = ?', f.status);
     if (f.disposition !== undefined) where.and('disposition = ?', f.disposition);
+    if (f.from !== undefined) where.and('slot_at >= ?', f.from);
+    if (f.to !== undefined) where.and('slot_at < ?', f.to);
     if (f.before !== undefined) where.and('(slot_at < ? OR (slot_at = ? AND id < ?))', f.before[0], f.before[0], f.before[1]);
     return this.ctx.db.prepare<unknown[], RunRow>(`SELECT * FROM runs ${where.sql} ORDER BY slot_at DESC, id DESC LIMIT ?`).all(...where.params, limit + 1);
   }

@@ -41,10 +41,12 @@ import {
   type JobSettings,
   type JobSpec,
   type JobSummary,
+  type LedgerBucketsResult,
   type LedgerResult,
   type PreviewResult,
   type Run,
   type RunStep,
+  type TriggerChoices,
 } from '../../common/job-schema';
 import type { Page } from '../../common/model';
 import { actorName, reason as reasonSchema } from '../../common/schemas';
@@ -54,6 +56,8 @@ import { newId } from '../ids';
 import type { BackfillRepo } from './backfill-repo';
 import type { CalendarRepo } from './calendar-repo';
 import type { JobEngine } from './engine';
+import { ledgerBuckets } from './ledger-buckets';
+import { triggerChoices } from './trigger-choices';
 import { explain, ledger, preview, simulateDowntime, type InsightDeps } from './insight';
 import type { JobRepo } from './repo';
 import { specOf, toBackfill, toJob, toRun, type JobRow } from './rows';
@@ -307,9 +311,28 @@ export class JobService {
     return { ...result, run: toRun(this.repo.run(result.run.id)) };
   }
 
+  /** The slots "run now" can run (the current one first) and what it would do to each; nothing is changed. */
+  triggerChoices(id: string): TriggerChoices {
+    const job = this.repo.jobRow(id);
+    const spec = specOf(job);
+    const plan = this.repo.planOf(job, spec);
+    const now = this.now;
+    const ks = this.engine.settings().killSwitch;
+    const refused = ks.on ? `the kill switch is on (by ${ks.by}: ${ks.reason})` : job.enabled !== 1 ? `job ${job.name} is disabled` : null;
+    return {
+      jobId: job.id,
+      job: job.name,
+      now: isoTime(now),
+      zone: plan.zone,
+      choices: triggerChoices(plan, now, (slot) => this.repo.runBySlot(job.id, slot)),
+      refused,
+      preconditions: spec.preconditions.length,
+    };
+  }
+
   // ---- runs --------------------------------------------------------------------------------
 
-  /** Runs, newest slot first; filter by job (id or name), status, disposition. */
+  /** Runs, newest slot first; filter by job (id or name), status, disposition, slot time [from, to). */
   listRuns(input: unknown = {}): Page<Run> {
     const f = parseOrThrow(listRunsInput, input, 'run filter');
     const limit = f.limit ?? 100;
@@ -319,7 +342,17 @@ export class JobService {
       if (typeof at !== 'number' || typeof rid !== 'string') throw new GafferError('bad_request', 'invalid run cursor "after"');
       before = [at, rid];
     }
-    const rows = this.repo.listRuns({ jobId: f.job === undefined ? undefined : this.repo.jobRow(f.job).id, status: f.status, disposition: f.disposition, before }, limit);
+    const rows = this.repo.listRuns(
+      {
+        jobId: f.job === undefined ? undefined : this.repo.jobRow(f.job).id,
+        status: f.status,
+        disposition: f.disposition,
+        ...(f.from !== undefined ? { from: toMs(f.from) } : {}),
+        ...(f.to !== undefined ? { to: toMs(f.to) } : {}),
+        before,
+      },
+      limit,
+    );
     const page = rows.slice(0, limit);
     const last = page[page.length - 1];
     return { items: page.map(toRun), next: rows.length > limit && last ? encode([last.slot_at, last.id]) : null };
@@ -477,6 +510,16 @@ export class JobService {
   explain(id: string, at: string | number = this.now): Explanation {
     const t = toMs(parseOrThrow(instantInput, at, 'instant "at"'));
     return explain(this.insight, this.repo.jobRow(id), t, this.now);
+  }
+
+  /** The ledger of [from, to) counted by local day or hour of the job's zone (default: the last 6 weeks to a week ahead). */
+  ledgerBuckets(id: string, input: { from?: string | number; to?: string | number; by?: 'day' | 'hour' } = {}): LedgerBucketsResult {
+    const f = parseOrThrow(z.strictObject({ from: instantInput.optional(), to: instantInput.optional(), by: z.enum(['day', 'hour']).optional() }), input, 'ledger range');
+    const to = f.to === undefined ? this.now + 7 * 86_400_000 : toMs(f.to);
+    const from = f.from === undefined ? to - 49 * 86_400_000 : toMs(f.from);
+    if (!(to > from)) throw new GafferError('bad_request', '"to" must be after "from"');
+    if (to - from > 400 * 86_400_000) throw new GafferError('bad_request', 'a ledger range is at most 400 days');
+    return ledgerBuckets(this.insight, this.repo.jobRow(id), from, to, f.by ?? 'day', this.now);
   }
 
   /** The next `count` slots of a saved job (by id/name) or of an unsaved spec (the editor). */

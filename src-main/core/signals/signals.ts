@@ -72,7 +72,7 @@ export class Signals {
 
   /** Sets (or refreshes) a signal. `created` is false when it was already set. */
   set(input: unknown, traceId?: string): { signal: Signal; created: boolean } {
-    const { name, key, actor, value } = parseOrThrow(setSignalInput, input, 'signal');
+    const { name, key, actor, value, reason } = parseOrThrow(setSignalInput, input, 'signal');
     return this.ctx.store.write(() => {
       const before = this.q.get.get(name, key);
       const now = this.ctx.clock.now();
@@ -85,6 +85,7 @@ export class Signals {
           name,
           key,
           ...(value === undefined ? {} : { value }),
+          ...(reason === undefined ? {} : { reason }),
           ...(before ? { previousSetAt: isoTime(before.set_at), previousActor: before.actor } : {}),
         },
         traceId,

@@ -1,20 +1,11 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { GafferError } from '../../common/errors';
-import { makeTestCore, onlineInstance, stateDigest, type TestCore } from '../testing/test-core';
+import { errorCodeOf, makeTestCore, onlineInstance, stateDigest, type TestCore } from '../testing/test-core';
 
 let core: TestCore;
 afterEach(() => core?.close());
 
 const who = { actor: 'operator:test' };
-function codeOf(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof GafferError) return e.code;
-    throw e;
-  }
-  return 'no error';
-}
+const codeOf = errorCodeOf;
 
 describe('task board', () => {
   it('creates a task with defaults and audits it', () => {
@@ -149,5 +140,61 @@ describe('trace ids', () => {
     const rows = core.db.prepare(`SELECT type, trace_id FROM audit WHERE subject = ? ORDER BY id`).all(`task:${t.id}`) as Array<{ type: string; trace_id: string }>;
     expect(rows.map((r) => r.type)).toEqual(['task.create', 'lock.claim', 'lock.renew', 'lock.reject', 'lock.expire', 'operator.cancel']);
     expect(new Set(rows.map((r) => r.trace_id))).toEqual(new Set([t.traceId]));
+  });
+});
+
+describe('payload edits and retry with changes', () => {
+  const failedTask = (payload: unknown) => {
+    const inst = onlineInstance(core);
+    const t = core.tasks.create({ title: 't', role: 'dev', payload }, who).task;
+    const c = core.locks.claim({ instanceId: inst });
+    core.locks.report({ instanceId: inst, taskId: t.id, fence: c.lock!.fence, status: 'failed', note: 'wrong branch' });
+    return { id: t.id, inst };
+  };
+  const payloadAudit = () =>
+    core.db.prepare(`SELECT type, actor, json_extract(detail, '$.reason') AS reason, json_extract(detail, '$.before') AS b, json_extract(detail, '$.after') AS a FROM audit WHERE type LIKE 'operator.%' ORDER BY id`).all();
+
+  it('edits the payload of a task nobody holds, audited with the payload before and after', () => {
+    core = makeTestCore();
+    const t = core.tasks.create({ title: 't', role: 'dev', payload: { branch: 'main' } }, who).task;
+    const edited = core.tasks.editPayload({ taskId: t.id, payload: { branch: 'release' }, reason: 'release build', actor: 'operator:ann' });
+    expect(edited.payload).toEqual({ branch: 'release' });
+    expect(edited.status).toBe('backlog');
+    expect(payloadAudit()).toEqual([{ type: 'operator.edit_payload', actor: 'operator:ann', reason: 'release build', b: '{"branch":"main"}', a: '{"branch":"release"}' }]);
+  });
+
+  it('refuses to edit a held or finished task, and changes nothing', () => {
+    core = makeTestCore();
+    const inst = onlineInstance(core);
+    const t = core.tasks.create({ title: 't', role: 'dev', payload: 1 }, who).task;
+    const c = core.locks.claim({ instanceId: inst });
+    let before = stateDigest(core);
+    expect(codeOf(() => core.tasks.editPayload({ taskId: t.id, payload: 2, reason: 'r', actor: 'op' }))).toBe('conflict');
+    expect(stateDigest(core)).toBe(before);
+    core.locks.report({ instanceId: inst, taskId: t.id, fence: c.lock!.fence, status: 'done' });
+    before = stateDigest(core);
+    expect(codeOf(() => core.tasks.editPayload({ taskId: t.id, payload: 2, reason: 'r', actor: 'op' }))).toBe('conflict');
+    expect(codeOf(() => core.tasks.editPayload({ taskId: t.id, reason: 'r', actor: 'op' }))).toBe('bad_request');
+    expect(stateDigest(core)).toBe(before);
+    expect(payloadAudit()).toEqual([]);
+  });
+
+  it('retry with changes: the failed task goes back with the new payload, in one step, two audit rows', () => {
+    core = makeTestCore();
+    const { id, inst } = failedTask({ branch: 'main' });
+    const t = core.tasks.retry({ taskId: id, reason: 'build the release branch', actor: 'operator:ann', payload: { branch: 'release' } });
+    expect(t).toMatchObject({ status: 'backlog', payload: { branch: 'release' } });
+    expect((payloadAudit() as Array<{ type: string }>).map((r) => r.type)).toEqual(['operator.edit_payload', 'operator.retry']);
+    // The next holder receives the new payload.
+    expect(core.locks.claim({ instanceId: inst }).task!.payload).toEqual({ branch: 'release' });
+  });
+
+  it('retry with changes on a task that is not failed changes neither status nor payload', () => {
+    core = makeTestCore();
+    const t = core.tasks.create({ title: 't', role: 'dev', payload: { a: 1 } }, who).task;
+    const before = stateDigest(core);
+    expect(codeOf(() => core.tasks.retry({ taskId: t.id, reason: 'r', actor: 'op', payload: { a: 2 } }))).toBe('invalid_transition');
+    expect(codeOf(() => core.tasks.unblock({ taskId: t.id, reason: 'r', actor: 'op', payload: { a: 2 } }))).toBe('invalid_transition');
+    expect(stateDigest(core)).toBe(before);
   });
 });

@@ -1,15 +1,17 @@
 /**
- * The task board: creating tasks (with idempotency), listing them, and the operator's edges
- * (cancel, retry, unblock, force-release, reprioritise). Every operator action needs a reason
- * and is audited with its actor.
+ * The task board: creating tasks (with idempotency), listing and searching them, and the
+ * operator's edges (cancel, retry, unblock, force-release, reprioritise, payload edits). Every
+ * operator action needs a reason and is audited with its actor, in the transaction of the change.
  */
 import { GafferError } from '../../common/errors';
-import type { Page, Task, TaskStatus } from '../../common/model';
+import type { Task, TaskPage, TaskStatus } from '../../common/model';
 import {
   createTaskInput,
+  editPayloadInput,
   listTasksInput,
   operatorTaskAction,
   reprioritiseInput,
+  retryTaskInput,
   type CreateTaskInput,
 } from '../../common/schemas';
 import { parseOrThrow } from '../../common/validate';
@@ -18,6 +20,7 @@ import { newTraceId } from '../ids';
 import type { ClaimLocks } from './claim-locks';
 import { bodyHash, type IdempotencyStore } from './idempotency';
 import { rowToTask, TASK_SELECT, type TaskRepo, type TaskRow } from './task-repo';
+import type { TaskSearch } from './task-search';
 import { assertTransition, type TransitionCause } from './transitions';
 
 export interface Actor {
@@ -31,6 +34,14 @@ export interface CreateResult {
   replayed: boolean;
 }
 
+/** Added to the audit row of an operator edge: the bulk action it belongs to. */
+export interface EdgeContext {
+  bulk?: string;
+}
+
+/** Statuses whose payload an operator may change: not held (its holder works from the payload it claimed), not finished. */
+const PAYLOAD_EDITABLE: ReadonlySet<TaskStatus> = new Set(['backlog', 'blocked', 'failed']);
+
 const IDEMPOTENCY_SCOPE = 'task.create';
 
 export class Board {
@@ -41,6 +52,7 @@ export class Board {
     private readonly repo: TaskRepo,
     private readonly locks: ClaimLocks,
     private readonly idempotency: IdempotencyStore,
+    private readonly search: TaskSearch,
   ) {
     this.depStatus = ctx.db.prepare<[number], { status: TaskStatus }>('SELECT status FROM tasks WHERE id = ?');
   }
@@ -93,10 +105,16 @@ export class Board {
     return task;
   }
 
-  list(input: unknown = {}): Page<Task> {
+  /** Tasks by role and status, paged by id; with `q`, a search of titles, payloads and ids (task-search.ts). */
+  list(input: unknown = {}): TaskPage {
     const f = parseOrThrow(listTasksInput, input, 'task filter');
     const limit = f.limit ?? 100;
     const desc = f.order === 'desc';
+    if (f.q !== undefined) {
+      const from = desc ? (f.before ?? Number.MAX_SAFE_INTEGER) : (f.after ?? 0);
+      const r = this.search.scan({ filter: { ...(f.role ? { role: f.role } : {}), ...(f.status ? { status: f.status } : {}), q: f.q }, order: desc ? 'desc' : 'asc', from, limit });
+      return { items: r.rows.map(rowToTask), next: r.next === null ? null : String(r.next), partial: r.partial };
+    }
     const where: string[] = [desc ? 't.id < ?' : 't.id > ?'];
     const params: Array<string | number> = [desc ? (f.before ?? Number.MAX_SAFE_INTEGER) : (f.after ?? 0)];
     if (f.role) {
@@ -111,19 +129,68 @@ export class Board {
       .prepare<unknown[], TaskRow>(`${TASK_SELECT} WHERE ${where.join(' AND ')} ORDER BY t.id ${desc ? 'DESC' : 'ASC'} LIMIT ?`)
       .all(...params, limit + 1);
     const items = rows.slice(0, limit).map(rowToTask);
-    return { items, next: rows.length > limit ? String(items[items.length - 1]!.id) : null };
+    return { items, next: rows.length > limit ? String(items[items.length - 1]!.id) : null, partial: false };
   }
 
-  cancel(input: unknown): Task {
-    return this.operatorEdge('cancel', 'cancelled', input);
+  cancel(input: unknown, edge: EdgeContext = {}): Task {
+    const { taskId, reason, actor } = parseOrThrow(operatorTaskAction, input, 'cancel');
+    return this.operatorEdge('cancel', 'cancelled', taskId, reason, actor, edge);
   }
 
-  retry(input: unknown): Task {
-    return this.operatorEdge('retry', 'backlog', input);
+  /** Failed → backlog; with `payload`, the payload is replaced in the same transaction ("retry with changes"). */
+  retry(input: unknown, edge: EdgeContext = {}): Task {
+    return this.backToBacklog('retry', input, edge);
   }
 
-  unblock(input: unknown): Task {
-    return this.operatorEdge('unblock', 'backlog', input);
+  /** Blocked → backlog; with `payload`, the payload is replaced in the same transaction. */
+  unblock(input: unknown, edge: EdgeContext = {}): Task {
+    return this.backToBacklog('unblock', input, edge);
+  }
+
+  private backToBacklog(cause: 'retry' | 'unblock', input: unknown, edge: EdgeContext): Task {
+    const { taskId, reason, actor, payload } = parseOrThrow(retryTaskInput, input, cause);
+    return this.ctx.store.write(() => {
+      if (payload !== undefined) {
+        // The edge's own check first: a payload is changed only when the task really goes back.
+        assertTransition(cause, this.get(taskId).status, 'backlog');
+        this.replacePayload(taskId, payload, reason, actor);
+      }
+      return this.operatorEdge(cause, 'backlog', taskId, reason, actor, edge);
+    });
+  }
+
+  /**
+   * Replaces a task's payload (what the next holder receives). Only for a task nobody holds and
+   * that is not finished; audited `operator.edit_payload` with the payload before and after.
+   */
+  editPayload(input: unknown): Task {
+    const { taskId, payload, reason, actor } = parseOrThrow(editPayloadInput, input, 'payload edit');
+    return this.ctx.store.write(() => {
+      this.replacePayload(taskId, payload, reason, actor);
+      const task = this.get(taskId);
+      this.ctx.store.emit({ type: 'task.changed', task, from: task.status, to: task.status, actor });
+      return task;
+    });
+  }
+
+  private replacePayload(taskId: number, payload: unknown, reason: string, actor: string): void {
+    const before = this.get(taskId);
+    if (!PAYLOAD_EDITABLE.has(before.status)) {
+      throw new GafferError(
+        'conflict',
+        before.status === 'in_progress'
+          ? `task ${taskId} is held by ${before.lock?.instanceId ?? 'an instance'}, which works from the payload it claimed; force-release it first`
+          : `task ${taskId} is ${before.status}: its payload can no longer matter`,
+      );
+    }
+    this.repo.setPayload.run(JSON.stringify(payload), this.ctx.clock.now(), taskId);
+    this.ctx.audit.append({
+      type: 'operator.edit_payload',
+      actor,
+      subject: `task:${taskId}`,
+      detail: { reason, before: before.payload, after: payload },
+      traceId: before.traceId,
+    });
   }
 
   /** Takes the lock away from its holder; the task goes back to the backlog, marked previously expired. */
@@ -138,7 +205,7 @@ export class Board {
     });
   }
 
-  reprioritise(input: unknown): Task {
+  reprioritise(input: unknown, edge: EdgeContext = {}): Task {
     const { taskId, priority, reason, actor } = parseOrThrow(reprioritiseInput, input, 'reprioritise');
     return this.ctx.store.write(() => {
       const before = this.get(taskId);
@@ -147,7 +214,7 @@ export class Board {
         type: 'operator.reprioritise',
         actor,
         subject: `task:${taskId}`,
-        detail: { reason, from: before.priority, to: priority },
+        detail: { reason, from: before.priority, to: priority, ...bulkDetail(edge) },
         traceId: before.traceId,
       });
       const task = this.get(taskId);
@@ -156,8 +223,7 @@ export class Board {
     });
   }
 
-  private operatorEdge(cause: TransitionCause, to: TaskStatus, input: unknown): Task {
-    const { taskId, reason, actor } = parseOrThrow(operatorTaskAction, input, cause);
+  private operatorEdge(cause: TransitionCause, to: TaskStatus, taskId: number, reason: string, actor: string, edge: EdgeContext): Task {
     return this.ctx.store.write(() => {
       const { status: from, traceId } = this.get(taskId);
       assertTransition(cause, from, to);
@@ -168,7 +234,7 @@ export class Board {
         type: `operator.${cause}`,
         actor,
         subject: `task:${taskId}`,
-        detail: { reason, from, to, ...(lock ? { revokedHolder: lock.instance_id, fence: lock.fence } : {}) },
+        detail: { reason, from, to, ...(lock ? { revokedHolder: lock.instance_id, fence: lock.fence } : {}), ...bulkDetail(edge) },
         traceId,
       });
       const task = this.get(taskId);
@@ -178,4 +244,8 @@ export class Board {
       return task;
     });
   }
+}
+
+function bulkDetail(edge: EdgeContext): { bulk?: string } {
+  return edge.bulk ? { bulk: edge.bulk } : {};
 }

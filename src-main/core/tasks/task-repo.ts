@@ -43,11 +43,16 @@ export interface LockRow {
 export const CLAIM_RESERVE_SQL = 'zeroblob(24)';
 
 /** The task columns a TaskRow carries (not `claim_reserve`: padding, never read). */
-const TASK_COLUMNS = `id, title, role, status, priority, payload, depends_on, trace_id, unmet_deps, attempt,
+export const TASK_COLUMNS = `id, title, role, status, priority, payload, depends_on, trace_id, unmet_deps, attempt,
   previously_expired, fence, last_holder, note, output, created_at, updated_at`;
 
-export const TASK_SELECT = `SELECT ${TASK_COLUMNS.replace(/(\w+)/g, 't.$1')}, l.instance_id AS l_instance, l.fence AS l_fence, l.claimed_at AS l_claimed,
-  l.expires_at AS l_expires FROM tasks t LEFT JOIN locks l ON l.task_id = t.id`;
+/** The TaskRow select over `source` (the tasks table, or a subquery of its rows with every task column) as `t`. */
+export function taskSelectFrom(source: string): string {
+  return `SELECT ${TASK_COLUMNS.replace(/(\w+)/g, 't.$1')}, l.instance_id AS l_instance, l.fence AS l_fence, l.claimed_at AS l_claimed,
+  l.expires_at AS l_expires FROM ${source} t LEFT JOIN locks l ON l.task_id = t.id`;
+}
+
+export const TASK_SELECT = taskSelectFrom('tasks');
 
 export function rowToTask(r: TaskRow): Task {
   return {
@@ -107,6 +112,7 @@ export function prepareTaskRepo(db: Db) {
     setReported: db.prepare('UPDATE tasks SET status = ?, note = ?, output = ?, updated_at = ? WHERE id = ?'),
     setExpired: db.prepare(`UPDATE tasks SET status = 'backlog', previously_expired = 1, updated_at = ? WHERE id = ?`),
     setPriority: db.prepare('UPDATE tasks SET priority = ?, updated_at = ? WHERE id = ?'),
+    setPayload: db.prepare('UPDATE tasks SET payload = ?, updated_at = ? WHERE id = ?'),
     /** Cheap probe before `releaseDependents` (most tasks have no dependents). */
     hasDependents: db.prepare<[number], number>('SELECT 1 FROM task_deps WHERE depends_on = ? LIMIT 1').pluck(),
     releaseDependents: db.prepare(

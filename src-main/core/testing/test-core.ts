@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ManualClock } from '../../common/clock';
+import { GafferError } from '../../common/errors';
 import type { SchedulerConfig } from '../../common/config';
 import { createCore, type Core } from '../create-core';
 
@@ -29,6 +30,17 @@ export function stateDigest(core: Core): string {
 
 export function auditCount(core: Core): number {
   return core.audit.count();
+}
+
+/** The code of the GafferError `fn` throws ("no error" when it returns); anything else is rethrown. */
+export function errorCodeOf(fn: () => unknown): string {
+  try {
+    fn();
+  } catch (e) {
+    if (e instanceof GafferError) return e.code;
+    throw e;
+  }
+  return 'no error';
 }
 
 export function onlineInstance(core: Core, role = 'dev', name = 'agent'): string {

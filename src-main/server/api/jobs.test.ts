@@ -128,11 +128,14 @@ describe('jobs over HTTP', () => {
     expect((await call('POST', `/jobs/${job.id}/resume`, {})).body.job.paused).toBeNull();
     const runs = await call('GET', `/runs?job=${job.id}&status=pending`);
     expect(runs.body).toMatchObject({ items: [{ id: t1.body.run.id }], next: null });
+    expect((await call('GET', `/runs?from=${encodeURIComponent(t1.body.run.slotAt)}`)).body.items).toHaveLength(1);
+    expect((await call('GET', `/runs?to=${encodeURIComponent(t1.body.run.slotAt)}`)).body.items).toHaveLength(0);
     const one = await call('GET', `/runs/${t1.body.run.id}`);
     expect(one.body).toMatchObject({ run: { id: t1.body.run.id }, steps: [], checks: expect.arrayContaining([expect.objectContaining({ name: 'manual', verdict: 'ready' })]) });
     const ledger = await call('GET', `/jobs/${job.id}/ledger?from=2026-11-29T00:00:00Z&to=2026-12-02T00:00:00Z`);
     expect(ledger.body.items.map((e: Json) => [e.slot, e.disposition])).toEqual([
-      ['2026-11-29', 'skipped_calendar'],
+      // A Sunday before the job was created: nothing was expected of it, calendar or not.
+      ['2026-11-29', 'before_job'],
       ['2026-11-30', 'waiting'],
       ['2026-12-01', 'scheduled'],
     ]);

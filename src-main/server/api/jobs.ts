@@ -49,6 +49,8 @@ const listRunsQuery = z.strictObject({
   job: idParam.optional(),
   status: z.enum(RUN_STATUSES).optional(),
   disposition: z.enum(RUN_DISPOSITIONS).optional(),
+  from: instantParam.optional(),
+  to: instantParam.optional(),
   limit: limitParam.optional(),
   after: z.string().min(1).max(200).optional(),
 });
@@ -281,7 +283,7 @@ export function jobRoutes(core: Core): Route[] {
     {
       method: 'GET',
       path: '/runs',
-      doc: { summary: 'Runs across jobs (the slot ledger), newest first; filter by job, status or disposition.', query: listRunsQuery, responses: { 200: '`{items: [run], next}`' } },
+      doc: { summary: 'Runs across jobs (the slot ledger), newest first; filter by job, status, disposition, and the slot time (`from` inclusive, `to` exclusive).', query: listRunsQuery, responses: { 200: '`{items: [run], next}`' } },
       handler(c) {
         const q = parseQuery(listRunsQuery, c);
         const page = jobs.listRuns(q);

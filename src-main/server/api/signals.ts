@@ -5,7 +5,7 @@ import { jsonValue, reason, signalKey, signalName } from '../../common/schemas';
 import type { Core } from '../../core/create-core';
 import { emptyQuery, limitParam, ok, parseBody, parseParam, parseQuery, type Route } from './router';
 
-const setBody = z.strictObject({ name: signalName, key: signalKey, value: jsonValue.optional() });
+const setBody = z.strictObject({ name: signalName, key: signalKey, value: jsonValue.optional(), reason: reason.optional() });
 const listQuery = z.strictObject({
   name: signalName.optional(),
   key: signalKey.optional(),

@@ -1,9 +1,9 @@
-/** `/tasks…`: create (idempotent), list, get, and the operator's edges. */
+/** `/tasks…`: create (idempotent), list and search, get, the operator's edges, payload edits and bulk actions. */
 import { z } from 'zod';
 import { GafferError } from '../../common/errors';
 import { taskSubject } from '../../common/logs';
-import { TASK_STATUSES } from '../../common/model';
-import { createTaskInput, idempotencyKey, reason, roleName } from '../../common/schemas';
+import { BULK_TASK_ACTIONS, TASK_STATUSES } from '../../common/model';
+import { bulkTaskShape, checkBulkShape, createTaskInput, idempotencyKey, jsonValue, reason, roleName, taskSearchText } from '../../common/schemas';
 import { parseOrThrow } from '../../common/validate';
 import type { Core } from '../../core/create-core';
 import { withUsage } from './logs';
@@ -13,6 +13,7 @@ import { afterParam, emptyQuery, idParam, intParam, limitParam, ok, parseBody, p
 const listQuery = z.strictObject({
   role: roleName.optional(),
   status: z.enum(TASK_STATUSES).optional(),
+  q: taskSearchText.optional(),
   limit: limitParam.optional(),
   order: z.enum(['asc', 'desc']).optional(),
   after: afterParam.optional(),
@@ -20,6 +21,16 @@ const listQuery = z.strictObject({
 });
 
 const reasonBody = z.strictObject({ reason });
+/** Retry and unblock may replace the payload in the same step. */
+const backToBacklogBody = z.strictObject({ reason, payload: jsonValue.optional() });
+const payloadBody = z.strictObject({ payload: jsonValue, reason });
+const bulkBody = z.strictObject(bulkTaskShape).superRefine(checkBulkShape);
+const countQuery = z.strictObject({
+  role: roleName.optional(),
+  status: z.enum(TASK_STATUSES).optional(),
+  q: taskSearchText.optional(),
+  action: z.enum(BULK_TASK_ACTIONS).optional(),
+});
 const reprioritiseBody = z.strictObject({ priority: z.number().int().min(-1_000_000).max(1_000_000), reason });
 
 type Edge = 'release' | 'cancel' | 'retry' | 'unblock';
@@ -27,8 +38,8 @@ type Edge = 'release' | 'cancel' | 'retry' | 'unblock';
 const EDGE_SUMMARY: Record<Edge, string> = {
   release: 'Force-release a held task: its lock is removed and it goes back to the backlog (audited with the reason).',
   cancel: 'Cancel a task (audited with the reason).',
-  retry: 'Put a failed or cancelled task back into the backlog (audited with the reason).',
-  unblock: 'Put a blocked task back into the backlog (audited with the reason).',
+  retry: 'Put a failed task back into the backlog (audited with the reason); with `payload`, replace its payload in the same step ("retry with changes").',
+  unblock: 'Put a blocked task back into the backlog (audited with the reason); with `payload`, replace its payload in the same step.',
 };
 const idParams = { id: idParam };
 
@@ -36,20 +47,17 @@ export function taskRoutes(core: Core): Route[] {
   const edge = (name: Edge): Route => ({
     method: 'POST',
     path: `/tasks/:id/${name}`,
-    doc: { summary: EDGE_SUMMARY[name], params: idParams, body: reasonBody, responses: { 200: '`{task}`: the task after the change' } },
+    doc: { summary: EDGE_SUMMARY[name], params: idParams, body: name === 'retry' || name === 'unblock' ? backToBacklogBody : reasonBody, responses: { 200: '`{task}`: the task after the change' } },
     async handler(c: ApiContext) {
       const taskId = parseParam(idParam, c, 'id');
+      if (name === 'retry' || name === 'unblock') {
+        const { reason: why, payload } = await parseBody(backToBacklogBody, c);
+        const input = { taskId, reason: why, actor: c.actor, ...(payload === undefined ? {} : { payload }) };
+        return ok({ task: name === 'retry' ? core.tasks.retry(input) : core.tasks.unblock(input) });
+      }
       const { reason: why } = await parseBody(reasonBody, c);
       const input = { taskId, reason: why, actor: c.actor };
-      const task =
-        name === 'release'
-          ? core.tasks.forceRelease(input)
-          : name === 'cancel'
-            ? core.tasks.cancel(input)
-            : name === 'retry'
-              ? core.tasks.retry(input)
-              : core.tasks.unblock(input);
-      return ok({ task });
+      return ok({ task: name === 'release' ? core.tasks.forceRelease(input) : core.tasks.cancel(input) });
     },
   });
 
@@ -81,10 +89,40 @@ export function taskRoutes(core: Core): Route[] {
     {
       method: 'GET',
       path: '/tasks',
-      doc: { summary: 'List tasks (filter by role and status), paged by task id.', query: listQuery, responses: { 200: '`{items: [task], next}`' } },
+      doc: {
+        summary: 'List tasks (filter by role and status), paged by task id. With `q`, search titles, payload text and ids; a search reads a bounded number of rows per call.',
+        query: listQuery,
+        responses: { 200: '`{items: [task], next, partial}`: `partial` is true when the search stopped at its scan budget before `limit` matches (page on with `next`)' },
+      },
       handler(c) {
         const page = core.tasks.list(parseQuery(listQuery, c));
         return ok({ ...page, items: page.items.map((t) => withUsage(core, taskSubject(t.id), t)) });
+      },
+    },
+    {
+      method: 'GET',
+      path: '/tasks/count',
+      doc: {
+        summary: 'How many tasks a filter selects now (with `action`: only those it applies to), counted over a bounded scan; `through` is the highest task id now, for a bulk action over the same filter.',
+        query: countQuery,
+        responses: { 200: '`{count, exact, through}`: `exact` is false when counting stopped at its scan budget (at least `count`)' },
+      },
+      handler(c) {
+        const { action, ...filter } = parseQuery(countQuery, c);
+        return ok(core.bulkTasks.count({ filter, ...(action ? { action } : {}) }));
+      },
+    },
+    {
+      method: 'POST',
+      path: '/tasks/bulk',
+      doc: {
+        summary: `One operator action (cancel, reprioritise, backlog, unblock) with one reason over up to 200 task \`ids\`, or over the next 200 tasks a \`filter\` selects after \`after\` (up to \`through\`). Each call is one short transaction; each changed task is audited on its own row with the \`bulkId\`.`,
+        body: bulkBody,
+        responses: { 200: '`{bulkId, changed, skipped: [{taskId, code, message}], next, through}`: pass `next` as `after`, and `bulkId` and `through` back, until `next` is null' },
+      },
+      async handler(c) {
+        const body = await parseBody(bulkBody, c);
+        return ok(core.bulkTasks.apply({ ...body, actor: c.actor }));
       },
     },
     {
@@ -101,6 +139,16 @@ export function taskRoutes(core: Core): Route[] {
     edge('cancel'),
     edge('retry'),
     edge('unblock'),
+    {
+      method: 'PUT',
+      path: '/tasks/:id/payload',
+      doc: { summary: 'Replace the payload of a task nobody holds and that is not finished (audited with the payload before and after, and the reason).', params: idParams, body: payloadBody, responses: { 200: '`{task}`' } },
+      async handler(c) {
+        const taskId = parseParam(idParam, c, 'id');
+        const { payload, reason: why } = await parseBody(payloadBody, c);
+        return ok({ task: core.tasks.editPayload({ taskId, payload, reason: why, actor: c.actor }) });
+      },
+    },
     {
       method: 'POST',
       path: '/tasks/:id/reprioritise',

@@ -78,11 +78,13 @@ export function createJobsHandlers(core: Core, actor: string): JobsHandlers {
       return jobs.update(current.id, replacementPatch(current as unknown as Record<string, unknown>, a.spec), withReason(a.reason));
     },
     'jobs.trigger': (a) => jobs.triggerNow(a.id, { reason: a.reason, actor, ...(a.slot !== undefined ? { slot: a.slot } : {}), ...(a.checkPreconditions !== undefined ? { checkPreconditions: a.checkPreconditions } : {}) }),
+    'jobs.triggerChoices': (a) => jobs.triggerChoices(a.id),
     'jobs.pause': (a) => jobs.pause(a.id, { reason: a.reason, actor }),
     'jobs.resume': (a) => jobs.resume(a.id, { reason: a.reason, actor }),
     'jobs.setEnabled': (a) => jobs.setEnabled(a.id, a.enabled, { reason: a.reason, actor }),
     'jobs.explain': (a) => (a.at === undefined ? jobs.explain(a.id) : jobs.explain(a.id, a.at)),
     'jobs.ledger': (a) => jobs.ledger(a.id, { ...(a.from !== undefined ? { from: a.from } : {}), ...(a.to !== undefined ? { to: a.to } : {}), ...(a.limit !== undefined ? { limit: a.limit } : {}) }),
+    'jobs.ledgerBuckets': (a) => jobs.ledgerBuckets(a.id, { ...(a.from !== undefined ? { from: a.from } : {}), ...(a.to !== undefined ? { to: a.to } : {}), ...(a.by !== undefined ? { by: a.by } : {}) }),
     'jobs.simulateDowntime': (a) => jobs.simulateDowntime(a.id, a.from, a.to),
     'runs.list': (a) => jobs.listRuns(a),
     'runs.get': (a) => jobs.getRun(a.id),

@@ -72,6 +72,20 @@ describe('console methods: the allow-list and argument validation', () => {
     'tasks.retry': [{ taskId: 1 }, { taskId: 1, reason: 'r', actor: 'operator:spoofed' }],
     'tasks.unblock': [{ taskId: 1 }],
     'tasks.forceRelease': [{ taskId: 1 }, { reason: 'r' }],
+    'tasks.editPayload': [{ taskId: 1, reason: 'r' }, { taskId: 1, payload: 1 }, { taskId: 1, payload: 'x'.repeat(70_000), reason: 'r' }],
+    'tasks.count': [{}, { filter: { q: '' } }, { filter: {}, action: 'delete' }],
+    'tasks.bulk': [
+      { action: 'cancel', ids: [1] },
+      { action: 'cancel', reason: 'r' },
+      { action: 'cancel', reason: 'r', ids: [1], filter: {} },
+      { action: 'reprioritise', reason: 'r', ids: [1] },
+      { action: 'cancel', reason: 'r', ids: [1], after: 3 },
+      { action: 'cancel', reason: 'r', filter: {}, bulkId: 'nope' },
+      { action: 'cancel', reason: 'r', ids: [1], actor: 'operator:spoofed' },
+    ],
+    'signals.list': [{ name: 'bad name!' }, { limit: 0 }],
+    'signals.set': [{ name: 'data-ready', key: '2026-12-01' }, { name: 'a/b', key: 'k', reason: 'r' }, { name: 'data-ready', key: 'k\u0001', reason: 'r' }],
+    'signals.clear': [{ name: 'data-ready', key: '2026-12-01' }],
     'roles.summary': [{ role: 'dev' }],
     'locks.expiredToday': [{ since: 0 }],
     'instances.list': [[]],
@@ -399,5 +413,59 @@ describe('console methods: tokens, audit, settings', () => {
     expect((await withJobs.call('settings.setKillSwitch', { on: true, reason: 'stop' })).killSwitch).toBe(true);
     expect(calls).toEqual([{ on: true, reason: 'stop', actor: ACTOR }]);
     expect(core.db.prepare(`SELECT * FROM settings`).all()).toEqual([]);
+  });
+});
+
+describe('console methods: finding and acting on many tasks', () => {
+  it('searches titles, payload text and ids across roles', async () => {
+    const a = create('Rotate the billing keys', 'ops');
+    create('Docs', 'dev', { payload: { service: 'billing' } });
+    create('Unrelated', 'dev');
+    const page = await m.call('tasks.list', { q: 'billing' });
+    expect(page.items.map((t) => t.title)).toEqual(['Rotate the billing keys', 'Docs']);
+    expect(page.partial).toBe(false);
+    expect((await m.call('tasks.list', { q: `#${a.id}` })).items.map((t) => t.id)).toEqual([a.id]);
+  });
+
+  it('a bulk action over a filter: count, then chunks; every task audited with the console actor, the reason and one bulk id', async () => {
+    for (let i = 0; i < 5; i++) create(`import ${i}`, 'etl');
+    create('keep me', 'etl');
+    const count = await m.call('tasks.count', { filter: { role: 'etl', q: 'import' }, action: 'cancel' });
+    expect(count).toMatchObject({ count: 5, exact: true });
+    const r = await m.call('tasks.bulk', { action: 'cancel', reason: 'source retired', filter: { role: 'etl', q: 'import' }, through: count.through });
+    expect(r.changed).toHaveLength(5);
+    expect(r.next).toBeNull();
+    const rows = core.auditQuery.query({ type: 'operator.cancel' }).items;
+    expect(rows).toHaveLength(5);
+    for (const row of rows) expect(row).toMatchObject({ actor: ACTOR, detail: { reason: 'source retired', bulk: r.bulkId } });
+    expect((await m.call('tasks.list', { role: 'etl', status: 'backlog' })).items.map((t) => t.title)).toEqual(['keep me']);
+  });
+
+  it('edits a payload and retries with changes, as the console actor', async () => {
+    const inst = onlineInstance(core);
+    const t = create('build', 'dev', { payload: { branch: 'main' } });
+    const c = claim(inst);
+    core.locks.report({ instanceId: inst, taskId: c.taskId, fence: c.fence, status: 'failed' });
+    const retried = await m.call('tasks.retry', { taskId: t.id, reason: 'wrong branch', payload: { branch: 'release' } });
+    expect(retried).toMatchObject({ status: 'backlog', payload: { branch: 'release' } });
+    const edited = await m.call('tasks.editPayload', { taskId: t.id, payload: { branch: 'release', dry: true }, reason: 'dry run first' });
+    expect(edited.payload).toEqual({ branch: 'release', dry: true });
+    expect(lastAudit()).toMatchObject({ type: 'operator.edit_payload', actor: ACTOR, detail: { reason: 'dry run first', before: { branch: 'release' } } });
+  });
+});
+
+describe('console methods: signals', () => {
+  it('sets, lists and clears a signal; who set it and why is kept', async () => {
+    const set = await m.call('signals.set', { name: 'data-ready', key: '2026-12-01', reason: 'the upstream load finished', value: { rows: 12 } });
+    expect(set.created).toBe(true);
+    expect(set.signal).toMatchObject({ name: 'data-ready', key: '2026-12-01', actor: ACTOR, value: { rows: 12 } });
+    expect(lastAudit()).toMatchObject({ type: 'signal.set', actor: ACTOR, subject: 'signal:data-ready/2026-12-01', detail: { reason: 'the upstream load finished' } });
+    await m.call('signals.set', { name: 'data-ready', key: '2026-12-02', reason: 'r' });
+    expect((await m.call('signals.list', { name: 'data-ready' })).items.map((s) => s.key)).toEqual(['2026-12-01', '2026-12-02']);
+    const cleared = await m.call('signals.clear', { name: 'data-ready', key: '2026-12-01', reason: 'loaded the wrong day' });
+    expect(cleared.key).toBe('2026-12-01');
+    expect(lastAudit()).toMatchObject({ type: 'signal.clear', actor: ACTOR, detail: { reason: 'loaded the wrong day', setBy: ACTOR } });
+    expect((await m.call('signals.list', {})).items.map((s) => s.key)).toEqual(['2026-12-02']);
+    await expect(m.call('signals.clear', { name: 'data-ready', key: '2026-12-01', reason: 'again' })).rejects.toMatchObject({ code: 'not_found' });
   });
 });

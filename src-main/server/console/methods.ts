@@ -124,6 +124,9 @@ export function createConsoleMethods(core: Core, ctx: ConsoleContext, opts: Cons
     'tasks.retry': (a) => core.tasks.retry({ ...a, actor }),
     'tasks.unblock': (a) => core.tasks.unblock({ ...a, actor }),
     'tasks.forceRelease': (a) => core.tasks.forceRelease({ ...a, actor }),
+    'tasks.editPayload': (a) => core.tasks.editPayload({ ...a, actor }),
+    'tasks.count': (a) => core.bulkTasks.count(a),
+    'tasks.bulk': (a) => core.bulkTasks.apply({ ...a, actor }),
     'roles.summary': () => rm.roleSummaries(core.clock.now()),
     'locks.expiredToday': () => rm.expiredCards(localDayStart(core.clock.now())),
     'instances.list': () => {
@@ -151,6 +154,9 @@ export function createConsoleMethods(core: Core, ctx: ConsoleContext, opts: Cons
       jobs.setKillSwitch({ on: a.on, reason: a.reason, actor });
       return settings();
     },
+    'signals.list': (a) => core.signals.list(a),
+    'signals.set': (a) => core.signals.set({ ...a, actor }),
+    'signals.clear': (a) => core.signals.clear({ ...a, actor }),
     // jobs.*, runs.*, backfills.*, calendars.* (methods-jobs.ts)
     ...createJobsHandlers(core, actor),
     // logs.*, usage.* (methods-logs.ts)

@@ -2,12 +2,13 @@ import type { Job } from '../../../src-main/common/job-schema';
 import { ReasonDialog } from '../../components/Dialog';
 import type { JobActionKind } from '../../store/slices/jobs';
 import { useActions } from '../../store/react';
+import { TriggerDialog } from './TriggerDialog';
 
 export const JOB_ACTION_META: Record<JobActionKind, { verb: string; danger?: boolean; explain: string }> = {
   trigger: {
     verb: 'Trigger now',
     explain:
-      'Runs the slot the current instant falls in now, overriding the schedule, a pause and the preconditions. Still one run per slot: if that slot already has a run, it is reported instead of run twice. Refused while the kill switch is on or the job is disabled.',
+      'Runs a slot now — it says which before it runs: the slot the current instant falls in, the one before, the next one early, or one you name — overriding the schedule and a pause, and the preconditions unless you ask to check them. Still one run per slot. Refused while the kill switch is on or the job is disabled.',
   },
   pause: {
     verb: 'Pause',
@@ -24,6 +25,11 @@ export const JOB_ACTION_META: Record<JobActionKind, { verb: string; danger?: boo
 };
 
 export function JobActionDialog({ job, kind, onClose, onDone }: { job: Pick<Job, 'id' | 'name'>; kind: JobActionKind; onClose: () => void; onDone?: () => void }) {
+  if (kind === 'trigger') return <TriggerDialog job={job} onClose={onClose} {...(onDone ? { onDone } : {})} />;
+  return <ReasonOnlyJobDialog job={job} kind={kind} onClose={onClose} {...(onDone ? { onDone } : {})} />;
+}
+
+function ReasonOnlyJobDialog({ job, kind, onClose, onDone }: { job: Pick<Job, 'id' | 'name'>; kind: JobActionKind; onClose: () => void; onDone?: () => void }) {
   const { jobAction } = useActions();
   const meta = JOB_ACTION_META[kind];
   return (

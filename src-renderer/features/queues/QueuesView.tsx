@@ -9,8 +9,7 @@ import { VirtualList } from '../../components/VirtualList';
 import { formatCount, formatDurationS } from '../../lib/format';
 import { BOARD_STATUS_META } from '../../lib/status';
 import { useActions, useConsole, useWatch } from '../../store/react';
-import { blockersOf, COLUMNS, columnTotals, groupIntoColumns, type ColumnId } from './logic';
-import type { TaskActionKind } from '../../store/slices/queues';
+import { blockersOf, COLUMNS, columnTotals, groupIntoColumns, type ColumnId, type TaskPaneAction } from './logic';
 import { CreateTaskDialog, TaskActionDialog } from './TaskDialogs';
 import { TaskDetail } from './TaskDetail';
 
@@ -26,7 +25,7 @@ export function QueuesView() {
   const { selectRole, loadMoreTasks, refresh } = useActions();
   const [filter, setFilter] = useState('');
   const [creating, setCreating] = useState(false);
-  const [acting, setActing] = useState<{ task: Task; kind: TaskActionKind } | null>(null);
+  const [acting, setActing] = useState<{ task: Task; kind: TaskPaneAction } | null>(null);
 
   const roleNames = useMemo(() => (roles.data ?? []).map((r) => r.role).sort(), [roles.data]);
   const role = route.param;

@@ -10,8 +10,7 @@ import { ActivitySection } from '../../components/logs/ActivitySection';
 import { useNow } from '../../lib/now';
 import { useActions } from '../../store/react';
 import { useActivity } from '../../store/use-log-source';
-import type { TaskActionKind } from '../../store/slices/queues';
-import { ACTION_META, actionsFor } from './logic';
+import { ACTION_META, actionsFor, type TaskPaneAction } from './logic';
 
 /** The task pane: everything about one task, its blockers, and the operator's actions. */
 export function TaskDetail({
@@ -28,7 +27,7 @@ export function TaskDetail({
   names: Map<string, string>;
   known: Map<number, Task>;
   lockWindowS: number | undefined;
-  onAction: (t: Task, kind: TaskActionKind) => void;
+  onAction: (t: Task, kind: TaskPaneAction) => void;
   onClose: () => void;
 }) {
   const { getTask } = useActions();

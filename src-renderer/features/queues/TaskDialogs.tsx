@@ -4,10 +4,16 @@ import { ErrorBanner } from '../../components/States';
 import { toUiError, type UiError } from '../../lib/errors';
 import { useActions } from '../../store/react';
 import type { Task } from '../../../src-main/common/model';
-import { ACTION_META, validateCreateTask, validatePriority, type CreateTaskErrors, type CreateTaskForm } from './logic';
+import { validatePriority } from '../../lib/priority';
+import { ACTION_META, isPayloadAction, parsePayloadText, payloadText, validateCreateTask, type CreateTaskErrors, type CreateTaskForm, type TaskPaneAction } from './logic';
 import type { TaskActionKind } from '../../store/slices/queues';
 
-export function TaskActionDialog({ task, kind, onClose }: { task: Task; kind: TaskActionKind; onClose: () => void }) {
+export function TaskActionDialog({ task, kind, onClose }: { task: Task; kind: TaskPaneAction; onClose: () => void }) {
+  if (isPayloadAction(kind)) return <PayloadDialog task={task} kind={kind} onClose={onClose} />;
+  return <ReasonOnlyDialog task={task} kind={kind} onClose={onClose} />;
+}
+
+function ReasonOnlyDialog({ task, kind, onClose }: { task: Task; kind: TaskActionKind; onClose: () => void }) {
   const { taskAction } = useActions();
   const [priority, setPriority] = useState(String(task.priority));
   const meta = ACTION_META[kind];
@@ -15,13 +21,7 @@ export function TaskActionDialog({ task, kind, onClose }: { task: Task; kind: Ta
     <ReasonDialog
       title={`${meta.verb} — #${task.id}`}
       testId={`dialog-${kind}`}
-      explain={
-        <>
-          <strong>{task.title}</strong>
-          <br />
-          {meta.explain}
-        </>
-      }
+      explain={<TaskExplain task={task} text={meta.explain} />}
       danger={meta.danger}
       confirmLabel={meta.verb}
       extra={
@@ -36,6 +36,55 @@ export function TaskActionDialog({ task, kind, onClose }: { task: Task; kind: Ta
       onConfirm={(reason) => taskAction(kind, task.id, reason, kind === 'reprioritise' ? Number(priority) : undefined)}
       onClose={onClose}
     />
+  );
+}
+
+/**
+ * The payload editor: the task's payload as JSON, a reason, and — for a failed task, or a blocked
+ * one when ticked — back to the backlog in the same step ("retry with changes").
+ */
+function PayloadDialog({ task, kind, onClose }: { task: Task; kind: 'editPayload' | 'retryWithChanges'; onClose: () => void }) {
+  const { editTaskPayload } = useActions();
+  const [text, setText] = useState(() => payloadText(task.payload));
+  const [unblockToo, setUnblockToo] = useState(false);
+  const parsed = parsePayloadText(text);
+  const then = kind === 'retryWithChanges' ? 'retry' : task.status === 'blocked' && unblockToo ? 'unblock' : null;
+  const meta = ACTION_META[kind];
+  return (
+    <ReasonDialog
+      title={`${meta.label} — #${task.id}`}
+      testId={`dialog-${kind}`}
+      explain={<TaskExplain task={task} text={meta.explain} />}
+      confirmLabel={then === 'unblock' ? 'Save and unblock' : meta.verb}
+      extra={
+        <>
+          <label className="field">
+            <span className="field-label">Payload (JSON; empty for none)</span>
+            <textarea name="payload" className="mono" rows={8} value={text} onChange={(e) => setText(e.target.value)} aria-invalid={!parsed.ok} spellCheck={false} />
+            {parsed.ok ? <span className="field-help">passed to the agent as is</span> : null}
+          </label>
+          {task.status === 'blocked' && kind === 'editPayload' ? (
+            <label className="check">
+              <input type="checkbox" checked={unblockToo} onChange={(e) => setUnblockToo(e.target.checked)} /> and unblock it: back to the backlog with this payload
+            </label>
+          ) : null}
+        </>
+      }
+      validateExtra={() => (parsed.ok ? null : parsed.error)}
+      onConfirm={(reason) => (parsed.ok ? editTaskPayload(task.id, parsed.payload, reason, then) : Promise.reject(new Error(parsed.error)))}
+      onClose={onClose}
+    />
+  );
+}
+
+/** Which task a dialog acts on, and what the action does. */
+function TaskExplain({ task, text }: { task: Task; text: string }) {
+  return (
+    <>
+      <strong>{task.title}</strong>
+      <br />
+      {text}
+    </>
   );
 }
 

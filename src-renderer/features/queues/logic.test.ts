@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { RoleSummary } from '../../../src-main/common/console-api';
 import type { Task } from '../../../src-main/common/model';
-import { actionsFor, blockersOf, columnOf, columnTotals, groupIntoColumns, stuckRole, validateCreateTask, validatePriority } from './logic';
+import { validatePriority } from '../../lib/priority';
+import { actionsFor, blockersOf, columnOf, columnTotals, groupIntoColumns, stuckRole, validateCreateTask } from './logic';
 
 let seq = 0;
 function task(p: Partial<Task>): Task {
@@ -74,7 +75,9 @@ describe('grouping tasks into columns', () => {
 describe('operator actions', () => {
   it('offers only the edges that apply', () => {
     expect(actionsFor({ status: 'in_progress', lock: null })).toContain('forceRelease');
-    expect(actionsFor({ status: 'failed', lock: null })).toEqual(['retry', 'cancel']);
+    expect(actionsFor({ status: 'failed', lock: null })).toEqual(['retry', 'retryWithChanges', 'cancel']);
+    expect(actionsFor({ status: 'blocked', lock: null })).toContain('editPayload');
+    expect(actionsFor({ status: 'in_progress', lock: null })).not.toContain('editPayload');
     expect(actionsFor({ status: 'blocked', lock: null })).toContain('unblock');
     expect(actionsFor({ status: 'done', lock: null })).toEqual([]);
     expect(actionsFor({ status: 'backlog', lock: null })).not.toContain('forceRelease');

@@ -1,6 +1,8 @@
 /** Pure logic of the role queues: which column a task sits in, in which order, and what blocks it. */
 import type { RoleSummary } from '../../../src-main/common/console-api';
 import type { Task, TaskStatus } from '../../../src-main/common/model';
+import { parseJsonText } from '../../lib/json-text';
+import { validatePriority } from '../../lib/priority';
 import { roleProblem } from '../../lib/roles';
 import type { TaskActionKind } from '../../store/slices/queues';
 import { boardStatus, type BoardStatus } from '../../lib/status';
@@ -102,24 +104,31 @@ export function blockersOf(t: Task, known: ReadonlyMap<number, Task>): Blocker[]
   return out;
 }
 
+/** What the task pane offers: the reason-only edges, and the payload editor (alone, or to retry with changes). */
+export type TaskPaneAction = TaskActionKind | 'editPayload' | 'retryWithChanges';
+
 /** Which operator actions apply to a task in its current state (the server re-checks). */
-export function actionsFor(t: Pick<Task, 'status' | 'lock'>): TaskActionKind[] {
+export function actionsFor(t: Pick<Task, 'status' | 'lock'>): TaskPaneAction[] {
   switch (t.status) {
     case 'backlog':
-      return ['reprioritise', 'cancel'];
+      return ['reprioritise', 'editPayload', 'cancel'];
     case 'in_progress':
       return ['forceRelease', 'reprioritise', 'cancel'];
     case 'blocked':
-      return ['unblock', 'reprioritise', 'cancel'];
+      return ['unblock', 'editPayload', 'reprioritise', 'cancel'];
     case 'failed':
-      return ['retry', 'cancel'];
+      return ['retry', 'retryWithChanges', 'cancel'];
     case 'done':
     case 'cancelled':
       return [];
   }
 }
 
-export const ACTION_META: Record<TaskActionKind, { label: string; verb: string; danger: boolean; explain: string }> = {
+export function isPayloadAction(k: TaskPaneAction): k is 'editPayload' | 'retryWithChanges' {
+  return k === 'editPayload' || k === 'retryWithChanges';
+}
+
+export const ACTION_META: Record<TaskPaneAction, { label: string; verb: string; danger: boolean; explain: string }> = {
   reprioritise: { label: 'Reprioritise', verb: 'Set priority', danger: false, explain: 'Higher priority is claimed first; equal priorities go oldest first.' },
   cancel: { label: 'Cancel', verb: 'Cancel task', danger: true, explain: 'The task leaves the board for good; a holder’s later report is refused.' },
   forceRelease: {
@@ -130,7 +139,20 @@ export const ACTION_META: Record<TaskActionKind, { label: string; verb: string; 
   },
   retry: { label: 'Retry', verb: 'Retry task', danger: false, explain: 'Puts the failed task back in the backlog; the next claim is a new attempt.' },
   unblock: { label: 'Unblock', verb: 'Unblock task', danger: false, explain: 'Puts the blocked task back in the backlog so it can be claimed again.' },
+  editPayload: { label: 'Edit payload', verb: 'Save payload', danger: false, explain: 'The next agent to claim the task receives the new payload. Only a task nobody holds can be changed.' },
+  retryWithChanges: { label: 'Retry with changes', verb: 'Retry with this payload', danger: false, explain: 'Replaces the payload and puts the failed task back in the backlog, in one step: the next claim is a new attempt with the new payload.' },
 };
+
+/** The payload editor's text: pretty JSON, or empty for no payload. */
+export function payloadText(payload: unknown): string {
+  return payload === null || payload === undefined ? '' : JSON.stringify(payload, null, 2);
+}
+
+/** The edited text as a payload (empty text: no payload), or the JSON error in words. */
+export function parsePayloadText(text: string): { ok: true; payload: unknown } | { ok: false; error: string } {
+  const r = parseJsonText(text);
+  return r.ok ? { ok: true, payload: r.value === undefined ? null : r.value } : r;
+}
 
 /** The role whose queue looks stuck: the oldest claimable task, if it has waited over `thresholdMs`. */
 export function stuckRole(roles: RoleSummary[], thresholdMs = 60_000): RoleSummary | null {
@@ -165,10 +187,9 @@ export function validateCreateTask(f: CreateTaskForm):
   else if (roleProblem(role)) errors.role = roleProblem(role)!;
   let priority: number | undefined;
   if (f.priority.trim()) {
-    const n = Number(f.priority.trim());
-    if (!Number.isInteger(n)) errors.priority = 'A whole number (higher is claimed first).';
-    else if (Math.abs(n) > 1_000_000) errors.priority = 'Between -1 000 000 and 1 000 000.';
-    else priority = n;
+    const problem = validatePriority(f.priority);
+    if (problem) errors.priority = problem;
+    else priority = Number(f.priority.trim());
   }
   let dependsOn: number[] | undefined;
   if (f.dependsOn.trim()) {
@@ -179,14 +200,9 @@ export function validateCreateTask(f: CreateTaskForm):
     else if (ids.length > 100) errors.dependsOn = 'At most 100 dependencies.';
     else dependsOn = [...new Set(ids)];
   }
-  let payload: unknown;
-  if (f.payload.trim()) {
-    try {
-      payload = JSON.parse(f.payload);
-    } catch (e) {
-      errors.payload = `Not valid JSON: ${(e as Error).message}`;
-    }
-  }
+  const parsed = parseJsonText(f.payload);
+  const payload = parsed.ok ? parsed.value : undefined;
+  if (!parsed.ok) errors.payload = parsed.error;
   if (Object.keys(errors).length) return { ok: false, errors };
   return {
     ok: true,
@@ -198,11 +214,4 @@ export function validateCreateTask(f: CreateTaskForm):
       ...(payload === undefined ? {} : { payload }),
     },
   };
-}
-
-export function validatePriority(s: string): string | null {
-  const n = Number(s.trim());
-  if (!s.trim() || !Number.isInteger(n)) return 'A whole number (higher is claimed first).';
-  if (Math.abs(n) > 1_000_000) return 'Between -1 000 000 and 1 000 000.';
-  return null;
 }

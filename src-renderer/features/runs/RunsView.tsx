@@ -1,7 +1,8 @@
 /**
  * Runs: the slot ledger of one job — a calendar heat-map of expected vs actual slots over the
- * last weeks, every slot with its disposition, a run detail pane (checks with evidence, steps,
- * backfills) — and the backfill queue of every job with its actions.
+ * last weeks, every slot with its disposition (a frequent job's read as days → hours → slots), a
+ * run detail pane (checks with evidence, steps, backfills) — the runs of every job in one ledger,
+ * and the backfill queue of every job with its actions.
  */
 import { ActivitySection } from '../../components/logs/ActivitySection';
 import { useActivity } from '../../store/use-log-source';
@@ -13,18 +14,23 @@ import { Badge } from '../../components/Badge';
 import { ReasonDialog } from '../../components/Dialog';
 import { EmptyState, ErrorBanner, Spinner } from '../../components/States';
 import { Table, type Column } from '../../components/Table';
-import { RelativeTime } from '../../components/Time';
-import { formatCount, formatDateTime, prettyJson, shortHash } from '../../lib/format';
+import { LocalTime, RelativeTime } from '../../components/Time';
+import { formatCount, formatDateTime, formatDayLabel, prettyJson, shortHash } from '../../lib/format';
 import { useNow } from '../../lib/now';
-import { dateInZone, formatInZone } from '../../lib/zones';
+import { formatInZone } from '../../lib/zones';
 import { toUiError, type UiError } from '../../lib/errors';
-import { DEFAULT_LEDGER_WEEKS } from '../../store/slices/runs';
+import { DEFAULT_LEDGER_WEEKS, isFrequent, type LedgerScope } from '../../store/slices/runs';
 import { useActions, useConsole, useWatch } from '../../store/react';
 import { Evidence } from '../../components/Evidence';
 import { JobSelect } from '../../components/JobSelect';
-import { dispositionMeta, LAYER_VERDICT_META } from '../../lib/run-words';
+import { dispositionMeta, LAYER_VERDICT_META, runErrorView } from '../../lib/run-words';
 import { describeSchedule } from '../../lib/schedule-words';
-import { backfillActions, canRequestBackfill, filterLedger, HEAT_META, HEAT_ORDER, heatGrid, heatTitle, heatTotals, LEDGER_FILTERS, type HeatClass, type LedgerFilter } from './logic';
+import { AllRuns } from './AllRuns';
+import { BucketTable } from './BucketTable';
+import { OutcomeCell, runLine } from './OutcomeCell';
+import { HeatMapPanel } from './HeatMap';
+import { backfillActions, canRequestBackfill, completingBackfill, entryDay, filterLedger, LEDGER_FILTERS, slotTimeline, type LedgerFilter } from './logic';
+import './runs-extra.css';
 
 const WEEK_CHOICES = [2, 6, 12];
 /** Columns left out while the detail pane is open (the pane shows them). */
@@ -39,17 +45,23 @@ export function RunsView() {
   useWatch('jobs', 'runs');
   const route = useViewRoute('runs');
   const jobs = useConsole((s) => s.jobs.list);
-  const { selectLedgerJob, refresh } = useActions();
-  const jobId = route.param;
+  const { selectLedgerJob, selectLedgerScope, refresh } = useActions();
+  const everyJob = route.query.all === '1';
+  const jobId = everyJob ? null : route.param;
   const weeks = Number(route.query.weeks) || DEFAULT_LEDGER_WEEKS;
   const slot = route.query.slot ?? null;
+  const day = route.query.day ?? null;
+  const hour = route.query.hour ?? null;
 
   useEffect(() => {
-    if (!jobId && jobs.data && jobs.data.length > 0) replaceRoute('runs', jobs.data[0]!.id);
-  }, [jobId, jobs.data]);
+    if (!everyJob && !jobId && jobs.data && jobs.data.length > 0) replaceRoute('runs', jobs.data[0]!.id);
+  }, [everyJob, jobId, jobs.data]);
   useEffect(() => {
-    selectLedgerJob(jobId, weeks);
-  }, [jobId, weeks, selectLedgerJob]);
+    if (!everyJob) selectLedgerJob(jobId, weeks);
+  }, [everyJob, jobId, weeks, selectLedgerJob]);
+  useEffect(() => {
+    selectLedgerScope({ day, hour });
+  }, [day, hour, selectLedgerScope]);
 
   if (!jobs.data) {
     if (jobs.error) return <ErrorBanner error={jobs.error} what="Could not load the jobs" onRetry={() => void refresh('jobs')} />;
@@ -58,10 +70,31 @@ export function RunsView() {
   const job = jobs.data.find((j) => j.id === jobId || j.name === jobId) ?? null;
   /** Route query keeping the weeks shown (`w`, default the current ones) unless they are the default. */
   const q = (extra: Record<string, string>, w = weeks) => ({ ...(w !== DEFAULT_LEDGER_WEEKS ? { weeks: String(w) } : {}), ...extra });
+  const scopeSwitch = (
+    <div className="seg" role="radiogroup" aria-label="Which runs">
+      <button role="radio" aria-checked={!everyJob} className={`seg-btn${!everyJob ? ' active' : ''}`} onClick={() => navigate('runs', route.query.job ?? jobs.data?.[0]?.id ?? null)} data-testid="runs-one-job">
+        One job
+      </button>
+      <button role="radio" aria-checked={everyJob} className={`seg-btn${everyJob ? ' active' : ''}`} onClick={() => navigate('runs', null, { all: '1' })} data-testid="runs-every-job">
+        Every job
+      </button>
+    </div>
+  );
+
+  if (everyJob) {
+    return (
+      <div className="view runs" data-testid="view-runs">
+        <div className="toolbar">{scopeSwitch}</div>
+        <AllRuns jobs={jobs.data} query={route.query} />
+        <BackfillQueue jobId={null} />
+      </div>
+    );
+  }
 
   return (
     <div className="view runs" data-testid="view-runs">
       <div className="toolbar">
+        {scopeSwitch}
         <JobSelect jobs={jobs.data} value={job?.id ?? null} onPick={(id) => navigate('runs', id, q({}))} testId="runs-job" />
         {job ? (
           <span className="muted small">
@@ -97,78 +130,49 @@ export function RunsView() {
       ) : (
         <>
           <div className="runs-top">
-            {job ? <HeatMapPanel job={job} weeks={weeks} /> : <div className="panel" />}
+            {job ? <HeatMapPanel job={job} weeks={weeks} pickedDay={day} onPickDay={(d) => navigate('runs', job.id, q(d ? { day: d } : {}))} /> : <div className="panel" />}
             <BackfillQueue jobId={job?.id ?? null} />
           </div>
-          {job ? <Ledger job={job} slot={slot} onSelect={(s) => navigate('runs', job.id, q(s ? { slot: s } : {}))} /> : null}
+          {job ? (
+            <Ledger
+              job={job}
+              slot={slot}
+              scope={{ day, hour }}
+              onScope={(sc) => navigate('runs', job.id, q({ ...(sc.day ? { day: sc.day } : {}), ...(sc.hour ? { hour: sc.hour } : {}) }))}
+              onSelect={(s) => navigate('runs', job.id, q({ ...(day ? { day } : {}), ...(hour ? { hour } : {}), ...(s ? { slot: s } : {}) }))}
+            />
+          ) : null}
         </>
       )}
     </div>
   );
 }
 
-function HeatMapPanel({ job, weeks }: { job: JobSummary; weeks: number }) {
+function Ledger({
+  job,
+  slot,
+  scope,
+  onScope,
+  onSelect,
+}: {
+  job: JobSummary;
+  slot: string | null;
+  scope: LedgerScope;
+  onScope: (scope: LedgerScope) => void;
+  onSelect: (slot: string | null) => void;
+}) {
   const ledger = useConsole((s) => s.runs.ledger);
-  const now = useNow(60_000);
-  const zone = job.schedule.timezone ?? 'UTC';
-  const today = dateInZone(now, zone);
-  const grid = useMemo(() => heatGrid(ledger.items, zone, today, weeks), [ledger.items, zone, today, weeks]);
-  const totals = useMemo(() => heatTotals(ledger.items), [ledger.items]);
-  return (
-    <section className="panel" data-testid="heatmap-panel">
-      <header className="panel-head">
-        <h2>Expected vs actual</h2>
-        <span className="muted small">one cell per day in {zone}; the worst slot of the day sets the colour</span>
-        {ledger.loading ? <span className="spinner spinner-small" aria-label="loading" /> : null}
-      </header>
-      {ledger.error ? <ErrorBanner error={ledger.error} what="Could not load the ledger" /> : null}
-      <div className="heatmap" data-testid="heatmap">
-        <div className="heat-days" aria-hidden>
-          {['Mon', '', 'Wed', '', 'Fri', '', 'Sun'].map((d, i) => (
-            <span key={i}>{d}</span>
-          ))}
-        </div>
-        {grid.map((col) => (
-          <div className="heat-col" key={col[0]!.day}>
-            <span className="heat-week muted" aria-hidden>
-              {Number(col[0]!.day.slice(8)) <= 7 ? new Date(`${col[0]!.day}T00:00:00Z`).toLocaleString('en-US', { month: 'short', timeZone: 'UTC' }) : ''}
-            </span>
-            {col.map((d) => (
-              <span
-                key={d.day}
-                className={`heat-cell heat-${d.cls}${d.day === today ? ' heat-today' : ''}${d.future ? ' heat-future' : ''}`}
-                title={heatTitle(d)}
-                data-day={d.day}
-                data-heat={d.cls}
-                role="img"
-                aria-label={heatTitle(d)}
-              >
-                {d.slots > 1 ? <span className="heat-n">{d.slots > 99 ? '99+' : d.slots}</span> : null}
-              </span>
-            ))}
-          </div>
-        ))}
-      </div>
-      <div className="heat-legend">
-        {HEAT_ORDER.filter((c) => c !== 'none').map((c: HeatClass) => (
-          <span key={c} className="heat-key" title={HEAT_META[c].hint}>
-            <span className={`heat-cell heat-${c}`} aria-hidden /> {HEAT_META[c].label}
-            {totals[c] ? <strong> {formatCount(totals[c])}</strong> : null}
-          </span>
-        ))}
-      </div>
-      {ledger.truncated ? <p className="small text-warn">More slots than shown: pick fewer weeks to see them all.</p> : null}
-    </section>
-  );
-}
-
-function Ledger({ job, slot, onSelect }: { job: JobSummary; slot: string | null; onSelect: (slot: string | null) => void }) {
-  const ledger = useConsole((s) => s.runs.ledger);
+  const days = useConsole((s) => s.runs.days);
+  const hours = useConsole((s) => s.runs.hours);
   const [filter, setFilter] = useState<LedgerFilter>('past');
   const now = useNow(60_000);
   const zone = job.schedule.timezone ?? 'UTC';
-  const rows = useMemo(() => filterLedger(ledger.items, filter, now), [ledger.items, filter, now]);
+  const frequent = isFrequent(days);
+  // A job with a few slots a day has them all loaded: a day is a filter. A frequent one reads the day's hours, then an hour's slots.
+  const scoped = useMemo(() => (!frequent && scope.day ? ledger.items.filter((e) => entryDay(e, zone) === scope.day) : ledger.items), [frequent, scope.day, ledger.items, zone]);
+  const rows = useMemo(() => filterLedger(scoped, filter, now), [scoped, filter, now]);
   const selected = slot ? (ledger.items.find((e) => e.slot === slot) ?? null) : null;
+  const level: 'days' | 'hours' | 'slots' = !frequent ? 'slots' : !scope.day ? 'days' : !scope.hour ? 'hours' : 'slots';
 
   const columns: Column<LedgerEntry>[] = [
     {
@@ -186,14 +190,7 @@ function Ledger({ job, slot, onSelect }: { job: JobSummary; slot: string | null;
       key: 'disp',
       header: 'Disposition',
       width: 'minmax(130px, 1fr)',
-      render: (e) => (
-        <div className="two-line">
-          <span>
-            <Badge tone={dispositionMeta(e.disposition).tone}>{dispositionMeta(e.disposition).label}</Badge>
-          </span>
-          <span className="muted small">{e.run ? `${e.run.status}${e.run.trigger !== 'schedule' ? ` · ${e.run.trigger.replace('_', ' ')}` : ''}` : e.expected === null ? 'not in the schedule now' : 'no run'}</span>
-        </div>
-      ),
+      render: (e) => <OutcomeCell disposition={e.disposition} detail={e.run ? runLine(e.run) : e.expected === null ? 'not in the schedule now' : 'no run'} />,
     },
     { key: 'att', header: 'Att.', width: '44px', align: 'right', title: 'attempts (dispatches)', render: (e) => (e.run ? <span className="mono">{e.run.attempt}</span> : <span className="muted">—</span>) },
     { key: 'inst', header: 'Instance', width: 'minmax(90px, 0.8fr)', render: (e) => (e.run?.instanceId ? <span className="mono small" title={e.run.instanceId}>{shortHash(e.run.instanceId, 14)}</span> : <span className="muted">—</span>) },
@@ -203,15 +200,18 @@ function Ledger({ job, slot, onSelect }: { job: JobSummary; slot: string | null;
       key: 'err',
       header: 'Error',
       width: 'minmax(140px, 1.4fr)',
-      render: (e) =>
-        e.run?.lastError ? (
-          <div className="two-line" title={e.run.lastError}>
-            <span>{e.run.errorClass ? <Badge tone={e.run.errorClass === 'needs_human' || e.run.errorClass === 'fatal' ? 'failed' : 'blocked'}>{e.run.errorClass.replace('_', ' ')}</Badge> : null}</span>
-            <span className="small">{e.run.lastError}</span>
+      render: (e) => {
+        const err = e.run ? runErrorView(e.run) : null;
+        if (!err) return <span className="muted">—</span>;
+        // A run that went on to succeed: its error belongs to an earlier attempt.
+        if (err.earlier) return <span className="small muted ellipsis" title={err.text}>earlier attempt: {err.text}</span>;
+        return (
+          <div className="two-line" title={err.text}>
+            <span>{e.run!.errorClass ? <Badge tone={e.run!.errorClass === 'needs_human' || e.run!.errorClass === 'fatal' ? 'failed' : 'blocked'}>{e.run!.errorClass.replace('_', ' ')}</Badge> : null}</span>
+            <span className="small">{err.text}</span>
           </div>
-        ) : (
-          <span className="muted">—</span>
-        ),
+        );
+      },
     },
     {
       key: 'bf',
@@ -246,19 +246,52 @@ function Ledger({ job, slot, onSelect }: { job: JobSummary; slot: string | null;
       <section className="panel ledger-panel" data-testid="ledger">
         <header className="panel-head">
           <h2>Slot ledger</h2>
+          {scope.day ? (
+            <nav className="crumbs" aria-label="Ledger level" data-testid="ledger-crumbs">
+              <button className="link" onClick={() => onScope({ day: null, hour: null })}>
+                every day
+              </button>
+              <span className="sep">›</span>
+              {scope.hour ? (
+                <>
+                  <button className="link" onClick={() => onScope({ day: scope.day, hour: null })}>
+                    {formatDayLabel(scope.day)}
+                  </button>
+                  <span className="sep">›</span>
+                  <span>{scope.hour.slice(11)}:00</span>
+                </>
+              ) : (
+                <span>{formatDayLabel(scope.day)}</span>
+              )}
+            </nav>
+          ) : null}
           <span className="muted small">
-            {formatCount(rows.length)} of {formatCount(ledger.items.length)} slots{ledger.from ? ` since ${formatDateTime(ledger.from)}` : ''} · every expected slot, ran or not
+            {level === 'days'
+              ? `${formatCount(days.items.length)} days · ${formatCount(days.items.reduce((n, b) => n + b.slots, 0))} slots — pick a day to see its hours`
+              : level === 'hours'
+                ? `${formatCount(hours.items.length)} hours — pick an hour to see its slots`
+                : `${formatCount(rows.length)} of ${formatCount(scoped.length)} slots${!scope.day && ledger.from ? ` since ${formatDateTime(ledger.from)}` : ''} · every expected slot, ran or not`}
           </span>
           <span className="spacer" />
-          <div className="seg" role="radiogroup" aria-label="Show">
-            {LEDGER_FILTERS.map((f) => (
-              <button key={f.id} role="radio" aria-checked={filter === f.id} className={`seg-btn${filter === f.id ? ' active' : ''}`} onClick={() => setFilter(f.id)} title={f.hint} data-testid={`ledger-filter-${f.id}`}>
-                {f.label}
-              </button>
-            ))}
-          </div>
+          {level === 'slots' ? (
+            <div className="seg" role="radiogroup" aria-label="Show">
+              {LEDGER_FILTERS.map((f) => (
+                <button key={f.id} role="radio" aria-checked={filter === f.id} className={`seg-btn${filter === f.id ? ' active' : ''}`} onClick={() => setFilter(f.id)} title={f.hint} data-testid={`ledger-filter-${f.id}`}>
+                  {f.label}
+                </button>
+              ))}
+            </div>
+          ) : null}
         </header>
-        {ledger.loading && ledger.items.length === 0 ? (
+        {level === 'days' ? (
+          <BucketTable buckets={days.items} by="day" onPick={(d) => onScope({ day: d, hour: null })} testId="ledger-days" />
+        ) : level === 'hours' ? (
+          hours.loading && hours.items.length === 0 ? (
+            <Spinner label="Counting the hours…" />
+          ) : (
+            <BucketTable buckets={hours.items} by="hour" onPick={(h) => onScope({ day: scope.day, hour: h })} testId="ledger-hours" />
+          )
+        ) : ledger.loading && ledger.items.length === 0 ? (
           <Spinner label="Loading the ledger…" />
         ) : (
           <Table
@@ -310,6 +343,9 @@ function SlotDetail({ job, slot, entry, onClose }: { job: JobSummary; slot: stri
     };
   }, [runId, updatedAt, getRun]);
   const run = detail && detail.run.id === runId ? detail.run : (entry?.run ?? null);
+  const backfills = detail && detail.run.id === runId ? detail.backfills : (entry?.backfills ?? []);
+  const done = completingBackfill(backfills);
+  const errorView = run ? runErrorView(run) : null;
 
   return (
     <aside className="pane" aria-label={`Slot ${slot}`} data-testid="slot-detail">
@@ -331,7 +367,7 @@ function SlotDetail({ job, slot, entry, onClose }: { job: JobSummary; slot: stri
                 {dispositionMeta(entry.disposition).label}
               </Badge>
               {run ? <Badge>{run.status}</Badge> : null}
-              {run?.held ? <Badge tone="failed">held for review</Badge> : null}
+              {run?.held && run.disposition !== 'backfilled' ? <Badge tone="failed">held for review</Badge> : null}
               {run && run.trigger !== 'schedule' ? <Badge tone="ready">{run.trigger.replace('_', ' ')}</Badge> : null}
             </div>
             <div className="actions-row">
@@ -374,7 +410,16 @@ function SlotDetail({ job, slot, entry, onClose }: { job: JobSummary; slot: stri
                     ) : null}
                   </dd>
                   <dt>Instance</dt>
-                  <dd className="mono small wrap">{run.instanceId ?? '—'}</dd>
+                  <dd className="mono small wrap" data-testid="slot-instance">
+                    {done?.instanceId ? (
+                      <>
+                        {done.instanceId} <span className="muted small">(backfill #{done.id})</span>
+                        {run.instanceId && run.instanceId !== done.instanceId ? <div className="muted small">first attempt: {run.instanceId}</div> : null}
+                      </>
+                    ) : (
+                      (run.instanceId ?? '—')
+                    )}
+                  </dd>
                   <dt>Version</dt>
                   <dd>v{run.version}{run.version !== job.version ? <span className="muted small"> (job is v{job.version} now)</span> : null}</dd>
                   <dt>Trace id</dt>
@@ -382,17 +427,19 @@ function SlotDetail({ job, slot, entry, onClose }: { job: JobSummary; slot: stri
                   <dt>Idempotency</dt>
                   <dd className="mono small wrap">{run.idempotencyKey}</dd>
                   <dt>Timeline</dt>
-                  <dd className="small">
-                    claimed {formatDateTime(run.createdAt)}
-                    {run.triggeredAt ? <div>triggered {formatDateTime(run.triggeredAt)}</div> : null}
-                    {run.startedAt ? <div>started {formatDateTime(run.startedAt)}</div> : null}
-                    {run.finishedAt ? <div>finished {formatDateTime(run.finishedAt)}</div> : null}
+                  <dd className="small" data-testid="slot-timeline">
+                    {slotTimeline(run, backfills).map((t, i) => (
+                      <div key={i}>
+                        <LocalTime at={t.at} /> {t.what}
+                      </div>
+                    ))}
                   </dd>
-                  {run.lastError ? (
+                  {errorView ? (
                     <>
-                      <dt>Last error</dt>
-                      <dd>
-                        {run.errorClass ? <Badge tone="failed">{run.errorClass.replace('_', ' ')}</Badge> : null} <span className="prewrap">{run.lastError}</span>
+                      <dt>{errorView.earlier ? 'Earlier error' : 'Last error'}</dt>
+                      <dd className={errorView.earlier ? 'muted' : undefined} data-testid="slot-error">
+                        {errorView.earlier ? <span className="small">an attempt before the slot succeeded: </span> : run.errorClass ? <Badge tone="failed">{run.errorClass.replace('_', ' ')}</Badge> : null}{' '}
+                        <span className="prewrap">{errorView.text}</span>
                       </dd>
                     </>
                   ) : null}
@@ -498,9 +545,11 @@ function BackfillQueue({ jobId }: { jobId: string | null }) {
         <h2>Backfill queue</h2>
         <span className="muted small">missed and failed slots, oldest first</span>
         <span className="spacer" />
-        <label className="check">
-          <input type="checkbox" checked={onlyThis} onChange={(e) => setOnlyThis(e.target.checked)} /> this job only
-        </label>
+        {jobId ? (
+          <label className="check">
+            <input type="checkbox" checked={onlyThis} onChange={(e) => setOnlyThis(e.target.checked)} /> this job only
+          </label>
+        ) : null}
       </header>
       {res.error ? <ErrorBanner error={res.error} what="Could not load the backfill queue" onRetry={() => void refresh('runs')} /> : null}
       {!res.data ? (

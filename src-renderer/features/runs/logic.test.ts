@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { RUN_DISPOSITIONS, type LedgerEntry, type Run } from '../../../src-main/common/job-schema';
-import { backfillActions, canRequestBackfill, filterLedger, heatClassOf, heatGrid, heatTitle, heatTotals } from './logic';
+import { RUN_DISPOSITIONS, type Backfill, type LedgerBucket, type LedgerEntry, type Run } from '../../../src-main/common/job-schema';
+import { allRunsQuery, backfillActions, bucketRow, dueRows, canRequestBackfill, completingBackfill, filterLedger, filterOfAllRunsQuery, heatClassOf, heatGrid, heatTitle, heatTotals, slotTimeline } from './logic';
+import { runErrorView } from '../../lib/run-words';
+
+const bucket = (key: string, counts: LedgerBucket['counts']): LedgerBucket => ({ key, first: `${key}T00:00:00.000Z`, slots: Object.values(counts).reduce((n, x) => n + (x ?? 0), 0), counts });
 
 function entry(slot: string, disposition: LedgerEntry['disposition'], at?: string, extra: Partial<LedgerEntry> = {}): LedgerEntry {
   const local = slot.length === 10 ? `${slot}T09:00` : slot;
@@ -30,34 +33,81 @@ describe('heat-map bucketing', () => {
       ['held', 'held'],
       ['backfilled', 'backfilled'],
     ]);
-    expect(heatClassOf('scheduled')).toBe('pending');
+    expect(heatClassOf('scheduled')).toBe('upcoming');
     expect(heatClassOf('not_evaluated')).toBe('missed');
-    expect(heatClassOf('before_job')).toBe('none');
+    expect(heatClassOf('before_job')).toBe('before_job');
   });
 
-  it('builds Monday-first weeks ending the week after today; a day shows its worst slot', () => {
-    const items = [
-      entry('2026-11-23', 'ran'),
-      entry('2026-11-24T09:00', 'ran'),
-      entry('2026-11-24T10:00', 'failed'),
-      entry('2026-11-24T11:00', 'skipped_not_ready'),
-      entry('2026-11-28', 'skipped_calendar'),
-      entry('2026-12-01', 'scheduled'),
-      // No local time (a slot not in the current schedule): dated in the job's zone.
-      { ...entry('old-key', 'held', '2026-11-25T20:00:00.000Z'), local: null },
+  it('builds Monday-first weeks ending the week after today from the day counts; a day shows its worst slot', () => {
+    const days: LedgerBucket[] = [
+      bucket('2026-11-23', { ran: 1 }),
+      bucket('2026-11-24', { ran: 1, failed: 1, skipped_not_ready: 1 }),
+      bucket('2026-11-26', { held: 1 }),
+      bucket('2026-11-28', { skipped_calendar: 1 }),
+      bucket('2026-11-30', { waiting: 1 }),
+      bucket('2026-12-01', { scheduled: 1 }),
     ];
-    const grid = heatGrid(items, 'Asia/Shanghai', '2026-11-30', 2);
+    const grid = heatGrid(days, '2026-11-30', 2);
     expect(grid).toHaveLength(3);
     expect(grid.map((c) => c[0]!.day)).toEqual(['2026-11-23', '2026-11-30', '2026-12-07']);
     const day = (d: string) => grid.flat().find((x) => x.day === d)!;
     expect(day('2026-11-23')).toMatchObject({ cls: 'ok', slots: 1, future: false });
     expect(day('2026-11-24')).toMatchObject({ cls: 'failed', slots: 3, counts: { ok: 1, failed: 1, not_ready: 1 } });
-    expect(day('2026-11-26')).toMatchObject({ cls: 'held' }); // 20:00Z on the 25th is the 26th in Shanghai
+    expect(day('2026-11-26')).toMatchObject({ cls: 'held' });
     expect(day('2026-11-28').cls).toBe('skipped_calendar');
     expect(day('2026-11-29')).toMatchObject({ cls: 'none', slots: 0 });
-    expect(day('2026-12-01')).toMatchObject({ cls: 'pending', future: true });
+    expect(day('2026-12-01')).toMatchObject({ cls: 'upcoming', future: true });
     expect(heatTitle(day('2026-11-24'))).toBe('2026-11-24: 3 slots — 1 failed, 1 skipped: not ready, 1 ran ok');
-    expect(heatTotals(items)).toMatchObject({ ok: 2, failed: 1, not_ready: 1, held: 1, pending: 1, skipped_calendar: 1 });
+  });
+
+  it('the legend counts slots due by now since the job exists: no upcoming slot is pending, nothing before the job', () => {
+    const days = [bucket('2026-11-20', { before_job: 96 }), bucket('2026-11-30', { ran: 40, waiting: 2, scheduled: 54 }), bucket('2026-12-01', { scheduled: 96 })];
+    expect(heatTotals(days)).toEqual({ ok: 40, pending: 2 });
+  });
+
+  it('a day or hour row groups its slots the way the operator reads them', () => {
+    expect(bucketRow(bucket('2026-11-30', { ran: 50, backfilled: 2, failed: 3, missed: 1, skipped_calendar: 4, waiting: 1, scheduled: 30, before_job: 5 }))).toEqual({
+      key: '2026-11-30',
+      slots: 96,
+      ok: 52,
+      problems: 4,
+      skipped: 4,
+      pending: 1,
+      upcoming: 30,
+      before: 5,
+      cls: 'failed',
+    });
+  });
+});
+
+describe('a backfilled slot', () => {
+  const bf = (p: Partial<Backfill>) => ({ id: 3, status: 'done', reason: 'failed', createdAt: '2026-11-30T10:00:00.000Z', dispatchedAt: '2026-11-30T11:00:00.000Z', finishedAt: '2026-11-30T11:05:00.000Z', instanceId: 'inst_b', actor: 'runner', ...p }) as Backfill;
+  const run = { createdAt: '2026-11-30T09:00:00.000Z', triggeredAt: '2026-11-30T09:00:01.000Z', startedAt: '2026-11-30T09:00:02.000Z', finishedAt: '2026-11-30T09:01:00.000Z', status: 'failed' } as Run;
+  it('its timeline carries the backfill after the failed attempt, and the backfill that completed it gives the instance', () => {
+    expect(slotTimeline(run, [bf({})]).map((t) => t.what)).toEqual(['claimed', 'triggered', 'started', 'finished (failed)', 'queued for backfill #3 (failed)', 'backfill #3 dispatched to inst_b', 'backfill #3 done']);
+    expect(dueRows([bucketRow(bucket('2026-12-08', { scheduled: 96 })), bucketRow(bucket('2026-11-01', { before_job: 96 })), bucketRow(bucket('2026-11-30', { before_job: 30, ran: 66 }))]).map((r) => r.key)).toEqual(['2026-11-30']);
+    expect(slotTimeline(run, [bf({ dispatchedAt: null, instanceId: null })]).at(-1)!.what).toBe('backfill #3 marked done by hand');
+    expect(completingBackfill([bf({ id: 1, status: 'failed' }), bf({ id: 2 })])!.id).toBe(2);
+    expect(completingBackfill([bf({ status: 'queued' })])).toBeNull();
+  });
+
+  it('an error of a slot that succeeded later reads as an earlier attempt’s', () => {
+    expect(runErrorView({ lastError: 'timeout', disposition: 'backfilled' })).toEqual({ text: 'timeout', earlier: true });
+    expect(runErrorView({ lastError: 'timeout', disposition: 'ran' })).toEqual({ text: 'timeout', earlier: true });
+    expect(runErrorView({ lastError: 'timeout', disposition: 'failed' })).toEqual({ text: 'timeout', earlier: false });
+    expect(runErrorView({ lastError: null, disposition: 'failed' })).toBeNull();
+  });
+});
+
+describe('runs of every job: the filter in the address bar', () => {
+  it('reads the operator’s days as instants (to included) and drops what the server would refuse', () => {
+    const f = filterOfAllRunsQuery({ all: '1', job: 'job_a', status: 'failed', disposition: 'nope', from: '2026-11-01', to: '2026-11-30' });
+    expect(f.job).toBe('job_a');
+    expect(f.status).toBe('failed');
+    expect(f.disposition).toBeUndefined();
+    expect(f.from).toBe(new Date(2026, 10, 1).toISOString());
+    expect(f.to).toBe(new Date(2026, 11, 1).toISOString());
+    expect(allRunsQuery({ all: '1', job: '', status: 'failed', slot: 'x' })).toEqual({ all: '1', status: 'failed' });
   });
 });
 
@@ -83,5 +133,7 @@ describe('slot list and backfill actions', () => {
     expect(canRequestBackfill({ run: run('running'), backfills: [] })).toBe(false);
     expect(canRequestBackfill({ run: null, backfills: [] })).toBe(false);
     expect(canRequestBackfill({ run: run('skipped'), backfills: [{ status: 'queued' } as never] })).toBe(false);
+    // A failed run a backfill completed: nothing left to queue.
+    expect(canRequestBackfill({ run: { status: 'failed', disposition: 'backfilled' } as Run, backfills: [{ status: 'done' } as never] })).toBe(false);
   });
 });

@@ -1,23 +1,27 @@
 /**
- * "Why didn't it run?": pick a job and an instant (in the job's zone), see each layer's verdict
- * in the order the runner evaluates them — time → preconditions → execution conditions →
- * overlap / existing run — with the reason and the evidence, plus the run record when there is
- * one. Past instants are answered from recorded facts; future ones are forecasts, and say so.
+ * "Why didn't it run?": pick a job and an instant (in the job's zone). The answer leads with the
+ * verdict and the layer that held the slot back, with the fix at hand (set the missing signal,
+ * resume the job, turn the kill switch off, queue the slot for backfill, run it), then each
+ * layer's verdict in the order the runner evaluates them — time → preconditions → execution
+ * conditions → overlap / existing run — with the reason and the evidence in the operator's local
+ * time (ISO UTC on hover), plus the run record. Past instants are answered from recorded facts;
+ * future ones are forecasts, and say so.
  */
 import { useEffect, useMemo, useState } from 'react';
-import type { Explanation, LayerItem } from '../../../src-main/common/job-schema';
+import type { Explanation, JobSummary, LayerItem } from '../../../src-main/common/job-schema';
 import { navigate, replaceRoute, useViewRoute } from '../../lib/navigation';
 import { Badge } from '../../components/Badge';
 import { EmptyState, ErrorBanner, Spinner } from '../../components/States';
-import { RelativeTime } from '../../components/Time';
-import { formatDateTime } from '../../lib/format';
+import { LocalTime, RelativeTime, TimeText } from '../../components/Time';
 import { formatInZone, localInZone, offsetLabel, operatorZone } from '../../lib/zones';
 import { toUiError, type UiError } from '../../lib/errors';
 import { useActions, useConsole, useWatch } from '../../store/react';
 import { Evidence } from '../../components/Evidence';
 import { JobSelect } from '../../components/JobSelect';
-import { dispositionMeta, LAYER_VERDICT_META } from '../../lib/run-words';
-import { instantOf, layersOf, quickPicks, verdictOf, type LayerView } from './logic';
+import { dispositionMeta, LAYER_VERDICT_META, runErrorView } from '../../lib/run-words';
+import { blockingLayer, instantOf, layersOf, quickPicks, verdictOf, type LayerView } from './logic';
+import { WhyFixes } from './WhyFixes';
+import './why.css';
 
 export function WhyView() {
   useWatch('jobs');
@@ -31,6 +35,8 @@ export function WhyView() {
   const [answer, setAnswer] = useState<{ key: string; e: Explanation } | null>(null);
   const [error, setError] = useState<UiError | null>(null);
   const [loading, setLoading] = useState(false);
+  // Bumped after a fix from the answer itself: ask again (not every fix reloads the job list).
+  const [asked, setAsked] = useState(0);
 
   useEffect(() => {
     if (!jobId && jobs.data && jobs.data.length > 0) replaceRoute('why', jobs.data[0]!.id);
@@ -59,7 +65,7 @@ export function WhyView() {
     return () => {
       live = false;
     };
-  }, [job, at, explainJob]);
+  }, [job, at, explainJob, asked]);
 
   const [local, setLocal] = useState('');
   useEffect(() => {
@@ -119,14 +125,15 @@ export function WhyView() {
       </form>
 
       {error ? <ErrorBanner error={error} what="Could not explain" /> : null}
-      {!e ? !error ? <Spinner label="Asking the scheduler…" /> : null : <ExplanationView e={e} zone={zone} />}
+      {!e ? !error ? <Spinner label="Asking the scheduler…" /> : null : <ExplanationView e={e} zone={zone} job={job!} onFixed={() => setAsked((n) => n + 1)} />}
     </div>
   );
 }
 
-function ExplanationView({ e, zone }: { e: Explanation; zone: string }) {
+function ExplanationView({ e, zone, job, onFixed }: { e: Explanation; zone: string; job: JobSummary; onFixed: () => void }) {
   const v = verdictOf(e);
   const layers = layersOf(e);
+  const blocker = blockingLayer(layers);
   const me = operatorZone();
   return (
     <>
@@ -137,9 +144,16 @@ function ExplanationView({ e, zone }: { e: Explanation; zone: string }) {
           </Badge>
           <h2 className="why-title">{v.title}</h2>
         </div>
+        {blocker ? (
+          <p className="why-blocker" data-testid="why-blocker" data-layer={blocker.layer.key}>
+            Held back at step {blocker.layer.step}, <strong>{blocker.layer.title}</strong>:{' '}
+            <TimeText text={blocker.item ? `${blocker.item.name} — ${blocker.item.reason}` : blocker.layer.reason} />
+          </p>
+        ) : null}
+        <WhyFixes e={e} job={job} onDone={onFixed} />
         <p className="why-note">{v.note}</p>
         <p className="why-outcome" data-testid="why-outcome">
-          {e.outcome}
+          <TimeText text={e.outcome} />
         </p>
         <dl className="kv kv-tight why-facts">
           <dt>Asked about</dt>
@@ -188,7 +202,9 @@ function ExplanationView({ e, zone }: { e: Explanation; zone: string }) {
             ) : null}
           </dd>
           <dt>Answered</dt>
-          <dd className="muted small">{formatDateTime(e.now)}</dd>
+          <dd className="muted small">
+            <LocalTime at={e.now} />
+          </dd>
         </dl>
       </section>
 
@@ -216,11 +232,11 @@ function ExplanationView({ e, zone }: { e: Explanation; zone: string }) {
             <dd>v{e.run.version}</dd>
             <dt>Trace</dt>
             <dd className="mono small">{e.run.traceId}</dd>
-            {e.run.lastError ? (
+            {runErrorView(e.run) ? (
               <>
-                <dt>Last error</dt>
-                <dd>
-                  {e.run.errorClass ? <Badge tone="failed">{e.run.errorClass}</Badge> : null} {e.run.lastError}
+                <dt>{runErrorView(e.run)!.earlier ? 'Earlier error' : 'Last error'}</dt>
+                <dd className={runErrorView(e.run)!.earlier ? 'muted' : undefined}>
+                  {runErrorView(e.run)!.earlier ? 'an attempt before the slot succeeded: ' : e.run.errorClass ? <Badge tone="failed">{e.run.errorClass}</Badge> : null} {e.run.lastError}
                 </dd>
               </>
             ) : null}
@@ -235,7 +251,10 @@ function ExplanationView({ e, zone }: { e: Explanation; zone: string }) {
               <ul className="trail">
                 {e.trail.map((t) => (
                   <li key={t.id}>
-                    <span className="muted small mono">{formatDateTime(t.at)}</span> <span className="mono">{t.type}</span> <span className="muted small">by {t.actor}</span>
+                    <span className="muted small mono">
+                      <LocalTime at={t.at} />
+                    </span>{' '}
+                    <span className="mono">{t.type}</span> <span className="muted small">by {t.actor}</span>
                   </li>
                 ))}
               </ul>
@@ -262,7 +281,9 @@ function LayerCard({ layer: l, e }: { layer: LayerView; e: Explanation }) {
           </Badge>
           {e.tense === 'future' && l.key !== 'time' ? <span className="muted small">as things stand now</span> : null}
         </div>
-        <p className="layer-reason">{l.reason}</p>
+        <p className="layer-reason">
+          <TimeText text={l.reason} />
+        </p>
         {l.items.length === 1 && l.items[0]!.reason === l.reason ? (
           // One item saying what the layer says: only its evidence.
           <Evidence evidence={l.items[0]!.evidence} />
@@ -287,12 +308,19 @@ function LayerItemRow({ item: i }: { item: LayerItem }) {
         {i.count ? (
           <span className="muted small">
             {' '}
-            checked {i.count}× · last {formatDateTime(i.at ?? null)}
-            {i.changedAt && i.firstAt && i.changedAt !== i.firstAt ? ` · verdict changed ${formatDateTime(i.changedAt)}` : ''}
+            checked {i.count}× · last <LocalTime at={i.at ?? null} />
+            {i.changedAt && i.firstAt && i.changedAt !== i.firstAt ? (
+              <>
+                {' '}
+                · verdict changed <LocalTime at={i.changedAt} />
+              </>
+            ) : null}
           </span>
         ) : null}
       </div>
-      <div className="small">{i.reason}</div>
+      <div className="small">
+        <TimeText text={i.reason} />
+      </div>
       <Evidence evidence={i.evidence} />
     </li>
   );

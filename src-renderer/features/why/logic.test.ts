@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Explanation, Run } from '../../../src-main/common/job-schema';
-import { instantOf, layersOf, quickPicks, verdictOf } from './logic';
+import { blockingLayer, fixesFor, instantOf, layersOf, quickPicks, verdictOf } from './logic';
 
 function explanation(p: Partial<Explanation> = {}): Explanation {
   const ready = { verdict: 'ready' as const, reason: 'ok', items: [] };
@@ -96,4 +96,38 @@ describe('why: the instant picker', () => {
     expect(instantOf('', 'UTC')).toBeNull();
   });
 
+});
+
+describe('why: the blocking layer and the fixes at hand', () => {
+  const notSet = { name: 'signal:data-ready', verdict: 'not_ready' as const, reason: 'signal data-ready is not set for 2026-12-01', evidence: { name: 'data-ready', key: '2026-12-01', setAt: null, actor: null } };
+  it('leads with the first layer that did not pass, and the item that said so', () => {
+    const e = explanation({ layers: { time: { verdict: 'ready', reason: 'ok', items: [] }, preconditions: { verdict: 'not_ready', reason: notSet.reason, items: [notSet] }, execution: { verdict: 'ready', reason: 'ok', items: [] } } });
+    const b = blockingLayer(layersOf(e))!;
+    expect(b.layer).toMatchObject({ key: 'preconditions', step: 2 });
+    expect(b.item).toMatchObject({ name: 'signal:data-ready' });
+    expect(blockingLayer(layersOf(explanation()))).toBeNull();
+  });
+
+  it('offers "set signal data-ready for 2026-12-01" for a missing signal, recorded or forecast, until the slot succeeded', () => {
+    const pre = (items: unknown[]) => ({ verdict: 'not_ready' as const, reason: '', items: items as never });
+    const recorded = explanation({ run: run({ status: 'skipped', disposition: 'skipped_not_ready' }), layers: { time: { verdict: 'ready', reason: '', items: [] }, preconditions: pre([notSet]), execution: { verdict: 'ready', reason: '', items: [] } } });
+    expect(fixesFor(recorded)).toEqual([
+      { kind: 'signal', name: 'data-ready', key: '2026-12-01' },
+      { kind: 'backfill', slot: '2026-11-30' },
+    ]);
+    const forecast = explanation({ tense: 'future', layers: { time: { verdict: 'ready', reason: '', items: [] }, preconditions: pre([{ name: 'signal:data-ready', verdict: 'will_check', reason: '', evidence: { signal: 'data-ready', key: '2026-12-02', setNow: false } }]), execution: { verdict: 'ready', reason: '', items: [] } } });
+    expect(fixesFor(forecast)).toEqual([{ kind: 'signal', name: 'data-ready', key: '2026-12-02' }]);
+    const set = explanation({ tense: 'future', layers: { time: { verdict: 'ready', reason: '', items: [] }, preconditions: pre([{ name: 'signal:data-ready', verdict: 'will_check', reason: '', evidence: { signal: 'data-ready', key: '2026-12-02', setNow: true } }]), execution: { verdict: 'ready', reason: '', items: [] } } });
+    expect(fixesFor(set)).toEqual([]);
+    const ran = explanation({ run: run({}), layers: recorded.layers });
+    expect(fixesFor(ran)).toEqual([]);
+  });
+
+  it('offers resume, kill switch off and enable from the job’s state; run now for a past slot nobody ran', () => {
+    const stopped = explanation({ jobState: { enabled: false, paused: { at: '2026-11-30T00:00:00.000Z', by: 'operator:ann', reason: 'migration' }, killSwitch: { on: true, reason: 'incident', by: 'op', at: '2026-11-30T00:00:00.000Z' } } });
+    expect(fixesFor(stopped).map((f) => f.kind)).toEqual(['killSwitchOff', 'resume', 'enable', 'runSlot']);
+    const queued = explanation({ run: run({ status: 'failed', disposition: 'failed' }), backfills: [{ status: 'queued' } as never] });
+    expect(fixesFor(queued)).toEqual([]);
+    expect(fixesFor(explanation({ run: run({ status: 'skipped', disposition: 'skipped_calendar' }) }))).toEqual([]);
+  });
 });

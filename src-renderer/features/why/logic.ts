@@ -153,3 +153,57 @@ export function instantOf(local: string, zone: string): string | null {
   return t === null ? null : new Date(t).toISOString();
 }
 
+
+/** The layer that held the slot back (the first that did not pass), and the item that said so. */
+export function blockingLayer(layers: readonly LayerView[]): { layer: LayerView; item: LayerItem | null } | null {
+  for (const l of layers) {
+    if (l.verdict !== 'not_ready' && l.verdict !== 'error') continue;
+    return { layer: l, item: l.items.find((i) => i.verdict === 'not_ready' || i.verdict === 'error') ?? null };
+  }
+  return null;
+}
+
+/** Something the operator can do about what the answer shows, as a button beside it. */
+export type WhyFix =
+  | { kind: 'signal'; name: string; key: string }
+  | { kind: 'resume' }
+  | { kind: 'killSwitchOff' }
+  | { kind: 'enable' }
+  | { kind: 'backfill'; slot: string }
+  | { kind: 'runSlot'; slot: string };
+
+/** A signal precondition's evidence, recorded (`name`, `setAt`) or forecast (`signal`, `setNow`), read the same way. */
+function signalOf(item: LayerItem): { name: string; key: string; set: boolean } | null {
+  const ev = item.evidence as { name?: unknown; signal?: unknown; key?: unknown; setAt?: unknown; setNow?: unknown } | undefined;
+  if (!ev || typeof ev !== 'object' || typeof ev.key !== 'string') return null;
+  const name = typeof ev.name === 'string' ? ev.name : typeof ev.signal === 'string' ? ev.signal : null;
+  if (!name) return null;
+  return { name, key: ev.key, set: (typeof ev.setAt === 'string' && ev.setAt !== '') || ev.setNow === true };
+}
+
+const DONE = new Set(['ran', 'backfilled']);
+const NOT_EXPECTED = new Set(['skipped_calendar', 'skipped_dst']);
+
+/**
+ * The fixes at hand for an answer: set a missing signal (for the slot's key), resume the job,
+ * turn the kill switch off, enable the job, queue a finished-without-success slot for backfill,
+ * or run a past slot nobody ran. Each is offered only when it applies now.
+ */
+export function fixesFor(e: Explanation): WhyFix[] {
+  const out: WhyFix[] = [];
+  const d = e.run?.disposition;
+  const settled = d !== undefined && DONE.has(d);
+  if (!settled && e.slot?.disposition === 'due') {
+    for (const item of e.layers.preconditions.items) {
+      const s = signalOf(item);
+      if (s && !s.set && !out.some((f) => f.kind === 'signal' && f.name === s.name && f.key === s.key)) out.push({ kind: 'signal', name: s.name, key: s.key });
+    }
+  }
+  if (e.jobState.killSwitch.on) out.push({ kind: 'killSwitchOff' });
+  if (e.jobState.paused) out.push({ kind: 'resume' });
+  if (!e.jobState.enabled) out.push({ kind: 'enable' });
+  const open = e.backfills.some((b) => b.status === 'queued' || b.status === 'held' || b.status === 'dispatched');
+  if (e.run && (e.run.status === 'failed' || e.run.status === 'skipped') && !settled && !NOT_EXPECTED.has(e.run.disposition) && !open) out.push({ kind: 'backfill', slot: e.run.slot });
+  if (!e.run && e.tense === 'past' && e.slot && e.slot.disposition === 'due') out.push({ kind: 'runSlot', slot: e.slot.slot });
+  return out;
+}

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ConsoleApi, ConsoleArgs, ConsoleEvent, ConsoleMethod, ConsoleResult } from '../../../src-main/common/console-api';
-import type { JobSummary, LedgerEntry } from '../../../src-main/common/job-schema';
+import type { JobSummary, LedgerBucket, LedgerEntry } from '../../../src-main/common/job-schema';
 import { FakeConsoleApi, ManualTimers } from '../../testing/fake-console-api';
 import { createConsoleStore, type ConsoleStore } from '../console-store';
 
@@ -32,8 +32,20 @@ class JobsFake extends FakeConsoleApi {
         const items = rest.slice(0, 2); // pages of 2 to exercise paging
         return { items, next: rest.length > 2 ? items[items.length - 1]!.name : null } as never;
       }
+      case 'jobs.ledgerBuckets': {
+        const len = a.by === 'hour' ? 13 : 10;
+        const buckets = new Map<string, LedgerBucket>();
+        for (const e of (this.ledgers.get(String(a.id)) ?? []).filter((x) => x.at >= String(a.from) && (a.to === undefined || x.at < String(a.to)))) {
+          const key = e.local!.slice(0, len);
+          const b = buckets.get(key) ?? { key, first: e.at, slots: 0, counts: {} };
+          b.slots++;
+          b.counts[e.disposition] = (b.counts[e.disposition] ?? 0) + 1;
+          buckets.set(key, b);
+        }
+        return { zone: 'UTC', by: a.by ?? 'day', buckets: [...buckets.values()], next: null } as never;
+      }
       case 'jobs.ledger': {
-        const all = (this.ledgers.get(String(a.id)) ?? []).filter((e) => e.at >= String(a.from));
+        const all = (this.ledgers.get(String(a.id)) ?? []).filter((e) => e.at >= String(a.from) && (a.to === undefined || e.at < String(a.to)));
         const items = all.slice(0, this.ledgerPage);
         return { items, next: all.length > this.ledgerPage ? items[items.length - 1]!.at : null, counts: {} } as never;
       }
@@ -129,44 +141,63 @@ describe('jobs slice', () => {
     expect(s().runs.ledger.items.map((e) => e.slot)).toEqual(['2026-11-25', '2026-11-26']);
   });
 
-  it('pages the ledger of a frequent job, dedupes the page edges, and says when it stopped', async () => {
+  it('a job with a few slots a day: its day counts, and every slot of the weeks shown', async () => {
     const { api, a, s } = setup();
-    const days = Array.from({ length: 30 }, (_, i) => slot(`2026-11-${String(i + 1).padStart(2, '0')}`));
-    api.ledgers.set('job_f', days);
-    api.ledgerPage = 4;
-    a.selectLedgerJob('job_f', 6);
+    api.ledgers.set('job_d', [slot('2026-11-28'), slot('2026-11-29'), slot('2026-11-30')]);
+    a.selectLedgerJob('job_d', 2);
     await settle(20);
-    const l = s().runs.ledger;
-    expect(new Set(l.items.map((e) => e.slot)).size).toBe(l.items.length);
-    expect(l.truncated).toBe(true);
-    // 4 pages of 4 from the start reach only 2026-11-13: the newest slots are fetched again from
-    // nearer the end, and those are the ones kept (the oldest are left out).
-    expect(l.items.at(-1)!.slot).toBe('2026-11-30');
-    expect(l.items.map((e) => e.slot)).toEqual(days.slice(days.length - l.items.length).map((e) => e.slot));
-    expect(l.items.some((e) => e.slot === '2026-11-01')).toBe(false);
-    expect(l.from).toBe(l.items[0]!.at);
-    expect(api.countCalls('jobs.ledger')).toBeGreaterThan(4);
+    expect(s().runs.days.items.map((b) => [b.key, b.slots])).toEqual([
+      ['2026-11-28', 1],
+      ['2026-11-29', 1],
+      ['2026-11-30', 1],
+    ]);
+    expect(s().runs.ledger.items.map((e) => e.slot)).toEqual(['2026-11-28', '2026-11-29', '2026-11-30']);
   });
 
-  it('a truncated ledger keeps the newest slots even when they are denser than the first pass', async () => {
+  it('a frequent job is read as days, then the hours of a day, then the slots of an hour — never all its slots', async () => {
     const { api, a, s } = setup();
-    // Every minute from late October, then every 10 s from 1 December: far more than 4 pages of
-    // 5000, and the second pass (started from the first pass's density) must slide past its start.
-    const at = (ms: number): LedgerEntry => {
-      const iso = new Date(ms).toISOString();
-      return { slot: iso, at: iso, local: iso.slice(0, 16), expected: 'due', disposition: 'ran', status: 'success', run: null, backfills: [] };
-    };
+    // Every 10 minutes for three days: 144 slots a day.
     const entries: LedgerEntry[] = [];
-    for (let t = Date.parse('2026-10-20T00:00:00Z'); t < Date.parse('2026-12-01T00:00:00Z'); t += 60_000) entries.push(at(t));
-    for (let t = Date.parse('2026-12-01T00:00:00Z'); t < Date.parse('2026-12-04T00:00:00Z'); t += 10_000) entries.push(at(t));
+    for (let t = Date.parse('2026-11-28T00:00:00Z'); t < Date.parse('2026-12-01T00:00:00Z'); t += 600_000) {
+      const iso = new Date(t).toISOString();
+      entries.push({ slot: iso.slice(0, 16), at: iso, local: iso.slice(0, 16), expected: 'due', disposition: 'ran', status: 'success', run: null, backfills: [] });
+    }
     api.ledgers.set('job_f', entries);
-    a.selectLedgerJob('job_f', 6);
-    await settle(80);
-    const l = s().runs.ledger;
-    expect(l.truncated).toBe(true);
-    expect(l.items.length).toBe(20_000);
-    expect(l.items[0]!.slot).toBe(entries[entries.length - 20_000]!.slot);
-    expect(l.items.at(-1)!.slot).toBe(entries.at(-1)!.slot);
+    a.selectLedgerJob('job_f', 2);
+    await settle(20);
+    expect(s().runs.days.items.map((b) => b.slots)).toEqual([144, 144, 144]);
+    expect(api.countCalls('jobs.ledger')).toBe(0);
+    expect(s().runs.ledger.items).toEqual([]);
+    a.selectLedgerScope({ day: '2026-11-29', hour: null });
+    await settle(20);
+    expect(s().runs.hours).toMatchObject({ day: '2026-11-29', complete: true });
+    expect(s().runs.hours.items).toHaveLength(24);
+    expect(api.countCalls('jobs.ledger')).toBe(0);
+    a.selectLedgerScope({ day: '2026-11-29', hour: '2026-11-29T09' });
+    await settle(20);
+    expect(s().runs.ledger.items.map((e) => e.slot)).toEqual(['2026-11-29T09:00', '2026-11-29T09:10', '2026-11-29T09:20', '2026-11-29T09:30', '2026-11-29T09:40', '2026-11-29T09:50']);
+    expect(api.calls.filter((c) => c.method === 'jobs.ledger').map((c) => c.args)).toEqual([{ id: 'job_f', from: '2026-11-29T09:00:00.000Z', to: '2026-11-29T10:00:00.000Z', limit: 5000 }]);
+  });
+
+  it('runs of every job: the filter goes to the server, a newer filter wins, more pages append', async () => {
+    const { api, a, s } = setup();
+    const run = (id: string, jobId: string) => ({ id, jobId, job: jobId, slot: id, slotAt: '2026-11-30T09:00:00.000Z', status: 'failed', disposition: 'failed' });
+    const realCall = api.call.bind(api);
+    api.call = (async (method: string, args: unknown) => {
+      if (method !== 'runs.list') return realCall(method as never, args as never);
+      api.calls.push({ method: 'runs.list', args });
+      const f = args as { job?: string; after?: string };
+      if (f.after) return { items: [run('r3', 'job_a')], next: null };
+      return { items: f.job ? [run('r1', f.job), run('r2', f.job)] : [run('r0', 'job_x')], next: 'c1' };
+    }) as typeof api.call;
+    a.setAllRunsFilter({ status: 'failed' });
+    a.setAllRunsFilter({ status: 'failed', job: 'job_a', from: '' });
+    await settle();
+    expect(s().runs.all.filter).toEqual({ status: 'failed', job: 'job_a' });
+    expect(s().runs.all.items.map((r) => r.id)).toEqual(['r1', 'r2']);
+    await a.loadMoreAllRuns();
+    expect(s().runs.all.items.map((r) => r.id)).toEqual(['r1', 'r2', 'r3']);
+    expect(s().runs.all.next).toBeNull();
   });
 
   it('an operator action toasts with the reason and refreshes the list at once', async () => {

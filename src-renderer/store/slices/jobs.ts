@@ -8,7 +8,7 @@
  *    runs (ledger and backfill queue) and the dashboard's counts.
  */
 import type { ConsoleArgs, TriggerResult } from '../../../src-main/common/console-api';
-import type { Explanation, Job, JobIssue, JobSpecInput, JobSummary, PreviewResult } from '../../../src-main/common/job-schema';
+import type { Explanation, Job, JobIssue, JobSpecInput, JobSummary, PreviewResult, TriggerChoices } from '../../../src-main/common/job-schema';
 import type { RehearsalResult } from '../../../src-main/common/rehearsal';
 import { guarded } from '../../lib/errors';
 import { emptyResource, type Resource } from '../resource';
@@ -21,6 +21,11 @@ export interface JobsState {
 export const initialJobsState = (): JobsState => ({ jobs: { list: emptyResource() } });
 
 export type JobActionKind = 'trigger' | 'pause' | 'resume' | 'enable' | 'disable';
+
+export interface TriggerOptions {
+  slot?: string;
+  checkPreconditions?: boolean;
+}
 
 export interface SaveJobInput {
   /** Absent: create. */
@@ -37,7 +42,10 @@ export interface JobsActions {
   /** The five-scenario rehearsal of an unsaved spec (nothing live is touched). */
   rehearseJob(args: ConsoleArgs<'jobs.rehearse'>): Promise<RehearsalResult>;
   saveJob(input: SaveJobInput): Promise<{ job: Job; warnings: JobIssue[] }>;
-  jobAction(kind: JobActionKind, job: Pick<Job, 'id' | 'name'>, reason: string): Promise<Job | TriggerResult>;
+  /** `trigger` takes the slot to run (say which before it runs) and whether to check its preconditions first. */
+  jobAction(kind: JobActionKind, job: Pick<Job, 'id' | 'name'>, reason: string, trigger?: TriggerOptions): Promise<Job | TriggerResult>;
+  /** The slots "run now" can run and what it would do to each (nothing changes). */
+  triggerChoices(id: string): Promise<TriggerChoices>;
   explainJob(id: string, at?: string): Promise<Explanation>;
 }
 
@@ -89,12 +97,12 @@ export function createJobsSlice(ctx: SliceContext<JobsState>): Slice<JobsActions
       return r;
     },
 
-    jobAction(kind, job, reason) {
+    jobAction(kind, job, reason, trigger = {}) {
       return guarded(ctx.toast, `${ACTION_WORDS[kind].failed} ${job.name}`, async () => {
         let out: Job | TriggerResult;
         switch (kind) {
           case 'trigger': {
-            const r = await call('jobs.trigger', { id: job.id, reason });
+            const r = await call('jobs.trigger', { id: job.id, reason, ...(trigger.slot !== undefined ? { slot: trigger.slot } : {}), ...(trigger.checkPreconditions ? { checkPreconditions: true } : {}) });
             ctx.toast(r.dispatched ? 'success' : 'info', r.dispatched ? `Triggered ${job.name} (${r.run.slot})` : `${job.name}: ${r.created ? 'slot claimed' : 'nothing new'}`, r.message);
             out = r;
             break;
@@ -116,6 +124,7 @@ export function createJobsSlice(ctx: SliceContext<JobsState>): Slice<JobsActions
       });
     },
 
+    triggerChoices: (id) => call('jobs.triggerChoices', { id }),
     explainJob: (id, at) => call('jobs.explain', { id, ...(at ? { at } : {}) }),
   };
 

@@ -47,6 +47,8 @@ export interface QueuesActions {
   getTask(taskId: number): Promise<Task>;
   createTask(input: CreateTaskInput): Promise<Task>;
   taskAction(kind: TaskActionKind, taskId: number, reason: string, priority?: number): Promise<Task>;
+  /** Replaces a task's payload; with `then`, retries (failed) or unblocks (blocked) it in the same step. */
+  editTaskPayload(taskId: number, payload: unknown, reason: string, then: 'retry' | 'unblock' | null): Promise<Task>;
 }
 
 export const QUEUE_PAGE = 200;
@@ -148,6 +150,21 @@ export function createQueuesSlice(ctx: SliceContext<QueuesState>): Slice<QueuesA
         void board.refresh();
         touched();
         if (kind === 'forceRelease') ctx.invalidate('expiredLocks');
+        return task;
+      });
+    },
+
+    editTaskPayload(taskId, payload, reason, then) {
+      return guarded(ctx.toast, then ? `${then} task #${taskId} with the new payload` : `change the payload of task #${taskId}`, async () => {
+        const task =
+          then === 'retry'
+            ? await call('tasks.retry', { taskId, reason, payload })
+            : then === 'unblock'
+              ? await call('tasks.unblock', { taskId, reason, payload })
+              : await call('tasks.editPayload', { taskId, payload, reason });
+        ctx.toast('success', then === 'retry' ? `Retrying task #${taskId} with changes` : then === 'unblock' ? `Unblocked task #${taskId} with changes` : `Saved the payload of task #${taskId}`, `Reason: ${reason}`);
+        void board.refresh();
+        touched();
         return task;
       });
     },

@@ -11,6 +11,7 @@
 import { GafferError } from '../../../common/errors';
 import { isWaiting, runPhase } from '../run-phase';
 import { specOf, type JobRow, type RunRow } from '../rows';
+import { currentSlotOf } from '../trigger-choices';
 import type { EngineContext } from './context';
 import { dispatchRun } from './dispatch';
 import { skipped, wait } from './outcomes';
@@ -43,7 +44,7 @@ export function runNow(e: EngineContext, job: JobRow, wanted: string | undefined
     }
     if (!occ) throw new GafferError('bad_request', `${wanted} is not a slot of job ${job.name}`);
   } else {
-    occ = plan.slots(now - 400 * 86_400_000, now + 1).pop() ?? plan.after(now);
+    occ = currentSlotOf(plan, now);
     if (!occ) throw new GafferError('conflict', `job ${job.name} has no slot to run`);
   }
   e.ctx.audit.append({ type: 'job.trigger', actor, subject: `job:${job.id}`, detail: { name: job.name, slot: occ.slot, reason, checkPreconditions } });

@@ -1,0 +1,106 @@
+/**
+ * Runs of every job in one ledger, newest slot first, filtered by job, status, disposition and
+ * the days the slots were due (the operator's days). A row opens the slot in its job's ledger.
+ */
+import { useEffect, useMemo } from 'react';
+import { RUN_DISPOSITIONS, RUN_STATUSES, type JobSummary, type Run } from '../../../src-main/common/job-schema';
+import { navigate } from '../../lib/navigation';
+import { SelectField } from '../../components/SelectField';
+import { EmptyState, ErrorBanner, Spinner } from '../../components/States';
+import { Table, type Column } from '../../components/Table';
+import { LocalTime } from '../../components/Time';
+import { formatCount, shortHash } from '../../lib/format';
+import { dispositionMeta, runErrorView } from '../../lib/run-words';
+import { useActions, useConsole, useWatch } from '../../store/react';
+import type { AllRunsFilter } from '../../store/slices/runs';
+import { allRunsQuery, filterOfAllRunsQuery } from './logic';
+import { OutcomeCell, runLine } from './OutcomeCell';
+
+export function AllRuns({ jobs, query }: { jobs: JobSummary[]; query: Record<string, string> }) {
+  useWatch('runs');
+  const all = useConsole((s) => s.runs.all);
+  const { setAllRunsFilter, loadMoreAllRuns, refresh } = useActions();
+  const filter = useMemo(() => filterOfAllRunsQuery(query), [query]);
+  const key = JSON.stringify(filter);
+  useEffect(() => {
+    setAllRunsFilter(filter);
+    // The key stands for the filter's fields.
+  }, [key, setAllRunsFilter]);
+  const set = (patch: Record<string, string>) => navigate('runs', null, allRunsQuery({ ...query, ...patch }));
+
+  const columns: Column<Run>[] = [
+    { key: 'due', header: 'Due (your time)', width: '132px', render: (r) => <LocalTime at={r.slotAt} /> },
+    { key: 'job', header: 'Job', width: 'minmax(110px, 1fr)', render: (r) => <span className="ellipsis" title={r.job}>{r.job}</span> },
+    { key: 'slot', header: 'Slot', width: 'minmax(110px, 1fr)', render: (r) => <span className="mono small">{r.slot}</span> },
+    {
+      key: 'outcome',
+      header: 'Outcome',
+      width: 'minmax(130px, 1fr)',
+      render: (r) => <OutcomeCell disposition={r.disposition} detail={runLine(r)} />,
+    },
+    { key: 'att', header: 'Att.', width: '44px', align: 'right', title: 'attempts (dispatches)', render: (r) => <span className="mono">{r.attempt}</span> },
+    { key: 'inst', header: 'Instance', width: 'minmax(90px, 0.8fr)', showFrom: 900, render: (r) => (r.instanceId ? <span className="mono small" title={r.instanceId}>{shortHash(r.instanceId, 14)}</span> : <span className="muted">—</span>) },
+    {
+      key: 'err',
+      header: 'Error',
+      width: 'minmax(120px, 1.4fr)',
+      render: (r) => {
+        const e = runErrorView(r);
+        return e ? (
+          <span className={`small ellipsis${e.earlier ? ' muted' : ''}`} title={e.text}>
+            {e.earlier ? 'earlier attempt: ' : ''}
+            {e.text}
+          </span>
+        ) : (
+          <span className="muted">—</span>
+        );
+      },
+    },
+  ];
+
+  return (
+    <section className="panel" data-testid="all-runs">
+      <header className="panel-head">
+        <h2>Runs of every job</h2>
+        <span className="muted small">{all.loadedAt !== null ? `${formatCount(all.items.length)}${all.next ? '+' : ''} runs, newest slot first` : ''}</span>
+        {all.loading ? <span className="spinner spinner-small" aria-label="loading" /> : null}
+      </header>
+      <div className="all-runs-filters">
+        <SelectField label="Job" name="runs-job" value={query.job ?? ''} anyLabel="every job" options={jobs.map((j) => ({ value: j.id, label: j.name }))} onChange={(v) => set({ job: v })} />
+        <SelectField label="Status" name="runs-status" value={filter.status ?? ''} anyLabel="any status" options={RUN_STATUSES.map((v) => ({ value: v, label: v }))} onChange={(v) => set({ status: v })} />
+        <SelectField label="Outcome" name="runs-disposition" value={filter.disposition ?? ''} anyLabel="any outcome" options={RUN_DISPOSITIONS.map((d) => ({ value: d, label: dispositionMeta(d).label }))} onChange={(v) => set({ disposition: v })} />
+        <label className="inline-field">
+          <span className="muted small">Due from</span>
+          <input type="date" name="runs-from" value={query.from ?? ''} onChange={(e) => set({ from: e.target.value })} aria-label="Due from (your date)" />
+        </label>
+        <label className="inline-field">
+          <span className="muted small">to</span>
+          <input type="date" name="runs-to" value={query.to ?? ''} onChange={(e) => set({ to: e.target.value })} aria-label="Due up to and including (your date)" />
+        </label>
+      </div>
+      {all.error ? <ErrorBanner error={all.error} what="Could not list the runs" onRetry={() => void refresh('runs')} /> : null}
+      {all.loadedAt === null && all.loading ? (
+        <Spinner label="Loading runs…" />
+      ) : (
+        <Table
+          columns={columns}
+          rows={all.items}
+          rowKey={(r) => r.id}
+          rowHeight={46}
+          maxHeight={520}
+          onRowClick={(r) => navigate('runs', r.jobId, { slot: r.slot })}
+          testId="all-runs-table"
+          ariaLabel="Runs of every job"
+          empty={<EmptyState title={Object.keys(filter as AllRunsFilter).length ? 'No run matches' : 'No run yet'} compact />}
+        />
+      )}
+      {all.next !== null ? (
+        <div className="load-more">
+          <button className="btn btn-small" onClick={() => void loadMoreAllRuns()} disabled={all.loading} data-testid="all-runs-more">
+            Show older runs
+          </button>
+        </div>
+      ) : null}
+    </section>
+  );
+}
