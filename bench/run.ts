@@ -18,6 +18,7 @@ const SUITES: Record<string, [file: string, fn: string]> = {
   baseline: ['baseline.ts', 'runBaselineBench'],
   logs: ['logs.ts', 'runLogsBench'],
   agent: ['command-agent.ts', 'runCommandAgentBench'],
+  attention: ['attention.ts', 'runAttentionBench'],
 };
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));

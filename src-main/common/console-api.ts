@@ -9,6 +9,23 @@
  * Operator actions always carry a `reason`; the main side records the actor.
  */
 import { z } from 'zod';
+import {
+  budgetsInput,
+  deliveriesListInput,
+  inboxListInput,
+  inboxSnoozeInput,
+  notificationsInput,
+  webhookId,
+  type BudgetsView,
+  type Delivery,
+  type InboxCounts,
+  type InboxItem,
+  type InboxKind,
+  type InboxSeverity,
+  type InboxState,
+  type NotificationSettingsView,
+  type WebhookTestResult,
+} from './attention';
 import type { SchedulerConfig } from './config';
 import type { ErrorBody } from './errors';
 import {
@@ -33,6 +50,7 @@ import {
   type LedgerResult,
   type PreviewResult,
   type Run,
+  type RolePause,
   type RunStep,
   type TriggerChoices,
 } from './job-schema';
@@ -100,6 +118,8 @@ export interface RoleSummary {
   onlineInstances: number;
   /** The oldest claimable task's age in ms (how long the queue has been stuck), or null. */
   oldestReadyAgeMs: number | null;
+  /** Present while the whole role is paused: its jobs start nothing, its tasks are not handed out. */
+  paused?: RolePause;
 }
 
 export interface ExpiredLockCard {
@@ -133,10 +153,16 @@ export interface Dashboard {
   runsNeedingAttention: number;
   recoveryBoundS: number;
   killSwitch: boolean;
+  /** Who turned the kill switch on, when and why (null while it is off). */
+  killSwitchBy: { by: string; at: string; reason: string } | null;
   roles: RoleSummary[];
   throughput: ThroughputPoint[];
   /** Filled by the jobs module: upcoming triggers, soonest first. */
   nextTriggers: Array<{ jobId: string; job: string; slot: string; at: string }>;
+  /** What waits for the operator in the inbox. */
+  inbox: InboxCounts;
+  /** Today's spend against each daily cap (and when they reset). */
+  budgets: BudgetsView;
   /** Why writes are being refused (shown as a banner on every view), or null. */
   storage: StorageStatus | null;
 }
@@ -253,6 +279,8 @@ const instant = z.iso.datetime({ offset: true });
  * the point is to get its issues back field by field; the core validates it with `jobSpecInput`.
  */
 const jobDraft = z.record(z.string(), z.unknown());
+const inboxId = z.number().int().positive();
+const inboxNote = z.string().trim().max(2000);
 
 /** `task:<id>` or `run:<id>`: whose log. */
 const logSubject = z.string().regex(/^(task:[1-9]\d{0,14}|run:[^\s]{1,100})$/, 'must be task:<id> or run:<id>');
@@ -321,7 +349,8 @@ export const consoleArgs = {
   'jobs.trigger': z.strictObject({ id: jobRef, reason, slot: z.string().min(1).max(40).optional(), checkPreconditions: z.boolean().optional() }),
   /** Which slot "run now" would run (the current one, the previous, the next) and what it would do to each; nothing changes. */
   'jobs.triggerChoices': z.strictObject({ id: jobRef }),
-  'jobs.pause': z.strictObject({ id: jobRef, reason }),
+  /** Optionally until a time (it resumes by itself), or letting the runs already started finish (`drain`). */
+  'jobs.pause': z.strictObject({ id: jobRef, reason, until: instant.nullable().optional(), drain: z.boolean().optional() }),
   'jobs.resume': z.strictObject({ id: jobRef, reason }),
   'jobs.setEnabled': z.strictObject({ id: jobRef, enabled: z.boolean(), reason }),
   /** "Why didn't it run?" / "will it run?" for an instant (default now). */
@@ -335,6 +364,10 @@ export const consoleArgs = {
   'jobs.rehearse': rehearseInput,
   'runs.list': listRunsInput,
   'runs.get': z.strictObject({ id: z.string().min(1).max(100) }),
+  /** A held run is dispatched again; its trigger carries the approval (with the note). */
+  'runs.approve': z.strictObject({ id: z.string().min(1).max(100), note: reason }),
+  /** A held run stays failed, disposition `rejected`. */
+  'runs.reject': z.strictObject({ id: z.string().min(1).max(100), note: reason }),
   'backfills.list': listBackfillsInput,
   'backfills.action': z.strictObject({ id: z.number().int().positive(), action: z.enum(BACKFILL_ACTIONS), reason }),
   /** Puts a finished slot (failed, missed, skipped) in the backfill queue by hand. */
@@ -348,6 +381,28 @@ export const consoleArgs = {
   /** Imports holidays and make-up workdays from the text of an .ics file into a saved calendar. */
   'calendars.importIcs': icsImportInput.extend({ id: calendarId, reason }),
 
+  // ---- the operator's attention (PROTOCOL §8): inbox and notifications
+  'inbox.list': inboxListInput,
+  'inbox.counts': empty,
+  'inbox.get': z.strictObject({ id: inboxId }),
+  'inbox.ack': z.strictObject({ id: inboxId, note: inboxNote.optional() }),
+  /** Acknowledges several items; ones acknowledged meanwhile are reported as skipped. */
+  'inbox.ackMany': z.strictObject({ ids: z.array(inboxId).min(1).max(1000), note: inboxNote.optional() }),
+  'inbox.snooze': inboxSnoozeInput.extend({ id: inboxId }),
+  'budgets.get': empty,
+  /** Daily spend caps: a field left out keeps its cap, `null` removes it. */
+  'budgets.put': budgetsInput.extend({ reason: reason.optional() }),
+  'roles.pauses': empty,
+  /** Pauses a whole role: its jobs start nothing new and its tasks are not handed out (optionally until a time). */
+  'roles.pause': z.strictObject({ role: roleName, reason, until: instant.nullable().optional() }),
+  'roles.resume': z.strictObject({ role: roleName, reason: reason.optional() }),
+  'notifications.get': empty,
+  /** Replaces webhooks and desktop settings; a webhook kept by `id` without `url` keeps its stored URL. */
+  'notifications.put': notificationsInput.extend({ reason: reason.optional() }),
+  /** Sends a test notice now to one webhook, or to each. */
+  'notifications.test': z.strictObject({ webhookId: webhookId.optional() }),
+  'notifications.deliveries': deliveriesListInput,
+  'notifications.retryDelivery': z.strictObject({ id: z.number().int().positive() }),
   // ---- logs and usage (PROTOCOL §5)
   'logs.attempts': z.strictObject({ subject: logSubject }),
   /** A page of lines, oldest first; `contains` keeps the lines holding the text (any case). */
@@ -437,6 +492,8 @@ export interface ConsoleResults {
   'jobs.rehearse': RehearsalResult;
   'runs.list': Page<Run>;
   'runs.get': RunDetail;
+  'runs.approve': Run;
+  'runs.reject': Run;
   'backfills.list': Page<Backfill>;
   'backfills.action': Backfill;
   'backfills.request': Backfill;
@@ -446,6 +503,22 @@ export interface ConsoleResults {
   'calendars.create': BusinessCalendar;
   'calendars.update': BusinessCalendar;
   'calendars.importIcs': IcsImportResult;
+  'inbox.list': Page<InboxItem>;
+  'inbox.counts': InboxCounts;
+  'inbox.get': InboxItem;
+  'inbox.ack': InboxItem;
+  'inbox.ackMany': { acked: InboxItem[]; skipped: number[] };
+  'inbox.snooze': InboxItem;
+  'budgets.get': BudgetsView;
+  'budgets.put': BudgetsView;
+  'roles.pauses': RolePause[];
+  'roles.pause': RolePause;
+  'roles.resume': RolePause;
+  'notifications.get': NotificationSettingsView;
+  'notifications.put': NotificationSettingsView;
+  'notifications.test': WebhookTestResult[];
+  'notifications.deliveries': Page<Delivery>;
+  'notifications.retryDelivery': Delivery;
   'logs.attempts': LogAttemptsResult;
   'logs.page': LogPage;
   'logs.text': { filename: string; text: string; complete: boolean };
@@ -488,6 +561,11 @@ export type ConsoleEvent =
   | { type: 'run.changed'; runId: string; jobId: string; status: string }
   | { type: 'job.changed'; jobId: string }
   | { type: 'settings.changed' }
+  /**
+   * An inbox item changed: `raised` is a new item, `reopened` a snoozed one whose time came (the
+   * desktop shell notifies for both, by kind), `repeated` one more occurrence folded into it.
+   */
+  | { type: 'inbox.changed'; itemId: number; action: 'raised' | 'repeated' | 'acked' | 'snoozed' | 'reopened'; kind: InboxKind; severity: InboxSeverity; state: InboxState; title: string; detail: string }
   /** New lines of a task's or run's log are stored (coalesced: the newest seq per subject). */
   | { type: 'log.appended'; subject: string; attempt: number; lastSeq: number }
   /** A managed agent's definition or one of its processes changed (started, exited, said hello). */
@@ -528,8 +606,11 @@ export interface ConsoleApi {
   signIn?(token: string): void;
 }
 
-/** The console's views, in menu order (Electron's Go menu binds Ctrl/Cmd+1…9 to the first nine). */
-export const CONSOLE_VIEWS = ['dashboard', 'queues', 'expired-locks', 'instances', 'jobs', 'runs', 'why', 'audit', 'settings', 'calendars', 'managed-agents', 'tasks', 'signals'] as const;
+/**
+ * The console's views, in menu order (Electron's Go menu binds Ctrl/Cmd+1…9 to the first nine).
+ * New views are appended, so the digits operators learned keep their views.
+ */
+export const CONSOLE_VIEWS = ['dashboard', 'queues', 'expired-locks', 'instances', 'jobs', 'runs', 'why', 'audit', 'settings', 'calendars', 'managed-agents', 'tasks', 'signals', 'inbox'] as const;
 export type ConsoleView = (typeof CONSOLE_VIEWS)[number];
 
 // ---------------------------------------------------------------------------------------------

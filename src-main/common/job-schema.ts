@@ -13,7 +13,7 @@
  */
 import { z } from 'zod';
 import { BACKOFF_LABELS, CALENDAR_POLICY_LABELS, calendarPolicyWithoutCalendar, DST_GAP_LABELS, jobFieldLabel, MISSED_WINDOW_LABELS, OVERLAP_LABELS, quoted } from './job-labels';
-import { actorName, jsonValue, reason, roleName, signalName } from './schemas';
+import { actorName, jsonValue, perAttemptBudget, reason, roleName, signalName } from './schemas';
 
 // ---- Small shapes ----------------------------------------------------------------------------
 
@@ -126,6 +126,9 @@ export const executionConditionsInput = z.strictObject({
   maintenanceWindows: z.array(maintenanceWindowInput).max(20).optional(),
 });
 
+/** PROTOCOL §8 job field: a run passing either cap is cancelled (`run_cancelled`, reason `budget`) and held. */
+export const budgetInput = perAttemptBudget;
+
 export const MISSED_WINDOW_POLICIES = ['run_now', 'fold_into_next', 'skip_and_alert'] as const;
 export type MissedWindowPolicy = (typeof MISSED_WINDOW_POLICIES)[number];
 export const OVERLAP_POLICIES = ['skip', 'queue_one', 'allow'] as const;
@@ -154,6 +157,8 @@ const jobSpecShape = {
   backfillCapPerTick: z.number().int().min(0).max(100).optional(),
   /** Deadline of one attempt, seconds after dispatch (default 3600). Past it the attempt counts as lost. */
   runTimeoutS: z.number().int().min(1).max(7 * 86400).optional(),
+  /** Spend caps of one run (PROTOCOL §8). */
+  budget: budgetInput.optional(),
 };
 
 /** A job as the operator writes it (POST /jobs, the editor form). */
@@ -181,6 +186,8 @@ export const jobPatchInput = z.strictObject({
   dstGapPolicy: z.enum(['shift_forward', 'skip']).optional(),
   backfillCapPerTick: z.number().int().min(0).max(100).optional(),
   runTimeoutS: z.number().int().min(1).max(7 * 86400).optional(),
+  /** `null` removes the caps. */
+  budget: budgetInput.nullable().optional(),
 });
 export type JobPatchInput = z.infer<typeof jobPatchInput>;
 
@@ -211,6 +218,7 @@ export interface JobSpec {
   dstGapPolicy: 'shift_forward' | 'skip';
   backfillCapPerTick: number;
   runTimeoutS: number;
+  budget?: { maxCostUsdPerRun?: number; maxTokensPerRun?: number };
 }
 
 export const JOB_DEFAULTS = {
@@ -250,6 +258,7 @@ export function normalizeJobSpec(input: JobSpecInput): JobSpec {
   if (input.calendar !== undefined) spec.calendar = input.calendar;
   if (input.calendarPolicy !== undefined) spec.calendarPolicy = input.calendarPolicy;
   if (input.toleranceS !== undefined) spec.toleranceS = input.toleranceS;
+  if (input.budget !== undefined && Object.keys(input.budget).length > 0) spec.budget = { ...input.budget };
   return spec;
 }
 
@@ -593,18 +602,31 @@ export const RUN_DISPOSITIONS = [
   'skipped_disabled',
   'skipped_maintenance',
   'skipped_quota',
+  'skipped_budget', // a daily spend cap was reached until the window closed
   'missed',
   'folded',
   'failed',
   'held',
   'backfilled',
+  'rejected', // failed, held for review, and the operator rejected it
 ] as const;
 export type RunDisposition = (typeof RUN_DISPOSITIONS)[number];
 
 export const RUN_TRIGGERS = ['schedule', 'catch_up', 'manual'] as const;
 export type RunTrigger = (typeof RUN_TRIGGERS)[number];
 
-export type RunErrorClass = 'retryable' | 'fatal' | 'needs_human' | 'lost' | 'undeliverable';
+export type RunErrorClass = 'retryable' | 'fatal' | 'needs_human' | 'lost' | 'undeliverable' | 'budget';
+
+/** The operator's decision on a held run, carried by the `job_trigger` that runs it again (PROTOCOL §8). */
+export interface RunApproval {
+  decision: 'approved';
+  note: string;
+  by: string;
+  at: string;
+}
+
+/** `POST /runs/{id}/approve|reject` `{note}`. */
+export const runDecisionInput = z.strictObject({ note: reason, actor: actorName });
 
 export interface Run {
   id: string;
@@ -711,6 +733,21 @@ export interface PauseInfo {
   at: string;
   by: string;
   reason: string;
+  /** The pause ends by itself then (auto-resume, audited), or null: until resumed by hand. */
+  until: string | null;
+  /** Runs already started finish (retries included); only new slots wait. */
+  drain: boolean;
+  /** Paused because the whole role is (resume the role to resume it). */
+  role: boolean;
+}
+
+/** A whole role paused: its jobs are not dispatched and its tasks are not handed out. */
+export interface RolePause {
+  role: string;
+  at: string;
+  by: string;
+  reason: string;
+  until: string | null;
 }
 
 export interface Job extends JobSpec {
@@ -741,6 +778,13 @@ export interface JobSettings {
 // ---- Operator inputs ---------------------------------------------------------------------------
 
 export const operatorReason = z.strictObject({ reason, actor: actorName });
+/** Pause a job or a role: with a reason; optionally until a time (auto-resume) and, for a job, finishing running work first. */
+export const pauseInput = z.strictObject({
+  reason,
+  actor: actorName,
+  until: z.union([z.iso.datetime({ offset: true }), z.null()]).optional(),
+  drain: z.boolean().optional(),
+});
 export const optionalReason = z.strictObject({ reason: reason.optional(), actor: actorName });
 export const triggerNowInput = z.strictObject({
   reason,

@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { LOG_LEVELS, LOG_STREAMS, type UsageTotals } from './logs';
 import { REPORT_STATUSES } from './model';
-import { fence, idempotencyKey, jsonValue, roleName, taskId } from './schemas';
+import { fence, idempotencyKey, jsonValue, perAttemptBudget, roleName, taskId } from './schemas';
 import { refineWellFormedText } from './text';
 
 export const PROTOCOL_VERSION = 1;
@@ -73,6 +73,7 @@ export const createTaskRequest = z.object({
   priority: z.number().int().min(-1_000_000).max(1_000_000).optional(),
   payload: jsonValue.optional(),
   dependsOn: z.array(taskId).max(100).optional(),
+  budget: perAttemptBudget.optional(),
   idempotencyKey: idempotencyKey.optional(),
 });
 
@@ -350,6 +351,8 @@ export const jobTriggerPush = z.object({
   covers: z.array(z.string()).optional(),
   /** The previous attempt's error, on a retry. */
   previousError: z.string().optional(),
+  /** The operator approved this held run (PROTOCOL §8): their note, who and when. */
+  approval: z.object({ decision: z.literal('approved'), note: z.string(), by: z.string(), at: instantText }).optional(),
 });
 
 export const precheckPush = z.object({

@@ -64,12 +64,24 @@ export const jsonValue = z.unknown().superRefine((v, ctx) => {
   }
 });
 
+/**
+ * A spend cap on one attempt (PROTOCOL §8): the job field `budget`, and the same on a task. An
+ * attempt whose reported usage passes either cap is taken away at once (reason `budget`).
+ */
+export const perAttemptBudget = z.strictObject({
+  maxCostUsdPerRun: z.number().positive().max(1_000_000).optional(),
+  maxTokensPerRun: z.number().int().positive().max(1e12).optional(),
+});
+export type PerAttemptBudget = z.infer<typeof perAttemptBudget>;
+
 export const createTaskInput = z.strictObject({
   title: z.string().trim().min(1, 'a title is required').max(500),
   role: roleName,
   priority: z.number().int().min(-1_000_000).max(1_000_000).optional(),
   payload: jsonValue.optional(),
   dependsOn: z.array(taskId).max(100).optional(),
+  /** Past it, the holder gets `lock_lost` (`budget`) and the task is blocked for the operator. */
+  budget: perAttemptBudget.optional(),
   idempotencyKey: idempotencyKey.optional(),
 });
 export type CreateTaskInput = z.infer<typeof createTaskInput>;

@@ -34,6 +34,10 @@ import { Rehearsal } from './jobs/rehearse';
 import { createLogs, type LogsOptions } from './logs';
 import type { LogService } from './logs/service';
 import { GapDetector } from './time/gap-detector';
+import { createAttention, type Attention, type Inbox } from './inbox';
+import { Budgets } from './budgets/budgets';
+import { usageSpend } from './budgets/spend';
+import type { WebhookOptions } from './notify/webhooks';
 import { ManagedAgents } from './managed';
 
 export interface CoreOptions {
@@ -54,6 +58,8 @@ export interface CoreOptions {
   hub?: HubOptions;
   /** Group commit tuning (batch cap); `{ maxBatch: 1 }` turns batching off, for comparison. */
   groupCommit?: GroupCommitOptions;
+  /** Outbound webhook requests (timeout, user agent). */
+  webhooks?: WebhookOptions;
   /** Where log lines are kept (default `<dataDir>/logs`, written by a worker thread). */
   logs?: LogsOptions;
   /** How often the database, WAL and lock files are checked for having been deleted or replaced (ms; default 1000). */
@@ -91,6 +97,12 @@ export interface Core {
   readonly logs: LogService;
   /** Notices stalls, sleeps and clock steps once, and has every deadline shifted (`gaps.check()` on power resume). */
   readonly gaps: GapDetector;
+  /** The operator's attention: inbox, its checks, notification settings and webhook deliveries. */
+  readonly attention: Attention;
+  /** `attention.inbox`: everything that needs the operator. */
+  readonly inbox: Inbox;
+  /** Daily spend caps (per role, global) and per-run caps, read from the usage ledger. */
+  readonly budgets: Budgets;
   /** Managed agents: definitions; their processes run once a shell attaches a spawner (server/managed). */
   readonly managed: ManagedAgents;
   readonly logger: Logger;
@@ -154,11 +166,28 @@ export function createCore(opts: CoreOptions = {}): Core {
   const hub = new Hub({ clock: gaps.deadlines, config, db, events, audit, instances, locks, tasks, tokens, committer, logger }, opts.hub);
   const auditQuery = new AuditQuery(db);
   const signals = new Signals(ctx);
-  const jobs = createJobs({ ctx, hub, signals, instances, logger });
+  // The inbox's sweep also looks at spend caps; the calendar lookup binds to the jobs module below.
+  const sweeps: Array<{ name: string; run(): void }> = [];
+  const attention = createAttention({ ctx, logger, planOf: (spec) => jobs.planOfSpec(spec), sweeps, ...(opts.webhooks ? { webhooks: opts.webhooks } : {}) });
+  const budgets = new Budgets(ctx, usageSpend(db), attention.inbox);
+  const jobs = createJobs({ ctx, hub, signals, instances, logger, budgets });
+  budgets.holdRun = (runId, message) => jobs.holdForBudget(runId, message);
+  budgets.holdTask = (taskId, note, detail) => locks.takeForBudgetTx(taskId, note, detail);
   const rehearsal = new Rehearsal({ calendar: (id) => jobs.listCalendars().find((c) => c.id === id), config, now: () => clock.now() });
   const logs = createLogs({ ctx, committer, logger, jobs, nativeBinding: opts.nativeBinding, dir: path.join(path.dirname(dbPath === ':memory:' ? path.join(dataDir, 'x') : dbPath), 'logs') }, opts.logs);
   hub.setLogSink(logs);
+  // Each usage report is measured against the caps as soon as it is recorded (a run past its cap stops at once).
+  logs.onUsageRecorded = (subject) => budgets.usageRecorded(subject);
   const managed = new ManagedAgents(ctx, tokens, logger);
+  sweeps.push(
+    { name: 'spend caps', run: () => budgets.raiseReached() },
+    { name: 'per-run spend caps', run: () => void budgets.enforceRunCaps() },
+    { name: 'per-task spend caps', run: () => void budgets.enforceTaskCaps() },
+  );
+  // A paused role, or a reached daily spend cap, hands out no task (P2: "no task").
+  locks.gate = (role) => jobs.pauses.roleClosed(role) !== null || budgets.roleBlocked(role);
+  // A decision on a held run acknowledges the inbox items about it, in the decision's transaction.
+  jobs.approvals.listener = { decided: (subject, actor, note, decision) => void attention.inbox.resolveSubject(subject, actor, note, decision) };
   let closed = false;
   let graceSweep: TimerHandle | undefined;
   let storageTimer: TimerHandle | undefined;
@@ -191,6 +220,9 @@ export function createCore(opts: CoreOptions = {}): Core {
     rehearsal,
     logs,
     gaps,
+    attention,
+    inbox: attention.inbox,
+    budgets,
     managed,
     logger,
     start() {
@@ -209,6 +241,7 @@ export function createCore(opts: CoreOptions = {}): Core {
         }
       }, config.reconnectGraceS * 1000 + 1);
       jobs.start();
+      attention.start();
       logs.start();
     },
     close() {
@@ -216,6 +249,7 @@ export function createCore(opts: CoreOptions = {}): Core {
       closed = true;
       gaps.stop();
       watchdog.stop();
+      attention.stop();
       jobs.stop();
       hub.close();
       void logs.close(); // the worker finishes the batch in flight; `logs.close()` tells when it is done

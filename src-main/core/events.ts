@@ -4,7 +4,8 @@
  */
 import type { AuditEvent, Instance, StorageStatus, Task, TokenInfo } from '../common/model';
 import type { LockLostReason } from '../common/protocol';
-import type { Backfill, BusinessCalendar, Job, JobSettings, Run, RunStatus } from '../common/job-schema';
+import type { Backfill, BusinessCalendar, Job, JobSettings, RolePause, Run, RunStatus } from '../common/job-schema';
+import type { BudgetSettings, InboxItem } from '../common/attention';
 
 export interface CoreEventMap {
   'task.created': { task: Task };
@@ -45,6 +46,13 @@ export interface CoreEventMap {
   'backfill.changed': { backfill: Backfill; action: string };
   'jobs.settings': { settings: JobSettings; actor: string };
   'calendar.changed': { calendar: BusinessCalendar; action: string };
+  /** A whole role was paused (`paused`) or resumed. */
+  'role.paused': { pause: RolePause; paused: boolean; actor: string };
+  /** The daily spend caps changed (core/budgets). */
+  'budgets.changed': { settings: BudgetSettings; actor: string };
+  // The operator's attention (core/inbox).
+  /** An inbox item was raised, absorbed one more occurrence, or changed state. */
+  'inbox.changed': { item: InboxItem; action: 'raised' | 'repeated' | 'acked' | 'snoozed' | 'reopened' };
   // Logs (core/logs). Emitted once the lines are on disk; not tied to a main-database transaction.
   'log.appended': { subject: string; attempt: number; lastSeq: number };
   // Managed agents (core/managed): a definition changed, or one of its processes did.

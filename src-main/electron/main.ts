@@ -26,6 +26,7 @@ import { startServer, type RunningServer } from '../server/server';
 import { DESKTOP_ACTOR, registerConsoleIpc } from './ipc';
 import { buildAppMenu } from './menu';
 import { resolveNativeBinding } from './native';
+import { desktopAlerts, machineZone } from './inbox-notify';
 import { NotifyGate } from './notify-gate';
 import { createPowerHandler, type PowerHandler } from './power';
 import { APP_ORIGIN, originOf } from './sender';
@@ -141,7 +142,8 @@ async function boot(opts: CliOptions): Promise<void> {
   };
   const disposeIpc = registerConsoleIpc({ core, methods, window: getWindow, origins });
 
-  // Notifications for needs_human holds and expired locks (rate-limited).
+  // OS notifications for new inbox items of the kinds the operator chose, outside quiet hours
+  // (rate-limited by the gate). The settings are re-read when they change.
   const notes = new Set<Notification>();
   const gate = new NotifyGate({
     now: () => Date.now(),
@@ -157,11 +159,13 @@ async function boot(opts: CliOptions): Promise<void> {
     },
   });
 
+  let desktop = core.attention.notifications.view().desktop;
   let tray: GafferTray | null = null;
   const events = hub.subscribe((batch) => {
     const w = getWindow();
     if (w) w.webContents.send(CONSOLE_IPC.events, batch);
-    gate.push(batch);
+    if (batch.some((e) => e.type === 'settings.changed')) desktop = core.attention.notifications.view().desktop;
+    gate.push(desktopAlerts(batch, desktop, Date.now(), machineZone()));
     tray?.invalidate();
   });
 
@@ -179,7 +183,7 @@ async function boot(opts: CliOptions): Promise<void> {
       quit: () => app.quit(),
     }),
   );
-  tray = createTray({ icon: drawIcon(process.platform === 'darwin' ? 18 : 22), load: () => methods.call('dashboard.get', {}), showWindow, quit: () => app.quit() });
+  tray = createTray({ icon: drawIcon(process.platform === 'darwin' ? 18 : 22), load: () => methods.call('dashboard.get', {}), showWindow, openInbox: () => navigate('inbox'), quit: () => app.quit() });
 
   const power: PowerHandler = createPowerHandler(core);
   powerMonitor.on('suspend', () => power.suspend());

@@ -20,6 +20,7 @@ const VIEW_LABELS: Record<ConsoleView, string> = {
   'managed-agents': 'Managed agents',
   tasks: 'Tasks',
   signals: 'Signals',
+  inbox: 'Inbox',
 };
 
 export interface MenuOptions {

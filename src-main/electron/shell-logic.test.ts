@@ -14,6 +14,7 @@ import { parseCli, splitKnownArgs } from '../server/cli';
 import { startConsoleExport } from '../server/console/export';
 import { writeExportFile } from './export-file';
 import { devNativeBinding, osKey, resolveNativeBinding } from './native';
+import { desktopAlerts } from './inbox-notify';
 import { NotifyGate, type Note } from './notify-gate';
 import { createPowerHandler } from './power';
 import { APP_ORIGIN, externalLinkAllowed, navigationAllowed, originOf, trustedSender } from './sender';
@@ -69,10 +70,11 @@ describe('tray counts', () => {
   const role = (r: Partial<Dashboard['roles'][number]> & { role: string }) => ({
     ready: 0, waiting: 0, inProgress: 0, blocked: 0, failed: 0, done: 0, onlineInstances: 1, oldestReadyAgeMs: null, ...r,
   });
-  it('online / stuck roles / needs attention', () => {
+  it('online / stuck roles / open in the inbox', () => {
     const d = {
       onlineInstances: 3,
       runsNeedingAttention: 2,
+      inbox: { open: 5, snoozed: 2, critical: 1, byKind: {} },
       recoveryBoundS: 180,
       killSwitch: false,
       roles: [
@@ -82,8 +84,8 @@ describe('tray counts', () => {
       ],
     } as unknown as Dashboard;
     const c = trayCounts(d);
-    expect(c).toEqual({ online: 3, stuck: 2, attention: 5, killSwitch: false, stuckRoles: ['dev', 'pm'] });
-    expect(trayTooltip(c)).toContain('3 online · 2 stuck · 5 need attention');
+    expect(c).toEqual({ online: 3, stuck: 2, inbox: 5, critical: 1, killSwitch: false, stuckRoles: ['dev', 'pm'] });
+    expect(trayTooltip(c)).toContain('3 online · 2 stuck · 5 in the inbox (1 critical)');
   });
 });
 
@@ -105,6 +107,42 @@ describe('notification gate', () => {
     now = timers[0]!.at;
     timers[0]!.fn();
     expect(shown[1]).toEqual({ title: 'Needs a human', body: 'Needs a human body (+1 more in Gaffer)', critical: true });
+  });
+});
+
+describe('desktop notifications from the inbox', () => {
+  const inbox = (action: 'raised' | 'repeated' | 'acked' | 'reopened', kind: 'needs_human' | 'stuck_queue', severity: 'critical' | 'warning' = 'critical'): ConsoleEvent => ({
+    type: 'inbox.changed',
+    itemId: 1,
+    action,
+    kind,
+    severity,
+    state: 'open',
+    title: `${kind} title`,
+    detail: `${kind} detail`,
+  });
+  const at = (hhmm: string) => Date.parse(`2026-11-30T${hhmm}:00.000Z`);
+
+  it('a new or reopened item of a chosen kind notifies; folded occurrences, other changes and other kinds do not', () => {
+    const desktop = { kinds: ['needs_human' as const], quietHours: null };
+    const batch = [inbox('raised', 'needs_human'), inbox('repeated', 'needs_human'), inbox('acked', 'needs_human'), inbox('raised', 'stuck_queue', 'warning'), inbox('reopened', 'needs_human')];
+    expect(desktopAlerts(batch, desktop, at('12:00'), 'UTC')).toEqual([
+      { type: 'alert', level: 'critical', title: 'needs_human title', body: 'needs_human detail' },
+      { type: 'alert', level: 'critical', title: 'Again: needs_human title', body: 'needs_human detail' },
+    ]);
+  });
+
+  it('quiet hours (past midnight, in their zone) keep it quiet; the item waits in the inbox', () => {
+    const desktop = { kinds: ['needs_human' as const], quietHours: { start: '22:00', end: '07:00' } };
+    const ev = [inbox('raised', 'needs_human')];
+    expect(desktopAlerts(ev, desktop, at('23:30'), 'UTC')).toEqual([]);
+    expect(desktopAlerts(ev, desktop, at('06:59'), 'UTC')).toEqual([]);
+    expect(desktopAlerts(ev, desktop, at('07:00'), 'UTC')).toHaveLength(1);
+    expect(desktopAlerts(ev, desktop, at('21:59'), 'UTC')).toHaveLength(1);
+    // 12:00 UTC is 21:00 in Tokyo, 23:30 UTC is 08:30 there.
+    const tokyo = { ...desktop, quietHours: { start: '20:00', end: '08:00', timezone: 'Asia/Tokyo' } };
+    expect(desktopAlerts(ev, tokyo, at('12:00'), 'UTC')).toEqual([]);
+    expect(desktopAlerts(ev, tokyo, at('23:30'), 'UTC')).toHaveLength(1);
   });
 });
 

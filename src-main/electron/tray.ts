@@ -1,16 +1,18 @@
 /**
- * The tray item: counts (online / stuck / needs attention) in the tooltip (and the menu-bar title
- * on macOS), and a small menu. Updated from the console event stream, throttled, plus a slow
+ * The tray item: counts (online / stuck / open in the inbox) in the tooltip (and the menu-bar
+ * title on macOS), and a small menu. Updated from the console event stream, throttled, plus a slow
  * periodic refresh because ages grow without events.
  */
 import { Menu, Tray, type NativeImage } from 'electron';
 import type { Dashboard } from '../common/console-api';
-import { trayCounts, trayTitle, trayTooltip, type TrayCounts } from './tray-state';
+import { inboxLine, trayCounts, trayTitle, trayTooltip, type TrayCounts } from './tray-state';
 
 export interface TrayOptions {
   icon: NativeImage;
   load(): Promise<Dashboard>;
   showWindow(): void;
+  /** Shows the window on the Inbox view. */
+  openInbox(): void;
   quit(): void;
   /** Minimum time between refreshes (default 2 s). */
   minIntervalMs?: number;
@@ -47,7 +49,7 @@ export function createTray(o: TrayOptions): GafferTray | null {
         { type: 'separator' },
         { label: `${c.online} instance${c.online === 1 ? '' : 's'} online`, enabled: false },
         { label: `${c.stuck} role${c.stuck === 1 ? '' : 's'} stuck${c.stuckRoles.length ? `: ${c.stuckRoles.slice(0, 3).join(', ')}` : ''}`, enabled: false },
-        { label: `${c.attention} need${c.attention === 1 ? 's' : ''} attention`, enabled: false },
+        { label: inboxLine(c), click: () => o.openInbox() },
         ...(c.killSwitch ? [{ label: 'Kill switch is ON', enabled: false }] : []),
         { type: 'separator' },
         { label: 'Quit Gaffer', click: () => o.quit() },

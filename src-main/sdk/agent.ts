@@ -66,6 +66,8 @@ export interface CreateTaskInput {
   priority?: number;
   payload?: unknown;
   dependsOn?: number[];
+  /** A spend cap on each attempt: past it the holder gets `lock_lost` (`budget`) and the task is blocked. */
+  budget?: { maxCostUsdPerRun?: number; maxTokensPerRun?: number };
   idempotencyKey?: string;
 }
 
@@ -138,7 +140,9 @@ export interface StepOptions<T> {
  * What a job handler gets: every field of the `job_trigger` push (`idempotencyKey`: pass it on to
  * every external system you call, the same for every attempt of the slot; the additions `slotAt`,
  * `trigger`, `backfillId`, `covers` and `previousError` when the server sends them), plus the
- * SDK's helpers.
+ * SDK's helpers. `approval` (`{decision: 'approved', note, by, at}`) is set when the operator
+ * approved a run that was held for a human (PROTOCOL §8): throw `NeedsHumanError` to ask, and
+ * read the answer here when the run comes back.
  */
 export interface JobContext extends Omit<JobTriggerPush, 'type' | 'completedSteps'> {
   /** Steps a previous attempt finished (their side effects happened). */
@@ -207,6 +211,7 @@ interface ActiveTask {
 }
 
 interface ActiveRun {
+  attempt: number;
   controller: AbortController;
   done: Promise<void>;
   /** Set by `run_cancelled`. */
@@ -610,10 +615,19 @@ export class Agent {
       this.logger.warn('job_trigger received but no onJob handler is registered', { runId: trigger.runId });
       return;
     }
-    if (this.runs.has(trigger.runId) || this.stop.signal.aborted) return;
+    const previous = this.runs.get(trigger.runId);
+    if (previous) {
+      // A re-offer of the attempt running here is a duplicate. A later attempt (an approved held
+      // run, a retry) can arrive while the earlier one is still finishing here — its result
+      // committed, the reply not yet read — and must not be dropped: it starts once that is done.
+      if (trigger.attempt <= previous.attempt) return;
+      await previous.done;
+      if (this.runs.has(trigger.runId)) return;
+    }
+    if (this.stop.signal.aborted) return;
     const controller = new AbortController();
     let finish!: () => void;
-    const entry: ActiveRun = { controller, done: new Promise<void>((r) => (finish = r)) };
+    const entry: ActiveRun = { attempt: trigger.attempt, controller, done: new Promise<void>((r) => (finish = r)) };
     this.runs.set(trigger.runId, entry);
     // Invariant 3: after `run_cancelled` nothing more goes out for the run. (A function, not a
     // field read: the push can arrive at any await.)

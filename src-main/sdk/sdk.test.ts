@@ -200,6 +200,39 @@ describe('wire behaviour (fake server)', () => {
     ]);
   });
 
+  it('a later attempt of a run that arrives while the earlier one is still finishing here starts after it; a re-offer of the same attempt is ignored', async () => {
+    const started: string[] = [];
+    let releaseResult: (() => void) | undefined;
+    const srv = await fakeServer((msg, ws) => {
+      const reply = () => ws.send(JSON.stringify({ id: msg.id, ok: true, result: {} }));
+      if (msg.type === 'run_started') started.push((msg as unknown as { runId: string }).runId);
+      // The result of attempt 1 is committed, but its reply is late (an approval raced it).
+      if (msg.type === 'run_result' && !releaseResult) releaseResult = reply;
+      else reply();
+    });
+    cleanups.push(srv.close);
+    const agent = await connect({ url: srv.url, token: 't', role: 'dev', name: 'a' });
+    cleanups.push(() => agent.close());
+    const attempts: number[] = [];
+    agent.onJob((ctx) => {
+      attempts.push(ctx.attempt);
+      if (ctx.attempt === 1) throw new NeedsHumanError('which account?');
+      return { ok: true };
+    });
+    const trigger = (attempt: number) => ({ type: 'job_trigger', runId: 'run_1', jobId: 'j', job: 'job', slot: 's', attempt, payload: null, idempotencyKey: 'k', deadline: new Date(Date.now() + 60_000).toISOString(), completedSteps: [], version: 1, traceId: 't' });
+    const ws = srv.sockets[0]!;
+    ws.send(JSON.stringify(trigger(1)));
+    await waitFor(() => releaseResult !== undefined, 'the result of attempt 1');
+    ws.send(JSON.stringify(trigger(1))); // a re-offer of the attempt still here: a duplicate
+    ws.send(JSON.stringify(trigger(2))); // the approved re-run
+    await new Promise((r) => setTimeout(r, 20));
+    expect(attempts).toEqual([1]);
+    releaseResult!();
+    await waitFor(() => attempts.length === 2, 'attempt 2');
+    expect(attempts).toEqual([1, 2]);
+    expect(started).toEqual(['run_1', 'run_1']);
+  });
+
   it('times out a request the server never answers', async () => {
     const srv = await fakeServer(() => {});
     cleanups.push(srv.close);

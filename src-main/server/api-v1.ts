@@ -18,6 +18,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { GafferError, isGafferError } from '../common/errors';
 import type { Core } from '../core/create-core';
+import { attentionRoutes } from './api/attention';
 import { auditRoutes } from './api/audit';
 import {
   compileRoutes,
@@ -59,7 +60,7 @@ export const DEFAULT_VERSION = process.env.npm_package_version ?? '0.1.0';
 
 /** The built-in route table. */
 export function coreRoutes(core: Core, version = DEFAULT_VERSION): Route[] {
-  return [...statusRoutes(core, version), ...tokenRoutes(core), ...taskRoutes(core), ...signalRoutes(core), ...auditRoutes(core), ...jobRoutes(core), ...logRoutes(core), ...managedAgentRoutes(core)];
+  return [...statusRoutes(core, version), ...tokenRoutes(core), ...taskRoutes(core), ...signalRoutes(core), ...auditRoutes(core), ...jobRoutes(core), ...logRoutes(core), ...managedAgentRoutes(core), ...attentionRoutes(core)];
 }
 
 function isPublic(routes: readonly CompiledRoute[], method: string, segments: string[]): boolean {

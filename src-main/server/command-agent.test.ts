@@ -258,6 +258,26 @@ describe.skipIf(!posix)('gaffer agent against a real Gaffer', () => {
     expect(other).toMatchObject({ status: 'success', attempt: 2 });
   });
 
+  it('jobs: a command that exits 77 asks a human; approved, it runs again with the approval in its trigger; rejected, it stays failed', async () => {
+    const g = await gaffer();
+    // The whole trigger is on stdin: the approval is there when the operator approved the run.
+    const asker = "let s='';process.stdin.on('data',(d)=>s+=d).on('end',()=>{const t=JSON.parse(s);if(!t.approval){process.stderr.write('refund 40 EUR?\\n');process.exit(77)}require('node:fs').writeFileSync(process.env.GAFFER_OUTPUT_FILE,JSON.stringify({refunded:40,note:t.approval.note}));process.exit(0)})";
+    startAgent(g, ['--no-tasks'], [node, '-e', asker]);
+    await waitFor(() => g.core.instances.list().some((i) => i.status === 'online'), 'the agent to connect');
+    const held = await triggerAndWait(g, createJob(g, 'refund-job', {}, { maxAttempts: 1, firstDelayS: 0 }));
+    expect(held).toMatchObject({ status: 'failed', errorClass: 'needs_human', held: true });
+    expect(g.core.inbox.list().items).toEqual([expect.objectContaining({ kind: 'needs_human', subject: `run:${held.id}` })]);
+    g.core.jobs.approvals.approve(held.id, { note: 'goodwill', actor: 'operator:test' });
+    await waitFor(() => g.run(held.id).disposition === 'backfilled', 'the approved run to succeed', 20_000).catch((e: Error) => {
+      throw new Error(`${e.message}: ${JSON.stringify(g.run(held.id))} ${JSON.stringify(g.core.auditQuery.query({ subject: `run:${held.id}`, limit: 50 }).items.map((i) => [i.type, i.actor, i.detail]))}`);
+    });
+    expect(g.run(held.id).output).toEqual({ refunded: 40, note: 'goodwill' });
+    expect(g.core.inbox.counts().open).toBe(0);
+
+    const second = await triggerAndWait(g, createJob(g, 'refund-job-2', {}, { maxAttempts: 1, firstDelayS: 0 }));
+    expect(g.core.jobs.approvals.reject(second.id, { note: 'no', actor: 'operator:test' })).toMatchObject({ status: 'failed', disposition: 'rejected' });
+  });
+
   it('force-release kills the command and its grandchild within 15 s, and nothing is reported for it', async () => {
     // A short lock window makes the SDK renew every second; the refused renewal (or the lock_lost
     // push, where the hub sends it) aborts the handler.
@@ -312,6 +332,34 @@ describe.skipIf(!posix)('gaffer agent against a real Gaffer', () => {
     const results = g.core.auditQuery.query({ subject: `run:${run.id}`, limit: 100 }).items.filter((e) => e.actor === holder && /result|finished/.test(e.type));
     expect(results).toEqual([]);
     expect(g.run(run.id).status).toBe('running');
+  });
+
+  it('a spend cap passed by the usage the command prints stops it at once: a run held for its budget, a task blocked; the command and its grandchild end', async () => {
+    const g = await gaffer();
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gaffer-budget-'));
+    // The task: the usage line passes its cap of $1 while the command still has minutes to go.
+    const taskPids = path.join(dir, 'task-pids');
+    const { task } = g.core.tasks.create({ title: 'expensive task', role: 'cmd', budget: { maxCostUsdPerRun: 1 }, payload: { family: taskPids, sleepMs: 120_000, usage: { costUsd: 1.5 } } }, { actor: 'test' });
+    const a = startAgent(g, ['--max-tasks', '1', '--kill-after-s', '2']);
+    const [pid, grandchild] = await readPids(taskPids);
+    await waitFor(() => !running(pid) && !running(grandchild), 'the task command and its grandchild to end', 15_000);
+    expect(await a.exit).toBe(0);
+    expect(g.task(task.id)).toMatchObject({ status: 'blocked', lock: null, note: expect.stringMatching(/^spend cap passed: \$1\.50 spent/) });
+    expect(a.log.join('')).toMatch(new RegExp(`task ${task.id} #1: taken away: .*budget`));
+
+    // The run: the same through run_cancelled (budget); the run is held for the operator.
+    startAgent(g, ['--no-tasks', '--kill-after-s', '2']);
+    await waitFor(() => g.core.instances.list().filter((i) => i.status === 'online').length === 1, 'the job agent to connect');
+    const runPids = path.join(dir, 'run-pids');
+    const jobId = g.core.jobs.create(
+      { name: 'expensive-job', role: 'cmd', schedule: { everyS: 86_400 }, retry: { maxAttempts: 1, firstDelayS: 0 }, budget: { maxTokensPerRun: 1000 }, payload: { family: runPids, sleepMs: 120_000, usage: { inputTokens: 900, outputTokens: 200 } } },
+      { actor: 'test' },
+    ).job.id;
+    const held = await triggerAndWait(g, jobId, (r) => r.held === true);
+    const [runPid, runGrandchild] = await readPids(runPids);
+    await waitFor(() => !running(runPid) && !running(runGrandchild), 'the run command and its grandchild to end', 15_000);
+    expect(held).toMatchObject({ status: 'failed', disposition: 'held', errorClass: 'budget' });
+    expect(g.core.inbox.list({ kind: 'budget' }).items.map((i) => i.subject).sort()).toEqual([`run:${held.id}`, `task:${task.id}`].sort());
   });
 
   it('text cut to fit a note never splits a character: the report is stored (an emoji cut in half was refused)', async () => {

@@ -2,6 +2,7 @@ import { useEffect, useRef, useState, type ComponentType } from 'react';
 import { Dialog } from '../components/Dialog';
 import { AuditView } from '../features/audit/AuditView';
 import { DashboardView } from '../features/dashboard/DashboardView';
+import { InboxView } from '../features/inbox/InboxView';
 import { InstancesView } from '../features/instances/InstancesView';
 import { ManagedAgentsView } from '../features/managed/ManagedAgentsView';
 import { CalendarsView } from '../features/calendars/CalendarsView';
@@ -26,6 +27,7 @@ import { ROUTES } from './views';
 /** View registry: adding a view is an entry in routes.ts and one here. */
 const VIEWS: Record<ViewId, ComponentType> = {
   dashboard: DashboardView,
+  inbox: InboxView,
   queues: QueuesView,
   tasks: TasksView,
   locks: ExpiredLocksView,
@@ -122,6 +124,7 @@ function NavRail({ current }: { current: ViewId }) {
     if (id === 'locks' && dash.expiredLocksToday > 0) return formatCount(dash.expiredLocksToday);
     if (id === 'instances') return String(dash.onlineInstances);
     if (id === 'runs' && dash.runsNeedingAttention > 0) return formatCount(dash.runsNeedingAttention);
+    if (id === 'inbox' && dash.inbox.open > 0) return formatCount(dash.inbox.open);
     return null;
   };
   return (
@@ -143,7 +146,11 @@ function NavRail({ current }: { current: ViewId }) {
             {r.icon}
           </span>
           <span className="rail-label">{r.label}</span>
-          {badge(r.id) ? <span className="rail-badge">{badge(r.id)}</span> : null}
+          {badge(r.id) ? (
+            <span className={`rail-badge${r.id === 'inbox' && (dash?.inbox.critical ?? 0) > 0 ? ' rail-badge-critical' : ''}`} aria-label={r.id === 'inbox' ? `${badge(r.id)} open` : undefined} data-testid={`nav-badge-${r.id}`}>
+              {badge(r.id)}
+            </span>
+          ) : null}
           <kbd className="rail-kbd">g {r.chord}</kbd>
         </a>
       ))}
@@ -168,8 +175,13 @@ function Header({ title, description, pendingG, onHelp }: { title: string; descr
       <span className="spacer" />
       {pendingG ? <kbd className="chord">g …</kbd> : null}
       {kill ? (
-        <button className="pill pill-bad" onClick={() => navigate('settings')} data-testid="kill-indicator" title="The kill switch is on: no job is triggered">
-          ■ KILL SWITCH ON
+        <button
+          className="pill pill-bad"
+          onClick={() => navigate('settings')}
+          data-testid="kill-indicator"
+          title={dash?.killSwitchBy ? `Turned on by ${dash.killSwitchBy.by} at ${dash.killSwitchBy.at}: ${dash.killSwitchBy.reason}. No job is triggered.` : 'The kill switch is on: no job is triggered'}
+        >
+          ■ KILL SWITCH ON{dash?.killSwitchBy ? ` · ${dash.killSwitchBy.by}` : ''}
         </button>
       ) : (
         <span className="pill pill-quiet" data-testid="kill-indicator" title="Kill switch off">

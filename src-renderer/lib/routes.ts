@@ -4,7 +4,7 @@
  */
 import { CONSOLE_VIEWS, type ConsoleView } from '../../src-main/common/console-api';
 
-export const VIEW_IDS = ['dashboard', 'queues', 'tasks', 'locks', 'instances', 'managed', 'jobs', 'runs', 'why', 'signals', 'calendars', 'audit', 'settings'] as const;
+export const VIEW_IDS = ['dashboard', 'inbox', 'queues', 'tasks', 'locks', 'instances', 'managed', 'jobs', 'runs', 'why', 'signals', 'calendars', 'audit', 'settings'] as const;
 export type ViewId = (typeof VIEW_IDS)[number];
 
 export interface Route {
@@ -48,6 +48,7 @@ export function formatHash(r: Partial<Route> & { view: ViewId }): string {
 export function viewForConsoleView(v: ConsoleView): ViewId {
   switch (v) {
     case 'dashboard':
+    case 'inbox':
     case 'queues':
     case 'instances':
     case 'jobs':

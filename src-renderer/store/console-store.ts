@@ -22,7 +22,8 @@ import { createCoalescer, TOPICS, type Invalidation, type Topic } from './live';
 import type { Slice, SliceContext, TopicHandler } from './slice';
 import { createAuditSlice, initialAuditState, type AuditActions, type AuditSliceState } from './slices/audit';
 import { createCalendarsSlice, initialCalendarsState, type CalendarsActions, type CalendarsState } from './slices/calendars';
-import { createDashboardSlice, initialDashboardState, type DashboardState } from './slices/dashboard';
+import { createDashboardSlice, initialDashboardState, type DashboardActions, type DashboardState } from './slices/dashboard';
+import { createInboxSlice, initialInboxState, type InboxActions, type InboxState } from './slices/inbox';
 import { createInstancesSlice, initialInstancesState, type InstancesActions, type InstancesState } from './slices/instances';
 import { createJobsSlice, initialJobsState, type JobsActions, type JobsState } from './slices/jobs';
 import { createLocksSlice, initialLocksState, type LocksState } from './slices/locks';
@@ -58,6 +59,7 @@ export function initialState(shell: 'electron' | 'browser' = 'browser'): Console
     watched: {},
     ...initialToastsState(),
     ...initialDashboardState(),
+    ...initialInboxState(),
     ...initialQueuesState(),
     ...initialLocksState(),
     ...initialInstancesState(),
@@ -86,6 +88,8 @@ export interface RootActions {
 
 export type ConsoleActions = RootActions &
   ToastsActions &
+  DashboardActions &
+  InboxActions &
   QueuesActions &
   InstancesActions &
   SettingsActions &
@@ -180,6 +184,7 @@ export function createConsoleStore(api: ConsoleApi, opts: ConsoleStoreOptions = 
   disposers.push(() => toasts.dispose());
   const slices = {
     dashboard: createDashboardSlice(contextFor<keyof DashboardState>()),
+    inbox: createInboxSlice(contextFor<keyof InboxState>()),
     queues: createQueuesSlice(contextFor<keyof QueuesState>()),
     locks: createLocksSlice(contextFor<keyof LocksState>()),
     instances: createInstancesSlice(contextFor<keyof InstancesState>()),
@@ -275,6 +280,8 @@ export function createConsoleStore(api: ConsoleApi, opts: ConsoleStoreOptions = 
   const actions: ConsoleActions = {
     ...root,
     ...toasts.actions,
+    ...slices.dashboard.actions,
+    ...slices.inbox.actions,
     ...slices.queues.actions,
     ...slices.instances.actions,
     ...slices.settings.actions,

@@ -46,7 +46,7 @@ describe('live event coalescing', () => {
     co.push({ type: 'settings.changed' });
     t.advance(250);
     expect(flushed).toHaveLength(2);
-    expect([...flushed[1]!.topics].sort()).toEqual(['dashboard', 'settings']);
+    expect([...flushed[1]!.topics].sort()).toEqual(['dashboard', 'notifications', 'settings']);
     t.advance(1000);
     expect(flushed).toHaveLength(2);
   });

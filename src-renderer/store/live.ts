@@ -7,7 +7,7 @@ import type { ConsoleEvent } from '../../src-main/common/console-api';
 import type { Timers } from '../lib/debounce';
 
 /** What a view can watch; each topic is owned by one slice of the store. */
-export const TOPICS = ['dashboard', 'roles', 'queue', 'tasks', 'expiredLocks', 'instances', 'tokens', 'settings', 'audit', 'jobs', 'runs', 'calendars', 'logs', 'usage', 'logSettings', 'managed', 'signals'] as const;
+export const TOPICS = ['dashboard', 'inbox', 'notifications', 'roles', 'queue', 'tasks', 'expiredLocks', 'instances', 'tokens', 'settings', 'audit', 'jobs', 'runs', 'calendars', 'logs', 'usage', 'logSettings', 'managed', 'signals'] as const;
 export type Topic = (typeof TOPICS)[number];
 
 export interface Invalidation {
@@ -54,9 +54,15 @@ export function applyEvent(inv: Invalidation, e: ConsoleEvent): Invalidation {
       inv.topics.add('jobs').add('runs').add('dashboard').add('usage');
       // A calendar change is announced as `job.changed` for `calendar:<id>` (it moves jobs' slots).
       if (e.type === 'job.changed' && e.jobId.startsWith('calendar:')) inv.topics.add('calendars');
+      // A role pause is announced as `job.changed` for `role:<name>` (its queue shows the pause).
+      if (e.type === 'job.changed' && e.jobId.startsWith('role:')) inv.topics.add('roles');
       break;
     case 'settings.changed':
-      inv.topics.add('settings').add('dashboard');
+      inv.topics.add('settings').add('dashboard').add('notifications');
+      break;
+    case 'inbox.changed':
+      // The rail's badge and the dashboard's card count the inbox too.
+      inv.topics.add('inbox').add('dashboard');
       break;
     case 'alert':
       inv.alerts.push(e);

@@ -8,6 +8,7 @@ import type { AuditSliceState } from './slices/audit';
 import type { CalendarsState } from './slices/calendars';
 import type { ManagedState } from './slices/managed';
 import type { DashboardState } from './slices/dashboard';
+import type { InboxState } from './slices/inbox';
 import type { InstancesState } from './slices/instances';
 import type { JobsState } from './slices/jobs';
 import type { LocksState } from './slices/locks';
@@ -43,6 +44,7 @@ export interface ConsoleState
   extends ShellState,
     ToastsState,
     DashboardState,
+    InboxState,
     QueuesState,
     LocksState,
     InstancesState,

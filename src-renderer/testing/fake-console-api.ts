@@ -22,6 +22,7 @@ import {
 import { DEFAULT_CONFIG, recoveryBoundS } from '../../src-main/common/config';
 import { ERROR_STATUS, type ErrorCode } from '../../src-main/common/errors';
 import { BULK_APPLIES_TO, type AuditEvent, type BulkTaskAction, type BulkTaskResult, type Signal, type StorageStatus, type Task, type TaskStatus } from '../../src-main/common/model';
+import type { InboxCounts, InboxItem } from '../../src-main/common/attention';
 import { BULK_CHUNK, type TaskFilter } from '../../src-main/common/schemas';
 
 export interface FakeOptions {
@@ -39,6 +40,7 @@ export class FakeConsoleApi implements ConsoleApi {
   tokens: TokenView[] = [];
   expired: ExpiredLockCard[] = [];
   audit: AuditEvent[] = [];
+  inbox: InboxItem[] = [];
   /** What `dashboard.get` says about refused writes (a test sets it to show the banner). */
   storage: StorageStatus | null = null;
   signals = new Map<string, Signal>();
@@ -265,6 +267,29 @@ export class FakeConsoleApi implements ConsoleApi {
     );
   }
 
+  private inboxCounts(): InboxCounts {
+    const open = this.inbox.filter((i) => i.state === 'open');
+    const byKind: InboxCounts['byKind'] = {};
+    for (const i of open) byKind[i.kind] = (byKind[i.kind] ?? 0) + 1;
+    return { open: open.length, snoozed: this.inbox.filter((i) => i.state === 'snoozed').length, critical: open.filter((i) => i.severity === 'critical').length, byKind };
+  }
+
+  private inboxItem(id: unknown): InboxItem {
+    const i = this.inbox.find((x) => x.id === id);
+    if (!i) this.err('not_found', `unknown inbox item ${String(id)}`);
+    return i;
+  }
+
+  private inboxEdge(id: unknown, state: 'acked' | 'snoozed', note: unknown, until?: string): InboxItem {
+    const i = this.inboxItem(id);
+    if (i.state === 'acked') this.err('invalid_transition', `inbox item ${i.id} was already acknowledged`);
+    const at = new Date(this.now()).toISOString();
+    const n: InboxItem = { ...i, state, note: typeof note === 'string' ? note : i.note, ...(state === 'acked' ? { ackedAt: at, ackedBy: 'operator:browser' } : { snoozedUntil: until ?? null }), updatedAt: at };
+    this.inbox = this.inbox.map((x) => (x.id === i.id ? n : x));
+    this.emit({ type: 'inbox.changed', itemId: n.id, action: state, kind: n.kind, severity: n.severity, state: n.state, title: n.title, detail: n.detail });
+    return n;
+  }
+
   private handle(method: ConsoleMethod, a: Record<string, unknown>): unknown {
     switch (method) {
       case 'dashboard.get': {
@@ -277,12 +302,33 @@ export class FakeConsoleApi implements ConsoleApi {
           runsNeedingAttention: 0,
           recoveryBoundS: recoveryBoundS(this.settings.config),
           killSwitch: this.settings.killSwitch,
+          killSwitchBy: this.settings.killSwitch ? { by: 'operator:browser', at: new Date(this.now()).toISOString(), reason: 'fake' } : null,
           roles,
           throughput: [],
           nextTriggers: [],
+          inbox: this.inboxCounts(),
+          budgets: { settings: { globalDailyUsd: null, perRoleDailyUsd: {}, timezone: null }, zone: 'UTC', day: new Date(this.now()).toISOString().slice(0, 10), resetsAt: new Date(this.now() + 86_400_000).toISOString(), measured: false, caps: [] },
           storage: this.storage,
         };
       }
+      case 'inbox.list': {
+        const state = (a.state as string | undefined) ?? 'open';
+        const limit = (a.limit as number | undefined) ?? 100;
+        const all = this.inbox.filter((i) => (state === 'all' || i.state === state) && (!a.kind || i.kind === a.kind)).sort((x, y) => (x.lastAt < y.lastAt ? 1 : x.lastAt > y.lastAt ? -1 : y.id - x.id));
+        return { items: all.slice(0, limit), next: all.length > limit ? 'more' : null };
+      }
+      case 'inbox.counts':
+        return this.inboxCounts();
+      case 'inbox.ack':
+        return this.inboxEdge(a.id, 'acked', a.note);
+      case 'inbox.ackMany': {
+        const ids = a.ids as number[];
+        for (const id of ids) this.inboxItem(id);
+        const skipped = ids.filter((id) => this.inboxItem(id).state === 'acked');
+        return { acked: ids.filter((id) => !skipped.includes(id)).map((id) => this.inboxEdge(id, 'acked', a.note)), skipped };
+      }
+      case 'inbox.snooze':
+        return this.inboxEdge(a.id, 'snoozed', a.note, String(a.until));
       case 'tasks.list': {
         const limit = (a.limit as number | undefined) ?? 100;
         const desc = a.order === 'desc';

@@ -369,6 +369,37 @@ def test_close_hands_back_a_task_whose_handler_does_not_finish(gaffer: Gaffer, r
     assert (task["status"], task["note"], task["lock"]) == ("backlog", "the agent is shutting down", None)
 
 
+def test_a_task_past_its_spend_cap_loses_its_lock_and_is_blocked_for_the_operator(gaffer: Gaffer, role: str) -> None:
+    """PROTOCOL §8 for tasks: the usage the handler reports passes the task's cap; Gaffer takes the
+    lock away at once (lock_lost, reason budget), the handler is cancelled and nothing is reported."""
+
+    async def main() -> List[Any]:
+        async with connect(gaffer, role, telemetry_flush_every=0.05) as agent:
+            created, _ = await agent.create_task("expensive", role=role, budget={"maxCostUsdPerRun": 1})
+            reasons: List[Any] = []
+
+            async def handle(task: Any) -> None:
+                task.usage(cost_usd=1.5)
+                try:
+                    await asyncio.sleep(30)
+                except asyncio.CancelledError:
+                    reasons.append((created.id, task.signal.reason))
+                    raise
+
+            # No renewal is due for a minute: only Gaffer's lock_lost push can cancel the handler.
+            assert await agent.work(handle, max_tasks=1, renew_every=60) == 1
+            return reasons
+
+    reasons = run(main())
+    task_id, reason = reasons[0]
+    assert isinstance(reason, LockLostError) and reason.lost_because == "budget"
+    task = gaffer.task(task_id)
+    assert (task["status"], task["lock"]) == ("blocked", None)
+    assert task["note"].startswith("spend cap passed: $1.50 spent")
+    items = gaffer.api("GET", f"/inbox?kind=budget&subject=task:{task_id}")["items"]
+    assert [i["kind"] for i in items] == ["budget"]
+
+
 def test_log_and_usage_reach_the_task_before_its_report(gaffer: Gaffer, role: str) -> None:
     """PROTOCOL §5 end to end: ctx.log / ctx.usage are stored for the task's attempt, flushed
     before the report, and read back over HTTP; after the report the agent may no longer log."""
@@ -394,6 +425,40 @@ def test_log_and_usage_reach_the_task_before_its_report(gaffer: Gaffer, role: st
     page = gaffer.api("GET", f"/tasks/{created['id']}/logs")
     assert [(l["text"], l["stream"], l["level"], l["attempt"]) for l in page["items"]] == [("starting", "agent", "info", 1), ("a warning", "stderr", "warn", 1)]
     assert gaffer.task(created["id"])["usage"] == {"inputTokens": 10, "outputTokens": 3, "costUsd": 0.25}
+
+
+def test_a_job_that_needs_a_human_is_approved_and_runs_again_with_the_approval(gaffer: Gaffer, role: str) -> None:
+    held_id: List[str] = []
+    job = gaffer.api("POST", "/jobs", {"name": f"{role}-refund", "role": role, "schedule": {"everyS": 86400}, "retry": {"maxAttempts": 1}})["job"]
+
+    async def main() -> List[Any]:
+        async with connect(gaffer, role) as agent:
+            seen: List[Any] = []
+            done = asyncio.Event()
+
+            async def refund(ctx: Any) -> Dict[str, Any]:
+                seen.append(ctx.approval)
+                if ctx.approval is None:
+                    raise gaffer_agent.NeedsHumanError("refund 40 EUR?")
+                done.set()
+                return {"refunded": 40}
+
+            agent.on_job(refund)
+            gaffer.api("POST", f"/jobs/{job['id']}/trigger", {"reason": "test"})
+            held = await until(lambda: next((r for r in gaffer.api("GET", f"/runs?job={job['id']}")["items"] if r["disposition"] == "held"), None), "the run to be held")
+            # The server is shared by the tests: only this run's items count.
+            items = gaffer.api("GET", f"/inbox?kind=needs_human&subject=run:{held['id']}")["items"]
+            assert [(i["subject"], i["detail"]) for i in items] == [(f"run:{held['id']}", "refund 40 EUR?")]
+            held_id.append(held["id"])
+            gaffer.api("POST", f"/runs/{held['id']}/approve", {"note": "yes, goodwill"})
+            await asyncio.wait_for(done.wait(), 30)
+            await until(lambda: gaffer.api("GET", f"/runs/{held['id']}")["run"]["disposition"] == "backfilled", "the approved run to succeed")
+            return seen
+
+    seen = run(main())
+    assert seen[0] is None
+    assert (seen[1].decision, seen[1].note, seen[1].by) == ("approved", "yes, goodwill", "operator:http")
+    assert gaffer.api("GET", f"/inbox?kind=needs_human&subject=run:{held_id[0]}")["items"] == []
 
 
 def _all_lines(g: Gaffer, kind: str, id_: Any) -> List[Dict[str, Any]]:

@@ -357,6 +357,49 @@ def test_job_context_carries_the_approval_and_batches_log_and_usage_before_the_r
     run(main())
 
 
+def test_a_later_attempt_arriving_while_the_earlier_one_finishes_runs_after_it_and_a_reoffer_is_ignored() -> None:
+    state: Dict[str, Any] = {}
+    release = asyncio.Event()
+
+    async def on_request(msg: Dict[str, Any], ws: Any) -> None:
+        state.setdefault(msg["type"], []).append(msg)
+        if msg["type"] == "run_result" and len(state["run_result"]) == 1:
+            # The result of attempt 1 is committed but its reply is late (an approval raced it).
+            async def late() -> None:
+                await release.wait()
+                await reply(ws, msg, {"run": {"id": msg["runId"]}})
+
+            asyncio.ensure_future(late())
+            return
+        await reply(ws, msg, {"run": {"id": msg.get("runId")}} if msg["type"] == "run_result" else {})
+
+    async def main() -> None:
+        async with FakeServer(on_request) as srv:
+            async with connect(srv.url) as agent:
+                attempts: List[int] = []
+
+                async def job(ctx: Any) -> Dict[str, Any]:
+                    attempts.append(ctx.attempt)
+                    if ctx.attempt == 1:
+                        raise gaffer_agent.NeedsHumanError("which account?")
+                    return {"ok": True}
+
+                agent.on_job(job)
+                await srv.sockets[0].send(_trigger())
+                await until(lambda: state.get("run_result"), "the result of attempt 1")
+                await srv.sockets[0].send(_trigger())  # a re-offer of the attempt still here: a duplicate
+                await srv.sockets[0].send(_trigger(attempt=2))  # the approved re-run
+                assert await agent.request("heartbeat") == {}
+                assert attempts == [1]
+                release.set()
+                await until(lambda: len(attempts) == 2, "attempt 2")
+                await until(lambda: len(state.get("run_result", [])) == 2, "the result of attempt 2")
+                assert attempts == [1, 2]
+                assert len(state["run_started"]) == 2
+
+    run(main())
+
+
 def test_a_trigger_without_a_job_handler_is_not_acknowledged() -> None:
     state: Dict[str, Any] = {}
 

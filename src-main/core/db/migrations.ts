@@ -439,4 +439,106 @@ export const MIGRATIONS: Migration[] = [
         WHERE trigger = 'manual' AND EXISTS (SELECT 1 FROM checks c WHERE c.job_id = runs.job_id AND c.slot = runs.slot AND c.name = 'manual');
     `,
   },
+  {
+    name: '013_attention_inbox_webhooks_approvals_pauses',
+    // Written so that running it on a database that already has it changes nothing (a test
+    // rewinding user_version, a copy restored next to a newer file): IF NOT EXISTS, and columns
+    // added only where missing.
+    sql: `
+      -- Everything that needs the operator (PROTOCOL §8), with a lifecycle: open -> acked, or
+      -- snoozed until a time and open again. An open item absorbs later occurrences of the same
+      -- kind and subject (count), so a long sleep raises one item per job, not one per slot.
+      CREATE TABLE IF NOT EXISTS inbox_items (
+        id INTEGER PRIMARY KEY,
+        kind TEXT NOT NULL,
+        severity TEXT NOT NULL CHECK (severity IN ('critical','warning','info')),
+        subject TEXT NOT NULL,
+        title TEXT NOT NULL,
+        detail TEXT NOT NULL,
+        evidence TEXT NOT NULL,
+        state TEXT NOT NULL CHECK (state IN ('open','snoozed','acked')),
+        count INTEGER NOT NULL,
+        first_at INTEGER NOT NULL,
+        last_at INTEGER NOT NULL,
+        snoozed_until INTEGER,
+        acked_at INTEGER,
+        acked_by TEXT,
+        note TEXT,
+        updated_at INTEGER NOT NULL
+      );
+      CREATE INDEX IF NOT EXISTS inbox_by_state ON inbox_items (state, last_at, id);
+      -- The live item a later occurrence folds into (at most one per kind and subject).
+      CREATE UNIQUE INDEX IF NOT EXISTS inbox_live ON inbox_items (kind, subject) WHERE state IN ('open','snoozed');
+      CREATE INDEX IF NOT EXISTS inbox_snoozed ON inbox_items (snoozed_until) WHERE state = 'snoozed';
+      -- One row per occurrence ever raised: raising the same occurrence twice is a no-op (a
+      -- restart's reconcile, an event seen again), which makes "exactly once per occurrence" a key.
+      CREATE TABLE IF NOT EXISTS inbox_occurrences (
+        key TEXT PRIMARY KEY,
+        item_id INTEGER NOT NULL REFERENCES inbox_items(id),
+        at INTEGER NOT NULL
+      ) WITHOUT ROWID;
+      -- The dead-man's switch: every slot of the job due before checked_to has been looked at.
+      CREATE TABLE IF NOT EXISTS inbox_watch (
+        job_id TEXT PRIMARY KEY,
+        checked_to INTEGER NOT NULL
+      ) WITHOUT ROWID;
+
+      -- Outbound webhook deliveries: a durable outbox written in the transaction that raised the
+      -- item, sent after the commit, retried with backoff, 'dead' when it gives up.
+      CREATE TABLE IF NOT EXISTS webhook_deliveries (
+        id INTEGER PRIMARY KEY,
+        webhook_id TEXT NOT NULL,
+        item_id INTEGER REFERENCES inbox_items(id),
+        kind TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('pending','delivered','dead')),
+        attempts INTEGER NOT NULL DEFAULT 0,
+        next_at INTEGER,
+        last_error TEXT,
+        last_status INTEGER,
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL,
+        delivered_at INTEGER
+      );
+      CREATE INDEX IF NOT EXISTS webhook_deliveries_due ON webhook_deliveries (next_at) WHERE status = 'pending';
+      CREATE INDEX IF NOT EXISTS webhook_deliveries_hook ON webhook_deliveries (webhook_id, id);
+
+      -- Approvals: the operator's decision on a held run travels with the backfill that runs it
+      -- again (JSON {decision, note, by, at}), so every re-offer of that dispatch carries it.
+      -- Pauses people ask for: until a time (auto-resume), finishing running work first (drain),
+      -- and a whole role (its jobs carry pause_scope 'role'; its tasks are not handed out).
+      CREATE TABLE IF NOT EXISTS role_pauses (
+        role TEXT PRIMARY KEY,
+        at INTEGER NOT NULL,
+        by TEXT NOT NULL,
+        reason TEXT NOT NULL,
+        until INTEGER
+      ) WITHOUT ROWID;
+    `,
+    run: (db) => {
+      const added: Array<[table: string, column: string, decl: string]> = [
+        ['backfills', 'approval', 'TEXT'],
+        ['jobs', 'paused_until', 'INTEGER'],
+        ['jobs', 'pause_drain', 'INTEGER NOT NULL DEFAULT 0'],
+        ['jobs', 'pause_scope', 'TEXT'],
+      ];
+      for (const [table, column, decl] of added) {
+        const columns = db.prepare<[], { name: string }>(`PRAGMA table_info(${table})`).all();
+        if (!columns.some((c) => c.name === column)) db.exec(`ALTER TABLE ${table} ADD COLUMN ${column} ${decl}`);
+      }
+    },
+  },
+  {
+    name: '014_task_budgets',
+    sql: `
+      -- A task's spend cap per attempt (optional at create; most tasks have none, so a table of its
+      -- own keeps the task rows and the claim path as they are). stopped_attempt: the attempt the
+      -- cap took away (the task is blocked for the operator; the inbox item is a budget one).
+      CREATE TABLE IF NOT EXISTS task_budgets (
+        task_id INTEGER PRIMARY KEY REFERENCES tasks(id),
+        max_cost_usd REAL,
+        max_tokens INTEGER,
+        stopped_attempt INTEGER
+      );
+    `,
+  },
 ];

@@ -92,8 +92,8 @@ export const REQUEST_HANDLERS: { readonly [T in HandledType]: RequestHandler<T> 
 
   create_task: async (host, from, req) => {
     requireRole(from, req.role, 'create tasks');
-    const { title, role, priority, payload, dependsOn, idempotencyKey } = req;
-    const r = await host.journal.commit(() => host.core.tasks.create({ title, role, priority, payload, dependsOn, idempotencyKey }, { actor: from.instanceId }));
+    const { title, role, priority, payload, dependsOn, budget, idempotencyKey } = req;
+    const r = await host.journal.commit(() => host.core.tasks.create({ title, role, priority, payload, dependsOn, budget, idempotencyKey }, { actor: from.instanceId }));
     return { task: r.task, replayed: r.replayed };
   },
 

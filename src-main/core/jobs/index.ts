@@ -4,15 +4,19 @@ import { oldestAbout } from '../audit/audit-query';
 import type { CoreContext } from '../context';
 import type { InstanceRegistry } from '../instances/registry';
 import type { Signals } from '../signals/signals';
+import { Approvals } from './approvals';
 import { BackfillRepo } from './backfill-repo';
 import { CalendarRepo } from './calendar-repo';
-import { JobEngine, type EngineHub } from './engine';
+import { JobEngine, type BudgetGate, type EngineHub } from './engine';
+import { Pauses } from './pauses';
 import type { PreconditionEvaluator } from './preconditions';
 import { JobRepo } from './repo';
 import { JobService } from './service';
 import { JobSettingsStore } from './settings';
 
 export { JobService, type ActorOpts } from './service';
+export { Approvals, type DecisionListener } from './approvals';
+export { Pauses, PAUSE_TIMER_ACTOR } from './pauses';
 export { JobEngine, maintenanceAt } from './engine';
 export { JobPlan, firstLook, missedOutcome, resolvePlaceholders, slotDates } from './plan';
 export { validateJobInput } from './validate-job';
@@ -21,6 +25,8 @@ export { allBackfillEdges, isBackfillEdge } from './backfill-transitions';
 export { runPhase, type RunPhase, type WaitingOn } from './run-phase';
 
 export interface JobsDeps {
+  /** Daily spend caps, a layer-3 condition (core/budgets). */
+  budgets?: BudgetGate;
   ctx: CoreContext;
   hub: EngineHub;
   signals: Signals;
@@ -37,7 +43,7 @@ export function createJobs(deps: JobsDeps): JobService {
   const repo = new JobRepo(ctx, calendars);
   const backfillRows = new BackfillRepo(ctx.db);
   const settings = new JobSettingsStore(ctx);
-  const engine = new JobEngine({ ctx, repo, backfillRows, settings, hub, signals, instances: deps.instances, logger: deps.logger, ...(deps.preconditions ? { preconditions: deps.preconditions } : {}) });
+  const engine = new JobEngine({ ctx, repo, backfillRows, settings, hub, signals, instances: deps.instances, logger: deps.logger, ...(deps.budgets ? { budgets: deps.budgets } : {}), ...(deps.preconditions ? { preconditions: deps.preconditions } : {}) });
   return new JobService({
     ctx,
     repo,
@@ -53,5 +59,7 @@ export function createJobs(deps: JobsDeps): JobService {
       onlineCount: (role) => hub.connectedInstances(role).length,
       trail: (subjects, limit) => oldestAbout(ctx.db, subjects, limit),
     },
+    approvals: new Approvals(ctx, engine),
+    pauses: new Pauses({ ctx, repo, logger: deps.logger, write: (fn) => engine.write(fn), wakeWaiting: (jobId) => engine.jobResumed(jobId) }),
   });
 }

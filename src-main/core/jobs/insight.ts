@@ -82,10 +82,12 @@ const OUTCOME_WORDS: Record<string, string> = {
   skipped_disabled: 'did not run: the job was disabled',
   skipped_maintenance: 'did not run: a maintenance window covered the rest of the window',
   skipped_quota: 'did not run: the concurrency quota stayed full',
+  skipped_budget: 'did not run: a daily spend cap stayed reached',
   missed: 'did not run: the window passed while Gaffer could not act on it',
   folded: 'did not run on its own: folded into a later run',
   failed: 'ran and failed',
   held: 'ran and failed; held for review',
+  rejected: 'ran and failed; held for review, and the operator rejected it',
   waiting: 'is waiting (window open, being checked)',
   dispatched: 'has been triggered; waiting for the agent to start',
   running: 'is running',
@@ -257,7 +259,13 @@ function forecast(
   const push = (name: string, ok: boolean, reason: string, evidence?: unknown) => execItems.push({ name, verdict: ok ? 'ready' : 'not_ready', reason, ...(evidence !== undefined ? { evidence } : {}) });
   push('killSwitch', !settings.killSwitch.on, settings.killSwitch.on ? `the kill switch is on now (by ${settings.killSwitch.by} at ${settings.killSwitch.at}: ${settings.killSwitch.reason}); nothing is dispatched while it stays on` : 'the kill switch is off now', settings.killSwitch);
   const paused = toJob(job).paused;
-  push('pause', !paused, paused ? `the job is paused now (by ${paused.by} at ${paused.at}: ${paused.reason}); unless resumed before ${isoTime(w.latestStart)} the slot is skipped` : 'the job is not paused now', paused);
+  const resumes = paused?.until ? ` (it resumes by itself at ${paused.until})` : '';
+  push(
+    'pause',
+    !paused,
+    paused ? `the ${paused.role ? `role ${job.role}` : 'job'} is paused now (by ${paused.by} at ${paused.at}: ${paused.reason})${resumes}; unless resumed before ${isoTime(w.latestStart)} the slot is skipped` : 'the job is not paused now',
+    paused,
+  );
   push('enabled', job.enabled === 1, job.enabled === 1 ? 'the job is enabled' : 'the job is disabled: the runner does not look at its slots');
   const mw = maintenanceAt(spec, w.opensAt);
   push('maintenance', mw === null, mw ? `the window opens inside maintenance window ${mw.label}; dispatch waits until ${isoTime(mw.until)}` : 'no maintenance window at the window opening');

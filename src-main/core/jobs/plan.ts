@@ -155,7 +155,7 @@ export type FirstLook =
 
 export interface MissedOutcome {
   status: 'failed' | 'skipped';
-  disposition: 'missed' | 'folded' | 'skipped_paused' | 'skipped_kill_switch' | 'skipped_disabled' | 'skipped_not_ready' | 'skipped_maintenance' | 'skipped_quota';
+  disposition: 'missed' | 'folded' | 'skipped_paused' | 'skipped_kill_switch' | 'skipped_disabled' | 'skipped_not_ready' | 'skipped_maintenance' | 'skipped_quota' | 'skipped_budget';
   backfill: boolean;
   alert: boolean;
   reason: string;

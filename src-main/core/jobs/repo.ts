@@ -140,7 +140,7 @@ export class JobRepo {
     return this.q.jobByName.get(name);
   }
 
-  insertJob(row: Omit<JobRow, 'paused_at' | 'paused_by' | 'paused_reason'>): void {
+  insertJob(row: Omit<JobRow, 'paused_at' | 'paused_by' | 'paused_reason' | 'paused_until' | 'pause_drain' | 'pause_scope'>): void {
     this.q.insertJob.run(row);
   }
 

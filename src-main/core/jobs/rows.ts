@@ -31,6 +31,12 @@ export interface JobRow {
   paused_at: number | null;
   paused_by: string | null;
   paused_reason: string | null;
+  /** When the pause ends by itself (auto-resume), or null. */
+  paused_until: number | null;
+  /** 1: the pause lets the runs already started finish (their retries included). */
+  pause_drain: number;
+  /** 'role' when the job is paused because its whole role is; null for its own pause. */
+  pause_scope: string | null;
   cursor: number;
   next_check_at: number | null;
   created_at: number;
@@ -99,6 +105,8 @@ export interface BackfillRow {
   updated_at: number;
   dispatched_at: number | null;
   finished_at: number | null;
+  /** The operator's approval this backfill runs with (JSON `RunApproval`), if it re-runs a held run. */
+  approval: string | null;
 }
 
 export interface CheckRow {
@@ -135,7 +143,10 @@ export function toJob(r: JobRow): Job {
     ...spec,
     enabled: r.enabled === 1,
     version: r.version,
-    paused: r.paused_at === null ? null : { at: isoTime(r.paused_at), by: r.paused_by ?? '', reason: r.paused_reason ?? '' },
+    paused:
+      r.paused_at === null
+        ? null
+        : { at: isoTime(r.paused_at), by: r.paused_by ?? '', reason: r.paused_reason ?? '', until: isoTimeOrNull(r.paused_until), drain: r.pause_drain === 1, role: r.pause_scope === 'role' },
     createdAt: isoTime(r.created_at),
     updatedAt: isoTime(r.updated_at),
     createdBy: r.created_by,

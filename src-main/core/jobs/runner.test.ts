@@ -288,7 +288,7 @@ describe('pause and kill switch', () => {
     const e = h.core.jobs.explain(jobId, '2026-11-30T01:00:00.000Z');
     expect(e.outcome).toMatch(/the job was paused/);
     expect(e.layers.execution.reason).toMatch(/paused \(by alice at 2026-11-30T00:00:00.000Z: upstream migration\)/);
-    expect(e.jobState.paused).toEqual({ by: 'alice', at: '2026-11-30T00:00:00.000Z', reason: 'upstream migration' });
+    expect(e.jobState.paused).toEqual({ by: 'alice', at: '2026-11-30T00:00:00.000Z', reason: 'upstream migration', until: null, drain: false, role: false });
     // Run now by hand while paused: still one run per slot — today's is taken, so pick tomorrow's.
     const dup = h.core.jobs.triggerNow(jobId, { reason: 'again', actor: 'bob' });
     expect(dup).toMatchObject({ created: false, dispatched: false });

@@ -28,7 +28,6 @@ import {
   listJobsInput,
   listRunsInput,
   operatorReason,
-  optionalReason,
   requestBackfillInput,
   triggerNowInput,
   type Backfill,
@@ -58,9 +57,12 @@ import type { CalendarRepo } from './calendar-repo';
 import type { JobEngine } from './engine';
 import { ledgerBuckets } from './ledger-buckets';
 import { triggerChoices } from './trigger-choices';
+import type { JobPlan } from './plan';
 import { explain, ledger, preview, simulateDowntime, type InsightDeps } from './insight';
 import type { JobRepo } from './repo';
 import { specOf, toBackfill, toJob, toRun, type JobRow } from './rows';
+import type { Approvals } from './approvals';
+import type { Pauses } from './pauses';
 import { parseIcsCalendar, validateCalendar, type Calendar } from './schedule';
 import { assertValid, validateJobInput } from './validate-job';
 
@@ -97,6 +99,10 @@ export interface JobServiceDeps {
   calendars: CalendarRepo;
   engine: JobEngine;
   insight: InsightDeps;
+  /** Decisions on held runs (approvals.ts). */
+  approvals: Approvals;
+  /** Job and role pauses, until a time, draining (pauses.ts). */
+  pauses: Pauses;
 }
 
 export class JobService {
@@ -106,6 +112,8 @@ export class JobService {
   private readonly calendars: CalendarRepo;
   private readonly engine: JobEngine;
   private readonly insight: InsightDeps;
+  readonly approvals: Approvals;
+  readonly pauses: Pauses;
 
   constructor(deps: JobServiceDeps) {
     this.ctx = deps.ctx;
@@ -114,14 +122,28 @@ export class JobService {
     this.calendars = deps.calendars;
     this.engine = deps.engine;
     this.insight = deps.insight;
+    this.approvals = deps.approvals;
+    this.pauses = deps.pauses;
   }
 
   start(): void {
     this.engine.start();
+    this.pauses.start();
   }
 
   stop(): void {
+    this.pauses.stop();
     this.engine.stop();
+  }
+
+  /** A run past its spend cap: its attempt is taken away at once and the run held (core/budgets). */
+  holdForBudget(runId: string, message: string): boolean {
+    return this.engine.holdForBudget(runId, message);
+  }
+
+  /** A job spec's plan (slots and windows) with its calendar applied (the dead-man's switch reads it). */
+  planOfSpec(spec: JobSpec): JobPlan {
+    return this.repo.planOfSpec(spec);
   }
 
   /** Resolves once no asynchronous check or push continuation of the runner is in flight (tests). */
@@ -184,6 +206,7 @@ export class JobService {
       });
       this.repo.insertVersion(id, 1, spec, actor, reason ?? null);
       const job = this.jobEvent(this.repo.jobRow(id), 'create', actor, { spec, ...(reason ? { reason } : {}) });
+      this.pauses.followRole(id, actor);
       return { job, warnings: v.issues.filter((i) => i.severity === 'warning') };
     });
   }
@@ -217,6 +240,7 @@ export class JobService {
       const changed = Object.keys(patch).filter((k) => JSON.stringify((before as unknown as Record<string, unknown>)[k]) !== JSON.stringify((spec as unknown as Record<string, unknown>)[k]));
       if (!spec.enabled && cur.enabled === 1) this.engine.jobDisabled(cur.id, 'the job was disabled', actor);
       const job = this.jobEvent(this.repo.jobRow(cur.id), 'update', actor, { from: cur.version, to: version, changed, ...(reason ? { reason } : {}) });
+      if (spec.role !== cur.role) this.pauses.followRole(cur.id, actor);
       return { job, warnings: v.issues.filter((i) => i.severity === 'warning') };
     });
   }
@@ -252,31 +276,13 @@ export class JobService {
     };
   }
 
+  /** Pauses the job (optionally until a time, or letting started runs finish): pauses.ts. */
   pause(id: string, input: unknown): Job {
-    const { reason, actor } = parseOrThrow(operatorReason, input, 'pause');
-    return this.write(() => {
-      const row = this.repo.jobRow(id);
-      if (row.paused_at !== null) throw new GafferError('invalid_transition', `job ${row.name} is already paused (by ${row.paused_by}: ${row.paused_reason})`);
-      this.repo.patchJob(row.id, { paused_at: this.now, paused_by: actor, paused_reason: reason });
-      return this.jobEvent(this.repo.jobRow(row.id), 'pause', actor, { reason });
-    });
+    return this.pauses.pauseJob(id, input);
   }
 
   resume(id: string, input: unknown): Job {
-    const { reason, actor } = parseOrThrow(optionalReason, input, 'resume');
-    return this.write(() => {
-      const row = this.repo.jobRow(id);
-      if (row.paused_at === null) throw new GafferError('invalid_transition', `job ${row.name} is not paused`);
-      this.repo.patchJob(row.id, { paused_at: null, paused_by: null, paused_reason: null });
-      // Slots waiting because of the pause are looked at again at once.
-      this.engine.jobResumed(row.id);
-      return this.jobEvent(this.repo.jobRow(row.id), 'resume', actor, {
-        ...(reason ? { reason } : {}),
-        pausedBy: row.paused_by,
-        pausedAt: isoTimeOrNull(row.paused_at),
-        pausedReason: row.paused_reason,
-      });
-    });
+    return this.pauses.resumeJob(id, input);
   }
 
   setEnabled(id: string, enabled: boolean, input: unknown): Job {

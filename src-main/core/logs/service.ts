@@ -196,6 +196,9 @@ export class LogService {
     };
   }
 
+  /** Told after each usage report is recorded (the spend caps, core/budgets); never fails the report. */
+  onUsageRecorded: ((subject: string, attempt: number) => void) | undefined;
+
   /** `usage`: adds the increments to the sender's attempt; resolves with its running total. */
   async usage(instanceId: string, frame: UsageFrame): Promise<UsageResult> {
     const work = this.held(instanceId, frame);
@@ -216,6 +219,11 @@ export class LogService {
         }),
       ),
     );
+    try {
+      this.onUsageRecorded?.(work.subject, work.attempt);
+    } catch (e) {
+      this.d.logger.error('logs: the usage listener failed (the report itself is recorded)', { error: e instanceof Error ? e.message : String(e) });
+    }
     return { usage: totals };
   }
 

@@ -46,6 +46,7 @@ const IDEMPOTENCY_SCOPE = 'task.create';
 
 export class Board {
   private readonly depStatus;
+  private readonly insertBudget;
 
   constructor(
     private readonly ctx: CoreContext,
@@ -55,12 +56,21 @@ export class Board {
     private readonly search: TaskSearch,
   ) {
     this.depStatus = ctx.db.prepare<[number], { status: TaskStatus }>('SELECT status FROM tasks WHERE id = ?');
+    this.insertBudget = ctx.db.prepare('INSERT INTO task_budgets (task_id, max_cost_usd, max_tokens) VALUES (?, ?, ?)');
   }
 
   create(input: unknown, who: Actor): CreateResult {
     const args = parseOrThrow(createTaskInput, input, 'task');
     const { idempotencyKey, ...body } = args;
-    const normalised = { ...body, priority: body.priority ?? 0, payload: body.payload ?? null, dependsOn: [...new Set(body.dependsOn ?? [])] };
+    const { budget, ...rest } = body;
+    // A budget with no cap in it is no budget; without one the hash is what it was before budgets.
+    const normalised = {
+      ...rest,
+      priority: body.priority ?? 0,
+      payload: body.payload ?? null,
+      dependsOn: [...new Set(body.dependsOn ?? [])],
+      ...(budget && Object.keys(budget).length > 0 ? { budget } : {}),
+    };
     const hash = bodyHash(normalised);
     return this.ctx.store.write(() => {
       const now = this.ctx.clock.now();
@@ -74,7 +84,7 @@ export class Board {
     });
   }
 
-  private insert(t: Required<Omit<CreateTaskInput, 'idempotencyKey'>>, now: number, who: Actor): Task {
+  private insert(t: Required<Omit<CreateTaskInput, 'idempotencyKey' | 'budget'>> & Pick<CreateTaskInput, 'budget'>, now: number, who: Actor): Task {
     const traceId = who.traceId ?? newTraceId();
     let unmet = 0;
     for (const dep of t.dependsOn) {
@@ -87,12 +97,13 @@ export class Board {
         .lastInsertRowid,
     );
     for (const dep of t.dependsOn) this.repo.insertDep.run(id, dep);
+    if (t.budget) this.insertBudget.run(id, t.budget.maxCostUsdPerRun ?? null, t.budget.maxTokensPerRun ?? null);
     const task = this.repo.get(id)!;
     this.ctx.audit.append({
       type: 'task.create',
       actor: who.actor,
       subject: `task:${id}`,
-      detail: { title: t.title, role: t.role, priority: t.priority, dependsOn: t.dependsOn, unmet },
+      detail: { title: t.title, role: t.role, priority: t.priority, dependsOn: t.dependsOn, unmet, ...(t.budget ? { budget: t.budget } : {}) },
       traceId,
     });
     this.ctx.store.emit({ type: 'task.created', task });

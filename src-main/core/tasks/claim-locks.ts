@@ -15,6 +15,7 @@
  *    its status: it is `not_holder` and audited, never a replay.
  * 7. Taking a lock away emits `lock.lost` (after commit), so the hub tells the holder at once.
  */
+import { BUDGET_ACTOR } from '../../common/attention';
 import { GafferError } from '../../common/errors';
 import type { Task } from '../../common/model';
 import { claimInput, renewInput, reportInput } from '../../common/schemas';
@@ -43,6 +44,11 @@ const LOST_BECAUSE: Record<ExpiryReason, LockLostReason> = {
 const REJECT_CODES = new Set(['not_holder', 'invalid_transition']);
 
 export class ClaimLocks {
+  /**
+   * Roles that hand out no task now (a paused role, a spend cap reached): a claim for one of them
+   * is answered "no task" (P2), like an empty queue. Set once by createCore; read on every claim.
+   */
+  gate: ((role: string) => boolean) | undefined;
   private readonly instanceOf;
   private readonly expiredAtFence;
 
@@ -65,6 +71,7 @@ export class ClaimLocks {
       if (!inst) throw new GafferError('not_found', `unknown instance ${instanceId}`);
       if (inst.status !== 'online') throw new GafferError('forbidden', `instance ${instanceId} is ${inst.status}; say hello again`);
       const role = askedRole ?? inst.role;
+      if (this.gate?.(role)) return { task: null };
       const candidate = this.repo.nextClaimable.get(role);
       if (!candidate) return { task: null };
       const now = this.ctx.clock.now();
@@ -190,6 +197,24 @@ export class ClaimLocks {
     this.ctx.store.emit({ type: 'lock.expired', taskId, instanceId: lock.instance_id, fence: lock.fence, reason });
     this.ctx.store.emit({ type: 'lock.lost', taskId, instanceId: lock.instance_id, fence: lock.fence, reason: LOST_BECAUSE[reason] });
     this.ctx.store.emit({ type: 'task.changed', task: this.repo.get(taskId)!, from: 'in_progress', to: 'backlog', actor });
+    return true;
+  }
+
+  /**
+   * Takes the lock on `taskId` away because the attempt passed its spend cap (core/budgets): the
+   * task is blocked with `note` for the operator (unblock or cancel it), and the holder is told
+   * `lock_lost` (`budget`). Must run inside a write. Returns false when there was no lock.
+   */
+  takeForBudgetTx(taskId: number, note: string, detail: Record<string, unknown>): boolean {
+    const lock = this.repo.lock.get(taskId);
+    if (!lock) return false;
+    const { status, trace_id: traceId } = this.repo.status.get(taskId)!;
+    assertTransition('budget', status, 'blocked');
+    this.repo.deleteLock.run(taskId);
+    this.repo.setBlocked.run(note, this.ctx.clock.now(), taskId);
+    this.ctx.audit.append({ type: 'lock.budget', actor: BUDGET_ACTOR, subject: `task:${taskId}`, detail: { holder: lock.instance_id, fence: lock.fence, from: status, to: 'blocked', ...detail }, traceId });
+    this.ctx.store.emit({ type: 'lock.lost', taskId, instanceId: lock.instance_id, fence: lock.fence, reason: 'budget' });
+    this.ctx.store.emit({ type: 'task.changed', task: this.repo.get(taskId)!, from: 'in_progress', to: 'blocked', actor: BUDGET_ACTOR });
     return true;
   }
 

@@ -110,6 +110,7 @@ export function prepareTaskRepo(db: Db) {
     ),
     setStatus: db.prepare('UPDATE tasks SET status = ?, updated_at = ? WHERE id = ?'),
     setReported: db.prepare('UPDATE tasks SET status = ?, note = ?, output = ?, updated_at = ? WHERE id = ?'),
+    setBlocked: db.prepare(`UPDATE tasks SET status = 'blocked', note = ?, updated_at = ? WHERE id = ?`),
     setExpired: db.prepare(`UPDATE tasks SET status = 'backlog', previously_expired = 1, updated_at = ? WHERE id = ?`),
     setPriority: db.prepare('UPDATE tasks SET priority = ?, updated_at = ? WHERE id = ?'),
     setPayload: db.prepare('UPDATE tasks SET payload = ?, updated_at = ? WHERE id = ?'),

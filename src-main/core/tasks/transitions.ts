@@ -4,6 +4,7 @@
  *
  *   backlog ──claim──▶ in_progress ──holder report──▶ done | failed | blocked | backlog
  *   in_progress ──watchdog expiry / operator force-release──▶ backlog
+ *   in_progress ──its spend cap per attempt passed (core/budgets)──▶ blocked
  *   failed ──operator retry──▶ backlog        blocked ──operator unblock──▶ backlog
  *   backlog | blocked | failed | in_progress ──operator cancel──▶ cancelled
  *   done and cancelled are final.
@@ -11,7 +12,7 @@
 import { GafferError } from '../../common/errors';
 import type { TaskStatus } from '../../common/model';
 
-export type TransitionCause = 'claim' | 'report' | 'expire' | 'force_release' | 'retry' | 'unblock' | 'cancel';
+export type TransitionCause = 'claim' | 'report' | 'expire' | 'force_release' | 'budget' | 'retry' | 'unblock' | 'cancel';
 
 const EDGES: Record<TransitionCause, ReadonlyArray<readonly [TaskStatus, TaskStatus]>> = {
   claim: [['backlog', 'in_progress']],
@@ -23,6 +24,7 @@ const EDGES: Record<TransitionCause, ReadonlyArray<readonly [TaskStatus, TaskSta
   ],
   expire: [['in_progress', 'backlog']],
   force_release: [['in_progress', 'backlog']],
+  budget: [['in_progress', 'blocked']],
   retry: [['failed', 'backlog']],
   unblock: [['blocked', 'backlog']],
   cancel: [

@@ -23,7 +23,7 @@ import { isRunEdge, type RunCause } from '../jobs/run-transitions';
 import { isBackfillEdge, type BackfillCause } from '../jobs/backfill-transitions';
 import { isInstanceEdge, type InstanceCause } from '../instances/transitions';
 
-const RELEASING = new Set(['lock.release', 'lock.expire', 'operator.force_release', 'operator.cancel']);
+const RELEASING = new Set(['lock.release', 'lock.expire', 'lock.budget', 'operator.force_release', 'operator.cancel']);
 
 export function checkInvariants(db: Db): string[] {
   const problems: string[] = [];
@@ -125,6 +125,8 @@ function causeOf(type: string): TransitionCause | undefined {
   switch (type) {
     case 'lock.release':
       return 'report';
+    case 'lock.budget':
+      return 'budget';
     case 'operator.cancel':
       return 'cancel';
     case 'operator.retry':

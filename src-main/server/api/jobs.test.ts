@@ -114,7 +114,7 @@ describe('jobs over HTTP', () => {
     const job = (await call('POST', '/jobs', JOB)).body.job;
     expect((await call('POST', `/jobs/${job.id}/pause`, {})).status).toBe(400); // a reason is required
     const paused = await call('POST', `/jobs/${job.id}/pause`, { reason: 'data migration' });
-    expect(paused.body.job.paused).toEqual({ at: '2026-11-30T08:00:00.000Z', by: 'operator:http', reason: 'data migration' });
+    expect(paused.body.job.paused).toEqual({ at: '2026-11-30T08:00:00.000Z', by: 'operator:http', reason: 'data migration', until: null, drain: false, role: false });
     const ex = await call('GET', `/jobs/${job.id}/explain?at=2026-12-01T01:00:00.000Z`);
     expect(ex.body.explanation).toMatchObject({ tense: 'future', slot: { slot: '2026-12-01' }, outcome: expect.stringMatching(/unless the job is resumed/) });
     // Run now while paused: claims the current slot (one run per slot).

@@ -29,6 +29,8 @@ const instantParam = z.union([z.iso.datetime({ offset: true }), z.string().regex
 
 const reasonBody = z.strictObject({ reason });
 const optionalReasonBody = z.strictObject({ reason: reason.optional() });
+/** A pause: with a reason; optionally until a time (it resumes by itself), or letting the runs already started finish (`drain`). */
+const pauseBody = z.strictObject({ reason, until: z.iso.datetime({ offset: true }).nullable().optional(), drain: z.boolean().optional() });
 
 // Query and body schemas, named so each route's doc (the OpenAPI document) names what it parses.
 const idParams = { id: idParam };
@@ -184,12 +186,18 @@ export function jobRoutes(core: Core): Route[] {
     {
       method: 'POST',
       path: '/jobs/:id/pause',
-      doc: { summary: 'Pause a job: no new runs until it is resumed (audited with the reason).', params: idParams, query: emptyQuery, body: reasonBody, responses: { 200: '`{job}`' } },
+      doc: {
+        summary: 'Pause a job: no new runs until it is resumed, or until `until` (it resumes by itself); `drain` lets the runs already started finish, retries included (audited with the reason).',
+        params: idParams,
+        query: emptyQuery,
+        body: pauseBody,
+        responses: { 200: '`{job}`' },
+      },
       async handler(c) {
         noQuery(c);
         const id = parseParam(idParam, c, 'id');
-        const { reason: why } = await parseBody(reasonBody, c);
-        return ok({ job: jobs.pause(id, { reason: why, actor: c.actor }) });
+        const body = await parseBody(pauseBody, c);
+        return ok({ job: jobs.pause(id, { ...body, actor: c.actor }) });
       },
     },
     {

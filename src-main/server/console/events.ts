@@ -74,7 +74,7 @@ export function mapCoreEvent(e: CoreEvent): ConsoleEvent[] {
       return [{ type: 'instance.changed', instanceId: e.instanceId, status: 'online' }];
     case 'audit.appended': {
       const out: ConsoleEvent[] = [{ type: 'audit.appended', event: e.event }];
-      if (e.event.type === 'operator.kill_switch') out.push({ type: 'settings.changed' });
+      if (e.event.type === 'operator.kill_switch' || e.event.type === 'notifications.update') out.push({ type: 'settings.changed' });
       return out;
     }
     // Central jobs (core/jobs).
@@ -114,6 +114,15 @@ export function mapCoreEvent(e: CoreEvent): ConsoleEvent[] {
         },
       ];
     }
+    case 'budgets.changed':
+      return [{ type: 'settings.changed' }];
+    case 'role.paused':
+      // A role pause changes its jobs (each announced on its own) and the role's queue.
+      return [{ type: 'job.changed', jobId: `role:${e.pause.role}` }];
+    case 'inbox.changed':
+      return [
+        { type: 'inbox.changed', itemId: e.item.id, action: e.action, kind: e.item.kind, severity: e.item.severity, state: e.item.state, title: e.item.title, detail: e.item.detail },
+      ];
     case 'managed.changed': {
       const out: ConsoleEvent[] = [{ type: 'managed.changed', managedAgentId: e.managedAgentId }];
       if (e.action === 'crash_looping') out.push({ type: 'alert', level: 'warning', title: 'Managed agent crash looping', body: e.message ?? `Managed agent ${e.managedAgentId} keeps exiting right after it starts.` });
@@ -155,6 +164,9 @@ function keyOf(e: ConsoleEvent): string | null {
       return `job:${e.jobId}`;
     case 'settings.changed':
       return 'settings';
+    case 'inbox.changed':
+      // A raise or a wake is its own notification; later changes of the item in a batch fold into the last.
+      return e.action === 'raised' || e.action === 'reopened' ? `inbox:${e.itemId}:${e.action}` : `inbox:${e.itemId}`;
     case 'log.appended':
       // One per subject and batch: the newest seq says how far the log goes.
       return `log:${e.subject}`;

@@ -86,6 +86,8 @@ describe('jobs console methods: bad arguments are refused and change nothing', (
     'jobs.rehearse': [{}, { spec: SPEC, scenarios: [] }, { spec: SPEC, scenarios: ['meteor'] }, { spec: { ...SPEC, window: { start: '10:00', end: '09:00' } } }, { spec: SPEC, from: 'tomorrow' }],
     'runs.list': [{ status: 'nope' }, { job: 'job_nope' }, { from: 'yesterday' }],
     'runs.get': [{}, { id: 'run_nope' }],
+    'runs.approve': [{ id: 'run_nope' }, { id: 'run_nope', note: '  ' }, { id: 'run_nope', note: 'ok' }],
+    'runs.reject': [{ id: 'run_nope', note: 'x', actor: 'spoofed' }, { id: 'run_nope', note: 'no' }],
     'backfills.list': [{ status: 'nope' }, { after: -1 }],
     'backfills.action': [{ id: 1, action: 'explode', reason: 'r' }, { id: 1, action: 'cancel' }, { id: 999, action: 'cancel', reason: 'r' }],
     'backfills.request': [{ jobId: 'daily-report', slot: '2026-11-29' }, { jobId: 'daily-report', slot: '2026-11-29', reason: 'r' }],

@@ -4,6 +4,7 @@ import { HubFixture } from '../../core/hub/hub.testkit';
 import { auditCount, makeTestCore, onlineInstance, stateDigest, type TestCore } from '../../core/testing/test-core';
 import { createConsoleMethods, type ConsoleMethods, type JobsConsolePort } from './methods';
 import { isJobsMethod, type JobsMethod } from './methods-jobs';
+import { isAttentionMethod, type AttentionMethod } from './methods-attention';
 import { isManagedMethod, type ManagedMethod } from './methods-managed';
 import { lastLocalDays, localDayKey, localWeekStart } from './read-models';
 
@@ -61,8 +62,9 @@ describe('console methods: the allow-list and argument validation', () => {
   });
 
   // One bad call per method: each is refused as bad_request and changes nothing.
-  // (The jobs and managed-agent methods have theirs in methods-jobs.test.ts / methods-managed.test.ts.)
-  const bad: Record<Exclude<ConsoleMethod, JobsMethod | ManagedMethod>, unknown[]> = {
+  // (The jobs, managed-agent and attention methods have theirs in methods-jobs.test.ts /
+  // methods-managed.test.ts / methods-attention.test.ts.)
+  const bad: Record<Exclude<ConsoleMethod, JobsMethod | ManagedMethod | AttentionMethod>, unknown[]> = {
     'dashboard.get': [{ extra: 1 }, 'x'],
     'tasks.list': [{ status: 'nope' }, { limit: 0 }, { role: 'bad role!' }],
     'tasks.get': [{}, { taskId: -1 }, { taskId: '1' }],
@@ -110,10 +112,10 @@ describe('console methods: the allow-list and argument validation', () => {
   };
 
   it('has a bad-input case for every method', () => {
-    expect(Object.keys(bad).sort()).toEqual(CONSOLE_METHODS.filter((m) => !isJobsMethod(m) && !isManagedMethod(m)).sort());
+    expect(Object.keys(bad).sort()).toEqual(CONSOLE_METHODS.filter((m) => !isJobsMethod(m) && !isManagedMethod(m) && !isAttentionMethod(m)).sort());
   });
 
-  for (const method of CONSOLE_METHODS.filter((m): m is Exclude<ConsoleMethod, JobsMethod | ManagedMethod> => !isJobsMethod(m) && !isManagedMethod(m))) {
+  for (const method of CONSOLE_METHODS.filter((m): m is Exclude<ConsoleMethod, JobsMethod | ManagedMethod | AttentionMethod> => !isJobsMethod(m) && !isManagedMethod(m) && !isAttentionMethod(m))) {
     it(`${method}: bad arguments → bad_request, nothing changed`, async () => {
       const id = onlineInstance(core);
       create('a task');

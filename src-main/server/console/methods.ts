@@ -28,6 +28,7 @@ import { isoTime } from '../../common/iso-time';
 import { parseOrThrow } from '../../common/validate';
 import { verifyLiveRange } from '../../core/audit/audit-export';
 import type { Core } from '../../core/create-core';
+import { createAttentionHandlers } from './methods-attention';
 import { createJobsHandlers } from './methods-jobs';
 import { createLogsHandlers } from './methods-logs';
 import { createManagedHandlers } from './methods-managed';
@@ -84,6 +85,12 @@ export function createConsoleMethods(core: Core, ctx: ConsoleContext, opts: Cons
   const actor = ctx.actor;
 
   const killSwitch = (): boolean => jobs.killSwitch();
+  /** Who turned the kill switch on, when and why (the jobs module's settings row); null while it is off. */
+  const killSwitchBy = (): Dashboard['killSwitchBy'] => {
+    if (!killSwitch()) return null;
+    const k = core.jobs.settings().killSwitch;
+    return { by: k.by ?? '?', at: k.at ?? '?', reason: k.reason ?? '' };
+  };
 
   const settings = (): ConsoleSettings => ({
     config: { ...core.config },
@@ -109,10 +116,13 @@ export function createConsoleMethods(core: Core, ctx: ConsoleContext, opts: Cons
         runsNeedingAttention: jobs.runsNeedingAttention(),
         recoveryBoundS: recoveryBoundS(core.config),
         killSwitch: killSwitch(),
+        killSwitchBy: killSwitchBy(),
         roles: rm.roleSummaries(now),
         throughput,
         nextTriggers: jobs.nextTriggers(now, NEXT_TRIGGERS),
         storage: core.store.status(),
+        inbox: core.inbox.counts(),
+        budgets: core.budgets.view(now),
       };
       return dashboard;
     },
@@ -159,6 +169,8 @@ export function createConsoleMethods(core: Core, ctx: ConsoleContext, opts: Cons
     'signals.clear': (a) => core.signals.clear({ ...a, actor }),
     // jobs.*, runs.*, backfills.*, calendars.* (methods-jobs.ts)
     ...createJobsHandlers(core, actor),
+    // inbox.*, notifications.* (methods-attention.ts)
+    ...createAttentionHandlers(core, actor),
     // logs.*, usage.* (methods-logs.ts)
     ...createLogsHandlers(core, actor),
     // managedAgents.* (methods-managed.ts)

@@ -135,6 +135,7 @@ export function prepareReadModels(core: Pick<Core, 'db' | 'store' | 'audit' | 'c
     held: db.prepare<[], { task_id: number; instance_id: string; expires_at: number; title: string }>(
       `SELECT l.task_id, l.instance_id, l.expires_at, t.title FROM locks AS l JOIN tasks AS t ON t.id = l.task_id ORDER BY l.task_id`,
     ),
+    rolePauses: db.prepare<[], { role: string; at: number; by: string; reason: string; until: number | null }>('SELECT role, at, by, reason, until FROM role_pauses'),
   };
 
   return {
@@ -162,6 +163,13 @@ export function prepareReadModels(core: Pick<Core, 'db' | 'store' | 'audit' | 'c
         if (!byRole.has(role)) {
           byRole.set(role, { role, ready: 0, waiting: 0, inProgress: 0, blocked: 0, failed: 0, done: 0, onlineInstances: n, oldestReadyAgeMs: null });
         }
+      }
+      // A paused role shows, tasks or not: the pause is what the operator needs to see.
+      for (const p of q.rolePauses.all()) {
+        const paused = { role: p.role, at: new Date(p.at).toISOString(), by: p.by, reason: p.reason, until: p.until === null ? null : new Date(p.until).toISOString() };
+        const r = byRole.get(p.role);
+        if (r) r.paused = paused;
+        else byRole.set(p.role, { role: p.role, ready: 0, waiting: 0, inProgress: 0, blocked: 0, failed: 0, done: 0, onlineInstances: online.get(p.role) ?? 0, oldestReadyAgeMs: null, paused });
       }
       return [...byRole.values()].sort((a, b) => a.role.localeCompare(b.role));
     },

@@ -1,4 +1,5 @@
-import { useMemo } from 'react';
+import { useMemo, useState } from 'react';
+import { INBOX_KIND_LABELS, INBOX_KINDS, type InboxCounts } from '../../../src-main/common/attention';
 import { navigate } from '../../lib/navigation';
 import { Badge } from '../../components/Badge';
 import { EmptyState, ErrorBanner, Spinner, Stat } from '../../components/States';
@@ -7,6 +8,7 @@ import { formatCount, formatDurationS } from '../../lib/format';
 import { useNow } from '../../lib/now';
 import { useActions, useConsole, useWatch } from '../../store/react';
 import { DistributionChart, ThroughputChart } from './Charts';
+import { SpendCaps } from './SpendCaps';
 import { LogSearchPanel } from './LogSearchPanel';
 import { UsagePanel } from './UsagePanel';
 import { recoveryExplain } from '../../lib/recovery';
@@ -75,9 +77,21 @@ export function DashboardView() {
         />
       </div>
 
+      <InboxStrip counts={d.inbox} />
+      {d.budgets.caps.length > 0 || d.budgets.measured ? <SpendCaps budgets={d.budgets} /> : <SpendCapsHint />}
+
       {d.killSwitch ? (
         <div className="callout callout-bad" role="alert">
-          <strong>Kill switch is ON.</strong> No job is triggered until it is turned off in Settings. Claims of one-off tasks continue.
+          <strong>Kill switch is ON</strong>
+          {d.killSwitchBy ? (
+            <span data-testid="kill-by">
+              {' '}
+              — turned on by <strong>{d.killSwitchBy.by}</strong> <RelativeTime at={d.killSwitchBy.at} />: “{d.killSwitchBy.reason}”.
+            </span>
+          ) : (
+            '.'
+          )}{' '}
+          No job is triggered until it is turned off in Settings. Claims of one-off tasks continue.
           <button className="btn btn-small" onClick={() => navigate('settings')}>
             Open settings
           </button>
@@ -214,5 +228,53 @@ function ConnectFirstAgent() {
         </button>
       </div>
     </section>
+  );
+}
+
+/** What waits in the inbox, by kind; each kind opens the inbox filtered to it. */
+function InboxStrip({ counts }: { counts: InboxCounts }) {
+  const { setInboxFilter } = useActions();
+  const open = (kind: (typeof INBOX_KINDS)[number] | null) => {
+    setInboxFilter({ state: 'open', kind });
+    navigate('inbox');
+  };
+  if (counts.open === 0) {
+    return (
+      <div className="callout callout-ok inbox-strip" data-testid="dashboard-inbox">
+        <strong>Inbox is empty.</strong> <span className="muted">Nothing needs you{counts.snoozed > 0 ? ` now (${counts.snoozed} snoozed)` : ''}.</span>
+      </div>
+    );
+  }
+  return (
+    <div className={`callout ${counts.critical > 0 ? 'callout-bad' : 'callout-warn'} inbox-strip`} role="status" data-testid="dashboard-inbox">
+      <strong>
+        {formatCount(counts.open)} item{counts.open === 1 ? '' : 's'} in the inbox{counts.critical > 0 ? ` (${formatCount(counts.critical)} critical)` : ''}:
+      </strong>
+      {INBOX_KINDS.filter((k) => (counts.byKind[k] ?? 0) > 0).map((k) => (
+        <button key={k} className="link" onClick={() => open(k)}>
+          {formatCount(counts.byKind[k] ?? 0)} {INBOX_KIND_LABELS[k].toLowerCase()}
+        </button>
+      ))}
+      <button className="btn btn-small" onClick={() => open(null)}>
+        Open the inbox
+      </button>
+    </div>
+  );
+}
+
+/** No cap and no spend reported: one line, with the way to set a cap. */
+function SpendCapsHint() {
+  const dash = useConsole((s) => s.dashboard.data);
+  const [open, setOpen] = useState(false);
+  if (!dash) return null;
+  return open ? (
+    <SpendCaps budgets={dash.budgets} />
+  ) : (
+    <div className="muted small" data-testid="spend-caps-hint">
+      No daily spend cap is set.{' '}
+      <button className="link" onClick={() => setOpen(true)}>
+        Set spend caps
+      </button>
+    </div>
   );
 }

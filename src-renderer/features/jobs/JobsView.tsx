@@ -2,6 +2,7 @@ import { useMemo, useState } from 'react';
 import type { JobSummary } from '../../../src-main/common/job-schema';
 import { navigate, useViewRoute } from '../../lib/navigation';
 import { Badge } from '../../components/Badge';
+import { PauseNote } from '../../components/PauseNote';
 import { EmptyState, ErrorBanner, Spinner } from '../../components/States';
 import { RowMenu } from '../../components/RowMenu';
 import { Table, type Column } from '../../components/Table';
@@ -145,9 +146,7 @@ function JobList() {
               </Badge>
             </span>
             {j.paused ? (
-              <span className="small" title={`paused ${formatDateTime(j.paused.at)} by ${j.paused.by}: ${j.paused.reason}`}>
-                <strong>{j.paused.by}</strong> <RelativeTime at={j.paused.at} granularityMs={30_000} />: {j.paused.reason}
-              </span>
+              <PauseNote pause={j.paused} testId={`job-pause-${j.name}`} />
             ) : (
               <span className="muted small">{j.enabled ? (killSwitch ? 'kill switch on: nothing dispatched' : 'runs as scheduled') : 'not scheduled'}</span>
             )}

@@ -52,8 +52,8 @@ describe('policy sentences', () => {
 
 describe('list and preview helpers', () => {
   it('job state: disabled beats paused beats active', () => {
-    expect(jobState({ enabled: false, paused: { at: '', by: 'a', reason: 'r' } }).label).toBe('Disabled');
-    expect(jobState({ enabled: true, paused: { at: '', by: 'a', reason: 'r' } }).label).toBe('Paused');
+    expect(jobState({ enabled: false, paused: { at: '', by: 'a', reason: 'r', until: null, drain: false, role: false } }).label).toBe('Disabled');
+    expect(jobState({ enabled: true, paused: { at: '', by: 'a', reason: 'r', until: null, drain: false, role: false } }).label).toBe('Paused');
     expect(jobState({ enabled: true, paused: null }).label).toBe('Active');
   });
 

@@ -1,12 +1,14 @@
 import { useEffect, useMemo, useState, type ReactNode } from 'react';
 import type { UiError } from '../../lib/errors';
+import type { RolePause } from '../../../src-main/common/job-schema';
 import type { Task, TaskStatus } from '../../../src-main/common/model';
 import { navigate, replaceRoute, useViewRoute } from '../../lib/navigation';
 import { Badge, TaskStatusBadge } from '../../components/Badge';
+import { ReasonDialog } from '../../components/Dialog';
 import { EmptyState, ErrorBanner, Spinner } from '../../components/States';
 import { Countdown, RelativeTime } from '../../components/Time';
 import { VirtualList } from '../../components/VirtualList';
-import { formatCount, formatDurationS } from '../../lib/format';
+import { formatCount, formatDateTime, formatDurationS } from '../../lib/format';
 import { BOARD_STATUS_META } from '../../lib/status';
 import { useActions, useConsole, useWatch } from '../../store/react';
 import { blockersOf, COLUMNS, columnTotals, groupIntoColumns, type ColumnId, type TaskPaneAction } from './logic';
@@ -100,6 +102,7 @@ export function QueuesView() {
         </EmptyState>
       ) : (
         <>
+          {role ? <RolePauseBar role={role} pause={summary?.paused ?? null} /> : null}
           {summary ? (
             <div className="role-meta muted small" data-testid="role-meta">
               {summary.onlineInstances} {role} instance{summary.onlineInstances === 1 ? '' : 's'} online
@@ -280,5 +283,60 @@ export function TaskCard({
         </div>
       </button>
     </div>
+  );
+}
+
+/** A paused role says so (who, since when, why, until when); the operator pauses or resumes the whole role here. */
+function RolePauseBar({ role, pause }: { role: string; pause: RolePause | null }) {
+  const { pauseRole, resumeRole } = useActions();
+  const [acting, setActing] = useState<'pause' | 'resume' | null>(null);
+  const [until, setUntil] = useState('');
+  const untilAt = until === '' ? null : new Date(until).getTime();
+  return (
+    <>
+      {pause ? (
+        <div className="callout callout-warn" data-testid="role-paused">
+          <span>
+            <strong>Role {role} is paused</strong> by <strong>{pause.by}</strong> <RelativeTime at={pause.at} />: “{pause.reason}” · {pause.until ? `until ${formatDateTime(pause.until)} (resumes by itself)` : 'until resumed'}. Its jobs start
+            nothing new and its tasks are not handed out; work already started finishes.
+          </span>
+          <button className="btn btn-small" onClick={() => setActing('resume')} data-testid="role-resume">
+            Resume the role…
+          </button>
+        </div>
+      ) : (
+        <div className="role-actions">
+          <button className="btn btn-small btn-ghost" onClick={() => setActing('pause')} data-testid="role-pause">
+            Pause role {role}…
+          </button>
+        </div>
+      )}
+      {acting ? (
+        <ReasonDialog
+          title={acting === 'pause' ? `Pause role ${role}` : `Resume role ${role}`}
+          explain={
+            acting === 'pause'
+              ? 'Every job of the role starts nothing new, and agents of the role get no task when they claim. Work already started finishes. Jobs paused on their own keep their own pause.'
+              : 'Its jobs run again as scheduled (those paused on their own stay paused), and its tasks are handed out again.'
+          }
+          extra={
+            acting === 'pause' ? (
+              <label className="field">
+                <span className="field-label">
+                  Until <span className="muted small">optional: it resumes by itself then (your local time)</span>
+                </span>
+                <input type="datetime-local" value={until} onChange={(e) => setUntil(e.target.value)} />
+              </label>
+            ) : undefined
+          }
+          validateExtra={() => (acting === 'pause' && untilAt !== null && !(untilAt > Date.now()) ? 'Choose an end of the pause in the future, or leave it empty.' : null)}
+          confirmLabel={acting === 'pause' ? 'Pause the role' : 'Resume the role'}
+          danger={acting === 'pause'}
+          onConfirm={(reason) => (acting === 'pause' ? pauseRole(role, reason, untilAt === null ? null : new Date(untilAt).toISOString()) : resumeRole(role, reason))}
+          onClose={() => setActing(null)}
+          testId="role-pause-dialog"
+        />
+      ) : null}
+    </>
   );
 }

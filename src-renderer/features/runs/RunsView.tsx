@@ -11,6 +11,7 @@ import type { RunDetail } from '../../../src-main/common/console-api';
 import type { Backfill, BackfillAction, JobSummary, LedgerEntry } from '../../../src-main/common/job-schema';
 import { navigate, replaceRoute, useViewRoute } from '../../lib/navigation';
 import { Badge } from '../../components/Badge';
+import { PauseNote } from '../../components/PauseNote';
 import { ReasonDialog } from '../../components/Dialog';
 import { EmptyState, ErrorBanner, Spinner } from '../../components/States';
 import { Table, type Column } from '../../components/Table';
@@ -122,6 +123,12 @@ export function RunsView() {
           ) : null}
         </div>
       </div>
+
+      {job?.paused ? (
+        <div className="callout callout-warn" data-testid="runs-paused">
+          <PauseNote pause={job.paused} />
+        </div>
+      ) : null}
 
       {jobs.data.length === 0 ? (
         <EmptyState title="No jobs yet" action={<button className="btn btn-primary" onClick={() => navigate('jobs', 'new')}>Create a job</button>}>

@@ -27,11 +27,13 @@ describe('heat-map bucketing', () => {
       ['skipped_disabled', 'skipped'],
       ['skipped_maintenance', 'skipped'],
       ['skipped_quota', 'skipped'],
+      ['skipped_budget', 'skipped'],
       ['missed', 'missed'],
       ['folded', 'backfilled'],
       ['failed', 'failed'],
       ['held', 'held'],
       ['backfilled', 'backfilled'],
+      ['rejected', 'failed'],
     ]);
     expect(heatClassOf('scheduled')).toBe('upcoming');
     expect(heatClassOf('not_evaluated')).toBe('missed');

@@ -50,6 +50,7 @@ export function heatClassOf(d: LedgerDisposition): HeatClass {
     case 'ran':
       return 'ok';
     case 'failed':
+    case 'rejected':
       return 'failed';
     case 'held':
       return 'held';
@@ -67,6 +68,7 @@ export function heatClassOf(d: LedgerDisposition): HeatClass {
     case 'skipped_disabled':
     case 'skipped_maintenance':
     case 'skipped_quota':
+    case 'skipped_budget':
       return 'skipped';
     case 'backfilled':
     case 'folded':

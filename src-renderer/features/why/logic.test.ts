@@ -40,7 +40,7 @@ describe('why: the verdict', () => {
   });
 
   it('tells forecasts from past facts', () => {
-    const paused = { at: '2026-11-30T07:00:00.000Z', by: 'operator:browser', reason: 'migration' };
+    const paused = { at: '2026-11-30T07:00:00.000Z', by: 'operator:browser', reason: 'migration', until: null, drain: false, role: false };
     expect(verdictOf(explanation({ tense: 'future', jobState: { enabled: true, paused, killSwitch: { on: false, reason: null, by: null, at: null } } })).kind).toBe('will_not_run');
     expect(verdictOf(explanation({ tense: 'future' })).kind).toBe('will_run');
     expect(verdictOf(explanation({ tense: 'past' })).kind).toBe('no_record');
@@ -124,7 +124,7 @@ describe('why: the blocking layer and the fixes at hand', () => {
   });
 
   it('offers resume, kill switch off and enable from the job’s state; run now for a past slot nobody ran', () => {
-    const stopped = explanation({ jobState: { enabled: false, paused: { at: '2026-11-30T00:00:00.000Z', by: 'operator:ann', reason: 'migration' }, killSwitch: { on: true, reason: 'incident', by: 'op', at: '2026-11-30T00:00:00.000Z' } } });
+    const stopped = explanation({ jobState: { enabled: false, paused: { at: '2026-11-30T00:00:00.000Z', by: 'operator:ann', reason: 'migration', until: null, drain: false, role: false }, killSwitch: { on: true, reason: 'incident', by: 'op', at: '2026-11-30T00:00:00.000Z' } } });
     expect(fixesFor(stopped).map((f) => f.kind)).toEqual(['killSwitchOff', 'resume', 'enable', 'runSlot']);
     const queued = explanation({ run: run({ status: 'failed', disposition: 'failed' }), backfills: [{ status: 'queued' } as never] });
     expect(fixesFor(queued)).toEqual([]);

@@ -55,7 +55,7 @@ class JobsFake extends FakeConsoleApi {
         return [] as never;
       case 'jobs.pause': {
         const j = this.jobs.find((x) => x.id === a.id)!;
-        j.paused = { at: 'now', by: 'operator:browser', reason: String(a.reason) };
+        j.paused = { at: 'now', by: 'operator:browser', reason: String(a.reason), until: null, drain: false, role: false };
         return j as never;
       }
       default:

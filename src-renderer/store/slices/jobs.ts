@@ -27,6 +27,14 @@ export interface TriggerOptions {
   checkPreconditions?: boolean;
 }
 
+/** `pause`: until a time (it resumes by itself), and letting the runs already started finish. */
+export interface PauseOptions {
+  until?: string | null;
+  drain?: boolean;
+}
+
+export type JobActionOptions = TriggerOptions & PauseOptions;
+
 export interface SaveJobInput {
   /** Absent: create. */
   id?: string;
@@ -42,8 +50,8 @@ export interface JobsActions {
   /** The five-scenario rehearsal of an unsaved spec (nothing live is touched). */
   rehearseJob(args: ConsoleArgs<'jobs.rehearse'>): Promise<RehearsalResult>;
   saveJob(input: SaveJobInput): Promise<{ job: Job; warnings: JobIssue[] }>;
-  /** `trigger` takes the slot to run (say which before it runs) and whether to check its preconditions first. */
-  jobAction(kind: JobActionKind, job: Pick<Job, 'id' | 'name'>, reason: string, trigger?: TriggerOptions): Promise<Job | TriggerResult>;
+  /** `trigger` takes the slot to run (say which before it runs) and whether to check its preconditions first; `pause` takes `until` (it resumes by itself) and `drain` (runs already started finish). */
+  jobAction(kind: JobActionKind, job: Pick<Job, 'id' | 'name'>, reason: string, opts?: JobActionOptions): Promise<Job | TriggerResult>;
   /** The slots "run now" can run and what it would do to each (nothing changes). */
   triggerChoices(id: string): Promise<TriggerChoices>;
   explainJob(id: string, at?: string): Promise<Explanation>;
@@ -97,18 +105,18 @@ export function createJobsSlice(ctx: SliceContext<JobsState>): Slice<JobsActions
       return r;
     },
 
-    jobAction(kind, job, reason, trigger = {}) {
+    jobAction(kind, job, reason, opts = {}) {
       return guarded(ctx.toast, `${ACTION_WORDS[kind].failed} ${job.name}`, async () => {
         let out: Job | TriggerResult;
         switch (kind) {
           case 'trigger': {
-            const r = await call('jobs.trigger', { id: job.id, reason, ...(trigger.slot !== undefined ? { slot: trigger.slot } : {}), ...(trigger.checkPreconditions ? { checkPreconditions: true } : {}) });
+            const r = await call('jobs.trigger', { id: job.id, reason, ...(opts.slot !== undefined ? { slot: opts.slot } : {}), ...(opts.checkPreconditions ? { checkPreconditions: true } : {}) });
             ctx.toast(r.dispatched ? 'success' : 'info', r.dispatched ? `Triggered ${job.name} (${r.run.slot})` : `${job.name}: ${r.created ? 'slot claimed' : 'nothing new'}`, r.message);
             out = r;
             break;
           }
           case 'pause':
-            out = await call('jobs.pause', { id: job.id, reason });
+            out = await call('jobs.pause', { id: job.id, reason, ...(opts.until ? { until: opts.until } : {}), ...(opts.drain ? { drain: true } : {}) });
             break;
           case 'resume':
             out = await call('jobs.resume', { id: job.id, reason });

@@ -47,6 +47,9 @@ export interface QueuesActions {
   getTask(taskId: number): Promise<Task>;
   createTask(input: CreateTaskInput): Promise<Task>;
   taskAction(kind: TaskActionKind, taskId: number, reason: string, priority?: number): Promise<Task>;
+  /** A whole role: its jobs start nothing new and its tasks are not handed out, until resumed or `until`. */
+  pauseRole(role: string, reason: string, until: string | null): Promise<void>;
+  resumeRole(role: string, reason: string): Promise<void>;
   /** Replaces a task's payload; with `then`, retries (failed) or unblocks (blocked) it in the same step. */
   editTaskPayload(taskId: number, payload: unknown, reason: string, then: 'retry' | 'unblock' | null): Promise<Task>;
 }
@@ -126,6 +129,22 @@ export function createQueuesSlice(ctx: SliceContext<QueuesState>): Slice<QueuesA
       });
     },
 
+    pauseRole(role, reason, until) {
+      return guarded(ctx.toast, `pause role ${role}`, async () => {
+        await call('roles.pause', { role, reason, ...(until ? { until } : {}) });
+        ctx.toast('warning', `Paused role ${role}`, `Reason: ${reason}`);
+        void roles.refresh();
+        ctx.invalidate('jobs');
+      });
+    },
+    resumeRole(role, reason) {
+      return guarded(ctx.toast, `resume role ${role}`, async () => {
+        await call('roles.resume', { role, reason });
+        ctx.toast('success', `Resumed role ${role}`, `Reason: ${reason}`);
+        void roles.refresh();
+        ctx.invalidate('jobs');
+      });
+    },
     taskAction(kind, taskId, reason, priority) {
       return guarded(ctx.toast, `${kind === 'forceRelease' ? 'force-release' : kind} task #${taskId}`, async () => {
         let task: Task;

@@ -211,11 +211,16 @@ class Agent:
         priority: Optional[int] = None,
         payload: Any = None,
         depends_on: Optional[List[int]] = None,
+        budget: Optional[Dict[str, float]] = None,
         idempotency_key: Optional[str] = None,
     ) -> tuple[Task, bool]:
-        """Creates a task (default: this agent's role); returns ``(task, replayed)``."""
+        """Creates a task (default: this agent's role); returns ``(task, replayed)``.
+
+        ``budget`` (``{"maxCostUsdPerRun": …, "maxTokensPerRun": …}``) caps each attempt: past it
+        the holder gets ``lock_lost`` (reason ``budget``) and the task is blocked for the operator.
+        """
         fields: Dict[str, Any] = {"title": title, "role": role or self.role}
-        for key, value in (("priority", priority), ("payload", payload), ("dependsOn", depends_on), ("idempotencyKey", idempotency_key)):
+        for key, value in (("priority", priority), ("payload", payload), ("dependsOn", depends_on), ("budget", budget), ("idempotencyKey", idempotency_key)):
             if value is not None:
                 fields[key] = value
         r = await self._conn.request("create_task", fields)

@@ -31,7 +31,8 @@ Request = Callable[..., Awaitable[Any]]
 
 
 class _Run:
-    def __init__(self) -> None:
+    def __init__(self, attempt: int) -> None:
+        self.attempt = attempt
         self.signal = Signal()
         self.handler: Optional["asyncio.Task[Any]"] = None
         self.done = asyncio.Event()
@@ -106,11 +107,21 @@ class Jobs:
             # Not acknowledging lets the hub offer the run to another instance.
             log.warning("job_trigger for run %s but no on_job handler is registered", trigger.run_id)
             return
-        if trigger.run_id in self._runs or self._stop.is_set():
+        previous = self._runs.get(trigger.run_id)
+        if previous is not None:
+            # A re-offer of the attempt running here is a duplicate. A later attempt (an approved
+            # held run, a retry) can arrive while the earlier one is still finishing here (its
+            # result committed, the reply not yet read) and must not be dropped: it starts after.
+            if trigger.attempt <= previous.attempt:
+                return
+            await previous.done.wait()
+            if trigger.run_id in self._runs:
+                return
+        if self._stop.is_set():
             return
         handler, default_class = job
         run_id = trigger.run_id
-        run = _Run()
+        run = _Run(trigger.attempt)
         self._runs[run_id] = run
         deadline_timer: Optional[asyncio.TimerHandle] = None
         telemetry: Optional[Telemetry] = None

@@ -54,6 +54,7 @@ class AgentHandle(Protocol):
         priority: Optional[int] = None,
         payload: Any = None,
         depends_on: Optional[List[int]] = None,
+        budget: Optional[Dict[str, float]] = None,
         idempotency_key: Optional[str] = None,
     ) -> tuple[Task, bool]: ...
 

@@ -11,7 +11,7 @@
  */
 import { GafferError } from '../../../common/errors';
 import { isoTime } from '../../../common/iso-time';
-import type { JobSpec } from '../../../common/job-schema';
+import type { JobSpec, RunApproval } from '../../../common/job-schema';
 import { operatorMayAct } from '../backfill-transitions';
 import type { CheckOutcome } from '../preconditions';
 import { runPhase } from '../run-phase';
@@ -97,6 +97,8 @@ function dispatchBackfill(e: EngineContext, b: BackfillRow, job: JobRow, now: nu
     covers: JSON.parse(run.covers) as string[],
     previousError: run.last_error,
     backfillId: b.id,
+    // Every offer of an approved re-run carries the operator's decision (decisions.ts).
+    ...(b.approval ? { approval: JSON.parse(b.approval) as RunApproval } : {}),
   });
   offer(e, job.role, trigger, { kind: 'backfill', backfillId: b.id, dispatch: row.attempts });
   return row;

@@ -24,10 +24,17 @@ import type { JobSettingsStore } from '../settings';
 
 export const ACTOR = 'runner';
 
-/** What the engine needs from the hub: the trigger offer, who is online, prechecks, the run sink. */
-export type EngineHub = Pick<Hub, 'pushJobTrigger' | 'connectedInstances' | 'requestPrecheck' | 'setRunSink'>;
+/** What the engine needs from the hub: the trigger offer, who is online, prechecks, the run sink, taking an attempt away. */
+export type EngineHub = Pick<Hub, 'pushJobTrigger' | 'connectedInstances' | 'requestPrecheck' | 'setRunSink' | 'cancelRun'>;
+
+/** Layer 3's spend verdict for a role (core/budgets): the first daily cap reached, with spend and reset. */
+export interface BudgetGate {
+  verdict(role: string, now: number): { ok: boolean; reason: string; evidence: Record<string, unknown> };
+}
 
 export interface EngineDeps {
+  /** Daily spend caps (absent: none apply). */
+  budgets?: BudgetGate;
   ctx: CoreContext;
   repo: JobRepo;
   backfillRows: BackfillRepo;
@@ -48,6 +55,7 @@ export class EngineContext {
   readonly signals: Signals;
   readonly logger: Logger;
   readonly checkPrecondition: PreconditionEvaluator;
+  readonly budgets: BudgetGate | undefined;
   /** Runs / backfills with asynchronous checks in flight. */
   readonly checkingRuns = new Set<string>();
   readonly checkingBackfills = new Set<number>();
@@ -70,6 +78,7 @@ export class EngineContext {
     this.signals = deps.signals;
     this.logger = deps.logger;
     this.checkPrecondition = deps.preconditions ?? ((p, index, ctx) => evaluatePrecondition(p, index, ctx, { signals: deps.signals, hub: deps.hub }));
+    this.budgets = deps.budgets;
   }
 
   now(): number {

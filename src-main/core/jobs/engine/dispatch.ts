@@ -13,7 +13,7 @@
  *    attempt; a closing hub is not an outcome (the rows stay, the next start offers again).
  */
 import { isoTime } from '../../../common/iso-time';
-import type { JobSpec } from '../../../common/job-schema';
+import type { JobSpec, RunApproval } from '../../../common/job-schema';
 import type { JobTrigger, TriggerOutcome } from '../../hub/ports';
 import { runPhase } from '../run-phase';
 import { specOf, type JobRow, type RunRow } from '../rows';
@@ -27,7 +27,7 @@ export type OfferSubject = { kind: 'run'; runId: string; attempt: number } | { k
 export type DispatchKind = 'first' | 'retry' | 'redispatch';
 
 /** A `job_trigger` as the engine builds it: the PROTOCOL fields, then the documented additions. */
-export type BuiltTrigger = JobTrigger & { slotAt: string; trigger: string; backfillId?: number; covers?: string[]; previousError?: string };
+export type BuiltTrigger = JobTrigger & { slotAt: string; trigger: string; backfillId?: number; covers?: string[]; previousError?: string; approval?: RunApproval };
 
 /** The `job_trigger` body for one attempt of `run`. */
 export function buildTrigger(
@@ -36,7 +36,7 @@ export function buildTrigger(
   run: RunRow,
   attempt: number,
   deadline: number,
-  extra: { completedSteps: string[]; trigger: string; covers: string[]; previousError: string | null; backfillId?: number },
+  extra: { completedSteps: string[]; trigger: string; covers: string[]; previousError: string | null; backfillId?: number; approval?: RunApproval },
 ): BuiltTrigger {
   return {
     runId: run.id,
@@ -56,6 +56,7 @@ export function buildTrigger(
     ...(extra.backfillId !== undefined ? { backfillId: extra.backfillId } : {}),
     ...(extra.covers.length ? { covers: extra.covers } : {}),
     ...(extra.previousError ? { previousError: extra.previousError } : {}),
+    ...(extra.approval ? { approval: extra.approval } : {}),
   };
 }
 

@@ -32,6 +32,7 @@ export function executionFacts(e: EngineContext, run: RunRow, job: JobRow, spec:
   if (mode !== 'manual') {
     if (spec.executionConditions.maxConcurrentPerRole !== undefined) f.roleInFlight = e.repo.inFlightCountOfRole(job.role);
     if (settings.globalConcurrency !== null) f.globalInFlight = e.repo.inFlightCount();
+    if (e.budgets) f.budget = e.budgets.verdict(job.role, now);
   }
   return f;
 }

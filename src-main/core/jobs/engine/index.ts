@@ -10,16 +10,17 @@
  * 1. The operations marked "inside `write`" run in the caller's `write` transaction: pushes they
  *    decide leave after its commit, and the runner follows the change (its timer, what is now due).
  */
-import type { JobSettings } from '../../../common/job-schema';
-import type { BackfillRow, JobRow } from '../rows';
+import type { JobSettings, RunApproval } from '../../../common/job-schema';
+import type { BackfillRow, JobRow, RunRow } from '../rows';
 import type { JobSettingsStore } from '../settings';
 import { closeBackfill, requestBackfill, runBackfillNow } from './backfills';
+import { approveHeld, holdForBudget, rejectHeld } from './decisions';
 import { runNow, skipWaitingSlots, wakeWaiting, type RunNowResult } from './by-hand';
 import { EngineContext, type EngineDeps } from './context';
 import { EngineRunSink } from './run-sink';
 import { JobRunner } from './runner';
 
-export type { EngineDeps, EngineHub } from './context';
+export type { BudgetGate, EngineDeps, EngineHub } from './context';
 export type { RunNowResult } from './by-hand';
 export { maintenanceAt } from './maintenance';
 
@@ -95,6 +96,26 @@ export class JobEngine {
   /** The instance that may act for the run now (its acknowledged attempt), with the run's attempt, job and role. */
   runHolder(runId: string): { instanceId: string | null; attempt: number; jobId: string; role: string } {
     return this.sink.runHolder(runId);
+  }
+
+  // ---- decisions on held runs (inside `write`) ----
+
+  /** A held run is dispatched again (as its backfill), its trigger carrying `approval`. */
+  approveRun(runId: string, approval: RunApproval): RunRow {
+    return approveHeld(this.e, runId, approval);
+  }
+
+  /** A held run stays failed, disposition `rejected`. */
+  rejectRun(runId: string, note: string, actor: string): RunRow {
+    return rejectHeld(this.e, runId, note, actor);
+  }
+
+  /**
+   * A run (or the backfill re-running it) passed its spend cap: the attempt is taken away at once
+   * and the run held. Its own transaction; false when nothing of the run was in flight.
+   */
+  holdForBudget(runId: string, message: string): boolean {
+    return holdForBudget(this.e, runId, message);
   }
 
   // ---- backfills (inside `write`) ----

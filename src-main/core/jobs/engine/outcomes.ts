@@ -150,8 +150,8 @@ export function finalFail(e: EngineContext, run: RunRow, spec: JobSpec | undefin
   return next;
 }
 
-/** fatal / needs_human: failed and held for review; never retried automatically. */
-export function held(e: EngineContext, run: RunRow, errorClass: 'fatal' | 'needs_human', message: string, actor: string): RunRow {
+/** fatal / needs_human / a spend cap passed: failed and held for review; never retried automatically. */
+export function held(e: EngineContext, run: RunRow, errorClass: 'fatal' | 'needs_human' | 'budget', message: string, actor: string): RunRow {
   const next = e.repo.transitionRun(
     run,
     'fail',

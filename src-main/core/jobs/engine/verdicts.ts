@@ -5,10 +5,11 @@
  *
  * Invariants:
  * 1. The execution conditions are checked in one order — kill switch, pause, maintenance, ordering,
- *    overlap, role quota, global quota, an online instance — and the first that fails is the
- *    blocker; every condition is still written into the evidence.
- * 2. A run by hand ignores pause, maintenance and the quotas; ordering and overlap apply only to a
- *    slot's first attempt.
+ *    overlap, role quota, global quota, daily spend cap, an online instance — and the first that
+ *    fails is the blocker; every condition is still written into the evidence.
+ * 2. A run by hand ignores pause, maintenance, the quotas and the spend caps; ordering and overlap
+ *    apply only to a slot's first attempt. A draining pause lets a run already started (a retry)
+ *    go on; only new slots wait.
  * 3. Overlap is a wait only under `queue_one` (one slot queued behind the running one); otherwise
  *    a busy slot is skipped at once (`skip_overlap`).
  */
@@ -26,7 +27,7 @@ export interface ExecutionFacts {
   mode: ExecutionMode;
   now: number;
   settings: JobSettings;
-  job: Pick<JobRow, 'paused_at' | 'paused_by' | 'paused_reason' | 'role'>;
+  job: Pick<JobRow, 'paused_at' | 'paused_by' | 'paused_reason' | 'paused_until' | 'pause_drain' | 'pause_scope' | 'role'>;
   spec: JobSpec;
   /** Mode `slot`: what must finish first (backfills, catch-ups of older slots, slots due at the same instant). */
   before?: string[];
@@ -38,6 +39,8 @@ export interface ExecutionFacts {
   roleInFlight?: number;
   /** Attempts in flight of every job (when a global quota is set and the mode obeys it). */
   globalInFlight?: number;
+  /** The daily spend caps covering the job's role (when caps are set and the mode obeys them): core/budgets' verdict. */
+  budget?: { ok: boolean; reason: string; evidence: Record<string, unknown> };
   /** Online instances of the job's role. */
   online: number;
 }
@@ -64,8 +67,13 @@ export function executionVerdict(f: ExecutionFacts): ExecVerdict {
   if (mode === 'manual') {
     ev.pause = { verdict: 'ready', reason: job.paused_at !== null ? 'the job is paused, but a run by hand is allowed' : 'the job is not paused' };
   } else {
-    const paused = job.paused_at !== null;
-    note('pause', !paused, paused ? `the job is paused (by ${job.paused_by}: ${job.paused_reason})` : 'the job is not paused');
+    const draining = job.paused_at !== null && job.pause_drain === 1 && mode === 'retry';
+    const paused = job.paused_at !== null && !draining;
+    note(
+      'pause',
+      !paused,
+      paused ? `the job is paused (${pauseWords(job)})` : draining ? `the job is paused (${pauseWords(job)}), but it lets this run, already started, finish` : 'the job is not paused',
+    );
   }
   const mw = mode === 'manual' ? null : maintenanceAt(spec, f.now);
   note('maintenance', mw === null, mw === null ? 'no maintenance window now' : `inside maintenance window ${mw.label} until ${isoTime(mw.until)}`, {}, mw?.until);
@@ -98,6 +106,7 @@ export function executionVerdict(f: ExecutionFacts): ExecVerdict {
       note('quotaGlobal', f.globalInFlight < g, `${f.globalInFlight} of ${g} job runs in flight (global quota)`, { inFlight: f.globalInFlight, limit: g });
     }
   }
+  if (f.budget) note('budget', f.budget.ok, f.budget.reason, f.budget.evidence);
   note('instance', f.online > 0, f.online > 0 ? `${f.online} instance(s) of role ${job.role} online` : `no online instance of role ${job.role}`, { online: f.online });
   const blocked = first as { name: ExecutionBlocker; reason: string; waitUntil?: number; skip: boolean } | null;
   if (!blocked) return { action: 'dispatch', blocker: null, reason: 'all execution conditions pass', evidence: ev };
@@ -111,12 +120,13 @@ export interface HardStop {
   evidence: Record<string, unknown>;
 }
 
-export function hardStop(settings: JobSettings, job: Pick<JobRow, 'enabled' | 'paused_at' | 'paused_by' | 'paused_reason'>): HardStop | null {
+export function hardStop(settings: JobSettings, job: Pick<JobRow, 'enabled' | 'paused_at' | 'paused_by' | 'paused_reason' | 'paused_until' | 'pause_scope' | 'role'>): HardStop | null {
   const ks = settings.killSwitch;
   if (ks.on) return { name: 'killSwitch', reason: `the kill switch is on (by ${ks.by} at ${ks.at}: ${ks.reason})`, evidence: { ...ks } };
   if (job.paused_at !== null) {
     const at = isoTime(job.paused_at);
-    return { name: 'pause', reason: `the job is paused (by ${job.paused_by} at ${at}: ${job.paused_reason})`, evidence: { by: job.paused_by, at, reason: job.paused_reason } };
+    const until = job.paused_until === null ? null : isoTime(job.paused_until);
+    return { name: 'pause', reason: `the job is paused (${pauseWords(job)})`, evidence: { by: job.paused_by, at, reason: job.paused_reason, until, role: job.pause_scope === 'role' ? job.role : null } };
   }
   if (job.enabled !== 1) return { name: 'enabled', reason: 'the job is disabled', evidence: {} };
   return null;
@@ -148,10 +158,19 @@ export function windowCloseOutcome(waitingOn: WaitingOn | null, words: WindowClo
     blocker === 'preconditions'
       ? `not ready when the window closed at ${close}: ${words.preconditions.join('; ')}`
       : `${words.execution ?? 'not dispatched'} when the window closed at ${close}`;
-  const notReady = blocker === 'preconditions' || blocker === 'maintenance' || blocker === 'quotaRole' || blocker === 'quotaGlobal';
+  const notReady = blocker === 'preconditions' || blocker === 'maintenance' || blocker === 'quotaRole' || blocker === 'quotaGlobal' || blocker === 'budget';
   const outcome = missedOutcome(policy, why, notReady);
   if (notReady && outcome.disposition === 'missed') {
-    return { ...outcome, status: 'skipped', disposition: blocker === 'preconditions' ? 'skipped_not_ready' : blocker === 'maintenance' ? 'skipped_maintenance' : 'skipped_quota' };
+    const disposition = blocker === 'preconditions' ? 'skipped_not_ready' : blocker === 'maintenance' ? 'skipped_maintenance' : blocker === 'budget' ? 'skipped_budget' : 'skipped_quota';
+    return { ...outcome, status: 'skipped', disposition };
   }
   return outcome;
+}
+
+/** Who paused the job, when, why and until when, in words (the runner's and the explainer's reasons). */
+export function pauseWords(job: Pick<JobRow, 'paused_at' | 'paused_by' | 'paused_reason' | 'paused_until' | 'pause_scope' | 'role'>): string {
+  const at = job.paused_at === null ? '?' : isoTime(job.paused_at);
+  const scope = job.pause_scope === 'role' ? `with its role ${job.role}, ` : '';
+  const until = job.paused_until === null ? '' : `; until ${isoTime(job.paused_until)}`;
+  return `${scope}by ${job.paused_by} at ${at}: ${job.paused_reason}${until}`;
 }

@@ -14,9 +14,11 @@
  *    reconnect. What the engine refuses (`not_holder`, …) is told in the timeline.
  * 3. An offer goes to the least loaded online instance of the role that the engine did not
  *    exclude; with none it is `undeliverable` (`no_instance`), as from the real hub.
+ * 4. An attempt the engine takes away (`cancelRun`, the hub's `run_cancelled`) is dropped by its
+ *    agent: nothing more is sent for it, until the run is offered again.
  */
 import type { SchedulerConfig } from '../../../common/config';
-import type { AgentRequestOf } from '../../../common/protocol';
+import type { AgentRequestOf, RunCancelReason } from '../../../common/protocol';
 import type { EventBus } from '../../events';
 import type { JobTrigger, PrecheckVerdict, RunSink, TriggerOptions, TriggerOutcome } from '../../hub/ports';
 import type { InstanceRegistry } from '../../instances/registry';
@@ -84,6 +86,8 @@ export class ScriptedHub implements EngineHub {
   private gafferUp = false;
   private sessions = 0;
   private ahead = 0;
+  /** `runId instanceId` of attempts the engine took away (`run_cancelled`): their agent stops working on them. */
+  private readonly cancelled = new Set<string>();
 
   constructor(private readonly deps: ScriptedHubDeps) {}
 
@@ -109,6 +113,15 @@ export class ScriptedHub implements EngineHub {
       .sort((a, b) => a.inFlight - b.inFlight)[0];
     if (!pick) return Promise.resolve({ status: 'undeliverable', runId: trigger.runId, reason: 'no_instance', offeredTo: [] });
     return new Promise((resolve) => this.deliver(pick, trigger as OfferedTrigger, resolve));
+  }
+
+  cancelRun(runId: string, instanceId: string, reason: RunCancelReason): boolean {
+    const a = this.agents.find((x) => x.instanceId === instanceId);
+    if (!a || !a.alive || !a.connected || !this.gafferUp) return false;
+    this.cancelled.add(`${runId} ${instanceId}`);
+    a.inFlight = Math.max(0, a.inFlight - 1);
+    this.deps.note('agent', `${a.name} is told to stop the attempt (${reason}) and drops it`);
+    return true;
   }
 
   // ---- the scenario's side -------------------------------------------------------------------
@@ -167,6 +180,8 @@ export class ScriptedHub implements EngineHub {
 
   private deliver(a: Agent, t: OfferedTrigger, resolve: (o: TriggerOutcome) => void): void {
     a.inFlight++;
+    const attempt = `${t.runId} ${a.instanceId}`;
+    this.cancelled.delete(attempt); // offered again: a new attempt
     const about = { slot: t.slot, attempt: t.attempt };
     const actions = this.deps.script(t, a);
     if (t.completedSteps.length) {
@@ -177,7 +192,7 @@ export class ScriptedHub implements EngineHub {
     actions.forEach((act, i) => {
       delay += i === 0 ? this.deps.ackMs : this.deps.stepMs;
       this.later(delay, () => {
-        if (!a.alive) return;
+        if (!a.alive || this.cancelled.has(attempt)) return;
         const send = () => {
           if (act.do === 'start') acknowledged = this.start(a, t, resolve) || acknowledged;
           else this.act(a, t, act, about);

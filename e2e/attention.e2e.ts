@@ -1,0 +1,158 @@
+/**
+ * The operator's attention in a real browser (Debian Chromium) against a real headless Gaffer and
+ * a real SDK agent: a run that needs a human and a stuck queue show up in the Inbox (rail badge,
+ * dashboard strip); the held run is approved from its item and runs again with `ctx.approval`; a
+ * webhook to a receiver on 127.0.0.1 is set up in the Notifications tab, tested, and receives
+ * the next item. At 1440×900 and 1024×700: no action clipped, no serious axe finding.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { NeedsHumanError, type Agent, type JobContext } from '../src-main/sdk';
+import { apiCall, createAgentToken, go, launchBrowser, openConsole, shot, startAgent, startGaffer, until, type Gaffer } from './harness';
+import { axeFindings, clippedActions } from './layout-check';
+
+let g: Gaffer;
+let browser: Browser;
+let page: Page;
+let errors: string[];
+let agent: Agent;
+const seen: JobContext[] = [];
+const received: Array<{ path: string; body: any }> = [];
+let receiver: http.Server;
+let receiverUrl = '';
+
+beforeAll(async () => {
+  receiver = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (c) => (body += c));
+    req.on('end', () => {
+      received.push({ path: req.url ?? '', body: JSON.parse(body) });
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+  receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks/gaffer-secret-token`;
+  g = await startGaffer();
+  agent = await startAgent(g, await createAgentToken(g, 'ops agent', 'ops'), 'ops', 'ops-1');
+  agent.onJob((ctx) => {
+    seen.push(ctx);
+    if (!ctx.approval) throw new NeedsHumanError('refund 40 EUR to customer 17?');
+    return { refunded: 40 };
+  });
+  browser = await launchBrowser();
+  ({ page, errors } = await openConsole(browser, g));
+}, 180_000);
+
+afterAll(async () => {
+  await agent?.close({ timeoutMs: 500 }).catch(() => {});
+  await browser?.close();
+  await g?.stop();
+  receiver?.closeAllConnections();
+  await new Promise((r) => receiver?.close(r));
+});
+
+async function snap(p: Page, name: string): Promise<void> {
+  for (const b of await p.$$('.toasts [aria-label="Dismiss"]')) await b.click().catch(() => {});
+  await p.mouse.move(0, 0);
+  await shot(p, name);
+}
+
+async function layoutProblems(p: Page, where: string): Promise<string[]> {
+  const out: string[] = [];
+  for (const f of await axeFindings(p)) out.push(`${where}: axe ${f.impact} ${f.id} (${f.help}): ${f.nodes.join(' | ')}`);
+  for (const c of await clippedActions(p)) out.push(`${where}: ${c}`);
+  return out;
+}
+
+describe('the inbox', () => {
+  it('a run that needs a human and a stuck queue are in the inbox, counted in the rail and on the dashboard', async () => {
+    const { job } = await apiCall<{ job: { id: string } }>(g, 'POST', '/jobs', { name: 'refunds', role: 'ops', schedule: { everyS: 86400 }, retry: { maxAttempts: 1 } });
+    await apiCall(g, 'POST', `/jobs/${job.id}/trigger`, { reason: 'e2e' });
+    await apiCall(g, 'POST', '/tasks', { title: 'write the release notes', role: 'docs' });
+    // The docs queue has no instance: stuck after the recovery bound (5 s with the test timings).
+    await until(async () => (await apiCall<{ items: unknown[] }>(g, 'GET', '/inbox')).items.length === 2, 'two inbox items', 30_000);
+    await go(page, '#/dashboard', '[data-testid="view-dashboard"]');
+    await until(async () => (await page.textContent('[data-testid="dashboard-inbox"]'))?.includes('2 items in the inbox (1 critical)'), 'the dashboard strip');
+    expect(await page.textContent('[data-testid="nav-badge-inbox"]')).toBe('2');
+    await snap(page, '60-dashboard-inbox-1440');
+    await page.click('[data-testid="nav-inbox"]');
+    await page.waitForSelector('[data-testid="inbox-list"]');
+    const text = await page.textContent('[data-testid="inbox-list"]');
+    expect(text).toContain('refunds');
+    expect(text).toContain('needs a human');
+    expect(text).toContain('refund 40 EUR to customer 17?');
+    expect(text).toContain('Role docs: 1 task ready and no instance online');
+    await page.click('[data-testid="inbox-list"] details summary >> nth=0');
+    await snap(page, '61-inbox-1440');
+    expect(await layoutProblems(page, 'inbox 1440×900')).toEqual([]);
+  });
+
+  it('approving the held run from its item runs it again with the note; the item is acknowledged', async () => {
+    const item = page.locator('[data-testid^="inbox-item-"]', { hasText: 'needs a human' });
+    await item.locator('[data-testid="inbox-approve"]').click();
+    await page.waitForSelector('[data-testid="run-decision-dialog"]');
+    await page.fill('[data-testid="run-decision-dialog"] textarea[name="reason"]', 'yes, goodwill refund');
+    await snap(page, '62-inbox-approve-dialog-1440');
+    await page.click('[data-testid="run-decision-dialog"] button[type="submit"]');
+    await until(() => seen.length === 2, 'the approved run dispatched again');
+    expect(seen[1]!.approval).toMatchObject({ decision: 'approved', note: 'yes, goodwill refund', by: 'operator:browser' });
+    await until(async () => (await page.locator('[data-testid^="inbox-item-"]').count()) === 1, 'one item left');
+    await page.click('[data-testid="inbox-state-acked"]');
+    await until(async () => (await page.textContent('[data-testid="inbox-list"]'))?.includes('acknowledged by operator:browser'), 'the acknowledged list');
+  });
+
+  it('acknowledging with a note clears the rest; the badge goes', async () => {
+    await page.click('[data-testid="inbox-state-open"]');
+    await page.waitForSelector('[data-testid="inbox-ack"]');
+    await page.click('[data-testid="inbox-ack"]');
+    await page.fill('[data-testid="ack-dialog"] textarea', 'a docs agent starts after lunch');
+    await page.click('[data-testid="ack-confirm"]');
+    await until(async () => (await page.textContent('[data-testid="view-inbox"]'))?.includes('Nothing needs you'), 'an empty inbox');
+    await until(async () => (await page.locator('[data-testid="nav-badge-inbox"]').count()) === 0, 'no badge');
+  });
+});
+
+describe('notifications', () => {
+  it('a webhook set up in the Notifications tab is stored masked, tested, and receives the next item', async () => {
+    await page.click('[data-testid="inbox-tab-notifications"]');
+    await page.waitForSelector('[data-testid="notifications-form"]');
+    await page.click('[data-testid="webhook-add"]');
+    await page.fill('[data-testid="webhook-url"]', receiverUrl);
+    await page.click('[data-testid="notifications-save"]');
+    await until(async () => (await page.textContent('[data-testid="notifications-form"]'))?.includes('saved: http://127.0.0.1:'), 'the saved, masked URL');
+    expect(await page.textContent('[data-testid="notifications-form"]')).not.toContain('gaffer-secret-token');
+    await page.click('[data-testid="webhook-test"]');
+    await until(async () => (await page.textContent('[data-testid="webhook-test-result"]'))?.startsWith('Delivered (HTTP 204'), 'the test result');
+    expect(received[0]).toMatchObject({ path: '/hooks/gaffer-secret-token', body: { kind: 'test', subject: 'gaffer:test' } });
+    await snap(page, '63-notifications-1440');
+    expect(await layoutProblems(page, 'notifications 1440×900')).toEqual([]);
+
+    // The next needs_human item is POSTed.
+    const { job } = await apiCall<{ job: { id: string } }>(g, 'POST', '/jobs', { name: 'payouts', role: 'ops', schedule: { everyS: 86400 }, retry: { maxAttempts: 1 } });
+    await apiCall(g, 'POST', `/jobs/${job.id}/trigger`, { reason: 'e2e' });
+    await until(() => received.some((r) => r.body.kind === 'needs_human'), 'the webhook POST');
+    expect(received.find((r) => r.body.kind === 'needs_human')!.body).toMatchObject({ title: expect.stringContaining('payouts'), severity: 'critical' });
+  });
+
+  it('at 1024×700 the inbox and the notifications fit: nothing clipped, no serious axe finding', async () => {
+    const small = await openConsole(browser, g, { width: 1024, height: 700 });
+    await go(small.page, '#/inbox', '[data-testid="inbox-list"]');
+    await snap(small.page, '64-inbox-1024');
+    const problems = await layoutProblems(small.page, 'inbox 1024×700');
+    await go(small.page, '#/inbox?tab=notifications', '[data-testid="notifications-form"]');
+    await snap(small.page, '65-notifications-1024');
+    problems.push(...(await layoutProblems(small.page, 'notifications 1024×700')));
+    await go(small.page, '#/dashboard', '[data-testid="dashboard-inbox"]');
+    await snap(small.page, '66-dashboard-inbox-1024');
+    problems.push(...(await layoutProblems(small.page, 'dashboard 1024×700')));
+    expect(problems).toEqual([]);
+    expect(small.errors).toEqual([]);
+    await small.page.context().close();
+  });
+
+  it('no console errors', () => {
+    expect(errors).toEqual([]);
+  });
+});

@@ -1,0 +1,293 @@
+/**
+ * The operator's attention on the wire (PROTOCOL §8): inbox items, their lifecycle, and where
+ * they are sent (webhooks, desktop notifications). Shared by the core, the HTTP API, the console
+ * and the renderer; field names of §8 are fixed, everything else is an addition.
+ */
+import { z } from 'zod';
+import { hhmm } from './job-schema';
+
+// ---- Inbox ------------------------------------------------------------------------------------
+
+/** Kinds of inbox item. PROTOCOL §8 names the first seven "at least"; the rest are additions. */
+export const INBOX_KINDS = [
+  'needs_human',
+  'missed',
+  'skipped_alert',
+  'budget',
+  'stuck_queue',
+  'instance_lost',
+  'dead_man',
+  'held',
+  'repeated_failures',
+] as const;
+export type InboxKind = (typeof INBOX_KINDS)[number];
+
+/** Who takes a task's lock away for its spend cap (the audit's actor, the task event's `actor`). */
+export const BUDGET_ACTOR = 'budget';
+
+export const INBOX_STATES = ['open', 'snoozed', 'acked'] as const;
+export type InboxState = (typeof INBOX_STATES)[number];
+
+export type InboxSeverity = 'critical' | 'warning' | 'info';
+
+/** A kind's severity is fixed: the same thing is always as urgent. */
+export const INBOX_SEVERITY: Record<InboxKind, InboxSeverity> = {
+  needs_human: 'critical',
+  budget: 'critical',
+  dead_man: 'critical',
+  held: 'warning',
+  missed: 'warning',
+  skipped_alert: 'warning',
+  stuck_queue: 'warning',
+  instance_lost: 'warning',
+  repeated_failures: 'warning',
+};
+
+/** Plain words for each kind (UI filters, notification titles). */
+export const INBOX_KIND_LABELS: Record<InboxKind, string> = {
+  needs_human: 'Needs a human',
+  missed: 'Missed slots',
+  skipped_alert: 'Skipped slots',
+  budget: 'Spend cap',
+  stuck_queue: 'Stuck queue',
+  instance_lost: 'Instance lost',
+  dead_man: 'Did not start',
+  held: 'Held for review',
+  repeated_failures: 'Repeated failures',
+};
+
+export interface InboxItem {
+  id: number;
+  kind: InboxKind;
+  severity: InboxSeverity;
+  /** What it is about, as `run:<id>`, `task:<id>`, `job:<id>`, `role:<name>`, `instance:<id>`, `budget:<scope>`. */
+  subject: string;
+  title: string;
+  detail: string;
+  /** When the item was raised (its first occurrence). */
+  at: string;
+  /** Its latest occurrence: an open item absorbs later occurrences of the same kind and subject. */
+  lastAt: string;
+  /** Occurrences folded into this item (12 slots missed while asleep: one item, count 12). */
+  count: number;
+  state: InboxState;
+  snoozedUntil: string | null;
+  ackedAt: string | null;
+  ackedBy: string | null;
+  /** The operator's note on acknowledging or snoozing. */
+  note: string | null;
+  /** What the item was raised from: the run's error and output, the slots, the locks, … */
+  evidence: Record<string, unknown>;
+  updatedAt: string;
+}
+
+export interface InboxCounts {
+  /** Open items (snoozed ones are not counted until they wake). */
+  open: number;
+  snoozed: number;
+  /** Open items of severity critical. */
+  critical: number;
+  byKind: Partial<Record<InboxKind, number>>;
+}
+
+const note = z.string().trim().max(2000);
+const instant = z.iso.datetime({ offset: true });
+
+export const inboxListInput = z.strictObject({
+  /** `open` (default): what needs the operator now; `all`: every state. */
+  state: z.enum(['open', 'snoozed', 'acked', 'all']).optional(),
+  kind: z.enum(INBOX_KINDS).optional(),
+  subject: z.string().min(1).max(300).optional(),
+  limit: z.number().int().min(1).max(500).optional(),
+  /** The previous page's `next`. */
+  after: z.string().min(1).max(200).optional(),
+});
+export type InboxListInput = z.infer<typeof inboxListInput>;
+
+export const inboxAckInput = z.strictObject({ note: note.optional() });
+export const inboxAckManyInput = z.strictObject({ ids: z.array(z.number().int().positive()).min(1).max(1000), note: note.optional() });
+export const inboxSnoozeInput = z.strictObject({ until: instant, note: note.optional() });
+
+// ---- Notifications ------------------------------------------------------------------------------
+
+export const WEBHOOK_FORMATS = ['json', 'slack', 'ntfy'] as const;
+export type WebhookFormat = (typeof WEBHOOK_FORMATS)[number];
+
+function isHttpUrl(s: string): boolean {
+  try {
+    const u = new URL(s);
+    return (u.protocol === 'http:' || u.protocol === 'https:') && u.hostname !== '';
+  } catch {
+    return false;
+  }
+}
+
+export function isTimeZone(zone: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: zone });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export const webhookUrl = z.string().trim().max(2000).refine(isHttpUrl, 'a webhook URL is http:// or https:// with a host');
+export const timeZone = z.string().min(1).max(100).refine(isTimeZone, 'an IANA time zone such as Europe/Berlin');
+export const webhookId = z.string().regex(/^wh_[A-Za-z0-9_-]{1,40}$/, 'a webhook id looks like wh_…');
+
+export const webhookInput = z
+  .strictObject({
+    /** Keeps an existing webhook (and, without `url`, its stored URL: secrets are never sent back). */
+    id: webhookId.optional(),
+    name: z.string().trim().max(100).optional(),
+    url: webhookUrl.optional(),
+    /** Inbox kinds POSTed to this webhook. */
+    events: z.array(z.enum(INBOX_KINDS)).min(1, 'choose at least one kind of item to send').max(INBOX_KINDS.length),
+    format: z.enum(WEBHOOK_FORMATS).optional(),
+    enabled: z.boolean().optional(),
+  })
+  .refine((w) => w.url !== undefined || w.id !== undefined, { message: 'a new webhook needs a url', path: ['url'] });
+export type WebhookInput = z.infer<typeof webhookInput>;
+
+export const quietHoursInput = z.strictObject({
+  /** Local time of day the quiet starts, `HH:MM`; it may run past midnight (22:00–07:00). */
+  start: hhmm,
+  end: hhmm,
+  /** Default: the operator's zone (the machine's). */
+  timezone: timeZone.optional(),
+});
+export type QuietHours = z.infer<typeof quietHoursInput>;
+
+export const desktopInput = z.strictObject({
+  /** Inbox kinds shown as OS notifications (the desktop app only). */
+  kinds: z.array(z.enum(INBOX_KINDS)).max(INBOX_KINDS.length),
+  quietHours: quietHoursInput.nullable().optional(),
+});
+export type DesktopNotifications = { kinds: InboxKind[]; quietHours: QuietHours | null };
+
+/** `PUT /notifications`: the whole configuration (webhooks left out are removed). */
+export const notificationsInput = z.strictObject({
+  webhooks: z.array(webhookInput).max(20),
+  desktop: desktopInput.optional(),
+});
+export type NotificationsInput = z.infer<typeof notificationsInput>;
+
+export const DELIVERY_STATUSES = ['pending', 'delivered', 'dead'] as const;
+export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
+
+export interface WebhookView {
+  id: string;
+  name: string | null;
+  /** Masked: the scheme, the host and the first characters of the path; tokens never leave Gaffer. */
+  url: string;
+  events: InboxKind[];
+  format: WebhookFormat;
+  enabled: boolean;
+  lastDelivery: { status: DeliveryStatus; at: string; error: string | null } | null;
+}
+
+export interface NotificationSettingsView {
+  webhooks: WebhookView[];
+  desktop: DesktopNotifications;
+}
+
+export interface Delivery {
+  id: number;
+  webhookId: string;
+  /** The inbox item sent (null for a test). */
+  itemId: number | null;
+  kind: InboxKind | 'test';
+  status: DeliveryStatus;
+  attempts: number;
+  /** When the next attempt is due (pending only). */
+  nextAt: string | null;
+  lastError: string | null;
+  /** HTTP status of the last attempt, if one came back. */
+  lastStatus: number | null;
+  createdAt: string;
+  updatedAt: string;
+  deliveredAt: string | null;
+}
+
+export const deliveriesListInput = z.strictObject({
+  status: z.enum(DELIVERY_STATUSES).optional(),
+  webhookId: webhookId.optional(),
+  limit: z.number().int().min(1).max(500).optional(),
+  after: z.number().int().positive().optional(),
+});
+
+export const notificationsTestInput = z.strictObject({ webhookId: webhookId.optional() });
+
+export interface WebhookTestResult {
+  webhookId: string;
+  url: string;
+  ok: boolean;
+  status: number | null;
+  error: string | null;
+  ms: number;
+}
+
+// ---- Quiet hours (pure; the desktop shell decides with it) --------------------------------------
+
+/** Minutes since local midnight of `at` in `zone`. */
+export function localMinutes(at: number, zone: string): number {
+  const parts = new Intl.DateTimeFormat('en-GB', { timeZone: zone, hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }).formatToParts(new Date(at));
+  const h = Number(parts.find((p) => p.type === 'hour')?.value ?? 0);
+  const m = Number(parts.find((p) => p.type === 'minute')?.value ?? 0);
+  return h * 60 + m;
+}
+
+function minutesOf(hm: string): number {
+  const [h, m] = hm.split(':').map(Number) as [number, number];
+  return h * 60 + m;
+}
+
+/** True when `at` falls in the quiet hours (a range may run past midnight; start = end is never quiet). */
+export function inQuietHours(q: QuietHours | null, at: number, defaultZone: string): boolean {
+  if (!q) return false;
+  const now = localMinutes(at, q.timezone ?? defaultZone);
+  const s = minutesOf(q.start);
+  const e = minutesOf(q.end);
+  if (s === e) return false;
+  return s < e ? now >= s && now < e : now >= s || now < e;
+}
+
+// ---- Spend caps (PROTOCOL §8) ------------------------------------------------------------------
+
+const usd = z.number().positive().max(10_000_000);
+
+/** `PUT /job-settings/budgets`: a field left out keeps its cap; `null` removes it. */
+export const budgetsInput = z.strictObject({
+  globalDailyUsd: usd.nullable().optional(),
+  /** Merged into the stored caps; a role set to `null` loses its cap. */
+  perRoleDailyUsd: z.record(z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/, 'a role is 1–64 letters, digits, "_", "-" or "."'), usd.nullable()).optional(),
+  /** The day of a daily cap runs midnight to midnight in this zone (default: the operator's, the machine's). */
+  timezone: timeZone.nullable().optional(),
+});
+export type BudgetsInput = z.infer<typeof budgetsInput>;
+
+export interface BudgetSettings {
+  globalDailyUsd: number | null;
+  perRoleDailyUsd: Record<string, number>;
+  timezone: string | null;
+}
+
+/** One daily cap today: spend so far against it, and when it resets. */
+export interface CapStatus {
+  scope: 'global' | 'role';
+  role: string | null;
+  capUsd: number;
+  spentUsd: number;
+  reached: boolean;
+}
+
+export interface BudgetsView {
+  settings: BudgetSettings;
+  /** The zone the day is counted in, the local day, and the next midnight there (when every cap resets). */
+  zone: string;
+  day: string;
+  resetsAt: string;
+  /** False until an agent reports usage (`usage` frames): spend reads 0 until then. */
+  measured: boolean;
+  caps: CapStatus[];
+}

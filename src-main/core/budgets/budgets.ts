@@ -1,0 +1,326 @@
+/**
+ * Daily spend caps per role and global (PROTOCOL §8, `PUT /job-settings/budgets`): execution
+ * conditions of layer 3.
+ *
+ * Invariants:
+ * 1. A day runs from midnight to midnight in the operator's zone (the settings' `timezone`, else
+ *    the machine's), stated with every verdict; spend is what the usage ledger holds for that day.
+ * 2. A cap is reached when the day's spend is at or above it. While a role's cap or the global cap
+ *    is reached, nothing of that scope is dispatched (the runner's verdict names the cap, the spend
+ *    so far and the reset) and `claim` answers "no task" for it (P2).
+ * 3. The claim path never waits on a sum: the verdict per scope is cached for `CACHE_MS` of
+ *    monotonic time (a cap passed between two claims is honoured within it), and with no cap set
+ *    nothing is read at all.
+ * 4. A cap reached is one inbox item per scope and day (`cap:<scope>:<day>`), raised after the
+ *    burst that noticed it, never inside a claim's transaction.
+ * 5. A settings change is validated before anything is written and audited (`budgets.update`).
+ * 6. Per-run caps (the job field `budget`): an attempt in flight whose reported usage passes its
+ *    job's cap (cost or tokens of this attempt) is taken away at once (`run_cancelled`, reason
+ *    `budget`) and held for the operator, with one `budget` inbox item per attempt. An approved
+ *    re-run is a new attempt with the cap afresh.
+ * 7. The same for a task created with a `budget`: the holder's lock is taken away (`lock_lost`,
+ *    reason `budget`), the task is blocked with the spend in its note, and the attempt is marked
+ *    stopped in `task_budgets` (so the blocked task is this budget item, not a needs-human one).
+ *    Unblocked, its next claim is a new attempt with the cap afresh.
+ */
+import { DateTime } from 'luxon';
+import { budgetsInput, type BudgetSettings, type BudgetsView, type CapStatus } from '../../common/attention';
+import { actorName, reason, type PerAttemptBudget } from '../../common/schemas';
+import { parseOrThrow } from '../../common/validate';
+import type { CoreContext } from '../context';
+import type { Inbox } from '../inbox/inbox';
+import type { SpendSource } from './spend';
+
+const KEY = 'budgets';
+const CACHE_MS = 1000;
+export const DEFAULT_BUDGETS: BudgetSettings = { globalDailyUsd: null, perRoleDailyUsd: {}, timezone: null };
+
+const putOpts = budgetsInput.extend({ actor: actorName, reason: reason.optional() });
+
+export interface Day {
+  zone: string;
+  day: string;
+  start: number;
+  end: number;
+}
+
+/** What layer 3 says about spend for a role now: the first cap reached, or none. */
+export interface BudgetVerdict {
+  ok: boolean;
+  reason: string;
+  evidence: Record<string, unknown>;
+}
+
+function machineZone(): string {
+  return Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
+}
+
+const money = (n: number) => `$${n.toFixed(2)}`;
+
+interface CappedTaskRow {
+  id: number;
+  attempt: number;
+  title: string;
+  role: string;
+  max_cost_usd: number | null;
+  max_tokens: number | null;
+}
+
+/** Which cap of one attempt its usage passed (cost first), in words; null within both. */
+function overCap(cap: PerAttemptBudget, used: { costUsd: number; tokens: number }): { cost: boolean; words: string } | null {
+  if (cap.maxCostUsdPerRun !== undefined && used.costUsd > cap.maxCostUsdPerRun) {
+    return { cost: true, words: `${money(used.costUsd)} spent, over its cap of ${money(cap.maxCostUsdPerRun)} per run` };
+  }
+  if (cap.maxTokensPerRun !== undefined && used.tokens > cap.maxTokensPerRun) {
+    return { cost: false, words: `${used.tokens} tokens used, over its cap of ${cap.maxTokensPerRun} per run` };
+  }
+  return null;
+}
+
+export class Budgets {
+  /** Takes a run's attempt away and holds it (the job runner's `holdForBudget`, bound by createCore). */
+  holdRun: (runId: string, message: string) => boolean = () => false;
+  /** Takes a task's lock away and blocks it, inside a write (ClaimLocks.takeForBudgetTx, bound by createCore). */
+  holdTask: (taskId: number, note: string, detail: Record<string, unknown>) => boolean = () => false;
+  private readonly q;
+  private cache: { at: number; day: string; caps: CapStatus[] } | null = null;
+  private raiseScheduled = false;
+
+  constructor(
+    private readonly ctx: CoreContext,
+    private readonly spend: SpendSource,
+    private readonly inbox: Inbox,
+  ) {
+    this.q = {
+      get: ctx.db.prepare<[string], { value: string }>('SELECT value FROM settings WHERE key = ?'),
+      put: ctx.db.prepare('INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value'),
+      capped: ctx.db.prepare<[], { id: string; attempt: number; job_id: string; job_name: string; slot: string; budget: string }>(
+        `SELECT r.id, r.attempt, r.job_id, r.job_name, r.slot, json_extract(j.spec, '$.budget') AS budget FROM runs r JOIN jobs j ON j.id = r.job_id
+         WHERE json_extract(j.spec, '$.budget') IS NOT NULL
+           AND (r.status = 'running' OR r.id IN (SELECT run_id FROM backfills WHERE status = 'dispatched' AND instance_id IS NOT NULL))`,
+      ),
+      cappedRun: ctx.db.prepare<[string], { id: string; attempt: number; job_id: string; job_name: string; slot: string; budget: string }>(
+        `SELECT r.id, r.attempt, r.job_id, r.job_name, r.slot, json_extract(j.spec, '$.budget') AS budget FROM runs r JOIN jobs j ON j.id = r.job_id
+         WHERE r.id = ? AND json_extract(j.spec, '$.budget') IS NOT NULL
+           AND (r.status = 'running' OR r.id IN (SELECT run_id FROM backfills WHERE status = 'dispatched' AND instance_id IS NOT NULL))`,
+      ),
+      cappedTasks: ctx.db.prepare<[number | null, number | null], CappedTaskRow>(
+        `SELECT t.id, t.attempt, t.title, t.role, b.max_cost_usd, b.max_tokens FROM task_budgets b JOIN tasks t ON t.id = b.task_id JOIN locks l ON l.task_id = t.id
+         WHERE (? IS NULL OR b.task_id = ?) AND (b.stopped_attempt IS NULL OR b.stopped_attempt <> t.attempt)`,
+      ),
+      markStopped: ctx.db.prepare('UPDATE task_budgets SET stopped_attempt = ? WHERE task_id = ?'),
+    };
+  }
+
+  settings(): BudgetSettings {
+    const row = this.q.get.get(KEY);
+    return row ? { ...DEFAULT_BUDGETS, ...(JSON.parse(row.value) as Partial<BudgetSettings>) } : { ...DEFAULT_BUDGETS, perRoleDailyUsd: {} };
+  }
+
+  /** The day `at` falls in, in the operator's zone (invariant 1). */
+  dayOf(at: number, s: BudgetSettings = this.settings()): Day {
+    const zone = s.timezone ?? machineZone();
+    const t = DateTime.fromMillis(at, { zone }).startOf('day');
+    return { zone, day: t.toISODate()!, start: t.toMillis(), end: t.plus({ days: 1 }).toMillis() };
+  }
+
+  put(input: unknown): BudgetsView {
+    const { globalDailyUsd, perRoleDailyUsd, timezone, actor, reason: why } = parseOrThrow(putOpts, input, 'budgets');
+    this.ctx.store.write(() => {
+      const before = this.settings();
+      const roles = { ...before.perRoleDailyUsd };
+      for (const [role, v] of Object.entries(perRoleDailyUsd ?? {})) {
+        if (v === null) delete roles[role];
+        else roles[role] = v;
+      }
+      const next: BudgetSettings = {
+        globalDailyUsd: globalDailyUsd === undefined ? before.globalDailyUsd : globalDailyUsd,
+        perRoleDailyUsd: roles,
+        timezone: timezone === undefined ? before.timezone : timezone,
+      };
+      this.q.put.run(KEY, JSON.stringify(next));
+      this.ctx.audit.append({ type: 'budgets.update', actor, subject: 'settings:budgets', detail: { ...(why ? { reason: why } : {}), from: before, to: next } });
+      this.ctx.store.emit({ type: 'budgets.changed', settings: next, actor });
+    });
+    this.cache = null;
+    return this.view();
+  }
+
+  /** Today's caps with spend so far, and when they reset. */
+  view(now: number = this.ctx.clock.now()): BudgetsView {
+    const s = this.settings();
+    const d = this.dayOf(now, s);
+    return { settings: s, zone: d.zone, day: d.day, resetsAt: new Date(d.end).toISOString(), measured: this.spend.measured, caps: this.compute(s, d) };
+  }
+
+  private compute(s: BudgetSettings, d: Day): CapStatus[] {
+    const caps: CapStatus[] = [];
+    if (s.globalDailyUsd !== null) {
+      const spent = this.spend.costBetween(d.start, d.end);
+      caps.push({ scope: 'global', role: null, capUsd: s.globalDailyUsd, spentUsd: spent, reached: spent >= s.globalDailyUsd });
+    }
+    for (const [role, cap] of Object.entries(s.perRoleDailyUsd).sort(([a], [b]) => (a < b ? -1 : 1))) {
+      const spent = this.spend.costBetween(d.start, d.end, role);
+      caps.push({ scope: 'role', role, capUsd: cap, spentUsd: spent, reached: spent >= cap });
+    }
+    return caps;
+  }
+
+  /** Today's caps, cached (invariant 3). */
+  private current(now: number): { day: Day; caps: CapStatus[] } | null {
+    const s = this.settings();
+    if (s.globalDailyUsd === null && Object.keys(s.perRoleDailyUsd).length === 0) return null;
+    const d = this.dayOf(now, s);
+    const mono = this.ctx.clock.monotonic();
+    if (!this.cache || this.cache.day !== d.day || mono - this.cache.at >= CACHE_MS) {
+      const caps = this.compute(s, d);
+      const newlyReached = caps.some((c) => c.reached && !this.cache?.caps.some((o) => o.scope === c.scope && o.role === c.role && o.reached));
+      this.cache = { at: mono, day: d.day, caps };
+      if (newlyReached) this.raiseSoon();
+    }
+    return { day: d, caps: this.cache.caps };
+  }
+
+  /** The first cap reached that covers `role` (the global one, then the role's), if any. */
+  private reachedFor(role: string, now: number): { day: Day; cap: CapStatus } | null {
+    const cur = this.current(now);
+    if (!cur) return null;
+    const cap = cur.caps.find((c) => c.reached && (c.scope === 'global' || c.role === role));
+    return cap ? { day: cur.day, cap } : null;
+  }
+
+  /** The claim gate (invariant 2): true while a cap covering `role` is reached. */
+  roleBlocked(role: string): boolean {
+    return this.reachedFor(role, this.ctx.clock.now()) !== null;
+  }
+
+  /** Layer 3's budget verdict for a job of `role` (invariant 2). */
+  verdict(role: string, now: number): BudgetVerdict {
+    const cur = this.current(now);
+    if (!cur) return { ok: true, reason: 'no daily spend cap is set', evidence: {} };
+    const hit = cur.caps.find((c) => c.reached && (c.scope === 'global' || c.role === role));
+    const resets = new Date(cur.day.end).toISOString();
+    const relevant = cur.caps.filter((c) => c.scope === 'global' || c.role === role);
+    const evidence = { day: cur.day.day, zone: cur.day.zone, resetsAt: resets, caps: relevant };
+    if (!hit) {
+      const words = relevant.map((c) => `${c.scope === 'global' ? 'global' : `role ${c.role}`} ${money(c.spentUsd)} of ${money(c.capUsd)}`).join(', ');
+      return { ok: true, reason: relevant.length ? `spend today within its caps (${words})` : 'no daily spend cap covers this role', evidence };
+    }
+    const what = hit.scope === 'global' ? 'the global daily spend cap' : `the daily spend cap of role ${hit.role}`;
+    return { ok: false, reason: `${what} is reached: ${money(hit.spentUsd)} spent of ${money(hit.capUsd)} on ${cur.day.day} (${cur.day.zone}); it resets at midnight, ${resets}`, evidence };
+  }
+
+  private raiseSoon(): void {
+    if (this.raiseScheduled) return;
+    this.raiseScheduled = true;
+    this.ctx.clock.afterIo(() => {
+      this.raiseScheduled = false;
+      this.raiseReached();
+    });
+  }
+
+  /** One inbox item per cap reached per day (invariant 4); also run by the inbox's sweep. */
+  raiseReached(now: number = this.ctx.clock.now()): void {
+    const cur = this.current(now);
+    if (!cur) return;
+    const resets = new Date(cur.day.end).toISOString();
+    for (const c of cur.caps) {
+      if (!c.reached) continue;
+      const scope = c.scope === 'global' ? 'global' : `role:${c.role}`;
+      const what = c.scope === 'global' ? 'Global daily spend cap' : `Daily spend cap of role ${c.role}`;
+      this.inbox.raise({
+        key: `cap:${scope}:${cur.day.day}`,
+        kind: 'budget',
+        subject: `budget:${scope}`,
+        about: { scope, role: c.role },
+        entry: {
+          title: `${what} reached: ${money(c.spentUsd)} of ${money(c.capUsd)}`,
+          detail: `Nothing of ${c.scope === 'global' ? 'any role' : `role ${c.role}`} is dispatched or handed out until the cap resets at midnight (${cur.day.zone}), ${resets}, or you raise it.`,
+          day: cur.day.day,
+          spentUsd: c.spentUsd,
+          capUsd: c.capUsd,
+        },
+      });
+    }
+  }
+
+  /**
+   * A usage report was recorded for `subject` (`run:<id>` / `task:<id>`): a run past its cap stops
+   * now, and a daily cap it made reached is noticed (its item raised after the burst).
+   */
+  usageRecorded(subject: string): void {
+    if (subject.startsWith('run:')) this.enforceRunCaps(subject.slice('run:'.length));
+    else if (subject.startsWith('task:')) this.enforceTaskCaps(Number(subject.slice('task:'.length)));
+    this.current(this.ctx.clock.now());
+  }
+
+  /** Invariant 7: the tasks held now past their cap (one, or all) are taken away and blocked. Returns how many. */
+  enforceTaskCaps(taskId?: number): number {
+    if (!this.spend.measured) return 0;
+    let taken = 0;
+    for (const t of this.q.cappedTasks.all(taskId ?? null, taskId ?? null)) {
+      const cap = { ...(t.max_cost_usd !== null ? { maxCostUsdPerRun: t.max_cost_usd } : {}), ...(t.max_tokens !== null ? { maxTokensPerRun: t.max_tokens } : {}) };
+      const used = this.spend.ofAttempt(`task:${t.id}`, t.attempt);
+      const what = overCap(cap, used);
+      if (!what) continue;
+      const note = `spend cap passed: ${what.words}; the lock was taken away and the task is blocked for you`;
+      const took = this.ctx.store.write(() => {
+        if (!this.holdTask(t.id, note, { attempt: t.attempt, costUsd: used.costUsd, tokens: used.tokens, ...cap })) return false;
+        this.q.markStopped.run(t.attempt, t.id);
+        return true;
+      });
+      if (!took) continue;
+      taken++;
+      this.inbox.raise({
+        key: `taskcap:${t.id}:${t.attempt}`,
+        kind: 'budget',
+        subject: `task:${t.id}`,
+        about: { taskId: t.id, title: t.title, role: t.role },
+        entry: {
+          title: `Task ${t.title} stopped: ${what.cost ? 'cost' : 'token'} cap per attempt passed`,
+          detail: `${what.words}. Unblock it to run it again (with a fresh cap), or cancel it.`,
+          attempt: t.attempt,
+          costUsd: used.costUsd,
+          tokens: used.tokens,
+          ...cap,
+        },
+      });
+    }
+    return taken;
+  }
+
+  /**
+   * Invariant 6: the attempts in flight past their run's cap (of one run, or of all) are taken away
+   * and held. Called for each usage report once it is recorded, and by the inbox's sweep. Returns
+   * how many were taken.
+   */
+  enforceRunCaps(runId?: string): number {
+    if (!this.spend.measured) return 0;
+    let taken = 0;
+    for (const r of runId === undefined ? this.q.capped.all() : this.q.cappedRun.all(runId)) {
+      const cap = JSON.parse(r.budget) as PerAttemptBudget;
+      const used = this.spend.ofAttempt(`run:${r.id}`, r.attempt);
+      const over = overCap(cap, used);
+      if (!over) continue;
+      const what = over.words;
+      const message = `spend cap passed: ${what}; the attempt was stopped and the run is held for you`;
+      if (!this.holdRun(r.id, message)) continue;
+      taken++;
+      this.inbox.raise({
+        key: `runcap:${r.id}:${r.attempt}`,
+        kind: 'budget',
+        subject: `run:${r.id}`,
+        about: { runId: r.id, jobId: r.job_id, job: r.job_name, slot: r.slot },
+        entry: {
+          title: `${r.job_name} ${r.slot} stopped: ${over.cost ? 'cost' : 'token'} cap per run passed`,
+          detail: `${what}. Approve to run it again (with a fresh cap), or reject it.`,
+          attempt: r.attempt,
+          costUsd: used.costUsd,
+          tokens: used.tokens,
+          ...cap,
+        },
+      });
+    }
+    return taken;
+  }
+}

@@ -1,0 +1,42 @@
+/**
+ * What attempts spent, read from the usage ledger (`usage` rows written by the agents' `usage`
+ * frames, PROTOCOL §5: subject, attempt, role, cost in nano-dollars, tokens, at; core/logs
+ * writes them). Read only. `measured` says whether any agent has reported usage yet: until one
+ * does, every sum is 0 and the console says spend is not reported.
+ */
+import type { Db } from '../db/open';
+
+const NANO = 1e9;
+
+export interface Spend {
+  costUsd: number;
+  tokens: number;
+}
+
+export interface SpendSource {
+  /** True once any usage was reported. */
+  readonly measured: boolean;
+  /** Cost of everything reported in [from, to), of one role or of all. */
+  costBetween(from: number, to: number, role?: string): number;
+  /** What one attempt of a run or task (`run:<id>` / `task:<id>`) reported so far. */
+  ofAttempt(subject: string, attempt: number): Spend;
+}
+
+export function usageSpend(db: Db): SpendSource {
+  const any = db.prepare<[], { n: number }>('SELECT count(*) AS n FROM (SELECT 1 FROM usage LIMIT 1)');
+  const all = db.prepare<[number, number], { c: number | null }>('SELECT sum(cost_nusd) AS c FROM usage WHERE at >= ? AND at < ?');
+  const ofRole = db.prepare<[number, number, string], { c: number | null }>('SELECT sum(cost_nusd) AS c FROM usage WHERE at >= ? AND at < ? AND role = ?');
+  const attempt = db.prepare<[string, number], { c: number | null; t: number | null }>('SELECT sum(cost_nusd) AS c, sum(input_tokens + output_tokens) AS t FROM usage WHERE subject = ? AND attempt = ?');
+  let seen = false;
+  return {
+    get measured() {
+      // Once true, always true (the ledger only grows).
+      return (seen ||= any.get()!.n > 0);
+    },
+    costBetween: (from, to, role) => ((role === undefined ? all.get(from, to) : ofRole.get(from, to, role))?.c ?? 0) / NANO,
+    ofAttempt(subject, n) {
+      const r = attempt.get(subject, n);
+      return { costUsd: (r?.c ?? 0) / NANO, tokens: r?.t ?? 0 };
+    },
+  };
+}

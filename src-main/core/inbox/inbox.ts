@@ -1,0 +1,310 @@
+/**
+ * The inbox: everything that needs the operator, as rows with a lifecycle (PROTOCOL §8).
+ *
+ * Invariants:
+ * 1. Exactly once per occurrence: an occurrence has a key (`hold:run:<id>:<attempt>`,
+ *    `slot:<job>:<slot>`, …) stored in `inbox_occurrences`; raising a key that exists is a no-op, so
+ *    an event seen twice or a restart's reconcile never raises a second item.
+ * 2. No storm: at most one live (open or snoozed) item per kind and subject (a unique partial
+ *    index); a later occurrence folds into it (`count`, newest evidence, words recomputed). After
+ *    the item is acknowledged the next occurrence opens a new one.
+ * 3. States: open → acked; open → snoozed → open (at `snoozed_until`) or acked. Nothing else, and
+ *    every change is audited (subject `inbox:<id>`) in its transaction, with an `inbox.changed`
+ *    event after the commit.
+ * 4. A new item is handed to `onRaised` inside the transaction that raised it (the webhook outbox),
+ *    so a delivery is queued if and only if the item exists.
+ */
+import { GafferError } from '../../common/errors';
+import { INBOX_SEVERITY, inboxAckInput, inboxAckManyInput, inboxListInput, inboxSnoozeInput, type InboxCounts, type InboxItem, type InboxKind, type InboxState } from '../../common/attention';
+import type { Page } from '../../common/model';
+import { actorName } from '../../common/schemas';
+import { parseOrThrow } from '../../common/validate';
+import type { CoreContext } from '../context';
+import { describe, type Facts } from './words';
+
+/** Occurrences kept in an item's evidence (the count keeps counting). */
+export const MAX_ENTRIES = 50;
+/** The actor of items the inbox raises and wakes itself. */
+export const INBOX_ACTOR = 'inbox';
+
+export interface Occurrence {
+  /** Unique per occurrence, forever (invariant 1). */
+  key: string;
+  kind: InboxKind;
+  subject: string;
+  /** Facts about the subject (job name, role, …), kept on the item; a later occurrence may update them. */
+  about: Facts;
+  /** This occurrence's own facts (slot, error, output, …). */
+  entry: Facts;
+}
+
+interface ItemRow {
+  id: number;
+  kind: InboxKind;
+  severity: InboxItem['severity'];
+  subject: string;
+  title: string;
+  detail: string;
+  evidence: string;
+  state: InboxState;
+  count: number;
+  first_at: number;
+  last_at: number;
+  snoozed_until: number | null;
+  acked_at: number | null;
+  acked_by: string | null;
+  note: string | null;
+  updated_at: number;
+}
+
+interface Evidence {
+  about: Facts;
+  entries: Facts[];
+}
+
+const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
+
+function toItem(r: ItemRow): InboxItem {
+  const ev = JSON.parse(r.evidence) as Evidence;
+  return {
+    id: r.id,
+    kind: r.kind,
+    severity: r.severity,
+    subject: r.subject,
+    title: r.title,
+    detail: r.detail,
+    at: iso(r.first_at)!,
+    lastAt: iso(r.last_at)!,
+    count: r.count,
+    state: r.state,
+    snoozedUntil: iso(r.snoozed_until),
+    ackedAt: iso(r.acked_at),
+    ackedBy: r.acked_by,
+    note: r.note,
+    evidence: { ...ev.about, entries: ev.entries },
+    updatedAt: iso(r.updated_at)!,
+  };
+}
+
+const withActor = { actor: actorName };
+const ackOpts = inboxAckInput.extend(withActor);
+const ackManyOpts = inboxAckManyInput.extend(withActor);
+const snoozeOpts = inboxSnoozeInput.extend(withActor);
+
+export class Inbox {
+  private readonly q;
+  /** Called inside the raising transaction for every new item (invariant 4). */
+  onRaised: (item: InboxItem) => void = () => {};
+  /** Called after a snooze changed the earliest wake-up (the checks re-arm their timer). */
+  onSnoozed: () => void = () => {};
+
+  constructor(private readonly ctx: CoreContext) {
+    const db = ctx.db;
+    this.q = {
+      occurrence: db.prepare<[string], { item_id: number }>('SELECT item_id FROM inbox_occurrences WHERE key = ?'),
+      addOccurrence: db.prepare('INSERT INTO inbox_occurrences (key, item_id, at) VALUES (?, ?, ?)'),
+      live: db.prepare<[string, string], ItemRow>(`SELECT * FROM inbox_items WHERE kind = ? AND subject = ? AND state IN ('open','snoozed')`),
+      get: db.prepare<[number], ItemRow>('SELECT * FROM inbox_items WHERE id = ?'),
+      insert: db.prepare(
+        `INSERT INTO inbox_items (kind, severity, subject, title, detail, evidence, state, count, first_at, last_at, updated_at)
+         VALUES (@kind, @severity, @subject, @title, @detail, @evidence, 'open', 1, @now, @now, @now)`,
+      ),
+      fold: db.prepare('UPDATE inbox_items SET title = @title, detail = @detail, evidence = @evidence, count = count + 1, last_at = @now, updated_at = @now WHERE id = @id'),
+      setState: db.prepare(
+        'UPDATE inbox_items SET state = @state, snoozed_until = @until, acked_at = @ackedAt, acked_by = @ackedBy, note = coalesce(@note, note), updated_at = @now WHERE id = @id',
+      ),
+      dueSnoozed: db.prepare<[number], ItemRow>(`SELECT * FROM inbox_items WHERE state = 'snoozed' AND snoozed_until <= ? ORDER BY snoozed_until LIMIT 500`),
+      nextSnooze: db.prepare<[], { t: number | null }>(`SELECT min(snoozed_until) AS t FROM inbox_items WHERE state = 'snoozed'`),
+      counts: db.prepare<[], { state: InboxState; kind: InboxKind; severity: string; n: number }>(
+        `SELECT state, kind, severity, count(*) AS n FROM inbox_items WHERE state IN ('open','snoozed') GROUP BY state, kind, severity`,
+      ),
+      liveOfSubject: db.prepare<[string], ItemRow>(`SELECT * FROM inbox_items WHERE subject = ? AND state IN ('open','snoozed')`),
+    };
+  }
+
+  private get now(): number {
+    return this.ctx.clock.now();
+  }
+
+  /** True when the occurrence was raised before (invariant 1). */
+  seen(key: string): boolean {
+    return this.q.occurrence.get(key) !== undefined;
+  }
+
+  /**
+   * Raises one occurrence: a new item, or one more occurrence of the live item of its kind and
+   * subject. Returns the item, or null when the occurrence was raised before.
+   */
+  raise(occ: Occurrence): InboxItem | null {
+    return this.ctx.store.write(() => {
+      if (this.seen(occ.key)) return null;
+      const now = this.now;
+      const live = this.q.live.get(occ.kind, occ.subject);
+      let row: ItemRow;
+      if (live) {
+        const ev = JSON.parse(live.evidence) as Evidence;
+        const next: Evidence = { about: { ...ev.about, ...occ.about }, entries: [...ev.entries, occ.entry].slice(-MAX_ENTRIES) };
+        const words = describe(occ.kind, next.about, next.entries, live.count + 1);
+        this.q.fold.run({ id: live.id, ...words, evidence: JSON.stringify(next), now });
+        row = this.q.get.get(live.id)!;
+        this.ctx.audit.append({ type: 'inbox.repeat', actor: INBOX_ACTOR, subject: `inbox:${row.id}`, detail: { kind: row.kind, about: row.subject, count: row.count, occurrence: occ.key } });
+        this.q.addOccurrence.run(occ.key, row.id, now);
+        const item = toItem(row);
+        this.ctx.store.emit({ type: 'inbox.changed', item, action: 'repeated' });
+        return item;
+      }
+      const ev: Evidence = { about: occ.about, entries: [occ.entry] };
+      const words = describe(occ.kind, ev.about, ev.entries, 1);
+      const id = Number(this.q.insert.run({ kind: occ.kind, severity: INBOX_SEVERITY[occ.kind], subject: occ.subject, ...words, evidence: JSON.stringify(ev), now }).lastInsertRowid);
+      row = this.q.get.get(id)!;
+      this.q.addOccurrence.run(occ.key, id, now);
+      this.ctx.audit.append({ type: 'inbox.raise', actor: INBOX_ACTOR, subject: `inbox:${id}`, detail: { kind: row.kind, severity: row.severity, about: row.subject, title: row.title, occurrence: occ.key } });
+      const item = toItem(row);
+      this.onRaised(item);
+      this.ctx.store.emit({ type: 'inbox.changed', item, action: 'raised' });
+      return item;
+    });
+  }
+
+  get(id: number): InboxItem {
+    return toItem(this.row(id));
+  }
+
+  private row(id: number): ItemRow {
+    const r = this.q.get.get(id);
+    if (!r) throw new GafferError('not_found', `unknown inbox item ${id}`);
+    return r;
+  }
+
+  /** Items, latest occurrence first; `next` continues after the last one. */
+  list(input: unknown = {}): Page<InboxItem> {
+    const f = parseOrThrow(inboxListInput, input, 'inbox filter');
+    const limit = f.limit ?? 100;
+    const where: string[] = [];
+    const params: Array<string | number> = [];
+    const state = f.state ?? 'open';
+    if (state !== 'all') {
+      where.push('state = ?');
+      params.push(state);
+    }
+    if (f.kind !== undefined) {
+      where.push('kind = ?');
+      params.push(f.kind);
+    }
+    if (f.subject !== undefined) {
+      where.push('subject = ?');
+      params.push(f.subject);
+    }
+    if (f.after !== undefined) {
+      const m = /^(\d{1,16})\.(\d{1,16})$/.exec(f.after);
+      if (!m) throw new GafferError('bad_request', 'invalid inbox cursor "after"');
+      where.push('(last_at < ? OR (last_at = ? AND id < ?))');
+      params.push(Number(m[1]), Number(m[1]), Number(m[2]));
+    }
+    const rows = this.ctx.db
+      .prepare<unknown[], ItemRow>(`SELECT * FROM inbox_items ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY last_at DESC, id DESC LIMIT ?`)
+      .all(...params, limit + 1);
+    const page = rows.slice(0, limit);
+    const last = page[page.length - 1];
+    return { items: page.map(toItem), next: rows.length > limit && last ? `${last.last_at}.${last.id}` : null };
+  }
+
+  counts(): InboxCounts {
+    const c: InboxCounts = { open: 0, snoozed: 0, critical: 0, byKind: {} };
+    for (const r of this.q.counts.all()) {
+      if (r.state === 'snoozed') {
+        c.snoozed += r.n;
+        continue;
+      }
+      c.open += r.n;
+      if (r.severity === 'critical') c.critical += r.n;
+      c.byKind[r.kind] = (c.byKind[r.kind] ?? 0) + r.n;
+    }
+    return c;
+  }
+
+  /** Acknowledges one live item (with an optional note). */
+  ack(id: number, input: unknown): InboxItem {
+    const { note, actor } = parseOrThrow(ackOpts, input, 'acknowledgement');
+    return this.ctx.store.write(() => {
+      const r = this.row(id);
+      if (r.state === 'acked') throw new GafferError('invalid_transition', `inbox item ${id} was already acknowledged by ${r.acked_by} at ${iso(r.acked_at)}`);
+      return this.setState(r, 'acked', actor, note ?? null, null, 'inbox.ack');
+    });
+  }
+
+  /**
+   * Acknowledges several items at once. Unknown ids refuse the whole call (nothing changes); items
+   * someone acknowledged meanwhile are left as they are and reported in `skipped`.
+   */
+  ackMany(input: unknown): { acked: InboxItem[]; skipped: number[] } {
+    const { ids, note, actor } = parseOrThrow(ackManyOpts, input, 'acknowledgement');
+    return this.ctx.store.write(() => {
+      const rows = [...new Set(ids)].map((id) => this.row(id));
+      const acked: InboxItem[] = [];
+      const skipped: number[] = [];
+      for (const r of rows) {
+        if (r.state === 'acked') skipped.push(r.id);
+        else acked.push(this.setState(r, 'acked', actor, note ?? null, null, 'inbox.ack', { bulk: rows.length }));
+      }
+      return { acked, skipped };
+    });
+  }
+
+  /** Hides a live item until `until` (in the future), when it opens again. */
+  snooze(id: number, input: unknown): InboxItem {
+    const { until, note, actor } = parseOrThrow(snoozeOpts, input, 'snooze');
+    const at = Date.parse(until);
+    if (!(at > this.now)) throw new GafferError('bad_request', 'invalid snooze at "until": it must be in the future');
+    if (at - this.now > 366 * 86_400_000) throw new GafferError('bad_request', 'invalid snooze at "until": at most a year ahead');
+    const item = this.ctx.store.write(() => {
+      const r = this.row(id);
+      if (r.state === 'acked') throw new GafferError('invalid_transition', `inbox item ${id} was acknowledged; there is nothing to snooze`);
+      return this.setState(r, 'snoozed', actor, note ?? null, at, 'inbox.snooze');
+    });
+    this.onSnoozed();
+    return item;
+  }
+
+  /**
+   * Acknowledges every live item about `subject` because the operator decided it elsewhere
+   * (approved or rejected the run, unblocked or cancelled the task), in the caller's transaction.
+   */
+  resolveSubject(subject: string, actor: string, note: string, decision: string): InboxItem[] {
+    return this.ctx.store.write(() => this.q.liveOfSubject.all(subject).map((r) => this.setState(r, 'acked', actor, note, null, 'inbox.ack', { decision })));
+  }
+
+  /** Opens every snoozed item whose time has come; returns how many. */
+  wakeDue(): number {
+    const now = this.now;
+    const due = this.q.dueSnoozed.all(now);
+    if (due.length === 0) return 0;
+    this.ctx.store.write(() => {
+      for (const r of due) {
+        const cur = this.q.get.get(r.id)!;
+        if (cur.state === 'snoozed' && cur.snoozed_until !== null && cur.snoozed_until <= now) this.setState(cur, 'open', INBOX_ACTOR, null, null, 'inbox.reopen', { snoozedUntil: iso(cur.snoozed_until) });
+      }
+    });
+    return due.length;
+  }
+
+  /** The earliest snoozed item's wake-up instant, if any. */
+  nextWake(): number | null {
+    return this.q.nextSnooze.get()?.t ?? null;
+  }
+
+  private setState(r: ItemRow, state: InboxState, actor: string, note: string | null, until: number | null, type: string, extra: Record<string, unknown> = {}): InboxItem {
+    const now = this.now;
+    const acked = state === 'acked';
+    this.q.setState.run({ id: r.id, state, until, ackedAt: acked ? now : null, ackedBy: acked ? actor : null, note, now });
+    this.ctx.audit.append({
+      type,
+      actor,
+      subject: `inbox:${r.id}`,
+      detail: { kind: r.kind, about: r.subject, from: r.state, to: state, ...(note ? { note } : {}), ...(until !== null ? { until: iso(until) } : {}), ...extra },
+    });
+    const item = toItem(this.q.get.get(r.id)!);
+    this.ctx.store.emit({ type: 'inbox.changed', item, action: state === 'acked' ? 'acked' : state === 'snoozed' ? 'snoozed' : 'reopened' });
+    return item;
+  }
+}

@@ -1,0 +1,246 @@
+/**
+ * Inbox items raised from the core's typed events, at once: held runs (needs a human, fatal),
+ * blocked tasks (acknowledged by themselves once the task is unblocked or cancelled), missed and alert-skipped slots, repeated failures of a job, an instance lost while
+ * holding locks. Each occurrence has a key derived from the rows alone, so `reconcile` (at start)
+ * can raise from the database what a crash between a commit and its event left unraised, and
+ * nothing is ever raised twice (inbox.ts invariant 1).
+ *
+ * Listeners run after the commit of the change (store.ts invariant 3), each in its own write; a
+ * failing one is logged and leaves the next start's reconcile to catch up.
+ */
+import { BUDGET_ACTOR, type InboxKind } from '../../common/attention';
+import type { Logger } from '../../common/logger';
+import type { Run } from '../../common/job-schema';
+import type { Task } from '../../common/model';
+import type { CoreContext } from '../context';
+import type { CoreEventOf, Disposable } from '../events';
+import type { Inbox, Occurrence } from './inbox';
+import type { Facts } from './words';
+
+/** A job failing this many runs in a row raises `repeated_failures`. */
+export const REPEATED_FAILURES = 3;
+/** Largest agent output kept in an item's evidence (JSON characters); longer ones are cut. */
+const MAX_OUTPUT_CHARS = 4000;
+/** Gaps remembered to tell "missed while asleep" from "missed while not running". */
+const GAPS_KEPT = 16;
+
+/** The agent's output, bounded (the run or task keeps the whole of it). */
+export function boundedOutput(output: unknown): unknown {
+  if (output === null || output === undefined) return null;
+  const text = typeof output === 'string' ? output : JSON.stringify(output);
+  if (text.length <= MAX_OUTPUT_CHARS) return output;
+  return `${text.slice(0, MAX_OUTPUT_CHARS)}… (${text.length} characters; the whole output is on the run)`;
+}
+
+interface RunFacts {
+  id: string;
+  job_id: string;
+  job_name: string;
+  slot: string;
+  attempt: number;
+  last_error: string | null;
+  error_class: string | null;
+  output: string | null;
+}
+
+export class InboxSources {
+  private readonly listeners: Disposable[] = [];
+  /** Recent sleeps and stalls [from, to] (wall time of the old and the new timeline). */
+  private readonly gaps: Array<{ from: number; to: number }> = [];
+  private readonly q;
+
+  constructor(
+    private readonly ctx: CoreContext,
+    private readonly inbox: Inbox,
+    private readonly logger: Logger,
+  ) {
+    const db = ctx.db;
+    this.q = {
+      jobPolicy: db.prepare<[string], { policy: string | null; name: string }>(`SELECT json_extract(spec, '$.missedWindow') AS policy, name FROM jobs WHERE id = ?`),
+      recentRuns: db.prepare<[string], { id: string; slot: string; status: string; disposition: string; last_error: string | null }>(
+        `SELECT id, slot, status, disposition, last_error FROM runs
+         WHERE job_id = ? AND attempt > 0 AND status IN ('success','failed') AND disposition <> 'missed'
+         ORDER BY slot_at DESC, id DESC LIMIT 50`,
+      ),
+      lostLocks: db.prepare<[string, string], { id: number; task_id: number; fence: number; reason: string; expired_at: number; title: string | null }>(
+        `SELECT e.id, e.task_id, e.fence, e.reason, e.expired_at, t.title FROM lock_expiries e LEFT JOIN tasks t ON t.id = e.task_id
+         WHERE e.instance_id = ? AND e.reason IN ('heartbeat_timeout','disconnected')
+           AND e.expired_at = (SELECT max(expired_at) FROM lock_expiries WHERE instance_id = ? AND reason IN ('heartbeat_timeout','disconnected'))
+         ORDER BY e.id`,
+      ),
+      instance: db.prepare<[string], { id: string; role: string; name: string; last_heartbeat_at: number }>('SELECT id, role, name, last_heartbeat_at FROM instances WHERE id = ?'),
+      heldRuns: db.prepare<[], RunFacts>(
+        `SELECT r.id, r.job_id, r.job_name, r.slot, r.attempt, r.last_error, r.error_class, r.output FROM backfills b JOIN runs r ON r.id = b.run_id
+         WHERE b.status = 'held' AND r.error_class IN ('needs_human','fatal')`,
+      ),
+      blockedTasks: db.prepare<[], { id: number; title: string; role: string; attempt: number; note: string | null; output: string | null }>(
+        `SELECT id, title, role, attempt, note, output FROM tasks t WHERE status = 'blocked'
+           AND NOT EXISTS (SELECT 1 FROM task_budgets b WHERE b.task_id = t.id AND b.stopped_attempt = t.attempt)`,
+      ),
+      recentLosses: db.prepare<[number], { instance_id: string }>(
+        `SELECT DISTINCT instance_id FROM lock_expiries WHERE expired_at >= ? AND reason IN ('heartbeat_timeout','disconnected')`,
+      ),
+    };
+  }
+
+  start(): void {
+    const ev = this.ctx.events;
+    this.listeners.push(
+      ev.on('run.needs_human', (e) => this.guard('needs_human', () => this.runHeld('needs_human', e.run, e.message))),
+      ev.on('run.alert', (e) => this.guard('run alert', () => this.runAlert(e))),
+      ev.on('run.finished', (e) => {
+        if (e.run.status === 'failed' && e.run.attempt > 0 && e.run.disposition !== 'missed') this.guard('repeated failures', () => this.failures(e.run.jobId));
+      }),
+      ev.on('task.changed', (e) => {
+        // A task blocked by its spend cap is the budget item of core/budgets, not a second one.
+        if (e.to === 'blocked' && e.from !== 'blocked') {
+          if (e.actor !== BUDGET_ACTOR) this.guard('blocked task', () => this.taskBlocked(e.task, e.actor));
+        }
+        // Unblocked or cancelled: the operator decided, and the item about the block is done.
+        else if (e.from === 'blocked' && e.to !== 'blocked') this.guard('decided task', () => this.inbox.resolveSubject(`task:${e.task.id}`, e.actor, `${e.to === 'cancelled' ? 'cancelled' : 'unblocked'} by ${e.actor}`, e.to === 'cancelled' ? 'cancelled' : 'unblocked'));
+      }),
+      ev.on('instance.changed', (e) => {
+        if (e.instance.status === 'offline') this.guard('instance lost', () => this.instanceLost(e.instance.id));
+      }),
+      ev.on('clock.jumped', (e) => {
+        if (e.gapMs <= 0) return;
+        this.gaps.push({ from: e.from, to: e.to });
+        if (this.gaps.length > GAPS_KEPT) this.gaps.shift();
+      }),
+    );
+  }
+
+  stop(): void {
+    for (const l of this.listeners.splice(0)) l.dispose();
+  }
+
+  private guard(what: string, fn: () => void): void {
+    try {
+      fn();
+    } catch (e) {
+      this.logger.error(`inbox: could not raise an item (${what}); the next start raises it from the database`, { error: e instanceof Error ? e.message : String(e) });
+    }
+  }
+
+  private raise(kind: InboxKind, key: string, subject: string, about: Facts, entry: Facts): void {
+    const occ: Occurrence = { key, kind, subject, about, entry };
+    this.inbox.raise(occ);
+  }
+
+  // ---- held runs ------------------------------------------------------------------------------
+
+  private runHeld(kind: 'needs_human' | 'held', run: Pick<Run, 'id' | 'jobId' | 'job' | 'slot' | 'attempt' | 'output' | 'errorClass'>, message: string): void {
+    this.raise(kind, `hold:run:${run.id}:${run.attempt}`, `run:${run.id}`, { runId: run.id, jobId: run.jobId, job: run.job, slot: run.slot }, {
+      attempt: run.attempt,
+      error: message,
+      errorClass: run.errorClass,
+      output: boundedOutput(run.output),
+    });
+  }
+
+  private runAlert(e: CoreEventOf<'run.alert'>): void {
+    if (e.kind === 'held') {
+      // A run held for its spend cap is the budget item of core/budgets, not a second one.
+      if (e.run.errorClass !== 'budget') this.runHeld('held', e.run, e.message);
+      return;
+    }
+    if (e.kind !== 'missed' && e.kind !== 'not_ready') return; // 'failed' counts towards repeated failures; needs_human has its own event
+    const job = this.q.jobPolicy.get(e.run.jobId);
+    // run_now queues a missed slot for backfill; skip_and_alert skips it and says so.
+    const kind: InboxKind = job?.policy === 'run_now' ? 'missed' : 'skipped_alert';
+    const finished = e.run.finishedAt ? Date.parse(e.run.finishedAt) : this.ctx.clock.now();
+    const closes = e.run.windowClosesAt ? Date.parse(e.run.windowClosesAt) : finished;
+    // The window closed while the machine slept, or the slot was decided more than a sweep after
+    // its window closed: nobody was looking when it should have run.
+    const asleep = finished >= closes && this.gaps.some((g) => closes >= g.from && closes <= g.to);
+    const late = asleep || finished - closes > this.ctx.config.sweepIntervalS * 1000;
+    this.raise(kind, `slot:${e.run.jobId}:${e.run.slot}`, `job:${e.run.jobId}`, { jobId: e.run.jobId, job: job?.name ?? e.run.job }, {
+      runId: e.run.id,
+      slot: e.run.slot,
+      reason: e.message,
+      late,
+      asleep,
+    });
+  }
+
+  // ---- repeated failures ----------------------------------------------------------------------
+
+  /** The job's latest dispatched runs: when the newest REPEATED_FAILURES or more failed, each failure of the streak is an occurrence. */
+  private failures(jobId: string): void {
+    const recent = this.q.recentRuns.all(jobId);
+    const streak: typeof recent = [];
+    for (const r of recent) {
+      if (r.status !== 'failed') break;
+      streak.push(r);
+    }
+    if (streak.length < REPEATED_FAILURES) return;
+    const name = this.q.jobPolicy.get(jobId)?.name ?? jobId;
+    // Oldest first, so the item's newest entry is the latest failure.
+    streak.reverse().forEach((r, i) => {
+      this.raise('repeated_failures', `failure:run:${r.id}`, `job:${jobId}`, { jobId, job: name }, { runId: r.id, slot: r.slot, error: r.last_error, streak: i + 1 });
+    });
+  }
+
+  // ---- tasks and instances --------------------------------------------------------------------
+
+  private taskBlocked(task: Pick<Task, 'id' | 'title' | 'role' | 'attempt' | 'note' | 'output'>, by: string): void {
+    this.raise('needs_human', `block:task:${task.id}:${task.attempt}`, `task:${task.id}`, { taskId: task.id, title: task.title, role: task.role }, {
+      attempt: task.attempt,
+      note: task.note,
+      output: boundedOutput(task.output),
+      by,
+    });
+  }
+
+  /** The instance went offline: when its locks expired with it, that is one occurrence (keyed by the first expiry row). */
+  private instanceLost(instanceId: string): void {
+    const inst = this.q.instance.get(instanceId);
+    const locks = this.q.lostLocks.all(instanceId, instanceId);
+    const first = locks[0];
+    // Expiries from before its last heartbeat belong to an earlier episode (it came back since).
+    if (!first || (inst && first.expired_at < inst.last_heartbeat_at)) return;
+    this.raise('instance_lost', `lost:${instanceId}:${first.id}`, `instance:${instanceId}`, { instanceId, name: inst?.name ?? instanceId, role: inst?.role ?? '?' }, {
+      at: new Date(first.expired_at).toISOString(),
+      why: first.reason === 'heartbeat_timeout' ? 'It stopped sending heartbeats.' : 'It disconnected and did not come back within the grace.',
+      locks: locks.map((l) => ({ taskId: l.task_id, fence: l.fence, title: l.title })),
+    });
+  }
+
+  // ---- reconcile ------------------------------------------------------------------------------
+
+  /**
+   * Raises from the rows what the events may have missed (a crash between a commit and its
+   * listener): held runs, blocked tasks, and instances lost in the last day. Idempotent.
+   */
+  reconcile(): number {
+    let raised = 0;
+    const count = (fn: () => void, key: string) => {
+      if (this.inbox.seen(key)) return;
+      this.guard('reconcile', fn);
+      raised++;
+    };
+    for (const r of this.q.heldRuns.all()) {
+      count(
+        () =>
+          this.runHeld(r.error_class === 'needs_human' ? 'needs_human' : 'held', {
+            id: r.id,
+            jobId: r.job_id,
+            job: r.job_name,
+            slot: r.slot,
+            attempt: r.attempt,
+            output: r.output === null ? null : JSON.parse(r.output),
+            errorClass: r.error_class as Run['errorClass'],
+          }, r.last_error ?? 'held for review'),
+        `hold:run:${r.id}:${r.attempt}`,
+      );
+    }
+    for (const t of this.q.blockedTasks.all()) {
+      count(() => this.taskBlocked({ ...t, output: t.output === null ? null : JSON.parse(t.output) }, 'reconcile'), `block:task:${t.id}:${t.attempt}`);
+    }
+    for (const { instance_id } of this.q.recentLosses.all(this.ctx.clock.now() - 86_400_000)) {
+      const first = this.q.lostLocks.all(instance_id, instance_id)[0];
+      if (first) count(() => this.instanceLost(instance_id), `lost:${instance_id}:${first.id}`);
+    }
+    return raised;
+  }
+}

@@ -1,0 +1,89 @@
+import { useState } from 'react';
+import type { BudgetsInput, BudgetsView } from '../../../src-main/common/attention';
+import { ReasonDialog } from '../../components/Dialog';
+import { ProgressBar } from '../../components/States';
+import { formatDateTime } from '../../lib/format';
+import { useActions } from '../../store/react';
+import { capsDraftFrom, capsDraftProblems, capsDraftToInput, money, type CapsDraft } from './spend-logic';
+
+/** Today's spend against each daily cap, when they reset, and the caps themselves (editable). */
+export function SpendCaps({ budgets }: { budgets: BudgetsView }) {
+  const [editing, setEditing] = useState(false);
+  return (
+    <section className="panel" data-testid="spend-caps">
+      <header className="panel-head">
+        <h2>Spend caps today</h2>
+        <span className="muted">
+          {budgets.day} ({budgets.zone}) · reset at midnight, {formatDateTime(budgets.resetsAt)}
+        </span>
+        <span className="spacer" />
+        <button className="btn btn-small" onClick={() => setEditing(true)} data-testid="spend-caps-edit">
+          Set caps…
+        </button>
+      </header>
+      {!budgets.measured ? <p className="muted small">No spend is reported yet: agents report what they spend with usage frames; until then spend reads $0.00 and no cap is reached.</p> : null}
+      {budgets.caps.length === 0 ? (
+        <p className="muted small">No daily cap is set. A cap stops dispatching a role’s jobs and handing out its tasks for the rest of the day once reached.</p>
+      ) : (
+        <ul className="plain-list caps">
+          {budgets.caps.map((c) => (
+            <li key={`${c.scope}:${c.role ?? ''}`} className={c.reached ? 'cap cap-reached' : 'cap'} data-testid={`cap-${c.role ?? 'global'}`}>
+              <span className="cap-name">{c.scope === 'global' ? 'All roles' : `Role ${c.role}`}</span>
+              <ProgressBar fraction={Math.min(1, c.spentUsd / c.capUsd)} label={`${c.scope === 'global' ? 'all roles' : c.role}: ${money(c.spentUsd)} of ${money(c.capUsd)}`} />
+              <span className={`num small${c.reached ? ' text-bad' : ''}`}>
+                {money(c.spentUsd)} of {money(c.capUsd)}
+                {c.reached ? ' · reached' : ''}
+              </span>
+            </li>
+          ))}
+        </ul>
+      )}
+      {editing ? <CapsDialog budgets={budgets} onClose={() => setEditing(false)} /> : null}
+    </section>
+  );
+}
+
+function CapsDialog({ budgets, onClose }: { budgets: BudgetsView; onClose: () => void }) {
+  const { saveBudgets } = useActions();
+  const [draft, setDraft] = useState<CapsDraft>(() => capsDraftFrom(budgets.settings));
+  const set = (patch: Partial<CapsDraft>) => setDraft({ ...draft, ...patch });
+  return (
+    <ReasonDialog
+      title="Daily spend caps"
+      explain={`A day runs midnight to midnight in ${budgets.zone}. Once a role's cap (or the cap for all roles) is reached, its jobs are not dispatched and its tasks are not handed out until midnight.`}
+      confirmLabel="Save caps"
+      extra={
+        <div className="form">
+          <label className="field">
+            <span className="field-label">All roles, USD per day (empty: no cap)</span>
+            <input inputMode="decimal" value={draft.global} onChange={(e) => set({ global: e.target.value })} data-testid="cap-global-input" />
+          </label>
+          {draft.roles.map((r, i) => (
+            <div key={i} className="field-row">
+              <label className="field">
+                <span className="field-label">Role</span>
+                <input value={r.role} onChange={(e) => set({ roles: draft.roles.map((x, k) => (k === i ? { ...x, role: e.target.value } : x)) })} />
+              </label>
+              <label className="field">
+                <span className="field-label">USD per day</span>
+                <input inputMode="decimal" value={r.usd} onChange={(e) => set({ roles: draft.roles.map((x, k) => (k === i ? { ...x, usd: e.target.value } : x)) })} />
+              </label>
+              <button type="button" className="btn btn-small btn-danger-quiet" onClick={() => set({ roles: draft.roles.filter((_, k) => k !== i) })}>
+                Remove
+              </button>
+            </div>
+          ))}
+          <div>
+            <button type="button" className="btn btn-small" onClick={() => set({ roles: [...draft.roles, { role: '', usd: '' }] })}>
+              Add a role cap
+            </button>
+          </div>
+        </div>
+      }
+      validateExtra={() => capsDraftProblems(draft)[0] ?? null}
+      onConfirm={(reason) => saveBudgets(capsDraftToInput(draft, budgets.settings) as BudgetsInput, reason)}
+      onClose={onClose}
+      testId="spend-caps-dialog"
+    />
+  );
+}

@@ -1,0 +1,42 @@
+/** The spend caps form (pure): what the operator types, what it saves, what the server would refuse. */
+import type { BudgetSettings, BudgetsInput } from '../../../src-main/common/attention';
+
+export interface CapsDraft {
+  global: string;
+  roles: Array<{ role: string; usd: string }>;
+}
+
+export const money = (n: number): string => `$${n.toFixed(2)}`;
+
+export function capsDraftFrom(s: BudgetSettings): CapsDraft {
+  return {
+    global: s.globalDailyUsd === null ? '' : String(s.globalDailyUsd),
+    roles: Object.entries(s.perRoleDailyUsd).map(([role, usd]) => ({ role, usd: String(usd) })),
+  };
+}
+
+const amount = (v: string): number | null => (v.trim() === '' ? null : Number(v.trim()));
+const ROLE = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
+
+export function capsDraftProblems(d: CapsDraft): string[] {
+  const out: string[] = [];
+  const g = amount(d.global);
+  if (g !== null && !(g > 0)) out.push('The cap for all roles is an amount above 0, or empty for none.');
+  const seen = new Set<string>();
+  for (const r of d.roles) {
+    if (!ROLE.test(r.role.trim())) out.push(`“${r.role}” is not a role name (letters, digits, “_”, “-” or “.”).`);
+    else if (seen.has(r.role.trim())) out.push(`Role ${r.role} is listed twice.`);
+    seen.add(r.role.trim());
+    const v = amount(r.usd);
+    if (v === null || !(v > 0)) out.push(`The cap of role ${r.role || '?'} is an amount above 0.`);
+  }
+  return out;
+}
+
+/** The PUT for the draft: roles no longer listed are removed (`null`). */
+export function capsDraftToInput(d: CapsDraft, before: BudgetSettings): BudgetsInput {
+  const roles: Record<string, number | null> = {};
+  for (const role of Object.keys(before.perRoleDailyUsd)) roles[role] = null;
+  for (const r of d.roles) roles[r.role.trim()] = Number(r.usd.trim());
+  return { globalDailyUsd: amount(d.global), perRoleDailyUsd: roles };
+}

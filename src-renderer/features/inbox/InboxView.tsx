@@ -1,0 +1,263 @@
+import { useEffect, useMemo, useState } from 'react';
+import { INBOX_KINDS, type InboxItem, type InboxKind } from '../../../src-main/common/attention';
+import { Badge } from '../../components/Badge';
+import { EmptyState, ErrorBanner, Spinner } from '../../components/States';
+import { RelativeTime } from '../../components/Time';
+import { formatCount, formatDateTime } from '../../lib/format';
+import { navigate, useViewRoute } from '../../lib/navigation';
+import { useActions, useConsole, useWatch } from '../../store/react';
+import type { InboxStateFilter } from '../../store/slices/inbox';
+import { AckDialog, RunDecisionDialog, SnoozeDialog, TaskDecisionDialog } from './ItemDialogs';
+import { entriesOf, itemDecision, itemLink, kindLabel, latestOutput, occurrenceFacts, SEVERITY_TONE } from './logic';
+import { NotificationsPanel } from './NotificationsPanel';
+
+const STATE_TABS: Array<{ id: InboxStateFilter; label: string }> = [
+  { id: 'open', label: 'Open' },
+  { id: 'snoozed', label: 'Snoozed' },
+  { id: 'acked', label: 'Acknowledged' },
+];
+
+type Pending =
+  | { kind: 'ack'; ids: number[] }
+  | { kind: 'snooze'; item: InboxItem }
+  | { kind: 'task'; item: InboxItem; decision: 'unblock' | 'cancel' }
+  | { kind: 'run'; item: InboxItem; decision: 'approve' | 'reject' };
+
+export function InboxView() {
+  const route = useViewRoute('inbox');
+  const tab = route.query.tab === 'notifications' ? 'notifications' : 'items';
+  return (
+    <div className="view inbox" data-testid="view-inbox">
+      <div className="tabs" role="tablist" aria-label="Inbox">
+        <button role="tab" aria-selected={tab === 'items'} className={`tab${tab === 'items' ? ' active' : ''}`} onClick={() => navigate('inbox')} data-testid="inbox-tab-items">
+          Items
+        </button>
+        <button role="tab" aria-selected={tab === 'notifications'} className={`tab${tab === 'notifications' ? ' active' : ''}`} onClick={() => navigate('inbox', null, { tab: 'notifications' })} data-testid="inbox-tab-notifications">
+          Notifications
+        </button>
+      </div>
+      {tab === 'items' ? <InboxItems /> : <NotificationsPanel />}
+    </div>
+  );
+}
+
+function InboxItems() {
+  useWatch('inbox');
+  const filter = useConsole((s) => s.inboxFilter);
+  const res = useConsole((s) => s.inboxList);
+  const { refresh, setInboxFilter } = useActions();
+  const [selected, setSelected] = useState<Set<number>>(new Set());
+  const [pending, setPending] = useState<Pending | null>(null);
+  const list = res.data && res.data.filter.state === filter.state && res.data.filter.kind === filter.kind ? res.data : null;
+  const items = useMemo(() => list?.items ?? [], [list]);
+  const counts = res.data?.counts;
+
+  // Selection follows what is shown: an item that left the list is no longer selected.
+  useEffect(() => {
+    setSelected((cur) => {
+      const ids = new Set(items.map((i) => i.id));
+      const next = new Set([...cur].filter((id) => ids.has(id)));
+      return next.size === cur.size ? cur : next;
+    });
+  }, [items]);
+
+  const toggle = (id: number) =>
+    setSelected((cur) => {
+      const next = new Set(cur);
+      if (next.has(id)) next.delete(id);
+      else next.add(id);
+      return next;
+    });
+  const live = filter.state !== 'acked';
+  const allSelected = items.length > 0 && items.every((i) => selected.has(i.id));
+
+  return (
+    <>
+      <div className="toolbar inbox-toolbar">
+        <div className="seg" role="group" aria-label="Which items">
+          {STATE_TABS.map((t) => (
+            <button key={t.id} className={`seg-btn${filter.state === t.id ? ' active' : ''}`} aria-pressed={filter.state === t.id} onClick={() => setInboxFilter({ state: t.id })} data-testid={`inbox-state-${t.id}`}>
+              {t.label}
+              {t.id === 'open' && counts ? <span className="tab-count">{formatCount(counts.open)}</span> : null}
+              {t.id === 'snoozed' && counts && counts.snoozed > 0 ? <span className="tab-count">{formatCount(counts.snoozed)}</span> : null}
+            </button>
+          ))}
+        </div>
+        <label className="inline-field">
+          <span className="muted small">Kind</span>
+          <select value={filter.kind ?? ''} onChange={(e) => setInboxFilter({ kind: (e.target.value || null) as InboxKind | null })} aria-label="Kind of item" data-testid="inbox-kind">
+            <option value="">All kinds</option>
+            {INBOX_KINDS.map((k) => (
+              <option key={k} value={k}>
+                {kindLabel(k)}
+                {counts?.byKind[k] ? ` (${counts.byKind[k]})` : ''}
+              </option>
+            ))}
+          </select>
+        </label>
+        {live && items.length > 0 ? (
+          <div className="toolbar-right">
+            <label className="check">
+              <input type="checkbox" checked={allSelected} onChange={() => setSelected(allSelected ? new Set() : new Set(items.map((i) => i.id)))} data-testid="inbox-select-all" />
+              Select all
+            </label>
+            <button className="btn btn-primary" disabled={selected.size === 0} onClick={() => setPending({ kind: 'ack', ids: [...selected] })} data-testid="inbox-ack-selected">
+              Acknowledge {selected.size > 0 ? selected.size : ''} selected
+            </button>
+          </div>
+        ) : null}
+      </div>
+      {res.error ? <ErrorBanner error={res.error} what="Could not load the inbox" onRetry={() => void refresh('inbox')} /> : null}
+      {!list ? (
+        res.error ? null : <Spinner label="Loading the inbox…" />
+      ) : items.length === 0 ? (
+        <EmptyState title={filter.state === 'open' ? 'Nothing needs you' : filter.state === 'snoozed' ? 'Nothing is snoozed' : 'Nothing acknowledged yet'}>
+          {filter.state === 'open'
+            ? 'Held runs, blocked tasks, missed slots, stuck queues, lost instances, repeated failures and slots that did not start show up here as they happen.'
+            : filter.state === 'snoozed'
+              ? 'A snoozed item comes back to Open at the time you chose.'
+              : 'Acknowledged items stay here, with who acknowledged them and their note.'}
+        </EmptyState>
+      ) : (
+        <ul className="inbox-list" data-testid="inbox-list">
+          {items.map((item) => (
+            <InboxRow
+              key={item.id}
+              item={item}
+              selected={selected.has(item.id)}
+              onToggle={live ? () => toggle(item.id) : null}
+              onAck={() => setPending({ kind: 'ack', ids: [item.id] })}
+              onSnooze={() => setPending({ kind: 'snooze', item })}
+              onTask={(decision) => setPending({ kind: 'task', item, decision })}
+              onRun={(decision) => setPending({ kind: 'run', item, decision })}
+            />
+          ))}
+          {list.more ? <li className="list-end muted small">Showing the newest {items.length}; acknowledge some to see older ones.</li> : null}
+        </ul>
+      )}
+      {pending?.kind === 'ack' ? <AckDialog ids={pending.ids} onClose={() => setPending(null)} /> : null}
+      {pending?.kind === 'snooze' ? <SnoozeDialog item={pending.item} onClose={() => setPending(null)} /> : null}
+      {pending?.kind === 'task' ? <TaskDecisionDialog item={pending.item} decision={pending.decision} onClose={() => setPending(null)} /> : null}
+      {pending?.kind === 'run' ? <RunDecisionDialog item={pending.item} decision={pending.decision} onClose={() => setPending(null)} /> : null}
+    </>
+  );
+}
+
+function InboxRow({
+  item,
+  selected,
+  onToggle,
+  onAck,
+  onSnooze,
+  onTask,
+  onRun,
+}: {
+  item: InboxItem;
+  selected: boolean;
+  onToggle: (() => void) | null;
+  onAck: () => void;
+  onSnooze: () => void;
+  onTask: (decision: 'unblock' | 'cancel') => void;
+  onRun: (decision: 'approve' | 'reject') => void;
+}) {
+  const link = itemLink(item);
+  const entries = entriesOf(item);
+  const output = latestOutput(item);
+  const live = item.state !== 'acked';
+  const decision = itemDecision(item);
+  const blockedTask = decision === 'task';
+  const heldRun = decision === 'run';
+  return (
+    <li className={`inbox-item sev-${item.severity}${selected ? ' selected' : ''}`} data-testid={`inbox-item-${item.id}`}>
+      <div className="inbox-item-head">
+        {onToggle ? <input type="checkbox" checked={selected} onChange={onToggle} aria-label={`Select “${item.title}”`} /> : null}
+        <Badge tone={SEVERITY_TONE[item.severity]} strong>
+          {kindLabel(item.kind)}
+        </Badge>
+        {item.count > 1 ? <span className="badge tone-neutral" title="Occurrences folded into this item">×{item.count}</span> : null}
+        <span className="muted small" title={formatDateTime(item.at)}>
+          {item.count > 1 ? 'latest ' : ''}
+          <RelativeTime at={item.lastAt} />
+        </span>
+        {item.state === 'snoozed' && item.snoozedUntil ? <span className="muted small">· snoozed until {formatDateTime(item.snoozedUntil)}</span> : null}
+        {item.state === 'acked' ? (
+          <span className="muted small">
+            · acknowledged by {item.ackedBy} <RelativeTime at={item.ackedAt!} />
+          </span>
+        ) : null}
+      </div>
+      <div className="inbox-item-title">{item.title}</div>
+      {item.detail ? <div className="inbox-item-detail prewrap">{item.detail}</div> : null}
+      {item.note ? <div className="note">Note: {item.note}</div> : null}
+      {entries.length > 0 || output !== null ? (
+        <details className="inbox-evidence">
+          <summary>Evidence{entries.length > 1 ? ` (${entries.length} occurrences${item.count > entries.length ? `, newest ${entries.length} of ${item.count}` : ''})` : ''}</summary>
+          <ol className="plain-list">
+            {entries.slice(0, 12).map((e, i) => (
+              <li key={i}>
+                <dl className="kv kv-tight">
+                  {occurrenceFacts(e).map((f) => (
+                    <FactRow key={f.label} label={f.label} value={f.value} />
+                  ))}
+                </dl>
+              </li>
+            ))}
+          </ol>
+          {output !== null ? (
+            <>
+              <h3>Output of the latest attempt</h3>
+              <pre className="json">{typeof output === 'string' ? output : JSON.stringify(output, null, 2)}</pre>
+            </>
+          ) : null}
+        </details>
+      ) : null}
+      <div className="row-actions">
+        {link ? (
+          <button className="btn btn-small" onClick={() => navigate(link.view, link.param, link.query)}>
+            {link.label}
+          </button>
+        ) : null}
+        {heldRun ? (
+          <>
+            <button className="btn btn-small" onClick={() => onRun('approve')} data-testid="inbox-approve">
+              Approve…
+            </button>
+            <button className="btn btn-small btn-danger-quiet" onClick={() => onRun('reject')} data-testid="inbox-reject">
+              Reject…
+            </button>
+          </>
+        ) : null}
+        {blockedTask ? (
+          <>
+            <button className="btn btn-small" onClick={() => onTask('unblock')} data-testid="inbox-unblock">
+              Unblock…
+            </button>
+            <button className="btn btn-small btn-danger-quiet" onClick={() => onTask('cancel')} data-testid="inbox-cancel-task">
+              Cancel the task…
+            </button>
+          </>
+        ) : null}
+        <span className="spacer" />
+        {live ? (
+          <>
+            <button className="btn btn-small" onClick={onSnooze} data-testid="inbox-snooze">
+              Snooze…
+            </button>
+            <button className="btn btn-small btn-primary" onClick={onAck} data-testid="inbox-ack">
+              Acknowledge
+            </button>
+          </>
+        ) : null}
+      </div>
+    </li>
+  );
+}
+
+function FactRow({ label, value }: { label: string; value: string }) {
+  return (
+    <>
+      <dt>{label}</dt>
+      <dd className="prewrap">{value}</dd>
+    </>
+  );
+}
