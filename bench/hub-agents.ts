@@ -2,7 +2,9 @@
  * Benchmark agents, run in a CHILD process (forked by bench/hub.ts) so that client CPU does not
  * share the server's event loop. Raw `ws` clients speaking the agent protocol; driven over IPC.
  *
- *   {cmd:'run', url, token, agents, warmupMs, durationMs}  → {cycles, seconds, p50Ms, p99Ms, empty}
+ *   {cmd:'run', url, token, agents, warmupMs, durationMs, claimNext?}  → {cycles, seconds, p50Ms, p99Ms, empty}
+ *     one cycle = one task: claim → report (two round trips), or with `claimNext` report+claim in one
+ *     (PROTOCOL §10: the report's reply carries the next task; a claim only when it had none).
  *   {cmd:'idle', url, token, agents}                       → {ready: n}   (then stays connected)
  *   {cmd:'hold', url, token}                               → {taskId}     (claims one task, then hangs)
  */
@@ -11,7 +13,7 @@ import WebSocket from 'ws';
 // Wire JSON is whatever the peer sent: one deliberate escape hatch for reading it in tests/benchmarks.
 type Json = any;
 
-type Msg = { cmd: 'run' | 'idle' | 'hold' | 'exit'; url: string; token: string; agents?: number; warmupMs?: number; durationMs?: number };
+type Msg = { cmd: 'run' | 'idle' | 'hold' | 'exit'; url: string; token: string; agents?: number; warmupMs?: number; durationMs?: number; claimNext?: boolean };
 
 class Agent {
   private seq = 0;
@@ -67,20 +69,34 @@ async function run(m: Msg) {
   let totalCycles = 0;
   let empty = 0;
   const lat: number[] = [];
+  const claimNext = m.claimNext === true;
   await Promise.all(
     fleet.map(async (a) => {
+      let held: Json = null; // {task, lock} handed over by the last report (claimNext)
       for (;;) {
         const t0 = performance.now();
-        if (t0 >= end) return;
-        const c = await a.request({ type: 'claim' });
-        if (!c.ok) throw new Error(`claim failed: ${JSON.stringify(c.error)}`);
-        if (c.result.task === null) {
+        if (t0 >= end) {
+          if (held) await a.request({ type: 'report', taskId: held.task.id, fence: held.lock.fence, status: 'backlog' });
+          return;
+        }
+        let c = held;
+        held = null;
+        if (!c) {
+          const reply = await a.request({ type: 'claim' });
+          if (!reply.ok) throw new Error(`claim failed: ${JSON.stringify(reply.error)}`);
+          c = reply.result;
+        }
+        if (c.task === null) {
           empty++;
           await new Promise((r) => setTimeout(r, 5));
           continue;
         }
-        const r = await a.request({ type: 'report', taskId: c.result.task.id, fence: c.result.lock.fence, status: 'done' });
+        const r = await a.request({ type: 'report', taskId: c.task.id, fence: c.lock.fence, status: 'done', ...(claimNext ? { claimNext: true } : {}) });
         if (!r.ok) throw new Error(`report failed: ${JSON.stringify(r.error)}`);
+        if (claimNext) {
+          if (!r.result.next) throw new Error('claimNext: the report reply has no next');
+          if (r.result.next.task) held = r.result.next;
+        }
         const t1 = performance.now();
         totalCycles++;
         if (t0 >= measureFrom && t1 <= end) {

@@ -1,6 +1,6 @@
 /**
  * Profiles the server side of the hub benchmark at N agents (default 50), measurement window only:
- *   N=50 PROFILE=/tmp/hub.cpuprofile npx tsx bench/hub-profile.ts
+ *   N=50 PROFILE=/tmp/hub.cpuprofile npx tsx bench/hub-profile.ts   (CLAIM_NEXT=1: report+claimNext, one round trip per task)
  * The agents run in a child process (bench/hub-agents.ts), so the profile is the server's alone.
  * Open the .cpuprofile in Chrome DevTools (Performance) or VS Code.
  */
@@ -34,7 +34,8 @@ async function main() {
   const here = path.dirname(fileURLToPath(import.meta.url));
   const child = fork(path.join(here, 'hub-agents.ts'), [], { execArgv: ['--import', import.meta.resolve('tsx')] });
   await new Promise((r) => child.once('message', r));
-  child.send({ cmd: 'run', url: `ws://127.0.0.1:${(server.address() as AddressInfo).port}/agent`, token, agents: n, warmupMs: 500, durationMs: 4000 });
+  child.send({ cmd: 'run', url: `ws://127.0.0.1:${(server.address() as AddressInfo).port}/agent`, token, agents: n, warmupMs: 500, durationMs: 4000, claimNext: process.env.CLAIM_NEXT === '1' });
+  const cpu0 = process.cpuUsage();
   const inspector = new Session();
   const out = process.env.PROFILE;
   if (out) {
@@ -42,13 +43,15 @@ async function main() {
     await inspector.post('Profiler.enable');
     await inspector.post('Profiler.start');
   }
-  const res = (await new Promise((r) => child.once('message', r))) as { cycles: number; seconds: number };
+  const res = (await new Promise((r) => child.once('message', r))) as { cycles: number; totalCycles: number; seconds: number };
+  const cpu = process.cpuUsage(cpu0);
   if (out) {
     const { profile } = await inspector.post('Profiler.stop');
     fs.writeFileSync(out, JSON.stringify(profile));
     inspector.disconnect();
   }
-  console.log(`${Math.round(res.cycles / res.seconds)} tasks/s with ${n} agents`, core.committer.stats);
+  const us = (cpu.user + cpu.system) / Math.max(1, res.totalCycles);
+  console.log(`${Math.round(res.cycles / res.seconds)} tasks/s with ${n} agents, server CPU ${us.toFixed(1)} µs/task (user ${(cpu.user / res.totalCycles).toFixed(1)})`, core.committer.stats);
   child.kill();
   core.close();
   server.closeAllConnections();

@@ -3,21 +3,27 @@
  *
  * 1. claim→report through the hub with 1, 10 and 50 connected agents (each with one request in
  *    flight), durable: a real data dir with synchronous=FULL. Agents live in a child process.
+ *    Twice: two round trips per task (claim, report), and one (`report` with `claimNext`,
+ *    PROTOCOL §10: the report's reply carries the next task).
  * 2. The ceiling: a bare `ws` request/reply server (parse, reply; no validation, no database)
- *    driven by the same child-process agents.
+ *    driven by the same child-process agents, in both shapes.
+ * 2b. The durable peer at 50: BullMQ on redis-server --appendfsync always (bench/peer-bullmq.ts),
+ *    in the same rounds as the hub's 50-agent runs; skipped with the reason where Redis is missing.
  * 3. RSS of a hub process holding 500 idle agents (server in its own child process).
  * 4. Crash recovery with default settings: an agent process holding a task is SIGKILLed; how long
  *    until the task is expired and until another agent has re-claimed it.
  *
- * Targets: 50 agents ≥ 50 % of the bare ceiling; crash recovery < 15 s; 500 idle < 150 MB.
+ * Targets: 50 agents ≥ 50 % of the bare ceiling; with claimNext ≥ 1.5× durable BullMQ; crash
+ * recovery < 15 s; 500 idle < 150 MB.
  *
- * Where the hub's time goes at 50 agents (bench/hub-profile.ts, 2-CPU VM, measured 2026-11-30):
- * the server spends ~107 µs CPU per task against ~22 µs for the bare server. The transport part
- * is the same in both; the rest is the core's claim and report (~24 µs each: ~12 statements, the
- * audit row with its hash chain and four indexes) and the commit (~600–900 µs per 50-op batch,
- * ~80 WAL pages, ~50 of them from the `audit_actor` index whose random instance-id keys touch a
- * leaf page per agent). Group commit is worth ×3–4 here (fsync is ~130 µs on this disk); the
- * remaining gap to 50 % is per-operation CPU in the core, not the hub.
+ * Where the hub's time goes at 50 agents with report+claimNext (bench/hub-profile.ts with
+ * CLAIM_NEXT=1, the server bundled by esbuild so lines are real; 2-CPU VM under load, 2026-12-01):
+ * about half the server's wall time is the COMMIT (WAL write + fsync, synchronous) and a tenth is
+ * the sockets' writev (one per reply, as for the bare server); of the JavaScript, the claim's
+ * and the report's statements (the next-claimable index walk, the task row read) lead, then the
+ * audit append with its SHA-256 chain hash, the Task objects (JSON.parse of payloads, ISO dates)
+ * and their reply encoding. Validation is one zod parse per frame (the hub passes the parsed
+ * frame to the core's `…Checked` calls; it used to be parsed twice, ~10 µs per task).
  */
 import fs from 'node:fs';
 import http from 'node:http';
@@ -38,6 +44,7 @@ const HERE = path.dirname(fileURLToPath(import.meta.url));
 
 /** Forks a bench child of this folder and waits for its first message. */
 const spawnChild = (file: string, execArgv: string[] = []) => spawnBenchChild(path.join(HERE, file), execArgv);
+import { bullmqDrain, peerMissing } from './peer-bullmq';
 
 function tempDir(): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), 'gaffer-bench-'));
@@ -125,7 +132,14 @@ async function startBare(): Promise<{ url: string; close(): Promise<void> }> {
         const id = ++nextId;
         const lock = { instanceId: 'inst', fence: 1, claimedAt: now, expiresAt: now };
         result = { task: task(id, 'in_progress', lock), lock: { fence: 1, expiresAt: now } };
-      } else if (m.type === 'report') result = { task: task(m.taskId, 'done', null), replayed: false };
+      } else if (m.type === 'report') {
+        result = { task: task(m.taskId, 'done', null), replayed: false };
+        if (m.claimNext) {
+          const id = ++nextId;
+          const lock = { instanceId: 'inst', fence: 1, claimedAt: now, expiresAt: now };
+          (result as Record<string, unknown>).next = { task: task(id, 'in_progress', lock), lock: { fence: 1, expiresAt: now } };
+        }
+      }
       else result = {};
       ws.send(JSON.stringify({ id: m.id, ok: true, result }));
     });
@@ -157,9 +171,9 @@ const WARMUP_MS = 500;
 const DURATION_MS = 3000;
 const ROUNDS = Number(process.env.HUB_BENCH_ROUNDS ?? 2);
 
-async function drive(agentsChild: Child, url: string, token: string, agents: number): Promise<RunResult> {
+async function drive(agentsChild: Child, url: string, token: string, agents: number, claimNext = false): Promise<RunResult> {
   const cpu0 = process.cpuUsage();
-  agentsChild.send({ cmd: 'run', url, token, agents, warmupMs: WARMUP_MS, durationMs: DURATION_MS });
+  agentsChild.send({ cmd: 'run', url, token, agents, warmupMs: WARMUP_MS, durationMs: DURATION_MS, claimNext });
   const r = (await agentsChild.next()) as RunResult;
   const cpu = process.cpuUsage(cpu0);
   r.cpuUsPerTask = (cpu.user + cpu.system) / Math.max(1, r.totalCycles);
@@ -241,24 +255,37 @@ export async function runHubBench(): Promise<Record<string, number>> {
 
   let agentsChild = (await spawnChild('hub-agents.ts')).child;
   try {
-    // Each throughput figure is the better of ROUNDS runs (the machine may be shared), hub and
-    // ceiling alike; each hub run starts from a fresh data directory.
+    // Each throughput figure is the better of ROUNDS runs (the machine may be shared), hub, peer
+    // and ceiling alike; each hub run starts from a fresh data directory. Within a round the two
+    // shapes (and the peer, at 50) run back to back, so their ratio is taken side by side.
+    const peerSkipped = peerMissing();
     for (const n of counts) {
       for (let i = 0; i < ROUNDS; i++) {
-        const hub = await startHub(seed[n]!, { liftRateLimit: true });
-        const before = { ...hub.core.committer.stats };
-        const r = await drive(agentsChild, hub.url, hub.token, n);
-        const after = hub.core.committer.stats;
-        await hub.close();
-        const rate = Math.round(r.cycles / r.seconds);
-        if (rate <= (out[`hub.tasksPerSec.${n}`] ?? 0)) continue;
-        out[`hub.tasksPerSec.${n}`] = rate;
-        out[`hub.p50Ms.${n}`] = round(r.p50Ms, 2);
-        out[`hub.p99Ms.${n}`] = round(r.p99Ms, 2);
-        out[`hub.opsPerCommit.${n}`] = round((after.ops - before.ops) / Math.max(1, after.batches - before.batches), 1);
-        out[`hub.cpuUsPerTask.${n}`] = round(r.cpuUsPerTask, 1);
+        for (const [prefix, claimNext] of [['hub', false], ['hub.claimNext', true]] as const) {
+          const hub = await startHub(seed[n]!, { liftRateLimit: true });
+          const before = { ...hub.core.committer.stats };
+          const r = await drive(agentsChild, hub.url, hub.token, n, claimNext);
+          const after = hub.core.committer.stats;
+          await hub.close();
+          const rate = Math.round(r.cycles / r.seconds);
+          if (rate <= (out[`${prefix}.tasksPerSec.${n}`] ?? 0)) continue;
+          out[`${prefix}.tasksPerSec.${n}`] = rate;
+          out[`${prefix}.p50Ms.${n}`] = round(r.p50Ms, 2);
+          out[`${prefix}.p99Ms.${n}`] = round(r.p99Ms, 2);
+          out[`${prefix}.opsPerCommit.${n}`] = round((after.ops - before.ops) / Math.max(1, after.batches - before.batches), 1);
+          out[`${prefix}.cpuUsPerTask.${n}`] = round(r.cpuUsPerTask, 1);
+        }
+        if (n === 50 && peerSkipped === null) {
+          const p = await bullmqDrain(50, seed[50]!, WARMUP_MS, DURATION_MS);
+          if (p.tasksPerSec > (out['bullmq.tasksPerSec.50'] ?? 0)) {
+            out['bullmq.tasksPerSec.50'] = p.tasksPerSec;
+            out['bullmq.serverCpuUsPerTask.50'] = round(p.serverCpuUsPerTask, 1);
+          }
+        }
       }
     }
+    if (peerSkipped !== null) console.log(`(peer run skipped: ${peerSkipped})`);
+    else out['hub.claimNext.vsBullmq.50'] = round(out['hub.claimNext.tasksPerSec.50']! / out['bullmq.tasksPerSec.50']!, 2);
     for (let i = 0; i < ROUNDS; i++) {
       // The same 50 agents with group commit off (one transaction, one fsync per request).
       const hub = await startHub(seed[50]!, { liftRateLimit: true, groupCommitOff: true });
@@ -269,17 +296,21 @@ export async function runHubBench(): Promise<Record<string, number>> {
     const bare = await startBare();
     for (const n of counts) {
       for (let i = 0; i < ROUNDS; i++) {
-        const r = await drive(agentsChild, bare.url, 'none', n);
-        const rate = Math.round(r.cycles / r.seconds);
-        if (rate <= (out[`bare.tasksPerSec.${n}`] ?? 0)) continue;
-        out[`bare.tasksPerSec.${n}`] = rate;
-        out[`bare.cpuUsPerTask.${n}`] = round(r.cpuUsPerTask, 1);
+        for (const [prefix, claimNext] of [['bare', false], ['bare.claimNext', true]] as const) {
+          const r = await drive(agentsChild, bare.url, 'none', n, claimNext);
+          const rate = Math.round(r.cycles / r.seconds);
+          if (rate <= (out[`${prefix}.tasksPerSec.${n}`] ?? 0)) continue;
+          out[`${prefix}.tasksPerSec.${n}`] = rate;
+          out[`${prefix}.cpuUsPerTask.${n}`] = round(r.cpuUsPerTask, 1);
+        }
       }
     }
     await bare.close();
-    out['hub.vsBarePct.50'] = round((100 * out['hub.tasksPerSec.50']!) / out['bare.tasksPerSec.50']!, 1);
-    // Contention-proof view of the same ratio: server CPU per task, bare over hub.
-    out['hub.vsBareCpuPct.50'] = round((100 * out['bare.cpuUsPerTask.50']!) / out['hub.cpuUsPerTask.50']!, 1);
+    for (const shape of ['', '.claimNext']) {
+      out[`hub${shape}.vsBarePct.50`] = round((100 * out[`hub${shape}.tasksPerSec.50`]!) / out[`bare${shape}.tasksPerSec.50`]!, 1);
+      // Contention-proof view of the same ratio: server CPU per task, bare over hub.
+      out[`hub${shape}.vsBareCpuPct.50`] = round((100 * out[`bare${shape}.cpuUsPerTask.50`]!) / out[`hub${shape}.cpuUsPerTask.50`]!, 1);
+    }
 
     const rss = await idleRss(agentsChild, 500);
     out['idle500.rssMb'] = rss.rssMb;
@@ -309,21 +340,37 @@ function round(v: number, digits: number): number {
 export function printHubTable(r: Record<string, number>): void {
   const rows: Array<[string, string, string]> = [];
   const ok = (pass: boolean) => (pass ? 'ok' : 'MISSED');
-  for (const n of [1, 10, 50]) {
-    rows.push([
-      `hub claim→report, ${n} agent${n > 1 ? 's' : ''}`,
-      `${r[`hub.tasksPerSec.${n}`]} tasks/s  (p50 ${r[`hub.p50Ms.${n}`]} ms, p99 ${r[`hub.p99Ms.${n}`]} ms, ${r[`hub.opsPerCommit.${n}`]} ops/commit, server CPU ${r[`hub.cpuUsPerTask.${n}`]} µs/task)`,
-      '',
-    ]);
+  const agents = (n: number) => `${n} agent${n > 1 ? 's' : ''}`;
+  for (const [prefix, label] of [['hub', 'hub claim→report'], ['hub.claimNext', 'hub report+claimNext']] as const) {
+    for (const n of [1, 10, 50]) {
+      rows.push([
+        `${label}, ${agents(n)}`,
+        `${r[`${prefix}.tasksPerSec.${n}`]} tasks/s  (p50 ${r[`${prefix}.p50Ms.${n}`]} ms, p99 ${r[`${prefix}.p99Ms.${n}`]} ms, ${r[`${prefix}.opsPerCommit.${n}`]} ops/commit, server CPU ${r[`${prefix}.cpuUsPerTask.${n}`]} µs/task)`,
+        '',
+      ]);
+    }
   }
   rows.push(['hub, 50 agents, group commit off', `${r['hub.noGroupCommit.tasksPerSec.50']} tasks/s  (one commit per request)`, '']);
-  for (const n of [1, 10, 50]) {
-    rows.push([`bare ws ceiling, ${n} agent${n > 1 ? 's' : ''}`, `${r[`bare.tasksPerSec.${n}`]} tasks/s  (server CPU ${r[`bare.cpuUsPerTask.${n}`]} µs/task)`, '']);
+  for (const [prefix, label] of [['bare', 'bare ws ceiling'], ['bare.claimNext', 'bare ws, one round trip']] as const) {
+    for (const n of [1, 10, 50]) rows.push([`${label}, ${agents(n)}`, `${r[`${prefix}.tasksPerSec.${n}`]} tasks/s  (server CPU ${r[`${prefix}.cpuUsPerTask.${n}`]} µs/task)`, '']);
+  }
+  if (r['bullmq.tasksPerSec.50'] !== undefined) {
+    rows.push(['BullMQ, redis appendfsync always, 50 workers', `${r['bullmq.tasksPerSec.50']} jobs/s  (redis-server CPU ${r['bullmq.serverCpuUsPerTask.50']} µs/job)`, '']);
+    rows.push([
+      'hub report+claimNext / BullMQ at 50',
+      `${r['hub.claimNext.vsBullmq.50']}×  (two round trips: ${round(r['hub.tasksPerSec.50']! / r['bullmq.tasksPerSec.50']!, 2)}×)`,
+      `target ≥ 1.5×: ${ok(r['hub.claimNext.vsBullmq.50']! >= 1.5)}`,
+    ]);
   }
   rows.push([
     'hub / ceiling at 50 agents',
     `${r['hub.vsBarePct.50']} % of tasks/s  (${r['hub.vsBareCpuPct.50']} % by server CPU per task)`,
     `target ≥ 50 %: ${ok(r['hub.vsBarePct.50']! >= 50)}`,
+  ]);
+  rows.push([
+    'the same, one round trip per task',
+    `${r['hub.claimNext.vsBarePct.50']} % of tasks/s  (${r['hub.claimNext.vsBareCpuPct.50']} % by server CPU per task)`,
+    '',
   ]);
   rows.push([
     'RSS, 500 idle agents',

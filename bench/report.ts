@@ -4,6 +4,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 export type Results = Record<string, Record<string, number>>;
 
@@ -55,7 +56,7 @@ const n0 = (v: number | undefined) => (v === undefined ? 'n/a' : Math.round(v).t
 const n2 = (v: number | undefined) => (v === undefined ? 'n/a' : v.toFixed(2));
 const n1 = (v: number | undefined) => (v === undefined ? 'n/a' : v.toFixed(1));
 
-export function writeReport(dir: string, machine: string, at: string, r: Results): string {
+export function writeReport(dir: string, machine: string, at: string, r: Results, load?: string): string {
   const charts = path.join(dir, 'charts');
   fs.mkdirSync(charts, { recursive: true });
   const sections: string[] = [];
@@ -95,18 +96,72 @@ SQL floor (\`bench/floor.ts\`: the same statements with no application code arou
   }
 
   if (r.hub) {
-    const agents = [1, 10, 50].filter((n) => r.hub![`hub.tasksPerSec.${n}`] !== undefined);
-    const bars = agents.map((n) => ({ label: `${n} agent${n > 1 ? 's' : ''}`, value: r.hub![`hub.tasksPerSec.${n}`]!, ref: r.hub![`bare.tasksPerSec.${n}`] }));
-    sections.push(`## Hub round trips vs agents (claim → report over the WebSocket, durable; best of several runs, hub and ceiling alike)
+    const h = r.hub;
+    const agents = [1, 10, 50].filter((n) => h[`hub.tasksPerSec.${n}`] !== undefined);
+    const bars = agents.flatMap((n) => [
+      { label: `${n} agent${n > 1 ? 's' : ''}, claim→report`, value: h[`hub.tasksPerSec.${n}`]!, ref: h[`bare.tasksPerSec.${n}`] },
+      { label: `${n} agent${n > 1 ? 's' : ''}, report+claimNext`, value: h[`hub.claimNext.tasksPerSec.${n}`] ?? 0, ref: h[`bare.claimNext.tasksPerSec.${n}`] },
+    ]);
+    if (h['bullmq.tasksPerSec.50'] !== undefined) bars.push({ label: 'BullMQ, 50 workers', value: h['bullmq.tasksPerSec.50'], ref: undefined });
+    const floor = r.floor?.batchCpuUsPerTask;
+    sections.push(`## Hub round trips vs agents (over the WebSocket, durable; best of several runs, hub, peer and ceiling alike)
 
 ${chart('hub-throughput', barChart('hub tasks/s (blue) vs bare ws request/reply ceiling (grey)', 'tasks/s', bars))}
 
-| agents | hub tasks/s | p99 ms | ops per commit | bare ws ceiling |
-|---|---|---|---|---|
-${agents.map((n) => `| ${n} | ${n0(r.hub![`hub.tasksPerSec.${n}`])} | ${n2(r.hub![`hub.p99Ms.${n}`])} | ${r.hub![`hub.opsPerCommit.${n}`] ?? 'n/a'} | ${n0(r.hub![`bare.tasksPerSec.${n}`])} |`).join('\n')}
+Two shapes in the same rounds: *claim→report* (two round trips per task) and *report+claimNext* (PROTOCOL §10: the
+report's reply carries the next task, one round trip and one group-commit op per task).
 
-At 50 agents the hub reaches **${r.hub['hub.vsBarePct.50'] ?? 'n/a'} %** of the bare ceiling (target ≥ 50 %); with group commit off it manages ${n0(r.hub['hub.noGroupCommit.tasksPerSec.50'])} tasks/s.
-Memory with 500 idle agents: **${r.hub['idle500.rssMb'] ?? 'n/a'} MB** RSS (target < 150 MB). A crashed agent's task is claimable again after **${r.hub['crash.reclaimableS'] ?? 'n/a'} s** with default settings (target < 15 s).`);
+| agents | claim→report tasks/s | p99 ms | ops/commit | server CPU µs/task | report+claimNext tasks/s | p99 ms | server CPU µs/task | bare ws (two / one round trip) | bare CPU µs/task (two / one) |
+|---|---|---|---|---|---|---|---|---|---|
+${agents
+  .map(
+    (n) =>
+      `| ${n} | ${n0(h[`hub.tasksPerSec.${n}`])} | ${n2(h[`hub.p99Ms.${n}`])} | ${h[`hub.opsPerCommit.${n}`] ?? 'n/a'} | ${n1(h[`hub.cpuUsPerTask.${n}`])} | ${n0(h[`hub.claimNext.tasksPerSec.${n}`])} | ${n2(h[`hub.claimNext.p99Ms.${n}`])} | ${n1(h[`hub.claimNext.cpuUsPerTask.${n}`])} | ${n0(h[`bare.tasksPerSec.${n}`])} / ${n0(h[`bare.claimNext.tasksPerSec.${n}`])} | ${n1(h[`bare.cpuUsPerTask.${n}`])} / ${n1(h[`bare.claimNext.cpuUsPerTask.${n}`])} |`,
+  )
+  .join('\n')}
+${
+  h['bullmq.tasksPerSec.50'] !== undefined
+    ? `
+**Against the durable peer**, same machine, same rounds: BullMQ on \`redis-server --appendfsync always\`, 50 workers
+(concurrency 1, empty processor, completed jobs kept as BullMQ does by default) drained **${n0(h['bullmq.tasksPerSec.50'])} jobs/s**
+(redis-server CPU ${n1(h['bullmq.serverCpuUsPerTask.50'])} µs per job). The hub with report+claimNext: **${n2(h['hub.claimNext.vsBullmq.50'])}×** that
+(target ≥ 1.5×); with two round trips per task ${n2((h['hub.tasksPerSec.50'] ?? 0) / h['bullmq.tasksPerSec.50'])}×.
+`
+    : '\n(The BullMQ peer was skipped: redis-server is not installed.)\n'
+}
+Server CPU per task at 50 agents: **${n1(h['hub.claimNext.cpuUsPerTask.50'])} µs** with report+claimNext (${n1(h['hub.cpuUsPerTask.50'])} µs claim→report), beside
+${n1(h['bare.claimNext.cpuUsPerTask.50'])} µs for the bare \`ws\` server answering the same frames${floor !== undefined ? ` and the SQL floor's ${n1(floor)} µs (the claim's and the report's statements alone, batched as group commit does)` : ''}.
+At 50 agents the hub reaches **${h['hub.vsBarePct.50'] ?? 'n/a'} %** of the bare ceiling's tasks/s (${h['hub.claimNext.vsBarePct.50'] ?? 'n/a'} % with report+claimNext, against the one-round-trip ceiling);
+by server CPU per task, ${h['hub.vsBareCpuPct.50'] ?? 'n/a'} % and ${h['hub.claimNext.vsBareCpuPct.50'] ?? 'n/a'} %. With group commit off: ${n0(h['hub.noGroupCommit.tasksPerSec.50'])} tasks/s.
+Memory with 500 idle agents: **${h['idle500.rssMb'] ?? 'n/a'} MB** RSS (target < 150 MB). A crashed agent's task is claimable again after **${h['crash.reclaimableS'] ?? 'n/a'} s** with default settings (target < 15 s).`);
+  }
+
+  if (r.startup) {
+    const s = r.startup;
+    sections.push(`## Start-up on a big database (1 000 000 audit rows, 100 000 tasks, 1 000 jobs)
+
+\`npm start -- --headless\`, timed from the spawn (median of 3 starts; one untimed start first builds \`out/\` if stale):
+
+| from | to | ms |
+|---|---|---|
+| process start | console URL printed | ${n0(s['startup.urlPrintedMs'])} |
+| process start | console page served (\`GET /\`) | **${n0(s['startup.consoleServedMs'])}** (target < 2 000) |
+| process start | dashboard answered (console RPC) | ${n0(s['startup.dashboardAnsweredMs'])} |
+| navigation (Chromium) | first contentful paint | ${n0(s['startup.firstContentfulPaintMs'])} |
+| navigation (Chromium) | the dashboard's figures on screen | ${n0(s['startup.dashboardPaintedMs'])} |`);
+  }
+
+  if (r.idle) {
+    const i = r.idle;
+    sections.push(`## Idle cost (200 jobs, 20 idle agents, 60 s, measured from outside through /proc)
+
+| figure | value |
+|---|---|
+| server CPU | **${n2(i['idle.cpuPctOfCore'])} %** of one core (target < 1 %) |
+| wake-ups (voluntary context switches, all threads) | **${n2(i['idle.wakeupsPerS'])} /s** (main thread ${n2(i['idle.mainThreadWakeupsPerS'])} /s; target < 2 /s) — the agents send ${n2(i['idle.agentHeartbeatsPerS'])} heartbeats/s, each read and committed |
+| read as | the clock pulse 1 /s + ${n2(i['idle.agentHeartbeatsPerS'])} heartbeat reads/s + as many durable heartbeat commits, each ${n2(i['idle.wakeupsPerDurableCommit'])} wake-ups on this disk (the fsync's sleeps, probed in the same run): ${n2(1 + (i['idle.agentHeartbeatsPerS'] ?? NaN) * (1 + (i['idle.wakeupsPerDurableCommit'] ?? NaN)))} /s |
+| the same 200 jobs, no agent connected | ${n2(i['idle.noAgents.cpuPctOfCore'])} % of one core, ${n2(i['idle.noAgents.wakeupsPerS'])} wake-ups/s (main thread ${n2(i['idle.noAgents.mainThreadWakeupsPerS'])} /s, of which the gap detector's clock pulse is 1 /s; the rest are V8's worker threads) |
+| the start chain | ${n0(i['idle.chainNodeProcesses'])} Node processes (npm, the server), ${n1(i['idle.chainRssMb'])} MB RSS in all (server ${n1(i['idle.serverRssMb'])} MB) |`);
   }
 
   if (r.jobs) {
@@ -166,11 +221,18 @@ Per task with one instance: ${n2(r.agent.msPerTask1)} ms against ${n2(r.agent.ba
 Generated by \`npm run bench\` on ${at}.
 Machine: ${machine}.
 Every figure is printed by a benchmark, never asserted by a test. Disk-bound figures on a shared VM
-are noisy; ratios are taken between runs made side by side in the same process.
+are noisy; ratios are taken between runs made side by side in the same process.${load ? `\nMachine load during the run (1-minute load average, ${load}).` : ''}
 
 ${sections.join('\n\n')}
 `;
   const file = path.join(dir, 'REPORT.md');
   fs.writeFileSync(file, md);
   return file;
+}
+
+/** `npx tsx bench/report.ts`: writes REPORT.md again from the last full run's figures (bench/.results.json). */
+if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {
+  const here = path.dirname(fileURLToPath(import.meta.url));
+  const last = JSON.parse(fs.readFileSync(path.join(here, '.results.json'), 'utf8')) as { machine: string; at: string; results: Results; load?: string };
+  console.log(`report written to ${writeReport(here, last.machine, last.at, last.results, process.env.GAFFER_BENCH_LOAD ?? last.load)}`);
 }

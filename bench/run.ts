@@ -3,6 +3,7 @@
  * `npm run bench -- core hub` runs a subset; a full run also writes bench/REPORT.md with charts.
  */
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { machineInfo } from './util';
@@ -19,12 +20,16 @@ const SUITES: Record<string, [file: string, fn: string]> = {
   logs: ['logs.ts', 'runLogsBench'],
   agent: ['command-agent.ts', 'runCommandAgentBench'],
   attention: ['attention.ts', 'runAttentionBench'],
+  startup: ['startup.ts', 'runStartupBench'],
+  idle: ['idle.ts', 'runIdleBench'],
 };
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));
 const names = wanted.length ? wanted : Object.keys(SUITES);
 console.log(`# Gaffer benchmarks\n\nmachine: ${machineInfo()}\ndate: ${new Date().toISOString()}`);
 const results: Record<string, Record<string, number>> = {};
+const loads: number[] = [];
+const loadTimer = setInterval(() => loads.push(os.loadavg()[0]!), 30_000).unref();
 for (const name of names) {
   const suite = SUITES[name];
   if (!suite) {
@@ -39,11 +44,13 @@ for (const name of names) {
   const mod = (await import(file)) as Record<string, () => Promise<Record<string, number>>>;
   results[name] = await mod[suite[1]]!();
 }
+clearInterval(loadTimer);
 const at = new Date().toISOString();
+const load = loads.length ? `min ${Math.min(...loads).toFixed(1)}, median ${[...loads].sort((a, b) => a - b)[loads.length >> 1]!.toFixed(1)}, max ${Math.max(...loads).toFixed(1)} on ${os.cpus().length} CPUs` : undefined;
 const out = path.join(here, '.results.json');
-fs.writeFileSync(out, JSON.stringify({ machine: machineInfo(), at, results }, null, 2));
+fs.writeFileSync(out, JSON.stringify({ machine: machineInfo(), at, load, results }, null, 2));
 if (wanted.length === 0) {
-  const report = writeReport(here, machineInfo(), at, results);
+  const report = writeReport(here, machineInfo(), at, results, load);
   console.log(`\nreport written to ${path.relative(process.cwd(), report)} (figures in ${path.relative(process.cwd(), out)})`);
 } else {
   console.log(`\nfigures written to ${path.relative(process.cwd(), out)} (the report is written by a full run)`);

@@ -11,14 +11,17 @@
  *   - better-sqlite3 has no build for Electron's ABI and `scripts/build-electron-native.mjs`
  *     cannot make one (it needs the network once);
  *   - Electron exits with an error within a few seconds of launch (missing system libraries…).
- * Headless: builds the renderer if `out/renderer` is missing or older than its sources, then runs
- * `node --import tsx src-main/headless/main.ts` with the remaining arguments, forwarding signals
- * and the exit code. Desktop: `electron-vite build` when out/ is stale, then `electron .`.
+ * Headless: builds the renderer if `out/renderer` is missing or older than its sources, and the
+ * server (`src-main/headless/main.ts` bundled by esbuild to `out/headless/main.mjs`, dependencies
+ * left in node_modules) if it is, then runs the server IN THIS PROCESS with the remaining
+ * arguments: one resident Node process, no TypeScript compiled at start (`npm run bench -- startup`
+ * measures it). Desktop: `electron-vite build` when out/ is stale, then `electron .` as a child
+ * whose signals and exit code are forwarded.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const argv = process.argv.slice(2);
@@ -81,6 +84,8 @@ function isStale(output, sources) {
 }
 
 const RENDERER_SOURCES = ['src-renderer', 'src-main/common', 'electron.vite.config.ts'];
+const SERVER_SOURCES = ['src-main', 'scripts/start.mjs'];
+const SERVER_BUNDLE = path.join(root, 'out', 'headless', 'main.mjs');
 const ALL_SOURCES = ['src-renderer', 'src-main', 'src-preload', 'electron.vite.config.ts'];
 
 /** Runs `electron-vite build` quietly; on failure shows its output and exits. */
@@ -114,16 +119,43 @@ function exitLike(code, signal) {
   process.exit(code ?? 1);
 }
 
-function runHeadless(reason, { skipBuild = false } = {}) {
+/** Bundles the headless server (one ES module; node_modules stay imports). Quiet unless it fails. */
+async function buildServer() {
+  let esbuild;
+  try {
+    esbuild = await import('esbuild');
+  } catch (e) {
+    console.error(`gaffer: cannot build the headless server: esbuild is not installed (${e.message}); run npm install.`);
+    process.exit(1);
+  }
+  try {
+    await esbuild.build({
+      entryPoints: [path.join(root, 'src-main', 'headless', 'main.ts')],
+      outfile: SERVER_BUNDLE,
+      bundle: true,
+      platform: 'node',
+      format: 'esm',
+      target: 'node20',
+      packages: 'external',
+      sourcemap: 'linked',
+      logLevel: 'silent',
+    });
+  } catch (e) {
+    console.error(`gaffer: the headless server build failed:\n${(e.errors ?? []).map((m) => `  ${m.text}${m.location ? ` (${m.location.file}:${m.location.line})` : ''}`).join('\n') || e.message}`);
+    process.exit(1);
+  } finally {
+    await esbuild.stop?.(); // its service process must not stay beside the server
+  }
+}
+
+/** The headless server, in this process (no second resident Node): it reads `process.argv`. */
+async function runHeadless(reason, { skipBuild = false } = {}) {
   if (reason) console.log(`Electron can't start here (${reason}); serving the console headless instead.`);
   if (!skipBuild && isStale(path.join(root, 'out', 'renderer', 'index.html'), RENDERER_SOURCES)) build('console (out/renderer)');
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'src-main', 'headless', 'main.ts'), ...passthrough], {
-    cwd: root,
-    stdio: 'inherit',
-    env: { ...process.env, GAFFER_RENDERER_DIR: process.env.GAFFER_RENDERER_DIR ?? path.join(root, 'out', 'renderer') },
-  });
-  forwardSignals(child);
-  child.on('exit', exitLike);
+  if (isStale(SERVER_BUNDLE, SERVER_SOURCES)) await buildServer();
+  process.env.GAFFER_RENDERER_DIR ??= path.join(root, 'out', 'renderer');
+  process.argv = [process.argv[0], SERVER_BUNDLE, ...passthrough];
+  await import(pathToFileURL(SERVER_BUNDLE).href);
 }
 
 function ensureNative() {
@@ -155,13 +187,13 @@ function runDesktop(binary) {
   forwardSignals(child);
   child.on('error', () => {
     clearTimeout(release);
-    runHeadless('the Electron binary could not be executed');
+    void runHeadless('the Electron binary could not be executed');
   });
   child.on('exit', (code, signal) => {
     clearTimeout(release);
     if (holding && code !== 0 && signal === null && Date.now() - started < EARLY_EXIT_MS) {
       const first = held.split('\n').map((l) => l.trim()).find((l) => l && !/^\[\d+:/.test(l)) ?? `exit code ${code}`;
-      runHeadless(`it exited at launch: ${first.slice(0, 160)}`);
+      void runHeadless(`it exited at launch: ${first.slice(0, 160)}`);
       return;
     }
     if (held) process.stderr.write(held);
@@ -172,12 +204,12 @@ function runDesktop(binary) {
 // ---------------------------------------------------------------------------------------------
 
 if (passthrough.includes('--help') || passthrough.includes('-h')) {
-  runHeadless(null, { skipBuild: true }); // the headless entry prints the usage
+  await runHeadless(null, { skipBuild: true }); // the headless entry prints the usage
 } else if (wantsHeadless) {
-  runHeadless(null);
+  await runHeadless(null);
 } else {
   const bin = electronBinary();
   const why = bin.why ?? displayProblem() ?? ensureNative();
-  if (why) runHeadless(why);
+  if (why) await runHeadless(why);
   else runDesktop(bin.path);
 }

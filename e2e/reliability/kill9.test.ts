@@ -2,7 +2,7 @@
  * Scenario 1 — kill -9 of the headless server at random moments under load.
  *
  * Expected outcome, checked after EVERY kill by reading the database of the dead server:
- * - the database opens cleanly (quick_check) and every invariant holds: one live holder per task,
+ * - the database opens and passes quick_check, and every invariant holds: one live holder per task,
  *   fences grow by one, the audit hash chain is intact from genesis, every status edge is legal,
  *   state tables agree with the audit log;
  * - no committed write is lost: every create (by idempotency key), claim and report an agent or

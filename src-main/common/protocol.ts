@@ -63,6 +63,8 @@ export const reportRequest = z.object({
   status: z.enum(REPORT_STATUSES),
   note: z.string().max(10_000).optional(),
   output: jsonValue.optional(),
+  /** PROTOCOL §10: once the report commits, claim the instance's next task in the same durable step. */
+  claimNext: z.boolean().optional(),
 });
 
 export const createTaskRequest = z.object({
@@ -270,6 +272,11 @@ export interface ReportResult<TaskT = unknown> {
   task: TaskT;
   /** Addition: the same report had already taken effect (a harmless repeat). Always present. */
   replayed: boolean;
+  /**
+   * PROTOCOL §10, with `claimNext: true` only: the task claimed in the same durable step, as
+   * `claim` answers it. A replayed report never claims (`{task: null}`): claim as usual.
+   */
+  next?: ClaimReplyResult<TaskT>;
 }
 export interface CreateTaskResult<TaskT = unknown> {
   task: TaskT;

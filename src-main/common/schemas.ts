@@ -87,7 +87,9 @@ export const createTaskInput = z.strictObject({
 export type CreateTaskInput = z.infer<typeof createTaskInput>;
 
 export const claimInput = z.strictObject({ instanceId, role: roleName.optional() });
+export type ClaimInput = z.infer<typeof claimInput>;
 export const renewInput = z.strictObject({ instanceId, taskId, fence });
+export type RenewInput = z.infer<typeof renewInput>;
 export const reportInput = z.strictObject({
   instanceId,
   taskId,

@@ -5,7 +5,7 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createCore, type Core } from './create-core';
-import { openDatabase } from './db/open';
+import { integrityCheck, openDatabase } from './db/open';
 import { checkInvariants } from './testing/invariants';
 import { tempDir } from './testing/test-core';
 
@@ -95,8 +95,9 @@ describe('crash: SIGKILL mid-load', () => {
       expect(exit.signal).toBe('SIGKILL');
       const acknowledged = Math.max(...[...w.out().matchAll(/committed (\d+)/g)].map((m) => Number(m[1])));
 
-      const db = openDatabase(dbPath); // opens cleanly (quick_check inside)
+      const db = openDatabase(dbPath);
       try {
+        integrityCheck(db); // every page reads back cleanly
         const maxId = (db.prepare('SELECT max(id) AS id FROM audit').get() as { id: number }).id;
         expect(maxId).toBeGreaterThanOrEqual(acknowledged);
         expect(checkInvariants(db)).toEqual([]);

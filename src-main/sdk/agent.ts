@@ -12,6 +12,10 @@
  *    repeat is harmless, PROTOCOL P5 / claim-locks invariant 6); so are reports, checkpoints and
  *    results refused as `rate_limited` or `unavailable` (nothing happened: they are sent again
  *    after a growing pause), so a fast agent never abandons a report and leaves its lock held.
+ *    In `work()` the report also claims the next task (PROTOCOL §10 `claimNext`) while more work is
+ *    wanted: one round trip per task. A reply without `next` (an older Gaffer) or a replayed
+ *    report (a repeat never claims) falls back to `claim`; `next: {task: null}` is "nothing to
+ *    claim", as from `claim`.
  * 3. Jobs: `run_started` is sent before the handler runs (an unacknowledged trigger goes to
  *    another instance); `ctx.step` skips steps the server lists in `completedSteps` and records
  *    each finished step with `run_step` before the handler continues ("check, then compensate").
@@ -59,6 +63,22 @@ export interface ClaimedTask {
   lock: { fence: number; expiresAt: string };
 }
 
+/** What `claim` answers; also a report's `next` (PROTOCOL §10). */
+export interface ClaimReply {
+  task: Task | null;
+  lock?: { fence: number; expiresAt: string };
+}
+
+/** What a report answers (`next` with `claimNext`, on a Gaffer that has it). */
+export interface ReportReply {
+  task: Task;
+  replayed?: boolean;
+  next?: ClaimReply;
+}
+
+/** After a report in `work()`: the next task it claimed, null for none, undefined to `claim` as usual. */
+type Handover = ClaimedTask | null | undefined;
+
 export interface CreateTaskInput {
   title: string;
   /** Defaults to this agent's role. */
@@ -72,6 +92,13 @@ export interface CreateTaskInput {
 }
 
 // ---- work() ----
+
+export interface ReportExtra {
+  note?: string;
+  output?: unknown;
+  /** PROTOCOL §10: claim the next task in the same round trip (the reply's `next`). */
+  claimNext?: boolean;
+}
 
 export interface WorkContext {
   task: Task;
@@ -126,6 +153,11 @@ export interface WorkOptions extends LogCaptureOptions {
   role?: string;
   /** Stop after this many tasks (default: run until `close()` or `signal`). */
   maxTasks?: number;
+  /**
+   * Ask each report to claim the next task in the same round trip (PROTOCOL §10; default true).
+   * Against a Gaffer without it the loop claims as before.
+   */
+  claimNext?: boolean;
   signal?: AbortSignal;
 }
 
@@ -316,7 +348,10 @@ export class Agent {
 
   /** Claims the best claimable task of the role, or `null` (P2: never waits for one). */
   async claim(role?: string): Promise<ClaimedTask | null> {
-    const r = await this.conn.request<{ task: Task | null; lock?: { fence: number; expiresAt: string } }>('claim', role ? { role } : {});
+    return this.claimed(await this.conn.request<ClaimReply>('claim', role ? { role } : {}));
+  }
+
+  private claimed(r: ClaimReply): ClaimedTask | null {
     if (!r.task || !r.lock) return null;
     this.emit('task.claimed', { task: r.task, fence: r.lock.fence });
     return { task: r.task, lock: r.lock };
@@ -326,11 +361,13 @@ export class Agent {
     return this.conn.request('renew', { taskId, fence });
   }
 
-  async report(taskId: number, fence: number, status: ReportStatus, extra: { note?: string; output?: unknown } = {}): Promise<{ task: Task; replayed?: boolean }> {
+  /** Reports a task (P5). With `claimNext` the reply may carry the next task, already claimed (PROTOCOL §10). */
+  async report(taskId: number, fence: number, status: ReportStatus, extra: ReportExtra = {}): Promise<ReportReply> {
     const fields: Record<string, unknown> = { taskId, fence, status };
     if (extra.note !== undefined) fields.note = extra.note;
     if (extra.output !== undefined) fields.output = extra.output;
-    const r = await this.conn.request<{ task: Task; replayed?: boolean }>('report', fields);
+    if (extra.claimNext) fields.claimNext = true;
+    const r = await this.conn.request<ReportReply>('report', fields);
     this.emit('task.reported', { taskId, status });
     return r;
   }
@@ -365,19 +402,25 @@ export class Agent {
     const stopped = () => this.stop.signal.aborted || opts.signal?.aborted === true;
     const wake = opts.signal ? AbortSignal.any([this.stop.signal, opts.signal]) : this.stop.signal;
     let done = 0;
+    let handed: Handover;
     while (!stopped() && (opts.maxTasks === undefined || done < opts.maxTasks)) {
       let claimed: ClaimedTask | null;
-      try {
-        claimed = await this.claim(opts.role);
-      } catch (e) {
-        if (e instanceof AgentClosedError || stopped()) break;
-        // A lost reply (ConnectionLost) is not retried blindly: if the claim did land, the
-        // reconnect reconciliation hands that lock back (invariant 4).
-        this.logger.warn('claim failed', { error: errorMessage(e) });
-        // Asked to slow down: at least a second, or retrying at once would keep the bucket empty.
-        const later = e instanceof GafferRequestError && RETRY_LATER.has(e.code);
-        await sleep(e instanceof ConnectionLostError ? Math.min(idle, 250) : later ? Math.max(idle, 1000) : idle, wake);
-        continue;
+      if (handed !== undefined) {
+        claimed = handed;
+        handed = undefined;
+      } else {
+        try {
+          claimed = await this.claim(opts.role);
+        } catch (e) {
+          if (e instanceof AgentClosedError || stopped()) break;
+          // A lost reply (ConnectionLost) is not retried blindly: if the claim did land, the
+          // reconnect reconciliation hands that lock back (invariant 4).
+          this.logger.warn('claim failed', { error: errorMessage(e) });
+          // Asked to slow down: at least a second, or retrying at once would keep the bucket empty.
+          const later = e instanceof GafferRequestError && RETRY_LATER.has(e.code);
+          await sleep(e instanceof ConnectionLostError ? Math.min(idle, 250) : later ? Math.max(idle, 1000) : idle, wake);
+          continue;
+        }
       }
       if (!claimed) {
         await sleep(idle, wake);
@@ -387,9 +430,13 @@ export class Agent {
         await this.safeReport(claimed.task.id, claimed.lock.fence, 'backlog', { note: 'agent shutting down before starting' });
         break;
       }
-      await this.runTask(claimed, handler, opts);
+      const wanted = done + 1;
+      const more = () => opts.claimNext !== false && !stopped() && (opts.maxTasks === undefined || wanted < opts.maxTasks);
+      handed = await this.runTask(claimed, handler, opts, more);
       done++;
     }
+    // Claimed by the last report but not wanted any more (closing, signal): give it back.
+    if (handed) await this.safeReport(handed.task.id, handed.lock.fence, 'backlog', { note: 'agent shutting down before starting' });
   }
 
   /**
@@ -409,7 +456,8 @@ export class Agent {
     return true;
   }
 
-  private async runTask(claimed: ClaimedTask, handler: WorkHandler, opts: WorkOptions): Promise<void> {
+  /** Works one claimed task to its report; returns what the report handed over (asked for when `claimNext()`). */
+  private async runTask(claimed: ClaimedTask, handler: WorkHandler, opts: WorkOptions, claimNext: () => boolean = () => false): Promise<Handover> {
     const { task } = claimed;
     let finish!: () => void;
     let timer: NodeJS.Timeout | undefined;
@@ -490,21 +538,24 @@ export class Agent {
       if (!t.lost) await flushWithin(t.outbox, LOG_FLUSH_TIMEOUT_MS);
       if (t.lost) {
         this.logger.warn('not reporting: the lock was lost', { taskId: task.id });
-        return;
+        return undefined;
       }
-      await this.safeReport(task.id, t.fence, status, { ...(note !== undefined ? { note } : {}), ...(output !== undefined ? { output } : {}) });
+      const extra: ReportExtra = { ...(note !== undefined ? { note } : {}), ...(output !== undefined ? { output } : {}) };
+      if (claimNext()) extra.claimNext = true;
+      const r = await this.safeReport(task.id, t.fence, status, extra);
+      // A repeat never claims (the server answers no task): claim as usual then.
+      return extra.claimNext && r?.next && !r.replayed ? this.claimed(r.next) : undefined;
     } finally {
       this.active.delete(task.id);
       finish();
     }
   }
 
-  /** Reports, repeating after a connection blip (a repeated report is harmless). */
-  private async safeReport(taskId: number, fence: number, status: ReportStatus, extra: { note?: string; output?: unknown }): Promise<void> {
+  /** Reports, repeating after a connection blip (a repeated report is harmless); the reply, or undefined when it failed. */
+  private async safeReport(taskId: number, fence: number, status: ReportStatus, extra: ReportExtra): Promise<ReportReply | undefined> {
     for (let attempt = 1; ; attempt++) {
       try {
-        await this.report(taskId, fence, status, extra);
-        return;
+        return await this.report(taskId, fence, status, extra);
       } catch (e) {
         if (e instanceof ConnectionLostError && attempt < 5) continue;
         if (await this.pausedAfterRefusal(e, attempt)) continue;
@@ -512,10 +563,10 @@ export class Agent {
           this.logger.warn('report refused: the lock is no longer ours', { taskId, error: e.message });
           const t = this.active.get(taskId);
           if (t) this.lose(t, e.message);
-          return;
+          return undefined;
         }
         this.logger.error('report failed', { taskId, status, error: errorMessage(e) });
-        return;
+        return undefined;
       }
     }
   }

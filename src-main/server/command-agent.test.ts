@@ -186,6 +186,27 @@ describe.skipIf(!posix)('gaffer agent against a real Gaffer', () => {
     expect(g.task(own).note).toBe("exit 0 (done); output truncated (over the agent's log limit)");
   });
 
+  it('tasks: each report claims the next task in the same round trip (PROTOCOL §10); the last one asks for nothing', async () => {
+    const g = await gaffer();
+    const seen: string[] = [];
+    const connect = g.core.hub.connect.bind(g.core.hub);
+    g.core.hub.connect = (socket, info) => {
+      const conn = connect(socket, info);
+      const receive = conn.receive.bind(conn);
+      conn.receive = (text: string) => {
+        const frame = JSON.parse(text) as { type: string; claimNext?: boolean };
+        if (frame.type === 'claim' || frame.type === 'report') seen.push(frame.claimNext ? `${frame.type}+next` : frame.type);
+        receive(text);
+      };
+      return conn;
+    };
+    const ids = [3, 2, 1].map((priority) => g.createTask(`exit 0 (${priority})`, { codes: [0] }, { priority }).id);
+    const a = startAgent(g, ['--max-tasks', '3']);
+    expect(await a.exit).toBe(0);
+    for (const id of ids) expect(g.task(id)).toMatchObject({ status: 'done', attempt: 1, lock: null });
+    expect(seen).toEqual(['claim', 'report+next', 'report+next', 'report']);
+  });
+
   it('tasks: the environment, stdin, the payload and output files; the child never sees a token', async () => {
     const g = await gaffer();
     const cwd = fs.mkdtempSync(path.join(os.tmpdir(), 'gaffer-cwd-'));

@@ -16,7 +16,7 @@ import type { JobTrigger, RunSink } from '../core/hub/ports';
 import { tempDir } from '../core/testing/test-core';
 import { reportJob, type Notify } from '../../examples/report-agent';
 import { workTask } from '../../examples/worker-agent';
-import { startHarness, trackSockets, until, type Harness } from './agent-socket.testkit';
+import { startHarness, trackSockets, until, type Harness, type Json } from './agent-socket.testkit';
 import {
   BacklogError,
   BlockedError,
@@ -136,6 +136,86 @@ describe('connect', () => {
 });
 
 describe('work loop', () => {
+  /** Records the type (and claimNext) of every request frame the hub receives; `edit` may rewrite a frame first. */
+  function recordRequests(h: Harness, edit: (frame: Json) => Json = (f) => f): Array<{ type: string; claimNext?: boolean }> {
+    const seen: Array<{ type: string; claimNext?: boolean }> = [];
+    const connect = h.core.hub.connect.bind(h.core.hub);
+    h.core.hub.connect = (socket, info) => {
+      const conn = connect(socket, info);
+      const receive = conn.receive.bind(conn);
+      conn.receive = (text: string) => {
+        const frame = edit(JSON.parse(text));
+        seen.push({ type: frame.type, ...(frame.claimNext !== undefined ? { claimNext: frame.claimNext } : {}) });
+        receive(JSON.stringify(frame));
+      };
+      return conn;
+    };
+    return seen;
+  }
+
+  it('asks each report for the next task (PROTOCOL §10): one claim, then one round trip per task', async () => {
+    const h = await harness();
+    const seen = recordRequests(h);
+    const agent = await agentFor(h);
+    const tasks = [createTask(h, 'one', { priority: 3 }), createTask(h, 'two', { priority: 2 }), createTask(h, 'three', { priority: 1 })];
+    const worked: number[] = [];
+    const claimed: number[] = [];
+    agent.on('task.claimed', ({ task }) => claimed.push(task.id));
+    await agent.work(({ task }) => void worked.push(task.id), { idleDelayMs: 10, maxTasks: 3 });
+    expect(worked).toEqual(tasks.map((t) => t.id));
+    expect(claimed).toEqual(worked);
+    // The last report asks for nothing more: maxTasks is reached.
+    expect(seen.filter((r) => r.type === 'claim' || r.type === 'report')).toEqual([
+      { type: 'claim' },
+      { type: 'report', claimNext: true },
+      { type: 'report', claimNext: true },
+      { type: 'report' },
+    ]);
+    for (const t of tasks) expect(h.core.tasks.get(t.id)).toMatchObject({ status: 'done', lock: null });
+  });
+
+  it('falls back to claim when the reply has no next (a Gaffer without claimNext), and claims only with claimNext: false', async () => {
+    const h = await harness();
+    // An older Gaffer drops the field it does not know (its schema strips unknown keys).
+    const seen = recordRequests(h, ({ claimNext: _dropped, ...frame }) => frame);
+    const agent = await agentFor(h);
+    createTask(h, 'one');
+    createTask(h, 'two');
+    const worked: number[] = [];
+    await agent.work(({ task }) => void worked.push(task.id), { idleDelayMs: 10, maxTasks: 2 });
+    expect(worked).toHaveLength(2);
+    expect(seen.map((r) => r.type).filter((t) => t === 'claim' || t === 'report')).toEqual(['claim', 'report', 'claim', 'report']);
+
+    const plain = recordRequests(h);
+    const other = await agentFor(h);
+    createTask(h, 'three');
+    createTask(h, 'four');
+    await other.work(() => undefined, { idleDelayMs: 10, maxTasks: 2, claimNext: false });
+    expect(plain.filter((r) => r.type === 'claim' || r.type === 'report')).toEqual([{ type: 'claim' }, { type: 'report' }, { type: 'claim' }, { type: 'report' }]);
+  });
+
+  it('a report that finds nothing next idles like an empty claim; new work is then claimed', async () => {
+    const h = await harness();
+    const seen = recordRequests(h);
+    const agent = await agentFor(h);
+    const first = createTask(h, 'first');
+    const worked: number[] = [];
+    let later: Task | undefined;
+    await agent.work(
+      ({ task }) => {
+        worked.push(task.id);
+        if (task.id === first.id) setTimeout(() => (later = createTask(h, 'later')), 30);
+      },
+      { idleDelayMs: 10, maxTasks: 2 },
+    );
+    expect(worked).toEqual([first.id, later!.id]);
+    const kinds = seen.filter((r) => r.type === 'claim' || r.type === 'report');
+    // report(claimNext) → {task: null} → idle, then claims until "later" exists.
+    expect(kinds[0]).toEqual({ type: 'claim' });
+    expect(kinds[1]).toEqual({ type: 'report', claimNext: true });
+    expect(kinds.at(-1)).toEqual({ type: 'report' });
+  });
+
   it('renews while the handler runs (short lock window) and reports done / blocked', async () => {
     const h = await harness({ config: { lockWindowS: 1 } }); // renew every 250 ms
     const agent = await agentFor(h);

@@ -9,7 +9,7 @@
  */
 import fs from 'node:fs';
 import type { Db } from '../../../src-main/core/db/open';
-import { openDatabase } from '../../../src-main/core/db/open';
+import { integrityCheck, openDatabase } from '../../../src-main/core/db/open';
 import { checkInvariants } from '../../../src-main/core/testing/invariants';
 import type { RunStatus } from '../../../src-main/common/job-schema';
 
@@ -148,13 +148,14 @@ export function allInvariants(db: Db, ledger?: Ledger): string[] {
 }
 
 /**
- * Opens the database file of a stopped (or killed) server read-only — `openDatabase` runs SQLite's
- * quick_check, so a damaged file fails here — and runs every check.
+ * Opens the database file of a stopped (or killed) server read-only, runs SQLite's quick_check
+ * (`integrityCheck`: a damaged file fails here) and every invariant.
  */
 export function checkDatabaseFile(dbPath: string, ledger?: Ledger): { problems: string[]; tasks: Record<string, number>; auditRows: number } {
   if (!fs.existsSync(dbPath)) return { problems: [`no database at ${dbPath}`], tasks: {}, auditRows: 0 };
   const db = openDatabase(dbPath, { readonly: true });
   try {
+    integrityCheck(db);
     const tasks = Object.fromEntries(
       (db.prepare('SELECT status, count(*) AS n FROM tasks GROUP BY status').all() as Array<{ status: string; n: number }>).map((r) => [r.status, r.n]),
     );

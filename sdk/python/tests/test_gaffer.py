@@ -332,19 +332,22 @@ def test_create_task_is_idempotent_by_key(gaffer: Gaffer, role: str) -> None:
     run(main())
 
 
-def test_claim_next_falls_back_to_claims_on_a_gaffer_without_it(gaffer: Gaffer, role: str) -> None:
+def test_claim_next_by_default_works_each_task_once_with_the_reports_handing_over(gaffer: Gaffer, role: str) -> None:
     ids = [gaffer.create_task(f"n{i}", role)["id"] for i in range(3)]
 
     async def main() -> None:
         async with connect(gaffer, role) as agent:
+            worked: List[int] = []
 
             async def handle(task: Any) -> Dict[str, int]:
+                worked.append(task.id)
                 return {"id": task.id}
 
-            assert await agent.work(handle, max_tasks=3, claim_next=True, idle_delay=0.05) == 3
+            assert await agent.work(handle, max_tasks=3, idle_delay=0.05) == 3
+            assert worked == ids
 
     run(main())
-    assert [gaffer.task(i)["status"] for i in ids] == ["done"] * 3
+    assert [(gaffer.task(i)["status"], gaffer.task(i)["attempt"]) for i in ids] == [("done", 1)] * 3
 
 
 def test_close_hands_back_a_task_whose_handler_does_not_finish(gaffer: Gaffer, role: str) -> None:

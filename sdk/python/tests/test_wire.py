@@ -215,7 +215,7 @@ def test_claim_next_works_the_task_the_report_handed_over_without_a_claim() -> N
                     worked.append(task.id)
                     return {"n": task.id}
 
-                assert await agent.work(handle, max_tasks=3, claim_next=True, idle_delay=0.01) == 3
+                assert await agent.work(handle, max_tasks=3, idle_delay=0.01) == 3  # claim_next is the default
                 assert worked == [1, 2, 3]
                 assert len(srv.of_type("claim")) == 1  # the other two came with the reports
                 assert [r.get("claimNext") for r in state["reports"]] == [True, True, None]  # the last report asks for nothing more

@@ -7,7 +7,7 @@ import { GafferError } from '../../common/errors';
 import { createCore } from '../create-core';
 import { tempDir } from '../testing/test-core';
 import { MIGRATIONS } from './migrations';
-import { NEW_DATABASE_PAGE_SIZE, openDatabase } from './open';
+import { integrityCheck, NEW_DATABASE_PAGE_SIZE, openDatabase } from './open';
 
 const opened: Array<{ close(): void }> = [];
 afterEach(() => {
@@ -104,6 +104,28 @@ describe('database', () => {
     fs.writeFileSync(file, junk);
     expect(() => openDatabase(file)).toThrow(/not usable.*left untouched/);
     expect(fs.readFileSync(file).equals(junk)).toBe(true);
+  });
+
+  it('opening reads only the header and schema: damage deep in a table is for integrityCheck (and surfaces on use)', () => {
+    const file = path.join(tempDir(), 'g.db');
+    const db = openDatabase(file);
+    db.exec('CREATE TABLE big (v TEXT)');
+    const ins = db.prepare('INSERT INTO big (v) VALUES (?)');
+    db.transaction(() => {
+      for (let i = 0; i < 2000; i++) ins.run(`row ${i} `.padEnd(400, 'x'));
+    })();
+    db.close(); // checkpoints the WAL into the file
+    const bytes = fs.readFileSync(file);
+    const page = NEW_DATABASE_PAGE_SIZE;
+    const middle = Math.floor(bytes.length / page / 2) * page;
+    bytes.fill(0xa5, middle, middle + page); // one leaf page of `big`, scrambled
+    fs.writeFileSync(file, bytes);
+    // A start does not read it (invariant 7: no scan on open)…
+    const reopened = openDatabase(file);
+    opened.push(reopened);
+    // …a full check does, and so does a query that reaches it.
+    expect(() => integrityCheck(reopened)).toThrow(/integrity check failed/);
+    expect(() => reopened.prepare('SELECT count(v) FROM big').get()).toThrow(/malformed|corrupt/i);
   });
 
   it('refuses a database written by a newer Gaffer', () => {

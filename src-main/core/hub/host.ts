@@ -50,7 +50,7 @@ export interface Peer {
 /** The core services agent requests reach: a narrow view of `Core`. */
 export interface AgentCore {
   readonly instances: Pick<InstanceRegistry, 'register' | 'heartbeat'>;
-  readonly locks: Pick<ClaimLocks, 'claim' | 'renew' | 'report'>;
+  readonly locks: Pick<ClaimLocks, 'claimChecked' | 'renewChecked' | 'reportChecked'>;
   readonly tasks: Pick<Board, 'create' | 'get'>;
   readonly tokens: Pick<TokenStore, 'verify'>;
 }

@@ -326,15 +326,29 @@ describe('sessions', () => {
     await until(() => core.instances.get(a.id).status === 'disconnected' && core.instances.get(b.id).status === 'disconnected');
   });
 
-  it('pings sessions that have not heartbeaten; a pong counts as a heartbeat', async () => {
+  it('pings sessions silent for 1.25 intervals (checked twice an interval); a pong counts as a heartbeat', async () => {
     setup({ pingIntervalMs: 20_000 });
     const a = await agent();
     clock.advance(20_000);
+    expect(a.sock.pings).toBe(0); // one interval of silence is an agent that beats on time
+    clock.advance(10_000);
     expect(a.sock.pings).toBe(1);
     a.sock.conn.alive();
-    await until(() => core.instances.get(a.id).lastHeartbeatAt === '2026-11-30T08:00:20.000Z');
+    await until(() => core.instances.get(a.id).lastHeartbeatAt === '2026-11-30T08:00:30.000Z');
     clock.advance(20_000);
+    expect(a.sock.pings).toBe(1);
+    clock.advance(10_000);
     expect(a.sock.pings).toBe(2);
+  });
+
+  it('never pings an agent that heartbeats every interval, even a little late', async () => {
+    setup({ pingIntervalMs: 20_000 });
+    const a = await agent();
+    for (let i = 0; i < 5; i++) {
+      clock.advance(20_000 + 50); // each beat 50 ms late: one interval of silence and a bit
+      expect((await call(a.sock, 'heartbeat')).ok).toBe(true);
+    }
+    expect(a.sock.pings).toBe(0);
   });
 
   it('close() closes sockets with 1001, settles pushes and leaves no timer behind', async () => {

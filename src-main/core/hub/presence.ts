@@ -9,7 +9,11 @@
  *    again after grace + one group-commit round. Heartbeat silence is the watchdog's job.
  * 3. A disconnect never undoes a resume of the same instance that is being committed (possibly in
  *    the same batch): it is decided inside the transaction, and held back until the resume settles.
- * 4. A bound session silent for `pingIntervalMs` is pinged; its pong counts as a heartbeat.
+ * 4. A bound session silent for 1.25 × `pingIntervalMs` is pinged (checked twice an interval, so
+ *    within 1.75 intervals of silence: a pong-only agent stays inside the start-up rule's timeout
+ *    of more than two intervals); its pong counts as a heartbeat. An agent that heartbeats every
+ *    interval, as the SDKs do, is never pinged: a beat a little late is not silence, and each pong
+ *    would be one more durable write (an fsync, and a wake-up of an idle server).
  */
 import type { TimerHandle } from '../../common/clock';
 import { CLOSE_CODES } from '../../common/protocol';
@@ -26,6 +30,10 @@ export interface PresenceDeps {
   unacked(peer: Peer): number;
   readonly pingIntervalMs: number;
 }
+
+/** Invariant 4: how many ping intervals of silence before a ping, and checks per interval. */
+const PING_AFTER_SILENT_INTERVALS = 1.25;
+const PING_CHECKS_PER_INTERVAL = 2;
 
 export class Presence implements PeerPicker {
   private readonly byInstance = new Map<string, Peer>();
@@ -129,14 +137,15 @@ export class Presence implements PeerPicker {
     this.pingTimer = this.deps.env.clock.setTimeout(() => {
       this.pingTimer = undefined;
       const now = this.deps.env.clock.now();
+      const silent = every * PING_AFTER_SILENT_INTERVALS;
       for (const s of this.byInstance.values()) {
-        if (now - s.lastHeartbeatAt >= every && now - s.lastPingAt >= every) {
+        if (now - s.lastHeartbeatAt >= silent && now - s.lastPingAt >= every) {
           s.lastPingAt = now;
           s.ping();
         }
       }
       if (live()) this.armPing(live);
-    }, every);
+    }, every / PING_CHECKS_PER_INTERVAL);
   }
 
   stopPing(): void {

@@ -7,11 +7,20 @@
  * 1. A handler acts only as the sender's own instance (`from.instanceId` comes from the committed
  *    `hello`, never from a frame). A role-bound token cannot claim or create for another role.
  * 2. Every change goes through the group committer, so a reply is sent only after it is durable.
+ *    The frame was parsed with its wire schema (session.ts); the core is called with it as it is
+ *    (`…Checked`, claim-locks invariant 8), never parsed a second time.
  * 3. Refusals that need no write settle before any commit does: they are answered at once.
+ * 4. `report` with `claimNext` (PROTOCOL §10) is ONE op of the group committer: the report, then
+ *    the claim, in one transaction, answered after its commit. A refused report claims nothing; a
+ *    refused claim leaves the report standing (`next: {task: null}`); a storage failure undoes
+ *    both. A repeat of a report that already took effect (`replayed`) never claims: the lock the
+ *    first attempt took, if its reply was lost, is listed in `hello.locks` on resume (the SDKs
+ *    hand it back) or expires with its window.
  */
 import { GafferError } from '../../common/errors';
 import { isoTime } from '../../common/iso-time';
 import type { Task } from '../../common/model';
+import type { ClaimResult } from '../tasks/claim-locks';
 import type { AgentRequest, AgentRequestOf, AgentRequestType, AgentResults } from '../../common/protocol';
 import type { AgentCore, HubEnv, Journal, Peer } from './host';
 import type { LostLocks } from './lost-locks';
@@ -52,6 +61,22 @@ export type HandledRequest = Exclude<AgentRequest, { type: 'hello' }>;
 type Result<T extends HandledType> = AgentResults<Task>[T];
 export type RequestHandler<T extends HandledType> = (host: RequestHost, from: Sender, req: AgentRequestOf<T>) => Promise<Result<T>>;
 
+/** A claim as the wire answers it. */
+function claimReply(r: ClaimResult): Result<'claim'> {
+  return r.task && r.lock ? { task: r.task, lock: { fence: r.lock.fence, expiresAt: isoTime(r.lock.expiresAt) } } : { task: null };
+}
+
+/** The claim after a committed report (invariant 4): refused → no task, the report stands. */
+function claimAfterReport(host: RequestHost, from: Sender): ClaimResult {
+  try {
+    return host.core.locks.claimChecked({ instanceId: from.instanceId, role: from.role });
+  } catch (e) {
+    // Its own savepoint rolled back; a storage failure must still undo the whole step.
+    if (e instanceof GafferError && e.code !== 'unavailable') return { task: null };
+    throw e;
+  }
+}
+
 function requireRole(from: Sender, role: string, what: string): void {
   const token = from.peer.token;
   if (token?.role && token.role !== role) throw new GafferError('forbidden', `token ${token.id} may only ${what} for role ${token.role}`);
@@ -69,21 +94,28 @@ export const REQUEST_HANDLERS: { readonly [T in HandledType]: RequestHandler<T> 
   claim: async (host, from, req) => {
     const role = req.role ?? from.role;
     requireRole(from, role, 'claim');
-    const r = await host.journal.commit(() => host.core.locks.claim({ instanceId: from.instanceId, role }));
+    const r = await host.journal.commit(() => host.core.locks.claimChecked({ instanceId: from.instanceId, role }));
     if (r.task) host.lostLocks.settled(from.instanceId, r.task.id);
-    return r.task && r.lock ? { task: r.task, lock: { fence: r.lock.fence, expiresAt: isoTime(r.lock.expiresAt) } } : { task: null };
+    return claimReply(r);
   },
 
   renew: async (host, from, req) => {
-    const r = await host.journal.commit(() => host.core.locks.renew({ instanceId: from.instanceId, taskId: req.taskId, fence: req.fence }));
+    const r = await host.journal.commit(() => host.core.locks.renewChecked({ instanceId: from.instanceId, taskId: req.taskId, fence: req.fence }));
     return { expiresAt: isoTime(r.expiresAt) };
   },
 
   report: async (host, from, req) => {
-    const { taskId, fence, status, note, output } = req;
+    const { taskId, fence, status, note, output, claimNext } = req;
     try {
-      const r = await host.journal.commit(() => host.core.locks.report({ instanceId: from.instanceId, taskId, fence, status, note, output }));
-      return { task: r.task, replayed: r.replayed };
+      const r = await host.journal.commit(() => {
+        const reported = host.core.locks.reportChecked({ instanceId: from.instanceId, taskId, fence, status, note, output });
+        if (!claimNext) return { reported };
+        return { reported, next: reported.replayed ? ({ task: null } as ClaimResult) : claimAfterReport(host, from) };
+      });
+      const { task, replayed } = r.reported;
+      if (!r.next) return { task, replayed };
+      if (r.next.task) host.lostLocks.settled(from.instanceId, r.next.task.id);
+      return { task, replayed, next: claimReply(r.next) };
     } finally {
       // Reporting a task it was told it lost (refused) is how the instance shows it stopped.
       host.lostLocks.settled(from.instanceId, taskId);

@@ -14,11 +14,14 @@
  *    A report after the lock was taken away (expired, force-released) never took effect, whatever
  *    its status: it is `not_holder` and audited, never a replay.
  * 7. Taking a lock away emits `lock.lost` (after commit), so the hub tells the holder at once.
+ * 8. Input is parsed once: `claim`/`renew`/`report` take anything and parse it; the `…Checked`
+ *    forms take what a caller already parsed with the same constraints (the hub, whose wire
+ *    schema checks every field of the frame — PROTOCOL frames are never validated twice).
  */
 import { BUDGET_ACTOR } from '../../common/attention';
 import { GafferError } from '../../common/errors';
 import type { Task } from '../../common/model';
-import { claimInput, renewInput, reportInput } from '../../common/schemas';
+import { claimInput, renewInput, reportInput, type ClaimInput, type RenewInput, type ReportInput } from '../../common/schemas';
 import { parseOrThrow } from '../../common/validate';
 import { isoTime } from '../../common/iso-time';
 import type { CoreContext } from '../context';
@@ -65,7 +68,11 @@ export class ClaimLocks {
   }
 
   claim(input: unknown): ClaimResult {
-    const { instanceId, role: askedRole } = parseOrThrow(claimInput, input, 'claim');
+    return this.claimChecked(parseOrThrow(claimInput, input, 'claim'));
+  }
+
+  /** `claim` of already parsed input (invariant 8). */
+  claimChecked({ instanceId, role: askedRole }: ClaimInput): ClaimResult {
     return this.ctx.store.write(() => {
       const inst = this.instanceOf.get(instanceId);
       if (!inst) throw new GafferError('not_found', `unknown instance ${instanceId}`);
@@ -107,7 +114,11 @@ export class ClaimLocks {
   }
 
   renew(input: unknown): { expiresAt: number } {
-    const { instanceId, taskId, fence } = parseOrThrow(renewInput, input, 'renew');
+    return this.renewChecked(parseOrThrow(renewInput, input, 'renew'));
+  }
+
+  /** `renew` of already parsed input (invariant 8). */
+  renewChecked({ instanceId, taskId, fence }: RenewInput): { expiresAt: number } {
     return this.writeOrReject(instanceId, taskId, fence, 'renew', () => {
       this.requireHolder(instanceId, taskId, fence);
       const traceId = this.repo.status.get(taskId)!.trace_id;
@@ -126,7 +137,11 @@ export class ClaimLocks {
   }
 
   report(input: unknown): { task: Task; replayed: boolean } {
-    const args = parseOrThrow(reportInput, input, 'report');
+    return this.reportChecked(parseOrThrow(reportInput, input, 'report'));
+  }
+
+  /** `report` of already parsed input (invariant 8). */
+  reportChecked(args: ReportInput): { task: Task; replayed: boolean } {
     const { instanceId, taskId, fence, status } = args;
     return this.writeOrReject(instanceId, taskId, fence, 'report', () => {
       const t = this.repo.row.get(taskId);

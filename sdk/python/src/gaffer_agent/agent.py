@@ -243,12 +243,12 @@ class Agent:
         idle_delay: float = 5.0,
         renew_every: Optional[float] = None,
         role: Optional[str] = None,
-        claim_next: bool = False,
+        claim_next: bool = True,
     ) -> int:
         """Claims and works tasks, one at a time, until ``close()`` or ``max_tasks`` claims; returns
         how many were worked. Call it N times concurrently for N in parallel. With ``claim_next``
-        each report also claims the next task in the same round trip where Gaffer supports it
-        (PROTOCOL §10), else it claims as usual."""
+        (the default) each report also claims the next task in the same round trip where Gaffer
+        supports it (PROTOCOL §10), else it claims as usual; a replayed report never claims."""
         done = 0
         handed: Optional[ClaimedTask] = None
         while not self._stop.is_set() and (max_tasks is None or done < max_tasks):
@@ -336,7 +336,9 @@ class Agent:
             if t.lost:
                 log.warning("task %s: not reporting, the lock was lost", task.id)
             else:
-                handed = await self._safe_report(task.id, t.fence, status, note=note, output=output, claim_next=claim_next)
+                # Decided now, not when the task started: a closing agent asks for nothing more.
+                more = claim_next and not self._stop.is_set()
+                handed = await self._safe_report(task.id, t.fence, status, note=note, output=output, claim_next=more)
         finally:
             telemetry.stop("the task was reported")
             self._active.pop(task.id, None)
