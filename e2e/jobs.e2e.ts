@@ -2,7 +2,8 @@
  * The jobs views against a real headless Gaffer, a real SDK agent (`agent.onJob`) and Chromium:
  * the job editor (validation at the field, live preview, save → version bump), the editor's
  * trustworthiness (its counts equal its list, the UI's words, a job saved with a warning can be
- * edited, leaving unsaved work asks first; at 1024×700 and 1440×900), trigger now → the agent
+ * edited, leaving unsaved work asks first; at 1024×700 and 1440×900), the Rehearse tab (five
+ * timelines with their verdicts, following edits, offered before a new job is created), trigger now → the agent
  * receives the job_trigger → the ledger shows the run, the backfill queue, a pause that
  * "Why didn't it run?" explains, and a calendar with an imported .ics file.
  */
@@ -13,6 +14,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FatalError, type Agent } from '../src-main/sdk';
 import { apiCall, createAgentToken, go, launchBrowser, openConsole, shot, startAgent, startGaffer, until, type Gaffer } from './harness';
+import { axeFindings, clippedActions } from './layout-check';
 
 let g: Gaffer;
 let browser: Browser;
@@ -65,6 +67,51 @@ async function snap(p: Page, name: string): Promise<void> {
   await shot(p, name);
 }
 
+/**
+ * The Rehearse tab of the new daily-report job (09:00–10:00 Shanghai, run now within 30 min, no
+ * precondition):
+ * five timelines, each ending in its verdict, the surprise highlighted; it follows an edit; axe
+ * clean; screenshots at 1440×900 and 1024×700. Nothing live was written meanwhile.
+ */
+async function rehearseTab(): Promise<void> {
+  const auditBefore = (await apiCall<{ items: unknown[] }>(g, 'GET', '/audit?limit=1000')).items.length;
+  await page.waitForSelector('[data-testid="rehearse-panel"] [data-testid="rehearse-cross_day_backfill"] [data-testid="rehearse-verdict"]');
+  const names = await page.$$eval('[data-testid="rehearse-panel"] article', (els) => els.map((e) => e.getAttribute('data-testid')));
+  expect(names).toEqual(['rehearse-normal', 'rehearse-data_delay', 'rehearse-downstream_timeout', 'rehearse-process_restart', 'rehearse-cross_day_backfill']);
+  expect(await page.textContent('[data-testid="rehearse-normal"] [data-testid="rehearse-verdict"]')).toContain('ran once');
+  // The job has no precondition: late data is not waited for, and the rehearsal says so.
+  expect(await page.textContent('[data-testid="rehearse-data_delay"] [data-testid="rehearse-verdict"]')).toContain('ran on time — on data that was not there yet');
+  expect(await page.textContent('[data-testid="rehearse-data_delay"] [data-testid="rehearse-surprise"]')).toContain('the job has no precondition');
+  const verdictOf = async (name: string) => (await page.textContent(`[data-testid="rehearse-${name}"] [data-testid="rehearse-verdict"]`)) ?? '';
+  const downtime = await verdictOf('cross_day_backfill');
+  const count = (await page.textContent('[data-testid="tab-rehearse"] .tab-count')) ?? '';
+  expect(count).toMatch(/^(\d+ end badly|all end well)$/);
+  expect(await page.locator('[data-testid="rehearse-panel"] [data-surprise="true"]').count()).toBeGreaterThan(0);
+  const findings = await axeFindings(page);
+  expect(findings, JSON.stringify(findings)).toEqual([]);
+  expect(await clippedActions(page)).toEqual([]);
+  await snap(page, '47-job-editor-rehearse-1440');
+  await page.setViewportSize({ width: 1024, height: 700 });
+  expect(await clippedActions(page)).toEqual([]);
+  await snap(page, '48-job-editor-rehearse-1024');
+  await page.setViewportSize({ width: 1440, height: 900 });
+  // It follows an edit: with "Fold into the next run" the slot missed while Gaffer was down is covered the next day.
+  await page.click('[data-testid="tab-settings"]');
+  await page.selectOption('select[name="missedWindow"]', 'fold_into_next');
+  await page.fill('input[name="toleranceS"]', ''); // a tolerance is for "run now" only
+  await page.click('[data-testid="tab-rehearse"]');
+  await until(async () => (await verdictOf('cross_day_backfill')).includes('folded into the run of'), 'the rehearsal to follow the edit');
+  await page.click('[data-testid="tab-settings"]');
+  await page.selectOption('select[name="missedWindow"]', 'run_now');
+  await page.fill('input[name="toleranceS"]', '1800');
+  // Behind the settings tab the rehearsal follows too: the tab's count comes back for these settings.
+  await until(async () => (await page.textContent('[data-testid="tab-rehearse"]')) === `Rehearse${count}`, 'the tab’s count for the settings as they stand');
+  await page.click('[data-testid="tab-rehearse"]');
+  await until(async () => (await verdictOf('cross_day_backfill')) === downtime, 'the rehearsal of the settings as they stand');
+  expect((await apiCall<{ items: unknown[] }>(g, 'GET', '/audit?limit=1000')).items.length).toBe(auditBefore);
+  expect((await apiCall<{ items: unknown[] }>(g, 'GET', '/jobs')).items).toHaveLength(0);
+}
+
 async function reasonDialog(testId: string, reason: string): Promise<void> {
   await page.waitForSelector(`[data-testid="${testId}"]`);
   await page.fill(`[data-testid="${testId}"] textarea[name="reason"]`, reason);
@@ -107,6 +154,12 @@ describe('job editor', () => {
 
     await page.fill('[data-testid="save-reason"]', 'morning numbers for the team');
     await page.click('[data-testid="save-job"]');
+    // A new job that was not rehearsed as it stands: creating it offers a rehearsal first.
+    await page.waitForSelector('[data-testid="rehearse-offer"]');
+    expect((await apiCall<{ items: unknown[] }>(g, 'GET', '/jobs')).items).toHaveLength(0);
+    await page.click('[data-testid="rehearse-offer-go"]');
+    await rehearseTab();
+    await page.click('[data-testid="rehearse-create"]');
     await page.waitForSelector('[data-testid="job-version"]');
     expect(await page.textContent('[data-testid="job-version"]')).toBe('version 1');
     const jobs = await apiCall<{ items: Array<{ id: string; name: string; toleranceS: number; missedWindow: string; window: { start: string } }> }>(g, 'GET', '/jobs');
@@ -367,6 +420,7 @@ describe('the editor can be trusted', () => {
     await page.selectOption('select[name="missedWindow"]', 'skip_and_alert');
     await until(async () => (await editorStatus(page)).warnings === 1 && (await editorStatus(page)).problems === 0, 'back to one warning');
     await page.click('[data-testid="save-job"]');
+    await page.click('[data-testid="rehearse-offer-skip"]');
     await page.waitForSelector('[data-testid="job-version"]');
     expect(await page.textContent('[data-testid="job-version"]')).toBe('version 1');
     // The stored job (defaults filled in) still has one warning and no problem; an edit saves.

@@ -69,6 +69,7 @@ import {
   type UsageTotals,
 } from './logs';
 import { MANAGED_ACTIONS, MAX_MANAGED_INSTANCES, managedAgentInput, managedAgentPatch, type ManagedAgent } from './managed-agents';
+import { rehearseInput, type RehearsalResult } from './rehearsal';
 import type {
   AuditChainProblem,
   AuditEvent,
@@ -359,6 +360,8 @@ export const consoleArgs = {
   /** The ledger counted by local day or hour of the job's zone (the heat map; a frequent job's ledger), paged with `next`. */
   'jobs.ledgerBuckets': z.strictObject({ id: jobRef, from: instant.optional(), to: instant.optional(), by: z.enum(['day', 'hour']).optional() }),
   'jobs.simulateDowntime': z.strictObject({ id: jobRef, from: instant, to: instant }),
+  /** The job's five-scenario rehearsal on the real engine in a throw-away world (PROTOCOL §11); nothing live is touched. */
+  'jobs.rehearse': rehearseInput,
   'runs.list': listRunsInput,
   'runs.get': z.strictObject({ id: z.string().min(1).max(100) }),
   /** A held run is dispatched again; its trigger carries the approval (with the note). */
@@ -486,6 +489,7 @@ export interface ConsoleResults {
   'jobs.ledger': LedgerResult;
   'jobs.ledgerBuckets': LedgerBucketsResult;
   'jobs.simulateDowntime': DowntimeSimulation;
+  'jobs.rehearse': RehearsalResult;
   'runs.list': Page<Run>;
   'runs.get': RunDetail;
   'runs.approve': Run;

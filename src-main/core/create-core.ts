@@ -30,6 +30,7 @@ import type { HubOptions } from './hub/ports';
 import { AuditQuery } from './audit/audit-query';
 import { Signals } from './signals/signals';
 import { createJobs, type JobService } from './jobs';
+import { Rehearsal } from './jobs/rehearse';
 import { createLogs, type LogsOptions } from './logs';
 import type { LogService } from './logs/service';
 import { GapDetector } from './time/gap-detector';
@@ -90,6 +91,8 @@ export interface Core {
   readonly signals: Signals;
   /** Central jobs: runner, runs, backfills, calendars, explain/preview/ledger. */
   readonly jobs: JobService;
+  /** Rehearse a job (PROTOCOL §11): its five scenarios on the real engine in throw-away worlds; never touches this core's database. */
+  readonly rehearsal: Rehearsal;
   /** Log lines and usage of attempts (PROTOCOL §5), kept apart from the audit chain. */
   readonly logs: LogService;
   /** Notices stalls, sleeps and clock steps once, and has every deadline shifted (`gaps.check()` on power resume). */
@@ -170,6 +173,7 @@ export function createCore(opts: CoreOptions = {}): Core {
   const jobs = createJobs({ ctx, hub, signals, instances, logger, budgets });
   budgets.holdRun = (runId, message) => jobs.holdForBudget(runId, message);
   budgets.holdTask = (taskId, note, detail) => locks.takeForBudgetTx(taskId, note, detail);
+  const rehearsal = new Rehearsal({ calendar: (id) => jobs.listCalendars().find((c) => c.id === id), config, now: () => clock.now() });
   const logs = createLogs({ ctx, committer, logger, jobs, nativeBinding: opts.nativeBinding, dir: path.join(path.dirname(dbPath === ':memory:' ? path.join(dataDir, 'x') : dbPath), 'logs') }, opts.logs);
   hub.setLogSink(logs);
   // Each usage report is measured against the caps as soon as it is recorded (a run past its cap stops at once).
@@ -213,6 +217,7 @@ export function createCore(opts: CoreOptions = {}): Core {
     auditQuery,
     signals,
     jobs,
+    rehearsal,
     logs,
     gaps,
     attention,

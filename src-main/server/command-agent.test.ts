@@ -414,6 +414,19 @@ describe.skipIf(!posix)('gaffer agent against a real Gaffer', () => {
     expect(g.task(untouched)).toMatchObject({ status: 'backlog', attempt: 0 });
   });
 
+  it('shutdown: a graceful stop while a claim is on its way runs that task within the grace (it is not handed back)', async () => {
+    const g = await gaffer();
+    const id = g.createTask('claimed as the stop comes', { sleepMs: 300 }).id;
+    const a = startAgent(g, ['--grace-s', '30']);
+    // The stop lands after Gaffer committed the claim and before its reply reaches the agent.
+    const off = g.core.events.on('task.claimed', (e) => {
+      if (e.task.id === id) a.agent.shutdown('graceful');
+    });
+    cleanups.push(() => off.dispose());
+    expect(await a.exit).toBe(0);
+    expect(g.task(id)).toMatchObject({ status: 'done' });
+  });
+
   it('shutdown: graceful lets the command finish; "now" stops it and hands the task back', async () => {
     const g = await gaffer();
     const slow = g.createTask('slow', { sleepMs: 1500 }).id;

@@ -11,8 +11,9 @@
  * 3. Shutdown (Ctrl-C, SIGTERM, the supervisor's stdin closing, --max-tasks reached) first stops
  *    claiming and taking triggers, then lets running commands finish for up to `--grace-s` (none
  *    when stdin closed or on a second signal), then ends them: their tasks are handed back
- *    (`backlog`) and their runs fail `retryable`. Only then is the connection closed, so those
- *    reports go out.
+ *    (`backlog`) and their runs fail `retryable`. A task whose claim was already on its way counts
+ *    as running: its command starts and gets the same grace. Only then is the connection closed,
+ *    so those reports go out.
  * 4. A command that cannot be started is refused before connecting (exit 78); if starting fails
  *    later (the file was removed, the cwd vanished), that task/run is reported fatal with the
  *    reason and the agent stops claiming and exits 78 — it never spins through the queue.
@@ -96,6 +97,8 @@ export class CommandAgent {
   private readonly stopSignal: Promise<'graceful' | 'now'>;
   private hurry = new AbortController();
   private stopping = false;
+  /** Set once the grace is over (or was skipped): a command starting now is ended at once. */
+  private graceOver = false;
   private exitCode = 0;
   private workDir = '';
   private unsubscribeJob: (() => void) | undefined;
@@ -190,7 +193,7 @@ export class CommandAgent {
         : undefined;
       const kind = await Promise.race([this.stopSignal, work?.then(() => 'graceful' as const) ?? new Promise<never>(() => {})]);
       if (!this.stopping) this.shutdown(kind);
-      await this.drain();
+      await this.drain(work);
       // What was handed back is reported now. In a hurry (the supervisor is gone, a second Ctrl-C)
       // that gets a few seconds, not the SDK's whole request timeout against a server that is gone.
       await within(work ?? Promise.resolve(), this.hurry.signal.aborted ? 3000 : 30_000);
@@ -209,15 +212,21 @@ export class CommandAgent {
     this.shutdown('now');
   }
 
-  /** Invariant 3: stop taking work, wait out the grace, then end what is still running. */
-  private async drain(): Promise<void> {
+  /**
+   * Invariant 3: stop taking work, wait out the grace, then end what is still running. The work
+   * loop ends only once the task of a claim already sent has been run, so waiting for it covers
+   * a command that has not started yet.
+   */
+  private async drain(work: Promise<unknown> | undefined): Promise<void> {
     this.stopClaiming.abort();
     this.unsubscribeJob?.();
-    if (this.active.size > 0 && !this.hurry.signal.aborted) {
-      this.log.info(`waiting up to ${this.opts.graceS} s for ${this.active.size} running command(s) to finish (Ctrl-C again to stop them now)`);
+    if (!this.hurry.signal.aborted) {
+      if (this.active.size > 0) this.log.info(`waiting up to ${this.opts.graceS} s for ${this.active.size} running command(s) to finish (Ctrl-C again to stop them now)`);
       const hurried = new Promise<void>((resolve) => this.hurry.signal.addEventListener('abort', () => resolve(), { once: true }));
-      await within(Promise.race([Promise.all([...this.active].map((a) => a.done)), hurried]), this.opts.graceS * 1000);
+      const finished = Promise.all([work?.catch(() => {}), ...[...this.active].map((a) => a.done)]);
+      await within(Promise.race([finished, hurried]), this.opts.graceS * 1000);
     }
+    this.graceOver = true;
     for (const a of this.active) a.attempt.interrupt({ kind: 'shutdown' });
     await Promise.all([...this.active].map((a) => a.done));
   }
@@ -228,7 +237,7 @@ export class CommandAgent {
     const done = attempt.run();
     const entry = { attempt, done: done.catch(() => {}) };
     this.active.add(entry);
-    if (this.stopping) attempt.interrupt({ kind: 'shutdown' });
+    if (this.graceOver || this.hurry.signal.aborted) attempt.interrupt({ kind: 'shutdown' });
     try {
       const result = await done;
       // These lines go out with the report (the SDK sends a task's lines before its report).

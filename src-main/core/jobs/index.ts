@@ -9,6 +9,7 @@ import { BackfillRepo } from './backfill-repo';
 import { CalendarRepo } from './calendar-repo';
 import { JobEngine, type BudgetGate, type EngineHub } from './engine';
 import { Pauses } from './pauses';
+import type { PreconditionEvaluator } from './preconditions';
 import { JobRepo } from './repo';
 import { JobService } from './service';
 import { JobSettingsStore } from './settings';
@@ -31,6 +32,8 @@ export interface JobsDeps {
   signals: Signals;
   instances: Pick<InstanceRegistry, 'get'>;
   logger: Logger;
+  /** Scripted precondition outcomes (a rehearsal); live jobs check for real. */
+  preconditions?: PreconditionEvaluator;
 }
 
 /** Builds the jobs module (called once by createCore). `start()` arms its timers. */
@@ -40,7 +43,7 @@ export function createJobs(deps: JobsDeps): JobService {
   const repo = new JobRepo(ctx, calendars);
   const backfillRows = new BackfillRepo(ctx.db);
   const settings = new JobSettingsStore(ctx);
-  const engine = new JobEngine({ ctx, repo, backfillRows, settings, hub, signals, instances: deps.instances, logger: deps.logger, ...(deps.budgets ? { budgets: deps.budgets } : {}) });
+  const engine = new JobEngine({ ctx, repo, backfillRows, settings, hub, signals, instances: deps.instances, logger: deps.logger, ...(deps.budgets ? { budgets: deps.budgets } : {}), ...(deps.preconditions ? { preconditions: deps.preconditions } : {}) });
   return new JobService({
     ctx,
     repo,

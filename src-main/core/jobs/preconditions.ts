@@ -46,6 +46,12 @@ export interface PreconditionDeps {
   hub: Pick<Hub, 'requestPrecheck'>;
 }
 
+/**
+ * How the engine evaluates one precondition for a slot: `evaluatePrecondition` on live jobs; a
+ * rehearsal (core/jobs/rehearse) scripts the outcomes instead, so nothing is checked for real.
+ */
+export type PreconditionEvaluator = (p: PreconditionInput, index: number, ctx: CheckContext) => CheckOutcome | Promise<CheckOutcome>;
+
 const DEFAULT_TIMEOUT_S = 10;
 const TAIL = 500;
 

@@ -2,7 +2,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { makeTestCore, type TestCore } from '../../core/testing/test-core';
+import { auditCount, makeTestCore, stateDigest, type TestCore } from '../../core/testing/test-core';
 import { createApiHandler } from '../api-v1';
 
 const OPERATOR = 'op-secret-for-jobs-tests';
@@ -165,6 +165,40 @@ describe('jobs over HTTP', () => {
     const q = await call('PUT', '/job-settings/concurrency', { limit: 4, reason: 'laptop' });
     expect(q.body.settings).toMatchObject({ globalConcurrency: 4, killSwitch: { on: true } });
     expect((await call('GET', '/job-settings')).body.settings.globalConcurrency).toBe(4);
+  });
+
+  it('rehearse: the five scenarios of an unsaved spec with its calendar, on a throw-away world — the live database gains nothing', async () => {
+    await call('POST', '/calendars', CAL);
+    const spec = { ...JOB, name: 'not-saved-yet' };
+    const before = { audit: auditCount(core), state: stateDigest(core), jobs: core.jobs.list({}).items.length, runs: core.jobs.listRuns({}).items.length };
+    const r = await call('POST', '/jobs/rehearse', { spec, from: '2026-11-27T00:00:00Z' });
+    expect(r.status).toBe(200);
+    expect(r.body.scenarios.map((s: Json) => s.name)).toEqual(['normal', 'data_delay', 'downstream_timeout', 'process_restart', 'cross_day_backfill']);
+    for (const s of r.body.scenarios) {
+      expect(s.verdict).toEqual(expect.any(String));
+      expect(s.events.length).toBeGreaterThan(0);
+      for (const e of s.events) expect(Object.keys(e)).toEqual(expect.arrayContaining(['at', 'kind', 'detail']));
+      for (const l of s.ledger) expect(Object.keys(l)).toEqual(expect.arrayContaining(['slot', 'disposition', 'attempts']));
+    }
+    // The calendar was copied: Friday 2026-11-27 is the last workday before the weekend the downtime spans.
+    const cross = r.body.scenarios[4];
+    expect(cross.ledger.filter((l: Json) => l.disposition === 'skipped_calendar').map((l: Json) => l.slot)).toEqual(['2026-11-28', '2026-11-29']);
+    expect({ audit: auditCount(core), state: stateDigest(core), jobs: core.jobs.list({}).items.length, runs: core.jobs.listRuns({}).items.length }).toEqual(before);
+    // Only the asked scenarios run.
+    const one = await call('POST', '/jobs/rehearse', { spec, scenarios: ['normal'], from: '2026-11-27T00:00:00Z' });
+    expect(one.body.scenarios.map((s: Json) => s.name)).toEqual(['normal']);
+    expect(one.body.scenarios[0].events).toEqual(r.body.scenarios[0].events);
+  });
+
+  it('rehearse refuses a bad body or an invalid spec with 400 naming the field', async () => {
+    const unknown = await call('POST', '/jobs/rehearse', { spec: JOB, scenarios: ['meteor'] });
+    expect(unknown.status).toBe(400);
+    expect(JSON.stringify(unknown.body)).toMatch(/scenarios/);
+    const bad = await call('POST', '/jobs/rehearse', { spec: { ...JOB, calendar: undefined, window: { start: '10:00', end: '09:00' } } });
+    expect(bad.status).toBe(400);
+    expect(JSON.stringify(bad.body)).toMatch(/window/);
+    expect((await call('POST', '/jobs/rehearse', { spec: JOB, extra: 1 })).status).toBe(400);
+    expect(auditCount(core)).toBe(0);
   });
 
   it('requires the operator token', async () => {

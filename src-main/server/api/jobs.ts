@@ -16,6 +16,7 @@ import {
   RUN_STATUSES,
 } from '../../common/job-schema';
 import { runSubject } from '../../common/logs';
+import { rehearseInput } from '../../common/rehearsal';
 import { reason, roleName } from '../../common/schemas';
 import type { Core } from '../../core/create-core';
 import { withUsage } from './logs';
@@ -127,6 +128,21 @@ export function jobRoutes(core: Core): Route[] {
       async handler(c) {
         const q = parseQuery(previewQuery, c);
         return ok(jobs.preview(await c.body(), q.count ?? 10, q.after));
+      },
+    },
+    {
+      method: 'POST',
+      path: '/jobs/rehearse',
+      doc: {
+        summary:
+          'Rehearse a job spec (saved or not) before trusting it: its window, calendar, retry, missed-window and overlap policies walked through five scenarios (normal, data_delay, downstream_timeout, process_restart, cross_day_backfill) on the real engine in a throw-away world. Touches nothing live, sends nothing to agents, runs no check for real.',
+        query: emptyQuery,
+        body: rehearseInput,
+        responses: { 200: '`{job, timezone, from, elapsedMs, scenarios: [{name, title, story, outcome, verdict, endsWell, surprise, events: [{at, kind, detail, slot?, attempt?, surprise?}], ledger: [{slot, disposition, attempts, status, backfill}]}]}`' },
+      },
+      async handler(c) {
+        noQuery(c);
+        return ok(await core.rehearsal.rehearse(await c.body()));
       },
     },
     {

@@ -83,6 +83,7 @@ describe('jobs console methods: bad arguments are refused and change nothing', (
     'jobs.triggerChoices': [{}, { id: 'daily-report', slot: 'x' }],
     'jobs.ledgerBuckets': [{ id: 'daily-report', by: 'week' }, { id: 'daily-report', from: '2026-12-01T00:00:00Z', to: '2026-11-01T00:00:00Z' }, { id: 'daily-report', from: '2026-01-01T00:00:00Z', to: '2027-03-01T00:00:00Z' }],
     'jobs.simulateDowntime': [{ id: 'daily-report', from: '2026-11-30T00:00:00Z' }, { id: 'daily-report', from: '2026-12-01T00:00:00Z', to: '2026-11-30T00:00:00Z' }],
+    'jobs.rehearse': [{}, { spec: SPEC, scenarios: [] }, { spec: SPEC, scenarios: ['meteor'] }, { spec: { ...SPEC, window: { start: '10:00', end: '09:00' } } }, { spec: SPEC, from: 'tomorrow' }],
     'runs.list': [{ status: 'nope' }, { job: 'job_nope' }, { from: 'yesterday' }],
     'runs.get': [{}, { id: 'run_nope' }],
     'runs.approve': [{ id: 'run_nope' }, { id: 'run_nope', note: '  ' }, { id: 'run_nope', note: 'ok' }],
@@ -248,6 +249,19 @@ describe('jobs console methods: jobs', () => {
     const sim = await m.call('jobs.simulateDowntime', { id: job.id, from: '2026-11-30T00:00:00.000Z', to: '2026-12-03T00:00:00.000Z' });
     expect(sim.items.length).toBe(3);
     expect(jobsDigest()).toBe(before);
+  });
+
+  it('rehearse answers the asked scenarios of an unsaved spec and changes nothing live (no row, no audit)', async () => {
+    const before = jobsDigest();
+    const audits = auditCount(core);
+    const r = await m.call('jobs.rehearse', { spec: { ...SPEC, name: 'draft' }, scenarios: ['normal', 'process_restart'] });
+    expect(r.scenarios.map((s) => [s.name, s.outcome])).toEqual([
+      ['normal', 'ran_once'],
+      ['process_restart', 'ran_once'],
+    ]);
+    expect(r.job).toBe('draft');
+    expect(jobsDigest()).toBe(before);
+    expect(auditCount(core)).toBe(audits);
   });
 });
 

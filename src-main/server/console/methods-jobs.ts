@@ -68,6 +68,7 @@ export function createJobsHandlers(core: Core, actor: string): JobsHandlers {
       return { ok: v.ok, issues: v.issues };
     },
     'jobs.preview': (a) => jobs.preview(a.id ?? a.spec, a.count ?? 10, a.after),
+    'jobs.rehearse': (a) => core.rehearsal.rehearse(a),
     'jobs.create': (a) => jobs.create(a.spec, withReason(a.reason)),
     'jobs.update': (a) => {
       const current = jobs.get(a.id);

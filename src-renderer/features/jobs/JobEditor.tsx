@@ -2,24 +2,31 @@
  * The job editor: every field of the job record, validated at the field as you type (the shared
  * zod schema and contradiction checks, then the server's schedule checks via `jobs.validate`),
  * a live preview of the next slots (`jobs.preview` of the unsaved spec: calendar- and DST-aware),
- * and each policy explained in plain words next to it. Ctrl/Cmd+S saves, Esc leaves.
+ * and each policy explained in plain words next to it. Ctrl/Cmd+S saves, Esc leaves. The
+ * "Rehearse" tab walks the unsaved settings through five scenarios (`jobs.rehearse`), again as
+ * the operator edits; creating a job that was not rehearsed as it stands offers to rehearse first.
  *
  * 1. The status panel lists every issue there is (errors and warnings), each under the label of
  *    its section and field; the counts it shows are the counts of that list. A field shows its
  *    own issues once touched (name and role start empty, so they wait for a touch or a save).
  * 2. "Valid" means no issue of severity error from the same validator the save runs.
  * 3. Leaving with unsaved changes asks first, however the operator leaves (use-leave-guard.ts).
+ * 4. The rehearsal follows the settings as they stand (debounced; longer behind the settings tab,
+ *    where only the tab's count of scenarios that end badly shows it); an answer for older
+ *    settings is shown dimmed until the new one comes. Creating a job offers a rehearsal unless
+ *    the operator has looked at the rehearsal of exactly these settings.
  */
-import { useCallback, useEffect, useMemo, useRef, useState, type ReactNode } from 'react';
+import { useCallback, useEffect, useMemo, useRef, useState, type KeyboardEvent as ReactKeyboardEvent, type ReactNode } from 'react';
 import { BACKOFF_LABELS, CALENDAR_POLICY_LABELS, DST_GAP_LABELS, jobFieldLabel, jobSectionLabel, MISSED_WINDOW_LABELS, OVERLAP_LABELS } from '../../../src-main/common/job-labels';
 import { MISSED_WINDOW_POLICIES, normalizeJobSpec, OVERLAP_POLICIES, PLACEHOLDER_HELP, type Job, type JobIssue, type JobSpecInput, type PreconditionInput, type PreconditionKind, type PreviewResult } from '../../../src-main/common/job-schema';
+import type { RehearsalResult } from '../../../src-main/common/rehearsal';
 import { navigate } from '../../lib/navigation';
 import { Badge } from '../../components/Badge';
 import { Dialog } from '../../components/Dialog';
 import { ErrorBanner, Spinner } from '../../components/States';
 import { ZonePicker } from '../../components/ZonePicker';
 import { formatDurationS } from '../../lib/format';
-import { useDebouncedCall } from '../../lib/use-debounced-call';
+import { DEBOUNCE_MS, useDebouncedCall } from '../../lib/use-debounced-call';
 import { formatInZone, isValidZone, operatorZone } from '../../lib/zones';
 import { toUiError, type UiError } from '../../lib/errors';
 import type { JobActionKind } from '../../store/slices/jobs';
@@ -30,6 +37,7 @@ import { dedupeIssues, issuesAt, issuesFromError } from '../../lib/field-issues'
 import { stableJson } from '../../lib/format';
 import { describeSchedule } from '../../lib/schedule-words';
 import { JobActionDialog } from './JobActionDialog';
+import { RehearsePanel } from './RehearsePanel';
 import {
   emptyJobForm,
   emptyPrecondition,
@@ -43,6 +51,8 @@ import { policySentences, preconditionSentence, previewNote } from './logic';
 import { useLeaveGuard } from './use-leave-guard';
 
 const PREVIEW_COUNT = 10;
+/** How long the settings stand still before they are rehearsed behind the settings tab. */
+const BACKGROUND_REHEARSAL_MS = 1500;
 const KINDS: Array<{ kind: PreconditionKind; label: string }> = [
   { kind: 'signal', label: 'Signal' },
   { kind: 'file', label: 'File' },
@@ -56,7 +66,7 @@ const BLANK_AT_START = new Set(['name', 'role']);
 
 export function JobEditor({ jobId }: { jobId: string | null }) {
   useWatch('calendars', 'roles');
-  const { getJob, validateJob, previewJob, saveJob } = useActions();
+  const { getJob, validateJob, previewJob, rehearseJob, saveJob } = useActions();
   const calendars = useConsole((s) => s.calendars.list.data);
   const roles = useConsole((s) => s.roles.data);
   const shell = useConsole((s) => s.shell);
@@ -75,6 +85,10 @@ export function JobEditor({ jobId }: { jobId: string | null }) {
   const [previewLoading, setPreviewLoading] = useState(false);
   const [acting, setActing] = useState<JobActionKind | null>(null);
   const [savedVersion, setSavedVersion] = useState<number | null>(null);
+  const [tab, setTab] = useState<'settings' | 'rehearse'>('settings');
+  const [rehearsal, setRehearsal] = useState<{ key: string; result: RehearsalResult | null; error: UiError | null } | null>(null);
+  const [rehearsing, setRehearsing] = useState(false);
+  const [offerRehearsal, setOfferRehearsal] = useState(false);
   const rootRef = useRef<HTMLDivElement>(null);
 
   // Load the job being edited.
@@ -136,6 +150,38 @@ export function JobEditor({ jobId }: { jobId: string | null }) {
     { onStart: () => setPreviewLoading(true) },
   );
 
+  // ---- the rehearsal of the settings as they stand (only while its tab is open) ------------------
+  // A new job's name and role only label the rehearsal: it can run before they are typed (the
+  // server validates the spec again and answers its issues).
+  const rehearsable = !errors.some((i) => !(isNew && BLANK_AT_START.has(i.field)));
+  const rehearseSpec = useMemo(() => {
+    if (!rehearsable) return null;
+    const s = cv.spec;
+    return { ...s, name: s.name || 'new-job', role: s.role || 'agent' };
+  }, [cv.spec, rehearsable]);
+  const rehearseKey = useMemo(() => (rehearseSpec ? stableJson(rehearseSpec) : ''), [rehearseSpec]);
+  const rehearseOf = useCallback((spec: Record<string, unknown> | null) => (spec ? rehearseJob({ spec }) : Promise.resolve(null)), [rehearseJob]);
+  // Asked again when the settings changed since the last answer (switching tabs alone asks nothing);
+  // behind the settings tab it waits longer, so the tab's count follows the edits without a call per keystroke.
+  const wantRehearsal = rehearseSpec !== null && rehearsal?.key !== rehearseKey;
+  useDebouncedCall(
+    wantRehearsal ? rehearseKey : '',
+    wantRehearsal ? rehearseSpec : null,
+    rehearseOf,
+    (key, r) => {
+      if (!key) return;
+      setRehearsal(r.ok ? { key, result: r.value, error: null } : { key, result: null, error: toUiError(r.error) });
+      setRehearsing(false);
+    },
+    { onStart: () => setRehearsing(wantRehearsal), delayMs: tab === 'rehearse' ? DEBOUNCE_MS : BACKGROUND_REHEARSAL_MS },
+  );
+  const rehearsedNow = rehearsal !== null && rehearsal.key === rehearseKey && rehearsal.result !== null;
+  // The settings whose rehearsal the operator has looked at (the offer on create is about these).
+  const [seenKey, setSeenKey] = useState('');
+  useEffect(() => {
+    if (tab === 'rehearse' && rehearsedNow) setSeenKey(rehearseKey);
+  }, [tab, rehearsedNow, rehearseKey]);
+
   // ---- editing helpers ----------------------------------------------------------------------------
   const patch = (p: Partial<JobForm>) => setForm((f) => ({ ...f, ...p }));
   const touch = (field: string) => setTouched((t) => (t.has(field) ? t : new Set(t).add(field)));
@@ -165,14 +211,20 @@ export function JobEditor({ jobId }: { jobId: string | null }) {
     }
   };
 
-  const save = async () => {
+  const save = async (opts: { skipRehearsalOffer?: boolean } = {}) => {
     if (busy) return;
     setSubmitted(true);
     const firstError = allIssues.find((i) => i.severity === 'error');
     if (firstError || !cv.valid) {
+      setTab('settings');
       focusField(firstError?.field ?? 'name');
       return;
     }
+    if (isNew && seenKey !== rehearseKey && !opts.skipRehearsalOffer) {
+      setOfferRehearsal(true);
+      return;
+    }
+    setOfferRehearsal(false);
     if (!isNew && !reason.trim()) {
       document.querySelector<HTMLElement>('[data-testid="save-reason"]')?.focus();
       return;
@@ -203,6 +255,11 @@ export function JobEditor({ jobId }: { jobId: string | null }) {
   };
   const saveRef = useRef(save);
   saveRef.current = save;
+
+  // A tab starts at its top (the settings are a long page; the rehearsal would open scrolled away).
+  useEffect(() => {
+    rootRef.current?.scrollIntoView?.({ block: 'start' });
+  }, [tab]);
 
   // Ctrl/Cmd+S saves; Esc leaves (asking first when there are unsaved changes).
   useEffect(() => {
@@ -269,7 +326,40 @@ export function JobEditor({ jobId }: { jobId: string | null }) {
         ) : null}
       </div>
 
-      <div className="editor-grid">
+      <div className="tabs editor-tabs" role="tablist" aria-label="Job editor">
+        <button type="button" role="tab" id="editor-tab-settings" aria-controls="editor-panel-settings" aria-selected={tab === 'settings'} className={`tab${tab === 'settings' ? ' active' : ''}`} onClick={() => setTab('settings')} onKeyDown={tabKeys} data-testid="tab-settings">
+          Settings
+        </button>
+        <button type="button" role="tab" id="editor-tab-rehearse" aria-controls="editor-panel-rehearse" aria-selected={tab === 'rehearse'} className={`tab${tab === 'rehearse' ? ' active' : ''}`} onClick={() => setTab('rehearse')} onKeyDown={tabKeys} data-testid="tab-rehearse">
+          Rehearse
+          {rehearsedNow ? <span className="tab-count" title="scenarios that end badly with these settings">{badCount(rehearsal.result!) ? `${badCount(rehearsal.result!)} end badly` : 'all end well'}</span> : null}
+        </button>
+      </div>
+
+      {tab === 'rehearse' ? (
+        <div role="tabpanel" id="editor-panel-rehearse" aria-labelledby="editor-tab-rehearse">
+          <RehearsePanel
+            result={rehearsal?.result ?? null}
+            error={rehearsal && rehearsal.key === rehearseKey ? rehearsal.error : null}
+            loading={rehearsing}
+            stale={!rehearsedNow}
+            blocked={rehearseSpec ? null : 'Fix the settings marked in red first: a job with errors cannot be rehearsed.'}
+            onRetry={() => setRehearsal(null)}
+          />
+          <div className="dialog-actions rehearse-actions">
+            <button type="button" className="btn" onClick={() => setTab('settings')}>
+              ← Back to the settings
+            </button>
+            {isNew ? (
+              <button type="button" className="btn btn-primary" onClick={() => void save({ skipRehearsalOffer: true })} disabled={busy || !rehearseSpec} data-testid="rehearse-create">
+                {busy ? 'Saving…' : 'Create job'}
+              </button>
+            ) : null}
+          </div>
+        </div>
+      ) : null}
+
+      <div className="editor-grid" role="tabpanel" id="editor-panel-settings" aria-labelledby="editor-tab-settings" hidden={tab !== 'settings'}>
         <form
           className="editor-form"
           noValidate
@@ -593,6 +683,32 @@ export function JobEditor({ jobId }: { jobId: string | null }) {
           </section>
         </aside>
       </div>
+      {offerRehearsal ? (
+        <Dialog title="Rehearse it first?" onClose={() => setOfferRehearsal(false)} testId="rehearse-offer">
+          <div className="form">
+            <p className="dialog-explain">
+              Before {form.name.trim() || 'this job'} runs for real, see how it lives through a normal day, late data, a downstream timeout, a restart and days of downtime — with these settings, in a second, without anything running.
+            </p>
+            <div className="dialog-actions">
+              <button type="button" className="btn" onClick={() => void save({ skipRehearsalOffer: true })} data-testid="rehearse-offer-skip">
+                Create without rehearsing
+              </button>
+              <button
+                type="button"
+                className="btn btn-primary"
+                data-autofocus
+                onClick={() => {
+                  setOfferRehearsal(false);
+                  setTab('rehearse');
+                }}
+                data-testid="rehearse-offer-go"
+              >
+                Rehearse first
+              </button>
+            </div>
+          </div>
+        </Dialog>
+      ) : null}
       {acting && job ? <JobActionDialog job={job} kind={acting} onClose={() => setActing(null)} onDone={load} /> : null}
       {guard.pending !== null ? (
         <Dialog title="Leave without saving?" onClose={guard.stay} testId="leave-dialog">
@@ -613,6 +729,21 @@ export function JobEditor({ jobId }: { jobId: string | null }) {
       ) : null}
     </div>
   );
+}
+
+/** How many scenarios of a rehearsal end badly. */
+function badCount(r: RehearsalResult): number {
+  return r.scenarios.filter((s) => !s.endsWell).length;
+}
+
+/** Left/right arrows move between the editor's tabs (the tab list pattern). */
+function tabKeys(e: ReactKeyboardEvent<HTMLButtonElement>) {
+  if (e.key !== 'ArrowLeft' && e.key !== 'ArrowRight') return;
+  const tabs = [...(e.currentTarget.parentElement?.querySelectorAll<HTMLButtonElement>('[role="tab"]') ?? [])];
+  const next = tabs[(tabs.indexOf(e.currentTarget) + (e.key === 'ArrowRight' ? 1 : tabs.length - 1)) % tabs.length];
+  next?.focus();
+  next?.click();
+  e.preventDefault();
 }
 
 /** Where an issue is, in the editor's words: "Retry", "Missed window · Tolerance (s)", "Check 2 · URL". */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { normalizeJobSpec, type JobSpecInput } from '../../../src-main/common/job-schema';
-import { jobState, policySentences, preconditionSentence, previewNote } from './logic';
+import { dayAndTime, jobState, policySentences, preconditionSentence, previewNote } from './logic';
 
 const base: JobSpecInput = { name: 'daily-report', role: 'reporter', schedule: { cron: '0 9 * * *', timezone: 'Asia/Shanghai' } };
 
@@ -65,5 +65,15 @@ describe('list and preview helpers', () => {
     expect(previewNote({ ...p, disposition: 'due', shifted: 'dst_gap' })).toBe('shifted past the DST gap');
     expect(previewNote({ ...p, disposition: 'due', dayType: 'extra_workday' })).toBe('make-up workday');
     expect(previewNote({ ...p, disposition: 'due', dayType: 'workday' })).toBe('');
+  });
+});
+
+describe('rehearsal times', () => {
+  it('are the job zone’s day and time, with seconds only when they are not zero', () => {
+    expect(dayAndTime('2026-11-27T01:00:00.000Z', 'Asia/Shanghai')).toEqual({ day: 'Fri 27 Nov', time: '09:00' });
+    expect(dayAndTime('2026-11-27T01:00:01.000Z', 'Asia/Shanghai')).toEqual({ day: 'Fri 27 Nov', time: '09:00:01' });
+    // 23:30 UTC is already the next day in Shanghai.
+    expect(dayAndTime('2026-11-30T23:30:00.000Z', 'Asia/Shanghai')).toEqual({ day: 'Tue 1 Dec', time: '07:30' });
+    expect(dayAndTime('2026-11-30T23:30:00.000Z', 'UTC')).toEqual({ day: 'Mon 30 Nov', time: '23:30' });
   });
 });

@@ -5,6 +5,7 @@
 import type { JobSchedule, JobSpec, JobSummary, PreconditionInput, PreviewItem } from '../../../src-main/common/job-schema';
 import { formatDurationS } from '../../lib/format';
 import { DAY_NAMES, describeSchedule, granularity, joinWords } from '../../lib/schedule-words';
+import { zoneParts } from '../../lib/zones';
 
 function nextRunWords(s: JobSchedule): string {
   switch (granularity(s)) {
@@ -123,4 +124,13 @@ export function preconditionSentence(p: PreconditionInput, jobRole: string): str
     case 'agent':
       return `Ready when an online ${p.role ?? jobRole} agent answers precheck “${p.check || '…'}” with ready (agent.onPrecheck in the SDK).`;
   }
+}
+
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+const p2 = (n: number) => String(n).padStart(2, '0');
+
+/** A rehearsal moment in the job's zone: "Fri 27 Nov" and "09:00", or "09:00:01" when the seconds matter. */
+export function dayAndTime(at: string, zone: string): { day: string; time: string } {
+  const z = zoneParts(Date.parse(at), zone);
+  return { day: `${z.weekday} ${z.day} ${MONTHS[z.month - 1]}`, time: `${p2(z.hour)}:${p2(z.minute)}${z.second ? `:${p2(z.second)}` : ''}` };
 }

@@ -1,14 +1,15 @@
 /**
- * The jobs slice: the job list (all pages), the editor's calls (get / validate / preview / save)
+ * The jobs slice: the job list (all pages), the editor's calls (get / validate / preview / rehearse / save)
  * and the operator's job actions; "Why didn't it run?" asks it for an explanation.
  *
- * 1. Editor calls (validate / preview) are not stored: the editor owns its draft and drops stale
+ * 1. Editor calls (validate / preview / rehearse) are not stored: the editor owns its draft and drops stale
  *    answers itself.
  * 2. Saves and operator actions toast their outcome and refresh what they touch: the list, the
  *    runs (ledger and backfill queue) and the dashboard's counts.
  */
 import type { ConsoleArgs, TriggerResult } from '../../../src-main/common/console-api';
 import type { Explanation, Job, JobIssue, JobSpecInput, JobSummary, PreviewResult, TriggerChoices } from '../../../src-main/common/job-schema';
+import type { RehearsalResult } from '../../../src-main/common/rehearsal';
 import { guarded } from '../../lib/errors';
 import { emptyResource, type Resource } from '../resource';
 import { loaderTopic, resourceLoader, type Slice, type SliceContext } from '../slice';
@@ -46,6 +47,8 @@ export interface JobsActions {
   getJob(id: string): Promise<Job>;
   validateJob(spec: Record<string, unknown>): Promise<{ ok: boolean; issues: JobIssue[] }>;
   previewJob(args: ConsoleArgs<'jobs.preview'>): Promise<PreviewResult>;
+  /** The five-scenario rehearsal of an unsaved spec (nothing live is touched). */
+  rehearseJob(args: ConsoleArgs<'jobs.rehearse'>): Promise<RehearsalResult>;
   saveJob(input: SaveJobInput): Promise<{ job: Job; warnings: JobIssue[] }>;
   /** `trigger` takes the slot to run (say which before it runs) and whether to check its preconditions first; `pause` takes `until` (it resumes by itself) and `drain` (runs already started finish). */
   jobAction(kind: JobActionKind, job: Pick<Job, 'id' | 'name'>, reason: string, opts?: JobActionOptions): Promise<Job | TriggerResult>;
@@ -91,6 +94,7 @@ export function createJobsSlice(ctx: SliceContext<JobsState>): Slice<JobsActions
     getJob: (id) => call('jobs.get', { id }),
     validateJob: (spec) => call('jobs.validate', { spec }),
     previewJob: (args) => call('jobs.preview', args),
+    rehearseJob: (args) => call('jobs.rehearse', args),
 
     async saveJob(input) {
       const r = input.id

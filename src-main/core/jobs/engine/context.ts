@@ -18,6 +18,7 @@ import type { JobsHubPort } from '../../hub/ports';
 import type { InstanceRegistry } from '../../instances/registry';
 import type { Signals } from '../../signals/signals';
 import type { BackfillRepo } from '../backfill-repo';
+import { evaluatePrecondition, type PreconditionEvaluator } from '../preconditions';
 import type { JobRepo } from '../repo';
 import type { JobSettingsStore } from '../settings';
 
@@ -42,6 +43,8 @@ export interface EngineDeps {
   signals: Signals;
   instances: Pick<InstanceRegistry, 'get'>;
   logger: Logger;
+  /** Evaluates a precondition (default: for real, `evaluatePrecondition`); a rehearsal scripts it. */
+  preconditions?: PreconditionEvaluator;
 }
 
 export class EngineContext {
@@ -51,6 +54,7 @@ export class EngineContext {
   readonly hub: EngineHub;
   readonly signals: Signals;
   readonly logger: Logger;
+  readonly checkPrecondition: PreconditionEvaluator;
   readonly budgets: BudgetGate | undefined;
   /** Runs / backfills with asynchronous checks in flight. */
   readonly checkingRuns = new Set<string>();
@@ -73,6 +77,7 @@ export class EngineContext {
     this.hub = deps.hub;
     this.signals = deps.signals;
     this.logger = deps.logger;
+    this.checkPrecondition = deps.preconditions ?? ((p, index, ctx) => evaluatePrecondition(p, index, ctx, { signals: deps.signals, hub: deps.hub }));
     this.budgets = deps.budgets;
   }
 

@@ -4,7 +4,7 @@
  * the verdicts are verdicts.ts's.
  */
 import type { JobSpec } from '../../../common/job-schema';
-import { evaluatePrecondition, type CheckOutcome } from '../preconditions';
+import type { CheckOutcome } from '../preconditions';
 import { isInProgress, runPhase } from '../run-phase';
 import type { JobRow, RunRow } from '../rows';
 import type { EngineContext } from './context';
@@ -44,6 +44,6 @@ export function executionFacts(e: EngineContext, run: RunRow, job: JobRow, spec:
  */
 export function preconditionFacts(e: EngineContext, job: JobRow, spec: JobSpec, slot: string, slotAt: number): CheckOutcome[] | Promise<CheckOutcome[]> {
   const ctx = { slot, slotAt, zone: spec.schedule.timezone ?? 'UTC', role: job.role };
-  const outs = spec.preconditions.map((p, i) => evaluatePrecondition(p, i, ctx, { signals: e.signals, hub: e.hub }));
+  const outs = spec.preconditions.map((p, i) => e.checkPrecondition(p, i, ctx));
   return outs.some((o) => o instanceof Promise) ? Promise.all(outs) : (outs as CheckOutcome[]);
 }

@@ -1,0 +1,218 @@
+/**
+ * The throw-away world one scenario runs in: an in-memory database (all migrations), its own event
+ * bus, store, audit log, instance registry and signals, a stepping clock, the scripted hub and the
+ * scripted preconditions — and the REAL jobs module (`createJobs`: service, engine, runner) on top.
+ * A "Gaffer process" is one `createJobs` + `start()`; a restart stops it and builds a new one on
+ * the same database, so recovery after a restart is the engine's own.
+ *
+ * Invariants:
+ * 1. Nothing here touches the live database, the network or a process: the database is
+ *    `:memory:`, the hub is scripted (scripted-hub.ts), preconditions are scripted
+ *    (scripted-checks.ts), and the gap detector is never started (the rehearsal's time is stepped,
+ *    it does not jump).
+ * 2. What happened is what the engine wrote: the timeline is read from this database's audit log
+ *    (as it is appended), plus the scenario's own remarks (downtime, the agent vanishing).
+ * 3. Time moves only in `runUntil`, one due instant at a time; after each step the engine's
+ *    asynchronous work (its `soon` passes, check continuations, offer outcomes) settles before time
+ *    moves on.
+ */
+import type { SchedulerConfig } from '../../../common/config';
+import type { BusinessCalendar, JobSpecInput } from '../../../common/job-schema';
+import type { Logger } from '../../../common/logger';
+import type { RehearsalEventKind } from '../../../common/rehearsal';
+import { AuditLog } from '../../audit/audit-log';
+import type { CoreContext } from '../../context';
+import { openDatabase, type Db } from '../../db/open';
+import { Store } from '../../db/store';
+import { EventBus } from '../../events';
+import { InstanceRegistry } from '../../instances/registry';
+import { Signals } from '../../signals/signals';
+import { ClaimLocks } from '../../tasks/claim-locks';
+import { prepareTaskRepo } from '../../tasks/task-repo';
+import { GapDetector } from '../../time/gap-detector';
+import { createJobs, type JobService } from '..';
+import { scriptedPreconditions, type Evaluation, type Readiness } from './scripted-checks';
+import { ScriptedHub, type AgentScript, type Annotate } from './scripted-hub';
+import { SteppingClock } from './stepping-clock';
+
+export const REHEARSAL_ACTOR = 'rehearsal';
+
+/** Steps one scenario may take before it is cut short (a policy that never settles). */
+const MAX_STEPS = 40_000;
+
+/** One line of what happened: an audit row of the throw-away database, or a remark of the scenario. */
+export type FeedItem =
+  | { source: 'audit'; at: number; type: string; subject: string; detail: Record<string, unknown> }
+  | { source: 'note'; at: number; kind: RehearsalEventKind; detail: string; slot?: string; attempt?: number };
+
+export interface SandboxOptions {
+  /** The job as the operator wrote it (already validated against the live calendars). */
+  spec: JobSpecInput;
+  /** The job's calendar, copied from the live database. */
+  calendar?: BusinessCalendar;
+  config: SchedulerConfig;
+  /** Where the world's clock starts. */
+  start: number;
+  readiness: Readiness;
+  script: AgentScript;
+  stepMs: number;
+  ackMs: number;
+}
+
+export class Sandbox {
+  readonly clock: SteppingClock;
+  readonly feed: FeedItem[] = [];
+  readonly evaluations: Evaluation[] = [];
+  readonly hub: ScriptedHub;
+  /** Problems the engine logged (a rehearsal says so rather than hiding them). */
+  readonly engineErrors: string[] = [];
+  jobId = '';
+  /** True when the scenario hit MAX_STEPS. */
+  cutShort = false;
+  private readonly db: Db;
+  private readonly ctx: CoreContext;
+  private readonly instances: InstanceRegistry;
+  private readonly signals: Signals;
+  private readonly logger: Logger;
+  private jobs: JobService | undefined;
+  /** The last Gaffer process's service (reads after the rehearsal, also when it ended down). */
+  private lastJobs: JobService | undefined;
+  private starts = 0;
+  private scripted = 0;
+
+  constructor(private readonly opts: SandboxOptions) {
+    this.clock = new SteppingClock(opts.start);
+    const clock = this.clock;
+    const errors = this.engineErrors;
+    const logger: Logger = {
+      info: () => {},
+      warn: () => {},
+      error: (msg, fields) => void errors.push(fields ? `${msg} ${JSON.stringify(fields)}` : msg),
+    };
+    this.logger = logger;
+    this.db = openDatabase(':memory:');
+    const events = new EventBus((e) => errors.push(`event listener failed: ${String(e)}`));
+    const store = new Store(this.db, events, () => {}, false, () => clock.now());
+    const audit = new AuditLog(this.db, store, clock);
+    const gaps = new GapDetector({ clock, store, audit, config: opts.config, logger });
+    this.ctx = { db: this.db, store, audit, clock: gaps.wakeups, config: opts.config, events, gaps };
+    this.instances = new InstanceRegistry(this.ctx, new ClaimLocks(this.ctx, prepareTaskRepo(this.db)));
+    this.signals = new Signals(this.ctx);
+    events.on('audit.appended', ({ event }) => {
+      this.feed.push({ source: 'audit', at: Date.parse(event.at), type: event.type, subject: event.subject, detail: (event.detail ?? {}) as Record<string, unknown> });
+    });
+    this.hub = new ScriptedHub({
+      clock,
+      instances: this.instances,
+      events,
+      config: opts.config,
+      script: opts.script,
+      note: this.note,
+      stepMs: opts.stepMs,
+      ackMs: opts.ackMs,
+      restartGaffer: (forMs) => this.restart(forMs),
+    });
+  }
+
+  /** A remark of the scenario, in the timeline at the current instant. */
+  readonly note: Annotate & ((kind: RehearsalEventKind, detail: string, about?: { slot?: string; attempt?: number }) => void) = (kind, detail, about = {}) => {
+    this.feed.push({ source: 'note', at: this.clock.now(), kind, detail, ...about });
+  };
+
+  /** The jobs service of the Gaffer process running now, or of the last one (for reading the rows). */
+  get service(): JobService {
+    const s = this.jobs ?? this.lastJobs;
+    if (!s) throw new Error('Gaffer never started in this rehearsal');
+    return s;
+  }
+
+  get isUp(): boolean {
+    return this.jobs !== undefined;
+  }
+
+  /** Starts a Gaffer process on the database; the first start saves the calendar and the job. */
+  startGaffer(): void {
+    const first = this.starts++ === 0;
+    if (!first) {
+      this.note('gaffer', 'Gaffer starts again on the same database');
+      // What createCore's start does: sockets of the previous process are gone.
+      this.instances.disconnectAll('Gaffer restarted');
+    }
+    const jobs = createJobs({
+      ctx: this.ctx,
+      hub: this.hub,
+      signals: this.signals,
+      instances: this.instances,
+      logger: this.logger,
+      preconditions: scriptedPreconditions(() => this.clock.now(), this.opts.readiness, (e) => this.evaluations.push(e)),
+    });
+    if (first) {
+      const c = this.opts.calendar;
+      if (c) jobs.createCalendar({ id: c.id, name: c.name, timezone: c.timezone, workdays: c.workdays, holidays: c.holidays, extraWorkdays: c.extraWorkdays }, { actor: REHEARSAL_ACTOR });
+      this.jobId = jobs.create({ ...this.opts.spec, enabled: true }, { actor: REHEARSAL_ACTOR }).job.id;
+    }
+    this.jobs = jobs;
+    this.lastJobs = jobs;
+    jobs.start();
+    this.hub.gafferStarted(first);
+  }
+
+  /** Gaffer's process stops (its sockets close with it). */
+  stopGaffer(): void {
+    if (!this.jobs) return;
+    this.note('gaffer', 'Gaffer stops');
+    this.jobs.stop();
+    this.jobs = undefined;
+    this.hub.gafferStopped();
+  }
+
+  /** Stops Gaffer now and starts it again `forMs` later. */
+  restart(forMs: number): void {
+    this.stopGaffer();
+    this.at(this.clock.now() + forMs, () => this.startGaffer());
+  }
+
+  /** Does `fn` at the wall instant `at` (a scripted moment of the scenario). */
+  at(at: number, fn: () => void): void {
+    this.scripted++;
+    this.clock.setTimeout(() => {
+      this.scripted--;
+      fn();
+    }, at - this.clock.now());
+  }
+
+  /** Scripted moments still ahead (downtime, restarts). */
+  get scriptedAhead(): number {
+    return this.scripted;
+  }
+
+  /** Lets time pass up to `until`, one due instant at a time, or until `done()` says the story is told. */
+  async runUntil(until: number, done: () => boolean = () => false): Promise<void> {
+    await this.settle();
+    for (let steps = 0; ; steps++) {
+      if (steps >= MAX_STEPS) {
+        this.cutShort = true;
+        return;
+      }
+      const now = this.clock.now();
+      if (now >= until || done()) return;
+      const due = this.clock.nextDueAt();
+      this.clock.advanceTo(due === undefined ? until : Math.max(now, Math.min(due, until)));
+      await this.settle();
+    }
+  }
+
+  /** Waits for the engine's asynchronous work at this instant (real event-loop turns, no time). */
+  private async settle(): Promise<void> {
+    for (let i = 0; i < 3; i++) {
+      await this.jobs?.settled();
+      await new Promise((r) => setImmediate(r));
+    }
+  }
+
+  close(): void {
+    this.jobs?.stop();
+    this.jobs = undefined;
+    this.db.close();
+  }
+}
