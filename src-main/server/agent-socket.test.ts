@@ -379,18 +379,13 @@ describe('create_task idempotency', () => {
 });
 
 describe('pushes', () => {
-  it('job_trigger reaches exactly one of 10 instances; unacknowledged it is re-offered to another with the same runId', async () => {
+  it('a job_trigger sent to the picked one of 10 instances reaches that socket only, exactly as its schema says; a closed one is not sent to', async () => {
     h = await startHarness();
-    const started: string[] = [];
-    h.core.hub.setRunSink({
-      runStarted: (instanceId) => (started.push(instanceId), {}),
-      runStep: () => ({}),
-      runResult: (_i, req) => ({ run: { id: req.runId, status: req.outcome } }),
-    });
     const token = h.token('ops');
     const fleet: TestAgent[] = [];
     for (let i = 0; i < 10; i++) fleet.push(await hello(token, 'ops', `o${i}`));
     const trigger = {
+      type: 'job_trigger' as const,
       runId: 'run_1',
       jobId: 'job_1',
       job: 'daily-sales-report',
@@ -403,19 +398,15 @@ describe('pushes', () => {
       version: 2,
       traceId: 'tr-1',
     };
-    const outcome = h.core.hub.pushJobTrigger('ops', trigger);
-    const holders = () => fleet.filter((a) => a.pushes.length > 0);
-    const first = (await until(() => holders()[0], 'first offer'))!;
-    expect(await first.nextPush('job_trigger')).toEqual({ type: 'job_trigger', ...trigger });
-    await first.request('heartbeat'); // a round trip: any second push would have arrived by now
-    expect(holders()).toEqual([first]);
-    h.clock.advance(30_000);
-    const second = await until(() => holders().find((a) => a !== first), 'second offer');
-    expect((await second.nextPush('job_trigger')).runId).toBe('run_1');
-    expect((await first.request('run_started', { runId: 'run_1' })).error).toMatchObject({ code: 'not_holder', status: 409 });
-    expect((await second.request('run_started', { runId: 'run_1' })).result).toEqual({});
-    expect(await outcome).toEqual({ status: 'acknowledged', runId: 'run_1', instanceId: second.instanceId, offeredTo: [first.instanceId, second.instanceId] });
-    expect(started).toEqual([second.instanceId]);
-    expect(fleet.reduce((n, a) => n + a.pushes.length, 0)).toBe(2);
+    const picked = h.core.hub.pick('ops', new Set())!;
+    const target = fleet.find((a) => a.instanceId === picked)!;
+    expect(h.core.hub.send(picked, trigger)).toBe(true);
+    expect(await target.nextPush('job_trigger')).toEqual(trigger);
+    await target.request('heartbeat'); // a round trip: any second push would have arrived by now
+    expect(fleet.filter((a) => a.pushes.length > 0)).toEqual([target]);
+    target.close();
+    await until(() => !h.core.hub.connectedInstances('ops').includes(picked), 'the session to end');
+    expect(h.core.hub.send(picked, trigger)).toBe(false);
+    expect(h.core.hub.pick('ops', new Set(fleet.filter((a) => a !== target).map((a) => a.instanceId)))).toBeNull();
   });
 });

@@ -338,7 +338,7 @@ describe.skipIf(!posix)('gaffer agent against a real Gaffer', () => {
     expect(a.log.join('')).toMatch(new RegExp(`task ${id} #1: taken away: .*(force_release|lock)`));
   });
 
-  it('run_cancelled stops the run\'s command and grandchild; nothing is reported for it', async () => {
+  it('run_cancelled (the operator cancels the run) stops the run\'s command and grandchild; nothing is reported for it', async () => {
     const g = await gaffer();
     startAgent(g, ['--no-tasks', '--kill-after-s', '2']);
     await waitFor(() => g.core.instances.list().some((i) => i.status === 'online'), 'the agent to connect');
@@ -347,12 +347,13 @@ describe.skipIf(!posix)('gaffer agent against a real Gaffer', () => {
     const { run } = g.core.jobs.triggerNow(jobId, { reason: 'test', actor: 'test' });
     const [pid, grandchild] = await readPids(pidFile);
     const holder = g.run(run.id).instanceId!;
-    expect(g.core.hub.cancelRun(run.id, holder, 'operator')).toBe(true);
+    expect(g.core.jobs.cancelRun(run.id, { reason: 'wrong input', actor: 'test' })).toMatchObject({ status: 'failed', lastError: 'cancelled by test: wrong input' });
     await waitFor(() => !running(pid) && !running(grandchild), 'the run\'s command to end', 15_000);
     await new Promise((r) => setTimeout(r, 300));
-    const results = g.core.auditQuery.query({ subject: `run:${run.id}`, limit: 100 }).items.filter((e) => e.actor === holder && /result|finished/.test(e.type));
-    expect(results).toEqual([]);
-    expect(g.run(run.id).status).toBe('running');
+    const trail = g.core.auditQuery.query({ subject: `run:${run.id}`, limit: 100 }).items;
+    expect(trail.filter((e) => e.actor === holder && /result|finished|reject/.test(e.type))).toEqual([]);
+    expect(trail.find((e) => e.type === 'trigger.cancel')).toMatchObject({ detail: { instanceId: holder, reason: 'operator' } });
+    expect(g.run(run.id)).toMatchObject({ status: 'failed', errorClass: 'lost' });
   });
 
   it('a spend cap passed by the usage the command prints stops it at once: a run held for its budget, a task blocked; the command and its grandchild end', async () => {

@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import type { Socket } from 'node:net';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { ManualClock } from '../common/clock';
 import type { Logger } from '../common/logger';
 import type { Task } from '../common/model';
 import type { AgentRequestOf } from '../common/protocol';
@@ -375,6 +376,9 @@ describe('jobs and prechecks', () => {
     return { calls, results };
   }
 
+  /** What the jobs engine does once it picked `agent`: sends it the trigger (the offer itself is the engine's). */
+  const offer = (h: Harness, agent: Agent, t: JobTrigger) => expect(h.core.hub.send(agent.instanceId, { type: 'job_trigger', ...t })).toBe(true);
+
   const trigger = (runId: string, extra: Partial<JobTrigger> = {}): JobTrigger => ({
     runId,
     jobId: 'job_daily',
@@ -403,8 +407,7 @@ describe('jobs and prechecks', () => {
       await ctx.step('notify', () => ran.push('notify again'));
       return { written: written ?? null };
     });
-    const outcome = await h.core.hub.pushJobTrigger('reporter', trigger('run_1', { completedSteps: ['write file'] }));
-    expect(outcome).toMatchObject({ status: 'acknowledged', instanceId: agent.instanceId });
+    offer(h, agent, trigger('run_1', { completedSteps: ['write file'] }));
     await until(() => results.get('run_1'), 'run_result');
     expect(ran).toEqual(['notify']);
     expect(seen).toEqual({ slot: '2026-11-30', key: 'job_daily:2026-11-30', attempt: 2, payload: { channel: 'sales' }, version: 7, completed: ['write file'] });
@@ -427,7 +430,7 @@ describe('jobs and prechecks', () => {
     });
     const additions = { slotAt: '2026-11-30T01:00:00.000Z', trigger: 'catch_up', backfillId: 4, covers: ['2026-11-28', '2026-11-29'], previousError: 'SMTP timeout' };
     const sent = trigger('run_f', additions);
-    await h.core.hub.pushJobTrigger('reporter', sent);
+    offer(h, agent, sent);
     await until(() => results.get('run_f'), 'run_result');
     expect(seen).toEqual(sent);
   });
@@ -443,9 +446,7 @@ describe('jobs and prechecks', () => {
       if (kind === 'human') throw new NeedsHumanError('refund needs approval');
       throw new TypeError('undefined is not a function');
     });
-    for (const kind of ['retry', 'fatal', 'human', 'other']) {
-      await h.core.hub.pushJobTrigger('reporter', trigger(`run_${kind}`, { payload: { kind } }));
-    }
+    for (const kind of ['retry', 'fatal', 'human', 'other']) offer(h, agent, trigger(`run_${kind}`, { payload: { kind } }));
     await until(() => results.size === 4, 'four results');
     const got = Object.fromEntries([...results].map(([id, r]) => [id, [r.outcome, r.errorClass, r.error]]));
     expect(got).toEqual({
@@ -478,9 +479,9 @@ describe('jobs and prechecks', () => {
       done.resolve();
       return 'finished anyway';
     });
-    expect(await h.core.hub.pushJobTrigger('reporter', trigger('run_c'))).toMatchObject({ status: 'acknowledged' });
+    offer(h, agent, trigger('run_c'));
     await inStep.promise;
-    expect(h.core.hub.cancelRun('run_c', agent.instanceId, 'operator')).toBe(true);
+    expect(h.core.hub.send(agent.instanceId, { type: 'run_cancelled', runId: 'run_c', reason: 'operator' })).toBe(true);
     await done.promise;
     expect(aborted).toBeInstanceOf(RunCancelledError);
     expect(aborted).toMatchObject({ runId: 'run_c', reason: 'operator' });
@@ -493,19 +494,34 @@ describe('jobs and prechecks', () => {
     ]);
   });
 
-  it('does not acknowledge a trigger without a job handler (it goes to another instance)', async () => {
-    const h = await harness();
-    const { results } = fakeSink(h);
-    const idle = await agentFor(h, { role: 'reporter', name: 'idle' });
-    const busy = await agentFor(h, { role: 'reporter', name: 'busy' });
-    busy.onJob(() => 'ok');
-    void idle;
-    const outcome = h.core.hub.pushJobTrigger('reporter', trigger('run_x'), { ackTimeoutMs: 1000 });
-    // Whichever instance got the first offer, the run ends acknowledged by the one with a handler.
-    await until(() => h.core.hub.sessions().length === 2, 'sessions');
-    h.clock.advance(1000);
-    expect(await outcome).toMatchObject({ status: 'acknowledged', instanceId: busy.instanceId });
-    await until(() => results.get('run_x'), 'result');
+  it('the jobs engine takes an attempt away (its deadline passes, or the operator cancels it): the handler\'s signal aborts with that reason', async () => {
+    // The core's clock an hour ahead of the real one: the SDK's own deadline timer (real clock) stays far off.
+    const h = await harness({ clock: new ManualClock(new Date(Date.now() + 3_600_000).toISOString()) });
+    h.core.start();
+    const agent = await agentFor(h, { role: 'reporter' });
+    const aborted: unknown[] = [];
+    const inJob: string[] = [];
+    agent.onJob(async (ctx) => {
+      inJob.push(ctx.runId);
+      await new Promise((r) => ctx.signal.addEventListener('abort', r, { once: true }));
+      aborted.push(ctx.signal.reason);
+      return 'too late';
+    });
+    const job = (name: string) => h.core.jobs.create({ name, role: 'reporter', schedule: { everyS: 86_400 }, runTimeoutS: 60, retry: { maxAttempts: 1 } }, { actor: 'test' }).job.id;
+    const first = h.core.jobs.triggerNow(job('slow'), { reason: 'test', actor: 'test' }).run;
+    await until(() => inJob.includes(first.id), 'the handler to run');
+    h.clock.advance(60_000);
+    await until(() => aborted.length === 1, 'the deadline abort');
+    expect(aborted[0]).toBeInstanceOf(RunCancelledError);
+    expect(aborted[0]).toMatchObject({ runId: first.id, reason: 'deadline' });
+    expect(h.core.jobs.getRun(first.id).run).toMatchObject({ status: 'failed', errorClass: 'lost' });
+
+    const second = h.core.jobs.triggerNow(job('wrong'), { reason: 'again', actor: 'test' }).run;
+    await until(() => inJob.includes(second.id), 'the second handler to run');
+    h.core.jobs.cancelRun(second.id, { reason: 'wrong input', actor: 'test' });
+    await until(() => aborted.length === 2, 'the operator abort');
+    expect(aborted[1]).toMatchObject({ runId: second.id, reason: 'operator' });
+    expect(h.core.jobs.getRun(second.id).run).toMatchObject({ status: 'failed', lastError: 'cancelled by test: wrong input' });
   });
 
   it('answers prechecks', async () => {
@@ -684,7 +700,8 @@ describe('example agents', () => {
     });
     const file = path.join(dir, 'daily-2026-11-30.md');
 
-    await h.core.hub.pushJobTrigger('reporter', trigger('run_a', 1, []));
+    const send = (t: JobTrigger) => expect(h.core.hub.send(agent.instanceId, { type: 'job_trigger', ...t })).toBe(true);
+    send(trigger('run_a', 1, []));
     await until(() => results.length === 1, 'first result');
     expect(results[0]).toMatchObject({ outcome: 'success', output: { file } });
     expect(steps).toEqual([
@@ -695,11 +712,11 @@ describe('example agents', () => {
     expect(sent).toEqual([[`Daily report for 2026-11-30 is ready: ${file}`, 'job_1:2026-11-30']]);
 
     // A retry after the file was written: only the notification runs.
-    await h.core.hub.pushJobTrigger('reporter', trigger('run_b', 2, ['write file']));
+    send(trigger('run_b', 2, ['write file']));
     await until(() => results.length === 2, 'second result');
     expect(steps.slice(2)).toEqual([['run_b', 'notify', 'msg-2']]);
     // A full rerun of the slot overwrites the same file: still one report.
-    await h.core.hub.pushJobTrigger('reporter', trigger('run_c', 1, []));
+    send(trigger('run_c', 1, []));
     await until(() => results.length === 3, 'third result');
     expect(fs.readdirSync(dir)).toEqual(['daily-2026-11-30.md']);
     expect(fs.readFileSync(file, 'utf8')).toContain('run: run_c');

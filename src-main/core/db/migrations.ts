@@ -541,4 +541,26 @@ export const MIGRATIONS: Migration[] = [
       );
     `,
   },
+  {
+    name: '015_run_offers',
+    // The offer of a run's attempt, owned by the jobs engine (before: in the hub's memory). While
+    // an attempt is out and nobody has acknowledged it, offer_to is the one instance it is offered
+    // to (NULL: it waits for an instance to say hello), offered_at and ack_due_at say when it was
+    // offered and when its run_started is due, offered lists every instance this attempt was
+    // offered to (each at most once). A backfill's attempt is offered through its run's row.
+    // Like 013, running it on a database that already has it changes nothing.
+    sql: '',
+    run: (db) => {
+      const columns = new Set(db.prepare<[], { name: string }>('PRAGMA table_info(runs)').all().map((c) => c.name));
+      const added: Array<[column: string, decl: string]> = [
+        ['offer_to', 'TEXT'],
+        ['offered_at', 'INTEGER'],
+        ['ack_due_at', 'INTEGER'],
+        ['offered', "TEXT NOT NULL DEFAULT '[]'"],
+      ];
+      for (const [column, decl] of added) if (!columns.has(column)) db.exec(`ALTER TABLE runs ADD COLUMN ${column} ${decl}`);
+      // Offers out to an instance: its load when the next one is picked, and what moves on when it leaves.
+      db.exec('CREATE INDEX IF NOT EXISTS runs_offer_to ON runs (offer_to) WHERE offer_to IS NOT NULL');
+    },
+  },
 ];

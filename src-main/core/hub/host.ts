@@ -3,7 +3,7 @@
  * the narrow port it needs — never the hub, never the whole core — so the modules form a tree:
  *
  *   hub.ts ──▶ session.ts ──▶ requests.ts
- *     │  └──▶ presence.ts, triggers.ts, prechecks.ts, runs.ts, lost-locks.ts
+ *     │  └──▶ presence.ts, prechecks.ts, runs.ts, lost-locks.ts
  *     └──────────────▶ host.ts (this file: types only) ◀── every part
  *
  * Nothing here has behaviour; the hub builds the objects that implement these ports.
@@ -35,8 +35,8 @@ export interface Peer {
   readonly token: TokenInfo | null;
   /** Order of connection (tie break: the earlier connection first). */
   readonly connectSeq: number;
-  /** For least-recently-triggered tie breaks. */
-  lastTriggerSeq: number;
+  /** When it was last picked for a push (least-recently-picked tie breaks). */
+  lastPickSeq: number;
   lastHeartbeatAt: number;
   lastPingAt: number;
   /** Sends one push (encoded from its schema type). */
@@ -75,6 +75,10 @@ export interface Journal {
 /** Chooses the session a push goes to. */
 export interface PeerPicker {
   isClosed(): boolean;
-  /** The least loaded ready session of `role` whose instance is online and not in `excluded`. */
-  pick(role: string, excluded: ReadonlySet<string>): Peer | undefined;
+  /**
+   * The least loaded ready session of `role` whose instance is online and not in `excluded`: held
+   * locks plus `extraLoad(instanceId)` (the offers out to it, for a job trigger), then the one
+   * picked least recently, then the earliest connected. Picking counts as its turn.
+   */
+  pick(role: string, excluded: ReadonlySet<string>, extraLoad?: (instanceId: string) => number): Peer | undefined;
 }

@@ -351,82 +351,55 @@ describe('sessions', () => {
     expect(a.sock.pings).toBe(0);
   });
 
-  it('close() closes sockets with 1001, settles pushes and leaves no timer behind', async () => {
+  it('close() closes sockets with 1001, settles prechecks and leaves no timer behind; nothing is picked or sent after', async () => {
     setup({ pingIntervalMs: 20_000 });
-    core.hub.setRunSink(new TestSink());
     const a = await agent('ops');
     open(token()); // still before hello: has a hello timer
-    const p = core.hub.pushJobTrigger('ops', trigger('run_1'));
     const pre = core.hub.requestPrecheck('ops', 'data-ready', '2026-11-30', 5000);
     core.close();
     expect(a.sock.closedWith!.code).toBe(1001);
-    expect(await p).toMatchObject({ status: 'undeliverable', reason: 'hub_closed' });
     expect(await pre).toMatchObject({ status: 'disconnected' });
     expect(clock.pendingTimers()).toBe(0);
+    expect(core.hub.pick('ops', new Set())).toBeNull();
+    expect(core.hub.send(a.id, { type: 'job_trigger', ...trigger('run_1') })).toBe(false);
   });
 });
 
 describe('pushes', () => {
-  it('job_trigger goes to exactly one of 10 instances; without ack it is re-offered to another, same runId', async () => {
+  it('pick: the least loaded instance (held locks + the offers the caller counts), then the least recently picked, then the earliest connected', async () => {
     setup();
-    const sink = new TestSink();
-    core.hub.setRunSink(sink);
-    const agents: Array<{ sock: FakeSocket; id: string }> = [];
-    for (let i = 0; i < 10; i++) agents.push(await agent('ops', `o${i}`));
-    const outcome = core.hub.pushJobTrigger('ops', trigger('run_42'));
-    const got = () => agents.filter((a) => a.sock.pushes('job_trigger').length > 0);
-    expect(got()).toHaveLength(1);
-    const first = got()[0]!;
-    expect(first.sock.pushes('job_trigger')[0]).toEqual({ type: 'job_trigger', ...trigger('run_42') });
-    clock.advance(29_999);
-    expect(got()).toHaveLength(1);
-    clock.advance(1);
-    expect(got()).toHaveLength(2);
-    const second = got().find((a) => a !== first)!;
-    expect(second.sock.pushes('job_trigger')[0].runId).toBe('run_42');
-    // The lapsed instance must not start it; the current one may.
-    expect((await call(first.sock, 'run_started', { runId: 'run_42' })).error).toMatchObject({ code: 'not_holder', status: 409 });
-    expect((await call(second.sock, 'run_started', { runId: 'run_42' })).result).toEqual({});
-    expect(await outcome).toEqual({ status: 'acknowledged', runId: 'run_42', instanceId: second.id, offeredTo: [first.id, second.id] });
-    expect(sink.started).toEqual([[second.id, 'run_42']]);
-    // Acknowledged: no further offers, and the first one is still refused.
-    clock.advance(120_000);
-    expect(got()).toHaveLength(2);
-    expect((await call(first.sock, 'run_started', { runId: 'run_42' })).error).toMatchObject({ code: 'not_holder' });
-    await until(() => audits('trigger.ack').length === 1 && audits('trigger.offer').length === 2 && audits('trigger.timeout').length === 1);
-  });
-
-  it('picks the least loaded instance (held locks + unacked triggers), then the least recently triggered', async () => {
-    setup();
-    core.hub.setRunSink(new TestSink());
     core.tasks.create({ title: 't', role: 'ops' }, { actor: 'op' });
     const a = await agent('ops', 'a');
     const b = await agent('ops', 'b');
     const c = await agent('ops', 'c');
+    await agent('dev', 'other role');
     await call(a.sock, 'claim'); // a holds a lock
-    void core.hub.pushJobTrigger('ops', trigger('r1')); // → b (load 0, first connected)
-    void core.hub.pushJobTrigger('ops', trigger('r2')); // → c (b has an unacked trigger)
-    void core.hub.pushJobTrigger('ops', trigger('r3')); // all load 1 → a (never triggered)
-    expect(b.sock.pushes().map((p) => p.runId)).toEqual(['r1']);
-    expect(c.sock.pushes().map((p) => p.runId)).toEqual(['r2']);
-    expect(a.sock.pushes().map((p) => p.runId)).toEqual(['r3']);
-    // A repeated push of a pending run is the same offer, never a second one.
-    void core.hub.pushJobTrigger('ops', trigger('r1'));
-    expect([a, b, c].flatMap((x) => x.sock.pushes()).filter((p) => p.runId === 'r1')).toHaveLength(1);
+    const offers = new Map<string, number>();
+    const pick = (exclude: string[] = []) => {
+      const id = core.hub.pick('ops', new Set(exclude), (x) => offers.get(x) ?? 0);
+      if (id) offers.set(id, (offers.get(id) ?? 0) + 1);
+      return id;
+    };
+    expect(pick()).toBe(b.id); // load 0, first connected
+    expect(pick()).toBe(c.id); // b has an offer out
+    expect(pick()).toBe(a.id); // all at load 1: a was never picked
+    expect(pick()).toBe(b.id); // all at load 2 again: b was picked longest ago
+    expect(pick([b.id, c.id])).toBe(a.id);
+    expect(core.hub.pick('ops', new Set([a.id, b.id, c.id]))).toBeNull();
+    expect(core.hub.pick('nobody', new Set())).toBeNull();
   });
 
-  it('a disconnect re-offers at once; nobody left → undeliverable', async () => {
+  it('pick skips instances that are not online; send reaches only the bound, ready session', async () => {
     setup();
-    core.hub.setRunSink(new TestSink());
-    expect(await core.hub.pushJobTrigger('ops', trigger('r0'))).toEqual({ status: 'undeliverable', runId: 'r0', reason: 'no_instance', offeredTo: [] });
     const a = await agent('ops', 'a');
     const b = await agent('ops', 'b');
-    const out = core.hub.pushJobTrigger('ops', trigger('r1'), { ackTimeoutMs: 5_000 });
-    a.sock.conn.closed(1006, '');
-    expect(b.sock.pushes('job_trigger')).toHaveLength(1);
-    clock.advance(5_000);
-    expect(await out).toEqual({ status: 'undeliverable', runId: 'r1', reason: 'not_acknowledged', offeredTo: [a.id, b.id] });
-    expect((await call(b.sock, 'run_started', { runId: 'r1' })).error).toMatchObject({ code: 'not_holder' });
+    core.instances.goOffline(a.id, 'heartbeat_timeout', 'test');
+    await until(() => a.sock.closedWith !== undefined);
+    expect(core.hub.pick('ops', new Set())).toBe(b.id);
+    expect(core.hub.send(a.id, { type: 'job_trigger', ...trigger('r1') })).toBe(false);
+    expect(core.hub.send(b.id, { type: 'job_trigger', ...trigger('r1') })).toBe(true);
+    expect(b.sock.pushes('job_trigger')).toEqual([{ type: 'job_trigger', ...trigger('r1') }]);
+    expect(a.sock.pushes('job_trigger')).toEqual([]);
   });
 
   it('run messages go to the sink with the sender; without a sink they are not_found', async () => {

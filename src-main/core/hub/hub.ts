@@ -3,8 +3,9 @@
  * The transport (server/agent-socket.ts) checks the upgrade and forwards frames; everything the
  * protocol means happens here. This file composes the parts and gives each its narrow port
  * (host.ts): sessions (session.ts) and what their requests mean (requests.ts), which session
- * speaks for which instance (presence.ts), trigger offers (triggers.ts), prechecks, and the gate
- * to the job runner (runs.ts).
+ * speaks for which instance and who is picked for a push (presence.ts), prechecks, and the gate
+ * to the jobs engine's run sink (runs.ts). Job trigger offers are the engine's: it asks the hub to
+ * pick an instance and to send, nothing more (`JobsHubPort`).
  *
  * Invariants:
  * 1. An instance is bound to at most one live session, and its socket loss starts the reconnect
@@ -21,7 +22,7 @@ import type { Clock } from '../../common/clock';
 import type { SchedulerConfig } from '../../common/config';
 import { GafferError } from '../../common/errors';
 import type { Logger } from '../../common/logger';
-import { CLOSE_CODES, MAX_FRAME_BYTES, type RunCancelReason } from '../../common/protocol';
+import { CLOSE_CODES, MAX_FRAME_BYTES, type AgentPush } from '../../common/protocol';
 import type { AuditLog } from '../audit/audit-log';
 import { newId } from '../ids';
 import type { Db } from '../db/open';
@@ -30,13 +31,12 @@ import type { Disposable, EventBus } from '../events';
 import type { AgentCore, HubEnv, Journal, RejectionKind, ResolvedHubOptions } from './host';
 import { AuditThrottle } from './limits';
 import { LostLocks, type LostLock } from './lost-locks';
-import type { ConnectInfo, HubConnection, HubOptions, HubSocket, JobTrigger, LogSink, PrecheckVerdict, RunSink, TriggerOptions, TriggerOutcome } from './ports';
+import type { ConnectInfo, HubConnection, HubOptions, HubSocket, JobsHubPort, LogSink, PrecheckVerdict, RunSink } from './ports';
 import { Prechecks } from './prechecks';
 import { Presence, type PresenceDeps } from './presence';
 import type { RequestHost } from './requests';
 import { RunGate } from './runs';
 import { Session, type SessionHost } from './session';
-import { TriggerDispatcher } from './triggers';
 
 export type { RejectionKind } from './host';
 
@@ -63,14 +63,13 @@ export interface SessionInfo {
   remoteAddress: string | null;
 }
 
-export class Hub {
+export class Hub implements JobsHubPort {
   private readonly opts: ResolvedHubOptions;
   private readonly env: HubEnv;
   private readonly journal: Journal;
   private readonly presence: Presence;
   private readonly runs: RunGate;
   private logSink: LogSink | undefined;
-  private readonly triggers: TriggerDispatcher;
   private readonly prechecks: Prechecks;
   private readonly lostLocks: LostLocks;
   private readonly sessionHost: SessionHost;
@@ -114,22 +113,15 @@ export class Hub {
       journal: this.journal,
       instances: core.instances,
       load: (id) => loadOf.get(id, id),
-      unacked: (peer) => this.triggers.unacked(peer),
       pingIntervalMs: this.opts.pingIntervalMs,
     });
-    this.runs = new RunGate(
-      this.journal,
-      (id) => this.presence.bound(id),
-      (runId) => this.triggers.traceOf(runId),
-    );
+    this.runs = new RunGate(this.journal);
     this.lostLocks = new LostLocks(this.env, this.presence);
-    this.triggers = new TriggerDispatcher({ env: this.env, journal: this.journal, peers: this.presence, runs: this.runs });
     this.prechecks = new Prechecks(this.env, this.presence);
     const requests: RequestHost = {
       env: this.env,
       journal: this.journal,
       core,
-      offers: this.triggers,
       prechecks: this.prechecks,
       runs: this.runs,
       lostLocks: this.lostLocks,
@@ -198,22 +190,21 @@ export class Hub {
   }
 
   /**
-   * Offers a run to exactly one online instance of `role` (least loaded: held locks + unacknowledged
-   * triggers, then least recently triggered) and waits for its `run_started`. Without one within the
-   * ack timeout (or if it disconnects), the same run is offered to another instance, each at most
-   * once. Calling again with a pending `runId` returns the same promise.
+   * The instance a new offer goes to (JobsHubPort): the least loaded ready, online instance of
+   * `role` not in `exclude` — held locks + `offersOut(instanceId)`, then the one picked least
+   * recently, then the earliest connected — or null. Being picked counts as its turn.
    */
-  pushJobTrigger(role: string, trigger: JobTrigger, opts?: TriggerOptions): Promise<TriggerOutcome> {
-    return this.triggers.push(role, trigger, opts);
+  pick(role: string, exclude: ReadonlySet<string>, offersOut?: (instanceId: string) => number): string | null {
+    if (this.closed) return null;
+    return this.presence.pick(role, exclude, offersOut)?.instanceId ?? null;
   }
 
-  /**
-   * Takes a run attempt away from the instance that acknowledged it: pushes `run_cancelled` to its
-   * live session and refuses that instance's later `run_*` for the run (until it is offered again).
-   * The caller records the cancellation itself. True when the push went out.
-   */
-  cancelRun(runId: string, instanceId: string, reason: RunCancelReason): boolean {
-    return this.runs.cancel(runId, instanceId, reason);
+  /** Sends one push to the live, ready session of `instanceId`; false when it has none. */
+  send(instanceId: string, push: AgentPush): boolean {
+    const s = this.presence.bound(instanceId);
+    if (this.closed || s?.state !== 'ready') return false;
+    s.push(push);
+    return true;
   }
 
   /** Tasks whose lock `instanceId` was told it lost (`lock_lost`) and has not reported since. */
@@ -275,13 +266,12 @@ export class Hub {
     return this.closed;
   }
 
-  /** Closes every socket, timer and listener; pending pushes settle as undeliverable. Idempotent. */
+  /** Closes every socket, timer and listener; pending prechecks settle as disconnected. Idempotent. */
   close(): void {
     if (this.closed) return;
     this.closed = true;
     this.presence.close();
     for (const l of this.listeners) l.dispose();
-    this.triggers.close();
     this.prechecks.close();
     // Each bound instance is marked disconnected (queued on the committer, flushed by core.close).
     for (const s of [...this.sessionsById.values()]) s.fail(CLOSE_CODES.goingAway, 'server shutting down');
@@ -307,7 +297,6 @@ export class Hub {
   private sessionGone(s: Session, code: number, reason: string): void {
     this.sessionsById.delete(s.sessionId);
     this.unauthenticated.delete(s);
-    this.triggers.sessionGone(s);
     this.prechecks.sessionGone(s);
     this.lostLocks.sessionGone(s);
     const id = s.instanceId;

@@ -6,8 +6,7 @@ export type {
   HubOptions,
   HubSocket,
   JobTrigger,
+  JobsHubPort,
   PrecheckVerdict,
   RunSink,
-  TriggerOptions,
-  TriggerOutcome,
 } from './ports';

@@ -2,7 +2,7 @@
  * The hub's ports: what it needs from a transport, and what the jobs module plugs into it.
  * Nothing here knows about `ws` or HTTP, so tests can drive a session with a fake socket.
  */
-import type { AgentRequestOf, JobTriggerPush, LogResult, UsageResult } from '../../common/protocol';
+import type { AgentPush, AgentRequestOf, JobTriggerPush, LogResult, UsageResult } from '../../common/protocol';
 import type { TokenInfo } from '../auth/tokens';
 
 /** The minimal socket a transport hands to the hub. */
@@ -58,10 +58,11 @@ export interface HubConnection {
  * reply's `result` object or throws a `GafferError` (its code goes back to the agent). Methods are
  * called inside a group commit: do the writes synchronously through the store (`store.write`), and
  * the reply goes out only after they are durable. A returned promise is awaited (its asynchronous
- * part is then outside the group commit).
+ * part is then outside the group commit). The sink decides everything about a run message —
+ * whether the trigger was offered to the sender, who holds the attempt, refusals and their audit.
  */
 export interface RunSink {
-  /** `run_started`: the instance accepts the run. Return `{}`. The hub then acknowledges the trigger. */
+  /** `run_started`: the instance acknowledges the trigger offered to it. Return `{}`. */
   runStarted(instanceId: string, req: AgentRequestOf<'run_started'>): object | Promise<object>;
   /** `run_step`: a step's side effect is done (checkpoint). Return `{}`. */
   runStep(instanceId: string, req: AgentRequestOf<'run_step'>): object | Promise<object>;
@@ -79,29 +80,31 @@ export interface LogSink {
   usage(instanceId: string, req: AgentRequestOf<'usage'>): Promise<UsageResult>;
 }
 
-/** The body of a `job_trigger` push, as the jobs runner hands it over. */
+/** The body of a `job_trigger` push, as the jobs engine builds it. */
 export type JobTrigger = Omit<JobTriggerPush, 'type'>;
 
-export interface TriggerOptions {
-  /** How long the chosen instance has to answer `run_started` (default `config.triggerAckTimeoutS`). */
-  ackTimeoutMs?: number;
-  /** Instance ids never to offer this run to (e.g. the instance of a previous failed attempt). */
-  exclude?: readonly string[];
-}
-
 /**
- * How a `pushJobTrigger` ended. One run is offered to at most one instance at a time and to each
- * instance at most once; `offeredTo` lists them in order.
+ * What the jobs engine asks of the hub — the whole of it, so a fake hub for tests and rehearsals
+ * is these five members. The engine owns every offer (who it went to, when its ack is due, where
+ * it goes next); the hub picks and sends. Session ends and hellos reach the engine as the core's
+ * `session.closed` / `session.hello` events.
  */
-export type TriggerOutcome =
-  | { status: 'acknowledged'; runId: string; instanceId: string; offeredTo: string[] }
-  | {
-      status: 'undeliverable';
-      runId: string;
-      /** `no_instance`: nobody of the role was online; `not_acknowledged`: every instance offered it let it time out or left. */
-      reason: 'no_instance' | 'not_acknowledged' | 'hub_closed';
-      offeredTo: string[];
-    };
+export interface JobsHubPort {
+  /**
+   * The instance a new offer goes to: the least loaded ready, online instance of `role` not in
+   * `exclude` (held locks + `offersOut(instanceId)`, then the one picked least recently, then the
+   * earliest connected), or null when there is none. Being picked counts as its turn.
+   */
+  pick(role: string, exclude: ReadonlySet<string>, offersOut?: (instanceId: string) => number): string | null;
+  /** Sends one push to the live session of `instanceId`; false when it has none. */
+  send(instanceId: string, push: AgentPush): boolean;
+  /** Instance ids with a live, ready session, optionally of one role. */
+  connectedInstances(role?: string): string[];
+  /** Asks one online instance of `role` to run the named precheck for `slot`. Never rejects. */
+  requestPrecheck(role: string, check: string, slot: string, timeoutMs: number): Promise<PrecheckVerdict>;
+  /** Registers (or, with `undefined`, removes) where `run_*` requests go. */
+  setRunSink(sink: RunSink | undefined): void;
+}
 
 /** The answer to `requestPrecheck`: the agent's verdict, or why there is none. */
 export type PrecheckVerdict =

@@ -26,8 +26,6 @@ export interface PresenceDeps {
   readonly instances: Pick<InstanceRegistry, 'disconnect' | 'goOffline' | 'get'>;
   /** The instance's status and number of held locks (one indexed read). */
   load(instanceId: string): { status: string; held: number } | undefined;
-  /** Unacknowledged offers held by `peer` (the rest of its load). */
-  unacked(peer: Peer): number;
   readonly pingIntervalMs: number;
 }
 
@@ -43,6 +41,7 @@ export class Presence implements PeerPicker {
   /** Instance ids whose disconnect was skipped because a resume was in flight. */
   private readonly skippedDisconnects = new Set<string>();
   private pingTimer: TimerHandle | undefined;
+  private pickSeq = 0;
   private closed = false;
 
   constructor(private readonly deps: PresenceDeps) {}
@@ -63,23 +62,24 @@ export class Presence implements PeerPicker {
     return out;
   }
 
-  pick(role: string, excluded: ReadonlySet<string>): Peer | undefined {
+  pick(role: string, excluded: ReadonlySet<string>, extraLoad?: (instanceId: string) => number): Peer | undefined {
     let best: Peer | undefined;
     let bestLoad = Infinity;
     for (const [instanceId, s] of this.byInstance) {
       if (s.role !== role || s.state !== 'ready' || excluded.has(instanceId)) continue;
       const row = this.deps.load(instanceId);
       if (!row || row.status !== 'online') continue;
-      const load = row.held + this.deps.unacked(s);
+      const load = row.held + (extraLoad?.(instanceId) ?? 0);
       if (
         !best ||
         load < bestLoad ||
-        (load === bestLoad && (s.lastTriggerSeq < best.lastTriggerSeq || (s.lastTriggerSeq === best.lastTriggerSeq && s.connectSeq < best.connectSeq)))
+        (load === bestLoad && (s.lastPickSeq < best.lastPickSeq || (s.lastPickSeq === best.lastPickSeq && s.connectSeq < best.connectSeq)))
       ) {
         best = s;
         bestLoad = load;
       }
     }
+    if (best) best.lastPickSeq = ++this.pickSeq;
     return best;
   }
 

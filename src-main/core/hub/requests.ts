@@ -27,16 +27,14 @@ import type { LostLocks } from './lost-locks';
 import type { LogSink } from './ports';
 import type { Prechecks } from './prechecks';
 import type { RunGate } from './runs';
-import type { TriggerDispatcher } from './triggers';
 
 /** What the handlers may use. */
 export interface RequestHost {
   readonly env: HubEnv;
   readonly journal: Journal;
   readonly core: AgentCore;
-  readonly offers: Pick<TriggerDispatcher, 'runStarted'>;
   readonly prechecks: Pick<Prechecks, 'answer'>;
-  readonly runs: Pick<RunGate, 'call' | 'guarded'>;
+  readonly runs: Pick<RunGate, 'call'>;
   readonly lostLocks: Pick<LostLocks, 'settled'>;
   /** Where `log` and `usage` go (the logs module), if attached. */
   logs(): LogSink | undefined;
@@ -129,18 +127,19 @@ export const REQUEST_HANDLERS: { readonly [T in HandledType]: RequestHandler<T> 
     return { task: r.task, replayed: r.replayed };
   },
 
+  // The jobs engine decides what these mean (its offer, the attempt's holder, refusals): the hub forwards.
   run_started: async (host, from, req) => {
-    await host.runs.guarded(from.instanceId, req, () => host.offers.runStarted(from.peer, req));
+    await host.runs.call((sink) => sink.runStarted(from.instanceId, req));
     return {};
   },
 
   run_step: async (host, from, req) => {
-    await host.runs.guarded(from.instanceId, req, () => host.runs.call((sink) => sink.runStep(from.instanceId, req)));
+    await host.runs.call((sink) => sink.runStep(from.instanceId, req));
     return {};
   },
 
   run_result: async (host, from, req) => {
-    const r = await host.runs.guarded(from.instanceId, req, () => host.runs.call((sink) => sink.runResult(from.instanceId, req)));
+    const r = await host.runs.call((sink) => sink.runResult(from.instanceId, req));
     // The sink returns `{run}` (and `replayed: true` for a repeat); the reply always says which.
     return { replayed: false, ...(r as Omit<Result<'run_result'>, 'replayed'>) };
   },

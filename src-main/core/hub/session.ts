@@ -12,7 +12,7 @@
  * 4. A session acts only as its own instance: `instanceId` comes from the committed `hello`, never
  *    from a frame (the request table relies on it).
  * 5. Once closed (by either side) a session sends nothing and changes nothing; its cleanup (the
- *    instance's reconnect grace, re-offering its triggers) ran exactly once.
+ *    instance's reconnect grace, the `session.closed` event that moves its offers on) ran exactly once.
  */
 import type { TimerHandle } from '../../common/clock';
 import { GafferError, type ErrorCode } from '../../common/errors';
@@ -51,8 +51,8 @@ export class Session implements HubConnection, Peer {
   role: string | null = null;
   token: TokenInfo | null;
   readonly remoteAddress: string | null;
-  /** For least-recently-triggered tie breaks. */
-  lastTriggerSeq = 0;
+  /** When it was last picked for a push (least-recently-picked tie breaks). */
+  lastPickSeq = 0;
   lastHeartbeatAt: number;
   lastPingAt = 0;
   private helloTimer: TimerHandle | undefined;

@@ -1,9 +1,9 @@
 /**
- * Taking work away (PROTOCOL §4): `lock_lost` to the holder at once, whatever removed the lock;
- * `run_cancelled` and the refusal of the attempt's later run requests.
+ * Taking work away (PROTOCOL §4): `lock_lost` to the holder at once, whatever removed the lock.
+ * (`run_cancelled` is the jobs engine's: core/jobs/offers.test.ts.)
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { HubFixture, TestSink, trigger, until } from './hub.testkit';
+import { HubFixture, until } from './hub.testkit';
 import type { HubOptions } from './ports';
 
 let h: HubFixture | undefined;
@@ -91,58 +91,5 @@ describe('lock_lost', () => {
     expect(f.core.hub.lostLocksOf(a.id)).toEqual([]);
     expect(changes).toEqual([[a.taskId], [a.taskId, second.id], [second.id]]);
     expect(claim2.result.lock.fence).toBe(1);
-  });
-});
-
-describe('run_cancelled', () => {
-  it('is pushed to the acknowledged instance; its later run_step / run_result are not_holder and audited', async () => {
-    const f = setup();
-    const sink = new TestSink();
-    f.core.hub.setRunSink(sink);
-    const a = await f.agent('ops', 'a');
-    const outcome = f.core.hub.pushJobTrigger('ops', trigger('run_7'));
-    expect((await f.call(a.sock, 'run_started', { runId: 'run_7' })).ok).toBe(true);
-    expect(await outcome).toMatchObject({ status: 'acknowledged', instanceId: a.id });
-    expect(f.core.hub.cancelRun('run_7', a.id, 'operator')).toBe(true);
-    expect(a.sock.pushes('run_cancelled')).toEqual([{ type: 'run_cancelled', runId: 'run_7', reason: 'operator' }]);
-    const step = await f.call(a.sock, 'run_step', { runId: 'run_7', step: 'send' });
-    const result = await f.call(a.sock, 'run_result', { runId: 'run_7', outcome: 'success' });
-    for (const r of [step, result]) expect(r.error).toMatchObject({ code: 'not_holder', status: 409, message: expect.stringContaining('cancelled (operator)') });
-    expect(sink.steps).toEqual([]);
-    await until(() => f.audits('run.reject').length === 2);
-    const rows = f.audits('run.reject');
-    expect(rows.map((r) => [r.subject, r.actor, r.trace_id, JSON.parse(r.detail).op])).toEqual([
-      ['run:run_7', a.id, 'trace-1', 'run_step'],
-      ['run:run_7', a.id, 'trace-1', 'run_result'],
-    ]);
-    await until(() => f.audits('trigger.cancel').length === 1);
-    expect(JSON.parse(f.audits('trigger.cancel')[0]!.detail)).toEqual({ instanceId: a.id, reason: 'operator', delivered: true });
-  });
-
-  it('a new offer of the run lifts the refusal; an instance without a session is not pushed to', async () => {
-    const f = setup();
-    const sink = new TestSink();
-    f.core.hub.setRunSink(sink);
-    const a = await f.agent('ops', 'a');
-    expect(f.core.hub.cancelRun('run_8', 'inst_gone', 'deadline')).toBe(false);
-    f.core.hub.cancelRun('run_8', a.id, 'deadline');
-    expect((await f.call(a.sock, 'run_step', { runId: 'run_8', step: 's' })).error).toMatchObject({ code: 'not_holder' });
-    void f.core.hub.pushJobTrigger('ops', { ...trigger('run_8'), attempt: 2 });
-    expect((await f.call(a.sock, 'run_started', { runId: 'run_8' })).ok).toBe(true);
-    expect((await f.call(a.sock, 'run_step', { runId: 'run_8', step: 's' })).ok).toBe(true);
-    expect(sink.steps).toEqual([[a.id, 's']]);
-  });
-
-  it('a run_started refused because the run is offered elsewhere is audited too', async () => {
-    const f = setup();
-    f.core.hub.setRunSink(new TestSink());
-    const a = await f.agent('ops', 'a');
-    const b = await f.agent('ops', 'b');
-    void f.core.hub.pushJobTrigger('ops', trigger('run_9'));
-    const offered = a.sock.pushes('job_trigger').length === 1 ? a : b;
-    const other = offered === a ? b : a;
-    expect((await f.call(other.sock, 'run_started', { runId: 'run_9' })).error).toMatchObject({ code: 'not_holder' });
-    await until(() => f.audits('run.reject').length === 1);
-    expect(f.audits('run.reject')[0]).toMatchObject({ subject: 'run:run_9', actor: other.id });
   });
 });

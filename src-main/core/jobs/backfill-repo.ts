@@ -38,8 +38,15 @@ export class BackfillRepo {
       openOfJob: db.prepare<[string], BackfillRow>(`SELECT * FROM backfills WHERE job_id = ? AND status IN ('queued','held','dispatched') ORDER BY slot_at, id`),
       dispatchedOfJob: db.prepare<[string], BackfillRow>(`SELECT * FROM backfills WHERE job_id = ? AND status = 'dispatched'`),
       allDispatched: db.prepare<[], BackfillRow>(`SELECT * FROM backfills WHERE status = 'dispatched'`),
-      late: db.prepare<[number], BackfillRow>(`SELECT * FROM backfills WHERE status = 'dispatched' AND deadline <= ?`),
-      nextDeadline: db.prepare<[], { t: number | null }>(`SELECT min(deadline) AS t FROM backfills WHERE status = 'dispatched'`),
+      // A dispatched backfill is due at its deadline, or when the offer of its attempt (on its run's row) is due an ack.
+      due: db.prepare<[number, number], BackfillRow>(
+        `SELECT b.* FROM backfills b JOIN runs r ON r.id = b.run_id
+         WHERE b.status = 'dispatched' AND (b.deadline <= ? OR (b.instance_id IS NULL AND r.offer_to IS NOT NULL AND r.ack_due_at <= ?))`,
+      ),
+      nextDue: db.prepare<[], { t: number | null }>(
+        `SELECT min(CASE WHEN b.instance_id IS NULL AND r.offer_to IS NOT NULL THEN min(b.deadline, r.ack_due_at) ELSE b.deadline END) AS t
+         FROM backfills b JOIN runs r ON r.id = b.run_id WHERE b.status = 'dispatched'`,
+      ),
       openCountOfJob: db.prepare<[string], { n: number }>(`SELECT count(*) AS n FROM backfills WHERE job_id = ? AND status IN ('queued','held','dispatched')`),
       anyQueuedOrDispatched: db.prepare<[], { n: number }>(`SELECT count(*) AS n FROM (SELECT 1 FROM backfills WHERE status IN ('queued','dispatched') LIMIT 1)`),
       needingAttention: db.prepare<[], { n: number }>(`SELECT count(*) AS n FROM backfills WHERE status IN ('held','failed','queued')`),
@@ -99,13 +106,14 @@ export class BackfillRepo {
     return this.q.allDispatched.all();
   }
 
-  /** Dispatched backfills whose deadline is at or before `now`. */
-  late(now: number): BackfillRow[] {
-    return this.q.late.all(now);
+  /** Dispatched backfills whose deadline, or the ack of whose offer, is due at `now`. */
+  due(now: number): BackfillRow[] {
+    return this.q.due.all(now, now);
   }
 
-  nextDeadline(): number | null {
-    return this.q.nextDeadline.get()?.t ?? null;
+  /** The earliest instant a dispatched backfill is due (its deadline, or its offer's ack). */
+  nextDue(): number | null {
+    return this.q.nextDue.get()?.t ?? null;
   }
 
   openCountOfJob(jobId: string): number {

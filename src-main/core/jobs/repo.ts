@@ -89,6 +89,8 @@ export class JobRepo {
               + (SELECT count(*) FROM backfills b JOIN jobs j ON j.id = b.job_id WHERE b.status = 'dispatched' AND j.role = ?) AS n`,
       ),
       startedBy: db.prepare<[string], RunRow>(`SELECT * FROM runs WHERE status = 'running' AND instance_id = ? AND dispatched_at IS NOT NULL`),
+      offeredTo: db.prepare<[string], RunRow>('SELECT * FROM runs WHERE offer_to = ?'),
+      offersOutTo: db.prepare<[string], { n: number }>('SELECT count(*) AS n FROM runs WHERE offer_to = ?'),
       waitingOnInstance: db.prepare<[string, number], { id: string }>(
         `SELECT r.id FROM runs r JOIN jobs j ON j.id = r.job_id
          WHERE j.role = ? AND r.status IN ('pending','running') AND r.next_attempt_at > ? AND r.instance_id IS NULL AND r.waiting_on = 'instance'`,
@@ -97,6 +99,11 @@ export class JobRepo {
       shiftDeadlines: db.prepare(
         `UPDATE runs SET deadline = deadline + @gap, next_attempt_at = CASE WHEN next_attempt_at = deadline THEN deadline + @gap ELSE next_attempt_at END
          WHERE status IN ('pending','running') AND dispatched_at IS NOT NULL AND deadline > @from AND ${onOldTimeline('dispatched_at')}`,
+      ),
+      // An offer's ack is due after time the server lived (the run's own attempt, or its backfill's).
+      shiftAcks: db.prepare(
+        `UPDATE runs SET ack_due_at = ack_due_at + @gap, next_attempt_at = CASE WHEN next_attempt_at = ack_due_at THEN ack_due_at + @gap ELSE next_attempt_at END
+         WHERE offer_to IS NOT NULL AND ack_due_at > @from AND ${onOldTimeline('offered_at')}`,
       ),
       shiftWaits: db.prepare(
         `UPDATE runs SET next_attempt_at = max(@to, next_attempt_at + @gap)
@@ -273,6 +280,15 @@ export class JobRepo {
     return this.writeRun(id, { next_attempt_at: nextAttemptAt, waiting_on: waitingOn, ...(disposition ? { disposition } : {}) });
   }
 
+  /**
+   * The offer of the attempt out (`offer_to`, `offered_at`, `ack_due_at`, `offered`, the due time),
+   * written by the engine's offers; the run then waits for nothing (`waiting_on` cleared). Not audited
+   * here: the offer's own row (`trigger.offer`) says it.
+   */
+  setOffer(id: string, fields: RunPatch): RunRow {
+    return this.writeRun(id, { ...fields, waiting_on: null });
+  }
+
   private writeRun(id: string, fields: RunChange): RunRow {
     this.runPatcher.patch(id, { ...fields, updated_at: this.now });
     return this.q.runById.get(id)!;
@@ -334,6 +350,16 @@ export class JobRepo {
     return this.q.startedBy.all(instanceId);
   }
 
+  /** Runs whose attempt (or whose backfill's) is offered to `instanceId` and not acknowledged yet. */
+  offeredTo(instanceId: string): RunRow[] {
+    return this.q.offeredTo.all(instanceId);
+  }
+
+  /** How many offers are out to `instanceId` (part of its load when the next offer is placed). */
+  offersOutTo(instanceId: string): number {
+    return this.q.offersOutTo.get(instanceId)!.n;
+  }
+
   /** Runs of `role` whose next offer waits for an online instance, due after `now`. */
   waitingOnInstance(role: string, now: number): string[] {
     return this.q.waitingOnInstance.all(role, now).map((r) => r.id);
@@ -342,6 +368,11 @@ export class JobRepo {
   /** Deadlines of attempts dispatched on the old timeline move by the gap (nobody lived it). */
   shiftDeadlines(gap: ClockGap): number {
     return this.q.shiftDeadlines.run({ gap: gap.gapMs, newFrom: gap.newFrom, to: gap.to, from: Math.min(gap.from, gap.to) }).changes;
+  }
+
+  /** Acks due of offers placed on the old timeline move by the gap (an agent has 30 s of lived time to answer). */
+  shiftAcks(gap: ClockGap): number {
+    return this.q.shiftAcks.run({ gap: gap.gapMs, newFrom: gap.newFrom, to: gap.to, from: Math.min(gap.from, gap.to) }).changes;
   }
 
   /** After a backward step: relative waits (retry backoff, re-checks) set on the old timeline move back with the clock. */

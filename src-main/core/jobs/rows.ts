@@ -76,6 +76,15 @@ export interface RunRow {
   waiting_on: WaitingOn | null;
   /** 1 for a run by hand that skips its preconditions (the operator did not ask for them). */
   overrides_preconditions: number;
+  /**
+   * The offer of the attempt out (the run's own or its backfill's), until an instance acknowledges
+   * it: the instance it is offered to (null: waiting for one to say hello), when, and when its
+   * `run_started` is due; `offered` lists (JSON) every instance this attempt was offered to.
+   */
+  offer_to: string | null;
+  offered_at: number | null;
+  ack_due_at: number | null;
+  offered: string;
   created_at: number;
   triggered_at: number | null;
   started_at: number | null;

@@ -101,9 +101,11 @@ describe('the runs_waiting_on migration reads the facts of open runs from their 
     await core.jobs.settled();
     core.jobs.triggerNow(byHand, { reason: 'urgent', actor: 'alice', slot: '2026-11-30' });
     core.close();
-    // The database as the previous version left it: no columns, the facts only in the checks.
+    // The database as the version before the runs_waiting_on migration left it: no columns, the
+    // facts only in the checks (and none of the later migrations' columns either).
     const raw = new Database(path.join(dir, 'gaffer.db'));
-    raw.exec('ALTER TABLE runs DROP COLUMN waiting_on; ALTER TABLE runs DROP COLUMN overrides_preconditions;');
+    raw.exec('DROP INDEX runs_offer_to');
+    for (const c of ['offer_to', 'offered_at', 'ack_due_at', 'offered', 'waiting_on', 'overrides_preconditions']) raw.exec(`ALTER TABLE runs DROP COLUMN ${c}`);
     raw.pragma(`user_version = ${MIGRATIONS.findIndex((m) => m.name.endsWith('_runs_waiting_on'))}`);
     raw.close();
     core = createCore({ clock, dataDir: dir, config: BASE_CONFIG });

@@ -364,6 +364,17 @@ export class JobService {
     return { items: page.map(toRun), next: rows.length > limit && last ? encode([last.slot_at, last.id]) : null };
   }
 
+  /**
+   * The operator ends a run: an open run fails (never retried by itself); an attempt out — the
+   * run's own, or its dispatched backfill's — is taken away, its agent told at once (`run_cancelled`,
+   * reason `operator`). A finished run with nothing in flight is `invalid_transition`.
+   */
+  cancelRun(id: string, input: unknown): Run {
+    const { reason, actor } = parseOrThrow(operatorReason, input, 'cancel');
+    const runId = parseOrThrow(z.string().min(1).max(100), id, 'run id');
+    return toRun(this.write(() => this.engine.cancelRun(runId, reason, actor)));
+  }
+
   getRun(id: string): { run: Run; steps: RunStep[]; checks: CheckRecord[]; backfills: Backfill[] } {
     const r = this.repo.run(parseOrThrow(z.string().min(1).max(100), id, 'run id'));
     return {

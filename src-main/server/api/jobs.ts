@@ -308,6 +308,23 @@ export function jobRoutes(core: Core): Route[] {
         return ok({ ...detail, run: withUsage(core, runSubject(detail.run.id), detail.run) });
       },
     },
+    {
+      method: 'POST',
+      path: '/runs/:id/cancel',
+      doc: {
+        summary: 'End a run (audited with the reason): an attempt in flight is taken away and its agent gets `run_cancelled` (operator).',
+        params: idParams,
+        query: emptyQuery,
+        body: reasonBody,
+        responses: { 200: '`{run}`' },
+      },
+      async handler(c) {
+        noQuery(c);
+        const id = parseParam(idParam, c, 'id');
+        const { reason: why } = await parseBody(reasonBody, c);
+        return ok({ run: jobs.cancelRun(id, { reason: why, actor: c.actor }) });
+      },
+    },
 
     // ---- backfill queue ----
     {

@@ -11,7 +11,7 @@
  */
 import { GafferError } from '../../../common/errors';
 import { isoTime } from '../../../common/iso-time';
-import type { JobSpec, RunApproval } from '../../../common/job-schema';
+import type { JobSpec } from '../../../common/job-schema';
 import { operatorMayAct } from '../backfill-transitions';
 import type { CheckOutcome } from '../preconditions';
 import { runPhase } from '../run-phase';
@@ -19,7 +19,7 @@ import { specOf, type BackfillRow, type JobRow, type RunRow } from '../rows';
 import { auditBackfill, enqueueBackfill, transitionBackfill } from './backfill-queue';
 import { recordCheck } from './checks';
 import { ACTOR, type EngineContext } from './context';
-import { buildTrigger, offer } from './dispatch';
+import { offerAttempt } from './offers';
 import { executionFacts, preconditionFacts } from './facts';
 import { backfilled, nudge } from './outcomes';
 import { executionVerdict } from './verdicts';
@@ -75,12 +75,13 @@ function evaluateBackfill(e: EngineContext, b: BackfillRow, job: JobRow, spec: J
   );
 }
 
-/** Marks the queued backfill dispatched (a new attempt of its run) and offers it after the commit. */
+/** Marks the queued backfill dispatched (a new attempt of its run) and offers it, in the caller's transaction. */
 function dispatchBackfill(e: EngineContext, b: BackfillRow, job: JobRow, now: number, actor: string): BackfillRow {
   const spec = specOf(job);
   const run = e.repo.run(b.run_id);
   const attempt = run.attempt + 1;
-  e.repo.patchRun(run.id, { attempt });
+  // A new attempt of the run: its offer (on the run's row) starts afresh.
+  const out = e.repo.patchRun(run.id, { attempt, offered: '[]' });
   const deadline = now + spec.runTimeoutS * 1000;
   const row = transitionBackfill(
     e,
@@ -91,17 +92,8 @@ function dispatchBackfill(e: EngineContext, b: BackfillRow, job: JobRow, now: nu
     actor,
     { attempt, backfillAttempt: b.attempts + 1, deadline: isoTime(deadline) },
   );
-  const trigger = buildTrigger(job, spec, run, attempt, deadline, {
-    completedSteps: e.repo.completedSteps(run.id),
-    trigger: 'backfill',
-    covers: JSON.parse(run.covers) as string[],
-    previousError: run.last_error,
-    backfillId: b.id,
-    // Every offer of an approved re-run carries the operator's decision (decisions.ts).
-    ...(b.approval ? { approval: JSON.parse(b.approval) as RunApproval } : {}),
-  });
-  offer(e, job.role, trigger, { kind: 'backfill', backfillId: b.id, dispatch: row.attempts });
-  return row;
+  offerAttempt(e, out, job, row);
+  return e.backfillRows.get(row.id);
 }
 
 // ---- the operator's actions ------------------------------------------------------------------

@@ -1,20 +1,27 @@
 /**
- * The operator's hand on runs: "run now", the slots a disabled job skips, and the waiting runs a
- * resume or a released kill switch looks at again. Each runs inside the caller's transaction.
+ * The operator's hand on runs: "run now", cancelling a run, what disabling a job and turning the
+ * kill switch on take away, and the waiting runs a resume or a released kill switch looks at again.
+ * Each runs inside the caller's transaction.
  *
  * Invariants:
  * 1. "Run now" keeps one run per slot: it claims the slot if free, dispatches a slot still waiting
  *    for its first attempt, and otherwise reports the existing run.
  * 2. A run by hand overrides the schedule, the pause and (unless the operator asks for them) the
  *    preconditions — never the kill switch or a disabled job.
+ * 3. Taking an attempt away records what becomes of its run and tells its holder (`run_cancelled`)
+ *    after the commit: the kill switch stops every attempt out (each retried by its policy once the
+ *    switch is off); disabling a job ends its attempts out (runs by hand go on); cancelling a run
+ *    ends it (or its dispatched backfill). A run an operator ended is never retried by itself.
  */
 import { GafferError } from '../../../common/errors';
-import { isWaiting, runPhase } from '../run-phase';
-import { specOf, type JobRow, type RunRow } from '../rows';
+import type { RunCancelReason } from '../../../common/protocol';
+import { isOut, isWaiting, runPhase } from '../run-phase';
+import { specOf, type BackfillRow, type JobRow, type RunRow } from '../rows';
 import { currentSlotOf } from '../trigger-choices';
 import type { EngineContext } from './context';
 import { dispatchRun } from './dispatch';
-import { skipped, wait } from './outcomes';
+import { takenAway } from './offers';
+import { attemptFailed, backfillAttemptFailed, backfillCancelled, cancelled, skipped, wait } from './outcomes';
 import { claimByHand } from './slots';
 
 export interface RunNowResult {
@@ -80,13 +87,79 @@ function dispatchByHand(e: EngineContext, run: RunRow, job: JobRow, reason: stri
   return { run: d, created, dispatched: true, message: `slot ${run.slot} ${created ? 'claimed and ' : ''}dispatched by hand` };
 }
 
-/** A disabled job's slots that wait for an attempt are skipped (runs by hand go on). */
-export function skipWaitingSlots(e: EngineContext, jobId: string, why: string, actor: string): void {
+/**
+ * A disabled job: its slots that wait for an attempt are skipped, and its attempts out are taken
+ * away and end (runs by hand go on in both cases).
+ */
+export function jobDisabled(e: EngineContext, jobId: string, why: string, actor: string): void {
   for (const r of e.repo.openRunsOfJob(jobId)) {
     const phase = runPhase(r);
     if ((phase !== 'checking' && phase !== 'undelivered') || r.trigger === 'manual') continue;
     skipped(e, r, 'skipped_disabled', why, actor);
   }
+  for (const a of attemptsOut(e, jobId)) {
+    if (!a.backfill && a.run.trigger === 'manual') continue;
+    takeAway(e, a, { reason: 'operator', message: `cancelled: ${why}`, actor, then: 'end' });
+  }
+}
+
+/** The kill switch went on: every attempt out is taken away (and retried by its policy once it is off). */
+export function killSwitchOn(e: EngineContext, reason: string, actor: string): void {
+  for (const a of attemptsOut(e)) takeAway(e, a, { reason: 'kill_switch', message: `taken away: the kill switch was turned on by ${actor}: ${reason}`, actor, then: 'retry' });
+}
+
+/**
+ * The operator cancels a run: an open run ends failed (its attempt out, if any, is taken away); a
+ * finished run whose backfill is dispatched has that backfill's attempt taken away and ended.
+ */
+export function cancelRun(e: EngineContext, run: RunRow, reason: string, actor: string): RunRow {
+  const message = `cancelled by ${actor}: ${reason}`;
+  if (runPhase(run) === 'finished') {
+    const b = e.backfillRows.dispatchedOfRun(run.id);
+    if (!b) throw new GafferError('invalid_transition', `run ${run.id} is already ${run.status}; nothing of it is in flight`);
+    takeAway(e, { run, backfill: b }, { reason: 'operator', message, actor, then: 'end' });
+  } else if (isOut(runPhase(run))) {
+    takeAway(e, { run }, { reason: 'operator', message, actor, then: 'end' });
+  } else {
+    cancelled(e, run, message, actor);
+  }
+  return e.repo.run(run.id);
+}
+
+/** An attempt out: a run's own (offered or started), or its dispatched backfill's. */
+interface AttemptOut {
+  run: RunRow;
+  backfill?: BackfillRow;
+}
+
+function attemptsOut(e: EngineContext, jobId?: string): AttemptOut[] {
+  const runs = jobId === undefined ? e.repo.openRuns() : e.repo.openRunsOfJob(jobId);
+  const out: AttemptOut[] = runs.filter((r) => isOut(runPhase(r))).map((run) => ({ run }));
+  const backfills = jobId === undefined ? e.backfillRows.allDispatched() : e.backfillRows.dispatchedOfJob(jobId);
+  for (const b of backfills) out.push({ run: e.repo.run(b.run_id), backfill: b });
+  return out;
+}
+
+/** What is taken away, and what becomes of the run: retried by its policy, or ended. */
+interface TakeAway {
+  reason: RunCancelReason;
+  message: string;
+  actor: string;
+  then: 'retry' | 'end';
+}
+
+function takeAway(e: EngineContext, a: AttemptOut, t: TakeAway): void {
+  const { run, backfill: b } = a;
+  const holder = b ? b.instance_id : runPhase(run) === 'started' ? run.instance_id : null;
+  if (b) {
+    if (t.then === 'retry') backfillAttemptFailed(e, b, 'lost', t.message);
+    else backfillCancelled(e, b, t.message, t.actor);
+  } else if (t.then === 'retry') {
+    attemptFailed(e, run, 'lost', t.message, t.actor);
+  } else {
+    cancelled(e, run, t.message, t.actor);
+  }
+  if (holder !== null) takenAway(e, run, holder, t.reason, t.actor);
 }
 
 /** Waiting runs (of one job, or all) are looked at again now. */

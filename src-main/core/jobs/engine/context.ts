@@ -14,7 +14,7 @@
 import type { Logger } from '../../../common/logger';
 import type { JobSettings } from '../../../common/job-schema';
 import type { CoreContext } from '../../context';
-import type { Hub } from '../../hub/hub';
+import type { JobsHubPort } from '../../hub/ports';
 import type { InstanceRegistry } from '../../instances/registry';
 import type { Signals } from '../../signals/signals';
 import type { BackfillRepo } from '../backfill-repo';
@@ -24,8 +24,8 @@ import type { JobSettingsStore } from '../settings';
 
 export const ACTOR = 'runner';
 
-/** What the engine needs from the hub: the trigger offer, who is online, prechecks, the run sink, taking an attempt away. */
-export type EngineHub = Pick<Hub, 'pushJobTrigger' | 'connectedInstances' | 'requestPrecheck' | 'setRunSink' | 'cancelRun'>;
+/** What the engine needs from the hub: pick an instance, send a push, who is online, prechecks, the run sink. */
+export type EngineHub = JobsHubPort;
 
 /** Layer 3's spend verdict for a role (core/budgets): the first daily cap reached, with spend and reset. */
 export interface BudgetGate {
@@ -59,8 +59,8 @@ export class EngineContext {
   /** Runs / backfills with asynchronous checks in flight. */
   readonly checkingRuns = new Set<string>();
   readonly checkingBackfills = new Set<number>();
-  /** Pushes waiting for the hub's outcome (`run:<id>` / `bf:<id>`). */
-  readonly pushing = new Set<string>();
+  /** Instances whose session ended since the last pass: their offers move on (offers.ts invariant 4). */
+  readonly sessionsGone = new Set<string>();
   closed = false;
   /** Work to do as soon as the event loop is free (the runner's; a no-op until it starts). */
   soon: () => void = () => {};

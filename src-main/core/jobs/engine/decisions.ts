@@ -17,6 +17,7 @@ import type { RunApproval } from '../../../common/job-schema';
 import type { BackfillRow, RunRow } from '../rows';
 import { closeBackfill, runBackfillNow } from './backfills';
 import { ACTOR, type EngineContext } from './context';
+import { takenAway } from './offers';
 import { backfillAttemptFailed, held } from './outcomes';
 
 const DECIDABLE_ERRORS = new Set(['needs_human', 'fatal', 'budget']);
@@ -64,8 +65,8 @@ export function holdForBudget(e: EngineContext, runId: string, message: string):
       taken = run.instance_id;
       held(e, run, 'budget', message, ACTOR);
     }
-    const instanceId = taken;
-    e.afterCommit(() => e.hub.cancelRun(runId, instanceId, 'budget'));
+    // Audited now, `run_cancelled` to the holder once this commits (offers.ts invariant 5).
+    takenAway(e, run, taken, 'budget');
   });
   if (taken !== null) e.arm();
   return taken !== null;

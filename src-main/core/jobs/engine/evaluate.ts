@@ -1,6 +1,7 @@
 /**
  * A due run evaluated: layers 2 (preconditions) and 3 (execution conditions) for a slot's first
- * attempt, layer 3 for a retry or a re-offer, the deadline of an attempt out, and the window's close.
+ * attempt, layer 3 for a retry, the offer of an attempt out (its ack due, or waiting for an
+ * instance), the deadline of an attempt out, and the window's close.
  *
  * Invariants:
  * 1. Layers in order, each verdict recorded in `checks` (write-only, checks.ts); what the run waits
@@ -20,12 +21,13 @@ import { runPhase, type WaitingOn } from '../run-phase';
 import { specOf, type JobRow, type RunRow } from '../rows';
 import { recordCheck, recordExecution } from './checks';
 import { ACTOR, type EngineContext } from './context';
-import { dispatchRun, offerKey } from './dispatch';
+import { dispatchRun } from './dispatch';
 import { executionFacts, preconditionFacts } from './facts';
+import { offerAttempt, offerLapsed, takenAway } from './offers';
 import { attemptFailed, finalFail, missed, skipped, wait } from './outcomes';
 import { executionVerdict, hardStop, windowCloseOutcome } from './verdicts';
 
-/** Looks at a run whose due time came: evaluate, retry, re-offer, or declare the attempt lost. */
+/** Looks at a run whose due time came: evaluate, retry, move its offer on, or declare the attempt lost. */
 export function evaluateDue(e: EngineContext, run: RunRow, now: number): void {
   const job = e.repo.maybeJobRow(run.job_id);
   if (!job) {
@@ -35,19 +37,20 @@ export function evaluateDue(e: EngineContext, run: RunRow, now: number): void {
   const phase = runPhase(run);
   if (phase === 'checking') evaluateSlot(e, run, job, now);
   else if (phase === 'undelivered' || phase === 'retrying') evaluateRetry(e, run, job, now);
-  else if (phase === 'offered' && !e.pushing.has(offerKey({ kind: 'run', runId: run.id, attempt: run.attempt })) && (run.deadline === null || run.deadline > now)) {
-    // A trigger was out when the process stopped and nobody acknowledged it: offer it again
-    // (same attempt) once an instance of the role is there.
-    const spec = specOf(job);
-    const ex = executionVerdict(executionFacts(e, run, job, spec, now, run.trigger === 'manual' ? 'manual' : 'retry'));
-    recordExecution(e, run, ex);
-    if (ex.action === 'dispatch') dispatchRun(e, run, job, now, 'redispatch');
-    else wait(e, run, Math.min(run.deadline ?? Infinity, ex.waitUntil ?? now + recheckMs(spec, now)), ex.blocker!);
-  } else if (phase === 'offered' || phase === 'started') {
+  else if (phase === 'offered' && (run.deadline === null || run.deadline > now)) offerDue(e, run, job, now);
+  else if (phase === 'offered' || phase === 'started') {
     attemptFailed(e, run, 'lost', `no result before the deadline ${run.deadline === null ? '?' : isoTime(run.deadline)}`, ACTOR);
+    if (phase === 'started') takenAway(e, run, run.instance_id!, 'deadline');
   } else {
     e.repo.patchRun(run.id, { next_attempt_at: null });
   }
+}
+
+/** An attempt out whose offer is due: its ack lapsed (next instance), or it waits for an instance (one may be here now). */
+function offerDue(e: EngineContext, run: RunRow, job: JobRow, now: number): void {
+  if (run.offer_to === null) offerAttempt(e, run, job);
+  else if (run.ack_due_at !== null && run.ack_due_at <= now) offerLapsed(e, run, job, { kind: 'timeout' });
+  else e.repo.patchRun(run.id, { next_attempt_at: Math.min(run.ack_due_at ?? Infinity, run.deadline ?? Infinity) });
 }
 
 /** Layers 1–3 for a slot not dispatched yet. */

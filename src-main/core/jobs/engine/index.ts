@@ -3,7 +3,7 @@
  * may ask of it. Everything else in engine/ is internal to the engine. Its files stand on floors,
  * each importing only the floors below (docs/architecture.md, "The jobs engine"):
  *
- *   index · runner, by-hand · slots · evaluate, backfills · dispatch, run-sink ·
+ *   index · runner, by-hand, decisions · slots · evaluate, backfills · dispatch, run-sink · offers ·
  *   checks, facts, outcomes · verdicts, backfill-queue · maintenance, context
  *
  * Invariants:
@@ -14,8 +14,8 @@ import type { JobSettings, RunApproval } from '../../../common/job-schema';
 import type { BackfillRow, JobRow, RunRow } from '../rows';
 import type { JobSettingsStore } from '../settings';
 import { closeBackfill, requestBackfill, runBackfillNow } from './backfills';
+import { cancelRun, jobDisabled, killSwitchOn, runNow, wakeWaiting, type RunNowResult } from './by-hand';
 import { approveHeld, holdForBudget, rejectHeld } from './decisions';
-import { runNow, skipWaitingSlots, wakeWaiting, type RunNowResult } from './by-hand';
 import { EngineContext, type EngineDeps } from './context';
 import { EngineRunSink } from './run-sink';
 import { JobRunner } from './runner';
@@ -83,9 +83,14 @@ export class JobEngine {
     return runNow(this.e, job, input.slot, input.reason, input.actor, input.checkPreconditions);
   }
 
-  /** The job was disabled: its slots waiting for an attempt are skipped. */
+  /** The job was disabled: its slots waiting for an attempt are skipped, its attempts out taken away (runs by hand go on). */
   jobDisabled(jobId: string, why: string, actor: string): void {
-    skipWaitingSlots(this.e, jobId, why, actor);
+    jobDisabled(this.e, jobId, why, actor);
+  }
+
+  /** The operator ends a run: its attempt out (or its dispatched backfill's) is taken away (`run_cancelled`: operator). */
+  cancelRun(runId: string, reason: string, actor: string): RunRow {
+    return cancelRun(this.e, this.e.repo.run(runId), reason, actor);
   }
 
   /** The job was resumed: its waiting runs are looked at again now. */
@@ -137,9 +142,15 @@ export class JobEngine {
     return this.e.settings();
   }
 
-  /** The global kill switch: while on, nothing is dispatched; turned off, waiting runs are looked at at once. */
+  /**
+   * The global kill switch: turned on, every attempt out is taken away (`run_cancelled`: kill_switch;
+   * retried by its policy later) and nothing is dispatched while it stays on; turned off, waiting
+   * runs are looked at at once.
+   */
   setKillSwitch(on: boolean, reason: string, actor: string): JobSettings {
+    const was = this.settingsStore.read().killSwitch.on;
     const next = this.settingsStore.setKillSwitch(on, reason, actor);
+    if (on && !was) killSwitchOn(this.e, reason, actor);
     if (!on) wakeWaiting(this.e, this.e.repo.openRuns());
     return next;
   }

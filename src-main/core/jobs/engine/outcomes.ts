@@ -21,6 +21,9 @@ import { specOf, toRun, type BackfillRow, type RunPatch, type RunRow } from '../
 import { enqueueBackfill, transitionBackfill } from './backfill-queue';
 import { ACTOR, type EngineContext } from './context';
 
+/** The offer fields of a run whose attempt is no longer offered (acknowledged, or over). */
+export const NO_OFFER = { offer_to: null, offered_at: null, ack_due_at: null } as const;
+
 export type AlertKind = 'missed' | 'not_ready' | 'failed' | 'held' | 'needs_human';
 
 export function alert(e: EngineContext, run: RunRow, kind: AlertKind, message: string): void {
@@ -51,17 +54,33 @@ export function wait(e: EngineContext, run: RunRow, nextAttemptAt: number, waiti
   return e.repo.setWaiting(run.id, nextAttemptAt, waitingOn, disposition);
 }
 
-/** The attempt's trigger is out (`fields`: attempt, deadline, covers, …), audited as `run.dispatch`. */
+/**
+ * The attempt is out (`fields`: attempt, deadline, covers, …, and its offer when one was placed with
+ * it — a new attempt starts with no offer otherwise), audited as `run.dispatch`.
+ */
 export function dispatched(e: EngineContext, run: RunRow, fields: RunPatch, actor: string, detail: Record<string, unknown>): RunRow {
-  return e.repo.updateRun(run, { ...fields, disposition: 'dispatched', waiting_on: null }, 'run.dispatch', actor, detail);
+  return e.repo.updateRun(run, { offered: '[]', ...NO_OFFER, ...fields, disposition: 'dispatched', waiting_on: null }, 'run.dispatch', actor, detail);
 }
 
-/** An instance started the attempt that was offered to it. */
+/** The attempt out is offered to an instance (offers.ts): the offer's fields, and it waits for nothing else. */
+export function offerPlaced(e: EngineContext, run: RunRow, fields: RunPatch): RunRow {
+  return e.repo.setOffer(run.id, fields);
+}
+
+/**
+ * The instance the attempt was offered to acknowledged it: it holds the attempt until its result or
+ * deadline. One transaction and one audit row (`run.start` / `run.attempt_start`) are the ack.
+ */
 export function started(e: EngineContext, run: RunRow, instanceId: string): RunRow {
-  if (run.status === 'pending') {
-    return e.repo.transitionRun(run, 'start', 'running', { instance_id: instanceId, started_at: run.started_at ?? e.now(), disposition: 'running' }, instanceId, { instanceId, attempt: run.attempt });
-  }
-  return e.repo.updateRun(run, { instance_id: instanceId, disposition: 'running' }, 'run.attempt_start', instanceId, { instanceId, attempt: run.attempt });
+  const offers = (JSON.parse(run.offered) as string[]).length;
+  const fields = { instance_id: instanceId, ...NO_OFFER, next_attempt_at: run.deadline, disposition: 'running' as const };
+  const detail = { instanceId, attempt: run.attempt, offers };
+  const next =
+    run.status === 'pending'
+      ? e.repo.transitionRun(run, 'start', 'running', { ...fields, started_at: run.started_at ?? e.now() }, instanceId, detail)
+      : e.repo.updateRun(run, fields, 'run.attempt_start', instanceId, detail);
+  e.ctx.store.emit({ type: 'trigger.acknowledged', runId: run.id, role: e.repo.jobRow(run.job_id).role, instanceId, offers });
+  return next;
 }
 
 export function succeeded(e: EngineContext, run: RunRow, instanceId: string, output: string | null): RunRow {
@@ -69,7 +88,7 @@ export function succeeded(e: EngineContext, run: RunRow, instanceId: string, out
     run,
     'succeed',
     'success',
-    { disposition: 'ran', finished_at: e.now(), output, next_attempt_at: null, dispatched_at: null, deadline: null, last_error: run.last_error, waiting_on: null },
+    { disposition: 'ran', finished_at: e.now(), output, next_attempt_at: null, dispatched_at: null, deadline: null, ...NO_OFFER, last_error: run.last_error, waiting_on: null },
     instanceId,
     { attempt: run.attempt, retryCount: run.retry_count },
   );
@@ -119,7 +138,7 @@ export function attemptFailed(e: EngineContext, run: RunRow, errorClass: RunErro
     if (run.trigger === 'manual' || run.window_closes_at === null || at < run.window_closes_at) {
       const next = e.repo.updateRun(
         run,
-        { retry_count: n, next_attempt_at: at, dispatched_at: null, deadline: null, instance_id: null, last_error: message, error_class: errorClass, disposition: 'retry_scheduled', waiting_on: null },
+        { retry_count: n, next_attempt_at: at, dispatched_at: null, deadline: null, instance_id: null, ...NO_OFFER, last_error: message, error_class: errorClass, disposition: 'retry_scheduled', waiting_on: null },
         'run.retry',
         actor,
         { retry: n, maxRetry: run.max_retry, errorClass, error: message, at: isoTime(at), delayS, attempt: run.attempt },
@@ -140,12 +159,30 @@ export function finalFail(e: EngineContext, run: RunRow, spec: JobSpec | undefin
     run,
     'fail',
     'failed',
-    { disposition, last_error: message, error_class: errorClass, finished_at: e.now(), next_attempt_at: null, dispatched_at: null, deadline: null, waiting_on: null },
+    { disposition, last_error: message, error_class: errorClass, finished_at: e.now(), next_attempt_at: null, dispatched_at: null, deadline: null, ...NO_OFFER, waiting_on: null },
     actor,
     { errorClass, error: message, policy },
   );
   if (policy === 'run_now') enqueueBackfill(e, next, 'failed', 'queued', actor, message);
   alert(e, next, 'failed', message);
+  nudge(e, run.job_id, run.id);
+  return next;
+}
+
+/**
+ * The operator ended the run (cancelled it, or disabled its job while its attempt was out): failed,
+ * never retried by itself, no alert (it is their own act). Error class `lost`: a result for the
+ * attempt is refused (`not_holder`), never recorded.
+ */
+export function cancelled(e: EngineContext, run: RunRow, message: string, actor: string): RunRow {
+  const next = e.repo.transitionRun(
+    run,
+    'fail',
+    'failed',
+    { disposition: 'failed', last_error: message, error_class: 'lost', finished_at: e.now(), next_attempt_at: null, dispatched_at: null, deadline: null, ...NO_OFFER, waiting_on: null },
+    actor,
+    { errorClass: 'lost', error: message, cancelled: true },
+  );
   nudge(e, run.job_id, run.id);
   return next;
 }
@@ -156,7 +193,7 @@ export function held(e: EngineContext, run: RunRow, errorClass: 'fatal' | 'needs
     run,
     'fail',
     'failed',
-    { disposition: 'held', held: 1, last_error: message, error_class: errorClass, finished_at: e.now(), next_attempt_at: null, dispatched_at: null, deadline: null, waiting_on: null },
+    { disposition: 'held', held: 1, last_error: message, error_class: errorClass, finished_at: e.now(), next_attempt_at: null, dispatched_at: null, deadline: null, ...NO_OFFER, waiting_on: null },
     actor,
     { errorClass, error: message },
   );
@@ -171,6 +208,8 @@ export function held(e: EngineContext, run: RunRow, errorClass: 'fatal' | 'needs
 
 /** A backfill's attempt failed: queued again while attempts are left, else failed (and alerted). */
 export function backfillAttemptFailed(e: EngineContext, b: BackfillRow, errorClass: RunErrorClass, message: string): BackfillRow {
+  // Its attempt was offered through the run's row: nothing is offered any more.
+  e.repo.patchRun(b.run_id, NO_OFFER);
   const job = e.repo.maybeJobRow(b.job_id);
   const max = job ? specOf(job).retry.maxAttempts : 1;
   let row: BackfillRow;
@@ -182,6 +221,14 @@ export function backfillAttemptFailed(e: EngineContext, b: BackfillRow, errorCla
     alert(e, run, errorClass === 'needs_human' ? 'needs_human' : 'failed', `backfill of ${b.slot} failed: ${message}`);
     if (errorClass === 'needs_human') needsHuman(e, run, ACTOR, message, { jobId: run.job_id, slot: run.slot, error: message, backfillId: b.id });
   }
+  nudge(e, b.job_id);
+  return row;
+}
+
+/** The operator ended a dispatched backfill (cancelled its run, or disabled its job): failed, waiting for the operator. */
+export function backfillCancelled(e: EngineContext, b: BackfillRow, message: string, actor: string): BackfillRow {
+  e.repo.patchRun(b.run_id, NO_OFFER);
+  const row = transitionBackfill(e, b, 'fail', 'failed', { finished_at: e.now(), deadline: null, last_error: message, error_class: 'lost' }, actor, { errorClass: 'lost', error: message, cancelled: true });
   nudge(e, b.job_id);
   return row;
 }

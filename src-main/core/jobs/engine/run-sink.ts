@@ -3,13 +3,15 @@
  * (inside its group commit; the reply leaves once these writes are durable).
  *
  * Invariants:
- * 1. Only the holder speaks: an attempt is started by the instance it was offered to (the first to
- *    answer), and only that instance may report steps and the result. A late message of an instance
- *    that no longer holds the attempt is refused with `not_holder`.
+ * 1. Only the holder speaks: an attempt is started by the instance it is offered to (offers.ts), and
+ *    only that instance may report steps and the result. A late message of an instance that no
+ *    longer holds the attempt (its offer lapsed, the attempt was taken away) is `not_holder`.
  * 2. A repeated `run_started` of the holder is the same start; a repeated result of a run it
  *    finished is answered `replayed: true` when it says the same, and refused otherwise. A result
- *    for an attempt that was taken away (lost) is `not_holder` (PROTOCOL §4).
+ *    for an attempt that was taken away (lost, cancelled) is `not_holder` (PROTOCOL §4).
  * 3. While a backfill of a finished run is dispatched, the messages are about that backfill.
+ * 4. Every `not_holder` / `invalid_transition` refusal is audited (`run.reject`, with the run's trace
+ *    id), kept although the refused request's own writes are rolled back.
  */
 import { GafferError } from '../../../common/errors';
 import { ERROR_CLASSES, type AgentRequestOf } from '../../../common/protocol';
@@ -18,20 +20,30 @@ import { isWaiting, runPhase } from '../run-phase';
 import { toBackfill, toRun, type BackfillRow, type RunRow } from '../rows';
 import { auditBackfill } from './backfill-queue';
 import type { EngineContext } from './context';
-import { attemptFailed, backfillAttemptFailed, backfillSucceeded, held, started, succeeded } from './outcomes';
+import { assertOfferedTo } from './offers';
+import { attemptFailed, backfillAttemptFailed, backfillSucceeded, held, NO_OFFER, started, succeeded } from './outcomes';
+
+type RunRequest = AgentRequestOf<'run_started' | 'run_step' | 'run_result'>;
+
+const REJECT_CODES = new Set(['not_holder', 'invalid_transition']);
 
 export class EngineRunSink implements RunSink {
   constructor(private readonly e: EngineContext) {}
 
   runStarted(instanceId: string, req: AgentRequestOf<'run_started'>): object {
     const e = this.e;
-    return e.ctx.store.write(() => {
+    return this.write(instanceId, req, () => {
       const run = e.repo.run(req.runId);
       const phase = runPhase(run);
       if (phase === 'finished') {
         const b = e.backfillRows.dispatchedOfRun(run.id);
         if (!b) throw new GafferError('not_holder', `run ${run.id} is ${run.status} and no backfill of it is dispatched`);
-        if (b.instance_id !== null && b.instance_id !== instanceId) throw new GafferError('not_holder', `backfill of run ${run.id} was started by another instance`);
+        if (b.instance_id !== null) {
+          if (b.instance_id !== instanceId) throw new GafferError('not_holder', `backfill of run ${run.id} was started by another instance`);
+          return {}; // a repeated run_started
+        }
+        assertOfferedTo(run, instanceId);
+        e.repo.patchRun(run.id, NO_OFFER);
         const row = e.backfillRows.patch(b.id, { instance_id: instanceId, started_at: e.now() }, e.now());
         auditBackfill(e, row, 'backfill.start', instanceId, { instanceId, attempt: run.attempt });
         return {};
@@ -41,6 +53,7 @@ export class EngineRunSink implements RunSink {
         if (run.instance_id !== instanceId) throw new GafferError('not_holder', `run ${run.id} was started by another instance`);
         return {}; // a repeated run_started
       }
+      assertOfferedTo(run, instanceId);
       started(e, run, instanceId);
       return {};
     });
@@ -60,7 +73,7 @@ export class EngineRunSink implements RunSink {
 
   runStep(instanceId: string, req: AgentRequestOf<'run_step'>): object {
     const e = this.e;
-    return e.ctx.store.write(() => {
+    return this.write(instanceId, req, () => {
       const run = e.repo.run(req.runId);
       if (this.runHolder(run.id).instanceId !== instanceId) throw new GafferError('not_holder', `instance ${instanceId} does not hold run ${run.id}`);
       if (e.repo.addStep(run.id, req.step, req.ref ?? null, run.attempt, instanceId)) {
@@ -72,7 +85,7 @@ export class EngineRunSink implements RunSink {
 
   runResult(instanceId: string, req: AgentRequestOf<'run_result'>): object {
     const e = this.e;
-    const out = e.ctx.store.write(() => {
+    const out = this.write(instanceId, req, () => {
       const run = e.repo.run(req.runId);
       const b = e.backfillRows.dispatchedOfRun(run.id);
       if (b) return this.backfillResult(run, b, instanceId, req);
@@ -107,6 +120,25 @@ export class EngineRunSink implements RunSink {
     });
     e.soon();
     return out;
+  }
+
+  /** One transaction for `req`; a refusal is audited after its writes rolled back (invariant 4). */
+  private write<T>(instanceId: string, req: RunRequest, fn: () => T): T {
+    const e = this.e;
+    try {
+      return e.ctx.store.write(fn);
+    } catch (err) {
+      if (err instanceof GafferError && REJECT_CODES.has(err.code)) {
+        e.ctx.audit.record({
+          type: 'run.reject',
+          actor: instanceId,
+          subject: `run:${req.runId}`,
+          detail: { op: req.type, code: err.code, message: err.message },
+          traceId: e.repo.maybeRun(req.runId)?.trace_id ?? null,
+        });
+      }
+      throw err;
+    }
   }
 
   private backfillResult(run: RunRow, b: BackfillRow, instanceId: string, req: AgentRequestOf<'run_result'>): object {

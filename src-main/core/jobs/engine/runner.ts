@@ -21,9 +21,10 @@ import { isoTime } from '../../../common/iso-time';
 import type { Disposable } from '../../events';
 import type { ClockGap } from '../../time/gap-detector';
 import { runPhase } from '../run-phase';
-import { attemptFailed, backfillAttemptFailed } from './outcomes';
+import { attemptFailed, backfillAttemptFailed, NO_OFFER } from './outcomes';
 import { ACTOR, type EngineContext } from './context';
 import { evaluateDue } from './evaluate';
+import { offerLapsed, takenAway } from './offers';
 import type { EngineRunSink } from './run-sink';
 import { advanceJob } from './slots';
 
@@ -72,6 +73,12 @@ export class JobRunner {
         if (instance.status === 'offline') this.instanceGone(instance.id, `instance ${instance.id} went offline`);
       }),
       e.ctx.events.on('session.hello', ({ role }) => this.instanceArrived(role)),
+      // Its offers move on at the next pass (the instance may have resumed on another socket by then).
+      e.ctx.events.on('session.closed', ({ instanceId }) => {
+        if (instanceId === null || e.closed) return;
+        e.sessionsGone.add(instanceId);
+        this.soon();
+      }),
     );
     this.recover();
     this.armSweep();
@@ -126,8 +133,10 @@ export class JobRunner {
       for (const r of e.repo.openRuns()) {
         const phase = runPhase(r);
         if (phase === 'offered') {
-          // A trigger was out when the process stopped: offer it again (same attempt).
-          e.repo.patchRun(r.id, { next_attempt_at: now });
+          // A trigger was out when the process stopped; its session is gone. It is offered again
+          // (same attempt) as soon as an instance is there — to any, as if for the first time.
+          if (r.offer_to !== null) e.ctx.audit.append({ type: 'trigger.lost', actor: ACTOR, subject: `run:${r.id}`, detail: { instanceId: r.offer_to, why: 'Gaffer restarted' }, traceId: r.trace_id });
+          e.repo.patchRun(r.id, { ...NO_OFFER, offered: '[]', next_attempt_at: now });
         } else if (phase === 'started' && !this.instanceAlive(r.instance_id!)) {
           attemptFailed(e, r, 'lost', `instance ${r.instance_id} is gone (Gaffer restarted)`, ACTOR);
         }
@@ -193,8 +202,11 @@ export class JobRunner {
   sweep(): void {
     const e = this.e;
     if (e.closed || !this.started) return;
+    const connected = new Set(e.hub.connectedInstances());
     e.write(() => {
       for (const r of e.repo.openRuns()) {
+        // An offer to an instance without a session moves on (its `session.closed` normally did that).
+        if (r.offer_to !== null && !connected.has(r.offer_to)) e.sessionsGone.add(r.offer_to);
         if (runPhase(r) !== 'started') continue;
         const st = e.instanceStatus(r.instance_id!);
         if (st !== 'online' && st !== 'disconnected') attemptFailed(e, r, 'lost', `instance ${r.instance_id} is ${st ?? 'unknown'}`, ACTOR);
@@ -218,7 +230,7 @@ export class JobRunner {
     const runs = e.repo.nextRunsDue(e.checkingRuns.size + 1);
     const r = runs.find((x) => !e.checkingRuns.has(x.id));
     if (r) cands.push(r.next_attempt_at);
-    const b = e.backfillRows.nextDeadline();
+    const b = e.backfillRows.nextDue();
     if (b !== null) cands.push(b);
     if (cands.length === 0) {
       this.timer?.cancel();
@@ -254,9 +266,10 @@ export class JobRunner {
     const e = this.e;
     const runs = e.repo.shiftDeadlines(gap);
     const backfills = e.backfillRows.shiftDeadlines(gap);
-    if (gap.gapMs > 0) return { runs, backfills };
+    const offers = e.repo.shiftAcks(gap);
+    if (gap.gapMs > 0) return { runs, backfills, offers };
     // A wait for a window to open is an instant of the schedule and stays; the others were "in x seconds".
-    return { runs, backfills, waits: e.repo.shiftWaits(gap), jobs: e.repo.rewindSchedules(gap.to) };
+    return { runs, backfills, offers, waits: e.repo.shiftWaits(gap), jobs: e.repo.rewindSchedules(gap.to) };
   }
 
   // ---- passes ------------------------------------------------------------------------------
@@ -298,6 +311,8 @@ export class JobRunner {
     const e = this.e;
     const now = e.now();
     const over = () => performance.now() > budgetEnd;
+    // 0. Offers out to instances whose session ended move on to the next instance.
+    if (e.sessionsGone.size > 0) this.offersOfGoneSessions();
     // 1. Jobs whose next slot is due: claim the slots (one decision each for missed ones).
     //    The slots claimed due now are evaluated in the same transaction, so each chunk's triggers
     //    leave as soon as it commits (a burst of many jobs is not held back by the last claim).
@@ -324,17 +339,42 @@ export class JobRunner {
       },
     );
     if (!runsDone) return true;
-    // 3. Backfills past their deadline.
-    const late = e.backfillRows.late(now);
-    if (late.length > 0) {
+    // 3. Backfills past their deadline, or whose offer's ack is due.
+    const due = e.backfillRows.due(now);
+    if (due.length > 0) {
       e.write(() => {
-        for (const b of late) {
+        for (const b of due) {
           const cur = e.backfillRows.get(b.id);
-          if (cur.status === 'dispatched' && cur.deadline !== null && cur.deadline <= now) backfillAttemptFailed(e, cur, 'lost', `no result before the deadline ${isoTime(cur.deadline)}`);
+          if (cur.status !== 'dispatched') continue;
+          const run = e.repo.run(cur.run_id);
+          if (cur.deadline !== null && cur.deadline <= now) {
+            backfillAttemptFailed(e, cur, 'lost', `no result before the deadline ${isoTime(cur.deadline)}`);
+            if (cur.instance_id !== null) takenAway(e, run, cur.instance_id, 'deadline');
+          } else if (cur.instance_id === null && run.offer_to !== null && run.ack_due_at !== null && run.ack_due_at <= now) {
+            offerLapsed(e, run, e.repo.jobRow(run.job_id), { kind: 'timeout' }, cur);
+          }
         }
       });
     }
     return false;
+  }
+
+  /** Offers out to instances whose session ended (and that have not resumed on another) go to the next instance. */
+  private offersOfGoneSessions(): void {
+    const e = this.e;
+    const gone = [...e.sessionsGone];
+    e.sessionsGone.clear();
+    const connected = new Set(e.hub.connectedInstances());
+    e.write(() => {
+      for (const id of gone) {
+        if (connected.has(id)) continue;
+        for (const run of e.repo.offeredTo(id)) {
+          const job = e.repo.jobRow(run.job_id);
+          const b = e.backfillRows.dispatchedOfRun(run.id);
+          if (b ? b.instance_id === null : runPhase(run) === 'offered') offerLapsed(e, run, job, { kind: 'lost', why: 'session closed' }, b);
+        }
+      }
+    });
   }
 
   /**

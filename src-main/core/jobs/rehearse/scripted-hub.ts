@@ -1,6 +1,9 @@
 /**
- * The rehearsal's agents: a fake of the engine's hub port (`EngineHub`) whose instances are played
- * by the scenario's script. An offer goes to a scripted instance instead of a socket; the instance
+ * The rehearsal's agents: a fake of the engine's hub port (`EngineHub` = hub/ports.ts `JobsHubPort`:
+ * pick, send, connectedInstances, requestPrecheck, setRunSink) whose instances are played by the
+ * scenario's script. The engine owns the offer (engine/offers.ts: who it is offered to, its ack
+ * timeout, the next instance); a `job_trigger` it sends goes to a scripted instance instead of a
+ * socket; the instance
  * answers through the engine's own run sink (`run_started`, `run_step`, `run_result`), exactly the
  * calls the real hub makes for a real agent. Nothing is sent to a real agent.
  *
@@ -12,15 +15,15 @@
  *    (or the instance's socket is closed) a live instance keeps working and keeps what it would
  *    send; it sends it, in order, once it has said hello again — as the SDK resends after a
  *    reconnect. What the engine refuses (`not_holder`, …) is told in the timeline.
- * 3. An offer goes to the least loaded online instance of the role that the engine did not
- *    exclude; with none it is `undeliverable` (`no_instance`), as from the real hub.
- * 4. An attempt the engine takes away (`cancelRun`, the hub's `run_cancelled`) is dropped by its
- *    agent: nothing more is sent for it, until the run is offered again.
+ * 3. `pick` chooses the least loaded online instance of the role that the engine did not exclude
+ *    (attempts it holds + the offers out to it the engine counts), or none, as the real hub does.
+ * 4. An attempt the engine takes away (`run_cancelled`) is dropped by its agent: nothing more is
+ *    sent for it, until the run is offered again.
  */
 import type { SchedulerConfig } from '../../../common/config';
-import type { AgentRequestOf, RunCancelReason } from '../../../common/protocol';
+import type { AgentPush, AgentRequestOf, RunCancelReason } from '../../../common/protocol';
 import type { EventBus } from '../../events';
-import type { JobTrigger, PrecheckVerdict, RunSink, TriggerOptions, TriggerOutcome } from '../../hub/ports';
+import type { JobTrigger, PrecheckVerdict, RunSink } from '../../hub/ports';
 import type { InstanceRegistry } from '../../instances/registry';
 import type { EngineHub } from '../engine';
 import type { SteppingClock } from './stepping-clock';
@@ -106,22 +109,26 @@ export class ScriptedHub implements EngineHub {
     return Promise.resolve({ status: 'no_instance', ready: false, reason: 'prechecks are scripted in a rehearsal' });
   }
 
-  pushJobTrigger(role: string, trigger: JobTrigger, opts?: TriggerOptions): Promise<TriggerOutcome> {
-    const exclude = new Set(opts?.exclude ?? []);
-    const pick = this.online(role)
+  pick(role: string, exclude: ReadonlySet<string>, offersOut?: (instanceId: string) => number): string | null {
+    const load = (a: Agent) => a.inFlight + (offersOut?.(a.instanceId) ?? 0);
+    const best = this.online(role)
       .filter((a) => !exclude.has(a.instanceId))
-      .sort((a, b) => a.inFlight - b.inFlight)[0];
-    if (!pick) return Promise.resolve({ status: 'undeliverable', runId: trigger.runId, reason: 'no_instance', offeredTo: [] });
-    return new Promise((resolve) => this.deliver(pick, trigger as OfferedTrigger, resolve));
+      .sort((a, b) => load(a) - load(b))[0];
+    return best?.instanceId ?? null;
   }
 
-  cancelRun(runId: string, instanceId: string, reason: RunCancelReason): boolean {
-    const a = this.agents.find((x) => x.instanceId === instanceId);
-    if (!a || !a.alive || !a.connected || !this.gafferUp) return false;
-    this.cancelled.add(`${runId} ${instanceId}`);
+  send(instanceId: string, push: AgentPush): boolean {
+    const a = this.online().find((x) => x.instanceId === instanceId);
+    if (!a) return false;
+    if (push.type === 'job_trigger') this.deliver(a, push as OfferedTrigger);
+    else if (push.type === 'run_cancelled') this.cancel(a, push.runId, push.reason as RunCancelReason);
+    return true;
+  }
+
+  private cancel(a: Agent, runId: string, reason: RunCancelReason): void {
+    this.cancelled.add(`${runId} ${a.instanceId}`);
     a.inFlight = Math.max(0, a.inFlight - 1);
     this.deps.note('agent', `${a.name} is told to stop the attempt (${reason}) and drops it`);
-    return true;
   }
 
   // ---- the scenario's side -------------------------------------------------------------------
@@ -178,7 +185,7 @@ export class ScriptedHub implements EngineHub {
     this.deps.events.emit({ type: 'session.hello', sessionId: `rehearsal-${++this.sessions}`, instanceId: a.instanceId, role: a.role, resumed });
   }
 
-  private deliver(a: Agent, t: OfferedTrigger, resolve: (o: TriggerOutcome) => void): void {
+  private deliver(a: Agent, t: OfferedTrigger): void {
     a.inFlight++;
     const attempt = `${t.runId} ${a.instanceId}`;
     this.cancelled.delete(attempt); // offered again: a new attempt
@@ -187,14 +194,13 @@ export class ScriptedHub implements EngineHub {
     if (t.completedSteps.length) {
       this.deps.note('agent', `${a.name} is told ${t.completedSteps.map((s) => `“${s}”`).join(', ')} ${t.completedSteps.length === 1 ? 'is' : 'are'} done already: it skips ${t.completedSteps.length === 1 ? 'it' : 'them'}`, about);
     }
-    let acknowledged = false;
     let delay = 0;
     actions.forEach((act, i) => {
       delay += i === 0 ? this.deps.ackMs : this.deps.stepMs;
       this.later(delay, () => {
         if (!a.alive || this.cancelled.has(attempt)) return;
         const send = () => {
-          if (act.do === 'start') acknowledged = this.start(a, t, resolve) || acknowledged;
+          if (act.do === 'start') this.start(a, t);
           else this.act(a, t, act, about);
         };
         // A restart and a vanishing are the agent's (or the machine's) doing, not messages.
@@ -202,16 +208,11 @@ export class ScriptedHub implements EngineHub {
         else a.outbox.push(send);
       });
     });
-    // Nobody acknowledged within the script (it never starts): the offer times out as on the real hub.
-    this.deps.clock.setTimeout(() => {
-      if (!acknowledged) resolve({ status: 'undeliverable', runId: t.runId, reason: 'not_acknowledged', offeredTo: [a.instanceId] });
-    }, this.deps.config.triggerAckTimeoutS * 1000);
+    // Nobody acknowledging within the script (it never starts): the engine's ack timeout moves the offer on.
   }
 
-  private start(a: Agent, t: OfferedTrigger, resolve: (o: TriggerOutcome) => void): boolean {
-    if (!this.call(a, t, () => this.sink?.runStarted(a.instanceId, { type: 'run_started', id: this.requestId(), runId: t.runId } as AgentRequestOf<'run_started'>), 'run_started')) return false;
-    resolve({ status: 'acknowledged', runId: t.runId, instanceId: a.instanceId, offeredTo: [a.instanceId] });
-    return true;
+  private start(a: Agent, t: OfferedTrigger): boolean {
+    return this.call(a, t, () => this.sink?.runStarted(a.instanceId, { type: 'run_started', id: this.requestId(), runId: t.runId } as AgentRequestOf<'run_started'>), 'run_started');
   }
 
   private act(a: Agent, t: OfferedTrigger, act: AgentAction, about: { slot: string; attempt: number }): void {
@@ -270,6 +271,7 @@ export class ScriptedHub implements EngineHub {
     a.inFlight = 0;
     this.deps.note('agent', `${a.name}'s process dies: its socket closes and it sends nothing more`, about);
     this.deps.instances.disconnect(a.instanceId, 'its process died');
+    this.deps.events.emit({ type: 'session.closed', sessionId: `rehearsal-${++this.sessions}`, instanceId: a.instanceId, code: 1006, reason: 'its process died' });
     // The hub's presence: the instance goes offline when the reconnect grace runs out (hub/presence.ts).
     this.later(this.deps.config.reconnectGraceS * 1000, () => this.expireGrace());
     if (respawnAfterMs !== undefined) this.later(respawnAfterMs, () => this.hello(a.role, `${a.name} (restarted)`));
