@@ -35,21 +35,28 @@ export interface StartOptions {
   heartbeatIntervalMs?: number;
   extraArgs?: string[];
   startTimeoutMs?: number;
+  /**
+   * Start as `npm start -- --headless` does (scripts/start.mjs: the esbuild bundle of the server
+   * and its log worker) instead of the sources through tsx.
+   */
+  asShipped?: boolean;
 }
 
 export function tmpDataDir(label: string): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), `gaffer-e2e-${label}-`));
 }
 
-/** Starts `node --import tsx src-main/headless/main.ts` on a free port and waits for its URL. */
+/**
+ * Starts `node --import tsx src-main/headless/main.ts` (or, `asShipped`, `node scripts/start.mjs
+ * --headless`) on a free port and waits for its URL.
+ */
 export async function startGaffer(o: StartOptions = {}): Promise<Gaffer> {
   const dataDir = o.dataDir ?? tmpDataDir('srv');
   const rendererDir = process.env.GAFFER_RENDERER_DIR ?? path.join(ROOT, 'out', 'renderer');
   if (!fs.existsSync(path.join(rendererDir, 'index.html'))) throw new Error(`no built renderer in ${rendererDir}: run node scripts/e2e.mjs (it builds it)`);
+  const entry = o.asShipped ? [path.join(ROOT, 'scripts', 'start.mjs'), '--headless'] : ['--import', 'tsx', path.join(ROOT, 'src-main', 'headless', 'main.ts')];
   const args = [
-    '--import',
-    'tsx',
-    path.join(ROOT, 'src-main', 'headless', 'main.ts'),
+    ...entry,
     '--port',
     '0',
     '--data-dir',

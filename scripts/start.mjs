@@ -86,6 +86,8 @@ function isStale(output, sources) {
 const RENDERER_SOURCES = ['src-renderer', 'src-main/common', 'electron.vite.config.ts'];
 const SERVER_SOURCES = ['src-main', 'scripts/start.mjs'];
 const SERVER_BUNDLE = path.join(root, 'out', 'headless', 'main.mjs');
+// The log store's worker thread, found next to the server bundle (core/logs/worker-engine.ts).
+const WORKER_BUNDLE = path.join(root, 'out', 'headless', 'logs-worker.js');
 const ALL_SOURCES = ['src-renderer', 'src-main', 'src-preload', 'electron.vite.config.ts'];
 
 /** Runs `electron-vite build` quietly; on failure shows its output and exits. */
@@ -128,18 +130,10 @@ async function buildServer() {
     console.error(`gaffer: cannot build the headless server: esbuild is not installed (${e.message}); run npm install.`);
     process.exit(1);
   }
+  const common = { bundle: true, platform: 'node', format: 'esm', target: 'node20', packages: 'external', sourcemap: 'linked', logLevel: 'silent' };
   try {
-    await esbuild.build({
-      entryPoints: [path.join(root, 'src-main', 'headless', 'main.ts')],
-      outfile: SERVER_BUNDLE,
-      bundle: true,
-      platform: 'node',
-      format: 'esm',
-      target: 'node20',
-      packages: 'external',
-      sourcemap: 'linked',
-      logLevel: 'silent',
-    });
+    await esbuild.build({ ...common, entryPoints: [path.join(root, 'src-main', 'headless', 'main.ts')], outfile: SERVER_BUNDLE });
+    await esbuild.build({ ...common, entryPoints: [path.join(root, 'src-main', 'core', 'logs', 'worker.ts')], outfile: WORKER_BUNDLE });
   } catch (e) {
     console.error(`gaffer: the headless server build failed:\n${(e.errors ?? []).map((m) => `  ${m.text}${m.location ? ` (${m.location.file}:${m.location.line})` : ''}`).join('\n') || e.message}`);
     process.exit(1);
@@ -152,7 +146,7 @@ async function buildServer() {
 async function runHeadless(reason, { skipBuild = false } = {}) {
   if (reason) console.log(`Electron can't start here (${reason}); serving the console headless instead.`);
   if (!skipBuild && isStale(path.join(root, 'out', 'renderer', 'index.html'), RENDERER_SOURCES)) build('console (out/renderer)');
-  if (isStale(SERVER_BUNDLE, SERVER_SOURCES)) await buildServer();
+  if (isStale(SERVER_BUNDLE, SERVER_SOURCES) || isStale(WORKER_BUNDLE, SERVER_SOURCES)) await buildServer();
   process.env.GAFFER_RENDERER_DIR ??= path.join(root, 'out', 'renderer');
   process.argv = [process.argv[0], SERVER_BUNDLE, ...passthrough];
   await import(pathToFileURL(SERVER_BUNDLE).href);

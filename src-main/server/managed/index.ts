@@ -3,6 +3,7 @@
  * local server listens (the processes need its agent URL) and `stop` before closing the server
  * (so the tasks the agents hand back still reach it).
  */
+import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Core } from '../../core/create-core';
@@ -17,9 +18,17 @@ export interface ManagedAgentsOptions {
   timing?: Partial<SupervisorTiming>;
 }
 
-/** This source checkout (src-main/server/managed → the repository root). */
+/**
+ * This checkout's root: the nearest folder up from this module that holds `scripts/gaffer.mjs`.
+ * Walked, not counted: the module runs from the sources (src-main/server/managed), from the
+ * headless bundle (out/headless) and from the Electron build (out/main), at different depths.
+ */
 export function sourceRoot(): string {
-  return path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+  const here = path.dirname(fileURLToPath(import.meta.url));
+  for (let dir = here; ; dir = path.dirname(dir)) {
+    if (fs.existsSync(path.join(dir, 'scripts', 'gaffer.mjs'))) return dir;
+    if (path.dirname(dir) === dir) return path.resolve(here, '..', '..', '..');
+  }
 }
 
 export async function startManagedAgents(core: Core, server: Pick<RunningServer, 'agentUrl'>, opts: ManagedAgentsOptions = {}): Promise<{ stop(): Promise<void> }> {
