@@ -63,7 +63,8 @@ import type { JobRepo } from './repo';
 import { specOf, toBackfill, toJob, toRun, type JobRow } from './rows';
 import type { Approvals } from './approvals';
 import type { Pauses } from './pauses';
-import { parseIcsCalendar, validateCalendar, type Calendar } from './schedule';
+import { addedDays, calendarDiff, checkCalendar, mergeImported } from './calendar-edits';
+import { parseIcsCalendar, type Calendar } from './schedule';
 import { assertValid, validateJobInput } from './validate-job';
 
 export interface ActorOpts {
@@ -426,15 +427,10 @@ export class JobService {
     return c;
   }
 
-  private checkCalendar(c: Calendar): void {
-    const issues = validateCalendar(c, '').filter((i) => i.severity === 'error');
-    if (issues.length) throw new GafferError('bad_request', `invalid calendar at "${issues[0]!.field}": ${issues[0]!.message}`, { issues });
-  }
-
   createCalendar(input: unknown, opts: ActorOpts): BusinessCalendar {
     const c = parseOrThrow(calendarInput, input, 'calendar');
     const { actor, reason } = parseOrThrow(actorOpts, opts, 'options');
-    this.checkCalendar(c);
+    checkCalendar(c);
     return this.write(() => {
       if (this.calendars.get(c.id)) throw new GafferError('conflict', `calendar ${c.id} already exists; use PUT /calendars/${c.id}`);
       this.calendars.insert(c, actor, this.now);
@@ -446,12 +442,12 @@ export class JobService {
     const body = parseOrThrow(calendarReplaceInput, input, 'calendar');
     const { actor, reason } = parseOrThrow(actorOpts, opts, 'options');
     const c = { id, ...body };
-    this.checkCalendar(c);
+    checkCalendar(c);
     return this.write(() => {
       const before = this.calendars.get(id);
       if (!before) throw new GafferError('not_found', `unknown calendar ${id}`);
       this.calendars.replace(c, actor, this.now);
-      return this.calendarChanged(id, 'update', actor, { reason: reason ?? null, ...this.calendarDiff(before, c) });
+      return this.calendarChanged(id, 'update', actor, { reason: reason ?? null, ...calendarDiff(before, c) });
     });
   }
 
@@ -466,25 +462,13 @@ export class JobService {
     } catch (e) {
       throw new GafferError('bad_request', `cannot import the .ics file: ${(e as Error).message}`);
     }
-    const merge = (mode ?? 'merge') === 'merge';
-    const extra = new Set(merge ? [...before.extraWorkdays, ...data.extraWorkdays] : data.extraWorkdays);
-    const holidays = new Set([...(merge ? before.holidays : []), ...data.holidays].filter((d) => !extra.has(d)));
-    const c = { id, name: before.name, timezone: before.timezone, workdays: before.workdays, holidays: [...holidays].sort(), extraWorkdays: [...extra].sort() };
-    this.checkCalendar(c);
+    const c = mergeImported(before, data, mode ?? 'merge');
+    checkCalendar(c);
     const calendar = this.write(() => {
       this.calendars.replace(c, actor, this.now);
-      return this.calendarChanged(id, 'import_ics', actor, { reason: reason ?? null, mode: mode ?? 'merge', warnings: data.warnings.slice(0, 20), ...this.calendarDiff(before, c) });
+      return this.calendarChanged(id, 'import_ics', actor, { reason: reason ?? null, mode: mode ?? 'merge', warnings: data.warnings.slice(0, 20), ...calendarDiff(before, c) });
     });
-    return {
-      calendar,
-      warnings: data.warnings,
-      added: { holidays: c.holidays.filter((d) => !before.holidays.includes(d)).length, extraWorkdays: c.extraWorkdays.filter((d) => !before.extraWorkdays.includes(d)).length },
-    };
-  }
-
-  private calendarDiff(a: Calendar, b: Calendar): Record<string, unknown> {
-    const diff = (x: string[], y: string[]) => ({ added: y.filter((d) => !x.includes(d)).slice(0, 50), removed: x.filter((d) => !y.includes(d)).slice(0, 50) });
-    return { holidays: diff(a.holidays, b.holidays), extraWorkdays: diff(a.extraWorkdays, b.extraWorkdays), workdays: { from: a.workdays, to: b.workdays } };
+    return { calendar, warnings: data.warnings, added: addedDays(before, c) };
   }
 
   private calendarChanged(id: string, action: string, actor: string, detail: Record<string, unknown>): BusinessCalendar {
