@@ -11,7 +11,7 @@ import { silentLogger, type Logger } from '../common/logger';
 import { AuditLog } from './audit/audit-log';
 import { TokenStore } from './auth/tokens';
 import type { CoreContext } from './context';
-import { openDatabase, type Db } from './db/open';
+import { closeDatabase, openDatabase, type Db } from './db/open';
 import { Store, storageFailureHint } from './db/store';
 import { StorageWatch } from './db/storage-watch';
 import { acquireWriterLock, type WriterLock } from './db/writer-lock';
@@ -256,7 +256,7 @@ export function createCore(opts: CoreOptions = {}): Core {
       committer.close();
       graceSweep?.cancel();
       storageTimer?.cancel();
-      db.close();
+      closeDatabase(db, dbPath, { clean: store.fault === undefined });
       lock?.release();
     },
   };

@@ -7,7 +7,7 @@ import { GafferError } from '../../common/errors';
 import { createCore } from '../create-core';
 import { tempDir } from '../testing/test-core';
 import { MIGRATIONS } from './migrations';
-import { integrityCheck, NEW_DATABASE_PAGE_SIZE, openDatabase } from './open';
+import { cleanMarkPath, closeDatabase, integrityCheck, NEW_DATABASE_PAGE_SIZE, openDatabase } from './open';
 
 const opened: Array<{ close(): void }> = [];
 afterEach(() => {
@@ -106,7 +106,7 @@ describe('database', () => {
     expect(fs.readFileSync(file).equals(junk)).toBe(true);
   });
 
-  it('opening reads only the header and schema: damage deep in a table is for integrityCheck (and surfaces on use)', () => {
+  it('a file changed after a clean close, or left by a crash, is read whole at open: damage deep in a table is refused, untouched', () => {
     const file = path.join(tempDir(), 'g.db');
     const db = openDatabase(file);
     db.exec('CREATE TABLE big (v TEXT)');
@@ -114,18 +114,43 @@ describe('database', () => {
     db.transaction(() => {
       for (let i = 0; i < 2000; i++) ins.run(`row ${i} `.padEnd(400, 'x'));
     })();
-    db.close(); // checkpoints the WAL into the file
+    closeDatabase(db, file, { clean: true }); // checkpoints the WAL into the file, leaves the mark
+    expect(fs.existsSync(cleanMarkPath(file))).toBe(true);
     const bytes = fs.readFileSync(file);
     const page = NEW_DATABASE_PAGE_SIZE;
     const middle = Math.floor(bytes.length / page / 2) * page;
     bytes.fill(0xa5, middle, middle + page); // one leaf page of `big`, scrambled
+    fs.writeFileSync(file, bytes); // a new modification time: the mark no longer names this file
+    expect(() => openDatabase(file)).toThrow(/is not usable \(damaged: .*left untouched/);
+    expect(fs.readFileSync(file).equals(bytes)).toBe(true);
+  });
+
+  it('a file exactly as a clean close left it is opened without the whole-file read (its mark is taken away at open)', () => {
+    const file = path.join(tempDir(), 'g.db');
+    const db = openDatabase(file);
+    db.exec('CREATE TABLE big (v TEXT)');
+    db.prepare('INSERT INTO big (v) VALUES (?)').run('x'.repeat(400));
+    closeDatabase(db, file, { clean: true });
+    // Damage the file, then make it look exactly as it was left (same size and modification
+    // time): the open trusts the mark, so only a query that reaches the page finds it.
+    const before = fs.statSync(file);
+    const bytes = fs.readFileSync(file);
+    const page = NEW_DATABASE_PAGE_SIZE;
+    bytes.fill(0xa5, bytes.length - page, bytes.length);
     fs.writeFileSync(file, bytes);
-    // A start does not read it (invariant 7: no scan on open)…
+    fs.utimesSync(file, before.atimeMs / 1000, before.mtimeMs / 1000);
     const reopened = openDatabase(file);
     opened.push(reopened);
-    // …a full check does, and so does a query that reaches it.
+    expect(fs.existsSync(cleanMarkPath(file))).toBe(false); // a crash from here on leaves no mark
     expect(() => integrityCheck(reopened)).toThrow(/integrity check failed/);
-    expect(() => reopened.prepare('SELECT count(v) FROM big').get()).toThrow(/malformed|corrupt/i);
+  });
+
+  it('no mark after an unclean close (a storage fault) or without closeDatabase', () => {
+    const file = path.join(tempDir(), 'g.db');
+    closeDatabase(openDatabase(file), file, { clean: false });
+    expect(fs.existsSync(cleanMarkPath(file))).toBe(false);
+    openDatabase(file).close();
+    expect(fs.existsSync(cleanMarkPath(file))).toBe(false);
   });
 
   it('refuses a database written by a newer Gaffer', () => {

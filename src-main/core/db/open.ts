@@ -12,10 +12,13 @@
  *    header says a newer format, or the OS refuses) is refused with one clear line, untouched.
  * 6. With `refuseIfOpenElsewhere`, a database another connection holds open (another Gaffer whose
  *    lock file was deleted, or a tool reading it) is refused before anything is read or written.
- * 7. Opening costs the same with ten rows or ten million: it reads the header and the schema, never
- *    a whole table or index (start-up stays under 2 s on a big database, `npm run bench -- startup`).
- *    A deeper check that reads every page is `integrityCheck()`, for tools and crash tests; damage
- *    it would find surfaces on a running Gaffer as SQLITE_CORRUPT, a storage error (`unavailable`).
+ * 7. Opening a database Gaffer itself closed cleanly costs the same with ten rows or ten million:
+ *    it reads the header and the schema, never a whole table or index (start-up stays under 2 s on
+ *    a big database, `npm run bench -- startup`). Any other file — one left by a crash, written by
+ *    something else, or changed since — is read whole first (`quick_check`) and refused, untouched,
+ *    when it is damaged (invariant 2). Which is which: `closeDatabase` leaves a clean-close mark
+ *    naming the file exactly as it was left (inode, size, modification time); a writable open
+ *    removes the mark before it writes, so a crash from then on leaves none.
  */
 import Database from 'better-sqlite3';
 import fs from 'node:fs';
@@ -56,6 +59,8 @@ export function openDatabase(file: string, opts: OpenOptions = {}): Db {
     );
   }
   if (file !== ':memory:' && opts.refuseIfOpenElsewhere && !opts.readonly && fs.existsSync(file)) assertNotOpenElsewhere(file, opts.nativeBinding);
+  // Invariant 7: only a file exactly as Gaffer left it at a clean close skips the whole-file check.
+  const deepCheck = file !== ':memory:' && !opts.readonly && fs.existsSync(file) && !leftCleanly(file);
   let db: Db;
   try {
     db = new Database(file, {
@@ -71,7 +76,12 @@ export function openDatabase(file: string, opts: OpenOptions = {}): Db {
     // Forces a read of the header and the whole schema (invariant 7: nothing more): a foreign or
     // damaged file fails here, loudly, before anything (even the journal mode) is written to it.
     db.prepare('SELECT count(*) FROM sqlite_schema').pluck().get();
+    if (deepCheck) {
+      const check = db.pragma('quick_check', { simple: true });
+      if (check !== 'ok') throw new Error(`damaged: ${String(check)}`);
+    }
     if (!opts.readonly) {
+      if (file !== ':memory:') fs.rmSync(cleanMarkPath(file), { force: true });
       db.pragma(`page_size = ${NEW_DATABASE_PAGE_SIZE}`);
       db.pragma('journal_mode = WAL');
       db.pragma('synchronous = FULL');
@@ -182,6 +192,49 @@ function headerWriteVersion(file: string): number | undefined {
  * SQLite's quick_check: reads every page of the database (seconds on a big one), so it is never
  * part of a start (invariant 7). Throws a one-line error naming what is damaged.
  */
+/** Where the clean-close mark of `file` lives (invariant 7). */
+export function cleanMarkPath(file: string): string {
+  return `${file}-closed`;
+}
+
+interface CleanMark {
+  ino: number;
+  size: number;
+  mtimeMs: number;
+}
+
+function markOf(file: string): CleanMark {
+  const st = fs.statSync(file);
+  return { ino: st.ino, size: st.size, mtimeMs: Math.trunc(st.mtimeMs) };
+}
+
+/** The file is exactly as a clean close left it: its mark matches, and no WAL is waiting. */
+function leftCleanly(file: string): boolean {
+  try {
+    if (fs.existsSync(`${file}-wal`) && fs.statSync(`${file}-wal`).size > 0) return false;
+    const mark = JSON.parse(fs.readFileSync(cleanMarkPath(file), 'utf8')) as CleanMark;
+    const now = markOf(file);
+    return mark.ino === now.ino && mark.size === now.size && mark.mtimeMs === now.mtimeMs;
+  } catch {
+    return false; // no mark, or one that cannot be read: check the file
+  }
+}
+
+/**
+ * Closes a writable connection. With `clean` (the caller saw no storage fault) and the WAL folded
+ * back into the file, leaves the clean-close mark so the next open may skip the whole-file check.
+ */
+export function closeDatabase(db: Db, file: string, opts: { clean: boolean }): void {
+  db.close();
+  if (file === ':memory:' || !opts.clean) return;
+  try {
+    if (fs.existsSync(`${file}-wal`)) return; // another connection still has it open: no mark
+    fs.writeFileSync(cleanMarkPath(file), JSON.stringify(markOf(file)));
+  } catch {
+    /* no mark: the next open checks the whole file */
+  }
+}
+
 export function integrityCheck(db: Db): void {
   const check = db.pragma('quick_check', { simple: true });
   if (check !== 'ok') throw new GafferError('unavailable', `integrity check failed: ${String(check).replace(/\s*\n\s*/g, '; ').slice(0, 300)}`);
