@@ -188,10 +188,6 @@ function headerWriteVersion(file: string): number | undefined {
   }
 }
 
-/**
- * SQLite's quick_check: reads every page of the database (seconds on a big one), so it is never
- * part of a start (invariant 7). Throws a one-line error naming what is damaged.
- */
 /** Where the clean-close mark of `file` lives (invariant 7). */
 export function cleanMarkPath(file: string): string {
   return `${file}-closed`;
@@ -235,6 +231,11 @@ export function closeDatabase(db: Db, file: string, opts: { clean: boolean }): v
   }
 }
 
+/**
+ * SQLite's quick_check: reads every page of the database (seconds on a big one), for tools and
+ * crash tests; a start runs it only on a file not closed cleanly (invariant 7). Throws a one-line
+ * error naming what is damaged.
+ */
 export function integrityCheck(db: Db): void {
   const check = db.pragma('quick_check', { simple: true });
   if (check !== 'ok') throw new GafferError('unavailable', `integrity check failed: ${String(check).replace(/\s*\n\s*/g, '; ').slice(0, 300)}`);
