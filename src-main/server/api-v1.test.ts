@@ -1,10 +1,10 @@
 import { EventEmitter } from 'node:events';
 import http, { type ServerResponse } from 'node:http';
-import net, { type AddressInfo } from 'node:net';
+import net from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { startApiTestServer, type ApiTestServer } from './api/api-server.testkit';
 import { csvRecords } from '../core/audit/audit-export';
-import { makeTestCore, onlineInstance, stateDigest, type TestCore } from '../core/testing/test-core';
-import { createApiHandler } from './api-v1';
+import { onlineInstance, stateDigest, type TestCore } from '../core/testing/test-core';
 import { streamChunks } from './api/router';
 
 const OPERATOR = 'op-secret-for-tests';
@@ -19,28 +19,16 @@ interface Res {
   body: Json;
 }
 
+let api: ApiTestServer;
 let core: TestCore;
-let server: http.Server;
 let port: number;
 
 beforeEach(async () => {
-  core = makeTestCore();
-  server = http.createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  port = (server.address() as AddressInfo).port;
-  const api = createApiHandler(core, { operatorToken: OPERATOR, port, version: '9.9.9-test' });
-  server.on('request', (req, res) => {
-    void api(req, res).then((handled) => {
-      if (!handled) res.writeHead(404, { 'content-type': 'text/plain' }).end('not the api');
-    });
-  });
+  api = await startApiTestServer(OPERATOR, { version: '9.9.9-test' });
+  ({ core, port } = api);
 });
 
-afterEach(async () => {
-  server.closeAllConnections();
-  await new Promise<void>((r) => server.close(() => r()));
-  core.close();
-});
+afterEach(() => api.close());
 
 function request(
   method: string,

@@ -1,30 +1,19 @@
 /** `/inbox…` and `/notifications…` over real HTTP: shapes of PROTOCOL §8, typed errors that change nothing, masked secrets. */
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { makeTestCore, type TestCore } from '../../core/testing/test-core';
-import { createApiHandler } from '../api-v1';
+import { startApiTestServer, type ApiTestServer } from './api-server.testkit';
+import { type TestCore } from '../../core/testing/test-core';
 
 const TOKEN = 'op-secret-for-tests';
+let api: ApiTestServer;
 let core: TestCore;
-let server: http.Server;
 let base: string;
 
 beforeEach(async () => {
-  core = makeTestCore();
-  server = http.createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const port = (server.address() as AddressInfo).port;
-  const api = createApiHandler(core, { operatorToken: TOKEN, port });
-  server.on('request', (req, res) => void api(req, res));
-  base = `http://127.0.0.1:${port}/api/v1`;
+  api = await startApiTestServer(TOKEN);
+  ({ core, base } = api);
 });
 
-afterEach(async () => {
-  server.closeAllConnections();
-  await new Promise<void>((r) => server.close(() => r()));
-  core.close();
-});
+afterEach(() => api.close());
 
 async function call(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
   const res = await fetch(`${base}${path}`, {

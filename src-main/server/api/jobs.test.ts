@@ -1,30 +1,21 @@
 /** The jobs routes of the local HTTP API (PROTOCOL §2), over a real server on 127.0.0.1:0. */
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { auditCount, makeTestCore, stateDigest, type TestCore } from '../../core/testing/test-core';
-import { createApiHandler } from '../api-v1';
+import { startApiTestServer, type ApiTestServer } from './api-server.testkit';
+import { auditCount, stateDigest, type TestCore } from '../../core/testing/test-core';
 
 const OPERATOR = 'op-secret-for-jobs-tests';
 type Json = any;
 
-let core: TestCore;
-let server: http.Server;
+let api: ApiTestServer;
+let core: TestCore; // manual clock at 2026-11-30T08:00:00Z
 let port: number;
 
 beforeEach(async () => {
-  core = makeTestCore(); // manual clock at 2026-11-30T08:00:00Z
-  server = http.createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  port = (server.address() as AddressInfo).port;
-  const api = createApiHandler(core, { operatorToken: OPERATOR, port });
-  server.on('request', (req, res) => void api(req, res).then((handled) => !handled && res.writeHead(404).end()));
+  api = await startApiTestServer(OPERATOR);
+  ({ core, port } = api);
 });
-afterEach(async () => {
-  server.closeAllConnections();
-  await new Promise<void>((r) => server.close(() => r()));
-  core.close();
-});
+afterEach(() => api.close());
 
 function call(method: string, path: string, body?: unknown, token: string | null = OPERATOR): Promise<{ status: number; body: Json }> {
   const headers: Record<string, string> = {};

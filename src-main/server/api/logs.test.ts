@@ -1,34 +1,22 @@
 /** The HTTP side of logs and usage (PROTOCOL §5): pages, filters, attempts, download, search, `/usage`, `usage` on objects. */
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { makeTestCore, onlineInstance, type TestCore } from '../../core/testing/test-core';
-import { createApiHandler } from '../api-v1';
+import { startApiTestServer, type ApiTestServer } from './api-server.testkit';
+import { onlineInstance, type TestCore } from '../../core/testing/test-core';
 
 const OPERATOR = 'op-secret-for-logs';
 // Response bodies are arbitrary JSON that the tests index into freely.
 type Json = any;
 
+let api: ApiTestServer;
 let core: TestCore;
-let server: http.Server;
 let base: string;
 
 beforeEach(async () => {
-  core = makeTestCore();
-  server = http.createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const port = (server.address() as AddressInfo).port;
-  const api = createApiHandler(core, { operatorToken: OPERATOR, port });
-  server.on('request', (req, res) => void api(req, res));
-  base = `http://127.0.0.1:${port}/api/v1`;
+  api = await startApiTestServer(OPERATOR);
+  ({ core, base } = api);
 });
 
-afterEach(async () => {
-  server.closeAllConnections();
-  await new Promise<void>((r) => server.close(() => r()));
-  core.close();
-  await core.logs.close();
-});
+afterEach(() => api.close());
 
 async function get(path: string): Promise<{ status: number; body: Json; text: string; headers: Headers }> {
   const res = await fetch(`${base}${path}`, { headers: { authorization: `Bearer ${OPERATOR}` } });
