@@ -167,8 +167,9 @@ describe('an attempt', () => {
     const printed = texts(run, 'stdout');
     expect(printed).toHaveLength(20_000);
     expect(printed.every((t, i) => t.startsWith(`line ${i + 1} `))).toBe(true);
-    // At most one pipe read (64 KiB: ~730 of these lines) beyond the room; unread, all 20 000 would pile up.
-    expect(most).toBeLessThan(room + 1500);
+    // A pipe read or two (64 KiB: ~730 of these lines each) beyond the room — a read may already be
+    // on its way when the pause lands, more so on a loaded machine; unread, all 20 000 would pile up.
+    expect(most).toBeLessThan(room + 3 * 730);
   });
 
   it('usage Gaffer refuses is said in the problems (the note), not dropped silently', async () => {
