@@ -132,7 +132,7 @@ describe.skipIf(pythonMissing)('the §12 Python agent of docs/protocol.md (needs
   // Skipped: in one clean-clone run of three the report did not land within 20 s (cause not found
   // yet: the agent printed nothing after its work ended). It passed in the others, and it fails
   // every time without the §12 fix it checks (the task handed back and worked twice).
-  it.skip('a blip between the end of the work and its report: the report lands on the new socket, the task is not handed back', async () => {
+  it.skip('a blip between the end of the work and its report: the report lands on the new socket, the task is not handed back (skipped: timed out in one clean-clone run of three, cause not found)', async () => {
     h = await startHarness();
     const x = h;
     const sockets = trackSockets(x);
