@@ -677,7 +677,7 @@ export function JobEditor({ jobId }: { jobId: string | null }) {
                 {zone}
                 {form.windowOn ? ` · window ${form.windowStart}–${form.windowEnd}` : ''}
               </span>
-              {previewLoading ? <span className="spinner spinner-small" aria-label="updating" /> : null}
+              {previewLoading ? <span className="spinner spinner-small" role="status" aria-label="updating" /> : null}
             </header>
             <PreviewList preview={preview?.result ?? null} error={preview?.error ?? null} zone={zone} stale={!!preview && preview.key !== previewKey} />
           </section>

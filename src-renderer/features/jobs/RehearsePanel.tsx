@@ -72,7 +72,7 @@ export function RehearsePanel({ result, error, loading, stale, blocked, onRetry 
         <p className="small muted">
           Each scenario runs the job’s real schedule, window, calendar, retry, missed-window and overlap settings on a private copy of the scheduler, with made-up data, agents and downtime. Nothing is saved, sent to an agent or checked for real.
         </p>
-        {loading ? <span className="spinner spinner-small" aria-label="rehearsing" /> : null}
+        {loading ? <span className="spinner spinner-small" role="status" aria-label="rehearsing" /> : null}
         {result && !loading ? (
           <span className="muted small" data-testid="rehearse-elapsed">
             rehearsed in {result.elapsedMs < 1000 ? `${result.elapsedMs} ms` : `${(result.elapsedMs / 1000).toFixed(1)} s`} · times in {result.timezone}

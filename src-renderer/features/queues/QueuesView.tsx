@@ -179,7 +179,7 @@ function BoardColumn(p: {
         <span className="column-count" title={p.total !== null && p.total > p.tasks.length ? `${p.tasks.length} loaded of ${p.total}` : undefined}>
           {p.total !== null && p.total > p.tasks.length ? `${formatCount(p.tasks.length)} / ${formatCount(p.total)}` : formatCount(p.tasks.length)}
         </span>
-        {p.loading ? <span className="spinner spinner-small" aria-label="loading" /> : null}
+        {p.loading ? <span className="spinner spinner-small" role="status" aria-label="loading" /> : null}
       </header>
       {p.error ? <ErrorBanner error={p.error} /> : null}
       {p.tasks.length === 0 && !p.loading ? (

@@ -63,7 +63,7 @@ export function AllRuns({ jobs, query }: { jobs: JobSummary[]; query: Record<str
       <header className="panel-head">
         <h2>Runs of every job</h2>
         <span className="muted small">{all.loadedAt !== null ? `${formatCount(all.items.length)}${all.next ? '+' : ''} runs, newest slot first` : ''}</span>
-        {all.loading ? <span className="spinner spinner-small" aria-label="loading" /> : null}
+        {all.loading ? <span className="spinner spinner-small" role="status" aria-label="loading" /> : null}
       </header>
       <div className="all-runs-filters">
         <SelectField label="Job" name="runs-job" value={query.job ?? ''} anyLabel="every job" options={jobs.map((j) => ({ value: j.id, label: j.name }))} onChange={(v) => set({ job: v })} />

@@ -29,7 +29,7 @@ export function HeatMapPanel({ job, weeks, pickedDay, onPickDay }: { job: JobSum
       <header className="panel-head">
         <h2>Expected vs actual</h2>
         <span className="muted small">one cell per day in {zone}; the worst slot of the day sets the colour; pick a day to see its slots</span>
-        {days.loading ? <span className="spinner spinner-small" aria-label="loading" /> : null}
+        {days.loading ? <span className="spinner spinner-small" role="status" aria-label="loading" /> : null}
       </header>
       {days.error ? <ErrorBanner error={days.error} what="Could not count the slots" /> : null}
       <div className="heatmap" data-testid="heatmap">

@@ -141,7 +141,7 @@ export function TasksView() {
         <span className="muted small" data-testid="tasks-total" aria-live="polite">
           {total ? `${total.exact ? '' : 'at least '}${formatCount(total.count)} task${total.count === 1 ? '' : 's'} match` : list.loading ? 'searching…' : ''}
         </span>
-        {list.loading ? <span className="spinner spinner-small" aria-label="loading" /> : null}
+        {list.loading ? <span className="spinner spinner-small" role="status" aria-label="loading" /> : null}
       </div>
 
       {selectionSize > 0 || running ? (

@@ -121,7 +121,7 @@ export function WhyView() {
             </button>
           ))}
         </div>
-        {loading ? <span className="spinner spinner-small" aria-label="loading" /> : null}
+        {loading ? <span className="spinner spinner-small" role="status" aria-label="loading" /> : null}
       </form>
 
       {error ? <ErrorBanner error={error} what="Could not explain" /> : null}
