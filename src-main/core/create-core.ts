@@ -62,7 +62,7 @@ export interface CoreOptions {
   webhooks?: WebhookOptions;
   /** Where log lines are kept (default `<dataDir>/logs`, written by a worker thread). */
   logs?: LogsOptions;
-  /** How often the database, WAL and lock files are checked for having been deleted or replaced (ms; default 1000). */
+  /** How often the database, WAL and lock files are checked for having been deleted or replaced when nothing is written (ms; default 5000; every commit looks at the database and WAL too). */
   storageCheckMs?: number;
 }
 
@@ -191,7 +191,7 @@ export function createCore(opts: CoreOptions = {}): Core {
   let closed = false;
   let graceSweep: TimerHandle | undefined;
   let storageTimer: TimerHandle | undefined;
-  const storageCheckMs = opts.storageCheckMs ?? 1000;
+  const storageCheckMs = opts.storageCheckMs ?? 5000;
   const checkStorage = () => {
     storageTimer = undefined;
     // A fault is sticky (store.ts, invariant 6): once declared there is nothing left to watch.
@@ -252,6 +252,7 @@ export function createCore(opts: CoreOptions = {}): Core {
       attention.stop();
       jobs.stop();
       hub.close();
+      instances.stop();
       void logs.close(); // the worker finishes the batch in flight; `logs.close()` tells when it is done
       committer.close();
       graceSweep?.cancel();

@@ -563,4 +563,32 @@ export const MIGRATIONS: Migration[] = [
       db.exec('CREATE INDEX IF NOT EXISTS runs_offer_to ON runs (offer_to) WHERE offer_to IS NOT NULL');
     },
   },
+  {
+    name: '016_checks_by_rowid',
+    // Checks were a WITHOUT ROWID table keyed (job_id, slot, name) holding the evidence inline: rows
+    // of ~600 bytes, three to a page, so every slot's first checks split a page somewhere in the
+    // tree — half the WAL pages of a burst of triggers. Rows now go to the end of a rowid table
+    // (checks of one pass share pages) and the key is a small unique index beside it.
+    sql: `
+      ALTER TABLE checks RENAME TO checks_without_rowid;
+      CREATE TABLE checks (
+        id INTEGER PRIMARY KEY,
+        job_id TEXT NOT NULL,
+        slot TEXT NOT NULL,
+        name TEXT NOT NULL,
+        layer TEXT NOT NULL CHECK (layer IN ('time','precondition','execution')),
+        verdict TEXT NOT NULL CHECK (verdict IN ('ready','not_ready','error')),
+        reason TEXT NOT NULL,
+        evidence TEXT NOT NULL,
+        at INTEGER NOT NULL,
+        first_at INTEGER NOT NULL,
+        count INTEGER NOT NULL,
+        changed_at INTEGER NOT NULL
+      );
+      INSERT INTO checks (job_id, slot, name, layer, verdict, reason, evidence, at, first_at, count, changed_at)
+        SELECT job_id, slot, name, layer, verdict, reason, evidence, at, first_at, count, changed_at FROM checks_without_rowid ORDER BY first_at, job_id, slot, name;
+      DROP TABLE checks_without_rowid;
+      CREATE UNIQUE INDEX checks_key ON checks (job_id, slot, name);
+    `,
+  },
 ];

@@ -9,11 +9,12 @@
  *    that is gone, or whose path now names another inode, is a fault.
  * 2. Only `stat` is used: this module never opens the database or its WAL, because closing any
  *    descriptor of a file drops every POSIX lock the process holds on it, SQLite's included.
- * 3. `checkWal` runs after every commit but stats the WAL at most every WAL_CHECK_MS (a stat costs
- *    several µs under load, a claim+report pair makes two commits); `check` stats every watched
- *    file (a timer runs it). A commit into a deleted WAL is therefore noticed within WAL_CHECK_MS,
- *    and everything committed until then is rescued (invariant 4): only a crash inside that window
- *    can lose it.
+ * 3. `checkOnWrite` runs after every commit but stats the watched files at most every WAL_CHECK_MS (a
+ *    stat costs several µs under load, a claim+report pair makes two commits); `check` stats them
+ *    all at once (a slow timer runs it too: while nothing is written nothing is at risk). A commit
+ *    into a deleted WAL or database, or beside a deleted lock, is therefore noticed within
+ *    WAL_CHECK_MS, and everything committed until then is rescued (invariant 4): only a crash
+ *    inside that window can lose it.
  * 4. Rescue happens once, on the first fault, and only adds: a checkpoint copies what the lost WAL
  *    held into the database file, or a new file receives a copy of a lost database. Nothing
  *    existing is overwritten.
@@ -63,7 +64,6 @@ export interface StorageWatchOptions {
 
 export class StorageWatch {
   private readonly files: Watched[];
-  private readonly wal: Watched;
   private walCheckedAt = -Infinity;
 
   constructor(
@@ -71,16 +71,15 @@ export class StorageWatch {
     private readonly opts: StorageWatchOptions,
   ) {
     const watched = (role: WatchedRole, p: string): Watched => ({ role, path: p, identity: fileIdentity(p) });
-    this.wal = watched('wal', `${opts.dbPath}-wal`);
-    this.files = [watched('database', opts.dbPath), this.wal, ...(opts.lockPath ? [watched('lock', opts.lockPath)] : [])];
+    this.files = [watched('database', opts.dbPath), watched('wal', `${opts.dbPath}-wal`), ...(opts.lockPath ? [watched('lock', opts.lockPath)] : [])];
   }
 
-  /** Invariant 3: the WAL only, for the write path (at most every WAL_CHECK_MS; a clock step back checks at once). */
-  checkWal(): StorageFault | undefined {
+  /** Invariant 3: every watched file, for the write path (at most every WAL_CHECK_MS; a clock step back checks at once). */
+  checkOnWrite(): StorageFault | undefined {
     const now = this.opts.now();
     if (now >= this.walCheckedAt && now - this.walCheckedAt < WAL_CHECK_MS) return undefined;
     this.walCheckedAt = now;
-    return this.compare(this.wal);
+    return this.check();
   }
 
   /** Invariant 3: every watched file; the first fault found (the database before its WAL). */

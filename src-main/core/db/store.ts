@@ -45,7 +45,7 @@ export type StorageState = 'failing' | 'recovered' | 'fault';
 
 /** The parts of StorageWatch the store uses (storage-watch.ts). */
 export interface StorageCheck {
-  checkWal(): StorageFault | undefined;
+  checkOnWrite(): StorageFault | undefined;
   check(): StorageFault | undefined;
 }
 
@@ -174,7 +174,7 @@ export class Store {
       this.depth--;
     }
     if (outermost) {
-      this.checkWalAfterCommit();
+      this.checkStorageAfterCommit();
       if (probe !== undefined && this.totalChanges() > probe) {
         this.failing = undefined;
         this.onStorage('recovered');
@@ -203,8 +203,8 @@ export class Store {
   }
 
   /** Invariant 6: a commit into a lost WAL is acknowledged only once it was rescued. */
-  private checkWalAfterCommit(): void {
-    const fault = this.watch?.checkWal();
+  private checkStorageAfterCommit(): void {
+    const fault = this.watch?.checkOnWrite();
     if (!fault) return;
     this.declareFault(fault);
     if (fault.safe) return;

@@ -176,7 +176,11 @@ export class InboxChecks {
   // ---- dead-man's switch ------------------------------------------------------------------------
 
   deadMan(): void {
-    for (const job of this.q.jobs.all()) this.guard(`dead-man (${job.name})`, () => this.deadManJob(job));
+    // One transaction for the whole look (each job a savepoint inside it): a thousand jobs moving
+    // their watch on every sweep must not cost a thousand fsyncs on the thread that triggers jobs.
+    this.deps.ctx.store.write(() => {
+      for (const job of this.q.jobs.all()) this.guard(`dead-man (${job.name})`, () => this.deadManJob(job));
+    });
   }
 
   private deadManJob(job: JobFacts): void {

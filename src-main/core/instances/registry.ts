@@ -9,12 +9,18 @@
  * Invariants:
  * 1. Only an `online` instance can claim (checked by the claim lock).
  * 2. Going `offline` expires every lock the instance held, in the same transaction.
- * 3. Heartbeats are the only writes the hub makes without an agent request; they are cheap updates.
+ * 3. A heartbeat is checked against the row at once (an instance that is not online is refused) but
+ *    written later, with every other heartbeat that came meanwhile, in one commit at most
+ *    BEATS_WRITE_MS after it — or at once, inside the transaction of anything that decides on
+ *    liveness (the watchdog's silence check, a gap, a disconnect or going offline). Reads show the
+ *    heartbeats held. A heartbeat promises nothing durable: after a restart every instance starts
+ *    disconnected anyway, so an idle fleet costs one commit per interval, not one per beat.
  * 4. Liveness counts time the server lived: after a stall, a sleep or a forward step, online
  *    instances get a fresh heartbeat window and disconnected ones keep the grace they had left;
  *    after a backward step, times recorded on the old timeline move back with it, so nobody's
  *    silence or grace grows by the step (`shiftForGap`, called inside the gap's transaction).
  */
+import type { TimerHandle } from '../../common/clock';
 import { GafferError } from '../../common/errors';
 import { isoTime, isoTimeOrNull } from '../../common/iso-time';
 import type { Instance, InstanceStatus } from '../../common/model';
@@ -40,6 +46,9 @@ interface InstanceRow {
 
 const INSTANCE_ID_PREFIX = 'inst';
 
+/** Invariant 3: the longest a heartbeat waits in memory (well inside any heartbeat timeout). */
+const BEATS_WRITE_MS = 15_000;
+
 /** Instance ids are the only actors of lock claims, renewals and releases (the audit indexes rely on it). */
 export function isInstanceActor(actor: string): boolean {
   return actor.startsWith(`${INSTANCE_ID_PREFIX}_`);
@@ -47,6 +56,9 @@ export function isInstanceActor(actor: string): boolean {
 
 export class InstanceRegistry {
   private readonly q;
+  /** Heartbeats not written yet (invariant 3): instance id → when. */
+  private readonly beats = new Map<string, number>();
+  private beatsTimer: TimerHandle | undefined;
 
   constructor(
     private readonly ctx: CoreContext,
@@ -90,7 +102,7 @@ export class InstanceRegistry {
       version: r.version,
       status: r.status,
       connectedAt: isoTime(r.connected_at),
-      lastHeartbeatAt: isoTime(r.last_heartbeat_at),
+      lastHeartbeatAt: isoTime(this.beats.get(r.id) ?? r.last_heartbeat_at),
       disconnectedAt: isoTimeOrNull(r.disconnected_at),
       tokenId: r.token_id,
       heldTaskIds: this.q.held.all(r.id).map((h) => h.task_id),
@@ -130,19 +142,42 @@ export class InstanceRegistry {
 
   heartbeat(id: string): void {
     parseOrThrow(instanceIdSchema, id, 'instance id');
-    this.ctx.store.write(() => {
-      if (this.q.heartbeat.run(this.ctx.clock.now(), id).changes === 0) {
-        const r = this.q.get.get(id);
-        if (!r) throw new GafferError('not_found', `unknown instance ${id}`);
-        throw new GafferError('forbidden', `instance ${id} is ${r.status}; say hello again`);
+    const r = this.q.get.get(id);
+    if (!r) throw new GafferError('not_found', `unknown instance ${id}`);
+    if (r.status !== 'online') throw new GafferError('forbidden', `instance ${id} is ${r.status}; say hello again`);
+    this.beats.set(id, this.ctx.clock.now());
+    this.beatsTimer ??= this.ctx.clock.setTimeout(() => {
+      this.beatsTimer = undefined;
+      try {
+        this.writeBeats();
+      } catch {
+        // Storage refused the write (its fault is reported by the store); the beats are kept for the next try.
       }
+    }, Math.min(BEATS_WRITE_MS, (this.ctx.config.heartbeatTimeoutS * 1000) / 4));
+  }
+
+  /** Writes the heartbeats held in memory (invariant 3), in the caller's transaction if there is one. */
+  writeBeats(): void {
+    if (this.beats.size === 0) return;
+    const beats = [...this.beats];
+    this.ctx.store.write(() => {
+      for (const [id, at] of beats) this.q.heartbeat.run(at, id);
     });
+    for (const [id, at] of beats) if (this.beats.get(id) === at) this.beats.delete(id);
+  }
+
+  /** Closing: the heartbeats held are dropped (they promise nothing) and the timer stops. */
+  stop(): void {
+    this.beatsTimer?.cancel();
+    this.beatsTimer = undefined;
+    this.beats.clear();
   }
 
   /** The socket closed: the instance keeps its locks for the reconnect grace. */
   disconnect(id: string, why: string): void {
     parseOrThrow(instanceIdSchema, id, 'instance id');
     this.ctx.store.write(() => {
+      this.writeBeats();
       const r = this.q.get.get(id);
       if (r?.status !== 'online') return;
       this.transition(id, 'disconnect', r.status, 'disconnected', () => void this.q.disconnect.run(this.ctx.clock.now(), id), { why });
@@ -162,6 +197,7 @@ export class InstanceRegistry {
   goOffline(id: string, reason: ExpiryReason, actor = 'watchdog'): number {
     parseOrThrow(instanceIdSchema, id, 'instance id');
     return this.ctx.store.write(() => {
+      this.writeBeats();
       const r = this.q.get.get(id);
       if (!r || r.status === 'offline') return 0;
       let expired = 0;
@@ -177,6 +213,7 @@ export class InstanceRegistry {
 
   /** Instances silent since `before`, oldest first (for the watchdog). */
   silentSince(before: number, limit: number): string[] {
+    this.writeBeats();
     return this.q.silent.all(before, limit).map((r) => r.id);
   }
 
@@ -188,6 +225,8 @@ export class InstanceRegistry {
   /** Invariant 4. Returns how many instances' heartbeat and grace times moved. */
   shiftForGap(gap: ClockGap): { heartbeats: number; graces: number } {
     return this.ctx.store.write(() => {
+      // Heartbeats held in memory were recorded on the old timeline too.
+      this.writeBeats();
       const at = { gap: gap.gapMs, newFrom: gap.newFrom, to: gap.to };
       const heartbeats =
         gap.gapMs > 0 ? this.q.forgiveSilence.run(gap.to, gap.to, gap.from - this.ctx.config.heartbeatTimeoutS * 1000).changes : this.q.shiftHeartbeatsBack.run(at).changes;

@@ -54,7 +54,7 @@ export class JobRepo {
          VALUES (@id, @name, @role, @spec, @version, @enabled, @cursor, @next_check_at, @created_at, @created_by, @updated_at, @updated_by)`,
       ),
       insertVersion: db.prepare('INSERT INTO job_versions (job_id, version, spec, at, actor, reason) VALUES (?, ?, ?, ?, ?, ?)'),
-      dueJobIds: db.prepare<[number], { id: string }>('SELECT id FROM jobs WHERE enabled = 1 AND next_check_at IS NOT NULL AND next_check_at <= ? ORDER BY next_check_at'),
+      dueJobIds: db.prepare<[number], { id: string }>('SELECT id FROM jobs WHERE enabled = 1 AND next_check_at IS NOT NULL AND next_check_at <= ? ORDER BY next_check_at, id'),
       nextJobDue: db.prepare<[], { t: number | null }>('SELECT min(next_check_at) AS t FROM jobs WHERE enabled = 1'),
       jobsByCalendar: db.prepare<[string], JobRow>(`SELECT * FROM jobs WHERE json_extract(spec, '$.calendar') = ?`),
       enabledByNextCheck: db.prepare<[number], JobRow>('SELECT * FROM jobs WHERE enabled = 1 AND next_check_at IS NOT NULL ORDER BY next_check_at LIMIT ?'),
@@ -66,7 +66,6 @@ export class JobRepo {
       ),
       runById: db.prepare<[string], RunRow>('SELECT * FROM runs WHERE id = ?'),
       runBySlot: db.prepare<[string, string], RunRow>('SELECT * FROM runs WHERE job_id = ? AND slot = ?'),
-      setRunStatus: db.prepare('UPDATE runs SET status = ?, updated_at = ? WHERE id = ? AND status = ?'),
       dueRunIds: db.prepare<[number], { id: string }>('SELECT id FROM runs WHERE next_attempt_at IS NOT NULL AND next_attempt_at <= ? ORDER BY next_attempt_at, slot_at, slot'),
       nextRunsDue: db.prepare<[number], { id: string; next_attempt_at: number }>('SELECT id, next_attempt_at FROM runs WHERE next_attempt_at IS NOT NULL ORDER BY next_attempt_at LIMIT ?'),
       openRunsOfJob: db.prepare<[string], RunRow>(`SELECT * FROM runs WHERE job_id = ? AND status IN ('pending','running') ORDER BY slot_at, slot`),
@@ -241,10 +240,10 @@ export class JobRepo {
    */
   transitionRun(run: RunRow, cause: RunCause, to: RunStatus, fields: RunChange, actor: string, detail: Record<string, unknown> = {}): RunRow {
     assertRunEdge(cause, run.status, to);
-    const now = this.now;
-    const res = this.q.setRunStatus.run(to, now, run.id, run.status);
-    if (res.changes !== 1) throw new GafferError('conflict', `run ${run.id} changed underneath (expected ${run.status})`);
-    const next = this.writeRun(run.id, fields);
+    // The status and the fields in one statement, only while the row still has the status the edge starts from.
+    const changed = this.runPatcher.patch(run.id, { ...fields, status: to, updated_at: this.now }, { column: 'status', value: run.status });
+    if (changed !== 1) throw new GafferError('conflict', `run ${run.id} changed underneath (expected ${run.status})`);
+    const next = this.q.runById.get(run.id)!;
     const wire = toRun(next);
     this.ctx.audit.append({
       type: `run.${cause}`,

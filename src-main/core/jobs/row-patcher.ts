@@ -16,18 +16,23 @@ export class RowPatcher {
     private readonly keyColumn: string,
   ) {}
 
-  /** Writes the defined fields of `fields` (undefined ones are left alone). */
-  patch(key: string | number, fields: Record<string, unknown>): void {
+  /**
+   * Writes the defined fields of `fields` (undefined ones are left alone); with `only`, only while
+   * the row's `only.column` still holds `only.value`. Returns how many rows changed (0 or 1).
+   */
+  patch(key: string | number, fields: Record<string, unknown>, only?: { column: string; value: unknown }): number {
     const cols = Object.keys(fields).filter((k) => fields[k] !== undefined);
-    if (cols.length === 0) return;
-    const sig = cols.join(',');
+    if (cols.length === 0) return 0;
+    const sig = only ? `${cols.join(',')}|${only.column}` : cols.join(',');
     let stmt = this.cache.get(sig);
     if (!stmt) {
-      stmt = this.db.prepare(`UPDATE ${this.table} SET ${cols.map((c) => `${c} = @${c}`).join(', ')} WHERE ${this.keyColumn} = @__key`);
+      const guard = only ? ` AND ${only.column} = @__only` : '';
+      stmt = this.db.prepare(`UPDATE ${this.table} SET ${cols.map((c) => `${c} = @${c}`).join(', ')} WHERE ${this.keyColumn} = @__key${guard}`);
       this.cache.set(sig, stmt);
     }
     const params: Record<string, unknown> = { __key: key };
+    if (only) params.__only = only.value;
     for (const c of cols) params[c] = fields[c];
-    stmt.run(params);
+    return stmt.run(params).changes;
   }
 }
