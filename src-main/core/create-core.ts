@@ -13,7 +13,7 @@ import { TokenStore } from './auth/tokens';
 import type { CoreContext } from './context';
 import { closeDatabase, openDatabase, type Db } from './db/open';
 import { Store, storageFailureHint } from './db/store';
-import { StorageWatch } from './db/storage-watch';
+import { STORAGE_CHECK_MS, StorageWatch } from './db/storage-watch';
 import { acquireWriterLock, type WriterLock } from './db/writer-lock';
 import { EventBus } from './events';
 import { InstanceRegistry } from './instances/registry';
@@ -191,7 +191,7 @@ export function createCore(opts: CoreOptions = {}): Core {
   let closed = false;
   let graceSweep: TimerHandle | undefined;
   let storageTimer: TimerHandle | undefined;
-  const storageCheckMs = opts.storageCheckMs ?? 5000;
+  const storageCheckMs = opts.storageCheckMs ?? STORAGE_CHECK_MS;
   const checkStorage = () => {
     storageTimer = undefined;
     // A fault is sticky (store.ts, invariant 6): once declared there is nothing left to watch.

@@ -15,7 +15,7 @@ import type { Logger } from '../../common/logger';
 import type { StorageStatus } from '../../common/model';
 import { createCore, type Core } from '../create-core';
 import { tempDir } from '../testing/test-core';
-import { WAL_CHECK_MS } from './storage-watch';
+import { STORAGE_CHECK_MS, WAL_CHECK_MS } from './storage-watch';
 import { checkInvariants } from '../testing/invariants';
 
 const opened: Core[] = [];
@@ -123,7 +123,7 @@ describe('the database file deleted or replaced while running', () => {
     const dbPath = path.join(dir, 'gaffer.db');
     fs.renameSync(dbPath, `${dbPath}.moved-away`);
     fs.writeFileSync(dbPath, 'someone else put a file here');
-    clock.advance(1000);
+    clock.advance(STORAGE_CHECK_MS);
     const fault = core.store.fault!;
     expect(fault).toMatchObject({ role: 'database', what: 'replaced', safe: true });
     const copy = /saved as (\S+):/.exec(fault.message)![1]!;
@@ -136,6 +136,20 @@ describe('the database file deleted or replaced while running', () => {
   });
 });
 
+describe('the database file replaced while writes go on', () => {
+  it('is noticed by the next commit, not only by the timer', () => {
+    const { core, clock, create, dir } = start();
+    create('t0');
+    const dbPath = path.join(dir, 'gaffer.db');
+    fs.renameSync(dbPath, `${dbPath}.moved-away`);
+    fs.writeFileSync(dbPath, 'someone else put a file here');
+    clock.advance(WAL_CHECK_MS); // the write path's look interval, far short of the timer's
+    create('t1');
+    expect(core.store.fault).toMatchObject({ role: 'database', what: 'replaced', safe: true });
+    expect(refused(() => create('later')).code).toBe('unavailable');
+  });
+});
+
 describe('the lock file deleted while running', () => {
   it('is noticed by the timer and writes stop; a second core cannot open the database meanwhile', () => {
     const { core, clock, create, dir, logger } = start();
@@ -143,7 +157,7 @@ describe('the lock file deleted while running', () => {
     fs.rmSync(path.join(dir, 'gaffer.lock'));
     // A second Gaffer now gets a lock of its own, but the database is still open here: refused.
     expect(startRefused(dir).message).toMatch(/gaffer\.db is open in another process \(another Gaffer whose gaffer\.lock was deleted, or a tool such as sqlite3\): stop it, then start again$/);
-    clock.advance(1000);
+    clock.advance(STORAGE_CHECK_MS);
     // The refused second core made a new gaffer.lock: the one this core locked is gone either way.
     expect(core.store.fault).toMatchObject({ role: 'lock', what: 'replaced' });
     expect(refused(() => create('not kept')).code).toBe('unavailable');

@@ -23,8 +23,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Db } from './open';
 
-/** How often the write path looks at the WAL (ms of the injected clock; see invariant 3). */
+/** How often the write path looks at the watched files (ms of the injected clock; see invariant 3). */
 export const WAL_CHECK_MS = 100;
+
+/** How often the timer looks at them when nothing is written (invariant 3). */
+export const STORAGE_CHECK_MS = 5000;
 
 export interface FileIdentity {
   dev: number;

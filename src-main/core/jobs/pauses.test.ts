@@ -1,4 +1,5 @@
 /** Pauses people ask for, end to end (real agents, manual clock): until a time, drain, a whole role. */
+import { pulseMs } from '../time/gap-detector';
 import { afterEach, describe, expect, it } from 'vitest';
 import { assertInvariants, fail, startJobsHarness, succeed, until, type Behavior, type JobsHarness } from './jobs.testkit';
 import { TestAgent } from '../testing/ws-agent.testkit';
@@ -46,7 +47,7 @@ describe('pause until a time', () => {
     const jobId = h.createJob({ name: 'sync', role: 'ops', schedule: EVERY_15_MIN });
     h.core.jobs.pause(jobId, { reason: 'r', until: '2026-11-30T01:00:00.000Z', ...op });
     h.clock.jump(3 * 3600_000);
-    await h.advance(2000);
+    await h.advance(pulseMs(h.core.config) + 1000); // the gap detector's pulse notices the sleep
     expect(h.core.jobs.get(jobId).paused).toBeNull();
   });
 });

@@ -2,6 +2,7 @@
  * Runner policies end to end (real agents over the socket, manual clock): exactly-once delivery with
  * many instances, sleep/wake without a storm, overlap, pause and kill switch, quotas, maintenance.
  */
+import { pulseMs } from '../time/gap-detector';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../common/clock';
 import { silentLogger } from '../../common/logger';
@@ -174,7 +175,7 @@ describe('after the wall clock steps back an hour', () => {
     h.clock.jump(-3600_000); // back to 00:01:30
     // One pulse of the gap detector: the step is applied and the runner re-arms on the new clock
     // (the harness stops at the runner's wake-ups only once it knows them).
-    await h.advance(1000);
+    await h.advance(pulseMs(h.core.config));
     await h.advance(15 * 60_000); // to 00:16:31
     const after = agent.triggers.slice(before).map((t) => [t.job, t.slot]);
     // The fresh job's slots on the new wall clock run; the old job's slots of the repeated hour
@@ -199,7 +200,7 @@ describe('after the wall clock steps back an hour', () => {
     expect(h.run(jobId, '2026-11-30T01:00')).toMatchObject({ status: 'running', deadline: '2026-11-30T03:00:00.000Z' });
     await h.advanceTo('2026-11-30T02:30:00.000Z'); // 30 min left
     h.clock.jump(-3600_000);
-    await h.advance(1000);
+    await h.advance(pulseMs(h.core.config)); // one pulse of the gap detector
     expect(h.run(jobId, '2026-11-30T01:00')).toMatchObject({ status: 'running', deadline: '2026-11-30T02:00:00.000Z' });
     await h.advance(30 * 60_000 + 60_000);
     expect(h.run(jobId, '2026-11-30T01:00')).toMatchObject({ lastError: expect.stringMatching(/no result before the deadline 2026-11-30T02:00:00.000Z/) });
@@ -218,9 +219,9 @@ describe('after the wall clock steps back an hour', () => {
     await h.advanceTo('2026-11-30T01:00:30.000Z');
     expect(h.run(jobId, '2026-11-30T01:00')).toMatchObject({ disposition: 'retry_scheduled', retryCount: 1, nextAttemptAt: '2026-11-30T01:02:00.000Z' });
     h.clock.jump(-3600_000); // 00:00:30: the retry is 90 s away, on the new clock too
-    await h.advance(1000); // one pulse of the gap detector
+    await h.advance(pulseMs(h.core.config)); // one pulse of the gap detector
     expect(h.run(jobId, '2026-11-30T01:00')).toMatchObject({ disposition: 'retry_scheduled', nextAttemptAt: '2026-11-30T00:02:00.000Z' });
-    await h.advance(59_000);
+    await h.advance(59_000 - pulseMs(h.core.config) + 1000);
     await h.advance(60_000);
     expect(h.run(jobId, '2026-11-30T01:00')?.status).toBe('success');
     expect(agent.triggers.map((t) => new Date(t.receivedAt).toISOString())).toEqual(['2026-11-30T01:00:00.000Z', '2026-11-30T00:02:00.000Z']);

@@ -99,9 +99,9 @@ export function gapThresholdMs(c: Pick<SchedulerConfig, 'heartbeatIntervalMs' | 
   return Math.min(c.heartbeatIntervalMs, c.clockJumpThresholdS * 1000);
 }
 
-/** How often the clocks are read: a few times per threshold, at most once a second. */
+/** How often the clocks are read: four times per threshold (every 5 s with the defaults). */
 export function pulseMs(c: Pick<SchedulerConfig, 'heartbeatIntervalMs' | 'clockJumpThresholdS'>): number {
-  return Math.max(25, Math.min(1000, Math.floor(gapThresholdMs(c) / 4)));
+  return Math.max(25, Math.floor(gapThresholdMs(c) / 4));
 }
 
 /** Loop absences remembered for the `deadlines` clock (timers older than these are rare). */
