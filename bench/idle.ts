@@ -8,13 +8,18 @@
  * processes and their RSS together.
  * Also what one durable commit costs in wake-ups on this disk (a probe in the bench's own thread:
  * the fsync of a synchronous=FULL WAL commit sleeps until the disk answers, each sleep a voluntary
- * context switch), so the figure can be read as pulse + heartbeat reads + heartbeat commits.
+ * context switch), so the figure can be read as the clock pulse + the storage look + heartbeat
+ * reads + the heartbeats' batched commits.
  * Targets: < 1 % of one core, < 2 wake-ups/s. Run: npm run bench -- idle
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
+import { DEFAULT_CONFIG } from '../src-main/common/config';
+import { STORAGE_CHECK_MS } from '../src-main/core/db/storage-watch';
+import { BEATS_WRITE_MS } from '../src-main/core/instances/registry';
+import { pulseMs } from '../src-main/core/time/gap-detector';
 import { connect, type Agent } from '../src-main/sdk';
 import { BENCH_OPERATOR_TOKEN, startHeadless } from './headless-proc';
 import { chainFootprint, sampleProc, ticksPerSecond } from './proc';
@@ -83,6 +88,9 @@ export async function runIdleBench(): Promise<Record<string, number>> {
     await sleep(SETTLE_S / 2); // the hellos commit, the heartbeats fall into step
     const busy = await watch(g.serverPid, WINDOW_S);
     const heartbeatsPerS = AGENTS / ((agents[0]?.hello?.heartbeatIntervalMs ?? 20_000) / 1000);
+    const pulsePerS = 1000 / pulseMs(DEFAULT_CONFIG);
+    const storagePerS = 1000 / STORAGE_CHECK_MS;
+    const beatCommitsPerS = Math.round((1000 / BEATS_WRITE_MS) * 100) / 100;
     const chain = chainFootprint(g.rootPid);
     const rss = sampleProc(g.serverPid).rssKb;
     const figures = {
@@ -101,13 +109,13 @@ export async function runIdleBench(): Promise<Record<string, number>> {
     const ok = (pass: boolean) => (pass ? 'ok' : 'MISSED');
     printTable(`Idle: ${JOBS} jobs, ${AGENTS} idle agents, ${WINDOW_S} s (server measured from outside, /proc)`, [
       { figure: 'server CPU', value: `${busy.cpuPct} % of one core`, target: `< 1 %: ${ok(busy.cpuPct < 1)}` },
-      { figure: 'wake-ups, all threads', value: `${busy.wakeups} /s (main thread ${busy.mainWakeups} /s; the agents send ${heartbeatsPerS} heartbeats/s, each read and committed)`, target: `< 2 /s: ${ok(busy.wakeups < 2)}` },
+      { figure: 'wake-ups, all threads', value: `${busy.wakeups} /s (main thread ${busy.mainWakeups} /s; the agents send ${heartbeatsPerS} heartbeats/s, each read, written together every ${BEATS_WRITE_MS / 1000} s)`, target: `< 2 /s: ${ok(busy.wakeups < 2)}` },
       {
         figure: '  read as',
-        value: `clock pulse 1 /s + ${heartbeatsPerS} heartbeat reads/s + ${heartbeatsPerS} heartbeat commits/s × ${perCommit} wake-ups per durable commit on this disk = ${Math.round((1 + heartbeatsPerS * (1 + perCommit)) * 100) / 100} /s`,
+        value: `clock pulse ${pulsePerS} /s + storage look ${storagePerS} /s + ${heartbeatsPerS} heartbeat reads/s + ${beatCommitsPerS} heartbeat commits/s × ${perCommit} wake-ups per durable commit on this disk = ${Math.round((pulsePerS + storagePerS + heartbeatsPerS + beatCommitsPerS * perCommit) * 100) / 100} /s`,
         target: '',
       },
-      { figure: `the same ${JOBS} jobs, no agent (${WINDOW_S / 2} s)`, value: `${alone.cpuPct} % of one core, ${alone.wakeups} wake-ups/s (main thread ${alone.mainWakeups} /s: the clock pulse is 1 /s)`, target: '' },
+      { figure: `the same ${JOBS} jobs, no agent (${WINDOW_S / 2} s)`, value: `${alone.cpuPct} % of one core, ${alone.wakeups} wake-ups/s (main thread ${alone.mainWakeups} /s: the clock pulse is ${pulsePerS} /s, the storage look ${storagePerS} /s)`, target: '' },
       { figure: 'start chain', value: `${chain.nodeProcesses} Node process(es), ${chain.rssMb} MB RSS in all (server ${figures['idle.serverRssMb']} MB)`, target: '' },
       ...chain.commands.map((c) => ({ figure: '  process', value: c, target: '' })),
     ]);

@@ -47,7 +47,7 @@ interface InstanceRow {
 const INSTANCE_ID_PREFIX = 'inst';
 
 /** Invariant 3: the longest a heartbeat waits in memory (well inside any heartbeat timeout). */
-const BEATS_WRITE_MS = 15_000;
+export const BEATS_WRITE_MS = 15_000;
 
 /** Instance ids are the only actors of lock claims, renewals and releases (the audit indexes rely on it). */
 export function isInstanceActor(actor: string): boolean {
