@@ -58,11 +58,12 @@ export class JobRepo {
       nextJobDue: db.prepare<[], { t: number | null }>('SELECT min(next_check_at) AS t FROM jobs WHERE enabled = 1'),
       jobsByCalendar: db.prepare<[string], JobRow>(`SELECT * FROM jobs WHERE json_extract(spec, '$.calendar') = ?`),
       enabledByNextCheck: db.prepare<[number], JobRow>('SELECT * FROM jobs WHERE enabled = 1 AND next_check_at IS NOT NULL ORDER BY next_check_at LIMIT ?'),
-      insertRun: db.prepare(
+      insertRun: db.prepare<[Record<string, unknown>], RunRow>(
         `INSERT INTO runs (id, job_id, job_name, slot, slot_at, status, disposition, trigger, max_retry, next_attempt_at, opens_at,
            window_closes_at, version, trace_id, idempotency_key, created_at, updated_at)
          VALUES (@id, @jobId, @jobName, @slot, @slotAt, 'pending', @disposition, @trigger, @maxRetry, @nextAttemptAt, @opensAt,
-           @windowClosesAt, @version, @traceId, @idempotencyKey, @now, @now)`,
+           @windowClosesAt, @version, @traceId, @idempotencyKey, @now, @now)
+         RETURNING *`,
       ),
       runById: db.prepare<[string], RunRow>('SELECT * FROM runs WHERE id = ?'),
       runBySlot: db.prepare<[string, string], RunRow>('SELECT * FROM runs WHERE job_id = ? AND slot = ?'),
@@ -215,8 +216,7 @@ export class JobRepo {
   /** The claim: inserts the pending run row and audits it (edge none → pending). */
   claimRun(r: NewRun, actor: string, detail: Record<string, unknown> = {}): RunRow {
     assertRunEdge('claim', null, 'pending');
-    this.q.insertRun.run({ ...r, now: this.now });
-    const row = this.q.runById.get(r.id)!;
+    const row = this.q.insertRun.get({ ...r, now: this.now })!;
     const wire = toRun(row);
     this.ctx.audit.append({
       type: 'run.claim',
@@ -241,9 +241,8 @@ export class JobRepo {
   transitionRun(run: RunRow, cause: RunCause, to: RunStatus, fields: RunChange, actor: string, detail: Record<string, unknown> = {}): RunRow {
     assertRunEdge(cause, run.status, to);
     // The status and the fields in one statement, only while the row still has the status the edge starts from.
-    const changed = this.runPatcher.patch(run.id, { ...fields, status: to, updated_at: this.now }, { column: 'status', value: run.status });
-    if (changed !== 1) throw new GafferError('conflict', `run ${run.id} changed underneath (expected ${run.status})`);
-    const next = this.q.runById.get(run.id)!;
+    const next = this.runPatcher.patchReturning<RunRow>(run.id, { ...fields, status: to, updated_at: this.now }, { column: 'status', value: run.status });
+    if (!next) throw new GafferError('conflict', `run ${run.id} changed underneath (expected ${run.status})`);
     const wire = toRun(next);
     this.ctx.audit.append({
       type: `run.${cause}`,
@@ -289,8 +288,7 @@ export class JobRepo {
   }
 
   private writeRun(id: string, fields: RunChange): RunRow {
-    this.runPatcher.patch(id, { ...fields, updated_at: this.now });
-    return this.q.runById.get(id)!;
+    return this.runPatcher.patchReturning<RunRow>(id, { ...fields, updated_at: this.now }) ?? this.run(id);
   }
 
   /** Runs with a due time at or before `now`, soonest first. */
