@@ -164,10 +164,30 @@ export function toJob(r: JobRow): Job {
   };
 }
 
+/**
+ * Specs parsed once per (text, enabled): a trigger reads its job's spec in four or five places.
+ * Frozen, so a caller that wants a changed spec makes a copy (a shared one cannot drift).
+ */
+const parsedSpecs = new Map<string, JobSpec>();
+const PARSED_SPECS_KEPT = 5000;
+
 export function specOf(r: JobRow): JobSpec {
-  const spec = JSON.parse(r.spec) as JobSpec;
-  spec.enabled = r.enabled === 1;
+  const key = `${r.enabled === 1 ? 1 : 0}${r.spec}`;
+  let spec = parsedSpecs.get(key);
+  if (spec === undefined) {
+    spec = deepFreeze({ ...(JSON.parse(r.spec) as JobSpec), enabled: r.enabled === 1 });
+    if (parsedSpecs.size >= PARSED_SPECS_KEPT) parsedSpecs.clear();
+    parsedSpecs.set(key, spec);
+  }
   return spec;
+}
+
+function deepFreeze<T>(v: T): T {
+  if (v !== null && typeof v === 'object' && !Object.isFrozen(v)) {
+    Object.freeze(v);
+    for (const x of Object.values(v)) deepFreeze(x);
+  }
+  return v;
 }
 
 export function toRun(r: RunRow): Run {

@@ -291,8 +291,7 @@ export class JobService {
     return this.write(() => {
       const row = this.repo.jobRow(id);
       if ((row.enabled === 1) === enabled) return toJob(row);
-      const spec = specOf(row);
-      spec.enabled = enabled;
+      const spec = { ...specOf(row), enabled };
       const now = this.now;
       if (enabled) {
         // Slots while disabled are not caught up: the job starts again from now.
