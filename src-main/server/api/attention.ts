@@ -11,7 +11,7 @@ import { budgetsInput, DELIVERY_STATUSES, INBOX_KINDS, inboxAckInput, inboxAckMa
 import { reason, roleName } from '../../common/schemas';
 import type { Core } from '../../core/create-core';
 import { defineRoute } from './define-route';
-import { emptyQuery, idParam, intParam, ok, type Route } from './router';
+import { emptyQuery, idParam, intParam, ok, optionalReasonBody, type Route } from './router';
 
 const listQuery = z.strictObject({
   state: z.enum(['open', 'snoozed', 'acked', 'all']).optional(),
@@ -25,7 +25,6 @@ const decisionBody = z.strictObject({ note: reason });
 const runIdParam = z.string().min(1).max(100);
 const notificationsBody = notificationsInput.extend({ reason: reason.optional() });
 const rolePauseBody = z.strictObject({ reason, until: z.iso.datetime({ offset: true }).nullable().optional() });
-const roleResumeBody = z.strictObject({ reason: reason.optional() });
 const noBody = z.strictObject({});
 const budgetsBody = budgetsInput.extend({ reason: reason.optional() });
 const itemParams = { id: idParam };
@@ -94,7 +93,7 @@ export function attentionRoutes(core: Core): Route[] {
       summary: 'Resume a paused role (jobs with a pause of their own stay paused).',
       params: roleParams,
       query: emptyQuery,
-      body: roleResumeBody,
+      body: optionalReasonBody,
       responses: { 200: '`{pause}` (the pause that ended)' },
       handle: ({ params: { role }, body }, c) => ok({ pause: core.jobs.pauses.resumeRole(role, { ...body, actor: c.actor }) }),
     }),

@@ -21,15 +21,13 @@ import { reason, roleName } from '../../common/schemas';
 import type { Core } from '../../core/create-core';
 import { withUsage } from './logs';
 import { defineRoute } from './define-route';
-import { afterParam, emptyQuery, intParam, limitParam, ok, type ApiContext, type Route } from './router';
+import { afterParam, emptyQuery, intParam, limitParam, ok, optionalReasonBody, reasonBody, type ApiContext, type Route } from './router';
 
 const idParam = z.string().min(1).max(200);
 const boolParam = z.enum(['true', 'false']).transform((v) => v === 'true');
 /** An instant in a URL: ISO-8601 with offset, or epoch milliseconds. */
 const instantParam = z.union([z.iso.datetime({ offset: true }), z.string().regex(/^\d{1,16}$/).transform(Number)]);
 
-const reasonBody = z.strictObject({ reason });
-const optionalReasonBody = z.strictObject({ reason: reason.optional() });
 /** A pause: with a reason; optionally until a time (it resumes by itself), or letting the runs already started finish (`drain`). */
 const pauseBody = z.strictObject({ reason, until: z.iso.datetime({ offset: true }).nullable().optional(), drain: z.boolean().optional() });
 

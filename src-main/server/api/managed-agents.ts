@@ -5,17 +5,13 @@
  */
 import { z } from 'zod';
 import { MANAGED_ACTIONS, managedAgentInput, managedAgentPatch, managedControlInput, type ManagedAction } from '../../common/managed-agents';
-import { reason } from '../../common/schemas';
 import type { Core } from '../../core/create-core';
 import { defineRoute } from './define-route';
-import { emptyQuery, limitParam, ok, pageArray, parseBody, type Route } from './router';
+import { arrayPageQuery, emptyQuery, ok, optionalReasonBody, pageArray, reasonFromQueryOrBody, reasonQuery, type Route } from './router';
 
 // Named so each route's doc (the OpenAPI document) names the schema it parses.
 const ref = z.string().min(1).max(200).describe('the managed agent’s id or name');
 const params = { id: ref };
-const pageQuery = z.strictObject({ limit: limitParam.optional(), after: z.string().min(1).max(100).optional() });
-const reasonQuery = z.strictObject({ reason: reason.optional() });
-const optionalReasonBody = z.strictObject({ reason: reason.optional() });
 
 const CONTROL_SUMMARIES: Record<ManagedAction, string> = {
   start: 'Start the managed agent (Gaffer then keeps it running, also across its own restarts), or one stopped instance.',
@@ -54,7 +50,7 @@ export function managedAgentRoutes(core: Core): Route[] {
       method: 'GET',
       path: '/managed-agents',
       summary: 'The managed agents, each with its processes (pid, status, uptime, restarts, last exit, instance).',
-      query: pageQuery,
+      query: arrayPageQuery,
       responses: { 200: '`{items, next}`' },
       handle: ({ query }) => ok(pageArray(managed.list(), query.limit, query.after)),
     }),
@@ -83,11 +79,10 @@ export function managedAgentRoutes(core: Core): Route[] {
       summary: 'Delete a managed agent: its processes stop (their work is handed back), its token is revoked. The reason comes from `?reason=` or the body.',
       params,
       query: reasonQuery,
-      // The body is read only when `?reason=` is absent.
       unparsedBody: optionalReasonBody,
       responses: { 200: '`{managedAgent}`' },
       async handle({ params: { id }, query }, c) {
-        const why = query.reason ?? (await parseBody(optionalReasonBody, c)).reason;
+        const why = await reasonFromQueryOrBody(query, optionalReasonBody, c);
         return ok({ managedAgent: managed.remove(id, { actor: c.actor, ...(why ? { reason: why } : {}) }) });
       },
     }),

@@ -11,6 +11,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
 import { GafferError } from '../../common/errors';
+import { reason } from '../../common/schemas';
 import { parseOrThrow } from '../../common/validate';
 import type { Core } from '../../core/create-core';
 
@@ -147,6 +148,22 @@ export const idParam = intParam(1);
 export const emptyQuery = z.strictObject({});
 export const limitParam = intParam(1, 1000);
 export const afterParam = intParam(0);
+/** The page query of a small in-memory list (`pageArray`): `after` is the last id seen. */
+export const arrayPageQuery = z.strictObject({ limit: limitParam.optional(), after: z.string().min(1).max(100).optional() });
+
+// ---- The reason every operator action carries. ----
+
+export const reasonBody = z.strictObject({ reason });
+export const optionalReasonBody = z.strictObject({ reason: reason.optional() });
+/** A DELETE may give its reason as `?reason=` (see `reasonFromQueryOrBody`). */
+export const reasonQuery = z.strictObject({ reason: reason.optional() });
+
+/** A DELETE's reason: `?reason=` when given, else the body's (read only then). */
+export function reasonFromQueryOrBody(query: z.output<typeof reasonQuery>, body: typeof reasonBody, c: ApiContext): Promise<string>;
+export function reasonFromQueryOrBody(query: z.output<typeof reasonQuery>, body: typeof optionalReasonBody, c: ApiContext): Promise<string | undefined>;
+export async function reasonFromQueryOrBody(query: z.output<typeof reasonQuery>, body: typeof reasonBody | typeof optionalReasonBody, c: ApiContext): Promise<string | undefined> {
+  return query.reason ?? (await parseBody(body, c)).reason;
+}
 
 /** The route's documentation must name the schema the handler validates with (see the header). */
 function assertDocumented(c: ApiContext, what: string, documented: z.ZodType | undefined, used: z.ZodType): void {

@@ -4,7 +4,7 @@ import { GafferError } from '../../common/errors';
 import { jsonValue, reason, signalKey, signalName } from '../../common/schemas';
 import type { Core } from '../../core/create-core';
 import { defineRoute } from './define-route';
-import { emptyQuery, limitParam, ok, parseBody, type Route } from './router';
+import { emptyQuery, limitParam, ok, reasonBody, reasonFromQueryOrBody, reasonQuery, type Route } from './router';
 
 const setBody = z.strictObject({ name: signalName, key: signalKey, value: jsonValue.optional(), reason: reason.optional() });
 const listQuery = z.strictObject({
@@ -15,8 +15,6 @@ const listQuery = z.strictObject({
 });
 
 const signalParams = { name: signalName, key: signalKey };
-const reasonQuery = z.strictObject({ reason: reason.optional() });
-const reasonBody = z.strictObject({ reason });
 
 export function signalRoutes(core: Core): Route[] {
   return [
@@ -58,11 +56,10 @@ export function signalRoutes(core: Core): Route[] {
       summary: 'Clear a signal; the reason comes from `?reason=` or the body.',
       params: signalParams,
       query: reasonQuery,
-      // The body is read only when `?reason=` is absent.
       unparsedBody: reasonBody,
       responses: { 200: '`{signal}`' },
       async handle({ params: { name, key }, query }, c) {
-        const why = query.reason ?? (await parseBody(reasonBody, c)).reason;
+        const why = await reasonFromQueryOrBody(query, reasonBody, c);
         return ok({ signal: core.signals.clear({ name, key, reason: why, actor: c.actor }) });
       },
     }),

@@ -9,7 +9,7 @@ import type { Core } from '../../core/create-core';
 import { withUsage } from './logs';
 import { headerText } from '../guards';
 import { defineRoute } from './define-route';
-import { afterParam, emptyQuery, idParam, intParam, limitParam, ok, type Route } from './router';
+import { afterParam, emptyQuery, idParam, intParam, limitParam, ok, reasonBody, type Route } from './router';
 
 const listQuery = z.strictObject({
   role: roleName.optional(),
@@ -21,7 +21,6 @@ const listQuery = z.strictObject({
   before: intParam(1).optional(),
 });
 
-const reasonBody = z.strictObject({ reason });
 /** Retry and unblock may replace the payload in the same step. */
 const backToBacklogBody = z.strictObject({ reason, payload: jsonValue.optional() });
 const payloadBody = z.strictObject({ payload: jsonValue, reason });

@@ -1,18 +1,15 @@
 /** `/tokens…`: agent tokens (the secret is returned once, at creation) and `/instances`. */
 import { z } from 'zod';
-import { reason, roleName } from '../../common/schemas';
+import { roleName } from '../../common/schemas';
 import type { Core } from '../../core/create-core';
 import { defineRoute } from './define-route';
-import { limitParam, ok, pageArray, parseBody, type ApiContext, type Route } from './router';
+import { arrayPageQuery, ok, pageArray, reasonBody, reasonFromQueryOrBody, reasonQuery, type ApiContext, type Route } from './router';
 
 const createBody = z.strictObject({
   name: z.string().trim().min(1, 'a name is required').max(200),
   role: roleName.nullable().optional(),
 });
-const pageQuery = z.strictObject({ limit: limitParam.optional(), after: z.string().min(1).max(100).optional() });
 const tokenId = z.string().min(1).max(100);
-const reasonBody = z.strictObject({ reason });
-const reasonQuery = z.strictObject({ reason: reason.optional() });
 const tokenParams = { id: tokenId };
 
 export function tokenRoutes(core: Core): Route[] {
@@ -33,7 +30,7 @@ export function tokenRoutes(core: Core): Route[] {
       method: 'GET',
       path: '/tokens',
       summary: 'List agent tokens (never their secrets).',
-      query: pageQuery,
+      query: arrayPageQuery,
       responses: { 200: '`{items, next}`' },
       handle: ({ query }) => ok(pageArray(core.tokens.list(), query.limit, query.after)),
     }),
@@ -52,16 +49,15 @@ export function tokenRoutes(core: Core): Route[] {
       summary: 'Revoke an agent token; the reason comes from `?reason=` or the body.',
       params: tokenParams,
       query: reasonQuery,
-      // The body is read only when `?reason=` is absent.
       unparsedBody: reasonBody,
       responses: { 200: '`{token}`' },
-      handle: async ({ params: { id }, query }, c) => revoke(id, query.reason ?? (await parseBody(reasonBody, c)).reason, c),
+      handle: async ({ params: { id }, query }, c) => revoke(id, await reasonFromQueryOrBody(query, reasonBody, c), c),
     }),
     defineRoute({
       method: 'GET',
       path: '/instances',
       summary: 'Agent instances (connected processes) with their status and held locks.',
-      query: pageQuery,
+      query: arrayPageQuery,
       responses: { 200: '`{items, next}`' },
       handle: ({ query }) => ok(pageArray(core.instances.list(), query.limit, query.after)),
     }),
