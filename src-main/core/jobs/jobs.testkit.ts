@@ -168,6 +168,11 @@ export interface JobsHarness {
   close(): Promise<void>;
 }
 
+/** The schedule most scenario tests use: every 15 minutes, UTC. */
+export const EVERY_15_MIN = { everyS: 900, timezone: 'UTC' };
+/** Who the scenario tests' operator actions are audited as. */
+export const OPERATOR = { actor: 'operator:test' };
+
 export const BASE_CONFIG: Partial<SchedulerConfig> = {
   // Agents of these tests do not heartbeat while the manual clock races through hours.
   heartbeatTimeoutS: 10_000_000,
