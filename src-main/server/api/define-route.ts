@@ -16,7 +16,8 @@ import type { z } from 'zod';
 import { parseBody, parseParam, parseQuery, type ApiContext, type ApiReply, type Method, type Route, type RouteDoc, type STREAMED } from './router';
 
 type ParamSchemas = Record<string, z.ZodType>;
-type Parsed<S> = S extends z.ZodType ? z.output<S> : undefined;
+/** What a declared schema gives the handler (undefined when none is declared). */
+export type Parsed<S> = S extends z.ZodType ? z.output<S> : undefined;
 
 /** What a handler receives: the route's declared inputs, parsed. */
 export interface RouteInput<P extends ParamSchemas, Q, B> {

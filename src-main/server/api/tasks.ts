@@ -2,13 +2,13 @@
 import { z } from 'zod';
 import { GafferError } from '../../common/errors';
 import { taskSubject } from '../../common/logs';
-import { BULK_TASK_ACTIONS, TASK_STATUSES } from '../../common/model';
+import { BULK_TASK_ACTIONS, TASK_STATUSES, type Task } from '../../common/model';
 import { bulkTaskShape, checkBulkShape, createTaskInput, idempotencyKey, jsonValue, reason, roleName, taskSearchText } from '../../common/schemas';
 import { parseOrThrow } from '../../common/validate';
 import type { Core } from '../../core/create-core';
 import { withUsage } from './logs';
 import { headerText } from '../guards';
-import { defineRoute } from './define-route';
+import { defineRoute, type Parsed } from './define-route';
 import { afterParam, emptyQuery, idParam, intParam, limitParam, ok, reasonBody, type Route } from './router';
 
 const listQuery = z.strictObject({
@@ -42,36 +42,18 @@ const EDGE_SUMMARY: Record<Edge, string> = {
   unblock: 'Put a blocked task back into the backlog (audited with the reason); with `payload`, replace its payload in the same step.',
 };
 const idParams = { id: idParam };
-const EDGE_RESPONSES = { 200: '`{task}`: the task after the change' };
 
 export function taskRoutes(core: Core): Route[] {
-  /** Release and cancel take a reason. */
-  const endEdge = (name: 'release' | 'cancel') =>
+  /** An operator's edge: the reason (and for retry and unblock an optional new payload) goes to the core as it came. */
+  const edge = <B extends typeof reasonBody | typeof backToBacklogBody>(name: Edge, body: B, apply: (input: Parsed<B> & { taskId: number; actor: string }) => Task) =>
     defineRoute({
       method: 'POST',
       path: `/tasks/:id/${name}`,
       summary: EDGE_SUMMARY[name],
       params: idParams,
-      body: reasonBody,
-      responses: EDGE_RESPONSES,
-      handle({ params: { id: taskId }, body: { reason: why } }, c) {
-        const input = { taskId, reason: why, actor: c.actor };
-        return ok({ task: name === 'release' ? core.tasks.forceRelease(input) : core.tasks.cancel(input) });
-      },
-    });
-  /** Retry and unblock put the task back into the backlog, optionally with a new payload. */
-  const backlogEdge = (name: 'retry' | 'unblock') =>
-    defineRoute({
-      method: 'POST',
-      path: `/tasks/:id/${name}`,
-      summary: EDGE_SUMMARY[name],
-      params: idParams,
-      body: backToBacklogBody,
-      responses: EDGE_RESPONSES,
-      handle({ params: { id: taskId }, body: { reason: why, payload } }, c) {
-        const input = { taskId, reason: why, actor: c.actor, ...(payload === undefined ? {} : { payload }) };
-        return ok({ task: name === 'retry' ? core.tasks.retry(input) : core.tasks.unblock(input) });
-      },
+      body,
+      responses: { 200: '`{task}`: the task after the change' },
+      handle: ({ params: { id }, body: input }, c) => ok({ task: apply({ ...input, taskId: id, actor: c.actor }) }),
     });
 
   return [
@@ -137,10 +119,10 @@ export function taskRoutes(core: Core): Route[] {
         return ok({ task: withUsage(core, taskSubject(task.id), task) });
       },
     }),
-    endEdge('release'),
-    endEdge('cancel'),
-    backlogEdge('retry'),
-    backlogEdge('unblock'),
+    edge('release', reasonBody, (input) => core.tasks.forceRelease(input)),
+    edge('cancel', reasonBody, (input) => core.tasks.cancel(input)),
+    edge('retry', backToBacklogBody, (input) => core.tasks.retry(input)),
+    edge('unblock', backToBacklogBody, (input) => core.tasks.unblock(input)),
     defineRoute({
       method: 'PUT',
       path: '/tasks/:id/payload',
