@@ -33,28 +33,37 @@ const countQuery = z.strictObject({
 });
 const reprioritiseBody = z.strictObject({ priority: z.number().int().min(-1_000_000).max(1_000_000), reason });
 
-type Edge = 'release' | 'cancel' | 'retry' | 'unblock';
-
-const EDGE_SUMMARY: Record<Edge, string> = {
-  release: 'Force-release a held task: its lock is removed and it goes back to the backlog (audited with the reason).',
-  cancel: 'Cancel a task (audited with the reason).',
-  retry: 'Put a failed task back into the backlog (audited with the reason); with `payload`, replace its payload in the same step ("retry with changes").',
-  unblock: 'Put a blocked task back into the backlog (audited with the reason); with `payload`, replace its payload in the same step.',
-};
+/** The operator's actions on one task: each passes its body on to the core with the task id and the actor. */
+const ACTIONS = {
+  release: { method: 'POST', body: reasonBody, summary: 'Force-release a held task: its lock is removed and it goes back to the backlog (audited with the reason).' },
+  cancel: { method: 'POST', body: reasonBody, summary: 'Cancel a task (audited with the reason).' },
+  retry: {
+    method: 'POST',
+    body: backToBacklogBody,
+    summary: 'Put a failed task back into the backlog (audited with the reason); with `payload`, replace its payload in the same step ("retry with changes").',
+  },
+  unblock: { method: 'POST', body: backToBacklogBody, summary: 'Put a blocked task back into the backlog (audited with the reason); with `payload`, replace its payload in the same step.' },
+  payload: { method: 'PUT', body: payloadBody, summary: 'Replace the payload of a task nobody holds and that is not finished (audited with the payload before and after, and the reason).' },
+  reprioritise: { method: 'POST', body: reprioritiseBody, summary: 'Change the priority of a task (higher is claimed first; audited with the reason).' },
+} as const;
+type Action = keyof typeof ACTIONS;
+const EDGE_RESPONSES = { 200: '`{task}`: the task after the change' };
 const idParams = { id: idParam };
 
 export function taskRoutes(core: Core): Route[] {
-  /** An operator's edge: the reason (and for retry and unblock an optional new payload) goes to the core as it came. */
-  const edge = <B extends typeof reasonBody | typeof backToBacklogBody>(name: Edge, body: B, apply: (input: Parsed<B> & { taskId: number; actor: string }) => Task) =>
-    defineRoute({
-      method: 'POST',
+  const action = <A extends Action>(name: A, apply: (input: Parsed<(typeof ACTIONS)[A]['body']> & { taskId: number; actor: string }) => Task, responses = EDGE_RESPONSES) => {
+    const { method, body, summary } = ACTIONS[name];
+    return defineRoute({
+      method,
       path: `/tasks/:id/${name}`,
-      summary: EDGE_SUMMARY[name],
+      summary,
       params: idParams,
       body,
-      responses: { 200: '`{task}`: the task after the change' },
-      handle: ({ params: { id }, body: input }, c) => ok({ task: apply({ ...input, taskId: id, actor: c.actor }) }),
+      responses,
+      // TypeScript widens ACTIONS[name] to the union of the bodies; it is this action's body.
+      handle: ({ params: { id }, body: input }, c) => ok({ task: apply({ ...(input as Parsed<(typeof ACTIONS)[A]['body']>), taskId: id, actor: c.actor }) }),
     });
+  };
 
   return [
     defineRoute({
@@ -119,27 +128,11 @@ export function taskRoutes(core: Core): Route[] {
         return ok({ task: withUsage(core, taskSubject(task.id), task) });
       },
     }),
-    edge('release', reasonBody, (input) => core.tasks.forceRelease(input)),
-    edge('cancel', reasonBody, (input) => core.tasks.cancel(input)),
-    edge('retry', backToBacklogBody, (input) => core.tasks.retry(input)),
-    edge('unblock', backToBacklogBody, (input) => core.tasks.unblock(input)),
-    defineRoute({
-      method: 'PUT',
-      path: '/tasks/:id/payload',
-      summary: 'Replace the payload of a task nobody holds and that is not finished (audited with the payload before and after, and the reason).',
-      params: idParams,
-      body: payloadBody,
-      responses: { 200: '`{task}`' },
-      handle: ({ params: { id: taskId }, body: { payload, reason: why } }, c) => ok({ task: core.tasks.editPayload({ taskId, payload, reason: why, actor: c.actor }) }),
-    }),
-    defineRoute({
-      method: 'POST',
-      path: '/tasks/:id/reprioritise',
-      summary: 'Change the priority of a task (higher is claimed first; audited with the reason).',
-      params: idParams,
-      body: reprioritiseBody,
-      responses: { 200: '`{task}`' },
-      handle: ({ params: { id: taskId }, body: { priority, reason: why } }, c) => ok({ task: core.tasks.reprioritise({ taskId, priority, reason: why, actor: c.actor }) }),
-    }),
+    action('release', (input) => core.tasks.forceRelease(input)),
+    action('cancel', (input) => core.tasks.cancel(input)),
+    action('retry', (input) => core.tasks.retry(input)),
+    action('unblock', (input) => core.tasks.unblock(input)),
+    action('payload', (input) => core.tasks.editPayload(input), { 200: '`{task}`' }),
+    action('reprioritise', (input) => core.tasks.reprioritise(input), { 200: '`{task}`' }),
   ];
 }
