@@ -13,7 +13,7 @@
  *    only when needed): `parseBody` still checks that a handler parsing it uses that schema.
  */
 import type { z } from 'zod';
-import { parseBody, parseParam, parseQuery, type ApiContext, type ApiReply, type Method, type Route, type RouteDoc, type STREAMED } from './router';
+import { arrayPageQuery, ok, pageArray, parseBody, parseParam, parseQuery, type ApiContext, type ApiReply, type Method, type Route, type RouteDoc, type STREAMED } from './router';
 
 type ParamSchemas = Record<string, z.ZodType>;
 /** What a declared schema gives the handler (undefined when none is declared). */
@@ -62,4 +62,16 @@ export function defineRoute<P extends ParamSchemas = {}, Q extends z.ZodType | u
       return handle({ params: p, query: q, body: b } as RouteInput<P, Q, B>, c);
     },
   };
+}
+
+/** `GET path`: a small list held in memory (tokens, instances, managed agents), paged by id (`pageArray`). */
+export function arrayListRoute(path: string, summary: string, list: () => Array<{ id: string }>): Route {
+  return defineRoute({
+    method: 'GET',
+    path,
+    summary,
+    query: arrayPageQuery,
+    responses: { 200: '`{items, next}`' },
+    handle: ({ query }) => ok(pageArray(list(), query.limit, query.after)),
+  });
 }

@@ -6,8 +6,8 @@
 import { z } from 'zod';
 import { MANAGED_ACTIONS, managedAgentInput, managedAgentPatch, managedControlInput, type ManagedAction } from '../../common/managed-agents';
 import type { Core } from '../../core/create-core';
-import { defineRoute } from './define-route';
-import { arrayPageQuery, emptyQuery, ok, optionalReasonBody, pageArray, reasonFromQueryOrBody, reasonQuery, type Route } from './router';
+import { arrayListRoute, defineRoute } from './define-route';
+import { emptyQuery, ok, optionalReasonBody, reasonFromQueryOrBody, reasonQuery, type Route } from './router';
 
 // Named so each route's doc (the OpenAPI document) names the schema it parses.
 const ref = z.string().min(1).max(200).describe('the managed agent’s id or name');
@@ -46,14 +46,7 @@ export function managedAgentRoutes(core: Core): Route[] {
         return ok({ managedAgent }, 201, { location: `/api/v1/managed-agents/${managedAgent.id}` });
       },
     }),
-    defineRoute({
-      method: 'GET',
-      path: '/managed-agents',
-      summary: 'The managed agents, each with its processes (pid, status, uptime, restarts, last exit, instance).',
-      query: arrayPageQuery,
-      responses: { 200: '`{items, next}`' },
-      handle: ({ query }) => ok(pageArray(managed.list(), query.limit, query.after)),
-    }),
+    arrayListRoute('/managed-agents', 'The managed agents, each with its processes (pid, status, uptime, restarts, last exit, instance).', () => managed.list()),
     defineRoute({
       method: 'GET',
       path: '/managed-agents/:id',

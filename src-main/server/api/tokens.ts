@@ -2,8 +2,8 @@
 import { z } from 'zod';
 import { roleName } from '../../common/schemas';
 import type { Core } from '../../core/create-core';
-import { defineRoute } from './define-route';
-import { arrayPageQuery, ok, pageArray, reasonBody, reasonFromQueryOrBody, reasonQuery, type ApiContext, type Route } from './router';
+import { arrayListRoute, defineRoute } from './define-route';
+import { ok, reasonBody, reasonFromQueryOrBody, reasonQuery, type ApiContext, type Route } from './router';
 
 const createBody = z.strictObject({
   name: z.string().trim().min(1, 'a name is required').max(200),
@@ -26,14 +26,7 @@ export function tokenRoutes(core: Core): Route[] {
         return ok({ ...info, id, token }, 201);
       },
     }),
-    defineRoute({
-      method: 'GET',
-      path: '/tokens',
-      summary: 'List agent tokens (never their secrets).',
-      query: arrayPageQuery,
-      responses: { 200: '`{items, next}`' },
-      handle: ({ query }) => ok(pageArray(core.tokens.list(), query.limit, query.after)),
-    }),
+    arrayListRoute('/tokens', 'List agent tokens (never their secrets).', () => core.tokens.list()),
     defineRoute({
       method: 'POST',
       path: '/tokens/:id/revoke',
@@ -53,13 +46,6 @@ export function tokenRoutes(core: Core): Route[] {
       responses: { 200: '`{token}`' },
       handle: async ({ params: { id }, query }, c) => revoke(id, await reasonFromQueryOrBody(query, reasonBody, c), c),
     }),
-    defineRoute({
-      method: 'GET',
-      path: '/instances',
-      summary: 'Agent instances (connected processes) with their status and held locks.',
-      query: arrayPageQuery,
-      responses: { 200: '`{items, next}`' },
-      handle: ({ query }) => ok(pageArray(core.instances.list(), query.limit, query.after)),
-    }),
+    arrayListRoute('/instances', 'Agent instances (connected processes) with their status and held locks.', () => core.instances.list()),
   ];
 }
