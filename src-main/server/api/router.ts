@@ -7,6 +7,8 @@
  * and body), from which `server/openapi.ts` builds `GET /api/v1/openapi.json`. A documented schema
  * is the one the handler validates with: `parseQuery`/`parseBody`/`parseParam` refuse (500, a bug)
  * a schema other than the one the matched route documents, so the document cannot drift.
+ * Most routes are declared with `defineRoute` (define-route.ts), which makes those calls itself from
+ * the schemas the route names; the streamed and path-first routes (logs, audit) still call them.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
