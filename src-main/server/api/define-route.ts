@@ -48,7 +48,7 @@ export function defineRoute<P extends ParamSchemas = {}, Q extends z.ZodType | u
     ...docRest,
     ...(params ? { params } : {}),
     ...(query ? { query } : {}),
-    ...(body ?? unparsedBody ? { body: body ?? unparsedBody } : {}),
+    ...((body ?? unparsedBody) ? { body: body ?? unparsedBody } : {}),
   };
   return {
     method,
