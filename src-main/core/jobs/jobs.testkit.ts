@@ -7,6 +7,7 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { onTestFinished } from 'vitest';
 import WebSocket, { WebSocketServer } from 'ws';
 import { ManualClock } from '../../common/clock';
 import type { SchedulerConfig } from '../../common/config';
@@ -271,6 +272,9 @@ export async function startJobsHarness(opts: { start?: string; config?: Partial<
       await h.stop();
     },
   };
+  // Closed when the test that started it finishes, after its afterEach hooks (close is idempotent:
+  // a test may stop or close it itself first, e.g. to restart on the same directory).
+  onTestFinished(() => h.close());
   return h;
 }
 

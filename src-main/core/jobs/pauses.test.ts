@@ -1,14 +1,9 @@
 /** Pauses people ask for, end to end (real agents, manual clock): until a time, drain, a whole role. */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { assertInvariants, EVERY_15_MIN, fail, OPERATOR as op, startJobsHarness, succeed, until, type Behavior, type JobsHarness } from './jobs.testkit';
 import { TestAgent } from '../testing/ws-agent.testkit';
 
 let h: JobsHarness | undefined;
-afterEach(async () => {
-  await h?.close();
-  h = undefined;
-});
-
 
 describe('pause until a time', () => {
   it('a slot whose window passes is skipped as paused; at its time the job resumes by itself (audited) and a slot still in its window runs', async () => {

@@ -2,7 +2,7 @@
  * Runner policies end to end (real agents over the socket, manual clock): exactly-once delivery with
  * many instances, sleep/wake without a storm, overlap, pause and kill switch, quotas, maintenance.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../common/clock';
 import { silentLogger } from '../../common/logger';
 import { createCore } from '../create-core';
@@ -10,10 +10,6 @@ import { tempDir } from '../testing/test-core';
 import { assertInvariants, BASE_CONFIG, hang, ignore, startJobsHarness, succeed, until, type JobsHarness, type Trigger } from './jobs.testkit';
 
 let h: JobsHarness | undefined;
-afterEach(async () => {
-  await h?.close();
-  h = undefined;
-});
 
 const EVERY_5_MIN = { everyS: 300, timezone: 'UTC' };
 
