@@ -549,11 +549,16 @@ export function zodIssues(error: z.ZodError, prefix = '', input?: unknown): JobI
 export const calendarInput = z.strictObject({
   id: calendarId,
   name: z.string().trim().min(1).max(200),
+  /** IANA zone the calendar's dates are meant in (informational; see core/jobs/schedule/calendar.ts). */
   timezone: zoneName,
+  /** ISO weekdays that are ordinary workdays: 1 = Monday … 7 = Sunday. */
   workdays: z.array(z.number().int().min(1).max(7)).max(7),
+  /** Non-working dates `YYYY-MM-DD`. */
   holidays: z.array(civilDate).max(20_000),
+  /** Make-up workdays `YYYY-MM-DD` (for example a Sunday worked in exchange for a holiday). */
   extraWorkdays: z.array(civilDate).max(20_000),
 });
+/** A calendar's rules, as the schedule library reads them (its `Calendar`). */
 export type CalendarInput = z.infer<typeof calendarInput>;
 
 /** PUT /calendars/{id}: the whole calendar except its id. */
@@ -568,14 +573,8 @@ export const icsImportInput = z.strictObject({
   timezone: zoneName.optional(),
 });
 
-export interface BusinessCalendar {
-  id: string;
-  name: string;
-  timezone: string;
-  workdays: number[];
-  holidays: string[];
-  extraWorkdays: string[];
-  /** Additions. */
+/** A stored calendar: its rules and who changed them last. */
+export interface BusinessCalendar extends CalendarInput {
   version: number;
   updatedAt: string;
   updatedBy: string;

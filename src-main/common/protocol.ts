@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { LOG_LEVELS, LOG_STREAMS, type UsageTotals } from './logs';
 import { REPORT_STATUSES } from './model';
-import { fence, idempotencyKey, jsonValue, perAttemptBudget, roleName, taskId } from './schemas';
+import { createTaskInput, fence, jsonValue, roleName, taskId } from './schemas';
 import { refineWellFormedText } from './text';
 
 export const PROTOCOL_VERSION = 1;
@@ -67,17 +67,8 @@ export const reportRequest = z.object({
   claimNext: z.boolean().optional(),
 });
 
-export const createTaskRequest = z.object({
-  id: requestId,
-  type: z.literal('create_task'),
-  title: z.string().trim().min(1).max(500),
-  role: roleName,
-  priority: z.number().int().min(-1_000_000).max(1_000_000).optional(),
-  payload: jsonValue.optional(),
-  dependsOn: z.array(taskId).max(100).optional(),
-  budget: perAttemptBudget.optional(),
-  idempotencyKey: idempotencyKey.optional(),
-});
+/** The fields of `POST /tasks` (`createTaskInput`); unlike there, unknown fields pass (agents may be newer). */
+export const createTaskRequest = z.object({ id: requestId, type: z.literal('create_task'), ...createTaskInput.shape });
 
 export const runId = z.string().min(1).max(100);
 

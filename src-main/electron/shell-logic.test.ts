@@ -10,6 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { ConsoleEvent, Dashboard } from '../common/console-api';
 import { verifyExport } from '../core/audit/audit-export';
 import { makeTestCore, onlineInstance, tempDir, type TestCore } from '../core/testing/test-core';
+import { pulseMs } from '../core/time/gap-detector';
 import { parseCli, splitKnownArgs } from '../server/cli';
 import { startConsoleExport } from '../server/console/export';
 import { writeExportFile } from './export-file';
@@ -176,7 +177,7 @@ describe('sleep and wake', () => {
     expect(power.resume()).toBe(0);
     power.suspend();
     core.clock.jump(3600_000);
-    core.clock.advance(1000); // the detector's pulse noticed first
+    core.clock.advance(pulseMs(core.config)); // the detector's pulse noticed first
     expect(core.auditQuery.query({ type: 'clock.jump' }).items).toHaveLength(1);
     expect(power.resume()).toBe(0);
     expect(power.resume()).toBe(0); // resume without suspend

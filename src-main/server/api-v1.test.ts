@@ -1,23 +1,19 @@
 import { EventEmitter } from 'node:events';
-import http, { type ServerResponse } from 'node:http';
+import type { ServerResponse } from 'node:http';
 import net from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startApiTestServer, type ApiTestServer } from './api/api-server.testkit';
 import { csvRecords } from '../core/audit/audit-export';
 import { onlineInstance, stateDigest, type TestCore } from '../core/testing/test-core';
 import { streamChunks } from './api/router';
+import { testRequester, type TestRequestOptions, type TestResponse } from './http-request.testkit';
 
 const OPERATOR = 'op-secret-for-tests';
 
 /** Response bodies are arbitrary JSON that the tests index into freely. */
 type Json = any;
 
-interface Res {
-  status: number;
-  headers: http.IncomingHttpHeaders;
-  text: string;
-  body: Json;
-}
+type Res = TestResponse;
 
 let api: ApiTestServer;
 let core: TestCore;
@@ -30,42 +26,10 @@ beforeEach(async () => {
 
 afterEach(() => api.close());
 
-function request(
-  method: string,
-  path: string,
-  opts: { body?: unknown; raw?: string | Buffer; headers?: Record<string, string>; token?: string | null } = {},
-): Promise<Res> {
-  const headers: Record<string, string> = { ...(opts.headers ?? {}) };
-  const token = opts.token === undefined ? OPERATOR : opts.token;
-  if (token !== null) headers.authorization = `Bearer ${token}`;
-  const payload = opts.raw ?? (opts.body === undefined ? undefined : JSON.stringify(opts.body));
-  if (payload !== undefined) {
-    headers['content-type'] ??= 'application/json';
-    headers['content-length'] = String(Buffer.byteLength(payload));
-  }
-  return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port, method, path, headers }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        let body: unknown;
-        try {
-          body = JSON.parse(text);
-        } catch {
-          body = undefined;
-        }
-        resolve({ status: res.statusCode!, headers: res.headers, text, body });
-      });
-    });
-    req.on('error', reject);
-    if (payload !== undefined) req.write(payload);
-    req.end();
-  });
-}
+const request = testRequester(() => port, OPERATOR);
 
-const get = (path: string, opts?: Parameters<typeof request>[2]) => request('GET', path, opts);
-const post = (path: string, body?: unknown, opts?: Parameters<typeof request>[2]) => request('POST', path, { ...opts, body });
+const get = (path: string, opts?: TestRequestOptions) => request('GET', path, opts);
+const post = (path: string, body?: unknown, opts?: TestRequestOptions) => request('POST', path, { ...opts, body });
 
 function expectError(r: Res, status: number, code: string): void {
   expect(r.status, r.text).toBe(status);

@@ -38,7 +38,7 @@ import { statusRoutes } from './api/status';
 import { taskRoutes } from './api/tasks';
 import { tokenRoutes } from './api/tokens';
 import { openApiRoute } from './openapi';
-import { allowedHost, bearerToken, isOperator, queryPairs, readJsonBody, selfOrigins, sendError, sendJson } from './guards';
+import { allowedHost, bearerToken, isOperator, queryPairs, readJsonBody, requestUrl, selfOrigins, sendError, sendJson } from './guards';
 
 export const API_PREFIX = '/api/v1';
 
@@ -75,12 +75,8 @@ export function createApiHandler(core: Core, opts: ApiOptions): ApiHandler {
   const origins = selfOrigins(opts.port);
 
   return async (req, res) => {
-    let url: URL;
-    try {
-      url = new URL(req.url ?? '/', 'http://127.0.0.1');
-    } catch {
-      return false;
-    }
+    const url = requestUrl(req);
+    if (!url) return false;
     const path = url.pathname;
     if (path !== API_PREFIX && !path.startsWith(`${API_PREFIX}/`)) return false;
     try {

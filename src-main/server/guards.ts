@@ -136,13 +136,18 @@ const UPGRADE_REFUSALS: Record<number, [reason: string, code: ErrorCode]> = {
   503: ['Service Unavailable', 'unavailable'],
 };
 
-/** The path of an upgrade request, or undefined when its URL does not parse. */
-export function upgradePath(req: IncomingMessage): string | undefined {
+/** A request's URL (path and query; the host is not read from it), or undefined when it does not parse. */
+export function requestUrl(req: IncomingMessage): URL | undefined {
   try {
-    return new URL(req.url ?? '/', 'http://localhost').pathname;
+    return new URL(req.url ?? '/', 'http://127.0.0.1');
   } catch {
     return undefined;
   }
+}
+
+/** The path of an upgrade request, or undefined when its URL does not parse. */
+export function upgradePath(req: IncomingMessage): string | undefined {
+  return requestUrl(req)?.pathname;
 }
 
 /** Refuses an upgrade with a plain HTTP response (`{error:{code,status,message}}`) before any WebSocket handshake. */

@@ -139,6 +139,9 @@ describe('audit query', () => {
   });
 
   it('after a recorded backward step, a time range finds its rows on both sides of the step, in id order', () => {
+    // A 1 s pulse (a quarter of a 4 s heartbeat interval), as the ids and times below assume.
+    core.close();
+    core = makeTestCore({ heartbeatIntervalMs: 4000 });
     core.start(); // the gap detector records the step
     seed(30); // ids 1..30 at T0 .. T0+29s, clock now T0+30s
     core.clock.jump(-25_000); // wall clock back to T0+5s

@@ -3,20 +3,13 @@
  * usage ledger itself (core/logs/usage-ledger.ts, as the agents' `usage` frames do); the per-run
  * caps are driven by real `usage` frames of the agent holding the run.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { UsageLedger } from '../logs/usage-ledger';
-import { assertInvariants, hang, startJobsHarness, until, type JobAgent, type JobsHarness } from '../jobs/jobs.testkit';
+import { assertInvariants, EVERY_15_MIN, hang, OPERATOR as op, startJobsHarness, until, type JobAgent, type JobsHarness } from '../jobs/jobs.testkit';
 import { makeTestCore } from '../testing/test-core';
 import { TestAgent } from '../testing/ws-agent.testkit';
 
 let h: JobsHarness | undefined;
-afterEach(async () => {
-  await h?.close();
-  h = undefined;
-});
-
-const EVERY_15_MIN = { everyS: 900, timezone: 'UTC' };
-const op = { actor: 'operator:test' };
 
 /** Reports spend as a `usage` frame of some attempt would (the ledger's own write). */
 function ledger(core: JobsHarness['core']): (u: { subject: string; role: string; costUsd?: number }) => void {

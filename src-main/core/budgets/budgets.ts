@@ -28,6 +28,7 @@ import { budgetsInput, type BudgetSettings, type BudgetsView, type CapStatus } f
 import { actorName, reason, type PerAttemptBudget } from '../../common/schemas';
 import { parseOrThrow } from '../../common/validate';
 import type { CoreContext } from '../context';
+import { settingsRow, type SettingsRow } from '../db/settings-row';
 import type { Inbox } from '../inbox/inbox';
 import type { SpendSource } from './spend';
 
@@ -83,6 +84,7 @@ export class Budgets {
   /** Takes a task's lock away and blocks it, inside a write (ClaimLocks.takeForBudgetTx, bound by createCore). */
   holdTask: (taskId: number, note: string, detail: Record<string, unknown>) => boolean = () => false;
   private readonly q;
+  private readonly row: SettingsRow<BudgetSettings>;
   private cache: { at: number; day: string; caps: CapStatus[] } | null = null;
   private raiseScheduled = false;
 
@@ -91,9 +93,8 @@ export class Budgets {
     private readonly spend: SpendSource,
     private readonly inbox: Inbox,
   ) {
+    this.row = settingsRow(ctx.db, KEY);
     this.q = {
-      get: ctx.db.prepare<[string], { value: string }>('SELECT value FROM settings WHERE key = ?'),
-      put: ctx.db.prepare('INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value'),
       capped: ctx.db.prepare<[], { id: string; attempt: number; job_id: string; job_name: string; slot: string; budget: string }>(
         `SELECT r.id, r.attempt, r.job_id, r.job_name, r.slot, json_extract(j.spec, '$.budget') AS budget FROM runs r JOIN jobs j ON j.id = r.job_id
          WHERE json_extract(j.spec, '$.budget') IS NOT NULL
@@ -113,8 +114,8 @@ export class Budgets {
   }
 
   settings(): BudgetSettings {
-    const row = this.q.get.get(KEY);
-    return row ? { ...DEFAULT_BUDGETS, ...(JSON.parse(row.value) as Partial<BudgetSettings>) } : { ...DEFAULT_BUDGETS, perRoleDailyUsd: {} };
+    const stored = this.row.read();
+    return stored ? { ...DEFAULT_BUDGETS, ...stored } : { ...DEFAULT_BUDGETS, perRoleDailyUsd: {} };
   }
 
   /** The day `at` falls in, in the operator's zone (invariant 1). */
@@ -138,7 +139,7 @@ export class Budgets {
         perRoleDailyUsd: roles,
         timezone: timezone === undefined ? before.timezone : timezone,
       };
-      this.q.put.run(KEY, JSON.stringify(next));
+      this.row.write(next);
       this.ctx.audit.append({ type: 'budgets.update', actor, subject: 'settings:budgets', detail: { ...(why ? { reason: why } : {}), from: before, to: next } });
       this.ctx.store.emit({ type: 'budgets.changed', settings: next, actor });
     });

@@ -10,11 +10,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../common/clock';
-import { GafferError } from '../../common/errors';
 import type { Logger } from '../../common/logger';
 import type { StorageStatus } from '../../common/model';
 import { createCore, type Core } from '../create-core';
-import { tempDir } from '../testing/test-core';
+import { errorOf, tempDir } from '../testing/test-core';
 import { STORAGE_CHECK_MS, WAL_CHECK_MS } from './storage-watch';
 import { checkInvariants } from '../testing/invariants';
 
@@ -40,18 +39,9 @@ function start(dir = tempDir()) {
   return { core, clock, logger, changes, create, dir };
 }
 
-function refused(fn: () => unknown): GafferError {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof GafferError) return e;
-    throw e;
-  }
-  throw new Error('it was not refused');
-}
 
 /** A core on `dir` that must refuse to start: its error. */
-const startRefused = (dir: string) => refused(() => opened.push(createCore({ dataDir: dir })));
+const startRefused = (dir: string) => errorOf(() => opened.push(createCore({ dataDir: dir })));
 
 describe('a healthy database is never taken for a faulty one', () => {
   it('writes, checkpoints and timer checks leave the files as they are', () => {
@@ -77,7 +67,7 @@ describe('the WAL deleted while running', () => {
     clock.advance(WAL_CHECK_MS);
     expect(create('first after').title).toBe('first after');
     expect(core.store.fault).toMatchObject({ role: 'wal', what: 'deleted', safe: true });
-    const err = refused(() => create('second after'));
+    const err = errorOf(() => create('second after'));
     expect(err.code).toBe('unavailable');
     expect(err.message).toMatch(/^storage fault: gaffer\.db-wal was deleted while Gaffer was running; everything committed was copied into gaffer\.db, nothing acknowledged is lost; writes are refused until Gaffer is restarted$/);
     expect(core.tasks.list({}).items.map((t) => t.title)).toEqual(['before', 'unnoticed', 'first after']); // reads work
@@ -132,7 +122,7 @@ describe('the database file deleted or replaced while running', () => {
     const rescued = new Database(copy, { readonly: true });
     expect(rescued.prepare('SELECT title FROM tasks ORDER BY id').pluck().all()).toEqual(['t0', 't1', 't2']);
     rescued.close();
-    expect(refused(() => create('later')).code).toBe('unavailable');
+    expect(errorOf(() => create('later')).code).toBe('unavailable');
   });
 });
 
@@ -146,7 +136,7 @@ describe('the database file replaced while writes go on', () => {
     clock.advance(WAL_CHECK_MS); // the write path's look interval, far short of the timer's
     create('t1');
     expect(core.store.fault).toMatchObject({ role: 'database', what: 'replaced', safe: true });
-    expect(refused(() => create('later')).code).toBe('unavailable');
+    expect(errorOf(() => create('later')).code).toBe('unavailable');
   });
 });
 
@@ -160,7 +150,7 @@ describe('the lock file deleted while running', () => {
     clock.advance(STORAGE_CHECK_MS);
     // The refused second core made a new gaffer.lock: the one this core locked is gone either way.
     expect(core.store.fault).toMatchObject({ role: 'lock', what: 'replaced' });
-    expect(refused(() => create('not kept')).code).toBe('unavailable');
+    expect(errorOf(() => create('not kept')).code).toBe('unavailable');
     const faultLines = () => logger.errors.filter((l) => l.startsWith('storage fault'));
     expect(faultLines()).toEqual([expect.stringMatching(/^storage fault: gaffer\.lock was replaced by another file while Gaffer was running: another Gaffer could now open this data directory, so this one stops writing;/)]);
     // One line per fault: the check stops once it has found one.

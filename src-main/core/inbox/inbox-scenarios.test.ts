@@ -3,18 +3,12 @@
  * once per occurrence, folded into one item while it is open, cleared by acknowledging it, and
  * never raised again by a restart's reconcile.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { InboxItem, InboxKind } from '../../common/attention';
-import { fail, ignore, startJobsHarness, succeed, until, type JobsHarness } from '../jobs/jobs.testkit';
+import { EVERY_15_MIN, fail, ignore, startJobsHarness, succeed, until, type JobsHarness } from '../jobs/jobs.testkit';
 import { TestAgent } from '../testing/ws-agent.testkit';
 
 let h: JobsHarness | undefined;
-afterEach(async () => {
-  await h?.close();
-  h = undefined;
-});
-
-const EVERY_15_MIN = { everyS: 900, timezone: 'UTC' };
 
 function items(kind?: InboxKind, state: 'open' | 'all' = 'all'): InboxItem[] {
   return h!.core.inbox.list({ state, limit: 500, ...(kind ? { kind } : {}) }).items;

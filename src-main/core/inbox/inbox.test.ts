@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createCore } from '../create-core';
 import { MIGRATIONS } from '../db/migrations';
 import { makeTestCore, type TestCore } from '../testing/test-core';
+import { pulseMs } from '../time/gap-detector';
 import type { Occurrence } from './inbox';
 
 let core: TestCore | undefined;
@@ -114,7 +115,7 @@ describe('acknowledging and snoozing', () => {
     const a = core.inbox.raise(occ('a'))!;
     core.inbox.snooze(a.id, { until: new Date(core.clock.now() + 2 * 3600_000).toISOString(), ...operator });
     core.clock.jump(3 * 3600_000); // the laptop slept past the snooze
-    core.clock.advance(2000); // the gap detector's pulse notices
+    core.clock.advance(pulseMs(core.config) + 1000); // the gap detector's pulse notices
     expect(core.inbox.get(a.id).state).toBe('open');
   });
 

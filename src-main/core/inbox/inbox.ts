@@ -20,6 +20,7 @@ import type { Page } from '../../common/model';
 import { actorName } from '../../common/schemas';
 import { parseOrThrow } from '../../common/validate';
 import type { CoreContext } from '../context';
+import { Where } from '../db/where';
 import { describe, type Facts } from './words';
 
 /** Occurrences kept in an item's evidence (the count keeps counting). */
@@ -180,30 +181,16 @@ export class Inbox {
   list(input: unknown = {}): Page<InboxItem> {
     const f = parseOrThrow(inboxListInput, input, 'inbox filter');
     const limit = f.limit ?? 100;
-    const where: string[] = [];
-    const params: Array<string | number> = [];
     const state = f.state ?? 'open';
-    if (state !== 'all') {
-      where.push('state = ?');
-      params.push(state);
-    }
-    if (f.kind !== undefined) {
-      where.push('kind = ?');
-      params.push(f.kind);
-    }
-    if (f.subject !== undefined) {
-      where.push('subject = ?');
-      params.push(f.subject);
-    }
+    const where = new Where().equals('state', state === 'all' ? undefined : state).equals('kind', f.kind).equals('subject', f.subject);
     if (f.after !== undefined) {
       const m = /^(\d{1,16})\.(\d{1,16})$/.exec(f.after);
       if (!m) throw new GafferError('bad_request', 'invalid inbox cursor "after"');
-      where.push('(last_at < ? OR (last_at = ? AND id < ?))');
-      params.push(Number(m[1]), Number(m[1]), Number(m[2]));
+      where.and('(last_at < ? OR (last_at = ? AND id < ?))', Number(m[1]), Number(m[1]), Number(m[2]));
     }
     const rows = this.ctx.db
-      .prepare<unknown[], ItemRow>(`SELECT * FROM inbox_items ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY last_at DESC, id DESC LIMIT ?`)
-      .all(...params, limit + 1);
+      .prepare<unknown[], ItemRow>(`SELECT * FROM inbox_items ${where.sql()} ORDER BY last_at DESC, id DESC LIMIT ?`)
+      .all(...where.params, limit + 1);
     const page = rows.slice(0, limit);
     const last = page[page.length - 1];
     return { items: page.map(toItem), next: rows.length > limit && last ? `${last.last_at}.${last.id}` : null };

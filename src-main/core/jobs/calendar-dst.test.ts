@@ -5,16 +5,12 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { tempDir } from '../testing/test-core';
 import { assertInvariants, startJobsHarness, succeed, until, type JobsHarness } from './jobs.testkit';
 import { cnCalendar } from './schedule/fixtures.test-helpers';
 
 let h: JobsHarness | undefined;
-afterEach(async () => {
-  await h?.close();
-  h = undefined;
-});
 
 const iso = (ms: number) => new Date(ms).toISOString();
 

@@ -7,6 +7,7 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { onTestFinished } from 'vitest';
 import WebSocket, { WebSocketServer } from 'ws';
 import { ManualClock } from '../../common/clock';
 import type { SchedulerConfig } from '../../common/config';
@@ -168,6 +169,11 @@ export interface JobsHarness {
   close(): Promise<void>;
 }
 
+/** The schedule most scenario tests use: every 15 minutes, UTC. */
+export const EVERY_15_MIN = { everyS: 900, timezone: 'UTC' };
+/** Who the scenario tests' operator actions are audited as. */
+export const OPERATOR = { actor: 'operator:test' };
+
 export const BASE_CONFIG: Partial<SchedulerConfig> = {
   // Agents of these tests do not heartbeat while the manual clock races through hours.
   heartbeatTimeoutS: 10_000_000,
@@ -266,6 +272,9 @@ export async function startJobsHarness(opts: { start?: string; config?: Partial<
       await h.stop();
     },
   };
+  // Closed when the test that started it finishes, after its afterEach hooks (close is idempotent:
+  // a test may stop or close it itself first, e.g. to restart on the same directory).
+  onTestFinished(() => h.close());
   return h;
 }
 

@@ -4,22 +4,11 @@
  * waiting for an instance when nobody is online, restart-safe; and attempts taken away are told
  * (`run_cancelled`) and refused afterwards. Real agents over the socket, manual clock.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Core } from '../create-core';
 import { assertInvariants, hang, ignore, startJobsHarness, succeed, until, type JobAgent, type JobsHarness } from './jobs.testkit';
 
-/** Every harness a test started, closed after it (`h` is the test's first). */
-const started: JobsHarness[] = [];
 let h: JobsHarness | undefined;
-async function start(opts: Parameters<typeof startJobsHarness>[0] = {}): Promise<JobsHarness> {
-  const x = await startJobsHarness(opts);
-  started.push(x);
-  return x;
-}
-afterEach(async () => {
-  h = undefined;
-  for (const x of started.splice(0)) await x.close();
-});
 
 // 2026-11-30 09:00 in Asia/Shanghai is 01:00Z.
 const JOB = { name: 'r', window: { start: '09:00', end: '12:00', recheckEveryS: 300 }, runTimeoutS: 600 };
@@ -47,7 +36,7 @@ function commitsOf(core: Core): string[][] {
 
 describe('one owner of an offer', () => {
   it('goes to exactly one of ten instances; unacknowledged, to another after 30 s (same run, same attempt); only the current one may start it', async () => {
-    h = await start();
+    h = await startJobsHarness();
     const fleet: JobAgent[] = [];
     for (let i = 0; i < 10; i++) fleet.push(await h.agent('reporter', ignore, `r${i}`));
     const jobId = h.createJob(JOB);
@@ -85,7 +74,7 @@ describe('one owner of an offer', () => {
   });
 
   it('a slot claimed, dispatched and offered is one transaction; the acknowledgement is one more', async () => {
-    h = await start();
+    h = await startJobsHarness();
     await h.agent('reporter', succeed());
     h.createJob(JOB);
     await h.advanceTo('2026-11-30T00:59:00.000Z');
@@ -97,7 +86,7 @@ describe('one owner of an offer', () => {
   });
 
   it('many slots due at once are claimed, dispatched and offered in one transaction, spread over the instances by load', async () => {
-    h = await start();
+    h = await startJobsHarness();
     const fleet = [await h.agent('reporter', hang, 'a'), await h.agent('reporter', hang, 'b'), await h.agent('reporter', hang, 'c')];
     for (let i = 0; i < 6; i++) h.createJob({ ...JOB, name: `r${i}` });
     await h.advanceTo('2026-11-30T00:59:00.000Z');
@@ -110,7 +99,7 @@ describe('one owner of an offer', () => {
   });
 
   it('a lost session moves the offer on at once; with nobody left online it waits, and a hello gets it at once (no retry spent)', async () => {
-    h = await start();
+    h = await startJobsHarness();
     const a = await h.agent('reporter', ignore, 'a');
     const b = await h.agent('reporter', ignore, 'b');
     const jobId = h.createJob(JOB);
@@ -132,7 +121,7 @@ describe('one owner of an offer', () => {
   });
 
   it('when every instance online already had it, the trigger is undeliverable: a retryable failure of the attempt', async () => {
-    h = await start();
+    h = await startJobsHarness();
     const a = await h.agent('reporter', ignore, 'a');
     const jobId = h.createJob({ ...JOB, retry: { maxAttempts: 2, firstDelayS: 60 } });
     await h.advanceTo(DUE);
@@ -147,7 +136,7 @@ describe('one owner of an offer', () => {
   });
 
   it('the ack timeout counts only time the server lived: a stall does not make the offer lapse', async () => {
-    h = await start({ config: { heartbeatIntervalMs: 2000 } });
+    h = await startJobsHarness({ config: { heartbeatIntervalMs: 2000 } });
     const a = await h.agent('reporter', ignore, 'a');
     await h.agent('reporter', ignore, 'b');
     const jobId = h.createJob(JOB);
@@ -161,14 +150,14 @@ describe('one owner of an offer', () => {
   });
 
   it('a restart mid-offer resumes from the rows: offered again, same attempt, and a late run_started of the old offer is refused', async () => {
-    h = await start();
+    h = await startJobsHarness();
     const a = await h.agent('reporter', ignore, 'a');
     const jobId = h.createJob(JOB);
     await h.advanceTo(DUE);
     const t = a.triggers[0]!;
     const { clock, dir } = h;
     await h.stop();
-    const h2 = await start({ clock, dir });
+    const h2 = await startJobsHarness({ clock, dir });
     const b = await h2.agent('reporter', ignore, 'b');
     await until(() => b.triggers.length === 1, 'the offer after the restart');
     expect(b.triggers[0]).toMatchObject({ runId: t.runId, attempt: 1 });
@@ -183,7 +172,7 @@ describe('one owner of an offer', () => {
 
 describe('run_cancelled: an acknowledged attempt taken away is told at once and refused afterwards', () => {
   it('deadline: pushed to the holder; its later run_step and run_result are not_holder and audited with the trace id', async () => {
-    h = await start();
+    h = await startJobsHarness();
     const a = await h.agent('reporter', hang);
     const jobId = h.createJob(JOB);
     await h.advanceTo(DUE);
@@ -205,7 +194,7 @@ describe('run_cancelled: an acknowledged attempt taken away is told at once and 
   });
 
   it('kill switch: every attempt out is taken away (the acknowledged one told), retried by its policy once the switch is off', async () => {
-    h = await start();
+    h = await startJobsHarness();
     const a = await h.agent('reporter', hang, 'a');
     const jobId = h.createJob({ ...JOB, retry: { maxAttempts: 3, firstDelayS: 60 } });
     await h.advanceTo(DUE);
@@ -227,7 +216,7 @@ describe('run_cancelled: an acknowledged attempt taken away is told at once and 
   });
 
   it('operator: disabling the job ends its attempt out; cancelling a run ends it; a run by hand goes on when its job is disabled', async () => {
-    h = await start();
+    h = await startJobsHarness();
     const a = await h.agent('reporter', hang, 'a');
     const jobId = h.createJob(JOB);
     const other = h.createJob({ ...JOB, name: 'other' });

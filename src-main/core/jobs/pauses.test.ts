@@ -1,17 +1,10 @@
 /** Pauses people ask for, end to end (real agents, manual clock): until a time, drain, a whole role. */
+import { describe, expect, it } from 'vitest';
+import { assertInvariants, EVERY_15_MIN, fail, OPERATOR as op, startJobsHarness, succeed, until, type Behavior, type JobsHarness } from './jobs.testkit';
 import { pulseMs } from '../time/gap-detector';
-import { afterEach, describe, expect, it } from 'vitest';
-import { assertInvariants, fail, startJobsHarness, succeed, until, type Behavior, type JobsHarness } from './jobs.testkit';
 import { TestAgent } from '../testing/ws-agent.testkit';
 
 let h: JobsHarness | undefined;
-afterEach(async () => {
-  await h?.close();
-  h = undefined;
-});
-
-const EVERY_15_MIN = { everyS: 900, timezone: 'UTC' };
-const op = { actor: 'operator:test' };
 
 describe('pause until a time', () => {
   it('a slot whose window passes is skipped as paused; at its time the job resumes by itself (audited) and a slot still in its window runs', async () => {

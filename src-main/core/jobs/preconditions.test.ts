@@ -37,11 +37,9 @@ afterAll(async () => {
   server.closeAllConnections();
   await new Promise<void>((r) => server.close(() => r()));
 });
-afterEach(async () => {
+afterEach(() => {
   core?.close();
   core = undefined;
-  await h?.close();
-  h = undefined;
 });
 
 const ctx = { slot: '2027-01-01', slotAt: Date.parse('2027-01-01T01:00:00.000Z'), zone: 'Asia/Shanghai', role: 'reporter' };

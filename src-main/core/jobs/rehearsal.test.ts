@@ -3,16 +3,10 @@
  * the real agent socket on 127.0.0.1, and agents speaking the protocol over `ws`.
  *   1. normal trigger   2. data delay   3. downstream timeout   4. process restart   5. cross-day backfill
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { assertInvariants, fail, startJobsHarness, succeed, until, type JobsHarness, type Trigger } from './jobs.testkit';
 
 let h: JobsHarness | undefined;
-const extra: JobsHarness[] = [];
-afterEach(async () => {
-  await h?.close();
-  h = undefined;
-  for (const x of extra.splice(0)) await x.close();
-});
 
 // 2026-11-30 is a Monday. Asia/Shanghai is UTC+8 all year: 09:00 local = 01:00Z.
 const REPORT = {
@@ -193,7 +187,6 @@ describe('rehearsal 4: process restart mid-run', () => {
     clock.advance(120_000); // two minutes of downtime
 
     const h2 = await startJobsHarness({ clock, dir });
-    extra.push(h2);
     const triggers: Trigger[] = [];
     const second = await h2.agent('reporter', async (t, a) => {
       triggers.push(t);
@@ -228,7 +221,6 @@ describe('rehearsal 4: process restart mid-run', () => {
     const { clock, dir } = h;
     await h.stop();
     const h2 = await startJobsHarness({ clock, dir });
-    extra.push(h2);
     const agent = await h2.agent('reporter', succeed());
     await h2.advance(1000);
     await until(() => h2.run(jobId, '2026-11-30')?.status === 'success', 'redelivered');

@@ -5,7 +5,7 @@
  */
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../common/clock';
 import { createCore } from '../create-core';
 import { MIGRATIONS } from '../db/migrations';
@@ -14,10 +14,6 @@ import { assertInvariants, BASE_CONFIG, hang, startJobsHarness, succeed, until, 
 import { runPhase, type PhaseColumns, type RunPhase } from './run-phase';
 
 let h: JobsHarness | undefined;
-afterEach(async () => {
-  await h?.close();
-  h = undefined;
-});
 
 /** The explanation says nothing any more: every check's evidence of the job is an empty object. */
 function wipeEvidence(jobId: string) {

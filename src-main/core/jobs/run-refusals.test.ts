@@ -2,14 +2,10 @@
  * PROTOCOL §4 for runs: a result after the attempt was taken away is refused with `not_holder` and
  * audited, never acknowledged as a replay.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { hang, startJobsHarness, type JobsHarness } from './jobs.testkit';
 
 let h: JobsHarness | undefined;
-afterEach(async () => {
-  await h?.close();
-  h = undefined;
-});
 
 describe('a result after the attempt was taken away', () => {
   it('is not_holder and audited once the run failed at its deadline (no result of its own)', async () => {

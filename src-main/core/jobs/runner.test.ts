@@ -2,19 +2,15 @@
  * Runner policies end to end (real agents over the socket, manual clock): exactly-once delivery with
  * many instances, sleep/wake without a storm, overlap, pause and kill switch, quotas, maintenance.
  */
-import { pulseMs } from '../time/gap-detector';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../common/clock';
 import { silentLogger } from '../../common/logger';
 import { createCore } from '../create-core';
 import { tempDir } from '../testing/test-core';
+import { pulseMs } from '../time/gap-detector';
 import { assertInvariants, BASE_CONFIG, hang, ignore, startJobsHarness, succeed, until, type JobsHarness, type Trigger } from './jobs.testkit';
 
 let h: JobsHarness | undefined;
-afterEach(async () => {
-  await h?.close();
-  h = undefined;
-});
 
 const EVERY_5_MIN = { everyS: 300, timezone: 'UTC' };
 

@@ -11,11 +11,9 @@ import { assertInvariants, fail, startJobsHarness, succeed, until, type JobsHarn
 
 let core: TestCore | undefined;
 let h: JobsHarness | undefined;
-afterEach(async () => {
+afterEach(() => {
   core?.close();
   core = undefined;
-  await h?.close();
-  h = undefined;
 });
 
 const base: JobSpecInput = {

@@ -10,22 +10,19 @@
 import { isoTime } from '../../common/iso-time';
 import type { JobSettings } from '../../common/job-schema';
 import type { CoreContext } from '../context';
+import { settingsRow, type SettingsRow } from '../db/settings-row';
 
 const KEY = 'jobs.settings';
 
 export class JobSettingsStore {
-  private readonly q;
+  private readonly row: SettingsRow<JobSettings>;
 
   constructor(private readonly ctx: CoreContext) {
-    this.q = {
-      get: ctx.db.prepare<[string], { value: string }>('SELECT value FROM settings WHERE key = ?'),
-      put: ctx.db.prepare('INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value'),
-    };
+    this.row = settingsRow(ctx.db, KEY);
   }
 
   read(): JobSettings {
-    const row = this.q.get.get(KEY);
-    const stored = row ? (JSON.parse(row.value) as Partial<JobSettings>) : {};
+    const stored = this.row.read() ?? {};
     return {
       killSwitch: stored.killSwitch ?? { on: false, reason: null, by: null, at: null },
       globalConcurrency: stored.globalConcurrency ?? null,
@@ -36,7 +33,7 @@ export class JobSettingsStore {
   setKillSwitch(on: boolean, reason: string, actor: string): JobSettings {
     const s = this.read();
     const next: JobSettings = { ...s, killSwitch: { on, reason, by: actor, at: isoTime(this.ctx.clock.now()) } };
-    this.put(next);
+    this.row.write(next);
     this.ctx.audit.append({ type: 'operator.kill_switch', actor, subject: 'settings:killSwitch', detail: { reason, from: s.killSwitch.on, to: on } });
     this.ctx.store.emit({ type: 'jobs.settings', settings: next, actor });
     return next;
@@ -46,13 +43,9 @@ export class JobSettingsStore {
   setGlobalConcurrency(limit: number | null, reason: string, actor: string): JobSettings {
     const s = this.read();
     const next: JobSettings = { ...s, globalConcurrency: limit };
-    this.put(next);
+    this.row.write(next);
     this.ctx.audit.append({ type: 'jobs.settings', actor, subject: 'settings:jobs', detail: { reason, globalConcurrency: { from: s.globalConcurrency, to: limit } } });
     this.ctx.store.emit({ type: 'jobs.settings', settings: next, actor });
     return next;
-  }
-
-  private put(s: JobSettings): void {
-    this.q.put.run(KEY, JSON.stringify(s));
   }
 }

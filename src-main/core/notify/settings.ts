@@ -14,6 +14,7 @@ import { INBOX_KINDS, notificationsInput, type DesktopNotifications, type Notifi
 import { actorName, reason } from '../../common/schemas';
 import { parseOrThrow } from '../../common/validate';
 import type { CoreContext } from '../context';
+import { settingsRow, type SettingsRow } from '../db/settings-row';
 import { maskUrl } from './webhook-format';
 
 /** A webhook as stored: the fields the API shows, with `url` as given (unmasked: invariant 1). */
@@ -31,11 +32,11 @@ const putOpts = notificationsInput.extend({ actor: actorName, reason: reason.opt
 
 export class NotificationSettings {
   private readonly q;
+  private readonly row: SettingsRow<StoredNotifications>;
 
   constructor(private readonly ctx: CoreContext) {
+    this.row = settingsRow(ctx.db, KEY);
     this.q = {
-      get: ctx.db.prepare<[string], { value: string }>('SELECT value FROM settings WHERE key = ?'),
-      put: ctx.db.prepare('INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value'),
       lastDelivery: ctx.db.prepare<[string], { status: 'pending' | 'delivered' | 'dead'; updated_at: number; last_error: string | null }>(
         'SELECT status, updated_at, last_error FROM webhook_deliveries WHERE webhook_id = ? ORDER BY id DESC LIMIT 1',
       ),
@@ -44,9 +45,7 @@ export class NotificationSettings {
 
   /** The stored configuration, secrets included (core use only). */
   stored(): StoredNotifications {
-    const row = this.q.get.get(KEY);
-    if (!row) return structuredClone(DEFAULT_NOTIFICATIONS);
-    return { ...structuredClone(DEFAULT_NOTIFICATIONS), ...(JSON.parse(row.value) as Partial<StoredNotifications>) };
+    return { ...structuredClone(DEFAULT_NOTIFICATIONS), ...this.row.read() };
   }
 
   webhook(id: string): StoredWebhook | undefined {
@@ -97,7 +96,7 @@ export class NotificationSettings {
         webhooks: next,
         desktop: desktop ? { kinds: [...new Set(desktop.kinds)], quietHours: desktop.quietHours ?? null } : before.desktop,
       };
-      this.q.put.run(KEY, JSON.stringify(stored));
+      this.row.write(stored);
       this.ctx.audit.append({
         type: 'notifications.update',
         actor,

@@ -23,6 +23,7 @@ import { actorName } from '../../common/schemas';
 import { parseOrThrow } from '../../common/validate';
 import { z } from 'zod';
 import type { CoreContext } from '../context';
+import { Where } from '../db/where';
 import type { Disposable } from '../events';
 import { InstantTimer } from '../time/instant-timer';
 import type { NotificationSettings, StoredWebhook } from './settings';
@@ -155,23 +156,11 @@ export class Webhooks {
   list(input: unknown = {}): Page<Delivery> {
     const f = parseOrThrow(deliveriesListInput, input, 'delivery filter');
     const limit = f.limit ?? 100;
-    const where: string[] = [];
-    const params: Array<string | number> = [];
-    if (f.status) {
-      where.push('status = ?');
-      params.push(f.status);
-    }
-    if (f.webhookId) {
-      where.push('webhook_id = ?');
-      params.push(f.webhookId);
-    }
-    if (f.after !== undefined) {
-      where.push('id < ?');
-      params.push(f.after);
-    }
+    const where = new Where().equals('status', f.status).equals('webhook_id', f.webhookId);
+    if (f.after !== undefined) where.and('id < ?', f.after);
     const rows = this.ctx.db
-      .prepare<unknown[], DeliveryRow>(`SELECT * FROM webhook_deliveries ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY id DESC LIMIT ?`)
-      .all(...params, limit + 1);
+      .prepare<unknown[], DeliveryRow>(`SELECT * FROM webhook_deliveries ${where.sql()} ORDER BY id DESC LIMIT ?`)
+      .all(...where.params, limit + 1);
     const page = rows.slice(0, limit);
     return { items: page.map(toDelivery), next: rows.length > limit ? String(page[page.length - 1]!.id) : null };
   }

@@ -16,6 +16,7 @@ import {
 } from '../../common/schemas';
 import { parseOrThrow } from '../../common/validate';
 import type { CoreContext } from '../context';
+import { Where } from '../db/where';
 import { newTraceId } from '../ids';
 import type { ClaimLocks } from './claim-locks';
 import { bodyHash, type IdempotencyStore } from './idempotency';
@@ -126,19 +127,13 @@ export class Board {
       const r = this.search.scan({ filter: { ...(f.role ? { role: f.role } : {}), ...(f.status ? { status: f.status } : {}), q: f.q }, order: desc ? 'desc' : 'asc', from, limit });
       return { items: r.rows.map(rowToTask), next: r.next === null ? null : String(r.next), partial: r.partial };
     }
-    const where: string[] = [desc ? 't.id < ?' : 't.id > ?'];
-    const params: Array<string | number> = [desc ? (f.before ?? Number.MAX_SAFE_INTEGER) : (f.after ?? 0)];
-    if (f.role) {
-      where.push('t.role = ?');
-      params.push(f.role);
-    }
-    if (f.status) {
-      where.push('t.status = ?');
-      params.push(f.status);
-    }
+    const where = new Where()
+      .and(desc ? 't.id < ?' : 't.id > ?', desc ? (f.before ?? Number.MAX_SAFE_INTEGER) : (f.after ?? 0))
+      .equals('t.role', f.role)
+      .equals('t.status', f.status);
     const rows = this.ctx.db
-      .prepare<unknown[], TaskRow>(`${TASK_SELECT} WHERE ${where.join(' AND ')} ORDER BY t.id ${desc ? 'DESC' : 'ASC'} LIMIT ?`)
-      .all(...params, limit + 1);
+      .prepare<unknown[], TaskRow>(`${TASK_SELECT} ${where.sql()} ORDER BY t.id ${desc ? 'DESC' : 'ASC'} LIMIT ?`)
+      .all(...where.params, limit + 1);
     const items = rows.slice(0, limit).map(rowToTask);
     return { items, next: rows.length > limit ? String(items[items.length - 1]!.id) : null, partial: false };
   }

@@ -1,19 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { GafferError } from '../../common/errors';
-import { makeTestCore, onlineInstance, stateDigest, type TestCore } from '../testing/test-core';
+import { errorOf, makeTestCore, onlineInstance, stateDigest, type TestCore } from '../testing/test-core';
 
 let core: TestCore;
 afterEach(() => core?.close());
 
-function errorOf(fn: () => unknown): GafferError {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof GafferError) return e;
-    throw e;
-  }
-  throw new Error('expected a GafferError');
-}
 
 describe('claim lock (P1–P5)', () => {
   it('claims the best candidate: highest priority first, then oldest', () => {

@@ -32,15 +32,27 @@ export function auditCount(core: Core): number {
   return core.audit.count();
 }
 
-/** The code of the GafferError `fn` throws ("no error" when it returns); anything else is rethrown. */
-export function errorCodeOf(fn: () => unknown): string {
+/** The GafferError `fn` throws, or undefined when it returns; anything else is rethrown. */
+function gafferErrorThrown(fn: () => unknown): GafferError | undefined {
   try {
     fn();
   } catch (e) {
-    if (e instanceof GafferError) return e.code;
+    if (e instanceof GafferError) return e;
     throw e;
   }
-  return 'no error';
+  return undefined;
+}
+
+/** The code of the GafferError `fn` throws ("no error" when it returns); anything else is rethrown. */
+export function errorCodeOf(fn: () => unknown): string {
+  return gafferErrorThrown(fn)?.code ?? 'no error';
+}
+
+/** The GafferError `fn` throws; fails the test when it returns. */
+export function errorOf(fn: () => unknown): GafferError {
+  const e = gafferErrorThrown(fn);
+  if (!e) throw new Error('expected a GafferError');
+  return e;
 }
 
 export function onlineInstance(core: Core, role = 'dev', name = 'agent'): string {

@@ -1,28 +1,22 @@
 /** `/inbox…` and `/notifications…` over real HTTP: shapes of PROTOCOL §8, typed errors that change nothing, masked secrets. */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startApiTestServer, type ApiTestServer } from './api-server.testkit';
+import { testRequester } from '../http-request.testkit';
 import { type TestCore } from '../../core/testing/test-core';
 
 const TOKEN = 'op-secret-for-tests';
 let api: ApiTestServer;
 let core: TestCore;
-let base: string;
 
 beforeEach(async () => {
   api = await startApiTestServer(TOKEN);
-  ({ core, base } = api);
+  ({ core } = api);
 });
 
 afterEach(() => api.close());
 
-async function call(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
-  const res = await fetch(`${base}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${TOKEN}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  return { status: res.status, body: await res.json() };
-}
+const request = testRequester(() => api.port, TOKEN);
+const call = (method: string, path: string, body?: unknown) => request(method, `/api/v1${path}`, { body });
 
 const raise = (key: string, subject = 'run:r1') =>
   core.inbox.raise({ key, kind: 'needs_human', subject, about: { runId: 'r1', job: 'pay', slot: '2026-11-30' }, entry: { error: 'which account?' } })!;

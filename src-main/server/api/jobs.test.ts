@@ -1,7 +1,7 @@
 /** The jobs routes of the local HTTP API (PROTOCOL §2), over a real server on 127.0.0.1:0. */
-import http from 'node:http';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startApiTestServer, type ApiTestServer } from './api-server.testkit';
+import { testRequester } from '../http-request.testkit';
 import { auditCount, stateDigest, type TestCore } from '../../core/testing/test-core';
 
 const OPERATOR = 'op-secret-for-jobs-tests';
@@ -17,22 +17,8 @@ beforeEach(async () => {
 });
 afterEach(() => api.close());
 
-function call(method: string, path: string, body?: unknown, token: string | null = OPERATOR): Promise<{ status: number; body: Json }> {
-  const headers: Record<string, string> = {};
-  if (token) headers.authorization = `Bearer ${token}`;
-  const payload = body === undefined ? undefined : JSON.stringify(body);
-  if (payload) headers['content-type'] = 'application/json';
-  return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port, method, path: `/api/v1${path}`, headers }, (res) => {
-      let text = '';
-      res.on('data', (c) => (text += c));
-      res.on('end', () => resolve({ status: res.statusCode!, body: text ? JSON.parse(text) : undefined }));
-    });
-    req.on('error', reject);
-    if (payload) req.write(payload);
-    req.end();
-  });
-}
+const request = testRequester(() => port, OPERATOR);
+const call = (method: string, path: string, body?: unknown, token: string | null = OPERATOR) => request(method, `/api/v1${path}`, { body, token });
 
 const JOB = {
   name: 'daily-sales-report',

@@ -1,6 +1,7 @@
 /** The HTTP side of logs and usage (PROTOCOL §5): pages, filters, attempts, download, search, `/usage`, `usage` on objects. */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startApiTestServer, type ApiTestServer } from './api-server.testkit';
+import { testRequester } from '../http-request.testkit';
 import { onlineInstance, type TestCore } from '../../core/testing/test-core';
 
 const OPERATOR = 'op-secret-for-logs';
@@ -9,26 +10,16 @@ type Json = any;
 
 let api: ApiTestServer;
 let core: TestCore;
-let base: string;
 
 beforeEach(async () => {
   api = await startApiTestServer(OPERATOR);
-  ({ core, base } = api);
+  ({ core } = api);
 });
 
 afterEach(() => api.close());
 
-async function get(path: string): Promise<{ status: number; body: Json; text: string; headers: Headers }> {
-  const res = await fetch(`${base}${path}`, { headers: { authorization: `Bearer ${OPERATOR}` } });
-  const text = await res.text();
-  let body: Json = null;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    // a text download
-  }
-  return { status: res.status, body, text, headers: res.headers };
-}
+const request = testRequester(() => api.port, OPERATOR);
+const get = (path: string) => request('GET', `/api/v1${path}`);
 
 /** A task claimed by a fresh instance, with `attempts` attempts of logged lines. */
 async function loggedTask(attempts: Array<Array<{ text: string; stream?: 'stdout' | 'stderr' | 'agent' }>>) {
@@ -75,8 +66,8 @@ describe('logs over HTTP', () => {
     const id = await loggedTask([[{ text: '\x1b[32mok\x1b[0m' }, { text: 'bad', stream: 'stderr' }], [{ text: 'other attempt' }]]);
     const d = await get(`/tasks/${id}/logs/download?attempt=1`);
     expect(d.status).toBe(200);
-    expect(d.headers.get('content-type')).toBe('text/plain; charset=utf-8');
-    expect(d.headers.get('content-disposition')).toBe(`attachment; filename="gaffer-task-${id}-attempt-1.log"`);
+    expect(d.headers['content-type']).toBe('text/plain; charset=utf-8');
+    expect(d.headers['content-disposition']).toBe(`attachment; filename="gaffer-task-${id}-attempt-1.log"`);
     expect(d.text.split('\n').filter(Boolean).map((l) => l.replace(/^\S+ /, ''))).toEqual(['stdout \x1b[32mok\x1b[0m', 'stderr bad']);
     expect((await get(`/tasks/${id}/logs/download`)).status).toBe(400);
   });

@@ -7,10 +7,13 @@
  * and body), from which `server/openapi.ts` builds `GET /api/v1/openapi.json`. A documented schema
  * is the one the handler validates with: `parseQuery`/`parseBody`/`parseParam` refuse (500, a bug)
  * a schema other than the one the matched route documents, so the document cannot drift.
+ * Most routes are declared with `defineRoute` (define-route.ts), which makes those calls itself from
+ * the schemas the route names; the streamed and path-first routes (logs, audit) still call them.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
 import { GafferError } from '../../common/errors';
+import { reason } from '../../common/schemas';
 import { parseOrThrow } from '../../common/validate';
 import type { Core } from '../../core/create-core';
 
@@ -147,6 +150,22 @@ export const idParam = intParam(1);
 export const emptyQuery = z.strictObject({});
 export const limitParam = intParam(1, 1000);
 export const afterParam = intParam(0);
+/** The page query of a small in-memory list (`pageArray`): `after` is the last id seen. */
+export const arrayPageQuery = z.strictObject({ limit: limitParam.optional(), after: z.string().min(1).max(100).optional() });
+
+// ---- The reason every operator action carries. ----
+
+export const reasonBody = z.strictObject({ reason });
+export const optionalReasonBody = z.strictObject({ reason: reason.optional() });
+/** A DELETE may give its reason as `?reason=` (see `reasonFromQueryOrBody`). */
+export const reasonQuery = z.strictObject({ reason: reason.optional() });
+
+/** A DELETE's reason: `?reason=` when given, else the body's (read only then). */
+export function reasonFromQueryOrBody(query: z.output<typeof reasonQuery>, body: typeof reasonBody, c: ApiContext): Promise<string>;
+export function reasonFromQueryOrBody(query: z.output<typeof reasonQuery>, body: typeof optionalReasonBody, c: ApiContext): Promise<string | undefined>;
+export async function reasonFromQueryOrBody(query: z.output<typeof reasonQuery>, body: typeof reasonBody | typeof optionalReasonBody, c: ApiContext): Promise<string | undefined> {
+  return query.reason ?? (await parseBody(body, c)).reason;
+}
 
 /** The route's documentation must name the schema the handler validates with (see the header). */
 function assertDocumented(c: ApiContext, what: string, documented: z.ZodType | undefined, used: z.ZodType): void {

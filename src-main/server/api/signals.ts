@@ -3,7 +3,8 @@ import { z } from 'zod';
 import { GafferError } from '../../common/errors';
 import { jsonValue, reason, signalKey, signalName } from '../../common/schemas';
 import type { Core } from '../../core/create-core';
-import { emptyQuery, limitParam, ok, parseBody, parseParam, parseQuery, type Route } from './router';
+import { defineRoute } from './define-route';
+import { emptyQuery, limitParam, ok, reasonBody, reasonFromQueryOrBody, reasonQuery, type Route } from './router';
 
 const setBody = z.strictObject({ name: signalName, key: signalKey, value: jsonValue.optional(), reason: reason.optional() });
 const listQuery = z.strictObject({
@@ -14,57 +15,53 @@ const listQuery = z.strictObject({
 });
 
 const signalParams = { name: signalName, key: signalKey };
-const reasonQuery = z.strictObject({ reason: reason.optional() });
-const reasonBody = z.strictObject({ reason });
 
 export function signalRoutes(core: Core): Route[] {
   return [
-    {
+    defineRoute({
       method: 'POST',
       path: '/signals',
-      doc: {
-        summary: 'Set a readiness signal (e.g. `data-ready` for `2026-11-30`) that job preconditions wait for.',
-        body: setBody,
-        responses: { 200: '`{signal, created: false}`: updated', 201: '`{signal, created: true}`' },
-      },
-      async handler(c) {
-        const body = await parseBody(setBody, c);
+      summary: 'Set a readiness signal (e.g. `data-ready` for `2026-11-30`) that job preconditions wait for.',
+      body: setBody,
+      responses: { 200: '`{signal, created: false}`: updated', 201: '`{signal, created: true}`' },
+      handle({ body }, c) {
         const { signal, created } = core.signals.set({ ...body, actor: c.actor });
         return ok({ signal, created }, created ? 201 : 200);
       },
-    },
-    {
+    }),
+    defineRoute({
       method: 'GET',
       path: '/signals',
-      doc: { summary: 'List signals (filter by name or key).', query: listQuery, responses: { 200: '`{items, next}`' } },
-      handler(c) {
-        return ok(core.signals.list(parseQuery(listQuery, c)));
-      },
-    },
-    {
+      summary: 'List signals (filter by name or key).',
+      query: listQuery,
+      responses: { 200: '`{items, next}`' },
+      handle: ({ query }) => ok(core.signals.list(query)),
+    }),
+    defineRoute({
       method: 'GET',
       path: '/signals/:name/:key',
-      doc: { summary: 'One signal.', params: signalParams, query: emptyQuery, responses: { 200: '`{signal}`' } },
-      handler(c) {
-        parseQuery(emptyQuery, c);
-        const name = parseParam(signalName, c, 'name');
-        const key = parseParam(signalKey, c, 'key');
+      summary: 'One signal.',
+      params: signalParams,
+      query: emptyQuery,
+      responses: { 200: '`{signal}`' },
+      handle({ params: { name, key } }) {
         const signal = core.signals.get(name, key);
         if (!signal) throw new GafferError('not_found', `signal ${name} is not set for ${key}`);
         return ok({ signal });
       },
-    },
-    {
+    }),
+    defineRoute({
       method: 'DELETE',
       path: '/signals/:name/:key',
-      doc: { summary: 'Clear a signal; the reason comes from `?reason=` or the body.', params: signalParams, query: reasonQuery, body: reasonBody, responses: { 200: '`{signal}`' } },
-      async handler(c) {
-        const name = parseParam(signalName, c, 'name');
-        const key = parseParam(signalKey, c, 'key');
-        const q = parseQuery(reasonQuery, c);
-        const why = q.reason ?? (await parseBody(reasonBody, c)).reason;
+      summary: 'Clear a signal; the reason comes from `?reason=` or the body.',
+      params: signalParams,
+      query: reasonQuery,
+      unparsedBody: reasonBody,
+      responses: { 200: '`{signal}`' },
+      async handle({ params: { name, key }, query }, c) {
+        const why = await reasonFromQueryOrBody(query, reasonBody, c);
         return ok({ signal: core.signals.clear({ name, key, reason: why, actor: c.actor }) });
       },
-    },
+    }),
   ];
 }

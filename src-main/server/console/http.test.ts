@@ -1,5 +1,4 @@
 import fs from 'node:fs';
-import http from 'node:http';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
@@ -8,6 +7,7 @@ import { verifyExport } from '../../core/audit/audit-export';
 import { auditCount, makeTestCore, stateDigest, tempDir, type TestCore } from '../../core/testing/test-core';
 import { startServer, type RunningServer } from '../server';
 import { BROWSER_ACTOR, createConsoleExtension, EVENTS_SUBPROTOCOL } from './http';
+import { testRequester, type TestRequestOptions } from '../http-request.testkit';
 
 const TOKEN = 'gfo_console-test-token';
 const INDEX = `<!doctype html><html><head><meta charset="UTF-8" /><meta http-equiv="Content-Security-Policy" content="default-src 'self'" /><title>Gaffer</title></head><body><div id="root"></div><script type="module" src="./assets/app.js"></script></body></html>`;
@@ -16,13 +16,6 @@ let core: TestCore;
 let server: RunningServer;
 let rendererDir: string;
 let origin: string;
-
-interface Res {
-  status: number;
-  headers: http.IncomingHttpHeaders;
-  text: string;
-  body: any;
-}
 
 async function start(opts: { built?: boolean } = {}) {
   rendererDir = tempDir('gaffer-renderer-');
@@ -50,37 +43,9 @@ afterEach(async () => {
   core.close();
 });
 
-function request(method: string, p: string, opts: { body?: unknown; raw?: string; headers?: Record<string, string>; token?: string | null } = {}): Promise<Res> {
-  const headers: Record<string, string> = { ...(opts.headers ?? {}) };
-  const token = opts.token === undefined ? TOKEN : opts.token;
-  if (token !== null) headers.authorization = `Bearer ${token}`;
-  const payload = opts.raw ?? (opts.body === undefined ? undefined : JSON.stringify(opts.body));
-  if (payload !== undefined) {
-    headers['content-type'] ??= 'application/json';
-    headers['content-length'] = String(Buffer.byteLength(payload));
-  }
-  return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port: server.port, method, path: p, headers }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        let body: unknown;
-        try {
-          body = JSON.parse(text);
-        } catch {
-          body = undefined;
-        }
-        resolve({ status: res.statusCode!, headers: res.headers, text, body });
-      });
-    });
-    req.on('error', reject);
-    if (payload !== undefined) req.write(payload);
-    req.end();
-  });
-}
+const request = testRequester(() => server.port, TOKEN);
 
-const rpc = (method: string, args: unknown, opts: Parameters<typeof request>[2] = {}) => request('POST', `/console/rpc/${method}`, { ...opts, body: args });
+const rpc = (method: string, args: unknown, opts: TestRequestOptions = {}) => request('POST', `/console/rpc/${method}`, { ...opts, body: args });
 
 describe('headless console: static renderer', () => {
   it('serves index.html with strict security headers, <base> and the server CSP', async () => {

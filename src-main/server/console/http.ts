@@ -30,7 +30,7 @@ import type { ConsoleEvent, ConsoleReply } from '../../common/console-api';
 import { GafferError, isGafferError, toErrorBody, type ErrorBody } from '../../common/errors';
 import type { Core } from '../../core/create-core';
 import { streamChunks } from '../api/router';
-import { allowedHost, bearerToken, isOperator, queryPairs, readJsonBody, rejectUpgrade, selfOrigins, sendJson, upgradePath } from '../guards';
+import { allowedHost, bearerToken, isOperator, queryPairs, readJsonBody, rejectUpgrade, requestUrl, selfOrigins, sendJson, upgradePath } from '../guards';
 import type { ServerExtension } from '../server';
 import { ConsoleEventHub, type ConsoleEventHubOptions } from './events';
 import { exportArgsFromQuery, startConsoleExport } from './export';
@@ -180,12 +180,8 @@ export function createConsoleExtension(core: Core, opts: ConsoleHttpOptions): (p
     };
 
     const handle = async (req: IncomingMessage, res: ServerResponse): Promise<boolean> => {
-      let url: URL;
-      try {
-        url = new URL(req.url ?? '/', 'http://127.0.0.1');
-      } catch {
-        return false;
-      }
+      const url = requestUrl(req);
+      if (!url) return false;
       const pathname = url.pathname;
       if (pathname.startsWith(CONSOLE_PREFIX)) {
         try {

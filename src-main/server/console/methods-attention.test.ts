@@ -1,19 +1,17 @@
 /** The console's inbox and notifications methods: bad input refused with nothing changed, the actor recorded, live events. */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CONSOLE_METHODS, type ConsoleEvent } from '../../common/console-api';
-import { auditCount, makeTestCore, type TestCore } from '../../core/testing/test-core';
+import type { TestCore } from '../../core/testing/test-core';
 import { coalesce, mapCoreEvent } from './events';
-import { createConsoleMethods, type ConsoleMethods } from './methods';
+import type { ConsoleMethods } from './methods';
 import { isAttentionMethod, type AttentionMethod } from './methods-attention';
+import { consoleUnderTest, expectRefusedUnchanged } from './methods.testkit';
 
 const ACTOR = 'operator:desktop';
 let core: TestCore;
 let m: ConsoleMethods;
 
-beforeEach(() => {
-  core = makeTestCore();
-  m = createConsoleMethods(core, { actor: ACTOR, port: null, dataDir: core.dir, version: 'test' });
-});
+beforeEach(() => ({ core, m } = consoleUnderTest({ actor: ACTOR, port: null, version: 'test' })));
 afterEach(() => core.close());
 
 const raise = (key: string, subject = 'run:r1') =>
@@ -55,15 +53,7 @@ describe('bad input', () => {
   for (const method of CONSOLE_METHODS.filter(isAttentionMethod)) {
     it(`${method}: refused as bad_request, nothing changed`, async () => {
       raise('a');
-      const before = digest();
-      const audits = auditCount(core);
-      for (const args of bad[method]) {
-        const r = await m.dispatch(method, args);
-        expect(r.ok, `${method} ${JSON.stringify(args).slice(0, 80)}`).toBe(false);
-        if (!r.ok) expect(r.error.code).toBe('bad_request');
-      }
-      expect(digest()).toBe(before);
-      expect(auditCount(core)).toBe(audits);
+      for (const args of bad[method]) await expectRefusedUnchanged(m, core, digest, method, args);
     });
   }
 });

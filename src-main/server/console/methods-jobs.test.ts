@@ -2,20 +2,19 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CONSOLE_METHODS } from '../../common/console-api';
 import type { JobSpecInput } from '../../common/job-schema';
 import { fail, startJobsHarness, succeed, type JobsHarness } from '../../core/jobs/jobs.testkit';
-import { auditCount, makeTestCore, onlineInstance, stateDigest, type TestCore } from '../../core/testing/test-core';
+import { auditCount, onlineInstance, stateDigest, type TestCore } from '../../core/testing/test-core';
 import type { ConsoleEvent } from '../../common/console-api';
 import { coalesce, mapCoreEvent } from './events';
 import { createConsoleMethods, type ConsoleMethods } from './methods';
 import { isJobsMethod, replacementPatch, type JobsMethod } from './methods-jobs';
+import { consoleUnderTest, expectRefusedUnchanged } from './methods.testkit';
 
 const ACTOR = 'operator:browser';
 let core: TestCore;
 let m: ConsoleMethods;
 
-beforeEach(() => {
-  core = makeTestCore(); // the manual clock starts at 2026-11-30T08:00Z (16:00 in Shanghai)
-  m = createConsoleMethods(core, { actor: ACTOR, port: null, dataDir: core.dir, version: 'test' });
-});
+// The manual clock starts at 2026-11-30T08:00Z (16:00 in Shanghai).
+beforeEach(() => ({ core, m } = consoleUnderTest({ actor: ACTOR, port: null, version: 'test' })));
 
 afterEach(() => core.close());
 
@@ -36,19 +35,7 @@ function lastAudit() {
   return core.auditQuery.query({ order: 'desc', limit: 1 }).items[0]!;
 }
 
-async function expectRefused(method: unknown, args: unknown, code = 'bad_request') {
-  const before = jobsDigest();
-  const audits = auditCount(core);
-  const reply = await m.dispatch(method, args);
-  expect(reply.ok, JSON.stringify(reply)).toBe(false);
-  if (!reply.ok) {
-    expect(reply.error.code).toBe(code);
-    expect(typeof reply.error.message).toBe('string');
-  }
-  expect(jobsDigest()).toBe(before);
-  expect(auditCount(core)).toBe(audits);
-  return reply.ok ? null : reply.error;
-}
+const expectRefused = (method: unknown, args: unknown, code?: string) => expectRefusedUnchanged(m, core, jobsDigest, method, args, code);
 
 async function seed() {
   const { job } = await m.call('jobs.create', { spec: SPEC, reason: 'morning numbers' });

@@ -1,15 +1,13 @@
 /** The console's logs.* and usage.* methods over a real core (log worker included). */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { makeTestCore, onlineInstance, type TestCore } from '../../core/testing/test-core';
-import { createConsoleMethods, type ConsoleMethods } from './methods';
+import { onlineInstance, type TestCore } from '../../core/testing/test-core';
+import type { ConsoleMethods } from './methods';
+import { consoleUnderTest } from './methods.testkit';
 
 let core: TestCore;
 let m: ConsoleMethods;
 
-beforeEach(() => {
-  core = makeTestCore();
-  m = createConsoleMethods(core, { actor: 'operator:test', port: 7311, dataDir: core.dir, version: '1.2.3' });
-});
+beforeEach(() => ({ core, m } = consoleUnderTest({ actor: 'operator:test' })));
 afterEach(async () => {
   core.close();
   await core.logs.close();

@@ -1,18 +1,16 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CONSOLE_METHODS } from '../../common/console-api';
-import { auditCount, makeTestCore, stateDigest, type TestCore } from '../../core/testing/test-core';
+import { auditCount, stateDigest, type TestCore } from '../../core/testing/test-core';
 import { coalesce, mapCoreEvent } from './events';
-import { createConsoleMethods, type ConsoleMethods } from './methods';
+import type { ConsoleMethods } from './methods';
 import { isManagedMethod, type ManagedMethod } from './methods-managed';
+import { consoleUnderTest, expectRefusedUnchanged } from './methods.testkit';
 
 const ACTOR = 'operator:desktop';
 let core: TestCore;
 let m: ConsoleMethods;
 
-beforeEach(() => {
-  core = makeTestCore();
-  m = createConsoleMethods(core, { actor: ACTOR, port: 7311, dataDir: core.dir, version: '1.2.3' });
-});
+beforeEach(() => ({ core, m } = consoleUnderTest({ actor: ACTOR })));
 afterEach(() => core.close());
 
 const definition = { name: 'coder', role: 'dev', command: ['claude', '-p', 'x'] };
@@ -52,13 +50,7 @@ describe('managedAgents.* console methods', () => {
   for (const method of Object.keys(bad) as ManagedMethod[]) {
     it(`${method}: bad arguments → bad_request, nothing changed`, async () => {
       await m.call('managedAgents.create', { definition, reason: 'r' });
-      for (const args of bad[method]) {
-        const before = digest();
-        const reply = await m.dispatch(method, args);
-        expect(reply.ok, JSON.stringify(args)).toBe(false);
-        expect(!reply.ok && reply.error.code).toBe('bad_request');
-        expect(digest()).toBe(before);
-      }
+      for (const args of bad[method]) await expectRefusedUnchanged(m, core, digest, method, args);
     });
   }
 });

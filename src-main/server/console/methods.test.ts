@@ -1,21 +1,19 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CONSOLE_METHODS, type ConsoleMethod } from '../../common/console-api';
 import { HubFixture } from '../../core/hub/hub.testkit';
-import { auditCount, makeTestCore, onlineInstance, stateDigest, type TestCore } from '../../core/testing/test-core';
+import { auditCount, onlineInstance, stateDigest, type TestCore } from '../../core/testing/test-core';
 import { createConsoleMethods, type ConsoleMethods, type JobsConsolePort } from './methods';
 import { isJobsMethod, type JobsMethod } from './methods-jobs';
 import { isAttentionMethod, type AttentionMethod } from './methods-attention';
 import { isManagedMethod, type ManagedMethod } from './methods-managed';
 import { lastLocalDays, localDayKey, localWeekStart } from './read-models';
+import { consoleUnderTest, expectRefusedUnchanged } from './methods.testkit';
 
 const ACTOR = 'operator:desktop';
 let core: TestCore;
 let m: ConsoleMethods;
 
-beforeEach(() => {
-  core = makeTestCore();
-  m = createConsoleMethods(core, { actor: ACTOR, port: 7311, dataDir: core.dir, version: '1.2.3' });
-});
+beforeEach(() => ({ core, m } = consoleUnderTest({ actor: ACTOR })));
 
 afterEach(() => core.close());
 
@@ -37,19 +35,8 @@ function settingsDigest() {
   return JSON.stringify(core.db.prepare('SELECT * FROM settings ORDER BY key').all());
 }
 
-async function expectRefused(method: unknown, args: unknown, code = 'bad_request') {
-  const before = stateDigest(core);
-  const settings = settingsDigest();
-  const audits = auditCount(core);
-  const reply = await m.dispatch(method, args);
-  expect(reply.ok, JSON.stringify(reply)).toBe(false);
-  if (!reply.ok) {
-    expect(reply.error.code).toBe(code);
-    expect(typeof reply.error.message).toBe('string');
-  }
-  expect(stateDigest(core)).toBe(before);
-  expect(settingsDigest()).toBe(settings);
-  expect(auditCount(core)).toBe(audits);
+async function expectRefused(method: unknown, args: unknown, code?: string) {
+  await expectRefusedUnchanged(m, core, () => `${stateDigest(core)}\n${settingsDigest()}`, method, args, code);
 }
 
 describe('console methods: the allow-list and argument validation', () => {

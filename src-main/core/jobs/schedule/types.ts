@@ -7,6 +7,7 @@
  * - A slot key is the business key of one occurrence in the job's zone; a run ledger keeps at most
  *   one run per (job, slot key).
  */
+import type { CalendarInput } from '../../../common/job-schema';
 
 /** A cron schedule (5 fields, wall clock of `timezone`) or an epoch-anchored interval. */
 export type Schedule = CronSchedule | IntervalSchedule;
@@ -24,18 +25,8 @@ export interface IntervalSchedule {
   timezone?: string;
 }
 
-export interface Calendar {
-  id: string;
-  name: string;
-  /** IANA zone the calendar's dates are meant in (informational; see calendar.ts). */
-  timezone: string;
-  /** ISO weekdays that are ordinary workdays: 1 = Monday … 7 = Sunday. */
-  workdays: number[];
-  /** Non-working dates `YYYY-MM-DD`. */
-  holidays: string[];
-  /** Make-up workdays `YYYY-MM-DD` (for example a Sunday worked in exchange for a holiday). */
-  extraWorkdays: string[];
-}
+/** A business calendar's rules: the shape of its validated input (`calendarInput`), without the stored version. */
+export type Calendar = CalendarInput;
 
 export type CalendarPolicy = 'skip' | 'next_workday';
 
