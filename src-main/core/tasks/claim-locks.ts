@@ -24,6 +24,7 @@ import type { Task } from '../../common/model';
 import { claimInput, renewInput, reportInput, type ClaimInput, type RenewInput, type ReportInput } from '../../common/schemas';
 import { parseOrThrow } from '../../common/validate';
 import { isoTime } from '../../common/iso-time';
+import { writeOrAuditRefusal } from '../audit/refusals';
 import type { CoreContext } from '../context';
 import type { LockLostReason } from '../../common/protocol';
 import { rowToTask, type LockRow, type TaskRepo, type TaskRow } from './task-repo';
@@ -44,7 +45,6 @@ const LOST_BECAUSE: Record<ExpiryReason, LockLostReason> = {
   force_release: 'force_release',
 };
 
-const REJECT_CODES = new Set(['not_holder', 'invalid_transition']);
 
 export class ClaimLocks {
   /**
@@ -253,19 +253,13 @@ export class ClaimLocks {
    * rolls back, the refusal is audited in a write of its own, and the error is rethrown.
    */
   private writeOrReject<T>(instanceId: string, taskId: number, fence: number, op: string, fn: () => T): T {
-    try {
-      return this.ctx.store.write(fn);
-    } catch (e) {
-      if (e instanceof GafferError && REJECT_CODES.has(e.code)) {
-        this.ctx.audit.record({
-          type: 'lock.reject',
-          actor: instanceId,
-          subject: `task:${taskId}`,
-          detail: { op, fence, code: e.code, message: e.message },
-          traceId: this.repo.status.get(taskId)?.trace_id ?? null,
-        });
-      }
-      throw e;
-    }
+    return writeOrAuditRefusal(this.ctx, fn, (e) => ({
+      type: 'lock.reject',
+      actor: instanceId,
+      subject: `task:${taskId}`,
+      detail: { op, fence, code: e.code, message: e.message },
+      traceId: this.repo.status.get(taskId)?.trace_id ?? null,
+    }));
   }
+
 }

@@ -15,6 +15,7 @@
  */
 import { GafferError } from '../../../common/errors';
 import { ERROR_CLASSES, type AgentRequestOf } from '../../../common/protocol';
+import { writeOrAuditRefusal } from '../../audit/refusals';
 import type { RunSink } from '../../hub/ports';
 import { isWaiting, runPhase } from '../run-phase';
 import { toBackfill, toRun, type BackfillRow, type RunRow } from '../rows';
@@ -25,7 +26,6 @@ import { attemptFailed, backfillAttemptFailed, backfillSucceeded, held, NO_OFFER
 
 type RunRequest = AgentRequestOf<'run_started' | 'run_step' | 'run_result'>;
 
-const REJECT_CODES = new Set(['not_holder', 'invalid_transition']);
 
 export class EngineRunSink implements RunSink {
   constructor(private readonly e: EngineContext) {}
@@ -125,21 +125,15 @@ export class EngineRunSink implements RunSink {
   /** One transaction for `req`; a refusal is audited after its writes rolled back (invariant 4). */
   private write<T>(instanceId: string, req: RunRequest, fn: () => T): T {
     const e = this.e;
-    try {
-      return e.ctx.store.write(fn);
-    } catch (err) {
-      if (err instanceof GafferError && REJECT_CODES.has(err.code)) {
-        e.ctx.audit.record({
-          type: 'run.reject',
-          actor: instanceId,
-          subject: `run:${req.runId}`,
-          detail: { op: req.type, code: err.code, message: err.message },
-          traceId: e.repo.maybeRun(req.runId)?.trace_id ?? null,
-        });
-      }
-      throw err;
-    }
+    return writeOrAuditRefusal(e.ctx, fn, (err) => ({
+      type: 'run.reject',
+      actor: instanceId,
+      subject: `run:${req.runId}`,
+      detail: { op: req.type, code: err.code, message: err.message },
+      traceId: e.repo.maybeRun(req.runId)?.trace_id ?? null,
+    }));
   }
+
 
   private backfillResult(run: RunRow, b: BackfillRow, instanceId: string, req: AgentRequestOf<'run_result'>): object {
     const e = this.e;
