@@ -142,7 +142,7 @@ const LEVEL_SET: ReadonlySet<unknown> = new Set(LOG_LEVELS);
 const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:\d{2})$/;
 
 /** `logLine` by hand: the schema's rules without its per-object cost (a frame may hold 10 000 lines). */
-function isLogLine(v: unknown): boolean {
+export function isLogLine(v: unknown): boolean {
   if (typeof v !== 'object' || v === null || Array.isArray(v)) return false;
   const l = v as Record<string, unknown>;
   if (typeof l.text !== 'string' || l.text.length > MAX_FRAME_BYTES) return false;
