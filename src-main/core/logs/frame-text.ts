@@ -79,13 +79,12 @@ export function readLogFrame(f: LogFrameText): ReadFrame {
   if (f.lockFence !== undefined && frame.fence !== undefined && frame.fence !== f.lockFence) {
     return refuse(staleFence(frame.fence as number, f.header.taskId!, f.lockFence).message, 'not_holder');
   }
-  const at = f.receivedAt;
+  // Lines logged in the same millisecond share their `at`: parsed once for the run of them.
+  let lastAt = '';
+  let lastMs = f.receivedAt;
+  const msOf = (at: string | undefined) => (at === undefined ? f.receivedAt : at === lastAt ? lastMs : ((lastAt = at), (lastMs = Date.parse(at))));
   return {
     ok: true,
-    entry: {
-      subject: f.subject,
-      attempt: f.attempt,
-      lines: frame.lines.map((l) => ({ text: l.text, stream: l.stream, level: l.level, seq: l.seq, at: l.at === undefined ? at : Date.parse(l.at) })),
-    },
+    entry: { subject: f.subject, attempt: f.attempt, lines: frame.lines.map((l) => ({ text: l.text, stream: l.stream, level: l.level, seq: l.seq, at: msOf(l.at) })) },
   };
 }
