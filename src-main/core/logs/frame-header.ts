@@ -45,31 +45,34 @@ function stringEnd(s: string, i: number): number {
   }
 }
 
+/** What ends a number or a literal. */
+const SCALAR_END = /[,}\] \t\n\r]/g;
+
+/** Index just past the array or object opening at `i`: from string to string, counting brackets in between. */
+function containerEnd(s: string, i: number): number {
+  let depth = 0;
+  for (let j = i; ; ) {
+    const quote = s.indexOf('"', j);
+    const gapEnd = quote < 0 ? s.length : quote;
+    for (; j < gapEnd; j++) {
+      const d = s.charCodeAt(j);
+      if (d === 0x7b || d === 0x5b) depth++;
+      else if ((d === 0x7d || d === 0x5d) && --depth === 0) return j + 1;
+    }
+    if (quote < 0) return -1;
+    j = stringEnd(s, quote);
+    if (j < 0) return -1;
+  }
+}
+
 /** Index just past the JSON value starting at `i` (not checked: the worker's parse does that), or -1. */
 function valueEnd(s: string, i: number): number {
   const c = s.charCodeAt(i);
   if (c === QUOTE) return stringEnd(s, i);
-  if (c === 0x7b || c === 0x5b) {
-    let depth = 0;
-    for (let j = i; j < s.length; j++) {
-      const d = s.charCodeAt(j);
-      if (d === QUOTE) {
-        j = stringEnd(s, j) - 1;
-        if (j < 0) return -1;
-      } else if (d === 0x7b || d === 0x5b) depth++;
-      else if (d === 0x7d || d === 0x5d) {
-        if (--depth === 0) return j + 1;
-      }
-    }
-    return -1;
-  }
-  let j = i;
-  while (j < s.length) {
-    const d = s.charCodeAt(j);
-    if (d === 0x2c || d === 0x7d || d === 0x5d || isSpace(d)) break;
-    j++;
-  }
-  return j > i ? j : -1;
+  if (c === 0x7b || c === 0x5b) return containerEnd(s, i);
+  SCALAR_END.lastIndex = i;
+  const end = SCALAR_END.exec(s)?.index ?? s.length;
+  return end > i ? end : -1;
 }
 
 /** A plain string value (printable ASCII, no escapes, 1..100 characters), or undefined. */
