@@ -12,11 +12,11 @@
  * 3. Back-pressure: past `maxQueuedChars` of frames waiting to be written, a frame is refused
  *    with `rate_limited` and nothing of it is stored (the SDK waits for its acknowledgements and
  *    resends; its per-line `seq` makes a resend harmless).
+ * 4. Usage is an increment in the main database (`usage-ledger.ts`), through the group commit.
  * 5. A frame the hub hands over as text (`logText`: its header read, not parsed) costs this thread
  *    only the holder check: the worker parses and checks its lines (frame-text.ts). Anything the
  *    quick path does not take cleanly (a refusal, a full queue) is left to the parsed path, which
  *    answers it as before.
- * 4. Usage is an increment in the main database (`usage-ledger.ts`), through the group commit.
  */
 import type { Clock, TimerHandle } from '../../common/clock';
 import { GafferError } from '../../common/errors';
