@@ -3,8 +3,9 @@
  * does not share the server's event loop. Driven over IPC:
  *
  *   {cmd:'flood', url, token, agents, lineChars}  → {started: n}, then floods until
+ *   {cmd:'pause'} / {cmd:'resume'}                → {paused} / {resumed}  (the handlers stop / go on logging)
  *   {cmd:'stop'}                                  → {lines, seconds}  (lines acknowledged by the server)
- *   {cmd:'latency', url, token, durationMs}       → {cycles, p50Ms, p99Ms}  (claim → report, one at a time)
+ *   {cmd:'latency', url, token, durationMs}       → {cycles, p50Ms, p99Ms, times}  (claim → report, one at a time)
  *
  * Flooders use the SDK (its log outbox: batching, one frame in flight, acknowledgements), each
  * inside a claimed task, awaiting `ctx.log` as a well-behaved handler would.
@@ -15,10 +16,23 @@ import { connect, type Agent } from '../src-main/sdk';
 // Wire JSON is whatever the peer sent: one deliberate escape hatch for reading it in benchmarks.
 type Json = any;
 
-type Msg = { cmd: 'flood' | 'stop' | 'latency' | 'exit'; url: string; token: string; agents?: number; lineChars?: number; durationMs?: number };
+type Msg = { cmd: 'flood' | 'pause' | 'resume' | 'stop' | 'latency' | 'exit'; url: string; token: string; agents?: number; lineChars?: number; durationMs?: number };
 
 const reply = (m: unknown) => process.send!(m);
 let flood: { agents: Agent[]; stop: AbortController; acked: () => number; started: number; done: Promise<unknown> } | undefined;
+/** While set, the flooding handlers wait on it instead of logging. */
+let paused: { promise: Promise<void>; release: () => void } | undefined;
+
+function pause(): void {
+  let release = () => {};
+  const promise = new Promise<void>((r) => (release = r));
+  paused ??= { promise, release };
+}
+
+function resume(): void {
+  paused?.release();
+  paused = undefined;
+}
 
 async function startFlood(m: Msg): Promise<void> {
   const stop = new AbortController();
@@ -32,7 +46,10 @@ async function startFlood(m: Msg): Promise<void> {
         async (ctx) => {
           started++;
           let n = 0;
-          while (!stop.signal.aborted) await ctx.log(`agent ${i} line ${++n} ${pad}`);
+          while (!stop.signal.aborted) {
+            if (paused) await paused.promise;
+            else await ctx.log(`agent ${i} line ${++n} ${pad}`);
+          }
           acked += n;
         },
         { maxTasks: 1, idleDelayMs: 50 },
@@ -47,10 +64,12 @@ async function startFlood(m: Msg): Promise<void> {
 async function stopFlood(): Promise<void> {
   const f = flood!;
   f.stop.abort();
+  resume();
   await f.done; // each handler returns, its outbox drains, its task is reported
   const seconds = (Date.now() - f.started) / 1000;
   await Promise.all(f.agents.map((a) => a.close({ timeoutMs: 1000 })));
-  reply({ lines: f.acked(), seconds });
+  const cpu = process.cpuUsage();
+  reply({ lines: f.acked(), seconds, cpuS: (cpu.user + cpu.system) / 1e6 });
 }
 
 async function latency(m: Msg): Promise<void> {
@@ -86,11 +105,21 @@ async function latency(m: Msg): Promise<void> {
   ws.close();
   times.sort((a, b) => a - b);
   const pct = (p: number) => times[Math.min(times.length - 1, Math.ceil((p / 100) * times.length) - 1)]!;
-  reply({ cycles: times.length, p50Ms: pct(50), p99Ms: pct(99) });
+  reply({ cycles: times.length, p50Ms: pct(50), p99Ms: pct(99), times });
 }
 
 process.on('message', (m: Msg) => {
-  const run = m.cmd === 'flood' ? startFlood(m) : m.cmd === 'stop' ? stopFlood() : m.cmd === 'latency' ? latency(m) : Promise.resolve(process.exit(0));
+  const toggle = (paused: boolean) => Promise.resolve(paused ? pause() : resume()).then(() => reply(paused ? { paused } : { resumed: true }));
+  const run =
+    m.cmd === 'flood'
+      ? startFlood(m)
+      : m.cmd === 'pause' || m.cmd === 'resume'
+        ? toggle(m.cmd === 'pause')
+        : m.cmd === 'stop'
+          ? stopFlood()
+          : m.cmd === 'latency'
+            ? latency(m)
+            : Promise.resolve(process.exit(0));
   run.catch((e: unknown) => reply({ error: e instanceof Error ? e.stack : String(e) }));
 });
 reply({ up: true });

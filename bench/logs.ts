@@ -4,9 +4,13 @@
  * 1. Ingest: 4 SDK agents (one child process), each inside a claimed task, log as fast as the
  *    server acknowledges (`await ctx.log`). Lines/s = lines the server stored / seconds.
  * 2. Claim+report latency of another agent (its own child process, one request at a time),
- *    idle first, then during the flood, in the same run: median and p99 side by side.
+ *    with no flood and during the flood, in the same run: median and p99 side by side. The two
+ *    alternate in WINDOWS pairs of windows (the flood paused, drained, then resumed at pace), so
+ *    a change in the machine's background load falls on both sides alike instead of on one.
  * 3. Storage: bytes per line on disk (segment pages / lines), before and after the word index
  *    has caught up.
+ *
+ * LOGS_BENCH_WORKER_NICE sets the log worker's nice value (default: Gaffer's), for comparisons.
  *
  * Targets (issue 14): ≥ 100 000 lines/s; the other agent's median within 1.5× of idle.
  * The server is this process: a durable core (temp dir, WAL + synchronous=FULL) with the agent
@@ -21,16 +25,21 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createCore } from '../src-main/core/create-core';
 import { attachAgentSocket } from '../src-main/server/agent-socket';
-import { benchDir, printTable, spawnChild, stopChild } from './util';
+import { benchDir, percentile, printTable, spawnChild, stopChild } from './util';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const SECONDS = Number(process.env.LOGS_BENCH_SECONDS ?? 5);
+const WINDOWS = Number(process.env.LOGS_BENCH_WINDOWS ?? 5);
+/** After a resume, the flood gets this long to reach its pace before a window is measured. */
+const PACE_MS = 300;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const spawnAgents = async () => (await spawnChild(path.join(HERE, 'logs-agents.ts'))).child;
 
 export async function runLogsBench(): Promise<Record<string, number>> {
   const dir = benchDir('logs');
-  const core = createCore({ dataDir: dir, hub: { ratePerSecond: 1e9, rateBurst: 1e9 } });
+  const nice = process.env.LOGS_BENCH_WORKER_NICE;
+  const core = createCore({ dataDir: dir, hub: { ratePerSecond: 1e9, rateBurst: 1e9 }, ...(nice ? { logs: { workerNice: Number(nice) } } : {}) });
   core.start();
   const server = http.createServer((_q, s) => s.writeHead(404).end());
   attachAgentSocket(server, core, { maxConnections: 100 });
@@ -44,30 +53,73 @@ export async function runLogsBench(): Promise<Record<string, number>> {
   const floodToken = core.tokens.create({ name: 'flood', role: 'flood', actor: 'bench' }).token;
   const latencyChild = await spawnAgents();
   const floodChild = await spawnAgents();
+  const measure = async (): Promise<number[]> => {
+    latencyChild.send({ cmd: 'latency', url, token: benchToken, durationMs: (SECONDS * 1000) / WINDOWS });
+    return ((await latencyChild.next()) as { times: number[] }).times;
+  };
+  /** Pauses the flood and waits until its outboxes have drained (no line stored for 150 ms). */
+  const pauseFlood = async () => {
+    floodChild.send({ cmd: 'pause' });
+    await floodChild.next();
+    for (let last = -1, quiet = 0; quiet < 3; await sleep(50)) {
+      quiet = core.logs.stats.lines === last ? quiet + 1 : 0;
+      last = core.logs.stats.lines;
+    }
+  };
   try {
-    // Warm both paths (JIT, the worker thread, page cache), then measure idle.
+    // Warm both paths (JIT, the worker thread, page cache).
     latencyChild.send({ cmd: 'latency', url, token: benchToken, durationMs: 1000 });
     await latencyChild.next();
-    latencyChild.send({ cmd: 'latency', url, token: benchToken, durationMs: SECONDS * 1000 });
-    const idle = await latencyChild.next();
-
+    const serverCpu0 = process.cpuUsage();
     floodChild.send({ cmd: 'flood', url, token: floodToken, agents: 4, lineChars: 80 });
     await floodChild.next();
-    await new Promise((r) => setTimeout(r, 1000)); // the flood reaches its pace
-    const lines0 = core.logs.stats.lines;
-    const t0 = performance.now();
-    const elu0 = performance.eventLoopUtilization();
-    const cpu0 = process.cpuUsage();
-    latencyChild.send({ cmd: 'latency', url, token: benchToken, durationMs: SECONDS * 1000 });
-    const busy = await latencyChild.next();
-    const floodS = (performance.now() - t0) / 1000;
-    const ingest = (core.logs.stats.lines - lines0) / floodS;
-    // How busy the thread serving claims was, and the whole process (it + the log worker) on the CPUs.
-    const mainBusy = performance.eventLoopUtilization(elu0).utilization;
-    const cpu = process.cpuUsage(cpu0);
-    const processCpu = (cpu.user + cpu.system) / 1e6 / floodS;
+    await sleep(1000);
+    await pauseFlood();
+
+    const idleTimes: number[] = [];
+    const floodTimes: number[] = [];
+    let floodLines = 0;
+    let floodMs = 0;
+    let mainBusyMs = 0;
+    let cpuUs = 0;
+    let idleBusyMs = 0;
+    let idleMs = 0;
+    for (let w = 0; w < WINDOWS; w++) {
+      const idleT0 = performance.now();
+      const idleElu0 = performance.eventLoopUtilization();
+      idleTimes.push(...(await measure()));
+      idleMs += performance.now() - idleT0;
+      idleBusyMs += performance.eventLoopUtilization(idleElu0).utilization * (performance.now() - idleT0);
+      floodChild.send({ cmd: 'resume' });
+      await floodChild.next();
+      await sleep(PACE_MS);
+      const lines0 = core.logs.stats.lines;
+      const t0 = performance.now();
+      const elu0 = performance.eventLoopUtilization();
+      const cpu0 = process.cpuUsage();
+      floodTimes.push(...(await measure()));
+      const ms = performance.now() - t0;
+      floodLines += core.logs.stats.lines - lines0;
+      floodMs += ms;
+      // How busy the thread serving claims was, and the whole process (it + the log worker) on the CPUs.
+      mainBusyMs += performance.eventLoopUtilization(elu0).utilization * ms;
+      const cpu = process.cpuUsage(cpu0);
+      cpuUs += cpu.user + cpu.system;
+      await pauseFlood();
+    }
+    const summary = (times: number[]) => {
+      times.sort((a, b) => a - b);
+      return { p50Ms: percentile(times, 50), p99Ms: percentile(times, 99), cycles: times.length };
+    };
+    const idle = summary(idleTimes);
+    const busy = summary(floodTimes);
+    const ingest = floodLines / (floodMs / 1000);
+    const mainBusy = mainBusyMs / floodMs;
+    const idleMainBusy = idleBusyMs / idleMs;
+    const processCpu = cpuUs / 1000 / floodMs;
     floodChild.send({ cmd: 'stop' });
     const flood = await floodChild.next();
+    const serverCpu = process.cpuUsage(serverCpu0);
 
     const stored = await core.logs.storage();
     const bytesPerLine = stored.bytes / Math.max(1, stored.lines);
@@ -87,8 +139,9 @@ export async function runLogsBench(): Promise<Record<string, number>> {
       { what: 'segments', value: indexed.segments },
     ]);
     console.log(
-      `\n(flood: ${flood.lines} lines acknowledged in ${flood.seconds.toFixed(1)} s; ${core.logs.stats.batches} batches; median ratio flood/idle ${(busy.p50Ms / idle.p50Ms).toFixed(2)}; ` +
-        `during the flood the server's main thread was busy ${(mainBusy * 100).toFixed(0)} % of the time, the server process used ${(processCpu * 100).toFixed(0)} % of one CPU; load average ${os.loadavg()[0]!.toFixed(1)} on ${os.cpus().length} CPUs)`,
+      `\n(${WINDOWS} windows of ${(SECONDS / WINDOWS).toFixed(1)} s each way, alternating; flood: ${flood.lines} lines acknowledged in ${flood.seconds.toFixed(1)} s with its pauses, the flooding agents used ${flood.cpuS.toFixed(1)} CPU-s and the server ${((serverCpu.user + serverCpu.system) / 1e6).toFixed(1)}; ${core.logs.stats.batches} batches, ` +
+        `${core.logs.stats.textFrames} of ${core.logs.stats.frames} frames parsed by the log worker; median ratio flood/idle ${(busy.p50Ms / idle.p50Ms).toFixed(2)}; ` +
+        `the server's main thread was busy ${(idleMainBusy * 100).toFixed(0)} % of the time with no flood (the claims' commits, their fsync included), ${(mainBusy * 100).toFixed(0)} % during the flood; the server process used ${(processCpu * 100).toFixed(0)} % of one CPU; load average ${os.loadavg()[0]!.toFixed(1)} on ${os.cpus().length} CPUs)`,
     );
     return {
       ingestLinesPerS: Math.round(ingest),
@@ -98,6 +151,7 @@ export async function runLogsBench(): Promise<Record<string, number>> {
       floodP99Ms: busy.p99Ms,
       medianRatio: busy.p50Ms / idle.p50Ms,
       mainThreadBusyPct: Math.round(mainBusy * 100),
+      mainThreadBusyIdlePct: Math.round(idleMainBusy * 100),
       serverCpuPct: Math.round(processCpu * 100),
       bytesPerLine: Math.round(bytesPerLine),
       bytesPerLineIndexed: Math.round(bytesPerLineIndexed),

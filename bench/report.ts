@@ -194,7 +194,7 @@ Export (JSONL, whole log): ${n0(r.audit.exportRowsPerS)} rows/s with peak heap g
     const l = r.logs;
     sections.push(`## Logs: ingest through the hub and a claim+report beside it
 
-4 SDK agents flood (each awaiting \`ctx.log\`, one frame in flight); another agent claims and reports one task at a time, first with no flood, then during it.
+4 SDK agents flood (each awaiting \`ctx.log\`, one frame in flight); another agent claims and reports one task at a time, in windows that alternate between no flood and the flood (5 pairs; the flood paused and drained between), so a change in the machine's background load falls on both sides.
 
 | | lines/s | claim+report p50 | p99 |
 |---|---|---|---|

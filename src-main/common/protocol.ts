@@ -132,15 +132,26 @@ const STREAM_SET: ReadonlySet<unknown> = new Set(LOG_STREAMS);
 const LEVEL_SET: ReadonlySet<unknown> = new Set(LOG_LEVELS);
 const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:\d{2})$/;
 
+/** The last `at` found valid: lines logged in the same millisecond share it (checked once, not per line). */
+let validAt: string | undefined;
+
+function isInstant(at: unknown): boolean {
+  if (typeof at !== 'string') return false;
+  if (at === validAt) return true;
+  if (!ISO_INSTANT.test(at) || Number.isNaN(Date.parse(at))) return false;
+  validAt = at;
+  return true;
+}
+
 /** `logLine` by hand: the schema's rules without its per-object cost (a frame may hold 10 000 lines). */
-function isLogLine(v: unknown): boolean {
+export function isLogLine(v: unknown): boolean {
   if (typeof v !== 'object' || v === null || Array.isArray(v)) return false;
   const l = v as Record<string, unknown>;
   if (typeof l.text !== 'string' || l.text.length > MAX_FRAME_BYTES) return false;
   if (l.stream !== undefined && !STREAM_SET.has(l.stream)) return false;
   if (l.level !== undefined && !LEVEL_SET.has(l.level)) return false;
   if (l.seq !== undefined && !(Number.isSafeInteger(l.seq) && (l.seq as number) >= 1)) return false;
-  if (l.at !== undefined && !(typeof l.at === 'string' && ISO_INSTANT.test(l.at) && !Number.isNaN(Date.parse(l.at)))) return false;
+  if (l.at !== undefined && !isInstant(l.at)) return false;
   return true;
 }
 

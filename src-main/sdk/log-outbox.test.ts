@@ -58,6 +58,26 @@ describe('LogOutbox', () => {
     expect(box.acknowledged).toBe(1050);
   });
 
+  it('keeps every frame within maxFrameBytes, for plain text and for text JSON escapes or widens', async () => {
+    const frames: string[] = [];
+    let lastSeq = 0;
+    const box = new LogOutbox(
+      async (lines) => {
+        frames.push(JSON.stringify({ id: 'r1', type: 'log', taskId: 1, fence: 1, lines }));
+        lastSeq = lines[lines.length - 1]!.seq;
+        return { accepted: lines.length, stored: lines.length, duplicates: 0, dropped: 0, truncated: false, lastSeq };
+      },
+      { maxFrameBytes: 8 * 1024, maxFrameLines: 10_000, lingerMs: 1 },
+    );
+    const texts = ['plain ascii text', 'quotes " and \\ backslashes', 'tabs\tand\u0001controls', 'ünïcødé 🎉 wide', '\u007f delete', '\u0001'.repeat(60), '🎉'.repeat(40)];
+    for (let i = 0; i < 2000; i++) void box.write(`${texts[i % texts.length]!} ${i}`);
+    await box.flush();
+    expect(frames.length).toBeGreaterThan(10);
+    // The frame's own fields (id, type, taskId, fence) stay well under the 64 bytes counted per line.
+    for (const f of frames) expect(Buffer.byteLength(f)).toBeLessThanOrEqual(8 * 1024);
+    expect(frames.flatMap((f) => (JSON.parse(f) as { lines: Line[] }).lines.map((l) => l.seq))).toEqual(Array.from({ length: 2000 }, (_, i) => i + 1));
+  });
+
   it('resends after lost replies and refusals without storing a line twice or losing one', async () => {
     const srv = fakeServer();
     srv.lose.add(2).add(3);

@@ -51,9 +51,35 @@ interface Pending {
   size: number;
 }
 
-type Send = (lines: Array<Omit<Pending, 'stream' | 'level' | 'size'> & LogOptions>) => Promise<LogResult>;
+type WireLine = Omit<Pending, 'stream' | 'level' | 'size'> & LogOptions;
+type Send = (lines: WireLine[]) => Promise<LogResult>;
+
+/** A line as it goes on the wire: the defaults (`stdout`, `info`) left out. */
+function wireLine(l: Pending): WireLine {
+  const w: WireLine = { seq: l.seq, text: l.text, at: l.at };
+  if (l.stream !== 'stdout') w.stream = l.stream;
+  if (l.level !== 'info') w.level = l.level;
+  return w;
+}
 
 const STOP_CODES = new Set(['not_holder', 'not_found', 'forbidden', 'unauthorized']);
+/** Characters JSON writes as themselves, one byte each: a text of only these takes its length + 2 quotes. */
+const PLAIN_JSON = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+
+/** The line's bytes in a frame's JSON (its quotes and escapes included). */
+const jsonBytes = (t: string) => (PLAIN_JSON.test(t) ? t.length + 2 : Buffer.byteLength(JSON.stringify(t)));
+
+/** `new Date().toISOString()`, formatted once per millisecond (a flood logs many lines in one). */
+let isoMs = -1;
+let isoText = '';
+function isoNow(): string {
+  const ms = Date.now();
+  if (ms !== isoMs) {
+    isoMs = ms;
+    isoText = new Date(ms).toISOString();
+  }
+  return isoText;
+}
 const wait = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export class LogOutbox {
@@ -123,8 +149,8 @@ export class LogOutbox {
     const stream = opts.stream ?? 'stdout';
     const level = opts.level ?? 'info';
     // The line's fields: seq, at (24), stream and level when not the defaults, punctuation.
-    const size = Buffer.byteLength(JSON.stringify(t)) + 64 + (stream === 'stdout' ? 0 : 18) + (level === 'info' ? 0 : 16);
-    this.buffer.push({ seq: ++this.seq, text: t, stream, level, at: new Date().toISOString(), size });
+    const size = jsonBytes(t) + 64 + (stream === 'stdout' ? 0 : 18) + (level === 'info' ? 0 : 16);
+    this.buffer.push({ seq: ++this.seq, text: t, stream, level, at: isoNow(), size });
   }
 
   private room(): Promise<void> {
@@ -176,7 +202,7 @@ export class LogOutbox {
       while (this.buffer.length > 0 && !this.stopped) {
         const lines = this.frame();
         try {
-          const r = await this.send(lines.map(({ stream, level, size: _size, ...l }) => ({ ...l, ...(stream !== 'stdout' ? { stream } : {}), ...(level !== 'info' ? { level } : {}) })));
+          const r = await this.send(lines.map(wireLine));
           failures = 0;
           if (r.truncated) this.truncated = true;
           // Invariant 2: drop what the server has (its lastSeq), keep the rest for the next frame.

@@ -95,6 +95,34 @@ describe('log and usage frames', () => {
     expect((await h.core.logs.read({ subject: `task:${task.id}`, limit: 10 })).items).toEqual([]);
   });
 
+  it('frames read by the log worker (any key order) answer as parsed frames do, and cannot name two tasks', async () => {
+    const h = await harness();
+    const a = await agent(h);
+    const other = await agent(h);
+    const { task, lock } = await claimOne(h, a, 'mine');
+    const { task: theirs } = await claimOne(h, other, 'theirs');
+    const frame = (body: string, id: string) => a.text(body, id);
+
+    // The Python package's order (lines first, id and type last) and a spaced frame (the parsed path).
+    expect((await frame(`{"taskId":${task.id},"lines":[{"text":"one","seq":1}],"id":"p1","type":"log"}`, 'p1')).result).toMatchObject({ accepted: 1, stored: 1, lastSeq: 1 });
+    expect((await frame(`{ "id": "p2", "type": "log", "taskId": ${task.id}, "lines": [ {"text": "two", "seq": 2} ] }`, 'p2')).result).toMatchObject({ stored: 1, lastSeq: 2 });
+    // A fence after the lines is checked all the same.
+    expect((await frame(`{"id":"p3","type":"log","taskId":${task.id},"lines":[{"text":"x"}],"fence":${lock.fence + 1}}`, 'p3')).error).toMatchObject({ code: 'not_holder', message: expect.stringContaining('stale') });
+    expect((await frame(`{"id":"p4","type":"log","taskId":${task.id},"lines":[{"text":"three","seq":3}],"fence":${lock.fence}}`, 'p4')).result).toMatchObject({ stored: 1 });
+    // The held task before the lines, another one after: refused whole, nothing stored anywhere.
+    const smuggled = await frame(`{"id":"p5","type":"log","taskId":${task.id},"lines":[{"text":"smuggled"}],"taskId":${theirs.id}}`, 'p5');
+    expect(smuggled.error).toMatchObject({ code: 'bad_request', message: expect.stringContaining('repeats a key') });
+    // A non-holder's invalid frame is still a bad request first, its valid one not_holder.
+    expect((await frame(`{"id":"p6","type":"log","taskId":${theirs.id},"lines":[]}`, 'p6')).error?.code).toBe('bad_request');
+    expect((await frame(`{"id":"p7","type":"log","taskId":${theirs.id},"lines":[{"text":"x"}]}`, 'p7')).error?.code).toBe('not_holder');
+
+    const texts = async (id: number) => (await h.core.logs.read({ subject: `task:${id}`, limit: 10 })).items.map((l) => l.text);
+    expect(await texts(task.id)).toEqual(['one', 'two', 'three']);
+    expect(await texts(theirs.id)).toEqual([]);
+    // p1 and p4 were parsed by the worker, p2 (spaced) on the main thread.
+    expect(h.core.logs.stats).toMatchObject({ frames: 3, textFrames: 2 });
+  });
+
   it('resends after a reconnect and after a restart of Gaffer store every line once, in order', async () => {
     const dataDir = tempDir('gaffer-logs-restart-');
     const clock = new ManualClock();

@@ -78,6 +78,12 @@ export interface RunSink {
 export interface LogSink {
   log(instanceId: string, req: AgentRequestOf<'log'>): Promise<LogResult>;
   usage(instanceId: string, req: AgentRequestOf<'usage'>): Promise<UsageResult>;
+  /**
+   * A frame's text before the hub parses it (so a flood of lines is not parsed on the thread that
+   * serves claims): returns the frame's `id` and its answer when the sink takes it as a `log`
+   * frame from this sender, else undefined and the hub handles the frame as usual.
+   */
+  logText?(instanceId: string, text: string): { id: string | number; result: Promise<LogResult> } | undefined;
 }
 
 /** The body of a `job_trigger` push, as the jobs engine builds it. */

@@ -226,6 +226,7 @@ export class Session implements HubConnection, Peer {
   }
 
   private handle(text: string): void {
+    if (this.state === 'ready' && this.unparsedLog(text)) return;
     let msg: unknown;
     try {
       msg = JSON.parse(text);
@@ -262,6 +263,18 @@ export class Session implements HubConnection, Peer {
       this.replyError(id, e);
       return;
     }
+    this.answer(id, pending);
+  }
+
+  /** PROTOCOL §5: a `log` frame the log sink takes as text is parsed off this thread (core/logs). */
+  private unparsedLog(text: string): boolean {
+    const taken = this.hub.requests.logs()?.logText?.(this.instanceId!, text);
+    if (!taken) return false;
+    this.answer(taken.id, taken.result);
+    return true;
+  }
+
+  private answer(id: string | number, pending: Promise<object>): void {
     pending
       .then(
         (result) => this.send(okReply(id, result)),

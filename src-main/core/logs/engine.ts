@@ -3,6 +3,7 @@
  * worker thread (worker.ts) and by the in-thread engine that tests and tools use.
  */
 import { LOG_LEVELS, LOG_STREAMS, type LogAttempt, type LogPage, type LogSettings, type LogStorageStats } from '../../common/logs';
+import { readLogFrame, type LogFrameText } from './frame-text';
 import type { AppendEntry, AppendOutcome, IncomingLine, LogStore, ReadQuery, SearchHit } from './log-store';
 
 /**
@@ -67,8 +68,44 @@ export function unpackBatch(b: PackedBatch): AppendEntry[] {
   return out;
 }
 
+/**
+ * Frames in arrival order, some parsed on the main thread (packed), the rest as their text, read
+ * here (frame-text.ts): `order[i]` is 0 for the next packed entry, 1 for the next text.
+ */
+export interface IngestBatch {
+  packed: PackedBatch;
+  texts: LogFrameText[];
+  order: Uint8Array;
+}
+
+/** Per frame: what the store did, or why a text frame was refused (nothing of it stored). */
+export type IngestOutcome = (AppendOutcome & { ok: true; lines: number }) | { ok: false; code?: 'bad_request' | 'not_holder'; field?: string; message: string };
+
+/** Reads the text frames, then appends every frame that reads cleanly as one batch (log-store invariant 1). */
+function ingest(store: LogStore, b: IngestBatch, now: number, settings: LogSettings): IngestOutcome[] {
+  const packed = unpackBatch(b.packed);
+  const entries: AppendEntry[] = [];
+  const slots: Array<number | IngestOutcome> = [];
+  let p = 0;
+  let t = 0;
+  for (const kind of b.order) {
+    const read = kind === 0 ? { ok: true as const, entry: packed[p++]! } : readLogFrame(b.texts[t++]!);
+    if (read.ok) {
+      slots.push(entries.length);
+      entries.push(read.entry);
+    } else slots.push(read);
+  }
+  const outcomes = store.append(entries, now, settings);
+  return slots.map((s) => {
+    if (typeof s !== 'number') return s;
+    const o = outcomes[s]!;
+    return o.ok ? { ...o, lines: entries[s]!.lines.length } : o;
+  });
+}
+
 export interface EngineOps {
   append: { args: { batch: PackedBatch; now: number; settings: LogSettings }; result: AppendOutcome[] };
+  ingest: { args: { batch: IngestBatch; now: number; settings: LogSettings }; result: IngestOutcome[] };
   read: { args: ReadQuery; result: LogPage };
   attempts: { args: { subject: string }; result: LogAttempt[] };
   search: { args: { q: string; limit: number }; result: SearchHit[] };
@@ -86,6 +123,7 @@ export function runOp<O extends EngineOp>(store: LogStore, op: O, args: EngineOp
   const a = args as never;
   const table: { [K in EngineOp]: (x: EngineOps[K]['args']) => EngineOps[K]['result'] } = {
     append: (x) => store.append(unpackBatch(x.batch), x.now, x.settings),
+    ingest: (x) => ingest(store, x.batch, x.now, x.settings),
     read: (x) => store.read(x),
     attempts: (x) => store.attemptsOf(x.subject),
     search: (x) => {

@@ -13,6 +13,16 @@ export interface HeldWork {
   attempt: number;
   role: string;
   jobId: string | null;
+  /** A task's: the fence of the lock the sender holds (a later `fence` field is checked against it). */
+  fence?: number;
+}
+
+/** A log or usage frame names its work by exactly one of these. */
+export const EXACTLY_ONE_SUBJECT = 'give exactly one of "taskId" and "runId"';
+
+/** A `fence` that is not the one of the lock held on `taskId`. */
+export function staleFence(fence: number, taskId: number, current: number | null): GafferError {
+  return new GafferError('not_holder', `fence ${fence} is stale for task ${taskId} (current ${current})`);
 }
 
 export interface RunHolderPort {
@@ -33,8 +43,8 @@ export function holderCheck(db: Db, runs: () => RunHolderPort | undefined): Hold
       const r = lockOf.get(taskId);
       if (!r) throw new GafferError('not_found', `unknown task ${taskId}`);
       if (r.instance_id !== instanceId) throw new GafferError('not_holder', `instance ${instanceId} does not hold the lock on task ${taskId}`);
-      if (fence !== undefined && r.fence !== fence) throw new GafferError('not_holder', `fence ${fence} is stale for task ${taskId} (current ${r.fence})`);
-      return { subject: taskSubject(taskId), attempt: r.attempt, role: r.role, jobId: null };
+      if (fence !== undefined && r.fence !== fence) throw staleFence(fence, taskId, r.fence);
+      return { subject: taskSubject(taskId), attempt: r.attempt, role: r.role, jobId: null, fence: r.fence! };
     },
     run(instanceId, runId) {
       const port = runs();

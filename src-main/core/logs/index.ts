@@ -21,7 +21,12 @@ export interface LogsOptions extends LogServiceOptions {
   /** Segment rotation (defaults: 64 MiB, one day). */
   segmentMaxBytes?: number;
   segmentMaxAgeMs?: number;
+  /** The log worker's nice value on Linux (default 10; 0 leaves it as the process): see worker.ts. */
+  workerNice?: number;
 }
+
+/** Weight 110 against the claim thread's 1024: a flood of lines gives way to claims on a busy CPU. */
+const LOG_WORKER_NICE = 10;
 
 export interface LogsDeps {
   ctx: CoreContext;
@@ -50,6 +55,7 @@ export function createLogs(deps: LogsDeps, opts: LogsOptions = {}): LogService {
     engine = startWorkerEngine({
       dir,
       now: () => ctx.clock.now(),
+      nice: opts.workerNice ?? LOG_WORKER_NICE,
       ...storeOpts,
       onBadSegments: bad,
       onExit: (why) => logger.error(`logs: the log worker stopped (${why}); it restarts on the next log frame`),

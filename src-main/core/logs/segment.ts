@@ -21,6 +21,10 @@ import path from 'node:path';
 /** 2^32: the seq part of a rowid. */
 export const SEQ_SPAN = 4_294_967_296;
 
+/** Lines per INSERT statement (one statement per line costs more than SQLite's own work per row). */
+const LINES_PER_INSERT = 64;
+const LINE_COLUMNS = 6;
+
 const FORMAT = 1;
 
 export interface SegmentSubject {
@@ -127,6 +131,8 @@ export class Segment {
   private readonly db: Database.Database;
   private readonly q;
   private nextNum = 1;
+  /** Lines of the open transaction not yet inserted: LINE_COLUMNS values each, written by `flushLines`. */
+  private pendingLines: Array<number | string | null> = [];
 
   private constructor(
     readonly id: number,
@@ -146,6 +152,7 @@ export class Segment {
     this.createdAt = created ? Number(created.value) : now;
     this.q = {
       insertLine: db.prepare('INSERT INTO lines (id, attempt, at, kind, text, cut) VALUES (?, ?, ?, ?, ?, ?)'),
+      insertLines: db.prepare(`INSERT INTO lines (id, attempt, at, kind, text, cut) VALUES ${Array<string>(LINES_PER_INSERT).fill('(?, ?, ?, ?, ?, ?)').join(', ')}`),
       upsertSubject: db.prepare(
         'INSERT INTO subjects (num, subject, first_seq, last_seq) VALUES (?, ?, ?, ?) ON CONFLICT (num) DO UPDATE SET last_seq = excluded.last_seq',
       ),
@@ -249,8 +256,15 @@ export class Segment {
   transaction<T>(fn: () => T): T {
     const undo: Undo = (this.undo = { created: [], seqs: new Map(), nextNum: this.nextNum });
     try {
-      return this.db.transaction(fn).immediate();
+      return this.db
+        .transaction(() => {
+          const r = fn();
+          this.flushLines();
+          return r;
+        })
+        .immediate();
     } catch (e) {
+      this.pendingLines = [];
       for (const [sub, [first, last]] of undo.seqs) {
         sub.firstSeq = first;
         sub.lastSeq = last;
@@ -266,11 +280,21 @@ export class Segment {
     }
   }
 
+  /** Adds a line to the open transaction (inserted by the time it commits). */
   insertLine(s: SegmentSubject, seq: number, attempt: number, at: number, kind: number, text: string, cut: number | null): void {
-    if (this.undo && !this.undo.seqs.has(s)) this.undo.seqs.set(s, [s.firstSeq, s.lastSeq]);
-    this.q.insertLine.run(s.num * SEQ_SPAN + seq, attempt, at, kind, text, cut);
+    if (!this.undo) throw new Error('insertLine outside a segment transaction');
+    if (!this.undo.seqs.has(s)) this.undo.seqs.set(s, [s.firstSeq, s.lastSeq]);
+    this.pendingLines.push(s.num * SEQ_SPAN + seq, attempt, at, kind, text, cut);
+    if (this.pendingLines.length === LINES_PER_INSERT * LINE_COLUMNS) this.flushLines();
     if (s.firstSeq === 0) s.firstSeq = seq;
     s.lastSeq = seq;
+  }
+
+  private flushLines(): void {
+    const p = this.pendingLines;
+    this.pendingLines = [];
+    if (p.length === LINES_PER_INSERT * LINE_COLUMNS) this.q.insertLines.run(p);
+    else for (let i = 0; i < p.length; i += LINE_COLUMNS) this.q.insertLine.run(p.slice(i, i + LINE_COLUMNS));
   }
 
   saveSubject(s: SegmentSubject): void {

@@ -8,11 +8,15 @@
  *    commits, so a flood of lines never makes a claim wait for a disk write.
  * 2. A `log` frame is answered only once the batch holding it has committed in its segment: an
  *    acknowledged line is on disk. Frames that arrive while a batch is being written form the
- *    next batch (no timer: the batch size follows the load).
- * 3. Back-pressure: past `maxQueuedLines` waiting to be written, a frame is refused with
- *    `rate_limited` and nothing of it is stored (the SDK waits for its acknowledgements and
+ *    next batch (no timer: the batch size follows the load), in arrival order.
+ * 3. Back-pressure: past `maxQueuedChars` of frames waiting to be written, a frame is refused
+ *    with `rate_limited` and nothing of it is stored (the SDK waits for its acknowledgements and
  *    resends; its per-line `seq` makes a resend harmless).
  * 4. Usage is an increment in the main database (`usage-ledger.ts`), through the group commit.
+ * 5. A frame the hub hands over as text (`logText`: its header read, not parsed) costs this thread
+ *    only the holder check: the worker parses and checks its lines (frame-text.ts). Anything the
+ *    quick path does not take cleanly (a refusal, a full queue) is left to the parsed path, which
+ *    answers it as before.
  */
 import type { Clock, TimerHandle } from '../../common/clock';
 import { GafferError } from '../../common/errors';
@@ -35,9 +39,11 @@ import type { AuditLog } from '../audit/audit-log';
 import type { GroupCommitter } from '../db/group-commit';
 import type { Db } from '../db/open';
 import type { Store } from '../db/store';
-import { packBatch, type EngineOps, type LogEngine } from './engine';
-import type { HeldWork, HolderCheck } from './holders';
-import type { AppendEntry, AppendOutcome, ReadQuery, SearchHit } from './log-store';
+import { packBatch, type EngineOps, type IngestOutcome, type LogEngine } from './engine';
+import { scanLogFrameHeader } from './frame-header';
+import type { LogFrameText } from './frame-text';
+import { EXACTLY_ONE_SUBJECT, type HeldWork, type HolderCheck } from './holders';
+import type { AppendEntry, ReadQuery, SearchHit } from './log-store';
 import type { UsageLedger } from './usage-ledger';
 
 export const LOG_SETTINGS_KEY = 'logs.settings';
@@ -65,21 +71,28 @@ export interface LogServiceDeps {
 }
 
 export interface LogServiceOptions {
-  /** Lines waiting to be written above which frames are refused (default 400 000). */
-  maxQueuedLines?: number;
-  /** Most lines in one write (default 50 000); more wait for the next. */
-  maxBatchLines?: number;
+  /** Characters of frames waiting to be written above which frames are refused (default 64 Mi). */
+  maxQueuedChars?: number;
+  /** Most characters of frames in one write (default 8 Mi); more wait for the next. */
+  maxBatchChars?: number;
   /** Retention sweep cadence (default hourly; the first runs at start). */
   sweepEveryMs?: number;
   /** How to defer a flush to the end of the current turn (default `setImmediate`). */
   schedule?: (fn: () => void) => void;
 }
 
+/** A frame waiting for the worker: parsed here (`entry`) or as its text (`text`). */
 interface Queued {
-  entry: AppendEntry;
-  resolve: (o: AppendOutcome) => void;
+  entry?: AppendEntry;
+  text?: LogFrameText;
+  /** Its share of the queue bound: the frame's characters. */
+  chars: number;
+  resolve: (o: IngestOutcome) => void;
   reject: (e: unknown) => void;
 }
+
+/** Characters a parsed line stands for in the queue bound (its text and its JSON around it). */
+const LINE_OVERHEAD_CHARS = 64;
 
 type LogFrame = AgentRequestOf<'log'>;
 type UsageFrame = AgentRequestOf<'usage'>;
@@ -103,7 +116,7 @@ export function parseLogSettings(text: string | undefined): LogSettings {
 
 export class LogService {
   private queue: Queued[] = [];
-  private queuedLines = 0;
+  private queuedChars = 0;
   private writing = false;
   private scheduled = false;
   private closed = false;
@@ -115,20 +128,20 @@ export class LogService {
   private current: Promise<void> | undefined;
   private sweepTimer: TimerHandle | undefined;
   private cached: LogSettings | undefined;
-  private readonly maxQueuedLines: number;
-  private readonly maxBatchLines: number;
+  private readonly maxQueuedChars: number;
+  private readonly maxBatchChars: number;
   private readonly sweepEveryMs: number;
   private readonly schedule: (fn: () => void) => void;
   private readonly q;
-  /** Lines written so far (for the bench and /status). */
-  readonly stats = { frames: 0, lines: 0, batches: 0, refused: 0 };
+  /** Lines written so far (for the bench and /status); `textFrames`: frames the worker parsed (invariant 5). */
+  readonly stats = { frames: 0, lines: 0, batches: 0, refused: 0, textFrames: 0 };
 
   constructor(
     private readonly d: LogServiceDeps,
     opts: LogServiceOptions = {},
   ) {
-    this.maxQueuedLines = opts.maxQueuedLines ?? 400_000;
-    this.maxBatchLines = opts.maxBatchLines ?? 50_000;
+    this.maxQueuedChars = opts.maxQueuedChars ?? 64 * 1024 * 1024;
+    this.maxBatchChars = opts.maxBatchChars ?? 8 * 1024 * 1024;
     this.sweepEveryMs = opts.sweepEveryMs ?? 3600_000;
     this.schedule = opts.schedule ?? ((fn) => void setImmediate(fn));
     this.q = {
@@ -166,7 +179,7 @@ export class LogService {
 
   private held(instanceId: string, frame: { taskId?: number | undefined; runId?: string | undefined; fence?: number | undefined }): HeldWork {
     if ((frame.taskId === undefined) === (frame.runId === undefined)) {
-      throw new GafferError('bad_request', 'give exactly one of "taskId" and "runId"', { field: frame.taskId === undefined ? 'taskId' : 'runId' });
+      throw new GafferError('bad_request', EXACTLY_ONE_SUBJECT, { field: frame.taskId === undefined ? 'taskId' : 'runId' });
     }
     return frame.taskId !== undefined ? this.d.holders.task(instanceId, frame.taskId, frame.fence) : this.d.holders.run(instanceId, frame.runId!);
   }
@@ -175,19 +188,49 @@ export class LogService {
   async log(instanceId: string, frame: LogFrame): Promise<LogResult> {
     if (this.closed) throw new GafferError('unavailable', 'the scheduler is shutting down');
     const work = this.held(instanceId, frame);
-    if (this.queuedLines + frame.lines.length > this.maxQueuedLines) {
+    let chars = 0;
+    for (const l of frame.lines) chars += l.text.length + LINE_OVERHEAD_CHARS;
+    if (this.queuedChars + chars > this.maxQueuedChars) {
       this.stats.refused++;
       throw new GafferError('rate_limited', 'the log writer is behind: wait for the acknowledgements of the lines already sent, then resend');
     }
     const now = this.d.clock.now();
     const lines = frame.lines.map((l) => ({ text: l.text, stream: l.stream, level: l.level, seq: l.seq, at: l.at === undefined ? now : Date.parse(l.at) }));
-    const outcome = await this.enqueue({ subject: work.subject, attempt: work.attempt, lines });
-    if (!outcome.ok) throw new GafferError('bad_request', outcome.message, { field: outcome.field });
+    return this.answer(work, await this.enqueue({ entry: { subject: work.subject, attempt: work.attempt, lines }, chars }));
+  }
+
+  /**
+   * Invariant 5: a frame as its text, before anyone parsed it. Taken when it is a `log` frame
+   * whose header reads cleanly (frame-header.ts) and whose sender holds the work; undefined
+   * otherwise (not a log frame, a refusal, a full queue, Gaffer closing): the parsed path then
+   * answers it exactly as it always did.
+   */
+  logText(instanceId: string, text: string): { id: string | number; result: Promise<LogResult> } | undefined {
+    if (this.closed || this.queuedChars + text.length > this.maxQueuedChars) return undefined;
+    const header = scanLogFrameHeader(text);
+    if (!header) return undefined;
+    let work: HeldWork;
+    try {
+      work = this.held(instanceId, header);
+    } catch {
+      return undefined;
+    }
+    const frame: LogFrameText = { text, header, subject: work.subject, attempt: work.attempt, receivedAt: this.d.clock.now(), lockFence: work.fence };
+    const result = this.enqueue({ text: frame, chars: text.length }).then((o) => {
+      const r = this.answer(work, o);
+      this.stats.textFrames++;
+      return r;
+    });
+    return { id: header.id, result };
+  }
+
+  private answer(work: HeldWork, outcome: IngestOutcome): LogResult {
+    if (!outcome.ok) throw new GafferError(outcome.code ?? 'bad_request', outcome.message, outcome.field === undefined ? undefined : { field: outcome.field });
     this.stats.frames++;
     this.stats.lines += outcome.stored;
     if (outcome.stored > 0) this.d.emitAppended({ subject: work.subject, attempt: work.attempt, lastSeq: outcome.lastSeq });
     return {
-      accepted: frame.lines.length,
+      accepted: outcome.lines,
       stored: outcome.stored,
       duplicates: outcome.duplicates,
       dropped: outcome.dropped,
@@ -227,10 +270,10 @@ export class LogService {
     return { usage: totals };
   }
 
-  private enqueue(entry: AppendEntry): Promise<AppendOutcome> {
+  private enqueue(item: Pick<Queued, 'entry' | 'text' | 'chars'>): Promise<IngestOutcome> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ entry, resolve, reject });
-      this.queuedLines += entry.lines.length;
+      this.queue.push({ ...item, resolve, reject });
+      this.queuedChars += item.chars;
       this.kick();
     });
   }
@@ -249,13 +292,23 @@ export class LogService {
     this.writing = true;
     const batch: Queued[] = [];
     let n = 0;
-    while (this.queue.length > 0 && (batch.length === 0 || n + this.queue[0]!.entry.lines.length <= this.maxBatchLines)) {
+    while (this.queue.length > 0 && (batch.length === 0 || n + this.queue[0]!.chars <= this.maxBatchChars)) {
       const next = this.queue.shift()!;
-      n += next.entry.lines.length;
+      n += next.chars;
       batch.push(next);
     }
     try {
-      const outcomes = await this.d.engine.call('append', { batch: packBatch(batch.map((b) => b.entry)), now: this.d.clock.now(), settings: this.settings() });
+      const entries: AppendEntry[] = [];
+      const texts: LogFrameText[] = [];
+      const order = new Uint8Array(batch.length);
+      batch.forEach((b, i) => {
+        if (b.text) {
+          texts.push(b.text);
+          order[i] = 1;
+        } else entries.push(b.entry!);
+      });
+      const ingest = { packed: packBatch(entries), texts, order };
+      const outcomes = await this.d.engine.call('ingest', { batch: ingest, now: this.d.clock.now(), settings: this.settings() });
       this.stats.batches++;
       if (this.started) this.armSweep(this.sweepEveryMs);
       this.batchesSinceIndex++;
@@ -266,7 +319,7 @@ export class LogService {
       this.d.logger.error('logs: a batch could not be written; its frames were refused', { error: e instanceof Error ? e.message : String(e) });
       for (const b of batch) b.reject(e instanceof GafferError ? e : new GafferError('unavailable', 'log storage refused the write'));
     } finally {
-      this.queuedLines = Math.max(0, this.queuedLines - n);
+      this.queuedChars = Math.max(0, this.queuedChars - n);
       this.writing = false;
       this.current = undefined;
       this.kick();
@@ -395,7 +448,7 @@ export class LogService {
     this.sweepTimer?.cancel();
     this.indexTimer?.cancel();
     for (const b of this.queue.splice(0)) b.reject(new GafferError('unavailable', 'the scheduler is shutting down'));
-    this.queuedLines = 0;
+    this.queuedChars = 0;
     this.closing = (this.current ?? Promise.resolve()).then(() => this.d.engine.close());
     return this.closing;
   }

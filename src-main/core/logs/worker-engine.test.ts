@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import type { Worker } from 'node:worker_threads';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DEFAULT_LOG_SETTINGS } from '../../common/logs';
@@ -38,5 +39,26 @@ describe('the log worker', () => {
     expect(again).toMatchObject({ ok: true, clientSeq: 100 });
     const page = await engine.call('read', { subject: 'task:1', limit: 1000 });
     expect(page.items.map((l) => l.text)).toEqual(Array.from({ length: 100 }, (_, i) => `line ${i + 1}`));
+  });
+
+  /** Nice values of this process's threads (Linux: field 19 of /proc/<pid>/task/<tid>/stat). */
+  const threadNices = () =>
+    fs.readdirSync(`/proc/${process.pid}/task`).map((tid) => {
+      const stat = fs.readFileSync(`/proc/${process.pid}/task/${tid}/stat`, 'utf8');
+      return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+    });
+
+  it.skipIf(process.platform !== 'linux')('runs at a lower CPU priority than the rest of the process (only its own thread; Linux only)', async () => {
+    const before = threadNices();
+    const base = before[0];
+    expect(before.every((n) => n === base && n !== 7)).toBe(true);
+    const engine = startWorkerEngine({ dir: tempDir('gaffer-logw-'), now: () => T0, nice: 7 });
+    engines.push(engine);
+    await engine.call('stats', {});
+    const during = threadNices();
+    expect(during.filter((n) => n === 7)).toHaveLength(1);
+    expect(during.filter((n) => n !== 7).every((n) => n === base)).toBe(true); // the thread serving claims among them
+    await engine.close();
+    expect(threadNices().filter((n) => n === 7)).toEqual([]);
   });
 });

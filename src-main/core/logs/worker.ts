@@ -3,7 +3,13 @@
  * retention never run on the thread that serves claims. Messages: `{id, op, args}` in,
  * `{id, ok, value}` or `{id, ok: false, error}` out, answered in arrival order.
  * The word index is filled by the `index` operation, which the service sends when appends pause.
+ *
+ * Logs never slow a claim (SPEC §10): the worker runs at a lower CPU priority (`nice`) than the
+ * thread that serves claims, so when the CPUs are short a flood of lines waits, not a claim.
+ * Only on Linux, where a nice value belongs to the thread that sets it; elsewhere it would apply
+ * to the whole process, claims included, so the worker's priority is left as it is there.
  */
+import os from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { runOp, type EngineOp } from './engine';
 import { LogStore } from './log-store';
@@ -14,9 +20,18 @@ export interface WorkerData {
   nativeBinding?: string;
   segmentMaxBytes?: number;
   segmentMaxAgeMs?: number;
+  /** The worker thread's nice value on Linux (0: as the process). */
+  nice?: number;
 }
 
 const data = workerData as WorkerData;
+if (data.nice && process.platform === 'linux') {
+  try {
+    os.setPriority(data.nice); // pid 0: this thread only, on Linux
+  } catch {
+    // not allowed here (a sandbox): the worker keeps the process's priority
+  }
+}
 const port = parentPort!;
 const bad: string[] = [];
 const store = new LogStore(data.dir, data.now, {
