@@ -257,10 +257,15 @@ export class CommandAgent {
         void out.log({ text: ended, stream: 'agent', level: ok ? 'info' : 'warn' });
         for (const p of result.problems) void out.log({ text: p, stream: 'agent', level: 'warn' });
       }
-      this.log[result.ending.kind === 'taken_away' ? 'warn' : 'info'](`${workLabel(input.ref)}: ${ended}`);
+      // Written once the report is on its way: a write to a supervisor's pipe wakes Gaffer, which
+      // should read the report first rather than these lines.
+      const { ending } = result;
+      setImmediate(() => {
+        this.log[ending.kind === 'taken_away' ? 'warn' : 'info'](`${workLabel(input.ref)}: ${ended}`);
+        if (ending.kind === 'spawn_failed') this.log.error(`the command could not start (${ending.reason}); stopping`);
+      });
       if (result.ending.kind === 'spawn_failed') {
         // Invariant 4: report this one (the caller does), take nothing more.
-        this.log.error(`the command could not start (${result.ending.reason}); stopping`);
         this.exitCode = EXIT_CANNOT_START;
         this.stopClaiming.abort();
         queueMicrotask(() => this.shutdown('now'));
