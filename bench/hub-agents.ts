@@ -8,6 +8,7 @@
  *     With `spawn` (an argv) each task first runs that command once, as a bare
  *     `child_process.spawn` (piped stdio, own process group, `{}` on stdin, wait for 'close'):
  *     the least any agent that runs a command per task can do (bench/command-agent.ts).
+ *   {cmd:'spawn', spawn, n}                                → {msPerSpawn}  (n bare spawns of `spawn`, one after another)
  *   {cmd:'idle', url, token, agents}                       → {ready: n}   (then stays connected)
  *   {cmd:'hold', url, token}                               → {taskId}     (claims one task, then hangs)
  */
@@ -17,7 +18,7 @@ import WebSocket from 'ws';
 // Wire JSON is whatever the peer sent: one deliberate escape hatch for reading it in tests/benchmarks.
 type Json = any;
 
-type Msg = { cmd: 'run' | 'idle' | 'hold' | 'exit'; url: string; token: string; agents?: number; warmupMs?: number; durationMs?: number; claimNext?: boolean; role?: string; spawn?: string[] };
+type Msg = { cmd: 'run' | 'spawn' | 'idle' | 'hold' | 'exit'; n?: number; url: string; token: string; agents?: number; warmupMs?: number; durationMs?: number; claimNext?: boolean; role?: string; spawn?: string[] };
 
 /** Runs `argv` once the way bench/command-agent.ts's bare spawn does. */
 function runOnce([command, ...args]: string[]): Promise<void> {
@@ -136,6 +137,13 @@ process.on('message', (m: Msg) => {
   switch (m.cmd) {
     case 'run':
       run(m).then(reply, fail);
+      break;
+    case 'spawn':
+      (async () => {
+        const t0 = performance.now();
+        for (let i = 0; i < (m.n ?? 100); i++) await runOnce(m.spawn!);
+        return { msPerSpawn: (performance.now() - t0) / (m.n ?? 100) };
+      })().then(reply, fail);
       break;
     case 'idle':
       openFleet(m.url, m.token, m.agents ?? 500).then((fleet) => {
