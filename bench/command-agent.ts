@@ -75,8 +75,8 @@ async function bareSpawnInOwnProcessMs(child: Child, n: number): Promise<number>
  * `claimNext`, on tasks of a role the command agents do not take.
  */
 async function minimalAgentMs(core: Core, minimal: Child, url: string, token: string): Promise<number> {
-  // More than a round can use even at 1 ms a task, so it never runs dry.
-  seed(core, Math.ceil(MINIMAL_MS + 500), MINIMAL_ROLE);
+  // A task takes a spawn and a durable commit, never under 1.5 ms here: enough never to run dry.
+  seed(core, Math.ceil((MINIMAL_MS + 300) / 1.5) + 100, MINIMAL_ROLE);
   minimal.send({ cmd: 'run', url, token, agents: 1, warmupMs: 300, durationMs: MINIMAL_MS, claimNext: true, role: MINIMAL_ROLE, spawn: ['true'] });
   const r = (await minimal.next()) as { cycles: number; seconds: number; empty: number };
   if (r.empty > 0 || r.cycles === 0) throw new Error(`the minimal agent ran out of tasks (${r.cycles} cycles, ${r.empty} empty claims)`);
