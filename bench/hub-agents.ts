@@ -2,18 +2,34 @@
  * Benchmark agents, run in a CHILD process (forked by bench/hub.ts) so that client CPU does not
  * share the server's event loop. Raw `ws` clients speaking the agent protocol; driven over IPC.
  *
- *   {cmd:'run', url, token, agents, warmupMs, durationMs, claimNext?}  → {cycles, seconds, p50Ms, p99Ms, empty}
+ *   {cmd:'run', url, token, agents, warmupMs, durationMs, claimNext?, role?, spawn?}  → {cycles, seconds, p50Ms, p99Ms, empty}
  *     one cycle = one task: claim → report (two round trips), or with `claimNext` report+claim in one
  *     (PROTOCOL §10: the report's reply carries the next task; a claim only when it had none).
+ *     With `spawn` (an argv) each task first runs that command once, as a bare
+ *     `child_process.spawn` (piped stdio, own process group, `{}` on stdin, wait for 'close'):
+ *     the least any agent that runs a command per task can do (bench/command-agent.ts).
+ *   {cmd:'spawn', spawn, n}                                → {msPerSpawn}  (n bare spawns of `spawn`, one after another)
  *   {cmd:'idle', url, token, agents}                       → {ready: n}   (then stays connected)
  *   {cmd:'hold', url, token}                               → {taskId}     (claims one task, then hangs)
  */
+import { spawn } from 'node:child_process';
 import WebSocket from 'ws';
 
 // Wire JSON is whatever the peer sent: one deliberate escape hatch for reading it in tests/benchmarks.
 type Json = any;
 
-type Msg = { cmd: 'run' | 'idle' | 'hold' | 'exit'; url: string; token: string; agents?: number; warmupMs?: number; durationMs?: number; claimNext?: boolean };
+type Msg = { cmd: 'run' | 'spawn' | 'idle' | 'hold' | 'exit'; n?: number; url: string; token: string; agents?: number; warmupMs?: number; durationMs?: number; claimNext?: boolean; role?: string; spawn?: string[] };
+
+/** Runs `argv` once the way bench/command-agent.ts's bare spawn does. */
+function runOnce([command, ...args]: string[]): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const c = spawn(command!, args, { stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+    c.once('error', reject);
+    c.once('close', () => resolve());
+    c.stdin.on('error', () => {}); // the command need not read its stdin
+    c.stdin.end('{}\n');
+  });
+}
 
 class Agent {
   private seq = 0;
@@ -42,26 +58,26 @@ class Agent {
       this.ws.send(JSON.stringify({ id, ...frame }));
     });
   }
-  async hello(name: string): Promise<string> {
-    const r = await this.request({ type: 'hello', role: 'bench', name });
+  async hello(name: string, role = 'bench'): Promise<string> {
+    const r = await this.request({ type: 'hello', role, name });
     if (!r.ok) throw new Error(`hello refused: ${JSON.stringify(r.error)}`);
     return r.result.instanceId;
   }
 }
 
-async function openFleet(url: string, token: string, n: number): Promise<Agent[]> {
+async function openFleet(url: string, token: string, n: number, role?: string): Promise<Agent[]> {
   const fleet: Agent[] = [];
   // Connect in waves so 500 handshakes do not trip the server's backlog.
   for (let i = 0; i < n; i += 50) {
     const wave = await Promise.all(Array.from({ length: Math.min(50, n - i) }, () => Agent.open(url, token)));
-    await Promise.all(wave.map((a, j) => a.hello(`bench-${i + j}`)));
+    await Promise.all(wave.map((a, j) => a.hello(`bench-${i + j}`, role)));
     fleet.push(...wave);
   }
   return fleet;
 }
 
 async function run(m: Msg) {
-  const fleet = await openFleet(m.url, m.token, m.agents ?? 1);
+  const fleet = await openFleet(m.url, m.token, m.agents ?? 1, m.role);
   const start = performance.now();
   const measureFrom = start + (m.warmupMs ?? 500);
   const end = measureFrom + (m.durationMs ?? 3000);
@@ -91,6 +107,7 @@ async function run(m: Msg) {
           await new Promise((r) => setTimeout(r, 5));
           continue;
         }
+        if (m.spawn) await runOnce(m.spawn);
         const r = await a.request({ type: 'report', taskId: c.task.id, fence: c.lock.fence, status: 'done', ...(claimNext ? { claimNext: true } : {}) });
         if (!r.ok) throw new Error(`report failed: ${JSON.stringify(r.error)}`);
         if (claimNext) {
@@ -120,6 +137,13 @@ process.on('message', (m: Msg) => {
   switch (m.cmd) {
     case 'run':
       run(m).then(reply, fail);
+      break;
+    case 'spawn':
+      (async () => {
+        const t0 = performance.now();
+        for (let i = 0; i < (m.n ?? 100); i++) await runOnce(m.spawn!);
+        return { msPerSpawn: (performance.now() - t0) / (m.n ?? 100) };
+      })().then(reply, fail);
       break;
     case 'idle':
       openFleet(m.url, m.token, m.agents ?? 500).then((fleet) => {

@@ -213,7 +213,8 @@ Storage: ${n0(l.bytesPerLine)} bytes per 80-character line on disk, ${n0(l.bytes
 | 1 | ${n0(r.agent.tasksPerS1)} |
 | 8 | ${n0(r.agent.tasksPerS8)} |
 
-Per task with one instance: ${n2(r.agent.msPerTask1)} ms against ${n2(r.agent.bareSpawnMs)} ms for a bare \`child_process.spawn('true')\` in the same run: **${n2(r.agent.overheadRatio)}×** (target ≤ 1.5×). A task adds a durable claim and a durable report, the payload and output files, and ending the process group.`);
+Per task with one instance: ${n2(r.agent.msPerTask1)} ms against ${n2(r.agent.bareSpawnOwnProcessMs)} ms for a bare \`child_process.spawn('true')\` in a plain process in the same run: **${n2(r.agent.overheadRatioOwnProcess)}×** (target ≤ 1.5×; ${n2(r.agent.overheadRatio)}× against ${n2(r.agent.bareSpawnMs)} ms for the same spawn from the bench's own process, which holds Gaffer): Gaffer adds ${n2(r.agent.addedMs1)} ms, ${n2(r.agent.addedPerBareSpawn)} of a bare spawn (target ≤ 0.5).
+Of that, ${n2(r.agent.minimalAddedMs)} ms is what any agent pays: a minimal agent (raw protocol, the same bare spawn in the same plain process, then report+claimNext: one round trip, one durable commit) takes ${n2(r.agent.minimalAgentMs)} ms a task in the same rounds; the command agent's own part (payload and output files, environment, process group, SDK) is ${n2(r.agent.agentOwnMs)} ms.`);
   }
 
   const md = `# Gaffer benchmark report

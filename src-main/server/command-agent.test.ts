@@ -164,6 +164,31 @@ describe.skipIf(!posix)('gaffer agent against a real Gaffer', () => {
     expect(b.log.join('')).not.toContain('line 300');
   });
 
+  it('an attempt that printed nothing and exited 0 keeps an empty log (its note says how it ended); a silent failure still gets its ending line', async () => {
+    const g = await gaffer();
+    const script = "process.exitCode = process.env.GAFFER_TASK_TITLE === 'quiet failure' || process.env.GAFFER_JOB === 'quiet-failing-job' ? 3 : 0";
+    const quiet = g.createTask('quiet', {}, { priority: 2 }).id;
+    const failing = g.createTask('quiet failure', {}, { priority: 1 }).id;
+    const a = startAgent(g, ['--max-tasks', '2'], [node, '-e', script]);
+    expect(await a.exit).toBe(0);
+    expect(g.task(quiet)).toMatchObject({ status: 'done', note: 'exit 0 (done)' });
+    expect(await logsOf(g, 'tasks', quiet)).toEqual([]);
+    expect(g.task(failing)).toMatchObject({ status: 'failed', note: expect.stringMatching(/^exit 3\b/) });
+    expect(described(await logsOf(g, 'tasks', failing))).toEqual([expect.stringMatching(/^1 agent exit 3 after [\d.]+ s$/)]);
+
+    // The same for job runs.
+    const b = startAgent(g, ['--no-tasks', '--name', 'quiet-runner'], [node, '-e', script]);
+    await waitFor(() => g.core.instances.list().some((i) => i.status === 'online' && i.name === 'quiet-runner'), 'the agent to connect');
+    const ok = await triggerAndWait(g, createJob(g, 'quiet-job', {}));
+    expect(ok.status).toBe('success');
+    expect(await logsOf(g, 'runs', ok.id)).toEqual([]);
+    const failed = await triggerAndWait(g, createJob(g, 'quiet-failing-job', {}, { maxAttempts: 1, firstDelayS: 0 }));
+    expect(failed.status).toBe('failed');
+    expect(described(await logsOf(g, 'runs', failed.id))).toEqual([expect.stringMatching(/^1 agent exit 3 after [\d.]+ s$/)]);
+    b.agent.shutdown('now');
+    await b.exit;
+  });
+
   it('caps are Gaffer\'s: past Settings\' lines per attempt one "truncated" marker is stored, nothing after; --max-log-lines is a lower cap of the agent\'s own', async () => {
     const g = await gaffer();
     g.core.logs.setSettings({ maxLinesPerAttempt: 100 }, { actor: 'test', reason: 'small caps' });

@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ADAPTERS } from './adapters';
+import { inheritedEnvironment } from './environment';
 import { Attempt, type AttemptContext, type AttemptInput, type CommandSpec } from './attempt';
 import type { AttemptOutput, LogLine, WorkRef } from './log-sink';
 import type { UsageIncrement } from './usage';
@@ -45,8 +46,7 @@ function setup(spec: Partial<CommandSpec> & Pick<CommandSpec, 'command' | 'args'
   };
   const ctx: AttemptContext = {
     spec: { shell: false, killAfterMs: 2000, ...spec },
-    baseEnv: { PATH: process.env.PATH, ...env },
-    secrets: [],
+    inheritedEnv: inheritedEnvironment({ PATH: process.env.PATH, ...env }),
     workDir: run.workDir,
   };
   const input = (extra: Partial<AttemptInput> = {}): AttemptInput => ({

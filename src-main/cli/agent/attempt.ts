@@ -28,7 +28,7 @@ import { exceedsUtf8Bytes, jsonDeeperThan, MAX_JSON_BYTES, MAX_JSON_DEPTH } from
 import { findIllFormedText, wellFormedDeep } from '../../common/text';
 import type { AdapterDefinition, AdapterSink } from './adapters';
 import { describeProgress, isControlLine, parseControlLine } from './control-lines';
-import { childEnvironment } from './environment';
+import { withVariables } from './environment';
 import { cutText, LineSplitter, MAX_LINE_CHARS, OutputBudget, type OutputLimits } from './lines';
 import type { AttemptOutput, LogLevel, LogStream, WorkRef } from './log-sink';
 import type { Ending } from './outcome';
@@ -51,10 +51,8 @@ export interface CommandSpec {
 
 export interface AttemptContext {
   spec: CommandSpec;
-  /** The environment the child inherits (secrets are removed from it). */
-  baseEnv: NodeJS.ProcessEnv;
-  /** More secrets to keep out of the child's environment (the agent token). */
-  secrets: readonly string[];
+  /** The environment the child inherits, secrets already removed (environment.ts `inheritedEnvironment`). */
+  inheritedEnv: Readonly<Record<string, string>>;
   /** A private directory for payload and output files. */
   workDir: string;
 }
@@ -150,7 +148,7 @@ export class Attempt {
     const payloadText = JSON.stringify(this.input.payload ?? null);
     try {
       fs.writeFileSync(payloadFile, payloadText, { mode: 0o600 });
-      const env = childEnvironment(this.ctx.baseEnv, { ...this.input.vars, GAFFER_PAYLOAD_FILE: payloadFile, GAFFER_OUTPUT_FILE: outputFile }, this.ctx.secrets);
+      const env = withVariables(this.ctx.inheritedEnv, { ...this.input.vars, GAFFER_PAYLOAD_FILE: payloadFile, GAFFER_OUTPUT_FILE: outputFile });
       const child = new GroupChild({ command: spec.command, args: spec.args, shell: spec.shell, env, ...(spec.cwd ? { cwd: spec.cwd } : {}) });
       this.child = child;
       const onAbort = () => this.interrupt({ kind: 'taken_away', reason: reasonText(signal) });

@@ -21,6 +21,10 @@
  * 6. What a command prints and spends goes to its task's or run's log and usage in Gaffer
  *    (log-sink.ts), through the handler context the SDK gives it; the agent's own stderr says
  *    one line per attempt (how it ended), and echoes the lines only with --verbose.
+ * 7. The log gets the agent's line on how an attempt ended (with its duration) unless the
+ *    attempt printed nothing, reported no usage, had nothing to warn about and exited 0: then
+ *    the log stays empty and the report or result goes out without a `log` round trip first
+ *    (its note, "exit 0 (done)", says how it ended; the agent's stderr line says how long).
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -44,8 +48,8 @@ import {
 import { ADAPTERS } from './adapters';
 import { Attempt, type AttemptInput, type AttemptResult, type CommandSpec } from './attempt';
 import { cutText } from './lines';
-import { resolveCommand } from './environment';
-import { attemptOutput, stderrEcho, workLabel, type AttemptOutput, type LogEcho, type LogTarget, type WorkRef } from './log-sink';
+import { inheritedEnvironment, resolveCommand } from './environment';
+import { attemptOutput, stderrEcho, workLabel, type CountedOutput, type LogEcho, type LogTarget, type WorkRef } from './log-sink';
 import type { AgentCliOptions } from './options';
 import { describeEnding, EXIT_CANNOT_START, runOutcomeFor, taskStatusFor } from './outcome';
 import { describeUsage } from './usage';
@@ -101,6 +105,8 @@ export class CommandAgent {
   private graceOver = false;
   private exitCode = 0;
   private workDir = '';
+  /** What every command inherits (invariant 5), worked out at the first attempt. */
+  private inheritedEnv: Record<string, string> | undefined;
   private unsubscribeJob: (() => void) | undefined;
 
   constructor(
@@ -231,9 +237,10 @@ export class CommandAgent {
     await Promise.all([...this.active].map((a) => a.done));
   }
 
-  private async attempt(input: AttemptInput): Promise<AttemptResult> {
+  private async attempt(input: AttemptInput & { out: CountedOutput }): Promise<AttemptResult> {
     const { out } = input;
-    const attempt = new Attempt({ spec: this.spec, baseEnv: this.io.env, secrets: [this.io.env.GAFFER_TOKEN ?? ''], workDir: this.workDir }, input);
+    this.inheritedEnv ??= inheritedEnvironment(this.io.env, [this.io.env.GAFFER_TOKEN ?? '']);
+    const attempt = new Attempt({ spec: this.spec, inheritedEnv: this.inheritedEnv, workDir: this.workDir }, input);
     const done = attempt.run();
     const entry = { attempt, done: done.catch(() => {}) };
     this.active.add(entry);
@@ -243,13 +250,22 @@ export class CommandAgent {
       // These lines go out with the report (the SDK sends a task's lines before its report).
       const ended = `${describeEnding(result.ending)} after ${(attempt.runningForMs / 1000).toFixed(1)} s`;
       const ok = result.ending.kind === 'exited' && result.ending.code === 0;
-      if (result.usage) void out.log({ text: `usage: ${describeUsage(result.usage)}`, stream: 'agent' });
-      void out.log({ text: ended, stream: 'agent', level: ok ? 'info' : 'warn' });
-      for (const p of result.problems) void out.log({ text: p, stream: 'agent', level: 'warn' });
-      this.log[result.ending.kind === 'taken_away' ? 'warn' : 'info'](`${workLabel(input.ref)}: ${ended}`);
+      // Invariant 7: an attempt that printed nothing and exited 0 leaves its log empty.
+      const silentSuccess = ok && out.lines === 0 && !result.usage && result.problems.length === 0;
+      if (!silentSuccess) {
+        if (result.usage) void out.log({ text: `usage: ${describeUsage(result.usage)}`, stream: 'agent' });
+        void out.log({ text: ended, stream: 'agent', level: ok ? 'info' : 'warn' });
+        for (const p of result.problems) void out.log({ text: p, stream: 'agent', level: 'warn' });
+      }
+      // Written once the report is on its way: a write to a supervisor's pipe wakes Gaffer, which
+      // should read the report first rather than these lines.
+      const { ending } = result;
+      setImmediate(() => {
+        this.log[ending.kind === 'taken_away' ? 'warn' : 'info'](`${workLabel(input.ref)}: ${ended}`);
+        if (ending.kind === 'spawn_failed') this.log.error(`the command could not start (${ending.reason}); stopping`);
+      });
       if (result.ending.kind === 'spawn_failed') {
         // Invariant 4: report this one (the caller does), take nothing more.
-        this.log.error(`the command could not start (${result.ending.reason}); stopping`);
         this.exitCode = EXIT_CANNOT_START;
         this.stopClaiming.abort();
         queueMicrotask(() => this.shutdown('now'));
@@ -261,7 +277,7 @@ export class CommandAgent {
   }
 
   /** Invariant 6: the attempt's lines and usage to the handler context's log and usage. */
-  private output(ref: WorkRef, target: LogTarget): AttemptOutput {
+  private output(ref: WorkRef, target: LogTarget): CountedOutput {
     return attemptOutput(ref, target, this.echo);
   }
 

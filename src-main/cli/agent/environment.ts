@@ -16,6 +16,11 @@ export const SECRET_VARIABLES = ['GAFFER_TOKEN', 'GAFFER_OPERATOR_TOKEN'] as con
 const AGENT_VARIABLES = ['GAFFER_URL'];
 
 export function childEnvironment(base: NodeJS.ProcessEnv, vars: Record<string, string>, extraSecrets: readonly string[] = []): Record<string, string> {
+  return withVariables(inheritedEnvironment(base, extraSecrets), vars);
+}
+
+/** What every child inherits (invariant 1): worked out once per agent, not once per attempt. */
+export function inheritedEnvironment(base: NodeJS.ProcessEnv, extraSecrets: readonly string[] = []): Record<string, string> {
   const secrets = [...SECRET_VARIABLES.map((k) => base[k]), ...extraSecrets].filter((s): s is string => typeof s === 'string' && s.length >= 8);
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(base)) {
@@ -23,6 +28,12 @@ export function childEnvironment(base: NodeJS.ProcessEnv, vars: Record<string, s
     if (secrets.some((s) => v.includes(s))) continue;
     env[k] = v;
   }
+  return env;
+}
+
+/** `inherited` plus the attempt's own variables (invariant 2); `inherited` is left as it is. */
+export function withVariables(inherited: Readonly<Record<string, string>>, vars: Record<string, string>): Record<string, string> {
+  const env = { ...inherited };
   for (const [k, v] of Object.entries(vars)) env[k] = v.replace(/\0/g, '');
   return env;
 }

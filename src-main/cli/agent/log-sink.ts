@@ -9,6 +9,7 @@
  *    prefixed (`[task 12 #1] stdout | …`); without it the agent's stderr holds only the agent's
  *    own messages.
  * 2. Lines are sent as given (colour codes kept): Gaffer validates, caps and stores them.
+ * 3. `lines` counts what went to the log, so the agent knows whether an attempt's log is empty.
  */
 import type { LogLevel, LogStream } from '../../common/logs';
 import type { LogOptions, UsageInput } from '../../sdk';
@@ -50,14 +51,24 @@ export function workLabel(ref: WorkRef): string {
   return `${ref.kind === 'task' ? `task ${ref.id}` : `run ${ref.id}`} #${ref.attempt}`;
 }
 
+/** An attempt's output that counts its log lines (invariant 3). */
+export interface CountedOutput extends AttemptOutput {
+  readonly lines: number;
+}
+
 /** Invariant 1: an attempt's lines and usage to the SDK's handler context, echoed when asked. */
-export function attemptOutput(ref: WorkRef, target: LogTarget, echo?: LogEcho): AttemptOutput {
+export function attemptOutput(ref: WorkRef, target: LogTarget, echo?: LogEcho): CountedOutput {
+  let lines = 0;
   return {
     log(line) {
+      lines++;
       echo?.(ref, line);
       return target.log(line.text, { stream: line.stream, ...(line.level ? { level: line.level } : {}) });
     },
     usage: (u) => target.usage(u),
+    get lines() {
+      return lines;
+    },
   };
 }
 

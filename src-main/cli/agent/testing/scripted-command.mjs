@@ -35,7 +35,6 @@ console.error('a line on stderr');
 for (const step of want.steps ?? []) {
   if (!completed.includes(step)) console.log(`::gaffer:: ${JSON.stringify({ step, ref: `ref-${step}-${attempt}` })}`);
 }
-
 const seen = Object.fromEntries(Object.entries(env).filter(([k]) => k.startsWith('GAFFER_')));
 const tokenSeen = Object.values(env).some((v) => typeof v === 'string' && (v.includes('gft_') || v.includes('gfo_')));
 fs.writeFileSync(env.GAFFER_OUTPUT_FILE, JSON.stringify({ env: seen, tokenSeen, stdinMatchesFile: JSON.stringify(JSON.parse(stdin)) === JSON.stringify(doc), cwd: process.cwd() }));
@@ -44,8 +43,8 @@ if (want.family) {
   const grandchild = spawn('/bin/sh', ['-c', want.ignoreTerm ? "trap '' TERM; sleep 300" : 'sleep 300'], { stdio: 'ignore' });
   fs.writeFileSync(want.family, `${process.pid} ${grandchild.pid}`);
 }
-// After the family is up: a usage line past a spend cap ends the command at once, and the test must
-// already know both pids to see them end.
+// After the pid file: usage past a spend cap gets the group killed at once, and the tests that
+// check that read the pids first.
 if (want.usage) console.log(`::gaffer:: ${JSON.stringify({ usage: want.usage })}`);
 if (want.sleepMs) await sleep(want.sleepMs);
 process.exit(want.codes?.[attempt - 1] ?? 0);
