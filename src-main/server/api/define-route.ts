@@ -39,8 +39,7 @@ export interface RouteSpec<P extends ParamSchemas, Q extends z.ZodType | undefin
   handle(input: RouteInput<P, Q, B>, c: ApiContext): Promise<ApiReply | typeof STREAMED> | ApiReply | typeof STREAMED;
 }
 
-// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- a route without path parameters
-export function defineRoute<P extends ParamSchemas = {}, Q extends z.ZodType | undefined = undefined, B extends z.ZodType | undefined = undefined>(
+export function defineRoute<P extends ParamSchemas = Record<never, never>, Q extends z.ZodType | undefined = undefined, B extends z.ZodType | undefined = undefined>(
   spec: RouteSpec<P, Q, B>,
 ): Route {
   const { method, path, params, query, body, unparsedBody, handle, ...docRest } = spec;
