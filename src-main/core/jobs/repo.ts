@@ -54,6 +54,7 @@ export class JobRepo {
          VALUES (@id, @name, @role, @spec, @version, @enabled, @cursor, @next_check_at, @created_at, @created_by, @updated_at, @updated_by)`,
       ),
       insertVersion: db.prepare('INSERT INTO job_versions (job_id, version, spec, at, actor, reason) VALUES (?, ?, ?, ?, ?, ?)'),
+      // Jobs due at the same instant in id order: a chunk's runs and checks (keyed by job id) then share index pages.
       dueJobIds: db.prepare<[number], { id: string }>('SELECT id FROM jobs WHERE enabled = 1 AND next_check_at IS NOT NULL AND next_check_at <= ? ORDER BY next_check_at, id'),
       nextJobDue: db.prepare<[], { t: number | null }>('SELECT min(next_check_at) AS t FROM jobs WHERE enabled = 1'),
       jobsByCalendar: db.prepare<[string], JobRow>(`SELECT * FROM jobs WHERE json_extract(spec, '$.calendar') = ?`),
