@@ -104,7 +104,6 @@ function ingest(store: LogStore, b: IngestBatch, now: number, settings: LogSetti
 }
 
 export interface EngineOps {
-  append: { args: { batch: PackedBatch; now: number; settings: LogSettings }; result: AppendOutcome[] };
   ingest: { args: { batch: IngestBatch; now: number; settings: LogSettings }; result: IngestOutcome[] };
   read: { args: ReadQuery; result: LogPage };
   attempts: { args: { subject: string }; result: LogAttempt[] };
@@ -122,7 +121,6 @@ const INDEX_BEFORE_SEARCH = 50_000;
 export function runOp<O extends EngineOp>(store: LogStore, op: O, args: EngineOps[O]['args']): EngineOps[O]['result'] {
   const a = args as never;
   const table: { [K in EngineOp]: (x: EngineOps[K]['args']) => EngineOps[K]['result'] } = {
-    append: (x) => store.append(unpackBatch(x.batch), x.now, x.settings),
     ingest: (x) => ingest(store, x.batch, x.now, x.settings),
     read: (x) => store.read(x),
     attempts: (x) => store.attemptsOf(x.subject),

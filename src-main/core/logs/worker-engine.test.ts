@@ -12,8 +12,12 @@ afterEach(async () => {
 });
 
 const T0 = Date.parse('2026-12-01T10:00:00.000Z');
-const batch = (from: number, n: number) =>
-  packBatch([{ subject: 'task:1', attempt: 1, lines: Array.from({ length: n }, (_, i) => ({ text: `line ${from + i}`, at: T0, seq: from + i })) }]);
+/** One frame parsed on the main thread (no text frames). */
+const batch = (from: number, n: number) => ({
+  packed: packBatch([{ subject: 'task:1', attempt: 1, lines: Array.from({ length: n }, (_, i) => ({ text: `line ${from + i}`, at: T0, seq: from + i })) }]),
+  texts: [],
+  order: new Uint8Array(1),
+});
 
 describe('the log worker', () => {
   it('answers in a thread of its own, and a worker that dies is started again with what was committed', async () => {
@@ -21,11 +25,11 @@ describe('the log worker', () => {
     const exits: string[] = [];
     const engine = startWorkerEngine({ dir: tempDir('gaffer-logw-'), now: () => T0, onSpawn: (w) => spawned.push(w), onExit: (e) => exits.push(e) });
     engines.push(engine);
-    const [first] = await engine.call('append', { batch: batch(1, 50), now: T0, settings: DEFAULT_LOG_SETTINGS });
+    const [first] = await engine.call('ingest', { batch: batch(1, 50), now: T0, settings: DEFAULT_LOG_SETTINGS });
     expect(first).toMatchObject({ ok: true, stored: 50, clientSeq: 50 });
 
     // The worker dies: what is waiting fails as unavailable (never acknowledged), the next call starts a new one.
-    const waiting = engine.call('append', { batch: batch(51, 50), now: T0, settings: DEFAULT_LOG_SETTINGS });
+    const waiting = engine.call('ingest', { batch: batch(51, 50), now: T0, settings: DEFAULT_LOG_SETTINGS });
     await spawned[0]!.terminate();
     const outcome = await waiting.then(
       () => 'answered',
@@ -34,7 +38,7 @@ describe('the log worker', () => {
     // Either it committed before the kill (then the resend below is all duplicates) or it failed unavailable.
     expect(['answered', 'unavailable']).toContain(outcome);
     expect(exits).toHaveLength(1);
-    const [again] = await engine.call('append', { batch: batch(51, 50), now: T0, settings: DEFAULT_LOG_SETTINGS });
+    const [again] = await engine.call('ingest', { batch: batch(51, 50), now: T0, settings: DEFAULT_LOG_SETTINGS });
     expect(spawned).toHaveLength(2);
     expect(again).toMatchObject({ ok: true, clientSeq: 100 });
     const page = await engine.call('read', { subject: 'task:1', limit: 1000 });
