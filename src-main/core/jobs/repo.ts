@@ -26,6 +26,12 @@ import { specOf, toCheck, toRun, type CheckRow, type JobRow, type NewRun, type R
 import type { WaitingOn } from './run-phase';
 import { assertRunEdge, type RunCause } from './run-transitions';
 
+/** Offers out to one instance counted for its load, at most (see `offersOutTo`). */
+export const OFFER_LOAD_CAP = 64;
+
+/** A pending or running run as layer 3 looks at it (order, overlap, same-instant slots). */
+export type OpenRunFacts = Pick<RunRow, 'id' | 'trigger' | 'slot' | 'slot_at' | 'status' | 'dispatched_at' | 'instance_id' | 'attempt'>;
+
 /** A check without its evidence: what the engine may read back (for words, never for a decision). */
 export interface CheckReason {
   layer: CheckLayer;
@@ -48,6 +54,7 @@ export class JobRepo {
     this.runPatcher = new RowPatcher(db, 'runs', 'id');
     this.q = {
       jobById: db.prepare<[string], JobRow>('SELECT * FROM jobs WHERE id = ?'),
+      roleOfJob: db.prepare<[string], string>('SELECT role FROM jobs WHERE id = ?').pluck(),
       jobByName: db.prepare<[string], JobRow>('SELECT * FROM jobs WHERE name = ?'),
       insertJob: db.prepare(
         `INSERT INTO jobs (id, name, role, spec, version, enabled, cursor, next_check_at, created_at, created_by, updated_at, updated_by)
@@ -71,6 +78,9 @@ export class JobRepo {
       dueRunIds: db.prepare<[number], { id: string }>('SELECT id FROM runs WHERE next_attempt_at IS NOT NULL AND next_attempt_at <= ? ORDER BY next_attempt_at, slot_at, slot'),
       nextRunsDue: db.prepare<[number], { id: string; next_attempt_at: number }>('SELECT id, next_attempt_at FROM runs WHERE next_attempt_at IS NOT NULL ORDER BY next_attempt_at LIMIT ?'),
       openRunsOfJob: db.prepare<[string], RunRow>(`SELECT * FROM runs WHERE job_id = ? AND status IN ('pending','running') ORDER BY slot_at, slot`),
+      openRunFactsOfJob: db.prepare<[string], OpenRunFacts>(
+        `SELECT id, trigger, slot, slot_at, status, dispatched_at, instance_id, attempt FROM runs WHERE job_id = ? AND status IN ('pending','running') ORDER BY slot_at, slot`,
+      ),
       openRuns: db.prepare<[], RunRow>(`SELECT * FROM runs WHERE status IN ('pending','running') ORDER BY slot_at`),
       runsInRange: db.prepare<[string, number, number], RunRow>('SELECT * FROM runs WHERE job_id = ? AND slot_at >= ? AND slot_at < ? ORDER BY slot_at, slot'),
       lastFinishedRun: db.prepare<[string], RunRow>(`SELECT * FROM runs WHERE job_id = ? AND status NOT IN ('pending','running') ORDER BY slot_at DESC, slot DESC LIMIT 1`),
@@ -91,7 +101,8 @@ export class JobRepo {
       ),
       startedBy: db.prepare<[string], RunRow>(`SELECT * FROM runs WHERE status = 'running' AND instance_id = ? AND dispatched_at IS NOT NULL`),
       offeredTo: db.prepare<[string], RunRow>('SELECT * FROM runs WHERE offer_to = ?'),
-      offersOutTo: db.prepare<[string], { n: number }>('SELECT count(*) AS n FROM runs WHERE offer_to = ?'),
+      // Counted up to a cap: in a burst every instance has many offers out, and a full count per pick grew with the burst.
+      offersOutTo: db.prepare<[string, number], { n: number }>('SELECT count(*) AS n FROM (SELECT 1 FROM runs WHERE offer_to = ? LIMIT ?)'),
       waitingOnInstance: db.prepare<[string, number], { id: string }>(
         `SELECT r.id FROM runs r JOIN jobs j ON j.id = r.job_id
          WHERE j.role = ? AND r.status IN ('pending','running') AND r.next_attempt_at > ? AND r.instance_id IS NULL AND r.waiting_on = 'instance'`,
@@ -142,6 +153,13 @@ export class JobRepo {
 
   maybeJobRow(id: string): JobRow | undefined {
     return this.q.jobById.get(id);
+  }
+
+  /** The job's role alone (an acknowledgement's event names it; the row is wide). */
+  roleOfJob(id: string): string {
+    const role = this.q.roleOfJob.get(id);
+    if (role === undefined) throw new GafferError('not_found', `unknown job ${id}`);
+    return role;
   }
 
   jobByName(name: string): JobRow | undefined {
@@ -307,6 +325,11 @@ export class JobRepo {
     return this.q.openRunsOfJob.all(jobId);
   }
 
+  /** What layer 3 reads of the job's pending and running runs (by slot): fewer columns than the rows, on every trigger. */
+  openRunFactsOfJob(jobId: string): OpenRunFacts[] {
+    return this.q.openRunFactsOfJob.all(jobId);
+  }
+
   /** Pending and running runs of every job, by slot instant. */
   openRuns(): RunRow[] {
     return this.q.openRuns.all();
@@ -353,9 +376,13 @@ export class JobRepo {
     return this.q.offeredTo.all(instanceId);
   }
 
-  /** How many offers are out to `instanceId` (part of its load when the next offer is placed). */
+  /**
+   * How many offers are out to `instanceId`, counted up to OFFER_LOAD_CAP (part of its load when
+   * the next offer is placed). Instances with that many out are equally loaded: the next offer goes
+   * round the instances in turn.
+   */
   offersOutTo(instanceId: string): number {
-    return this.q.offersOutTo.get(instanceId)!.n;
+    return this.q.offersOutTo.get(instanceId, OFFER_LOAD_CAP)!.n;
   }
 
   /** Runs of `role` whose next offer waits for an online instance, due after `now`. */

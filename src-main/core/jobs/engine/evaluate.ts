@@ -27,9 +27,12 @@ import { offerAttempt, offerLapsed, takenAway } from './offers';
 import { attemptFailed, finalFail, missed, skipped, wait } from './outcomes';
 import { executionVerdict, hardStop, windowCloseOutcome } from './verdicts';
 
-/** Looks at a run whose due time came: evaluate, retry, move its offer on, or declare the attempt lost. */
-export function evaluateDue(e: EngineContext, run: RunRow, now: number): void {
-  const job = e.repo.maybeJobRow(run.job_id);
+/**
+ * Looks at a run whose due time came: evaluate, retry, move its offer on, or declare the attempt lost.
+ * `current`: the run's job row as it stands now, when the caller has it in hand (else it is read).
+ */
+export function evaluateDue(e: EngineContext, run: RunRow, now: number, current?: JobRow): void {
+  const job = current ?? e.repo.maybeJobRow(run.job_id);
   if (!job) {
     e.repo.patchRun(run.id, { next_attempt_at: null });
     return;

@@ -20,7 +20,7 @@ export function executionFacts(e: EngineContext, run: RunRow, job: JobRow, spec:
       for (const b of e.backfillRows.dispatchedOfJob(job.id)) if (b.run_id !== run.id) before.push(`backfill of ${b.slot}`);
       for (const b of e.backfillRows.openOfJob(job.id)) if (b.tick_run_id === run.id && e.checkingBackfills.has(b.id)) before.push(`backfill of ${b.slot} (being checked)`);
     }
-    const open = e.repo.openRunsOfJob(job.id).filter((r) => r.id !== run.id);
+    const open = e.repo.openRunFactsOfJob(job.id).filter((r) => r.id !== run.id);
     for (const r of open) if (r.trigger === 'catch_up' && r.slot_at < run.slot_at) before.push(`catch-up run of ${r.slot}`);
     // Slots due at the same instant (a DST shift onto the next hour, weekend slots moved to the
     // next workday) open together: they run one after another in slot order, never overlap-skipped.

@@ -79,7 +79,7 @@ export function started(e: EngineContext, run: RunRow, instanceId: string): RunR
     run.status === 'pending'
       ? e.repo.transitionRun(run, 'start', 'running', { ...fields, started_at: run.started_at ?? e.now() }, instanceId, detail)
       : e.repo.updateRun(run, fields, 'run.attempt_start', instanceId, detail);
-  e.ctx.store.emit({ type: 'trigger.acknowledged', runId: run.id, role: e.repo.jobRow(run.job_id).role, instanceId, offers });
+  e.ctx.store.emit({ type: 'trigger.acknowledged', runId: run.id, role: e.repo.roleOfJob(run.job_id), instanceId, offers });
   return next;
 }
 

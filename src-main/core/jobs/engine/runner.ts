@@ -28,10 +28,19 @@ import { offerLapsed, takenAway } from './offers';
 import type { EngineRunSink } from './run-sink';
 import { advanceJob } from './slots';
 
-/** Rows handled per transaction. */
-const CHUNK = 50;
-/** Longest a pass runs before it yields to the event loop. */
-const PASS_BUDGET_MS = 30;
+/**
+ * Most rows handled per transaction. A transaction also ends when the pass's time is up, so a
+ * burst commits (and its pushes leave) once per slice of work, not once per few rows: every
+ * commit is an fsync.
+ */
+const CHUNK = 250;
+/**
+ * Longest a pass runs before it yields to the event loop. The sockets are read between slices, and
+ * the acknowledgements and results read there are committed before the next slice: with short
+ * slices a burst's later triggers wait behind the bookkeeping of its earlier ones. 200 ms lets a
+ * burst of about a thousand due slots leave in one slice, while no socket waits longer than that.
+ */
+const PASS_BUDGET_MS = 200;
 /**
  * A pass that failed (storage refused a write, a row it cannot read) is tried again after this long,
  * not at once: the work it failed on is still due, and the timer would spin on it.
@@ -320,11 +329,14 @@ export class JobRunner {
     const jobsDone = this.inChunks(() => e.repo.dueJobIds(now), over, (id) => {
       const job = e.repo.maybeJobRow(id);
       if (!job || job.enabled !== 1 || job.next_check_at === null || job.next_check_at > now) return;
-      for (const runId of advanceJob(e, job, now)) {
-        const run = e.repo.maybeRun(runId);
-        if (!run || run.next_attempt_at === null || run.next_attempt_at > now || e.checkingRuns.has(runId)) continue;
-        seen.add(runId);
-        evaluateDue(e, run, now);
+      const advanced = advanceJob(e, job, now);
+      for (let k = 0; k < advanced.open.length; k++) {
+        // The first open run is as claimed; evaluating it may have touched the later ones (order, overlap).
+        const claimed = advanced.open[k]!;
+        const run = k === 0 ? claimed : e.repo.maybeRun(claimed.id);
+        if (!run || run.next_attempt_at === null || run.next_attempt_at > now || e.checkingRuns.has(run.id)) continue;
+        seen.add(run.id);
+        evaluateDue(e, run, now, k === 0 ? advanced.job : undefined);
       }
     });
     if (!jobsDone) return true;
@@ -378,18 +390,21 @@ export class JobRunner {
   }
 
   /**
-   * Works off what `due()` lists, CHUNK ids per transaction, asking again until it lists nothing.
-   * False when it stopped at the time budget with work left.
+   * Works off what `due()` lists, at most CHUNK ids per transaction and a transaction ending when
+   * the time budget is over, asking again until it lists nothing. False when it stopped at the
+   * time budget with work left.
    */
   private inChunks(due: () => string[], over: () => boolean, each: (id: string) => void): boolean {
     for (let guard = 0; guard < 1000; guard++) {
       const ids = due();
       if (ids.length === 0) break;
-      for (let i = 0; i < ids.length; i += CHUNK) {
+      let i = 0;
+      while (i < ids.length) {
         if (over()) return false;
-        const chunk = ids.slice(i, i + CHUNK);
+        const end = Math.min(ids.length, i + CHUNK);
         this.e.write(() => {
-          for (const id of chunk) each(id);
+          do each(ids[i++]!);
+          while (i < end && !over());
         });
       }
     }

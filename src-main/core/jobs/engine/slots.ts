@@ -23,20 +23,27 @@ import { missed, skipped } from './outcomes';
 /** Slots enumerated per job per pass (a long gap is worked off in passes, each its own transaction). */
 const SLOTS_PER_PASS = 500;
 
+/** What `advanceJob` leaves to evaluate: the job as it now stands, and its claimed slots still open. */
+export interface Advanced {
+  job: JobRow;
+  /** The open runs as claimed, in slot order. */
+  open: RunRow[];
+}
+
 /**
  * Claims every slot due in [cursor, now] of one job and decides what it can decide at once.
- * Returns the ids of the claimed slots that are open (in slot order), to be evaluated next.
+ * Returns the claimed slots that are open (in slot order), to be evaluated next.
  */
-export function advanceJob(e: EngineContext, job: JobRow, now: number): string[] {
+export function advanceJob(e: EngineContext, job: JobRow, now: number): Advanced {
   const spec = specOf(job);
-  const open: string[] = [];
+  const open: RunRow[] = [];
   let plan: JobPlan;
   try {
     plan = e.repo.planOf(job, spec);
   } catch (err) {
     e.logger.error('jobs: cannot compute slots', { job: job.name, error: String(err) });
     e.repo.patchJob(job.id, { next_check_at: null });
-    return open;
+    return { job: { ...job, next_check_at: null }, open };
   }
   const settings = e.settings();
   const stops = { paused: job.paused_at !== null, killSwitch: settings.killSwitch.on };
@@ -85,13 +92,14 @@ export function advanceJob(e: EngineContext, job: JobRow, now: number): string[]
         : `slot ${occ.slot} due ${occ.local} (${plan.zone})${look.late ? `, looked at late (${Math.round((now - occ.at) / 1000)} s after due)` : ''}; window open until ${isoTime(w.latestStart)}`;
       recordCheck(e, run, 'time', 'time', now < w.opensAt ? 'not_ready' : 'ready', reason, timeEvidence);
       if (!newestOpen || run.slot_at >= newestOpen.slot_at) newestOpen = run;
-      open.push(run.id);
+      open.push(run);
     }
   }
   const next = truncated ? now : (following?.at ?? null);
   e.repo.patchJob(job.id, { cursor, next_check_at: next });
+  // Backfills are other slots' runs: the open rows claimed here stay as they are.
   if (newestOpen) selectBackfills(e, job, spec, newestOpen, now);
-  return open;
+  return { job: { ...job, cursor, next_check_at: next }, open };
 }
 
 /**
