@@ -101,7 +101,6 @@ export class JobRepo {
       ),
       startedBy: db.prepare<[string], RunRow>(`SELECT * FROM runs WHERE status = 'running' AND instance_id = ? AND dispatched_at IS NOT NULL`),
       offeredTo: db.prepare<[string], RunRow>('SELECT * FROM runs WHERE offer_to = ?'),
-      // Counted up to a cap: in a burst every instance has many offers out, and a full count per pick grew with the burst.
       offersOutTo: db.prepare<[string, number], { n: number }>('SELECT count(*) AS n FROM (SELECT 1 FROM runs WHERE offer_to = ? LIMIT ?)'),
       waitingOnInstance: db.prepare<[string, number], { id: string }>(
         `SELECT r.id FROM runs r JOIN jobs j ON j.id = r.job_id

@@ -331,12 +331,13 @@ export class JobRunner {
       if (!job || job.enabled !== 1 || job.next_check_at === null || job.next_check_at > now) return;
       const advanced = advanceJob(e, job, now);
       for (let k = 0; k < advanced.open.length; k++) {
-        // The first open run is as claimed; evaluating it may have touched the later ones (order, overlap).
+        // The first open run is as claimed; evaluating it may have touched the later ones (order,
+        // overlap). The job row stays as advanceJob left it: evaluation writes runs only.
         const claimed = advanced.open[k]!;
         const run = k === 0 ? claimed : e.repo.maybeRun(claimed.id);
         if (!run || run.next_attempt_at === null || run.next_attempt_at > now || e.checkingRuns.has(run.id)) continue;
         seen.add(run.id);
-        evaluateDue(e, run, now, k === 0 ? advanced.job : undefined);
+        evaluateDue(e, run, now, advanced.job);
       }
     });
     if (!jobsDone) return true;
