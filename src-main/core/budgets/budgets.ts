@@ -291,6 +291,9 @@ export class Budgets {
    */
   usageRecorded(u: { subject: string; role: string; costNusd: number; at: number }): void {
     this.noteSpend(u.role, u.costNusd, u.at);
+    // A cache too old to take the report is read afresh now (at most once per CACHE_MS), so a cap
+    // reached is noticed at once, not at the next claim.
+    this.current(this.ctx.clock.now());
     if (u.subject.startsWith('run:')) this.enforceRunCaps(u.subject.slice('run:'.length));
     else if (u.subject.startsWith('task:')) this.enforceTaskCaps(Number(u.subject.slice('task:'.length)));
   }
