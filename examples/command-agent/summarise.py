@@ -4,7 +4,8 @@
     npx gaffer agent --role writer -- python3 examples/command-agent/summarise.py
 
 It reads the task from stdin (the same JSON is in $GAFFER_PAYLOAD_FILE), reports progress and a
-checkpoint with `::gaffer::` lines, writes its result to $GAFFER_OUTPUT_FILE, and says how it
+checkpoint with control lines (`::gaffer:<token>:: {…}`, the token being this attempt's
+$GAFFER_CONTROL_TOKEN, so text it prints cannot pass for one), writes its result to $GAFFER_OUTPUT_FILE, and says how it
 ended with its exit status: 0 done, 75 try again later, 65 cannot be done, 77 needs a human.
 """
 import json
@@ -15,8 +16,8 @@ EX_OK, EX_DATAERR, EX_TEMPFAIL, EX_NOPERM = 0, 65, 75, 77
 
 
 def gaffer(**message):
-    """One line of the ::gaffer:: protocol (flushed at once so Gaffer sees it while we run)."""
-    print("::gaffer:: " + json.dumps(message), flush=True)
+    """One control line, signed with this attempt's token (flushed at once so Gaffer sees it while we run)."""
+    print(f"::gaffer:{os.environ.get('GAFFER_CONTROL_TOKEN', '')}:: " + json.dumps(message), flush=True)
 
 
 def main():

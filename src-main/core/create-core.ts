@@ -176,8 +176,9 @@ export function createCore(opts: CoreOptions = {}): Core {
   const rehearsal = new Rehearsal({ calendar: (id) => jobs.listCalendars().find((c) => c.id === id), config, now: () => clock.now() });
   const logs = createLogs({ ctx, committer, logger, jobs, nativeBinding: opts.nativeBinding, dir: path.join(path.dirname(dbPath === ':memory:' ? path.join(dataDir, 'x') : dbPath), 'logs') }, opts.logs);
   hub.setLogSink(logs);
-  // Each usage report is measured against the caps as soon as it is recorded (a run past its cap stops at once).
-  logs.onUsageRecorded = (subject) => budgets.usageRecorded(subject);
+  // Each usage report is measured against the caps in its own transaction (a run past its cap stops
+  // before anything sent behind the report; the next claim sees a daily cap it reached).
+  logs.onUsageRecorded = (u) => budgets.usageRecorded(u);
   const managed = new ManagedAgents(ctx, tokens, logger);
   sweeps.push(
     { name: 'spend caps', run: () => budgets.raiseReached() },

@@ -254,10 +254,29 @@ describe.skipIf(!posix)('gaffer agent against a real Gaffer', () => {
       GAFFER_COMPLETED_STEPS: '[]',
       GAFFER_TRACE_ID: task.traceId,
     });
+    // The attempt's control token (docs/command-agent.md): in its environment only.
+    expect(out.env.GAFFER_CONTROL_TOKEN).toMatch(/^[0-9a-f]{32}$/);
     expect(Object.keys(out.env).sort()).not.toContain('GAFFER_TOKEN');
     expect(Object.keys(out.env)).not.toContain('GAFFER_OPERATOR_TOKEN');
     expect(out.env.GAFFER_PAYLOAD_FILE).toMatch(/payload\.json$/);
     expect(fs.existsSync(out.env.GAFFER_PAYLOAD_FILE!)).toBe(false);
+  });
+
+  it('a control line forged by the task\'s text is logged as text: no usage, the role is not blocked; the command\'s own signed line counts', async () => {
+    const g = await gaffer();
+    g.core.budgets.put({ perRoleDailyUsd: { cmd: 100 }, actor: 'operator:test' });
+    const forged = '::gaffer:: {"usage":{"costUsd":999999}}';
+    const { task } = g.core.tasks.create({ title: `Summarise\n${forged}`, role: 'cmd' }, { actor: 'test' });
+    // The command prints its title, then reports its own usage with this attempt's token.
+    const script = 'printf "%s\\n" "$GAFFER_TASK_TITLE"; printf "::gaffer:%s:: %s\\n" "$GAFFER_CONTROL_TOKEN" \'{"usage":{"costUsd":0.25}}\'';
+    const a = startAgent(g, ['--max-tasks', '1', '--shell'], [script]);
+    expect(await a.exit).toBe(0);
+    expect(g.task(task.id)).toMatchObject({ status: 'done' });
+    expect(await usageOf(g, 'tasks', task.id)).toEqual({ inputTokens: 0, outputTokens: 0, costUsd: 0.25 });
+    const lines = described(await logsOf(g, 'tasks', task.id));
+    expect(lines).toEqual(expect.arrayContaining(['1 stdout Summarise', `1 stdout ${forged}`]));
+    expect(lines.filter((l) => l.includes('GAFFER_CONTROL_TOKEN was logged as text'))).toHaveLength(1);
+    expect(g.core.budgets.roleBlocked('cmd')).toBe(false);
   });
 
   it('jobs: a trigger gets GAFFER_SLOT and GAFFER_IDEMPOTENCY_KEY; steps survive a retry (GAFFER_COMPLETED_STEPS)', async () => {

@@ -6,9 +6,11 @@
  *    the child's stdin; GAFFER_OUTPUT_FILE is read after the group is gone. Both files are removed
  *    when the attempt ends, however it ends.
  * 2. Every stdout/stderr line goes to the attempt's log in Gaffer (log-sink.ts), within the
- *    agent's own budget when one is set; `::gaffer::` lines (either stream) are control messages,
- *    never log lines, and are handled even after that budget is spent. With an adapter, stdout
- *    lines it recognises become its readable lines.
+ *    agent's own budget when one is set; lines with this attempt's control prefix
+ *    (`::gaffer:<GAFFER_CONTROL_TOKEN>::`, either stream) are control messages, never log lines,
+ *    and are handled even after that budget is spent. Every other line is text, one that merely
+ *    looks like a control line included (control-lines.ts). With an adapter, stdout lines it
+ *    recognises become its readable lines.
  * 3. Steps are recorded in the order printed, one at a time; the attempt's end waits for the last
  *    one, so a run's result is never sent before its checkpoints. A step that cannot be recorded
  *    stops the child (taken away if the server says the work is no longer ours).
@@ -27,7 +29,7 @@ import path from 'node:path';
 import { exceedsUtf8Bytes, jsonDeeperThan, MAX_JSON_BYTES, MAX_JSON_DEPTH } from '../../common/schemas';
 import { findIllFormedText, wellFormedDeep } from '../../common/text';
 import type { AdapterDefinition, AdapterSink } from './adapters';
-import { describeProgress, isControlLine, parseControlLine } from './control-lines';
+import { CONTROL_TOKEN_VARIABLE, controlPrefix, describeProgress, looksLikeControl, newControlToken, parseControlBody } from './control-lines';
 import { withVariables } from './environment';
 import { cutText, LineSplitter, MAX_LINE_CHARS, OutputBudget, type OutputLimits } from './lines';
 import type { AttemptOutput, LogLevel, LogStream, WorkRef } from './log-sink';
@@ -118,6 +120,10 @@ export class Attempt {
   private lastStderr: string | undefined;
   private timer: NodeJS.Timeout | undefined;
   private readonly started = Date.now();
+  /** This attempt's control token and the prefix of its control lines (invariant 2). */
+  private readonly controlToken = newControlToken();
+  private readonly ownPrefix = controlPrefix(this.controlToken);
+  private unsignedFlagged = false;
 
   constructor(
     private readonly ctx: AttemptContext,
@@ -148,7 +154,12 @@ export class Attempt {
     const payloadText = JSON.stringify(this.input.payload ?? null);
     try {
       fs.writeFileSync(payloadFile, payloadText, { mode: 0o600 });
-      const env = withVariables(this.ctx.inheritedEnv, { ...this.input.vars, GAFFER_PAYLOAD_FILE: payloadFile, GAFFER_OUTPUT_FILE: outputFile });
+      const env = withVariables(this.ctx.inheritedEnv, {
+        ...this.input.vars,
+        GAFFER_PAYLOAD_FILE: payloadFile,
+        GAFFER_OUTPUT_FILE: outputFile,
+        [CONTROL_TOKEN_VARIABLE]: this.controlToken,
+      });
       const child = new GroupChild({ command: spec.command, args: spec.args, shell: spec.shell, env, ...(spec.cwd ? { cwd: spec.cwd } : {}) });
       this.child = child;
       const onAbort = () => this.interrupt({ kind: 'taken_away', reason: reasonText(signal) });
@@ -204,11 +215,12 @@ export class Attempt {
     const ended = streams.map(([stream, name]) => {
       if (!stream) return Promise.resolve();
       const splitter = new LineSplitter((line) => {
-        if (isControlLine(line)) this.control(line);
+        if (line.startsWith(this.ownPrefix)) this.control(line.slice(this.ownPrefix.length));
         else if (name === 'stdout' && adapter?.line(line, adapterSink)) return;
         else {
           if (name === 'stderr' && line.trim()) this.lastStderr = cutText(line, 500, '…');
           this.log(name, line);
+          if (looksLikeControl(line, this.ownPrefix)) this.flagUnsigned();
         }
       }, MAX_LINE_CHARS);
       return new Promise<void>((resolve) => {
@@ -276,10 +288,11 @@ export class Attempt {
     this.usageReporter.add(u);
   }
 
-  private control(line: string): void {
-    const parsed = parseControlLine(line);
+  /** `body`: what follows this attempt's control prefix (the token is never logged). */
+  private control(body: string): void {
+    const parsed = parseControlBody(body);
     if (!parsed.ok) {
-      this.agentLine(`ignored a malformed ::gaffer:: line (${parsed.reason}): ${cutText(line, 300, '…')}`, 'warn');
+      this.agentLine(`ignored a malformed control line (${parsed.reason}): ${cutText(body.trim(), 300, '…')}`, 'warn');
       return;
     }
     const m = parsed.message;
@@ -287,6 +300,16 @@ export class Attempt {
     if (m.progress) this.agentLine(describeProgress(m.progress));
     if (m.usage) this.addUsage(m.usage);
     if (m.step) this.step(m.step);
+  }
+
+  /** Control-lines invariant 2: said once per attempt, after the first such line. */
+  private flagUnsigned(): void {
+    if (this.unsignedFlagged) return;
+    this.unsignedFlagged = true;
+    this.agentLine(
+      `a line starting with "::gaffer:" without this attempt's ${CONTROL_TOKEN_VARIABLE} was logged as text, not obeyed: control lines are "::gaffer:$${CONTROL_TOKEN_VARIABLE}:: {…}" (docs/command-agent.md)`,
+      'warn',
+    );
   }
 
   private step(step: { name: string; ref?: string }): void {

@@ -1,20 +1,33 @@
 /**
- * The `::gaffer::` line protocol: a command talks to Gaffer by printing, on stdout or stderr, a line
- * that starts with `::gaffer::` followed by one JSON object (docs/command-agent.md):
+ * The control lines: a command talks to Gaffer by printing, on stdout or stderr, a line that starts
+ * with `::gaffer:<token>::` — `<token>` being this attempt's GAFFER_CONTROL_TOKEN — followed by one
+ * JSON object (docs/command-agent.md):
  *
- *   ::gaffer:: {"step":"uploaded","ref":"s3://bucket/report.csv"}     a checkpoint (job runs)
- *   ::gaffer:: {"usage":{"inputTokens":1200,"outputTokens":340,"costUsd":0.02,"model":"m"}}
- *   ::gaffer:: {"progress":0.4,"message":"4 of 10 files"}              or {"progress":{"done":4,"total":10}}
- *   ::gaffer:: {"log":"rate limited, waiting","level":"warn"}
+ *   ::gaffer:<token>:: {"step":"uploaded","ref":"s3://bucket/report.csv"}     a checkpoint (job runs)
+ *   ::gaffer:<token>:: {"usage":{"inputTokens":1200,"outputTokens":340,"costUsd":0.02,"model":"m"}}
+ *   ::gaffer:<token>:: {"progress":0.4,"message":"4 of 10 files"}              or {"progress":{"done":4,"total":10}}
+ *   ::gaffer:<token>:: {"log":"rate limited, waiting","level":"warn"}
  *
  * One object may carry several of these keys. Unknown keys are ignored (later versions may add
  * some); a line that is not valid JSON, or has none of the keys, is reported as malformed.
+ *
+ * Invariants:
+ * 1. A control line cannot be forged by text the command merely prints (a task's title, a web
+ *    page, a file it cats): the token is 128 random bits, new for every attempt, given to the
+ *    command in its environment only — never in the task, the trigger, the payload file or a log.
+ * 2. Any other line is text, logged as printed: the unsigned `::gaffer::` form of earlier versions
+ *    and a line with another attempt's (or a made-up) token alike. Such lines are flagged once per
+ *    attempt (`looksLikeControl`), so a command still printing the old form is noticed.
  */
+import { randomBytes } from 'node:crypto';
 import { cutText } from '../../common/line-splitter';
 import type { LogLevel } from './log-sink';
 import { usageFrom, type UsageIncrement } from './usage';
 
-export const CONTROL_PREFIX = '::gaffer::';
+/** The variable that carries the attempt's token to the command (invariant 1). */
+export const CONTROL_TOKEN_VARIABLE = 'GAFFER_CONTROL_TOKEN';
+/** What every control line, and every line trying to look like one, starts with. */
+const MARK = '::gaffer:';
 
 export interface ControlMessage {
   step?: { name: string; ref?: string };
@@ -23,26 +36,37 @@ export interface ControlMessage {
   log?: { text: string; level: LogLevel };
 }
 
+/** A fresh token for one attempt (invariant 1): hex, so any shell can paste it into a line. */
+export function newControlToken(): string {
+  return randomBytes(16).toString('hex');
+}
+
+/** The prefix of the control lines of the attempt holding `token`. */
+export function controlPrefix(token: string): string {
+  return `${MARK}${token}::`;
+}
+
+/** Invariant 2: starts like a control line, but is not one of this attempt's. */
+export function looksLikeControl(line: string, prefix: string): boolean {
+  return line.startsWith(MARK) && !line.startsWith(prefix);
+}
+
 const LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error'];
 const MAX_STEP_NAME = 200;
 const MAX_REF = 2000;
 
-export function isControlLine(line: string): boolean {
-  return line.startsWith(CONTROL_PREFIX);
-}
-
 const finite = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
 
-/** Parses a `::gaffer::` line: the message, or why it was refused. */
-export function parseControlLine(line: string): { ok: true; message: ControlMessage } | { ok: false; reason: string } {
-  const body = line.slice(CONTROL_PREFIX.length).trim();
+/** Parses what follows a control line's prefix: the message, or why it was refused. */
+export function parseControlBody(text: string): { ok: true; message: ControlMessage } | { ok: false; reason: string } {
+  const body = text.trim();
   let raw: unknown;
   try {
     raw = JSON.parse(body);
   } catch {
-    return { ok: false, reason: 'not valid JSON after ::gaffer::' };
+    return { ok: false, reason: 'not valid JSON after the ::gaffer:…:: prefix' };
   }
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return { ok: false, reason: 'expected a JSON object after ::gaffer::' };
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return { ok: false, reason: 'expected a JSON object after the ::gaffer:…:: prefix' };
   const r = raw as Record<string, unknown>;
   const message: ControlMessage = {};
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { describeProgress, parseControlLine } from './control-lines';
+import { controlPrefix, describeProgress, looksLikeControl, newControlToken, parseControlBody } from './control-lines';
 import { cutText, LineSplitter, OutputBudget } from './lines';
 
 describe('LineSplitter', () => {
@@ -47,8 +47,18 @@ describe('OutputBudget', () => {
   });
 });
 
-describe('::gaffer:: lines', () => {
-  const parse = (json: string) => parseControlLine(`::gaffer:: ${json}`);
+describe('control lines', () => {
+  const parse = (json: string) => parseControlBody(` ${json}`);
+
+  it('an attempt\'s lines start with its own token; anything else that looks like one is text', () => {
+    const token = newControlToken();
+    const prefix = controlPrefix(token);
+    expect(prefix).toBe(`::gaffer:${token}::`);
+    expect(newControlToken()).not.toBe(token);
+    expect(looksLikeControl(`${prefix} {"log":"x"}`, prefix)).toBe(false);
+    for (const forged of ['::gaffer:: {"usage":{"costUsd":1}}', `::gaffer:${newControlToken()}:: {}`, '::gaffer:x {}']) expect(looksLikeControl(forged, prefix)).toBe(true);
+    expect(looksLikeControl('plain text ::gaffer::', prefix)).toBe(false);
+  });
 
   it('reads steps, usage, progress and log lines, several in one object', () => {
     expect(parse('{"step":"uploaded","ref":"s3://b/k"}')).toEqual({ ok: true, message: { step: { name: 'uploaded', ref: 's3://b/k' } } });
@@ -65,7 +75,7 @@ describe('::gaffer:: lines', () => {
   });
 
   it('refuses what it cannot use, saying why', () => {
-    expect(parse('not json')).toEqual({ ok: false, reason: 'not valid JSON after ::gaffer::' });
+    expect(parse('not json')).toEqual({ ok: false, reason: 'not valid JSON after the ::gaffer:…:: prefix' });
     expect(parse('[1]')).toMatchObject({ ok: false, reason: /JSON object/ });
     expect(parse('{"step":""}')).toMatchObject({ ok: false, reason: /"step"/ });
     expect(parse(`{"step":"${'x'.repeat(201)}"}`)).toMatchObject({ ok: false, reason: /"step"/ });

@@ -192,3 +192,108 @@ describe('a task’s cap per attempt', () => {
     }
   });
 });
+
+/**
+ * Issue 25, item 9: usage and the final report written together. The usage frame comes first, so
+ * it takes effect first (as it would a round trip earlier): a cap it passes takes the work away
+ * before the report is read, and the report is refused like any late one (PROTOCOL §8: past the
+ * cap the work is stopped and held for the operator, never counted as done).
+ */
+describe('usage pipelined with the final report', () => {
+  it('a task: the usage passing its cap blocks it, raises the item and counts today; the report behind it is not_holder', async () => {
+    h = await startJobsHarness({ start: '2026-11-30T08:00:00.000Z' });
+    h.core.budgets.put({ perRoleDailyUsd: { dev: 100 }, timezone: 'UTC', ...op });
+    const token = h.core.tokens.create({ name: 'dev', role: 'dev', actor: 'test' }).token;
+    const a = await TestAgent.hello(h.url, token, 'dev', 'dev-1');
+    const task = h.core.tasks.create({ title: 'refactor billing', role: 'dev', budget: { maxCostUsdPerRun: 1 } }, { actor: 'test' }).task;
+    const claim = await a.request('claim', {});
+    const fence = claim.result.lock.fence;
+    const [usage, report] = await a.together([
+      ['usage', { taskId: task.id, fence, costUsd: 5 }],
+      ['report', { taskId: task.id, fence, status: 'done', note: 'all green' }],
+    ]);
+    expect(usage).toMatchObject({ ok: true, result: { usage: { costUsd: 5 } } });
+    expect(report).toMatchObject({ ok: false, error: { code: 'not_holder' } });
+    expect(await a.nextPush('lock_lost')).toEqual({ type: 'lock_lost', taskId: task.id, fence, reason: 'budget' });
+    expect(h.core.tasks.get(task.id)).toMatchObject({ status: 'blocked', lock: null, note: expect.stringContaining('$5.00 spent, over its cap of $1.00') });
+    await h.settle();
+    expect(h.core.inbox.list({ kind: 'budget' }).items).toEqual([expect.objectContaining({ subject: `task:${task.id}`, count: 1 })]);
+    expect(h.core.budgets.enforceTaskCaps()).toBe(0); // the attempt is marked stopped
+    expect(h.core.budgets.view().caps).toEqual([expect.objectContaining({ role: 'dev', spentUsd: 5 })]);
+    a.close();
+    assertInvariants(h.core);
+  });
+
+  it('a job run: the usage passing its cap holds it (run_cancelled: budget) and raises the item; the success behind it is not_holder', async () => {
+    h = await startJobsHarness({ start: '2026-11-30T00:00:30.000Z' });
+    const agent = await h.agent('ops', hang);
+    const jobId = h.createJob({ name: 'agentic', role: 'ops', schedule: EVERY_15_MIN, budget: { maxCostUsdPerRun: 1 } });
+    await h.advanceTo('2026-11-30T00:15:10.000Z');
+    const run = await until(() => h!.runs(jobId).find((r) => r.status === 'running'), 'running');
+    const [usage, result] = await agent.a.together([
+      ['usage', { runId: run.id, costUsd: 5 }],
+      ['run_result', { runId: run.id, outcome: 'success' }],
+    ]);
+    expect(usage).toMatchObject({ ok: true });
+    expect(result).toMatchObject({ ok: false, error: { code: 'not_holder' } });
+    expect(await agent.a.nextPush('run_cancelled')).toEqual({ type: 'run_cancelled', runId: run.id, reason: 'budget' });
+    expect(h.core.jobs.getRun(run.id).run).toMatchObject({ status: 'failed', disposition: 'held', errorClass: 'budget' });
+    await h.settle();
+    expect(h.core.inbox.list({ kind: 'budget' }).items).toEqual([expect.objectContaining({ subject: `run:${run.id}`, count: 1 })]);
+    expect(h.core.logs.usageSummary('role', Date.parse('2026-11-30T00:00:00Z'), Date.parse('2026-12-01T00:00:00Z'))).toEqual([expect.objectContaining({ key: 'ops', costUsd: 5 })]);
+    assertInvariants(h.core);
+  });
+});
+
+/**
+ * Issue 25, item 10: the usage that reaches a daily cap gates the very next claim and dispatch
+ * (the cached verdict is brought up to date in the usage's own transaction). The manual clock
+ * does not move between the frames here, so the cache is as fresh as it can be.
+ */
+describe('the usage that reaches a daily cap', () => {
+  async function devAtCap(): Promise<{ a: TestAgent; first: number; fence: number }> {
+    h = await startJobsHarness({ start: '2026-11-30T08:14:59.500Z' });
+    h.core.budgets.put({ perRoleDailyUsd: { dev: 1 }, timezone: 'UTC', ...op });
+    const token = h.core.tokens.create({ name: 'dev', role: 'dev', actor: 'test' }).token;
+    const a = await TestAgent.hello(h.url, token, 'dev', 'dev-1');
+    const first = h.core.tasks.create({ title: 'one', role: 'dev' }, { actor: 'test' }).task.id;
+    h.core.tasks.create({ title: 'two', role: 'dev' }, { actor: 'test' });
+    const claim = await a.request('claim', {}); // the verdict "within the cap" is cached now
+    expect(claim.result.task.id).toBe(first);
+    return { a, first, fence: claim.result.lock.fence };
+  }
+
+  it('answers report + claimNext right after it with no task, and a plain claim too', async () => {
+    const { a, first, fence } = await devAtCap();
+    expect((await a.request('usage', { taskId: first, fence, costUsd: 0.4 })).ok).toBe(true);
+    expect((await a.request('usage', { taskId: first, fence, costUsd: 0.6 })).ok).toBe(true); // $1.00 of $1.00: reached
+    const report = await a.request('report', { taskId: first, fence, status: 'done', claimNext: true });
+    expect(report).toMatchObject({ ok: true, result: { task: { status: 'done' }, next: { task: null } } });
+    expect((await a.request('claim', {})).result).toEqual({ task: null });
+    await h!.settle();
+    expect(h!.core.inbox.list({ kind: 'budget' }).items).toEqual([expect.objectContaining({ subject: 'budget:role:dev' })]);
+    a.close();
+  });
+
+  it('in the same write as report + claimNext: no task either', async () => {
+    const { a, first, fence } = await devAtCap();
+    const [, report] = await a.together([
+      ['usage', { taskId: first, fence, costUsd: 1 }],
+      ['report', { taskId: first, fence, status: 'done', claimNext: true }],
+    ]);
+    expect(report).toMatchObject({ ok: true, result: { next: { task: null } } });
+    a.close();
+  });
+
+  it('keeps the role’s job from being dispatched at its next slot', async () => {
+    const { a, first, fence } = await devAtCap();
+    const agent = await h!.agent('dev', hang);
+    const jobId = h!.createJob({ name: 'nightly', role: 'dev', schedule: EVERY_15_MIN });
+    expect((await a.request('usage', { taskId: first, fence, costUsd: 1 })).ok).toBe(true);
+    await h!.advanceTo('2026-11-30T08:15:00.000Z'); // half a second later: the slot is due
+    expect(agent.triggers).toEqual([]);
+    const exec = h!.core.jobs.getRun(h!.run(jobId, '2026-11-30T08:15')!.id).checks.find((c) => c.name === 'execution')!;
+    expect(exec.reason).toMatch(/^the daily spend cap of role dev is reached: \$1\.00 spent of \$1\.00/);
+    a.close();
+  });
+});

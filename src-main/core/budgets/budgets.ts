@@ -8,16 +8,23 @@
  * 2. A cap is reached when the day's spend is at or above it. While a role's cap or the global cap
  *    is reached, nothing of that scope is dispatched (the runner's verdict names the cap, the spend
  *    so far and the reset) and `claim` answers "no task" for it (P2).
- * 3. The claim path never waits on a sum: the verdict per scope is cached for `CACHE_MS` of
- *    monotonic time (a cap passed between two claims is honoured within it), and with no cap set
- *    nothing is read at all.
+ * 3. The claim path never waits on a sum: the spend per scope is cached for `CACHE_MS` of
+ *    monotonic time, and with no cap set nothing is read at all. Each usage report is added to
+ *    the cached spend in the report's own transaction (`usageRecorded`), so the usage that
+ *    reaches a cap gates the very next claim or dispatch, even one in the same group commit; the
+ *    refresh from the ledger every `CACHE_MS` is what corrects the cache otherwise (a settings
+ *    change drops it at once).
  * 4. A cap reached is one inbox item per scope and day (`cap:<scope>:<day>`), raised after the
  *    burst that noticed it, never inside a claim's transaction.
  * 5. A settings change is validated before anything is written and audited (`budgets.update`).
  * 6. Per-run caps (the job field `budget`): an attempt in flight whose reported usage passes its
  *    job's cap (cost or tokens of this attempt) is taken away at once (`run_cancelled`, reason
  *    `budget`) and held for the operator, with one `budget` inbox item per attempt. An approved
- *    re-run is a new attempt with the cap afresh.
+ *    re-run is a new attempt with the cap afresh. "At once" is in the usage report's own
+ *    transaction: a `run_result` (or `report`, invariant 7) sent behind it, even in the same write
+ *    and so in the same group commit, finds the attempt taken away and is refused `not_holder`,
+ *    exactly as it would be a round trip later (PROTOCOL §8: past its cap the work is held for the
+ *    operator, never counted as done).
  * 7. The same for a task created with a `budget`: the holder's lock is taken away (`lock_lost`,
  *    reason `budget`), the task is blocked with the spend in its note, and the attempt is marked
  *    stopped in `task_budgets` (so the blocked task is this budget item, not a needs-human one).
@@ -30,7 +37,7 @@ import { parseOrThrow } from '../../common/validate';
 import type { CoreContext } from '../context';
 import { settingsRow, type SettingsRow } from '../db/settings-row';
 import type { Inbox } from '../inbox/inbox';
-import type { SpendSource } from './spend';
+import { NANO, type SpendSource } from './spend';
 
 const KEY = 'budgets';
 const CACHE_MS = 1000;
@@ -67,6 +74,12 @@ interface CappedTaskRow {
   max_tokens: number | null;
 }
 
+/** A daily cap with its spend so far (nano-dollars, as the ledger keeps them). */
+function capStatus(cap: Pick<CapStatus, 'scope' | 'role' | 'capUsd'>, spentNano: number): CapStatus {
+  const spentUsd = spentNano / NANO;
+  return { scope: cap.scope, role: cap.role, capUsd: cap.capUsd, spentUsd, reached: spentUsd >= cap.capUsd };
+}
+
 /** Which cap of one attempt its usage passed (cost first), in words; null within both. */
 function overCap(cap: PerAttemptBudget, used: { costUsd: number; tokens: number }): { cost: boolean; words: string } | null {
   if (cap.maxCostUsdPerRun !== undefined && used.costUsd > cap.maxCostUsdPerRun) {
@@ -85,7 +98,8 @@ export class Budgets {
   holdTask: (taskId: number, note: string, detail: Record<string, unknown>) => boolean = () => false;
   private readonly q;
   private readonly row: SettingsRow<BudgetSettings>;
-  private cache: { at: number; day: string; caps: CapStatus[] } | null = null;
+  /** Today's caps as last computed, and the spend of each in nano-dollars (exact, so increments add up). */
+  private cache: { at: number; day: Day; caps: CapStatus[]; nano: number[] } | null = null;
   private raiseScheduled = false;
 
   constructor(
@@ -151,20 +165,24 @@ export class Budgets {
   view(now: number = this.ctx.clock.now()): BudgetsView {
     const s = this.settings();
     const d = this.dayOf(now, s);
-    return { settings: s, zone: d.zone, day: d.day, resetsAt: new Date(d.end).toISOString(), measured: this.spend.measured, caps: this.compute(s, d) };
+    return { settings: s, zone: d.zone, day: d.day, resetsAt: new Date(d.end).toISOString(), measured: this.spend.measured, caps: this.compute(s, d).caps };
   }
 
-  private compute(s: BudgetSettings, d: Day): CapStatus[] {
+  /** Today's caps, read from the ledger. */
+  private compute(s: BudgetSettings, d: Day): { caps: CapStatus[]; nano: number[] } {
     const caps: CapStatus[] = [];
+    const nano: number[] = [];
     if (s.globalDailyUsd !== null) {
-      const spent = this.spend.costBetween(d.start, d.end);
-      caps.push({ scope: 'global', role: null, capUsd: s.globalDailyUsd, spentUsd: spent, reached: spent >= s.globalDailyUsd });
+      const spent = this.spend.nanoBetween(d.start, d.end);
+      caps.push(capStatus({ scope: 'global', role: null, capUsd: s.globalDailyUsd }, spent));
+      nano.push(spent);
     }
     for (const [role, cap] of Object.entries(s.perRoleDailyUsd).sort(([a], [b]) => (a < b ? -1 : 1))) {
-      const spent = this.spend.costBetween(d.start, d.end, role);
-      caps.push({ scope: 'role', role, capUsd: cap, spentUsd: spent, reached: spent >= cap });
+      const spent = this.spend.nanoBetween(d.start, d.end, role);
+      caps.push(capStatus({ scope: 'role', role, capUsd: cap }, spent));
+      nano.push(spent);
     }
-    return caps;
+    return { caps, nano };
   }
 
   /** Today's caps, cached (invariant 3). */
@@ -173,13 +191,32 @@ export class Budgets {
     if (s.globalDailyUsd === null && Object.keys(s.perRoleDailyUsd).length === 0) return null;
     const d = this.dayOf(now, s);
     const mono = this.ctx.clock.monotonic();
-    if (!this.cache || this.cache.day !== d.day || mono - this.cache.at >= CACHE_MS) {
-      const caps = this.compute(s, d);
+    if (!this.cache || this.cache.day.day !== d.day || mono - this.cache.at >= CACHE_MS) {
+      const { caps, nano } = this.compute(s, d);
       const newlyReached = caps.some((c) => c.reached && !this.cache?.caps.some((o) => o.scope === c.scope && o.role === c.role && o.reached));
-      this.cache = { at: mono, day: d.day, caps };
+      this.cache = { at: mono, day: d, caps, nano };
       if (newlyReached) this.raiseSoon();
     }
     return { day: d, caps: this.cache.caps };
+  }
+
+  /**
+   * Invariant 3: a usage report of `role` (`nano` nano-dollars, recorded at `at`) is added to the
+   * cached spend of the caps covering it. A cache of another day, or none, is left alone: the next
+   * read computes from the ledger, which holds the report already (the caller's transaction).
+   */
+  private noteSpend(role: string, nano: number, at: number): void {
+    const c = this.cache;
+    if (!c || nano === 0 || at < c.day.start || at >= c.day.end) return;
+    let newlyReached = false;
+    c.caps = c.caps.map((cap, i) => {
+      if (cap.scope === 'role' && cap.role !== role) return cap;
+      c.nano[i]! += nano;
+      const next = capStatus(cap, c.nano[i]!);
+      newlyReached ||= next.reached && !cap.reached;
+      return next;
+    });
+    if (newlyReached) this.raiseSoon();
   }
 
   /** The first cap reached that covers `role` (the global one, then the role's), if any. */
@@ -246,13 +283,19 @@ export class Budgets {
   }
 
   /**
-   * A usage report was recorded for `subject` (`run:<id>` / `task:<id>`): a run past its cap stops
-   * now, and a daily cap it made reached is noticed (its item raised after the burst).
+   * A usage report was just added for `subject` (`run:<id>` / `task:<id>`), in the caller's
+   * transaction (core/logs, inside its group commit): a daily cap it reached gates the next claim
+   * and dispatch from now on (invariant 3; its item is raised after the burst), and an attempt it
+   * put past its own cap is taken away in this same transaction (invariants 6 and 7), before any
+   * request sent behind the report is applied.
    */
-  usageRecorded(subject: string): void {
-    if (subject.startsWith('run:')) this.enforceRunCaps(subject.slice('run:'.length));
-    else if (subject.startsWith('task:')) this.enforceTaskCaps(Number(subject.slice('task:'.length)));
+  usageRecorded(u: { subject: string; role: string; costNusd: number; at: number }): void {
+    this.noteSpend(u.role, u.costNusd, u.at);
+    // A cache too old to take the report is read afresh now (at most once per CACHE_MS), so a cap
+    // reached is noticed at once, not at the next claim.
     this.current(this.ctx.clock.now());
+    if (u.subject.startsWith('run:')) this.enforceRunCaps(u.subject.slice('run:'.length));
+    else if (u.subject.startsWith('task:')) this.enforceTaskCaps(Number(u.subject.slice('task:'.length)));
   }
 
   /** Invariant 7: the tasks held now past their cap (one, or all) are taken away and blocked. Returns how many. */

@@ -6,7 +6,7 @@
  */
 import type { Db } from '../db/open';
 
-const NANO = 1e9;
+export const NANO = 1e9;
 
 export interface Spend {
   costUsd: number;
@@ -16,8 +16,8 @@ export interface Spend {
 export interface SpendSource {
   /** True once any usage was reported. */
   readonly measured: boolean;
-  /** Cost of everything reported in [from, to), of one role or of all. */
-  costBetween(from: number, to: number, role?: string): number;
+  /** Cost of everything reported in [from, to), of one role or of all, in nano-dollars (exact, as stored). */
+  nanoBetween(from: number, to: number, role?: string): number;
   /** What one attempt of a run or task (`run:<id>` / `task:<id>`) reported so far. */
   ofAttempt(subject: string, attempt: number): Spend;
 }
@@ -33,7 +33,7 @@ export function usageSpend(db: Db): SpendSource {
       // Once true, always true (the ledger only grows).
       return (seen ||= any.get()!.n > 0);
     },
-    costBetween: (from, to, role) => ((role === undefined ? all.get(from, to) : ofRole.get(from, to, role))?.c ?? 0) / NANO,
+    nanoBetween: (from, to, role) => (role === undefined ? all.get(from, to) : ofRole.get(from, to, role))?.c ?? 0,
     ofAttempt(subject, n) {
       const r = attempt.get(subject, n);
       return { costUsd: (r?.c ?? 0) / NANO, tokens: r?.t ?? 0 };

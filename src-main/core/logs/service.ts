@@ -13,6 +13,10 @@
  *    with `rate_limited` and nothing of it is stored (the SDK waits for its acknowledgements and
  *    resends; its per-line `seq` makes a resend harmless).
  * 4. Usage is an increment in the main database (`usage-ledger.ts`), through the group commit.
+ *    Its listener (the spend caps) runs in the same transaction, right after the row is added:
+ *    what the report changes (a cap reached, work taken away) is decided before any request
+ *    behind it in the same commit is applied. The listener's writes roll back alone if it fails;
+ *    the report is kept.
  * 5. A frame the hub hands over as text (`logText`: its header read, not parsed) costs this thread
  *    only the holder check: the worker parses and checks its lines (frame-text.ts). Anything the
  *    quick path does not take cleanly (a refusal, a full queue) is left to the parsed path, which
@@ -44,7 +48,7 @@ import { scanLogFrameHeader } from './frame-header';
 import type { LogFrameText } from './frame-text';
 import { EXACTLY_ONE_SUBJECT, type HeldWork, type HolderCheck } from './holders';
 import type { AppendEntry, ReadQuery, SearchHit } from './log-store';
-import type { UsageLedger } from './usage-ledger';
+import { nanoUsd, type UsageLedger } from './usage-ledger';
 
 export const LOG_SETTINGS_KEY = 'logs.settings';
 
@@ -93,6 +97,15 @@ interface Queued {
 
 /** Characters a parsed line stands for in the queue bound (its text and its JSON around it). */
 const LINE_OVERHEAD_CHARS = 64;
+
+/** One usage report as it was just added: whose, and its cost as stored (nano-dollars). */
+export interface UsageRecorded {
+  subject: string;
+  attempt: number;
+  role: string;
+  costNusd: number;
+  at: number;
+}
 
 type LogFrame = AgentRequestOf<'log'>;
 type UsageFrame = AgentRequestOf<'usage'>;
@@ -239,16 +252,19 @@ export class LogService {
     };
   }
 
-  /** Told after each usage report is recorded (the spend caps, core/budgets); never fails the report. */
-  onUsageRecorded: ((subject: string, attempt: number) => void) | undefined;
+  /**
+   * Told of each usage report inside its transaction (the spend caps, core/budgets; invariant 4),
+   * with its cost in nano-dollars as stored; never fails the report.
+   */
+  onUsageRecorded: ((u: UsageRecorded) => void) | undefined;
 
   /** `usage`: adds the increments to the sender's attempt; resolves with its running total. */
   async usage(instanceId: string, frame: UsageFrame): Promise<UsageResult> {
     const work = this.held(instanceId, frame);
     const at = this.d.clock.now();
     const totals = await this.d.committer.submit(() =>
-      this.d.store.write(() =>
-        this.d.ledger.add({
+      this.d.store.write(() => {
+        const t = this.d.ledger.add({
           subject: work.subject,
           attempt: work.attempt,
           role: work.role,
@@ -259,15 +275,24 @@ export class LogService {
           outputTokens: frame.outputTokens,
           costUsd: frame.costUsd,
           at,
-        }),
-      ),
+        });
+        this.usageRecorded({ subject: work.subject, attempt: work.attempt, role: work.role, costNusd: nanoUsd(frame.costUsd), at });
+        return t;
+      }),
     );
+    return { usage: totals };
+  }
+
+  /** Invariant 4: the listener in a savepoint of its own; only a storage failure (the whole commit's) gets through. */
+  private usageRecorded(u: UsageRecorded): void {
+    const listener = this.onUsageRecorded;
+    if (!listener) return;
     try {
-      this.onUsageRecorded?.(work.subject, work.attempt);
+      this.d.store.write(() => listener(u));
     } catch (e) {
+      if (e instanceof GafferError && e.code === 'unavailable') throw e;
       this.d.logger.error('logs: the usage listener failed (the report itself is recorded)', { error: e instanceof Error ? e.message : String(e) });
     }
-    return { usage: totals };
   }
 
   private enqueue(item: Pick<Queued, 'entry' | 'text' | 'chars'>): Promise<IngestOutcome> {

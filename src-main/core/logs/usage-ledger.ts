@@ -32,6 +32,8 @@ interface SumRow {
 }
 
 const NANO = 1e9;
+/** A cost as the ledger stores it: whole nano-dollars (invariant 2). */
+export const nanoUsd = (usd: number | undefined): number => Math.round((usd ?? 0) * NANO);
 const toTotals = (r: SumRow | undefined): UsageTotals =>
   r ? { inputTokens: r.i ?? 0, outputTokens: r.o ?? 0, costUsd: (r.c ?? 0) / NANO } : { ...ZERO_USAGE };
 
@@ -78,7 +80,7 @@ export class UsageLedger {
 
   /** Adds one report (inside the caller's transaction); returns the attempt's running total. */
   add(u: UsageIncrement): UsageTotals {
-    const cost = Math.round((u.costUsd ?? 0) * NANO);
+    const cost = nanoUsd(u.costUsd);
     this.q.insert.run(u.subject, u.attempt, u.role, u.jobId, u.model ?? null, u.instanceId, u.inputTokens ?? 0, u.outputTokens ?? 0, cost, u.at);
     return this.ofAttempt(u.subject, u.attempt);
   }

@@ -102,6 +102,20 @@ export class TestAgent {
     return p;
   }
 
+  /**
+   * Sends several requests in ONE TCP write (the socket corked around them), as a pipelining
+   * client does: the server reads them in one chunk, in order, in the same turn.
+   */
+  together(requests: Array<[type: string, fields: Record<string, unknown>]>): Promise<WireReply[]> {
+    const socket = (this.ws as unknown as { _socket: { cork(): void; uncork(): void } })._socket;
+    socket.cork();
+    try {
+      return Promise.all(requests.map(([type, fields]) => this.request(type, fields)));
+    } finally {
+      socket.uncork();
+    }
+  }
+
   async nextPush(type?: string): Promise<Json> {
     return until(() => this.pushes.find((p) => type === undefined || p.type === type), `a ${type ?? ''} push`);
   }

@@ -4,8 +4,8 @@
  * says, so one command serves every scenario:
  *
  *   { "codes": [75, 0],          exit status per attempt (default 0)
- *     "steps": ["a", "b"],       ::gaffer:: step lines, leaving out the ones GAFFER_COMPLETED_STEPS lists
- *     "usage": {…},              one ::gaffer:: usage line
+ *     "steps": ["a", "b"],       control step lines, leaving out the ones GAFFER_COMPLETED_STEPS lists
+ *     "usage": {…},              one control usage line
  *     "sleepMs": 500,            wait before exiting
  *     "family": "/tmp/pids",     start a grandchild (sleep 300) and write "pid grandchildPid" there
  *     "ignoreTerm": true }       ignore SIGTERM (with "family": the grandchild ignores it too)
@@ -28,12 +28,14 @@ const doc = JSON.parse(fs.readFileSync(env.GAFFER_PAYLOAD_FILE, 'utf8'));
 const want = doc.payload ?? {};
 const attempt = Number(env.GAFFER_ATTEMPT);
 const completed = JSON.parse(env.GAFFER_COMPLETED_STEPS ?? '[]');
+/** One control line, signed with this attempt's token (docs/command-agent.md). */
+const control = (message) => console.log(`::gaffer:${env.GAFFER_CONTROL_TOKEN}:: ${JSON.stringify(message)}`);
 
 if (want.ignoreTerm) process.on('SIGTERM', () => console.log('ignoring SIGTERM'));
 console.log(`hello from ${env.GAFFER_KIND} attempt ${attempt}`);
 console.error('a line on stderr');
 for (const step of want.steps ?? []) {
-  if (!completed.includes(step)) console.log(`::gaffer:: ${JSON.stringify({ step, ref: `ref-${step}-${attempt}` })}`);
+  if (!completed.includes(step)) control({ step, ref: `ref-${step}-${attempt}` });
 }
 const seen = Object.fromEntries(Object.entries(env).filter(([k]) => k.startsWith('GAFFER_')));
 const tokenSeen = Object.values(env).some((v) => typeof v === 'string' && (v.includes('gft_') || v.includes('gfo_')));
@@ -45,6 +47,6 @@ if (want.family) {
 }
 // After the pid file: usage past a spend cap gets the group killed at once, and the tests that
 // check that read the pids first.
-if (want.usage) console.log(`::gaffer:: ${JSON.stringify({ usage: want.usage })}`);
+if (want.usage) control({ usage: want.usage });
 if (want.sleepMs) await sleep(want.sleepMs);
 process.exit(want.codes?.[attempt - 1] ?? 0);

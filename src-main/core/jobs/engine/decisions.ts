@@ -11,6 +11,8 @@
  *    A rejection cancels that backfill; the run stays failed, disposition `rejected`.
  * 3. A run past its spend cap is held (error class `budget`) in one transaction, and the
  *    instance's attempt is taken away (`run_cancelled`, reason `budget`) right after it commits.
+ *    That transaction may be the usage report's group commit (core/budgets): the push then leaves
+ *    with the runner's next pass, as a run result's pushes do.
  */
 import { GafferError } from '../../../common/errors';
 import type { RunApproval } from '../../../common/job-schema';
@@ -68,6 +70,10 @@ export function holdForBudget(e: EngineContext, runId: string, message: string):
     // Audited now, `run_cancelled` to the holder once this commits (offers.ts invariant 5).
     takenAway(e, run, taken, 'budget');
   });
-  if (taken !== null) e.arm();
+  if (taken !== null) {
+    e.arm();
+    // Inside the caller's transaction the outbox is still closed: the next pass sends it after the commit.
+    if (e.ctx.db.inTransaction) e.soon();
+  }
   return taken !== null;
 }
