@@ -44,6 +44,7 @@ describe('bad input', () => {
     'notifications.test': [{ webhookId: 'nope' }],
     'notifications.deliveries': [{ status: 'lost' }, { limit: 9999 }],
     'notifications.retryDelivery': [{}, { id: 0 }],
+    'notifications.rotateSecret': [{}, { webhookId: 'not-a-webhook' }, { webhookId: 'wh_nope', actor: 'spoofed' }, { webhookId: 'wh_nope' }],
   };
 
   it('has a case for every attention method', () => {
