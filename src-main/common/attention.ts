@@ -233,8 +233,9 @@ export interface WebhookSecret {
 export interface Delivery {
   id: number;
   webhookId: string;
-  /** The inbox item sent (null for a test). */
+  /** The inbox item sent (null for a test), and its title. */
   itemId: number | null;
+  itemTitle: string | null;
   kind: InboxKind | 'test';
   status: DeliveryStatus;
   attempts: number;

@@ -113,7 +113,10 @@ export class InboxSources {
       }),
       ev.on('instance.changed', (e) => {
         if (e.instance.status === 'offline') this.guard('instance lost', () => this.instanceLost(e.instance.id));
-        else if (e.instance.status === 'online') this.guard('instance back', () => this.inbox.resolve('instance_lost', `instance:${e.instance.id}`, `${e.instance.name} is online again`));
+        else if (e.instance.status === 'online') {
+          this.guard('instance back', () => this.inbox.resolve('instance_lost', `instance:${e.instance.id}`, `${e.instance.name} is online again`));
+          this.guard('queue served', () => this.inbox.resolve('stuck_queue', `role:${e.instance.role}`, `${e.instance.name}, an instance of role ${e.instance.role}, is online`));
+        }
       }),
       ev.on('managed.changed', (e) => this.guard('managed agent', () => this.managedChanged(e))),
       ev.on('webhook.delivery', (e) => this.guard('webhook delivery', () => this.webhookDelivery(e))),

@@ -56,6 +56,8 @@ interface DeliveryRow {
   created_at: number;
   updated_at: number;
   delivered_at: number | null;
+  /** The item's title (list only). */
+  item_title?: string | null;
 }
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
@@ -65,6 +67,7 @@ function toDelivery(r: DeliveryRow): Delivery {
     id: r.id,
     webhookId: r.webhook_id,
     itemId: r.item_id,
+    itemTitle: r.item_title ?? null,
     kind: r.kind as InboxKind,
     status: r.status,
     attempts: r.attempts,
@@ -165,10 +168,11 @@ export class Webhooks {
   list(input: unknown = {}): Page<Delivery> {
     const f = parseOrThrow(deliveriesListInput, input, 'delivery filter');
     const limit = f.limit ?? 100;
-    const where = new Where().equals('status', f.status).equals('webhook_id', f.webhookId);
-    if (f.after !== undefined) where.and('id < ?', f.after);
+    const where = new Where().equals('d.status', f.status).equals('d.webhook_id', f.webhookId);
+    if (f.after !== undefined) where.and('d.id < ?', f.after);
+    // Listed by what they were about (the item's title), not by an id.
     const rows = this.ctx.db
-      .prepare<unknown[], DeliveryRow>(`SELECT * FROM webhook_deliveries ${where.sql()} ORDER BY id DESC LIMIT ?`)
+      .prepare<unknown[], DeliveryRow>(`SELECT d.*, i.title AS item_title FROM webhook_deliveries d LEFT JOIN inbox_items i ON i.id = d.item_id ${where.sql()} ORDER BY d.id DESC LIMIT ?`)
       .all(...where.params, limit + 1);
     const page = rows.slice(0, limit);
     return { items: page.map(toDelivery), next: rows.length > limit ? String(page[page.length - 1]!.id) : null };
