@@ -19,13 +19,20 @@ export const INBOX_KINDS = [
   'dead_man',
   'held',
   'repeated_failures',
+  // PROTOCOL §12: raised at once, never only after repeats.
+  'run_failed',
+  'task_failed',
+  'crash_looping',
+  'webhook_dead',
+  'storage_fault',
 ] as const;
 export type InboxKind = (typeof INBOX_KINDS)[number];
 
 /** Who takes a task's lock away for its spend cap (the audit's actor, the task event's `actor`). */
 export const BUDGET_ACTOR = 'budget';
 
-export const INBOX_STATES = ['open', 'snoozed', 'acked'] as const;
+/** `acked`: the operator dealt with it; `resolved`: Gaffer saw its cause go away (PROTOCOL §12). */
+export const INBOX_STATES = ['open', 'snoozed', 'acked', 'resolved'] as const;
 export type InboxState = (typeof INBOX_STATES)[number];
 
 export type InboxSeverity = 'critical' | 'warning' | 'info';
@@ -35,7 +42,12 @@ export const INBOX_SEVERITY: Record<InboxKind, InboxSeverity> = {
   needs_human: 'critical',
   budget: 'critical',
   dead_man: 'critical',
+  run_failed: 'critical',
+  crash_looping: 'critical',
+  storage_fault: 'critical',
   held: 'warning',
+  task_failed: 'warning',
+  webhook_dead: 'warning',
   missed: 'warning',
   skipped_alert: 'warning',
   stuck_queue: 'warning',
@@ -54,6 +66,11 @@ export const INBOX_KIND_LABELS: Record<InboxKind, string> = {
   dead_man: 'Did not start',
   held: 'Held for review',
   repeated_failures: 'Repeated failures',
+  run_failed: 'Run failed',
+  task_failed: 'Task failed',
+  crash_looping: 'Agent crash looping',
+  webhook_dead: 'Notification undelivered',
+  storage_fault: 'Storage fault',
 };
 
 export interface InboxItem {
@@ -76,6 +93,9 @@ export interface InboxItem {
   ackedBy: string | null;
   /** The operator's note on acknowledging or snoozing. */
   note: string | null;
+  /** When Gaffer resolved it (its cause went away), and why, in words. */
+  resolvedAt: string | null;
+  resolution: string | null;
   /** What the item was raised from: the run's error and output, the slots, the locks, … */
   evidence: Record<string, unknown>;
   updatedAt: string;
@@ -95,7 +115,7 @@ const instant = z.iso.datetime({ offset: true });
 
 export const inboxListInput = z.strictObject({
   /** `open` (default): what needs the operator now; `all`: every state. */
-  state: z.enum(['open', 'snoozed', 'acked', 'all']).optional(),
+  state: z.enum([...INBOX_STATES, 'all']).optional(),
   kind: z.enum(INBOX_KINDS).optional(),
   subject: z.string().min(1).max(300).optional(),
   limit: z.number().int().min(1).max(500).optional(),
@@ -141,8 +161,8 @@ export const webhookInput = z
     id: webhookId.optional(),
     name: z.string().trim().max(100).optional(),
     url: webhookUrl.optional(),
-    /** Inbox kinds POSTed to this webhook. */
-    events: z.array(z.enum(INBOX_KINDS)).min(1, 'choose at least one kind of item to send').max(INBOX_KINDS.length),
+    /** Inbox kinds POSTed to this webhook. Default for a new webhook: every critical and warning kind. */
+    events: z.array(z.enum(INBOX_KINDS)).min(1, 'choose at least one kind of item to send').max(INBOX_KINDS.length).optional(),
     format: z.enum(WEBHOOK_FORMATS).optional(),
     enabled: z.boolean().optional(),
   })
@@ -165,10 +185,15 @@ export const desktopInput = z.strictObject({
 });
 export type DesktopNotifications = { kinds: InboxKind[]; quietHours: QuietHours | null };
 
+/** The kinds a new webhook sends when it names none: every critical and warning kind. */
+export const DEFAULT_WEBHOOK_EVENTS: InboxKind[] = INBOX_KINDS.filter((k) => INBOX_SEVERITY[k] !== 'info');
+
 /** `PUT /notifications`: the whole configuration (webhooks left out are removed). */
 export const notificationsInput = z.strictObject({
   webhooks: z.array(webhookInput).max(20),
   desktop: desktopInput.optional(),
+  /** Where the console is reached, for the `url` link each notification carries (default: the server's own address). `null` goes back to the default. */
+  consoleUrl: webhookUrl.nullable().optional(),
 });
 export type NotificationsInput = z.infer<typeof notificationsInput>;
 
@@ -183,19 +208,34 @@ export interface WebhookView {
   events: InboxKind[];
   format: WebhookFormat;
   enabled: boolean;
+  /**
+   * The key deliveries are signed with (`Gaffer-Signature`). Whole only in the reply to the PUT
+   * that added the webhook and to a rotation; masked (`whsec_…` and its last 4 characters) after.
+   */
+  secret: string;
   lastDelivery: { status: DeliveryStatus; at: string; error: string | null } | null;
 }
 
 export interface NotificationSettingsView {
   webhooks: WebhookView[];
   desktop: DesktopNotifications;
+  /** The console link's base in every notification; `consoleUrlDefault` when none was set. */
+  consoleUrl: string;
+  consoleUrlSet: boolean;
+}
+
+/** `POST /notifications/webhooks/{id}/rotate`: the new secret, shown this once. */
+export interface WebhookSecret {
+  webhookId: string;
+  secret: string;
 }
 
 export interface Delivery {
   id: number;
   webhookId: string;
-  /** The inbox item sent (null for a test). */
+  /** The inbox item sent (null for a test), and its title. */
   itemId: number | null;
+  itemTitle: string | null;
   kind: InboxKind | 'test';
   status: DeliveryStatus;
   attempts: number;

@@ -24,6 +24,7 @@ import {
   type InboxSeverity,
   type InboxState,
   type NotificationSettingsView,
+  type WebhookSecret,
   type WebhookTestResult,
 } from './attention';
 import type { SchedulerConfig } from './config';
@@ -368,6 +369,8 @@ export const consoleArgs = {
   'runs.approve': z.strictObject({ id: z.string().min(1).max(100), note: reason }),
   /** A held run stays failed, disposition `rejected`. */
   'runs.reject': z.strictObject({ id: z.string().min(1).max(100), note: reason }),
+  /** A failed run's slot runs again now, as a new attempt of the same run. */
+  'runs.retry': z.strictObject({ id: z.string().min(1).max(100), reason: reason.optional() }),
   'backfills.list': listBackfillsInput,
   'backfills.action': z.strictObject({ id: z.number().int().positive(), action: z.enum(BACKFILL_ACTIONS), reason }),
   /** Puts a finished slot (failed, missed, skipped) in the backfill queue by hand. */
@@ -403,6 +406,8 @@ export const consoleArgs = {
   'notifications.test': z.strictObject({ webhookId: webhookId.optional() }),
   'notifications.deliveries': deliveriesListInput,
   'notifications.retryDelivery': z.strictObject({ id: z.number().int().positive() }),
+  /** A new signing secret for one webhook, shown this once. */
+  'notifications.rotateSecret': z.strictObject({ webhookId, reason: reason.optional() }),
   // ---- logs and usage (PROTOCOL §5)
   'logs.attempts': z.strictObject({ subject: logSubject }),
   /** A page of lines, oldest first; `contains` keeps the lines holding the text (any case). */
@@ -494,6 +499,7 @@ export interface ConsoleResults {
   'runs.get': RunDetail;
   'runs.approve': Run;
   'runs.reject': Run;
+  'runs.retry': { run: Run; backfill: Backfill };
   'backfills.list': Page<Backfill>;
   'backfills.action': Backfill;
   'backfills.request': Backfill;
@@ -517,6 +523,7 @@ export interface ConsoleResults {
   'notifications.get': NotificationSettingsView;
   'notifications.put': NotificationSettingsView;
   'notifications.test': WebhookTestResult[];
+  'notifications.rotateSecret': WebhookSecret;
   'notifications.deliveries': Page<Delivery>;
   'notifications.retryDelivery': Delivery;
   'logs.attempts': LogAttemptsResult;
@@ -565,7 +572,7 @@ export type ConsoleEvent =
    * An inbox item changed: `raised` is a new item, `reopened` a snoozed one whose time came (the
    * desktop shell notifies for both, by kind), `repeated` one more occurrence folded into it.
    */
-  | { type: 'inbox.changed'; itemId: number; action: 'raised' | 'repeated' | 'acked' | 'snoozed' | 'reopened'; kind: InboxKind; severity: InboxSeverity; state: InboxState; title: string; detail: string }
+  | { type: 'inbox.changed'; itemId: number; action: 'raised' | 'repeated' | 'acked' | 'snoozed' | 'reopened' | 'resolved'; kind: InboxKind; severity: InboxSeverity; state: InboxState; title: string; detail: string }
   /** New lines of a task's or run's log are stored (coalesced: the newest seq per subject). */
   | { type: 'log.appended'; subject: string; attempt: number; lastSeq: number }
   /** A managed agent's definition or one of its processes changed (started, exited, said hello). */

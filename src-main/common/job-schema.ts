@@ -799,6 +799,8 @@ export const BACKFILL_ACTIONS = ['run_now', 'cancel', 'mark_done'] as const;
 export type BackfillAction = (typeof BACKFILL_ACTIONS)[number];
 export const backfillActionInput = z.strictObject({ action: z.enum(BACKFILL_ACTIONS), reason, actor: actorName });
 export const requestBackfillInput = z.strictObject({ slot: z.string().min(1).max(40), reason, actor: actorName });
+/** `POST /runs/{id}/retry`: the reason is optional (audited as "retried by hand"). */
+export const retryRunInput = z.strictObject({ reason: reason.optional(), actor: actorName });
 
 export const listJobsInput = z.strictObject({
   role: roleName.optional(),

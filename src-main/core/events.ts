@@ -52,7 +52,9 @@ export interface CoreEventMap {
   'budgets.changed': { settings: BudgetSettings; actor: string };
   // The operator's attention (core/inbox).
   /** An inbox item was raised, absorbed one more occurrence, or changed state. */
-  'inbox.changed': { item: InboxItem; action: 'raised' | 'repeated' | 'acked' | 'snoozed' | 'reopened' };
+  'inbox.changed': { item: InboxItem; action: 'raised' | 'repeated' | 'acked' | 'snoozed' | 'reopened' | 'resolved' };
+  /** A webhook delivery ended: delivered, or dead (gave up). Emitted after its commit. */
+  'webhook.delivery': { webhookId: string; deliveryId: number; status: 'delivered' | 'dead'; attempts: number; error: string | null; url: string | null; itemTitle: string | null; itemKind: string };
   // Logs (core/logs). Emitted once the lines are on disk; not tied to a main-database transaction.
   'log.appended': { subject: string; attempt: number; lastSeq: number };
   // Managed agents (core/managed): a definition changed, or one of its processes did.

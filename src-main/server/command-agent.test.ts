@@ -563,10 +563,11 @@ describe.skipIf(!posix)('the recipes in docs/command-agent.md, run as written', 
   const fakeCli = path.join(repo, 'src-main', 'cli', 'agent', 'testing', 'fake-cli.mjs');
 
   /** Stand-ins for the CLIs on PATH: each records its argv, then replays its documented output. */
-  function fakeClis(): { bin: string; argsOf: (cli: string) => string[] } {
+  function fakeClis(replays: Record<string, { fixture: string; exit: number }> = {}): { bin: string; argsOf: (cli: string) => string[] } {
     const bin = fs.mkdtempSync(path.join(os.tmpdir(), 'gaffer-fake-cli-'));
     for (const [cli, fixture] of [['claude', 'claude-stream.jsonl'], ['codex', 'codex.jsonl'], ['gemini', 'gemini-stream.jsonl']]) {
-      const script = `#!/bin/sh\n"${node}" -e 'require("fs").writeFileSync(process.argv[1], JSON.stringify(process.argv.slice(2)))' "${bin}/${cli}.args" "$@"\nexec "${node}" "${fakeCli}" "${path.join(fixtures, fixture!)}"\n`;
+      const replay = replays[cli!] ?? { fixture: fixture!, exit: 0 };
+      const script = `#!/bin/sh\n"${node}" -e 'require("fs").writeFileSync(process.argv[1], JSON.stringify(process.argv.slice(2)))' "${bin}/${cli}.args" "$@"\nexec "${node}" "${fakeCli}" "${path.join(fixtures, replay.fixture)}" ${replay.exit}\n`;
       fs.writeFileSync(path.join(bin, cli!), script, { mode: 0o755 });
     }
     return { bin, argsOf: (cli) => JSON.parse(fs.readFileSync(path.join(bin, `${cli}.args`), 'utf8')) as string[] };
@@ -609,6 +610,17 @@ describe.skipIf(!posix)('the recipes in docs/command-agent.md, run as written', 
       expect(prompt).toContain(`Work on this task: Fix the login page ${i}.`);
       expect(prompt).toContain(`"ticket":"T-${i}"`);
     }
+  });
+
+  it('a CLI that ends in an error result: its own words are the failed task\'s note, not just "exit 1"', async () => {
+    const g = await gaffer({ role: 'dev' });
+    const { bin } = fakeClis({ claude: { fixture: 'claude-error.jsonl', exit: 1 } });
+    const id = g.createTask('Run the nightly QA', {}).id;
+    const r = runRecipe(g, recipes[0]!, '--max-tasks 1 --poll-s 0.1', { PATH: `${bin}:${process.env.PATH}`, GAFFER_TOKEN: g.token('dev') });
+    expect(await r.exited, r.log()).toBe(0);
+    const task = g.task(id);
+    expect(task.status).toBe('failed');
+    expect(task.note).toMatch(/^API Error: 429 rate_limit_error: Number of request tokens has exceeded your per-minute rate limit; exit 1/);
   });
 
   it('the Python script: output, usage and a clear refusal of bad input', async () => {

@@ -318,6 +318,21 @@ describe('CLI adapters, replayed from fixtures of their documented output by a f
     expect(r.output).toEqual({ result: 'Version 2.0 adds dark mode.\nIt drops Node 18.', status: 'success', sessionId: 'gem-7d2a' });
   });
 
+  it('an error result: the CLI\'s own words are the attempt\'s error, not just its exit status', async () => {
+    for (const [format, file, words] of [
+      ['claude-stream-json', 'claude-error.jsonl', 'API Error: 429 rate_limit_error: Number of request tokens has exceeded your per-minute rate limit'],
+      ['codex-json', 'codex-error.jsonl', "You've hit your usage limit. Upgrade to Pro or try again in 3 hours."],
+    ] as const) {
+      const { ctx, input } = setup({ command: node, args: [fakeCli, fixture(file), '1'], adapter: ADAPTERS[format]! });
+      const r = await new Attempt(ctx, input()).run();
+      expect(r.ending).toEqual({ kind: 'exited', code: 1 });
+      expect(r.cliError).toBe(words);
+    }
+    // A successful result says nothing of the kind.
+    const ok = await replay('claude-stream-json', 'claude-stream.jsonl');
+    expect(ok.r.cliError).toBeUndefined();
+  });
+
   it('the command\'s own output file wins over the adapter\'s answer', async () => {
     const { ctx, input } = setup({ command: '/bin/sh', args: ['-c', `node "${fakeCli}" "${fixture('claude-stream.jsonl')}"; echo '{"mine":true}' > "$GAFFER_OUTPUT_FILE"`], adapter: ADAPTERS['claude-stream-json']! });
     const r = await new Attempt(ctx, input()).run();

@@ -84,6 +84,8 @@ export interface AttemptResult {
   usage: UsageTotals | null;
   /** The last stderr line, for the report note. */
   lastStderr?: string;
+  /** The CLI's own error words from its JSON output (the adapter's `error()`), for the report note. */
+  cliError?: string;
 }
 
 /** An output file larger than this is not even read (Gaffer keeps at most MAX_JSON_BYTES of JSON). */
@@ -187,7 +189,14 @@ export class Attempt {
         const ending: Ending = this.forced ?? (exit.code !== null ? { kind: 'exited', code: exit.code } : { kind: 'signalled', signal: exit.signal ?? 'a signal' });
         if (ending.kind !== 'taken_away') for (const f of this.usageReporter.failures) this.problems.push(`usage not recorded by Gaffer: ${f}`);
         const output = ending.kind === 'taken_away' ? undefined : this.readOutput(outputFile);
-        return { ending, ...(output !== undefined ? { output } : {}), problems: this.problems, usage: this.usage.total, ...(this.lastStderr ? { lastStderr: this.lastStderr } : {}) };
+        return {
+          ending,
+          ...(output !== undefined ? { output } : {}),
+          problems: this.problems,
+          usage: this.usage.total,
+          ...(this.lastStderr ? { lastStderr: this.lastStderr } : {}),
+          ...(this.cliError ? { cliError: this.cliError } : {}),
+        };
       } finally {
         signal.removeEventListener('abort', onAbort);
         if (this.timer) clearTimeout(this.timer);
@@ -237,11 +246,16 @@ export class Attempt {
       });
     });
     return Promise.all(ended).then(() => {
-      if (adapter) this.adapterOutput = adapter.result();
+      if (adapter) {
+        this.adapterOutput = adapter.result();
+        const err = adapter.error?.();
+        if (err) this.cliError = cutText(err.replace(/\s+/g, ' ').trim(), 1000, '…');
+      }
     });
   }
 
   private adapterOutput: Record<string, unknown> | undefined;
+  private cliError: string | undefined;
 
   /**
    * Invariant 5: the SDK has no room for more lines; stop reading `stream` until it has. (The

@@ -282,7 +282,8 @@ export class CommandAgent {
   }
 
   private note(result: AttemptResult, failed: boolean): string {
-    const parts = [describeEnding(result.ending)];
+    // The CLI's own error words first (the operator reads the note's start): "rate limited …", not "exit 1".
+    const parts = failed && result.cliError ? [result.cliError, describeEnding(result.ending)] : [describeEnding(result.ending)];
     if (failed && result.lastStderr) parts.push(`last stderr line: ${result.lastStderr}`);
     // Usage is not repeated here: it is the task's or run's `usage` (a refused report of it is a problem).
     parts.push(...result.problems);

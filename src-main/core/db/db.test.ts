@@ -27,6 +27,32 @@ describe('database', () => {
     again.close();
   });
 
+  it('026 (inbox state resolved) keeps the items, their occurrences and deliveries, and the references between them', () => {
+    const file = path.join(tempDir(), 'before-026.db');
+    const raw = new Database(file);
+    const at = MIGRATIONS.findIndex((m) => m.name.endsWith('_inbox_resolved'));
+    for (const m of MIGRATIONS.slice(0, at)) {
+      raw.exec(m.sql);
+      m.run?.(raw);
+    }
+    raw.pragma(`user_version = ${at}`);
+    raw.exec(`INSERT INTO inbox_items (id, kind, severity, subject, title, detail, evidence, state, count, first_at, last_at, updated_at)
+              VALUES (7, 'missed', 'warning', 'job:j', 't', 'd', '{"about":{},"entries":[]}', 'acked', 2, 1, 2, 3)`);
+    raw.exec(`INSERT INTO inbox_occurrences (key, item_id, at) VALUES ('slot:j:1', 7, 1)`);
+    raw.exec(`INSERT INTO webhook_deliveries (webhook_id, item_id, kind, status, created_at, updated_at) VALUES ('wh_a', 7, 'missed', 'delivered', 1, 1)`);
+    raw.close();
+    const db = openDatabase(file);
+    opened.push(db);
+    expect(db.prepare('SELECT id, state, count, resolved_at FROM inbox_items').all()).toEqual([{ id: 7, state: 'acked', count: 2, resolved_at: null }]);
+    expect(db.pragma('foreign_key_check')).toEqual([]);
+    expect(db.pragma('foreign_keys', { simple: true })).toBe(1);
+    // The rebuilt table still has what points at it, and takes the new state.
+    const sql = (db.prepare(`SELECT sql FROM sqlite_master WHERE name = 'webhook_deliveries'`).pluck().get() as string);
+    expect(sql).toContain('REFERENCES inbox_items(id)');
+    db.exec(`UPDATE inbox_items SET state = 'resolved', resolved_at = 9, resolution = 'gone' WHERE id = 7`);
+    expect(() => db.exec(`INSERT INTO inbox_occurrences (key, item_id, at) VALUES ('x', 999, 1)`)).toThrow(/FOREIGN KEY/);
+  });
+
   const sqlMigrations = MIGRATIONS.map((m, i) => [m.name, i] as const).filter(([, i]) => !MIGRATIONS[i]!.run);
   it.each(sqlMigrations)('migration %s creates its objects and upgrades to the latest', (_name, i) => {
     const file = path.join(tempDir(), 'm.db');

@@ -9,6 +9,12 @@ export interface Migration {
   sql: string;
   /** Runs after `sql`, in the same transaction: for a change that depends on what the file holds. */
   run?: (db: Database.Database) => void;
+  /**
+   * The step rebuilds a table other tables point at (SQLite's documented way to change a CHECK):
+   * foreign keys are off around its transaction and `foreign_key_check` must find nothing before
+   * it commits (open.ts `migrate`).
+   */
+  rebuildsReferencedTable?: true;
 }
 
 export const MIGRATIONS: Migration[] = [
@@ -590,5 +596,45 @@ export const MIGRATIONS: Migration[] = [
       DROP TABLE checks_without_rowid;
       CREATE UNIQUE INDEX checks_key ON checks (job_id, slot, name);
     `,
+  },
+  {
+    name: '026_inbox_resolved',
+    // An item whose cause is gone is `resolved` by Gaffer (PROTOCOL §12): a state of its own beside
+    // `acked` (the operator's act), with when and why. The state's CHECK changes, so the table is
+    // rebuilt; inbox_occurrences and webhook_deliveries point at it (foreign keys off meanwhile).
+    // The new table takes the old one's name at the end (SQLite's twelve-step way): renaming the old
+    // one first would rewrite the references in the tables that point at it.
+    rebuildsReferencedTable: true,
+    sql: '',
+    run: (db) =>
+      db.exec(`
+      CREATE TABLE inbox_items_026 (
+        id INTEGER PRIMARY KEY,
+        kind TEXT NOT NULL,
+        severity TEXT NOT NULL CHECK (severity IN ('critical','warning','info')),
+        subject TEXT NOT NULL,
+        title TEXT NOT NULL,
+        detail TEXT NOT NULL,
+        evidence TEXT NOT NULL,
+        state TEXT NOT NULL CHECK (state IN ('open','snoozed','acked','resolved')),
+        count INTEGER NOT NULL,
+        first_at INTEGER NOT NULL,
+        last_at INTEGER NOT NULL,
+        snoozed_until INTEGER,
+        acked_at INTEGER,
+        acked_by TEXT,
+        note TEXT,
+        updated_at INTEGER NOT NULL,
+        resolved_at INTEGER,
+        resolution TEXT
+      );
+      INSERT INTO inbox_items_026 (id, kind, severity, subject, title, detail, evidence, state, count, first_at, last_at, snoozed_until, acked_at, acked_by, note, updated_at)
+        SELECT id, kind, severity, subject, title, detail, evidence, state, count, first_at, last_at, snoozed_until, acked_at, acked_by, note, updated_at FROM inbox_items;
+      DROP TABLE inbox_items;
+      ALTER TABLE inbox_items_026 RENAME TO inbox_items;
+      CREATE INDEX inbox_by_state ON inbox_items (state, last_at, id);
+      CREATE UNIQUE INDEX inbox_live ON inbox_items (kind, subject) WHERE state IN ('open','snoozed');
+      CREATE INDEX inbox_snoozed ON inbox_items (snoozed_until) WHERE state = 'snoozed';
+    `),
   },
 ];

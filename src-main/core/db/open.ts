@@ -251,10 +251,19 @@ export function migrate(db: Db): void {
   }
   for (let v = current; v < MIGRATIONS.length; v++) {
     const step = MIGRATIONS[v]!;
-    db.transaction(() => {
-      db.exec(step.sql);
-      step.run?.(db);
-      db.pragma(`user_version = ${v + 1}`);
-    }).immediate();
+    // PRAGMA foreign_keys is a no-op inside a transaction: it is switched around it.
+    if (step.rebuildsReferencedTable) db.pragma('foreign_keys = OFF');
+    try {
+      db.transaction(() => {
+        db.exec(step.sql);
+        step.run?.(db);
+        if (step.rebuildsReferencedTable && (db.pragma('foreign_key_check') as unknown[]).length > 0) {
+          throw new GafferError('unavailable', `migration ${step.name} left rows pointing at nothing; the database was left as it was`);
+        }
+        db.pragma(`user_version = ${v + 1}`);
+      }).immediate();
+    } finally {
+      if (step.rebuildsReferencedTable) db.pragma('foreign_keys = ON');
+    }
   }
 }

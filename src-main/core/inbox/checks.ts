@@ -83,6 +83,7 @@ export class InboxChecks {
         `SELECT role, count(*) AS ready, min(id) AS oldest FROM tasks WHERE status = 'backlog' AND unmet_deps = 0 GROUP BY role`,
       ),
       taskCreated: db.prepare<[number], { created_at: number }>('SELECT created_at FROM tasks WHERE id = ?'),
+      liveStuck: db.prepare<[], { subject: string }>(`SELECT subject FROM inbox_items WHERE kind = 'stuck_queue' AND state IN ('open','snoozed')`),
       roleInstances: db.prepare<[string], { online: number; last_seen: number | null }>(
         `SELECT sum(status = 'online') AS online, max(CASE WHEN status = 'disconnected' THEN disconnected_at ELSE last_heartbeat_at END) AS last_seen
          FROM instances WHERE role = ?`,
@@ -155,7 +156,14 @@ export class InboxChecks {
   stuckQueues(): void {
     const now = this.deps.ctx.clock.now();
     const boundMs = recoveryBoundS(this.deps.ctx.config) * 1000;
-    for (const r of this.q.readyByRole.all()) {
+    const ready = this.q.readyByRole.all();
+    // A stuck role whose ready tasks are all gone (taken elsewhere, cancelled): its item resolves.
+    // (An instance coming online resolves it at once: sources.ts.)
+    const waiting = new Set(ready.map((r) => `role:${r.role}`));
+    for (const { subject } of this.q.liveStuck.all()) {
+      if (!waiting.has(subject)) this.deps.inbox.resolve('stuck_queue', subject, `no task of role ${subject.slice('role:'.length)} waits any more`);
+    }
+    for (const r of ready) {
       const inst = this.q.roleInstances.get(r.role);
       if ((inst?.online ?? 0) > 0) continue;
       const oldestAt = this.q.taskCreated.get(r.oldest)?.created_at ?? now;

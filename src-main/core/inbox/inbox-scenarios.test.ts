@@ -189,6 +189,21 @@ describe('stuck queues and lost instances', () => {
     await h.advance(10 * 60_000);
     expect(items('stuck_queue', 'open')).toHaveLength(1);
     expect(items('stuck_queue', 'open')[0]!.detail).toContain('last seen');
+    // The queue has an instance again: the item resolves itself at once.
+    const b = await h.agent('docs', succeed(), 'docs-2');
+    expect(items('stuck_queue', 'open')).toEqual([]);
+    expect(items('stuck_queue').find((i) => i.state === 'resolved')).toMatchObject({ resolution: 'docs-2, an instance of role docs, is online' });
+    b.close();
+  });
+
+  it('a stuck queue whose tasks are all gone resolves at the next sweep', async () => {
+    h = await startJobsHarness({ config: { heartbeatTimeoutS: 120, sweepIntervalS: 60 } });
+    const { task } = h.core.tasks.create({ title: 'write release notes', role: 'docs' }, { actor: 'test' });
+    await h.advance(5 * 60_000);
+    expect(items('stuck_queue', 'open')).toHaveLength(1);
+    h.core.tasks.cancel({ taskId: task.id, reason: 'not needed', actor: 'operator:test' });
+    await h.advance(60_000);
+    expect(items('stuck_queue')).toEqual([expect.objectContaining({ state: 'resolved', resolution: 'no task of role docs waits any more' })]);
   });
 
   it('an instance lost while holding locks: one item naming its tasks', async () => {

@@ -93,6 +93,7 @@ describe('acknowledging and snoozing', () => {
   it('snooze until a time: hidden from the open list, folds occurrences, opens again at its time (audited)', () => {
     core = makeTestCore();
     core.start();
+    core.tasks.create({ title: 'waits', role: 'dev' }, { actor: 'test' }); // the queue stays stuck: the sweep does not resolve the item
     const a = core.inbox.raise(occ('a'))!;
     const until = new Date(core.clock.now() + 3600_000).toISOString();
     expect(core.inbox.snooze(a.id, { until, note: 'after lunch', ...operator })).toMatchObject({ state: 'snoozed', snoozedUntil: until });

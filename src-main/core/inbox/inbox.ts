@@ -8,9 +8,10 @@
  * 2. No storm: at most one live (open or snoozed) item per kind and subject (a unique partial
  *    index); a later occurrence folds into it (`count`, newest evidence, words recomputed). After
  *    the item is acknowledged the next occurrence opens a new one.
- * 3. States: open → acked; open → snoozed → open (at `snoozed_until`) or acked. Nothing else, and
- *    every change is audited (subject `inbox:<id>`) in its transaction, with an `inbox.changed`
- *    event after the commit.
+ * 3. States: open → acked; open → snoozed → open (at `snoozed_until`) or acked; open or snoozed →
+ *    resolved (Gaffer saw the cause go away: `resolvedAt`, `resolution`). acked and resolved are
+ *    final. Every change is audited (subject `inbox:<id>`) in its transaction, with an
+ *    `inbox.changed` event after the commit.
  * 4. A new item is handed to `onRaised` inside the transaction that raised it (the webhook outbox),
  *    so a delivery is queued if and only if the item exists.
  */
@@ -56,6 +57,8 @@ interface ItemRow {
   acked_by: string | null;
   note: string | null;
   updated_at: number;
+  resolved_at: number | null;
+  resolution: string | null;
 }
 
 interface Evidence {
@@ -82,6 +85,8 @@ function toItem(r: ItemRow): InboxItem {
     ackedAt: iso(r.acked_at),
     ackedBy: r.acked_by,
     note: r.note,
+    resolvedAt: iso(r.resolved_at),
+    resolution: r.resolution,
     evidence: { ...ev.about, entries: ev.entries },
     updatedAt: iso(r.updated_at)!,
   };
@@ -120,6 +125,7 @@ export class Inbox {
         `SELECT state, kind, severity, count(*) AS n FROM inbox_items WHERE state IN ('open','snoozed') GROUP BY state, kind, severity`,
       ),
       liveOfSubject: db.prepare<[string], ItemRow>(`SELECT * FROM inbox_items WHERE subject = ? AND state IN ('open','snoozed')`),
+      resolve: db.prepare(`UPDATE inbox_items SET state = 'resolved', resolved_at = @now, resolution = @resolution, snoozed_until = NULL, updated_at = @now WHERE id = @id`),
     };
   }
 
@@ -216,6 +222,7 @@ export class Inbox {
     return this.ctx.store.write(() => {
       const r = this.row(id);
       if (r.state === 'acked') throw new GafferError('invalid_transition', `inbox item ${id} was already acknowledged by ${r.acked_by} at ${iso(r.acked_at)}`);
+      if (r.state === 'resolved') throw new GafferError('invalid_transition', `inbox item ${id} resolved itself at ${iso(r.resolved_at)}: ${r.resolution}`);
       return this.setState(r, 'acked', actor, note ?? null, null, 'inbox.ack');
     });
   }
@@ -231,7 +238,7 @@ export class Inbox {
       const acked: InboxItem[] = [];
       const skipped: number[] = [];
       for (const r of rows) {
-        if (r.state === 'acked') skipped.push(r.id);
+        if (r.state === 'acked' || r.state === 'resolved') skipped.push(r.id);
         else acked.push(this.setState(r, 'acked', actor, note ?? null, null, 'inbox.ack', { bulk: rows.length }));
       }
       return { acked, skipped };
@@ -246,7 +253,7 @@ export class Inbox {
     if (at - this.now > 366 * 86_400_000) throw new GafferError('bad_request', 'invalid snooze at "until": at most a year ahead');
     const item = this.ctx.store.write(() => {
       const r = this.row(id);
-      if (r.state === 'acked') throw new GafferError('invalid_transition', `inbox item ${id} was acknowledged; there is nothing to snooze`);
+      if (r.state === 'acked' || r.state === 'resolved') throw new GafferError('invalid_transition', `inbox item ${id} was ${r.state === 'acked' ? 'acknowledged' : 'resolved'}; there is nothing to snooze`);
       return this.setState(r, 'snoozed', actor, note ?? null, at, 'inbox.snooze');
     });
     this.onSnoozed();
@@ -259,6 +266,25 @@ export class Inbox {
    */
   resolveSubject(subject: string, actor: string, note: string, decision: string): InboxItem[] {
     return this.ctx.store.write(() => this.q.liveOfSubject.all(subject).map((r) => this.setState(r, 'acked', actor, note, null, 'inbox.ack', { decision })));
+  }
+
+  /**
+   * Gaffer saw the cause of the live item of `kind` about `subject` go away (the job's next run
+   * succeeded, the agent runs again, …): it leaves the open list as `resolved`, with `resolution`
+   * in words. `still` (optional) looks at the live item first and keeps it when it returns false.
+   * Returns the resolved item, or null when there was none to resolve. In the caller's transaction.
+   */
+  resolve(kind: InboxKind, subject: string, resolution: string, still?: (item: InboxItem) => boolean): InboxItem | null {
+    return this.ctx.store.write(() => {
+      const r = this.q.live.get(kind, subject);
+      if (!r || (still && !still(toItem(r)))) return null;
+      const now = this.now;
+      this.q.resolve.run({ id: r.id, resolution, now });
+      this.ctx.audit.append({ type: 'inbox.resolve', actor: INBOX_ACTOR, subject: `inbox:${r.id}`, detail: { kind: r.kind, about: r.subject, from: r.state, to: 'resolved', resolution } });
+      const item = toItem(this.q.get.get(r.id)!);
+      this.ctx.store.emit({ type: 'inbox.changed', item, action: 'resolved' });
+      return item;
+    });
   }
 
   /** Opens every snoozed item whose time has come; returns how many. */

@@ -38,7 +38,7 @@ export interface Attention {
 
 export function createAttention(deps: AttentionDeps): Attention {
   const inbox = new Inbox(deps.ctx);
-  const notifications = new NotificationSettings(deps.ctx);
+  const notifications = new NotificationSettings(deps.ctx, deps.webhooks?.consoleUrl);
   const webhooks = new Webhooks(deps.ctx, notifications, deps.logger, deps.webhooks);
   const sources = new InboxSources(deps.ctx, inbox, deps.logger);
   const sweeps = deps.sweeps ?? [];
@@ -55,6 +55,7 @@ export function createAttention(deps: AttentionDeps): Attention {
     notifications,
     webhooks,
     start() {
+      notifications.ensureSecrets();
       sources.reconcile();
       webhooks.start();
       checks.start();

@@ -1,7 +1,10 @@
 /**
  * Inbox items raised from the core's typed events, at once: held runs (needs a human, fatal),
- * blocked tasks (acknowledged by themselves once the task is unblocked or cancelled), missed and alert-skipped slots, repeated failures of a job, an instance lost while
- * holding locks. Each occurrence has a key derived from the rows alone, so `reconcile` (at start)
+ * blocked tasks (acknowledged by themselves once the task is unblocked or cancelled), missed and
+ * alert-skipped slots, a run that failed for good, a failed task, repeated failures of a job, an
+ * instance lost while holding locks, a crash-looping managed agent. And resolved by their causes
+ * (PROTOCOL §12): the job's next run succeeded or the slots were backfilled, the task left
+ * `failed`, the agent runs again, the instance came back. Each occurrence has a key derived from the rows alone, so `reconcile` (at start)
  * can raise from the database what a crash between a commit and its event left unraised, and
  * nothing is ever raised twice (inbox.ts invariant 1).
  *
@@ -12,6 +15,7 @@ import { BUDGET_ACTOR, type InboxKind } from '../../common/attention';
 import type { Logger } from '../../common/logger';
 import type { Run } from '../../common/job-schema';
 import type { Task } from '../../common/model';
+import type { InboxItem } from '../../common/attention';
 import type { CoreContext } from '../context';
 import type { CoreEventOf, Disposable } from '../events';
 import type { Inbox, Occurrence } from './inbox';
@@ -57,8 +61,8 @@ export class InboxSources {
     const db = ctx.db;
     this.q = {
       jobPolicy: db.prepare<[string], { policy: string | null; name: string }>(`SELECT json_extract(spec, '$.missedWindow') AS policy, name FROM jobs WHERE id = ?`),
-      recentRuns: db.prepare<[string], { id: string; slot: string; status: string; disposition: string; last_error: string | null }>(
-        `SELECT id, slot, status, disposition, last_error FROM runs
+      recentRuns: db.prepare<[string], { id: string; slot: string; slot_at: number; status: string; disposition: string; last_error: string | null }>(
+        `SELECT id, slot, slot_at, status, disposition, last_error FROM runs
          WHERE job_id = ? AND attempt > 0 AND status IN ('success','failed') AND disposition <> 'missed'
          ORDER BY slot_at DESC, id DESC LIMIT 50`,
       ),
@@ -69,6 +73,8 @@ export class InboxSources {
          ORDER BY e.id`,
       ),
       instance: db.prepare<[string], { id: string; role: string; name: string; last_heartbeat_at: number }>('SELECT id, role, name, last_heartbeat_at FROM instances WHERE id = ?'),
+      runState: db.prepare<[string], { status: string; disposition: string }>('SELECT status, disposition FROM runs WHERE id = ?'),
+      managedName: db.prepare<[string], { name: string }>('SELECT name FROM managed_agents WHERE id = ?'),
       heldRuns: db.prepare<[], RunFacts>(
         `SELECT r.id, r.job_id, r.job_name, r.slot, r.attempt, r.last_error, r.error_class, r.output FROM backfills b JOIN runs r ON r.id = b.run_id
          WHERE b.status = 'held' AND r.error_class IN ('needs_human','fatal')`,
@@ -90,6 +96,10 @@ export class InboxSources {
       ev.on('run.alert', (e) => this.guard('run alert', () => this.runAlert(e))),
       ev.on('run.finished', (e) => {
         if (e.run.status === 'failed' && e.run.attempt > 0 && e.run.disposition !== 'missed') this.guard('repeated failures', () => this.failures(e.run.jobId));
+        if (e.run.status === 'success') this.guard('run succeeded', () => this.jobRecovered(e.run, `its run of ${e.run.slot} succeeded`));
+      }),
+      ev.on('run.updated', (e) => {
+        if (e.what === 'run.backfilled') this.guard('slot backfilled', () => this.jobRecovered(e.run, `${e.run.slot} was backfilled`));
       }),
       ev.on('task.changed', (e) => {
         // A task blocked by its spend cap is the budget item of core/budgets, not a second one.
@@ -98,10 +108,18 @@ export class InboxSources {
         }
         // Unblocked or cancelled: the operator decided, and the item about the block is done.
         else if (e.from === 'blocked' && e.to !== 'blocked') this.guard('decided task', () => this.inbox.resolveSubject(`task:${e.task.id}`, e.actor, `${e.to === 'cancelled' ? 'cancelled' : 'unblocked'} by ${e.actor}`, e.to === 'cancelled' ? 'cancelled' : 'unblocked'));
+        if (e.to === 'failed' && e.from !== 'failed') this.guard('failed task', () => this.taskFailed(e.task, e.actor));
+        else if (e.from === 'failed' && e.to !== 'failed') this.guard('task moved on', () => this.inbox.resolve('task_failed', `task:${e.task.id}`, `the task moved on to ${e.to} (${e.actor})`));
       }),
       ev.on('instance.changed', (e) => {
         if (e.instance.status === 'offline') this.guard('instance lost', () => this.instanceLost(e.instance.id));
+        else if (e.instance.status === 'online') {
+          this.guard('instance back', () => this.inbox.resolve('instance_lost', `instance:${e.instance.id}`, `${e.instance.name} is online again`));
+          this.guard('queue served', () => this.inbox.resolve('stuck_queue', `role:${e.instance.role}`, `${e.instance.name}, an instance of role ${e.instance.role}, is online`));
+        }
       }),
+      ev.on('managed.changed', (e) => this.guard('managed agent', () => this.managedChanged(e))),
+      ev.on('webhook.delivery', (e) => this.guard('webhook delivery', () => this.webhookDelivery(e))),
       ev.on('clock.jumped', (e) => {
         if (e.gapMs <= 0) return;
         this.gaps.push({ from: e.from, to: e.to });
@@ -144,7 +162,11 @@ export class InboxSources {
       if (e.run.errorClass !== 'budget') this.runHeld('held', e.run, e.message);
       return;
     }
-    if (e.kind !== 'missed' && e.kind !== 'not_ready') return; // 'failed' counts towards repeated failures; needs_human has its own event
+    if (e.kind === 'failed') {
+      this.runFailed(e.run, e.message);
+      return;
+    }
+    if (e.kind !== 'missed' && e.kind !== 'not_ready') return; // needs_human has its own event
     const job = this.q.jobPolicy.get(e.run.jobId);
     // run_now queues a missed slot for backfill; skip_and_alert skips it and says so.
     const kind: InboxKind = job?.policy === 'run_now' ? 'missed' : 'skipped_alert';
@@ -163,6 +185,37 @@ export class InboxSources {
     });
   }
 
+  /** The run ended failed for good (retries used, or a backfill's attempts): said at once, not after repeats. */
+  private runFailed(run: Run, message: string): void {
+    this.raise('run_failed', `fail:run:${run.id}:${run.attempt}`, `job:${run.jobId}`, { jobId: run.jobId, job: run.job }, {
+      runId: run.id,
+      slot: run.slot,
+      slotAt: run.slotAt,
+      attempts: run.attempt,
+      error: message,
+      output: boundedOutput(run.output),
+    });
+  }
+
+  /**
+   * A run of the job succeeded or a slot was backfilled: the job's failure items whose every slot
+   * is now behind a success, or older than the run that just succeeded, are resolved.
+   */
+  private jobRecovered(run: Run, because: string): void {
+    const subject = `job:${run.jobId}`;
+    const settled = (item: InboxItem) => {
+      const entries = Array.isArray(item.evidence.entries) ? (item.evidence.entries as Facts[]) : [];
+      return entries.every((x) => {
+        if (typeof x.runId !== 'string') return false;
+        if (x.runId === run.id) return true;
+        if (typeof x.slotAt === 'string' && x.slotAt <= run.slotAt && run.disposition === 'ran') return true;
+        const now = this.q.runState.get(x.runId);
+        return now !== undefined && (now.status === 'success' || now.disposition === 'backfilled');
+      });
+    };
+    for (const kind of ['run_failed', 'repeated_failures', 'missed', 'dead_man'] as const) this.inbox.resolve(kind, subject, `${run.job}: ${because}`, settled);
+  }
+
   // ---- repeated failures ----------------------------------------------------------------------
 
   /** The job's latest dispatched runs: when the newest REPEATED_FAILURES or more failed, each failure of the streak is an occurrence. */
@@ -177,7 +230,7 @@ export class InboxSources {
     const name = this.q.jobPolicy.get(jobId)?.name ?? jobId;
     // Oldest first, so the item's newest entry is the latest failure.
     streak.reverse().forEach((r, i) => {
-      this.raise('repeated_failures', `failure:run:${r.id}`, `job:${jobId}`, { jobId, job: name }, { runId: r.id, slot: r.slot, error: r.last_error, streak: i + 1 });
+      this.raise('repeated_failures', `failure:run:${r.id}`, `job:${jobId}`, { jobId, job: name }, { runId: r.id, slot: r.slot, slotAt: new Date(r.slot_at).toISOString(), error: r.last_error, streak: i + 1 });
     });
   }
 
@@ -189,6 +242,44 @@ export class InboxSources {
       note: task.note,
       output: boundedOutput(task.output),
       by,
+    });
+  }
+
+  private taskFailed(task: Pick<Task, 'id' | 'title' | 'role' | 'attempt' | 'note' | 'output'>, by: string): void {
+    this.raise('task_failed', `fail:task:${task.id}:${task.attempt}`, `task:${task.id}`, { taskId: task.id, title: task.title, role: task.role }, {
+      attempt: task.attempt,
+      note: task.note,
+      output: boundedOutput(task.output),
+      by,
+    });
+  }
+
+  /** A managed agent entered a crash loop (raised at once), or runs again / was stopped or removed (resolved). */
+  private managedChanged(e: CoreEventOf<'managed.changed'>): void {
+    const subject = `managed:${e.managedAgentId}`;
+    if (e.action === 'crash_looping') {
+      const name = this.q.managedName.get(e.managedAgentId)?.name ?? e.managedAgentId;
+      this.raise('crash_looping', `crashloop:${e.managedAgentId}:${this.ctx.clock.now()}`, subject, { managedAgentId: e.managedAgentId, name }, { message: e.message ?? null });
+      return;
+    }
+    const resolution =
+      e.action === 'recovered' ? 'it has kept running since its last start' : e.action === 'delete' ? 'the managed agent was removed' : e.action === 'stop' ? 'the managed agent was stopped' : null;
+    if (resolution) this.inbox.resolve('crash_looping', subject, resolution);
+  }
+
+  /** A delivery gave up (raised at once), or the next one to that webhook got through (resolved). */
+  private webhookDelivery(e: CoreEventOf<'webhook.delivery'>): void {
+    const subject = `webhook:${e.webhookId}`;
+    if (e.status === 'delivered') {
+      this.inbox.resolve('webhook_dead', subject, 'a later notification to this webhook was delivered');
+      return;
+    }
+    this.raise('webhook_dead', `dead:delivery:${e.deliveryId}:${this.ctx.clock.now()}`, subject, { webhookId: e.webhookId, url: e.url ?? e.webhookId }, {
+      deliveryId: e.deliveryId,
+      title: e.itemTitle,
+      kind: e.itemKind,
+      attempts: e.attempts,
+      error: e.error,
     });
   }
 

@@ -70,6 +70,25 @@ export function describe(kind: InboxKind, about: Facts, entries: Facts[], count:
     }
     case 'budget':
       return { title: str(last.title, 'A spend cap was reached'), detail: str(last.detail, '') };
+    case 'run_failed':
+      return {
+        title: count === 1 ? `${job} ${str(last.slot)} failed` : `${job}: ${count} runs failed (latest ${str(last.slot)})`,
+        detail: `${str(last.error, 'The run failed with no error given.')}${last.attempts !== undefined ? ` (after ${plural(Number(last.attempts), 'attempt')})` : ''}`,
+      };
+    case 'task_failed':
+      return {
+        title: `Task ${str(about.taskId)} “${str(about.title, '')}” failed`,
+        detail: str(last.note, `It was reported failed by ${str(last.by, 'its agent')} with no note.`),
+      };
+    case 'crash_looping':
+      return { title: `Managed agent ${str(about.name)} is crash looping`, detail: str(last.message, 'Its process keeps exiting right after it starts.') };
+    case 'webhook_dead':
+      return {
+        title: count === 1 ? `A notification to ${str(about.url)} could not be delivered` : `${count} notifications to ${str(about.url)} could not be delivered`,
+        detail: `“${str(last.title, 'an item')}”: ${str(last.error, 'the receiver did not answer')} (gave up after ${plural(Number(last.attempts ?? 0), 'attempt')}).`,
+      };
+    case 'storage_fault':
+      return { title: str(last.title, 'Gaffer found a fault in its storage'), detail: str(last.detail, '') };
     default:
       return missingCase(kind);
   }

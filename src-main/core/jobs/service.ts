@@ -29,6 +29,7 @@ import {
   listRunsInput,
   operatorReason,
   requestBackfillInput,
+  retryRunInput,
   triggerNowInput,
   type Backfill,
   type BusinessCalendar,
@@ -373,6 +374,16 @@ export class JobService {
     const { reason, actor } = parseOrThrow(operatorReason, input, 'cancel');
     const runId = parseOrThrow(z.string().min(1).max(100), id, 'run id');
     return toRun(this.write(() => this.engine.cancelRun(runId, reason, actor)));
+  }
+
+  /** "Retry now": a failed run's slot runs again at once, as a new attempt of the same run (engine `retryRun`). */
+  retryRun(id: string, input: unknown): { run: Run; backfill: Backfill } {
+    const { reason: why, actor } = parseOrThrow(retryRunInput, input, 'retry');
+    const runId = parseOrThrow(z.string().min(1).max(100), id, 'run id');
+    return this.write(() => {
+      const { backfill, job } = this.engine.retryRun(runId, why ?? 'retried by hand', actor);
+      return { run: toRun(this.repo.run(runId)), backfill: toBackfill(backfill, job.name) };
+    });
   }
 
   getRun(id: string): { run: Run; steps: RunStep[]; checks: CheckRecord[]; backfills: Backfill[] } {

@@ -188,6 +188,28 @@ describe('the supervisor', () => {
     expect(audit).toHaveLength(1);
   });
 
+  it('a crash loop raises a crash_looping inbox item at once, and it resolves itself once the agent keeps running', async () => {
+    const { core, spawner, m } = await setup();
+    const a = m.create(spec(), { actor: 't' });
+    const open = () => core.inbox.list({ kind: 'crash_looping', state: 'all' }).items;
+    for (let i = 0; i < 5; i++) {
+      core.clock.advance(100);
+      spawner.last().exit(1);
+      // Raised on the exit that enters the loop, not before, and not again while it loops.
+      expect(open()).toHaveLength(i < 4 ? 0 : 1);
+      core.clock.advance(Date.parse(m.get('coder').processes[0]!.nextStartAt!) - core.clock.now());
+    }
+    expect(open()[0]).toMatchObject({ kind: 'crash_looping', severity: 'critical', subject: `managed:${a.id}`, state: 'open', title: 'Managed agent coder is crash looping' });
+    expect(open()[0]!.detail).toContain('exited 5 times in a row');
+    expect(core.inbox.counts()).toMatchObject({ open: 1, critical: 1 });
+    // The sixth start keeps running: the cause is gone.
+    core.clock.advance(10_000);
+    expect(open()[0]).toMatchObject({ state: 'resolved', resolution: 'it has kept running since its last start' });
+    expect(open()[0]!.resolvedAt).not.toBeNull();
+    expect(core.inbox.counts().open).toBe(0);
+    expect(core.auditQuery.query({ type: 'inbox.resolve', limit: 5 }).items).toHaveLength(1);
+  });
+
   it('does not restart a command that cannot be started; a restart by the operator tries again', async () => {
     const { core, spawner, m } = await setup();
     m.create(spec(), { actor: 't' });

@@ -322,8 +322,10 @@ export class Supervisor {
     // Up for a rolling replacement, and stable for the backoff, once it has kept running this long.
     proc.timer = this.deps.clock.setTimeout(() => {
       proc.timer = null;
+      const wasLooping = slot.crashLooping;
       slot.quickExits = 0;
       slot.crashLooping = false;
+      if (wasLooping) this.deps.events.emit({ type: 'managed.changed', managedAgentId: rt.agent.id, action: 'recovered', message: `${rt.agent.name} instance ${slot.instance} has kept running since its last start` });
       this.markUp(proc);
     }, this.timing.quickExitMs);
   }

@@ -197,20 +197,24 @@ describe('settings', () => {
 });
 
 describe('formats', () => {
-  const n = { id: 7, kind: 'dead_man' as const, severity: 'critical' as const, subject: 'job:j1', title: 'sync: 2 slots did not start <x>', detail: 'Slots a, b.', at: '2026-11-30T09:00:00.000Z', lastAt: '2026-11-30T09:15:00.000Z', count: 2, state: 'open' as const };
+  const n = { id: 7, kind: 'dead_man' as const, severity: 'critical' as const, subject: 'job:j1', title: 'sync: 2 slots did not start <x>', detail: 'Slots a, b.', at: '2026-11-30T09:00:00.000Z', lastAt: '2026-11-30T09:15:00.000Z', count: 2, state: 'open' as const, url: 'http://127.0.0.1:7311/#/inbox?item=7' };
 
-  it('every body carries kind, title, subject and at', () => {
+  it('every body carries id, kind, severity, title, subject, at and the console link', () => {
     for (const f of ['json', 'slack', 'ntfy'] as const) {
       const body = JSON.parse(webhookRequest('https://example.test/topic', f, n).body);
-      expect(body).toMatchObject({ kind: 'dead_man', title: n.title, subject: 'job:j1', at: n.at });
+      expect(body).toMatchObject({ id: 7, kind: 'dead_man', severity: 'critical', title: n.title, subject: 'job:j1', at: n.at, url: n.url });
     }
   });
 
   it('slack: mrkdwn text, escaped; ntfy: posted to the server root with the topic and a priority', () => {
-    expect(JSON.parse(webhookRequest('https://hooks.slack.com/services/x', 'slack', n).body).text).toBe(':rotating_light: *sync: 2 slots did not start &lt;x&gt;* (2 occurrences)\nSlots a, b.');
+    expect(JSON.parse(webhookRequest('https://hooks.slack.com/services/x', 'slack', n).body).text).toBe(
+      ':rotating_light: *sync: 2 slots did not start &lt;x&gt;* (2 occurrences)\nSlots a, b.\n<http://127.0.0.1:7311/#/inbox?item=7|Open in Gaffer>',
+    );
     const ntfy = webhookRequest('https://ntfy.example.test/base/my-topic?auth=tok', 'ntfy', n);
     expect(ntfy.url).toBe('https://ntfy.example.test/base?auth=tok');
-    expect(JSON.parse(ntfy.body)).toMatchObject({ topic: 'my-topic', message: 'Slots a, b.', priority: 5, tags: ['dead_man'] });
+    expect(JSON.parse(ntfy.body)).toMatchObject({ topic: 'my-topic', message: 'Slots a, b.', priority: 5, tags: ['dead_man'], click: n.url });
+    // A phone's notification opens the item: ntfy's Click header.
+    expect(ntfy.headers).toEqual({ Click: n.url });
   });
 });
 

@@ -14,6 +14,11 @@
  * 4. Time: due instants come from the injected clock and its timers; a request's timeout is a
  *    clock timer too. At most MAX_PARALLEL requests are in flight; one delivery is never sent twice
  *    at once.
+ * 5. Every request is signed with its webhook's secret and names its delivery (`Gaffer-Signature`,
+ *    `Gaffer-Delivery`, PROTOCOL §12); a test's delivery id is `test-<unix ms>`.
+ * 6. A delivery that gives up, and the next one to the same webhook that gets through, are announced
+ *    (`webhook.delivery`) so the inbox raises and resolves `webhook_dead`; an item about a dead
+ *    webhook is never queued for that same webhook.
  */
 import { GafferError } from '../../common/errors';
 import { deliveriesListInput, type Delivery, type DeliveryStatus, type InboxItem, type InboxKind, type WebhookTestResult } from '../../common/attention';
@@ -27,7 +32,8 @@ import { Where } from '../db/where';
 import type { Disposable } from '../events';
 import { InstantTimer } from '../time/instant-timer';
 import type { NotificationSettings, StoredWebhook } from './settings';
-import { maskUrl, webhookRequest, type Notice } from './webhook-format';
+import { itemLink } from './settings';
+import { maskUrl, signatureHeader, webhookRequest, type Notice } from './webhook-format';
 
 /** Waits before attempt 2, 3, …; the attempt after the last wait is the final one. */
 export const BACKOFF_S = [5, 30, 120, 600, 1800, 3600] as const;
@@ -50,6 +56,8 @@ interface DeliveryRow {
   created_at: number;
   updated_at: number;
   delivered_at: number | null;
+  /** The item's title (list only). */
+  item_title?: string | null;
 }
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
@@ -59,6 +67,7 @@ function toDelivery(r: DeliveryRow): Delivery {
     id: r.id,
     webhookId: r.webhook_id,
     itemId: r.item_id,
+    itemTitle: r.item_title ?? null,
     kind: r.kind as InboxKind,
     status: r.status,
     attempts: r.attempts,
@@ -84,6 +93,8 @@ export interface WebhookOptions {
   timeoutMs?: number;
   /** The User-Agent header. */
   userAgent?: string;
+  /** The console's address as the server serves it: the default base of each notification's `url`. */
+  consoleUrl?: string;
 }
 
 export class Webhooks {
@@ -147,6 +158,7 @@ export class Webhooks {
     let n = 0;
     for (const w of this.settings.stored().webhooks) {
       if (!w.enabled || !w.events.includes(item.kind)) continue;
+      if (item.kind === 'webhook_dead' && item.subject === `webhook:${w.id}`) continue; // invariant 6
       this.q.insert.run(w.id, item.id, item.kind, now, now, now);
       n++;
     }
@@ -156,10 +168,11 @@ export class Webhooks {
   list(input: unknown = {}): Page<Delivery> {
     const f = parseOrThrow(deliveriesListInput, input, 'delivery filter');
     const limit = f.limit ?? 100;
-    const where = new Where().equals('status', f.status).equals('webhook_id', f.webhookId);
-    if (f.after !== undefined) where.and('id < ?', f.after);
+    const where = new Where().equals('d.status', f.status).equals('d.webhook_id', f.webhookId);
+    if (f.after !== undefined) where.and('d.id < ?', f.after);
+    // Listed by what they were about (the item's title), not by an id.
     const rows = this.ctx.db
-      .prepare<unknown[], DeliveryRow>(`SELECT * FROM webhook_deliveries ${where.sql()} ORDER BY id DESC LIMIT ?`)
+      .prepare<unknown[], DeliveryRow>(`SELECT d.*, i.title AS item_title FROM webhook_deliveries d LEFT JOIN inbox_items i ON i.id = d.item_id ${where.sql()} ORDER BY d.id DESC LIMIT ?`)
       .all(...where.params, limit + 1);
     const page = rows.slice(0, limit);
     return { items: page.map(toDelivery), next: rows.length > limit ? String(page[page.length - 1]!.id) : null };
@@ -193,6 +206,7 @@ export class Webhooks {
       kind: 'test',
       severity: 'info',
       subject: 'gaffer:test',
+      url: itemLink(this.settings.consoleUrl(), null),
       title: 'Test from Gaffer',
       detail: 'If you can read this, Gaffer can reach this webhook.',
       at,
@@ -204,7 +218,7 @@ export class Webhooks {
     return Promise.all(
       hooks.map(async (w) => {
         const start = this.ctx.clock.monotonic();
-        const r = await this.post(w, notice);
+        const r = await this.post(w, notice, `test-${this.ctx.clock.now()}`);
         const ms = Math.round(this.ctx.clock.monotonic() - start);
         this.ctx.store.write(() => this.audit('notify.test', input.actor, w.id, { ok: r.ok, status: r.status, error: r.error, ms }));
         return { webhookId: w.id, url: maskUrl(w.url), ok: r.ok, status: r.status, error: r.error, ms };
@@ -266,8 +280,11 @@ export class Webhooks {
       this.finish(r, attempt, 'dead', { ok: false, status: null, error: why, retryable: false }, hook);
       return;
     }
-    const result = await this.post(hook, {
+    const result = await this.post(
+      hook,
+      {
       id: r.item_id,
+      url: itemLink(this.settings.consoleUrl(), r.item_id),
       kind: item.kind,
       severity: item.severity,
       subject: item.subject,
@@ -277,7 +294,9 @@ export class Webhooks {
       lastAt: new Date(item.last_at).toISOString(),
       count: item.count,
       state: item.state,
-    });
+      },
+      String(r.id),
+    );
     if (!this.running) return; // stopped meanwhile: the row stays pending and is sent at the next start
     const status: DeliveryStatus = result.ok ? 'delivered' : !result.retryable || attempt >= MAX_ATTEMPTS ? 'dead' : 'pending';
     this.finish(r, attempt, status, result, hook);
@@ -308,6 +327,10 @@ export class Webhooks {
         ...(hook ? { url: maskUrl(hook.url) } : {}),
         ...(status === 'pending' ? { retryAt: new Date(now + wait).toISOString() } : {}),
       });
+      if (status !== 'pending') {
+        const title = r.item_id === null ? null : (this.q.item.get(r.item_id)?.title ?? null);
+        this.ctx.store.emit({ type: 'webhook.delivery', webhookId: r.webhook_id, deliveryId: r.id, status, attempts: attempt, error: res.error, url: hook ? maskUrl(hook.url) : null, itemTitle: title, itemKind: r.kind });
+      }
     });
   }
 
@@ -316,7 +339,7 @@ export class Webhooks {
   }
 
   /** One POST; never throws. The URL (a secret) never appears in the error text. */
-  private async post(hook: StoredWebhook, notice: Notice): Promise<PostResult> {
+  private async post(hook: StoredWebhook, notice: Notice, deliveryId: string): Promise<PostResult> {
     let req;
     try {
       req = webhookRequest(hook.url, hook.format, notice);
@@ -329,7 +352,13 @@ export class Webhooks {
     try {
       const res = await fetch(req.url, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', 'user-agent': this.opts.userAgent ?? 'gaffer-webhooks' },
+        headers: {
+          ...req.headers,
+          'content-type': 'application/json',
+          'user-agent': this.opts.userAgent ?? 'gaffer-webhooks',
+          'gaffer-delivery': deliveryId,
+          'gaffer-signature': signatureHeader(hook.secret, req.body, Math.floor(this.ctx.clock.now() / 1000)),
+        },
         body: req.body,
         signal: abort.signal,
         redirect: 'manual',

@@ -7,14 +7,14 @@
  * URLs come back masked.
  */
 import { z } from 'zod';
-import { budgetsInput, DELIVERY_STATUSES, INBOX_KINDS, inboxAckInput, inboxAckManyInput, inboxSnoozeInput, notificationsInput, notificationsTestInput, webhookId } from '../../common/attention';
+import { budgetsInput, DELIVERY_STATUSES, INBOX_KINDS, INBOX_STATES, inboxAckInput, inboxAckManyInput, inboxSnoozeInput, notificationsInput, notificationsTestInput, webhookId } from '../../common/attention';
 import { reason, roleName } from '../../common/schemas';
 import type { Core } from '../../core/create-core';
 import { defineRoute } from './define-route';
 import { emptyQuery, idParam, intParam, ok, optionalReasonBody, type Route } from './router';
 
 const listQuery = z.strictObject({
-  state: z.enum(['open', 'snoozed', 'acked', 'all']).optional(),
+  state: z.enum([...INBOX_STATES, 'all']).optional(),
   kind: z.enum(INBOX_KINDS).optional(),
   subject: z.string().min(1).max(300).optional(),
   limit: intParam(1, 500).optional(),
@@ -156,16 +156,17 @@ export function attentionRoutes(core: Core): Route[] {
       path: '/notifications',
       summary: 'Webhooks (URLs masked) and desktop notification settings.',
       query: emptyQuery,
-      responses: { 200: '`{webhooks, desktop}`' },
+      responses: { 200: '`{webhooks, desktop, consoleUrl, consoleUrlSet}` (URLs and secrets masked)' },
       handle: () => ok(notifications.view()),
     }),
     defineRoute({
       method: 'PUT',
       path: '/notifications',
-      summary: 'Replace webhooks and desktop settings; a webhook kept by `id` without `url` keeps its stored URL.',
+      summary:
+        'Replace webhooks, desktop settings and the console link; a webhook kept by `id` without `url` keeps its stored URL. A new webhook gets a signing secret, shown whole in this reply only; without `events` it sends every critical and warning kind.',
       query: emptyQuery,
       body: notificationsBody,
-      responses: { 200: '`{webhooks, desktop}` (URLs masked)' },
+      responses: { 200: '`{webhooks, desktop, consoleUrl, consoleUrlSet}` (URLs masked; new webhooks with their whole `secret`)' },
       handle: ({ body }, c) => ok(notifications.put({ ...body, actor: c.actor })),
     }),
     defineRoute({
@@ -176,6 +177,16 @@ export function attentionRoutes(core: Core): Route[] {
       body: notificationsTestInput,
       responses: { 200: '`{results: [{webhookId, url, ok, status, error, ms}]}`' },
       handle: async ({ body }, c) => ok({ results: await webhooks.test({ ...body, actor: c.actor }) }),
+    }),
+    defineRoute({
+      method: 'POST',
+      path: '/notifications/webhooks/:id/rotate',
+      summary: 'Make a new signing secret for one webhook; the reply shows it this once (deliveries from now on are signed with it).',
+      params: { id: webhookId },
+      query: emptyQuery,
+      body: optionalReasonBody,
+      responses: { 200: '`{webhookId, secret}`' },
+      handle: ({ params: { id }, body }, c) => ok(notifications.rotate(id, { actor: c.actor, ...(body.reason !== undefined ? { reason: body.reason } : {}) })),
     }),
     defineRoute({
       method: 'GET',

@@ -285,6 +285,17 @@ export function jobRoutes(core: Core): Route[] {
       handle: ({ params: { id }, body: { reason: why } }, c) => ok({ run: jobs.cancelRun(id, { reason: why, actor: c.actor }) }),
     }),
 
+    defineRoute({
+      method: 'POST',
+      path: '/runs/:id/retry',
+      summary: 'Retry a failed run now: its slot runs again at once as a new attempt of the same run (same slot, idempotency key and completed steps); audited with the reason.',
+      params: idParams,
+      query: emptyQuery,
+      body: optionalReasonBody,
+      responses: { 200: '`{run, backfill}`' },
+      handle: ({ params: { id }, body }, c) => ok(jobs.retryRun(id, { ...(body.reason !== undefined ? { reason: body.reason } : {}), actor: c.actor })),
+    }),
+
     // ---- backfill queue ----
     defineRoute({
       method: 'GET',

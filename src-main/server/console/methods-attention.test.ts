@@ -44,6 +44,7 @@ describe('bad input', () => {
     'notifications.test': [{ webhookId: 'nope' }],
     'notifications.deliveries': [{ status: 'lost' }, { limit: 9999 }],
     'notifications.retryDelivery': [{}, { id: 0 }],
+    'notifications.rotateSecret': [{}, { webhookId: 'not-a-webhook' }, { webhookId: 'wh_nope', actor: 'spoofed' }],
   };
 
   it('has a case for every attention method', () => {
@@ -74,10 +75,27 @@ describe('operator actions', () => {
     expect(actors).toEqual([ACTOR]);
   });
 
+  it('notifications: a webhook\'s secret is rotated, shown once and audited masked; an unknown webhook is not_found', async () => {
+    const v = await m.call('notifications.put', { webhooks: [{ url: 'https://example.test/hook' }] });
+    const id = v.webhooks[0]!.id;
+    const r = await m.call('notifications.rotateSecret', { webhookId: id, reason: 'leaked in a screenshot' });
+    expect(r.webhookId).toBe(id);
+    expect(r.secret).not.toBe(v.webhooks[0]!.secret);
+    expect((await m.call('notifications.get', {})).webhooks[0]!.secret).toBe(`whsec_…${r.secret.slice(-4)}`);
+    const row = core.auditQuery.query({ type: 'notifications.rotate', limit: 1 }).items[0]!;
+    expect(row).toMatchObject({ actor: ACTOR, subject: `webhook:${id}`, detail: { reason: 'leaked in a screenshot', secret: `whsec_…${r.secret.slice(-4)}` } });
+    expect(JSON.stringify(row)).not.toContain(r.secret);
+    await expectRefusedUnchanged(m, core, digest, 'notifications.rotateSecret', { webhookId: 'wh_nope' }, 'not_found');
+  });
+
   it('notifications: put and get masked, the update is audited with the actor', async () => {
     const v = await m.call('notifications.put', { webhooks: [{ url: 'https://ntfy.sh/very-secret-topic', events: ['dead_man'], format: 'ntfy' }], reason: 'phone' });
     expect(v.webhooks[0]!.url).toBe('https://ntfy.sh/very…');
-    expect(JSON.stringify(await m.call('notifications.get', {}))).not.toContain('secret');
+    const got = await m.call('notifications.get', {});
+    expect(JSON.stringify(got)).not.toContain('very-secret');
+    // The signing secret was shown whole once, in the PUT's reply; every later read masks it.
+    expect(v.webhooks[0]!.secret).toMatch(/^whsec_[A-Za-z0-9_-]{32}$/);
+    expect(got.webhooks[0]!.secret).toBe(`whsec_…${v.webhooks[0]!.secret.slice(-4)}`);
     const row = core.auditQuery.query({ order: 'desc', limit: 1 }).items[0]!;
     expect(row).toMatchObject({ type: 'notifications.update', actor: ACTOR });
   });

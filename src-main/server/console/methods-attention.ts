@@ -44,5 +44,6 @@ export function createAttentionHandlers(core: Core, actor: string): AttentionHan
     'notifications.test': (a) => webhooks.test({ ...(a.webhookId ? { webhookId: a.webhookId } : {}), actor }),
     'notifications.deliveries': (a) => webhooks.list(a),
     'notifications.retryDelivery': (a) => webhooks.retry(a.id, { actor }),
+    'notifications.rotateSecret': (a) => notifications.rotate(a.webhookId, { actor, ...(a.reason !== undefined ? { reason: a.reason } : {}) }),
   };
 }

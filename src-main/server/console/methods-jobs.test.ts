@@ -75,6 +75,7 @@ describe('jobs console methods: bad arguments are refused and change nothing', (
     'runs.get': [{}, { id: 'run_nope' }],
     'runs.approve': [{ id: 'run_nope' }, { id: 'run_nope', note: '  ' }, { id: 'run_nope', note: 'ok' }],
     'runs.reject': [{ id: 'run_nope', note: 'x', actor: 'spoofed' }, { id: 'run_nope', note: 'no' }],
+    'runs.retry': [{}, { id: 'run_nope', actor: 'spoofed' }, { id: 'run_nope' }, { id: '' }],
     'backfills.list': [{ status: 'nope' }, { after: -1 }],
     'backfills.action': [{ id: 1, action: 'explode', reason: 'r' }, { id: 1, action: 'cancel' }, { id: 999, action: 'cancel', reason: 'r' }],
     'backfills.request': [{ jobId: 'daily-report', slot: '2026-11-29' }, { jobId: 'daily-report', slot: '2026-11-29', reason: 'r' }],

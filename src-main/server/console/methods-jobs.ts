@@ -90,6 +90,7 @@ export function createJobsHandlers(core: Core, actor: string): JobsHandlers {
     'runs.get': (a) => jobs.getRun(a.id),
     'runs.approve': (a) => jobs.approvals.approve(a.id, { note: a.note, actor }),
     'runs.reject': (a) => jobs.approvals.reject(a.id, { note: a.note, actor }),
+    'runs.retry': (a) => jobs.retryRun(a.id, { actor, ...(a.reason !== undefined ? { reason: a.reason } : {}) }),
     'backfills.list': (a) => jobs.listBackfills(a),
     'backfills.action': (a) => jobs.backfillAction(a.id, { action: a.action, reason: a.reason, actor }),
     'backfills.request': (a) => jobs.requestBackfill(a.jobId, { slot: a.slot, reason: a.reason, actor }),

@@ -64,8 +64,10 @@ describe('evidence', () => {
 
 describe('notifications form', () => {
   const view = {
-    webhooks: [{ id: 'wh_a', name: 'phone', url: 'https://ntfy.sh/gaff…', events: ['needs_human' as const], format: 'ntfy' as const, enabled: true, lastDelivery: null }],
+    webhooks: [{ id: 'wh_a', name: 'phone', url: 'https://ntfy.sh/gaff…', events: ['needs_human' as const], format: 'ntfy' as const, enabled: true, secret: 'whsec_…abcd', lastDelivery: null }],
     desktop: { kinds: ['needs_human' as const], quietHours: { start: '22:00', end: '07:00', timezone: 'Europe/Berlin' } },
+    consoleUrl: 'http://127.0.0.1:7311/',
+    consoleUrlSet: false,
   };
 
   it('a saved webhook keeps its URL unless a new one is typed; untouched, the form saves what it loaded', () => {

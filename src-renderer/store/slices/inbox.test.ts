@@ -22,6 +22,8 @@ const item = (id: number, p: Partial<InboxItem> = {}): InboxItem => ({
   ackedAt: null,
   ackedBy: null,
   note: null,
+  resolvedAt: null,
+  resolution: null,
   evidence: {},
   updatedAt: `2026-11-30T09:00:0${id}.000Z`,
   ...p,

@@ -37,6 +37,7 @@ function toolResultText(content: unknown): string {
 class ClaudeStreamJson implements OutputAdapter {
   private model: string | undefined;
   private final: Record<string, unknown> | undefined;
+  private errorText: string | undefined;
 
   line(text: string, sink: AdapterSink): boolean {
     const ev = jsonObject(text);
@@ -86,6 +87,10 @@ class ClaudeStreamJson implements OutputAdapter {
       `claude finished: ${str(ev.subtype) ?? (isError ? 'error' : 'success')}${turns !== undefined ? ` after ${turns} turns` : ''}${cost !== undefined ? `, $${cost}` : ''}${errors.length ? ` — ${brief(errors.join('; '))}` : ''}`,
       isError ? 'error' : 'info',
     );
+    if (isError) {
+      const words = [typeof ev.result === 'string' ? ev.result.trim() : '', ...errors].filter(Boolean).join('; ');
+      this.errorText = words || `claude ended with ${str(ev.subtype) ?? 'an error'}`;
+    }
     this.final = {
       ...(typeof ev.result === 'string' ? { result: capText(ev.result) } : {}),
       ...(str(ev.subtype) ? { subtype: ev.subtype } : {}),
@@ -97,6 +102,10 @@ class ClaudeStreamJson implements OutputAdapter {
 
   result(): Record<string, unknown> | undefined {
     return this.final;
+  }
+
+  error(): string | undefined {
+    return this.errorText;
   }
 }
 

@@ -15,6 +15,7 @@
 import { brief, capText, jsonObject, logText, num, obj, str, type AdapterDefinition, type AdapterSink, type OutputAdapter } from './types';
 
 class CodexJson implements OutputAdapter {
+  private errorText: string | undefined;
   private lastMessage: string | undefined;
   private threadId: string | undefined;
   private turnsFailed = 0;
@@ -47,11 +48,15 @@ class CodexJson implements OutputAdapter {
         sink.log(`codex turn completed: ${input ?? 0} input tokens (${num(u?.cached_input_tokens) ?? 0} cached), ${output ?? 0} output tokens`);
         return true;
       }
-      case 'turn.failed':
+      case 'turn.failed': {
         this.turnsFailed++;
-        sink.log(`codex turn failed: ${brief(str(obj(ev.error)?.message) ?? ev.error ?? 'no reason given', 500)}`, 'error');
+        const why = str(obj(ev.error)?.message) ?? (typeof ev.error === 'string' ? ev.error : undefined);
+        if (why) this.errorText = why;
+        sink.log(`codex turn failed: ${brief(why ?? 'no reason given', 500)}`, 'error');
         return true;
+      }
       case 'error':
+        if (str(ev.message)) this.errorText = str(ev.message);
         sink.log(`codex: ${brief(str(ev.message) ?? 'error', 500)}`, 'warn');
         return true;
       default:
@@ -113,6 +118,10 @@ class CodexJson implements OutputAdapter {
       ...(this.threadId ? { threadId: this.threadId } : {}),
       ...(this.turnsFailed ? { turnsFailed: this.turnsFailed } : {}),
     };
+  }
+
+  error(): string | undefined {
+    return this.errorText;
   }
 }
 

@@ -12,6 +12,7 @@
 import { brief, capText, jsonObject, logText, num, obj, str, type AdapterDefinition, type AdapterSink, type OutputAdapter } from './types';
 
 class GeminiStreamJson implements OutputAdapter {
+  private errorText: string | undefined;
   private model: string | undefined;
   private sessionId: string | undefined;
   private pending = '';
@@ -57,6 +58,7 @@ class GeminiStreamJson implements OutputAdapter {
         }
         const failed = this.status !== undefined && this.status !== 'success';
         const why = str(obj(ev.error)?.message);
+        if (failed) this.errorText = why ?? `gemini ended with status ${this.status}`;
         sink.log(`gemini finished: ${this.status ?? 'done'}${why ? ` — ${brief(why, 500)}` : ''}`, failed ? 'error' : 'info');
         return true;
       }
@@ -67,6 +69,10 @@ class GeminiStreamJson implements OutputAdapter {
 
   end(sink: AdapterSink): void {
     this.flush(sink);
+  }
+
+  error(): string | undefined {
+    return this.errorText;
   }
 
   private flush(sink: AdapterSink): void {

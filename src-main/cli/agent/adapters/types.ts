@@ -20,6 +20,11 @@ export interface OutputAdapter {
   end?(sink: AdapterSink): void;
   /** The CLI's final answer, used as the output when the command wrote no output file. */
   result(): Record<string, unknown> | undefined;
+  /**
+   * The CLI's own words when it reported an error result (Claude Code's `result` with `is_error`,
+   * Codex's `turn.failed` / `error`, Gemini's failed `result`): the failure's note, not "exit 1".
+   */
+  error?(): string | undefined;
 }
 
 export interface AdapterDefinition {

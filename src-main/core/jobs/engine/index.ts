@@ -10,6 +10,7 @@
  * 1. The operations marked "inside `write`" run in the caller's `write` transaction: pushes they
  *    decide leave after its commit, and the runner follows the change (its timer, what is now due).
  */
+import { GafferError } from '../../../common/errors';
 import type { JobSettings, RunApproval } from '../../../common/job-schema';
 import type { BackfillRow, JobRow, RunRow } from '../rows';
 import type { JobSettingsStore } from '../settings';
@@ -127,6 +128,21 @@ export class JobEngine {
 
   requestBackfill(job: JobRow, slot: string, reason: string, actor: string): BackfillRow {
     return requestBackfill(this.e, job, slot, reason, actor);
+  }
+
+  /**
+   * "Retry now" (PROTOCOL §12): a failed run's slot runs again at once as a new attempt of the same
+   * run (same slot, idempotency key and completed steps) — the backfill path, queued and dispatched
+   * in one step. A held run is the operator's to approve or reject, not to retry.
+   */
+  retryRun(runId: string, reason: string, actor: string): { backfill: BackfillRow; job: JobRow } {
+    const run = this.e.repo.run(runId);
+    if (run.status !== 'failed') throw new GafferError('invalid_transition', `run ${run.id} is ${run.status}; only a failed run is retried`);
+    if (run.disposition === 'backfilled') throw new GafferError('invalid_transition', `run ${run.id} was backfilled already; its slot ran`);
+    if (run.held === 1 && run.disposition === 'held') throw new GafferError('invalid_transition', `run ${run.id} is held for review: approve or reject it`);
+    const job = this.e.repo.jobRow(run.job_id);
+    const queued = this.e.backfillRows.openOfRun(run.id) ?? requestBackfill(this.e, job, run.slot, reason, actor);
+    return { backfill: runBackfillNow(this.e, queued, job, reason, actor), job };
   }
 
   backfillAction(id: number, action: 'run_now' | 'cancel' | 'mark_done', reason: string, actor: string): { backfill: BackfillRow; job: JobRow } {
