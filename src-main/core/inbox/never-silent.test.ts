@@ -81,7 +81,7 @@ describe('a job run that fails for good', () => {
     expect(Date.parse(item!.at)).toBe(Date.parse(run.finishedAt!));
     expect(items('repeated_failures')).toEqual([]); // one failure is not a streak, and nobody waits three days
 
-    await until(() => hook.got.length === 1, 'the webhook delivery');
+    await until(() => hook.got.length === 1, 'the webhook delivery', 30_000); // real HTTP on a loaded machine
     const [d] = hook.got;
     expect(verified(secret, d!)).toBe(true);
     expect(verified(`${secret}x`, d!)).toBe(false);
@@ -164,12 +164,12 @@ describe('a webhook that gives up', () => {
     const { task } = h.core.tasks.create({ title: 'a', role: 'dev' }, { actor: 'test' });
     const claim = await a.request('claim', {});
     await a.request('report', { taskId: task.id, fence: claim.result.lock.fence, status: 'failed', note: 'boom' });
-    await until(() => items('webhook_dead').length === 1, 'webhook_dead');
+    await until(() => items('webhook_dead').length === 1, 'webhook_dead', 30_000);
     const dead = items('webhook_dead')[0]!;
     expect(dead).toMatchObject({ severity: 'warning', state: 'open' });
     expect(dead.title).toMatch(/^A notification to http:\/\/127\.0\.0\.1:\d+\/h… could not be delivered$/);
     expect(dead.detail).toContain('“Task');
-    await until(() => good.got.length === 2, 'the good webhook got both items');
+    await until(() => good.got.length === 2, 'the good webhook got both items', 30_000);
     expect(good.got.map((g) => g.body.kind).sort()).toEqual(['task_failed', 'webhook_dead']);
     expect(broken.got.map((g) => g.body.kind)).toEqual(['task_failed']); // not told about its own death
 
