@@ -122,6 +122,24 @@ describe('what was recorded after a gap began keeps its time', () => {
     expect(recordedAfter(stall, { mono: 1900, wall: 1907 })).toBe(false);
     expect(recordedAfter(stall, { mono: 120_000, wall: 120_007 })).toBe(true);
   });
+
+  it('after a loop absence, everything recorded before the notice is old: even a claim made after the pulse was due (a busy loop, then the stall)', async () => {
+    core = makeTestCore(TIMINGS);
+    core.start();
+    let seen: ClockGap | undefined;
+    core.gaps.onGap('probe', (g) => {
+      seen = g;
+      return {};
+    });
+    const pulse = pulseMs(TIMINGS);
+    core.clock.advance(pulse); // the last reading
+    // The loop was busy past the next pulse's due time, granted a claim, then stopped.
+    const busyClaim = { wall: core.clock.now() + pulse + 200, mono: core.clock.monotonic() + pulse + 200 };
+    await core.clock.stall(60 * SEC);
+    expect(seen).toMatchObject({ kind: 'stall', newFrom: core.clock.now(), to: core.clock.now(), sinceMono: core.clock.monotonic() });
+    expect(recordedAfter(seen!, busyClaim)).toBe(false);
+    expect(recordedAfter(seen!, { wall: core.clock.now(), mono: core.clock.monotonic() })).toBe(true);
+  });
 });
 
 describe('a stall of the server while agents keep talking (decision logic)', () => {
