@@ -300,7 +300,7 @@ export class JobRunner {
   /**
    * The runner's part of a gap (core/time/gap-detector.ts), inside the gap's transaction; the
    * detector records it once, with these counts. Only what was set on the old timeline moves:
-   * attempts dispatched before a stall (up to the wake) or a sleep keep the time they had left (their deadlines move
+   * attempts dispatched before a stall or a sleep keep the time they had left (their deadlines move
    * by the gap: nobody lived it), and missed slots are then decided by the next pass, once each.
    * After a backward step, deadlines and relative waits (retry backoff, re-checks) move back with the
    * clock, and the schedule positions (`jobs.cursor`, `next_check_at`) come back to the new "now":
