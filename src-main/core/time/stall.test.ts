@@ -142,4 +142,34 @@ describe('at the wake, decisions wait for the frames queued during the stall', (
     ]);
     expect(ops.sock.pushes('job_trigger').map((t) => t.slot)).toEqual(['2026-11-30T08:05', '2026-11-30T08:10']);
   });
+
+  it('a gap that cannot be recorded yet holds the pass: no run is judged by time nobody lived', async () => {
+    fx = new HubFixture({}, CONFIG);
+    const { core, clock } = fx;
+    core.start();
+    const rep = await fx.agent('reporter', 'rep');
+    const other = await fx.agent('dev', 'other');
+    const jobId = core.jobs.create({ name: 'once', role: 'reporter', schedule: { cron: '0 3 1 1 *', timezone: 'UTC' }, runTimeoutS: 30 }, { actor: 't' }).job.id;
+    const { run } = core.jobs.triggerNow(jobId, { reason: 'test', actor: 't' });
+    await until(() => rep.sock.pushes('job_trigger')[0], 'the trigger');
+    expect((await fx.call(rep.sock, 'run_started', { runId: run.id })).ok).toBe(true);
+    const deadline = Date.parse(core.jobs.getRun(run.id).run.deadline!);
+    let refuse = true;
+    core.gaps.onGap('flaky', () => {
+      if (refuse) throw new Error('disk says no');
+      return {};
+    });
+
+    clock.jump(3600 * SEC); // the machine slept an hour; no timer has run yet
+    other.sock.conn.closed(1006, ''); // a session ends: a pass is asked for before any timer read the clocks
+    await until(() => core.instances.get(other.id).status === 'disconnected', 'the disconnect');
+    await core.jobs.settled();
+    expect(core.jobs.getRun(run.id).run).toMatchObject({ status: 'running', retryCount: 0 });
+
+    refuse = false;
+    clock.advance(pulseMs(core.config)); // the next reading records the gap
+    await core.jobs.settled();
+    expect(core.jobs.getRun(run.id).run).toMatchObject({ status: 'running', retryCount: 0, deadline: new Date(deadline + 3600 * SEC).toISOString() });
+    expect(rep.sock.pushes('job_trigger')).toHaveLength(1);
+  });
 });
