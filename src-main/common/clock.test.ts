@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ManualClock, steadyTime } from './clock';
 
 describe('ManualClock', () => {
-  it('stall: time passes with no timer running, then late timers, then the input, then deferred decisions', () => {
+  it('stall: time passes with no timer running, then late timers, then the input and what it queued, then deferred decisions', async () => {
     const clock = new ManualClock(0);
     const order: string[] = [];
     clock.setTimeout(() => {
@@ -11,8 +11,13 @@ describe('ManualClock', () => {
     }, 1000);
     clock.setTimeout(() => order.push(`timer B at ${clock.now()}`), 2000);
     clock.setTimeout(() => order.push('timer C'), 60_000);
-    clock.stall(30_000, () => order.push('input'));
-    expect(order).toEqual(['timer A at 30000', 'timer B at 30000', 'input', 'decision A']);
+    const woke = clock.stall(30_000, () => {
+      order.push('input');
+      setImmediate(() => order.push('commit')); // what the hub does with a frame: a group commit
+    });
+    expect(order).toEqual(['timer A at 30000', 'timer B at 30000', 'input']);
+    await woke;
+    expect(order).toEqual(['timer A at 30000', 'timer B at 30000', 'input', 'commit', 'decision A']);
     expect(clock.monotonic()).toBe(30_000);
   });
 

@@ -86,7 +86,9 @@ interface ManualTimer {
  *   still fire after their original monotonic delay.
  * - `stall(ms, io)` blocks the event loop for `ms` (SIGSTOP, a long synchronous task): both clocks
  *   move, then — as Node does on waking — every expired timer runs late, then `io` (what the
- *   sockets delivered meanwhile), then what the timers deferred with `afterIo`.
+ *   sockets delivered meanwhile), then what that input queued on the real loop (the hub's group
+ *   commit is an immediate), and only then — two real turns later, like `systemClock.afterIo` —
+ *   what the timers deferred with `afterIo`. The promise it returns settles after that.
  */
 export class ManualClock implements Clock {
   private mono = 0;
@@ -138,7 +140,7 @@ export class ManualClock implements Clock {
   }
 
   /** Blocks the event loop for `ms`, then wakes as Node does (see the class comment). */
-  stall(ms: number, io: () => void = () => {}): void {
+  stall(ms: number, io: () => void = () => {}): Promise<void> {
     this.mono += Math.max(0, ms);
     this.dispatch(() => {
       for (;;) {
@@ -147,8 +149,16 @@ export class ManualClock implements Clock {
         this.fire(next);
       }
       io();
-      this.runDeferred();
     });
+    // The deferred decisions wait for what `io` queued: as the real clock's, two real immediates.
+    return new Promise((resolve) =>
+      setImmediate(() =>
+        setImmediate(() => {
+          this.runDeferred();
+          resolve();
+        }),
+      ),
+    );
   }
 
   /** Lets time pass until the wall clock reads `wall`. */

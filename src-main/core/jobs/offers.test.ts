@@ -143,7 +143,7 @@ describe('one owner of an offer', () => {
     await h.advanceTo(DUE);
     const holder = a.triggers.length ? a : h.agents[1]!;
     await h.advance(20_000);
-    h.clock.stall(60_000);
+    await h.clock.stall(60_000);
     await h.settle();
     expect(h.run(jobId, '2026-11-30')!.nextAttemptAt).toBe('2026-11-30T01:01:30.000Z');
     expect(await holder.started(holder.triggers[0]!)).toMatchObject({ ok: true });

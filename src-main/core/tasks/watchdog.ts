@@ -12,9 +12,11 @@
  *    a stall, a sleep or a step, and the watchdog's part of it moves lock windows by the gap and
  *    gives silent instances their time back, before any sweep decides on the new timeline (the
  *    sweep's timer is a `wakeups` timer: it reads the clocks first, and sweeps after pending input).
- *    Only windows granted on the old timeline move: a claim or renewal recorded after the gap
- *    began already counts from the new wall clock, and keeps its window (it would otherwise gain
- *    the whole sleep, or lose the whole backward step).
+ *    Only windows granted on the old timeline move (gap-detector invariant 3): after a stall, every
+ *    claim and renewal granted before the wake, the last pulse's too; after a step or a suspend, a
+ *    claim or renewal recorded after it already counts from the new wall clock and keeps its window
+ *    (it would otherwise gain the whole sleep, or lose the whole backward step). A report that
+ *    waited in the socket during the stall is read before the sweep decides.
  */
 import type { TimerHandle } from '../../common/clock';
 import type { CoreContext } from '../context';

@@ -30,14 +30,14 @@ describe('what counts as a gap', () => {
     expect(pulseMs({ heartbeatIntervalMs: 500, clockJumpThresholdS: 90 })).toBe(125);
   });
 
-  it('a stall shorter than the heartbeat interval is jitter; a longer one is one gap, however many timers wake up late', () => {
+  it('a stall shorter than the heartbeat interval is jitter; a longer one is one gap, however many timers wake up late', async () => {
     core = makeTestCore(TIMINGS);
     core.start();
     core.clock.advance(30 * SEC);
-    core.clock.stall(4 * SEC);
+    await core.clock.stall(4 * SEC);
     expect(jumps()).toEqual([]);
     core.clock.advance(30 * SEC + 500); // the watchdog's sweep, the runner's sweep and many pulses are due
-    core.clock.stall(110 * SEC);
+    await core.clock.stall(110 * SEC);
     core.clock.advance(120 * SEC);
     const rows = jumps();
     expect(rows).toHaveLength(1);
@@ -122,10 +122,28 @@ describe('what was recorded after a gap began keeps its time', () => {
     expect(recordedAfter(stall, { mono: 1900, wall: 1907 })).toBe(false);
     expect(recordedAfter(stall, { mono: 120_000, wall: 120_007 })).toBe(true);
   });
+
+  it('after a loop absence, everything recorded before the notice is old: even a claim made after the pulse was due (a busy loop, then the stall)', async () => {
+    core = makeTestCore(TIMINGS);
+    core.start();
+    let seen: ClockGap | undefined;
+    core.gaps.onGap('probe', (g) => {
+      seen = g;
+      return {};
+    });
+    const pulse = pulseMs(TIMINGS);
+    core.clock.advance(pulse); // the last reading
+    // The loop was busy past the next pulse's due time, granted a claim, then stopped.
+    const busyClaim = { wall: core.clock.now() + pulse + 200, mono: core.clock.monotonic() + pulse + 200 };
+    await core.clock.stall(60 * SEC);
+    expect(seen).toMatchObject({ kind: 'stall', newFrom: core.clock.now(), to: core.clock.now(), sinceMono: core.clock.monotonic() });
+    expect(recordedAfter(seen!, busyClaim)).toBe(false);
+    expect(recordedAfter(seen!, { wall: core.clock.now(), mono: core.clock.monotonic() })).toBe(true);
+  });
 });
 
 describe('a stall of the server while agents keep talking (decision logic)', () => {
-  it('nothing expires: a heartbeat that waited in the socket counts, the silent instance gets its time back, locks move', () => {
+  it('nothing expires: a heartbeat that waited in the socket counts, the silent instance gets its time back, locks move', async () => {
     core = makeTestCore(TIMINGS);
     core.start();
     const talking = onlineInstance(core, 'dev', 'talking');
@@ -142,7 +160,7 @@ describe('a stall of the server while agents keep talking (decision logic)', () 
     // before the socket is read; the heartbeat sent during the stall is read after it.
     let sweptBeforeIo = false;
     const expiries = () => core.db.prepare(`SELECT count(*) AS n FROM audit WHERE type IN ('lock.expire', 'instance.offline')`).pluck().get();
-    core.clock.stall(125 * SEC, () => {
+    await core.clock.stall(125 * SEC, () => {
       sweptBeforeIo = expiries() !== 0;
       core.instances.heartbeat(talking);
     });
@@ -163,7 +181,7 @@ describe('a stall of the server while agents keep talking (decision logic)', () 
     expect(core.instances.get(talking).status).toBe('offline'); // it stopped talking too
   });
 
-  it('deadline timers (the hub\'s) count only time the server was there; wake-up timers decide after the input', () => {
+  it('deadline timers (the hub\'s) count only time the server was there; wake-up timers decide after the input', async () => {
     core = makeTestCore(TIMINGS);
     core.start();
     core.clock.advance(10 * SEC);
@@ -171,7 +189,7 @@ describe('a stall of the server while agents keep talking (decision logic)', () 
     core.gaps.deadlines.setTimeout(() => fired.push(`deadline at +${(core.clock.monotonic() - 10 * SEC) / SEC}`), 30 * SEC);
     core.gaps.wakeups.setTimeout(() => fired.push('wakeup'), 20 * SEC);
     core.clock.advance(10 * SEC);
-    core.clock.stall(60 * SEC, () => fired.push('input'));
+    await core.clock.stall(60 * SEC, () => fired.push('input'));
     expect(fired).toEqual(['input', 'wakeup']);
     core.clock.advance(30 * SEC);
     // 10 s lived before the stall (the last reading was at +10 s), 20 s left after it.

@@ -17,12 +17,25 @@
  *    interval (capped by `clockJumpThresholdS`): any absence long enough for an agent to have
  *    missed a heartbeat is the server's own, not the agents'. Smaller drifts are absorbed reading
  *    by reading.
- * 3. Deadlines stored as wall time move by `gapMs` (positive: time nobody lived; negative: a
- *    backward step, so nobody gains the hour). In-memory timers (the `deadlines` clock) do not
- *    count the loop's absences; a suspend does not advance them in the first place.
- * 4. Timers of the core go through `wakeups` or `deadlines`: each reads the clocks before it acts,
- *    so a gap is applied before any decision, and the decision itself waits until the input that
- *    arrived meanwhile has been read (`Clock.afterIo`).
+ * 3. Everything recorded before the wake is old. Deadlines stored as wall time move by `gapMs`
+ *    (positive: time nobody lived; negative: a backward step, so nobody gains the hour) when they
+ *    were recorded on the old timeline (`onOldTimeline`, `recordedAfter`):
+ *    - the loop was away (a stall, a blocked loop): everything recorded before the gap was
+ *      noticed. The loop may have stopped at any instant after its last reading, so a run
+ *      dispatched, a task claimed or a socket dropped in the last pulse before the stall lost the
+ *      stall like the rest; the boundary is the notice (`newFrom = to`), not the last reading.
+ *      A frame read just before the stall and committed at the wake before the notice counts as
+ *      old too: its window is longer by the gap (a late expiry, never an early one);
+ *    - only the wall clock moved (a suspend, a step): what was recorded with the old wall/monotonic
+ *      offset. A record made after the step, before the notice, already counts on the new clock.
+ *    In-memory timers (the `deadlines` clock) do not count the loop's absences; a suspend does not
+ *    advance them in the first place.
+ * 4. Decisions wait for pending input. Timers of the core go through `wakeups` or `deadlines`:
+ *    each reads the clocks before it acts, so a gap is applied before any decision, and the
+ *    decision itself waits until the input that arrived meanwhile has been read and committed
+ *    (`Clock.afterIo`: past the poll phase that reads the sockets and the group commit it queues).
+ *    Work that does not start on a timer (the job runner's pass) reads the clocks first as well,
+ *    and once a gap is noticed it holds its decisions until that input is in (`clock.jumped`).
  * 5. Readings are never applied inside someone else's transaction (a rollback there would erase
  *    the shift while this module thought it done): a check inside a write only reports.
  */
@@ -44,9 +57,10 @@ export interface ClockGap {
   /** Wall time now. */
   to: number;
   /**
-   * The last reading's instant as the new wall clock sees it (`to − monotonic time since`): a time
-   * recorded in [newFrom, to] may already be on the new timeline; one before or after it is on the
-   * old one (see `onOldTimeline`).
+   * Where the new timeline may begin on the new wall clock: a time recorded in [newFrom, to] may
+   * already be on the new timeline; one before or after it is on the old one (see `onOldTimeline`).
+   * `to` itself when the loop was away (invariant 3: everything recorded before the notice is old);
+   * else the last reading's instant as the new wall clock sees it (`to − monotonic time since`).
    */
   newFrom: number;
   /** `to − from`: how far deadlines stored as wall time move. */
@@ -55,7 +69,7 @@ export interface ClockGap {
   loopGapMs: number;
   /** How far the wall clock moved against the monotonic clock (a suspend or a step); ~0 for a stall. */
   stepMs: number;
-  /** Monotonic instant after which anything recorded is on the new timeline (see `recordedAfter`). */
+  /** Monotonic instant from which anything recorded may be on the new timeline (see `recordedAfter`): the notice after a loop absence. */
   sinceMono: number;
   /** `wall − monotonic` before and after. */
   offsetBefore: number;
@@ -71,9 +85,9 @@ export interface Instant {
 }
 
 /**
- * True when `at` was recorded after the gap began, on the new timeline: after the absence for a
- * stall; with the new wall/monotonic offset for a step or a suspend. Such a deadline is already
- * right and must not be shifted.
+ * True when `at` was recorded on the new timeline: not before the gap was noticed after a loop
+ * absence (invariant 3); with the new wall/monotonic offset after a step or a suspend. Such a
+ * deadline is already right and must not be shifted.
  */
 export function recordedAfter(gap: ClockGap, at: Instant): boolean {
   if (at.mono < gap.sinceMono) return false;
@@ -82,10 +96,11 @@ export function recordedAfter(gap: ClockGap, at: Instant): boolean {
 }
 
 /**
- * SQL for "the wall time in `column` was recorded on the old timeline" (before the gap began, or
- * after the new "now" once the clock stepped back), with parameters `@newFrom` and `@to`. After a
- * backward step a time in [newFrom, to] is taken as new; an old one that happens to fall there
- * (recorded exactly one step ago, within a pulse) keeps its value.
+ * SQL for "the wall time in `column` was recorded on the old timeline" (before `newFrom` — for a
+ * loop absence, before the gap was noticed — or after the new "now" once the clock stepped back),
+ * with parameters `@newFrom` and `@to`. After a backward step a time in [newFrom, to] is taken as
+ * new; an old one that happens to fall there (recorded exactly one step ago, within a pulse) keeps
+ * its value.
  */
 export function onOldTimeline(column: string): string {
   return `(${column} < @newFrom OR ${column} > @to)`;
@@ -204,18 +219,19 @@ export class GapDetector {
     const gapMs = loopGapMs + stepMs;
     if (Math.abs(gapMs) <= this.thresholdMs) return undefined;
     const kind: GapKind = gapMs < 0 ? 'step_back' : loopGapMs > 0 && Math.abs(stepMs) <= this.thresholdMs ? 'stall' : 'sleep';
+    // Invariant 3. The loop stopped at an unknown instant after the last reading (even after its
+    // next pulse was due, when the loop was busy): everything recorded up to this notice is old.
+    // A step happened at an unknown instant after the last reading; the offsets tell the side.
+    const away = loopGapMs > 0;
     return {
       kind,
       from: now.wall - gapMs,
       to: now.wall,
-      newFrom: now.wall - monoElapsed,
+      newFrom: away ? now.wall : now.wall - monoElapsed,
       gapMs,
       loopGapMs,
       stepMs,
-      // The pulse was due at most one pulse after the last reading and did not run: from then on
-      // the loop was away, so anything recorded later was recorded after the absence. A step
-      // happened at an unknown instant after the last reading; the offsets tell the side.
-      sinceMono: loopGapMs > 0 ? last.mono + this.pulseEveryMs : last.mono,
+      sinceMono: away ? now.mono : last.mono,
       offsetBefore: last.wall - last.mono,
       offsetAfter: now.wall - now.mono,
       detectedBy,

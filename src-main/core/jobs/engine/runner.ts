@@ -15,6 +15,11 @@
  *    for at most PASS_BUDGET_MS, then yields to the event loop and continues at once, each chunk of
  *    rows in its own transaction, so triggers leave while the rest is computed. A failed pass is
  *    tried again after FAILED_PASS_RETRY_MS (never in a loop).
+ * 4. A pass decides on a timeline every gap has been applied to, with the input that arrived during
+ *    a gap in hand (gap-detector invariant 4): it reads the clocks first, and from the moment a gap
+ *    is noticed (by anyone) passes are held until what the sockets delivered meanwhile has been read
+ *    and committed. A result waiting in a socket at the wake is seen before a deadline, an overlap
+ *    or an order decision.
  */
 import type { TimerHandle } from '../../../common/clock';
 import { isoTime } from '../../../common/iso-time';
@@ -57,6 +62,8 @@ export class JobRunner {
   private soonScheduled = false;
   /** After a failed pass: the timer fires no earlier than this. */
   private retryAfter: number | undefined;
+  /** Gaps noticed whose input is not read yet: no pass meanwhile (invariant 4). */
+  private heldForInput = 0;
   private readonly listeners: Disposable[] = [];
 
   constructor(
@@ -77,7 +84,7 @@ export class JobRunner {
     this.listeners.push(
       // The gap detector applies the runner's part of a gap inside its transaction; then a pass.
       e.ctx.gaps.onGap('runner', (gap) => this.onGap(gap)),
-      e.ctx.events.on('clock.jumped', () => this.soon()),
+      e.ctx.events.on('clock.jumped', () => this.holdForInput()),
       e.ctx.events.on('instance.changed', ({ instance }) => {
         if (instance.status === 'offline') this.instanceGone(instance.id, `instance ${instance.id} went offline`);
       }),
@@ -132,6 +139,35 @@ export class JobRunner {
       this.soonScheduled = false;
       this.wake();
     });
+  }
+
+  /** A gap was noticed: the next pass runs once the input that arrived during it is in (invariant 4). */
+  private holdForInput(): void {
+    const e = this.e;
+    if (e.closed || !this.started) return;
+    this.heldForInput++;
+    e.ctx.clock.afterIo(() => {
+      this.heldForInput--;
+      this.wake();
+    });
+  }
+
+  /**
+   * Reads the clocks before a pass (invariant 4): a gap found now is applied first, and its
+   * `clock.jumped` holds the pass. False when the pass must not run now.
+   */
+  private clocksAllowPass(): boolean {
+    const e = this.e;
+    try {
+      e.ctx.gaps.check('runner');
+    } catch (err) {
+      // The gap is not recorded yet: deciding now would judge by time nobody lived.
+      this.retryAfter = e.now() + FAILED_PASS_RETRY_MS;
+      e.logger.error(`jobs: a gap could not be recorded; the pass waits ${FAILED_PASS_RETRY_MS / 1000} s`, { error: err instanceof Error ? err.message : String(err) });
+      this.arm();
+      return false;
+    }
+    return this.heldForInput === 0;
   }
 
   /** After a process restart: the rows say what was in flight. */
@@ -295,6 +331,7 @@ export class JobRunner {
       this.again = true;
       return;
     }
+    if (!this.clocksAllowPass()) return;
     this.passing = true;
     try {
       do {
