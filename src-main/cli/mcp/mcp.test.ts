@@ -187,6 +187,27 @@ describe('gaffer mcp --role (agent mode)', () => {
     expect(detail.steps.map((s: { step?: string; name?: string }) => s.step ?? s.name)).toEqual(['collect']);
     expect((await call(client, 'finish_run', { runId: run.runId, outcome: 'success' })).text).toMatch(/^run_ended: /);
   }, 30_000);
+
+  it('a retry of a run that comes back to the same session is a new attempt: next_run hands it out and finish_run ends it', async () => {
+    const { client } = await mcp(['--role', 'retrier', '--url', gaffer.agentUrl, '--jobs'], { GAFFER_TOKEN: await agentToken('retrier') });
+    const { job } = await api('POST', '/jobs', { name: 'flaky-export', role: 'retrier', schedule: { everyS: 86400 }, retry: { maxAttempts: 2, firstDelayS: 0 } });
+    const triggered = await api('POST', `/jobs/${job.id}/trigger`, { reason: 'test' });
+    const first = await until(async () => (await call(client, 'next_run')).value.run, 'attempt 1');
+    expect(first).toMatchObject({ runId: triggered.run.id, attempt: 1 });
+    expect(await call(client, 'checkpoint_step', { runId: first.runId, step: 'extract', ref: 'rows:7' })).toMatchObject({ value: { skipped: false } });
+    const failed = await call(client, 'finish_run', { runId: first.runId, outcome: 'failed', errorClass: 'retryable', error: 'upstream timeout' });
+    expect(failed.value).toMatchObject({ runId: first.runId, outcome: 'failed', errorClass: 'retryable' });
+    // The retry is due at once and this session is the only instance of the role: it comes back here.
+    const second = await until(async () => (await call(client, 'next_run')).value.run, 'attempt 2');
+    expect(second).toMatchObject({ runId: first.runId, attempt: 2, completedSteps: ['extract'] });
+    expect((await call(client, 'checkpoint_step', { runId: second.runId, step: 'extract' })).value).toMatchObject({ skipped: true });
+    const done = await call(client, 'finish_run', { runId: second.runId, outcome: 'success', output: { rows: 7 } });
+    expect(done.value).toMatchObject({ runId: first.runId, outcome: 'success' });
+    expect((await api('GET', `/runs/${first.runId}`)).run).toMatchObject({ status: 'success', attempt: 2, retryCount: 1, output: { rows: 7 } });
+    // An attempt that is over stays over, by number too.
+    expect((await call(client, 'finish_run', { runId: first.runId, attempt: 1, outcome: 'success' })).text).toMatch(/^run_ended: /);
+    expect((await call(client, 'next_run')).value).toEqual({ run: null });
+  }, 30_000);
 });
 
 describe('gaffer mcp --operator (read-only)', () => {
