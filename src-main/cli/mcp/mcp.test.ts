@@ -222,11 +222,36 @@ describe('gaffer mcp --operator (read-only)', () => {
     const explained = await call(client, 'explain_job', { job: 'daily-report', at: new Date().toISOString() });
     expect(explained.value).toHaveProperty('explanation');
     expect((await call(client, 'recent_runs', { job: 'daily-report' })).value.items[0]).toMatchObject({ status: 'success' });
-    expect((await call(client, 'recent_failures')).value).toEqual({ failedRuns: expect.any(Array), failedTasks: expect.any(Array), blockedTasks: expect.any(Array) });
+    expect((await call(client, 'recent_failures')).value).toEqual({ failedRuns: expect.any(Array), awaitingDecision: expect.any(Array), failedTasks: expect.any(Array), blockedTasks: expect.any(Array) });
     const audit = await call(client, 'search_audit', { type: 'operator.force_release', limit: 5 });
     expect(audit.value.items).toHaveLength(1);
     expect((await call(client, 'explain_job', { job: 'no-such-job' })).text).toMatch(/^not_found: /);
     expect(problems).toEqual([]);
+  }, 30_000);
+
+  it('recent_failures: a run that succeeded after approval is settled (not a failure); a held run is listed with its open question', async () => {
+    const agent = (await mcp(['--role', 'payer', '--url', gaffer.agentUrl, '--jobs'], { GAFFER_TOKEN: await agentToken('payer') })).client;
+    const { client } = await mcp(['--operator', '--url', gaffer.url], { GAFFER_OPERATOR_TOKEN: gaffer.operatorToken });
+    const needsHuman = async (name: string, question: string) => {
+      const { job } = await api('POST', '/jobs', { name, role: 'payer', schedule: { everyS: 86400 }, retry: { maxAttempts: 1 } });
+      const { run } = await api('POST', `/jobs/${job.id}/trigger`, { reason: 'test' });
+      await until(async () => (await call(agent, 'next_run')).value.run, `${name} to arrive`);
+      await call(agent, 'finish_run', { runId: run.id, outcome: 'failed', errorClass: 'needs_human', error: question });
+      return run.id as string;
+    };
+    const paid = await needsHuman('pay-invoice', 'pay invoice 2231 (4 200 EUR)?');
+    const waiting = await needsHuman('raise-limit', 'raise the card limit to 10 000 EUR?');
+    expect((await api('POST', `/runs/${paid}/approve`, { note: 'yes, pay it' })).run).toMatchObject({ id: paid });
+    const again = await until(async () => (await call(agent, 'next_run')).value.run, 'the approved re-run');
+    expect(again).toMatchObject({ runId: paid, attempt: 2, approval: { note: 'yes, pay it' } });
+    await call(agent, 'finish_run', { runId: paid, outcome: 'success' });
+    expect((await api('GET', `/runs/${paid}`)).run).toMatchObject({ status: 'failed', disposition: 'backfilled' });
+
+    const { value } = await call(client, 'recent_failures');
+    const runIds = (xs: Array<{ id: string }>) => xs.map((r) => r.id);
+    expect(runIds(value.failedRuns)).not.toContain(paid);
+    expect(runIds(value.failedRuns)).not.toContain(waiting);
+    expect(value.awaitingDecision.map((x: { run: { id: string }; question: string }) => [x.run.id, x.question])).toEqual([[waiting, 'raise the card limit to 10 000 EUR?']]);
   }, 30_000);
 
   it('refuses to start without its token, with a usage line on stderr and status 2', async () => {

@@ -591,4 +591,11 @@ export const MIGRATIONS: Migration[] = [
       CREATE UNIQUE INDEX checks_key ON checks (job_id, slot, name);
     `,
   },
+  {
+    name: '025_backfills_by_run',
+    // A run's backfills, newest last: the latest is what a decision acts on, and the run lists'
+    // `settled` filter looks it up for every failed run (core/jobs/run-settlement.ts) — without
+    // this, each lookup scans the backfill queue's whole history. Idempotent on re-run.
+    sql: 'CREATE INDEX IF NOT EXISTS backfills_run ON backfills (run_id, id);',
+  },
 ];
