@@ -188,6 +188,23 @@ describe('gaffer mcp --role (agent mode)', () => {
     expect((await call(client, 'finish_run', { runId: run.runId, outcome: 'success' })).text).toMatch(/^run_ended: /);
   }, 30_000);
 
+  it('without --jobs the session is never offered a run: one with --jobs gets it at the first offer; alone, the run waits and explain says why', async () => {
+    await mcp(['--role', 'courier', '--url', gaffer.agentUrl], { GAFFER_TOKEN: await agentToken('courier') });
+    const { job } = await api('POST', '/jobs', { name: 'courier-round', role: 'courier', schedule: { everyS: 86400 } });
+    // Only the session without --jobs is online: nobody takes the run, and Gaffer says so.
+    const waiting = await api('POST', `/jobs/${job.id}/trigger`, { reason: 'test' });
+    expect(waiting).toMatchObject({ dispatched: false, message: expect.stringMatching(/no online instance of role courier takes job runs/) });
+    expect((await api('GET', `/jobs/${job.id}/explain?at=${encodeURIComponent(waiting.run.slotAt)}`)).explanation.layers.execution.reason).toMatch(/takes job runs: 1 online said takesRuns: false/);
+    // A session with --jobs (connected later: without the flag the earlier one would win the pick) gets it at once.
+    const { client } = await mcp(['--role', 'courier', '--url', gaffer.agentUrl, '--jobs'], { GAFFER_TOKEN: await agentToken('courier') });
+    const run = await until(async () => (await call(client, 'next_run')).value.run, 'the run on the --jobs session');
+    expect(run).toMatchObject({ runId: waiting.run.id, attempt: 1 });
+    await call(client, 'finish_run', { runId: run.runId, outcome: 'success' });
+    const offers = (await api('GET', `/audit?type=trigger.offer&subject=run:${run.runId}`)).items;
+    expect(offers).toHaveLength(1);
+    expect((await api('GET', `/audit?type=trigger.timeout&subject=run:${run.runId}`)).items).toEqual([]);
+  }, 30_000);
+
   it('a retry of a run that comes back to the same session is a new attempt: next_run hands it out and finish_run ends it', async () => {
     const { client } = await mcp(['--role', 'retrier', '--url', gaffer.agentUrl, '--jobs'], { GAFFER_TOKEN: await agentToken('retrier') });
     const { job } = await api('POST', '/jobs', { name: 'flaky-export', role: 'retrier', schedule: { everyS: 86400 }, retry: { maxAttempts: 2, firstDelayS: 0 } });
