@@ -127,6 +127,7 @@ async function runnerOnly(burst: boolean): Promise<LatencyFigures> {
   type Trigger = { runId: string; slotAt: string };
   const hub = core.hub as unknown as {
     connectedInstances: () => string[];
+    runTakers: () => string[];
     setRunSink: (s: Sink | undefined) => void;
     pick: (role: string, exclude: ReadonlySet<string>) => string | null;
     send: (id: string, push: { type: string } & Partial<Trigger>) => boolean;
@@ -157,6 +158,7 @@ async function runnerOnly(burst: boolean): Promise<LatencyFigures> {
     slots.push(t.slotAt);
   };
   hub.connectedInstances = () => ['stub'];
+  hub.runTakers = () => ['stub'];
   hub.setRunSink = (s) => (sink = s);
   hub.pick = (_role, exclude) => (exclude.has('stub') ? null : 'stub');
   hub.send = (_id, push) => {

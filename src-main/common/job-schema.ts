@@ -809,10 +809,19 @@ export const listJobsInput = z.strictObject({
   limit: z.number().int().min(1).max(1000).optional(),
   after: z.string().max(200).optional(),
 });
+/**
+ * Where a failed run stands for the operator (core/jobs/run-settlement.ts): `failed` — it ended
+ * failed for good (never backfilled, not being run again, not awaiting a decision);
+ * `awaiting_decision` — held for review, waiting for the operator's approve / reject.
+ */
+export const RUN_SETTLEMENTS = ['failed', 'awaiting_decision'] as const;
+export type RunSettlement = (typeof RUN_SETTLEMENTS)[number];
+
 export const listRunsInput = z.strictObject({
   job: z.string().min(1).max(200).optional(),
   status: z.enum(RUN_STATUSES).optional(),
   disposition: z.enum(RUN_DISPOSITIONS).optional(),
+  settled: z.enum(RUN_SETTLEMENTS).optional(),
   /** Slots due at or after `from` and before `to` (ISO instants or epoch ms). */
   from: z.union([z.iso.datetime({ offset: true }), z.number().int().min(0)]).optional(),
   to: z.union([z.iso.datetime({ offset: true }), z.number().int().min(0)]).optional(),

@@ -47,6 +47,11 @@ export const helloRequest = z.object({
   token: z.string().max(200).optional(),
   /** Addition: resume a disconnected instance within the reconnect grace (keeps its locks). */
   instanceId: z.string().min(1).max(100).optional(),
+  /**
+   * Addition: `false` says this instance takes no job runs — it is never offered a `job_trigger`
+   * (an MCP session without `--jobs`, a task-only agent). Omitted or `true`: it takes runs.
+   */
+  takesRuns: z.boolean().optional(),
 });
 
 export const heartbeatRequest = z.object({ id: requestId, type: z.literal('heartbeat') });

@@ -24,7 +24,7 @@ export interface CoreEventMap {
   'storage.changed': { storage: StorageStatus | null };
   // Agent hub (core/hub). Not tied to a transaction: emitted when they happen.
   'session.opened': { sessionId: string; remoteAddress: string | null; tokenId: string | null };
-  'session.hello': { sessionId: string; instanceId: string; role: string; resumed: boolean };
+  'session.hello': { sessionId: string; instanceId: string; role: string; resumed: boolean; takesRuns: boolean };
   'session.closed': { sessionId: string; instanceId: string | null; code: number; reason: string };
   /** The tasks a live instance was told it lost (`lock_lost`) and has not reported since changed. */
   'session.lost_locks': { sessionId: string; instanceId: string; taskIds: number[] };

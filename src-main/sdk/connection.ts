@@ -35,6 +35,12 @@ export interface ConnectionOptions {
   role: string;
   name: string;
   version?: string;
+  /**
+   * `false`: this agent takes no job runs — its `hello` says `takesRuns: false` and Gaffer never
+   * offers it a `job_trigger` (a trigger it could not acknowledge would cost the run its 30 s ack
+   * timeout). Default: it takes runs (register them with `onJob`).
+   */
+  takesRuns?: boolean;
   logger?: Logger;
   /** Per-request timeout, including time spent waiting for a reconnect (default 30 s). */
   requestTimeoutMs?: number;
@@ -245,6 +251,7 @@ export class Connection {
       ws.on('open', () => {
         const fields: Record<string, unknown> = { role: this.opts.role, name: this.opts.name };
         if (this.opts.version !== undefined) fields.version = this.opts.version;
+        if (this.opts.takesRuns === false) fields.takesRuns = false;
         if (resume && this.hello) fields.instanceId = this.hello.instanceId;
         const id = `h${++this.seq}`;
         const p: Pending = {

@@ -9,9 +9,15 @@
  * 2. A held task is released only by the client's `report` (P5), or by the session closing (the
  *    SDK hands it back: `backlog`). A task whose lock was lost is remembered with the reason, so a
  *    later renew/report says why instead of "unknown task".
- * 3. Job runs are taken only with `jobs: true`; the SDK acknowledges each trigger (`run_started`)
- *    before the run is queued for `nextRun`, and records every checkpoint before `checkpoint`
- *    returns. A run is finished only by `finishRun` (or cancelled by Gaffer, or the deadline).
+ * 3. Job runs are taken only with `jobs: true` (and only then does the instance's `hello` say it
+ *    takes runs: main.ts); the SDK acknowledges each trigger (`run_started`) before the run is
+ *    queued for `nextRun`, and records every checkpoint before `checkpoint` returns. An attempt is
+ *    finished only by `finishRun` (or cancelled by Gaffer, or the deadline).
+ * 4. Runs are remembered by run id, one entry each: the latest attempt taken here. A later attempt
+ *    of a run (a retry, an approved held run) is a new run for the client, never a duplicate of the
+ *    earlier one (docs/protocol.md §8 rule 3): it replaces the entry, and what ends an attempt (its
+ *    abort, its finish) marks that attempt's entry only. The SDK starts a later attempt only once the
+ *    earlier one is done here, so at most one attempt of a run is live at a time.
  */
 import type { ReportStatus, Task } from '../../common/model';
 import type { ErrorClass } from '../../common/protocol';
@@ -71,7 +77,12 @@ interface TakenRun {
   outcome: Deferred<RunOutcome>;
   delivered: boolean;
   finished: Deferred<{ outcome: string; errorClass?: string }>;
+  /** Why this attempt is over (taken away, finished), once it is (invariant 4). */
+  ended?: string;
 }
+
+/** Ended attempts remembered (so a late call says "over" rather than "unknown"); older ones are forgotten. */
+const ENDED_RUNS_KEPT = 1000;
 
 /** What the client sees of a run (the trigger's fields, without the SDK's helpers). */
 export type RunView = Omit<JobContext, 'signal' | 'step' | 'agent'>;
@@ -87,13 +98,14 @@ export class AgentSession {
   private readonly held = new Map<number, HeldTask>();
   /** Tasks whose lock was taken away while held (invariant 2): id → why. */
   private readonly gone = new Map<number, string>();
+  /** Run id → the latest attempt of the run taken here (invariant 4). */
   private readonly runs = new Map<string, TakenRun>();
-  private readonly endedRuns = new Map<string, string>();
 
   constructor(
     readonly agent: Agent,
     readonly opts: { jobs: boolean; finishTimeoutMs?: number },
   ) {
+    // The SDK reports an attempt's result before it starts a later attempt of the run: the entry is that attempt's.
     agent.on('job.finished', ({ runId, outcome, errorClass }) => this.runs.get(runId)?.finished.resolve({ outcome, ...(errorClass ? { errorClass } : {}) }));
     if (opts.jobs) agent.onJob((ctx) => this.takeRun(ctx));
   }
@@ -179,9 +191,11 @@ export class AgentSession {
 
   private takeRun(ctx: JobContext): Promise<unknown> {
     const run: TakenRun = { ctx, outcome: deferred<RunOutcome>(), delivered: false, finished: deferred() };
+    // A later attempt replaces the earlier one's entry (invariant 4); re-inserted, it queues last.
+    this.runs.delete(ctx.runId);
     this.runs.set(ctx.runId, run);
     ctx.signal.addEventListener('abort', () => {
-      this.endedRuns.set(ctx.runId, `taken away: ${reasonText(ctx.signal.reason)}`);
+      this.end(run, `taken away: ${reasonText(ctx.signal.reason)}`);
       run.outcome.reject(ctx.signal.reason);
     });
     // The SDK records the result (`run_result`) as soon as this settles; `finishRun` waits for it.
@@ -191,15 +205,25 @@ export class AgentSession {
     });
   }
 
+  /** Marks one attempt over (the first reason wins) and forgets the oldest ended attempts past the cap. */
+  private end(run: TakenRun, why: string): void {
+    run.ended ??= why;
+    if (this.runs.size <= ENDED_RUNS_KEPT) return;
+    for (const [id, r] of this.runs) {
+      if (this.runs.size <= ENDED_RUNS_KEPT) break;
+      if (r.ended !== undefined) this.runs.delete(id);
+    }
+  }
+
   private jobsOn(): void {
     if (!this.opts.jobs) throw new SessionError('jobs_off', 'this session does not take job runs (start gaffer mcp with --jobs)');
   }
 
-  /** The oldest acknowledged run not yet handed to the client, or null. */
+  /** The oldest acknowledged attempt not yet handed to the client, or null. */
   nextRun(): RunView | null {
     this.jobsOn();
     for (const run of this.runs.values()) {
-      if (run.delivered || this.endedRuns.has(run.ctx.runId)) continue;
+      if (run.delivered || run.ended !== undefined) continue;
       run.delivered = true;
       return this.view(run.ctx);
     }
@@ -211,18 +235,21 @@ export class AgentSession {
     return fields;
   }
 
-  private taken(runId: string): TakenRun {
+  /** The live attempt of `runId` (the one `attempt` names, when given), or a typed refusal. */
+  private taken(runId: string, attempt?: number): TakenRun {
     this.jobsOn();
     const run = this.runs.get(runId);
-    const ended = this.endedRuns.get(runId);
-    if (run && ended === undefined) return run;
-    if (ended !== undefined) throw new SessionError('run_ended', `run ${runId} is over (${ended})`);
-    throw new SessionError('unknown_run', `this session has no run ${runId} (next_run hands out the runs it took)`);
+    if (!run) throw new SessionError('unknown_run', `this session has no run ${runId} (next_run hands out the runs it took)`);
+    const current = run.ctx.attempt;
+    if (attempt !== undefined && attempt < current) throw new SessionError('run_ended', `attempt ${attempt} of run ${runId} is over; attempt ${current} is the current one`);
+    if (attempt !== undefined && attempt > current) throw new SessionError('unknown_run', `this session has no attempt ${attempt} of run ${runId} (its latest is attempt ${current})`);
+    if (run.ended !== undefined) throw new SessionError('run_ended', `attempt ${current} of run ${runId} is over (${run.ended})`);
+    return run;
   }
 
   /** Records a finished step (`run_step`) unless an earlier attempt already did. */
-  async checkpoint(runId: string, step: string, ref?: string): Promise<{ runId: string; step: string; skipped: boolean }> {
-    const run = this.taken(runId);
+  async checkpoint(runId: string, step: string, ref?: string, attempt?: number): Promise<{ runId: string; attempt: number; step: string; skipped: boolean }> {
+    const run = this.taken(runId, attempt);
     let recorded = false;
     await run.ctx.step(
       step,
@@ -232,18 +259,17 @@ export class AgentSession {
       },
       { ref: (r) => r },
     );
-    return { runId, step, skipped: !recorded };
+    return { runId, attempt: run.ctx.attempt, step, skipped: !recorded };
   }
 
-  async finishRun(runId: string, outcome: RunOutcome): Promise<{ runId: string; outcome: string; errorClass?: string }> {
-    const run = this.taken(runId);
+  async finishRun(runId: string, outcome: RunOutcome, attempt?: number): Promise<{ runId: string; attempt: number; outcome: string; errorClass?: string }> {
+    const run = this.taken(runId, attempt);
     run.outcome.resolve(outcome);
     const timeout = new Promise<undefined>((r) => setTimeout(() => r(undefined), this.opts.finishTimeoutMs ?? 35_000).unref());
     const done = await Promise.race([run.finished.promise, timeout]);
-    this.runs.delete(runId);
-    this.endedRuns.set(runId, done ? `finished: ${done.outcome}` : 'its result could not be recorded');
+    this.end(run, done ? `finished: ${done.outcome}` : 'its result could not be recorded');
     if (!done) throw new SessionError('result_failed', `the result of run ${runId} could not be recorded (see the gaffer mcp log on stderr)`);
-    return { runId, ...done };
+    return { runId, attempt: run.ctx.attempt, ...done };
   }
 
   // ---- logs and usage (PROTOCOL §5) ----

@@ -22,6 +22,12 @@ If a tool answers lock_lost or not_holder for a task, stop working on that task 
 
 const taskId = z.number().int().positive().describe('The task id (from claim_task).');
 const runId = z.string().min(1).max(100).describe('The run id (from next_run).');
+const attempt = z
+  .number()
+  .int()
+  .positive()
+  .optional()
+  .describe('The attempt (from next_run) this call is for; when given, a call for an attempt that is over is refused (run_ended). Default: the current attempt of the run.');
 
 /** Exactly one of taskId / runId: what a log line or usage figure belongs to. */
 function target(args: { taskId?: number | undefined; runId?: string | undefined }): { taskId: number } | { runId: string } {
@@ -196,7 +202,8 @@ export function registerAgentTools(server: McpServer, session: AgentSession, rol
         `Take the next scheduled job run Gaffer gave this session (role "${role}"; it is already acknowledged). Returns the run — runId, job, slot, attempt, payload, ` +
         'idempotencyKey, deadline, completedSteps — or {"run": null} when there is none (a normal answer: do not loop). ' +
         'Skip the steps listed in completedSteps (an earlier attempt did them); pass idempotencyKey to every outside system you change, so a retry cannot double an effect. ' +
-        'Record each finished step with checkpoint_step and end the run with finish_run before its deadline.',
+        'Record each finished step with checkpoint_step and end the run with finish_run before its deadline. ' +
+        'A run you failed (or that was taken away) can come back here as a later attempt with the same runId and a higher attempt: it is new work, not a duplicate.',
       inputSchema: {},
       annotations: { destructiveHint: false, openWorldHint: false },
     },
@@ -215,10 +222,11 @@ export function registerAgentTools(server: McpServer, session: AgentSession, rol
         runId,
         step: z.string().min(1).max(200).describe('The step name, stable across attempts ("send-email").'),
         ref: z.string().min(1).max(1000).optional().describe('What identifies the side effect (a message id, a file, a commit).'),
+        attempt,
       },
       annotations: { destructiveHint: false, idempotentHint: true, openWorldHint: false },
     },
-    (args) => toolCall(() => session.checkpoint(args.runId, args.step, args.ref)),
+    (args) => toolCall(() => session.checkpoint(args.runId, args.step, args.ref, args.attempt)),
   );
 
   server.registerTool(
@@ -228,25 +236,30 @@ export function registerAgentTools(server: McpServer, session: AgentSession, rol
       description:
         'End a run you took: outcome "success", or "failed" with errorClass "retryable" (transient: timeouts, rate limits; Gaffer retries with backoff), ' +
         '"fatal" (will not succeed by retrying: held for review) or "needs_human" (money, accounts, security: held, the operator is alerted). ' +
-        'error: a short reason; output: any JSON result.',
+        'error: a short reason; output: any JSON result. A retryable failure may bring the run back to you as a later attempt (next_run).',
       inputSchema: {
         runId,
         outcome: z.enum(['success', 'failed']),
         errorClass: z.enum(ERROR_CLASSES).optional().describe('With outcome "failed" (default retryable).'),
         error: z.string().max(10_000).optional(),
         output: z.unknown().optional(),
+        attempt,
       },
       annotations: { destructiveHint: false, openWorldHint: false },
     },
     (args) =>
       toolCall(async () => {
         if (args.outcome === 'success' && args.errorClass !== undefined) throw new SessionError('bad_request', 'errorClass goes with outcome "failed" only');
-        return session.finishRun(args.runId, {
-          outcome: args.outcome,
-          ...(args.errorClass !== undefined ? { errorClass: args.errorClass } : {}),
-          ...(args.error !== undefined ? { error: args.error } : {}),
-          ...(args.output !== undefined ? { output: args.output } : {}),
-        });
+        return session.finishRun(
+          args.runId,
+          {
+            outcome: args.outcome,
+            ...(args.errorClass !== undefined ? { errorClass: args.errorClass } : {}),
+            ...(args.error !== undefined ? { error: args.error } : {}),
+            ...(args.output !== undefined ? { output: args.output } : {}),
+          },
+          args.attempt,
+        );
       }),
   );
 }

@@ -14,8 +14,9 @@ A Model Context Protocol server on stdin/stdout, for an MCP host (Claude Code, C
 
 Agent mode (--role): the MCP client becomes a Gaffer agent of ROLE. Tools claim, renew and report
 tasks, create tasks idempotently, and send log lines and usage; with --jobs the session also takes
-job runs of the role (next_run, checkpoint_step, finish_run). Locks are renewed while the session
-is open; when it ends, tasks still held go back to the backlog.
+job runs of the role (next_run, checkpoint_step, finish_run; a retried run that comes back is a new
+attempt). Without --jobs the session tells Gaffer it takes no job runs, and is never offered one.
+Locks are renewed while the session is open; when it ends, tasks still held go back to the backlog.
   GAFFER_TOKEN   the agent token (required; never a flag, never logged)
   --url          the agent socket (default GAFFER_URL, else ${DEFAULT_AGENT_URL})
   --name         the instance name shown to the operator (default mcp-ROLE-PID)

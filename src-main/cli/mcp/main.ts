@@ -57,7 +57,8 @@ export async function runMcp(argv: string[]): Promise<number> {
   if (opts.mode === 'agent') {
     let agent;
     try {
-      agent = await connect({ url: opts.url, token: opts.token, role: opts.role, name: opts.name, version: VERSION, logger: stderrLogger });
+      // Without --jobs the session takes no runs, and says so: Gaffer never offers it a trigger it would let lapse.
+      agent = await connect({ url: opts.url, token: opts.token, role: opts.role, name: opts.name, version: VERSION, takesRuns: opts.jobs, logger: stderrLogger });
     } catch (e) {
       process.stderr.write(`gaffer mcp: cannot connect to ${opts.url}: ${e instanceof Error ? e.message : String(e)}\n`);
       return 1;

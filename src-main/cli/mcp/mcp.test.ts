@@ -187,6 +187,44 @@ describe('gaffer mcp --role (agent mode)', () => {
     expect(detail.steps.map((s: { step?: string; name?: string }) => s.step ?? s.name)).toEqual(['collect']);
     expect((await call(client, 'finish_run', { runId: run.runId, outcome: 'success' })).text).toMatch(/^run_ended: /);
   }, 30_000);
+
+  it('without --jobs the session is never offered a run: one with --jobs gets it at the first offer; alone, the run waits and explain says why', async () => {
+    await mcp(['--role', 'courier', '--url', gaffer.agentUrl], { GAFFER_TOKEN: await agentToken('courier') });
+    const { job } = await api('POST', '/jobs', { name: 'courier-round', role: 'courier', schedule: { everyS: 86400 } });
+    // Only the session without --jobs is online: nobody takes the run, and Gaffer says so.
+    const waiting = await api('POST', `/jobs/${job.id}/trigger`, { reason: 'test' });
+    expect(waiting).toMatchObject({ dispatched: false, message: expect.stringMatching(/no online instance of role courier takes job runs/) });
+    expect((await api('GET', `/jobs/${job.id}/explain?at=${encodeURIComponent(waiting.run.slotAt)}`)).explanation.layers.execution.reason).toMatch(/takes job runs: 1 online said takesRuns: false/);
+    // A session with --jobs (connected later: without the flag the earlier one would win the pick) gets it at once.
+    const { client } = await mcp(['--role', 'courier', '--url', gaffer.agentUrl, '--jobs'], { GAFFER_TOKEN: await agentToken('courier') });
+    const run = await until(async () => (await call(client, 'next_run')).value.run, 'the run on the --jobs session');
+    expect(run).toMatchObject({ runId: waiting.run.id, attempt: 1 });
+    await call(client, 'finish_run', { runId: run.runId, outcome: 'success' });
+    const offers = (await api('GET', `/audit?type=trigger.offer&subject=run:${run.runId}`)).items;
+    expect(offers).toHaveLength(1);
+    expect((await api('GET', `/audit?type=trigger.timeout&subject=run:${run.runId}`)).items).toEqual([]);
+  }, 30_000);
+
+  it('a retry of a run that comes back to the same session is a new attempt: next_run hands it out and finish_run ends it', async () => {
+    const { client } = await mcp(['--role', 'retrier', '--url', gaffer.agentUrl, '--jobs'], { GAFFER_TOKEN: await agentToken('retrier') });
+    const { job } = await api('POST', '/jobs', { name: 'flaky-export', role: 'retrier', schedule: { everyS: 86400 }, retry: { maxAttempts: 2, firstDelayS: 0 } });
+    const triggered = await api('POST', `/jobs/${job.id}/trigger`, { reason: 'test' });
+    const first = await until(async () => (await call(client, 'next_run')).value.run, 'attempt 1');
+    expect(first).toMatchObject({ runId: triggered.run.id, attempt: 1 });
+    expect(await call(client, 'checkpoint_step', { runId: first.runId, step: 'extract', ref: 'rows:7' })).toMatchObject({ value: { skipped: false } });
+    const failed = await call(client, 'finish_run', { runId: first.runId, outcome: 'failed', errorClass: 'retryable', error: 'upstream timeout' });
+    expect(failed.value).toMatchObject({ runId: first.runId, outcome: 'failed', errorClass: 'retryable' });
+    // The retry is due at once and this session is the only instance of the role: it comes back here.
+    const second = await until(async () => (await call(client, 'next_run')).value.run, 'attempt 2');
+    expect(second).toMatchObject({ runId: first.runId, attempt: 2, completedSteps: ['extract'] });
+    expect((await call(client, 'checkpoint_step', { runId: second.runId, step: 'extract' })).value).toMatchObject({ skipped: true });
+    const done = await call(client, 'finish_run', { runId: second.runId, outcome: 'success', output: { rows: 7 } });
+    expect(done.value).toMatchObject({ runId: first.runId, outcome: 'success' });
+    expect((await api('GET', `/runs/${first.runId}`)).run).toMatchObject({ status: 'success', attempt: 2, retryCount: 1, output: { rows: 7 } });
+    // An attempt that is over stays over, by number too.
+    expect((await call(client, 'finish_run', { runId: first.runId, attempt: 1, outcome: 'success' })).text).toMatch(/^run_ended: /);
+    expect((await call(client, 'next_run')).value).toEqual({ run: null });
+  }, 30_000);
 });
 
 describe('gaffer mcp --operator (read-only)', () => {
@@ -201,11 +239,36 @@ describe('gaffer mcp --operator (read-only)', () => {
     const explained = await call(client, 'explain_job', { job: 'daily-report', at: new Date().toISOString() });
     expect(explained.value).toHaveProperty('explanation');
     expect((await call(client, 'recent_runs', { job: 'daily-report' })).value.items[0]).toMatchObject({ status: 'success' });
-    expect((await call(client, 'recent_failures')).value).toEqual({ failedRuns: expect.any(Array), failedTasks: expect.any(Array), blockedTasks: expect.any(Array) });
+    expect((await call(client, 'recent_failures')).value).toEqual({ failedRuns: expect.any(Array), awaitingDecision: expect.any(Array), failedTasks: expect.any(Array), blockedTasks: expect.any(Array) });
     const audit = await call(client, 'search_audit', { type: 'operator.force_release', limit: 5 });
     expect(audit.value.items).toHaveLength(1);
     expect((await call(client, 'explain_job', { job: 'no-such-job' })).text).toMatch(/^not_found: /);
     expect(problems).toEqual([]);
+  }, 30_000);
+
+  it('recent_failures: a run that succeeded after approval is settled (not a failure); a held run is listed with its open question', async () => {
+    const agent = (await mcp(['--role', 'payer', '--url', gaffer.agentUrl, '--jobs'], { GAFFER_TOKEN: await agentToken('payer') })).client;
+    const { client } = await mcp(['--operator', '--url', gaffer.url], { GAFFER_OPERATOR_TOKEN: gaffer.operatorToken });
+    const needsHuman = async (name: string, question: string) => {
+      const { job } = await api('POST', '/jobs', { name, role: 'payer', schedule: { everyS: 86400 }, retry: { maxAttempts: 1 } });
+      const { run } = await api('POST', `/jobs/${job.id}/trigger`, { reason: 'test' });
+      await until(async () => (await call(agent, 'next_run')).value.run, `${name} to arrive`);
+      await call(agent, 'finish_run', { runId: run.id, outcome: 'failed', errorClass: 'needs_human', error: question });
+      return run.id as string;
+    };
+    const paid = await needsHuman('pay-invoice', 'pay invoice 2231 (4 200 EUR)?');
+    const waiting = await needsHuman('raise-limit', 'raise the card limit to 10 000 EUR?');
+    expect((await api('POST', `/runs/${paid}/approve`, { note: 'yes, pay it' })).run).toMatchObject({ id: paid });
+    const again = await until(async () => (await call(agent, 'next_run')).value.run, 'the approved re-run');
+    expect(again).toMatchObject({ runId: paid, attempt: 2, approval: { note: 'yes, pay it' } });
+    await call(agent, 'finish_run', { runId: paid, outcome: 'success' });
+    expect((await api('GET', `/runs/${paid}`)).run).toMatchObject({ status: 'failed', disposition: 'backfilled' });
+
+    const { value } = await call(client, 'recent_failures');
+    const runIds = (xs: Array<{ id: string }>) => xs.map((r) => r.id);
+    expect(runIds(value.failedRuns)).not.toContain(paid);
+    expect(runIds(value.failedRuns)).not.toContain(waiting);
+    expect(value.awaitingDecision.map((x: { run: { id: string }; question: string }) => [x.run.id, x.question])).toEqual([[waiting, 'raise the card limit to 10 000 EUR?']]);
   }, 30_000);
 
   it('refuses to start without its token, with a usage line on stderr and status 2', async () => {

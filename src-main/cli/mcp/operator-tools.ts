@@ -42,6 +42,23 @@ export function apiClient(base: string, token: string): (path: string, query?: Q
   };
 }
 
+interface RunItem {
+  id: string;
+  lastError: string | null;
+}
+interface RunDetail {
+  backfills?: Array<{ status: string; lastError: string | null }>;
+}
+
+/**
+ * The question a run awaiting a decision asks: that of its latest re-run when an approved re-run
+ * ended needing a human again (on its backfill), else the run's own last error.
+ */
+function openQuestion(run: RunItem, detail: RunDetail): string | null {
+  const latest = detail.backfills?.at(-1);
+  return latest?.status === 'failed' && latest.lastError ? latest.lastError : run.lastError;
+}
+
 const limit = z.number().int().min(1).max(200).optional().describe('How many (default 20).');
 const instant = z.string().min(1).max(40).describe('An ISO-8601 instant, e.g. 2026-11-30T09:00:00Z.');
 
@@ -102,20 +119,25 @@ export function registerOperatorTools(server: McpServer, get: ReturnType<typeof 
     {
       title: 'Recent failures',
       description:
-        'What needs the operator: failed job runs (newest first) and tasks that failed or are blocked (waiting for a human). Use it for "what went wrong?" and "what is waiting for me?".',
+        'What needs the operator, newest first: job runs that ended failed for good (failedRuns: never run again successfully, not being run again, not waiting for a decision), ' +
+        'runs held for review that wait for the operator to approve or reject them (awaitingDecision, each with its open question), ' +
+        'and tasks that failed or are blocked (waiting for a human). A run that succeeded after an approval or a backfill is settled: it is in none of these. ' +
+        'Use it for "what went wrong?" and "what is waiting for me?".',
       inputSchema: { limit },
       annotations: read,
     },
     (args) =>
       toolCall(async () => {
         const n = args.limit ?? 20;
-        const [runs, failed, blocked] = await Promise.all([
-          get('/runs', { status: 'failed', limit: n }),
+        const items = <T>(page: unknown) => (page as { items: T[] }).items;
+        const [runs, awaiting, failed, blocked] = await Promise.all([
+          get('/runs', { settled: 'failed', limit: n }),
+          get('/runs', { settled: 'awaiting_decision', limit: n }),
           get('/tasks', { status: 'failed', order: 'desc', limit: n }),
           get('/tasks', { status: 'blocked', order: 'desc', limit: n }),
         ]);
-        const items = (page: unknown) => (page as { items: unknown[] }).items;
-        return { failedRuns: items(runs), failedTasks: items(failed), blockedTasks: items(blocked) };
+        const awaitingDecision = await Promise.all(items<RunItem>(awaiting).map(async (run) => ({ run, question: openQuestion(run, (await get(`/runs/${encodeURIComponent(run.id)}`)) as RunDetail) })));
+        return { failedRuns: items(runs), awaitingDecision, failedTasks: items(failed), blockedTasks: items(blocked) };
       }),
   );
 

@@ -598,6 +598,13 @@ export const MIGRATIONS: Migration[] = [
     `,
   },
   {
+    name: '025_backfills_by_run',
+    // A run's backfills, newest last: the latest is what a decision acts on, and the run lists'
+    // `settled` filter looks it up for every failed run (core/jobs/run-settlement.ts) — without
+    // this, each lookup scans the backfill queue's whole history. Idempotent on re-run.
+    sql: 'CREATE INDEX IF NOT EXISTS backfills_run ON backfills (run_id, id);',
+  },
+  {
     name: '026_inbox_resolved',
     // An item whose cause is gone is `resolved` by Gaffer (PROTOCOL §12): a state of its own beside
     // `acked` (the operator's act), with when and why. The state's CHECK changes, so the table is

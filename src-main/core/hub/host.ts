@@ -32,6 +32,8 @@ export interface Peer {
   /** Set once `hello` has committed. */
   readonly instanceId: string | null;
   readonly role: string | null;
+  /** False when its `hello` said `takesRuns: false`: it is never picked for a job trigger. */
+  readonly takesRuns: boolean;
   readonly token: TokenInfo | null;
   /** Order of connection (tie break: the earlier connection first). */
   readonly connectSeq: number;
@@ -78,7 +80,8 @@ export interface PeerPicker {
   /**
    * The least loaded ready session of `role` whose instance is online and not in `excluded`: held
    * locks plus `extraLoad(instanceId)` (the offers out to it, for a job trigger), then the one
-   * picked least recently, then the earliest connected. Picking counts as its turn.
+   * picked least recently, then the earliest connected; with `runsOnly`, only sessions that take job
+   * runs. Picking counts as its turn.
    */
-  pick(role: string, excluded: ReadonlySet<string>, extraLoad?: (instanceId: string) => number): Peer | undefined;
+  pick(role: string, excluded: ReadonlySet<string>, extraLoad?: (instanceId: string) => number, runsOnly?: boolean): Peer | undefined;
 }

@@ -191,12 +191,12 @@ export class Hub implements JobsHubPort {
 
   /**
    * The instance a new offer goes to (JobsHubPort): the least loaded ready, online instance of
-   * `role` not in `exclude` — held locks + `offersOut(instanceId)`, then the one picked least
-   * recently, then the earliest connected — or null. Being picked counts as its turn.
+   * `role` that takes job runs, not in `exclude` — held locks + `offersOut(instanceId)`, then the
+   * one picked least recently, then the earliest connected — or null. Being picked counts as its turn.
    */
   pick(role: string, exclude: ReadonlySet<string>, offersOut?: (instanceId: string) => number): string | null {
     if (this.closed) return null;
-    return this.presence.pick(role, exclude, offersOut)?.instanceId ?? null;
+    return this.presence.pick(role, exclude, offersOut, true)?.instanceId ?? null;
   }
 
   /** Sends one push to the live, ready session of `instanceId`; false when it has none. */
@@ -235,6 +235,11 @@ export class Hub implements JobsHubPort {
   /** Instance ids with a live, ready session, optionally of one role. */
   connectedInstances(role?: string): string[] {
     return this.presence.connectedInstances(role);
+  }
+
+  /** Instance ids of `role` with a live, ready session whose `hello` did not say `takesRuns: false`. */
+  runTakers(role: string): string[] {
+    return this.presence.connectedInstances(role, true);
   }
 
   sessions(): SessionInfo[] {

@@ -97,15 +97,17 @@ export type JobTrigger = Omit<JobTriggerPush, 'type'>;
  */
 export interface JobsHubPort {
   /**
-   * The instance a new offer goes to: the least loaded ready, online instance of `role` not in
-   * `exclude` (held locks + `offersOut(instanceId)`, then the one picked least recently, then the
-   * earliest connected), or null when there is none. Being picked counts as its turn.
+   * The instance a new offer goes to: the least loaded ready, online instance of `role` that takes
+   * job runs, not in `exclude` (held locks + `offersOut(instanceId)`, then the one picked least
+   * recently, then the earliest connected), or null when there is none. Being picked counts as its turn.
    */
   pick(role: string, exclude: ReadonlySet<string>, offersOut?: (instanceId: string) => number): string | null;
   /** Sends one push to the live session of `instanceId`; false when it has none. */
   send(instanceId: string, push: AgentPush): boolean;
   /** Instance ids with a live, ready session, optionally of one role. */
   connectedInstances(role?: string): string[];
+  /** Instance ids of `role` with a live, ready session that take job runs (`hello` without `takesRuns: false`). */
+  runTakers(role: string): string[];
   /** Asks one online instance of `role` to run the named precheck for `slot`. Never rejects. */
   requestPrecheck(role: string, check: string, slot: string, timeoutMs: number): Promise<PrecheckVerdict>;
   /** Registers (or, with `undefined`, removes) where `run_*` requests go. */

@@ -55,18 +55,18 @@ export class Presence implements PeerPicker {
     return this.byInstance.get(instanceId);
   }
 
-  /** Instance ids with a live, ready session, optionally of one role. */
-  connectedInstances(role?: string): string[] {
+  /** Instance ids with a live, ready session, optionally of one role (with `runsOnly`: that take job runs). */
+  connectedInstances(role?: string, runsOnly = false): string[] {
     const out: string[] = [];
-    for (const [id, s] of this.byInstance) if (role === undefined || s.role === role) out.push(id);
+    for (const [id, s] of this.byInstance) if ((role === undefined || s.role === role) && (!runsOnly || s.takesRuns)) out.push(id);
     return out;
   }
 
-  pick(role: string, excluded: ReadonlySet<string>, extraLoad?: (instanceId: string) => number): Peer | undefined {
+  pick(role: string, excluded: ReadonlySet<string>, extraLoad?: (instanceId: string) => number, runsOnly = false): Peer | undefined {
     let best: Peer | undefined;
     let bestLoad = Infinity;
     for (const [instanceId, s] of this.byInstance) {
-      if (s.role !== role || s.state !== 'ready' || excluded.has(instanceId)) continue;
+      if (s.role !== role || s.state !== 'ready' || excluded.has(instanceId) || (runsOnly && !s.takesRuns)) continue;
       const row = this.deps.load(instanceId);
       if (!row || row.status !== 'online') continue;
       const load = row.held + (extraLoad?.(instanceId) ?? 0);

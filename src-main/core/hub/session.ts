@@ -49,6 +49,8 @@ export class Session implements HubConnection, Peer {
   /** Set once `hello` has committed. */
   instanceId: string | null = null;
   role: string | null = null;
+  /** From `hello` (`takesRuns: false` → false): whether it may be offered job triggers. */
+  takesRuns = true;
   token: TokenInfo | null;
   readonly remoteAddress: string | null;
   /** When it was last picked for a push (least-recently-picked tie breaks). */
@@ -351,6 +353,7 @@ export class Session implements HubConnection, Peer {
           }
           this.instanceId = instance.id;
           this.role = instance.role;
+          this.takesRuns = req.takesRuns !== false;
           this.state = 'ready';
           const { clock, config } = this.hub.env;
           this.lastHeartbeatAt = clock.now();
@@ -368,7 +371,7 @@ export class Session implements HubConnection, Peer {
             locks,
           };
           this.send(okReply(req.id, result));
-          this.hub.env.emit({ type: 'session.hello', sessionId: this.sessionId, instanceId: instance.id, role: instance.role, resumed });
+          this.hub.env.emit({ type: 'session.hello', sessionId: this.sessionId, instanceId: instance.id, role: instance.role, resumed, takesRuns: this.takesRuns });
           const early = this.early;
           this.early = [];
           for (const text of early) {

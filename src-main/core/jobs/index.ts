@@ -56,7 +56,10 @@ export function createJobs(deps: JobsDeps): JobService {
       calendars,
       signals,
       settings: () => settings.read(),
-      onlineCount: (role) => hub.connectedInstances(role).length,
+      online: (role) => {
+        const takers = hub.runTakers(role).length;
+        return { takers, noRuns: hub.connectedInstances(role).length - takers };
+      },
       trail: (subjects, limit) => oldestAbout(ctx.db, subjects, limit),
     },
     approvals: new Approvals(ctx, engine),

@@ -29,7 +29,7 @@ import { isoTime } from '../../common/iso-time';
 import type { Signals } from '../signals/signals';
 import type { BackfillRepo } from './backfill-repo';
 import type { CalendarRepo } from './calendar-repo';
-import { maintenanceAt } from './engine';
+import { instanceWords, maintenanceAt } from './engine';
 import { firstLook, resolvePlaceholders, slotDates, type JobPlan } from './plan';
 import type { JobRepo } from './repo';
 import { isInProgress, runPhase } from './run-phase';
@@ -43,7 +43,8 @@ export interface InsightDeps {
   calendars: CalendarRepo;
   signals: Signals;
   settings(): JobSettings;
-  onlineCount(role: string): number;
+  /** Online instances of `role`: those that take job runs, and those whose hello said they take none. */
+  online(role: string): { takers: number; noRuns: number };
   /** The oldest audit rows about any of `subjects` (the run's trail). */
   trail(subjects: string[], limit: number): Array<{ id: number; at: number; type: string; actor: string; detail: string }>;
 }
@@ -282,8 +283,8 @@ function forecast(
   push('overlap', true, open.length ? `run(s) of ${open.map((r) => r.slot).join(', ')} in progress now; overlap '${spec.overlap}' applies if still running then` : `no run in progress now; overlap '${spec.overlap}'`);
   const queued = deps.backfillRows.queuedOfJob(job.id, spec.backfillCapPerTick);
   push('order', true, queued.length ? `backfills of ${queued.map((b) => b.slot).join(', ')} would run first (cap ${spec.backfillCapPerTick} per tick)` : 'no queued backfill runs first');
-  const online = deps.onlineCount(job.role);
-  push('instance', true, `${online} instance(s) of role ${job.role} online now`);
+  const online = deps.online(job.role);
+  push('instance', true, `${instanceWords(job.role, online.takers, online.noRuns)} now`);
 
   let outcome: string;
   if (occ.disposition !== 'due') outcome = `will not run: ${timeItem.reason}`;

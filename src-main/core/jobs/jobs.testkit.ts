@@ -154,7 +154,8 @@ export interface JobsHarness {
   port: number;
   url: string;
   agents: JobAgent[];
-  agent(role: string, behavior?: Behavior, name?: string): Promise<JobAgent>;
+  /** A scripted agent of `role`; `hello`: more fields of its hello (e.g. `{takesRuns: false}`). */
+  agent(role: string, behavior?: Behavior, name?: string, hello?: Record<string, unknown>): Promise<JobAgent>;
   createJob(spec: Partial<JobSpecInput> & { name: string }): string;
   run(jobId: string, slot: string): Run | undefined;
   runs(jobId: string): Run[];
@@ -213,9 +214,9 @@ export async function startJobsHarness(opts: { start?: string; config?: Partial<
     port,
     url,
     agents,
-    async agent(role, behavior = succeed(), name) {
+    async agent(role, behavior = succeed(), name, hello = {}) {
       const token = core.tokens.create({ name: `t${++n}`, role, actor: 'test' }).token;
-      const a = await TestAgent.hello(url, token, role, name ?? `${role}-${n}`);
+      const a = await TestAgent.hello(url, token, role, name ?? `${role}-${n}`, hello);
       const ja = new JobAgent(a, clock, behavior);
       agents.push(ja);
       await settle();

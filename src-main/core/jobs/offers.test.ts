@@ -149,6 +149,48 @@ describe('one owner of an offer', () => {
     expect(await holder.started(holder.triggers[0]!)).toMatchObject({ ok: true });
   });
 
+  it('an instance whose hello said takesRuns: false is never offered a run; one of the role that takes runs gets it at the first offer', async () => {
+    h = await startJobsHarness();
+    // Connected first: without the flag, the earliest connection wins the pick's tie.
+    const taskOnly = await h.agent('reporter', ignore, 'mcp-without-jobs', { takesRuns: false });
+    const worker = await h.agent('reporter', succeed(), 'worker');
+    const jobId = h.createJob(JOB);
+    await h.advanceTo(DUE);
+    await until(() => h!.run(jobId, '2026-11-30')?.status === 'success', 'the run on the worker');
+    const runId = h.run(jobId, '2026-11-30')!.id;
+    expect(taskOnly.triggers).toEqual([]);
+    expect(offersOf(h, runId).map((e) => [e.detail.instanceId, e.detail.offer])).toEqual([[worker.instanceId, 1]]);
+    expect(worker.triggers.map((t) => [t.attempt, t.receivedAt])).toEqual([[1, Date.parse(DUE)]]);
+    expect(h.run(jobId, '2026-11-30')).toMatchObject({ instanceId: worker.instanceId, retryCount: 0 });
+    assertInvariants(h.core);
+  });
+
+  it('with only instances that take no runs online, a run waits unoffered (no retry spent), explain says why, and a hello that takes runs gets it at once', async () => {
+    h = await startJobsHarness();
+    const taskOnly = await h.agent('reporter', ignore, 'mcp-without-jobs', { takesRuns: false });
+    const jobId = h.createJob(JOB);
+    const byHandId = h.createJob({ ...JOB, name: 'by-hand', schedule: { everyS: 86400, timezone: 'UTC' } });
+    await h.advanceTo(DUE);
+    const byHand = h.core.jobs.triggerNow(byHandId, { reason: 'now', actor: 'operator:test' });
+    expect(byHand).toMatchObject({ dispatched: false, message: expect.stringMatching(/no online instance of role reporter takes job runs/) });
+    await h.advance(5 * 60_000);
+    expect(taskOnly.triggers).toEqual([]);
+    expect(h.audit('trigger.offer')).toEqual([]);
+    expect(h.audit('trigger.undeliverable')).toEqual([]);
+    expect(h.run(jobId, '2026-11-30')).toMatchObject({ status: 'pending', disposition: 'waiting', attempt: 0, retryCount: 0 });
+    const why = h.core.jobs.explain(jobId, DUE).layers.execution;
+    expect(why.reason).toMatch(/no online instance of role reporter takes job runs: 1 online said takesRuns: false/);
+    expect(why.items.find((i) => i.name === 'instance')).toMatchObject({ verdict: 'not_ready', evidence: { online: 0, onlineNoRuns: 1 } });
+    expect(h.core.jobs.explain(byHandId, byHand.run.slotAt).layers.execution.reason).toMatch(/takes job runs/);
+    // Another instance that takes no runs changes nothing; one that takes runs gets both at once.
+    await h.agent('reporter', ignore, 'another-without-jobs', { takesRuns: false });
+    expect(h.audit('trigger.offer')).toEqual([]);
+    const worker = await h.agent('reporter', succeed(), 'worker');
+    await until(() => h!.run(jobId, '2026-11-30')?.status === 'success' && h!.runs(byHandId)[0]?.status === 'success', 'both runs on the worker');
+    expect(worker.triggers.map((t) => t.receivedAt)).toEqual([Date.parse(DUE) + 5 * 60_000, Date.parse(DUE) + 5 * 60_000]);
+    assertInvariants(h.core);
+  });
+
   it('a restart mid-offer resumes from the rows: offered again, same attempt, and a late run_started of the old offer is refused', async () => {
     h = await startJobsHarness();
     const a = await h.agent('reporter', ignore, 'a');

@@ -15,7 +15,7 @@
  */
 import { GafferError } from '../../common/errors';
 import { isoTime } from '../../common/iso-time';
-import type { CheckLayer, CheckRecord, CheckVerdict, JobSpec, RunDisposition, RunStatus, RunStep } from '../../common/job-schema';
+import type { CheckLayer, CheckRecord, CheckVerdict, JobSpec, RunDisposition, RunSettlement, RunStatus, RunStep } from '../../common/job-schema';
 import type { CoreContext } from '../context';
 import { SqlWhere } from '../sql-where';
 import { onOldTimeline, type ClockGap } from '../time/gap-detector';
@@ -24,6 +24,7 @@ import { JobPlan } from './plan';
 import { RowPatcher } from './row-patcher';
 import { specOf, toCheck, toRun, type CheckRow, type JobRow, type NewRun, type RunChange, type RunPatch, type RunRow } from './rows';
 import type { WaitingOn } from './run-phase';
+import { AWAITS_DECISION_SQL, FAILED_FOR_GOOD_SQL } from './run-settlement';
 import { assertRunEdge, type RunCause } from './run-transitions';
 
 /** Offers out to one instance counted for its load, at most (see `offersOutTo`). */
@@ -410,11 +411,12 @@ export class JobRepo {
   }
 
   /** A page of runs, newest slot first; `limit + 1` rows tell whether there is more. */
-  listRuns(f: { jobId?: string; status?: RunStatus; disposition?: RunDisposition; from?: number; to?: number; before?: [number, string] }, limit: number): RunRow[] {
+  listRuns(f: { jobId?: string; status?: RunStatus; disposition?: RunDisposition; settled?: RunSettlement; from?: number; to?: number; before?: [number, string] }, limit: number): RunRow[] {
     const where = new SqlWhere();
     if (f.jobId !== undefined) where.and('job_id = ?', f.jobId);
     if (f.status !== undefined) where.and('status = ?', f.status);
     if (f.disposition !== undefined) where.and('disposition = ?', f.disposition);
+    if (f.settled !== undefined) where.and(f.settled === 'failed' ? FAILED_FOR_GOOD_SQL : AWAITS_DECISION_SQL);
     if (f.from !== undefined) where.and('slot_at >= ?', f.from);
     if (f.to !== undefined) where.and('slot_at < ?', f.to);
     if (f.before !== undefined) where.and('(slot_at < ? OR (slot_at = ? AND id < ?))', f.before[0], f.before[0], f.before[1]);

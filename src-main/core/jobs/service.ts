@@ -339,7 +339,7 @@ export class JobService {
 
   // ---- runs --------------------------------------------------------------------------------
 
-  /** Runs, newest slot first; filter by job (id or name), status, disposition, slot time [from, to). */
+  /** Runs, newest slot first; filter by job (id or name), status, disposition, settlement (failed for good, awaiting a decision), slot time [from, to). */
   listRuns(input: unknown = {}): Page<Run> {
     const f = parseOrThrow(listRunsInput, input, 'run filter');
     const limit = f.limit ?? 100;
@@ -354,6 +354,7 @@ export class JobService {
         jobId: f.job === undefined ? undefined : this.repo.jobRow(f.job).id,
         status: f.status,
         disposition: f.disposition,
+        settled: f.settled,
         ...(f.from !== undefined ? { from: toMs(f.from) } : {}),
         ...(f.to !== undefined ? { to: toMs(f.to) } : {}),
         before,

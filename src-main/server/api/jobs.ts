@@ -13,6 +13,7 @@ import {
   jobPatchInput,
   jobSpecInput,
   RUN_DISPOSITIONS,
+  RUN_SETTLEMENTS,
   RUN_STATUSES,
 } from '../../common/job-schema';
 import { runSubject } from '../../common/logs';
@@ -50,6 +51,7 @@ const listRunsQuery = z.strictObject({
   job: idParam.optional(),
   status: z.enum(RUN_STATUSES).optional(),
   disposition: z.enum(RUN_DISPOSITIONS).optional(),
+  settled: z.enum(RUN_SETTLEMENTS).optional(),
   from: instantParam.optional(),
   to: instantParam.optional(),
   limit: limitParam.optional(),
@@ -254,7 +256,8 @@ export function jobRoutes(core: Core): Route[] {
     defineRoute({
       method: 'GET',
       path: '/runs',
-      summary: 'Runs across jobs (the slot ledger), newest first; filter by job, status, disposition, and the slot time (`from` inclusive, `to` exclusive).',
+      summary:
+        'Runs across jobs (the slot ledger), newest first; filter by job, status, disposition, `settled` (`failed`: ended failed for good — never backfilled, not being run again, not awaiting a decision; `awaiting_decision`: held for review, waiting for approve / reject), and the slot time (`from` inclusive, `to` exclusive).',
       query: listRunsQuery,
       responses: { 200: '`{items: [run], next}`' },
       handle({ query }) {

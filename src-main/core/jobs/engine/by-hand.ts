@@ -23,6 +23,7 @@ import { dispatchRun } from './dispatch';
 import { takenAway } from './offers';
 import { attemptFailed, backfillAttemptFailed, backfillCancelled, cancelled, skipped, wait } from './outcomes';
 import { claimByHand } from './slots';
+import { instanceWords } from './verdicts';
 
 export interface RunNowResult {
   run: RunRow;
@@ -72,12 +73,13 @@ export function runNow(e: EngineContext, job: JobRow, wanted: string | undefined
   return dispatchByHand(e, run, job, reason, actor, now, true);
 }
 
-/** Dispatches a claimed run by hand now, or — with no instance of the role online — as soon as one says hello. */
+/** Dispatches a claimed run by hand now, or — with no instance of the role online that takes runs — as soon as one says hello. */
 function dispatchByHand(e: EngineContext, run: RunRow, job: JobRow, reason: string, actor: string, now: number, created: boolean): RunNowResult {
   e.repo.recordCheck(run.job_id, run.slot, 'execution', 'manual', 'ready', `run by hand by ${actor}: ${reason} (schedule, pause and preconditions overridden)`, { override: true, reason, actor });
-  if (e.hub.connectedInstances(job.role).length === 0) {
-    const why = `no online instance of role ${job.role}`;
-    e.repo.recordCheck(run.job_id, run.slot, 'execution', 'execution', 'not_ready', why, { blocker: 'instance', instance: { verdict: 'not_ready', reason: why, online: 0 } });
+  if (e.hub.runTakers(job.role).length === 0) {
+    const noRuns = e.hub.connectedInstances(job.role).length;
+    const why = instanceWords(job.role, 0, noRuns);
+    e.repo.recordCheck(run.job_id, run.slot, 'execution', 'execution', 'not_ready', why, { blocker: 'instance', instance: { verdict: 'not_ready', reason: why, online: 0, ...(noRuns > 0 ? { onlineNoRuns: noRuns } : {}) } });
     e.repo.patchRun(run.id, { overrides_preconditions: 1 });
     const r = wait(e, run, now + NO_INSTANCE_RECHECK_MS, 'instance', 'waiting');
     return { run: r, created, dispatched: false, message: `slot ${run.slot} claimed by hand; ${why}: it is dispatched as soon as one says hello` };

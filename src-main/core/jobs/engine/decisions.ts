@@ -4,7 +4,8 @@
  * Invariants:
  * 1. Only a run waiting for a decision is decided: one held for review (fatal, needs a human, a
  *    spend cap) with its `held` backfill open, or one whose last re-run ended the same way (its
- *    backfill `failed` with such an error). Anything else is `invalid_transition`.
+ *    backfill `failed` with such an error) — the rule of run-settlement.ts, which the run lists
+ *    filter by too. Anything else is `invalid_transition`.
  * 2. A run's status never goes back (run-transitions.ts): the approved re-run is the run's
  *    backfill ("run now", backfill-transitions.ts), and the approval is stored on it, so every offer
  *    of that dispatch (an undelivered trigger, a lost instance) carries it again (backfills.ts).
@@ -17,22 +18,19 @@
 import { GafferError } from '../../../common/errors';
 import type { RunApproval } from '../../../common/job-schema';
 import type { BackfillRow, RunRow } from '../rows';
+import { awaitsDecision } from '../run-settlement';
 import { closeBackfill, runBackfillNow } from './backfills';
 import { ACTOR, type EngineContext } from './context';
 import { takenAway } from './offers';
 import { backfillAttemptFailed, held } from './outcomes';
 
-const DECIDABLE_ERRORS = new Set(['needs_human', 'fatal', 'budget']);
-
-/** The backfill a decision acts on (invariant 1), or a typed refusal. */
+/** The backfill a decision acts on (invariant 1): the run's latest, or a typed refusal. */
 function waitingBackfill(e: EngineContext, run: RunRow): BackfillRow {
   if (run.status !== 'failed') throw new GafferError('invalid_transition', `run ${run.id} is ${run.status}; only a run held for review is approved or rejected`);
-  const all = e.backfillRows.ofRun(run.id);
   const open = e.backfillRows.openOfRun(run.id);
-  if (open?.status === 'held') return open;
-  if (open) throw new GafferError('invalid_transition', `run ${run.id} is already being run again (backfill ${open.id} is ${open.status})`);
-  const last = all[all.length - 1];
-  if (last && last.status === 'failed' && last.error_class !== null && DECIDABLE_ERRORS.has(last.error_class) && run.disposition !== 'rejected' && run.disposition !== 'backfilled') return last;
+  if (open && open.status !== 'held') throw new GafferError('invalid_transition', `run ${run.id} is already being run again (backfill ${open.id} is ${open.status})`);
+  const latest = e.backfillRows.ofRun(run.id).at(-1);
+  if (latest && awaitsDecision(run, latest)) return latest;
   throw new GafferError('invalid_transition', `run ${run.id} is not held for review (disposition ${run.disposition})`);
 }
 

@@ -12,7 +12,8 @@ import type { ExecutionFacts, ExecutionMode } from './verdicts';
 
 export function executionFacts(e: EngineContext, run: RunRow, job: JobRow, spec: JobSpec, now: number, mode: ExecutionMode): ExecutionFacts {
   const settings = e.settings();
-  const f: ExecutionFacts = { mode, now, settings, job, spec, online: e.hub.connectedInstances(job.role).length };
+  const online = e.hub.runTakers(job.role).length;
+  const f: ExecutionFacts = { mode, now, settings, job, spec, online, onlineNoRuns: e.hub.connectedInstances(job.role).length - online };
   if (mode === 'slot') {
     // Ordering: backfills and catch-up runs of older slots go first.
     const before: string[] = [];

@@ -24,6 +24,7 @@ import { JobRunner } from './runner';
 export type { BudgetGate, EngineDeps, EngineHub } from './context';
 export type { RunNowResult } from './by-hand';
 export { maintenanceAt } from './maintenance';
+export { instanceWords } from './verdicts';
 
 export class JobEngine {
   private readonly e: EngineContext;

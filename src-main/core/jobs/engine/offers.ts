@@ -14,9 +14,13 @@
  * 3. Only `offer_to` may acknowledge, and its acknowledgement clears the offer in the start's own
  *    transaction (outcomes.ts `started`); anyone else's `run_started` is `not_holder`.
  * 4. An unacknowledged offer moves to the next instance when its ack is due (`trigger.timeout`) or
- *    its instance's session ends (`trigger.lost`). With nobody of the role online a run's offer
- *    waits for an instance (`waiting_on` = instance: a hello offers it at once); with every online
- *    instance already offered it is undeliverable — a retryable failure of the attempt.
+ *    its instance's session ends (`trigger.lost`). With nobody of the role online that takes runs a
+ *    run's offer waits for an instance (`waiting_on` = instance: a hello offers it at once); with
+ *    every online instance that takes runs already offered it is undeliverable — a retryable
+ *    failure of the attempt.
+ * 6. An instance whose `hello` said `takesRuns: false` is never offered a trigger (hub `pick`), and
+ *    does not count as online for a run: with only such instances online the offer waits, and the
+ *    execution check says why (explain).
  * 5. An acknowledged attempt taken away (deadline, operator, kill switch, budget) is audited
  *    (`trigger.cancel`) in the transaction that took it, and its holder is told at once after the
  *    commit (`run_cancelled`); its later messages are refused by the rows (run-sink.ts).
@@ -29,6 +33,7 @@ import type { JobTrigger } from '../../hub/ports';
 import { specOf, type BackfillRow, type JobRow, type RunPatch, type RunRow } from '../rows';
 import { ACTOR, type EngineContext } from './context';
 import { attemptFailed, backfillAttemptFailed, NO_OFFER, offerPlaced, wait } from './outcomes';
+import { instanceWords } from './verdicts';
 
 /** A `job_trigger` as the engine builds it: the PROTOCOL fields, then the documented additions. */
 export type BuiltTrigger = JobTrigger & { slotAt: string; trigger: string; backfillId?: number; covers?: string[]; previousError?: string; approval?: RunApproval };
@@ -125,17 +130,23 @@ export function offerMade(e: EngineContext, run: RunRow, job: JobRow, o: NextOff
   return run;
 }
 
-/** Nobody can be offered the attempt now: a run's offer waits for an instance, unless everyone online had it. */
+/** Nobody can be offered the attempt now: a run's offer waits for an instance, unless everyone online that takes runs had it. */
 export function nobodyToOffer(e: EngineContext, run: RunRow, job: JobRow, offered: string[], b: BackfillRow | undefined): RunRow {
-  const online = e.hub.connectedInstances(job.role);
+  const online = e.hub.runTakers(job.role);
+  const noRuns = e.hub.connectedInstances(job.role).length - online.length;
   const everyoneHadIt = online.length > 0 && online.every((id) => offered.includes(id));
   if (!everyoneHadIt && !b) {
-    // Nobody of the role is online: the offer waits for one (a hello of the role offers it at once).
+    // Nobody of the role that takes runs is online: the offer waits for one (its hello offers it at once).
+    if (noRuns > 0) {
+      // Online, but none takes runs (invariant 6): say so where explain reads it.
+      const why = instanceWords(job.role, 0, noRuns);
+      e.repo.recordCheck(run.job_id, run.slot, 'execution', 'execution', 'not_ready', why, { blocker: 'instance', instance: { verdict: 'not_ready', reason: why, online: 0, onlineNoRuns: noRuns } });
+    }
     const cleared = e.repo.patchRun(run.id, NO_OFFER);
     return wait(e, cleared, run.deadline ?? e.now(), 'instance');
   }
   const reason = offered.length === 0 ? 'no_instance' : 'not_acknowledged';
-  const why = offered.length === 0 ? `no online instance of role ${job.role}` : `offered to ${offered.join(', ')}; none acknowledged`;
+  const why = offered.length === 0 ? instanceWords(job.role, 0, noRuns) : `offered to ${offered.join(', ')}; none acknowledged`;
   e.ctx.audit.append({ type: 'trigger.undeliverable', actor: ACTOR, subject: `run:${run.id}`, detail: { reason, offeredTo: offered, role: job.role }, traceId: run.trace_id });
   e.ctx.store.emit({ type: 'trigger.undeliverable', runId: run.id, role: job.role, reason, offeredTo: offered });
   if (b) {

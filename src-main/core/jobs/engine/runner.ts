@@ -88,7 +88,10 @@ export class JobRunner {
       e.ctx.events.on('instance.changed', ({ instance }) => {
         if (instance.status === 'offline') this.instanceGone(instance.id, `instance ${instance.id} went offline`);
       }),
-      e.ctx.events.on('session.hello', ({ role }) => this.instanceArrived(role)),
+      // Only an instance that takes runs can be offered one (offers.ts invariant 6).
+      e.ctx.events.on('session.hello', ({ role, takesRuns }) => {
+        if (takesRuns) this.instanceArrived(role);
+      }),
       // Its offers move on at the next pass (the instance may have resumed on another socket by then).
       e.ctx.events.on('session.closed', ({ instanceId }) => {
         if (instanceId === null || e.closed) return;

@@ -41,8 +41,10 @@ export interface ExecutionFacts {
   globalInFlight?: number;
   /** The daily spend caps covering the job's role (when caps are set and the mode obeys them): core/budgets' verdict. */
   budget?: { ok: boolean; reason: string; evidence: Record<string, unknown> };
-  /** Online instances of the job's role. */
+  /** Online instances of the job's role that take job runs. */
   online: number;
+  /** Online instances of the job's role whose `hello` said they take no runs (never offered one). */
+  onlineNoRuns: number;
 }
 
 /** The verdict of layer 3 for one evaluation. */
@@ -107,10 +109,21 @@ export function executionVerdict(f: ExecutionFacts): ExecVerdict {
     }
   }
   if (f.budget) note('budget', f.budget.ok, f.budget.reason, f.budget.evidence);
-  note('instance', f.online > 0, f.online > 0 ? `${f.online} instance(s) of role ${job.role} online` : `no online instance of role ${job.role}`, { online: f.online });
+  note('instance', f.online > 0, instanceWords(job.role, f.online, f.onlineNoRuns), { online: f.online, ...(f.onlineNoRuns > 0 ? { onlineNoRuns: f.onlineNoRuns } : {}) });
   const blocked = first as { name: ExecutionBlocker; reason: string; waitUntil?: number; skip: boolean } | null;
   if (!blocked) return { action: 'dispatch', blocker: null, reason: 'all execution conditions pass', evidence: ev };
   return { action: blocked.skip ? 'skip_overlap' : 'wait', blocker: blocked.name, reason: blocked.reason, ...(blocked.waitUntil !== undefined ? { waitUntil: blocked.waitUntil } : {}), evidence: ev };
+}
+
+/**
+ * The words for who of `role` a run can be offered to: `takers` online instances that take runs,
+ * `noRuns` more whose `hello` said they take none (an MCP session without --jobs, say).
+ */
+export function instanceWords(role: string, takers: number, noRuns: number): string {
+  const others = noRuns > 0 ? `; ${noRuns} more online take${noRuns === 1 ? 's' : ''} no job runs (hello takesRuns: false)` : '';
+  if (takers > 0) return `${takers} instance(s) of role ${role} online${others}`;
+  if (noRuns > 0) return `no online instance of role ${role} takes job runs: ${noRuns} online said takesRuns: false (e.g. gaffer mcp without --jobs)`;
+  return `no online instance of role ${role}`;
 }
 
 /** A stop that holds a slot before its preconditions are probed (nothing is dispatched while it lasts). */

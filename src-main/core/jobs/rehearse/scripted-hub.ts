@@ -104,6 +104,11 @@ export class ScriptedHub implements EngineHub {
     return this.online(role).map((a) => a.instanceId);
   }
 
+  /** Every scripted agent takes job runs. */
+  runTakers(role: string): string[] {
+    return this.connectedInstances(role);
+  }
+
   requestPrecheck(): Promise<PrecheckVerdict> {
     // Preconditions are scripted (scripted-checks.ts): no agent is asked.
     return Promise.resolve({ status: 'no_instance', ready: false, reason: 'prechecks are scripted in a rehearsal' });
@@ -182,7 +187,7 @@ export class ScriptedHub implements EngineHub {
   }
 
   private announce(a: Agent, resumed: boolean): void {
-    this.deps.events.emit({ type: 'session.hello', sessionId: `rehearsal-${++this.sessions}`, instanceId: a.instanceId, role: a.role, resumed });
+    this.deps.events.emit({ type: 'session.hello', sessionId: `rehearsal-${++this.sessions}`, instanceId: a.instanceId, role: a.role, resumed, takesRuns: true });
   }
 
   private deliver(a: Agent, t: OfferedTrigger): void {
