@@ -11,6 +11,7 @@
  *    decide leave after its commit, and the runner follows the change (its timer, what is now due).
  */
 import { GafferError } from '../../../common/errors';
+import { awaitsDecision } from '../run-settlement';
 import type { JobSettings, RunApproval } from '../../../common/job-schema';
 import type { BackfillRow, JobRow, RunRow } from '../rows';
 import type { JobSettingsStore } from '../settings';
@@ -140,7 +141,7 @@ export class JobEngine {
     const run = this.e.repo.run(runId);
     if (run.status !== 'failed') throw new GafferError('invalid_transition', `run ${run.id} is ${run.status}; only a failed run is retried`);
     if (run.disposition === 'backfilled') throw new GafferError('invalid_transition', `run ${run.id} was backfilled already; its slot ran`);
-    if (run.held === 1 && run.disposition === 'held') throw new GafferError('invalid_transition', `run ${run.id} is held for review: approve or reject it`);
+    if (awaitsDecision(run, this.e.backfillRows.ofRun(run.id).at(-1))) throw new GafferError('invalid_transition', `run ${run.id} waits for your decision: approve or reject it`);
     const job = this.e.repo.jobRow(run.job_id);
     const queued = this.e.backfillRows.openOfRun(run.id) ?? requestBackfill(this.e, job, run.slot, reason, actor);
     return { backfill: runBackfillNow(this.e, queued, job, reason, actor), job };
