@@ -133,6 +133,20 @@ describe('a job run that fails for good', () => {
   });
 });
 
+describe('Retry now and a run that waits for a decision', () => {
+  it('a held run is the operator\'s to approve or reject: Retry now refuses it and changes nothing', async () => {
+    h = await startJobsHarness({ start: '2026-11-30T00:00:30.000Z' });
+    await h.agent('ops', fail('needs_human', 'approve the refund?'));
+    const jobId = h.createJob({ name: 'refunds', role: 'ops', schedule: DAILY, retry: { maxAttempts: 1 } });
+    await h.advanceTo('2026-11-30T01:00:30.000Z');
+    await until(() => h!.runs(jobId)[0]?.disposition === 'held', 'held');
+    const before = JSON.stringify(h.runs(jobId));
+    expect(() => h!.core.jobs.retryRun(h!.runs(jobId)[0]!.id, { actor: 'operator:test' })).toThrow(/waits for your decision/);
+    expect(JSON.stringify(h.runs(jobId))).toBe(before);
+    expect(items('run_failed')).toEqual([]); // held, not failed for good
+  });
+});
+
 describe('a failed task', () => {
   it('raises task_failed at once with the agent’s note; retrying the task resolves it', async () => {
     h = await startJobsHarness();
