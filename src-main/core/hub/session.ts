@@ -274,7 +274,7 @@ export class Session implements HubConnection, Peer {
     return true;
   }
 
-  private answer(id: string | number, pending: Promise<object>): void {
+  private answer(id: WireId, pending: Promise<object>): void {
     pending
       .then(
         (result) => this.send(okReply(id, result)),

@@ -40,7 +40,8 @@ import type { GroupCommitter } from '../db/group-commit';
 import type { Db } from '../db/open';
 import type { Store } from '../db/store';
 import { packBatch, type EngineOps, type IngestOutcome, type LogEngine } from './engine';
-import { scanLogFrameHeader } from './frame-header';
+import { readId, type WireId } from '../hub/wire';
+import { REPEATED_HEADER, repeatedLogHeaderKey, scanLogFrameHeader } from './frame-header';
 import type { LogFrameText } from './frame-text';
 import { EXACTLY_ONE_SUBJECT, type HeldWork, type HolderCheck } from './holders';
 import type { AppendEntry, ReadQuery, SearchHit } from './log-store';
@@ -205,10 +206,11 @@ export class LogService {
    * otherwise (not a log frame, a refusal, a full queue, Gaffer closing): the parsed path then
    * answers it exactly as it always did.
    */
-  logText(instanceId: string, text: string): { id: string | number; result: Promise<LogResult> } | undefined {
-    if (this.closed || this.queuedChars + text.length > this.maxQueuedChars) return undefined;
+  logText(instanceId: string, text: string): { id: WireId; result: Promise<LogResult> } | undefined {
+    if (this.closed) return undefined;
     const header = scanLogFrameHeader(text);
-    if (!header) return undefined;
+    if (!header) return this.repeatedHeader(text);
+    if (this.queuedChars + text.length > this.maxQueuedChars) return undefined;
     let work: HeldWork;
     try {
       work = this.held(instanceId, header);
@@ -222,6 +224,16 @@ export class LogService {
       return r;
     });
     return { id: header.id, result };
+  }
+
+  /**
+   * A log frame that names a header key twice with different values is refused whole, before
+   * anything else (frame-header invariant 4): the parsed path would silently take the last one.
+   */
+  private repeatedHeader(text: string): { id: WireId; result: Promise<LogResult> } | undefined {
+    const r = repeatedLogHeaderKey(text);
+    if (!r) return undefined;
+    return { id: readId({ id: r.id }), result: Promise.reject(new GafferError('bad_request', `${REPEATED_HEADER}: "${r.key}"`, { field: r.key })) };
   }
 
   private answer(work: HeldWork, outcome: IngestOutcome): LogResult {
