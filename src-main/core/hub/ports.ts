@@ -141,4 +141,6 @@ export interface HubOptions {
   pingIntervalMs?: number;
   /** Pings and pongs count as heartbeats at most this often per session (default 1000 ms). */
   minHeartbeatGapMs?: number;
+  /** Live sockets one agent token may hold at once; more are refused `too_many_connections` (default 64, PROTOCOL §17). */
+  maxConnectionsPerToken?: number;
 }
