@@ -14,14 +14,14 @@ export class TokenBucket {
     this.last = now;
   }
 
-  /** Takes one token if there is one. */
-  take(now: number): boolean {
+  /** Takes `n` tokens (default one) if there are that many; otherwise takes none. */
+  take(now: number, n = 1): boolean {
     // A wall clock stepping backwards must not drain or overfill the bucket.
     const elapsed = Math.max(0, now - this.last);
     this.last = now;
     this.tokens = Math.min(this.burst, this.tokens + (elapsed * this.ratePerSecond) / 1000);
-    if (this.tokens < 1) return false;
-    this.tokens -= 1;
+    if (this.tokens < n) return false;
+    this.tokens -= n;
     return true;
   }
 }
