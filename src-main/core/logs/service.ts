@@ -38,7 +38,7 @@ import {
   type UsageRow,
   type UsageTotals,
 } from '../../common/logs';
-import type { AgentRequestOf, LogResult, UsageResult } from '../../common/protocol';
+import { MAX_FRAME_BYTES, type AgentRequestOf, type LogResult, type UsageResult } from '../../common/protocol';
 import type { AuditLog } from '../audit/audit-log';
 import type { GroupCommitter } from '../db/group-commit';
 import type { Db } from '../db/open';
@@ -250,7 +250,8 @@ export class LogService {
   private admit(instanceId: string, chars: number): void {
     try {
       if (this.queuedChars + chars > this.maxQueuedChars) throw new GafferError('rate_limited', WRITER_BEHIND);
-      this.admission.admit(this.d.tokenOf(instanceId) ?? `instance:${instanceId}`, chars);
+      // A frame is at most MAX_FRAME_BYTES on the wire, whatever the queue's per-line estimate says.
+      this.admission.admit(this.d.tokenOf(instanceId) ?? `instance:${instanceId}`, Math.min(chars, MAX_FRAME_BYTES));
     } catch (e) {
       this.stats.refused++;
       throw e;
