@@ -151,7 +151,26 @@ export function isTimeZone(zone: string): boolean {
   }
 }
 
-export const webhookUrl = z.string().trim().max(2000).refine(isHttpUrl, 'a webhook URL is http:// or https:// with a host');
+/**
+ * `user:pass@` in a URL can never be delivered: `fetch` refuses to build a request from it (and a
+ * header would be the place for a credential anyway). Refused at save, naming the field, rather
+ * than accepted and then dead on every delivery.
+ */
+function hasNoUserInfo(s: string): boolean {
+  try {
+    const u = new URL(s);
+    return u.username === '' && u.password === '';
+  } catch {
+    return true; // not a URL at all: isHttpUrl says so
+  }
+}
+
+export const webhookUrl = z
+  .string()
+  .trim()
+  .max(2000)
+  .refine(isHttpUrl, 'a webhook URL is http:// or https:// with a host')
+  .refine(hasNoUserInfo, 'a webhook URL may not carry a user name or password ("user:pass@host"): it could never be delivered; put the secret in the path or query, as Slack and ntfy do');
 export const timeZone = z.string().min(1).max(100).refine(isTimeZone, 'an IANA time zone such as Europe/Berlin');
 export const webhookId = z.string().regex(/^wh_[A-Za-z0-9_-]{1,40}$/, 'a webhook id looks like wh_…');
 

@@ -13,6 +13,8 @@ export const ERROR_STATUS = {
   too_large: 413,
   invalid_transition: 422,
   rate_limited: 429,
+  /** PROTOCOL §17: one agent token already holds its most sockets at once (64). */
+  too_many_connections: 429,
   internal: 500,
   /** The database refused a write it could not make durable (disk full, read-only file). */
   unavailable: 503,

@@ -69,8 +69,21 @@ export interface LogSettings {
   maxBytesPerAttempt: number;
   /** Whole segments older than this are deleted. */
   retentionDays: number;
-  /** The oldest segments are deleted while all logs together take more than this. */
+  /**
+   * All logs together take at most this on disk: enforced as lines are written (the oldest whole
+   * segments are deleted to make room), not only by the retention sweep.
+   */
   maxTotalMb: number;
+  /** One agent token's log frames: this many bytes per second sustained … */
+  logBytesPerSecondPerToken: number;
+  /** … and this many at once (never below the 256 KiB frame limit, or a full frame could never pass). */
+  logBurstBytesPerToken: number;
+  /**
+   * Log frames are refused (`unavailable`) while the disk of the data directory has less free
+   * space than this, or than the main database's own size if that is more: the last free space
+   * is the main database's (to grow, and for the copy a storage fault's rescue writes).
+   */
+  minFreeDiskMb: number;
 }
 
 export const DEFAULT_LOG_SETTINGS: LogSettings = {
@@ -79,6 +92,9 @@ export const DEFAULT_LOG_SETTINGS: LogSettings = {
   maxBytesPerAttempt: 256 * 1024 * 1024,
   retentionDays: 14,
   maxTotalMb: 4096,
+  logBytesPerSecondPerToken: 1024 * 1024,
+  logBurstBytesPerToken: 8 * 1024 * 1024,
+  minFreeDiskMb: 1024,
 };
 
 export const LOG_SETTINGS_LIMITS: { [K in keyof LogSettings]: { min: number; max: number } } = {
@@ -87,14 +103,30 @@ export const LOG_SETTINGS_LIMITS: { [K in keyof LogSettings]: { min: number; max
   maxBytesPerAttempt: { min: 64 * 1024, max: 64 * 1024 * 1024 * 1024 },
   retentionDays: { min: 1, max: 3650 },
   maxTotalMb: { min: 16, max: 10 * 1024 * 1024 },
+  logBytesPerSecondPerToken: { min: 16 * 1024, max: 1024 * 1024 * 1024 },
+  logBurstBytesPerToken: { min: 256 * 1024, max: 1024 * 1024 * 1024 },
+  minFreeDiskMb: { min: 16, max: 1024 * 1024 },
 };
 
 /** What the log store holds right now (Settings shows it). */
 export interface LogStorageStats {
   segments: number;
+  /** On disk: the segment files and their write-ahead logs. */
   bytes: number;
   lines: number;
   oldestAt: string | null;
+  /** Addition: why log frames are being refused right now (the disk's free-space floor), or null. */
+  refusing?: LogRefusal | null;
+}
+
+/** Log frames are refused because the disk is nearly full (`GET /status` → `logs`, Settings → Logs). */
+export interface LogRefusal {
+  /** One sentence for the operator: what is happening and what to do. */
+  message: string;
+  /** When it started (ISO-8601). */
+  since: string;
+  freeBytes: number;
+  floorBytes: number;
 }
 
 /** `GET /usage?by=`: the key is a role, a job id or a local day `YYYY-MM-DD`. */

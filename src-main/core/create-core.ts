@@ -174,7 +174,7 @@ export function createCore(opts: CoreOptions = {}): Core {
   budgets.holdRun = (runId, message) => jobs.holdForBudget(runId, message);
   budgets.holdTask = (taskId, note, detail) => locks.takeForBudgetTx(taskId, note, detail);
   const rehearsal = new Rehearsal({ calendar: (id) => jobs.listCalendars().find((c) => c.id === id), config, now: () => clock.now() });
-  const logs = createLogs({ ctx, committer, logger, jobs, nativeBinding: opts.nativeBinding, dir: path.join(path.dirname(dbPath === ':memory:' ? path.join(dataDir, 'x') : dbPath), 'logs') }, opts.logs);
+  const logs = createLogs({ ctx, committer, logger, jobs, nativeBinding: opts.nativeBinding, dbPath, dir: path.join(path.dirname(dbPath === ':memory:' ? path.join(dataDir, 'x') : dbPath), 'logs') }, opts.logs);
   hub.setLogSink(logs);
   // Each usage report is measured against the caps in its own transaction (a run past its cap stops
   // before anything sent behind the report; the next claim sees a daily cap it reached).

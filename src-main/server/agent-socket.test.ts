@@ -137,6 +137,30 @@ describe('upgrade checks', () => {
     await expect(connect({ token })).rejects.toMatchObject({ status: 503 });
   });
 
+  it('one token holds at most 64 sockets: the 65th is refused 429 too_many_connections, other tokens still connect, a closed one frees a place', async () => {
+    h = await startHarness();
+    const [a, b] = [h.token(), h.token()];
+    const mine = await Promise.all(Array.from({ length: 64 }, () => connect({ token: a })));
+    expect(h.core.hub.tokenConnections(h.core.tokens.verify(a)!.id)).toBe(64);
+    const refused = await connect({ token: a }).catch((e: { status: number; body: string }) => e);
+    expect(refused).toMatchObject({ status: 429 });
+    expect(JSON.parse((refused as { body: string }).body).error).toMatchObject({ code: 'too_many_connections', status: 429, message: expect.stringContaining('64 sockets') });
+    // Another token is not touched by it.
+    const theirs = await hello(b, 'dev', 'other');
+    expect(theirs.instanceId).toMatch(/^inst_/);
+    // The same token given only in hello, on a token-less socket: refused there, closed 4429.
+    const late = await connect();
+    const r = await late.request('hello', { role: 'dev', name: 'late', token: a });
+    expect(r).toMatchObject({ ok: false, error: { code: 'too_many_connections', status: 429 } });
+    expect((await late.closed).code).toBe(4429);
+    // One of A's closes: its place is free again.
+    mine[0]!.ws.close();
+    await until(() => h.core.hub.tokenConnections(h.core.tokens.verify(a)!.id) === 63, 'a place freed');
+    expect((await hello(a, 'dev', 'again')).instanceId).toMatch(/^inst_/);
+    await expect(connect({ token: a })).rejects.toMatchObject({ status: 429 });
+    expect(auditRows('session.capacity_rejected').length).toBeGreaterThanOrEqual(2);
+  });
+
   it('token-less sockets have their own budget: they never keep a real agent out', async () => {
     h = await startHarness({ socket: { maxConnections: 3, maxPendingConnections: 4 } });
     const token = h.token();

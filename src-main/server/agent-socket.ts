@@ -6,7 +6,10 @@
  * 1. Host must be a loopback name with our port (defeats DNS rebinding)   → 403
  * 2. An Origin header must be explicitly allowed (default: none)           → 403
  * 3. `Authorization: Bearer` (optional here; may come in hello) must verify → 401
- * 4. Room under the cap: a connection with a verified token counts against `maxConnections`;
+ * 4. Room for its token: one agent token holds at most 64 sockets at once (the hub's
+ *    `maxConnectionsPerToken`, PROTOCOL §17), so one token cannot take every place → 429
+ *    `too_many_connections` (a token that comes only in `hello` is refused there: close 4429)
+ * 5. Room under the cap: a connection with a verified token counts against `maxConnections`;
  *    one without counts against its own, smaller `maxPendingConnections` until its `hello`
  *    authenticates it (then against `maxConnections`, checked again), or the hello timeout
  *    closes it. So token-less sockets can never keep a real agent out.     → 503
@@ -109,6 +112,11 @@ export function attachAgentSocket(server: Server, core: Pick<Core, 'hub' | 'toke
         hub.rejected('token', { remoteAddress, via: 'header' });
         return rejectUpgrade(socket, 401, 'bad or revoked token');
       }
+    }
+    const crowded = token ? hub.tokenRoom(token.id) : null;
+    if (crowded !== null) {
+      hub.rejected('capacity', { remoteAddress, tokenId: token!.id, perToken: true });
+      return rejectUpgrade(socket, 429, crowded, 'too_many_connections');
     }
     const refusal = token ? full() : hub.unauthenticatedCount >= maxPending ? `too many agent connections waiting to authenticate (limit ${maxPending})` : null;
     if (refusal !== null) {

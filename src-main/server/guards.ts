@@ -150,9 +150,13 @@ export function upgradePath(req: IncomingMessage): string | undefined {
   return requestUrl(req)?.pathname;
 }
 
-/** Refuses an upgrade with a plain HTTP response (`{error:{code,status,message}}`) before any WebSocket handshake. */
-export function rejectUpgrade(socket: Duplex, status: number, message: string): void {
-  const [reason, code] = UPGRADE_REFUSALS[status] ?? UPGRADE_REFUSALS[400]!;
+/**
+ * Refuses an upgrade with a plain HTTP response (`{error:{code,status,message}}`) before any
+ * WebSocket handshake; `code` names the refusal when the status alone does not (429 `too_many_connections`).
+ */
+export function rejectUpgrade(socket: Duplex, status: number, message: string, code?: ErrorCode): void {
+  const [reason, statusCode] = UPGRADE_REFUSALS[status] ?? UPGRADE_REFUSALS[400]!;
+  code ??= statusCode;
   const body = JSON.stringify({ error: { code, status, message } });
   if (!socket.writable) {
     socket.destroy();

@@ -112,6 +112,15 @@ describe('log and usage frames', () => {
     // The held task before the lines, another one after: refused whole, nothing stored anywhere.
     const smuggled = await frame(`{"id":"p5","type":"log","taskId":${task.id},"lines":[{"text":"smuggled"}],"taskId":${theirs.id}}`, 'p5');
     expect(smuggled.error).toMatchObject({ code: 'bad_request', message: expect.stringContaining('repeats a key') });
+    // A header key repeated before the lines, or in a spaced frame (the parsed path, where
+    // JSON.parse would keep the last value): refused whole too, naming the key.
+    for (const [body, id] of [
+      [`{"id":"p8","type":"log","taskId":${theirs.id},"taskId":${task.id},"lines":[{"text":"smuggled"}]}`, 'p8'],
+      [`{ "id": "p9", "type": "log", "taskId": ${task.id}, "lines": [ {"text": "smuggled"} ], "taskId": ${theirs.id} }`, 'p9'],
+      [`{"id":"p10","type":"log","taskId":${task.id},"task\\u0049d":${theirs.id},"lines":[{"text":"smuggled"}]}`, 'p10'],
+    ] as const) {
+      expect((await frame(body, id)).error, body).toMatchObject({ code: 'bad_request', message: expect.stringMatching(/repeats a key.*"taskId"/) });
+    }
     // A non-holder's invalid frame is still a bad request first, its valid one not_holder.
     expect((await frame(`{"id":"p6","type":"log","taskId":${theirs.id},"lines":[]}`, 'p6')).error?.code).toBe('bad_request');
     expect((await frame(`{"id":"p7","type":"log","taskId":${theirs.id},"lines":[{"text":"x"}]}`, 'p7')).error?.code).toBe('not_holder');

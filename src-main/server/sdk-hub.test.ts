@@ -17,7 +17,7 @@ import type { JobTrigger, RunSink } from '../core/hub/ports';
 import { tempDir } from '../core/testing/test-core';
 import { reportJob, type Notify } from '../../examples/report-agent';
 import { workTask } from '../../examples/worker-agent';
-import { startHarness, trackSockets, until, type Harness, type Json } from './agent-socket.testkit';
+import { startHarness, TestAgent, trackSockets, until, type Harness, type Json } from './agent-socket.testkit';
 import {
   BacklogError,
   BlockedError,
@@ -629,6 +629,30 @@ describe('reconnect', () => {
     blip(sockets);
     await until(() => h.core.tasks.get(t.id).status === 'backlog', 'orphan returned');
     expect(h.core.tasks.get(t.id)).toMatchObject({ note: 'claim reply lost in a reconnect; returned unworked', lock: null });
+  });
+
+  it('a token past its socket cap (PROTOCOL §17): connect fails with too_many_connections; a 4429 close backs off, then resumes once a place is free', async () => {
+    const h = await harness({ hub: { maxConnectionsPerToken: 2 } });
+    const token = h.token('dev');
+    let upgrades = 0;
+    h.server.prependListener('upgrade', () => upgrades++);
+    const agent = await connect({ url: h.url, token, role: 'dev', name: 'x', reconnect: { initialDelayMs: 200, maxDelayMs: 5000 } });
+    cleanups.push(() => agent.close({ timeoutMs: 100 }));
+    const other = await TestAgent.connect(h.url, { token });
+    cleanups.push(() => other.ws.terminate());
+    await expect(connect({ url: h.url, token, role: 'dev', name: 'third', reconnect: false })).rejects.toMatchObject({ code: 'too_many_connections', status: 429 });
+    // The agent is closed 4429 and its place taken before it comes back: it retries with backoff, not in a loop.
+    const id = agent.instanceId;
+    h.core.hub.kick(id, 4429, 'test');
+    const squatter = await TestAgent.connect(h.url, { token });
+    const before = upgrades;
+    await new Promise((r) => setTimeout(r, 1000));
+    expect(upgrades - before).toBeGreaterThanOrEqual(1);
+    expect(upgrades - before).toBeLessThanOrEqual(6);
+    expect(agent.connected).toBe(false);
+    squatter.ws.close();
+    await until(() => agent.connected, 'reconnected once a place was free', 10_000);
+    expect(agent.instanceId).toBe(id);
   });
 
   it('stops for good when its token is revoked', async () => {

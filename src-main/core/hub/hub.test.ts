@@ -117,6 +117,33 @@ describe('hello', () => {
   });
 });
 
+describe('sockets per token (PROTOCOL §17)', () => {
+  it('a token past its cap is refused at connect (close 4429) and at hello (too_many_connections + 4429); a closed session frees its place', async () => {
+    setup({ maxConnectionsPerToken: 2 });
+    const a = h!.token();
+    const b = h!.token();
+    const first = h!.open(a);
+    h!.open(a);
+    // A transport that did not ask (or raced past) `tokenRoom`: the hub refuses the third itself.
+    expect(core.hub.tokenRoom(core.tokens.verify(a.token)!.id)).toMatch(/2 sockets/);
+    const third = h!.open(a);
+    expect(third.closedWith).toMatchObject({ code: 4429 });
+    expect(core.hub.tokenConnections(core.tokens.verify(a.token)!.id)).toBe(2);
+    // Given only in hello, on a token-less socket.
+    const late = h!.open();
+    expect(await h!.call(late, 'hello', { role: 'dev', name: 'late', token: a.token })).toMatchObject({ ok: false, error: { code: 'too_many_connections', status: 429 } });
+    expect(late.closedWith).toMatchObject({ code: 4429 });
+    // Another token is not touched; a place freed is taken again.
+    expect(await h!.call(h!.open(b), 'hello', { role: 'dev', name: 'b' })).toMatchObject({ ok: true });
+    first.conn.closed(1000, 'bye');
+    expect(core.hub.tokenConnections(core.tokens.verify(a.token)!.id)).toBe(1);
+    const again = h!.open();
+    expect(await h!.call(again, 'hello', { role: 'dev', name: 'again', token: a.token })).toMatchObject({ ok: true });
+    expect(again.closedWith).toBeUndefined();
+    expect(core.hub.tokenConnections(core.tokens.verify(a.token)!.id)).toBe(2);
+  });
+});
+
 describe('requests', () => {
   it('bad input never changes state and keeps the connection open', async () => {
     setup();

@@ -29,7 +29,7 @@ import type { Db } from '../db/open';
 import type { GroupCommitter } from '../db/group-commit';
 import type { Disposable, EventBus } from '../events';
 import type { AgentCore, HubEnv, Journal, RejectionKind, ResolvedHubOptions } from './host';
-import { AuditThrottle } from './limits';
+import { AuditThrottle, PerKeyCap, tooManyForToken } from './limits';
 import { LostLocks, type LostLock } from './lost-locks';
 import type { ConnectInfo, HubConnection, HubOptions, HubSocket, JobsHubPort, LogSink, PrecheckVerdict, RunSink } from './ports';
 import { Prechecks } from './prechecks';
@@ -77,6 +77,8 @@ export class Hub implements JobsHubPort {
   /** Sessions admitted without a verified token whose `hello` has not authenticated them yet. */
   private readonly unauthenticated = new Set<Session>();
   private readonly throttle = new AuditThrottle();
+  /** Live sessions per verified agent token (PROTOCOL §17). */
+  private readonly perToken: PerKeyCap;
   private readonly listeners: Disposable[] = [];
   private readonly transports = new Set<Disposable>();
   private connectSeq = 0;
@@ -97,7 +99,9 @@ export class Hub implements JobsHubPort {
       maxFramesBeforeReady: options.maxFramesBeforeReady ?? 64,
       pingIntervalMs: options.pingIntervalMs ?? config.heartbeatIntervalMs,
       minHeartbeatGapMs: options.minHeartbeatGapMs ?? 1000,
+      maxConnectionsPerToken: options.maxConnectionsPerToken ?? 64,
     };
+    this.perToken = new PerKeyCap(this.opts.maxConnectionsPerToken);
     this.env = { clock, config, logger, emit: (e) => events.emit(e) };
     this.journal = {
       commit: (op) => core.committer.submit(op),
@@ -137,6 +141,7 @@ export class Hub implements JobsHubPort {
       presence: this.presence,
       rejected: (kind, detail) => this.rejected(kind, detail),
       authenticated: (s) => this.unauthenticated.delete(s),
+      admitToken: (s, tokenId) => this.admitToken(s, tokenId),
       gone: (s, code, reason) => this.sessionGone(s, code, reason),
     };
     this.listeners.push(
@@ -162,6 +167,14 @@ export class Hub implements JobsHubPort {
       session.fail(CLOSE_CODES.goingAway, 'server shutting down');
       return session;
     }
+    const refusal = session.token === null ? null : this.admitToken(session, session.token.id);
+    if (refusal !== null) {
+      // The transport checked `tokenRoom` before the handshake; this is the same refusal for a
+      // socket that raced past it (or a transport that did not ask).
+      this.rejected('capacity', { sessionId: session.sessionId, remoteAddress: session.remoteAddress, tokenId: session.token!.id, message: refusal });
+      session.fail(CLOSE_CODES.rateLimited, refusal);
+      return session;
+    }
     this.sessionsById.set(session.sessionId, session);
     if (session.token === null) this.unauthenticated.add(session);
     const tokenId = session.token?.id ?? null;
@@ -177,6 +190,19 @@ export class Hub implements JobsHubPort {
   /** The transport refused an upgrade (bad Host, foreign Origin, bad token, too many connections). */
   rejected(kind: RejectionKind, detail: Record<string, unknown>): void {
     this.auditMaybeThrottled(true, `session.${kind}_rejected`, `session:${String(detail.sessionId ?? 'upgrade')}`, detail, kind);
+  }
+
+  /**
+   * PROTOCOL §17: why one more socket of this agent token is refused (it holds its most already),
+   * or null. Asked by the transport before the handshake (HTTP 429 `too_many_connections`).
+   */
+  tokenRoom(tokenId: string): string | null {
+    return this.perToken.full(tokenId) ? tooManyForToken(this.perToken.max) : null;
+  }
+
+  /** Live sessions holding `tokenId`. */
+  tokenConnections(tokenId: string): number {
+    return this.perToken.count(tokenId);
   }
 
   /** Registers (or, with `undefined`, removes) where `log` and `usage` frames go (PROTOCOL §5). */
@@ -299,7 +325,17 @@ export class Hub implements JobsHubPort {
     });
   }
 
+  /** Counts the session against its token's cap (once); the refusal when the token holds its most. */
+  private admitToken(s: Session, tokenId: string): string | null {
+    if (s.countedToken !== null) return null;
+    if (!this.perToken.take(tokenId)) return tooManyForToken(this.perToken.max);
+    s.countedToken = tokenId;
+    return null;
+  }
+
   private sessionGone(s: Session, code: number, reason: string): void {
+    if (s.countedToken !== null) this.perToken.release(s.countedToken);
+    s.countedToken = null;
     this.sessionsById.delete(s.sessionId);
     this.unauthenticated.delete(s);
     this.prechecks.sessionGone(s);

@@ -4,6 +4,7 @@
  */
 import type { AgentPush, AgentRequestOf, JobTriggerPush, LogResult, UsageResult } from '../../common/protocol';
 import type { TokenInfo } from '../auth/tokens';
+import type { WireId } from './wire';
 
 /** The minimal socket a transport hands to the hub. */
 export interface HubSocket {
@@ -83,7 +84,7 @@ export interface LogSink {
    * serves claims): returns the frame's `id` and its answer when the sink takes it as a `log`
    * frame from this sender, else undefined and the hub handles the frame as usual.
    */
-  logText?(instanceId: string, text: string): { id: string | number; result: Promise<LogResult> } | undefined;
+  logText?(instanceId: string, text: string): { id: WireId; result: Promise<LogResult> } | undefined;
 }
 
 /** The body of a `job_trigger` push, as the jobs engine builds it. */
@@ -142,4 +143,6 @@ export interface HubOptions {
   pingIntervalMs?: number;
   /** Pings and pongs count as heartbeats at most this often per session (default 1000 ms). */
   minHeartbeatGapMs?: number;
+  /** Live sockets one agent token may hold at once; more are refused `too_many_connections` (default 64, PROTOCOL §17). */
+  maxConnectionsPerToken?: number;
 }

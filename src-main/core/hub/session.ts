@@ -40,6 +40,8 @@ export interface SessionHost {
   rejected(kind: RejectionKind, detail: Record<string, unknown>): void;
   /** The session's `hello` authenticated it (it had no verified token before). */
   authenticated(s: Session): void;
+  /** Counts the session against its token's socket cap (PROTOCOL §17); the refusal, or null. */
+  admitToken(s: Session, tokenId: string): string | null;
   /** The session closed; called exactly once. */
   gone(s: Session, code: number, reason: string): void;
 }
@@ -53,6 +55,8 @@ export class Session implements HubConnection, Peer {
   takesRuns = true;
   token: TokenInfo | null;
   readonly remoteAddress: string | null;
+  /** The token whose socket cap this session counts against (set by the hub), or null. */
+  countedToken: string | null = null;
   /** When it was last picked for a push (least-recently-picked tie breaks). */
   lastPickSeq = 0;
   lastHeartbeatAt: number;
@@ -276,7 +280,7 @@ export class Session implements HubConnection, Peer {
     return true;
   }
 
-  private answer(id: string | number, pending: Promise<object>): void {
+  private answer(id: WireId, pending: Promise<object>): void {
     pending
       .then(
         (result) => this.send(okReply(id, result)),
@@ -326,6 +330,12 @@ export class Session implements HubConnection, Peer {
         return this.fail(CLOSE_CODES.tryAgainLater, full);
       }
       this.hub.authenticated(this);
+    }
+    const crowded = token ? this.hub.admitToken(this, token.id) : null;
+    if (crowded !== null) {
+      this.hub.rejected('capacity', { sessionId: this.sessionId, remoteAddress: this.remoteAddress, via: 'hello', tokenId: token!.id, message: crowded });
+      this.send(errorReply(req.id, 'too_many_connections', crowded));
+      return this.fail(CLOSE_CODES.rateLimited, crowded);
     }
     this.token = token;
     const input: RegisterInstanceInput = { role: req.role, name: req.name, version: req.version, tokenId: token?.id ?? null, resume: req.instanceId };

@@ -11,7 +11,7 @@ export function closeReason(text: string): string {
   return ascii.length > 120 ? `${ascii.slice(0, 117)}...` : ascii;
 }
 
-export function okReply(id: string | number, result: unknown): string {
+export function okReply(id: WireId, result: unknown): string {
   return JSON.stringify({ id, ok: true, result });
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { scanLogFrameHeader, type LogFrameHeader } from './frame-header';
+import { repeatedLogHeaderKey, scanLogFrameHeader, type LogFrameHeader } from './frame-header';
 
 const sameAs = (msg: Record<string, unknown>, h: LogFrameHeader) =>
   msg.id === h.id && msg.type === 'log' && msg.taskId === h.taskId && msg.runId === h.runId && (h.fence === undefined || msg.fence === h.fence);
@@ -77,5 +77,38 @@ describe('scanLogFrameHeader', () => {
     expect(scanLogFrameHeader('{"id":1,"type":"log","lines":[{"text":"]}\\\\"}],"taskId":2,"fence":4}')).toEqual({ id: 1, taskId: 2, fence: 4 });
     expect(scanLogFrameHeader('{"type":"log","taskId":1,"lines":[{"text":"x"}],"id":"r1"}')).toEqual({ id: 'r1', taskId: 1 });
     expect(scanLogFrameHeader('{"type":"log","taskId":1,"lines":[{"text":"x"}],"id":"r1","id":"r2"}')).toBeNull();
+  });
+});
+
+describe('repeatedLogHeaderKey', () => {
+  it('finds a header key named twice with different values, however the frame is spaced or escaped', () => {
+    const cases: Array<[string, string, unknown]> = [
+      ['{"id":1,"type":"log","taskId":1,"taskId":2,"lines":[{"text":"x"}]}', 'taskId', 1],
+      ['{ "id": "a", "type": "log", "runId": "r1", "lines": [ {"text": "x"} ], "runId": "r2" }', 'runId', 'a'],
+      ['{"id":1,"id":2,"type":"log","taskId":1,"lines":[]}', 'id', 2],
+      ['{"id":1,"type":"log","task\\u0049d":1,"taskId":2,"lines":[]}', 'taskId', 1],
+      ['{"id":1,"type":"l\\u006fg","taskId":1,"lines":[],"taskId":3}', 'taskId', 1],
+      ['{"id":1,"type":"log","type":"claim","taskId":1,"lines":[]}', 'type', 1],
+    ];
+    for (const [text, key, id] of cases) {
+      expect(JSON.parse(text), text).toBeTypeOf('object'); // valid JSON: the parse alone would take it
+      expect(repeatedLogHeaderKey(text), text).toEqual({ key, id });
+    }
+  });
+
+  it('leaves alone a repeat with the same value, other keys, other frames and text that is not an object', () => {
+    for (const text of [
+      '{"id":1,"type":"log","taskId":1,"lines":[],"taskId":1}',
+      '{"id":1,"type":"log","taskId":1,"taskId":1.0,"lines":[]}',
+      '{"id":1,"type":"log","taskId":1,"fence":1,"fence":2,"lines":[],"lines":[]}',
+      '{"id":1,"type":"report","taskId":1,"taskId":2,"note":"log"}',
+      '{"id":1,"type":"log","taskId":1,"lines":[{"text":"{\\"taskId\\":2}"}]}',
+      '{"id":1,"type":"claim"}',
+      '{"id":1,"type":"log","taskId":1,"taskId":2,"lines":[',
+      '["log","log"]',
+      '{}',
+    ]) {
+      expect(repeatedLogHeaderKey(text), text).toBeUndefined();
+    }
   });
 });

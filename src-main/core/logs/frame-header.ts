@@ -12,6 +12,9 @@
  *    before it: the worker checks the parsed frame against this header (frame-text.ts), so what
  *    the holder check saw is what gets stored.
  * 3. Cheap for every other frame: anything without the text `"type":"log"` is left at once.
+ * 4. `repeatedLogHeaderKey` finds what `JSON.parse` hides (it keeps the last of a repeated key):
+ *    a log frame naming `id`, `type`, `taskId` or `runId` twice with different values, however it
+ *    is spaced or escaped. Such a frame is refused whole (docs/protocol.md, `log`), on either path.
  */
 
 export interface LogFrameHeader {
@@ -154,4 +157,62 @@ export function scanLogFrameHeader(s: string): LogFrameHeader | null {
   if (runId !== undefined) h.runId = runId;
   if (fence !== undefined) h.fence = fence;
   return h;
+}
+
+/** The keys whose values the holder check and the reply are made from (invariant 4). */
+const HEADER_KEYS = new Set(['id', 'type', 'taskId', 'runId']);
+
+export const REPEATED_HEADER = 'the frame repeats a key of its header ("id", "type", "taskId" or "runId") with another value';
+
+/** A JSON value's text as JSON.parse reads it (a container stays its text), or undefined when it does not parse. */
+function valueOf(text: string): unknown {
+  if (text.startsWith('{') || text.startsWith('[')) return text;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Invariant 4: for a `log` frame (a `type` of "log", escaped or not) that names a header key twice
+ * with different values, that key and the `id` JSON.parse would read (the last one); else
+ * undefined (also for text that is not a JSON object: the parse refuses it as before). Frames with
+ * neither `"log"` nor an escape in their text are left at once.
+ */
+export function repeatedLogHeaderKey(s: string): { key: string; id: unknown } | undefined {
+  if (!s.includes('"log"') && !s.includes('\\u')) return undefined;
+  const values = new Map<string, unknown>();
+  let repeated: string | undefined;
+  let isLog = false;
+  let i = skipSpace(s, 0);
+  if (s.charCodeAt(i) !== 0x7b) return undefined;
+  i = skipSpace(s, i + 1);
+  if (s.charCodeAt(i) === 0x7d) return undefined;
+  for (;;) {
+    if (s.charCodeAt(i) !== QUOTE) return undefined;
+    const keyEnd = stringEnd(s, i);
+    if (keyEnd < 0) return undefined;
+    const raw = s.slice(i + 1, keyEnd - 1);
+    const key = raw.includes('\\') ? (valueOf(s.slice(i, keyEnd)) as string | undefined) : raw;
+    if (key === undefined) return undefined;
+    i = skipSpace(s, keyEnd);
+    if (s.charCodeAt(i) !== 0x3a) return undefined;
+    i = skipSpace(s, i + 1);
+    const end = valueEnd(s, i);
+    if (end < 0) return undefined;
+    if (HEADER_KEYS.has(key)) {
+      const v = valueOf(s.slice(i, end));
+      if (v === undefined) return undefined;
+      if (key === 'type' && v === 'log') isLog = true;
+      if (values.has(key) && values.get(key) !== v) repeated ??= key;
+      values.set(key, v);
+    }
+    i = skipSpace(s, end);
+    const c = s.charCodeAt(i);
+    if (c === 0x7d) break;
+    if (c !== 0x2c) return undefined;
+    i = skipSpace(s, i + 1);
+  }
+  return isLog && repeated !== undefined ? { key: repeated, id: values.get('id') } : undefined;
 }

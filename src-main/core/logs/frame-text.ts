@@ -16,7 +16,7 @@
 import { agentRequest, isLogLine, MAX_LOG_LINES_PER_FRAME, type LogLineInput } from '../../common/protocol';
 import { findIllFormedText, isWellFormedText } from '../../common/text';
 import { badRequest } from '../hub/wire';
-import type { LogFrameHeader } from './frame-header';
+import { REPEATED_HEADER, type LogFrameHeader } from './frame-header';
 import { EXACTLY_ONE_SUBJECT, staleFence } from './holders';
 import type { AppendEntry } from './log-store';
 
@@ -36,8 +36,6 @@ export type ReadFrame = { ok: true; entry: AppendEntry } | { ok: false; code: 'b
 
 /** A JSON escape that could spell half a surrogate pair; without one, parsed strings are as well-formed as the text. */
 const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
-
-const REPEATED_HEADER = 'the frame repeats a key of its header ("id", "type", "taskId" or "runId") with another value';
 
 type Frame = Record<string, unknown> & { lines: LogLineInput[] };
 

@@ -1,9 +1,11 @@
 /** Logs and usage (PROTOCOL §5): built once by createCore. */
 import fs from 'node:fs';
+import path from 'node:path';
 import type { Logger } from '../../common/logger';
 import type { CoreContext } from '../context';
 import type { GroupCommitter } from '../db/group-commit';
 import type { JobService } from '../jobs';
+import type { DiskReading } from './admission';
 import { inlineEngine, type LogEngine } from './engine';
 import { holderCheck } from './holders';
 import { LogStore } from './log-store';
@@ -23,6 +25,8 @@ export interface LogsOptions extends LogServiceOptions {
   segmentMaxAgeMs?: number;
   /** The log worker's nice value on Linux (default 10; 0 leaves it as the process): see worker.ts. */
   workerNice?: number;
+  /** Reads the free disk space and the database's size (default: statfs and stat; tests inject it). */
+  disk?: () => DiskReading;
 }
 
 /** Weight 110 against the claim thread's 1024: a flood of lines gives way to claims on a busy CPU. */
@@ -35,6 +39,23 @@ export interface LogsDeps {
   jobs: JobService;
   nativeBinding?: string | undefined;
   dir: string;
+  /** The main database (its size is part of the free-space floor), or ':memory:'. */
+  dbPath: string;
+}
+
+const fileBytes = (f: string) => fs.statSync(f, { throwIfNoEntry: false })?.size ?? 0;
+
+/** Free bytes on the file system that holds `dir` (or its nearest existing parent), for an unprivileged writer. */
+function freeBytes(dir: string): number {
+  let p = path.resolve(dir);
+  while (!fs.existsSync(p) && path.dirname(p) !== p) p = path.dirname(p);
+  const st = fs.statfsSync(p);
+  return st.bavail * st.bsize;
+}
+
+function diskReading(dir: string, dbPath: string): DiskReading {
+  const dbBytes = dbPath === ':memory:' ? 0 : fileBytes(dbPath) + fileBytes(`${dbPath}-wal`);
+  return { freeBytes: freeBytes(dir), dbBytes };
 }
 
 export function createLogs(deps: LogsDeps, opts: LogsOptions = {}): LogService {
@@ -62,6 +83,7 @@ export function createLogs(deps: LogsDeps, opts: LogsOptions = {}): LogService {
     });
   }
   const runDescriptions = ctx.db.prepare<[string], { job: string; slot: string }>('SELECT job_name AS job, slot FROM runs WHERE id = ?');
+  const tokenOf = ctx.db.prepare<[string], { token_id: string | null }>('SELECT token_id FROM instances WHERE id = ?');
   return new LogService(
     {
       db: ctx.db,
@@ -77,6 +99,8 @@ export function createLogs(deps: LogsDeps, opts: LogsOptions = {}): LogService {
         if (ctx.events.has('log.appended')) ctx.events.emit({ type: 'log.appended', ...e });
       },
       describeRun: (id) => runDescriptions.get(id) ?? null,
+      tokenOf: (id) => tokenOf.get(id)?.token_id ?? null,
+      disk: opts.disk ?? (() => diskReading(dir, deps.dbPath)),
       hasStoredLogs: () => fs.existsSync(dir) && fs.readdirSync(dir).some((f) => f.startsWith('seg-')),
     },
     opts,

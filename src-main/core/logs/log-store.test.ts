@@ -151,6 +151,33 @@ describe('LogStore', () => {
     store.close();
   });
 
+  it('keeps the total on disk within maxTotalMb as lines are written: the oldest segments go at once, never the newest', () => {
+    const dir = tempDir();
+    const store = new LogStore(dir, T0);
+    const cap: LogSettings = { ...S, maxTotalMb: 2 };
+    const onDisk = () => fs.readdirSync(dir).reduce((n, f) => n + fs.statSync(path.join(dir, f)).size, 0);
+    const text = 'x'.repeat(2000);
+    let most = 0;
+    for (let b = 0; b < 24; b++) {
+      // 24 batches of ~200 KiB (4.8 MiB in all) from one flooding attempt.
+      const flood = Array.from({ length: 100 }, (_, i) => ({ text, at: T0, seq: b * 100 + i + 1 }));
+      const [r] = store.append([{ subject: 'task:1', attempt: 1, lines: flood }], T0, cap);
+      expect(r).toMatchObject({ ok: true, stored: 100 });
+      most = Math.max(most, onDisk());
+      expect(store.stats().bytes).toBeLessThanOrEqual(2 * 1024 * 1024);
+    }
+    expect(most).toBeLessThanOrEqual(2 * 1024 * 1024);
+    expect(store.evicted).toBeGreaterThan(0);
+    // The newest lines are there, the oldest went with their segments.
+    const page = store.read({ subject: 'task:1', after: 2390, limit: 100 });
+    expect(page.items.map((l) => l.seq)).toEqual(Array.from({ length: 10 }, (_, i) => 2391 + i));
+    expect(store.read({ subject: 'task:1', limit: 1 }).items[0]!.seq).toBeGreaterThan(1000);
+    // The word index takes room too: filling it keeps the total as well.
+    store.indexSome(1e6);
+    expect(onDisk()).toBeLessThanOrEqual(2 * 1024 * 1024);
+    store.close();
+  });
+
   it('finds words across logs once indexed, ignoring colour codes', () => {
     const store = new LogStore(tempDir(), T0);
     store.append([{ subject: 'task:9', attempt: 1, lines: [{ text: '\x1b[31mdeploy failed\x1b[0m', at: T0 }, { text: 'ok', at: T0 }] }], T0, S);

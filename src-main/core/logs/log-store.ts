@@ -15,12 +15,18 @@
  *    surrogate is refused whole (its frame is refused; nothing of it is stored). A line longer
  *    than `maxLineBytes` is cut at a character boundary and keeps its full size in `cut`.
  * 5. Retention removes whole segments, oldest first, never the newest one.
+ * 6. The total is kept as lines are written, not only by the sweep: before a batch, the oldest
+ *    segments are deleted until the files on disk (segments and WALs) plus twice the batch (its
+ *    WAL frames and its pages) plus the WAL's own allowance (segment invariant 5) fit in
+ *    `maxTotalMb`; after it, until they fit again. The newest
+ *    segment rotates at an eighth of the total, so deleting the older ones always makes room:
+ *    the logs directory holds at most `maxTotalMb`, up to the store's estimate of one batch.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { LOG_LEVELS, LOG_STREAMS, type LogAttempt, type LogLevel, type LogLine, type LogPage, type LogSettings, type LogStorageStats, type LogStream } from '../../common/logs';
 import { isoTime } from '../../common/iso-time';
-import { Segment, segmentIdOf, SEQ_SPAN, type AttemptCounters, type StoredRow } from './segment';
+import { Segment, segmentIdOf, SEQ_SPAN, WAL_ALLOWANCE_BYTES, type AttemptCounters, type StoredRow } from './segment';
 
 export interface IncomingLine {
   text: string;
@@ -79,6 +85,9 @@ export interface LogStoreOptions {
 }
 
 const KIND_MARKER = 16;
+const MIB = 1024 * 1024;
+/** Invariant 6: a stored line's bytes beyond its text (row header, rowid, columns, page slack). */
+const ROW_OVERHEAD_BYTES = 40;
 const STREAM_INDEX = new Map(LOG_STREAMS.map((s, i) => [s, i]));
 const LEVEL_INDEX = new Map(LOG_LEVELS.map((l, i) => [l, i]));
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
@@ -138,6 +147,10 @@ export class LogStore {
   private readonly attempts = new Map<string, Map<number, AttemptCounters>>();
   private readonly segmentMaxBytes: number;
   private readonly segmentMaxAgeMs: number;
+  /** Invariant 6: the cap last given (by an append or a sweep); the word index keeps to it too. */
+  private capBytes = Infinity;
+  /** Segments deleted to keep the total (invariant 6), since the store opened. */
+  evicted = 0;
 
   constructor(
     readonly dir: string,
@@ -189,13 +202,37 @@ export class LogStore {
 
   private rotateIfDue(now: number): void {
     const cur = this.newest;
-    if (cur.bytes() < this.segmentMaxBytes && now - cur.createdAt < this.segmentMaxAgeMs) return;
+    if (cur.bytes() < Math.min(this.segmentMaxBytes, this.capBytes / 8) && now - cur.createdAt < this.segmentMaxAgeMs) return;
+    cur.retire();
     this.segments.push(Segment.create(this.dir, cur.id + 1, now, this.opts.nativeBinding));
+  }
+
+  /** On disk: every segment file and its WAL. */
+  totalBytes(): number {
+    let n = 0;
+    for (const s of this.segments) n += s.diskBytes();
+    return n;
+  }
+
+  /**
+   * Invariant 6: deletes the oldest segments until the total plus `incoming` bytes fits the cap.
+   * The subjects of the batch about to be written keep their seq and counters even when their
+   * last segment goes (their lines continue the numbering; a resend is still recognised).
+   */
+  private makeRoom(incoming: number, writing?: ReadonlySet<string>): void {
+    while (this.segments.length > 1 && this.totalBytes() + incoming > this.capBytes) {
+      this.drop(this.segments[0]!, writing);
+      this.evicted++;
+    }
   }
 
   /** Stores a batch (invariant 1); one outcome per entry, in order. */
   append(entries: AppendEntry[], now: number, settings: LogSettings): AppendOutcome[] {
+    this.capBytes = settings.maxTotalMb * MIB;
     this.rotateIfDue(now);
+    let incoming = 0;
+    for (const e of entries) for (const l of e.lines) incoming += l.text.length + ROW_OVERHEAD_BYTES;
+    this.makeRoom(2 * incoming + WAL_ALLOWANCE_BYTES, new Set(entries.map((e) => e.subject)));
     const seg = this.newest;
     const outcomes: AppendOutcome[] = [];
     const staged = new Map<string, Map<number, AttemptCounters>>();
@@ -223,6 +260,8 @@ export class LogStore {
       if (st.segments[st.segments.length - 1] !== seg && seg.subjects.get(subject)!.lastSeq > 0) st.segments.push(seg);
       this.subjects.set(subject, st);
     }
+    seg.measure();
+    this.makeRoom(0);
     return outcomes;
   }
 
@@ -363,8 +402,11 @@ export class LogStore {
     let done = 0;
     for (const seg of this.segments) {
       if (done >= budget) break;
-      done += seg.indexSome(budget - done, plainText);
+      const n = seg.indexSome(budget - done, plainText);
+      if (n > 0) seg.measure();
+      done += n;
     }
+    if (done > 0) this.makeRoom(0); // the index takes room too (invariant 6)
     return done;
   }
 
@@ -372,25 +414,24 @@ export class LogStore {
   sweep(now: number, settings: Pick<LogSettings, 'retentionDays' | 'maxTotalMb'>): { removed: number } {
     let removed = 0;
     const cutoff = now - settings.retentionDays * 24 * 3600 * 1000;
-    const maxBytes = settings.maxTotalMb * 1024 * 1024;
+    this.capBytes = settings.maxTotalMb * MIB;
     while (this.segments.length > 1) {
       const oldest = this.segments[0]!;
-      const total = this.segments.reduce((n, s) => n + s.bytes(), 0);
-      if (oldest.lastAt >= cutoff && total <= maxBytes) break;
+      if (oldest.lastAt >= cutoff && this.totalBytes() <= this.capBytes) break;
       this.drop(oldest);
       removed++;
     }
     return { removed };
   }
 
-  private drop(seg: Segment): void {
+  private drop(seg: Segment, keep?: ReadonlySet<string>): void {
     this.segments.shift();
     seg.remove();
     for (const subject of seg.subjects.keys()) {
       const st = this.subjects.get(subject);
       if (!st) continue;
       st.segments = st.segments.filter((s) => s !== seg);
-      if (st.segments.length > 0) continue;
+      if (st.segments.length > 0 || keep?.has(subject)) continue;
       this.subjects.delete(subject);
       this.attempts.delete(subject);
     }
@@ -401,7 +442,7 @@ export class LogStore {
     for (const byAttempt of this.attempts.values()) for (const c of byAttempt.values()) lines += c.lines;
     return {
       segments: this.segments.length,
-      bytes: this.segments.reduce((n, s) => n + s.bytes(), 0),
+      bytes: this.totalBytes(),
       lines,
       oldestAt: this.segments.length ? isoTime(this.segments[0]!.createdAt) : null,
     };

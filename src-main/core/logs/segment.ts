@@ -13,6 +13,10 @@
  *    is the newest, and then only read.
  * 4. The counters of an attempt are cumulative: the newest segment that holds an attempt has its
  *    totals so far (lines, bytes, the client's last seq), the state resends are checked against.
+ * 5. Its size on disk is the file plus its WAL and shared-memory file (`diskBytes`, measured by
+ *    `stat` when asked to). The WAL is checkpointed once it holds WAL_CHECKPOINT_PAGES and cut back
+ *    to WAL_KEEP_BYTES then, and to nothing once the segment stops being the newest: beyond what
+ *    its lines take, a segment's WAL adds at most WAL_ALLOWANCE_BYTES plus the batch being written.
  */
 import Database from 'better-sqlite3';
 import fs from 'node:fs';
@@ -26,6 +30,19 @@ const LINES_PER_INSERT = 64;
 const LINE_COLUMNS = 6;
 
 const FORMAT = 1;
+
+/** Invariant 5: the WAL is copied into the file once it holds this many pages (SQLite's default is 1000) … */
+const WAL_CHECKPOINT_PAGES = 512;
+/** … and keeps at most this much of its file afterwards (journal_size_limit). */
+const WAL_KEEP_BYTES = 2 * 1024 * 1024;
+/**
+ * What the newest segment's WAL may add on disk, beyond the batch being written: the pages written
+ * since the last checkpoint (≤ WAL_CHECKPOINT_PAGES of 4 KiB), and the file growing by as much
+ * again when they are copied into it.
+ */
+export const WAL_ALLOWANCE_BYTES = 2 * WAL_CHECKPOINT_PAGES * 4096;
+
+const fileBytes = (f: string) => fs.statSync(f, { throwIfNoEntry: false })?.size ?? 0;
 
 export interface SegmentSubject {
   num: number;
@@ -143,6 +160,8 @@ export class Segment {
     this.db = db;
     db.pragma('journal_mode = WAL');
     db.pragma('synchronous = FULL');
+    db.pragma(`journal_size_limit = ${WAL_KEEP_BYTES}`);
+    db.pragma(`wal_autocheckpoint = ${WAL_CHECKPOINT_PAGES}`);
     db.exec(SCHEMA);
     const meta = db.prepare<[string], { value: string }>('SELECT value FROM meta WHERE key = ?');
     const created = meta.get('created_at');
@@ -348,9 +367,28 @@ export class Segment {
     return out;
   }
 
-  /** Size on disk of the database pages (the WAL is checkpointed into them). */
+  /** Size of the database pages (the WAL is checkpointed into them): what rotation looks at. */
   bytes(): number {
     return this.q.pageCount.get()!.page_count * this.pageSize;
+  }
+
+  private measured = -1;
+
+  /** Invariant 5: the file, its WAL and its shared-memory file on disk, as last measured (measured now if never). */
+  diskBytes(): number {
+    return this.measured >= 0 ? this.measured : this.measure();
+  }
+
+  /** Stats the file and its WAL (after a write to this segment). */
+  measure(): number {
+    this.measured = fileBytes(this.file) + fileBytes(`${this.file}-wal`) + fileBytes(`${this.file}-shm`);
+    return this.measured;
+  }
+
+  /** Invariant 5: copies the WAL into the file and empties it (the segment is no longer the newest). */
+  retire(): void {
+    this.db.pragma('wal_checkpoint(TRUNCATE)');
+    this.measure();
   }
 
   close(): void {

@@ -11,16 +11,20 @@
  *    next batch (no timer: the batch size follows the load), in arrival order.
  * 3. Back-pressure: past `maxQueuedChars` of frames waiting to be written, a frame is refused
  *    with `rate_limited` and nothing of it is stored (the SDK waits for its acknowledgements and
- *    resends; its per-line `seq` makes a resend harmless).
+ *    resends; its per-line `seq` makes a resend harmless). Before it is queued, a frame must also
+ *    pass its sender's token rate and the disk's free-space floor (admission.ts); the total the
+ *    logs take is kept by the store as lines are written (log-store invariant 6), one batch being
+ *    at most a sixteenth of that total.
  * 4. Usage is an increment in the main database (`usage-ledger.ts`), through the group commit.
  *    Its listener (the spend caps) runs in the same transaction, right after the row is added:
  *    what the report changes (a cap reached, work taken away) is decided before any request
  *    behind it in the same commit is applied. The listener's writes roll back alone if it fails;
  *    the report is kept.
  * 5. A frame the hub hands over as text (`logText`: its header read, not parsed) costs this thread
- *    only the holder check: the worker parses and checks its lines (frame-text.ts). Anything the
- *    quick path does not take cleanly (a refusal, a full queue) is left to the parsed path, which
- *    answers it as before.
+ *    only the holder check: the worker parses and checks its lines (frame-text.ts). A frame whose
+ *    header does not read cleanly, or whose sender the holder check refuses, is left to the parsed
+ *    path, which answers it as before; one refused by invariant 3 is answered at once, unparsed
+ *    (a flood of refused frames costs no parsing here).
  */
 import type { Clock, TimerHandle } from '../../common/clock';
 import { GafferError } from '../../common/errors';
@@ -38,13 +42,15 @@ import {
   type UsageRow,
   type UsageTotals,
 } from '../../common/logs';
-import type { AgentRequestOf, LogResult, UsageResult } from '../../common/protocol';
+import { MAX_FRAME_BYTES, type AgentRequestOf, type LogResult, type UsageResult } from '../../common/protocol';
 import type { AuditLog } from '../audit/audit-log';
 import type { GroupCommitter } from '../db/group-commit';
 import type { Db } from '../db/open';
 import type { Store } from '../db/store';
+import { LogAdmission, type DiskReading } from './admission';
 import { packBatch, type EngineOps, type IngestOutcome, type LogEngine } from './engine';
-import { scanLogFrameHeader } from './frame-header';
+import { readId, type WireId } from '../hub/wire';
+import { REPEATED_HEADER, repeatedLogHeaderKey, scanLogFrameHeader } from './frame-header';
 import type { LogFrameText } from './frame-text';
 import { EXACTLY_ONE_SUBJECT, type HeldWork, type HolderCheck } from './holders';
 import type { AppendEntry, ReadQuery, SearchHit } from './log-store';
@@ -72,6 +78,10 @@ export interface LogServiceDeps {
   hasStoredLogs: () => boolean;
   /** Run descriptions for "most expensive runs". */
   describeRun: (runId: string) => { job: string; slot: string } | null;
+  /** The agent token an instance said hello with (its log rate is the token's), or null. */
+  tokenOf: (instanceId: string) => string | null;
+  /** Free space where the logs are, and the main database's size (admission.ts invariant 2). */
+  disk: () => DiskReading;
 }
 
 export interface LogServiceOptions {
@@ -97,6 +107,10 @@ interface Queued {
 
 /** Characters a parsed line stands for in the queue bound (its text and its JSON around it). */
 const LINE_OVERHEAD_CHARS = 64;
+const MIB = 1024 * 1024;
+/** Invariant 3: a batch is at most this share of the total the logs may take (log-store invariant 6). */
+const BATCH_SHARE_OF_TOTAL = 16;
+const WRITER_BEHIND = 'the log writer is behind: wait for the acknowledgements of the lines already sent, then resend';
 
 /** One usage report as it was just added: whose, and its cost as stored (nano-dollars). */
 export interface UsageRecorded {
@@ -146,6 +160,7 @@ export class LogService {
   private readonly sweepEveryMs: number;
   private readonly schedule: (fn: () => void) => void;
   private readonly q;
+  private readonly admission: LogAdmission;
   /** Lines written so far (for the bench and /status); `textFrames`: frames the worker parsed (invariant 5). */
   readonly stats = { frames: 0, lines: 0, batches: 0, refused: 0, textFrames: 0 };
 
@@ -157,6 +172,7 @@ export class LogService {
     this.maxBatchChars = opts.maxBatchChars ?? 8 * 1024 * 1024;
     this.sweepEveryMs = opts.sweepEveryMs ?? 3600_000;
     this.schedule = opts.schedule ?? ((fn) => void setImmediate(fn));
+    this.admission = new LogAdmission({ clock: d.clock, logger: d.logger, settings: () => this.settings(), disk: d.disk });
     this.q = {
       get: d.db.prepare<[string], { value: string }>('SELECT value FROM settings WHERE key = ?'),
       put: d.db.prepare('INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value'),
@@ -184,6 +200,7 @@ export class LogService {
       this.d.audit.append({ type: 'logs.settings', actor: opts.actor, subject: 'logs', detail: { ...next, reason: opts.reason } });
     });
     this.cached = next;
+    this.admission.reset();
     void this.sweep();
     return next;
   }
@@ -203,10 +220,7 @@ export class LogService {
     const work = this.held(instanceId, frame);
     let chars = 0;
     for (const l of frame.lines) chars += l.text.length + LINE_OVERHEAD_CHARS;
-    if (this.queuedChars + chars > this.maxQueuedChars) {
-      this.stats.refused++;
-      throw new GafferError('rate_limited', 'the log writer is behind: wait for the acknowledgements of the lines already sent, then resend');
-    }
+    this.admit(instanceId, chars);
     const now = this.d.clock.now();
     const lines = frame.lines.map((l) => ({ text: l.text, stream: l.stream, level: l.level, seq: l.seq, at: l.at === undefined ? now : Date.parse(l.at) }));
     return this.answer(work, await this.enqueue({ entry: { subject: work.subject, attempt: work.attempt, lines }, chars }));
@@ -214,19 +228,24 @@ export class LogService {
 
   /**
    * Invariant 5: a frame as its text, before anyone parsed it. Taken when it is a `log` frame
-   * whose header reads cleanly (frame-header.ts) and whose sender holds the work; undefined
-   * otherwise (not a log frame, a refusal, a full queue, Gaffer closing): the parsed path then
-   * answers it exactly as it always did.
+   * whose header reads cleanly (frame-header.ts) and whose sender holds the work (then queued, or
+   * refused by invariant 3); undefined otherwise (not a log frame, not the holder, Gaffer
+   * closing): the parsed path then answers it exactly as it always did.
    */
-  logText(instanceId: string, text: string): { id: string | number; result: Promise<LogResult> } | undefined {
-    if (this.closed || this.queuedChars + text.length > this.maxQueuedChars) return undefined;
+  logText(instanceId: string, text: string): { id: WireId; result: Promise<LogResult> } | undefined {
+    if (this.closed) return undefined;
     const header = scanLogFrameHeader(text);
-    if (!header) return undefined;
+    if (!header) return this.repeatedHeader(text);
     let work: HeldWork;
     try {
       work = this.held(instanceId, header);
     } catch {
       return undefined;
+    }
+    try {
+      this.admit(instanceId, text.length);
+    } catch (e) {
+      return { id: header.id, result: Promise.reject(e) };
     }
     const frame: LogFrameText = { text, header, subject: work.subject, attempt: work.attempt, receivedAt: this.d.clock.now(), lockFence: work.fence };
     const result = this.enqueue({ text: frame, chars: text.length }).then((o) => {
@@ -235,6 +254,36 @@ export class LogService {
       return r;
     });
     return { id: header.id, result };
+  }
+
+  /**
+   * Invariant 3: a frame of `chars` may be queued, or the refusal is thrown (nothing of it is
+   * stored): the writer is behind, the sender's token is over its rate, or the disk is at its floor.
+   */
+  private admit(instanceId: string, chars: number): void {
+    try {
+      if (this.queuedChars + chars > this.maxQueuedChars) throw new GafferError('rate_limited', WRITER_BEHIND);
+      // A frame is at most MAX_FRAME_BYTES on the wire, whatever the queue's per-line estimate says.
+      this.admission.admit(this.d.tokenOf(instanceId) ?? `instance:${instanceId}`, Math.min(chars, MAX_FRAME_BYTES));
+    } catch (e) {
+      this.stats.refused++;
+      throw e;
+    }
+  }
+
+  /** Why log frames are refused for lack of disk space right now, or null (`GET /status`). */
+  refusing() {
+    return this.admission.refusing();
+  }
+
+  /**
+   * A log frame that names a header key twice with different values is refused whole, before
+   * anything else (frame-header invariant 4): the parsed path would silently take the last one.
+   */
+  private repeatedHeader(text: string): { id: WireId; result: Promise<LogResult> } | undefined {
+    const r = repeatedLogHeaderKey(text);
+    if (!r) return undefined;
+    return { id: readId({ id: r.id }), result: Promise.reject(new GafferError('bad_request', `${REPEATED_HEADER}: "${r.key}"`, { field: r.key })) };
   }
 
   private answer(work: HeldWork, outcome: IngestOutcome): LogResult {
@@ -317,7 +366,8 @@ export class LogService {
     this.writing = true;
     const batch: Queued[] = [];
     let n = 0;
-    while (this.queue.length > 0 && (batch.length === 0 || n + this.queue[0]!.chars <= this.maxBatchChars)) {
+    const maxBatch = Math.min(this.maxBatchChars, (this.settings().maxTotalMb * MIB) / BATCH_SHARE_OF_TOTAL);
+    while (this.queue.length > 0 && (batch.length === 0 || n + this.queue[0]!.chars <= maxBatch)) {
       const next = this.queue.shift()!;
       n += next.chars;
       batch.push(next);
@@ -365,8 +415,8 @@ export class LogService {
     return this.d.engine.call('search', { q, limit });
   }
 
-  storage(): Promise<LogStorageStats> {
-    return this.d.engine.call('stats', {});
+  async storage(): Promise<LogStorageStats> {
+    return { ...(await this.d.engine.call('stats', {})), refusing: this.admission.refusing() };
   }
 
   /** A whole attempt as text chunks (`<at> <stream> <text>` per line), for a download. */

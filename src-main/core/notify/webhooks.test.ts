@@ -110,6 +110,44 @@ describe('deliveries', () => {
     expect(() => core!.attention.webhooks.retry(d.id, operator)).toThrow(expect.objectContaining({ code: 'invalid_transition' }));
   });
 
+  it('a receiver whose reply is huge: Gaffer reads at most 64 KiB of it and drops the connection; delivered by its status', async () => {
+    // The receiver streams 64 MiB and counts what it could hand to the socket before it closed:
+    // what Gaffer read, plus what the loopback socket buffers held (a few MiB at most).
+    const TOTAL = 64 * 1024 * 1024;
+    let written = 0;
+    let closed = false;
+    const server = http.createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(TOTAL) });
+        res.on('close', () => (closed = true));
+        const chunk = Buffer.alloc(64 * 1024, 0x78);
+        const pump = () => {
+          while (written < TOTAL && !res.destroyed) {
+            written += chunk.length;
+            if (!res.write(chunk)) return void res.once('drain', pump);
+          }
+          if (!res.destroyed) res.end();
+        };
+        pump();
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      core = makeTestCore();
+      core.start();
+      core.attention.notifications.put({ webhooks: [{ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/big`, events: ['needs_human'] }], ...operator });
+      core.inbox.raise(held());
+      await until(() => core!.attention.webhooks.list().items[0]?.status === 'delivered', 'delivered');
+      expect(core.attention.webhooks.list().items[0]).toMatchObject({ attempts: 1, lastStatus: 200, lastError: null });
+      await until(() => closed, 'the connection dropped');
+      expect(written).toBeLessThan(TOTAL / 4);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    }
+  });
+
   it('a 404 will not change: dead at once, without retries', async () => {
     rx = await receiver([404]);
     core = makeTestCore();
@@ -186,6 +224,20 @@ describe('settings', () => {
     const rows = audit(core, 'notifications.update');
     expect(rows).toHaveLength(2);
     expect(JSON.stringify(rows)).not.toContain('7f3k9');
+  });
+
+  it('a URL with user:pass@ is refused at save, naming the field and why; nothing is stored', () => {
+    core = makeTestCore();
+    for (const url of ['https://alice:s3cret@hooks.example.test/h', 'http://alice@127.0.0.1:9000/h', 'https://:pw@x.test/']) {
+      expect(() => core!.attention.notifications.put({ webhooks: [{ url, events: ['needs_human'] }], ...operator })).toThrow(
+        expect.objectContaining({ code: 'bad_request', message: expect.stringMatching(/webhooks\.0\.url.*user name or password/) }),
+      );
+    }
+    expect(core.attention.notifications.stored().webhooks).toEqual([]);
+    expect(audit(core, 'notifications.update')).toEqual([]);
+    // The secret in the path or the query is fine (Slack, ntfy).
+    core.attention.notifications.put({ webhooks: [{ url: 'https://ntfy.example.test/topic?auth=tok', events: ['needs_human'] }], ...operator });
+    expect(core.attention.notifications.stored().webhooks).toHaveLength(1);
   });
 
   it('masking shows the host and at most a third of the path, never user info', () => {

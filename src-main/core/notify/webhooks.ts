@@ -19,6 +19,8 @@
  * 6. A delivery that gives up, and the next one to the same webhook that gets through, are announced
  *    (`webhook.delivery`) so the inbox raises and resolves `webhook_dead`; an item about a dead
  *    webhook is never queued for that same webhook.
+ * 7. Memory: a reply's body is read up to MAX_REPLY_BYTES, never more (PROTOCOL §12); the status
+ *    alone decides the outcome.
  */
 import { GafferError } from '../../common/errors';
 import { deliveriesListInput, type Delivery, type DeliveryStatus, type InboxItem, type InboxKind, type WebhookTestResult } from '../../common/attention';
@@ -40,6 +42,8 @@ export const BACKOFF_S = [5, 30, 120, 600, 1800, 3600] as const;
 export const MAX_ATTEMPTS = BACKOFF_S.length + 1;
 const MAX_PARALLEL = 4;
 const DEFAULT_TIMEOUT_MS = 10_000;
+/** PROTOCOL §12: the most of a receiver's reply body that is read. */
+export const MAX_REPLY_BYTES = 64 * 1024;
 /** Answers worth retrying among the 4xx. */
 const RETRY_4XX = new Set([408, 425, 429]);
 
@@ -78,6 +82,29 @@ function toDelivery(r: DeliveryRow): Delivery {
     updatedAt: iso(r.updated_at)!,
     deliveredAt: iso(r.delivered_at),
   };
+}
+
+/**
+ * Reads the reply's body (what it says is not needed) until its end or MAX_REPLY_BYTES, whichever
+ * comes first: a receiver that answers 200 MB costs Gaffer one read of 64 KiB, on every retry.
+ * True when the whole body was read (the connection can be reused); false when the rest was left
+ * unread, and the caller drops the connection.
+ */
+async function readReply(res: Response): Promise<boolean> {
+  if (!res.body) return true;
+  const reader = res.body.getReader();
+  let n = 0;
+  try {
+    while (n < MAX_REPLY_BYTES) {
+      const { done, value } = await reader.read();
+      if (done) return true;
+      n += value.byteLength;
+    }
+    await reader.cancel();
+    return false;
+  } catch {
+    return false; // the receiver broke off its own reply: the status is what counts
+  }
 }
 
 export interface PostResult {
@@ -363,8 +390,7 @@ export class Webhooks {
         signal: abort.signal,
         redirect: 'manual',
       });
-      // Drain the body so the connection can be reused; what it says is not needed.
-      await res.arrayBuffer().catch(() => undefined);
+      if (!(await readReply(res))) abort.abort();
       if (res.status >= 200 && res.status < 300) return { ok: true, status: res.status, error: null, retryable: false };
       const retryable = res.status >= 500 || RETRY_4XX.has(res.status);
       return { ok: false, status: res.status, error: `the receiver answered HTTP ${res.status}`, retryable };

@@ -1,5 +1,6 @@
 /** `GET /status`: health, version, counts and the recovery bound (SPEC §2). */
 import { recoveryBoundS } from '../../common/config';
+import type { LogRefusal } from '../../common/logs';
 import { INSTANCE_STATUSES, TASK_STATUSES, type InstanceStatus, type StorageStatus, type TaskStatus } from '../../common/model';
 import { PROTOCOL_VERSION } from '../../common/protocol';
 import type { Core } from '../../core/create-core';
@@ -10,6 +11,8 @@ export interface StatusInfo {
   ok: boolean;
   /** Addition: why writes are refused (a storage fault, or a disk that refuses writes), or null. */
   storage: StorageStatus | null;
+  /** Addition: why agents' log lines are refused right now (the disk reached its free-space floor), or null. Does not make `ok` false: the scheduler itself still writes. */
+  logs: { refusing: LogRefusal | null };
   version: string;
   protocolVersion: number;
   serverTime: string;
@@ -60,6 +63,7 @@ export function statusRoutes(core: Core, version: string): Route[] {
         const body: StatusInfo = {
           ok: storage === null,
           storage,
+          logs: { refusing: core.logs.refusing() },
           version,
           protocolVersion: PROTOCOL_VERSION,
           serverTime: new Date(now).toISOString(),

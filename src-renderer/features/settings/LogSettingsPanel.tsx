@@ -12,6 +12,9 @@ const FIELDS: Array<{ key: keyof LogSettings; label: string; unit: string; facto
   { key: 'maxLinesPerAttempt', label: 'Lines per attempt', unit: 'lines', factor: 1 },
   { key: 'maxBytesPerAttempt', label: 'Size per attempt', unit: 'MiB', factor: 1024 * 1024 },
   { key: 'maxLineBytes', label: 'Longest line', unit: 'KiB (longer lines are cut)', factor: 1024 },
+  { key: 'logBytesPerSecondPerToken', label: 'Log rate per agent token', unit: 'KiB/s (faster lines are refused; the SDKs resend)', factor: 1024 },
+  { key: 'logBurstBytesPerToken', label: 'Burst per agent token', unit: 'MiB at once', factor: 1024 * 1024 },
+  { key: 'minFreeDiskMb', label: 'Keep free on the disk', unit: 'MiB at least (or the database’s size, if more); below it log lines are refused', factor: 1 },
 ];
 
 export function LogSettingsPanel() {
@@ -42,6 +45,11 @@ export function LogSettingsPanel() {
           {view.storage.oldestAt ? ` · since ${formatDateTime(view.storage.oldestAt)}` : ''}
         </span>
       </header>
+      {view.storage.refusing ? (
+        <p className="small error-text" role="alert" data-testid="log-refusing">
+          {view.storage.refusing.message}
+        </p>
+      ) : null}
       <form
         onSubmit={(e) => {
           e.preventDefault();
@@ -68,7 +76,7 @@ export function LogSettingsPanel() {
             ))}
           </ul>
         ) : null}
-        <p className="small muted">Old logs go a whole file at a time (one file a day or every 64 MiB), oldest first. Past an attempt’s cap, one line says so and later lines are only counted.</p>
+        <p className="small muted">Old logs go a whole file at a time (one file a day or every 64 MiB), oldest first, and at once when the logs reach their size as lines are written. Past an attempt’s cap, one line says so and later lines are only counted.</p>
         <div>
           <button type="submit" className="btn" disabled={!changed || problems.length > 0}>
             Save
