@@ -19,6 +19,7 @@ export const INBOX_KINDS = [
   'dead_man',
   'held',
   'repeated_failures',
+  'storage_fault',
 ] as const;
 export type InboxKind = (typeof INBOX_KINDS)[number];
 
@@ -35,6 +36,7 @@ export const INBOX_SEVERITY: Record<InboxKind, InboxSeverity> = {
   needs_human: 'critical',
   budget: 'critical',
   dead_man: 'critical',
+  storage_fault: 'critical',
   held: 'warning',
   missed: 'warning',
   skipped_alert: 'warning',
@@ -54,13 +56,14 @@ export const INBOX_KIND_LABELS: Record<InboxKind, string> = {
   dead_man: 'Did not start',
   held: 'Held for review',
   repeated_failures: 'Repeated failures',
+  storage_fault: 'Storage fault',
 };
 
 export interface InboxItem {
   id: number;
   kind: InboxKind;
   severity: InboxSeverity;
-  /** What it is about, as `run:<id>`, `task:<id>`, `job:<id>`, `role:<name>`, `instance:<id>`, `budget:<scope>`. */
+  /** What it is about, as `run:<id>`, `task:<id>`, `job:<id>`, `role:<name>`, `instance:<id>`, `budget:<scope>`, `audit:log`. */
   subject: string;
   title: string;
   detail: string;

@@ -70,6 +70,9 @@ export function describe(kind: InboxKind, about: Facts, entries: Facts[], count:
     }
     case 'budget':
       return { title: str(last.title, 'A spend cap was reached'), detail: str(last.detail, '') };
+    case 'storage_fault':
+      // Each occurrence is one finding with its own words (the audit log changed outside Gaffer, …).
+      return { title: str(last.title, 'Storage fault'), detail: str(last.detail, '') };
     default:
       return missingCase(kind);
   }

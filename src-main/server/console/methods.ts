@@ -120,7 +120,7 @@ export function createConsoleMethods(core: Core, ctx: ConsoleContext, opts: Cons
         roles: rm.roleSummaries(now),
         throughput,
         nextTriggers: jobs.nextTriggers(now, NEXT_TRIGGERS),
-        storage: core.store.status(),
+        storage: core.storageStatus(),
         inbox: core.inbox.counts(),
         budgets: core.budgets.view(now),
       };
