@@ -221,6 +221,16 @@ describe('tasks', () => {
     expect(core.auditQuery.query({ type: 'task.create' }).items.every((e) => e.actor === 'operator:http')).toBe(true);
   });
 
+  it("POST /tasks keys are the operator's own: an agent token's key of the same name is another intent (PROTOCOL §17)", async () => {
+    const agents = core.tasks.create({ title: 'pay invoice 42', role: 'dev', idempotencyKey: 'invoice-42' }, { actor: 'inst_x', caller: 'token:tok_a' });
+    const mine = await post('/api/v1/tasks', { title: 'review invoice 42', role: 'dev' }, { headers: { 'idempotency-key': 'invoice-42' } });
+    expect(mine.status).toBe(201);
+    expect(mine.body.task.id).not.toBe(agents.task.id);
+    const again = await post('/api/v1/tasks', { title: 'review invoice 42', role: 'dev' }, { headers: { 'idempotency-key': 'invoice-42' } });
+    expect(again.status).toBe(200);
+    expect(again.body.task.id).toBe(mine.body.task.id);
+  });
+
   it('lists with role/status filters and paging; gets one', async () => {
     const ids: number[] = [];
     for (const [title, role] of [
