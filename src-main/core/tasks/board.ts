@@ -126,13 +126,15 @@ export class Board {
     const f = parseOrThrow(listTasksInput, input, 'task filter');
     const limit = f.limit ?? 100;
     const desc = f.order === 'desc';
+    // `after` is the previous page's `next` in the list's own order (docs/protocol.md): newest
+    // first, that is below it. `before` (an exclusive upper bound) pages a descending list too.
+    const from = desc ? Math.min(f.after ?? Number.MAX_SAFE_INTEGER, f.before ?? Number.MAX_SAFE_INTEGER) : (f.after ?? 0);
     if (f.q !== undefined) {
-      const from = desc ? (f.before ?? Number.MAX_SAFE_INTEGER) : (f.after ?? 0);
       const r = this.search.scan({ filter: { ...(f.role ? { role: f.role } : {}), ...(f.status ? { status: f.status } : {}), q: f.q }, order: desc ? 'desc' : 'asc', from, limit });
       return { items: r.rows.map(rowToTask), next: r.next === null ? null : String(r.next), partial: r.partial };
     }
     const where = new Where()
-      .and(desc ? 't.id < ?' : 't.id > ?', desc ? (f.before ?? Number.MAX_SAFE_INTEGER) : (f.after ?? 0))
+      .and(desc ? 't.id < ?' : 't.id > ?', from)
       .equals('t.role', f.role)
       .equals('t.status', f.status);
     const rows = this.ctx.db
