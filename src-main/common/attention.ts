@@ -4,6 +4,7 @@
  * and the renderer; field names of §8 are fixed, everything else is an addition.
  */
 import { z } from 'zod';
+import { canonicalZoneOrAsTyped } from './time-zone';
 import { hhmm } from './job-schema';
 
 // ---- Inbox ------------------------------------------------------------------------------------
@@ -135,7 +136,8 @@ export function isTimeZone(zone: string): boolean {
 }
 
 export const webhookUrl = z.string().trim().max(2000).refine(isHttpUrl, 'a webhook URL is http:// or https:// with a host');
-export const timeZone = z.string().min(1).max(100).refine(isTimeZone, 'an IANA time zone such as Europe/Berlin');
+/** An IANA zone, stored under its canonical spelling (`europe/berlin` → `Europe/Berlin`). */
+export const timeZone = z.string().min(1).max(100).refine(isTimeZone, 'an IANA time zone such as Europe/Berlin').transform(canonicalZoneOrAsTyped);
 export const webhookId = z.string().regex(/^wh_[A-Za-z0-9_-]{1,40}$/, 'a webhook id looks like wh_…');
 
 export const webhookInput = z

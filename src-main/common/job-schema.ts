@@ -12,6 +12,7 @@
  *    spec only, never on which keys the input happened to spell out.
  */
 import { z } from 'zod';
+import { canonicalZoneOrAsTyped } from './time-zone';
 import { BACKOFF_LABELS, CALENDAR_POLICY_LABELS, calendarPolicyWithoutCalendar, DST_GAP_LABELS, jobFieldLabel, MISSED_WINDOW_LABELS, OVERLAP_LABELS, quoted } from './job-labels';
 import { actorName, jsonValue, perAttemptBudget, reason, roleName, signalName } from './schemas';
 
@@ -26,7 +27,8 @@ export const calendarId = z
   .string()
   .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$/, 'a calendar id is 1–100 letters, digits, "_", "-" or "."');
 const civilDate = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'a date is YYYY-MM-DD');
-const zoneName = z.string().min(1).max(100);
+/** A zone name; a real zone is stored under its canonical spelling (`europe/berlin` → `Europe/Berlin`), anything else as typed for the schedule checks to explain. */
+const zoneName = z.string().min(1).max(100).transform(canonicalZoneOrAsTyped);
 
 /**
  * `{cron, timezone}` or `{everyS, timezone?}`. Kept loose on purpose: the schedule library's
