@@ -779,11 +779,19 @@ export interface JobSettings {
 // ---- Operator inputs ---------------------------------------------------------------------------
 
 export const operatorReason = z.strictObject({ reason, actor: actorName });
+/** How far ahead a pause's `until` may be (a year and a day); further is `bad_request`. */
+export const MAX_PAUSE_DAYS = 366;
+/** A pause's `until` (job or role), as every entry point documents it. */
+export const pauseUntil = z
+  .iso.datetime({ offset: true })
+  .nullable()
+  .optional()
+  .describe(`When the pause ends by itself (ISO-8601 with an offset): in the future and at most ${MAX_PAUSE_DAYS} days ahead, else bad_request. Null or absent: until resumed.`);
 /** Pause a job or a role: with a reason; optionally until a time (auto-resume) and, for a job, finishing running work first. */
 export const pauseInput = z.strictObject({
   reason,
   actor: actorName,
-  until: z.union([z.iso.datetime({ offset: true }), z.null()]).optional(),
+  until: pauseUntil,
   drain: z.boolean().optional(),
 });
 export const optionalReason = z.strictObject({ reason: reason.optional(), actor: actorName });
