@@ -214,7 +214,7 @@ describe('the audit check at start', () => {
   });
 
   it('checks only the tail (and a sample) of a long log: what lies further back is left to GET /audit/verify', () => {
-    const { dir, dbPath } = stoppedWith(50);
+    const { dbPath } = stoppedWith(50);
     tamper(dbPath, `${DROP} UPDATE audit SET actor = 'mallory' WHERE subject IN ('row-3', 'row-45'); ${RESTORE}`);
     const db = new Database(dbPath, { readonly: true });
     try {
