@@ -174,6 +174,15 @@ describe('the audit check at start', () => {
     expect(tamperedRows(core)[0]!.detail.findings).toEqual([{ kind: 'head', message: expect.stringMatching(/is gone, so rows deleted from the end of the log cannot be ruled out/) }]);
   });
 
+  it('a new database beside the head record of one deleted to start afresh is not an alarm', () => {
+    const { dir, dbPath } = stoppedWith(10);
+    for (const f of ['', '-wal', '-shm', '-closed']) fs.rmSync(`${dbPath}${f}`, { force: true });
+    const core = start(dir);
+    expect(tamperedRows(core)).toEqual([]);
+    expect(core.storageStatus()).toBeNull();
+    expect(JSON.parse(fs.readFileSync(headRecordPath(dbPath), 'utf8'))).toEqual(core.audit.head());
+  });
+
   it('a crash after a commit and before the head record was written is not an alarm', () => {
     const { dir, dbPath } = stoppedWith(10);
     const file = headRecordPath(dbPath);

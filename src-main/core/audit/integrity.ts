@@ -11,7 +11,8 @@
  *    the hash it names. It may name an older row than the newest (a crash between a commit and
  *    the record's write, or a power loss: head-record.ts invariant 1) — not an alarm; a row beyond
  *    the newest (rows deleted from the end), a different hash, or a record that the database says
- *    was kept but is gone or unreadable, is.
+ *    was kept but is gone or unreadable, is. A database that says it never kept one (new, or
+ *    from before this check) starts one, whatever file lies beside it.
  *
  * Invariants:
  * 1. The head record is read before the database (a second process committing in between can
@@ -128,9 +129,9 @@ export function checkChainTail(db: Db, rows = TAIL_CHECK_ROWS, sample = SAMPLE_C
 }
 
 /** What the head record says about the database (invariant 1: `head` was read before it). */
-function compareHead(db: Db, head: HeadRead, headKept: boolean, newest: number): IntegrityFinding | undefined {
+function compareHead(db: Db, head: HeadRead, newest: number): IntegrityFinding | undefined {
   const file = 'the head record kept outside the database (gaffer.db-audit-head)';
-  if (head.state === 'absent') return headKept ? { kind: 'head', message: `${file} is gone, so rows deleted from the end of the log cannot be ruled out` } : undefined;
+  if (head.state === 'absent') return { kind: 'head', message: `${file} is gone, so rows deleted from the end of the log cannot be ruled out` };
   if (head.state === 'unreadable') return { kind: 'head', message: `${file} ${head.reason}, so rows deleted from the end of the log cannot be ruled out` };
   if (head.id === 0) return undefined;
   const stored = db.prepare<[number], string>('SELECT hash FROM audit WHERE id = ?').pluck().get(head.id);
@@ -173,13 +174,16 @@ export class AuditIntegrity {
     const known = new Set(stored.known);
     const findings: IntegrityFinding[] = [];
     if (triggers.length > 0) findings.push({ kind: 'triggers', message: `the append-only triggers ${triggers.join(', ')} were missing or altered (restored): rows could be changed or deleted meanwhile` });
-    const headFinding = headFile ? compareHead(db, head, stored.headKept, chain.to) : undefined;
+    // A database that never kept a head record (new, or from before this check) is not compared
+    // with whatever file lies beside it (one left by a database deleted to start afresh).
+    const headFinding = headFile && stored.headKept ? compareHead(db, head, chain.to) : undefined;
     if (headFinding) findings.push(headFinding);
     const fresh = chain.problems.filter((p) => !known.has(chainKey(p)));
     for (const p of fresh) findings.push({ kind: 'chain', id: p.id, message: `row ${p.id}: ${p.reason}` });
 
-    // Head-record invariant 3: a new or unreadable record is created durably before the database says it is kept.
-    let recordExists = head.state === 'ok';
+    // Head-record invariant 3: a record that is new, unreadable or not this database's is created
+    // durably before the database says it is kept.
+    let recordExists = stored.headKept && head.state === 'ok';
     if (headFile && !recordExists) {
       try {
         const h = audit.head();
