@@ -43,12 +43,18 @@ function summary(t: FuzzTally): string {
   return `codes{${top(t.codes)}} closes{${top(t.closes)}} statuses{${top(t.statuses)}}`;
 }
 
-/** A task held by a non-fuzz agent, a finished one and a used idempotency key: things to be refused about. */
-async function seed(agentUrl: string, port: number, operatorToken: string): Promise<{ ctx: FuzzContext; holder: RawAgent }> {
+/**
+ * A task held by a non-fuzz agent, a finished one and an idempotency key the fuzz token used
+ * (keys are per caller, so only the fuzz token's own key conflicts): things to be refused about.
+ */
+async function seed(agentUrl: string, port: number, operatorToken: string, fuzzToken: string): Promise<{ ctx: FuzzContext; holder: RawAgent }> {
   const holder = await RawAgent.hello(agentUrl, (await createAgentToken(port, operatorToken, 'holder', 'dev')).token, 'dev', 'holder');
   await apiOk(port, operatorToken, 'POST', '/tasks', { title: 'done one', role: 'dev' });
   await apiOk(port, operatorToken, 'POST', '/tasks', { title: 'held one', role: 'dev' });
-  await apiOk(port, operatorToken, 'POST', '/tasks', { title: 'keyed', role: 'dev' }, { 'idempotency-key': 'fuzz-used-key' });
+  const keyer = await RawAgent.hello(agentUrl, fuzzToken, 'dev', 'fuzz-seed');
+  const keyed = await keyer.request('create_task', { title: 'keyed', role: 'dev', idempotencyKey: 'fuzz-used-key' });
+  if (!keyed.ok) throw new Error(`seeding the used key failed: ${JSON.stringify(keyed)}`);
+  keyer.kill();
   const d = await holder.request('claim');
   await holder.request('report', { taskId: d.result.task.id, fence: d.result.lock.fence, status: 'done' });
   const h = await holder.request('claim');
@@ -73,8 +79,8 @@ describe('protocol fuzzing', () => {
         extensions: consoleExtensions(core, { operatorToken: OPERATOR, dataDir, rendererDir: path.join(dataDir, 'no-renderer') }),
       });
       const { port, agentUrl } = server;
-      const { ctx, holder } = await seed(agentUrl, port, OPERATOR);
       const fuzzToken = (await createAgentToken(port, OPERATOR, 'fuzz', 'dev')).token;
+      const { ctx, holder } = await seed(agentUrl, port, OPERATOR, fuzzToken);
       const agentToken = (await createAgentToken(port, OPERATOR, 'other', null)).token;
       await new Promise((r) => setTimeout(r, 50));
       const digest = tablesDigest(core.db, isFuzzInstance);
@@ -130,8 +136,8 @@ describe('protocol fuzzing', () => {
     const t0 = Date.now();
     const rng = rngFor('fuzz-process');
     const s = await startServer({ dataDir: tempDir('fuzz-proc'), port: await freePort(), idempotencyWindowS: 86_400 });
-    const { ctx, holder } = await seed(s.agentUrl, s.port, s.operatorToken);
     const fuzzToken = (await createAgentToken(s.port, s.operatorToken, 'fuzz', 'dev')).token;
+    const { ctx, holder } = await seed(s.agentUrl, s.port, s.operatorToken, fuzzToken);
     const agentToken = (await createAgentToken(s.port, s.operatorToken, 'other', null)).token;
     await new Promise((r) => setTimeout(r, 100));
     const read = () => {

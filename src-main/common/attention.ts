@@ -4,6 +4,7 @@
  * and the renderer; field names of §8 are fixed, everything else is an addition.
  */
 import { z } from 'zod';
+import { canonicalZoneOrAsTyped } from './time-zone';
 import { hhmm } from './job-schema';
 
 // ---- Inbox ------------------------------------------------------------------------------------
@@ -77,7 +78,7 @@ export interface InboxItem {
   id: number;
   kind: InboxKind;
   severity: InboxSeverity;
-  /** What it is about, as `run:<id>`, `task:<id>`, `job:<id>`, `role:<name>`, `instance:<id>`, `budget:<scope>`. */
+  /** What it is about, as `run:<id>`, `task:<id>`, `job:<id>`, `role:<name>`, `instance:<id>`, `budget:<scope>`, `audit:log`. */
   subject: string;
   title: string;
   detail: string;
@@ -171,7 +172,8 @@ export const webhookUrl = z
   .max(2000)
   .refine(isHttpUrl, 'a webhook URL is http:// or https:// with a host')
   .refine(hasNoUserInfo, 'a webhook URL may not carry a user name or password ("user:pass@host"): it could never be delivered; put the secret in the path or query, as Slack and ntfy do');
-export const timeZone = z.string().min(1).max(100).refine(isTimeZone, 'an IANA time zone such as Europe/Berlin');
+/** An IANA zone, stored under its canonical spelling (`europe/berlin` → `Europe/Berlin`). */
+export const timeZone = z.string().min(1).max(100).refine(isTimeZone, 'an IANA time zone such as Europe/Berlin').transform(canonicalZoneOrAsTyped);
 export const webhookId = z.string().regex(/^wh_[A-Za-z0-9_-]{1,40}$/, 'a webhook id looks like wh_…');
 
 export const webhookInput = z

@@ -350,7 +350,7 @@ export const consoleArgs = {
   'jobs.trigger': z.strictObject({ id: jobRef, reason, slot: z.string().min(1).max(40).optional(), checkPreconditions: z.boolean().optional() }),
   /** Which slot "run now" would run (the current one, the previous, the next) and what it would do to each; nothing changes. */
   'jobs.triggerChoices': z.strictObject({ id: jobRef }),
-  /** Optionally until a time (it resumes by itself), or letting the runs already started finish (`drain`). */
+  /** Optionally until a time (it resumes by itself; at most MAX_PAUSE_DAYS ahead), or letting the runs already started finish (`drain`). */
   'jobs.pause': z.strictObject({ id: jobRef, reason, until: instant.nullable().optional(), drain: z.boolean().optional() }),
   'jobs.resume': z.strictObject({ id: jobRef, reason }),
   'jobs.setEnabled': z.strictObject({ id: jobRef, enabled: z.boolean(), reason }),
@@ -396,7 +396,7 @@ export const consoleArgs = {
   /** Daily spend caps: a field left out keeps its cap, `null` removes it. */
   'budgets.put': budgetsInput.extend({ reason: reason.optional() }),
   'roles.pauses': empty,
-  /** Pauses a whole role: its jobs start nothing new and its tasks are not handed out (optionally until a time). */
+  /** Pauses a whole role: its jobs start nothing new and its tasks are not handed out (optionally until a time, at most MAX_PAUSE_DAYS ahead). */
   'roles.pause': z.strictObject({ role: roleName, reason, until: instant.nullable().optional() }),
   'roles.resume': z.strictObject({ role: roleName, reason: reason.optional() }),
   'notifications.get': empty,

@@ -12,6 +12,7 @@
  *    spec only, never on which keys the input happened to spell out.
  */
 import { z } from 'zod';
+import { canonicalZoneOrAsTyped } from './time-zone';
 import { BACKOFF_LABELS, CALENDAR_POLICY_LABELS, calendarPolicyWithoutCalendar, DST_GAP_LABELS, jobFieldLabel, MISSED_WINDOW_LABELS, OVERLAP_LABELS, quoted } from './job-labels';
 import { actorName, jsonValue, perAttemptBudget, reason, roleName, signalName } from './schemas';
 
@@ -26,7 +27,8 @@ export const calendarId = z
   .string()
   .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$/, 'a calendar id is 1–100 letters, digits, "_", "-" or "."');
 const civilDate = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'a date is YYYY-MM-DD');
-const zoneName = z.string().min(1).max(100);
+/** A zone name; a real zone is stored under its canonical spelling (`europe/berlin` → `Europe/Berlin`), anything else as typed for the schedule checks to explain. */
+const zoneName = z.string().min(1).max(100).transform(canonicalZoneOrAsTyped);
 
 /**
  * `{cron, timezone}` or `{everyS, timezone?}`. Kept loose on purpose: the schedule library's
@@ -777,11 +779,19 @@ export interface JobSettings {
 // ---- Operator inputs ---------------------------------------------------------------------------
 
 export const operatorReason = z.strictObject({ reason, actor: actorName });
+/** How far ahead a pause's `until` may be (a year and a day); further is `bad_request`. */
+export const MAX_PAUSE_DAYS = 366;
+/** A pause's `until` (job or role), as every entry point documents it. */
+export const pauseUntil = z
+  .iso.datetime({ offset: true })
+  .nullable()
+  .optional()
+  .describe(`When the pause ends by itself (ISO-8601 with an offset): in the future and at most ${MAX_PAUSE_DAYS} days ahead, else bad_request. Null or absent: until resumed.`);
 /** Pause a job or a role: with a reason; optionally until a time (auto-resume) and, for a job, finishing running work first. */
 export const pauseInput = z.strictObject({
   reason,
   actor: actorName,
-  until: z.union([z.iso.datetime({ offset: true }), z.null()]).optional(),
+  until: pauseUntil,
   drain: z.boolean().optional(),
 });
 export const optionalReason = z.strictObject({ reason: reason.optional(), actor: actorName });

@@ -152,7 +152,12 @@ export interface AuditPage extends Page<AuditEvent> {
  *   once a write succeeds again.
  */
 export interface StorageStatus {
-  state: 'fault' | 'failing';
+  /**
+   * `fault`: a file was pulled out from under Gaffer, writes are refused until a restart;
+   * `failing`: the disk refuses writes; `tampered`: the audit log was changed outside Gaffer
+   * (found at start; writes go on), until its `storage_fault` inbox item is acknowledged.
+   */
+  state: 'fault' | 'failing' | 'tampered';
   /** One sentence for the operator: what happened and what to do. */
   message: string;
   /** When it started (ISO-8601). */

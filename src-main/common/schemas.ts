@@ -123,9 +123,11 @@ export type TaskFilter = z.infer<typeof taskFilter>;
 export const listTasksInput = z.strictObject({
   ...taskFilterShape,
   limit: z.number().int().min(1).max(1000).optional(),
-  /** `asc` (oldest first, cursor `after`) or `desc` (newest first, cursor `before`). */
+  /** `asc` (oldest first) or `desc` (newest first). */
   order: z.enum(['asc', 'desc']).optional(),
+  /** The previous page's `next`: the tasks after it in the list's order (ascending: higher ids; descending: lower). */
   after: z.number().int().min(0).optional(),
+  /** Descending lists: only ids below it (the console's cursor; `after` does the same). */
   before: z.number().int().min(1).optional(),
 });
 export type ListTasksInput = z.infer<typeof listTasksInput>;

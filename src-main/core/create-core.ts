@@ -9,6 +9,8 @@ import { systemClock, type Clock, type TimerHandle } from '../common/clock';
 import { DEFAULT_CONFIG, type SchedulerConfig } from '../common/config';
 import { silentLogger, type Logger } from '../common/logger';
 import { AuditLog } from './audit/audit-log';
+import { AuditHeadFile, headRecordPath } from './audit/head-record';
+import { AuditIntegrity } from './audit/integrity';
 import { TokenStore } from './auth/tokens';
 import type { CoreContext } from './context';
 import { closeDatabase, openDatabase, type Db } from './db/open';
@@ -39,6 +41,7 @@ import { Budgets } from './budgets/budgets';
 import { usageSpend } from './budgets/spend';
 import type { WebhookOptions } from './notify/webhooks';
 import { ManagedAgents } from './managed';
+import type { StorageStatus } from '../common/model';
 
 export interface CoreOptions {
   clock?: Clock;
@@ -105,6 +108,10 @@ export interface Core {
   readonly budgets: Budgets;
   /** Managed agents: definitions; their processes run once a shell attaches a spawner (server/managed). */
   readonly managed: ManagedAgents;
+  /** The audit log's check at start (triggers, tail, head record outside the database) and what it found. */
+  readonly integrity: AuditIntegrity;
+  /** Why the storage is not to be trusted right now (writes refused, or the audit log changed outside Gaffer), or null. */
+  storageStatus(): StorageStatus | null;
   readonly logger: Logger;
   /** Starts timers (watchdog). Separate from construction so tests can drive sweeps by hand. */
   start(): void;
@@ -169,6 +176,10 @@ export function createCore(opts: CoreOptions = {}): Core {
   // The inbox's sweep also looks at spend caps; the calendar lookup binds to the jobs module below.
   const sweeps: Array<{ name: string; run(): void }> = [];
   const attention = createAttention({ ctx, logger, planOf: (spec) => jobs.planOfSpec(spec), sweeps, ...(opts.webhooks ? { webhooks: opts.webhooks } : {}) });
+  // As soon as the inbox can take its finding: was the audit log changed while Gaffer was not running?
+  const headFile = dbPath === ':memory:' ? undefined : new AuditHeadFile(headRecordPath(dbPath));
+  const integrity = new AuditIntegrity({ db, store, audit, inbox: attention.inbox, clock, logger, ...(headFile ? { headFile } : {}) });
+  integrity.checkAtStart();
   const budgets = new Budgets(ctx, usageSpend(db), attention.inbox);
   const jobs = createJobs({ ctx, hub, signals, instances, logger, budgets });
   budgets.holdRun = (runId, message) => jobs.holdForBudget(runId, message);
@@ -225,6 +236,8 @@ export function createCore(opts: CoreOptions = {}): Core {
     inbox: attention.inbox,
     budgets,
     managed,
+    integrity,
+    storageStatus: () => store.status() ?? integrity.status(),
     logger,
     start() {
       // Sockets from a previous run are gone: their instances get the reconnect grace to resume
@@ -259,6 +272,7 @@ export function createCore(opts: CoreOptions = {}): Core {
       graceSweep?.cancel();
       storageTimer?.cancel();
       closeDatabase(db, dbPath, { clean: store.fault === undefined });
+      headFile?.close();
       lock?.release();
     },
   };

@@ -400,6 +400,26 @@ describe('create_task idempotency', () => {
     expect([x.result.replayed, y.result.replayed]).toEqual([false, true]);
     expect(y.result.task.id).toBe(x.result.task.id);
   });
+
+  it('keys are per caller (PROTOCOL §17): another token, or the operator, with the same key is another task; one token’s instances share them', async () => {
+    h = await startHarness();
+    const tokenA = h.token('dev');
+    const a1 = await hello(tokenA, 'dev', 'a1');
+    const a2 = await hello(tokenA, 'dev', 'a2');
+    const b = await hello(h.token('dev'), 'dev', 'b');
+    const mine = await a1.request('create_task', { title: 'pay invoice 42', role: 'dev', idempotencyKey: 'invoice-42' });
+    // The same token from another instance (a reconnect, a second worker): the same intent, replayed.
+    expect((await a2.request('create_task', { title: 'pay invoice 42', role: 'dev', idempotencyKey: 'invoice-42' })).result).toEqual({ replayed: true, task: mine.result.task });
+    // Another token’s key of the same name is its own, whatever its body.
+    const theirs = await b.request('create_task', { title: 'file invoice 42', role: 'dev', idempotencyKey: 'invoice-42' });
+    expect(theirs.result).toMatchObject({ replayed: false, task: { title: 'file invoice 42' } });
+    expect((await b.request('create_task', { title: 'pay invoice 42', role: 'dev', idempotencyKey: 'invoice-42' })).error).toMatchObject({ code: 'conflict' });
+    // The operator (any channel) too; and the operator’s repeat replays its own.
+    const op = h.core.tasks.create({ title: 'review invoice 42', role: 'dev', idempotencyKey: 'invoice-42' }, { actor: 'operator:desktop' });
+    expect(op).toMatchObject({ replayed: false, task: { title: 'review invoice 42' } });
+    expect(h.core.tasks.create({ title: 'review invoice 42', role: 'dev', idempotencyKey: 'invoice-42' }, { actor: 'operator:http', caller: 'operator' })).toEqual({ replayed: true, task: op.task });
+    expect(new Set([mine.result.task.id, theirs.result.task.id, op.task.id]).size).toBe(3);
+  });
 });
 
 describe('pushes', () => {

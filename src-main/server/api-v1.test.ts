@@ -40,6 +40,20 @@ function expectError(r: Res, status: number, code: string): void {
 }
 
 /** Everything that can change, including signals (stateDigest covers the task/token tables). */
+/** Every item id of a paged list, following `next` as `after` (bounded: a cursor that does not move fails). */
+async function pageAll(path: string): Promise<number[]> {
+  const out: number[] = [];
+  let next: string | null = null;
+  for (let pages = 0; pages < 100; pages++) {
+    const page = await get(`${path}${next === null ? '' : `&after=${next}`}`);
+    expect(page.status, page.text).toBe(200);
+    out.push(...page.body.items.map((x: Json) => x.id));
+    next = page.body.next;
+    if (next === null) return out;
+  }
+  throw new Error(`${path}: still paging after 100 pages (${out.length} items)`);
+}
+
 function digest(): string {
   return `${stateDigest(core)}\n${JSON.stringify(core.db.prepare('SELECT * FROM signals ORDER BY name, key').all())}\n${core.audit.count()}`;
 }
@@ -219,6 +233,28 @@ describe('tasks', () => {
     expect((await post('/api/v1/tasks', body)).status).toBe(201);
     expect(core.tasks.list().items.length).toBe(n + 2);
     expect(core.auditQuery.query({ type: 'task.create' }).items.every((e) => e.actor === 'operator:http')).toBe(true);
+  });
+
+  it('GET /tasks pages with `after=next` in both orders: every task once, in order (search too)', async () => {
+    const ids = core.store.write(() => Array.from({ length: 23 }, (_, i) => core.tasks.create({ title: i % 2 ? `odd ${i}` : `even ${i}`, role: 'dev' }, { actor: 'operator:test' }).task.id));
+    const odd = ids.filter((_, i) => i % 2);
+    for (const [q, want] of [['', ids], ['&q=odd', odd], ['&role=dev&status=backlog', ids]] as const) {
+      expect(await pageAll(`/api/v1/tasks?limit=5${q}`), q).toEqual(want);
+      expect(await pageAll(`/api/v1/tasks?limit=5&order=desc${q}`), `desc ${q}`).toEqual([...want].reverse());
+    }
+    // The console's cursor for a descending list, `before`, still works.
+    const first = (await get('/api/v1/tasks?limit=5&order=desc')).body;
+    expect((await get(`/api/v1/tasks?limit=5&order=desc&before=${first.next}`)).body.items.map((t: Json) => t.id)).toEqual(ids.slice(-10, -5).reverse());
+  });
+
+  it("POST /tasks keys are the operator's own: an agent token's key of the same name is another intent (PROTOCOL §17)", async () => {
+    const agents = core.tasks.create({ title: 'pay invoice 42', role: 'dev', idempotencyKey: 'invoice-42' }, { actor: 'inst_x', caller: 'token:tok_a' });
+    const mine = await post('/api/v1/tasks', { title: 'review invoice 42', role: 'dev' }, { headers: { 'idempotency-key': 'invoice-42' } });
+    expect(mine.status).toBe(201);
+    expect(mine.body.task.id).not.toBe(agents.task.id);
+    const again = await post('/api/v1/tasks', { title: 'review invoice 42', role: 'dev' }, { headers: { 'idempotency-key': 'invoice-42' } });
+    expect(again.status).toBe(200);
+    expect(again.body.task.id).toBe(mine.body.task.id);
   });
 
   it('lists with role/status filters and paging; gets one', async () => {
@@ -409,6 +445,20 @@ describe('audit', () => {
     }
     expectError(await get('/api/v1/audit?from=2026-11-30T09:00:00Z&to=2026-11-30T08:00:00Z'), 400, 'bad_request');
     expect((await get('/api/v1/audit/count?type=demo.special')).body).toEqual({ count: 10, exact: true });
+  });
+
+  it('GET /audit pages with `after=next` in both orders: every event once, in order (filters too)', async () => {
+    seed();
+    const all = Array.from({ length: 30 }, (_, k) => k + 1);
+    const special = all.filter((i) => i % 3 === 0);
+    const text = all.filter((i) => String(i).startsWith('1')); // details `n1`, `n10`…`n19`
+    for (const [q, want] of [['', all], ['&type=demo.special', special], ['&text=n1', text], ['&subject=task:1', all.filter((i) => i % 4 === 1)]] as const) {
+      expect(await pageAll(`/api/v1/audit?limit=4${q}`), q).toEqual(want);
+      expect(await pageAll(`/api/v1/audit?limit=4&order=desc${q}`), `desc ${q}`).toEqual([...want].reverse());
+    }
+    // A bound still holds next to the cursor; `before` still pages a descending list as before.
+    expect(await pageAll('/api/v1/audit?limit=4&order=desc&before=11')).toEqual([10, 9, 8, 7, 6, 5, 4, 3, 2, 1]);
+    expect((await get('/api/v1/audit?order=desc&after=20&before=10&limit=100')).body.items.map((e: Json) => e.id)).toEqual([9, 8, 7, 6, 5, 4, 3, 2, 1]);
   });
 
   it('exports JSONL and CSV as a chunked stream that verifies', async () => {

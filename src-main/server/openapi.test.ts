@@ -99,6 +99,14 @@ describe('GET /api/v1/openapi.json', () => {
     expect(doc.components.schemas.Error.properties.error.properties.code.enum).toContain('not_holder');
   });
 
+  it("says what the handlers refuse that a type cannot: a pause's `until` at most 366 days ahead; /audit's `partial`", () => {
+    for (const path of ['/jobs/{id}/pause', '/roles/{role}/pause']) {
+      const until = doc.paths[path].post.requestBody.content['application/json'].schema.properties.until;
+      expect(until.description, path).toMatch(/in the future and at most 366 days ahead, else bad_request/);
+    }
+    expect(doc.paths['/audit'].get.responses['200'].description).toMatch(/`partial` is true when the page stopped at its scan budget/);
+  });
+
   it('every documented operation is served by the live router (probed; nothing changes)', async () => {
     const before = stateDigest(core);
     const misses: string[] = [];

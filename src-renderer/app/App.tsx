@@ -210,14 +210,15 @@ function Header({ title, description, pendingG, onHelp }: { title: string; descr
   );
 }
 
-/** While writes are refused, every view says so (the dashboard, which the header watches, carries it). */
+/** While writes are refused, or the audit log is not to be trusted, every view says so (the dashboard, which the header watches, carries it). */
 function StorageBanner() {
   const storage = useConsole((s) => s.dashboard.data?.storage ?? null);
   if (!storage) return null;
-  const fault = storage.state === 'fault';
+  const bad = storage.state !== 'failing';
+  const headline = { fault: 'Gaffer has stopped saving changes.', failing: 'The disk is refusing changes.', tampered: 'The audit log was changed outside Gaffer.' }[storage.state];
   return (
-    <div className={`callout ${fault ? 'callout-bad' : 'callout-warn'} storage-banner`} role="alert" data-testid="storage-banner">
-      <strong>{fault ? 'Gaffer has stopped saving changes.' : 'The disk is refusing changes.'}</strong>
+    <div className={`callout ${bad ? 'callout-bad' : 'callout-warn'} storage-banner`} role="alert" data-testid="storage-banner">
+      <strong>{headline}</strong>
       <span>{storage.message}</span>
       <span className="muted small">
         Since <RelativeTime at={storage.since} />.

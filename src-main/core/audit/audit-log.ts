@@ -27,6 +27,8 @@
  * 7. A row is hashed over exactly what is stored: its text columns are made well-formed first
  *    (an unpaired surrogate, which UTF-8 cannot hold, becomes U+FFFD in both), so no input can
  *    make a row unverifiable even if it slipped past the boundary checks (common/text.ts).
+ * 8. With `keepHead`, the head record outside the database (head-record.ts) is rewritten after
+ *    every commit that appended rows, naming the newest committed row; never before the commit.
  */
 import type { AuditEvent } from '../../common/model';
 import type { Clock } from '../../common/clock';
@@ -35,6 +37,7 @@ import { toWellFormedText } from '../../common/text';
 import type { Db } from '../db/open';
 import type { Store } from '../db/store';
 import { GENESIS_HASH, rowHash, ChainVerifier, type ChainCheck, type ChainRow } from './hash-chain';
+import type { AuditHeadFile } from './head-record';
 import { auditRowsAsWritten } from './stored-text';
 
 /** Rows appended before the subject index catches up (AuditQuery scans at most this many). */
@@ -103,6 +106,9 @@ export class AuditLog {
   private readonly indexSubjects;
   private readonly setIndexedTo;
   private indexedTo: { id: number; epoch: number } | undefined;
+  /** Invariant 8: rows were appended since the head record was last written. */
+  private headBehind = false;
+  private headFile: AuditHeadFile | undefined;
 
   constructor(
     private readonly db: Db,
@@ -140,6 +146,7 @@ export class AuditLog {
     row.hash = rowHash(auditRowToChainRow(row));
     this.insert.run(row.id, row.at, row.type, row.actor, row.subject, row.detail, row.trace_id, row.prev_hash, row.hash);
     this.cachedTail = { id: row.id, hash: row.hash, at: row.at, epoch: this.store.epoch };
+    this.headBehind = true;
     this.indexSubjectsIfBehind(row.id);
     if (this.store.wants('audit.appended')) {
       const event: AuditEvent = {
@@ -156,6 +163,31 @@ export class AuditLog {
       this.store.emit({ type: 'audit.appended', event });
     }
     return row.id;
+  }
+
+  /** Invariant 8: from now on, `file` names the newest committed row after every commit that appended one. */
+  keepHead(file: AuditHeadFile): void {
+    if (this.headFile === undefined) this.store.afterCommit(() => this.writeHead());
+    this.headFile = file;
+  }
+
+  /** The newest committed row (id 0 and the genesis hash for an empty log). */
+  head(): { id: number; hash: string } {
+    const last = this.tail.get();
+    return last ? { id: last.id, hash: last.hash } : { id: 0, hash: GENESIS_HASH };
+  }
+
+  private writeHead(): void {
+    if (!this.headBehind || !this.headFile) return;
+    this.headBehind = false;
+    // The cached tail is the committed one unless a rollback (a new epoch) intervened.
+    const cached = this.cachedTail;
+    const last = cached !== undefined && cached.epoch === this.store.epoch ? cached : this.head();
+    try {
+      this.headFile.write(last.id, last.hash);
+    } catch {
+      // The record stays behind (a full disk): that is the state a crash leaves, never an alarm.
+    }
   }
 
   /** Invariant 5: indexes the unindexed tail once it reaches SUBJECT_INDEX_LAG rows. */

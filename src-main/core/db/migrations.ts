@@ -598,6 +598,44 @@ export const MIGRATIONS: Migration[] = [
     `,
   },
   {
+    name: '017_idempotency_per_caller',
+    // Task idempotency keys were one set for everyone (scope 'task.create'); they are now kept per
+    // caller (PROTOCOL §17): 'task.create:token:<id>' for an agent token, 'task.create:operator'
+    // for the operator (tasks/idempotency.ts, invariant 3). A stored key moves to its creator's
+    // scope, told by the `task.create` audit row of the task it made: an `operator:*` actor is the
+    // operator, an instance (`inst_…`) its token (or the token-less agents), any other actor
+    // itself. A key whose creator cannot be told (no such row, an instance since forgotten) stays
+    // in 'task.create', the legacy scope every caller still consults after its own until the key
+    // expires with its window. The naming is copied, not imported: a migration keeps what it did.
+    // Running it again changes nothing more (only keys still in the legacy scope are looked at).
+    sql: '',
+    run: (db) => {
+      const keys = db.prepare<[], { key: string; result: string }>(`SELECT key, result FROM idempotency WHERE scope = 'task.create'`).all();
+      if (keys.length === 0) return;
+      const actorOf = db.prepare<[string], string>(`SELECT actor FROM audit WHERE subject = ? AND type = 'task.create' ORDER BY id LIMIT 1`).pluck();
+      const instance = db.prepare<[string], { token_id: string | null }>('SELECT token_id FROM instances WHERE id = ?');
+      const move = db.prepare<[string, string]>(`UPDATE idempotency SET scope = ? WHERE scope = 'task.create' AND key = ?`);
+      for (const { key, result } of keys) {
+        let taskId: unknown;
+        try {
+          taskId = (JSON.parse(result) as { taskId?: unknown }).taskId;
+        } catch {
+          continue;
+        }
+        const actor = Number.isSafeInteger(taskId) ? actorOf.get(`task:${taskId as number}`) : undefined;
+        if (actor === undefined) continue;
+        let caller: string;
+        if (actor.startsWith('operator:')) caller = 'operator';
+        else if (actor.startsWith('inst_')) {
+          const row = instance.get(actor);
+          if (!row) continue;
+          caller = row.token_id ? `token:${row.token_id}` : 'agent';
+        } else caller = `actor:${actor}`;
+        move.run(`task.create:${caller}`, key);
+      }
+    },
+  },
+  {
     name: '025_backfills_by_run',
     // A run's backfills, newest last: the latest is what a decision acts on, and the run lists'
     // `settled` filter looks it up for every failed run (core/jobs/run-settlement.ts) — without

@@ -63,6 +63,7 @@ export class Store {
   private epochValue = 0;
   private readonly dataVersion: { get(): unknown } | undefined;
   private lastDataVersion = -1;
+  private readonly commitListeners: Array<() => void> = [];
 
   constructor(
     readonly db: Db,
@@ -136,6 +137,14 @@ export class Store {
     return this.bus.has(type);
   }
 
+  /**
+   * Calls `fn` after every outermost commit, before its events are emitted (the audit head record,
+   * head-record.ts). It must be cheap and must not throw: the commit is already acknowledged.
+   */
+  afterCommit(fn: () => void): void {
+    this.commitListeners.push(fn);
+  }
+
   /** Queues an event to be emitted once the surrounding transaction commits. */
   emit(event: CoreEvent): void {
     if (this.depth === 0) throw new Error('Store.emit outside a write');
@@ -180,6 +189,7 @@ export class Store {
         this.onStorage('recovered');
         this.storageChanged();
       }
+      for (const fn of this.commitListeners) fn();
       this.flush();
     }
     return value;

@@ -21,6 +21,7 @@ import { GafferError } from '../../common/errors';
 import { isoTime } from '../../common/iso-time';
 import type { Task } from '../../common/model';
 import type { ClaimResult } from '../tasks/claim-locks';
+import { agentCaller } from '../tasks/idempotency';
 import type { AgentRequest, AgentRequestOf, AgentRequestType, AgentResults } from '../../common/protocol';
 import type { AgentCore, HubEnv, Journal, Peer } from './host';
 import type { LostLocks } from './lost-locks';
@@ -123,7 +124,9 @@ export const REQUEST_HANDLERS: { readonly [T in HandledType]: RequestHandler<T> 
   create_task: async (host, from, req) => {
     requireRole(from, req.role, 'create tasks');
     const { title, role, priority, payload, dependsOn, budget, idempotencyKey } = req;
-    const r = await host.journal.commit(() => host.core.tasks.create({ title, role, priority, payload, dependsOn, budget, idempotencyKey }, { actor: from.instanceId }));
+    // Keys are the token's own (PROTOCOL §17): every instance of one token shares them, nobody else does.
+    const who = { actor: from.instanceId, caller: agentCaller(from.peer.token?.id) };
+    const r = await host.journal.commit(() => host.core.tasks.create({ title, role, priority, payload, dependsOn, budget, idempotencyKey }, who));
     return { task: r.task, replayed: r.replayed };
   },
 

@@ -173,6 +173,12 @@ export class Inbox {
     });
   }
 
+  /** The live (open or snoozed) item of `kind` about `subject`, if any (invariant 2: at most one). */
+  live(kind: InboxKind, subject: string): InboxItem | undefined {
+    const r = this.q.live.get(kind, subject);
+    return r ? toItem(r) : undefined;
+  }
+
   get(id: number): InboxItem {
     return toItem(this.row(id));
   }

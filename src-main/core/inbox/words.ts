@@ -88,7 +88,8 @@ export function describe(kind: InboxKind, about: Facts, entries: Facts[], count:
         detail: `“${str(last.title, 'an item')}”: ${str(last.error, 'the receiver did not answer')} (gave up after ${plural(Number(last.attempts ?? 0), 'attempt')}).`,
       };
     case 'storage_fault':
-      return { title: str(last.title, 'Gaffer found a fault in its storage'), detail: str(last.detail, '') };
+      // Each occurrence is one finding with its own words (the audit log changed outside Gaffer, …).
+      return { title: str(last.title, 'Storage fault'), detail: str(last.detail, '') };
     default:
       return missingCase(kind);
   }

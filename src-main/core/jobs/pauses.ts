@@ -16,7 +16,7 @@
  *    clock, re-armed after a clock jump) resumes what is due, so a sleep past it resumes at wake.
  */
 import { GafferError } from '../../common/errors';
-import { optionalReason, pauseInput, type Job, type RolePause } from '../../common/job-schema';
+import { MAX_PAUSE_DAYS, optionalReason, pauseInput, type Job, type RolePause } from '../../common/job-schema';
 import type { Logger } from '../../common/logger';
 import { roleName } from '../../common/schemas';
 import { parseOrThrow } from '../../common/validate';
@@ -28,7 +28,7 @@ import { toJob, type JobRow } from './rows';
 
 /** The actor of a pause that ended because its time came. */
 export const PAUSE_TIMER_ACTOR = 'scheduler';
-const MAX_UNTIL_MS = 366 * 86_400_000;
+const MAX_UNTIL_MS = MAX_PAUSE_DAYS * 86_400_000;
 
 interface RolePauseRow {
   role: string;
@@ -109,7 +109,7 @@ export class Pauses {
     const at = Date.parse(until);
     const now = this.ctx.clock.now();
     if (!(at > now)) throw new GafferError('bad_request', 'invalid pause at "until": it must be in the future');
-    if (at - now > MAX_UNTIL_MS) throw new GafferError('bad_request', 'invalid pause at "until": at most a year ahead');
+    if (at - now > MAX_UNTIL_MS) throw new GafferError('bad_request', `invalid pause at "until": at most ${MAX_PAUSE_DAYS} days ahead`);
     return at;
   }
 

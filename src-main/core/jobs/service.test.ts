@@ -150,6 +150,22 @@ describe('contradictory settings are refused at save time, with the field and wh
     expect(() => core!.jobs.create(base, { actor: 'x' })).toThrow(/already exists/);
   });
 
+  it('a zone typed in lower case is stored under its canonical name (job, calendar, its update)', () => {
+    core = makeTestCore();
+    const { job } = core.jobs.create({ ...base, schedule: { cron: '0 9 * * *', timezone: 'europe/berlin' } }, { actor: 'alice' });
+    expect(job.schedule.timezone).toBe('Europe/Berlin');
+    expect(core.jobs.get(job.id).schedule.timezone).toBe('Europe/Berlin');
+    expect(core.jobs.update(job.id, { schedule: { cron: '0 9 * * *', timezone: 'america/new_york' } }, { actor: 'bob' }).job.schedule.timezone).toBe('America/New_York');
+    const cal = core.jobs.createCalendar({ id: 'de', name: 'Germany', timezone: 'EUROPE/BERLIN', workdays: [1, 2, 3, 4, 5], holidays: [], extraWorkdays: [] }, { actor: 'x' });
+    expect(cal.timezone).toBe('Europe/Berlin');
+    expect(core.jobs.getCalendar('de').timezone).toBe('Europe/Berlin');
+    // Not a zone: refused with the field, as before.
+    expect(issuesOf(() => core!.jobs.create({ ...base, name: 'nowhere', schedule: { cron: '0 9 * * *', timezone: 'europe/nowhere' } }, { actor: 'alice' }))[0]).toMatchObject({
+      field: 'schedule.timezone',
+      message: expect.stringContaining("'europe/nowhere' is not a known IANA time zone"),
+    });
+  });
+
   it('bad input is a typed bad_request and changes nothing', () => {
     core = makeTestCore();
     const { job } = core.jobs.create(base, { actor: 'alice' });

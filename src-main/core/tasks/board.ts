@@ -19,7 +19,7 @@ import type { CoreContext } from '../context';
 import { Where } from '../db/where';
 import { newTraceId } from '../ids';
 import type { ClaimLocks } from './claim-locks';
-import { bodyHash, type IdempotencyStore } from './idempotency';
+import { bodyHash, callerOfActor, callerScope, type IdempotencyCaller, type IdempotencyStore } from './idempotency';
 import { rowToTask, TASK_SELECT, type TaskRepo, type TaskRow } from './task-repo';
 import type { TaskSearch } from './task-search';
 import { assertTransition, type TransitionCause } from './transitions';
@@ -28,6 +28,8 @@ export interface Actor {
   /** Who asked: `operator:<name>`, an instance id, `job:<id>`, … */
   actor: string;
   traceId?: string;
+  /** Whose idempotency keys (idempotency.ts invariant 3); by default the operator for `operator:*`, else the actor itself. */
+  caller?: IdempotencyCaller;
 }
 
 export interface CreateResult {
@@ -43,7 +45,8 @@ export interface EdgeContext {
 /** Statuses whose payload an operator may change: not held (its holder works from the payload it claimed), not finished. */
 const PAYLOAD_EDITABLE: ReadonlySet<TaskStatus> = new Set(['backlog', 'blocked', 'failed']);
 
-const IDEMPOTENCY_SCOPE = 'task.create';
+/** What task keys are for; alone, the legacy scope of keys from before they were scoped per caller (migration 017). */
+export const TASK_CREATE_SCOPE = 'task.create';
 
 export class Board {
   private readonly depStatus;
@@ -73,14 +76,15 @@ export class Board {
       ...(budget && Object.keys(budget).length > 0 ? { budget } : {}),
     };
     const hash = bodyHash(normalised);
+    const scope = callerScope(TASK_CREATE_SCOPE, who.caller ?? callerOfActor(who.actor));
     return this.ctx.store.write(() => {
       const now = this.ctx.clock.now();
       if (idempotencyKey) {
-        const cached = this.idempotency.lookup<{ taskId: number }>(IDEMPOTENCY_SCOPE, idempotencyKey, hash);
+        const cached = this.idempotency.lookup<{ taskId: number }>(scope, idempotencyKey, hash, TASK_CREATE_SCOPE);
         if (cached) return { task: this.repo.get(cached.taskId)!, replayed: true };
       }
       const task = this.insert(normalised, now, who);
-      if (idempotencyKey) this.idempotency.remember(IDEMPOTENCY_SCOPE, idempotencyKey, hash, { taskId: task.id });
+      if (idempotencyKey) this.idempotency.remember(scope, idempotencyKey, hash, { taskId: task.id });
       return { task, replayed: false };
     });
   }
@@ -122,13 +126,15 @@ export class Board {
     const f = parseOrThrow(listTasksInput, input, 'task filter');
     const limit = f.limit ?? 100;
     const desc = f.order === 'desc';
+    // `after` is the previous page's `next` in the list's own order (docs/protocol.md): newest
+    // first, that is below it. `before` (an exclusive upper bound) pages a descending list too.
+    const from = desc ? Math.min(f.after ?? Number.MAX_SAFE_INTEGER, f.before ?? Number.MAX_SAFE_INTEGER) : (f.after ?? 0);
     if (f.q !== undefined) {
-      const from = desc ? (f.before ?? Number.MAX_SAFE_INTEGER) : (f.after ?? 0);
       const r = this.search.scan({ filter: { ...(f.role ? { role: f.role } : {}), ...(f.status ? { status: f.status } : {}), q: f.q }, order: desc ? 'desc' : 'asc', from, limit });
       return { items: r.rows.map(rowToTask), next: r.next === null ? null : String(r.next), partial: r.partial };
     }
     const where = new Where()
-      .and(desc ? 't.id < ?' : 't.id > ?', desc ? (f.before ?? Number.MAX_SAFE_INTEGER) : (f.after ?? 0))
+      .and(desc ? 't.id < ?' : 't.id > ?', from)
       .equals('t.role', f.role)
       .equals('t.status', f.status);
     const rows = this.ctx.db

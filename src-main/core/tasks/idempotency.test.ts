@@ -2,7 +2,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../common/clock';
 import { createCore } from '../create-core';
-import { makeTestCore, tempDir, type TestCore } from '../testing/test-core';
+import { MIGRATIONS } from '../db/migrations';
+import { errorCodeOf, makeTestCore, tempDir, type TestCore } from '../testing/test-core';
 
 let core: TestCore | undefined;
 afterEach(() => core?.close());
@@ -51,5 +52,41 @@ describe('the 5-minute idempotency window is measured on monotonic time', () => 
     clock.advance(5 * MIN);
     const again = b.tasks.create(body, who);
     expect(again.replayed).toBe(false);
+  });
+});
+
+describe('keys are per caller (PROTOCOL §17), and keys from before stay working (migration 017)', () => {
+  const body = (title: string, key: string) => ({ title, role: 'dev', idempotencyKey: key });
+  const scopes = (c: TestCore) => Object.fromEntries(c.db.prepare<[], { key: string; scope: string }>('SELECT key, scope FROM idempotency ORDER BY key').all().map((r) => [r.key, r.scope]));
+
+  it('a stored key moves to its creator: an agent its token, the operator the operator; one whose creator is unknown stays shared', () => {
+    const dir = tempDir();
+    const a = makeTestCore({ idempotencyWindowS: 300 }, dir);
+    const token = a.tokens.create({ name: 'billing', role: 'dev', actor: 'operator:test' });
+    const inst = a.instances.register({ role: 'dev', name: 'billing-1', tokenId: token.id });
+    const byAgent = a.tasks.create(body('pay invoice 42', 'invoice-42'), { actor: inst.id, caller: `token:${token.id}` }).task;
+    const byOperator = a.tasks.create(body('close the books', 'books'), { actor: 'operator:http' }).task;
+    const byGone = a.tasks.create(body('from an instance since forgotten', 'gone'), { actor: 'inst_forgotten' }).task;
+    // As a Gaffer from before keys were scoped kept them: one set for everyone.
+    a.db.exec(`UPDATE idempotency SET scope = 'task.create'`);
+    a.db.pragma(`user_version = ${MIGRATIONS.findIndex((m) => m.name === '017_idempotency_per_caller')}`);
+    a.close();
+
+    const b = makeTestCore({ idempotencyWindowS: 300 }, dir);
+    core = b;
+    expect(scopes(b)).toEqual({ 'invoice-42': `task.create:token:${token.id}`, books: 'task.create:operator', gone: 'task.create' });
+    // Each creator's retry still replays; another caller's key of the same name is its own.
+    expect(b.tasks.create(body('pay invoice 42', 'invoice-42'), { actor: 'inst_other', caller: `token:${token.id}` })).toMatchObject({ replayed: true, task: { id: byAgent.id } });
+    expect(b.tasks.create(body('review invoice 42', 'invoice-42'), { actor: 'operator:desktop' })).toMatchObject({ replayed: false });
+    expect(b.tasks.create(body('close the books', 'books'), { actor: 'operator:browser' })).toMatchObject({ replayed: true, task: { id: byOperator.id } });
+    // The legacy key dedups for every caller, as before, until it expires.
+    expect(b.tasks.create(body('from an instance since forgotten', 'gone'), { actor: 'operator:http' })).toMatchObject({ replayed: true, task: { id: byGone.id } });
+    expect(errorCodeOf(() => b.tasks.create(body('something else', 'gone'), { actor: 'inst_x', caller: 'token:tok_x' }))).toBe('conflict');
+    b.clock.advance(300_001);
+    expect(b.tasks.create(body('something else', 'gone'), { actor: 'inst_x', caller: 'token:tok_x' }).replayed).toBe(false);
+    // Running the migration again moves nothing twice.
+    const before = scopes(b);
+    MIGRATIONS.find((m) => m.name === '017_idempotency_per_caller')!.run!(b.db);
+    expect(scopes(b)).toEqual(before);
   });
 });

@@ -10,6 +10,11 @@
  *    the new process's "now" (the wall clock was stepped back while Gaffer was down, or the old
  *    process had seen a backward step) counts as created now: it lives at most one more window
  *    (lookup treats it as fresh; the watchdog's purge re-stamps it), never an extra hour.
+ * 3. Keys are scoped per caller (PROTOCOL §17): each agent token has its own keys, the operator
+ *    (every operator channel: HTTP, console, desktop) has one set. `invoice-42` from one agent and
+ *    from the operator are two intents. A key stored before keys were scoped whose creator could
+ *    not be told (migration 017) stays in the legacy scope, which every caller's lookup still
+ *    consults after its own, until it expires with its window.
  */
 import { createHash } from 'node:crypto';
 import { steadyTime, type Clock } from '../../common/clock';
@@ -30,6 +35,28 @@ export function canonicalJson(v: unknown): string {
 
 export function bodyHash(v: unknown): string {
   return createHash('sha256').update(canonicalJson(v)).digest('hex');
+}
+
+/** Whose keys (invariant 3): `token:<id>` for an agent token, `operator` for the operator. */
+export type IdempotencyCaller = `token:${string}` | 'operator' | `actor:${string}` | 'agent';
+
+export const OPERATOR_CALLER = 'operator';
+/** Agents connected without a token (a development mode) share one set of keys. */
+export const TOKENLESS_AGENT_CALLER = 'agent';
+
+/** The caller of an agent session: its token, or the token-less agents. */
+export function agentCaller(tokenId: string | null | undefined): IdempotencyCaller {
+  return tokenId ? `token:${tokenId}` : TOKENLESS_AGENT_CALLER;
+}
+
+/** The caller an actor stands for when none is named: every `operator:*` actor is the operator. */
+export function callerOfActor(actor: string): IdempotencyCaller {
+  return actor.startsWith('operator:') ? OPERATOR_CALLER : `actor:${actor}`;
+}
+
+/** The scope under which `caller`'s keys for `what` (e.g. `task.create`) are kept; `what` alone is the legacy scope. */
+export function callerScope(what: string, caller: IdempotencyCaller): string {
+  return `${what}:${caller}`;
 }
 
 export class IdempotencyStore {
@@ -56,8 +83,16 @@ export class IdempotencyStore {
     this.restampFuture = db.prepare('UPDATE idempotency SET created_at = ? WHERE created_at > ?');
   }
 
-  /** Inside a write: the cached result for a live key with the same body, or undefined. */
-  lookup<T>(scope: string, key: string, hash: string): T | undefined {
+  /**
+   * Inside a write: the cached result for a live key with the same body, or undefined. With
+   * `legacy`, a key kept there (invariant 3) counts too, after the caller's own.
+   */
+  lookup<T>(scope: string, key: string, hash: string, legacy?: string): T | undefined {
+    const own = this.lookupIn<T>(scope, key, hash);
+    return own !== undefined || legacy === undefined ? own : this.lookupIn<T>(legacy, key, hash);
+  }
+
+  private lookupIn<T>(scope: string, key: string, hash: string): T | undefined {
     const row = this.find.get(scope, key);
     if (!row) return undefined;
     if (row.created_at <= this.now() - this.windowMs()) {

@@ -9,6 +9,7 @@
 import { z } from 'zod';
 import { budgetsInput, DELIVERY_STATUSES, INBOX_KINDS, INBOX_STATES, inboxAckInput, inboxAckManyInput, inboxSnoozeInput, notificationsInput, notificationsTestInput, webhookId } from '../../common/attention';
 import { reason, roleName } from '../../common/schemas';
+import { pauseUntil } from '../../common/job-schema';
 import type { Core } from '../../core/create-core';
 import { defineRoute } from './define-route';
 import { emptyQuery, idParam, intParam, ok, optionalReasonBody, type Route } from './router';
@@ -24,7 +25,7 @@ const deliveriesQuery = z.strictObject({ status: z.enum(DELIVERY_STATUSES).optio
 const decisionBody = z.strictObject({ note: reason });
 const runIdParam = z.string().min(1).max(100);
 const notificationsBody = notificationsInput.extend({ reason: reason.optional() });
-const rolePauseBody = z.strictObject({ reason, until: z.iso.datetime({ offset: true }).nullable().optional() });
+const rolePauseBody = z.strictObject({ reason, until: pauseUntil });
 const noBody = z.strictObject({});
 const budgetsBody = budgetsInput.extend({ reason: reason.optional() });
 const itemParams = { id: idParam };

@@ -43,6 +43,18 @@ function toFilter(q: FilterQuery): AuditFilterInput {
   return f;
 }
 
+/**
+ * The list's cursor rule (docs/protocol.md): `after` is the previous page's `next` in the list's own
+ * order, so newest first it means "older than": an exclusive upper bound, like `before`. (The core
+ * query, which the console also calls, keeps `after` as a lower id bound in both orders: its live
+ * tail asks for the rows newer than the top of its list.)
+ */
+function listBounds(q: FilterQuery, order: 'asc' | 'desc' | undefined): FilterQuery {
+  if (order !== 'desc' || q.after === undefined) return q;
+  const { after, before, ...rest } = q;
+  return { ...rest, before: Math.max(1, Math.min(after, before ?? Number.MAX_SAFE_INTEGER)) };
+}
+
 export function auditRoutes(core: Core): Route[] {
   return [
     {
@@ -51,11 +63,13 @@ export function auditRoutes(core: Core): Route[] {
       doc: {
         summary: 'Page through the audit log, filtered by type, actor, subject, time range or text; the cursor is the event id.',
         query: listQuery,
-        responses: { 200: '`{items: [event], next}`' },
+        responses: {
+          200: '`{items: [event], next, partial}`: pass `next` as `after` for the next page, in either `order`; `partial` is true when the page stopped at its scan budget (a filter that cannot use an index) with fewer than `limit` items — keep paging while `next` is not null',
+        },
       },
       handler(c) {
         const { limit, order, ...rest } = parseQuery(listQuery, c);
-        return ok(core.auditQuery.query({ ...toFilter(rest), ...(limit ? { limit } : {}), ...(order ? { order } : {}) }));
+        return ok(core.auditQuery.query({ ...toFilter(listBounds(rest, order)), ...(limit ? { limit } : {}), ...(order ? { order } : {}) }));
       },
     },
     {

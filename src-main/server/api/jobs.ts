@@ -12,6 +12,7 @@ import {
   icsImportInput,
   jobPatchInput,
   jobSpecInput,
+  pauseUntil,
   RUN_DISPOSITIONS,
   RUN_SETTLEMENTS,
   RUN_STATUSES,
@@ -30,7 +31,7 @@ const boolParam = z.enum(['true', 'false']).transform((v) => v === 'true');
 const instantParam = z.union([z.iso.datetime({ offset: true }), z.string().regex(/^\d{1,16}$/).transform(Number)]);
 
 /** A pause: with a reason; optionally until a time (it resumes by itself), or letting the runs already started finish (`drain`). */
-const pauseBody = z.strictObject({ reason, until: z.iso.datetime({ offset: true }).nullable().optional(), drain: z.boolean().optional() });
+const pauseBody = z.strictObject({ reason, until: pauseUntil, drain: z.boolean().optional() });
 
 // Query and body schemas, named so each route's doc (the OpenAPI document) names what it parses.
 const idParams = { id: idParam };

@@ -59,7 +59,7 @@ export function statusRoutes(core: Core, version: string): Route[] {
         for (const r of q.tasks.all()) tasks[r.status] = r.n;
         const instances = Object.fromEntries(INSTANCE_STATUSES.map((s) => [s, 0])) as Record<InstanceStatus, number>;
         for (const r of q.instances.all()) instances[r.status] = r.n;
-        const storage = core.store.status();
+        const storage = core.storageStatus();
         const body: StatusInfo = {
           ok: storage === null,
           storage,

@@ -6,6 +6,7 @@ import { BULK_TASK_ACTIONS, TASK_STATUSES, type Task } from '../../common/model'
 import { bulkTaskShape, checkBulkShape, createTaskInput, idempotencyKey, jsonValue, reason, roleName, taskSearchText } from '../../common/schemas';
 import { parseOrThrow } from '../../common/validate';
 import type { Core } from '../../core/create-core';
+import { OPERATOR_CALLER } from '../../core/tasks/idempotency';
 import { withUsage } from './logs';
 import { headerText } from '../guards';
 import { defineRoute, type Parsed } from './define-route';
@@ -80,7 +81,7 @@ export function taskRoutes(core: Core): Route[] {
           throw new GafferError('bad_request', 'the Idempotency-Key header and the body\'s "idempotencyKey" differ');
         }
         const key = fromHeader ?? body.idempotencyKey;
-        const { task, replayed } = core.tasks.create({ ...body, ...(key === undefined ? {} : { idempotencyKey: key }) }, { actor: c.actor });
+        const { task, replayed } = core.tasks.create({ ...body, ...(key === undefined ? {} : { idempotencyKey: key }) }, { actor: c.actor, caller: OPERATOR_CALLER });
         return ok({ task, replayed }, replayed ? 200 : 201, {
           location: `/api/v1/tasks/${task.id}`,
           ...(key === undefined ? {} : { 'idempotent-replayed': String(replayed) }),

@@ -28,6 +28,7 @@ import { isoTime } from '../../common/iso-time';
 import { parseOrThrow } from '../../common/validate';
 import { verifyLiveRange } from '../../core/audit/audit-export';
 import type { Core } from '../../core/create-core';
+import { OPERATOR_CALLER } from '../../core/tasks/idempotency';
 import { createAttentionHandlers } from './methods-attention';
 import { createJobsHandlers } from './methods-jobs';
 import { createLogsHandlers } from './methods-logs';
@@ -120,7 +121,7 @@ export function createConsoleMethods(core: Core, ctx: ConsoleContext, opts: Cons
         roles: rm.roleSummaries(now),
         throughput,
         nextTriggers: jobs.nextTriggers(now, NEXT_TRIGGERS),
-        storage: core.store.status(),
+        storage: core.storageStatus(),
         inbox: core.inbox.counts(),
         budgets: core.budgets.view(now),
       };
@@ -128,7 +129,7 @@ export function createConsoleMethods(core: Core, ctx: ConsoleContext, opts: Cons
     },
     'tasks.list': (a) => core.tasks.list(a),
     'tasks.get': (a) => core.tasks.get(a.taskId),
-    'tasks.create': (a) => core.tasks.create(a, { actor }),
+    'tasks.create': (a) => core.tasks.create(a, { actor, caller: OPERATOR_CALLER }),
     'tasks.reprioritise': (a) => core.tasks.reprioritise({ ...a, actor }),
     'tasks.cancel': (a) => core.tasks.cancel({ ...a, actor }),
     'tasks.retry': (a) => core.tasks.retry({ ...a, actor }),
