@@ -57,9 +57,15 @@ function stop(why) {
   if (ending) return;
   console.error(`gaffer shim: ${why}: stopping ${command}`);
   // The command is part of the family: once it has exited, its status is ours (the exit handler).
-  ending = endFamily(family);
+  // Gaffer's SIGTERM went to the whole group: the command is not sent a second one.
+  ending = endFamily({ ...family, groupsSignalled: why === 'SIGTERM' });
   void ending.then(() => {
-    if (child.exitCode === null && child.signalCode === null) return;
+    if (child.exitCode === null && child.signalCode === null) {
+      // Still there: without /proc (macOS) the family could not be watched; the group gets SIGKILL
+      // (the shim included) unless the command exits first.
+      setTimeout(() => process.kill(-process.pid, 'SIGKILL'), KILL_AFTER_MS).unref();
+      return;
+    }
     process.exit(status);
   });
 }

@@ -31,5 +31,5 @@ export function running(p: ProcEntry | undefined): p is ProcEntry;
 export function groupAlive(pgid: number): boolean;
 export function signalGroup(pgid: number, signal: NodeJS.Signals): boolean;
 export function familyOf(spec: FamilySpec, all?: ProcEntry[] | undefined): ProcEntry[] | undefined;
-export function endFamily(spec: FamilySpec & { killAfterMs: number; giveUpMs?: number }): Promise<'gone' | 'terminated' | 'killed'>;
+export function endFamily(spec: FamilySpec & { killAfterMs: number; giveUpMs?: number; groupsSignalled?: boolean }): Promise<'gone' | 'terminated' | 'killed'>;
 export function onPipeClosed(stream: Readable | NodeJS.ReadableStream, fn: () => void): void;

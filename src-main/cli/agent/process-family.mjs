@@ -144,8 +144,9 @@ export function familyOf({ groups = [], marker, exclude = [] }, all = listProces
  * Ends the family (invariant 2): 'gone' when nothing of it was there, 'terminated' when SIGTERM was
  * enough, 'killed' when SIGKILL was needed. A caller that is itself a member of a group it ends
  * (the shim) gets the SIGTERM too (it handles it) but never the SIGKILL, and is not waited for.
+ * `groupsSignalled`: the groups got SIGTERM already; only the rest of the family gets it now.
  */
-export async function endFamily({ groups = [], marker, exclude = [], killAfterMs, giveUpMs = 5000 }) {
+export async function endFamily({ groups = [], marker, exclude = [], killAfterMs, giveUpMs = 5000, groupsSignalled = false }) {
   const spec = { groups, marker, exclude };
   const skip = new Set([process.pid, ...exclude]);
   /** pid → start ticks of everything found so far (invariant 1). */
@@ -184,7 +185,10 @@ export async function endFamily({ groups = [], marker, exclude = [], killAfterMs
 
   // Listed before anything is signalled: once a parent is gone, its child's ancestry is lost.
   const first = discover();
-  const signalled = groups.filter((g) => groupLeft(g) && signalGroup(g, 'SIGTERM'));
+  // Our own group is signalled even when no other member can be seen (no /proc: macOS). Groups
+  // that got SIGTERM already (the shim's, from Gaffer) do not get a second one: to many programs
+  // a second SIGTERM means "stop now, skip the graceful part".
+  const signalled = groupsSignalled ? groups : groups.filter((g) => (g === process.pid || groupLeft(g)) && signalGroup(g, 'SIGTERM'));
   for (const p of first) {
     // A member that left its group (setsid) between the listing and the group's signal missed it.
     if (groups.includes(p.pgrp)) {
