@@ -17,10 +17,11 @@
  *    only while its start time (/proc/PID/stat, clock ticks since boot) is the one it had when it
  *    was found, and a group only while it has a member (the kernel does not hand out a group id
  *    that still has members).
- * 2. `endFamily` sends SIGTERM once to everything it finds, looks again every POLL_MS (a process
- *    forked meanwhile, or one whose parent was ended, is found and signalled too), sends SIGKILL to
- *    what is left `killAfterMs` later, and resolves once nothing of the family runs (or `giveUpMs`
- *    after the SIGKILL: a process in uninterruptible sleep).
+ * 2. `endFamily` sends SIGTERM once to everything it finds, checks every POLL_MS whether any of
+ *    it is left and looks for more every few polls (a process forked meanwhile, or one that left
+ *    the group, is found and signalled too), sends SIGKILL to what is left `killAfterMs` later,
+ *    and resolves once nothing of the family runs (or `giveUpMs` after the SIGKILL: a process in
+ *    uninterruptible sleep).
  * 3. Where there is no /proc (macOS) only groups can be found: markers and descendants are Linux
  *    only. The caller's own process is never part of a family.
  */
@@ -29,6 +30,7 @@ import process from 'node:process';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 export const POLL_MS = 50;
+const REDISCOVER = 5;
 
 /** One process's /proc stat, or undefined (gone, or no /proc). */
 export function readProcStat(pid) {
@@ -199,20 +201,22 @@ export async function endFamily({ groups = [], marker, exclude = [], killAfterMs
   }
   if (signalled.length === 0 && known.size === 0) return 'gone';
   const killAt = Date.now() + killAfterMs;
-  while (anyLeft()) {
+  // Whether anything is left is cheap to ask (stat files); listing the family again reads every
+  // process's environment, so it is done every REDISCOVER polls only.
+  for (let poll = 1; anyLeft(); poll++) {
     if (Date.now() >= killAt) {
       discover();
       for (const g of groups) if (groupLeft(g)) killGroup(g);
       for (const [pid] of stillOurs()) signalPid(pid, 'SIGKILL');
       const end = Date.now() + giveUpMs;
-      while (anyLeft() && Date.now() < end) {
+      for (let after = 1; anyLeft() && Date.now() < end; after++) {
         await sleep(POLL_MS);
-        for (const p of discover()) signalPid(p.pid, 'SIGKILL');
+        if (after % REDISCOVER === 0) for (const p of discover()) signalPid(p.pid, 'SIGKILL');
       }
       return 'killed';
     }
     await sleep(POLL_MS);
-    for (const p of discover()) signalPid(p.pid, 'SIGTERM');
+    if (poll % REDISCOVER === 0) for (const p of discover()) signalPid(p.pid, 'SIGTERM');
   }
   return 'terminated';
 }
