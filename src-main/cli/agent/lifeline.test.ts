@@ -134,8 +134,10 @@ describe.skipIf(!linux)('GroupChild with a marker (the agent\'s commands)', () =
     const child = new GroupChild({ command: '/bin/sh', args: ['-c', familyScript(path.join(dir, 'pids'), { exit: true })], env: ENV, marker: { variable: LIFELINE_VARIABLE, value: 'agent-e/1' } });
     const pidFile = path.join(dir, 'pids');
     await waitFor(() => fs.existsSync(pidFile) && fs.readFileSync(pidFile, 'utf8').trim().split(' ').length === 4, 'the pid file');
-    const [, grandchild, escapee] = fs.readFileSync(pidFile, 'utf8').trim().split(' ').map(Number) as [number, number, number, number];
-    leftovers.push(grandchild, escapee);
+    const [, grandchild, escapee, bare] = fs.readFileSync(pidFile, 'utf8').trim().split(' ').map(Number) as [number, number, number, number];
+    // `bare` cleared its environment and lost its parent when the shell exited: nothing can tell
+    // it is of this family (the documented limit). It is cleaned up here, not asserted.
+    leftovers.push(grandchild, escapee, bare);
     expect(await child.settled(2000)).toMatchObject({ code: 0 });
     expect(running(grandchild)).toBe(false);
     expect(running(escapee)).toBe(false);
