@@ -7,16 +7,20 @@
  * 1. Gaffer starts the shim as the leader of a new process group; the command runs in that same
  *    group, so Gaffer's SIGTERM / SIGKILL to the group reach both.
  * 2. The shim's stdin is a pipe from Gaffer that Gaffer never writes to. When it closes — Gaffer
- *    stopped, or was killed with -9 — or the shim is reparented, the shim sends SIGTERM to the
- *    group (the shim itself survives it) and SIGKILL 10 s later if anything of it is left.
+ *    stopped, or was killed with -9 — or the shim is reparented, or Gaffer sends SIGTERM, the shim
+ *    ends the command's whole family (src-main/cli/agent/process-family.mjs, the same code the
+ *    command agent's watchdog runs): the group (the shim itself survives the SIGTERM), whatever
+ *    carries this process's GAFFER_MANAGED_PROCESS marker (a grandchild that left the group with
+ *    setsid) and their descendants; SIGKILL 10 s later to what is left. Then it exits.
  * 3. It exits with the command's status (128 + the signal number if it was killed), and with 78
  *    when the command cannot be started at all (not found, not executable), which Gaffer does not
- *    restart.
+ *    restart. When the command exits by itself, what is left of its family is ended first.
  */
 import { spawn } from 'node:child_process';
 import console from 'node:console';
 import os from 'node:os';
 import process from 'node:process';
+import { endFamily, onPipeClosed } from '../src-main/cli/agent/process-family.mjs';
 
 const sep = process.argv.indexOf('--');
 const [command, ...args] = sep < 0 ? [] : process.argv.slice(sep + 1);
@@ -28,8 +32,11 @@ if (!command) {
 const KILL_AFTER_MS = 10_000;
 // Our stdout/stderr are pipes to Gaffer: once it is gone, writing fails with EPIPE — never a crash.
 for (const stream of [process.stdout, process.stderr]) stream.on('error', () => {});
-const group = -process.pid;
-let stopping = false;
+const marker = process.env.GAFFER_MANAGED_PROCESS;
+const family = { groups: [process.pid], ...(marker ? { marker: { variable: 'GAFFER_MANAGED_PROCESS', value: marker } } : {}), killAfterMs: KILL_AFTER_MS };
+/** Set once the family is being ended: then the shim exits when that is done, not before. */
+let ending;
+let status = 143;
 
 const child = spawn(command, args, { stdio: ['ignore', 'inherit', 'inherit'] });
 
@@ -40,42 +47,34 @@ child.once('error', (e) => {
 });
 
 child.once('exit', (code, signal) => {
-  const status = code ?? 128 + (os.constants.signals[signal] ?? 0);
-  // Anything the command left in the group goes with it.
-  try {
-    process.kill(group, 0);
-    process.kill(group, 'SIGTERM');
-  } catch {
-    /* nothing left */
-  }
-  process.exit(status);
+  status = code ?? 128 + (os.constants.signals[signal] ?? 0);
+  // Anything the command left behind goes with it.
+  ending ??= endFamily(family);
+  void ending.then(() => process.exit(status));
 });
 
 function stop(why) {
-  if (stopping) return;
-  stopping = true;
+  if (ending) return;
   console.error(`gaffer shim: ${why}: stopping ${command}`);
-  try {
-    process.kill(group, 'SIGTERM');
-  } catch {
-    /* already gone */
-  }
-  setTimeout(() => {
-    try {
-      process.kill(group, 'SIGKILL');
-    } catch {
-      /* gone */
+  // The command is part of the family: once it has exited, its status is ours (the exit handler).
+  // Gaffer's SIGTERM went to the whole group: the command is not sent a second one.
+  ending = endFamily({ ...family, groupsSignalled: why === 'SIGTERM' });
+  void ending.then(() => {
+    if (child.exitCode === null && child.signalCode === null) {
+      // Still there: without /proc (macOS) the family could not be watched; the group gets SIGKILL
+      // (the shim included) unless the command exits first.
+      setTimeout(() => process.kill(-process.pid, 'SIGKILL'), KILL_AFTER_MS).unref();
+      return;
     }
-  }, KILL_AFTER_MS).unref();
+    process.exit(status);
+  });
 }
 
-// Gaffer's SIGTERM reaches the command too (same group): wait for it to exit, then exit alike.
+// Gaffer's SIGTERM reaches the command too (same group): end the family, then exit alike.
 for (const sig of ['SIGTERM', 'SIGINT', 'SIGHUP']) process.on(sig, () => stop(sig));
 
 process.stdin.on('data', () => {});
-process.stdin.once('end', () => stop('Gaffer is gone (its pipe closed)'));
-process.stdin.once('close', () => stop('Gaffer is gone (its pipe closed)'));
-process.stdin.once('error', () => stop('Gaffer is gone (its pipe broke)'));
+onPipeClosed(process.stdin, () => stop('Gaffer is gone (its pipe closed)'));
 const parent = process.ppid;
 setInterval(() => {
   if (process.ppid !== parent) stop('Gaffer is gone (the shim was reparented)');

@@ -16,7 +16,9 @@
  *    stops the child (taken away if the server says the work is no longer ours).
  * 4. Taking the work away (`signal`), the `--timeout-s` limit and `interrupt('shutdown')` end the
  *    child's whole process group: SIGTERM, SIGKILL after `killAfterMs`. The first of them decides
- *    the ending; a later one changes nothing.
+ *    the ending; a later one changes nothing. With the agent's lifeline, "the group" is the child's
+ *    family (process-group.ts invariant 5): what it started with setsid is ended with it, when it
+ *    is ended and when it exits, and the watchdog ends all of it if the agent dies first.
  * 5. Back-pressure: while the SDK holds more lines than it lets in (Gaffer is behind, or the
  *    connection is down), the pipe they came from is not read, so the command waits on its own
  *    writes instead of the agent's memory growing. Once the group is gone, what is left in the
@@ -34,6 +36,7 @@ import { withVariables } from './environment';
 import { cutText, LineSplitter, MAX_LINE_CHARS, OutputBudget, type OutputLimits } from './lines';
 import type { AttemptOutput, LogLevel, LogStream, WorkRef } from './log-sink';
 import type { Ending } from './outcome';
+import type { Lifeline } from './lifeline';
 import { GroupChild } from './process-group';
 import { UsageMeter, UsageReporter, type UsageIncrement, type UsageTotals } from './usage';
 
@@ -57,6 +60,8 @@ export interface AttemptContext {
   inheritedEnv: Readonly<Record<string, string>>;
   /** A private directory for payload and output files. */
   workDir: string;
+  /** The agent's watchdog (lifeline.ts): the command's family dies with the agent. */
+  lifeline?: Lifeline;
 }
 
 export interface AttemptInput {
@@ -162,8 +167,11 @@ export class Attempt {
         GAFFER_OUTPUT_FILE: outputFile,
         [CONTROL_TOKEN_VARIABLE]: this.controlToken,
       });
-      const child = new GroupChild({ command: spec.command, args: spec.args, shell: spec.shell, env, ...(spec.cwd ? { cwd: spec.cwd } : {}) });
+      const lifeline = this.ctx.lifeline;
+      const marker = lifeline?.nextMarker();
+      const child = new GroupChild({ command: spec.command, args: spec.args, shell: spec.shell, env, ...(spec.cwd ? { cwd: spec.cwd } : {}), ...(marker ? { marker } : {}) });
       this.child = child;
+      lifeline?.hold(child.pid);
       const onAbort = () => this.interrupt({ kind: 'taken_away', reason: reasonText(signal) });
       signal.addEventListener('abort', onAbort, { once: true });
       if (spec.timeoutS !== undefined) this.timer = setTimeout(() => this.interrupt({ kind: 'timeout', afterS: spec.timeoutS! }), spec.timeoutS * 1000);
@@ -171,13 +179,14 @@ export class Attempt {
         const streamsDone = this.wireOutput(child);
         child.child.stdin?.end(`${payloadText}\n`);
         const exit = await child.settled(spec.killAfterMs);
+        lifeline?.release(child.pid);
         this.release();
         if (this.forced === undefined && exit.spawnError) {
           const e = exit.spawnError;
           return { ending: { kind: 'spawn_failed', reason: `${e.code ?? 'error'}: ${e.message}` }, problems: [], usage: null };
         }
         // The group is gone, so the pipes are closing; a process that left the group on purpose
-        // may still hold them: stop reading after a moment rather than wait for it.
+        // (and shed its marker) may still hold them: stop reading after a moment rather than wait for it.
         let stragglers: NodeJS.Timeout | undefined;
         await Promise.race([streamsDone, new Promise<void>((r) => (stragglers = setTimeout(r, 1000)))]);
         clearTimeout(stragglers);
@@ -198,6 +207,7 @@ export class Attempt {
           ...(this.cliError ? { cliError: this.cliError } : {}),
         };
       } finally {
+        lifeline?.release(child.pid);
         signal.removeEventListener('abort', onAbort);
         if (this.timer) clearTimeout(this.timer);
       }

@@ -25,6 +25,8 @@
  *    attempt printed nothing, reported no usage, had nothing to warn about and exited 0: then
  *    the log stays empty and the report or result goes out without a `log` round trip first
  *    (its note, "exit 0 (done)", says how it ended; the agent's stderr line says how long).
+ * 8. No command outlives its agent: a watchdog process (lifeline.ts, watchdog.mjs) ends every
+ *    command's family when the agent exits in any way, kill -9 included.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -49,6 +51,7 @@ import { ADAPTERS } from './adapters';
 import { Attempt, type AttemptInput, type AttemptResult, type CommandSpec } from './attempt';
 import { cutText } from './lines';
 import { inheritedEnvironment, resolveCommand } from './environment';
+import { Lifeline } from './lifeline';
 import { attemptOutput, stderrEcho, workLabel, type CountedOutput, type LogEcho, type LogTarget, type WorkRef } from './log-sink';
 import type { AgentCliOptions } from './options';
 import { describeEnding, EXIT_CANNOT_START, runOutcomeFor, taskStatusFor } from './outcome';
@@ -107,6 +110,8 @@ export class CommandAgent {
   private workDir = '';
   /** What every command inherits (invariant 5), worked out at the first attempt. */
   private inheritedEnv: Record<string, string> | undefined;
+  /** The watchdog that ends the commands if this agent dies (invariant 8), from the first attempt. */
+  private lifeline: Lifeline | undefined;
   private unsubscribeJob: (() => void) | undefined;
 
   constructor(
@@ -206,6 +211,7 @@ export class CommandAgent {
       await agent.close({ timeoutMs: 1000 });
       await work?.catch((e: unknown) => this.log.warn('the work loop ended with an error', { error: e instanceof Error ? e.message : String(e) }));
     } finally {
+      this.lifeline?.close();
       fs.rmSync(this.workDir, { recursive: true, force: true });
     }
     this.log.info('stopped');
@@ -239,8 +245,9 @@ export class CommandAgent {
 
   private async attempt(input: AttemptInput & { out: CountedOutput }): Promise<AttemptResult> {
     const { out } = input;
-    this.inheritedEnv ??= inheritedEnvironment(this.io.env, [this.io.env.GAFFER_TOKEN ?? '']);
-    const attempt = new Attempt({ spec: this.spec, inheritedEnv: this.inheritedEnv, workDir: this.workDir }, input);
+    const inheritedEnv = (this.inheritedEnv ??= inheritedEnvironment(this.io.env, [this.io.env.GAFFER_TOKEN ?? '']));
+    this.lifeline ??= new Lifeline({ env: inheritedEnv, killAfterMs: this.spec.killAfterMs, onProblem: (m) => this.log.warn(m) });
+    const attempt = new Attempt({ spec: this.spec, inheritedEnv, workDir: this.workDir, lifeline: this.lifeline }, input);
     const done = attempt.run();
     const entry = { attempt, done: done.catch(() => {}) };
     this.active.add(entry);

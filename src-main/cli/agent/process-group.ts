@@ -13,9 +13,14 @@
  *    exited AND no member is left (leftovers of a normal exit are ended the same way).
  * 4. A child that cannot start (ENOENT, EACCES, a missing cwd) resolves `exited` with
  *    `{ spawnError }` instead of throwing or emitting an unhandled 'error'.
+ * 5. With a `marker`, "the group" above means the child's whole family (process-family.mjs): its
+ *    group, what carries the marker (a grandchild that left the group with setsid), and their
+ *    descendants. Ending it and `settled` both cover all of it.
  */
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
-import fs from 'node:fs';
+import { endFamily, familyOf, groupAlive, type FamilyMarker } from './process-family.mjs';
+
+export { groupAlive, listProcesses, POLL_MS, readProcStat, signalGroup, type ProcEntry } from './process-family.mjs';
 
 export interface ChildExit {
   code: number | null;
@@ -31,105 +36,21 @@ export interface GroupChildOptions {
   env: Record<string, string>;
   /** Run `command` (with `args` joined by spaces) through the platform shell. */
   shell?: boolean;
-}
-
-export const POLL_MS = 50;
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
-}
-
-/**
- * True while any process of group `pgid` still runs (EPERM: it exists but is not ours to signal).
- * Members that have exited but wait to be reaped (zombies; a reparented grandchild waits for init)
- * are not running: where /proc exists they are left out, so "the group is gone" is not delayed by
- * how often init reaps.
- */
-export function groupAlive(pgid: number): boolean {
-  try {
-    process.kill(-pgid, 0);
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-  return procGroupRunning(pgid) ?? true;
-}
-
-/** Whether /proc lists a member of `pgid` that is not a zombie; undefined without /proc. */
-function procGroupRunning(pgid: number): boolean | undefined {
-  const all = listProcesses();
-  if (!all) return undefined;
-  return all.some((p) => p.pgrp === pgid && p.state !== 'Z' && p.state !== 'X');
-}
-
-export interface ProcEntry {
-  pid: number;
-  /** R, S, D, Z (zombie), … */
-  state: string;
-  ppid: number;
-  pgrp: number;
-  /** Start time in clock ticks since boot: with the pid, it names one process for good. */
-  startTicks: string;
-}
-
-/** One process's /proc stat, or undefined (gone, or no /proc). */
-export function readProcStat(pid: number): ProcEntry | undefined {
-  let stat: string;
-  try {
-    stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-  } catch {
-    return undefined;
-  }
-  // "pid (comm) state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime
-  //  cutime cstime priority nice threads itrealvalue starttime …" — comm may hold spaces and ')'.
-  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return { pid, state: f[0] ?? '?', ppid: Number(f[1]), pgrp: Number(f[2]), startTicks: f[19] ?? '' };
-}
-
-/** Every process /proc lists, or undefined where there is no /proc (macOS, Windows). */
-export function listProcesses(): ProcEntry[] | undefined {
-  let entries: string[];
-  try {
-    entries = fs.readdirSync('/proc');
-  } catch {
-    return undefined;
-  }
-  const out: ProcEntry[] = [];
-  for (const name of entries) {
-    if (name.charCodeAt(0) < 48 || name.charCodeAt(0) > 57) continue;
-    const e = readProcStat(Number(name));
-    if (e) out.push(e);
-  }
-  return out;
-}
-
-/** Signals the group; false when it is already gone. */
-export function signalGroup(pgid: number, signal: NodeJS.Signals): boolean {
-  try {
-    process.kill(-pgid, signal);
-    return true;
-  } catch {
-    return false;
-  }
+  /**
+   * Set in the child's environment (`env` plus this variable): what carries it is of the child's
+   * family even after leaving the group (setsid), and is ended with it (invariant 5).
+   */
+  marker?: { variable: string; value: string };
 }
 
 /**
- * SIGTERM to the group, SIGKILL after `killAfterMs` if any member is left; resolves when the group
- * is empty (`terminated`: it ended on SIGTERM, `killed`: it needed SIGKILL, `gone`: nothing was
- * there). Gives up waiting `giveUpMs` after the SIGKILL (a member in uninterruptible sleep).
+ * SIGTERM to the group (and the rest of the family when `marker` is given), SIGKILL after
+ * `killAfterMs` if any of it is left; resolves when it is gone (`terminated`: it ended on SIGTERM,
+ * `killed`: it needed SIGKILL, `gone`: nothing was there). Gives up waiting `giveUpMs` after the
+ * SIGKILL (a member in uninterruptible sleep).
  */
-export async function terminateGroup(pgid: number, killAfterMs: number, giveUpMs = 5000): Promise<'gone' | 'terminated' | 'killed'> {
-  if (!signalGroup(pgid, 'SIGTERM')) return 'gone';
-  const killAt = Date.now() + killAfterMs;
-  while (groupAlive(pgid)) {
-    if (Date.now() >= killAt) {
-      signalGroup(pgid, 'SIGKILL');
-      const end = Date.now() + giveUpMs;
-      while (groupAlive(pgid) && Date.now() < end) await sleep(POLL_MS);
-      return 'killed';
-    }
-    await sleep(POLL_MS);
-  }
-  return 'terminated';
+export function terminateGroup(pgid: number, killAfterMs: number, giveUpMs = 5000, marker?: FamilyMarker): Promise<'gone' | 'terminated' | 'killed'> {
+  return endFamily({ groups: [pgid], ...(marker ? { marker } : {}), killAfterMs, giveUpMs });
 }
 
 export class GroupChild {
@@ -137,11 +58,13 @@ export class GroupChild {
   /** The leader's exit (or why it never started). */
   readonly exited: Promise<ChildExit>;
   private ending: Promise<unknown> | undefined;
+  private readonly marker: GroupChildOptions['marker'];
 
   constructor(opts: GroupChildOptions) {
+    this.marker = opts.marker;
     const spawnOpts: SpawnOptions = {
       cwd: opts.cwd,
-      env: opts.env,
+      env: opts.marker ? { ...opts.env, [opts.marker.variable]: opts.marker.value } : opts.env,
       stdio: ['pipe', 'pipe', 'pipe'],
       detached: process.platform !== 'win32',
       windowsHide: true,
@@ -170,15 +93,20 @@ export class GroupChild {
       this.child.kill();
       return this.exited;
     }
-    this.ending ??= terminateGroup(pid, killAfterMs);
+    this.ending ??= terminateGroup(pid, killAfterMs, undefined, this.marker);
     return this.ending;
+  }
+
+  private familyLeft(pid: number): boolean {
+    if (groupAlive(pid)) return true;
+    return !!this.marker && (familyOf({ marker: this.marker })?.length ?? 0) > 0;
   }
 
   /** Resolves when the leader has exited and its group is empty (invariant 3). */
   async settled(killAfterMs: number): Promise<ChildExit> {
     const exit = await this.exited;
     const pid = this.pid;
-    if (pid !== undefined && process.platform !== 'win32' && groupAlive(pid)) await this.terminate(killAfterMs);
+    if (pid !== undefined && process.platform !== 'win32' && this.familyLeft(pid)) await this.terminate(killAfterMs);
     else if (this.ending) await this.ending;
     return exit;
   }

@@ -16,8 +16,9 @@
  *    finishes or hands back what it has). A replacement that fails leaves the old one running.
  *    A change of `instances` alone only adds or drains slots.
  * 5. Every process is recorded in the ledger (pgid, start fingerprint, marker) when started and
- *    forgotten once it has exited and what it left behind (its marker) has been reaped; `attach`
- *    first reaps what a previous Gaffer left (kill -9), so no managed process outlives Gaffer.
+ *    forgotten once it has exited and what it left behind (its marker) has been reaped; `stop`
+ *    returns only once those reaps are done too, and `attach` first reaps what a previous Gaffer
+ *    left (kill -9), so no managed process outlives Gaffer.
  * 6. Tokens: each agent gets a fresh role-bound token when supervision starts (the previous one,
  *    if any, is revoked); a role change mints a new one. A token is revoked once no process of
  *    its agent uses it any more. Secrets live only in memory.
@@ -130,6 +131,8 @@ export class Supervisor {
   private readonly runtimes = new Map<string, Runtime>();
   private seq = 0;
   private stopped = false;
+  /** Reaps of what exited processes left behind, still under way. */
+  private readonly reaping = new Set<Promise<void>>();
   private readonly unsubscribe: () => void;
 
   constructor(
@@ -173,6 +176,7 @@ export class Supervisor {
       }
     }
     await Promise.all(exits);
+    await Promise.all([...this.reaping]);
     for (const rt of this.runtimes.values()) {
       if (rt.token) this.revokeToken(rt.token.id, 'Gaffer stopped');
       if (!rt.deleted) this.deps.store.setToken(rt.agent.id, null);
@@ -366,13 +370,16 @@ export class Supervisor {
     const description = describeExit(exit, uptime);
     const record: ManagedExit = { code: exit.code, signal: exit.signal, at: this.iso(now), description };
     const pid = proc.handle.pid;
-    // What the process left behind (a killed command agent's commands) goes too, then its record.
-    void this.opts.spawner
+    // What the process left behind (a killed command agent's commands, what left its group with
+    // setsid) goes too, then its record. `stop` waits for this as well (invariant 5).
+    const reaping = this.opts.spawner
       .reapMarker(proc.marker)
       .then(() => {
         if (pid !== undefined && !this.stopped) store.forgetProcess(pid);
       })
-      .catch((e: unknown) => this.deps.logger.warn('managed agents: could not end what a process left behind', { marker: proc.marker, error: String(e) }));
+      .catch((e: unknown) => this.deps.logger.warn('managed agents: could not end what a process left behind', { marker: proc.marker, error: String(e) }))
+      .finally(() => this.reaping.delete(reaping));
+    this.reaping.add(reaping);
     if (pid !== undefined && this.stopped) store.forgetProcess(pid);
     slot.draining.delete(proc);
     this.output(slot, 'stderr', `— process ${pid ?? '(never started)'} ended: ${description}`);

@@ -1,9 +1,10 @@
 /**
  * No managed process outlives Gaffer: a real headless Gaffer (a child process) runs a per_task
  * agent busy with a command that has a grandchild, and a long_running command with a grandchild;
- * then Gaffer gets SIGTERM, or kill -9. A process that left its group on purpose (setsid) escapes
- * the lifeline; the next start of Gaffer on the same data directory finds it by its marker and
- * ends it.
+ * then Gaffer gets SIGTERM, or kill -9. A process that left its group on purpose (setsid) is
+ * ended too: by its family's marker, at a clean stop and through the lifeline after kill -9. What
+ * nothing could end (the shim killed with Gaffer) is found by its marker and ended by the next
+ * start of Gaffer on the same data directory.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -80,9 +81,9 @@ async function busyAgents(g: GafferProcess, dir: string, opts: { escapee?: boole
   const lrPids = path.join(dir, 'lr-pids');
   const escapeePid = path.join(dir, 'escapee-pid');
   await g.api('POST', '/managed-agents', { name: 'pt', role: 'cmd', command: [process.execPath, scripted] });
-  const lrScript = [`sleep 300 &`, `echo "$$ $!" > '${lrPids}'`, opts.escapee ? `setsid sh -c 'echo $$ > "${escapeePid}"; exec sleep 300' &` : '', 'wait'].filter(Boolean).join('\n');
+  const lrScript = [`sleep 300 &`, `echo "$$ $!" > '${lrPids}'`, 'wait'].join('\n');
   await g.api('POST', '/managed-agents', { name: 'lr', role: 'other', mode: 'long_running', command: ['/bin/sh', '-c', lrScript] });
-  await g.api('POST', '/tasks', { title: 'long', role: 'cmd', payload: { family: taskPids, sleepMs: 300_000 } });
+  await g.api('POST', '/tasks', { title: 'long', role: 'cmd', payload: { family: taskPids, sleepMs: 300_000, ...(opts.escapee ? { escapee: escapeePid } : {}) } });
   const [cmd, grandchild] = await readPids(taskPids);
   const [lr, lrGrandchild] = await readPids(lrPids);
   const agents = ((await g.api('GET', '/managed-agents')).items as ManagedAgent[]).flatMap((a) => a.processes.map((p) => p.pid!));
@@ -109,23 +110,50 @@ describe.skipIf(!linux)('no managed process outlives Gaffer', () => {
     await waitFor(() => pids.every((p) => !running(p)), 'every managed process to be gone', 5000);
   });
 
-  it.skipIf(!hasSetsid)('kill -9: the lifeline ends them; what escaped it is ended by the next start', async () => {
+  it.skipIf(!hasSetsid)('SIGTERM: what left its group on purpose (setsid) ends with Gaffer too', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gaffer-life-'));
+    const g = await startGaffer(path.join(dir, 'data'));
+    const escapees = { lr: path.join(dir, 'lr-escapee'), pt: path.join(dir, 'pt-escapee') };
+    const escape = (file: string) => `setsid sh -c 'trap "" TERM; echo $$ > "${file}"; exec sleep 1000' &\nsleep 1000`;
+    await g.api('POST', '/managed-agents', { name: 'lr', role: 'other', mode: 'long_running', command: ['/bin/sh', '-c', escape(escapees.lr)] });
+    await g.api('POST', '/managed-agents', { name: 'pt', role: 'cmd', command: ['/bin/sh', '-c', escape(escapees.pt)] });
+    await g.api('POST', '/tasks', { title: 'escape', role: 'cmd' });
+    const pids: number[] = [];
+    for (const file of Object.values(escapees)) {
+      await waitFor(() => fs.existsSync(file) && fs.readFileSync(file, 'utf8').trim() !== '', `the escapee of ${file}`, 30_000);
+      pids.push(Number(fs.readFileSync(file, 'utf8')));
+    }
+    pidsToCheck.push(...pids);
+    expect(pids.every(running)).toBe(true);
+    g.proc.kill('SIGTERM');
+    expect(await g.exited).toBe(0);
+    await waitFor(() => pids.every((p) => !running(p)), 'every escapee to be gone', 5000);
+  }, 90_000);
+
+  it('kill -9: the lifeline ends them, what left its group too; what nothing could end is ended by the next start', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gaffer-life-'));
     const data = path.join(dir, 'data');
     const g = await startGaffer(data);
     const { pids, escapee } = await busyAgents(g, dir, { escapee: true });
+    // The long-running agent's shim is frozen, then killed with Gaffer: nothing ends its command.
+    const agents = (await g.api('GET', '/managed-agents')).items as ManagedAgent[];
+    const shim = agents.find((a) => a.name === 'lr')!.processes[0]!.pid!;
+    const [lr, lrGrandchild] = await readPids(path.join(dir, 'lr-pids'));
+    process.kill(shim, 'SIGSTOP');
     g.proc.kill('SIGKILL');
     await g.exited;
-    const took = await waitFor(() => pids.every((p) => !running(p)), 'every managed process to end after kill -9', 15_000).catch((e: Error) => {
-      throw new Error(`${e.message}: still running ${pids.filter(running).map((p) => `${p} ${fs.readFileSync(`/proc/${p}/cmdline`, 'utf8').replace(/\0/g, ' ')}`).join('; ')}`);
+    process.kill(shim, 'SIGKILL');
+    const orphans = [lr, lrGrandchild];
+    const ended = [...pids.filter((p) => !orphans.includes(p) && p !== shim), escapee!];
+    await waitFor(() => ended.every((p) => !running(p)), 'the per_task agent, its command and what that started to end after kill -9', 15_000).catch((e: Error) => {
+      throw new Error(`${e.message}: still running ${ended.filter(running).map((p) => `${p} ${fs.readFileSync(`/proc/${p}/cmdline`, 'utf8').replace(/\0/g, ' ')}`).join('; ')}`);
     });
-    expect(took).toBeLessThan(15_000);
-    expect(running(escapee!)).toBe(true); // it left the process group on purpose
+    expect(orphans.every(running)).toBe(true);
     const again = await startGaffer(data);
-    await waitFor(() => !running(escapee!), 'the next start to reap the escapee', 15_000);
+    await waitFor(() => orphans.every((p) => !running(p)), 'the next start to reap what the frozen shim left', 15_000);
     const restarted = (await again.api('GET', '/managed-agents')).items as ManagedAgent[];
     expect(restarted.map((a) => a.name).sort()).toEqual(['lr', 'pt']);
     again.proc.kill('SIGTERM');
     expect(await again.exited).toBe(0);
-  });
+  }, 90_000);
 });

@@ -9,15 +9,18 @@
  *    and the shim stop their commands when it does. An urgent stop closes it on purpose.
  * 3. `stop` sends SIGTERM once and SIGKILL at the earliest deadline asked for; after the leader
  *    has exited, what is left of its group is ended the same way.
+ * 4. Its output costs Gaffer a bounded amount per second however much it prints (output-rate.ts):
+ *    a flood is dropped beyond what is kept, said in a line, and throttled beyond what is read.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { LineSplitter } from '../../common/line-splitter';
 import { groupAlive, readProcStat, signalGroup, terminateGroup } from '../../cli/agent/process-group';
 import type { LaunchedProcess, LaunchRequest, ProcessExit, ProcessSpawner, RecordedProcess } from '../../core/managed';
 import { launchSpec, type LaunchPaths } from './launch';
+import { DEFAULT_OUTPUT_RATE, OutputRate, type OutputRateLimits } from './output-rate';
 import { reapLeftovers, reapMarker } from './reaper';
 
-class NodeManagedProcess implements LaunchedProcess {
+export class NodeManagedProcess implements LaunchedProcess {
   readonly pid: number | undefined;
   readonly startTicks: string | null;
   private outputFns: Array<(stream: 'stdout' | 'stderr', text: string) => void> = [];
@@ -27,20 +30,22 @@ class NodeManagedProcess implements LaunchedProcess {
   private killAt = Infinity;
   private killTimer: NodeJS.Timeout | undefined;
 
-  constructor(private readonly child: ChildProcess) {
+  /** Invariant 4: what is read of its output, both streams together. */
+  readonly outputRate: OutputRate;
+
+  constructor(
+    private readonly child: ChildProcess,
+    capture: OutputCapture,
+  ) {
     this.pid = child.pid;
     this.startTicks = child.pid !== undefined ? (readProcStat(child.pid)?.startTicks ?? null) : null;
+    this.outputRate = new OutputRate(capture.now, capture.limits);
     child.stdin?.on('error', () => {});
     for (const [stream, name] of [
       [child.stdout, 'stdout'],
       [child.stderr, 'stderr'],
     ] as const) {
-      if (!stream) continue;
-      const lines = new LineSplitter((text) => {
-        for (const f of this.outputFns) f(name, text);
-      }, 2000);
-      stream.on('data', (c: Buffer) => lines.push(c));
-      stream.on('close', () => lines.end());
+      if (stream) this.capture(stream, name);
     }
     child.once('error', (e: NodeJS.ErrnoException) => {
       if (child.pid === undefined) this.finish({ code: null, signal: null, error: `${e.code ?? 'error'}: ${e.message}` });
@@ -50,6 +55,43 @@ class NodeManagedProcess implements LaunchedProcess {
       // Invariant 3: the leader is gone; end whatever is left of its group, then report.
       const rest = pid !== undefined && groupAlive(pid) ? terminateGroup(pid, 10_000) : Promise.resolve();
       void rest.then(() => this.finish({ code, signal }));
+    });
+  }
+
+  private capture(stream: NodeJS.ReadableStream, name: 'stdout' | 'stderr'): void {
+    const emit = (text: string) => {
+      for (const f of this.outputFns) f(name, text);
+    };
+    const lines = new LineSplitter(emit, 2000);
+    const notice = () => {
+      const text = this.outputRate.takeDroppedNotice();
+      if (text) emit(text);
+    };
+    let dropping = false;
+    let paused = false;
+    stream.on('data', (c: Buffer) => {
+      const { keep, pauseMs } = this.outputRate.admit(c.length);
+      if (keep > 0) {
+        notice();
+        dropping = false;
+        lines.push(keep === c.length ? c : c.subarray(0, keep));
+      }
+      if (keep < c.length && !dropping) {
+        dropping = true;
+        lines.end(); // the line cut here ends here: what follows the gap is not glued to it
+      }
+      if (pauseMs > 0 && !paused) {
+        paused = true;
+        stream.pause();
+        setTimeout(() => {
+          paused = false;
+          stream.resume();
+        }, pauseMs).unref();
+      }
+    });
+    stream.on('close', () => {
+      lines.end();
+      notice();
     });
   }
 
@@ -87,16 +129,27 @@ class NodeManagedProcess implements LaunchedProcess {
   }
 }
 
+/** How output is captured (invariant 4); `now` is injected for the tests. */
+export interface OutputCapture {
+  now: () => number;
+  limits: OutputRateLimits;
+}
+
 export class NodeProcessSpawner implements ProcessSpawner {
+  private readonly capture: OutputCapture;
+
   constructor(
     private readonly paths: LaunchPaths,
     private readonly baseEnv: NodeJS.ProcessEnv = process.env,
-  ) {}
+    capture: Partial<OutputCapture> = {},
+  ) {
+    this.capture = { now: () => Date.now(), limits: DEFAULT_OUTPUT_RATE, ...capture };
+  }
 
-  launch(req: LaunchRequest): LaunchedProcess {
+  launch(req: LaunchRequest): NodeManagedProcess {
     const spec = launchSpec(req, this.paths, this.baseEnv);
     const child = spawn(spec.file, spec.args, { cwd: spec.cwd, env: spec.env, stdio: ['pipe', 'pipe', 'pipe'], detached: process.platform !== 'win32', windowsHide: true });
-    return new NodeManagedProcess(child);
+    return new NodeManagedProcess(child, this.capture);
   }
 
   reapLeftovers(records: readonly RecordedProcess[], markerPrefix: string): Promise<number> {

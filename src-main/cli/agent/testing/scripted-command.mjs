@@ -8,6 +8,7 @@
  *     "usage": {…},              one control usage line
  *     "sleepMs": 500,            wait before exiting
  *     "family": "/tmp/pids",     start a grandchild (sleep 300) and write "pid grandchildPid" there
+ *     "escapee": "/tmp/pid",     start a sleep 300 that leaves the process group (setsid), write its pid there
  *     "ignoreTerm": true }       ignore SIGTERM (with "family": the grandchild ignores it too)
  *
  * It always writes GAFFER_OUTPUT_FILE with what it saw: its GAFFER_* variables, whether any token
@@ -44,6 +45,11 @@ fs.writeFileSync(env.GAFFER_OUTPUT_FILE, JSON.stringify({ env: seen, tokenSeen, 
 if (want.family) {
   const grandchild = spawn('/bin/sh', ['-c', want.ignoreTerm ? "trap '' TERM; sleep 300" : 'sleep 300'], { stdio: 'ignore' });
   fs.writeFileSync(want.family, `${process.pid} ${grandchild.pid}`);
+}
+if (want.escapee) {
+  const escapee = spawn('sleep', ['300'], { stdio: 'ignore', detached: true });
+  escapee.unref();
+  fs.writeFileSync(want.escapee, String(escapee.pid));
 }
 // After the pid file: usage past a spend cap gets the group killed at once, and the tests that
 // check that read the pids first.
