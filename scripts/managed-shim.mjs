@@ -12,11 +12,19 @@
  * 3. It exits with the command's status (128 + the signal number if it was killed), and with 78
  *    when the command cannot be started at all (not found, not executable), which Gaffer does not
  *    restart.
+ * 4. The agent token arrives on a pipe (GAFFER_TOKEN_FD) and goes on to the command the same way,
+ *    on its fd 3 (PROTOCOL §17): it is in neither process's environment nor argv. The command
+ *    reads it once (the SDKs' `agentTokenFromEnvironment()` / `token_from_environment()` do).
  */
 import { spawn } from 'node:child_process';
 import console from 'node:console';
 import os from 'node:os';
 import process from 'node:process';
+import { secretPipes, takeProcessSecrets } from './lib/process-secrets.mjs';
+import { restoreUserUmask } from './lib/umask.mjs';
+
+const secrets = takeProcessSecrets();
+restoreUserUmask();
 
 const sep = process.argv.indexOf('--');
 const [command, ...args] = sep < 0 ? [] : process.argv.slice(sep + 1);
@@ -31,7 +39,9 @@ for (const stream of [process.stdout, process.stderr]) stream.on('error', () => 
 const group = -process.pid;
 let stopping = false;
 
-const child = spawn(command, args, { stdio: ['ignore', 'inherit', 'inherit'] });
+const pipes = secretPipes({ GAFFER_TOKEN: secrets.tokens.GAFFER_TOKEN }, ['ignore', 'inherit', 'inherit'], process.env);
+const child = spawn(command, args, { stdio: pipes.stdio, env: pipes.env });
+void pipes.send(child);
 
 child.once('error', (e) => {
   if (child.pid !== undefined) return;

@@ -2,8 +2,9 @@
  * Where inbox items are sent: webhooks and desktop notifications, one `settings` row.
  *
  * Invariants:
- * 1. Webhook URLs are secrets (Slack and ntfy put the token in the URL). They are stored as given
- *    and leave this module only masked (`maskUrl`): in the API, the console, the audit and logs.
+ * 1. Webhook URLs are secrets (Slack and ntfy put the token in the URL). They are stored sealed
+ *    (core/secrets: AES-256-GCM, purpose `webhook.url`) and leave this module only masked
+ *    (`maskUrl`): in the API, the console, the audit and logs. `stored()` opens them for the core.
  *    A PUT that keeps a webhook names its `id` and may leave `url` out to keep the stored one.
  * 2. A PUT replaces the whole configuration, validated before anything is written; it is audited
  *    (`notifications.update`, masked) in the same transaction.
@@ -15,9 +16,10 @@ import { actorName, reason } from '../../common/schemas';
 import { parseOrThrow } from '../../common/validate';
 import type { CoreContext } from '../context';
 import { settingsRow, type SettingsRow } from '../db/settings-row';
+import { isSealed, type SecretBox } from '../secrets';
 import { maskUrl } from './webhook-format';
 
-/** A webhook as stored: the fields the API shows, with `url` as given (unmasked: invariant 1). */
+/** A webhook as the core uses it: the fields the API shows, with `url` as given (unmasked, opened: invariant 1). */
 export type StoredWebhook = Omit<WebhookView, 'lastDelivery'>;
 
 export interface StoredNotifications {
@@ -34,7 +36,10 @@ export class NotificationSettings {
   private readonly q;
   private readonly row: SettingsRow<StoredNotifications>;
 
-  constructor(private readonly ctx: CoreContext) {
+  constructor(
+    private readonly ctx: CoreContext,
+    private readonly secrets: SecretBox,
+  ) {
     this.row = settingsRow(ctx.db, KEY);
     this.q = {
       lastDelivery: ctx.db.prepare<[string], { status: 'pending' | 'delivered' | 'dead'; updated_at: number; last_error: string | null }>(
@@ -43,9 +48,23 @@ export class NotificationSettings {
     };
   }
 
-  /** The stored configuration, secrets included (core use only). */
+  /** The stored configuration, secrets opened (core use only). */
   stored(): StoredNotifications {
-    return { ...structuredClone(DEFAULT_NOTIFICATIONS), ...this.row.read() };
+    const s = { ...structuredClone(DEFAULT_NOTIFICATIONS), ...this.row.read() };
+    return { ...s, webhooks: s.webhooks.map((w) => ({ ...w, url: this.secrets.open(w.url, 'webhook.url', `webhook ${w.id}'s URL`) })) };
+  }
+
+  private write(s: StoredNotifications): void {
+    this.row.write({ ...s, webhooks: s.webhooks.map((w) => ({ ...w, url: this.secrets.seal(w.url, 'webhook.url') })) });
+  }
+
+  /** URLs an earlier version stored in clear, sealed (core/secrets invariant 2); how many. Inside a write. */
+  sealClearValues(): number {
+    const s = this.row.read();
+    const clear = (s?.webhooks ?? []).filter((w) => !isSealed(w.url));
+    if (clear.length === 0) return 0;
+    this.row.write({ ...s!, webhooks: s!.webhooks!.map((w) => (isSealed(w.url) ? w : { ...w, url: this.secrets.seal(w.url, 'webhook.url') })) } as StoredNotifications);
+    return clear.length;
   }
 
   webhook(id: string): StoredWebhook | undefined {
@@ -96,7 +115,7 @@ export class NotificationSettings {
         webhooks: next,
         desktop: desktop ? { kinds: [...new Set(desktop.kinds)], quietHours: desktop.quietHours ?? null } : before.desktop,
       };
-      this.row.write(stored);
+      this.write(stored);
       this.ctx.audit.append({
         type: 'notifications.update',
         actor,
