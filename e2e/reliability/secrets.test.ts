@@ -1,5 +1,5 @@
 /**
- * Scenario 9 — tokens a command can read, and secrets at rest (issue 25 items 2 and 14;
+ * Scenario 6b — tokens a command can read, and secrets at rest (issue 25 items 2 and 14;
  * PROTOCOL §17), with real processes started the way a user starts them.
  *
  * Expected outcomes:
@@ -19,7 +19,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { api, apiOk, createAgentToken } from './lib/http';
-import { until } from './lib/mode';
+import { figures, until } from './lib/mode';
 import { killAllChildren, ROOT, spawnNode, type Proc } from './lib/procs';
 import { freePort, newOperatorToken, removeTempDirs, tempDir } from './lib/server';
 
@@ -156,11 +156,13 @@ describe.skipIf(!linux)('tokens a command can read, secrets at rest (PROTOCOL §
     expect(tree.flatMap((p) => exposed(p.pid, [operator, token]))).toEqual([]);
 
     // PROTOCOL §17: 0700 / 0600; item 14: the API key is sealed.
+    const files: string[] = [];
     const bad: string[] = [];
     const walk = (d: string) => {
       for (const e of fs.readdirSync(d, { withFileTypes: true })) {
         const p = path.join(d, e.name);
         const mode = fs.statSync(p).mode & 0o777;
+        files.push(p);
         if (mode !== (e.isDirectory() ? 0o700 : 0o600)) bad.push(`${path.relative(data, p)} ${mode.toString(8)}`);
         if (e.isDirectory()) walk(p);
       }
@@ -174,6 +176,12 @@ describe.skipIf(!linux)('tokens a command can read, secrets at rest (PROTOCOL §
     expect(raw).not.toContain(API_KEY);
     expect((await apiOk(port, operator, 'GET', '/managed-agents/pt')).json.managedAgent.env).toEqual({ PROBE_API_KEY: API_KEY });
 
+    figures('secrets', {
+      ancestorsRead: [fromAgent, perTask, longRunning].reduce((n, r) => n + r.ancestors.length + 1, 0),
+      processesInTree: tree.length,
+      dataDirEntries: files.length,
+      tokensFound: 0,
+    });
     agent.signal('SIGTERM');
     gaffer.signal('SIGTERM');
     expect((await gaffer.exited).code).toBe(0);
