@@ -5,6 +5,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import process from 'node:process';
 import { secretWarnings, takeProcessSecrets } from '../../../scripts/lib/process-secrets.mjs';
 
 const secrets = takeProcessSecrets();
