@@ -11,8 +11,9 @@
  *    creates — by `makePrivate` before anything is written to it; SQLite creates a database's
  *    -wal and -shm files with the database file's mode. The shells also run with umask 077
  *    (scripts/lib/umask.mjs), so a file no code here knows of is private as well.
- * 3. Best effort on a directory or file this user does not own (EPERM): left as it is; Windows has
- *    no such modes.
+ * 3. Only what this user owns is narrowed, and never a directory with the sticky bit (a shared
+ *    directory such as /tmp given as the data directory: its mode is not Gaffer's to change; the
+ *    files in it still are 0600). Windows has no such modes.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -22,12 +23,15 @@ export const PRIVATE_FILE_MODE = 0o600;
 
 const posix = process.platform !== 'win32';
 
+const uid = process.getuid?.();
+
 function narrow(p: string, mode: number): void {
   try {
     const st = fs.statSync(p);
+    if (st.uid !== uid || (st.isDirectory() && (st.mode & 0o1000) !== 0)) return; // invariant 3
     if ((st.mode & 0o777 & ~mode) !== 0) fs.chmodSync(p, st.mode & mode);
   } catch {
-    /* gone, or not ours (invariant 3) */
+    /* gone meanwhile */
   }
 }
 

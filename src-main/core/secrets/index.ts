@@ -52,10 +52,11 @@ export function openSecrets(db: Db, provider: KeyProvider): SecretBox {
     );
   }
   const check = checkOf(key);
-  if (stored !== undefined && stored !== check) {
+  // Written only if absent, then read back: of processes opening one database at once, the first one's stands.
+  if (stored === undefined) db.prepare("INSERT OR IGNORE INTO settings (key, value) VALUES ('secrets', ?)").run(JSON.stringify({ keyCheck: check }));
+  if ((row.read()?.keyCheck ?? check) !== check) {
     throw new SecretsError('wrong', `the secrets key in ${provider.where} is not the one this database's secrets were sealed with: restore the right one from a backup of the data directory`);
   }
-  if (stored === undefined) row.write({ keyCheck: check });
   return new SecretBox(key);
 }
 

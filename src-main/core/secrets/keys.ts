@@ -40,8 +40,11 @@ export interface KeyWrapper {
 export const KEY_FILE = 'secrets.key';
 export const KEYCHAIN_FILE = 'secrets.key.keychain';
 
-/** Invariant 1. */
-function writePrivate(file: string, data: Buffer | string): void {
+/**
+ * Invariant 1. `exclusive`: never replaces an existing file (two processes making a key at once:
+ * the first one's stays, the other reads it) — returns false when one was there.
+ */
+function writePrivate(file: string, data: Buffer | string, exclusive = false): boolean {
   const tmp = `${file}.tmp-${process.pid}`;
   const fd = fs.openSync(tmp, 'w', 0o600);
   try {
@@ -50,7 +53,16 @@ function writePrivate(file: string, data: Buffer | string): void {
   } finally {
     fs.closeSync(fd);
   }
-  fs.renameSync(tmp, file);
+  if (exclusive) {
+    try {
+      fs.linkSync(tmp, file);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+      return false;
+    } finally {
+      fs.rmSync(tmp, { force: true });
+    }
+  } else fs.renameSync(tmp, file);
   try {
     const dir = fs.openSync(path.dirname(file), 'r');
     fs.fsyncSync(dir);
@@ -58,6 +70,7 @@ function writePrivate(file: string, data: Buffer | string): void {
   } catch {
     /* a directory cannot be fsynced on every platform */
   }
+  return true;
 }
 
 function readPrivate(file: string): Buffer | undefined {
@@ -95,8 +108,8 @@ export function fileKey(dataDir: string): KeyProvider {
       }
       if (!create) return undefined;
       const key = randomBytes(KEY_BYTES);
-      writePrivate(file, `${key.toString('base64')}\n`);
-      return key;
+      if (writePrivate(file, `${key.toString('base64')}\n`, true)) return key;
+      return decodeKey(readPrivate(file)!.toString('utf8'), file); // another process made it first
     },
   };
 }

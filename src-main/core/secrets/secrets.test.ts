@@ -211,4 +211,12 @@ describe.skipIf(!posix)('the data directory is private (PROTOCOL §17)', () => {
     close(c);
     expect(Object.entries(modes()).filter(([f, m]) => f !== 'notes.txt' && m !== (fs.statSync(path.join(dir, f)).isDirectory() ? '700' : '600'))).toEqual([]);
   });
+
+  it('a shared directory (sticky bit, like /tmp) given as the data directory keeps its mode; Gaffer\'s files in it are still 0600', () => {
+    const dir = tempDir();
+    fs.chmodSync(dir, 0o1777);
+    close(core(dir));
+    expect((fs.statSync(dir).mode & 0o7777).toString(8)).toBe('1777');
+    expect((fs.statSync(path.join(dir, 'gaffer.db')).mode & 0o777).toString(8)).toBe('600');
+  });
 });
