@@ -12,15 +12,18 @@
  * 3. It exits with the command's status (128 + the signal number if it was killed), and with 78
  *    when the command cannot be started at all (not found, not executable), which Gaffer does not
  *    restart.
- * 4. The agent token arrives on a pipe (GAFFER_TOKEN_FD) and goes on to the command the same way,
- *    on its fd 3 (PROTOCOL §17): it is in neither process's environment nor argv. The command
- *    reads it once (the SDKs' `agentTokenFromEnvironment()` / `token_from_environment()` do).
+ * 4. The agent token arrives on a pipe (GAFFER_TOKEN_FD) and goes on to the command in a 0600 file
+ *    named by GAFFER_TOKEN_FILE, which the command deletes once read (PROTOCOL §17; the SDKs'
+ *    `agentTokenFromEnvironment()` / `token_from_environment()` do) and the shim removes when the
+ *    command exits: a file, not a pipe, because the command may be a wrapper (`npx tsx agent.ts`)
+ *    and a variable passes through one where a file descriptor does not. It is in neither
+ *    process's environment nor argv.
  */
 import { spawn } from 'node:child_process';
 import console from 'node:console';
 import os from 'node:os';
 import process from 'node:process';
-import { secretPipes, takeProcessSecrets } from './lib/process-secrets.mjs';
+import { secretFiles, takeProcessSecrets } from './lib/process-secrets.mjs';
 import { restoreUserUmask } from './lib/umask.mjs';
 
 const secrets = takeProcessSecrets();
@@ -39,9 +42,9 @@ for (const stream of [process.stdout, process.stderr]) stream.on('error', () => 
 const group = -process.pid;
 let stopping = false;
 
-const pipes = secretPipes({ GAFFER_TOKEN: secrets.tokens.GAFFER_TOKEN }, ['ignore', 'inherit', 'inherit'], process.env);
-const child = spawn(command, args, { stdio: pipes.stdio, env: pipes.env });
-void pipes.send(child);
+const handOff = secretFiles({ GAFFER_TOKEN: secrets.tokens.GAFFER_TOKEN }, process.env);
+const child = spawn(command, args, { stdio: ['ignore', 'inherit', 'inherit'], env: handOff.env });
+process.on('exit', () => handOff.cleanup());
 
 child.once('error', (e) => {
   if (child.pid !== undefined) return;

@@ -16,14 +16,19 @@ export interface Cleared {
 export interface ProcessSecrets {
   /** The tokens this process was given. */
   readonly tokens: Readonly<Partial<Record<TokenVariable, string>>>;
-  /** Where each came from: the hand-off pipe (`NAME_FD`) or the environment. */
-  readonly from: Readonly<Partial<Record<TokenVariable, 'pipe' | 'environment'>>>;
+  /** Where each came from: a hand-off pipe (`NAME_FD`), a hand-off file (`NAME_FILE`), or the environment. */
+  readonly from: Readonly<Partial<Record<TokenVariable, 'pipe' | 'file' | 'environment'>>>;
   readonly cleared: Cleared;
   /** Hand-offs that failed (`GAFFER_TOKEN_FD=3: cannot read it (EBADF)`). */
   readonly problems: readonly string[];
 }
 
 export declare function fdVariable(name: string): string;
+export declare function fileVariable(name: string): string;
+export declare function secretFiles(
+  secrets: Partial<Record<TokenVariable, string | undefined>>,
+  env: Record<string, string | undefined>,
+): { env: Record<string, string>; cleanup(): void };
 export declare function takeProcessSecrets(env?: NodeJS.ProcessEnv): ProcessSecrets;
 export declare function clearStartupEnvironment(names: ReadonlySet<string>, values: readonly string[]): Cleared;
 export declare function secretPipes(

@@ -8,10 +8,10 @@
  *
  * Invariants:
  * 1. `takeProcessSecrets()` runs once per process (later calls, from any copy of this module,
- *    return the same values): each token comes from its hand-off `NAME_FD` (an inherited pipe,
- *    read to its end, then closed) or else from `NAME` in the environment; every `NAME`, `NAME_FD`
- *    and any variable whose value contains a token is removed from `process.env`, so no child
- *    started afterwards inherits them.
+ *    return the same values): each token comes from a hand-off — `NAME_FD` (an inherited pipe, read
+ *    to its end, then closed) or `NAME_FILE` (a 0600 file, deleted once read) — or else from
+ *    `NAME` in the environment; every `NAME`, `NAME_FD`, `NAME_FILE` and any variable whose value
+ *    contains a token is removed from `process.env`, so no child started afterwards inherits them.
  * 2. Linux: `/proc/<pid>/environ` shows the memory holding the environment the process was
  *    started with — removing a variable from `process.env` does not change it. So the entries
  *    removed in 1 are overwritten with NUL bytes in that memory (through /proc/self/mem), and the
@@ -20,11 +20,17 @@
  *    parent, with the old environment — alive; overwriting in place keeps one process (same pid,
  *    same process group, same terminal) with a clean environ.
  * 3. Tokens travel to children only as `NAME_FD=<n>` plus a pipe on fd n (`secretPipes`), written
- *    once and closed; nothing else about them is in the child's environment or argv.
+ *    once and closed — for a child that is one of Gaffer's own Node programs, started directly —
+ *    or as `NAME_FILE` naming a 0600 file in a 0700 directory (`secretFiles`) — for a command of
+ *    the user's, which may be a wrapper (`npx tsx agent.ts`, `sh -c`): a variable passes through
+ *    wrappers, while fd 3 of the process that finally reads it may be something else entirely
+ *    (tsx's IPC channel). Nothing else about them is in the child's environment or argv.
  * 4. Nothing here prints: callers decide what to say (`exposedAncestors` names the processes that
  *    still hold a token — an `npm`/`npx` wrapper keeps the environment it was started with).
  */
 import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 
 /** The environment variables that carry Gaffer tokens. */
 export const TOKEN_VARIABLES = Object.freeze(['GAFFER_TOKEN', 'GAFFER_OPERATOR_TOKEN']);
@@ -34,6 +40,8 @@ const CACHE = Symbol.for('gaffer.processSecrets');
 const FD_READ_TIMEOUT_MS = 10_000;
 
 export const fdVariable = (name) => `${name}_FD`;
+export const fileVariable = (name) => `${name}_FILE`;
+const handOffVariables = (name) => [name, fdVariable(name), fileVariable(name)];
 
 /** Invariant 1: the tokens this process was given; see the .d.mts for the shape. */
 export function takeProcessSecrets(env = process.env) {
@@ -44,17 +52,23 @@ export function takeProcessSecrets(env = process.env) {
   const problems = [];
   for (const name of TOKEN_VARIABLES) {
     const fdName = fdVariable(name);
+    const fileName = fileVariable(name);
     if (env[fdName] !== undefined) {
       const r = readHandOff(env[fdName]);
       if (r.ok) [tokens[name], from[name]] = [r.value, 'pipe'];
       else problems.push(`${fdName}=${env[fdName]}: ${r.reason}`);
+    }
+    if (tokens[name] === undefined && env[fileName] !== undefined) {
+      const r = readHandOffFile(env[fileName]);
+      if (r.ok) [tokens[name], from[name]] = [r.value, 'file'];
+      else problems.push(`${fileName}=${env[fileName]}: ${r.reason}`);
     }
     if (tokens[name] === undefined && env[name]) [tokens[name], from[name]] = [env[name], 'environment'];
   }
   const values = Object.values(tokens).filter((v) => v.length >= MIN_SECRET_LENGTH);
   const removed = new Set();
   for (const [k, v] of Object.entries(env)) {
-    const named = TOKEN_VARIABLES.some((n) => k === n || k === fdVariable(n));
+    const named = TOKEN_VARIABLES.some((n) => handOffVariables(n).includes(k));
     if (named || (v !== undefined && values.some((s) => v.includes(s)))) removed.add(k);
   }
   for (const k of removed) delete env[k];
@@ -95,6 +109,24 @@ function readHandOff(raw) {
     }
   }
   const value = Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
+  return value ? { ok: true, value } : { ok: false, reason: 'it was empty' };
+}
+
+/** Reads a hand-off file and deletes it (invariant 1): it is a hand-off, not a place to keep a token. */
+function readHandOffFile(file) {
+  let value;
+  try {
+    const st = fs.statSync(file);
+    if (!st.isFile() || st.size > 64 * 1024) return { ok: false, reason: 'not a token file' };
+    value = fs.readFileSync(file, 'utf8').replace(/\r?\n$/, '');
+  } catch (e) {
+    return { ok: false, reason: `cannot read it (${e.code ?? e.message})` };
+  }
+  try {
+    fs.rmSync(file, { force: true });
+  } catch {
+    /* read; deleting it is its maker's to retry (secretFiles' cleanup) */
+  }
   return value ? { ok: true, value } : { ok: false, reason: 'it was empty' };
 }
 
@@ -150,7 +182,7 @@ export function secretPipes(secrets, stdio, env) {
   const values = entries.map(([, v]) => v).filter((v) => v.length >= MIN_SECRET_LENGTH);
   const childEnv = {};
   for (const [k, v] of Object.entries(env)) {
-    if (v === undefined || TOKEN_VARIABLES.some((n) => k === n || k === fdVariable(n)) || values.some((s) => v.includes(s))) continue;
+    if (v === undefined || TOKEN_VARIABLES.some((n) => handOffVariables(n).includes(k)) || values.some((s) => v.includes(s))) continue;
     childEnv[k] = v;
   }
   entries.forEach(([name], i) => (childEnv[fdVariable(name)] = String(3 + i)));
@@ -169,6 +201,30 @@ export function secretPipes(secrets, stdio, env) {
       return Promise.all(sent).then(() => {});
     },
   };
+}
+
+/**
+ * Invariant 3, for a command of the user's: the environment for it (`NAME_FILE` naming a 0600 file
+ * in a fresh 0700 directory, for each token) and `cleanup()`, which removes what the command did not
+ * take (call it when the command has exited).
+ */
+export function secretFiles(secrets, env) {
+  const entries = Object.entries(secrets).filter(([, v]) => typeof v === 'string' && v.length > 0);
+  const values = entries.map(([, v]) => v).filter((v) => v.length >= MIN_SECRET_LENGTH);
+  const childEnv = {};
+  for (const [k, v] of Object.entries(env)) {
+    if (v === undefined || TOKEN_VARIABLES.some((n) => handOffVariables(n).includes(k)) || values.some((s) => v.includes(s))) continue;
+    childEnv[k] = v;
+  }
+  if (entries.length === 0) return { env: childEnv, cleanup() {} };
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gaffer-token-'));
+  fs.chmodSync(dir, 0o700);
+  for (const [name, value] of entries) {
+    const file = path.join(dir, name.toLowerCase());
+    fs.writeFileSync(file, value, { mode: 0o600, flag: 'wx' });
+    childEnv[fileVariable(name)] = file;
+  }
+  return { env: childEnv, cleanup: () => fs.rmSync(dir, { recursive: true, force: true }) };
 }
 
 /**

@@ -8,7 +8,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { secretPipes } from '../../scripts/lib/process-secrets.mjs';
+import { secretFiles, secretPipes } from '../../scripts/lib/process-secrets.mjs';
 
 const PROBE = path.resolve('src-main/cli/testing/secrets-probe.mjs');
 const AGENT = 'gft_probe-agent-token-0123456789';
@@ -95,6 +95,27 @@ describe.skipIf(!linux)('process secrets (PROTOCOL §17)', () => {
     expect(holdsToken(fs.readFileSync(`/proc/${r.pid}/environ`, 'utf8'))).toBe(false);
     expect(holdsToken(fs.readFileSync(`/proc/${r.pid}/cmdline`, 'utf8'))).toBe(false);
     expect(Object.keys(r.childEnv).filter((k) => k.startsWith('GAFFER_'))).toEqual([]);
+  });
+
+  it('a token handed over in a file (through a wrapper that does not read it): read once, the file deleted, nothing in the environment', async () => {
+    const handOff = secretFiles({ GAFFER_TOKEN: AGENT }, cleanEnv({}));
+    const file = handOff.env.GAFFER_TOKEN_FILE!;
+    expect(fs.statSync(file).mode & 0o777).toBe(0o600);
+    expect(fs.statSync(path.dirname(file)).mode & 0o777).toBe(0o700);
+    expect(JSON.stringify(handOff.env)).not.toContain(AGENT);
+    try {
+      // The wrapper (sh) passes the variable on; the probe, two processes down, takes the token.
+      const r = await probe('/bin/sh', ['-c', `"${process.execPath}" "${PROBE}"; exit $?`], { env: handOff.env });
+      expect(r.tokens).toEqual({ GAFFER_TOKEN: AGENT });
+      expect(r.from).toEqual({ GAFFER_TOKEN: 'file' });
+      expect(fs.existsSync(file)).toBe(false);
+      expect(holdsToken(fs.readFileSync(`/proc/${r.pid}/environ`, 'utf8'))).toBe(false);
+      expect(Object.keys(r.childEnv).filter((k) => k.startsWith('GAFFER_'))).toEqual([]);
+      expect(r.warnings).toEqual([]);
+    } finally {
+      handOff.cleanup();
+    }
+    expect(fs.existsSync(path.dirname(file))).toBe(false);
   });
 
   it('a hand-off that cannot be read is named, not silently ignored', async () => {

@@ -55,3 +55,13 @@ def test_takes_gaffer_token_and_copies_of_it_out_of_the_environment() -> None:
     assert "GAFFER_TOKEN" not in got["child_env"]
     assert "COPY" not in got["child_env"]
     assert got["child_env"]["KEEP"] == "me"
+
+
+def test_reads_the_hand_off_file_once_and_deletes_it(tmp_path) -> None:
+    token_file = tmp_path / "gaffer_token"
+    token_file.write_text("gft_filed-token-0123456789")
+    token_file.chmod(0o600)
+    got = _run({"GAFFER_TOKEN_FILE": str(token_file)})
+    assert got["token"] == "gft_filed-token-0123456789"
+    assert not token_file.exists()
+    assert "GAFFER_TOKEN_FILE" not in got["child_env"]

@@ -9,8 +9,8 @@
  * 2. The agent token is in neither the environment nor the argv (PROTOCOL §17: process lists and
  *    /proc/<pid>/environ are readable by every process of the user): it is `tokens`, which the
  *    spawner hands over on a pipe (GAFFER_TOKEN_FD, scripts/lib/process-secrets.mjs). The command
- *    agent keeps it from its commands; the shim hands it on the same way to a long-running
- *    command, which is an agent itself.
+ *    agent keeps it from its commands; the shim hands it on to a long-running command, which
+ *    is an agent itself, in a 0600 file (GAFFER_TOKEN_FILE, scripts/managed-shim.mjs).
  */
 import path from 'node:path';
 import { drainGraceS } from '../../common/managed-agents';
