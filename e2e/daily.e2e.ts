@@ -79,7 +79,7 @@ describe('first open: connect an agent first', () => {
     const secret = (await page.textContent('[data-testid="token-secret"]'))!.trim();
     const worker = (await page.textContent('[data-testid="command-worker"]'))!.trim();
     expect(worker).toBe(`GAFFER_URL=ws://127.0.0.1:${g.port}/agent GAFFER_TOKEN=${secret} GAFFER_ROLE=onboard npx tsx examples/worker-agent.ts`);
-    expect(await page.textContent('[data-testid="command-command"]')).toBe(`GAFFER_TOKEN=${secret} npx gaffer agent --url ws://127.0.0.1:${g.port}/agent --role onboard -- your-cli`);
+    expect(await page.textContent('[data-testid="command-command"]')).toBe(`GAFFER_TOKEN=${secret} node scripts/gaffer.mjs agent --url ws://127.0.0.1:${g.port}/agent --role onboard -- your-cli`);
     expect(await page.textContent('[data-testid="command-python"]')).toContain('pip install ./sdk/python');
     await page.click('[aria-label="Copy the worker example command"]');
     expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(worker);

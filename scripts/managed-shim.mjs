@@ -15,12 +15,23 @@
  * 3. It exits with the command's status (128 + the signal number if it was killed), and with 78
  *    when the command cannot be started at all (not found, not executable), which Gaffer does not
  *    restart. When the command exits by itself, what is left of its family is ended first.
+ * 4. The agent token arrives on a pipe (GAFFER_TOKEN_FD) and goes on to the command in a 0600 file
+ *    named by GAFFER_TOKEN_FILE, which the command deletes once read (PROTOCOL §17; the SDKs'
+ *    `agentTokenFromEnvironment()` / `token_from_environment()` do) and the shim removes when the
+ *    command exits: a file, not a pipe, because the command may be a wrapper (`npx tsx agent.ts`)
+ *    and a variable passes through one where a file descriptor does not. It is in neither
+ *    process's environment nor argv.
  */
 import { spawn } from 'node:child_process';
 import console from 'node:console';
 import os from 'node:os';
 import process from 'node:process';
 import { endFamily, onPipeClosed } from '../src-main/cli/agent/process-family.mjs';
+import { secretFiles, takeProcessSecrets } from './lib/process-secrets.mjs';
+import { restoreUserUmask } from './lib/umask.mjs';
+
+const secrets = takeProcessSecrets();
+restoreUserUmask();
 
 const sep = process.argv.indexOf('--');
 const [command, ...args] = sep < 0 ? [] : process.argv.slice(sep + 1);
@@ -38,7 +49,9 @@ const family = { groups: [process.pid], ...(marker ? { marker: { variable: 'GAFF
 let ending;
 let status = 143;
 
-const child = spawn(command, args, { stdio: ['ignore', 'inherit', 'inherit'] });
+const handOff = secretFiles({ GAFFER_TOKEN: secrets.tokens.GAFFER_TOKEN }, process.env);
+const child = spawn(command, args, { stdio: ['ignore', 'inherit', 'inherit'], env: handOff.env });
+process.on('exit', () => handOff.cleanup());
 
 child.once('error', (e) => {
   if (child.pid !== undefined) return;

@@ -17,11 +17,19 @@
  * arguments: one resident Node process, no TypeScript compiled at start (`npm run bench -- startup`
  * measures it). Desktop: `electron-vite build` when out/ is stale, then `electron .` as a child
  * whose signals and exit code are forwarded.
+ *
+ * First of all the operator token leaves this process's environment (PROTOCOL §17,
+ * lib/process-secrets.mjs) — before a build, esbuild or Electron is started with it. Electron
+ * gets it on a pipe (GAFFER_OPERATOR_TOKEN_FD); the headless server, in this process, finds it
+ * already taken.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { secretPipes, secretWarnings, takeProcessSecrets } from './lib/process-secrets.mjs';
+
+const secrets = takeProcessSecrets();
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const argv = process.argv.slice(2);
@@ -142,10 +150,14 @@ async function buildServer() {
   }
 }
 
-/** The headless server, in this process (no second resident Node): it reads `process.argv`. */
+/**
+ * The headless server, in this process (no second resident Node): it reads `process.argv`. With
+ * GAFFER_RENDERER_DIR the console is served from there, so out/renderer is not built.
+ */
 async function runHeadless(reason, { skipBuild = false } = {}) {
   if (reason) console.log(`Electron can't start here (${reason}); serving the console headless instead.`);
-  if (!skipBuild && isStale(path.join(root, 'out', 'renderer', 'index.html'), RENDERER_SOURCES)) build('console (out/renderer)');
+  const ownRenderer = !process.env.GAFFER_RENDERER_DIR;
+  if (!skipBuild && ownRenderer && isStale(path.join(root, 'out', 'renderer', 'index.html'), RENDERER_SOURCES)) build('console (out/renderer)');
   if (isStale(SERVER_BUNDLE, SERVER_SOURCES) || isStale(WORKER_BUNDLE, SERVER_SOURCES)) await buildServer();
   process.env.GAFFER_RENDERER_DIR ??= path.join(root, 'out', 'renderer');
   process.argv = [process.argv[0], SERVER_BUNDLE, ...passthrough];
@@ -164,7 +176,10 @@ function ensureNative() {
 
 function runDesktop(binary) {
   if (isStale(path.join(root, 'out', 'main', 'index.js'), ALL_SOURCES) || isStale(path.join(root, 'out', 'renderer', 'index.html'), RENDERER_SOURCES)) build('app (out/)');
-  const child = spawn(binary, ['.', ...passthrough], { cwd: root, stdio: ['inherit', 'inherit', 'pipe'] });
+  for (const w of secretWarnings(secrets)) console.error(`gaffer: warning: ${w}`);
+  const pipes = secretPipes({ GAFFER_OPERATOR_TOKEN: secrets.tokens.GAFFER_OPERATOR_TOKEN }, ['inherit', 'inherit', 'pipe'], process.env);
+  const child = spawn(binary, ['.', ...passthrough], { cwd: root, stdio: pipes.stdio, env: pipes.env });
+  void pipes.send(child);
   const started = Date.now();
   // Hold stderr for the first seconds: if Electron dies at launch, fall back instead of dumping it.
   let held = '';

@@ -6,6 +6,8 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { secretPipes } from '../../scripts/lib/process-secrets.mjs';
+import { processToken } from './secrets';
 
 interface Subcommand {
   summary: string;
@@ -15,10 +17,15 @@ interface Subcommand {
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 
-/** `gaffer start …` is `npm start -- …`: the desktop app, or the headless console where it cannot start. */
+/**
+ * `gaffer start …` is `npm start -- …`: the desktop app, or the headless console where it cannot
+ * start. The operator token goes to it over a pipe, never in its environment (PROTOCOL §17).
+ */
 function startScript(argv: string[]): Promise<number> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [path.join(root, 'scripts', 'start.mjs'), ...argv], { stdio: 'inherit' });
+    const pipes = secretPipes({ GAFFER_OPERATOR_TOKEN: processToken('GAFFER_OPERATOR_TOKEN') }, ['inherit', 'inherit', 'inherit'], process.env);
+    const child = spawn(process.execPath, [path.join(root, 'scripts', 'start.mjs'), ...argv], { stdio: pipes.stdio, env: pipes.env });
+    void pipes.send(child);
     const forward = (sig: NodeJS.Signals) => child.kill(sig);
     process.on('SIGINT', forward).on('SIGTERM', forward);
     child.on('exit', (code, signal) => resolve(code ?? (signal ? 128 : 1)));

@@ -42,6 +42,8 @@ import { usageSpend } from './budgets/spend';
 import type { WebhookOptions } from './notify/webhooks';
 import { ManagedAgents } from './managed';
 import type { StorageStatus } from '../common/model';
+import { fileKey, memoryKey, openSecrets, sealClearValues, type KeyProvider } from './secrets';
+import { secureDataDir } from './db/data-dir';
 
 export interface CoreOptions {
   clock?: Clock;
@@ -67,6 +69,12 @@ export interface CoreOptions {
   logs?: LogsOptions;
   /** How often the database, WAL and lock files are checked for having been deleted or replaced when nothing is written (ms; default 5000; every commit looks at the database and WAL too). */
   storageCheckMs?: number;
+  /**
+   * Where the key of secrets at rest is kept (core/secrets): default the 0600 file `secrets.key`
+   * in the data directory (a key in memory for a database in memory); the desktop shell passes
+   * its OS keychain.
+   */
+  secretsKey?: KeyProvider;
 }
 
 export interface Core {
@@ -124,6 +132,8 @@ export function createCore(opts: CoreOptions = {}): Core {
   const config: SchedulerConfig = { ...DEFAULT_CONFIG, ...opts.config };
   const dataDir = opts.dataDir ?? path.resolve('.gaffer-data');
   const dbPath = opts.dbPath ?? path.join(dataDir, 'gaffer.db');
+  // PROTOCOL §17: the data directory is 0700 and its files 0600, including ones an older version left.
+  if (dbPath !== ':memory:') secureDataDir(path.dirname(dbPath));
   const lock: WriterLock | undefined =
     (opts.singleWriter ?? true) && dbPath !== ':memory:' ? acquireWriterLock(path.dirname(dbPath), opts.nativeBinding) : undefined;
 
@@ -137,6 +147,15 @@ export function createCore(opts: CoreOptions = {}): Core {
       refuseIfOpenElsewhere: lock !== undefined,
     });
   } catch (e) {
+    lock?.release();
+    throw e;
+  }
+  let secrets;
+  try {
+    // Before any service reads a secret: a missing or wrong key is a clear error here (core/secrets).
+    secrets = openSecrets(db, opts.secretsKey ?? (dbPath === ':memory:' ? memoryKey() : fileKey(path.dirname(dbPath))));
+  } catch (e) {
+    closeDatabase(db, dbPath, { clean: true });
     lock?.release();
     throw e;
   }
@@ -175,7 +194,7 @@ export function createCore(opts: CoreOptions = {}): Core {
   const signals = new Signals(ctx);
   // The inbox's sweep also looks at spend caps; the calendar lookup binds to the jobs module below.
   const sweeps: Array<{ name: string; run(): void }> = [];
-  const attention = createAttention({ ctx, logger, planOf: (spec) => jobs.planOfSpec(spec), sweeps, ...(opts.webhooks ? { webhooks: opts.webhooks } : {}) });
+  const attention = createAttention({ ctx, logger, secrets, planOf: (spec) => jobs.planOfSpec(spec), sweeps, ...(opts.webhooks ? { webhooks: opts.webhooks } : {}) });
   // As soon as the inbox can take its finding: was the audit log changed while Gaffer was not running?
   const headFile = dbPath === ':memory:' ? undefined : new AuditHeadFile(headRecordPath(dbPath));
   const integrity = new AuditIntegrity({ db, store, audit, inbox: attention.inbox, clock, logger, ...(headFile ? { headFile } : {}) });
@@ -190,7 +209,16 @@ export function createCore(opts: CoreOptions = {}): Core {
   // Each usage report is measured against the caps in its own transaction (a run past its cap stops
   // before anything sent behind the report; the next claim sees a daily cap it reached).
   logs.onUsageRecorded = (u) => budgets.usageRecorded(u);
-  const managed = new ManagedAgents(ctx, tokens, logger);
+  const managed = new ManagedAgents(ctx, tokens, logger, secrets);
+  // Values an earlier version stored in clear are sealed now, once (core/secrets invariant 2).
+  const sealed = sealClearValues(db, () =>
+    store.write(() => {
+      const n = { webhookUrls: attention.notifications.sealClearValues(), managedEnvs: managed.store.sealClearValues() };
+      if (n.webhookUrls + n.managedEnvs > 0) audit.append({ type: 'secrets.sealed', actor: 'gaffer', subject: 'settings:secrets', detail: n });
+      return n;
+    }),
+  );
+  if (sealed.webhookUrls + sealed.managedEnvs > 0) logger.info(`sealed ${sealed.webhookUrls} webhook URL(s) and ${sealed.managedEnvs} managed agent environment(s) stored in clear by an earlier version`);
   sweeps.push(
     { name: 'spend caps', run: () => budgets.raiseReached() },
     { name: 'per-run spend caps', run: () => void budgets.enforceRunCaps() },

@@ -158,6 +158,13 @@ const fake = vi.hoisted(() => {
       removeHandler: (ch: string) => state.ipc.delete(ch),
     },
     powerMonitor: { on: (e: string, fn: Fn) => state.power.on(e, fn) },
+    // A stand-in for the OS keychain: what it wraps is not the key in clear.
+    safeStorage: {
+      isEncryptionAvailable: () => true,
+      getSelectedStorageBackend: () => 'gnome_libsecret',
+      encryptString: (s: string) => Buffer.from(`keychain:${Buffer.from(s).toString('hex')}`),
+      decryptString: (b: Buffer) => Buffer.from(b.toString().replace(/^keychain:/, ''), 'hex').toString(),
+    },
     shell: { openPath: async () => '', openExternal: async () => {} },
   };
   return { state, module };
@@ -323,15 +330,28 @@ describe('Electron main (fake electron module)', () => {
     expect(await ipc(CONSOLE_IPC.exportAudit, { args: { format: 'csv' } })).toMatchObject({ ok: false, error: { code: 'bad_request' } });
   });
 
+  it('the data directory is private, and the secrets key is kept by the OS keychain, never in clear on disk', () => {
+    expect(fs.statSync(dataDir).mode & 0o777).toBe(0o700);
+    expect(fs.existsSync(path.join(dataDir, 'secrets.key'))).toBe(false);
+    const wrapped = fs.readFileSync(path.join(dataDir, 'secrets.key.keychain'));
+    expect(wrapped.toString()).toMatch(/^keychain:/);
+    expect(fs.statSync(path.join(dataDir, 'secrets.key.keychain')).mode & 0o777).toBe(0o600);
+    // The operator token left the environment before anything was started (PROTOCOL §17).
+    expect(process.env.GAFFER_OPERATOR_TOKEN).toBeUndefined();
+  });
+
   it('quits gracefully: server closed, core closed, handlers removed', async () => {
     fake.module.app.quit();
     for (let i = 0; i < 200 && S.quits === 0; i++) await new Promise((r) => setTimeout(r, 10));
     expect(S.quits).toBe(1);
     await expect(fetch(`http://127.0.0.1:${apiPort}/api/v1/status`)).rejects.toThrow();
     expect(S.ipc.size).toBe(0);
-    // The data directory's writer lock was released: another core can open it.
+    // The data directory's writer lock was released: another core can open it — with the key the
+    // desktop app keeps in the OS keychain; a headless core (the key file) is told where it is.
     const { createCore } = await import('../core/create-core');
-    const again = createCore({ dataDir });
+    const { desktopSecretsKey } = await import('./secrets-key');
+    expect(() => createCore({ dataDir })).toThrow(/kept in the desktop app's OS keychain/);
+    const again = createCore({ dataDir, secretsKey: desktopSecretsKey(dataDir, fake.module.safeStorage, 'linux', { toFile: false }) });
     again.close();
   });
 });

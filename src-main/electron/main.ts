@@ -4,16 +4,22 @@
  * scheduling lives in the core, and the console API is the same method table the headless
  * server uses, reached over allow-listed IPC instead of HTTP.
  *
- * Start-up order: single-instance lock → CLI → app ready → native binding → core → local server
- * (agents + HTTP API on 127.0.0.1; the desktop console does not need the HTTP console) → IPC →
- * managed agents → window. Shutdown: managed agents (while the server still takes what they hand
- * back), server, then core (its database last).
+ * Start-up order: the operator token out of the environment (PROTOCOL §17; started with it in
+ * the environment, the app starts itself again without it: relaunch.ts) and umask 077 →
+ * single-instance lock → CLI → app ready → native binding → core (its secrets key in the OS
+ * keychain where there is one: secrets-key.ts) → local server (agents + HTTP API on 127.0.0.1; the
+ * desktop console does not need the HTTP console) → IPC → managed agents → window. Shutdown:
+ * managed agents (while the server still takes what they hand back), server, then core (its
+ * database last).
  */
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { app, dialog, Menu, Notification, powerMonitor, shell, type BrowserWindow } from 'electron';
+import { app, dialog, Menu, Notification, powerMonitor, safeStorage, shell, type BrowserWindow } from 'electron';
+import { secretWarnings, takeProcessSecrets } from '../../scripts/lib/process-secrets.mjs';
+import { tightenUmask } from '../../scripts/lib/umask.mjs';
 import { CONSOLE_IPC, type ConsoleView } from '../common/console-api';
 import { consoleLogger } from '../common/logger';
 import { createCore, type Core } from '../core/create-core';
@@ -29,10 +35,14 @@ import { resolveNativeBinding } from './native';
 import { desktopAlerts, machineZone } from './inbox-notify';
 import { NotifyGate } from './notify-gate';
 import { createPowerHandler, type PowerHandler } from './power';
+import { relaunchWithoutTokens } from './relaunch';
+import { desktopSecretsKey } from './secrets-key';
 import { APP_ORIGIN, originOf } from './sender';
 import { createTray, type GafferTray } from './tray';
 import { createMainWindow, drawIcon, hardenSessions, registerAppScheme, rendererDirFrom, serveRenderer } from './window';
 
+const secrets = takeProcessSecrets();
+const userUmask = tightenUmask();
 const mainDir = path.dirname(fileURLToPath(import.meta.url));
 const isDev = !app.isPackaged;
 const devServerUrl = isDev && process.env.ELECTRON_RENDERER_URL ? process.env.ELECTRON_RENDERER_URL : null;
@@ -54,7 +64,7 @@ function parseArgs(): CliOptions | null {
   // argv: [electron, app path | ., ...Chromium switches and ours]; keep only ours.
   const { known } = splitKnownArgs(process.argv.slice(1));
   try {
-    return parseCli(known);
+    return parseCli(known, { ...process.env, ...secrets.tokens });
   } catch (e) {
     console.error((e as Error).message);
     app.exit(2);
@@ -64,6 +74,7 @@ function parseArgs(): CliOptions | null {
 
 async function boot(opts: CliOptions): Promise<void> {
   await app.whenReady();
+  for (const w of secretWarnings(secrets)) console.error(`gaffer: warning: ${w}`);
   const origins = [APP_ORIGIN, ...(devServerUrl ? [originOf(devServerUrl)!] : [])];
   hardenSessions({ origins, devServerUrl });
   // GAFFER_RENDERER_DIR: development only (tests, a renderer built elsewhere).
@@ -88,7 +99,13 @@ async function boot(opts: CliOptions): Promise<void> {
 
   let core: Core;
   try {
-    core = createCore({ dataDir: opts.dataDir, config: opts.config, logger: consoleLogger, nativeBinding: native.path });
+    core = createCore({
+      dataDir: opts.dataDir,
+      config: opts.config,
+      logger: consoleLogger,
+      nativeBinding: native.path,
+      secretsKey: desktopSecretsKey(opts.dataDir, safeStorage, process.platform, { toFile: opts.secretsKeyFile }),
+    });
   } catch (e) {
     return fail('Gaffer could not start', (e as Error).message);
   }
@@ -117,7 +134,7 @@ async function boot(opts: CliOptions): Promise<void> {
   let managed: { stop(): Promise<void> } | undefined;
   if (server) {
     try {
-      managed = await startManagedAgents(core, server, { paths: launchPaths(app.getAppPath(), process.env.npm_node_execpath ?? 'node') });
+      managed = await startManagedAgents(core, server, { paths: launchPaths(app.getAppPath(), process.env.npm_node_execpath ?? 'node'), userUmask });
     } catch (e) {
       console.error(`gaffer: managed agents not started: ${(e as Error).message}`);
     }
@@ -228,7 +245,13 @@ async function boot(opts: CliOptions): Promise<void> {
   openWindow();
 }
 
-if (!app.requestSingleInstanceLock()) {
+// Only a real Electron has started helper processes with this environment (relaunch.ts).
+const relaunched =
+  process.versions.electron !== undefined &&
+  relaunchWithoutTokens(secrets, { execPath: process.execPath, args: process.argv.slice(1), env: process.env, platform: process.platform, spawn, exit: (code) => app.exit(code) });
+if (relaunched) {
+  // This process only hands the token to its successor, then exits.
+} else if (!app.requestSingleInstanceLock()) {
   // Another Gaffer window is open: it gets focus (second-instance) and this process leaves.
   app.quit();
 } else {

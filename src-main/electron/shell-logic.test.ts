@@ -4,8 +4,11 @@
  * and the CLI split. (Nothing here imports `electron`: its npm package would try to download
  * the binary.)
  */
+import type { ChildProcess } from 'node:child_process';
+import { EventEmitter } from 'node:events';
 import fs from 'node:fs';
 import path from 'node:path';
+import { PassThrough } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ConsoleEvent, Dashboard } from '../common/console-api';
 import { verifyExport } from '../core/audit/audit-export';
@@ -18,6 +21,8 @@ import { devNativeBinding, osKey, resolveNativeBinding } from './native';
 import { desktopAlerts } from './inbox-notify';
 import { NotifyGate, type Note } from './notify-gate';
 import { createPowerHandler } from './power';
+import { relaunchWithoutTokens } from './relaunch';
+import { desktopSecretsKey } from './secrets-key';
 import { APP_ORIGIN, externalLinkAllowed, navigationAllowed, originOf, trustedSender } from './sender';
 import { trayCounts, trayTooltip } from './tray-state';
 
@@ -227,5 +232,55 @@ describe('CLI split for Electron argv', () => {
     expect(other).toEqual(['.', '--remote-debugging-port=0', '--inspect=0', '--no-sandbox']);
     const opts = parseCli(known, {});
     expect(opts).toMatchObject({ port: 7400, dataDir: '/tmp/g', config: { lockWindowS: 60 }, open: false });
+  });
+});
+
+describe('PROTOCOL §17 in the desktop app', () => {
+  const TOKEN = 'gfo_desktop-operator-token-0123456789';
+  const secrets = (from: 'environment' | 'pipe') => ({ tokens: { GAFFER_OPERATOR_TOKEN: TOKEN }, from: { GAFFER_OPERATOR_TOKEN: from }, cleared: { ok: true, reason: null }, problems: [] });
+  function fakeSpawn() {
+    const pipe = new PassThrough();
+    let handed = '';
+    pipe.on('data', (d) => (handed += d));
+    const child = Object.assign(new EventEmitter(), { stdio: [null, null, null, pipe], unref() {} }) as unknown as ChildProcess;
+    const calls: Array<{ file: string; args: string[]; opts: any }> = [];
+    return { calls, handed: () => handed, spawn: (file: string, args: string[], opts: any) => (calls.push({ file, args, opts }), child) };
+  }
+
+  it('started with the operator token in its environment: starts itself again with it on a pipe, then exits', async () => {
+    const f = fakeSpawn();
+    let exited: number | undefined;
+    const env = { PATH: '/bin', GAFFER_OPERATOR_TOKEN: TOKEN, HOLDS_IT: `x${TOKEN}`, KEEP: '1' };
+    const relaunched = relaunchWithoutTokens(secrets('environment'), { execPath: '/opt/Gaffer/gaffer', args: ['--port', '7312'], env, platform: 'linux', spawn: f.spawn, exit: (c) => (exited = c) });
+    expect(relaunched).toBe(true);
+    for (let i = 0; i < 100 && exited === undefined; i++) await new Promise((r) => setTimeout(r, 5));
+    expect(exited).toBe(0);
+    expect(f.calls).toHaveLength(1);
+    expect(f.calls[0]).toMatchObject({ file: '/opt/Gaffer/gaffer', args: ['--port', '7312'], opts: { detached: true, stdio: ['ignore', 'inherit', 'inherit', 'pipe'] } });
+    expect(f.calls[0]!.opts.env).toEqual({ PATH: '/bin', KEEP: '1', GAFFER_OPERATOR_TOKEN_FD: '3' });
+    expect(f.handed()).toBe(TOKEN);
+  });
+
+  it('given the token on a pipe (npm start), or on Windows: no relaunch', () => {
+    const f = fakeSpawn();
+    const deps = { execPath: '/x', args: [], env: {}, spawn: f.spawn, exit: () => {} };
+    expect(relaunchWithoutTokens(secrets('pipe'), { ...deps, platform: 'linux' })).toBe(false);
+    expect(relaunchWithoutTokens(secrets('environment'), { ...deps, platform: 'win32' })).toBe(false);
+    expect(f.calls).toEqual([]);
+  });
+
+  it('the secrets key: the OS keychain where there is a real one, else the 0600 file', () => {
+    const dir = tempDir();
+    const storage = (backend: string, available = true) => ({
+      isEncryptionAvailable: () => available,
+      getSelectedStorageBackend: () => backend,
+      encryptString: (s: string) => Buffer.from(s),
+      decryptString: (b: Buffer) => b.toString(),
+    });
+    expect(desktopSecretsKey(dir, storage('gnome_libsecret'), 'linux', { toFile: false }).where).toMatch(/^the OS keychain \(gnome_libsecret\)/);
+    expect(desktopSecretsKey(dir, storage('basic_text'), 'linux', { toFile: false }).where).toBe(`the file ${path.join(dir, 'secrets.key')}`);
+    expect(desktopSecretsKey(dir, storage('', false), 'darwin', { toFile: false }).where).toMatch(/^the file /);
+    expect(desktopSecretsKey(dir, storage(''), 'darwin', { toFile: false }).where).toMatch(/^the OS keychain \(darwin\)/);
+    expect(desktopSecretsKey(dir, storage('kwallet5'), 'linux', { toFile: true }).where).toMatch(/^the file /);
   });
 });

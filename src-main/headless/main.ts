@@ -1,8 +1,14 @@
 /**
  * Headless Gaffer: the scheduler core and the local server, serving the console to a browser on
  * 127.0.0.1. `npm start` lands here when Electron cannot start.
+ *
+ * Before anything else: the operator token leaves the process's environment (PROTOCOL §17; under
+ * `npm start`, scripts/start.mjs did it already and this finds it taken), and the umask becomes
+ * 077 so every file of the data directory is private to this user.
  */
 import { randomBytes } from 'node:crypto';
+import { secretWarnings, takeProcessSecrets } from '../../scripts/lib/process-secrets.mjs';
+import { tightenUmask } from '../../scripts/lib/umask.mjs';
 import { consoleLogger } from '../common/logger';
 import { createCore } from '../core/create-core';
 import { startManagedAgents } from '../server/managed';
@@ -10,14 +16,18 @@ import { startServer } from '../server/server';
 import { parseCli } from '../server/cli';
 import { consoleExtensions } from './console-extensions';
 
+const secrets = takeProcessSecrets();
+const userUmask = tightenUmask();
+
 async function main(): Promise<void> {
   let opts;
   try {
-    opts = parseCli(process.argv.slice(2));
+    opts = parseCli(process.argv.slice(2), { ...process.env, ...secrets.tokens });
   } catch (e) {
     console.error((e as Error).message);
     process.exit(2);
   }
+  for (const w of secretWarnings(secrets)) console.error(`gaffer: warning: ${w}`);
   const operatorToken = opts.operatorToken ?? `gfo_${randomBytes(32).toString('base64url')}`;
   let core;
   try {
@@ -47,7 +57,7 @@ async function main(): Promise<void> {
   // Gaffer itself running (the console shows the agents as not supervised).
   let managed: { stop(): Promise<void> } | undefined;
   try {
-    managed = await startManagedAgents(core, server);
+    managed = await startManagedAgents(core, server, { userUmask });
   } catch (e) {
     console.error(`gaffer: managed agents not started: ${(e as Error).message}`);
   }

@@ -30,6 +30,7 @@ export {
   type WorkResult,
 } from './agent';
 export { agentUrl, backoffDelay, type ReconnectPolicy } from './connection';
+export { agentTokenFromEnvironment } from './token';
 export { LogOutbox, type LogOptions, type LogOutboxOptions } from './log-outbox';
 export {
   AgentClosedError,

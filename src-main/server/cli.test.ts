@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseCli } from './cli';
+import { parseCli, splitKnownArgs } from './cli';
 
 describe('heartbeat timings at start', () => {
   it('a heartbeat timeout too short for the default interval makes the interval follow it', () => {
@@ -16,5 +16,17 @@ describe('heartbeat timings at start', () => {
     expect(() => parseCli(['--heartbeat-interval-ms', '60000'], {})).toThrow(/more than twice the heartbeat interval \(60000 ms\)/);
     expect(() => parseCli(['--heartbeat-timeout-s', '0.2'], {})).toThrow('--heartbeat-timeout-s must be at least 0.3');
     expect(parseCli(['--heartbeat-timeout-s', '4', '--heartbeat-interval-ms', '1000'], {}).config).toEqual({ heartbeatTimeoutS: 4, heartbeatIntervalMs: 1000 });
+  });
+});
+
+describe('--secrets-key-file (the desktop app keeps the secrets key in the data directory)', () => {
+  it('a bare flag, off by default, kept by the split of Electron\'s argv', () => {
+    expect(parseCli([], {}).secretsKeyFile).toBe(false);
+    expect(parseCli(['--secrets-key-file'], {}).secretsKeyFile).toBe(true);
+    expect(splitKnownArgs(['.', '--secrets-key-file', '--no-sandbox', '--port', '7400']).known).toEqual(['--secrets-key-file', '--port', '7400']);
+  });
+
+  it('the operator token comes from the environment the shell passes (its own, plus the tokens it was handed)', () => {
+    expect(parseCli([], { GAFFER_OPERATOR_TOKEN: 'gfo_given' }).operatorToken).toBe('gfo_given');
   });
 });

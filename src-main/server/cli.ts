@@ -16,6 +16,8 @@ export interface CliOptions {
   operatorToken: string | undefined;
   config: Partial<SchedulerConfig>;
   open: boolean;
+  /** Desktop app: keep the secrets key in the data directory's 0600 file even where an OS keychain is there (core/secrets/keys.ts). */
+  secretsKeyFile: boolean;
 }
 
 const seconds = z.coerce.number().positive().max(10 * 365 * 86400);
@@ -43,10 +45,11 @@ export function defaultDataDir(): string {
 
 export function usage(): string {
   return [
-    'gaffer [--headless] [--port 7311] [--host 127.0.0.1] [--data-dir DIR] [--no-open]',
+    'gaffer [--headless] [--port 7311] [--host 127.0.0.1] [--data-dir DIR] [--no-open] [--secrets-key-file]',
     '       [--lock-window-s 7200] [--heartbeat-timeout-s 120] [--sweep-interval-s 60] [--idempotency-window-s 300]',
     '       [--reconnect-grace-s 10] [--trigger-ack-timeout-s 30] [--heartbeat-interval-ms 20000]',
-    'env: GAFFER_OPERATOR_TOKEN (else one is generated and printed), GAFFER_DATA_DIR',
+    'env: GAFFER_OPERATOR_TOKEN or GAFFER_OPERATOR_TOKEN_FD (a pipe; else one is generated and printed), GAFFER_DATA_DIR',
+    '--secrets-key-file: desktop app: keep the key of stored secrets in DATA_DIR/secrets.key, not the OS keychain',
   ].join('\n');
 }
 
@@ -60,6 +63,7 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv = process.env): 
     operatorToken: env.GAFFER_OPERATOR_TOKEN || undefined,
     config: {},
     open: true,
+    secretsKeyFile: false,
   };
   for (let i = 0; i < argv.length; i++) {
     const [flag, inline] = argv[i]!.split('=', 2) as [string, string | undefined];
@@ -70,6 +74,7 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv = process.env): 
     };
     if (flag === '--headless') out.headless = true;
     else if (flag === '--no-open') out.open = false;
+    else if (flag === '--secrets-key-file') out.secretsKeyFile = true;
     else if (flag === '--port') {
       const p = z.coerce.number().int().min(0).max(65535).safeParse(value());
       if (!p.success) throw new Error('--port must be a number from 0 to 65535');
@@ -113,7 +118,7 @@ function settleHeartbeatInterval(config: Partial<SchedulerConfig>): void {
 
 /** Flags that take a value (`--port 7311` or `--port=7311`). */
 const VALUE_FLAGS = new Set(['--port', '--host', '--data-dir', ...Object.keys(FLAGS)]);
-const BARE_FLAGS = new Set(['--headless', '--no-open', '--help', '-h']);
+const BARE_FLAGS = new Set(['--headless', '--no-open', '--secrets-key-file', '--help', '-h']);
 
 /**
  * Splits argv into Gaffer's own options and everything else. Electron's `process.argv` also

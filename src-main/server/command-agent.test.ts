@@ -558,7 +558,7 @@ describe.skipIf(!posix)('the real `gaffer agent` process', () => {
 
 describe.skipIf(!posix)('the recipes in docs/command-agent.md, run as written', () => {
   const doc = fs.readFileSync(path.join(repo, 'docs', 'command-agent.md'), 'utf8');
-  const recipes = doc.slice(doc.indexOf('## Recipes'), doc.indexOf('## What the command gets')).split('\n').filter((l) => l.startsWith('npx gaffer agent '));
+  const recipes = doc.slice(doc.indexOf('## Recipes'), doc.indexOf('## What the command gets')).split('\n').filter((l) => l.startsWith('gaffer agent '));
   const fixtures = path.join(repo, 'src-main', 'cli', 'agent', 'adapters', 'fixtures');
   const fakeCli = path.join(repo, 'src-main', 'cli', 'agent', 'testing', 'fake-cli.mjs');
 
@@ -575,7 +575,7 @@ describe.skipIf(!posix)('the recipes in docs/command-agent.md, run as written', 
 
   function runRecipe(g: LiveGaffer, line: string, extraFlags: string, env: NodeJS.ProcessEnv) {
     // `exec`: the agent replaces the shell, so signals (and the lifeline) reach it.
-    const command = line.replace(/^npx gaffer agent /, `exec "${node}" "${path.join(repo, 'scripts', 'gaffer.mjs')}" agent --exit-on-stdin-close ${extraFlags} `);
+    const command = line.replace(/^gaffer agent /, `exec "${node}" "${path.join(repo, 'scripts', 'gaffer.mjs')}" agent --exit-on-stdin-close ${extraFlags} `);
     const child = spawn('/bin/sh', ['-c', command], { cwd: repo, env: { ...process.env, GAFFER_URL: g.server.agentUrl, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
     let log = '';
     child.stdout!.on('data', (d) => (log += d));

@@ -7,7 +7,7 @@ describe('agent start commands', () => {
     const cmds = agentCommands({ url: 'ws://127.0.0.1:40123/agent', token, role: 'dev' });
     expect(cmds.map((c) => c.id)).toEqual(['worker', 'command', 'python']);
     expect(cmds[0]!.text).toBe(`GAFFER_URL=ws://127.0.0.1:40123/agent GAFFER_TOKEN=${token} GAFFER_ROLE=dev npx tsx examples/worker-agent.ts`);
-    expect(cmds[1]!.text).toBe(`GAFFER_TOKEN=${token} npx gaffer agent --url ws://127.0.0.1:40123/agent --role dev -- your-cli`);
+    expect(cmds[1]!.text).toBe(`GAFFER_TOKEN=${token} node scripts/gaffer.mjs agent --url ws://127.0.0.1:40123/agent --role dev -- your-cli`);
     expect(cmds[2]!.text.split('\n')).toEqual(['pip install ./sdk/python', `GAFFER_URL=ws://127.0.0.1:40123/agent GAFFER_TOKEN=${token} GAFFER_ROLE=dev python3 your_agent.py`]);
   });
 

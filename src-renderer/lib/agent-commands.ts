@@ -1,7 +1,8 @@
 /**
  * The commands that start an agent with a fresh token, written to work as printed: this server's
  * agent URL, the whole secret, the role. Three ways in: the worker example of this checkout, the
- * command agent (any program becomes an agent: `npx gaffer agent … -- your-cli`) and the Python
+ * command agent (any program becomes an agent: `node scripts/gaffer.mjs agent … -- your-cli`; not
+ * through npx, which would stay alive with the token in its environment) and the Python
  * package (`pip install ./sdk/python`).
  */
 
@@ -44,8 +45,8 @@ export function agentCommands(o: { url: string; token: string; role: string }): 
     {
       id: 'command',
       title: 'Any program as an agent',
-      about: 'Starts your command once per task or job run; its exit status is the outcome (0 done, 75 retry, 65 failed, 77 needs a human).',
-      text: `GAFFER_TOKEN=${token} npx gaffer agent --url ${url} --role ${role} -- your-cli`,
+      about: 'Run in the Gaffer checkout: starts your command once per task or job run; its exit status is the outcome (0 done, 75 retry, 65 failed, 77 needs a human).',
+      text: `GAFFER_TOKEN=${token} node scripts/gaffer.mjs agent --url ${url} --role ${role} -- your-cli`,
     },
     {
       id: 'python',

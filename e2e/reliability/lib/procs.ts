@@ -30,7 +30,12 @@ export interface Proc {
 
 /** Spawns `node --import tsx <script> …args` (cwd = repo root), registered for cleanup. */
 export function spawnTsx(script: string, args: string[], opts: SpawnOptions & { env?: NodeJS.ProcessEnv } = {}): Proc {
-  const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], {
+  return spawnNode(['--import', 'tsx', script, ...args], opts);
+}
+
+/** Spawns `node …args` (cwd = repo root; e.g. a script of scripts/), registered for cleanup. */
+export function spawnNode(args: string[], opts: SpawnOptions & { env?: NodeJS.ProcessEnv } = {}): Proc {
+  const child = spawn(process.execPath, args, {
     cwd: ROOT,
     stdio: ['pipe', 'pipe', 'pipe'],
     ...opts,

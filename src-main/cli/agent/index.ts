@@ -2,6 +2,7 @@
  * `gaffer agent … -- COMMAND [ARGS…]` (PROTOCOL §6, docs/command-agent.md): any program becomes an
  * agent. This file is the process wiring (arguments, signals, stdin); command-agent.ts does the work.
  */
+import { environmentWithTokens, tokenWarnings } from '../secrets';
 import { CommandAgent } from './command-agent';
 import { agentHelp, parseAgentArgs, UsageError } from './options';
 
@@ -21,8 +22,10 @@ export async function runAgentCommand(argv: string[]): Promise<number> {
   // Under a supervisor our stdout/stderr are pipes to it. When it dies (that is when the lifeline
   // matters) writing to them fails with EPIPE: that must not crash us before the commands are ended.
   for (const stream of [process.stdout, process.stderr]) stream.on('error', () => {});
+  // PROTOCOL §17: the token is no longer in this process's environment (scripts/gaffer.mjs took it).
+  for (const w of tokenWarnings()) process.stderr.write(`gaffer agent: warning: ${w}\n`);
   const agent = new CommandAgent(opts, {
-    env: process.env,
+    env: environmentWithTokens(),
     writeErr: (t) => process.stderr.write(t),
     stdin: process.stdin,
     version: process.env.npm_package_version ?? '0.1.0',

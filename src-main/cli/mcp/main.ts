@@ -6,8 +6,9 @@
  * Invariants:
  * 1. Stdout is the MCP channel: only the transport writes to it. Everything else — the SDK's log,
  *    stray `console.log`s of any module — goes to stderr.
- * 2. Tokens come from the environment only (GAFFER_TOKEN, GAFFER_OPERATOR_TOKEN) and are never
- *    printed; the agent token travels in the socket's Authorization header (the SDK's rule).
+ * 2. Tokens come from the environment only (GAFFER_TOKEN, GAFFER_OPERATOR_TOKEN, or their `_FD`
+ *    hand-off pipes), leave it before anything starts (scripts/gaffer.mjs, PROTOCOL §17) and are
+ *    never printed; the agent token travels in the socket's Authorization header (the SDK's rule).
  * 3. The session ends when the client closes stdin, or on SIGINT/SIGTERM: tasks still held go back
  *    to the backlog and the socket is closed before the process exits.
  */
@@ -15,6 +16,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { Logger } from '../../common/logger';
 import { connect } from '../../sdk';
+import { environmentWithTokens, tokenWarnings } from '../secrets';
 import { AgentSession } from './agent-session';
 import { AGENT_INSTRUCTIONS, registerAgentTools } from './agent-tools';
 import { MCP_USAGE, parseMcpArgs, UsageError, type McpOptions } from './args';
@@ -44,13 +46,14 @@ export async function runMcp(argv: string[]): Promise<number> {
   }
   let opts: McpOptions;
   try {
-    opts = parseMcpArgs(argv, process.env);
+    opts = parseMcpArgs(argv, environmentWithTokens());
   } catch (e) {
     if (!(e instanceof UsageError)) throw e;
     process.stderr.write(`gaffer mcp: ${e.message}\n\n${MCP_USAGE}\n`);
     return 2;
   }
   keepStdoutForMcp();
+  for (const w of tokenWarnings()) stderrLogger.warn(w);
 
   let close: () => Promise<void> = async () => {};
   let server: McpServer;

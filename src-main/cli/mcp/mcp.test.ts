@@ -4,6 +4,7 @@
  * The lock window is 2 s, so the session's automatic renewals show within the test.
  */
 import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -80,7 +81,9 @@ afterAll(async () => {
 describe('gaffer mcp --role (agent mode)', () => {
   it('claims, keeps the lock renewed, reports, creates tasks idempotently; stdout stays clean MCP', async () => {
     const token = await agentToken('dev');
-    const { client, problems, stderr } = await mcp(['--role', 'dev', '--url', gaffer.agentUrl], { GAFFER_TOKEN: token });
+    const { client, problems, stderr, transport } = await mcp(['--role', 'dev', '--url', gaffer.agentUrl], { GAFFER_TOKEN: token });
+    // PROTOCOL §17: the token left the server's environment as it started (scripts/gaffer.mjs).
+    if (process.platform === 'linux') expect(fs.readFileSync(`/proc/${transport.pid}/environ`, 'latin1')).not.toContain(token);
 
     const tools = (await client.listTools()).tools;
     expect(tools.map((t) => t.name).sort()).toEqual(['claim_task', 'create_task', 'held_tasks', 'log', 'renew_task', 'report_task', 'report_usage']);

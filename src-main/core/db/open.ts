@@ -24,6 +24,7 @@ import Database from 'better-sqlite3';
 import fs from 'node:fs';
 import path from 'node:path';
 import { GafferError } from '../../common/errors';
+import { makePrivate, makePrivateDir, PRIVATE_FILE_MODE } from './data-dir';
 import { MIGRATIONS } from './migrations';
 
 export type Db = Database.Database;
@@ -49,7 +50,7 @@ export interface OpenOptions {
 }
 
 export function openDatabase(file: string, opts: OpenOptions = {}): Db {
-  if (file !== ':memory:') fs.mkdirSync(path.dirname(file), { recursive: true });
+  if (file !== ':memory:') makePrivateDir(path.dirname(file));
   if (file !== ':memory:' && !opts.readonly) assertWritable(file);
   // SQLite takes an empty file for a new database: a truncated one would be silently replaced.
   if (file !== ':memory:' && fs.existsSync(file) && fs.statSync(file).size === 0 && !fs.existsSync(`${file}-wal`)) {
@@ -82,6 +83,8 @@ export function openDatabase(file: string, opts: OpenOptions = {}): Db {
     }
     if (!opts.readonly) {
       if (file !== ':memory:') fs.rmSync(cleanMarkPath(file), { force: true });
+      // 0600 before anything is written: the WAL and shared-memory files take this mode (data-dir.ts).
+      if (file !== ':memory:') makePrivate(file);
       db.pragma(`page_size = ${NEW_DATABASE_PAGE_SIZE}`);
       db.pragma('journal_mode = WAL');
       db.pragma('synchronous = FULL');
@@ -225,7 +228,7 @@ export function closeDatabase(db: Db, file: string, opts: { clean: boolean }): v
   if (file === ':memory:' || !opts.clean) return;
   try {
     if (fs.existsSync(`${file}-wal`)) return; // another connection still has it open: no mark
-    fs.writeFileSync(cleanMarkPath(file), JSON.stringify(markOf(file)));
+    fs.writeFileSync(cleanMarkPath(file), JSON.stringify(markOf(file)), { mode: PRIVATE_FILE_MODE });
   } catch {
     /* no mark: the next open checks the whole file */
   }

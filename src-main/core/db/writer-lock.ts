@@ -14,6 +14,7 @@ import Database from 'better-sqlite3';
 import fs from 'node:fs';
 import path from 'node:path';
 import { GafferError } from '../../common/errors';
+import { makePrivate, makePrivateDir, PRIVATE_FILE_MODE } from './data-dir';
 
 export interface WriterLock {
   /** The locked file (its identity is watched for as long as the lock is held). */
@@ -22,10 +23,11 @@ export interface WriterLock {
 }
 
 export function acquireWriterLock(dataDir: string, nativeBinding?: string): WriterLock {
-  fs.mkdirSync(dataDir, { recursive: true });
+  makePrivateDir(dataDir);
   const lockPath = path.join(dataDir, 'gaffer.lock');
   const pidPath = path.join(dataDir, 'gaffer.pid');
   const db = new Database(lockPath, nativeBinding ? { nativeBinding } : {});
+  makePrivate(lockPath);
   try {
     db.pragma('busy_timeout = 0');
     db.pragma('journal_mode = DELETE');
@@ -49,7 +51,7 @@ export function acquireWriterLock(dataDir: string, nativeBinding?: string): Writ
     }
     throw new GafferError('unavailable', `cannot lock data directory ${dataDir}: ${(e as Error).message}`);
   }
-  fs.writeFileSync(pidPath, `${process.pid}\n`);
+  fs.writeFileSync(pidPath, `${process.pid}\n`, { mode: PRIVATE_FILE_MODE });
   return {
     path: lockPath,
     release() {

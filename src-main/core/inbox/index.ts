@@ -8,6 +8,7 @@ import type { CoreContext } from '../context';
 import type { JobSpec } from '../../common/job-schema';
 import type { JobPlan } from '../jobs/plan';
 import { NotificationSettings } from '../notify/settings';
+import type { SecretBox } from '../secrets';
 import { Webhooks, type WebhookOptions } from '../notify/webhooks';
 import { InboxChecks } from './checks';
 import { Inbox } from './inbox';
@@ -20,6 +21,8 @@ export { InboxSources, REPEATED_FAILURES } from './sources';
 export interface AttentionDeps {
   ctx: CoreContext;
   logger: Logger;
+  /** Webhook URLs are stored sealed with it (notify/settings.ts). */
+  secrets: SecretBox;
   planOf(spec: JobSpec): JobPlan;
   webhooks?: WebhookOptions;
   /** More looks for the inbox's sweep (checks.ts). */
@@ -38,7 +41,7 @@ export interface Attention {
 
 export function createAttention(deps: AttentionDeps): Attention {
   const inbox = new Inbox(deps.ctx);
-  const notifications = new NotificationSettings(deps.ctx, deps.webhooks?.consoleUrl);
+  const notifications = new NotificationSettings(deps.ctx, deps.secrets, deps.webhooks?.consoleUrl);
   const webhooks = new Webhooks(deps.ctx, notifications, deps.logger, deps.webhooks);
   const sources = new InboxSources(deps.ctx, inbox, deps.logger);
   const sweeps = deps.sweeps ?? [];

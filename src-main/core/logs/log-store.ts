@@ -23,6 +23,7 @@
  *    the logs directory holds at most `maxTotalMb`, up to the store's estimate of one batch.
  */
 import fs from 'node:fs';
+import { makePrivateDir } from '../db/data-dir';
 import path from 'node:path';
 import { LOG_LEVELS, LOG_STREAMS, type LogAttempt, type LogLevel, type LogLine, type LogPage, type LogSettings, type LogStorageStats, type LogStream } from '../../common/logs';
 import { isoTime } from '../../common/iso-time';
@@ -159,7 +160,7 @@ export class LogStore {
   ) {
     this.segmentMaxBytes = opts.segmentMaxBytes ?? 64 * 1024 * 1024;
     this.segmentMaxAgeMs = opts.segmentMaxAgeMs ?? 24 * 3600 * 1000;
-    fs.mkdirSync(dir, { recursive: true });
+    makePrivateDir(dir);
     const files = fs
       .readdirSync(dir)
       .filter((f) => segmentIdOf(f) !== null)

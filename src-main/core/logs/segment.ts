@@ -19,6 +19,7 @@
  *    its lines take, a segment's WAL adds at most WAL_ALLOWANCE_BYTES plus the batch being written.
  */
 import Database from 'better-sqlite3';
+import { makePrivate } from '../db/data-dir';
 import fs from 'node:fs';
 import path from 'node:path';
 
@@ -212,7 +213,9 @@ export class Segment {
 
   static create(dir: string, id: number, now: number, nativeBinding?: string): Segment {
     const file = segmentFile(dir, id);
-    return new Segment(id, file, new Database(file, nativeBinding ? { nativeBinding } : {}), now);
+    const db = new Database(file, nativeBinding ? { nativeBinding } : {});
+    makePrivate(file); // before its first write: its WAL takes the same mode (db/data-dir.ts)
+    return new Segment(id, file, db, now);
   }
 
   /** Opens an existing segment; throws when the file is not a readable segment. */

@@ -10,6 +10,8 @@
  *    process shows which version it was started with.
  * 4. The process ledger holds a row per live process group Gaffer started (primary key: pgid);
  *    rows are deleted once the group is seen gone.
+ * 5. `env` may hold API keys: the column holds it sealed (core/secrets, purpose `managed.env`);
+ *    the store opens it for the API and the supervisor, which get what was given, as before.
  */
 import { z } from 'zod';
 import { GafferError } from '../../common/errors';
@@ -26,6 +28,7 @@ import { actorName, reason as reasonSchema } from '../../common/schemas';
 import { parseOrThrow } from '../../common/validate';
 import type { CoreContext } from '../context';
 import { newId } from '../ids';
+import { isSealed, type SecretBox } from '../secrets';
 
 /** A stored definition (the record of common/managed-agents.ts). */
 export type StoredManagedAgent = ManagedAgentRecord;
@@ -64,7 +67,7 @@ export const RESTART_FIELDS = ['role', 'command', 'mode', 'cwd', 'env', 'timeout
 
 export const subjectOf = (id: string) => `managed:${id}`;
 
-function toStored(r: Row): StoredManagedAgent {
+function toStored(r: Row, secrets: SecretBox): StoredManagedAgent {
   return {
     id: r.id,
     name: r.name,
@@ -73,7 +76,7 @@ function toStored(r: Row): StoredManagedAgent {
     mode: r.mode,
     instances: r.instances,
     cwd: r.cwd,
-    env: JSON.parse(r.env) as Record<string, string>,
+    env: JSON.parse(secrets.open(r.env, 'managed.env', `managed agent ${r.name}'s environment`)) as Record<string, string>,
     timeoutS: r.timeout_s,
     shell: r.shell === 1,
     parse: r.parse as ManagedDefinition['parse'],
@@ -97,7 +100,10 @@ const actorOnly = z.strictObject({ actor: actorName, reason: reasonSchema.option
 export class ManagedAgentStore {
   private readonly q;
 
-  constructor(private readonly ctx: CoreContext) {
+  constructor(
+    private readonly ctx: CoreContext,
+    private readonly secrets: SecretBox,
+  ) {
     const db = ctx.db;
     this.q = {
       all: db.prepare<[], Row>('SELECT * FROM managed_agents ORDER BY name'),
@@ -117,18 +123,31 @@ export class ManagedAgentStore {
       recordProcess: db.prepare('INSERT OR REPLACE INTO managed_processes (pgid, managed_id, instance, marker, start_ticks, started_at) VALUES (?, ?, ?, ?, ?, ?)'),
       forgetProcess: db.prepare('DELETE FROM managed_processes WHERE pgid = ?'),
       processes: db.prepare<[], { pgid: number; managed_id: string; instance: number; marker: string; start_ticks: string | null; started_at: number }>('SELECT * FROM managed_processes ORDER BY pgid'),
+      envs: db.prepare<[], { id: string; env: string }>('SELECT id, env FROM managed_agents'),
+      sealEnv: db.prepare('UPDATE managed_agents SET env = ? WHERE id = ?'),
     };
   }
 
+  private stored(r: Row): StoredManagedAgent {
+    return toStored(r, this.secrets);
+  }
+
+  /** Environments an earlier version stored in clear, sealed (invariant 5); how many. Inside a write. */
+  sealClearValues(): number {
+    const clear = this.q.envs.all().filter((r) => !isSealed(r.env));
+    for (const r of clear) this.q.sealEnv.run(this.secrets.seal(r.env, 'managed.env'), r.id);
+    return clear.length;
+  }
+
   list(): StoredManagedAgent[] {
-    return this.q.all.all().map(toStored);
+    return this.q.all.all().map((r) => this.stored(r));
   }
 
   /** By id or by name. */
   get(ref: string): StoredManagedAgent {
     const r = this.q.byId.get(ref) ?? this.q.byName.get(ref);
     if (!r) throw new GafferError('not_found', `no managed agent ${JSON.stringify(ref).slice(0, 120)}`);
-    return toStored(r);
+    return this.stored(r);
   }
 
   private columns(d: ManagedDefinition) {
@@ -138,7 +157,7 @@ export class ManagedAgentStore {
       mode: d.mode,
       instances: d.instances,
       cwd: d.cwd,
-      env: JSON.stringify(d.env),
+      env: this.secrets.seal(JSON.stringify(d.env), 'managed.env'),
       timeout_s: d.timeoutS,
       shell: d.shell ? 1 : 0,
       parse: d.parse,
@@ -156,7 +175,7 @@ export class ManagedAgentStore {
       this.q.insert.run({ id, name: def.name, ...this.columns(def), now, actor });
       this.ctx.audit.append({ type: 'managed_agent.create', actor, subject: subjectOf(id), detail: { definition: redact(def), reason: reason ?? null } });
       this.ctx.store.emit({ type: 'managed.changed', managedAgentId: id, action: 'create' });
-      return toStored(this.q.byId.get(id)!);
+      return this.stored(this.q.byId.get(id)!);
     });
   }
 
@@ -174,7 +193,7 @@ export class ManagedAgentStore {
       const detail: Record<string, unknown> = { changed: Object.fromEntries(changed.map((k) => [k, { from: redactField(k, before[k]), to: redactField(k, next[k]) }])), reason: reason ?? null };
       this.ctx.audit.append({ type: 'managed_agent.update', actor, subject: subjectOf(current.id), detail });
       this.ctx.store.emit({ type: 'managed.changed', managedAgentId: current.id, action: 'update' });
-      return { agent: toStored(this.q.byId.get(current.id)!), changed };
+      return { agent: this.stored(this.q.byId.get(current.id)!), changed };
     });
   }
 
@@ -205,7 +224,7 @@ export class ManagedAgentStore {
       }
       this.ctx.audit.append({ type: `managed_agent.${action}`, actor, subject: subjectOf(current.id), detail: { instance: opts.instance ?? null, reason: reason ?? null } });
       this.ctx.store.emit({ type: 'managed.changed', managedAgentId: current.id, action });
-      return toStored(this.q.byId.get(current.id)!);
+      return this.stored(this.q.byId.get(current.id)!);
     });
   }
 

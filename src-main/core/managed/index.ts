@@ -12,6 +12,7 @@ import type { Logger } from '../../common/logger';
 import type { ManagedAction, ManagedAgent } from '../../common/managed-agents';
 import type { TokenStore } from '../auth/tokens';
 import type { CoreContext } from '../context';
+import type { SecretBox } from '../secrets';
 import { ManagedAgentStore, RESTART_FIELDS, type StoredManagedAgent } from './definitions';
 import { Supervisor, type SupervisorOptions } from './supervisor';
 
@@ -32,8 +33,9 @@ export class ManagedAgents {
     private readonly ctx: CoreContext,
     private readonly tokens: TokenStore,
     private readonly logger: Logger,
+    secrets: SecretBox,
   ) {
-    this.store = new ManagedAgentStore(ctx);
+    this.store = new ManagedAgentStore(ctx, secrets);
   }
 
   get supervised(): boolean {

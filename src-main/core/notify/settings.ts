@@ -2,8 +2,9 @@
  * Where inbox items are sent: webhooks and desktop notifications, one `settings` row.
  *
  * Invariants:
- * 1. Webhook URLs are secrets (Slack and ntfy put the token in the URL). They are stored as given
- *    and leave this module only masked (`maskUrl`): in the API, the console, the audit and logs.
+ * 1. Webhook URLs are secrets (Slack and ntfy put the token in the URL). They are stored sealed
+ *    (core/secrets: AES-256-GCM, purpose `webhook.url`) and leave this module only masked
+ *    (`maskUrl`): in the API, the console, the audit and logs. `stored()` opens them for the core.
  *    A PUT that keeps a webhook names its `id` and may leave `url` out to keep the stored one.
  * 2. A PUT replaces the whole configuration, validated before anything is written; it is audited
  *    (`notifications.update`, masked) in the same transaction.
@@ -19,9 +20,10 @@ import { parseOrThrow } from '../../common/validate';
 import { z } from 'zod';
 import type { CoreContext } from '../context';
 import { settingsRow, type SettingsRow } from '../db/settings-row';
+import { isSealed, type SecretBox } from '../secrets';
 import { maskUrl } from './webhook-format';
 
-/** A webhook as stored: the fields the API shows, with `url` as given (unmasked: invariant 1). */
+/** A webhook as the core uses it: the fields the API shows, with `url` as given (unmasked, opened: invariant 1). */
 export type StoredWebhook = Omit<WebhookView, 'lastDelivery'>;
 
 export interface StoredNotifications {
@@ -59,6 +61,7 @@ export class NotificationSettings {
 
   constructor(
     private readonly ctx: CoreContext,
+    private readonly secrets: SecretBox,
     /** The console's own address, from the server that serves it (default DEFAULT_CONSOLE_URL). */
     private readonly serverConsoleUrl: string = DEFAULT_CONSOLE_URL,
   ) {
@@ -70,9 +73,35 @@ export class NotificationSettings {
     };
   }
 
-  /** The stored configuration, secrets included (core use only). */
+  /** The stored configuration, secrets opened (core use only). */
   stored(): StoredNotifications {
-    return { ...structuredClone(DEFAULT_NOTIFICATIONS), ...this.row.read() };
+    const s = { ...structuredClone(DEFAULT_NOTIFICATIONS), ...this.row.read() };
+    return {
+      ...s,
+      webhooks: s.webhooks.map((w) => ({
+        ...w,
+        url: this.secrets.open(w.url, 'webhook.url', `webhook ${w.id}'s URL`),
+        // A webhook stored before signing secrets existed has none yet (ensureSecrets makes it).
+        ...(typeof w.secret === 'string' && isSealed(w.secret) ? { secret: this.secrets.open(w.secret, 'webhook.secret', `webhook ${w.id}'s signing secret`) } : {}),
+      })),
+    };
+  }
+
+  /** Writes the configuration with its URLs and signing secrets sealed. */
+  private write(s: StoredNotifications): void {
+    this.row.write({
+      ...s,
+      webhooks: s.webhooks.map((w) => ({ ...w, url: this.secrets.seal(w.url, 'webhook.url'), ...(w.secret ? { secret: this.secrets.seal(w.secret, 'webhook.secret') } : {}) })),
+    });
+  }
+
+  /** URLs an earlier version stored in clear, sealed (core/secrets invariant 2); how many. Inside a write. */
+  sealClearValues(): number {
+    const s = this.row.read();
+    const clear = (s?.webhooks ?? []).filter((w) => !isSealed(w.url));
+    if (clear.length === 0) return 0;
+    this.row.write({ ...s!, webhooks: s!.webhooks!.map((w) => (isSealed(w.url) ? w : { ...w, url: this.secrets.seal(w.url, 'webhook.url') })) } as StoredNotifications);
+    return clear.length;
   }
 
   webhook(id: string): StoredWebhook | undefined {
@@ -93,7 +122,7 @@ export class NotificationSettings {
       const missing = cur.webhooks.filter((w) => typeof w.secret !== 'string' || w.secret === '');
       if (missing.length === 0) return;
       for (const w of missing) w.secret = newWebhookSecret();
-      this.row.write(cur);
+      this.write(cur);
       this.ctx.audit.append({ type: 'notifications.secrets', actor: 'webhooks', subject: 'settings:notifications', detail: { made: missing.map((w) => w.id) } });
     });
   }
@@ -106,7 +135,7 @@ export class NotificationSettings {
       const w = cur.webhooks.find((x) => x.id === id);
       if (!w) throw new GafferError('not_found', `unknown webhook ${id}`);
       w.secret = newWebhookSecret();
-      this.row.write(cur);
+      this.write(cur);
       this.ctx.audit.append({ type: 'notifications.rotate', actor, subject: `webhook:${id}`, detail: { ...(why ? { reason: why } : {}), secret: maskSecret(w.secret) } });
       return { webhookId: id, secret: w.secret };
     });
@@ -166,7 +195,7 @@ export class NotificationSettings {
         desktop: desktop ? { kinds: [...new Set(desktop.kinds)], quietHours: desktop.quietHours ?? null } : before.desktop,
         consoleUrl: consoleUrl === undefined ? (before.consoleUrl ?? null) : consoleUrl,
       };
-      this.row.write(stored);
+      this.write(stored);
       this.ctx.audit.append({
         type: 'notifications.update',
         actor,

@@ -16,6 +16,8 @@ export interface ManagedAgentsOptions {
   /** Where scripts/gaffer.mjs and scripts/managed-shim.mjs live (default: this checkout). */
   paths?: Partial<LaunchPaths>;
   timing?: Partial<SupervisorTiming>;
+  /** The user's umask (Gaffer runs with 077): the agents' commands get it back (scripts/lib/umask.mjs). */
+  userUmask?: number;
 }
 
 /**
@@ -34,7 +36,7 @@ export function sourceRoot(): string {
 export async function startManagedAgents(core: Core, server: Pick<RunningServer, 'agentUrl'>, opts: ManagedAgentsOptions = {}): Promise<{ stop(): Promise<void> }> {
   const paths = { ...launchPaths(sourceRoot(), process.execPath), ...opts.paths };
   await core.managed.attach({
-    spawner: new NodeProcessSpawner(paths),
+    spawner: new NodeProcessSpawner(paths, process.env, opts.userUmask),
     agentUrl: server.agentUrl,
     ownerKey: ownerKeyFor(core.dbPath),
     ...(opts.timing ? { timing: opts.timing } : {}),

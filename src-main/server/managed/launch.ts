@@ -4,10 +4,13 @@
  *
  * 1. The environment is Gaffer's own minus its secrets (the operator token, any agent token),
  *    plus the definition's variables, plus what Gaffer sets: the marker (GAFFER_MANAGED_PROCESS)
- *    always; the agent token as GAFFER_TOKEN (the command agent keeps it from its commands; a
- *    long-running command is the agent, so it needs it), and GAFFER_URL / GAFFER_NAME /
- *    GAFFER_ROLE for a long-running command.
- * 2. The token never appears in the argv (process lists show argv to every user).
+ *    always; the user's umask (GAFFER_UMASK: Gaffer itself runs with 077, its agents' commands
+ *    should not) where known; GAFFER_URL / GAFFER_NAME / GAFFER_ROLE for a long-running command.
+ * 2. The agent token is in neither the environment nor the argv (PROTOCOL §17: process lists and
+ *    /proc/<pid>/environ are readable by every process of the user): it is `tokens`, which the
+ *    spawner hands over on a pipe (GAFFER_TOKEN_FD, scripts/lib/process-secrets.mjs). The command
+ *    agent keeps it from its commands; the shim hands it on to a long-running command, which
+ *    is an agent itself, in a 0600 file (GAFFER_TOKEN_FILE, scripts/managed-shim.mjs).
  */
 import path from 'node:path';
 import { drainGraceS } from '../../common/managed-agents';
@@ -32,11 +35,13 @@ export interface LaunchSpec {
   args: string[];
   cwd: string | undefined;
   env: Record<string, string>;
+  /** Handed over on pipes, never in `env` or `args` (invariant 2). */
+  tokens: { GAFFER_TOKEN: string };
 }
 
 const GAFFER_SECRETS = ['GAFFER_OPERATOR_TOKEN', 'GAFFER_TOKEN'];
 
-export function launchSpec(req: LaunchRequest, paths: LaunchPaths, base: NodeJS.ProcessEnv): LaunchSpec {
+export function launchSpec(req: LaunchRequest, paths: LaunchPaths, base: NodeJS.ProcessEnv, userUmask?: number): LaunchSpec {
   const d = req.definition;
   const env: Record<string, string> = {};
   const secrets = GAFFER_SECRETS.map((k) => base[k]).filter((v): v is string => !!v && v.length >= 8);
@@ -45,11 +50,12 @@ export function launchSpec(req: LaunchRequest, paths: LaunchPaths, base: NodeJS.
     if (secrets.some((s) => v.includes(s))) continue;
     env[k] = v;
   }
-  Object.assign(env, d.env, { GAFFER_MANAGED_PROCESS: req.marker, GAFFER_TOKEN: req.token });
+  Object.assign(env, d.env, { GAFFER_MANAGED_PROCESS: req.marker }, userUmask !== undefined ? { GAFFER_UMASK: userUmask.toString(8) } : {});
   const cwd = d.cwd ?? undefined;
+  const tokens = { GAFFER_TOKEN: req.token };
   if (d.mode === 'long_running') {
     Object.assign(env, { GAFFER_URL: req.agentUrl, GAFFER_NAME: req.name, GAFFER_ROLE: d.role });
-    return { file: paths.node, args: [paths.shim, '--', ...d.command], cwd, env };
+    return { file: paths.node, args: [paths.shim, '--', ...d.command], cwd, env, tokens };
   }
   const args = [
     paths.gafferBin,
@@ -70,5 +76,5 @@ export function launchSpec(req: LaunchRequest, paths: LaunchPaths, base: NodeJS.
     '--',
     ...d.command,
   ];
-  return { file: paths.node, args, cwd, env };
+  return { file: paths.node, args, cwd, env, tokens };
 }

@@ -111,7 +111,7 @@ describe.skipIf(!posix)('managed agents (real processes)', () => {
     expect(g.core.auditQuery.query({ subject: `managed:${id}`, type: 'managed_process.exit', limit: 10 }).items).toHaveLength(1);
   });
 
-  it('a long_running agent gets GAFFER_URL and GAFFER_TOKEN (and never the operator token); a command change rolls without a gap', async () => {
+  it('a long_running agent gets GAFFER_URL and its token in a file it deletes once read (GAFFER_TOKEN_FILE; never the operator token); a command change rolls without a gap', async () => {
     const g = await gaffer();
     const t1 = g.createTask('one', { codes: [0] }).id;
     // The long-running command is an agent of its own: here, the command agent, configured from the environment it is given.

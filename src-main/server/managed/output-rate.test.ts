@@ -48,7 +48,7 @@ describe.skipIf(process.platform === 'win32')('a managed process that floods its
   it('has its captured output bounded, and the dropped bytes said in a line', async () => {
     const total = 3 * 1024 * 1024; // under the read cap: nothing waits, the rest is dropped
     const keep = 64 * 1024;
-    const spawner = new NodeProcessSpawner(launchPaths(sourceRoot(), process.execPath), { PATH: process.env.PATH }, { now: () => 0, limits: { keepBytesPerS: keep, readBytesPerS: 8 * 1024 * 1024 } });
+    const spawner = new NodeProcessSpawner(launchPaths(sourceRoot(), process.execPath), { PATH: process.env.PATH }, undefined, { now: () => 0, limits: { keepBytesPerS: keep, readBytesPerS: 8 * 1024 * 1024 } });
     const definition = { mode: 'long_running', role: 'x', command: ['/bin/sh', '-c', `yes | head -c ${total}`], env: {}, cwd: null } as unknown as ManagedDefinition;
     const proc = spawner.launch({ managedId: 'm', definition, instance: 1, name: 'flood-1', agentUrl: 'ws://127.0.0.1:1/agent', token: 'gft_flood-test-token', marker: 'test/flood' });
     started.push(proc);

@@ -13,6 +13,7 @@
  *    a flood is dropped beyond what is kept, said in a line, and throttled beyond what is read.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { secretPipes } from '../../../scripts/lib/process-secrets.mjs';
 import { LineSplitter } from '../../common/line-splitter';
 import { groupAlive, readProcStat, signalGroup, terminateGroup } from '../../cli/agent/process-group';
 import type { LaunchedProcess, LaunchRequest, ProcessExit, ProcessSpawner, RecordedProcess } from '../../core/managed';
@@ -141,14 +142,18 @@ export class NodeProcessSpawner implements ProcessSpawner {
   constructor(
     private readonly paths: LaunchPaths,
     private readonly baseEnv: NodeJS.ProcessEnv = process.env,
+    private readonly userUmask?: number,
     capture: Partial<OutputCapture> = {},
   ) {
     this.capture = { now: () => Date.now(), limits: DEFAULT_OUTPUT_RATE, ...capture };
   }
 
   launch(req: LaunchRequest): NodeManagedProcess {
-    const spec = launchSpec(req, this.paths, this.baseEnv);
-    const child = spawn(spec.file, spec.args, { cwd: spec.cwd, env: spec.env, stdio: ['pipe', 'pipe', 'pipe'], detached: process.platform !== 'win32', windowsHide: true });
+    const spec = launchSpec(req, this.paths, this.baseEnv, this.userUmask);
+    // The agent token goes over a pipe on fd 3 (launch.ts invariant 2).
+    const pipes = secretPipes(spec.tokens, ['pipe', 'pipe', 'pipe'], spec.env);
+    const child = spawn(spec.file, spec.args, { cwd: spec.cwd, env: pipes.env, stdio: pipes.stdio, detached: process.platform !== 'win32', windowsHide: true });
+    void pipes.send(child);
     return new NodeManagedProcess(child, this.capture);
   }
 

@@ -37,6 +37,7 @@ from .errors import (
 )
 from .models import Approval, ClaimedTask, HeldLock, HelloResult, JobTrigger, Lock, PrecheckAnswer, PrecheckRequest, Result, Task
 from .ports import AgentHandle
+from .token import token_from_environment
 
 __version__ = "0.1.0"
 
@@ -76,4 +77,5 @@ __all__ = [
     "backoff_delay",
     "connect",
     "renew_interval",
+    "token_from_environment",
 ]
