@@ -82,10 +82,12 @@ export function DashboardView() {
       <InboxStrip counts={d.inbox} />
       {loops.map((l) => (
         <div key={l.name} className="callout callout-bad" role="status" data-testid="crash-loop-callout">
-          <strong>Agent {l.name} is crash looping</strong>
-          {l.instances ? ` (${l.instances})` : ''} — its process keeps exiting right after it starts{l.lastExit ? `; last exit: ${l.lastExit}` : ''}.{' '}
+          <span className="callout-text">
+            <strong>Agent {l.name} is crash looping</strong>
+            {l.instances ? ` (${l.instances})` : ''} — it keeps exiting right after it starts{l.lastExit ? ` (last exit: ${l.lastExit})` : ''}.
+          </span>
           <button className="btn btn-small" onClick={() => navigate('managed', l.name)}>
-            Open Managed agents
+            Open the agent
           </button>
         </div>
       ))}

@@ -243,7 +243,7 @@ function InboxRow({
     >
       <div className="inbox-item-head">
         {onToggle ? <input type="checkbox" checked={selected} onChange={onToggle} aria-label={`Select “${item.title}”`} /> : null}
-        <Badge tone={SEVERITY_TONE[item.severity]} strong>
+        <Badge tone={item.state === 'resolved' ? 'neutral' : SEVERITY_TONE[item.severity]} strong>
           {kindLabel(item.kind)}
         </Badge>
         {item.count > 1 ? <span className="badge tone-neutral" title="Occurrences folded into this item">×{item.count}</span> : null}

@@ -40,21 +40,26 @@ function SecretShownOnce({ shown, onClose }: { shown: Shown; onClose: () => void
   const one = shown.secrets.length === 1;
   return (
     <Dialog title={shown.why === 'added' ? (one ? 'Webhook added: its signing secret' : 'Webhooks added: their signing secrets') : 'New signing secret'} onClose={onClose} wide testId="secret-dialog">
-      <p className="dialog-explain">
-        Copy {one ? 'it' : 'each'} into your receiver now: Gaffer shows {one ? 'it' : 'them'} only this once. Every delivery is signed with {one ? 'it' : 'its webhook’s secret'} (the <code>Gaffer-Signature</code> header; <code>docs/protocol.md</code>
-        has a five-line check in Python and in Node).
-        {shown.why === 'rotated' ? ' From now on deliveries are signed with the new secret only.' : ''}
-      </p>
-      {shown.secrets.map((s) => (
-        <div key={s.webhookId} className="field">
-          <span className="field-label">{s.label}</span>
-          <CopyText text={s.secret} label={`the signing secret of ${s.label}`} testId="secret-value" autoFocus={s === shown.secrets[0]} />
+      <div className="form">
+        <div className="callout callout-warn">
+          <strong>Copy {one ? 'it' : 'each'} into your receiver now.</strong> Gaffer shows {one ? 'it' : 'them'} only this once; from now on you see only the last four characters. If you lose{' '}
+          {one ? 'it' : 'one'}, make a new one with New secret.
         </div>
-      ))}
-      <div className="dialog-actions">
-        <button type="button" className="btn btn-primary" onClick={onClose} data-testid="secret-done">
-          Done, I copied it
-        </button>
+        {shown.secrets.map((s) => (
+          <div key={s.webhookId} className="field">
+            <span className="field-label">{s.label}</span>
+            <CopyText text={s.secret} label={`the signing secret of ${s.label}`} testId="secret-value" autoFocus={s === shown.secrets[0]} />
+          </div>
+        ))}
+        <p className="dialog-explain small">
+          Every delivery {shown.why === 'rotated' ? 'from now on ' : ''}is signed with {one ? 'it' : 'its webhook’s secret'}: the <code>Gaffer-Signature</code> header, an HMAC-SHA256 of the time and the body. Your receiver
+          recomputes it and refuses what does not match; <code>docs/protocol.md</code> has a five-line check in Python and in Node.
+        </p>
+        <div className="dialog-actions">
+          <button type="button" className="btn btn-primary" onClick={onClose} data-testid="secret-done">
+            Done, I copied it
+          </button>
+        </div>
       </div>
     </Dialog>
   );
@@ -78,18 +83,20 @@ function RotateDialog({ label, webhookId, onDone, onClose }: { label: string; we
   };
   return (
     <Dialog title={`New signing secret for ${label}`} onClose={onClose} testId="rotate-dialog">
-      <p className="dialog-explain">
-        Gaffer makes a new secret and signs every delivery from now on with it; the old one stops working at once. Your receiver refuses deliveries until you paste the new secret into it. The new
-        secret is shown once, on the next screen.
-      </p>
-      {error ? <ErrorBanner error={error} /> : null}
-      <div className="dialog-actions">
-        <button type="button" className="btn" onClick={onClose}>
-          Back
-        </button>
-        <button type="button" className="btn btn-primary" disabled={busy} onClick={() => void go()} data-testid="rotate-confirm">
-          {busy ? 'Working…' : 'Make a new secret'}
-        </button>
+      <div className="form">
+        <p className="dialog-explain">
+          Gaffer makes a new secret and signs every delivery from now on with it; the old one stops working at once, so your receiver refuses deliveries until you paste the new secret into it. The
+          new secret is shown once, on the next screen.
+        </p>
+        {error ? <ErrorBanner error={error} /> : null}
+        <div className="dialog-actions">
+          <button type="button" className="btn" onClick={onClose}>
+            Back
+          </button>
+          <button type="button" className="btn btn-primary" disabled={busy} onClick={() => void go()} data-testid="rotate-confirm">
+            {busy ? 'Working…' : 'Make a new secret'}
+          </button>
+        </div>
       </div>
     </Dialog>
   );
@@ -188,7 +195,7 @@ function NotificationsForm({ view, onSecrets }: { view: NotificationSettingsView
       <h3>Desktop notifications</h3>
       <p className="muted small">Shown by the desktop app for new items of these kinds (a browser console shows the count in the rail instead).</p>
       <KindPicker value={draft.desktopKinds} onChange={(desktopKinds) => setDraft({ ...draft, desktopKinds })} testId="desktop-kinds" />
-      <label className="check-row">
+      <label className="check-row quiet-row">
         <input type="checkbox" checked={draft.quiet} onChange={(e) => setDraft({ ...draft, quiet: e.target.checked })} data-testid="quiet-on" /> Quiet hours: no desktop notification from
         <input type="time" value={draft.quietStart} disabled={!draft.quiet} onChange={(e) => setDraft({ ...draft, quietStart: e.target.value })} aria-label="Quiet hours start" />
         to
