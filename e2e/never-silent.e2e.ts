@@ -137,6 +137,7 @@ describe('never silent at 1024×700', () => {
     // The rail's badge counts it.
     await until(async () => (await page.textContent('[data-testid="nav-badge-inbox"]')) === '1', 'the rail badge');
     await snap(page, '73-inbox-failed-run-1024', 'inbox-failed-run-1024');
+    await wide.bringToFront();
     await go(wide, '#/inbox', `[data-testid="inbox-item-${itemId}"]`);
     // The evidence in words: the slot, what the agent said, the attempts.
     await wide.click(`[data-testid="inbox-item-${itemId}"] details summary`);
@@ -145,6 +146,7 @@ describe('never silent at 1024×700', () => {
     expect(evidence).toContain('Attempts');
     expect(evidence).not.toMatch(/run_[A-Za-z0-9]/);
     await snap(wide, '74-inbox-failed-run-1440', 'inbox-failed-run');
+    await page.bringToFront();
     expect([...(await layoutProblems(page, 'inbox 1024×700')), ...(await layoutProblems(wide, 'inbox 1440×900'))]).toEqual([]);
   });
 
@@ -189,10 +191,15 @@ describe('never silent at 1024×700', () => {
     expect(await focused.locator('[data-testid="inbox-ack"], [data-testid="inbox-snooze"], [data-testid="inbox-retry"]').count()).toBe(0);
     await until(async () => (await page.locator('[data-testid^="inbox-item-"]', { hasText: 'weekly-export' }).count()) === 1, 'the open weekly-export item below');
     await snap(page, '75-inbox-resolved-1024', 'inbox-resolved-1024');
+    await wide.bringToFront();
     await wide.goto(`${g.url}/#/inbox?item=${itemId}`);
     await until(async () => (await wide.textContent('[data-testid="inbox-focused-item"]'))?.includes('Resolved itself'), 'the resolved item at 1440');
     await wide.locator('[data-testid^="inbox-item-"]', { hasText: 'weekly-export' }).waitFor();
+    // The list and its counts follow too: only the weekly export is open.
+    await until(async () => (await wide.textContent('[data-testid="inbox-state-open"]'))?.trim() === 'Open1', 'the open count at 1440');
+    await until(async () => (await wide.textContent('[data-testid="nav-badge-inbox"]')) === '1', 'the rail badge at 1440');
     await snap(wide, '76-inbox-resolved-1440', 'inbox-resolved');
+    await page.bringToFront();
     expect([...(await layoutProblems(page, 'resolved 1024×700')), ...(await layoutProblems(wide, 'resolved 1440×900'))]).toEqual([]);
   });
 
@@ -207,6 +214,13 @@ describe('never silent at 1024×700', () => {
     await until(async () => (await page.textContent('[data-testid="slot-settled"]'))?.includes('failed, then ran again and succeeded'), 'the run’s words');
     // Nothing to retry on a run that succeeded.
     expect(await page.locator('[data-testid="slot-retry"]').count()).toBe(0);
+    // The run that is still failed has Retry now in its pane, beside Queue for backfill.
+    await go(page, '#/inbox', '[data-testid="inbox-state-open"]');
+    await page.click('[data-testid="inbox-state-open"]');
+    await page.locator('[data-testid^="inbox-item-"]', { hasText: 'weekly-export' }).locator('button', { hasText: 'Open the slot ledger' }).click();
+    await page.waitForSelector('[data-testid="slot-detail"] [data-testid="slot-retry"]');
+    expect(await page.locator('[data-testid="slot-detail"] .actions-row').textContent()).toMatch(/Retry now.*Queue for backfill/);
+    await snap(page, '78-run-pane-retry-1024');
   });
 
   it('New secret: confirmed first, the new secret shown once, deliveries signed with it; deliveries read by item title', async () => {
@@ -231,13 +245,17 @@ describe('never silent at 1024×700', () => {
     expect(deliveries).toContain('to qa-team receiver');
     expect(deliveries).not.toMatch(/wh_[A-Za-z0-9]/);
     for (const p of [page, wide]) {
-      if (p === wide) await go(wide, '#/inbox?tab=notifications', '[data-testid="webhook-secret"]');
+      if (p === wide) {
+        await wide.bringToFront();
+        await go(wide, '#/inbox?tab=notifications', '[data-testid="webhook-secret"]');
+      }
       for (const b of await p.$$('.toasts [aria-label="Dismiss"]')) await b.click().catch(() => {});
       await p.evaluate(() => document.querySelector('[data-testid="view-inbox"]')?.scrollIntoView({ block: 'start' }));
     }
     const problems = [...(await layoutProblems(page, 'notifications 1024×700')), ...(await layoutProblems(wide, 'notifications 1440×900'))];
     await snap(page, '71-notifications-1024', 'notifications-1024');
     await snap(wide, '72-notifications-1440', 'notifications');
+    await page.bringToFront();
     expect(problems).toEqual([]);
   });
 
