@@ -705,6 +705,8 @@ export interface Backfill {
   updatedAt: string;
   dispatchedAt: string | null;
   finishedAt: string | null;
+  /** The operator's approval this backfill re-runs a held run with (`POST /runs/{id}/approve`), else null. */
+  approval: RunApproval | null;
 }
 
 export type CheckLayer = 'time' | 'precondition' | 'execution';

@@ -80,6 +80,9 @@ describe('approvals through the SDK', () => {
     expect(seen[1]!.approval).toEqual({ decision: 'approved', note: 'yes, goodwill refund', by: 'operator:http', at: expect.any(String) });
     expect(seen[1]!.runId).toBe(runId);
     expect(h.core.jobs.getRun(runId).run.output).toEqual({ refunded: 40, approvedBy: 'operator:http' });
+    // The run reads as approved, then succeeded: its completing backfill carries the approval.
+    const got = await api('GET', `/runs/${runId}`);
+    expect(got.body.backfills.at(-1)).toMatchObject({ status: 'done', approval: { decision: 'approved', note: 'yes, goodwill refund', by: 'operator:http' } });
     expect(h.core.inbox.get(item!.id)).toMatchObject({ state: 'acked', ackedBy: 'operator:http', note: 'yes, goodwill refund' });
     // Decided once: the run is no longer waiting for a decision.
     expect((await api('POST', `/runs/${runId}/approve`, { note: 'again' })).body.error.code).toBe('invalid_transition');

@@ -1,4 +1,5 @@
 /** The toasts of the shell: operator actions' outcomes and live alerts. */
+import { navigate } from '../lib/navigation';
 import { useActions, useConsole } from '../store/react';
 
 export function Toasts() {
@@ -14,6 +15,18 @@ export function Toasts() {
               {t.title}
             </div>
             {t.body ? <div className="toast-body">{t.body}</div> : null}
+            {t.link ? (
+              <button
+                className="link toast-link"
+                onClick={() => {
+                  navigate(t.link!.view, t.link!.param ?? null, t.link!.query ?? {});
+                  dismissToast(t.id);
+                }}
+                data-testid="toast-link"
+              >
+                {t.link.label}
+              </button>
+            ) : null}
           </div>
           <button className="icon-btn" aria-label="Dismiss" onClick={() => dismissToast(t.id)}>
             ×

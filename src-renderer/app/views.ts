@@ -16,7 +16,7 @@ export interface RouteDef {
 
 export const ROUTES: RouteDef[] = [
   { id: 'dashboard', label: 'Dashboard', chord: 'd', icon: '◧', description: 'What is happening now, and what is stuck' },
-  { id: 'inbox', label: 'Inbox', chord: 'b', icon: '✉', description: 'Everything that needs you: held runs, blocked tasks, missed slots, stuck queues' },
+  { id: 'inbox', label: 'Inbox', chord: 'b', icon: '✉', description: 'Everything that needs you: failed runs and tasks, held runs, blocked tasks, missed slots, stuck queues' },
   { id: 'queues', label: 'Role queues', chord: 'q', icon: '☰', description: 'Tasks per role, by status, with their locks' },
   { id: 'tasks', label: 'Tasks', chord: 't', icon: '⌕', description: 'Find any task by title, payload or id; act on many at once' },
   { id: 'locks', label: 'Expired locks', chord: 'e', icon: '◷', description: 'Locks taken back today — by the watchdog or by an operator — and who re-claimed them' },

@@ -15,6 +15,14 @@ export interface Route {
   query: Record<string, string>;
 }
 
+/** A place in the console, named for a button or a link ("Open the run"). */
+export interface RouteLink {
+  label: string;
+  view: ViewId;
+  param?: string | null;
+  query?: Record<string, string>;
+}
+
 export const DEFAULT_ROUTE: Route = { view: 'dashboard', param: null, query: {} };
 
 const KNOWN = new Set<string>(VIEW_IDS);

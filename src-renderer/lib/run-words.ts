@@ -1,5 +1,6 @@
 /** A slot's disposition and a layer's verdict in words, with a status tone (lib/status.ts tones). */
-import type { LayerVerdict, LedgerEntry, Run, RunDisposition } from '../../src-main/common/job-schema';
+import type { Backfill, LayerVerdict, LedgerEntry, Run, RunDisposition } from '../../src-main/common/job-schema';
+import type { RouteLink } from './routes';
 
 export type LedgerDisposition = LedgerEntry['disposition'];
 
@@ -51,4 +52,43 @@ export const LAYER_VERDICT_META: Record<LayerVerdict['verdict'], { label: string
 export function runErrorView(r: Pick<Run, 'lastError' | 'disposition'>): { text: string; earlier: boolean } | null {
   if (!r.lastError) return null;
   return { text: r.lastError, earlier: r.disposition === 'ran' || r.disposition === 'backfilled' };
+}
+
+/** "Open the run": the run's slot in its job's ledger (what a toast about a run offers). */
+export function runLink(r: Pick<Run, 'jobId' | 'slot'>): RouteLink {
+  return { label: 'Open the run', view: 'runs', param: r.jobId, query: { slot: r.slot } };
+}
+
+/** "you" for the operator's own actors (`operator:browser`, `operator:desktop`, …), else the actor. */
+export function actorWords(by: string): string {
+  return by === 'operator' || by.startsWith('operator:') ? 'you' : by;
+}
+
+/**
+ * How a run that was run again ended, in words (the disposition `backfilled` alone reads like a
+ * failed backfill next to the run's own status, which stays `failed`): approved by you, then
+ * succeeded; retried, then succeeded; marked done by hand. Null for every other run.
+ */
+export function settledWords(run: Pick<Run, 'disposition' | 'status'>, backfills: ReadonlyArray<Pick<Backfill, 'status' | 'dispatchedAt' | 'approval' | 'actor' | 'reason'>>): string | null {
+  if (run.disposition !== 'backfilled') return null;
+  const done = [...backfills].reverse().find((b) => b.status === 'done');
+  if (!done) return 'ran again later and succeeded';
+  if (done.approval) return `approved by ${actorWords(done.approval.by)}, then succeeded`;
+  if (!done.dispatchedAt) return 'marked done by hand';
+  return done.reason === 'missed' || done.reason === 'not_ready' ? 'missed, then ran later and succeeded' : 'failed, then ran again and succeeded';
+}
+
+const BACKFILL_REASONS: Record<string, string> = {
+  failed: 'it failed',
+  missed: 'missed',
+  not_ready: 'not ready in its window',
+  operator: 'queued by hand',
+  needs_human: 'needed a human',
+  fatal: 'held after a fatal error',
+  budget: 'held at its spend cap',
+};
+
+/** Why a slot is in the backfill queue, in words (`needs_human` → "needed a human"). */
+export function backfillReasonWords(reason: string): string {
+  return BACKFILL_REASONS[reason] ?? reason.replace(/_/g, ' ');
 }

@@ -13,10 +13,14 @@
  */
 import type { AuditExportArgs, ConsoleArgs, ConsoleMethod, ConsoleResult, ExportProgress } from '../../src-main/common/console-api';
 import type { Timers } from '../lib/debounce';
+import type { RouteLink } from '../lib/routes';
 import type { Invalidation, Topic } from './live';
 import { createLoader, emptyResource, type Loader, type Resource } from './resource';
 
 export type ToastTone = 'info' | 'success' | 'warning' | 'error';
+
+/** A place in the console a toast offers to open (the run a retry started, …). */
+export type ToastLink = RouteLink;
 
 export type Call = <M extends ConsoleMethod>(method: M, args: ConsoleArgs<M>) => Promise<ConsoleResult<M>>;
 
@@ -28,7 +32,7 @@ export interface SliceContext<S> {
   call: Call;
   /** Streams an audit export; null when the operator cancelled (see ConsoleApi.exportAudit). */
   exportAudit(args: AuditExportArgs, onProgress: (p: ExportProgress) => void): Promise<{ file: string; rows: number } | null>;
-  toast(tone: ToastTone, title: string, body?: string, code?: string): void;
+  toast(tone: ToastTone, title: string, body?: string, code?: string, link?: ToastLink): void;
   /** Fetches a topic now, whichever slice owns it (what an operator action touched). */
   refresh(topic: Topic): Promise<void>;
   /** Asks for a refresh of a topic, spaced by its loader's minimum interval. */

@@ -2,7 +2,8 @@
  * An in-memory ConsoleApi for unit tests and UI previews: same interface, same error codes,
  * no server. Behaviour is deliberately simple but faithful where the UI depends on it: audit
  * paging by cursor (desc/asc, `before`/`after`, `partial`), task statuses and operator edges,
- * tokens shown once, kill switch, live events through `emit`.
+ * tokens shown once, kill switch, live events through `emit`; runs retried by hand, webhook
+ * secrets shown whole once (on the save that added the webhook, and on a rotation) then masked.
  */
 import {
   ConsoleCallError,
@@ -22,7 +23,8 @@ import {
 import { DEFAULT_CONFIG, recoveryBoundS } from '../../src-main/common/config';
 import { ERROR_STATUS, type ErrorCode } from '../../src-main/common/errors';
 import { BULK_APPLIES_TO, type AuditEvent, type BulkTaskAction, type BulkTaskResult, type Signal, type StorageStatus, type Task, type TaskStatus } from '../../src-main/common/model';
-import type { InboxCounts, InboxItem } from '../../src-main/common/attention';
+import { DEFAULT_WEBHOOK_EVENTS, type Delivery, type InboxCounts, type InboxItem, type NotificationSettingsView, type NotificationsInput } from '../../src-main/common/attention';
+import type { Backfill, Run } from '../../src-main/common/job-schema';
 import { BULK_CHUNK, type TaskFilter } from '../../src-main/common/schemas';
 
 export interface FakeOptions {
@@ -41,6 +43,12 @@ export class FakeConsoleApi implements ConsoleApi {
   expired: ExpiredLockCard[] = [];
   audit: AuditEvent[] = [];
   inbox: InboxItem[] = [];
+  /** Runs by id, for `runs.retry` (a test puts the failed runs it retries). */
+  runs = new Map<string, Run>();
+  /** Webhooks as stored: the whole secret, shown masked by `notifications.get`. */
+  webhooks: Array<NotificationSettingsView['webhooks'][number]> = [];
+  consoleUrl: string | null = null;
+  deliveries: Delivery[] = [];
   /** What `dashboard.get` says about refused writes (a test sets it to show the banner). */
   storage: StorageStatus | null = null;
   signals = new Map<string, Signal>();
@@ -290,6 +298,74 @@ export class FakeConsoleApi implements ConsoleApi {
     return n;
   }
 
+  private masked = (secret: string) => `whsec_…${secret.slice(-4)}`;
+
+  private newSecret(): string {
+    return `whsec_${String(++this.tokenSeq).padStart(32, 'x')}`;
+  }
+
+  private notificationsView(whole: ReadonlySet<string> = new Set()): NotificationSettingsView {
+    return {
+      webhooks: this.webhooks.map((w) => ({ ...w, secret: whole.has(w.id) ? w.secret : this.masked(w.secret) })),
+      desktop: { kinds: ['needs_human'], quietHours: null },
+      consoleUrl: this.consoleUrl ?? `http://127.0.0.1:${this.settings.port}/`,
+      consoleUrlSet: this.consoleUrl !== null,
+    };
+  }
+
+  private putNotifications(a: NotificationsInput): NotificationSettingsView {
+    const added = new Set<string>();
+    this.webhooks = a.webhooks.map((h) => {
+      const kept = h.id ? this.webhooks.find((w) => w.id === h.id) : undefined;
+      if (h.id && !kept) this.err('not_found', `unknown webhook ${h.id}`);
+      const id = kept?.id ?? `wh_${++this.tokenSeq}`;
+      if (!kept) added.add(id);
+      return {
+        id,
+        name: h.name ?? kept?.name ?? null,
+        url: h.url ? `${h.url.slice(0, 20)}…` : (kept?.url ?? ''),
+        events: h.events ?? kept?.events ?? DEFAULT_WEBHOOK_EVENTS,
+        format: h.format ?? kept?.format ?? 'json',
+        enabled: h.enabled ?? kept?.enabled ?? true,
+        secret: kept?.secret ?? this.newSecret(),
+        lastDelivery: kept?.lastDelivery ?? null,
+      };
+    });
+    if (a.consoleUrl !== undefined) this.consoleUrl = a.consoleUrl;
+    return this.notificationsView(added);
+  }
+
+  /** "Retry now" as the server does it: only a failed run that was not backfilled and is not held. */
+  private retryRun(id: unknown): { run: Run; backfill: Backfill } {
+    const run = this.runs.get(String(id));
+    if (!run) this.err('not_found', `unknown run ${String(id)}`);
+    if (run.status !== 'failed' || run.disposition === 'backfilled' || run.disposition === 'held') this.err('invalid_transition', `run ${run.id} is ${run.status} (${run.disposition})`);
+    const at = new Date(this.now()).toISOString();
+    const backfill: Backfill = {
+      id: ++this.seq,
+      jobId: run.jobId,
+      job: run.job,
+      slot: run.slot,
+      slotAt: run.slotAt,
+      runId: run.id,
+      reason: 'operator',
+      status: 'dispatched',
+      attempts: 1,
+      instanceId: null,
+      lastError: null,
+      errorClass: null,
+      version: run.version,
+      note: 'retried by hand',
+      actor: 'operator:browser',
+      createdAt: at,
+      updatedAt: at,
+      dispatchedAt: at,
+      finishedAt: null,
+      approval: null,
+    };
+    return { run, backfill };
+  }
+
   private handle(method: ConsoleMethod, a: Record<string, unknown>): unknown {
     switch (method) {
       case 'dashboard.get': {
@@ -319,6 +395,24 @@ export class FakeConsoleApi implements ConsoleApi {
       }
       case 'inbox.counts':
         return this.inboxCounts();
+      case 'inbox.get':
+        return this.inboxItem(a.id);
+      case 'runs.retry':
+        return this.retryRun(a.id);
+      case 'notifications.get':
+        return this.notificationsView();
+      case 'notifications.put':
+        return this.putNotifications(a as unknown as NotificationsInput);
+      case 'notifications.rotateSecret': {
+        const w = this.webhooks.find((x) => x.id === a.webhookId);
+        if (!w) this.err('not_found', `unknown webhook ${String(a.webhookId)}`);
+        w.secret = this.newSecret();
+        return { webhookId: w.id, secret: w.secret };
+      }
+      case 'notifications.deliveries': {
+        const items = this.deliveries.filter((d) => !a.status || d.status === a.status);
+        return { items: items.slice(0, (a.limit as number | undefined) ?? 100), next: null };
+      }
       case 'inbox.ack':
         return this.inboxEdge(a.id, 'acked', a.note);
       case 'inbox.ackMany': {

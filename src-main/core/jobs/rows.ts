@@ -13,6 +13,7 @@ import type {
   Job,
   JobSpec,
   Run,
+  RunApproval,
   RunDisposition,
   RunErrorClass,
   RunStatus,
@@ -245,6 +246,7 @@ export function toBackfill(r: BackfillRow, jobName: string): Backfill {
     updatedAt: isoTime(r.updated_at),
     dispatchedAt: isoTimeOrNull(r.dispatched_at),
     finishedAt: isoTimeOrNull(r.finished_at),
+    approval: r.approval ? (JSON.parse(r.approval) as RunApproval) : null,
   };
 }
 

@@ -12,11 +12,13 @@ import { SpendCaps } from './SpendCaps';
 import { LogSearchPanel } from './LogSearchPanel';
 import { UsagePanel } from './UsagePanel';
 import { recoveryExplain } from '../../lib/recovery';
-import { distributionRows, localDay, queueHealth, throughputRows, worstStuck } from './logic';
+import { crashLooping, distributionRows, localDay, queueHealth, throughputRows, worstStuck } from './logic';
 
 export function DashboardView() {
-  useWatch('dashboard', 'settings', 'expiredLocks', 'instances');
+  useWatch('dashboard', 'settings', 'expiredLocks', 'instances', 'managed');
   const dash = useConsole((s) => s.dashboard);
+  const managed = useConsole((s) => s.managedAgents.data);
+  const loops = useMemo(() => crashLooping(managed ?? []), [managed]);
   const instances = useConsole((s) => s.instances.data);
   const settings = useConsole((s) => s.settings.data);
   const expired = useConsole((s) => s.expiredLocks.data);
@@ -78,6 +80,17 @@ export function DashboardView() {
       </div>
 
       <InboxStrip counts={d.inbox} />
+      {loops.map((l) => (
+        <div key={l.name} className="callout callout-bad" role="status" data-testid="crash-loop-callout">
+          <span className="callout-text">
+            <strong>Agent {l.name} is crash looping</strong>
+            {l.instances ? ` (${l.instances})` : ''} — it keeps exiting right after it starts{l.lastExit ? ` (last exit: ${l.lastExit})` : ''}.
+          </span>
+          <button className="btn btn-small" onClick={() => navigate('managed', l.name)}>
+            Open the agent
+          </button>
+        </div>
+      ))}
       {d.budgets.caps.length > 0 || d.budgets.measured ? <SpendCaps budgets={d.budgets} /> : <SpendCapsHint />}
 
       {d.killSwitch ? (

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { RoleSummary } from '../../../src-main/common/console-api';
-import { distributionRows, queueHealth, throughputRows, worstStuck } from './logic';
+import type { ManagedAgent, ManagedProcess } from '../../../src-main/common/managed-agents';
+import { crashLooping, distributionRows, queueHealth, throughputRows, worstStuck } from './logic';
 
 const role = (p: Partial<RoleSummary> & { role: string }): RoleSummary => ({ ready: 0, waiting: 0, inProgress: 0, blocked: 0, failed: 0, done: 0, onlineInstances: 1, oldestReadyAgeMs: null, ...p });
 
@@ -27,5 +28,28 @@ describe('dashboard logic', () => {
     expect(rows.map((r) => r.day)).toEqual(['2026-11-24', '2026-11-25', '2026-11-26', '2026-11-27', '2026-11-28', '2026-11-29', '2026-11-30']);
     expect(rows[6]).toMatchObject({ done: 5, failed: 1, expired: 2, label: 'Mon 30' });
     expect(rows[0]).toMatchObject({ done: 0 });
+  });
+});
+
+describe('crash-looping managed agents', () => {
+  const proc = (instance: number, status: ManagedProcess['status'], exit?: string): ManagedProcess =>
+    ({ instance, status, pid: null, startedAt: null, restarts: 5, lastExit: exit ? { code: 1, signal: null, at: `2026-12-05T10:0${instance}:00.000Z`, description: exit } : null, instanceId: null, nextStartAt: null, message: 'crash looping', version: 1 }) as ManagedProcess;
+  const agent = (name: string, p: Partial<ManagedAgent>): Pick<ManagedAgent, 'name' | 'desired' | 'supervised' | 'processes'> => ({ name, desired: 'running', supervised: true, processes: [], ...p });
+
+  it('an agent Gaffer keeps running with a process in a crash loop is called out, with its newest exit', () => {
+    expect(
+      crashLooping([
+        agent('ok', { processes: [proc(1, 'running')] }),
+        agent('claude-dev', { processes: [proc(1, 'crash_looping', 'exit 1 after 1 s'), proc(2, 'running'), proc(3, 'crash_looping', 'exit 2 after 0 s')] }),
+        agent('codex', { processes: [proc(1, 'crash_looping')] }),
+      ]),
+    ).toEqual([
+      { name: 'claude-dev', instances: '2 of 3 instances', lastExit: 'exit 2 after 0 s' },
+      { name: 'codex', instances: '', lastExit: 'crash looping' },
+    ]);
+  });
+
+  it('not an agent the operator stopped, nor one this Gaffer does not run', () => {
+    expect(crashLooping([agent('a', { desired: 'stopped', processes: [proc(1, 'crash_looping')] }), agent('b', { supervised: false, processes: [proc(1, 'crash_looping')] })])).toEqual([]);
   });
 });

@@ -1,5 +1,6 @@
-/** Pure logic of the dashboard: queue health, chart rows and the recovery bound text. */
+/** Pure logic of the dashboard: queue health, chart rows, crash-looping agents and the recovery bound text. */
 import type { RoleSummary, ThroughputPoint } from '../../../src-main/common/console-api';
+import type { ManagedAgent } from '../../../src-main/common/managed-agents';
 import { formatDayLabel, formatDurationS } from '../../lib/format';
 
 export interface RoleHealth extends RoleSummary {
@@ -77,4 +78,30 @@ export function throughputRows(points: ThroughputPoint[], today: string, days = 
 export function localDay(d: Date): string {
   const p = (n: number) => String(n).padStart(2, '0');
   return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())}`;
+}
+
+/** A managed agent the dashboard calls out: its process keeps exiting right after it starts. */
+export interface CrashLoop {
+  name: string;
+  /** "2 of 3 instances"; empty when the agent has one. */
+  instances: string;
+  /** The last exit, in words ("exit 1 after 2 s"), or why it is in the loop. */
+  lastExit: string | null;
+}
+
+/**
+ * The agents Gaffer keeps running (supervised, not stopped by the operator) with a process in a
+ * crash loop — whether or not its inbox item was acknowledged: the dashboard says what is true now.
+ */
+export function crashLooping(agents: ReadonlyArray<Pick<ManagedAgent, 'name' | 'desired' | 'supervised' | 'processes'>>): CrashLoop[] {
+  const out: CrashLoop[] = [];
+  for (const a of agents) {
+    if (!a.supervised || a.desired !== 'running') continue;
+    const looping = a.processes.filter((p) => p.status === 'crash_looping');
+    if (looping.length === 0) continue;
+    const newest = [...looping].sort((x, y) => (y.lastExit?.at ?? '').localeCompare(x.lastExit?.at ?? ''))[0]!;
+    const main = a.processes.filter((p) => p.status !== 'draining').length;
+    out.push({ name: a.name, instances: main > 1 ? `${looping.length} of ${main} instances` : '', lastExit: newest.lastExit?.description ?? newest.message });
+  }
+  return out.sort((x, y) => x.name.localeCompare(y.name));
 }

@@ -1,21 +1,31 @@
-import { useEffect, useMemo, useState } from 'react';
+import { useEffect, useMemo, useRef, useState } from 'react';
 import { INBOX_KINDS, type InboxItem, type InboxKind } from '../../../src-main/common/attention';
 import { Badge } from '../../components/Badge';
 import { EmptyState, ErrorBanner, Spinner } from '../../components/States';
 import { RelativeTime } from '../../components/Time';
 import { formatCount, formatDateTime } from '../../lib/format';
 import { navigate, useViewRoute } from '../../lib/navigation';
+import { useNow } from '../../lib/now';
 import { useActions, useConsole, useWatch } from '../../store/react';
-import type { InboxStateFilter } from '../../store/slices/inbox';
 import { AckDialog, RunDecisionDialog, SnoozeDialog, TaskDecisionDialog } from './ItemDialogs';
-import { entriesOf, itemDecision, itemLink, kindLabel, latestOutput, occurrenceFacts, SEVERITY_TONE } from './logic';
+import {
+  emptyWords,
+  entriesOf,
+  focusParam,
+  isLive,
+  itemDecision,
+  itemLink,
+  kindLabel,
+  latestOutput,
+  liveDetail,
+  liveFacts,
+  retryTarget,
+  SEVERITY_TONE,
+  STATE_TABS,
+  STATE_WORDS,
+  withoutFocused,
+} from './logic';
 import { NotificationsPanel } from './NotificationsPanel';
-
-const STATE_TABS: Array<{ id: InboxStateFilter; label: string }> = [
-  { id: 'open', label: 'Open' },
-  { id: 'snoozed', label: 'Snoozed' },
-  { id: 'acked', label: 'Acknowledged' },
-];
 
 type Pending =
   | { kind: 'ack'; ids: number[] }
@@ -36,21 +46,28 @@ export function InboxView() {
           Notifications
         </button>
       </div>
-      {tab === 'items' ? <InboxItems /> : <NotificationsPanel />}
+      {tab === 'items' ? <InboxItems focusId={focusParam(route.query)} /> : <NotificationsPanel />}
     </div>
   );
 }
 
-function InboxItems() {
+function InboxItems({ focusId }: { focusId: number | null }) {
   useWatch('inbox');
   const filter = useConsole((s) => s.inboxFilter);
   const res = useConsole((s) => s.inboxList);
-  const { refresh, setInboxFilter } = useActions();
+  const focus = useConsole((s) => s.inboxFocus);
+  const { refresh, setInboxFilter, focusInboxItem } = useActions();
   const [selected, setSelected] = useState<Set<number>>(new Set());
   const [pending, setPending] = useState<Pending | null>(null);
   const list = res.data && res.data.filter.state === filter.state && res.data.filter.kind === filter.kind ? res.data : null;
-  const items = useMemo(() => list?.items ?? [], [list]);
+  // A focused item is shown once, on top, whatever its state; the list goes on below it.
+  const items = useMemo(() => withoutFocused(list?.items ?? [], focusId), [list, focusId]);
   const counts = res.data?.counts;
+  const focused = focusId !== null && focus.data?.id === focusId ? focus.data : null;
+
+  useEffect(() => {
+    focusInboxItem(focusId);
+  }, [focusId, focusInboxItem]);
 
   // Selection follows what is shown: an item that left the list is no longer selected.
   useEffect(() => {
@@ -68,7 +85,7 @@ function InboxItems() {
       else next.add(id);
       return next;
     });
-  const live = filter.state !== 'acked';
+  const live = filter.state === 'open' || filter.state === 'snoozed';
   const allSelected = items.length > 0 && items.every((i) => selected.has(i.id));
 
   return (
@@ -107,17 +124,41 @@ function InboxItems() {
           </div>
         ) : null}
       </div>
+      {focusId !== null ? (
+        <section className="inbox-focus" aria-label="The item you opened" data-testid="inbox-focus">
+          <div className="inbox-focus-head">
+            <span className="muted small">
+              The item you opened{focused ? ` (${STATE_WORDS[focused.state]})` : ''}
+            </span>
+            <button className="btn btn-small btn-ghost" onClick={() => navigate('inbox')} data-testid="inbox-focus-close">
+              Show only the list
+            </button>
+          </div>
+          {focus.error && !focused ? (
+            <ErrorBanner error={focus.error} what={focus.error.code === 'not_found' ? 'There is no such item (it may have been removed)' : 'Could not load the item'} onRetry={() => void refresh('inbox')} />
+          ) : !focused ? (
+            <Spinner label="Loading the item…" />
+          ) : (
+            <ul className="inbox-list">
+              <InboxRow
+                item={focused}
+                focused
+                selected={false}
+                onToggle={null}
+                onAck={() => setPending({ kind: 'ack', ids: [focused.id] })}
+                onSnooze={() => setPending({ kind: 'snooze', item: focused })}
+                onTask={(decision) => setPending({ kind: 'task', item: focused, decision })}
+                onRun={(decision) => setPending({ kind: 'run', item: focused, decision })}
+              />
+            </ul>
+          )}
+        </section>
+      ) : null}
       {res.error ? <ErrorBanner error={res.error} what="Could not load the inbox" onRetry={() => void refresh('inbox')} /> : null}
       {!list ? (
         res.error ? null : <Spinner label="Loading the inbox…" />
       ) : items.length === 0 ? (
-        <EmptyState title={filter.state === 'open' ? 'Nothing needs you' : filter.state === 'snoozed' ? 'Nothing is snoozed' : 'Nothing acknowledged yet'}>
-          {filter.state === 'open'
-            ? 'Held runs, blocked tasks, missed slots, stuck queues, lost instances, repeated failures and slots that did not start show up here as they happen.'
-            : filter.state === 'snoozed'
-              ? 'A snoozed item comes back to Open at the time you chose.'
-              : 'Acknowledged items stay here, with who acknowledged them and their note.'}
-        </EmptyState>
+        <EmptyState title={emptyWords(filter.state).title}>{emptyWords(filter.state).body}</EmptyState>
       ) : (
         <ul className="inbox-list" data-testid="inbox-list">
           {items.map((item) => (
@@ -145,6 +186,7 @@ function InboxItems() {
 
 function InboxRow({
   item,
+  focused = false,
   selected,
   onToggle,
   onAck,
@@ -153,6 +195,8 @@ function InboxRow({
   onRun,
 }: {
   item: InboxItem;
+  /** The item a link opened: highlighted, and scrolled into view when it arrives. */
+  focused?: boolean;
   selected: boolean;
   onToggle: (() => void) | null;
   onAck: () => void;
@@ -160,18 +204,46 @@ function InboxRow({
   onTask: (decision: 'unblock' | 'cancel') => void;
   onRun: (decision: 'approve' | 'reject') => void;
 }) {
+  const { retryRun } = useActions();
   const link = itemLink(item);
   const entries = entriesOf(item);
   const output = latestOutput(item);
-  const live = item.state !== 'acked';
+  const live = isLive(item);
   const decision = itemDecision(item);
   const blockedTask = decision === 'task';
   const heldRun = decision === 'run';
+  const retry = retryTarget(item);
+  const [retrying, setRetrying] = useState(false);
+  // Ages and waits read live: "waited 12 min" keeps counting while the item is open.
+  const now = useNow(30_000);
+  const ref = useRef<HTMLLIElement>(null);
+  useEffect(() => {
+    if (!focused || !ref.current) return;
+    ref.current.scrollIntoView({ block: 'nearest' });
+    // The keyboard starts at the item too (its buttons are the next Tab stops).
+    ref.current.focus({ preventScroll: true });
+  }, [focused, item.id]);
+  const doRetry = async () => {
+    if (!retry) return;
+    setRetrying(true);
+    try {
+      await retryRun(retry);
+    } catch {
+      // The toast said why; the button is offered again.
+    } finally {
+      setRetrying(false);
+    }
+  };
   return (
-    <li className={`inbox-item sev-${item.severity}${selected ? ' selected' : ''}`} data-testid={`inbox-item-${item.id}`}>
+    <li
+      ref={ref}
+      className={`inbox-item sev-${item.severity}${selected ? ' selected' : ''}${focused ? ' focused' : ''}${item.state === 'resolved' ? ' resolved' : ''}`}
+      data-testid={focused ? 'inbox-focused-item' : `inbox-item-${item.id}`}
+      tabIndex={focused ? -1 : undefined}
+    >
       <div className="inbox-item-head">
         {onToggle ? <input type="checkbox" checked={selected} onChange={onToggle} aria-label={`Select “${item.title}”`} /> : null}
-        <Badge tone={SEVERITY_TONE[item.severity]} strong>
+        <Badge tone={item.state === 'resolved' ? 'neutral' : SEVERITY_TONE[item.severity]} strong>
           {kindLabel(item.kind)}
         </Badge>
         {item.count > 1 ? <span className="badge tone-neutral" title="Occurrences folded into this item">×{item.count}</span> : null}
@@ -185,9 +257,16 @@ function InboxRow({
             · acknowledged by {item.ackedBy} <RelativeTime at={item.ackedAt!} />
           </span>
         ) : null}
+        {item.state === 'resolved' ? <Badge tone="done">resolved</Badge> : null}
       </div>
       <div className="inbox-item-title">{item.title}</div>
-      {item.detail ? <div className="inbox-item-detail prewrap">{item.detail}</div> : null}
+      {item.detail ? <div className="inbox-item-detail prewrap">{liveDetail(item, now)}</div> : null}
+      {item.state === 'resolved' ? (
+        <div className="inbox-resolution" data-testid="inbox-resolution">
+          Resolved itself {item.resolvedAt ? <RelativeTime at={item.resolvedAt} /> : null}
+          {item.resolution ? `: ${item.resolution}` : ''}
+        </div>
+      ) : null}
       {item.note ? <div className="note">Note: {item.note}</div> : null}
       {entries.length > 0 || output !== null ? (
         <details className="inbox-evidence">
@@ -196,7 +275,7 @@ function InboxRow({
             {entries.slice(0, 12).map((e, i) => (
               <li key={i}>
                 <dl className="kv kv-tight">
-                  {occurrenceFacts(e).map((f) => (
+                  {liveFacts(item, e, i === 0, now).map((f) => (
                     <FactRow key={f.label} label={f.label} value={f.value} />
                   ))}
                 </dl>
@@ -212,6 +291,11 @@ function InboxRow({
         </details>
       ) : null}
       <div className="row-actions">
+        {retry ? (
+          <button className="btn btn-small btn-primary" disabled={retrying} onClick={() => void doRetry()} title={`Runs ${retry.slot} again now, as a new attempt of the same run`} data-testid="inbox-retry">
+            {retrying ? 'Retrying…' : 'Retry now'}
+          </button>
+        ) : null}
         {link ? (
           <button className="btn btn-small" onClick={() => navigate(link.view, link.param, link.query)}>
             {link.label}
@@ -243,7 +327,7 @@ function InboxRow({
             <button className="btn btn-small" onClick={onSnooze} data-testid="inbox-snooze">
               Snooze…
             </button>
-            <button className="btn btn-small btn-primary" onClick={onAck} data-testid="inbox-ack">
+            <button className={`btn btn-small${retry ? '' : ' btn-primary'}`} onClick={onAck} data-testid="inbox-ack">
               Acknowledge
             </button>
           </>

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { entriesOf, fromLocalInput, itemDecision, itemLink, occurrenceFacts, snoozePresets, toLocalInput } from './logic';
-import { draftFromView, draftProblems, draftToInput } from './notifications-form';
+import { DEFAULT_WEBHOOK_EVENTS, INBOX_SEVERITY, type InboxItem } from '../../../src-main/common/attention';
+import { emptyWords, entriesOf, focusParam, formatWait, fromLocalInput, itemDecision, itemLink, liveDetail, liveFacts, occurrenceFacts, retryTarget, snoozePresets, STATE_TABS, toLocalInput, withoutFocused } from './logic';
+import { deliveryWords, draftFromView, draftProblems, draftToInput, newHookDraft, revealedSecrets } from './notifications-form';
 
 describe('item links', () => {
   it('a run opens its slot in the ledger, a task its queue, a job its ledger, a role its queue', () => {
@@ -10,6 +11,85 @@ describe('item links', () => {
     expect(itemLink({ subject: 'role:data.eng', evidence: {} })).toMatchObject({ view: 'queues', param: 'data.eng', label: 'Open the data.eng queue' });
     expect(itemLink({ subject: 'instance:i_1', evidence: {} })).toMatchObject({ view: 'instances' });
     expect(itemLink({ subject: 'budget:global', evidence: {} })).toBeNull();
+  });
+
+  it('a failed run opens its newest failed slot; a crash-looping agent its page; an undelivered notification the webhooks', () => {
+    const failed = { subject: 'job:job_a', evidence: { jobId: 'job_a', job: 'nightly-qa', entries: [{ runId: 'run_1', slot: '2026-12-03' }, { runId: 'run_2', slot: '2026-12-04' }] } };
+    expect(itemLink(failed)).toEqual({ label: 'Open the slot ledger', view: 'runs', param: 'job_a', query: { slot: '2026-12-04' } });
+    expect(itemLink({ subject: 'managed:mgd_1', evidence: { managedAgentId: 'mgd_1', name: 'claude-dev' } })).toEqual({ label: 'Open the agent', view: 'managed', param: 'claude-dev', query: {} });
+    expect(itemLink({ subject: 'webhook:wh_1', evidence: { webhookId: 'wh_1' } })).toEqual({ label: 'Open notifications', view: 'inbox', param: null, query: { tab: 'notifications' } });
+  });
+});
+
+describe('retry now', () => {
+  const item = (p: Partial<InboxItem>) => ({ kind: 'run_failed' as const, subject: 'job:job_a', state: 'open' as const, evidence: { job: 'nightly-qa', entries: [{ runId: 'run_1', slot: '2026-12-03' }, { runId: 'run_2', slot: '2026-12-04' }] }, ...p });
+
+  it('retries the newest failed run of a live failure item of a job', () => {
+    expect(retryTarget(item({}))).toEqual({ id: 'run_2', jobId: 'job_a', job: 'nightly-qa', slot: '2026-12-04' });
+    expect(retryTarget(item({ state: 'snoozed', kind: 'repeated_failures' }))).toMatchObject({ id: 'run_2' });
+  });
+
+  it('not once the item is resolved or acknowledged, nor for other kinds or items without a run', () => {
+    expect(retryTarget(item({ state: 'resolved' }))).toBeNull();
+    expect(retryTarget(item({ state: 'acked' }))).toBeNull();
+    expect(retryTarget(item({ kind: 'dead_man' }))).toBeNull();
+    expect(retryTarget(item({ evidence: { entries: [{ slot: 'x' }] } }))).toBeNull();
+  });
+});
+
+describe('states', () => {
+  it('a Resolved tab; each empty list says what shows up there, the open one naming failures', () => {
+    expect(STATE_TABS.map((t) => t.label)).toEqual(['Open', 'Snoozed', 'Acknowledged', 'Resolved']);
+    expect(emptyWords('open').body).toMatch(/Failed runs and tasks.*crash-looping agents/);
+    expect(emptyWords('resolved').title).toBe('Nothing resolved itself yet');
+  });
+
+  it('a resolved item offers no decision', () => {
+    expect(itemDecision({ kind: 'needs_human', subject: 'run:run_1', state: 'resolved' })).toBeNull();
+  });
+});
+
+describe('deep link', () => {
+  it('#/inbox?item=<id> names the item; anything else names none', () => {
+    expect(focusParam({ item: '42' })).toBe(42);
+    expect(focusParam({})).toBeNull();
+    expect(focusParam({ item: 'abc' })).toBeNull();
+    expect(focusParam({ item: '0' })).toBeNull();
+    expect(focusParam({ item: '-3' })).toBeNull();
+  });
+
+  it('the focused item is shown once: on top, not again in the list', () => {
+    const items = [{ id: 1 }, { id: 2 }, { id: 3 }] as InboxItem[];
+    expect(withoutFocused(items, 2).map((i) => i.id)).toEqual([1, 3]);
+    expect(withoutFocused(items, null).map((i) => i.id)).toEqual([1, 2, 3]);
+  });
+});
+
+describe('live waits', () => {
+  const at = Date.parse('2026-12-05T10:00:00.000Z');
+  const stuck = {
+    detail: 'The oldest has waited 10 min. No instance of the role has ever connected.',
+    state: 'open' as InboxItem['state'],
+    lastAt: '2026-12-05T10:00:00.000Z',
+    ackedAt: null,
+    resolvedAt: null,
+    evidence: { entries: [{ ready: 1, waitedS: 600 }] },
+  };
+
+  it('"waited N min" keeps counting from the occurrence while the item is open', () => {
+    expect(liveDetail(stuck, at)).toBe('The oldest has waited 10 min. No instance of the role has ever connected.');
+    expect(liveDetail(stuck, at + 5 * 60_000)).toBe('The oldest has waited 15 min. No instance of the role has ever connected.');
+    expect(liveDetail(stuck, at + 3 * 3600_000)).toMatch(/^The oldest has waited 3 h 10 min\./);
+    expect(liveFacts(stuck, stuck.evidence.entries[0]!, true, at + 5 * 60_000)).toContainEqual({ label: 'Waited', value: '15 min' });
+    // An older occurrence keeps the wait it had.
+    expect(liveFacts(stuck, stuck.evidence.entries[0]!, false, at + 5 * 60_000)).toContainEqual({ label: 'Waited', value: '10 min' });
+  });
+
+  it('stops when the item was resolved; an item without a wait is left as it is', () => {
+    const resolved = { ...stuck, state: 'resolved' as const, resolvedAt: '2026-12-05T10:02:00.000Z' };
+    expect(liveDetail(resolved, at + 3600_000)).toMatch(/^The oldest has waited 12 min\./);
+    expect(liveDetail({ ...stuck, evidence: {} }, at + 3600_000)).toBe(stuck.detail);
+    expect([formatWait(59 * 60), formatWait(3 * 86400 + 3600)]).toEqual(['59 min', '3 d 1 h']);
   });
 });
 
@@ -80,9 +160,43 @@ describe('notifications form', () => {
     expect(draftToInput({ ...d, quiet: false }).desktop!.quietHours).toBeNull();
   });
 
+  it('the console address: empty shows the default as a hint; it is sent only when changed (empty: back to the default)', () => {
+    const d = draftFromView(view);
+    expect(d).toMatchObject({ consoleUrl: '', consoleUrlDefault: 'http://127.0.0.1:7311/' });
+    expect(draftToInput({ ...d, consoleUrl: ' https://gaffer.example.net/ ' }).consoleUrl).toBe('https://gaffer.example.net/');
+    const set = draftFromView({ ...view, consoleUrl: 'https://gaffer.example.net/', consoleUrlSet: true });
+    expect(set).toMatchObject({ consoleUrl: 'https://gaffer.example.net/', consoleUrlDefault: '' });
+    expect('consoleUrl' in draftToInput(set)).toBe(false);
+    expect(draftToInput({ ...set, consoleUrl: '' }).consoleUrl).toBeNull();
+    expect(draftProblems({ ...d, consoleUrl: 'gaffer.local' })).toEqual([{ index: null, message: 'Console address: That is not a URL.' }]);
+  });
+
+  it('a new webhook starts with every critical and warning kind ticked', () => {
+    const h = newHookDraft('n1');
+    expect(h.events).toEqual(DEFAULT_WEBHOOK_EVENTS);
+    expect(h.events).toContain('run_failed');
+    expect(h.events).toContain('crash_looping');
+    expect(h.events.every((k) => INBOX_SEVERITY[k] !== 'info')).toBe(true);
+  });
+
+  it('the whole secret of a webhook the save added is shown once; masked ones are not', () => {
+    const reply = {
+      ...view,
+      webhooks: [view.webhooks[0]!, { ...view.webhooks[0]!, id: 'wh_b', name: null, url: 'https://hooks.example/…', secret: 'whsec_0123456789abcdefghijklmnopqrstuv' }],
+    };
+    expect(revealedSecrets(reply)).toEqual([{ webhookId: 'wh_b', label: 'https://hooks.example/…', secret: 'whsec_0123456789abcdefghijklmnopqrstuv' }]);
+    expect(revealedSecrets(view)).toEqual([]);
+  });
+
+  it('a delivery reads as the item it sent and the webhook it went to, not their ids', () => {
+    const hooks = [{ id: 'wh_a', name: 'phone', url: 'https://ntfy.sh/gaff…' }];
+    expect(deliveryWords({ kind: 'run_failed', itemTitle: 'nightly-qa 2026-12-04 failed', webhookId: 'wh_a' }, hooks)).toEqual({ what: 'nightly-qa 2026-12-04 failed', to: 'phone' });
+    expect(deliveryWords({ kind: 'test', itemTitle: null, webhookId: 'wh_gone' }, hooks)).toEqual({ what: 'Test notice', to: 'a removed webhook' });
+  });
+
   it('says what the server would refuse', () => {
     const d = draftFromView(view);
-    const bad = { ...d, webhooks: [...d.webhooks, { key: 'n', id: null, name: '', url: '', maskedUrl: null, events: [], format: 'json' as const, enabled: true }], quietStart: '08:00', quietEnd: '08:00' };
+    const bad = { ...d, webhooks: [...d.webhooks, { ...newHookDraft('n'), events: [] }], quietStart: '08:00', quietEnd: '08:00' };
     expect(draftProblems(bad)).toEqual([
       { index: 1, message: 'A new webhook needs its URL.' },
       { index: 1, message: 'Choose at least one kind of item to send.' },

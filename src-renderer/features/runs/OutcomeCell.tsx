@@ -1,7 +1,7 @@
 /** A slot's outcome in a runs table: its disposition as a badge, and a line under it. */
 import { Badge } from '../../components/Badge';
-import { dispositionMeta, type LedgerDisposition } from '../../lib/run-words';
-import type { Run } from '../../../src-main/common/job-schema';
+import { dispositionMeta, settledWords, type LedgerDisposition } from '../../lib/run-words';
+import type { Backfill, Run } from '../../../src-main/common/job-schema';
 
 export function OutcomeCell({ disposition, detail }: { disposition: LedgerDisposition; detail: string }) {
   const m = dispositionMeta(disposition);
@@ -15,7 +15,12 @@ export function OutcomeCell({ disposition, detail }: { disposition: LedgerDispos
   );
 }
 
-/** "failed · run by hand": a run's status, and how it was triggered when not by the schedule. */
-export function runLine(r: Pick<Run, 'status' | 'trigger'>): string {
-  return `${r.status}${r.trigger === 'manual' ? ' · run by hand' : r.trigger === 'catch_up' ? ' · caught up' : ''}`;
+/**
+ * "failed · run by hand": a run's status, and how it was triggered when not by the schedule. A run
+ * that ran again and succeeded reads as such ("approved by you, then succeeded"), not as its
+ * status, which stays `failed` next to "backfilled".
+ */
+export function runLine(r: Pick<Run, 'status' | 'trigger' | 'disposition'>, backfills: ReadonlyArray<Pick<Backfill, 'status' | 'dispatchedAt' | 'approval' | 'actor' | 'reason'>> = []): string {
+  const how = r.trigger === 'manual' ? ' · run by hand' : r.trigger === 'catch_up' ? ' · caught up' : '';
+  return `${settledWords(r, backfills) ?? r.status}${how}`;
 }

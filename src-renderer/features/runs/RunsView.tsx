@@ -24,13 +24,13 @@ import { DEFAULT_LEDGER_WEEKS, isFrequent, type LedgerScope } from '../../store/
 import { useActions, useConsole, useWatch } from '../../store/react';
 import { Evidence } from '../../components/Evidence';
 import { JobSelect } from '../../components/JobSelect';
-import { dispositionMeta, LAYER_VERDICT_META, runErrorView } from '../../lib/run-words';
+import { actorWords, backfillReasonWords, dispositionMeta, LAYER_VERDICT_META, runErrorView, settledWords } from '../../lib/run-words';
 import { describeSchedule } from '../../lib/schedule-words';
 import { AllRuns } from './AllRuns';
 import { BucketTable } from './BucketTable';
 import { OutcomeCell, runLine } from './OutcomeCell';
 import { HeatMapPanel } from './HeatMap';
-import { backfillActions, canRequestBackfill, completingBackfill, entryDay, filterLedger, LEDGER_FILTERS, slotTimeline, type LedgerFilter } from './logic';
+import { backfillActions, canRequestBackfill, canRetryRun, completingBackfill, entryDay, filterLedger, LEDGER_FILTERS, slotTimeline, type LedgerFilter } from './logic';
 import './runs-extra.css';
 
 const WEEK_CHOICES = [2, 6, 12];
@@ -197,7 +197,7 @@ function Ledger({
       key: 'disp',
       header: 'Disposition',
       width: 'minmax(130px, 1fr)',
-      render: (e) => <OutcomeCell disposition={e.disposition} detail={e.run ? runLine(e.run) : e.expected === null ? 'not in the schedule now' : 'no run'} />,
+      render: (e) => <OutcomeCell disposition={e.disposition} detail={e.run ? runLine(e.run, e.backfills) : e.expected === null ? 'not in the schedule now' : 'no run'} />,
     },
     { key: 'att', header: 'Att.', width: '44px', align: 'right', title: 'attempts (dispatches)', render: (e) => (e.run ? <span className="mono">{e.run.attempt}</span> : <span className="muted">—</span>) },
     { key: 'inst', header: 'Instance', width: 'minmax(90px, 0.8fr)', render: (e) => (e.run?.instanceId ? <span className="mono small" title={e.run.instanceId}>{shortHash(e.run.instanceId, 14)}</span> : <span className="muted">—</span>) },
@@ -331,10 +331,11 @@ function backfillTone(s: Backfill['status']): string {
 }
 
 function SlotDetail({ job, slot, entry, onClose }: { job: JobSummary; slot: string; entry: LedgerEntry | null; onClose: () => void }) {
-  const { getRun, requestBackfill } = useActions();
+  const { getRun, requestBackfill, retryRun } = useActions();
   const [detail, setDetail] = useState<RunDetail | null>(null);
   const [error, setError] = useState<UiError | null>(null);
   const [asking, setAsking] = useState(false);
+  const [retrying, setRetrying] = useState(false);
   const runId = entry?.run?.id ?? null;
   const updatedAt = entry?.run?.updatedAt ?? null;
   const zone = job.schedule.timezone ?? 'UTC';
@@ -353,6 +354,18 @@ function SlotDetail({ job, slot, entry, onClose }: { job: JobSummary; slot: stri
   const backfills = detail && detail.run.id === runId ? detail.backfills : (entry?.backfills ?? []);
   const done = completingBackfill(backfills);
   const errorView = run ? runErrorView(run) : null;
+  const settled = run ? settledWords(run, backfills) : null;
+  const retry = async () => {
+    if (!run) return;
+    setRetrying(true);
+    try {
+      await retryRun(run);
+    } catch {
+      // The toast said why.
+    } finally {
+      setRetrying(false);
+    }
+  };
 
   return (
     <aside className="pane" aria-label={`Slot ${slot}`} data-testid="slot-detail">
@@ -373,7 +386,7 @@ function SlotDetail({ job, slot, entry, onClose }: { job: JobSummary; slot: stri
               <Badge tone={dispositionMeta(entry.disposition).tone} strong>
                 {dispositionMeta(entry.disposition).label}
               </Badge>
-              {run ? <Badge>{run.status}</Badge> : null}
+              {run ? settled ? <span className="small" data-testid="slot-settled">{settled}</span> : <Badge>{run.status}</Badge> : null}
               {run?.held && run.disposition !== 'backfilled' ? <Badge tone="failed">held for review</Badge> : null}
               {run && run.trigger !== 'schedule' ? <Badge tone="ready">{run.trigger.replace('_', ' ')}</Badge> : null}
             </div>
@@ -381,6 +394,11 @@ function SlotDetail({ job, slot, entry, onClose }: { job: JobSummary; slot: stri
               <button className="btn btn-small btn-primary" onClick={() => navigate('why', job.id, { at: entry.at })} data-testid="slot-why">
                 Why? Explain this slot
               </button>
+              {canRetryRun({ run: run ?? null, backfills }) ? (
+                <button className="btn btn-small" disabled={retrying} onClick={() => void retry()} title="Runs this slot again now, as a new attempt of the same run (its completed steps kept)" data-testid="slot-retry">
+                  {retrying ? 'Retrying…' : 'Retry now'}
+                </button>
+              ) : null}
               {canRequestBackfill(entry) ? (
                 <button className="btn btn-small" onClick={() => setAsking(true)} data-testid="slot-backfill">
                   Queue for backfill
@@ -508,7 +526,8 @@ function SlotDetail({ job, slot, entry, onClose }: { job: JobSummary; slot: stri
                   <ul className="plain-list">
                     {detail.backfills.map((b) => (
                       <li key={b.id} className="small">
-                        #{b.id} <Badge tone={backfillTone(b.status)}>{b.status}</Badge> {b.reason} · {b.attempts} dispatch{b.attempts === 1 ? '' : 'es'}
+                        #{b.id} <Badge tone={backfillTone(b.status)}>{b.status}</Badge> {backfillReasonWords(b.reason)}
+                        {b.approval ? ` · approved by ${actorWords(b.approval.by)}` : ''} · {b.attempts} dispatch{b.attempts === 1 ? '' : 'es'}
                         {b.note ? <span className="muted"> · “{b.note}”</span> : null}
                       </li>
                     ))}
@@ -572,7 +591,7 @@ function BackfillQueue({ jobId }: { jobId: string | null }) {
                   {b.job} <span className="mono">{b.slot}</span>
                 </button>
                 <Badge tone={backfillTone(b.status)}>{b.status}</Badge>
-                <span className="muted small">{b.reason}</span>
+                <span className="muted small">{backfillReasonWords(b.reason)}</span>
                 <span className="spacer" />
                 {backfillActions(b).map((a) => (
                   <button key={a} className={`btn btn-small${BACKFILL_ACTION_META[a].danger ? ' btn-danger-quiet' : ''}`} onClick={() => setActing({ b, action: a })} data-testid={`backfill-${a}-${b.id}`}>

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { RUN_DISPOSITIONS, type Backfill, type LedgerBucket, type LedgerEntry, type Run } from '../../../src-main/common/job-schema';
-import { allRunsQuery, backfillActions, bucketRow, dueRows, canRequestBackfill, completingBackfill, filterLedger, filterOfAllRunsQuery, heatClassOf, heatGrid, heatTitle, heatTotals, slotTimeline } from './logic';
-import { runErrorView } from '../../lib/run-words';
+import { allRunsQuery, backfillActions, bucketRow, dueRows, canRequestBackfill, canRetryRun, completingBackfill, filterLedger, filterOfAllRunsQuery, heatClassOf, heatGrid, heatTitle, heatTotals, slotTimeline } from './logic';
+import { backfillReasonWords, runErrorView, runLink, settledWords } from '../../lib/run-words';
+import { runLine } from './OutcomeCell';
 
 const bucket = (key: string, counts: LedgerBucket['counts']): LedgerBucket => ({ key, first: `${key}T00:00:00.000Z`, slots: Object.values(counts).reduce((n, x) => n + (x ?? 0), 0), counts });
 
@@ -86,11 +87,49 @@ describe('a backfilled slot', () => {
   const bf = (p: Partial<Backfill>) => ({ id: 3, status: 'done', reason: 'failed', createdAt: '2026-11-30T10:00:00.000Z', dispatchedAt: '2026-11-30T11:00:00.000Z', finishedAt: '2026-11-30T11:05:00.000Z', instanceId: 'inst_b', actor: 'runner', ...p }) as Backfill;
   const run = { createdAt: '2026-11-30T09:00:00.000Z', triggeredAt: '2026-11-30T09:00:01.000Z', startedAt: '2026-11-30T09:00:02.000Z', finishedAt: '2026-11-30T09:01:00.000Z', status: 'failed' } as Run;
   it('its timeline carries the backfill after the failed attempt, and the backfill that completed it gives the instance', () => {
-    expect(slotTimeline(run, [bf({})]).map((t) => t.what)).toEqual(['claimed', 'triggered', 'started', 'finished (failed)', 'queued for backfill #3 (failed)', 'backfill #3 dispatched to inst_b', 'backfill #3 done']);
+    expect(slotTimeline(run, [bf({})]).map((t) => t.what)).toEqual(['claimed', 'triggered', 'started', 'finished (failed)', 'queued for backfill #3 (it failed)', 'backfill #3 dispatched to inst_b', 'backfill #3 done']);
     expect(dueRows([bucketRow(bucket('2026-12-08', { scheduled: 96 })), bucketRow(bucket('2026-11-01', { before_job: 96 })), bucketRow(bucket('2026-11-30', { before_job: 30, ran: 66 }))]).map((r) => r.key)).toEqual(['2026-11-30']);
     expect(slotTimeline(run, [bf({ dispatchedAt: null, instanceId: null })]).at(-1)!.what).toBe('backfill #3 marked done by hand');
     expect(completingBackfill([bf({ id: 1, status: 'failed' }), bf({ id: 2 })])!.id).toBe(2);
     expect(completingBackfill([bf({ status: 'queued' })])).toBeNull();
+  });
+
+  it('an approved run that then succeeded reads so — not as a failed backfill', () => {
+    const approval = { decision: 'approved' as const, note: 'yes, goodwill refund', by: 'operator:browser', at: '2026-11-30T10:30:00.000Z' };
+    const backfilled = { status: 'failed' as const, disposition: 'backfilled' as const, trigger: 'schedule' as const };
+    expect(settledWords(backfilled, [bf({ reason: 'needs_human', approval })])).toBe('approved by you, then succeeded');
+    expect(settledWords(backfilled, [bf({ reason: 'needs_human', approval: { ...approval, by: 'ops-lead' } })])).toBe('approved by ops-lead, then succeeded');
+    expect(runLine(backfilled, [bf({ reason: 'needs_human', approval })])).toBe('approved by you, then succeeded');
+    expect(runLine(backfilled, [bf({ approval: null })])).toBe('failed, then ran again and succeeded');
+    expect(runLine(backfilled, [bf({ approval: null, dispatchedAt: null })])).toBe('marked done by hand');
+    expect(runLine({ ...backfilled, trigger: 'manual' }, [bf({ reason: 'missed', approval: null })])).toBe('missed, then ran later and succeeded · run by hand');
+    // Any other run reads as its status.
+    expect(runLine({ status: 'failed', disposition: 'failed', trigger: 'schedule' })).toBe('failed');
+    expect(slotTimeline(run, [bf({ reason: 'needs_human', approval })]).map((t) => t.what)).toEqual([
+      'claimed',
+      'triggered',
+      'started',
+      'finished (failed)',
+      'queued for backfill #3 (needed a human)',
+      'approved by you: “yes, goodwill refund”',
+      'backfill #3 dispatched to inst_b',
+      'backfill #3 done',
+    ]);
+    expect(backfillReasonWords('budget')).toBe('held at its spend cap');
+    expect(backfillReasonWords('some_new_reason')).toBe('some new reason');
+  });
+
+  it('Retry now applies to a run that failed for good and has not run again; a toast about a run links to its slot', () => {
+    const failed = { status: 'failed', disposition: 'failed', held: false } as Run;
+    expect(canRetryRun({ run: failed, backfills: [] })).toBe(true);
+    expect(canRetryRun({ run: failed, backfills: [bf({ status: 'queued' })] })).toBe(true);
+    expect(canRetryRun({ run: failed, backfills: [bf({ status: 'dispatched' })] })).toBe(false);
+    expect(canRetryRun({ run: { ...failed, disposition: 'backfilled' }, backfills: [bf({})] })).toBe(false);
+    expect(canRetryRun({ run: { ...failed, disposition: 'held', held: true }, backfills: [bf({ status: 'held' })] })).toBe(false);
+    expect(canRetryRun({ run: { ...failed, disposition: 'rejected' }, backfills: [] })).toBe(false);
+    expect(canRetryRun({ run: { ...failed, status: 'running', disposition: 'running' }, backfills: [] })).toBe(false);
+    expect(canRetryRun({ run: null, backfills: [] })).toBe(false);
+    expect(runLink({ jobId: 'job_a', slot: '2026-12-04' })).toEqual({ label: 'Open the run', view: 'runs', param: 'job_a', query: { slot: '2026-12-04' } });
   });
 
   it('an error of a slot that succeeded later reads as an earlier attempt’s', () => {

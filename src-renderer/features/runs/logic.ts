@@ -6,7 +6,7 @@
 import { RUN_DISPOSITIONS, RUN_STATUSES, type Backfill, type LedgerBucket, type LedgerEntry, type Run, type RunDisposition, type RunStatus } from '../../../src-main/common/job-schema';
 import { addDays, isoWeekday } from '../../lib/days';
 import type { AllRunsFilter } from '../../store/slices/runs';
-import type { LedgerDisposition } from '../../lib/run-words';
+import { actorWords, backfillReasonWords, type LedgerDisposition } from '../../lib/run-words';
 import { dateInZone } from '../../lib/zones';
 
 /** The heat-map's colours, from the operator's point of view. */
@@ -212,6 +212,17 @@ export function canRequestBackfill(e: Pick<LedgerEntry, 'run' | 'backfills'>): b
   return !e.backfills.some((b) => b.status === 'queued' || b.status === 'held' || b.status === 'dispatched');
 }
 
+/**
+ * Whether "Retry now" applies: a run that ended failed for good and has not run again since (not
+ * backfilled, no backfill running). A held run is approved or rejected instead, and a rejected one
+ * stays as the operator decided. The server checks again.
+ */
+export function canRetryRun(e: Pick<LedgerEntry, 'run' | 'backfills'>): boolean {
+  const r = e.run;
+  if (!r || r.status !== 'failed' || r.disposition !== 'failed' || r.held) return false;
+  return !e.backfills.some((b) => b.status === 'dispatched' || b.status === 'held');
+}
+
 export type LedgerFilter = 'past' | 'problems' | 'runs' | 'upcoming' | 'all';
 
 export const LEDGER_FILTERS: Array<{ id: LedgerFilter; label: string; hint: string }> = [
@@ -286,7 +297,8 @@ export function slotTimeline(run: Pick<Run, 'createdAt' | 'triggeredAt' | 'start
   if (run.startedAt) out.push({ at: run.startedAt, what: 'started' });
   if (run.finishedAt) out.push({ at: run.finishedAt, what: `finished (${run.status})` });
   for (const b of backfills) {
-    out.push({ at: b.createdAt, what: `queued for backfill #${b.id} (${b.reason})` });
+    out.push({ at: b.createdAt, what: `queued for backfill #${b.id} (${backfillReasonWords(b.reason)})` });
+    if (b.approval) out.push({ at: b.approval.at, what: `approved by ${actorWords(b.approval.by)}: “${b.approval.note}”` });
     if (b.dispatchedAt) out.push({ at: b.dispatchedAt, what: `backfill #${b.id} dispatched${b.instanceId ? ` to ${b.instanceId}` : ''}` });
     if (b.finishedAt) out.push({ at: b.finishedAt, what: `backfill #${b.id} ${b.status === 'done' ? (b.dispatchedAt ? 'done' : 'marked done by hand') : b.status}` });
   }

@@ -5,13 +5,16 @@
  * 1. A list carries the filter it was fetched for: a view shows it only while that filter is
  *    still selected (a slow answer for the previous filter never reads as the new one).
  * 2. Every action refreshes what it touched: the list, and the dashboard (the rail's badge).
+ * 3. One item can be in focus (a deep link, `#/inbox?item=<id>`, the link a notification carries):
+ *    it is fetched by id whatever its state, refreshed with the list, and an answer for an item
+ *    no longer in focus is dropped.
  */
-import type { Delivery, InboxCounts, InboxItem, InboxKind, NotificationSettingsView, NotificationsInput, WebhookTestResult } from '../../../src-main/common/attention';
+import type { Delivery, InboxCounts, InboxItem, InboxKind, NotificationSettingsView, NotificationsInput, WebhookSecret, WebhookTestResult } from '../../../src-main/common/attention';
 import { guarded } from '../../lib/errors';
 import { emptyResource, type Resource } from '../resource';
 import { keyCell, loaderTopic, resourceLoader, type Slice, type SliceContext } from '../slice';
 
-export type InboxStateFilter = 'open' | 'snoozed' | 'acked';
+export type InboxStateFilter = 'open' | 'snoozed' | 'acked' | 'resolved';
 
 export interface InboxFilter {
   state: InboxStateFilter;
@@ -37,17 +40,25 @@ export interface InboxState {
   inboxFilter: InboxFilter;
   inboxList: Resource<InboxList>;
   notifications: Resource<NotificationsData>;
+  /** The item a deep link opened (invariant 3), and its id. */
+  inboxFocusId: number | null;
+  inboxFocus: Resource<InboxItem>;
 }
 
 export const INBOX_PAGE = 200;
 
-export const initialInboxState = (): InboxState => ({ inboxFilter: { state: 'open', kind: null }, inboxList: emptyResource(), notifications: emptyResource() });
+export const initialInboxState = (): InboxState => ({ inboxFilter: { state: 'open', kind: null }, inboxList: emptyResource(), notifications: emptyResource(), inboxFocusId: null, inboxFocus: emptyResource() });
 
 export interface InboxActions {
   setInboxFilter(patch: Partial<InboxFilter>): void;
+  /** Brings one item into focus by id (null: none), whatever its state. */
+  focusInboxItem(id: number | null): void;
   acknowledge(ids: number[], note: string | null): Promise<void>;
   snooze(id: number, until: string, note: string | null): Promise<void>;
-  saveNotifications(input: NotificationsInput, reason: string | null): Promise<void>;
+  /** Resolves with the saved settings: a webhook this save added carries its whole secret, this once. */
+  saveNotifications(input: NotificationsInput, reason: string | null): Promise<NotificationSettingsView>;
+  /** A new signing secret for one webhook, returned this once. */
+  rotateWebhookSecret(webhookId: string): Promise<WebhookSecret>;
   testWebhooks(webhookId: string | null): Promise<WebhookTestResult[]>;
   retryDelivery(id: number): Promise<void>;
   /** A held run: dispatched again with the approval (the note reaches the agent), or rejected. */
@@ -69,8 +80,25 @@ export function createInboxSlice(ctx: SliceContext<InboxState>): Slice<InboxActi
     return { settings, deliveries: recent.items, dead: dead.items };
   });
 
+  let askedFocus: number | null = null;
+  const focus = resourceLoader(
+    ctx,
+    {
+      get: () => ctx.get().inboxFocus,
+      // Invariant 3: only the answer for the item still in focus is kept.
+      set: (r) => {
+        if (askedFocus === ctx.get().inboxFocusId) ctx.set({ inboxFocus: r });
+      },
+    },
+    () => {
+      askedFocus = ctx.get().inboxFocusId;
+      return askedFocus !== null ? ctx.call('inbox.get', { id: askedFocus }) : Promise.reject(new Error('no inbox item is in focus'));
+    },
+  );
+  const refreshFocus = () => (ctx.get().inboxFocusId !== null ? focus.refresh() : Promise.resolve());
+
   const changed = async () => {
-    await list.refresh();
+    await Promise.all([list.refresh(), refreshFocus()]);
     ctx.invalidate('dashboard');
   };
 
@@ -78,6 +106,11 @@ export function createInboxSlice(ctx: SliceContext<InboxState>): Slice<InboxActi
     setInboxFilter(patch) {
       ctx.set({ inboxFilter: { ...ctx.get().inboxFilter, ...patch } });
       void list.refresh();
+    },
+    focusInboxItem(id) {
+      if (ctx.get().inboxFocusId === id) return;
+      ctx.set({ inboxFocusId: id, inboxFocus: emptyResource() });
+      void refreshFocus();
     },
     acknowledge(ids, note) {
       return guarded(ctx.toast, ids.length === 1 ? 'acknowledge the item' : 'acknowledge the items', async () => {
@@ -97,9 +130,17 @@ export function createInboxSlice(ctx: SliceContext<InboxState>): Slice<InboxActi
     },
     saveNotifications(input, reason) {
       return guarded(ctx.toast, 'save the notification settings', async () => {
-        await ctx.call('notifications.put', { ...input, ...(reason ? { reason } : {}) });
+        const saved = await ctx.call('notifications.put', { ...input, ...(reason ? { reason } : {}) });
         ctx.toast('success', 'Notification settings saved');
         await notifications.refresh();
+        return saved;
+      });
+    },
+    rotateWebhookSecret(webhookId) {
+      return guarded(ctx.toast, 'make a new secret', async () => {
+        const r = await ctx.call('notifications.rotateSecret', { webhookId });
+        await notifications.refresh();
+        return r;
       });
     },
     testWebhooks(webhookId) {
@@ -126,9 +167,21 @@ export function createInboxSlice(ctx: SliceContext<InboxState>): Slice<InboxActi
   };
   return {
     actions,
-    topics: { inbox: loaderTopic(list), notifications: loaderTopic(notifications) },
+    topics: {
+      inbox: {
+        refresh: async () => {
+          await Promise.all([list.refresh(), refreshFocus()]);
+        },
+        invalidate: () => {
+          list.invalidate();
+          if (ctx.get().inboxFocusId !== null) focus.invalidate();
+        },
+      },
+      notifications: loaderTopic(notifications),
+    },
     dispose() {
       list.dispose();
+      focus.dispose();
       notifications.dispose();
     },
   };

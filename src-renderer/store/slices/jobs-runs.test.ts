@@ -53,6 +53,10 @@ class JobsFake extends FakeConsoleApi {
         return { items: [], next: null } as never;
       case 'calendars.list':
         return [] as never;
+      case 'jobs.trigger': {
+        const j = this.jobs.find((x) => x.id === a.id)!;
+        return { run: { id: 'run_t1', jobId: j.id, job: j.name, slot: String(a.slot ?? '2026-11-30') }, created: true, dispatched: true, message: 'dispatched now' } as never;
+      }
       case 'jobs.pause': {
         const j = this.jobs.find((x) => x.id === a.id)!;
         j.paused = { at: 'now', by: 'operator:browser', reason: String(a.reason), until: null, drain: false, role: false };
@@ -88,6 +92,13 @@ afterEach(() => {
 });
 
 describe('jobs slice', () => {
+  it('Trigger now answers with the run: the toast links to it', async () => {
+    const { api, a, s } = setup();
+    api.jobs = [job('nightly-qa')];
+    await a.jobAction('trigger', { id: 'job_nightly-qa', name: 'nightly-qa' }, 'try it now', { slot: '2026-11-30' });
+    expect(s().toasts.at(-1)).toMatchObject({ tone: 'success', title: 'Triggered nightly-qa (2026-11-30)', link: { label: 'Open the run', view: 'runs', param: 'job_nightly-qa', query: { slot: '2026-11-30' } } });
+  });
+
   it('loads every page of the job list when watched', async () => {
     const { api, a, s } = setup();
     api.jobs = ['a', 'b', 'c', 'd', 'e'].map((n) => job(n));

@@ -11,6 +11,7 @@ import type { ConsoleArgs, TriggerResult } from '../../../src-main/common/consol
 import type { Explanation, Job, JobIssue, JobSpecInput, JobSummary, PreviewResult, TriggerChoices } from '../../../src-main/common/job-schema';
 import type { RehearsalResult } from '../../../src-main/common/rehearsal';
 import { guarded } from '../../lib/errors';
+import { runLink } from '../../lib/run-words';
 import { emptyResource, type Resource } from '../resource';
 import { loaderTopic, resourceLoader, type Slice, type SliceContext } from '../slice';
 
@@ -111,7 +112,7 @@ export function createJobsSlice(ctx: SliceContext<JobsState>): Slice<JobsActions
         switch (kind) {
           case 'trigger': {
             const r = await call('jobs.trigger', { id: job.id, reason, ...(opts.slot !== undefined ? { slot: opts.slot } : {}), ...(opts.checkPreconditions ? { checkPreconditions: true } : {}) });
-            ctx.toast(r.dispatched ? 'success' : 'info', r.dispatched ? `Triggered ${job.name} (${r.run.slot})` : `${job.name}: ${r.created ? 'slot claimed' : 'nothing new'}`, r.message);
+            ctx.toast(r.dispatched ? 'success' : 'info', r.dispatched ? `Triggered ${job.name} (${r.run.slot})` : `${job.name}: ${r.created ? 'slot claimed' : 'nothing new'}`, r.message, undefined, runLink(r.run));
             out = r;
             break;
           }

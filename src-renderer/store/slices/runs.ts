@@ -17,6 +17,7 @@ import type { RunDetail } from '../../../src-main/common/console-api';
 import type { Backfill, BackfillAction, LedgerBucket, LedgerBucketsResult, LedgerEntry, Run, RunDisposition, RunStatus } from '../../../src-main/common/job-schema';
 import { addDays } from '../../lib/days';
 import { guarded, toUiError, type UiError } from '../../lib/errors';
+import { runLink } from '../../lib/run-words';
 import { dateInZone, zonedWallToUtc } from '../../lib/zones';
 import { emptyResource, type Resource } from '../resource';
 import { resourceLoader, taskLoader, type Slice, type SliceContext } from '../slice';
@@ -147,6 +148,11 @@ export interface RunsActions {
   getRun(id: string): Promise<RunDetail>;
   backfillAction(b: Pick<Backfill, 'id' | 'job' | 'slot'>, action: BackfillAction, reason: string): Promise<Backfill>;
   requestBackfill(jobId: string, slot: string, reason: string): Promise<Backfill>;
+  /**
+   * "Retry now": a failed run's slot runs again at once, as a new attempt of the same run. The
+   * toast says so and links to the run; the runs, the inbox and the dashboard are refreshed.
+   */
+  retryRun(run: Pick<Run, 'id' | 'job' | 'slot'>, reason?: string): Promise<{ run: Run; backfill: Backfill }>;
   setAllRunsFilter(filter: AllRunsFilter): void;
   loadMoreAllRuns(): Promise<void>;
 }
@@ -380,6 +386,16 @@ export function createRunsSlice(ctx: SliceContext<RunsState>): Slice<RunsActions
         const r = await call('backfills.request', { jobId, slot, reason });
         ctx.toast('success', `Queued ${r.job} ${slot} for backfill`, `Reason: ${reason}`);
         refreshAfterChange();
+        return r;
+      });
+    },
+
+    retryRun(run, reason) {
+      return guarded(ctx.toast, `retry ${run.job} ${run.slot}`, async () => {
+        const r = await call('runs.retry', { id: run.id, ...(reason ? { reason } : {}) });
+        ctx.toast('success', `Retrying ${r.run.job} ${r.run.slot} now`, 'It runs again as a new attempt of the same run; its failure item resolves itself once it succeeds.', undefined, runLink(r.run));
+        refreshAfterChange();
+        ctx.invalidate('inbox');
         return r;
       });
     },
