@@ -67,6 +67,12 @@ async function refusedUpgrade(headers: Record<string, string>, tok?: string, url
 const noCors = (headers: Record<string, unknown>) => Object.keys(headers).filter((h) => h.startsWith('access-control-'));
 
 describe('security', () => {
+  it('notifications link to the console at the address this server serves it on', async () => {
+    const r = await api(server.port, server.operatorToken, 'GET', '/notifications');
+    expect(r.status).toBe(200);
+    expect(r.json).toMatchObject({ consoleUrl: `http://127.0.0.1:${server.port}/`, consoleUrlSet: false });
+  });
+
   it('a page from another origin cannot open the agent socket (403 before the handshake)', async () => {
     const t = await token('origin-test');
     for (const origin of ['http://evil.example', 'null', `http://127.0.0.1:${server.port + 1}`, `https://127.0.0.1:${server.port}`, 'file://']) {

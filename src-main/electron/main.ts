@@ -104,6 +104,8 @@ async function boot(opts: CliOptions): Promise<void> {
       config: opts.config,
       logger: consoleLogger,
       nativeBinding: native.path,
+      // Notifications link to the console at the address it is served on (a setting may override it).
+      ...(opts.port > 0 ? { webhooks: { consoleUrl: `http://${opts.host}:${opts.port}/` } } : {}),
       secretsKey: desktopSecretsKey(opts.dataDir, safeStorage, process.platform, { toFile: opts.secretsKeyFile }),
     });
   } catch (e) {

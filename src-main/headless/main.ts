@@ -31,7 +31,9 @@ async function main(): Promise<void> {
   const operatorToken = opts.operatorToken ?? `gfo_${randomBytes(32).toString('base64url')}`;
   let core;
   try {
-    core = createCore({ dataDir: opts.dataDir, config: opts.config, logger: consoleLogger });
+    // Notifications link to the console at the address it is served on (a setting may override it).
+    const consoleUrl = opts.port > 0 ? { webhooks: { consoleUrl: `http://${opts.host}:${opts.port}/` } } : {};
+    core = createCore({ dataDir: opts.dataDir, config: opts.config, logger: consoleLogger, ...consoleUrl });
   } catch (e) {
     console.error(`gaffer: ${(e as Error).message}`);
     process.exit(1);

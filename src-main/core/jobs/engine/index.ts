@@ -141,6 +141,7 @@ export class JobEngine {
     const run = this.e.repo.run(runId);
     if (run.status !== 'failed') throw new GafferError('invalid_transition', `run ${run.id} is ${run.status}; only a failed run is retried`);
     if (run.disposition === 'backfilled') throw new GafferError('invalid_transition', `run ${run.id} was backfilled already; its slot ran`);
+    if (run.disposition === 'rejected') throw new GafferError('invalid_transition', `run ${run.id} was rejected: its slot is not to run`);
     if (awaitsDecision(run, this.e.backfillRows.ofRun(run.id).at(-1))) throw new GafferError('invalid_transition', `run ${run.id} waits for your decision: approve or reject it`);
     const job = this.e.repo.jobRow(run.job_id);
     const queued = this.e.backfillRows.openOfRun(run.id) ?? requestBackfill(this.e, job, run.slot, reason, actor);
