@@ -253,7 +253,7 @@ export class Budgets {
     this.raiseScheduled = true;
     this.ctx.clock.afterIo(() => {
       this.raiseScheduled = false;
-      this.raiseReached();
+      if (this.ctx.db.open) this.raiseReached(); // the core may have closed meanwhile
     });
   }
 
