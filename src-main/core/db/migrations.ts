@@ -591,4 +591,24 @@ export const MIGRATIONS: Migration[] = [
       CREATE UNIQUE INDEX checks_key ON checks (job_id, slot, name);
     `,
   },
+  {
+    name: '018_run_ranges',
+    // One run row may stand for a run of consecutive slots that got the same decision at once:
+    // the older slots of a long gap (an every-second job slept through for a day has 86 400 of
+    // them) cost one row, not one each. range_slots counts them, from the row's own slot to
+    // range_last_slot (due range_last_at); NULL for an ordinary run. Like 013/015, running it on
+    // a database that already has it changes nothing.
+    sql: '',
+    run: (db) => {
+      const columns = new Set(db.prepare<[], { name: string }>('PRAGMA table_info(runs)').all().map((c) => c.name));
+      const added: Array<[column: string, decl: string]> = [
+        ['range_slots', 'INTEGER'],
+        ['range_last_slot', 'TEXT'],
+        ['range_last_at', 'INTEGER'],
+      ];
+      for (const [column, decl] of added) if (!columns.has(column)) db.exec(`ALTER TABLE runs ADD COLUMN ${column} ${decl}`);
+      // "Which range covers instant T" (explain, the ledger, the runner's first look after a step back).
+      db.exec('CREATE INDEX IF NOT EXISTS runs_ranges ON runs (job_id, range_last_at) WHERE range_slots IS NOT NULL');
+    },
+  },
 ];
