@@ -52,8 +52,9 @@ export interface InsightDeps {
   trail(subjects: string[], limit: number): Array<{ id: number; at: number; type: string; actor: string; detail: string }>;
 }
 
-export function previewItem(plan: JobPlan, o: SlotOccurrence): PreviewItem {
-  const w = plan.windowOf(o);
+/** `following`: the entry after `o` when the caller has it (saves a slot search per item). */
+export function previewItem(plan: JobPlan, o: SlotOccurrence, following?: SlotOccurrence): PreviewItem {
+  const w = plan.windowOf(o, following);
   const item: PreviewItem = { slot: o.slot, at: isoTime(o.at), local: o.local, disposition: o.disposition, opensAt: isoTime(w.opensAt), closesAt: isoTime(w.closesAt) };
   if (o.dayType) item.dayType = o.dayType;
   if (o.movedFrom) item.movedFrom = o.movedFrom;
@@ -64,7 +65,7 @@ export function previewItem(plan: JobPlan, o: SlotOccurrence): PreviewItem {
 export function preview(plan: JobPlan, after: number, count: number): Pick<PreviewResult, 'items' | 'truncated' | 'next'> {
   // `count` due entries; skipped ones in between are included (the editor shows them).
   const u = plan.upcoming(after, count, Math.max(count * 4, count + 50));
-  return { items: u.entries.map((o) => previewItem(plan, o)), truncated: u.truncated, next: u.next === null ? null : isoTime(u.next) };
+  return { items: u.entries.map((o, k) => previewItem(plan, o, u.entries[k + 1])), truncated: u.truncated, next: u.next === null ? null : isoTime(u.next) };
 }
 
 function layerOf(items: LayerItem[], empty: string): LayerVerdict {
