@@ -70,6 +70,11 @@ describe('a one-day sleep with an every-second job', () => {
     expect(range.lastError).toMatch(new RegExp(`^${range.range!.slots} slots from ${range.slot} to ${range.range!.lastSlot} `));
     // One alert for the range (and one per slot decided one by one).
     expect(h.audit('run.alert').filter((e) => e.subject === `run:${range.id}`)).toHaveLength(1);
+    // The dead-man's switch passes the range in one look, and reports nothing the runner reported.
+    await h.advance(2 * h.core.config.sweepIntervalS * 1000);
+    const watch = h.core.db.prepare('SELECT checked_to FROM inbox_watch WHERE job_id = ?').get(jobId) as { checked_to: number };
+    expect(watch.checked_to).toBeGreaterThan(Date.parse(range.range!.lastAt));
+    expect(h.core.inbox.list({ kind: 'dead_man' }).items).toEqual([]);
     assertInvariants(h.core);
   });
 
@@ -92,6 +97,12 @@ describe('a one-day sleep with an every-second job', () => {
     expect(new Set(l.items.map((e) => e.run?.id))).toEqual(new Set([range.id]));
     // GET /runs over that hour lists the range row (its own slot is older than the hour).
     expect(h.core.jobs.listRuns({ job: jobId, from, to: from + 3600_000 }).items.map((r) => r.id)).toEqual([range.id]);
+    // A slot of it cannot be backfilled (no row of its own) but can be run by hand, once.
+    const inside = new Date(Math.floor((from + 1000) / 1000) * 1000).toISOString().slice(0, 19);
+    expect(() => h.core.jobs.requestBackfill(jobId, { slot: inside, reason: 'needed', actor: 'op' })).toThrow(/decided with .* as one row .* run it by hand/);
+    const byHand = h.core.jobs.triggerNow(jobId, { slot: inside, reason: 'needed', actor: 'op' });
+    expect(byHand).toMatchObject({ created: true, run: { slot: inside, trigger: 'manual' } });
+    expect(h.core.jobs.triggerNow(jobId, { slot: inside, reason: 'again', actor: 'op' }).created).toBe(false);
   });
 
   it('run_now keeps queueing its newest missed slots for backfill (at most the cap per tick); the range is not queued', async () => {
