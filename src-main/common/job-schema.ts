@@ -659,6 +659,12 @@ export interface Run {
   covers: string[];
   /** Run that covers this folded slot. */
   coveredBy: string | null;
+  /**
+   * Present when this one row stands for a run of consecutive slots that got the same decision at
+   * once (the older slots of a long gap: `docs/jobs.md` §6): `slots` of them, from `slot` (this
+   * row's own) to `lastSlot`, due `slotAt` … `lastAt`. Slots inside it have no row of their own.
+   */
+  range?: RunRange;
   lastError: string | null;
   errorClass: RunErrorClass | null;
   /** Held for review (fatal / needs_human): never retried automatically. */
@@ -669,6 +675,12 @@ export interface Run {
   startedAt: string | null;
   finishedAt: string | null;
   updatedAt: string;
+}
+
+export interface RunRange {
+  slots: number;
+  lastSlot: string;
+  lastAt: string;
 }
 
 export interface RunStep {
@@ -998,6 +1010,8 @@ export interface DowntimeItem {
   coveredBy?: string;
   /** For queued backfills: the tick at which it would be dispatched (cap per tick, oldest first). */
   backfillAt?: string;
+  /** The item stands for a run of slots that get this decision in one row (`Run.range`). */
+  range?: RunRange;
 }
 
 export interface DowntimeSimulation {

@@ -27,8 +27,8 @@ describe('database', () => {
     again.close();
   });
 
-  it('026 (inbox state resolved) keeps the items, their occurrences and deliveries, and the references between them', () => {
-    const file = path.join(tempDir(), 'before-026.db');
+  it('020 (inbox state resolved) keeps the items, their occurrences and deliveries, and the references between them', () => {
+    const file = path.join(tempDir(), 'before-020.db');
     const raw = new Database(file);
     const at = MIGRATIONS.findIndex((m) => m.name.endsWith('_inbox_resolved'));
     for (const m of MIGRATIONS.slice(0, at)) {

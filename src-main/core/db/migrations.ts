@@ -636,14 +636,34 @@ export const MIGRATIONS: Migration[] = [
     },
   },
   {
-    name: '025_backfills_by_run',
+    name: '018_run_ranges',
+    // One run row may stand for a run of consecutive slots that got the same decision at once:
+    // the older slots of a long gap (an every-second job slept through for a day has 86 400 of
+    // them) cost one row, not one each. range_slots counts them, from the row's own slot to
+    // range_last_slot (due range_last_at); NULL for an ordinary run. Like 013/015, running it on
+    // a database that already has it changes nothing.
+    sql: '',
+    run: (db) => {
+      const columns = new Set(db.prepare<[], { name: string }>('PRAGMA table_info(runs)').all().map((c) => c.name));
+      const added: Array<[column: string, decl: string]> = [
+        ['range_slots', 'INTEGER'],
+        ['range_last_slot', 'TEXT'],
+        ['range_last_at', 'INTEGER'],
+      ];
+      for (const [column, decl] of added) if (!columns.has(column)) db.exec(`ALTER TABLE runs ADD COLUMN ${column} ${decl}`);
+      // "Which range covers instant T" (explain, the ledger, the runner's first look after a step back).
+      db.exec('CREATE INDEX IF NOT EXISTS runs_ranges ON runs (job_id, range_last_at) WHERE range_slots IS NOT NULL');
+    },
+  },
+  {
+    name: '019_backfills_by_run',
     // A run's backfills, newest last: the latest is what a decision acts on, and the run lists'
     // `settled` filter looks it up for every failed run (core/jobs/run-settlement.ts) — without
     // this, each lookup scans the backfill queue's whole history. Idempotent on re-run.
     sql: 'CREATE INDEX IF NOT EXISTS backfills_run ON backfills (run_id, id);',
   },
   {
-    name: '026_inbox_resolved',
+    name: '020_inbox_resolved',
     // An item whose cause is gone is `resolved` by Gaffer (PROTOCOL §12): a state of its own beside
     // `acked` (the operator's act), with when and why. The state's CHECK changes, so the table is
     // rebuilt; inbox_occurrences and webhook_deliveries point at it (foreign keys off meanwhile).
@@ -653,7 +673,7 @@ export const MIGRATIONS: Migration[] = [
     sql: '',
     run: (db) =>
       db.exec(`
-      CREATE TABLE inbox_items_026 (
+      CREATE TABLE inbox_items_020 (
         id INTEGER PRIMARY KEY,
         kind TEXT NOT NULL,
         severity TEXT NOT NULL CHECK (severity IN ('critical','warning','info')),
@@ -673,10 +693,10 @@ export const MIGRATIONS: Migration[] = [
         resolved_at INTEGER,
         resolution TEXT
       );
-      INSERT INTO inbox_items_026 (id, kind, severity, subject, title, detail, evidence, state, count, first_at, last_at, snoozed_until, acked_at, acked_by, note, updated_at)
+      INSERT INTO inbox_items_020 (id, kind, severity, subject, title, detail, evidence, state, count, first_at, last_at, snoozed_until, acked_at, acked_by, note, updated_at)
         SELECT id, kind, severity, subject, title, detail, evidence, state, count, first_at, last_at, snoozed_until, acked_at, acked_by, note, updated_at FROM inbox_items;
       DROP TABLE inbox_items;
-      ALTER TABLE inbox_items_026 RENAME TO inbox_items;
+      ALTER TABLE inbox_items_020 RENAME TO inbox_items;
       CREATE INDEX inbox_by_state ON inbox_items (state, last_at, id);
       CREATE UNIQUE INDEX inbox_live ON inbox_items (kind, subject) WHERE state IN ('open','snoozed');
       CREATE INDEX inbox_snoozed ON inbox_items (snoozed_until) WHERE state = 'snoozed';

@@ -19,6 +19,9 @@
  *    skipped alerts: a slot already reported as missed is never reported again as dead.
  * 4. `inbox_watch.checked_to` remembers how far each job was looked at, so a restart neither
  *    re-checks old slots nor skips new ones.
+ * 5. A range row (the older slots of a long gap decided alike, jobs/slot-walk.ts) is looked at
+ *    once, as its first slot; the look goes on after its last: a day slept through by an
+ *    every-second job costs one look, not 86 400.
  */
 import type { TimerHandle } from '../../common/clock';
 import { recoveryBoundS } from '../../common/config';
@@ -61,6 +64,8 @@ interface RunFacts {
   disposition: string;
   started_at: number | null;
   last_error: string | null;
+  /** Set on a row that stands for a range of slots decided at once: the last one's instant. */
+  range_last_at: number | null;
 }
 
 export class InboxChecks {
@@ -91,7 +96,11 @@ export class InboxChecks {
       jobs: db.prepare<[], JobFacts>('SELECT id, name, spec, cursor, created_at FROM jobs WHERE enabled = 1 ORDER BY id'),
       watch: db.prepare<[string], { checked_to: number }>('SELECT checked_to FROM inbox_watch WHERE job_id = ?'),
       putWatch: db.prepare('INSERT INTO inbox_watch (job_id, checked_to) VALUES (?, ?) ON CONFLICT (job_id) DO UPDATE SET checked_to = excluded.checked_to'),
-      runBySlot: db.prepare<[string, string], RunFacts>('SELECT id, status, disposition, started_at, last_error FROM runs WHERE job_id = ? AND slot = ?'),
+      runBySlot: db.prepare<[string, string], RunFacts>('SELECT id, status, disposition, started_at, last_error, range_last_at FROM runs WHERE job_id = ? AND slot = ?'),
+      // The range row (jobs/slot-walk.ts) whose slots span an instant after its own first slot.
+      rangeAfterStart: db.prepare<[string, number, number], { range_last_at: number }>(
+        'SELECT range_last_at FROM runs WHERE job_id = ? AND range_slots IS NOT NULL AND range_last_at >= ? AND slot_at < ? ORDER BY range_last_at DESC LIMIT 1',
+      ),
     };
   }
 
@@ -194,16 +203,20 @@ export class InboxChecks {
   private deadManJob(job: JobFacts): void {
     const now = this.deps.ctx.clock.now();
     const mono = this.deps.ctx.clock.monotonic();
-    const from = this.q.watch.get(job.id)?.checked_to ?? Math.max(job.created_at, now - FIRST_LOOK_BACK_MS);
+    const start = this.q.watch.get(job.id)?.checked_to ?? Math.max(job.created_at, now - FIRST_LOOK_BACK_MS);
+    // Inside a range row (the older slots of a long gap, jobs/slot-walk.ts): its slots were decided,
+    // and reported, with its first one. Going on after it keeps the look O(1) per range, not per slot.
+    const inside = this.q.rangeAfterStart.get(job.id, start, start);
+    const from = inside ? inside.range_last_at + 1 : start;
     const plan = this.deps.planOf(JSON.parse(job.spec) as JobSpec);
     const { entries } = plan.slotsLimited(from, now + 1, SLOTS_PER_CHECK);
     let checkedTo = from;
     for (let k = 0; k < entries.length; k++) {
       const occ = entries[k]!;
+      const run = this.q.runBySlot.get(job.id, occ.slot);
       if (occ.disposition === 'due') {
         const w = plan.windowOf(occ, entries[k + 1]);
         if (w.latestStart > now) break; // it may still start
-        const run = this.q.runBySlot.get(job.id, occ.slot);
         const undecided = run ? (run.status === 'pending' || run.status === 'running') && run.started_at === null : occ.at >= job.cursor;
         const key = `${job.id}|${occ.slot}`;
         if (undecided) {
@@ -229,7 +242,12 @@ export class InboxChecks {
         }
       }
       checkedTo = occ.at + 1;
+      // A range row: the next look starts after its last slot.
+      if (run?.range_last_at != null) {
+        checkedTo = run.range_last_at + 1;
+        break;
+      }
     }
-    if (checkedTo !== from) this.deps.ctx.store.write(() => this.q.putWatch.run(job.id, checkedTo));
+    if (checkedTo !== start) this.deps.ctx.store.write(() => this.q.putWatch.run(job.id, checkedTo));
   }
 }

@@ -35,7 +35,11 @@ import type { JobRepo } from './repo';
 import { isInProgress, runPhase } from './run-phase';
 import { specOf, toBackfill, toJob, toRun, type JobRow, type RunRow } from './rows';
 import { nextSlots, slotAt, type SlotOccurrence } from './schedule';
+import { ONE_BY_ONE, walkSlots } from './slot-walk';
 import { resolveLocalDate } from './time-util';
+
+/** Slots a downtime simulation looks at, at most (a range of them counts as the entries scanned). */
+const SIMULATED_ENTRIES = 20_000;
 
 export interface InsightDeps {
   repo: JobRepo;
@@ -49,8 +53,9 @@ export interface InsightDeps {
   trail(subjects: string[], limit: number): Array<{ id: number; at: number; type: string; actor: string; detail: string }>;
 }
 
-export function previewItem(plan: JobPlan, o: SlotOccurrence): PreviewItem {
-  const w = plan.windowOf(o);
+/** `following`: the entry after `o` when the caller has it (saves a slot search per item). */
+export function previewItem(plan: JobPlan, o: SlotOccurrence, following?: SlotOccurrence): PreviewItem {
+  const w = plan.windowOf(o, following);
   const item: PreviewItem = { slot: o.slot, at: isoTime(o.at), local: o.local, disposition: o.disposition, opensAt: isoTime(w.opensAt), closesAt: isoTime(w.closesAt) };
   if (o.dayType) item.dayType = o.dayType;
   if (o.movedFrom) item.movedFrom = o.movedFrom;
@@ -61,7 +66,7 @@ export function previewItem(plan: JobPlan, o: SlotOccurrence): PreviewItem {
 export function preview(plan: JobPlan, after: number, count: number): Pick<PreviewResult, 'items' | 'truncated' | 'next'> {
   // `count` due entries; skipped ones in between are included (the editor shows them).
   const u = plan.upcoming(after, count, Math.max(count * 4, count + 50));
-  return { items: u.entries.map((o) => previewItem(plan, o)), truncated: u.truncated, next: u.next === null ? null : isoTime(u.next) };
+  return { items: u.entries.map((o, k) => previewItem(plan, o, u.entries[k + 1])), truncated: u.truncated, next: u.next === null ? null : isoTime(u.next) };
 }
 
 function layerOf(items: LayerItem[], empty: string): LayerVerdict {
@@ -101,7 +106,8 @@ export function explain(deps: InsightDeps, job: JobRow, at: number, now: number)
   const plan = repo.planOf(job, spec);
   const settings = deps.settings();
   const { current, next } = slotAt(plan.slotSpec, at);
-  let run: RunRow | undefined = current ? repo.runBySlot(job.id, current.slot) : undefined;
+  // The slot's own row, or the range row its slot is one of (the older slots of a long gap).
+  let run: RunRow | undefined = current ? (repo.runBySlot(job.id, current.slot) ?? repo.rangeCovering(job.id, current.at)) : undefined;
   if (!run) {
     const r = repo.latestRunAtOrBefore(job.id, at);
     if (r && (!current || r.slot_at >= current.at)) run = r;
@@ -120,7 +126,7 @@ export function explain(deps: InsightDeps, job: JobRow, at: number, now: number)
     nextSlot: next ? previewItem(plan, next) : null,
     jobState: { enabled: job.enabled === 1, paused: toJob(job).paused, killSwitch: settings.killSwitch },
   };
-  if (run) return { ...base, ...recorded(deps, job, spec, run) };
+  if (run) return { ...base, ...recorded(deps, job, spec, run, current ?? undefined) };
   if (!current) {
     const empty: LayerVerdict = { verdict: 'unknown', reason: 'no slot', items: [] };
     return {
@@ -138,7 +144,7 @@ export function explain(deps: InsightDeps, job: JobRow, at: number, now: number)
   return { ...base, ...forecast(deps, job, spec, plan, current, w!, settings, now) };
 }
 
-function recorded(deps: InsightDeps, job: JobRow, spec: JobSpec, r: RunRow): Pick<Explanation, 'tense' | 'outcome' | 'summary' | 'layers' | 'run' | 'steps' | 'backfills' | 'trail'> {
+function recorded(deps: InsightDeps, job: JobRow, spec: JobSpec, r: RunRow, asked?: SlotOccurrence): Pick<Explanation, 'tense' | 'outcome' | 'summary' | 'layers' | 'run' | 'steps' | 'backfills' | 'trail'> {
   const { repo } = deps;
   const run = toRun(r);
   const checks = repo.checks(job.id, r.slot);
@@ -174,6 +180,11 @@ function recorded(deps: InsightDeps, job: JobRow, spec: JobSpec, r: RunRow): Pic
   const trail = deps.trail(subjects, 100).map((e) => ({ id: e.id, at: isoTime(e.at), type: e.type, actor: e.actor, detail: JSON.parse(e.detail) as unknown }));
   const words = OUTCOME_WORDS[run.disposition] ?? run.disposition;
   const parts = [`slot ${r.slot} ${words}`];
+  if (run.range) {
+    // One row for many slots: name the slot asked about, and the range it is one of.
+    const one = asked && asked.slot !== r.slot ? asked.slot : r.slot;
+    parts[0] = `slot ${one} ${words}: one of ${run.range.slots} slots from ${r.slot} to ${run.range.lastSlot} (due ${run.slotAt} … ${run.range.lastAt}) recorded as one row, run ${r.id}`;
+  }
   if (run.status === 'success') parts.push(`(attempt ${run.attempt}${run.retryCount ? ` after ${run.retryCount} retr${run.retryCount === 1 ? 'y' : 'ies'}` : ''}, finished ${run.finishedAt})`);
   if (run.lastError && run.status !== 'success') parts.push(`— ${run.lastError}`);
   if (run.coveredBy) parts.push(`(covered by run ${run.coveredBy})`);
@@ -313,8 +324,9 @@ export function ledger(deps: InsightDeps, job: JobRow, from: number, to: number,
   const { repo } = deps;
   const plan = repo.planOf(job);
   const expected = plan.slotsLimited(from, to, limit + 1).entries;
-  const runs = repo.runsInRange(job.id, from, to);
-  const backfills = deps.backfillRows.inRange(job.id, from, to);
+  // Only the first `limit` + 1 items can be shown: of the runs too (a frequent job has many).
+  const runs = repo.runsInRange(job.id, from, to, limit + 1);
+  const ranges = repo.rangesOverlapping(job.id, from, to);
   const bySlot = new Map<string, LedgerEntry>();
   // Every change of `enabled` stamps `updated_at`: a job disabled now and unchanged since a slot
   // fell due was disabled then, and the runner skips such slots without writing a run.
@@ -333,15 +345,22 @@ export function ledger(deps: InsightDeps, job: JobRow, from: number, to: number,
       backfills: [],
     });
   }
+  // A slot inside a range row (the older slots of a long gap) got the range's decision.
+  for (const r of ranges) {
+    const run: Run = toRun(r);
+    for (const o of expected) if (o.at >= r.slot_at && o.at <= r.range_last_at!) Object.assign(bySlot.get(o.slot)!, { run, status: run.status, disposition: run.disposition });
+  }
   for (const r of runs) {
     const run: Run = toRun(r);
     const e = bySlot.get(r.slot);
     if (e) Object.assign(e, { run, status: run.status, disposition: run.disposition });
     else bySlot.set(r.slot, { slot: r.slot, at: run.slotAt, local: null, expected: null, disposition: run.disposition, status: run.status, run, backfills: [] });
   }
-  for (const b of backfills) bySlot.get(b.slot)?.backfills.push(toBackfill(b, job.name) as Backfill);
   const all = [...bySlot.values()].sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : a.slot < b.slot ? -1 : 1));
   const items = all.slice(0, limit);
+  const shown = new Map(items.map((e) => [e.slot, e]));
+  const lastAt = items.length ? Date.parse(items[items.length - 1]!.at) + 1 : from;
+  for (const b of deps.backfillRows.inRange(job.id, from, Math.min(to, lastAt))) shown.get(b.slot)?.backfills.push(toBackfill(b, job.name) as Backfill);
   const counts: Record<string, number> = {};
   for (const e of items) counts[e.disposition] = (counts[e.disposition] ?? 0) + 1;
   const last = items[items.length - 1];
@@ -354,15 +373,29 @@ export function simulateDowntime(deps: InsightDeps, job: JobRow, from: number, t
   const plan = repo.planOf(job, spec);
   const settings = deps.settings();
   const stops = { paused: job.paused_at !== null, killSwitch: settings.killSwitch.on };
-  const entries = plan.slotsLimited(from, to, 20_000).entries;
+  // The runner's own walk over the slots it finds at restart (slot-walk.ts): the older slots of a
+  // long downtime are one range item per decision, as they are one row each.
+  const walk = walkSlots(plan, from, to, { stops, covered: () => false, anyCovered: () => false, maxEntries: SIMULATED_ENTRIES, maxOnes: Infinity });
   const items: DowntimeItem[] = [];
   const queuedFor: DowntimeItem[] = [];
   const folded: DowntimeItem[] = [];
   let newestOpen: DowntimeItem | undefined;
-  for (const o of entries) {
-    const w = plan.windowOf(o);
-    if (o.at < from) continue; // due before Gaffer stopped: it was handled then
-    const look = firstLook(o, w, to, spec.missedWindow, stops);
+  let slotCount = 0;
+  for (const step of walk.steps) {
+    if (step.kind === 'covered') continue;
+    if (step.kind === 'range') {
+      const { first, last, lastW, look, slots } = step;
+      const detail = look.kind === 'skip' ? look.reason : look.outcome.backfill ? `${look.why}; beyond the tolerance, not queued for backfill (older than the newest ${ONE_BY_ONE} slots)` : look.outcome.reason;
+      const decision: DowntimeItem['decision'] = look.kind === 'skip' ? look.disposition : look.outcome.disposition === 'folded' ? 'folded' : look.outcome.disposition === 'skipped_paused' || look.outcome.disposition === 'skipped_kill_switch' ? look.outcome.disposition : 'skipped_alert';
+      const item: DowntimeItem = { slot: first.slot, at: isoTime(first.at), local: first.local, windowClosesAt: isoTime(lastW.latestStart), decision, detail: `${slots} slots from ${first.slot} to ${last.slot}, one row: ${detail}`, range: { slots, lastSlot: last.slot, lastAt: isoTime(last.at) } };
+      if (decision === 'folded') folded.push(item);
+      items.push(item);
+      slotCount += slots;
+      continue;
+    }
+    const { occ: o, w, look } = step;
+    if (o.at >= to) continue; // due once Gaffer is back: not part of the downtime
+    slotCount++;
     const base = { slot: o.slot, at: isoTime(o.at), local: o.local, windowClosesAt: isoTime(w.latestStart) };
     let item: DowntimeItem;
     if (look.kind === 'skip') item = { ...base, decision: look.disposition, detail: look.reason };
@@ -407,17 +440,17 @@ export function simulateDowntime(deps: InsightDeps, job: JobRow, from: number, t
   const runLate = items.filter((i) => i.decision === 'runs_late').length;
   const bfAtRestart = queuedFor.filter((q) => q.backfillAt === isoTime(to)).length;
   const summary = {
-    slots: items.length,
+    slots: slotCount,
     runLate,
-    folded: folded.length,
-    skipped: items.filter((i) => i.decision.startsWith('skipped')).length,
+    folded: folded.reduce((n, i) => n + (i.range?.slots ?? 1), 0),
+    skipped: items.filter((i) => i.decision.startsWith('skipped')).reduce((n, i) => n + (i.range?.slots ?? 1), 0),
     backfills: queuedFor.length,
     dispatchesAtRestart: runLate + bfAtRestart,
     text: '',
   };
   summary.text =
-    `Gaffer off ${isoTime(from)} → ${isoTime(to)}: ${items.length} slot(s) affected under '${spec.missedWindow}'` +
-    `${runLate ? `; ${runLate} start late at restart` : ''}${folded.length ? `; ${folded.length} folded into ${coverer?.slot ?? 'the next run'}` : ''}` +
+    `Gaffer off ${isoTime(from)} → ${isoTime(to)}: ${slotCount} slot(s) affected under '${spec.missedWindow}'${walk.done ? '' : ` (the first ${slotCount} only: the simulation stops at ${SIMULATED_ENTRIES} slots)`}` +
+    `${runLate ? `; ${runLate} start late at restart` : ''}${summary.folded ? `; ${summary.folded} folded into ${coverer?.slot ?? 'the next run'}` : ''}` +
     `${queuedFor.length ? `; ${queuedFor.length} queued for backfill, at most ${cap} per tick (${bfAtRestart} at restart)` : ''}` +
     `${summary.skipped ? `; ${summary.skipped} skipped` : ''}. At most ${summary.dispatchesAtRestart} dispatch(es) at restart.`;
   return { jobId: job.id, job: job.name, from: isoTime(from), to: isoTime(to), policy: spec.missedWindow, toleranceS: spec.toleranceS ?? null, backfillCapPerTick: cap, items, summary };

@@ -16,9 +16,24 @@
  */
 import type { JobSpec, MissedWindowPolicy } from '../../common/job-schema';
 import { JOB_DEFAULTS } from '../../common/job-schema';
-import { expectedSlots, nextSlots, parseSlotKey, SCAN_HORIZON_MS, shiftBusinessDate, windowFor, type Calendar, type SlotOccurrence, type SlotSpec } from './schedule';
+import {
+  expectedSlots,
+  isWorkday,
+  nextSlots,
+  nextWorkday,
+  parseSlotKey,
+  resolveLocal,
+  SCAN_HORIZON_MS,
+  shiftBusinessDate,
+  slotsBefore,
+  windowFor,
+  type Calendar,
+  type SlotOccurrence,
+  type SlotSpec,
+} from './schedule';
 
 const DAY_MS = 86_400_000;
+const MINUTE_MS = 60_000;
 
 export function slotSpecOf(spec: JobSpec, calendar: Calendar | undefined): SlotSpec {
   const s: SlotSpec = {
@@ -61,9 +76,33 @@ export class JobPlan {
     this.zone = zoneOf(spec);
   }
 
-  /** Entries (any disposition) due in [from, to). */
+  /**
+   * Entries (any disposition) due in [from, to). Every entry of the range is computed: only for a
+   * range the caller has bounded by the schedule's form (a day's slots of a daily cron). Anything
+   * an operator names uses the searches below, which stop at a count.
+   */
   slots(from: number, to: number): SlotOccurrence[] {
     return expectedSlots(this.slotSpec, from, to);
+  }
+
+  /** The latest entry (any disposition) due at or before `at`, looked for at most `lookbackMs` back. */
+  latestAtOrBefore(at: number, lookbackMs: number = SCAN_HORIZON_MS): SlotOccurrence | undefined {
+    return slotsBefore(this.slotSpec, at + 1, 1, { horizonMs: lookbackMs })[0];
+  }
+
+  /**
+   * The latest `due` entry strictly before `before`, looked for at most `lookbackMs` back and
+   * through at most `maxEntries` entries (a long run of skipped days of a frequent job ends the
+   * search rather than scanning all of it).
+   */
+  latestDueBefore(before: number, lookbackMs: number, maxEntries: number): SlotOccurrence | undefined {
+    return slotsBefore(this.slotSpec, before, 1, { horizonMs: lookbackMs, maxEntries, dueOnly: true })[0];
+  }
+
+  /** The `n` latest entries (any disposition) due at or before `at` and at or after `notBefore`, newest first. */
+  newestAtOrBefore(at: number, n: number, notBefore: number): SlotOccurrence[] {
+    if (!(at >= notBefore)) return [];
+    return slotsBefore(this.slotSpec, at + 1, n, { horizonMs: at + 1 - notBefore, maxEntries: 4 * n + 64 });
   }
 
   /** The first entry (any disposition) due at or after `at`. */
@@ -103,15 +142,37 @@ export class JobPlan {
     return due < count ? { entries, truncated: true, next: after + SCAN_HORIZON_MS } : { entries, truncated: false, next: null };
   }
 
-  /** Finds the occurrence of a slot key (searching its local date ± a few days, and moved slots). */
+  /**
+   * Finds the occurrence of a slot key. A minute key names a local time: only the minutes around
+   * the instants it can be due at are searched (its own date, and the workday it moves to under
+   * `next_workday`), so an every-second job costs a few hundred entries, not days of them. Other
+   * keys (a day, week or month: a schedule that fires once per such period by its form) search
+   * their dates ± a few days, and moved slots.
+   */
   find(slot: string): SlotOccurrence | undefined {
     const parsed = parseSlotKey(slot);
+    if (parsed.time !== undefined) return this.findLocalTime(slot, parsed.date, parsed.time);
     const from = Date.parse(`${parsed.date}T00:00:00Z`) - 2 * DAY_MS;
     const to = Date.parse(`${parsed.endDate}T00:00:00Z`) + 3 * DAY_MS;
     const near = this.slots(from, to).find((o) => o.slot === slot);
     if (near || this.spec.calendarPolicy !== 'next_workday') return near;
     // A slot moved by next_workday can be due long after its own date (a long holiday).
     return this.slots(to, to + 40 * DAY_MS).find((o) => o.slot === slot);
+  }
+
+  private findLocalTime(slot: string, date: string, time: string): SlotOccurrence | undefined {
+    const [h = 0, m = 0, sec = 0] = time.split(':').map(Number);
+    const ofDay = ((h * 60 + m) * 60 + sec) * 1000;
+    const dates = [date];
+    const cal = this.slotSpec.calendar;
+    if (cal && this.slotSpec.calendarPolicy === 'next_workday' && !isWorkday(cal, date)) dates.push(nextWorkday(cal, date));
+    for (const d of dates) {
+      const r = resolveLocal(this.zone, Date.parse(`${d}T00:00:00Z`) + ofDay);
+      // A shifted (DST gap) slot is due at the gap's end, an offset key in the repeated hour's second pass.
+      const hit = this.slots(r.at - MINUTE_MS, (r.laterAt ?? r.at) + MINUTE_MS + 1).find((o) => o.slot === slot);
+      if (hit) return hit;
+    }
+    return undefined;
   }
 
   /** Period between slots in ms (interval, or the smallest gap among the next few cron slots). */
@@ -151,7 +212,7 @@ export class JobPlan {
 export type FirstLook =
   | { kind: 'skip'; disposition: 'skipped_calendar' | 'skipped_dst'; reason: string }
   | { kind: 'open'; late: boolean }
-  | { kind: 'missed'; outcome: MissedOutcome };
+  | { kind: 'missed'; outcome: MissedOutcome; why: string };
 
 export interface MissedOutcome {
   status: 'failed' | 'skipped';
@@ -182,12 +243,12 @@ export function firstLook(
     ? `slot ${occ.slot} is due at ${occ.local}, after its window closed at ${new Date(w.closesAt).toISOString()}, so it could not start`
     : `the window closed ${Math.round((now - w.closesAt) / 1000)} s before the runner could look at the slot (Gaffer was not running)`;
   if (stops.killSwitch) {
-    return { kind: 'missed', outcome: { status: 'skipped', disposition: 'skipped_kill_switch', backfill: false, alert: false, reason: 'the kill switch was on while the window passed' } };
+    return { kind: 'missed', why, outcome: { status: 'skipped', disposition: 'skipped_kill_switch', backfill: false, alert: false, reason: 'the kill switch was on while the window passed' } };
   }
   if (stops.paused) {
-    return { kind: 'missed', outcome: { status: 'skipped', disposition: 'skipped_paused', backfill: false, alert: false, reason: 'the job was paused while the window passed' } };
+    return { kind: 'missed', why, outcome: { status: 'skipped', disposition: 'skipped_paused', backfill: false, alert: false, reason: 'the job was paused while the window passed' } };
   }
-  return { kind: 'missed', outcome: missedOutcome(policy, why) };
+  return { kind: 'missed', why, outcome: missedOutcome(policy, why) };
 }
 
 /** The missed-window policy applied to a slot that cannot start any more. */

@@ -69,9 +69,9 @@ export class JobRepo {
       enabledByNextCheck: db.prepare<[number], JobRow>('SELECT * FROM jobs WHERE enabled = 1 AND next_check_at IS NOT NULL ORDER BY next_check_at LIMIT ?'),
       insertRun: db.prepare<[Record<string, unknown>], RunRow>(
         `INSERT INTO runs (id, job_id, job_name, slot, slot_at, status, disposition, trigger, max_retry, next_attempt_at, opens_at,
-           window_closes_at, version, trace_id, idempotency_key, created_at, updated_at)
+           window_closes_at, version, trace_id, idempotency_key, range_slots, range_last_slot, range_last_at, created_at, updated_at)
          VALUES (@id, @jobId, @jobName, @slot, @slotAt, 'pending', @disposition, @trigger, @maxRetry, @nextAttemptAt, @opensAt,
-           @windowClosesAt, @version, @traceId, @idempotencyKey, @now, @now)
+           @windowClosesAt, @version, @traceId, @idempotencyKey, @rangeSlots, @rangeLastSlot, @rangeLastAt, @now, @now)
          RETURNING *`,
       ),
       runById: db.prepare<[string], RunRow>('SELECT * FROM runs WHERE id = ?'),
@@ -83,7 +83,12 @@ export class JobRepo {
         `SELECT id, trigger, slot, slot_at, status, dispatched_at, instance_id, attempt FROM runs WHERE job_id = ? AND status IN ('pending','running') ORDER BY slot_at, slot`,
       ),
       openRuns: db.prepare<[], RunRow>(`SELECT * FROM runs WHERE status IN ('pending','running') ORDER BY slot_at`),
-      runsInRange: db.prepare<[string, number, number], RunRow>('SELECT * FROM runs WHERE job_id = ? AND slot_at >= ? AND slot_at < ? ORDER BY slot_at, slot'),
+      runsInRange: db.prepare<[string, number, number, number], RunRow>('SELECT * FROM runs WHERE job_id = ? AND slot_at >= ? AND slot_at < ? ORDER BY slot_at, slot LIMIT ?'),
+      runSlotsBetween: db.prepare<[string, number, number], { slot: string; slot_at: number }>('SELECT slot, slot_at FROM runs WHERE job_id = ? AND slot_at >= ? AND slot_at <= ?'),
+      // Range rows with a slot in [from, to): few per job (one per run of equal decisions of a gap).
+      rangesOverlapping: db.prepare<[string, number, number], RunRow>(
+        'SELECT * FROM runs WHERE job_id = ? AND range_slots IS NOT NULL AND range_last_at >= ? AND slot_at < ? ORDER BY slot_at, slot',
+      ),
       lastFinishedRun: db.prepare<[string], RunRow>(`SELECT * FROM runs WHERE job_id = ? AND status NOT IN ('pending','running') ORDER BY slot_at DESC, slot DESC LIMIT 1`),
       latestRunAtOrBefore: db.prepare<[string, number], RunRow>('SELECT * FROM runs WHERE job_id = ? AND slot_at <= ? ORDER BY slot_at DESC, slot DESC LIMIT 1'),
       uncoveredFolded: db.prepare<[string, number], RunRow>(
@@ -235,7 +240,8 @@ export class JobRepo {
   /** The claim: inserts the pending run row and audits it (edge none → pending). */
   claimRun(r: NewRun, actor: string, detail: Record<string, unknown> = {}): RunRow {
     assertRunEdge('claim', null, 'pending');
-    const row = this.q.insertRun.get({ ...r, now: this.now })!;
+    const { range, ...fields } = r;
+    const row = this.q.insertRun.get({ ...fields, rangeSlots: range?.slots ?? null, rangeLastSlot: range?.lastSlot ?? null, rangeLastAt: range?.lastAt ?? null, now: this.now })!;
     const wire = toRun(row);
     this.ctx.audit.append({
       type: 'run.claim',
@@ -335,8 +341,24 @@ export class JobRepo {
     return this.q.openRuns.all();
   }
 
-  runsInRange(jobId: string, from: number, to: number): RunRow[] {
-    return this.q.runsInRange.all(jobId, from, to);
+  /** Runs of slots due in [from, to), by slot instant: the first `limit`. */
+  runsInRange(jobId: string, from: number, to: number, limit: number): RunRow[] {
+    return this.q.runsInRange.all(jobId, from, to, limit);
+  }
+
+  /** Slot keys and instants of the job's runs due in [from, to] (the runner's first look at a stretch). */
+  runSlotsBetween(jobId: string, from: number, to: number): Array<{ slot: string; slot_at: number }> {
+    return this.q.runSlotsBetween.all(jobId, from, to);
+  }
+
+  /** Range rows (a run of slots decided at once) with a slot due in [from, to), by slot instant. */
+  rangesOverlapping(jobId: string, from: number, to: number): RunRow[] {
+    return this.q.rangesOverlapping.all(jobId, from, to);
+  }
+
+  /** The range row whose slots span instant `at`, if any. */
+  rangeCovering(jobId: string, at: number): RunRow | undefined {
+    return this.q.rangesOverlapping.all(jobId, at, at + 1).pop();
   }
 
   lastFinishedRun(jobId: string): RunRow | undefined {
@@ -417,7 +439,8 @@ export class JobRepo {
     if (f.status !== undefined) where.and('status = ?', f.status);
     if (f.disposition !== undefined) where.and('disposition = ?', f.disposition);
     if (f.settled !== undefined) where.and(f.settled === 'failed' ? FAILED_FOR_GOOD_SQL : AWAITS_DECISION_SQL);
-    if (f.from !== undefined) where.and('slot_at >= ?', f.from);
+    // A range row is listed when any of its slots is in the window (its own slot may be older).
+    if (f.from !== undefined) where.and('(slot_at >= ? OR range_last_at >= ?)', f.from, f.from);
     if (f.to !== undefined) where.and('slot_at < ?', f.to);
     if (f.before !== undefined) where.and('(slot_at < ? OR (slot_at = ? AND id < ?))', f.before[0], f.before[0], f.before[1]);
     return this.ctx.db.prepare<unknown[], RunRow>(`SELECT * FROM runs ${where.sql} ORDER BY slot_at DESC, id DESC LIMIT ?`).all(...where.params, limit + 1);

@@ -86,6 +86,13 @@ export interface RunRow {
   offered_at: number | null;
   ack_due_at: number | null;
   offered: string;
+  /**
+   * A row standing for a run of consecutive slots decided at once (the older slots of a long gap):
+   * how many, and the last of them (this row's own slot is the first). NULL for an ordinary run.
+   */
+  range_slots: number | null;
+  range_last_slot: string | null;
+  range_last_at: number | null;
   created_at: number;
   triggered_at: number | null;
   started_at: number | null;
@@ -213,6 +220,7 @@ export function toRun(r: RunRow): Run {
     idempotencyKey: r.idempotency_key,
     covers: JSON.parse(r.covers) as string[],
     coveredBy: r.covered_by,
+    ...(r.range_slots !== null ? { range: { slots: r.range_slots, lastSlot: r.range_last_slot ?? r.slot, lastAt: isoTime(r.range_last_at ?? r.slot_at) } } : {}),
     lastError: r.last_error,
     errorClass: r.error_class,
     held: r.held === 1,
@@ -300,6 +308,8 @@ export interface NewRun {
   version: number;
   traceId: string;
   idempotencyKey: string;
+  /** A row for a run of slots decided at once (see RunRow.range_slots). */
+  range?: { slots: number; lastSlot: string; lastAt: number };
 }
 
 /**

@@ -8,6 +8,9 @@
  * 1. `currentSlotOf` is the one definition of "the slot the current instant falls in": "run now"
  *    without a slot and the console's choices both use it, so what the dialog names is what runs.
  * 2. Read-only.
+ * 3. Bounded: the slots are found by searches that stop at a count (`plan.latestAtOrBefore`,
+ *    `latestDueBefore`), never by listing a range — an every-second job has 34 million slots in
+ *    400 days, and this runs inside "run now"'s write transaction.
  */
 import type { TriggerChoice } from '../../common/job-schema';
 import type { JobPlan } from './plan';
@@ -18,10 +21,12 @@ import type { SlotOccurrence } from './schedule';
 const DAY_MS = 86_400_000;
 /** How far back the current slot is looked for (a monthly or yearly job's last slot). */
 const LOOKBACK_MS = 400 * DAY_MS;
+/** Entries passed over at most while looking for the due slot before the current one (skipped days). */
+const PREVIOUS_MAX_ENTRIES = 5000;
 
 /** The latest slot (any disposition) due at or before `now`, else the first after it. */
 export function currentSlotOf(plan: JobPlan, now: number): SlotOccurrence | undefined {
-  return plan.slots(now - LOOKBACK_MS, now + 1).pop() ?? plan.after(now);
+  return plan.latestAtOrBefore(now, LOOKBACK_MS) ?? plan.after(now);
 }
 
 /** What "run now" would do to a slot, given its run (if it has one). */
@@ -42,10 +47,7 @@ export function triggerChoices(plan: JobPlan, now: number, runOf: (slot: string)
   const current = currentSlotOf(plan, now);
   if (!current) return [];
   const out = [choice('current', current, runOf)];
-  const previous = plan
-    .slots(current.at - LOOKBACK_MS, current.at)
-    .filter((o) => o.disposition === 'due' && o.slot !== current.slot)
-    .pop();
+  const previous = plan.latestDueBefore(current.at, LOOKBACK_MS, PREVIOUS_MAX_ENTRIES);
   if (previous) out.push(choice('previous', previous, runOf));
   const next = plan.after(Math.max(now, current.at));
   if (next && next.slot !== current.slot) out.push(choice('next', next, runOf));

@@ -101,11 +101,26 @@ function dispatchBackfill(e: EngineContext, b: BackfillRow, job: JobRow, now: nu
 /** Puts a finished slot (failed, missed, skipped) in the backfill queue by hand. */
 export function requestBackfill(e: EngineContext, job: JobRow, slot: string, reason: string, actor: string): BackfillRow {
   const run = e.repo.runBySlot(job.id, slot);
-  if (!run) throw new GafferError('not_found', `slot ${slot} of job ${job.name} has no run to backfill`);
+  if (!run) {
+    // A slot inside a range row (the older slots of a long gap) has no row of its own to backfill.
+    const at = rangeSlotAt(e, job, slot);
+    const range = at === undefined ? undefined : e.repo.rangeCovering(job.id, at);
+    if (range) throw new GafferError('not_found', `slot ${slot} of job ${job.name} was decided with ${range.range_slots} others as one row (run ${range.id}, from ${range.slot} to ${range.range_last_slot}) and has no run of its own to backfill; run it by hand ("run now" with slot ${slot})`);
+    throw new GafferError('not_found', `slot ${slot} of job ${job.name} has no run to backfill`);
+  }
   if (runPhase(run) !== 'finished') throw new GafferError('invalid_transition', `run ${run.id} is still ${run.status}`);
   if (run.status === 'success') throw new GafferError('invalid_transition', `run ${run.id} succeeded; there is nothing to backfill`);
   if (e.backfillRows.openOfRun(run.id)) throw new GafferError('conflict', `slot ${slot} is already in the backfill queue`);
   return enqueueBackfill(e, run, 'operator', 'queued', actor, reason);
+}
+
+/** The instant a slot key of the job is due, if it is one of its slots. */
+function rangeSlotAt(e: EngineContext, job: JobRow, slot: string): number | undefined {
+  try {
+    return e.repo.planOf(job).find(slot)?.at;
+  } catch {
+    return undefined; // not a slot key: the plain "no run" answer says enough
+  }
 }
 
 /** "Run now": dispatches a queued, held or failed backfill at once (never while the kill switch is on). */

@@ -4,24 +4,32 @@
  * "run now" claims one slot by hand.
  *
  * Invariants:
- * 1. One run per (job, slot): a slot with a run row is never claimed again; the row is inserted
- *    ("claimed", pending) before anything about the slot is dispatched.
+ * 1. One run per (job, slot): a slot with a run row — its own, or a range row spanning it — is never
+ *    claimed again; the row is inserted ("claimed", pending) before anything about the slot is
+ *    dispatched.
  * 2. A slot first looked at after its latest start gets exactly one decision, by the missed-window
  *    policy (plan.ts `firstLook`). Nothing is ever decided twice: the run row is the proof.
- * 3. A long gap is worked off SLOTS_PER_PASS slots per job per pass; the job's cursor says how far.
+ * 3. A long gap costs O(1) rows per job: its newest slots are decided one by one, its older ones
+ *    that get the same decision share one range row (slot-walk.ts) — no backfill is queued for
+ *    them. Each call scans at most ENTRIES_PER_CALL entries and claims at most CLAIMS_PER_CALL
+ *    slots one by one, in the caller's transaction; the job's cursor says how far it got, and a
+ *    range left open at the end of a call is extended by the next.
  */
 import { isoTime } from '../../../common/iso-time';
 import { totalRetryDelayS, type JobSpec } from '../../../common/job-schema';
-import { firstLook, type JobPlan } from '../plan';
+import type { FirstLook, JobPlan, SlotWindowInfo } from '../plan';
 import { slotRunBase, specOf, type JobRow, type RunRow } from '../rows';
 import type { SlotOccurrence } from '../schedule';
+import { ONE_BY_ONE, sameDecision, walkSlots, type Decided, type SlotStep } from '../slot-walk';
 import { selectBackfills } from './backfills';
 import { recordCheck } from './checks';
 import { ACTOR, type EngineContext } from './context';
 import { missed, skipped } from './outcomes';
 
-/** Slots enumerated per job per pass (a long gap is worked off in passes, each its own transaction). */
-const SLOTS_PER_PASS = 500;
+/** Slots claimed one by one per job per call (each is a few rows). */
+const CLAIMS_PER_CALL = 500;
+/** Entries scanned per job per call (arithmetic only: the older slots of a gap write one row per range). */
+const ENTRIES_PER_CALL = 5000;
 
 /** What `advanceJob` leaves to evaluate: the job as it now stands, and its claimed slots still open. */
 export interface Advanced {
@@ -46,60 +54,145 @@ export function advanceJob(e: EngineContext, job: JobRow, now: number): Advanced
     return { job: { ...job, next_check_at: null }, open };
   }
   const settings = e.settings();
-  const stops = { paused: job.paused_at !== null, killSwitch: settings.killSwitch.on };
-  const { entries, truncated } = plan.slotsLimited(job.cursor, now + 1, SLOTS_PER_PASS);
-  const lastEntry = entries[entries.length - 1];
-  const cursor = truncated && lastEntry ? lastEntry.at : now + 1;
-  // The job's next slot; it also closes the window of the last slot claimed now (no window set).
-  const following = truncated ? undefined : (plan.firstAtOrAfter(cursor) ?? null);
+  // What already has a row in [cursor, now]: normally nothing; after a backward step, what ran.
+  const own = e.repo.runSlotsBetween(job.id, job.cursor, now);
+  const ownSlots = new Set(own.map((r) => r.slot));
+  const ranges = e.repo.rangesOverlapping(job.id, job.cursor, now + 1);
+  const rangeAt = (at: number) => ranges.find((r) => r.slot_at <= at && at <= r.range_last_at!);
+  const walk = walkSlots(plan, job.cursor, now, {
+    stops: { paused: job.paused_at !== null, killSwitch: settings.killSwitch.on },
+    covered: (occ) => ownSlots.has(occ.slot) || rangeAt(occ.at) !== undefined,
+    anyCovered: (from, to) => own.some((r) => r.slot_at >= from && r.slot_at < to) || ranges.some((r) => r.range_last_at! >= from && r.slot_at < to),
+    maxEntries: ENTRIES_PER_CALL,
+    maxOnes: CLAIMS_PER_CALL,
+  });
   let newestOpen: RunRow | undefined;
-  for (let k = 0; k < entries.length; k++) {
-    const occ = entries[k]!;
-    if (e.repo.runBySlot(job.id, occ.slot)) continue; // claimed before (by hand, or an earlier pass)
-    const w = plan.windowOf(occ, k + 1 < entries.length ? entries[k + 1] : following);
-    const look = firstLook(occ, w, now, spec.missedWindow, stops);
-    const run = e.repo.claimRun(
-      {
-        ...slotRunBase(job, occ, spec.retry.maxAttempts),
-        trigger: look.kind === 'open' && look.late ? 'catch_up' : 'schedule',
-        nextAttemptAt: look.kind === 'open' ? Math.max(now, w.opensAt) : null,
-        opensAt: w.opensAt,
-        windowClosesAt: w.latestStart,
-      },
-      ACTOR,
-      { local: occ.local, ...(occ.movedFrom ? { movedFrom: occ.movedFrom } : {}), ...(occ.shifted ? { shifted: occ.shifted } : {}) },
-    );
-    const timeEvidence = {
-      slot: occ.slot,
-      dueAt: isoTime(occ.at),
-      local: occ.local,
-      zone: plan.zone,
-      dayType: occ.dayType ?? null,
-      movedFrom: occ.movedFrom ?? null,
-      shifted: occ.shifted ?? null,
-      window: { opensAt: isoTime(w.opensAt), closesAt: isoTime(w.closesAt), latestStart: isoTime(w.latestStart), explicit: w.explicit },
-      firstLookedAt: isoTime(now),
-    };
-    if (look.kind === 'skip') {
-      recordCheck(e, run, 'time', 'time', 'not_ready', look.reason, timeEvidence);
-      skipped(e, run, look.disposition, look.reason, ACTOR);
-    } else if (look.kind === 'missed') {
-      recordCheck(e, run, 'time', 'time', 'not_ready', look.outcome.reason, timeEvidence);
-      missed(e, run, spec, look.outcome);
-    } else {
-      const reason = now < w.opensAt
-        ? `slot ${occ.slot} due ${occ.local} (${plan.zone}); its window opens at ${isoTime(w.opensAt)}`
-        : `slot ${occ.slot} due ${occ.local} (${plan.zone})${look.late ? `, looked at late (${Math.round((now - occ.at) / 1000)} s after due)` : ''}; window open until ${isoTime(w.latestStart)}`;
-      recordCheck(e, run, 'time', 'time', now < w.opensAt ? 'not_ready' : 'ready', reason, timeEvidence);
+  // The range row spanning the previous step's slot when that slot was its last: a range step
+  // right after it with the same decision extends it (a gap worked off over several calls).
+  let extendable: RunRow | undefined;
+  for (const step of walk.steps) {
+    if (step.kind === 'covered') {
+      const r = rangeAt(step.occ.at);
+      extendable = r && r.range_last_at === step.occ.at ? r : undefined;
+      continue;
+    }
+    if (step.kind === 'range') {
+      if (extendable && sameDecision(decisionOf(extendable), step.look)) extendRange(e, extendable, step);
+      else claimRange(e, job, spec, plan, step, now);
+      extendable = undefined;
+      continue;
+    }
+    extendable = undefined;
+    const run = claimOne(e, job, spec, plan, step.occ, step.w, step.look, now);
+    if (run) {
       if (!newestOpen || run.slot_at >= newestOpen.slot_at) newestOpen = run;
       open.push(run);
     }
   }
-  const next = truncated ? now : (following?.at ?? null);
+  const cursor = walk.cursor;
+  const next = walk.done ? (walk.following?.at ?? null) : now;
   e.repo.patchJob(job.id, { cursor, next_check_at: next });
   // Backfills are other slots' runs: the open rows claimed here stay as they are.
   if (newestOpen) selectBackfills(e, job, spec, newestOpen, now);
   return { job: { ...job, cursor, next_check_at: next }, open };
+}
+
+/** Claims one slot and decides what its first look decides; returns the run when its window is open. */
+function claimOne(e: EngineContext, job: JobRow, spec: JobSpec, plan: JobPlan, occ: SlotOccurrence, w: SlotWindowInfo, look: FirstLook, now: number): RunRow | undefined {
+  const run = e.repo.claimRun(
+    {
+      ...slotRunBase(job, occ, spec.retry.maxAttempts),
+      trigger: look.kind === 'open' && look.late ? 'catch_up' : 'schedule',
+      nextAttemptAt: look.kind === 'open' ? Math.max(now, w.opensAt) : null,
+      opensAt: w.opensAt,
+      windowClosesAt: w.latestStart,
+    },
+    ACTOR,
+    { local: occ.local, ...(occ.movedFrom ? { movedFrom: occ.movedFrom } : {}), ...(occ.shifted ? { shifted: occ.shifted } : {}) },
+  );
+  const timeEvidence = {
+    slot: occ.slot,
+    dueAt: isoTime(occ.at),
+    local: occ.local,
+    zone: plan.zone,
+    dayType: occ.dayType ?? null,
+    movedFrom: occ.movedFrom ?? null,
+    shifted: occ.shifted ?? null,
+    window: { opensAt: isoTime(w.opensAt), closesAt: isoTime(w.closesAt), latestStart: isoTime(w.latestStart), explicit: w.explicit },
+    firstLookedAt: isoTime(now),
+  };
+  if (look.kind === 'skip') {
+    recordCheck(e, run, 'time', 'time', 'not_ready', look.reason, timeEvidence);
+    skipped(e, run, look.disposition, look.reason, ACTOR);
+    return undefined;
+  }
+  if (look.kind === 'missed') {
+    recordCheck(e, run, 'time', 'time', 'not_ready', look.outcome.reason, timeEvidence);
+    missed(e, run, spec, look.outcome);
+    return undefined;
+  }
+  const reason = now < w.opensAt
+    ? `slot ${occ.slot} due ${occ.local} (${plan.zone}); its window opens at ${isoTime(w.opensAt)}`
+    : `slot ${occ.slot} due ${occ.local} (${plan.zone})${look.late ? `, looked at late (${Math.round((now - occ.at) / 1000)} s after due)` : ''}; window open until ${isoTime(w.latestStart)}`;
+  recordCheck(e, run, 'time', 'time', now < w.opensAt ? 'not_ready' : 'ready', reason, timeEvidence);
+  return run;
+}
+
+type RangeStep = Extract<SlotStep, { kind: 'range' }>;
+
+/** The decision a range row records, as a first look (to compare with the next range step). */
+function decisionOf(r: RunRow): Decided {
+  if (r.status === 'skipped' && (r.disposition === 'skipped_calendar' || r.disposition === 'skipped_dst')) return { kind: 'skip', disposition: r.disposition, reason: r.last_error ?? '' };
+  const alert = r.disposition === 'missed' || r.disposition === 'skipped_not_ready';
+  return { kind: 'missed', why: '', outcome: { status: r.status === 'failed' ? 'failed' : 'skipped', disposition: r.disposition as Extract<Decided, { kind: 'missed' }>['outcome']['disposition'], backfill: false, alert, reason: '' } };
+}
+
+/** What a range row says: how many slots, from which to which, and the one decision they got. */
+function rangeReason(step: { first: Pick<SlotOccurrence, 'slot' | 'at'>; last: SlotOccurrence; look: Decided }, slots: number): string {
+  const span = `${slots} slot${slots === 1 ? '' : 's'} from ${step.first.slot} to ${step.last.slot} (due ${isoTime(step.first.at)} … ${isoTime(step.last.at)})`;
+  const head = `${span}, recorded as one row (a gap's slots older than its newest ${ONE_BY_ONE} get one row per decision)`;
+  if (step.look.kind === 'skip') return `${head}: ${step.look.reason}`;
+  const o = step.look.outcome;
+  // run_now queues the newest missed slots of a gap for backfill, not these: say so, and how to run one.
+  if (o.backfill) return `${head}: ${step.look.why}; beyond the tolerance, not queued for backfill (run one of them by hand: "run now" with its slot)`;
+  return `${head}: ${o.reason}`;
+}
+
+/** One row for a run of slots decided alike: claimed for its first slot, spanning to its last. */
+function claimRange(e: EngineContext, job: JobRow, spec: JobSpec, plan: JobPlan, step: RangeStep, now: number): void {
+  const { first, firstW, last, lastW, slots, look } = step;
+  const range = { slots, lastSlot: last.slot, lastAt: last.at };
+  const run = e.repo.claimRun(
+    {
+      ...slotRunBase(job, first, spec.retry.maxAttempts),
+      trigger: 'schedule',
+      nextAttemptAt: null,
+      opensAt: firstW.opensAt,
+      windowClosesAt: lastW.latestStart,
+      range,
+    },
+    ACTOR,
+    { local: first.local, range: { slots, lastSlot: last.slot, lastAt: isoTime(last.at) } },
+  );
+  const reason = rangeReason(step, slots);
+  recordCheck(e, run, 'time', 'time', 'not_ready', reason, {
+    slot: first.slot,
+    dueAt: isoTime(first.at),
+    local: first.local,
+    zone: plan.zone,
+    range: { slots, lastSlot: last.slot, lastAt: isoTime(last.at), lastLocal: last.local },
+    window: { opensAt: isoTime(firstW.opensAt), latestStart: isoTime(lastW.latestStart), explicit: firstW.explicit },
+    firstLookedAt: isoTime(now),
+  });
+  if (look.kind === 'skip') skipped(e, run, look.disposition, reason, ACTOR);
+  else missed(e, run, spec, { ...look.outcome, backfill: false, reason });
+}
+
+/** A range row of an earlier call grows by the slots of this one (a long gap worked off in calls). */
+function extendRange(e: EngineContext, r: RunRow, step: RangeStep): void {
+  const slots = (r.range_slots ?? 1) + step.slots;
+  const reason = rangeReason({ first: { slot: r.slot, at: r.slot_at }, last: step.last, look: step.look }, slots);
+  e.repo.patchRun(r.id, { range_slots: slots, range_last_slot: step.last.slot, range_last_at: step.last.at, window_closes_at: Math.max(r.window_closes_at ?? 0, step.lastW.latestStart), last_error: reason });
 }
 
 /**

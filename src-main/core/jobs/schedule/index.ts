@@ -38,8 +38,8 @@ export {
 } from './calendar';
 export { IcsParseError, parseIcsCalendar, MAKE_UP_WORKDAY_PATTERN } from './ics';
 export type { IcsCalendarData, IcsParseOptions } from './ics';
-export { expectedSlots, nextSlots, SCAN_HORIZON_MS, slotAt, windowFor } from './slots';
-export type { ScanOptions, SlotAtResult, SlotWindow } from './slots';
+export { expectedSlots, nextSlots, SCAN_HORIZON_MS, slotAt, slotScanMeter, slotsBefore, windowFor } from './slots';
+export type { BackwardScanOptions, ScanOptions, SlotAtResult, SlotWindow } from './slots';
 export { validateSchedule } from './validate';
 export type { ValidateOptions } from './validate';
-export { isValidZone } from './zone';
+export { isValidZone, resolveLocal } from './zone';

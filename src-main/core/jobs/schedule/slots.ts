@@ -22,7 +22,10 @@
  *   local time).
  * - Cost is linear in the number of occurrences scanned: the interval plus about an hour of margin,
  *   the run of non-workdays before it under `next_workday`, and the current key period when the
- *   granularity is coarser than the schedule's own.
+ *   granularity is coarser than the schedule's own. An every-second job has 86 400 occurrences a
+ *   day, so no caller may scan a range it did not bound by a count: `nextSlots` and `slotsBefore`
+ *   search outwards in growing windows and stop at a number of entries; `slotScanMeter` counts
+ *   what was scanned (tests prove a path is bounded with it).
  */
 import { civilDateToNaive, DAY_MS, formatOffset, HOUR_MS, MINUTE_MS, naiveDate, naiveDayStart, naiveLocal, parseHHMM } from './civil';
 import { dayTypeOfNaive, isWorkdayType, nextWorkday } from './calendar';
@@ -90,6 +93,13 @@ interface DayInfo {
   movedTo?: number;
 }
 
+/**
+ * Every occurrence `expectedSlots` considers counts one here. Tests read it to prove that a path
+ * is bounded by the slots it scans (not by wall time), and set `limit` to make a scan past it
+ * throw at once (an unbounded path fails fast instead of running for minutes).
+ */
+export const slotScanMeter = { considered: 0, limit: Infinity };
+
 /** Slots due in [fromMs, toMs); see the module header for the rules. */
 export function expectedSlots(spec: SlotSpec, fromMs: number, toMs: number): SlotOccurrence[] {
   const r = resolveSpec(spec);
@@ -138,6 +148,7 @@ export function expectedSlots(spec: SlotSpec, fromMs: number, toMs: number): Slo
   const seen = new Set<string>();
 
   const consider = (naive: number, instant: number | undefined): void => {
+    if (++slotScanMeter.considered > slotScanMeter.limit) throw new Error(`slot scan limit of ${slotScanMeter.limit} occurrences exceeded`);
     let slot = keyOfNaive(naive, r.granularity, r.withSeconds);
     // An interval instant whose minute key was already used by the first pass of a repeated hour.
     if (instant !== undefined && r.granularity === 'minute' && isSecondPass(zone, instant)) slot += formatOffset(naive - instant);
@@ -259,20 +270,43 @@ export interface SlotAtResult {
   next: SlotOccurrence | null;
 }
 
+export interface BackwardScanOptions extends ScanOptions {
+  /** Only `due` entries count towards `count` (skipped ones are passed over). */
+  dueOnly?: boolean;
+}
+
+/**
+ * The `count` latest entries due strictly before `beforeMs`, newest first: the mirror of
+ * `nextSlots`. Windows double backwards from `beforeMs` and never overlap, and the scan stops once
+ * `maxEntries` occurrences were scanned (at most about twice that: the last window is as long as
+ * all before it) or at the horizon, whichever comes first.
+ */
+export function slotsBefore(spec: SlotSpec, beforeMs: number, count: number, opts: BackwardScanOptions = {}): SlotOccurrence[] {
+  const out: SlotOccurrence[] = [];
+  if (!(count > 0)) return out;
+  const floor = beforeMs - (opts.horizonMs ?? SCAN_HORIZON_MS);
+  const maxEntries = opts.maxEntries ?? DEFAULT_MAX_ENTRIES;
+  let hi = beforeMs;
+  let chunk = initialChunk(spec, count);
+  let scanned = 0;
+  while (hi > floor && out.length < count && scanned < maxEntries) {
+    const lo = Math.max(floor, hi - chunk);
+    const found = expectedSlots(spec, lo, hi);
+    scanned += found.length;
+    for (let i = found.length - 1; i >= 0 && out.length < count; i--) {
+      const o = found[i]!;
+      if (!opts.dueOnly || o.disposition === 'due') out.push(o);
+    }
+    hi = lo;
+    chunk *= 2;
+  }
+  return out;
+}
+
 /** The slot an instant falls in, and the one after it: for "why didn't it run at T". */
 export function slotAt(spec: SlotSpec, atMs: number, opts: Pick<ScanOptions, 'horizonMs'> = {}): SlotAtResult {
   const horizon = opts.horizonMs ?? SCAN_HORIZON_MS;
-  let current: SlotOccurrence | null = null;
-  for (let w = initialChunk(spec, 1); ; w *= 2) {
-    const span = Math.min(w, horizon);
-    const found = expectedSlots(spec, atMs + 1 - span, atMs + 1);
-    const last = found[found.length - 1];
-    if (last) {
-      current = last;
-      break;
-    }
-    if (span >= horizon) break;
-  }
+  const current = slotsBefore(spec, atMs + 1, 1, { horizonMs: horizon })[0] ?? null;
   const next = nextSlots(spec, atMs, 1, { horizonMs: horizon, maxEntries: 1 })[0] ?? null;
   return { current, next };
 }
