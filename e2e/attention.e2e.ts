@@ -121,6 +121,10 @@ describe('notifications', () => {
     await page.click('[data-testid="webhook-add"]');
     await page.fill('[data-testid="webhook-url"]', receiverUrl);
     await page.click('[data-testid="notifications-save"]');
+    // The new webhook's signing secret is shown this once, then the form shows it masked.
+    await page.waitForSelector('[data-testid="secret-dialog"]');
+    expect(await page.textContent('[data-testid="secret-dialog"]')).toMatch(/whsec_[A-Za-z0-9_-]{32}/);
+    await page.click('[data-testid="secret-done"]');
     await until(async () => (await page.textContent('[data-testid="notifications-form"]'))?.includes('saved: http://127.0.0.1:'), 'the saved, masked URL');
     expect(await page.textContent('[data-testid="notifications-form"]')).not.toContain('gaffer-secret-token');
     await page.click('[data-testid="webhook-test"]');
