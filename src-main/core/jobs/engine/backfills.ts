@@ -105,7 +105,7 @@ export function requestBackfill(e: EngineContext, job: JobRow, slot: string, rea
     // A slot inside a range row (the older slots of a long gap) has no row of its own to backfill.
     const at = rangeSlotAt(e, job, slot);
     const range = at === undefined ? undefined : e.repo.rangeCovering(job.id, at);
-    if (range) throw new GafferError('not_found', `slot ${slot} of job ${job.name} was decided with ${range.range_slots} others as one row (run ${range.id}, from ${range.slot} to ${range.range_last_slot}) and has no run of its own to backfill; run it by hand ("run now" with slot ${slot})`);
+    if (range) throw new GafferError('not_found', `slot ${slot} of job ${job.name} is one of ${range.range_slots} slots decided as one row (run ${range.id}, from ${range.slot} to ${range.range_last_slot}) and has no run of its own to backfill; run it by hand ("run now" with slot ${slot})`);
     throw new GafferError('not_found', `slot ${slot} of job ${job.name} has no run to backfill`);
   }
   if (runPhase(run) !== 'finished') throw new GafferError('invalid_transition', `run ${run.id} is still ${run.status}`);
