@@ -186,6 +186,10 @@ describe('clock jumps while locks are live (default timings: 2 h window, 60 s sw
 });
 
 describe('clock jumps while a job is live', () => {
+  // Time moves in steps shorter than the 30 s a trigger waits for its acknowledgement: a trigger
+  // sent inside one synchronous step of the manual clock must be answerable before the next one
+  // (real time never moves 30 s without the agent's frames being read, save in a stall: a gap).
+  const OFFER_STEP = 20_000;
   it('one run per slot through a 5-hour sleep and a one-hour step back; the slept hours get one decision each, no storm', async () => {
     const w = await start({ heartbeatTimeoutS: 3600 });
     const r = await agent(w, 'reporter', 'reporter-1');
@@ -205,31 +209,31 @@ describe('clock jumps while a job is live', () => {
     };
     const jobId = w.core.jobs.create({ name: 'every-10-min', role: 'reporter', schedule: { everyS: 600 } }, { actor: 'test' }).job.id;
     const runs = () => w.core.db.prepare('SELECT slot, status, disposition, trigger FROM runs WHERE job_id = ? ORDER BY slot_at').all(jobId) as Array<{ slot: string; status: string; disposition: string; trigger: string }>;
-    await pass(w, HOUR);
+    await pass(w, HOUR, OFFER_STEP);
     const ranBefore = runs().filter((x) => x.status === 'success').length;
     expect(ranBefore).toBeGreaterThanOrEqual(5);
 
     // Sleep 5 hours.
     const pushedBeforeSleep = triggers.length;
     w.clock.jump(5 * HOUR);
-    await pass(w, 3 * MIN);
+    await pass(w, 3 * MIN, OFFER_STEP);
     const wakePushes = triggers.length - pushedBeforeSleep;
     // ~30 slots were slept through: each got one decision, and at most a couple were pushed.
     expect(wakePushes).toBeLessThanOrEqual(3);
     const afterWake = runs();
-    await pass(w, 30 * MIN);
+    await pass(w, 30 * MIN, OFFER_STEP);
 
     // Step back one hour: slots already decided must not run again.
     const slotsBeforeStep = new Set(runs().map((x) => x.slot));
     const triggersBeforeStep = triggers.length;
     w.clock.jump(-HOUR);
-    await pass(w, 5 * MIN);
+    await pass(w, 5 * MIN, OFFER_STEP);
     // The audit carries true time again, not the last instant before the step for an hour.
     task(w, 'written after the step');
     const newest = w.core.db.prepare('SELECT at FROM audit ORDER BY id DESC LIMIT 1').get() as { at: number };
     const auditLagMs = newest.at - w.clock.now();
     expect(auditLagMs).toBe(0);
-    await pass(w, 85 * MIN);
+    await pass(w, 85 * MIN, OFFER_STEP);
     const all = runs();
     const slots = all.map((x) => x.slot);
     expect(new Set(slots).size).toBe(slots.length);

@@ -128,7 +128,8 @@ export class JobRunner {
 
   /** Resolves once no asynchronous check or pending push continuation is in flight. */
   async settled(): Promise<void> {
-    while (this.e.inflightWork.size > 0 || this.soonScheduled) {
+    // A pass held for the input of a gap (invariant 4) is work still to come.
+    while (this.e.inflightWork.size > 0 || this.soonScheduled || this.heldForInput > 0) {
       await Promise.allSettled([...this.e.inflightWork]);
       await new Promise((r) => setImmediate(r));
     }
