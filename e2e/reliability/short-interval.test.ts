@@ -87,7 +87,8 @@ describe('9a: "run now" on an every-5-second job (real headless server)', () => 
     const during = claims.latencies.slice(before);
     figures('run-now-every-5s', { triggerMs: Math.round(triggerMs), ...reads, claims: during.length, maxClaimMs: Math.round(max(during)), done: claims.done, alive: s.alive() });
 
-    expect(trigger.status, trigger.text).toBe(201);
+    // 201: claimed by hand; 200: the runner had just claimed the slot (every 5 s) and it is dispatched by hand now.
+    expect([200, 201], trigger.text).toContain(trigger.status);
     expect(trigger.json.run.trigger).toBe('manual');
     expect(s.alive()).toBe(true);
     // Generous bounds for a shared 2-core machine; before the fix the server died.

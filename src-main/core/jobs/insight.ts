@@ -375,7 +375,7 @@ export function simulateDowntime(deps: InsightDeps, job: JobRow, from: number, t
   const stops = { paused: job.paused_at !== null, killSwitch: settings.killSwitch.on };
   // The runner's own walk over the slots it finds at restart (slot-walk.ts): the older slots of a
   // long downtime are one range item per decision, as they are one row each.
-  const walk = walkSlots(plan, from, to, { stops, covered: () => false, anyCovered: () => false, maxEntries: SIMULATED_ENTRIES, maxOnes: Infinity });
+  const walk = walkSlots(plan, from, to, { stops, covered: () => false, hasRow: () => false, anyCovered: () => false, maxEntries: SIMULATED_ENTRIES, maxOnes: Infinity });
   const items: DowntimeItem[] = [];
   const queuedFor: DowntimeItem[] = [];
   const folded: DowntimeItem[] = [];

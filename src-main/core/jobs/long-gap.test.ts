@@ -169,3 +169,21 @@ describe('a long sleep of a job the runner cannot count (a calendar): scanned in
     assertInvariants(h.core);
   });
 });
+
+describe('one run per slot key, wherever it is due', () => {
+  it('a key that ran at another instant (the job moved to another zone) is not claimed again', async () => {
+    const h = await startJobsHarness({ start: '2026-11-29T23:50:00.000Z' });
+    await h.agent('ops', succeed());
+    const jobId = h.createJob({ name: 'hourly', role: 'ops', schedule: { cron: '0 * * * *', timezone: 'Asia/Tokyo' } });
+    await h.advanceTo('2026-11-30T00:30:00.000Z'); // 09:30 in Tokyo: the 09:00 slot ran
+    expect(h.run(jobId, '2026-11-30T09:00')).toMatchObject({ status: 'success' });
+    h.core.jobs.update(jobId, { schedule: { cron: '0 * * * *', timezone: 'UTC' } }, { actor: 'test' });
+    await h.advanceTo('2026-11-30T09:30:00.000Z'); // 09:00 UTC: the same key again
+    expect(h.runs(jobId).filter((r) => r.slot === '2026-11-30T09:00')).toHaveLength(1);
+    expect(h.run(jobId, '2026-11-30T08:00')).toMatchObject({ status: 'success' });
+    // And the runner goes on (a second claim of the key would fail every pass from here on).
+    await h.advanceTo('2026-11-30T10:30:00.000Z');
+    expect(h.run(jobId, '2026-11-30T10:00')).toMatchObject({ status: 'success' });
+    assertInvariants(h.core);
+  });
+});

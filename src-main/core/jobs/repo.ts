@@ -439,8 +439,16 @@ export class JobRepo {
     if (f.status !== undefined) where.and('status = ?', f.status);
     if (f.disposition !== undefined) where.and('disposition = ?', f.disposition);
     if (f.settled !== undefined) where.and(f.settled === 'failed' ? FAILED_FOR_GOOD_SQL : AWAITS_DECISION_SQL);
-    // A range row is listed when any of its slots is in the window (its own slot may be older).
-    if (f.from !== undefined) where.and('(slot_at >= ? OR range_last_at >= ?)', f.from, f.from);
+    if (f.from !== undefined) {
+      // A range row is listed when any of its slots is in the window (its own slot may be older).
+      // The lower bound stays a plain `slot_at >=` (the index), lowered to the oldest such range.
+      const range = this.ctx.db
+        .prepare<unknown[], { lo: number | null }>(`SELECT min(slot_at) AS lo FROM runs WHERE range_slots IS NOT NULL AND range_last_at >= ?${f.jobId !== undefined ? ' AND job_id = ?' : ''}`)
+        .get(f.from, ...(f.jobId !== undefined ? [f.jobId] : []));
+      const lo = range?.lo ?? null;
+      if (lo !== null && lo < f.from) where.and('slot_at >= ? AND (slot_at >= ? OR range_last_at >= ?)', lo, f.from, f.from);
+      else where.and('slot_at >= ?', f.from);
+    }
     if (f.to !== undefined) where.and('slot_at < ?', f.to);
     if (f.before !== undefined) where.and('(slot_at < ? OR (slot_at = ? AND id < ?))', f.before[0], f.before[0], f.before[1]);
     return this.ctx.db.prepare<unknown[], RunRow>(`SELECT * FROM runs ${where.sql} ORDER BY slot_at DESC, id DESC LIMIT ?`).all(...where.params, limit + 1);

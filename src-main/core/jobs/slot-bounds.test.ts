@@ -128,3 +128,17 @@ describe.each([1, 5])('an every-%i-second job: request paths scan a bounded numb
     expect(r.considered).toBeLessThan(LIMIT);
   });
 });
+
+describe.each([1, 5])('an every-%i-second job whose weekend slots move to Monday (next_workday)', (everyS) => {
+  it('finds its next slot on a Monday without listing the weekend', () => {
+    core = makeTestCore();
+    core.clock.advance(Date.parse('2026-12-07T10:00:00.200Z') - core.clock.now()); // a Monday
+    core.jobs.createCalendar({ id: 'weekdays', name: 'Weekdays', timezone: 'UTC', workdays: [1, 2, 3, 4, 5], holidays: [], extraWorkdays: [] }, who);
+    const id = core.jobs.create({ name: 'moved', role: 'etl', schedule: { everyS }, calendar: 'weekdays', calendarPolicy: 'next_workday' }, who).job.id;
+    const l = scanned(() => core!.jobs.list());
+    // Saturday's and Sunday's 10:00:0x slots are due now, with today's: moved slots keep their own keys.
+    expect(l.result.items[0]!.nextSlot!.slot).toBe(`2026-12-05T10:00:${String(everyS).padStart(2, '0')}`);
+    expect(l.considered).toBeLessThan(2000);
+    expect(scanned(() => core!.jobs.triggerChoices(id)).considered).toBeLessThan(5000);
+  });
+});

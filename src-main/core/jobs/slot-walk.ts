@@ -33,8 +33,13 @@ export type SlotStep =
 
 export interface WalkOptions {
   stops: { paused: boolean; killSwitch: boolean };
-  /** The slot has a row already (its own, or a range's). */
+  /** The slot has a row already (its own, or a range's), as far as the caller's rows of [from, to] tell. */
   covered(occ: SlotOccurrence): boolean;
+  /**
+   * The slot's key has a row, wherever it is due (a job whose zone changed has runs of its keys at
+   * other instants): asked only of a slot about to get a row of its own, so once per claim.
+   */
+  hasRow(occ: SlotOccurrence): boolean;
   /** Some slot due in [from, to) has a row already (decides whether a stretch may be counted). */
   anyCovered(from: number, to: number): boolean;
   maxEntries: number;
@@ -82,7 +87,7 @@ export function walkSlots(plan: JobPlan, from: number, to: number, o: WalkOption
   let start = from;
   if (boundary > from && uniform(plan) && !o.anyCovered(from, boundary)) {
     const counted = countedRange(plan, from, boundary, to, o.stops);
-    if (counted) {
+    if (counted && !o.hasRow(counted.first)) {
       steps.push(counted);
       start = boundary;
     }
@@ -105,15 +110,21 @@ export function walkSlots(plan: JobPlan, from: number, to: number, o: WalkOption
     }
     const w = plan.windowOf(occ, k + 1 < entries.length ? entries[k + 1] : following);
     const look = firstLook(occ, w, to, spec.missedWindow, o.stops);
-    if (occ.at < boundary && look.kind !== 'open') {
-      if (range && sameDecision(range.look, look)) Object.assign(range, { last: occ, lastW: w, slots: range.slots + 1, look });
-      else {
-        close();
-        range = { kind: 'range', first: occ, firstW: w, last: occ, lastW: w, slots: 1, look };
-      }
+    const collapses = occ.at < boundary && look.kind !== 'open';
+    if (collapses && range && sameDecision(range.look, look)) {
+      Object.assign(range, { last: occ, lastW: w, slots: range.slots + 1, look });
       continue;
     }
     close();
+    // About to get a row of its own (one by one, or the first of a range).
+    if (o.hasRow(occ)) {
+      steps.push({ kind: 'covered', occ });
+      continue;
+    }
+    if (collapses) {
+      range = { kind: 'range', first: occ, firstW: w, last: occ, lastW: w, slots: 1, look: look as Decided };
+      continue;
+    }
     if (ones >= o.maxOnes) return { steps, cursor: occ.at, done: false };
     steps.push({ kind: 'one', occ, w, look });
     ones++;
@@ -125,7 +136,7 @@ export function walkSlots(plan: JobPlan, from: number, to: number, o: WalkOption
 }
 
 /** The slots of an interval job due in [from, before), counted: all missed alike (see `uniform`). */
-function countedRange(plan: JobPlan, from: number, before: number, now: number, stops: WalkOptions['stops']): SlotStep | undefined {
+function countedRange(plan: JobPlan, from: number, before: number, now: number, stops: WalkOptions['stops']): Extract<SlotStep, { kind: 'range' }> | undefined {
   const period = plan.spec.schedule.everyS! * 1000;
   const slots = Math.ceil(before / period) - Math.ceil(from / period);
   const first = plan.firstAtOrAfter(from);

@@ -62,6 +62,7 @@ export function advanceJob(e: EngineContext, job: JobRow, now: number): Advanced
   const walk = walkSlots(plan, job.cursor, now, {
     stops: { paused: job.paused_at !== null, killSwitch: settings.killSwitch.on },
     covered: (occ) => ownSlots.has(occ.slot) || rangeAt(occ.at) !== undefined,
+    hasRow: (occ) => e.repo.runBySlot(job.id, occ.slot) !== undefined,
     anyCovered: (from, to) => own.some((r) => r.slot_at >= from && r.slot_at < to) || ranges.some((r) => r.range_last_at! >= from && r.slot_at < to),
     maxEntries: ENTRIES_PER_CALL,
     maxOnes: CLAIMS_PER_CALL,

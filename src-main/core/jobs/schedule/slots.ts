@@ -21,8 +21,9 @@
  *   workday at the same nominal local time (`movedFrom` = its original date, `local` = the new
  *   local time).
  * - Cost is linear in the number of occurrences scanned: the interval plus about an hour of margin,
- *   the run of non-workdays before it under `next_workday`, and the current key period when the
- *   granularity is coarser than the schedule's own. An every-second job has 86 400 occurrences a
+ *   the run of non-workdays before it under `next_workday` (for an interval, only the instants of
+ *   those days that move into the interval), and the current key period when the granularity is
+ *   coarser than the schedule's own. An every-second job has 86 400 occurrences a
  *   day, so no caller may scan a range it did not bound by a count: `nextSlots` and `slotsBefore`
  *   search outwards in growing windows and stop at a number of entries; `slotScanMeter` counts
  *   what was scanned (tests prove a path is bounded with it).
@@ -133,6 +134,7 @@ export function expectedSlots(spec: SlotSpec, fromMs: number, toMs: number): Slo
   const naiveHi = toMs + Math.max(...near(toMs)) + HOUR_MS;
   // A slot moved by next_workday is enumerated at its original date: include the non-workdays
   // that lead up to the first day of the range.
+  const firstDay = naiveDayStart(naiveLo);
   if (moving) {
     let day = naiveDayStart(naiveLo);
     if (!isWorkdayType(dayInfo(day).type)) naiveLo = day;
@@ -195,15 +197,25 @@ export function expectedSlots(spec: SlotSpec, fromMs: number, toMs: number): Slo
     for (const naive of cronNaiveTimes(r.cron, naiveLo, naiveHi)) consider(naive, undefined);
   } else {
     // Instants, not local times: an interval slot always exists, it only has to be named. With
-    // keys of the schedule's own granularity every instant has its own key, so the scan starts at
-    // `from`. Under next_workday (moved slots are enumerated at their own dates) or with coarser
-    // keys (the first occurrence of a period owns its key) it starts at the first instant whose
-    // local time can be >= naiveLo.
+    // keys of the schedule's own granularity every instant has its own key, so the scan covers
+    // [from, to) — and, under next_workday, only those instants of the non-workdays before it that
+    // move into it (not whole days of them: a weekend of an every-second job is 172 800 instants).
+    // With coarser keys (the first occurrence of a period owns its key) it starts at the first
+    // instant whose local time can be >= naiveLo.
     const period = r.everyS * 1000;
-    const own = !moving && r.granularity === r.natural;
-    const uStart = own ? fromMs : naiveLo - Math.max(...near(naiveLo)) - HOUR_MS;
-    for (let u = Math.ceil(uStart / period) * period; u < toMs; u += period) {
-      consider(toNaive(zone, u), u);
+    const scan = (from: number, to: number): void => {
+      for (let u = Math.ceil(from / period) * period; u < to; u += period) consider(toNaive(zone, u), u);
+    };
+    if (r.granularity !== r.natural) scan(naiveLo - Math.max(...near(naiveLo)) - HOUR_MS, toMs);
+    else {
+      scan(fromMs, toMs);
+      // Non-workdays with instants before `from`: the run leading up to the range, and the day `from` falls on.
+      const lastDay = Math.max(firstDay, naiveDayStart(fromMs + Math.max(...near(fromMs)) + HOUR_MS));
+      for (let day = naiveDayStart(naiveLo); moving && day <= lastDay; day += DAY_MS) {
+        const movedTo = dayInfo(day).movedTo;
+        const into = movedTo === undefined ? undefined : movedInto(zone, period, day, movedTo, fromMs, toMs);
+        if (into) scan(into.from, Math.min(into.to, fromMs));
+      }
     }
   }
 
@@ -215,6 +227,34 @@ export function expectedSlots(spec: SlotSpec, fromMs: number, toMs: number): Slo
   }
   if (!sorted) out.sort((a, b) => a.at - b.at || (a.slot < b.slot ? -1 : a.slot > b.slot ? 1 : 0));
   return out;
+}
+
+/**
+ * The instants of interval slots of non-workday `day` (naive midnight) whose slot, moved to the
+ * workday `movedTo` at the same local time, is due in [fromMs, toMs): a superset, as an instant
+ * range. The moved instant grows with the instant (binary search), except in a repeated hour,
+ * which an hour of slack covers on a day whose offset changes.
+ */
+function movedInto(zone: string, period: number, day: number, movedTo: number, fromMs: number, toMs: number): { from: number; to: number } | undefined {
+  const offs = [offsetAt(zone, day - DAY_MS), offsetAt(zone, day + DAY_MS / 2), offsetAt(zone, day + 2 * DAY_MS)];
+  const slack = Math.max(...offs) === Math.min(...offs) ? period : HOUR_MS + period;
+  // The day's instants (and a little of its neighbours': `consider` places those correctly).
+  const lo = day - Math.max(...offs);
+  const hi = day + DAY_MS - Math.min(...offs);
+  const movedAt = (u: number) => resolveLocal(zone, movedTo + (toNaive(zone, u) - day)).at;
+  const first = (x: number): number => {
+    let a = 0;
+    let b = Math.ceil((hi - lo) / period);
+    while (a < b) {
+      const m = (a + b) >> 1;
+      if (movedAt(lo + m * period) >= x) b = m;
+      else a = m + 1;
+    }
+    return lo + a * period;
+  };
+  const from = Math.max(lo, first(fromMs) - slack);
+  const to = Math.min(hi + period, first(toMs) + slack);
+  return to > from ? { from, to } : undefined;
 }
 
 export interface ScanOptions {
