@@ -30,7 +30,7 @@ import type { Signals } from '../signals/signals';
 import type { BackfillRepo } from './backfill-repo';
 import type { CalendarRepo } from './calendar-repo';
 import { instanceWords, maintenanceAt } from './engine';
-import { firstLook, resolvePlaceholders, slotDates, type JobPlan } from './plan';
+import { resolvePlaceholders, slotDates, type JobPlan } from './plan';
 import type { JobRepo } from './repo';
 import { isInProgress, runPhase } from './run-phase';
 import { specOf, toBackfill, toJob, toRun, type JobRow, type RunRow } from './rows';
