@@ -173,11 +173,10 @@ export function clearStartupEnvironment(names, values) {
 }
 
 /**
- * Invariant 3: spawn options that hand `secrets` ({NAME: value}) to a child over pipes on fds 3,
- * 4, … (`NAME_FD` in its environment), and `send(child)` to write them once the child exists.
- * `stdio` must list exactly fds 0–2.
+ * The tokens to hand on (`secrets` entries with a value), and `env` without any token variable (in
+ * any of its hand-off forms) or any variable holding a token's value: the child's environment.
  */
-export function secretPipes(secrets, stdio, env) {
+function tokenFreeEnv(secrets, env) {
   const entries = Object.entries(secrets).filter(([, v]) => typeof v === 'string' && v.length > 0);
   const values = entries.map(([, v]) => v).filter((v) => v.length >= MIN_SECRET_LENGTH);
   const childEnv = {};
@@ -185,6 +184,16 @@ export function secretPipes(secrets, stdio, env) {
     if (v === undefined || TOKEN_VARIABLES.some((n) => handOffVariables(n).includes(k)) || values.some((s) => v.includes(s))) continue;
     childEnv[k] = v;
   }
+  return { entries, childEnv };
+}
+
+/**
+ * Invariant 3: spawn options that hand `secrets` ({NAME: value}) to a child over pipes on fds 3,
+ * 4, … (`NAME_FD` in its environment), and `send(child)` to write them once the child exists.
+ * `stdio` must list exactly fds 0–2.
+ */
+export function secretPipes(secrets, stdio, env) {
+  const { entries, childEnv } = tokenFreeEnv(secrets, env);
   entries.forEach(([name], i) => (childEnv[fdVariable(name)] = String(3 + i)));
   return {
     stdio: [...stdio, ...entries.map(() => 'pipe')],
@@ -209,13 +218,7 @@ export function secretPipes(secrets, stdio, env) {
  * take (call it when the command has exited).
  */
 export function secretFiles(secrets, env) {
-  const entries = Object.entries(secrets).filter(([, v]) => typeof v === 'string' && v.length > 0);
-  const values = entries.map(([, v]) => v).filter((v) => v.length >= MIN_SECRET_LENGTH);
-  const childEnv = {};
-  for (const [k, v] of Object.entries(env)) {
-    if (v === undefined || TOKEN_VARIABLES.some((n) => handOffVariables(n).includes(k)) || values.some((s) => v.includes(s))) continue;
-    childEnv[k] = v;
-  }
+  const { entries, childEnv } = tokenFreeEnv(secrets, env);
   if (entries.length === 0) return { env: childEnv, cleanup() {} };
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gaffer-token-'));
   fs.chmodSync(dir, 0o700);

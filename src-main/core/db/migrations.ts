@@ -17,6 +17,12 @@ export interface Migration {
   rebuildsReferencedTable?: true;
 }
 
+/** Adds each column `table` lacks (a migration that may run on a file that already has some). */
+function addMissingColumns(db: Database.Database, table: string, columns: Array<[column: string, decl: string]>): void {
+  const have = new Set(db.prepare<[], { name: string }>(`PRAGMA table_info(${table})`).all().map((c) => c.name));
+  for (const [column, decl] of columns) if (!have.has(column)) db.exec(`ALTER TABLE ${table} ADD COLUMN ${column} ${decl}`);
+}
+
 export const MIGRATIONS: Migration[] = [
   {
     name: '001_tasks_locks_instances',
@@ -557,14 +563,12 @@ export const MIGRATIONS: Migration[] = [
     // Like 013, running it on a database that already has it changes nothing.
     sql: '',
     run: (db) => {
-      const columns = new Set(db.prepare<[], { name: string }>('PRAGMA table_info(runs)').all().map((c) => c.name));
-      const added: Array<[column: string, decl: string]> = [
+      addMissingColumns(db, 'runs', [
         ['offer_to', 'TEXT'],
         ['offered_at', 'INTEGER'],
         ['ack_due_at', 'INTEGER'],
         ['offered', "TEXT NOT NULL DEFAULT '[]'"],
-      ];
-      for (const [column, decl] of added) if (!columns.has(column)) db.exec(`ALTER TABLE runs ADD COLUMN ${column} ${decl}`);
+      ]);
       // Offers out to an instance: its load when the next one is picked, and what moves on when it leaves.
       db.exec('CREATE INDEX IF NOT EXISTS runs_offer_to ON runs (offer_to) WHERE offer_to IS NOT NULL');
     },
@@ -644,13 +648,11 @@ export const MIGRATIONS: Migration[] = [
     // a database that already has it changes nothing.
     sql: '',
     run: (db) => {
-      const columns = new Set(db.prepare<[], { name: string }>('PRAGMA table_info(runs)').all().map((c) => c.name));
-      const added: Array<[column: string, decl: string]> = [
+      addMissingColumns(db, 'runs', [
         ['range_slots', 'INTEGER'],
         ['range_last_slot', 'TEXT'],
         ['range_last_at', 'INTEGER'],
-      ];
-      for (const [column, decl] of added) if (!columns.has(column)) db.exec(`ALTER TABLE runs ADD COLUMN ${column} ${decl}`);
+      ]);
       // "Which range covers instant T" (explain, the ledger, the runner's first look after a step back).
       db.exec('CREATE INDEX IF NOT EXISTS runs_ranges ON runs (job_id, range_last_at) WHERE range_slots IS NOT NULL');
     },

@@ -304,7 +304,7 @@ export class Webhooks {
     const attempt = r.attempts + 1;
     if (!hook || !hook.enabled || !item) {
       const why = !hook ? 'the webhook was removed' : !hook.enabled ? 'the webhook was turned off' : 'the item is gone';
-      this.finish(r, attempt, 'dead', { ok: false, status: null, error: why, retryable: false }, hook);
+      this.finish(r, attempt, 'dead', { ok: false, status: null, error: why, retryable: false }, hook, item?.title ?? null);
       return;
     }
     const result = await this.post(
@@ -326,10 +326,11 @@ export class Webhooks {
     );
     if (!this.running) return; // stopped meanwhile: the row stays pending and is sent at the next start
     const status: DeliveryStatus = result.ok ? 'delivered' : !result.retryable || attempt >= MAX_ATTEMPTS ? 'dead' : 'pending';
-    this.finish(r, attempt, status, result, hook);
+    this.finish(r, attempt, status, result, hook, item.title);
   }
 
-  private finish(r: DeliveryRow, attempt: number, status: DeliveryStatus, res: PostResult, hook: StoredWebhook | undefined): void {
+  /** Records an attempt's outcome; `itemTitle` (read when the attempt began) names the item in the announcement. */
+  private finish(r: DeliveryRow, attempt: number, status: DeliveryStatus, res: PostResult, hook: StoredWebhook | undefined, itemTitle: string | null): void {
     this.ctx.store.write(() => {
       const now = this.ctx.clock.now();
       const wait = status === 'pending' ? BACKOFF_S[attempt - 1]! * 1000 : 0;
@@ -355,8 +356,7 @@ export class Webhooks {
         ...(status === 'pending' ? { retryAt: new Date(now + wait).toISOString() } : {}),
       });
       if (status !== 'pending') {
-        const title = r.item_id === null ? null : (this.q.item.get(r.item_id)?.title ?? null);
-        this.ctx.store.emit({ type: 'webhook.delivery', webhookId: r.webhook_id, deliveryId: r.id, status, attempts: attempt, error: res.error, url: hook ? maskUrl(hook.url) : null, itemTitle: title, itemKind: r.kind });
+        this.ctx.store.emit({ type: 'webhook.delivery', webhookId: r.webhook_id, deliveryId: r.id, status, attempts: attempt, error: res.error, url: hook ? maskUrl(hook.url) : null, itemTitle, itemKind: r.kind });
       }
     });
   }
