@@ -245,7 +245,7 @@ export class JobRepo {
   /** The claim: inserts the pending run row and audits it (edge none → pending, phase none → checking). */
   claimRun(r: NewRun, actor: string, detail: Record<string, unknown> = {}): RunRow {
     assertRunEdge('claim', null, 'pending');
-    assertPhaseEdge('claim', null, 'checking');
+    assertPhaseEdge('claim', null, 'checking', 'pending');
     const { range, ...fields } = r;
     const row = this.q.insertRun.get({ ...fields, rangeSlots: range?.slots ?? null, rangeLastSlot: range?.lastSlot ?? null, rangeLastAt: range?.lastAt ?? null, now: this.now })!;
     const wire = toRun(row);
@@ -285,7 +285,7 @@ export class JobRepo {
       attempt: fields.attempt ?? run.attempt,
       disposition: fields.disposition ?? run.disposition,
     });
-    assertPhaseEdge(cause, from, to);
+    assertPhaseEdge(cause, from, to, status);
     const next = this.runPatcher.patchReturning<RunRow>(run.id, { ...fields, status, updated_at: this.now }, { column: 'status', value: run.status });
     if (!next) throw new GafferError('conflict', `run ${run.id} changed underneath (expected ${run.status})`);
     if (!isAuditedOnRun(cause)) return next;

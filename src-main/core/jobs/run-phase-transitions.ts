@@ -73,6 +73,21 @@ const EDGES: Record<PhaseCause, ReadonlyArray<readonly [RunPhase | null, RunPhas
 /** The status a cause moves the run to, for causes that are also status edges (invariant 2). */
 const STATUS_OF: Partial<Record<PhaseCause, RunStatus>> = { claim: 'pending', start: 'running', succeed: 'success', fail: 'failed', skip: 'skipped' };
 
+/**
+ * The statuses a row of each phase may have (run-phase.ts): a cause that keeps the status must
+ * not land a row in a phase its status cannot be in (a first attempt is `start`ed, never
+ * `attempt_start`ed).
+ */
+export const PHASE_STATUSES: Record<RunPhase, readonly RunStatus[]> = {
+  checking: ['pending'],
+  undelivered: ['pending'],
+  retrying: ['running'],
+  offered: ['pending', 'running'],
+  started: ['running'],
+  verifying: ['running'],
+  finished: ['success', 'failed', 'skipped'],
+};
+
 /** Causes audited elsewhere (invariant 3). */
 const AUDITED_ELSEWHERE: ReadonlySet<PhaseCause> = new Set(['backfill']);
 
@@ -82,9 +97,13 @@ export function isPhaseEdge(cause: PhaseCause, from: RunPhase | null, to: RunPha
   return (EDGES[cause] ?? []).some(([f, t]) => f === from && t === to);
 }
 
-export function assertPhaseEdge(cause: PhaseCause, from: RunPhase | null, to: RunPhase): void {
+/** Refuses a change outside the table, or one that leaves the row in a status its new phase cannot have. */
+export function assertPhaseEdge(cause: PhaseCause, from: RunPhase | null, to: RunPhase, status: RunStatus): void {
   if (!isPhaseEdge(cause, from, to)) {
     throw new GafferError('invalid_transition', `a run attempt cannot go from ${from ?? '(none)'} to ${to} by ${cause.replace('_', ' ')}`, { from, to, cause });
+  }
+  if (!PHASE_STATUSES[to].includes(status)) {
+    throw new GafferError('invalid_transition', `a${to === 'offered' ? 'n' : ''} ${to} run attempt is ${PHASE_STATUSES[to].join(' or ')}, not ${status}`, { from, to, cause, status });
   }
 }
 

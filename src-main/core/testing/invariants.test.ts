@@ -74,4 +74,26 @@ describe('invariant checker', () => {
       `task:${a.id}: claim fence 7, expected 1 (audit 4)`,
     ]);
   });
+
+  it('replays every run phase change: an illegal one in the audit, and a phase written behind the writer, are found', () => {
+    core = makeTestCore();
+    const runOf = (name: string) => {
+      const id = core.jobs.create({ name, role: 'dev', schedule: { cron: '0 9 * * *', timezone: 'UTC' } }, { actor: 't' }).job.id;
+      return core.jobs.triggerNow(id, { reason: 'test', actor: 't' }).run.id; // no instance online: claimed, waiting for one
+    };
+    const a = runOf('a');
+    const b = runOf('b');
+    expect(core.db.prepare(`SELECT json_extract(detail, '$.phaseTo') FROM audit WHERE subject = ? AND type = 'run.claim'`).pluck().get(`run:${a}`)).toBe('checking');
+    expect(checkInvariants(core.db)).toEqual([]);
+
+    // Behind the writer's back: the row says the attempt is out, the audit never said so.
+    core.db.prepare('UPDATE runs SET dispatched_at = 1, attempt = 1 WHERE id = ?').run(a);
+    // A forged change that is no edge of the table, appended with a valid hash.
+    core.audit.record({ type: 'run.dispatch', actor: 'ghost', subject: `run:${b}`, detail: { phaseFrom: 'checking', phaseTo: 'started' } });
+    expect(checkInvariants(core.db)).toEqual([
+      `run:${b}: illegal run phase change dispatch checking → started (audit ${core.audit.count()})`,
+      `run:${a}: its row says offered, but its audited phase changes end at checking`,
+      `run:${b}: its row says checking, but its audited phase changes end at started`,
+    ]);
+  });
 });
