@@ -184,7 +184,17 @@ export class ConsoleKit implements ConsoleApi {
     });
   }
 
+  private jobsRunning = false;
+
+  /** Starts the jobs runner (it takes agents' run reports; its timers run on the manual clock). */
+  runJobs(): void {
+    if (this.jobsRunning) return;
+    this.jobsRunning = true;
+    this.core.jobs.start();
+  }
+
   dispose(): void {
+    if (this.jobsRunning) this.core.jobs.stop();
     this.hub.dispose();
     this.core.close();
   }
@@ -216,4 +226,70 @@ const AUDIT_TYPES = ['lock.claim', 'lock.release', 'task.create'] as const;
 /** Row i: a type in turn, two actors, 50 subjects (`task:1`…`task:50`). */
 function defaultAuditRow(i: number) {
   return { type: AUDIT_TYPES[i % 3]!, actor: i % 2 ? 'inst-a' : 'operator:browser', subject: `task:${(i % 50) + 1}`, detail: { i } };
+}
+
+/**
+ * An agent connected to the kit's hub in-process (no socket): it says hello with a token of its
+ * role, answers job triggers with `onTrigger` (default: it fails the run, `retryable`), and can be
+ * asked for a request of its own. Frames cross as JSON text, as on the wire.
+ */
+export class KitAgent {
+  instanceId = '';
+  /** Pushes the hub sent (job triggers, prechecks, …). */
+  readonly pushes: Array<{ type: string; [k: string]: unknown }> = [];
+  private seq = 0;
+  private readonly waiting = new Map<number, (r: { ok: boolean; result?: unknown; error?: unknown }) => void>();
+  private readonly conn;
+
+  private constructor(
+    kit: ConsoleKit,
+    secret: string,
+    public onTrigger: (t: { runId: string }, agent: KitAgent) => Promise<void> | void,
+  ) {
+    const token = kit.core.tokens.verify(secret);
+    this.conn = kit.core.hub.connect(
+      {
+        send: (text) => this.received(text),
+        close: () => {},
+        bufferedAmount: 0,
+      },
+      { remoteAddress: '127.0.0.1', token },
+    );
+  }
+
+  /** Connects an agent of `role` and waits for its hello to be answered. */
+  static async join(kit: ConsoleKit, role: string, onTrigger: KitAgent['onTrigger'] = (t, a) => a.fail(t.runId)): Promise<KitAgent> {
+    kit.runJobs();
+    const { token } = kit.core.tokens.create({ name: `${role}-agent`, role, actor: 'operator:browser' });
+    const agent = new KitAgent(kit, token, onTrigger);
+    const hello = await agent.request('hello', { role, name: `${role}-agent` });
+    if (!hello.ok) throw new Error(`hello refused: ${JSON.stringify(hello.error)}`);
+    agent.instanceId = (hello.result as { instanceId: string }).instanceId;
+    return agent;
+  }
+
+  request(type: string, fields: Record<string, unknown> = {}): Promise<{ ok: boolean; result?: unknown; error?: unknown }> {
+    const id = ++this.seq;
+    const reply = new Promise<{ ok: boolean; result?: unknown; error?: unknown }>((r) => this.waiting.set(id, r));
+    this.conn.receive(JSON.stringify({ id, type, ...fields }));
+    return reply;
+  }
+
+  /** Starts the run and reports it failed. */
+  async fail(runId: string, errorClass: 'retryable' | 'fatal' | 'needs_human' = 'retryable', error = 'downstream timeout'): Promise<void> {
+    await this.request('run_started', { runId });
+    await this.request('run_result', { runId, outcome: 'failed', errorClass, error });
+  }
+
+  private received(text: string): void {
+    const msg = JSON.parse(text) as { id?: number; ok?: boolean; type?: string; runId?: string };
+    if (msg.type !== undefined && msg.ok === undefined) {
+      this.pushes.push(msg as { type: string });
+      if (msg.type === 'job_trigger') void this.onTrigger(msg as { runId: string }, this);
+      return;
+    }
+    const w = this.waiting.get(msg.id as number);
+    this.waiting.delete(msg.id as number);
+    w?.(msg as { ok: boolean });
+  }
 }
