@@ -40,6 +40,11 @@ import { ManualTimers } from './manual-timers';
 export const KIT_START = '2026-11-30T12:00:00.000Z';
 
 export interface ConsoleKitOptions {
+  /**
+   * Page sizes the server answers at most, by method (the contract lets a server answer fewer
+   * items than asked, with a cursor): paging is exercised without seeding a thousand rows.
+   */
+  pageCap?: Partial<Record<ConsoleMethod, number>>;
   /** Where the shared clock starts (default KIT_START). */
   start?: string | number;
   config?: Partial<SchedulerConfig>;
@@ -73,8 +78,10 @@ export class ConsoleKit implements ConsoleApi {
   private readonly holds: Array<CallMatch & { waiting: Array<() => void> }> = [];
   private readonly drops: Array<CallMatch & { skip: number }> = [];
   private token: { expected: string; current: string | null } | null = null;
+  private readonly pageCap: Partial<Record<ConsoleMethod, number>>;
 
   constructor(opts: ConsoleKitOptions = {}) {
+    this.pageCap = opts.pageCap ?? {};
     this.clock = new ManualClock(opts.start ?? KIT_START);
     this.timers = new ManualTimers(this.clock);
     this.core = createCore({ clock: this.clock, dbPath: ':memory:', dataDir: '/nonexistent/gaffer-kit', config: opts.config ?? {}, logs: { inline: true } });
@@ -88,7 +95,10 @@ export class ConsoleKit implements ConsoleApi {
     this.calls.push({ method, args });
     await this.transport(method, args);
     // The wire carries JSON: what is not JSON does not reach the table either.
-    const reply = await this.methods.dispatch(method, roundTrip(args ?? {}));
+    const sent = roundTrip((args ?? {}) as Record<string, unknown>);
+    const cap = this.pageCap[method];
+    if (cap !== undefined) sent.limit = Math.min(Number(sent.limit ?? cap), cap);
+    const reply = await this.methods.dispatch(method, sent);
     if (!reply.ok) throw new ConsoleCallError(reply.error);
     return roundTrip(reply.value) as ConsoleResult<M>;
   }
