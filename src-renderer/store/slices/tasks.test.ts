@@ -57,8 +57,8 @@ describe('tasks slice: bulk actions', () => {
   it('ticked tasks go in chunks of at most BULK_CHUNK under one bulk id, and skipped ones are kept with why', async () => {
     const { api, core, cs, addTasks, state } = setup();
     const ids = addTasks(BULK_CHUNK + 30, (i) => ({ title: `t${i}`, role: 'dev' }));
-    const [done] = addTasks(1, () => ({ title: 'finished', role: 'dev' }));
-    core.tasks.cancel({ taskId: done!, reason: 'not needed', ...OPERATOR });
+    const done = addTasks(1, () => ({ title: 'finished', role: 'dev' }))[0]!;
+    core.tasks.cancel({ taskId: done, reason: 'not needed', ...OPERATOR });
     const run = await cs.actions.runBulk('cancel', { kind: 'ids', ids: [...ids, done] }, 'sprint cancelled');
     expect(run).toMatchObject({ status: 'done', total: ids.length + 1, changed: ids.length, skippedCount: 1, chunks: 2 });
     expect(run.skipped[0]).toMatchObject({ taskId: done, code: 'invalid_transition' });
