@@ -55,8 +55,7 @@ describe('console store', () => {
     await settle();
     const before = { d: api.countCalls('dashboard.get'), i: api.countCalls('instances.list'), r: api.countCalls('roles.summary') };
     // A burst of thousands is pushed through the hub directly; seeding it in the core would take seconds.
-    for (let i = 0; i < 2000; i++) api.emit({ type: 'task.changed', taskId: i, role: 'dev', status: 'done' });
-    api.emit({ type: 'instance.changed', instanceId: 'x', status: 'online' });
+    api.emit(...Array.from({ length: 2000 }, (_, i) => ({ type: 'task.changed' as const, taskId: i, role: 'dev', status: 'done' as const })), { type: 'instance.changed', instanceId: 'x', status: 'online' });
     expect(s().conn.eventsReceived).toBe(2001);
     timers.advance(250);
     await settle();

@@ -15,6 +15,11 @@
  *    where only the tab's count of scenarios that end badly shows it); an answer for older
  *    settings is shown dimmed until the new one comes. Creating a job offers a rehearsal unless
  *    the operator has looked at the rehearsal of exactly these settings.
+ *
+ * This file is the layout; each concern is a hook beside it, with its own test: the record and
+ * its form (use-job-form), validation (use-job-validation: 1, 2), the slot preview
+ * (use-slot-preview), the rehearsal (use-job-rehearsal: 4), the save (use-job-save), the policy
+ * words (use-policy-words) and the keys (use-editor-keys); leaving is use-leave-guard (3).
  */
 import { useEffect, useRef, useState, type KeyboardEvent as ReactKeyboardEvent, type ReactNode } from 'react';
 import { BACKOFF_LABELS, CALENDAR_POLICY_LABELS, DST_GAP_LABELS, jobFieldLabel, jobSectionLabel, MISSED_WINDOW_LABELS, OVERLAP_LABELS } from '../../../src-main/common/job-labels';
