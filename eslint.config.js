@@ -115,4 +115,17 @@ export default tseslint.config(
     { regex: '^\\.\\./(?!\\.\\./)|(^|/)features/', message: 'features are beside each other: a feature never imports another feature; move what both need down to components/, lib/ or the store.' },
   ]),
   layer(['src-renderer/app/**'], [...RENDERER, { group: ['**/main', '../main'], message: 'main.tsx is the entry: nothing imports it.' }]),
+  // The renderer's test kit (src-renderer/testing/) runs the real console in-process for tests: it
+  // alone may import the core and the server (never a shell or the preload).
+  layer(['src-renderer/testing/**'], [
+    { group: ['electron', '**/electron/**', '**/headless/**', '**/src-preload/**'], message: 'the renderer test kit runs the core and the console method table in-process; it never imports a shell or the preload.' },
+  ]),
+  {
+    // ...and only tests import the kit: production renderer code never reaches the test kit.
+    files: ['src-renderer/**'],
+    ignores: ['src-renderer/testing/**', 'src-renderer/**/*.test.ts', 'src-renderer/**/*.test.tsx'],
+    rules: {
+      'import-x/no-restricted-paths': ['error', { zones: [{ target: './src-renderer', from: './src-renderer/testing', message: 'src-renderer/testing is the test kit: only tests import it.' }] }],
+    },
+  },
 );

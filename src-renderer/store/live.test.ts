@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ConsoleEvent } from '../../src-main/common/console-api';
-import { ManualTimers } from '../testing/fake-console-api';
+import { ManualTimers } from '../testing/manual-timers';
 import { applyEvent, createCoalescer, emptyInvalidation, type Invalidation } from './live';
 
 const audit = (id: number, type = 'lock.claim', detail: unknown = {}): ConsoleEvent => ({

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ManualTimers } from '../testing/fake-console-api';
+import { ManualTimers } from '../testing/manual-timers';
 import { createLoader, emptyResource, type Resource } from './resource';
 
 const tick = () => new Promise<void>((r) => setImmediate(r));

@@ -15,10 +15,15 @@
  *    where only the tab's count of scenarios that end badly shows it); an answer for older
  *    settings is shown dimmed until the new one comes. Creating a job offers a rehearsal unless
  *    the operator has looked at the rehearsal of exactly these settings.
+ *
+ * This file is the layout; each concern is a hook beside it, with its own test: the record and
+ * its form (use-job-form), validation (use-job-validation: 1, 2), the slot preview
+ * (use-slot-preview), the rehearsal (use-job-rehearsal: 4), the save (use-job-save), the policy
+ * words (use-policy-words) and the keys (use-editor-keys); leaving is use-leave-guard (3).
  */
-import { useCallback, useEffect, useMemo, useRef, useState, type KeyboardEvent as ReactKeyboardEvent, type ReactNode } from 'react';
+import { useEffect, useRef, useState, type KeyboardEvent as ReactKeyboardEvent, type ReactNode } from 'react';
 import { BACKOFF_LABELS, CALENDAR_POLICY_LABELS, DST_GAP_LABELS, jobFieldLabel, jobSectionLabel, MISSED_WINDOW_LABELS, OVERLAP_LABELS } from '../../../src-main/common/job-labels';
-import { MISSED_WINDOW_POLICIES, normalizeJobSpec, OVERLAP_POLICIES, PLACEHOLDER_HELP, type Job, type JobIssue, type JobSpecInput, type PreconditionInput, type PreconditionKind, type PreviewResult } from '../../../src-main/common/job-schema';
+import { MISSED_WINDOW_POLICIES, OVERLAP_POLICIES, PLACEHOLDER_HELP, type JobIssue, type PreconditionInput, type PreconditionKind, type PreviewResult } from '../../../src-main/common/job-schema';
 import type { RehearsalResult } from '../../../src-main/common/rehearsal';
 import { navigate } from '../../lib/navigation';
 import { Badge } from '../../components/Badge';
@@ -26,33 +31,27 @@ import { Dialog } from '../../components/Dialog';
 import { ErrorBanner, Spinner } from '../../components/States';
 import { ZonePicker } from '../../components/ZonePicker';
 import { formatDurationS } from '../../lib/format';
-import { DEBOUNCE_MS, useDebouncedCall } from '../../lib/use-debounced-call';
-import { formatInZone, isValidZone, operatorZone } from '../../lib/zones';
-import { toUiError, type UiError } from '../../lib/errors';
+import { formatInZone, operatorZone } from '../../lib/zones';
+import type { UiError } from '../../lib/errors';
 import type { JobActionKind } from '../../store/slices/jobs';
 import { useActions, useConsole, useWatch } from '../../store/react';
 import { Field, FieldIssues, hasError } from '../../components/FormField';
 import { WEEKDAYS } from '../../lib/days';
-import { dedupeIssues, issuesAt, issuesFromError } from '../../lib/field-issues';
-import { stableJson } from '../../lib/format';
+import { issuesAt } from '../../lib/field-issues';
 import { describeSchedule } from '../../lib/schedule-words';
 import { JobActionDialog } from './JobActionDialog';
 import { RehearsePanel } from './RehearsePanel';
-import {
-  emptyJobForm,
-  emptyPrecondition,
-  formFromSpec,
-  validateForm,
-  type JobForm,
-  type MaintenanceForm,
-  type PreconditionForm,
-} from './form';
-import { policySentences, preconditionSentence, previewNote } from './logic';
+import { emptyPrecondition, type JobForm, type MaintenanceForm, type PreconditionForm } from './form';
+import { preconditionSentence, previewNote } from './logic';
+import { useEditorKeys } from './use-editor-keys';
+import { useJobForm } from './use-job-form';
+import { useJobRehearsal } from './use-job-rehearsal';
+import { useJobSave } from './use-job-save';
+import { useJobValidation } from './use-job-validation';
 import { useLeaveGuard } from './use-leave-guard';
+import { usePolicyWords } from './use-policy-words';
+import { useSlotPreview } from './use-slot-preview';
 
-const PREVIEW_COUNT = 10;
-/** How long the settings stand still before they are rehearsed behind the settings tab. */
-const BACKGROUND_REHEARSAL_MS = 1500;
 const KINDS: Array<{ kind: PreconditionKind; label: string }> = [
   { kind: 'signal', label: 'Signal' },
   { kind: 'file', label: 'File' },
@@ -61,9 +60,6 @@ const KINDS: Array<{ kind: PreconditionKind; label: string }> = [
   { kind: 'agent', label: 'Agent precheck' },
 ];
 
-/** Fields that start empty on a new job: their "required" messages wait until touched or saved. */
-const BLANK_AT_START = new Set(['name', 'role']);
-
 export function JobEditor({ jobId }: { jobId: string | null }) {
   useWatch('calendars', 'roles');
   const { getJob, validateJob, previewJob, rehearseJob, saveJob } = useActions();
@@ -71,132 +67,20 @@ export function JobEditor({ jobId }: { jobId: string | null }) {
   const roles = useConsole((s) => s.roles.data);
   const shell = useConsole((s) => s.shell);
   const isNew = jobId === null;
-  const [job, setJob] = useState<Job | null>(null);
-  const [loadError, setLoadError] = useState<UiError | null>(null);
-  const [form, setForm] = useState<JobForm>(() => emptyJobForm(operatorZone()));
-  const [initial, setInitial] = useState<JobForm>(form);
-  const [touched, setTouched] = useState<Set<string>>(new Set());
-  const [submitted, setSubmitted] = useState(false);
-  const [reason, setReason] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [saveError, setSaveError] = useState<{ key: string; error: UiError; issues: JobIssue[] } | null>(null);
-  const [server, setServer] = useState<{ key: string; issues: JobIssue[] } | null>(null);
-  const [preview, setPreview] = useState<{ key: string; result: PreviewResult | null; error: UiError | null } | null>(null);
-  const [previewLoading, setPreviewLoading] = useState(false);
   const [acting, setActing] = useState<JobActionKind | null>(null);
-  const [savedVersion, setSavedVersion] = useState<number | null>(null);
   const [tab, setTab] = useState<'settings' | 'rehearse'>('settings');
-  const [rehearsal, setRehearsal] = useState<{ key: string; result: RehearsalResult | null; error: UiError | null } | null>(null);
-  const [rehearsing, setRehearsing] = useState(false);
-  const [offerRehearsal, setOfferRehearsal] = useState(false);
   const rootRef = useRef<HTMLDivElement>(null);
 
-  // Load the job being edited.
-  const load = useCallback(() => {
-    if (!jobId) return;
-    setLoadError(null);
-    getJob(jobId).then(
-      (j) => {
-        setJob(j);
-        const f = formFromSpec(j);
-        setForm(f);
-        setInitial(f);
-      },
-      (e) => setLoadError(toUiError(e)),
-    );
-  }, [jobId, getJob]);
-  useEffect(load, [load]);
-
-  // ---- validation: client at once, server debounced ---------------------------------------------
-  const cv = useMemo(() => validateForm(form), [form]);
-  const specKey = useMemo(() => stableJson(cv.spec), [cv.spec]);
-  const tz = form.timezone.trim();
-  const zoneIssue = useMemo<JobIssue[]>(() => (tz && !isValidZone(tz) ? [{ field: 'schedule.timezone', message: `“${tz}” is not a known IANA time zone: pick one from the list`, severity: 'error' }] : []), [tz]);
-  useDebouncedCall(specKey, cv.spec, validateJob, (key, r) => setServer(r.ok ? { key, issues: r.value.issues } : null));
-  const allIssues = useMemo(
-    () =>
-      dedupeIssues([
-        ...cv.issues,
-        ...zoneIssue,
-        // The zone message of the form replaces the server's one for the same field.
-        ...(server && server.key === specKey ? server.issues.filter((i) => !(zoneIssue.length && i.field === 'schedule.timezone')) : []),
-        ...(saveError && saveError.key === specKey ? saveError.issues : []),
-      ]),
-    [cv.issues, zoneIssue, server, saveError, specKey],
-  );
-  const shown = allIssues.filter((i) => !(isNew && !submitted && BLANK_AT_START.has(i.field) && !touched.has(i.field)));
-  const errors = allIssues.filter((i) => i.severity === 'error');
-  const warnings = allIssues.filter((i) => i.severity === 'warning');
-  const serverPending = !server || server.key !== specKey;
+  // One hook per concern: the record and its form, validation, the slot preview, the rehearsal, the save.
+  const { job, loadError, load, form, patch, dirty, reset } = useJobForm(jobId, getJob);
+  const validation = useJobValidation(form, isNew, validateJob);
+  const { cv, specKey, allIssues, shown, errors, warnings, serverPending, touch, submitted, saveError } = validation;
   const kindAt = (i: number) => form.preconditions[i]?.kind;
-
-  // ---- live preview of the unsaved schedule (only the slot-relevant settings) -----------------
-  const previewSpec = useMemo(() => {
-    const s = cv.spec;
-    const out: Record<string, unknown> = { name: 'preview', role: 'preview', schedule: s.schedule };
-    for (const k of ['window', 'calendar', 'calendarPolicy', 'dstGapPolicy'] as const) if (s[k] !== undefined) out[k] = s[k];
-    return out;
-  }, [cv.spec]);
-  const previewKey = useMemo(() => stableJson(previewSpec), [previewSpec]);
-  const previewOf = useCallback((spec: Record<string, unknown>) => previewJob({ spec, count: PREVIEW_COUNT }), [previewJob]);
-  useDebouncedCall(
-    previewKey,
-    previewSpec,
-    previewOf,
-    (key, r) => {
-      setPreview(r.ok ? { key, result: r.value, error: null } : { key, result: null, error: toUiError(r.error) });
-      setPreviewLoading(false);
-    },
-    { onStart: () => setPreviewLoading(true) },
-  );
-
-  // ---- the rehearsal of the settings as they stand (only while its tab is open) ------------------
-  // A new job's name and role only label the rehearsal: it can run before they are typed (the
-  // server validates the spec again and answers its issues).
-  const rehearsable = !errors.some((i) => !(isNew && BLANK_AT_START.has(i.field)));
-  const rehearseSpec = useMemo(() => {
-    if (!rehearsable) return null;
-    const s = cv.spec;
-    return { ...s, name: s.name || 'new-job', role: s.role || 'agent' };
-  }, [cv.spec, rehearsable]);
-  const rehearseKey = useMemo(() => (rehearseSpec ? stableJson(rehearseSpec) : ''), [rehearseSpec]);
-  const rehearseOf = useCallback((spec: Record<string, unknown> | null) => (spec ? rehearseJob({ spec }) : Promise.resolve(null)), [rehearseJob]);
-  // Asked again when the settings changed since the last answer (switching tabs alone asks nothing);
-  // behind the settings tab it waits longer, so the tab's count follows the edits without a call per keystroke.
-  const wantRehearsal = rehearseSpec !== null && rehearsal?.key !== rehearseKey;
-  useDebouncedCall(
-    wantRehearsal ? rehearseKey : '',
-    wantRehearsal ? rehearseSpec : null,
-    rehearseOf,
-    (key, r) => {
-      if (!key) return;
-      setRehearsal(r.ok ? { key, result: r.value, error: null } : { key, result: null, error: toUiError(r.error) });
-      setRehearsing(false);
-    },
-    { onStart: () => setRehearsing(wantRehearsal), delayMs: tab === 'rehearse' ? DEBOUNCE_MS : BACKGROUND_REHEARSAL_MS },
-  );
-  const rehearsedNow = rehearsal !== null && rehearsal.key === rehearseKey && rehearsal.result !== null;
-  // The settings whose rehearsal the operator has looked at (the offer on create is about these).
-  const [seenKey, setSeenKey] = useState('');
-  useEffect(() => {
-    if (tab === 'rehearse' && rehearsedNow) setSeenKey(rehearseKey);
-  }, [tab, rehearsedNow, rehearseKey]);
-
-  // ---- editing helpers ----------------------------------------------------------------------------
-  const patch = (p: Partial<JobForm>) => setForm((f) => ({ ...f, ...p }));
-  const touch = (field: string) => setTouched((t) => (t.has(field) ? t : new Set(t).add(field)));
-  const dirty = stableJson(form) !== stableJson(initial);
+  const preview = useSlotPreview(cv.spec, previewJob);
+  const rehearsal = useJobRehearsal({ spec: cv.spec, errors, isNew, tab, rehearseJob });
+  const { rehearseSpec, rehearsedNow } = rehearsal;
   const guard = useLeaveGuard(dirty, shell);
-  const lenient = useMemo(() => {
-    try {
-      return normalizeJobSpec(cv.spec as unknown as JobSpecInput);
-    } catch {
-      return null;
-    }
-  }, [cv.spec]);
-  const calName = calendars?.find((c) => c.id === form.calendar)?.name;
-  const sentences = lenient ? policySentences(lenient, calName) : null;
-  const zone = form.timezone.trim() || 'UTC';
+  const { sentences, zone } = usePolicyWords(cv.spec, form, calendars);
 
   const focusField = (field: string) => {
     const root = rootRef.current;
@@ -211,70 +95,29 @@ export function JobEditor({ jobId }: { jobId: string | null }) {
     }
   };
 
-  const save = async (opts: { skipRehearsalOffer?: boolean } = {}) => {
-    if (busy) return;
-    setSubmitted(true);
-    const firstError = allIssues.find((i) => i.severity === 'error');
-    if (firstError || !cv.valid) {
+  const { reason, setReason, busy, savedVersion, offerRehearsal, setOfferRehearsal, save } = useJobSave({
+    isNew,
+    job,
+    validation,
+    rehearsalSeen: rehearsal.seen,
+    saveJob,
+    showError: (field) => {
       setTab('settings');
-      focusField(firstError?.field ?? 'name');
-      return;
-    }
-    if (isNew && seenKey !== rehearseKey && !opts.skipRehearsalOffer) {
-      setOfferRehearsal(true);
-      return;
-    }
-    setOfferRehearsal(false);
-    if (!isNew && !reason.trim()) {
-      document.querySelector<HTMLElement>('[data-testid="save-reason"]')?.focus();
-      return;
-    }
-    setBusy(true);
-    setSaveError(null);
-    try {
-      const r = await saveJob({ ...(job ? { id: job.id, expectedVersion: job.version } : {}), spec: cv.valid, ...(reason.trim() ? { reason: reason.trim() } : {}) });
-      setSavedVersion(r.job.version);
-      setReason('');
-      setSubmitted(false);
-      if (isNew) {
-        guard.release();
-        navigate('jobs', r.job.id);
-      }
-      else {
-        setJob(r.job);
-        const f = formFromSpec(r.job);
-        setForm(f);
-        setInitial(f);
-      }
-    } catch (e) {
-      const err = toUiError(e);
-      setSaveError({ key: specKey, error: err, issues: issuesFromError(err.detail) });
-    } finally {
-      setBusy(false);
-    }
-  };
-  const saveRef = useRef(save);
-  saveRef.current = save;
+      focusField(field);
+    },
+    showReason: () => document.querySelector<HTMLElement>('[data-testid="save-reason"]')?.focus(),
+    onCreated: (j) => {
+      guard.release();
+      navigate('jobs', j.id);
+    },
+    onUpdated: reset,
+  });
+  useEditorKeys(save);
 
   // A tab starts at its top (the settings are a long page; the rehearsal would open scrolled away).
   useEffect(() => {
     rootRef.current?.scrollIntoView?.({ block: 'start' });
   }, [tab]);
-
-  // Ctrl/Cmd+S saves; Esc leaves (asking first when there are unsaved changes).
-  useEffect(() => {
-    const onKey = (e: KeyboardEvent) => {
-      if ((e.ctrlKey || e.metaKey) && !e.altKey && e.key.toLowerCase() === 's') {
-        e.preventDefault();
-        if (!document.querySelector('[role="dialog"]')) void saveRef.current();
-        return;
-      }
-      if (e.key !== 'Escape' || e.defaultPrevented || document.querySelector('[role="dialog"]')) return;
-      navigate('jobs');
-    };
-    window.addEventListener('keydown', onKey);
-    return () => window.removeEventListener('keydown', onKey);
-  }, []);
 
   if (!isNew && !job) {
     if (loadError) return <ErrorBanner error={loadError} what={`Could not load job ${jobId}`} onRetry={load} />;
@@ -339,12 +182,12 @@ export function JobEditor({ jobId }: { jobId: string | null }) {
       {tab === 'rehearse' ? (
         <div role="tabpanel" id="editor-panel-rehearse" aria-labelledby="editor-tab-rehearse">
           <RehearsePanel
-            result={rehearsal?.result ?? null}
-            error={rehearsal && rehearsal.key === rehearseKey ? rehearsal.error : null}
-            loading={rehearsing}
+            result={rehearsal.result}
+            error={rehearsal.error}
+            loading={rehearsal.loading}
             stale={!rehearsedNow}
             blocked={rehearseSpec ? null : 'Fix the settings marked in red first: a job with errors cannot be rehearsed.'}
-            onRetry={() => setRehearsal(null)}
+            onRetry={rehearsal.retry}
           />
           <div className="dialog-actions rehearse-actions">
             <button type="button" className="btn" onClick={() => setTab('settings')}>
@@ -677,9 +520,9 @@ export function JobEditor({ jobId }: { jobId: string | null }) {
                 {zone}
                 {form.windowOn ? ` · window ${form.windowStart}–${form.windowEnd}` : ''}
               </span>
-              {previewLoading ? <span className="spinner spinner-small" role="status" aria-label="updating" /> : null}
+              {preview.loading ? <span className="spinner spinner-small" role="status" aria-label="updating" /> : null}
             </header>
-            <PreviewList preview={preview?.result ?? null} error={preview?.error ?? null} zone={zone} stale={!!preview && preview.key !== previewKey} />
+            <PreviewList preview={preview.result} error={preview.error} zone={zone} stale={preview.stale} />
           </section>
         </aside>
       </div>

@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { FakeConsoleApi, ManualTimers } from '../../testing/fake-console-api';
+import { ConsoleKit } from '../../testing/console-kit';
 import { createConsoleStore, type ConsoleStore } from '../console-store';
 
-let made: ConsoleStore[] = [];
+let made: Array<ConsoleStore | ConsoleKit> = [];
 afterEach(() => {
   made.forEach((m) => m.dispose());
   made = [];
@@ -10,10 +10,10 @@ afterEach(() => {
 
 describe('logs slice', () => {
   it('follows the tails of the logs on screen only, newest seq first, and forgets them when closed', () => {
-    const timers = new ManualTimers();
-    const api = new FakeConsoleApi({ now: () => Date.parse('2026-11-30T12:00:00Z') + timers.now() });
+    const api = new ConsoleKit();
+    const timers = api.timers;
     const cs = createConsoleStore(api, { timers, now: timers.now, liveIntervalMs: 250, refreshIntervalMs: 1000, safetyRefreshMs: 60_000 });
-    made.push(cs);
+    made.push(cs, api);
     const stop = cs.actions.start();
     const unwatch = cs.actions.watch('logs');
     const unfollow = cs.actions.followLog('task:1');

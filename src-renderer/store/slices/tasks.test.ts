@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { BULK_CHUNK } from '../../../src-main/common/schemas';
-import { FakeConsoleApi, ManualTimers } from '../../testing/fake-console-api';
+import { ConsoleKit } from '../../testing/console-kit';
 import { createConsoleStore, type ConsoleStore } from '../console-store';
 
 const settle = async (n = 8) => {
@@ -8,19 +8,27 @@ const settle = async (n = 8) => {
 };
 
 let cs: ConsoleStore | undefined;
-afterEach(() => cs?.dispose());
+let kit: ConsoleKit | undefined;
+afterEach(() => {
+  cs?.dispose();
+  kit?.dispose();
+});
+
+const OPERATOR = { actor: 'operator:browser' };
 
 function setup() {
-  const api = new FakeConsoleApi({ now: () => 1_800_000_000_000 });
-  const timers = new ManualTimers();
-  cs = createConsoleStore(api, { timers, now: timers.now, refreshIntervalMs: 0 });
-  return { api, cs, state: () => cs!.store.getState() };
+  const api = (kit = new ConsoleKit());
+  cs = createConsoleStore(api, { timers: api.timers, now: api.timers.now, refreshIntervalMs: 0 });
+  /** Tasks made in one transaction (the operator's way, through the core). */
+  const addTasks = (n: number, make: (i: number) => { title: string; role: string }): number[] =>
+    api.core.store.write(() => Array.from({ length: n }, (_, i) => api.core.tasks.create(make(i), OPERATOR).task.id));
+  return { api, core: api.core, cs, addTasks, state: () => cs!.store.getState() };
 }
 
 describe('tasks slice: the server-side search list', () => {
   it('asks the server for the filter (newest first) and drops an answer for a filter that was replaced', async () => {
-    const { api, cs, state } = setup();
-    for (let i = 1; i <= 5; i++) api.addTask({ title: i % 2 ? `billing ${i}` : `docs ${i}`, role: 'dev' });
+    const { api, cs, addTasks, state } = setup();
+    addTasks(5, (i) => ({ title: (i + 1) % 2 ? `billing ${i + 1}` : `docs ${i + 1}`, role: 'dev' }));
     const release = api.hold('tasks.list');
     cs.actions.setTaskFilter({ q: 'billing' });
     await settle();
@@ -35,8 +43,8 @@ describe('tasks slice: the server-side search list', () => {
   });
 
   it('a blank search is no search (not a request the server would refuse)', async () => {
-    const { api, cs } = setup();
-    api.addTask({ title: 'a', role: 'dev' });
+    const { api, cs, addTasks } = setup();
+    addTasks(1, () => ({ title: 'a', role: 'dev' }));
     cs.actions.setTaskFilter({ q: '   ', role: 'dev' });
     await settle();
     const last = api.calls.filter((c) => c.method === 'tasks.list').at(-1)!.args as Record<string, unknown>;
@@ -47,10 +55,10 @@ describe('tasks slice: the server-side search list', () => {
 
 describe('tasks slice: bulk actions', () => {
   it('ticked tasks go in chunks of at most BULK_CHUNK under one bulk id, and skipped ones are kept with why', async () => {
-    const { api, cs, state } = setup();
-    const ids: number[] = [];
-    for (let i = 0; i < BULK_CHUNK + 30; i++) ids.push(api.addTask({ title: `t${i}`, role: 'dev' }).id);
-    const done = api.addTask({ title: 'finished', role: 'dev', status: 'done' }).id;
+    const { api, core, cs, addTasks, state } = setup();
+    const ids = addTasks(BULK_CHUNK + 30, (i) => ({ title: `t${i}`, role: 'dev' }));
+    const done = addTasks(1, () => ({ title: 'finished', role: 'dev' }))[0]!;
+    core.tasks.cancel({ taskId: done, reason: 'not needed', ...OPERATOR });
     const run = await cs.actions.runBulk('cancel', { kind: 'ids', ids: [...ids, done] }, 'sprint cancelled');
     expect(run).toMatchObject({ status: 'done', total: ids.length + 1, changed: ids.length, skippedCount: 1, chunks: 2 });
     expect(run.skipped[0]).toMatchObject({ taskId: done, code: 'invalid_transition' });
@@ -63,22 +71,23 @@ describe('tasks slice: bulk actions', () => {
   });
 
   it('over a filter: counts first (the total and the bound), then pages with after/through to the end', async () => {
-    const { api, cs } = setup();
-    for (let i = 0; i < BULK_CHUNK * 2 + 5; i++) api.addTask({ title: `import ${i}`, role: 'etl', status: 'failed' });
-    api.addTask({ title: 'import but done', role: 'etl', status: 'done' });
-    const run = await cs.actions.runBulk('backlog', { kind: 'filter', filter: { q: 'import', role: 'etl' } }, 'source back');
-    expect(run).toMatchObject({ status: 'done', total: BULK_CHUNK * 2 + 5, changed: BULK_CHUNK * 2 + 5, skippedCount: 0, chunks: 3 });
+    const { api, core, cs, addTasks } = setup();
+    addTasks(BULK_CHUNK + 5, (i) => ({ title: `import ${i}`, role: 'etl' }));
+    const [gone] = addTasks(1, () => ({ title: 'import but cancelled', role: 'etl' }));
+    core.tasks.cancel({ taskId: gone!, reason: 'not needed', ...OPERATOR });
+    addTasks(3, (i) => ({ title: `export ${i}`, role: 'etl' }));
+    const run = await cs.actions.runBulk('cancel', { kind: 'filter', filter: { q: 'import', role: 'etl' } }, 'source gone');
+    expect(run).toMatchObject({ status: 'done', total: BULK_CHUNK + 5, changed: BULK_CHUNK + 5, skippedCount: 0, chunks: 2 });
     const count = api.calls.find((c) => c.method === 'tasks.count')!.args as Record<string, unknown>;
-    expect(count).toEqual({ filter: { q: 'import', role: 'etl' }, action: 'backlog' });
+    expect(count).toEqual({ filter: { q: 'import', role: 'etl' }, action: 'cancel' });
     const calls = api.calls.filter((c) => c.method === 'tasks.bulk').map((c) => c.args as { after: number; through: number });
-    expect(calls.map((c) => c.after)).toEqual([0, BULK_CHUNK, BULK_CHUNK * 2]);
+    expect(calls.map((c) => c.after)).toEqual([0, BULK_CHUNK]);
     expect(new Set(calls.map((c) => c.through)).size).toBe(1);
   });
 
   it('stop takes effect between chunks: the chunk in flight finishes, no further call is made', async () => {
-    const { api, cs, state } = setup();
-    const ids: number[] = [];
-    for (let i = 0; i < BULK_CHUNK * 3; i++) ids.push(api.addTask({ title: `t${i}`, role: 'dev' }).id);
+    const { api, core, cs, addTasks, state } = setup();
+    const ids = addTasks(BULK_CHUNK + 1, (i) => ({ title: `t${i}`, role: 'dev' }));
     const release = api.hold('tasks.bulk');
     const running = cs.actions.runBulk('reprioritise', { kind: 'ids', ids }, 'rush', 9);
     await settle();
@@ -88,22 +97,17 @@ describe('tasks slice: bulk actions', () => {
     const run = await running;
     expect(run).toMatchObject({ status: 'stopped', changed: BULK_CHUNK, chunks: 1 });
     expect(api.countCalls('tasks.bulk')).toBe(1);
-    expect(api.tasks.get(ids[0]!)!.priority).toBe(9);
-    expect(api.tasks.get(ids[BULK_CHUNK]!)!.priority).toBe(0);
+    expect(core.tasks.get(ids[0]!).priority).toBe(9);
+    expect(core.tasks.get(ids[BULK_CHUNK]!).priority).toBe(0);
   });
 
   it('a failed chunk stops the action and says so; what was done stays counted', async () => {
-    const { api, cs } = setup();
-    const ids: number[] = [];
-    for (let i = 0; i < BULK_CHUNK + 1; i++) ids.push(api.addTask({ title: `t${i}`, role: 'dev' }).id);
-    const realCall = api.call.bind(api);
-    let n = 0;
-    api.call = (async (method: string, args: unknown) => {
-      if (method === 'tasks.bulk' && ++n === 2) api.failNext('tasks.bulk', 'unavailable', 'disk full');
-      return realCall(method as never, args as never);
-    }) as typeof api.call;
+    const { api, core, cs, addTasks } = setup();
+    const ids = addTasks(BULK_CHUNK + 1, (i) => ({ title: `t${i}`, role: 'dev' }));
+    api.dropNext('tasks.bulk', { skip: 1 });
     const run = await cs.actions.runBulk('cancel', { kind: 'ids', ids }, 'r');
     expect(run).toMatchObject({ status: 'failed', changed: BULK_CHUNK, error: { code: 'unavailable' } });
+    expect(core.tasks.get(ids.at(-1)!).status).toBe('backlog');
   });
 });
 
