@@ -15,7 +15,11 @@
  *
  * `verifying` (PROTOCOL §13) is Gaffer checking the work itself after the agent reported success
  * (from `started`), or before a later attempt is handed out (from `retrying`). The verification
- * engine drives it; this table only says where it may go.
+ * engine drives it; this table only says where it may go. Its row: status `running`, disposition
+ * `verifying`, `instance_id` NULL (the agent no longer holds the attempt, so an instance's loss or a
+ * late message of it does not touch it), `dispatched_at` as it was. Into it:
+ * `movePhase(run, 'verify', { instance_id: null, disposition: 'verifying', ...NO_OFFER, next_attempt_at })`;
+ * out of it: `succeed` (disposition `ran`), `retry` (as `attemptFailed` writes it) or `fail`.
  *
  * Invariants:
  * 1. No other edges: a phase change outside this table is refused with `invalid_transition`, and
