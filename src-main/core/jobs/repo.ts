@@ -296,7 +296,8 @@ export class JobRepo {
       type: `run.${cause}`,
       actor,
       subject: `run:${run.id}`,
-      detail: edge ? { ...base, from: run.status, to: status, disposition: next.disposition, ...phases, ...detail } : { ...base, status, disposition: next.disposition, ...phases, ...detail },
+      // The phases last: a caller's detail cannot say another phase than the one written (the replay reads them).
+      detail: edge ? { ...base, from: run.status, to: status, disposition: next.disposition, ...detail, ...phases } : { ...base, status, disposition: next.disposition, ...detail, ...phases },
       traceId: run.trace_id,
     });
     if (edge) {
