@@ -206,6 +206,7 @@ export const jobSettings = z.object({
 });
 export const businessCalendar = z.object({
   id: str,
+  name: str,
   timezone: str,
   workdays: z.array(int),
   holidays: z.array(str),
