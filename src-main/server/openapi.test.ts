@@ -9,7 +9,8 @@ import { z } from 'zod';
 import { makeTestCore, stateDigest, type TestCore } from '../core/testing/test-core';
 import { API_PREFIX, coreRoutes, createApiHandler } from './api-v1';
 import { ok, parseQuery, type Route } from './api/router';
-import { buildOpenApi, openApiPath, OPENAPI_PATH, undocumentedRoutes } from './openapi';
+import { OPS, type Op } from '../common/ops';
+import { buildOpenApi, openApiPath, OPENAPI_PATH, routesWithoutResponseSchema, undocumentedRoutes } from './openapi';
 import { startServer, type RunningServer } from './server';
 
 const OPERATOR = 'op-openapi-tests';
@@ -80,6 +81,32 @@ describe('GET /api/v1/openapi.json', () => {
       }
     }
     expect([...documented].sort()).toEqual([...live].sort());
+  });
+
+  it('the route table is the catalogue’s HTTP routes: each route names its operation, each declared route is served', () => {
+    const table: Route[] = [...coreRoutes(core), { method: 'GET', path: OPENAPI_PATH, op: 'openapi.get' } as Route];
+    expect(table.filter((r) => !r.op).map((r) => `${r.method} ${r.path}`)).toEqual([]);
+    const served = new Set(table.map((r) => `${r.op} ${r.method} ${r.path}`));
+    const declared = Object.entries(OPS as Record<string, Op>).flatMap(([name, o]) => (o.rest ?? []).map((r) => `${name} ${r.method} ${r.path}`));
+    expect(declared.filter((d) => !served.has(d))).toEqual([]);
+    expect([...served].filter((s) => !declared.includes(s))).toEqual([]);
+    expect(routesWithoutResponseSchema(coreRoutes(core))).toEqual([]);
+  });
+
+  it('every JSON success reply has its schema; a streamed one names its media types instead', () => {
+    const missing: string[] = [];
+    for (const [path, item] of Object.entries(doc.paths as Record<string, Record<string, any>>)) {
+      for (const [method, op] of Object.entries(item)) {
+        for (const [status, reply] of Object.entries(op.responses as Record<string, any>)) {
+          if (status === 'default') continue;
+          const json = reply.content['application/json'];
+          if (json && !json.schema?.type && !json.schema?.anyOf) missing.push(`${method} ${path} ${status}`);
+        }
+      }
+    }
+    expect(missing).toEqual([]);
+    expect(doc.paths['/signals'].post.responses['201'].content['application/json'].schema.required).toEqual(['signal', 'created']);
+    expect(doc.paths['/audit/export'].get.responses['200'].content['text/csv']).toEqual({});
   });
 
   it('names the path parameters, query parameters and bodies the handlers validate', () => {

@@ -10,9 +10,15 @@
  * 2. Parameters and bodies are exactly the schemas the handlers parse (router.ts checks identity
  *    on every call); path and query values are documented as the strings they arrive as.
  * 3. Every operation needs the operator token (bearer) except the routes marked `public` (this one).
+ * 4. Every success reply that is JSON has its schema: the route's catalogue entry's result (or its
+ *    `rest.response`), output side. `routesWithoutResponseSchema` names any that lacks one (CI fails
+ *    on it). The published schemas leave objects open (`additionalProperties` is not set false):
+ *    fields are added, never renamed (PROTOCOL), so a client must accept new ones. The tests check
+ *    real replies against the closed form (`responseSchema(…, {closed: true})`), which lists every field.
  */
 import { z } from 'zod';
 import { ERROR_STATUS } from '../common/errors';
+import { opRoute } from './api/define-route';
 import type { Route } from './api/router';
 
 export const OPENAPI_PATH = '/openapi.json';
@@ -23,6 +29,22 @@ function jsonSchema(schema: z.ZodType): JsonSchema {
   const out = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any', target: 'draft-2020-12' }) as JsonSchema;
   delete out.$schema;
   return out;
+}
+
+/** Drops every `additionalProperties: false` (invariant 4: replies stay open to added fields). */
+function openObjects(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(openObjects);
+  if (node === null || typeof node !== 'object') return node;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(node)) if (!(k === 'additionalProperties' && v === false)) out[k] = openObjects(v);
+  return out;
+}
+
+/** The JSON Schema of a success reply (output side): open as published, closed for the tests' reply check. */
+export function responseSchema(schema: z.ZodType, opts: { closed?: boolean } = {}): JsonSchema {
+  const out = z.toJSONSchema(schema, { io: 'output', unrepresentable: 'any', target: 'draft-2020-12' }) as JsonSchema;
+  delete out.$schema;
+  return opts.closed ? out : (openObjects(out) as JsonSchema);
 }
 
 /** `/tasks/:id/release` → `/tasks/{id}/release`. */
@@ -77,9 +99,10 @@ function operation(r: Route): Record<string, unknown> {
   if (doc?.query) parameters.push(...queryParameters(doc.query));
 
   const media = doc?.responseMediaTypes ?? ['application/json'];
+  const replySchema = doc?.response ? responseSchema(doc.response) : undefined;
   const responses: Record<string, unknown> = {};
   for (const [status, description] of Object.entries(doc?.responses ?? { 200: 'OK' })) {
-    responses[status] = { description, content: Object.fromEntries(media.map((m) => [m, {}])) };
+    responses[status] = { description, content: Object.fromEntries(media.map((m) => [m, m === 'application/json' && replySchema ? { schema: replySchema } : {}])) };
   }
   responses.default = {
     description: 'An error: `{error: {code, status, message}}` (bad_request names the field).',
@@ -104,6 +127,11 @@ function operation(r: Route): Record<string, unknown> {
 /** Routes without a `doc` (invariant 1): the CI check fails while this is not empty. */
 export function undocumentedRoutes(routes: readonly Route[]): string[] {
   return routes.filter((r) => !r.doc?.summary).map((r) => `${r.method} ${r.path}`);
+}
+
+/** Routes whose success reply is JSON but has no schema (invariant 4): the CI check fails while this is not empty. */
+export function routesWithoutResponseSchema(routes: readonly Route[]): string[] {
+  return routes.filter((r) => (r.doc?.responseMediaTypes ?? ['application/json']).includes('application/json') && !r.doc?.response).map((r) => `${r.method} ${r.path}`);
 }
 
 export function buildOpenApi(routes: readonly Route[], opts: { version: string }): Record<string, unknown> {
@@ -135,10 +163,8 @@ export function buildOpenApi(routes: readonly Route[], opts: { version: string }
 export function openApiRoute(routes: () => readonly Route[], version: string): Route {
   let cached: Record<string, unknown> | undefined;
   return {
-    method: 'GET',
-    path: OPENAPI_PATH,
+    ...opRoute('openapi.get', OPENAPI_PATH),
     public: true,
-    doc: { summary: 'This document: OpenAPI 3.1 of every route, generated from the schemas the server validates with.', responses: { 200: 'the OpenAPI document' } },
     handler() {
       cached ??= buildOpenApi(routes(), { version });
       return { status: 200, body: cached, headers: { 'cache-control': 'no-cache' } };

@@ -1,11 +1,13 @@
 /**
  * The operator-mode tools of `gaffer mcp --operator`: read-only questions an assistant answers for
  * the operator, over the HTTP API with the operator token. Nothing here changes Gaffer's state:
- * every tool is a GET.
+ * every tool calls catalogue operations (common/ops) through their GET routes — `opPath` refuses
+ * an operation without one, so a tool cannot reach a route that changes anything.
  */
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { TASK_STATUSES } from '../../common/model';
+import { OPS, type OpName } from '../../common/ops';
 import { RUN_STATUSES } from '../../common/job-schema';
 import { ApiError, toolCall } from './results';
 
@@ -42,6 +44,25 @@ export function apiClient(base: string, token: string): (path: string, query?: Q
   };
 }
 
+/** The operations the operator tools call (each through its GET route). */
+export const OPERATOR_TOOL_OPS = ['status.get', 'jobs.list', 'jobs.explain', 'runs.list', 'runs.get', 'tasks.list', 'audit.query'] as const satisfies readonly OpName[];
+type ToolOp = (typeof OPERATOR_TOOL_OPS)[number];
+
+/**
+ * The path of an operation's GET route, its `:params` filled (percent-encoded). Throws for an
+ * operation the operator may not call or that has no GET route: the tools stay read-only.
+ */
+export function opPath(name: ToolOp, params: Record<string, string> = {}): string {
+  const o = OPS[name];
+  const route = (o.rest as ReadonlyArray<{ method: string; path: string }>).find((r) => r.method === 'GET');
+  if (!route || !(o.callers as readonly string[]).includes('operator')) throw new Error(`operation ${name} has no GET route for the operator`);
+  return route.path.replace(/:([^/]+)/g, (_, p: string) => {
+    const v = params[p];
+    if (v === undefined) throw new Error(`operation ${name}: no value for :${p}`);
+    return encodeURIComponent(v);
+  });
+}
+
 interface RunItem {
   id: string;
   lastError: string | null;
@@ -75,7 +96,7 @@ export function registerOperatorTools(server: McpServer, get: ReturnType<typeof 
       inputSchema: {},
       annotations: read,
     },
-    () => toolCall(() => get('/status')),
+    () => toolCall(() => get(opPath('status.get'))),
   );
 
   server.registerTool(
@@ -86,7 +107,7 @@ export function registerOperatorTools(server: McpServer, get: ReturnType<typeof 
       inputSchema: { role: z.string().min(1).max(64).optional(), limit },
       annotations: read,
     },
-    (args) => toolCall(() => get('/jobs', { role: args.role, limit: args.limit ?? 20 })),
+    (args) => toolCall(() => get(opPath('jobs.list'), { role: args.role, limit: args.limit ?? 20 })),
   );
 
   server.registerTool(
@@ -100,7 +121,7 @@ export function registerOperatorTools(server: McpServer, get: ReturnType<typeof 
       inputSchema: { job: z.string().min(1).max(200).describe('The job id or name.'), at: instant.optional() },
       annotations: read,
     },
-    (args) => toolCall(() => get(`/jobs/${encodeURIComponent(args.job)}/explain`, { at: args.at })),
+    (args) => toolCall(() => get(opPath('jobs.explain', { id: args.job }), { at: args.at })),
   );
 
   server.registerTool(
@@ -111,7 +132,7 @@ export function registerOperatorTools(server: McpServer, get: ReturnType<typeof 
       inputSchema: { job: z.string().min(1).max(200).optional(), status: z.enum(RUN_STATUSES).optional(), limit },
       annotations: read,
     },
-    (args) => toolCall(() => get('/runs', { job: args.job, status: args.status, limit: args.limit ?? 20 })),
+    (args) => toolCall(() => get(opPath('runs.list'), { job: args.job, status: args.status, limit: args.limit ?? 20 })),
   );
 
   server.registerTool(
@@ -131,12 +152,12 @@ export function registerOperatorTools(server: McpServer, get: ReturnType<typeof 
         const n = args.limit ?? 20;
         const items = <T>(page: unknown) => (page as { items: T[] }).items;
         const [runs, awaiting, failed, blocked] = await Promise.all([
-          get('/runs', { settled: 'failed', limit: n }),
-          get('/runs', { settled: 'awaiting_decision', limit: n }),
-          get('/tasks', { status: 'failed', order: 'desc', limit: n }),
-          get('/tasks', { status: 'blocked', order: 'desc', limit: n }),
+          get(opPath('runs.list'), { settled: 'failed', limit: n }),
+          get(opPath('runs.list'), { settled: 'awaiting_decision', limit: n }),
+          get(opPath('tasks.list'), { status: 'failed', order: 'desc', limit: n }),
+          get(opPath('tasks.list'), { status: 'blocked', order: 'desc', limit: n }),
         ]);
-        const awaitingDecision = await Promise.all(items<RunItem>(awaiting).map(async (run) => ({ run, question: openQuestion(run, (await get(`/runs/${encodeURIComponent(run.id)}`)) as RunDetail) })));
+        const awaitingDecision = await Promise.all(items<RunItem>(awaiting).map(async (run) => ({ run, question: openQuestion(run, (await get(opPath('runs.get', { id: run.id }))) as RunDetail) })));
         return { failedRuns: items(runs), awaitingDecision, failedTasks: items(failed), blockedTasks: items(blocked) };
       }),
   );
@@ -149,7 +170,7 @@ export function registerOperatorTools(server: McpServer, get: ReturnType<typeof 
       inputSchema: { role: z.string().min(1).max(64).optional(), status: z.enum(TASK_STATUSES).optional(), limit },
       annotations: read,
     },
-    (args) => toolCall(() => get('/tasks', { role: args.role, status: args.status, order: 'desc', limit: args.limit ?? 20 })),
+    (args) => toolCall(() => get(opPath('tasks.list'), { role: args.role, status: args.status, order: 'desc', limit: args.limit ?? 20 })),
   );
 
   server.registerTool(
@@ -171,6 +192,6 @@ export function registerOperatorTools(server: McpServer, get: ReturnType<typeof 
       },
       annotations: read,
     },
-    (args) => toolCall(() => get('/audit', { ...args, order: 'desc', limit: args.limit ?? 20 })),
+    (args) => toolCall(() => get(opPath('audit.query'), { ...args, order: 'desc', limit: args.limit ?? 20 })),
   );
 }

@@ -7,7 +7,8 @@
  * URLs come back masked.
  */
 import { z } from 'zod';
-import { budgetsInput, DELIVERY_STATUSES, INBOX_KINDS, INBOX_STATES, inboxAckInput, inboxAckManyInput, inboxSnoozeInput, notificationsInput, notificationsTestInput, webhookId } from '../../common/attention';
+import { DELIVERY_STATUSES, INBOX_KINDS, INBOX_STATES, inboxAckInput, inboxSnoozeInput, webhookId } from '../../common/attention';
+import { OPS } from '../../common/ops';
 import { reason, roleName } from '../../common/schemas';
 import { pauseUntil } from '../../common/job-schema';
 import type { Core } from '../../core/create-core';
@@ -24,10 +25,8 @@ const listQuery = z.strictObject({
 const deliveriesQuery = z.strictObject({ status: z.enum(DELIVERY_STATUSES).optional(), webhookId: webhookId.optional(), limit: intParam(1, 500).optional(), after: idParam.optional() });
 const decisionBody = z.strictObject({ note: reason });
 const runIdParam = z.string().min(1).max(100);
-const notificationsBody = notificationsInput.extend({ reason: reason.optional() });
 const rolePauseBody = z.strictObject({ reason, until: pauseUntil });
 const noBody = z.strictObject({});
-const budgetsBody = budgetsInput.extend({ reason: reason.optional() });
 const itemParams = { id: idParam };
 const roleParams = { role: roleName };
 
@@ -37,16 +36,10 @@ export function attentionRoutes(core: Core): Route[] {
   return [
     ...(['approve', 'reject'] as const).map((decision) =>
       defineRoute({
-        method: 'POST',
-        path: `/runs/:id/${decision}`,
-        summary:
-          decision === 'approve'
-            ? 'Approve a held run: it is dispatched again and its job_trigger carries `approval: {decision, note, by, at}`.'
-            : 'Reject a held run: it stays failed, with disposition `rejected`.',
+        op: decision === 'approve' ? 'runs.approve' : 'runs.reject',
         params: { id: runIdParam },
         query: emptyQuery,
         body: decisionBody,
-        responses: { 200: '`{run}`' },
         handle({ params: { id }, body: { note } }, c) {
           const approvals = core.jobs.approvals;
           return ok({ run: decision === 'approve' ? approvals.approve(id, { note, actor: c.actor }) : approvals.reject(id, { note, actor: c.actor }) });
@@ -54,157 +47,105 @@ export function attentionRoutes(core: Core): Route[] {
       }),
     ),
     defineRoute({
-      method: 'GET',
-      path: '/job-settings/budgets',
-      summary: 'Daily spend caps with today’s spend against each, the day, its zone and when the caps reset (midnight there).',
+      op: 'budgets.get',
       query: emptyQuery,
-      responses: { 200: '`{budgets}`' },
       handle: () => ok({ budgets: core.budgets.view() }),
     }),
     defineRoute({
-      method: 'PUT',
-      path: '/job-settings/budgets',
-      summary: 'Set daily spend caps: `globalDailyUsd`, `perRoleDailyUsd: {role: usd}` (merged; `null` removes a cap), `timezone` of the day.',
+      op: 'budgets.put',
       query: emptyQuery,
-      body: budgetsBody,
-      responses: { 200: '`{budgets}`' },
+      body: OPS['budgets.put'].input,
       handle: ({ body }, c) => ok({ budgets: core.budgets.put({ ...body, actor: c.actor }) }),
     }),
     defineRoute({
-      method: 'GET',
-      path: '/role-pauses',
-      summary: 'The roles paused now (who, when, why, until when).',
+      op: 'roles.pauses',
       query: emptyQuery,
-      responses: { 200: '`{items: [{role, at, by, reason, until}], next: null}`' },
       handle: () => ok({ items: core.jobs.pauses.rolePauses(), next: null }),
     }),
     defineRoute({
-      method: 'POST',
-      path: '/roles/:role/pause',
-      summary: 'Pause a whole role: its jobs start nothing new and `claim` hands out none of its tasks, until resumed or until `until`.',
+      op: 'roles.pause',
       params: roleParams,
       query: emptyQuery,
       body: rolePauseBody,
-      responses: { 200: '`{pause}`' },
       handle: ({ params: { role }, body }, c) => ok({ pause: core.jobs.pauses.pauseRole(role, { ...body, actor: c.actor }) }),
     }),
     defineRoute({
-      method: 'POST',
-      path: '/roles/:role/resume',
-      summary: 'Resume a paused role (jobs with a pause of their own stay paused).',
+      op: 'roles.resume',
       params: roleParams,
       query: emptyQuery,
       body: optionalReasonBody,
-      responses: { 200: '`{pause}` (the pause that ended)' },
       handle: ({ params: { role }, body }, c) => ok({ pause: core.jobs.pauses.resumeRole(role, { ...body, actor: c.actor }) }),
     }),
     defineRoute({
-      method: 'GET',
-      path: '/inbox',
-      summary: 'Inbox items, latest occurrence first (`state` defaults to open).',
+      op: 'inbox.list',
       query: listQuery,
-      responses: { 200: '`{items: [{id, kind, severity, subject, title, detail, at, state, …}], next}`' },
       handle: ({ query }) => ok(inbox.list(query)),
     }),
     defineRoute({
-      method: 'GET',
-      path: '/inbox/counts',
-      summary: 'Open and snoozed items, open critical ones, open ones by kind.',
+      op: 'inbox.counts',
       query: emptyQuery,
-      responses: { 200: '`{counts}`' },
       handle: () => ok({ counts: inbox.counts() }),
     }),
     defineRoute({
-      method: 'POST',
-      path: '/inbox/ack',
-      summary: 'Acknowledge several items; ones acknowledged meanwhile are listed in `skipped`.',
+      op: 'inbox.ackMany',
       query: emptyQuery,
-      body: inboxAckManyInput,
-      responses: { 200: '`{acked, skipped}`' },
+      body: OPS['inbox.ackMany'].input,
       handle: ({ body }, c) => ok(inbox.ackMany({ ...body, actor: c.actor })),
     }),
     defineRoute({
-      method: 'GET',
-      path: '/inbox/:id',
-      summary: 'One inbox item, with its evidence.',
+      op: 'inbox.get',
       params: itemParams,
       query: emptyQuery,
-      responses: { 200: '`{item}`' },
       handle: ({ params: { id } }) => ok({ item: inbox.get(id) }),
     }),
     defineRoute({
-      method: 'POST',
-      path: '/inbox/:id/ack',
-      summary: 'Acknowledge an item, with an optional note.',
+      op: 'inbox.ack',
       params: itemParams,
       query: emptyQuery,
       body: inboxAckInput,
-      responses: { 200: '`{item}`' },
       handle: ({ params: { id }, body }, c) => ok({ item: inbox.ack(id, { ...body, actor: c.actor }) }),
     }),
     defineRoute({
-      method: 'POST',
-      path: '/inbox/:id/snooze',
-      summary: 'Hide an item until a time; it opens again then.',
+      op: 'inbox.snooze',
       params: itemParams,
       query: emptyQuery,
       body: inboxSnoozeInput,
-      responses: { 200: '`{item}`' },
       handle: ({ params: { id }, body }, c) => ok({ item: inbox.snooze(id, { ...body, actor: c.actor }) }),
     }),
     defineRoute({
-      method: 'GET',
-      path: '/notifications',
-      summary: 'Webhooks (URLs masked) and desktop notification settings.',
+      op: 'notifications.get',
       query: emptyQuery,
-      responses: { 200: '`{webhooks, desktop, consoleUrl, consoleUrlSet}` (URLs and secrets masked)' },
       handle: () => ok(notifications.view()),
     }),
     defineRoute({
-      method: 'PUT',
-      path: '/notifications',
-      summary:
-        'Replace webhooks, desktop settings and the console link; a webhook kept by `id` without `url` keeps its stored URL. A new webhook gets a signing secret, shown whole in this reply only; without `events` it sends every critical and warning kind.',
+      op: 'notifications.put',
       query: emptyQuery,
-      body: notificationsBody,
-      responses: { 200: '`{webhooks, desktop, consoleUrl, consoleUrlSet}` (URLs masked; new webhooks with their whole `secret`)' },
+      body: OPS['notifications.put'].input,
       handle: ({ body }, c) => ok(notifications.put({ ...body, actor: c.actor })),
     }),
     defineRoute({
-      method: 'POST',
-      path: '/notifications/test',
-      summary: 'Send a test notice now to one webhook (or to each) and report what came back.',
+      op: 'notifications.test',
       query: emptyQuery,
-      body: notificationsTestInput,
-      responses: { 200: '`{results: [{webhookId, url, ok, status, error, ms}]}`' },
+      body: OPS['notifications.test'].input,
       handle: async ({ body }, c) => ok({ results: await webhooks.test({ ...body, actor: c.actor }) }),
     }),
     defineRoute({
-      method: 'POST',
-      path: '/notifications/webhooks/:id/rotate',
-      summary: 'Make a new signing secret for one webhook; the reply shows it this once (deliveries from now on are signed with it).',
+      op: 'notifications.rotateSecret',
       params: { id: webhookId },
       query: emptyQuery,
       body: optionalReasonBody,
-      responses: { 200: '`{webhookId, secret}`' },
       handle: ({ params: { id }, body }, c) => ok(notifications.rotate(id, { actor: c.actor, ...(body.reason !== undefined ? { reason: body.reason } : {}) })),
     }),
     defineRoute({
-      method: 'GET',
-      path: '/notifications/deliveries',
-      summary: 'Webhook deliveries, newest first: pending (with the next attempt), delivered, or dead (gave up).',
+      op: 'notifications.deliveries',
       query: deliveriesQuery,
-      responses: { 200: '`{items, next}`' },
       handle: ({ query }) => ok(webhooks.list(query)),
     }),
     defineRoute({
-      method: 'POST',
-      path: '/notifications/deliveries/:id/retry',
-      summary: 'Send a dead delivery again, with a fresh set of retries.',
+      op: 'notifications.retryDelivery',
       params: itemParams,
       query: emptyQuery,
       body: noBody,
-      responses: { 200: '`{delivery}`' },
       handle: ({ params: { id } }, c) => ok({ delivery: webhooks.retry(id, { actor: c.actor }) }),
     }),
   ];

@@ -4,6 +4,7 @@ import type { AuditFilterInput } from '../../common/schemas';
 import { EXPORT_FORMATS, exportAudit, verifyExport, verifyLiveRange } from '../../core/audit/audit-export';
 import type { Core } from '../../core/create-core';
 import { cappedBody } from '../guards';
+import { opRoute, withDoc } from './define-route';
 import { afterParam, idParam, limitParam, ok, parseQuery, STREAMED, streamChunks, type Route } from './router';
 
 const field = z.string().min(1).max(200);
@@ -58,37 +59,20 @@ function listBounds(q: FilterQuery, order: 'asc' | 'desc' | undefined): FilterQu
 export function auditRoutes(core: Core): Route[] {
   return [
     {
-      method: 'GET',
-      path: '/audit',
-      doc: {
-        summary: 'Page through the audit log, filtered by type, actor, subject, time range or text; the cursor is the event id.',
-        query: listQuery,
-        responses: {
-          200: '`{items: [event], next, partial}`: pass `next` as `after` for the next page, in either `order`; `partial` is true when the page stopped at its scan budget (a filter that cannot use an index) with fewer than `limit` items — keep paging while `next` is not null',
-        },
-      },
+      ...withDoc(opRoute('audit.query'), { query: listQuery }),
       handler(c) {
         const { limit, order, ...rest } = parseQuery(listQuery, c);
         return ok(core.auditQuery.query({ ...toFilter(listBounds(rest, order)), ...(limit ? { limit } : {}), ...(order ? { order } : {}) }));
       },
     },
     {
-      method: 'GET',
-      path: '/audit/count',
-      doc: { summary: 'Count the audit events matching a filter.', query: countQuery, responses: { 200: '`{count, …}`' } },
+      ...withDoc(opRoute('audit.count'), { query: countQuery }),
       handler(c) {
         return ok(core.auditQuery.count(toFilter(parseQuery(countQuery, c))));
       },
     },
     {
-      method: 'GET',
-      path: '/audit/export',
-      doc: {
-        summary: 'Stream the filtered audit log as JSON lines or CSV; each row carries its hash, so the file verifies on its own.',
-        query: exportQuery,
-        responses: { 200: 'the export file (streamed)' },
-        responseMediaTypes: ['application/x-ndjson', 'text/csv'],
-      },
+      ...withDoc(opRoute('audit.export'), { query: exportQuery }),
       async handler(c): Promise<typeof STREAMED> {
         const { format = 'jsonl', ...rest } = parseQuery(exportQuery, c);
         // Validates the filter before anything is written: bad input is still a plain 400.
@@ -105,23 +89,17 @@ export function auditRoutes(core: Core): Route[] {
       },
     },
     {
-      method: 'GET',
-      path: '/audit/verify',
-      doc: { summary: 'Verify the hash chain of the live audit log (a range of ids, or all of it).', query: verifyQuery, responses: { 200: 'the verification result' } },
+      ...withDoc(opRoute('audit.verify'), { query: verifyQuery }),
       async handler(c) {
         return ok(await verifyLiveRange(core.db, parseQuery(verifyQuery, c)));
       },
     },
     {
       // The body is an exported file (JSONL or CSV), streamed: nothing is buffered whole.
-      method: 'POST',
-      path: '/audit/verify-export',
-      doc: {
-        summary: 'Verify an exported audit file (the request body, streamed) against its row hashes.',
+      ...withDoc(opRoute('audit.verifyExport'), {
         query: verifyExportQuery,
         rawBody: { mediaType: 'application/octet-stream', description: 'an export made by GET /audit/export (JSON lines or CSV, as `format` says)' },
-        responses: { 200: 'the verification result' },
-      },
+      }),
       async handler(c) {
         const { format = 'jsonl', contiguous } = parseQuery(verifyExportQuery, c);
         const file = cappedBody(c.req, {

@@ -88,12 +88,9 @@ export function jobRoutes(core: Core): Route[] {
   return [
     // ---- jobs ----
     defineRoute({
-      method: 'POST',
-      path: '/jobs',
-      summary: 'Create a job (schedule, window, calendar, preconditions, retry and overlap policies). Warnings name settings that are legal but probably not meant.',
+      op: 'jobs.create',
       query: emptyQuery,
       unparsedBody: jobBody,
-      responses: { 201: '`{job, warnings}`' },
       async handle(_, c) {
         const { rest, reason: why } = await bodyWithReason(c);
         const { job, warnings } = jobs.create(rest, opts(c, why));
@@ -101,212 +98,153 @@ export function jobRoutes(core: Core): Route[] {
       },
     }),
     defineRoute({
-      method: 'GET',
-      path: '/jobs',
-      summary: 'List jobs with their next trigger and last run.',
+      op: 'jobs.list',
       query: listJobsQuery,
-      responses: { 200: '`{items: [job], next}`' },
       handle: ({ query }) => ok(jobs.list(query)),
     }),
     defineRoute({
-      method: 'POST',
-      path: '/jobs/validate',
-      summary: 'Validate a job spec without saving it: every issue, with its field path and severity.',
+      op: 'jobs.validate',
       query: emptyQuery,
       unparsedBody: jobSpecInput,
-      responses: { 200: '`{ok, issues}`' },
       async handle(_, c) {
         const v = jobs.validate(await c.body());
         return ok({ ok: v.ok, issues: v.issues });
       },
     }),
     defineRoute({
-      method: 'POST',
+      op: 'jobs.preview',
       path: '/jobs/preview',
-      summary: 'The next slots of an unsaved job spec, with calendar and DST applied.',
       query: previewQuery,
       unparsedBody: jobSpecInput,
-      responses: { 200: '`{items: [{slot, at, …}], issues, timezone, truncated, next}`' },
       handle: async ({ query }, c) => ok(jobs.preview(await c.body(), query.count ?? 10, query.after)),
     }),
     defineRoute({
-      method: 'POST',
-      path: '/jobs/rehearse',
-      summary:
-        'Rehearse a job spec (saved or not) before trusting it: its window, calendar, retry, missed-window and overlap policies walked through five scenarios (normal, data_delay, downstream_timeout, process_restart, cross_day_backfill) on the real engine in a throw-away world. Touches nothing live, sends nothing to agents, runs no check for real.',
+      op: 'jobs.rehearse',
       query: emptyQuery,
       unparsedBody: rehearseInput,
-      responses: { 200: '`{job, timezone, from, elapsedMs, scenarios: [{name, title, story, outcome, verdict, endsWell, surprise, events: [{at, kind, detail, slot?, attempt?, surprise?}], ledger: [{slot, disposition, attempts, status, backfill}]}]}`' },
       handle: async (_, c) => ok(await core.rehearsal.rehearse(await c.body())),
     }),
     defineRoute({
-      method: 'GET',
-      path: '/jobs/:id',
-      summary: 'One job.',
+      op: 'jobs.get',
       params: idParams,
       query: emptyQuery,
-      responses: { 200: '`{job}`' },
       handle: ({ params: { id } }) => ok({ job: jobs.get(id) }),
     }),
     defineRoute({
-      method: 'PATCH',
-      path: '/jobs/:id',
-      summary: 'Change a job (only the fields given; `null` removes an optional one). Its version goes up.',
+      op: 'jobs.patch',
       params: idParams,
       query: emptyQuery,
       unparsedBody: jobPatchBody,
-      responses: { 200: '`{job, warnings}`' },
       async handle({ params: { id } }, c) {
         const { rest, reason: why } = await bodyWithReason(c);
         return ok(jobs.update(id, rest, opts(c, why)));
       },
     }),
     defineRoute({
-      method: 'POST',
-      path: '/jobs/:id/trigger',
-      summary: 'Run a job now (still one run per slot: an existing run of the slot is returned, not doubled).',
+      op: 'jobs.trigger',
       params: idParams,
       query: emptyQuery,
       body: triggerBody,
-      responses: { 200: 'the existing run of the slot', 201: 'a new run' },
       handle({ params: { id }, body }, c) {
         const r = jobs.triggerNow(id, { ...body, actor: c.actor });
         return ok(r, r.created ? 201 : 200);
       },
     }),
     defineRoute({
-      method: 'POST',
-      path: '/jobs/:id/pause',
-      summary: 'Pause a job: no new runs until it is resumed, or until `until` (it resumes by itself); `drain` lets the runs already started finish, retries included (audited with the reason).',
+      op: 'jobs.pause',
       params: idParams,
       query: emptyQuery,
       body: pauseBody,
-      responses: { 200: '`{job}`' },
       handle: ({ params: { id }, body }, c) => ok({ job: jobs.pause(id, { ...body, actor: c.actor }) }),
     }),
     defineRoute({
-      method: 'POST',
-      path: '/jobs/:id/resume',
-      summary: 'Resume a paused job.',
+      op: 'jobs.resume',
       params: idParams,
       query: emptyQuery,
       body: optionalReasonBody,
-      responses: { 200: '`{job}`' },
       handle: ({ params: { id }, body: { reason: why } }, c) => ok({ job: jobs.resume(id, opts(c, why)) }),
     }),
     ...(['enable', 'disable'] as const).map((what) =>
       defineRoute({
-        method: 'POST',
+        op: 'jobs.setEnabled',
         path: `/jobs/:id/${what}`,
-        summary: what === 'enable' ? 'Enable a job (audited with the reason).' : 'Disable a job: it is not scheduled at all until enabled (audited with the reason).',
         params: idParams,
         query: emptyQuery,
         body: reasonBody,
-        responses: { 200: '`{job}`' },
         handle: ({ params: { id }, body: { reason: why } }, c) => ok({ job: jobs.setEnabled(id, what === 'enable', { reason: why, actor: c.actor }) }),
       }),
     ),
     defineRoute({
-      method: 'GET',
-      path: '/jobs/:id/explain',
-      summary: "Why a job did or didn't run at an instant (default now): each layer's verdict — time, preconditions, execution conditions — and the slot's run.",
+      op: 'jobs.explain',
       params: idParams,
       query: explainQuery,
-      responses: { 200: '`{explanation}`' },
       handle: ({ params: { id }, query }) => ok({ explanation: jobs.explain(id, query.at ?? core.clock.now()) }),
     }),
     defineRoute({
-      method: 'GET',
+      op: 'jobs.preview',
       path: '/jobs/:id/preview',
-      summary: 'The next slots of a job, with calendar and DST applied.',
       params: idParams,
       query: previewQuery,
-      responses: { 200: '`{items: [{slot, at, …}], issues, timezone, truncated, next}`' },
       handle: ({ params: { id }, query }) => ok(jobs.preview(id, query.count ?? 10, query.after)),
     }),
     defineRoute({
-      method: 'GET',
-      path: '/jobs/:id/ledger',
-      summary: "The job's slot ledger over a time range: each expected slot and what became of it.",
+      op: 'jobs.ledger',
       params: idParams,
       query: ledgerQuery,
-      responses: { 200: 'the ledger' },
       handle: ({ params: { id }, query }) => ok(jobs.ledger(id, query)),
     }),
     defineRoute({
-      method: 'GET',
-      path: '/jobs/:id/simulate',
-      summary: 'What the job would do after Gaffer were down from `from` to `to` (missed-window policy applied).',
+      op: 'jobs.simulateDowntime',
       params: idParams,
       query: simulateQuery,
-      responses: { 200: '`{simulation}`' },
       handle: ({ params: { id }, query }) => ok({ simulation: jobs.simulateDowntime(id, query.from, query.to) }),
     }),
     defineRoute({
-      method: 'POST',
-      path: '/jobs/:id/backfills',
-      summary: 'Queue a backfill of one slot of a job.',
+      op: 'backfills.request',
       params: idParams,
       query: emptyQuery,
       body: backfillBody,
-      responses: { 201: '`{backfill}`' },
       handle: ({ params: { id }, body }, c) => ok({ backfill: jobs.requestBackfill(id, { ...body, actor: c.actor }) }, 201),
     }),
 
     // ---- runs (the slot ledger across jobs) ----
     defineRoute({
-      method: 'GET',
-      path: '/runs',
-      summary:
-        'Runs across jobs (the slot ledger), newest first; filter by job, status, disposition, `settled` (`failed`: ended failed for good — never backfilled, not being run again, not awaiting a decision; `awaiting_decision`: held for review, waiting for approve / reject), and the slot time (`from` inclusive, `to` exclusive).',
+      op: 'runs.list',
       query: listRunsQuery,
-      responses: { 200: '`{items: [run], next}`' },
       handle({ query }) {
         const page = jobs.listRuns(query);
         return ok({ ...page, items: page.items.map((r) => withUsage(core, runSubject(r.id), r)) });
       },
     }),
     defineRoute({
-      method: 'GET',
-      path: '/runs/:id',
-      summary: 'One run with its steps and checks.',
+      op: 'runs.get',
       params: idParams,
       query: emptyQuery,
-      responses: { 200: '`{run, …}`' },
       handle({ params: { id } }) {
         const detail = jobs.getRun(id);
         return ok({ ...detail, run: withUsage(core, runSubject(detail.run.id), detail.run) });
       },
     }),
     defineRoute({
-      method: 'POST',
-      path: '/runs/:id/cancel',
-      summary: 'End a run (audited with the reason): an attempt in flight is taken away and its agent gets `run_cancelled` (operator).',
+      op: 'runs.cancel',
       params: idParams,
       query: emptyQuery,
       body: reasonBody,
-      responses: { 200: '`{run}`' },
       handle: ({ params: { id }, body: { reason: why } }, c) => ok({ run: jobs.cancelRun(id, { reason: why, actor: c.actor }) }),
     }),
 
     defineRoute({
-      method: 'POST',
-      path: '/runs/:id/retry',
-      summary: 'Retry a failed run now: its slot runs again at once as a new attempt of the same run (same slot, idempotency key and completed steps); audited with the reason.',
+      op: 'runs.retry',
       params: idParams,
       query: emptyQuery,
       body: optionalReasonBody,
-      responses: { 200: '`{run, backfill}`' },
       handle: ({ params: { id }, body }, c) => ok(jobs.retryRun(id, { ...(body.reason !== undefined ? { reason: body.reason } : {}), actor: c.actor })),
     }),
 
     // ---- backfill queue ----
     defineRoute({
-      method: 'GET',
-      path: '/backfills',
-      summary: 'The backfill queue.',
+      op: 'backfills.list',
       query: listBackfillsQuery,
-      responses: { 200: '`{items: [backfill], next}`' },
       handle: ({ query }) => ok(jobs.listBackfills(query)),
     }),
     ...(
@@ -317,25 +255,20 @@ export function jobRoutes(core: Core): Route[] {
       ] as const
     ).map(([segment, action]) =>
       defineRoute({
-        method: 'POST',
+        op: 'backfills.action',
         path: `/backfills/:id/${segment}`,
-        summary: `Backfill action \`${action}\` (audited with the reason).`,
         params: backfillParams,
         query: emptyQuery,
         body: reasonBody,
-        responses: { 200: '`{backfill}`' },
         handle: ({ params: { id }, body: { reason: why } }, c) => ok({ backfill: jobs.backfillAction(id, { action, reason: why, actor: c.actor }) }),
       }),
     ),
 
     // ---- calendars ----
     defineRoute({
-      method: 'POST',
-      path: '/calendars',
-      summary: 'Create a business calendar (timezone, workdays, holidays, extra workdays).',
+      op: 'calendars.create',
       query: emptyQuery,
       unparsedBody: calendarBody,
-      responses: { 201: '`{calendar}`' },
       async handle(_, c) {
         const { rest, reason: why } = await bodyWithReason(c);
         const calendar = jobs.createCalendar(rest, opts(c, why));
@@ -343,30 +276,21 @@ export function jobRoutes(core: Core): Route[] {
       },
     }),
     defineRoute({
-      method: 'GET',
-      path: '/calendars',
-      summary: 'List business calendars.',
+      op: 'calendars.list',
       query: emptyQuery,
-      responses: { 200: '`{items: [calendar], next: null}`' },
       handle: () => ok({ items: jobs.listCalendars(), next: null }),
     }),
     defineRoute({
-      method: 'GET',
-      path: '/calendars/:id',
-      summary: 'One business calendar.',
+      op: 'calendars.get',
       params: idParams,
       query: emptyQuery,
-      responses: { 200: '`{calendar}`' },
       handle: ({ params: { id } }) => ok({ calendar: jobs.getCalendar(id) }),
     }),
     defineRoute({
-      method: 'PUT',
-      path: '/calendars/:id',
-      summary: 'Replace a business calendar.',
+      op: 'calendars.update',
       params: idParams,
       query: emptyQuery,
       unparsedBody: calendarReplaceBody,
-      responses: { 200: '`{calendar}`' },
       async handle({ params: { id } }, c) {
         const { rest, reason: why } = await bodyWithReason(c);
         const { id: bodyId, ...calendar } = rest;
@@ -375,13 +299,10 @@ export function jobRoutes(core: Core): Route[] {
       },
     }),
     defineRoute({
-      method: 'POST',
-      path: '/calendars/:id/import',
-      summary: 'Import holidays from an iCalendar (.ics) text into a calendar (merge or replace).',
+      op: 'calendars.importIcs',
       params: idParams,
       query: emptyQuery,
       unparsedBody: icsImportBody,
-      responses: { 200: '`{calendar, warnings, added}`' },
       async handle({ params: { id } }, c) {
         const { rest, reason: why } = await bodyWithReason(c);
         return ok(jobs.importIcs(id, rest, opts(c, why)));
@@ -390,29 +311,20 @@ export function jobRoutes(core: Core): Route[] {
 
     // ---- settings: kill switch and global quota ----
     defineRoute({
-      method: 'GET',
-      path: '/job-settings',
-      summary: 'Job settings: the kill switch and the global concurrency limit.',
+      op: 'jobSettings.get',
       query: emptyQuery,
-      responses: { 200: '`{settings}`' },
       handle: () => ok({ settings: jobs.settings() }),
     }),
     defineRoute({
-      method: 'PUT',
-      path: '/job-settings/kill-switch',
-      summary: 'Turn the kill switch on (no job is dispatched) or off (audited with the reason).',
+      op: 'jobSettings.setKillSwitch',
       query: emptyQuery,
       body: killSwitchBody,
-      responses: { 200: '`{settings}`' },
       handle: ({ body }, c) => ok({ settings: jobs.setKillSwitch({ ...body, actor: c.actor }) }),
     }),
     defineRoute({
-      method: 'PUT',
-      path: '/job-settings/concurrency',
-      summary: 'Set (or with `null` remove) the global limit of runs at once (audited with the reason).',
+      op: 'jobSettings.setConcurrency',
       query: emptyQuery,
       body: concurrencyBody,
-      responses: { 200: '`{settings}`' },
       handle: ({ body }, c) => ok({ settings: jobs.setGlobalConcurrency({ ...body, actor: c.actor }) }),
     }),
   ];

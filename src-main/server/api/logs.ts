@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { LOG_STREAMS, runSubject, taskSubject, USAGE_GROUPS, type LogSubject, type UsageTotals } from '../../common/logs';
 import type { Core } from '../../core/create-core';
+import { opRoute, withDoc } from './define-route';
 import { afterParam, emptyQuery, idParam, intParam, ok, parseParam, parseQuery, STREAMED, streamChunks, type ApiContext, type Route } from './router';
 
 const pageQuery = z.strictObject({
@@ -50,18 +51,10 @@ export function withUsage<T extends object>(core: Core, subject: LogSubject, o: 
 
 export function logRoutes(core: Core): Route[] {
   const forKind = (kind: Kind): Route[] => {
-    const one = kind === 'tasks' ? 'task' : 'run';
     const params = kind === 'tasks' ? taskIdParams : runIdParams;
     return [
     {
-      method: 'GET',
-      path: `/${kind}/:id/logs`,
-      doc: {
-        summary: `A page of a ${one}'s log lines, oldest first (PROTOCOL §5); filter by attempt, stream and text.`,
-        params,
-        query: pageQuery,
-        responses: { 200: '`{items: [{seq, at, attempt, stream, level, text, cutFrom?, marker?}], next}`' },
-      },
+      ...withDoc(opRoute('logs.page', `/${kind}/:id/logs`), { params, query: pageQuery }),
       async handler(c) {
         const subject = subjectOf(core, kind, c);
         const q = parseQuery(pageQuery, c);
@@ -78,9 +71,7 @@ export function logRoutes(core: Core): Route[] {
       },
     },
     {
-      method: 'GET',
-      path: `/${kind}/:id/logs/attempts`,
-      doc: { summary: `The attempts of a ${one}'s log: line ranges, cap, usage.`, params, query: emptyQuery, responses: { 200: '`{items: [attempt], next: null}`' } },
+      ...withDoc(opRoute('logs.attempts', `/${kind}/:id/logs/attempts`), { params, query: emptyQuery }),
       async handler(c) {
         const subject = subjectOf(core, kind, c);
         parseQuery(emptyQuery, c);
@@ -93,15 +84,7 @@ export function logRoutes(core: Core): Route[] {
       },
     },
     {
-      method: 'GET',
-      path: `/${kind}/:id/logs/download`,
-      doc: {
-        summary: `A whole attempt of a ${one}'s log as a text file (streamed).`,
-        params,
-        query: downloadQuery,
-        responses: { 200: 'the attempt as text, one `<at> <stream> <text>` line per log line' },
-        responseMediaTypes: ['text/plain'],
-      },
+      ...withDoc(opRoute('logs.download', `/${kind}/:id/logs/download`), { params, query: downloadQuery }),
       async handler(c): Promise<typeof STREAMED> {
         const subject = subjectOf(core, kind, c);
         const { attempt } = parseQuery(downloadQuery, c);
@@ -122,18 +105,14 @@ export function logRoutes(core: Core): Route[] {
     ...forKind('tasks'),
     ...forKind('runs'),
     {
-      method: 'GET',
-      path: '/logs/search',
-      doc: { summary: 'Words across every log, newest first (the word index lags new lines by about a second).', query: searchQuery, responses: { 200: '`{items: [{subject, seq, …}], next: null}`' } },
+      ...withDoc(opRoute('logs.search'), { query: searchQuery }),
       async handler(c) {
         const q = parseQuery(searchQuery, c);
         return ok({ items: await core.logs.search(q.q, q.limit ?? 100), next: null });
       },
     },
     {
-      method: 'GET',
-      path: '/usage',
-      doc: { summary: 'Tokens and cost summed by role, job or local day (default: the last 30 days, by day).', query: usageQuery, responses: { 200: '`{items: [{key, inputTokens, outputTokens, costUsd}]}`' } },
+      ...withDoc(opRoute('usage.summary'), { query: usageQuery }),
       handler(c) {
         const q = parseQuery(usageQuery, c);
         const now = core.clock.now();

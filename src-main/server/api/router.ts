@@ -62,6 +62,8 @@ export interface RouteDoc {
   rawBody?: { mediaType: string; description: string };
   /** Success replies: status → description (default `{200: 'OK'}`). */
   responses?: Record<number, string>;
+  /** The JSON body of a success reply (from the route's catalogue entry: common/ops). */
+  response?: z.ZodType;
   /** Media types of a streamed success reply (default `application/json`). */
   responseMediaTypes?: string[];
 }
@@ -70,6 +72,8 @@ export interface Route {
   method: Method;
   /** `/tasks/:id/release` — relative to `/api/v1`. */
   path: string;
+  /** The catalogue operation it serves (common/ops), whose entry gives its method, path and doc. */
+  op?: string;
   doc?: RouteDoc;
   /** Served without the operator token (Host and Origin checks still apply): the API reference only. */
   public?: boolean;

@@ -1,36 +1,14 @@
 /** `GET /status`: health, version, counts and the recovery bound (SPEC §2). */
 import { recoveryBoundS } from '../../common/config';
-import type { LogRefusal } from '../../common/logs';
-import { INSTANCE_STATUSES, TASK_STATUSES, type InstanceStatus, type StorageStatus, type TaskStatus } from '../../common/model';
+import { INSTANCE_STATUSES, TASK_STATUSES, type InstanceStatus, type TaskStatus } from '../../common/model';
+import type { StatusInfo } from '../../common/ops/status';
 import { PROTOCOL_VERSION } from '../../common/protocol';
 import type { Core } from '../../core/create-core';
+import { opRoute, withDoc } from './define-route';
 import { emptyQuery, ok, parseQuery, type Route } from './router';
 
-export interface StatusInfo {
-  /** False while writes are refused (see `storage`). */
-  ok: boolean;
-  /** Addition: why writes are refused (a storage fault, or a disk that refuses writes), or null. */
-  storage: StorageStatus | null;
-  /** Addition: why agents' log lines are refused right now (the disk reached its free-space floor), or null. Does not make `ok` false: the scheduler itself still writes. */
-  logs: { refusing: LogRefusal | null };
-  version: string;
-  protocolVersion: number;
-  serverTime: string;
-  /** Start of "today" (server's local zone) used for `expiredToday`. */
-  todayStart: string;
-  counts: {
-    onlineInstances: number;
-    instances: Record<InstanceStatus, number>;
-    tasks: Record<TaskStatus, number>;
-    liveLocks: number;
-    expiredToday: number;
-    signals: number;
-    auditEvents: number;
-  };
-  /** min(lock window, heartbeat timeout) + sweep interval: how long an abandoned task can stay stuck. */
-  recoveryBoundS: number;
-  config: Core['config'];
-}
+export type { StatusInfo } from '../../common/ops/status';
+
 
 export function statusRoutes(core: Core, version: string): Route[] {
   const db = core.db;
@@ -43,13 +21,7 @@ export function statusRoutes(core: Core, version: string): Route[] {
   };
   return [
     {
-      method: 'GET',
-      path: '/status',
-      doc: {
-        summary: 'Health, version and counts: instances by status, tasks by status, live locks, locks expired today, the recovery bound.',
-        query: emptyQuery,
-        responses: { 200: 'the status object' },
-      },
+      ...withDoc(opRoute('status.get'), { query: emptyQuery }),
       handler(c) {
         parseQuery(emptyQuery, c);
         const now = core.clock.now();

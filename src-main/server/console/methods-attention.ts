@@ -3,12 +3,11 @@
  * pauses, thin calls into `core.attention` and `core.jobs.pauses` (which validate again and audit
  * every action).
  *
- * 1. Arguments were parsed with `consoleArgs[method]` by the caller (methods.ts).
+ * 1. Arguments were parsed with the catalogue entry's `input` (common/ops) by the caller (methods.ts).
  * 2. Every state change passes the console's actor (`operator:desktop` / `operator:browser`).
  * 3. Webhook URLs come back masked (core/notify/settings.ts invariant 1).
  */
-import type { z } from 'zod';
-import type { ConsoleMethod, ConsoleResult, consoleArgs } from '../../common/console-api';
+import type { ConsoleInput, ConsoleMethod, ConsoleResult } from '../../common/console-api';
 import type { Core } from '../../core/create-core';
 
 export const ATTENTION_METHOD_PREFIXES = ['inbox.', 'notifications.', 'budgets.', 'roles.pause', 'roles.resume'] as const;
@@ -20,7 +19,7 @@ export function isAttentionMethod(m: string): m is AttentionMethod {
   return ATTENTION_METHOD_PREFIXES.some((p) => m.startsWith(p));
 }
 
-type Args<M extends ConsoleMethod> = z.output<(typeof consoleArgs)[M]>;
+type Args<M extends ConsoleMethod> = ConsoleInput<M>;
 export type AttentionHandlers = { [M in AttentionMethod]: (args: Args<M>) => ConsoleResult<M> | Promise<ConsoleResult<M>> };
 
 export function createAttentionHandlers(core: Core, actor: string): AttentionHandlers {

@@ -88,7 +88,7 @@ describe('jobs console methods: bad arguments are refused and change nothing', (
       { calendar: { id: 'cn', name: 'dup', timezone: 'Asia/Shanghai', workdays: [1], holidays: [], extraWorkdays: [] } },
     ],
     'calendars.update': [
-      { id: 'cn', calendar: { name: 'China', timezone: 'Asia/Shanghai', workdays: [1], holidays: [], extraWorkdays: [] } },
+      { id: 'cn', calendar: { name: 'China', timezone: 'Asia/Shanghai', workdays: [1], holidays: [], extraWorkdays: [] }, reason: '' },
       { id: 'cn', calendar: { name: 'China', timezone: 'Asia/Shanghai', workdays: [1], holidays: ['2026-13-01'], extraWorkdays: [] }, reason: 'r' },
     ],
     'calendars.importIcs': [{ id: 'cn', ics: 'BEGIN:VCALENDAR' }, { id: 'cn', ics: '', reason: 'r' }, { id: 'cn', ics: 'not an ics file', reason: 'r' }, { id: 'cn', ics: 'x', reason: 'r', mode: 'append' }],

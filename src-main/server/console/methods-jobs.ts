@@ -2,7 +2,7 @@
  * The jobs part of the console's method table: `jobs.*`, `runs.*`, `backfills.*`, `calendars.*`,
  * each a thin call into `core.jobs` (the jobs module validates again and audits every action).
  *
- * 1. Arguments were parsed with `consoleArgs[method]` by the caller (methods.ts) before these run;
+ * 1. Arguments were parsed with the catalogue entry's `input` (common/ops) by the caller (methods.ts) before these run;
  *    saves reuse the shared zod job schema, so the editor and this boundary agree on shapes.
  * 2. Every state change passes the console's actor (`operator:desktop` / `operator:browser`) and
  *    the operator's reason; the jobs module writes both into the audit row of the change.
@@ -10,8 +10,7 @@
  *    (absent optional settings become `null`, i.e. removed) and refused before anything changes
  *    when the job moved on meanwhile (`expectedVersion`) or when the patch cannot express it.
  */
-import type { z } from 'zod';
-import type { ConsoleMethod, ConsoleResult, consoleArgs } from '../../common/console-api';
+import type { ConsoleInput, ConsoleMethod, ConsoleResult } from '../../common/console-api';
 import { GafferError } from '../../common/errors';
 import { JOB_DEFAULTS, type JobPatchInput, type JobSpecInput } from '../../common/job-schema';
 import type { Core } from '../../core/create-core';
@@ -26,7 +25,7 @@ export function isJobsMethod(m: string): m is JobsMethod {
   return JOB_METHOD_PREFIXES.some((p) => m.startsWith(p));
 }
 
-type Args<M extends ConsoleMethod> = z.output<(typeof consoleArgs)[M]>;
+type Args<M extends ConsoleMethod> = ConsoleInput<M>;
 export type JobsHandlers = { [M in JobsMethod]: (args: Args<M>) => ConsoleResult<M> | Promise<ConsoleResult<M>> };
 
 /** Optional settings a PATCH removes with `null` (jobPatchInput). */

@@ -2,8 +2,7 @@
  * The console's log, usage and timeline methods (`logs.*`, `usage.*`), over `core.logs`.
  * Arguments arrive validated (methods.ts); a task or run that does not exist is `not_found`.
  */
-import type { z } from 'zod';
-import type { ConsoleMethod, ConsoleResult, consoleArgs, LogSearchHit, LogSettingsView } from '../../common/console-api';
+import type { ConsoleInput, ConsoleMethod, ConsoleResult, LogSearchHit, LogSettingsView } from '../../common/console-api';
 import { GafferError } from '../../common/errors';
 import type { LogSubject } from '../../common/logs';
 import { oldestAbout } from '../../core/audit/audit-query';
@@ -12,7 +11,7 @@ import { buildTimeline } from '../../core/logs/timeline';
 import { localWeekStart } from './read-models';
 
 export type LogsMethod = Extract<ConsoleMethod, `logs.${string}` | `usage.${string}`>;
-type Args<M extends ConsoleMethod> = z.output<(typeof consoleArgs)[M]>;
+type Args<M extends ConsoleMethod> = ConsoleInput<M>;
 export type LogsHandlers = { [M in LogsMethod]: (args: Args<M>) => ConsoleResult<M> | Promise<ConsoleResult<M>> };
 
 /** The download cap of `logs.text` (the HTTP download has no cap). */

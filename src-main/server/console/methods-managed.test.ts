@@ -37,10 +37,10 @@ describe('managedAgents.* console methods', () => {
   const bad: Record<ManagedMethod, unknown[]> = {
     'managedAgents.list': [{ all: true }],
     'managedAgents.get': [{}, { id: '' }],
-    'managedAgents.create': [{ definition }, { definition: { ...definition, command: [] }, reason: 'r' }, { definition: { ...definition, mode: 'long_running', shell: true }, reason: 'r' }],
-    'managedAgents.update': [{ id: 'coder', patch: { instances: 2 } }, { id: 'coder', patch: {}, reason: 'r' }, { id: 'coder', patch: { instances: 99 }, reason: 'r' }],
-    'managedAgents.delete': [{ id: 'coder' }],
-    'managedAgents.control': [{ id: 'coder', action: 'start' }, { id: 'coder', action: 'reboot', reason: 'r' }, { id: 'coder', action: 'stop', instance: 0, reason: 'r' }],
+    'managedAgents.create': [{ definition, reason: ' ' }, { definition: { ...definition, command: [] }, reason: 'r' }, { definition: { ...definition, mode: 'long_running', shell: true }, reason: 'r' }],
+    'managedAgents.update': [{ id: 'coder', patch: { instances: 2 }, reason: '' }, { id: 'coder', patch: {}, reason: 'r' }, { id: 'coder', patch: { instances: 99 }, reason: 'r' }],
+    'managedAgents.delete': [{ id: 'coder', reason: '' }, { id: '', reason: 'r' }],
+    'managedAgents.control': [{ id: 'coder', action: 'start', reason: '' }, { id: 'coder', action: 'reboot', reason: 'r' }, { id: 'coder', action: 'stop', instance: 0, reason: 'r' }],
   };
 
   it('has a bad-input case for every method', () => {

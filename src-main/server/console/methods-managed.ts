@@ -3,8 +3,7 @@
  * `core.managed`, which validates again and audits every change with the console's actor
  * (`operator:desktop` / `operator:browser`) and the operator's reason.
  */
-import type { z } from 'zod';
-import type { ConsoleMethod, ConsoleResult, consoleArgs } from '../../common/console-api';
+import type { ConsoleInput, ConsoleMethod, ConsoleResult } from '../../common/console-api';
 import type { Core } from '../../core/create-core';
 
 export type ManagedMethod = Extract<ConsoleMethod, `managedAgents.${string}`>;
@@ -13,7 +12,7 @@ export function isManagedMethod(m: string): m is ManagedMethod {
   return m.startsWith('managedAgents.');
 }
 
-type Args<M extends ConsoleMethod> = z.output<(typeof consoleArgs)[M]>;
+type Args<M extends ConsoleMethod> = ConsoleInput<M>;
 export type ManagedHandlers = { [M in ManagedMethod]: (args: Args<M>) => ConsoleResult<M> };
 
 export function createManagedHandlers(core: Core, actor: string): ManagedHandlers {

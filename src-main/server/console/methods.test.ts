@@ -73,7 +73,7 @@ describe('console methods: the allow-list and argument validation', () => {
       { action: 'cancel', reason: 'r', ids: [1], actor: 'operator:spoofed' },
     ],
     'signals.list': [{ name: 'bad name!' }, { limit: 0 }],
-    'signals.set': [{ name: 'data-ready', key: '2026-12-01' }, { name: 'a/b', key: 'k', reason: 'r' }, { name: 'data-ready', key: 'k\u0001', reason: 'r' }],
+    'signals.set': [{ name: 'data-ready', key: '2026-12-01', reason: '' }, { name: 'a/b', key: 'k', reason: 'r' }, { name: 'data-ready', key: 'k\u0001', reason: 'r' }],
     'signals.clear': [{ name: 'data-ready', key: '2026-12-01' }],
     'roles.summary': [{ role: 'dev' }],
     'locks.expiredToday': [{ since: 0 }],

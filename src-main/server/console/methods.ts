@@ -4,18 +4,21 @@
  * (`operator:desktop` / `operator:browser`).
  *
  * 1. This is a trust boundary: the method name is checked against the allow-list
- *    (`isConsoleMethod`) and the arguments are parsed with `consoleArgs[method]` before anything
- *    runs. A bad call is `bad_request` and changes nothing.
+ *    (`isConsoleMethod`: the catalogue's operations the console may call) and the arguments are
+ *    parsed with the catalogue entry's `input` (common/ops) before anything runs. A bad call is
+ *    `bad_request` and changes nothing.
  * 2. Every operator action passes the actor and the reason to the core, which audits it in the
  *    same transaction as the change.
  * 3. `dispatch` never throws: it answers a `ConsoleReply`. Unexpected errors are logged and
  *    answered as a generic `internal` error that leaks no internals.
+ * 4. The handlers are exactly the catalogue's console operations: a handler without an entry, or
+ *    an entry without a handler, fails `createConsoleMethods` at start (`checkHandlers`).
  */
-import type { z } from 'zod';
 import { recoveryBoundS } from '../../common/config';
 import {
-  consoleArgs,
+  CONSOLE_METHODS,
   isConsoleMethod,
+  type ConsoleInput,
   type ConsoleMethod,
   type ConsoleReply,
   type ConsoleResult,
@@ -24,6 +27,7 @@ import {
   type InstanceView,
 } from '../../common/console-api';
 import { GafferError, isGafferError, toErrorBody } from '../../common/errors';
+import { OPS } from '../../common/ops';
 import { isoTime } from '../../common/iso-time';
 import { parseOrThrow } from '../../common/validate';
 import { verifyLiveRange } from '../../core/audit/audit-export';
@@ -66,7 +70,7 @@ export interface ConsoleMethodOptions {
   readModels?: ReadModels;
 }
 
-type Args<M extends ConsoleMethod> = z.output<(typeof consoleArgs)[M]>;
+type Args<M extends ConsoleMethod> = ConsoleInput<M>;
 type Handlers = { [M in ConsoleMethod]: (args: Args<M>) => ConsoleResult<M> | Promise<ConsoleResult<M>> };
 
 export interface ConsoleMethods {
@@ -78,6 +82,22 @@ export interface ConsoleMethods {
 }
 
 const NEXT_TRIGGERS = 10;
+
+/**
+ * Invariant 4: the handler table and the catalogue's console operations name the same methods.
+ * The types already say so; this catches a handler table assembled from pieces at run time (a
+ * spread that lost or added a key) and tells a new operation's author what is missing.
+ */
+export function checkHandlers(names: Iterable<string>): void {
+  const have = new Set(names);
+  const missing = CONSOLE_METHODS.filter((m) => !have.has(m));
+  const extra = [...have].filter((m) => !isConsoleMethod(m));
+  if (missing.length || extra.length) {
+    throw new Error(
+      `console handlers do not match the operation catalogue (common/ops):${missing.length ? ` no handler for ${missing.join(', ')};` : ''}${extra.length ? ` no console operation for ${extra.join(', ')}` : ''}`,
+    );
+  }
+}
 
 export function createConsoleMethods(core: Core, ctx: ConsoleContext, opts: ConsoleMethodOptions = {}): ConsoleMethods {
   const rm = opts.readModels ?? prepareReadModels(core);
@@ -178,9 +198,11 @@ export function createConsoleMethods(core: Core, ctx: ConsoleContext, opts: Cons
     ...createManagedHandlers(core, actor),
   };
 
+  checkHandlers(Object.keys(handlers));
+
   const call = async <M extends ConsoleMethod>(method: M, args: unknown): Promise<ConsoleResult<M>> => {
     if (!isConsoleMethod(method)) throw new GafferError('bad_request', `unknown console method ${JSON.stringify(String(method)).slice(0, 120)}`);
-    const parsed = parseOrThrow(consoleArgs[method], args ?? {}, `${method} arguments`);
+    const parsed = parseOrThrow(OPS[method].input, args ?? {}, `${method} arguments`) as ConsoleInput<M>;
     const handler = handlers[method] as (a: unknown) => ConsoleResult<M> | Promise<ConsoleResult<M>>;
     return handler(parsed);
   };
