@@ -4,7 +4,7 @@ import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createCore } from '../create-core';
 import { MIGRATIONS } from '../db/migrations';
-import { makeTestCore, type TestCore } from '../testing/test-core';
+import { makeTestCore, type TestCore } from '../tests/test-core';
 import { pulseMs } from '../time/gap-detector';
 import type { Occurrence } from './inbox';
 
