@@ -34,7 +34,7 @@ import type { Db } from '../db/open';
 import { auditRowToEvent, CLOCK_STEP_TYPE, type AuditRow } from './audit-log';
 import type { AsWritten } from './hash-chain';
 import { auditRowsAsWritten } from './stored-text';
-import { isInstanceActor } from '../instances/registry';
+import { isInstanceActor } from '../ids';
 
 /** Rows a page may examine for filters that do not drive the walk (invariant 3). */
 export const SCAN_BUDGET = 20_000;
