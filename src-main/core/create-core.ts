@@ -30,8 +30,9 @@ import { GroupCommitter, type GroupCommitOptions } from './db/group-commit';
 import { Hub } from './hub/hub';
 import type { HubOptions } from './hub/ports';
 import { AuditQuery } from './audit/audit-query';
+import { verifyLiveRange, type LiveCheck } from './audit/audit-export';
 import { Signals } from './signals/signals';
-import { createJobs, type JobService } from './jobs';
+import { createJobs, prepareRunReads, type JobService, type RunReads } from './jobs';
 import { Rehearsal } from './jobs/rehearse';
 import { createLogs, type LogsOptions } from './logs';
 import type { LogService } from './logs/service';
@@ -44,6 +45,17 @@ import { ManagedAgents } from './managed';
 import type { StorageStatus } from '../common/model';
 import { fileKey, memoryKey, openSecrets, sealClearValues, type KeyProvider } from './secrets';
 import { secureDataDir } from './db/data-dir';
+import { prepareTaskReads, type TaskReads } from './tasks/read-store';
+import { prepareInstanceReads, type InstanceReads } from './instances/read-store';
+import { prepareSignalReads, type SignalReads } from './signals/read-store';
+
+/** Read models of the modules' tables (the console, `GET /status`): the server runs no SQL of its own. */
+export interface CoreReads {
+  readonly tasks: TaskReads;
+  readonly instances: InstanceReads;
+  readonly runs: RunReads;
+  readonly signals: SignalReads;
+}
 
 export interface CoreOptions {
   clock?: Clock;
@@ -116,6 +128,10 @@ export interface Core {
   readonly budgets: Budgets;
   /** Managed agents: definitions; their processes run once a shell attaches a spawner (server/managed). */
   readonly managed: ManagedAgents;
+  /** Verifies the hash chain of the live audit log over a range of ids (`after` < id < `before`; all by default). */
+  verifyAudit(range?: { after?: number; before?: number }): Promise<LiveCheck>;
+  /** Read models over the modules' tables, prepared once. */
+  readonly reads: CoreReads;
   /** The audit log's check at start (triggers, tail, head record outside the database) and what it found. */
   readonly integrity: AuditIntegrity;
   /** Why the storage is not to be trusted right now (writes refused, or the audit log changed outside Gaffer), or null. */
@@ -265,6 +281,8 @@ export function createCore(opts: CoreOptions = {}): Core {
     budgets,
     managed,
     integrity,
+    verifyAudit: (range) => verifyLiveRange(db, range),
+    reads: { tasks: prepareTaskReads(db), instances: prepareInstanceReads(db), runs: prepareRunReads(db), signals: prepareSignalReads(db) },
     storageStatus: () => store.status() ?? integrity.status(),
     logger,
     start() {

@@ -189,6 +189,11 @@ export class AuditQuery {
       .pluck();
   }
 
+  /** The oldest audit rows about any of `subjects` (a run's or a task's timeline); see `oldestAbout`. */
+  oldestAbout(subjects: readonly string[], limit: number): AuditRow[] {
+    return oldestAbout(this.db, subjects, limit);
+  }
+
   /** One page of events. Validates `input` (bad input → `bad_request`). */
   query(input: unknown = {}): AuditPage {
     const q = parseOrThrow(auditQueryInput, input, 'audit query');

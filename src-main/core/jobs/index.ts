@@ -23,6 +23,7 @@ export { validateJobInput } from './validate-job';
 export { allRunEdges, isRunEdge, runCauseOf } from './run-transitions';
 export { allBackfillEdges, isBackfillEdge } from './backfill-transitions';
 export { runPhase, type RunPhase, type WaitingOn } from './run-phase';
+export { prepareRunReads, type RunReads } from './read-store';
 
 export interface JobsDeps {
   /** Daily spend caps, a layer-3 condition (core/budgets). */

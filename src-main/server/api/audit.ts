@@ -1,7 +1,7 @@
 /** `/audit…`: browse, count, export (streamed) and verify the audit log. */
 import { z } from 'zod';
 import type { AuditFilterInput } from '../../common/schemas';
-import { EXPORT_FORMATS, exportAudit, verifyExport, verifyLiveRange } from '../../core/audit/audit-export';
+import { EXPORT_FORMATS, exportAudit, verifyExport } from '../../core/audit/audit-export';
 import type { Core } from '../../core/create-core';
 import { cappedBody } from '../guards';
 import { afterParam, idParam, limitParam, ok, parseQuery, STREAMED, streamChunks, type Route } from './router';
@@ -109,7 +109,7 @@ export function auditRoutes(core: Core): Route[] {
       path: '/audit/verify',
       doc: { summary: 'Verify the hash chain of the live audit log (a range of ids, or all of it).', query: verifyQuery, responses: { 200: 'the verification result' } },
       async handler(c) {
-        return ok(await verifyLiveRange(core.db, parseQuery(verifyQuery, c)));
+        return ok(await core.verifyAudit(parseQuery(verifyQuery, c)));
       },
     },
     {
