@@ -61,7 +61,7 @@ async function race(kind: 'naive' | 'gaffer'): Promise<{ claims: number; doubles
   const worker =
     kind === 'naive'
       ? [path.join(here, 'baseline-worker.ts'), dbPath]
-      : [path.join(here, '../src-main/core/testing/claim-worker.ts'), dbPath, 'bench', 'drain'];
+      : [path.join(here, '../src-main/core/tests/claim-worker.ts'), dbPath, 'bench', 'drain'];
   const kids = [0, 1].map(() => {
     const child = spawn(process.execPath, ['--import', 'tsx', ...worker], { stdio: ['pipe', 'pipe', 'inherit'] });
     let out = '';

@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { makeTestCore, type TestCore } from '../../src-main/core/testing/test-core';
+import { makeTestCore, type TestCore } from '../../src-main/core/tests/test-core';
 import { startServer, type RunningServer } from '../../src-main/server/server';
 
 const run = promisify(execFile);

@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GafferError } from '../common/errors';
-import { makeTestCore, onlineInstance, stateDigest, type TestCore } from './testing/test-core';
+import { makeTestCore, onlineInstance, stateDigest, type TestCore } from './tests/test-core';
 
 let core: TestCore;
 let inst: string;

@@ -22,21 +22,22 @@ import { InstanceRegistry } from './instances/registry';
 import { Board } from './tasks/board';
 import { BulkTasks } from './tasks/bulk';
 import { TaskSearch } from './tasks/task-search';
-import { ClaimLocks } from './tasks/claim-locks';
+import { ClaimLocks, type ClaimGate } from './tasks/claim-locks';
 import { IdempotencyStore } from './tasks/idempotency';
 import { prepareTaskRepo } from './tasks/task-repo';
 import { Watchdog } from './tasks/watchdog';
 import { GroupCommitter, type GroupCommitOptions } from './db/group-commit';
 import { Hub } from './hub/hub';
-import type { HubOptions } from './hub/ports';
+import type { HubOptions, LogSink } from './hub/ports';
 import { AuditQuery } from './audit/audit-query';
+import { verifyLiveRange, type LiveCheck } from './audit/audit-export';
 import { Signals } from './signals/signals';
-import { createJobs, type JobService } from './jobs';
+import { createJobs, prepareRunReads, type DecisionListener, type JobService, type RunReads } from './jobs';
 import { Rehearsal } from './jobs/rehearse';
 import { createLogs, type LogsOptions } from './logs';
 import type { LogService } from './logs/service';
 import { GapDetector } from './time/gap-detector';
-import { createAttention, type Attention, type Inbox } from './inbox';
+import { createAttention, createInbox, type Attention, type Inbox } from './inbox';
 import { Budgets } from './budgets/budgets';
 import { usageSpend } from './budgets/spend';
 import type { WebhookOptions } from './notify/webhooks';
@@ -44,6 +45,18 @@ import { ManagedAgents } from './managed';
 import type { StorageStatus } from '../common/model';
 import { fileKey, memoryKey, openSecrets, sealClearValues, type KeyProvider } from './secrets';
 import { secureDataDir } from './db/data-dir';
+import { Late, sealAll } from './wiring';
+import { prepareTaskReads, type TaskReads } from './tasks/read-store';
+import { prepareInstanceReads, type InstanceReads } from './instances/read-store';
+import { prepareSignalReads, type SignalReads } from './signals/read-store';
+
+/** Read models of the modules' tables (the console, `GET /status`): the server runs no SQL of its own. */
+export interface CoreReads {
+  readonly tasks: TaskReads;
+  readonly instances: InstanceReads;
+  readonly runs: RunReads;
+  readonly signals: SignalReads;
+}
 
 export interface CoreOptions {
   clock?: Clock;
@@ -116,6 +129,10 @@ export interface Core {
   readonly budgets: Budgets;
   /** Managed agents: definitions; their processes run once a shell attaches a spawner (server/managed). */
   readonly managed: ManagedAgents;
+  /** Verifies the hash chain of the live audit log over a range of ids (`after` < id < `before`; all by default). */
+  verifyAudit(range?: { after?: number; before?: number }): Promise<LiveCheck>;
+  /** Read models over the modules' tables, prepared once. */
+  readonly reads: CoreReads;
   /** The audit log's check at start (triggers, tail, head record outside the database) and what it found. */
   readonly integrity: AuditIntegrity;
   /** Why the storage is not to be trusted right now (writes refused, or the audit log changed outside Gaffer), or null. */
@@ -178,7 +195,12 @@ export function createCore(opts: CoreOptions = {}): Core {
   const ctx: CoreContext = { db, store, audit, clock: gaps.wakeups, config, events, gaps };
   const repo = prepareTaskRepo(db);
   const idempotency = new IdempotencyStore(db, clock, () => config.idempotencyWindowS * 1000);
-  const locks = new ClaimLocks(ctx, repo);
+  // The needs that run against the build order below (core/wiring.ts): each filled by the module
+  // that provides it, all sealed before createCore returns; one left unfilled fails here.
+  const claimGate = new Late<ClaimGate>('a claim gate (role pauses, daily spend caps)', 'the task board');
+  const logSink = new Late<LogSink>('a sink for log and usage frames', 'the agent hub');
+  const holdRun = new Late<(runId: string, message: string) => boolean>("a hold of a run's attempt", 'the budgets');
+  const locks = new ClaimLocks(ctx, repo, claimGate);
   const taskSearch = new TaskSearch(db);
   const tasks = new Board(ctx, repo, locks, idempotency, taskSearch);
   const bulkTasks = new BulkTasks(ctx, tasks, taskSearch);
@@ -189,26 +211,42 @@ export function createCore(opts: CoreOptions = {}): Core {
   );
   const committer = new GroupCommitter(store, opts.groupCommit);
   // The hub's timeouts (trigger acks, reconnect grace, hello, prechecks) count only time the server was there.
-  const hub = new Hub({ clock: gaps.deadlines, config, db, events, audit, instances, locks, tasks, tokens, committer, logger }, opts.hub);
+  const hub = new Hub({ clock: gaps.deadlines, config, db, events, audit, instances, locks, tasks, tokens, committer, logger, logSink }, opts.hub);
   const auditQuery = new AuditQuery(db);
   const signals = new Signals(ctx);
-  // The inbox's sweep also looks at spend caps; the calendar lookup binds to the jobs module below.
-  const sweeps: Array<{ name: string; run(): void }> = [];
-  const attention = createAttention({ ctx, logger, secrets, planOf: (spec) => jobs.planOfSpec(spec), sweeps, ...(opts.webhooks ? { webhooks: opts.webhooks } : {}) });
+  // The inbox before the modules that raise items in it (the audit check, the budgets, the jobs module).
+  const inboxPart = createInbox({ ctx, logger, secrets, ...(opts.webhooks ? { webhooks: opts.webhooks } : {}) });
+  const { inbox } = inboxPart;
   // As soon as the inbox can take its finding: was the audit log changed while Gaffer was not running?
   const headFile = dbPath === ':memory:' ? undefined : new AuditHeadFile(headRecordPath(dbPath));
-  const integrity = new AuditIntegrity({ db, store, audit, inbox: attention.inbox, clock, logger, ...(headFile ? { headFile } : {}) });
+  const integrity = new AuditIntegrity({ db, store, audit, inbox, clock, logger, ...(headFile ? { headFile } : {}) });
   integrity.checkAtStart();
-  const budgets = new Budgets(ctx, usageSpend(db), attention.inbox);
-  const jobs = createJobs({ ctx, hub, signals, instances, logger, budgets });
-  budgets.holdRun = (runId, message) => jobs.holdForBudget(runId, message);
-  budgets.holdTask = (taskId, note, detail) => locks.takeForBudgetTx(taskId, note, detail);
+  const budgets = new Budgets(ctx, usageSpend(db), inbox, { run: holdRun, task: (taskId, note, detail) => locks.takeForBudgetTx(taskId, note, detail) });
+  // A decision on a held run acknowledges the inbox items about it, in the decision's transaction.
+  const decisions: DecisionListener = { decided: (subject, actor, note, decision) => void inbox.resolveSubject(subject, actor, note, decision) };
+  const jobs = createJobs({ ctx, hub, signals, instances, logger, budgets, decisions });
+  holdRun.provide((runId, message) => jobs.holdForBudget(runId, message), 'the jobs module');
+  // A paused role, or a reached daily spend cap, hands out no task (P2: "no task").
+  claimGate.provide((role) => jobs.pauses.roleClosed(role) !== null || budgets.roleBlocked(role), 'the jobs module and the budgets');
+  // The inbox's sweep also looks at spend caps.
+  const attention = createAttention(inboxPart, {
+    ctx,
+    logger,
+    planOf: (spec) => jobs.planOfSpec(spec),
+    sweeps: [
+      { name: 'spend caps', run: () => budgets.raiseReached() },
+      { name: 'per-run spend caps', run: () => void budgets.enforceRunCaps() },
+      { name: 'per-task spend caps', run: () => void budgets.enforceTaskCaps() },
+    ],
+  });
   const rehearsal = new Rehearsal({ calendar: (id) => jobs.listCalendars().find((c) => c.id === id), config, now: () => clock.now() });
-  const logs = createLogs({ ctx, committer, logger, jobs, nativeBinding: opts.nativeBinding, dbPath, dir: path.join(path.dirname(dbPath === ':memory:' ? path.join(dataDir, 'x') : dbPath), 'logs') }, opts.logs);
-  hub.setLogSink(logs);
   // Each usage report is measured against the caps in its own transaction (a run past its cap stops
   // before anything sent behind the report; the next claim sees a daily cap it reached).
-  logs.onUsageRecorded = (u) => budgets.usageRecorded(u);
+  const logs = createLogs(
+    { ctx, committer, logger, jobs, nativeBinding: opts.nativeBinding, dbPath, dir: path.join(path.dirname(dbPath === ':memory:' ? path.join(dataDir, 'x') : dbPath), 'logs'), usageListener: (u) => budgets.usageRecorded(u) },
+    opts.logs,
+  );
+  logSink.provide(logs, 'the logs module');
   const managed = new ManagedAgents(ctx, tokens, logger, secrets);
   // Values an earlier version stored in clear are sealed now, once (core/secrets invariant 2).
   const sealed = sealClearValues(db, () =>
@@ -219,15 +257,17 @@ export function createCore(opts: CoreOptions = {}): Core {
     }),
   );
   if (sealed.webhookUrls + sealed.managedEnvs > 0) logger.info(`sealed ${sealed.webhookUrls} webhook URL(s) and ${sealed.managedEnvs} managed agent environment(s) stored in clear by an earlier version`);
-  sweeps.push(
-    { name: 'spend caps', run: () => budgets.raiseReached() },
-    { name: 'per-run spend caps', run: () => void budgets.enforceRunCaps() },
-    { name: 'per-task spend caps', run: () => void budgets.enforceTaskCaps() },
-  );
-  // A paused role, or a reached daily spend cap, hands out no task (P2: "no task").
-  locks.gate = (role) => jobs.pauses.roleClosed(role) !== null || budgets.roleBlocked(role);
-  // A decision on a held run acknowledges the inbox items about it, in the decision's transaction.
-  jobs.approvals.listener = { decided: (subject, actor, note, decision) => void attention.inbox.resolveSubject(subject, actor, note, decision) };
+  try {
+    sealAll([claimGate, logSink, holdRun, inboxPart.snoozed]);
+  } catch (e) {
+    // A contribution nobody provided is a fault of this assembly: nothing starts, nothing is left open.
+    void logs.close();
+    attention.stop();
+    closeDatabase(db, dbPath, { clean: true });
+    headFile?.close();
+    lock?.release();
+    throw e;
+  }
   let closed = false;
   let graceSweep: TimerHandle | undefined;
   let storageTimer: TimerHandle | undefined;
@@ -265,6 +305,8 @@ export function createCore(opts: CoreOptions = {}): Core {
     budgets,
     managed,
     integrity,
+    verifyAudit: (range) => verifyLiveRange(db, range),
+    reads: { tasks: prepareTaskReads(db), instances: prepareInstanceReads(db), runs: prepareRunReads(db), signals: prepareSignalReads(db) },
     storageStatus: () => store.status() ?? integrity.status(),
     logger,
     start() {

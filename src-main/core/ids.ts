@@ -38,3 +38,11 @@ export function newId(prefix: string): string {
   b.writeUIntBE(counter, 6, 3);
   return `${prefix}_${b.toString('base64url')}`;
 }
+
+/** An instance's id is `inst_…` (core/instances). */
+export const INSTANCE_ID_PREFIX = 'inst';
+
+/** Instance ids are the only actors of lock claims, renewals and releases (the audit indexes rely on it). */
+export function isInstanceActor(actor: string): boolean {
+  return actor.startsWith(`${INSTANCE_ID_PREFIX}_`);
+}

@@ -6,10 +6,10 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createCore, type Core } from './create-core';
 import { integrityCheck, openDatabase } from './db/open';
-import { checkInvariants } from './testing/invariants';
-import { tempDir } from './testing/test-core';
+import { checkInvariants } from './tests/invariants';
+import { tempDir } from './tests/test-core';
 
-const WORKER = path.resolve(__dirname, 'testing/claim-worker.ts');
+const WORKER = path.resolve(__dirname, 'tests/claim-worker.ts');
 let core: Core | undefined;
 afterEach(() => core?.close());
 

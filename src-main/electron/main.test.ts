@@ -10,7 +10,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { CONSOLE_IPC, type ConsoleEvent, type ConsoleReply } from '../common/console-api';
 import { verifyExport } from '../core/audit/audit-export';
-import { tempDir } from '../core/testing/test-core';
+import { tempDir } from '../core/tests/test-core';
 
 type Fn = (...args: any[]) => any;
 

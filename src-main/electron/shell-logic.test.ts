@@ -12,7 +12,7 @@ import { PassThrough } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ConsoleEvent, Dashboard } from '../common/console-api';
 import { verifyExport } from '../core/audit/audit-export';
-import { makeTestCore, onlineInstance, tempDir, type TestCore } from '../core/testing/test-core';
+import { makeTestCore, onlineInstance, tempDir, type TestCore } from '../core/tests/test-core';
 import { pulseMs } from '../core/time/gap-detector';
 import { parseCli, splitKnownArgs } from '../server/cli';
 import { startConsoleExport } from '../server/console/export';

@@ -5,9 +5,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { MAX_FRAME_BYTES } from '../common/protocol';
-import { stateDigest } from '../core/testing/test-core';
+import { stateDigest } from '../core/tests/test-core';
 import { OVERSIZE_READ_BYTES } from './agent-socket';
-import { startHarness, TestAgent, until, type Harness } from './agent-socket.testkit';
+import { startHarness, TestAgent, until, type Harness } from './tests/agent-socket.testkit';
 
 let h: Harness;
 const agents: TestAgent[] = [];

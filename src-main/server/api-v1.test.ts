@@ -2,11 +2,11 @@ import { EventEmitter } from 'node:events';
 import type { ServerResponse } from 'node:http';
 import net from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { startApiTestServer, type ApiTestServer } from './api/api-server.testkit';
+import { startApiTestServer, type ApiTestServer } from './tests/api-server.testkit';
 import { csvRecords } from '../core/audit/audit-export';
-import { onlineInstance, stateDigest, type TestCore } from '../core/testing/test-core';
+import { onlineInstance, stateDigest, type TestCore } from '../core/tests/test-core';
 import { streamChunks } from './api/router';
-import { testRequester, type TestRequestOptions, type TestResponse } from './http-request.testkit';
+import { testRequester, type TestRequestOptions, type TestResponse } from './tests/http-request.testkit';
 
 const OPERATOR = 'op-secret-for-tests';
 

@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { NeedsHumanError, connect, type Agent, type JobContext } from '../sdk';
 import { createApiHandler } from './api-v1';
-import { startHarness, until, type Harness } from './agent-socket.testkit';
+import { startHarness, until, type Harness } from './tests/agent-socket.testkit';
 
 const OPERATOR = 'op-token-for-approvals';
 const cleanups: Array<() => Promise<void> | void> = [];

@@ -16,7 +16,7 @@ import { isWellFormedText } from '../common/text';
 import { CommandAgent } from '../cli/agent/command-agent';
 import { parseAgentArgs } from '../cli/agent/options';
 import { readPids, running, waitFor } from '../cli/agent/testing/processes';
-import { OPERATOR_TOKEN, startLiveGaffer, type LiveGaffer } from './live-gaffer.testkit';
+import { OPERATOR_TOKEN, startLiveGaffer, type LiveGaffer } from './tests/live-gaffer.testkit';
 
 const repo = path.resolve(import.meta.dirname, '..', '..');
 const scripted = path.join(repo, 'src-main', 'cli', 'agent', 'testing', 'scripted-command.mjs');

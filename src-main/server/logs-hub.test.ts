@@ -5,8 +5,8 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../common/clock';
-import { tempDir } from '../core/testing/test-core';
-import { startHarness, TestAgent, until, type Harness } from './agent-socket.testkit';
+import { tempDir } from '../core/tests/test-core';
+import { startHarness, TestAgent, until, type Harness } from './tests/agent-socket.testkit';
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {

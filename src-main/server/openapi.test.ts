@@ -6,7 +6,7 @@
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { makeTestCore, stateDigest, type TestCore } from '../core/testing/test-core';
+import { makeTestCore, stateDigest, type TestCore } from '../core/tests/test-core';
 import { API_PREFIX, coreRoutes, createApiHandler } from './api-v1';
 import { ok, parseQuery, type Route } from './api/router';
 import { OPS, type Op } from '../common/ops';

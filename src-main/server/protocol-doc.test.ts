@@ -7,8 +7,8 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { tempDir } from '../core/testing/test-core';
-import { startHarness, trackSockets, until, type Harness } from './agent-socket.testkit';
+import { tempDir } from '../core/tests/test-core';
+import { startHarness, trackSockets, until, type Harness } from './tests/agent-socket.testkit';
 
 const PYTHON = '/usr/bin/python3';
 const DOC = path.join(__dirname, '../../docs/protocol.md');

@@ -14,10 +14,10 @@ import type { Logger } from '../common/logger';
 import type { Task } from '../common/model';
 import type { AgentRequestOf } from '../common/protocol';
 import type { JobTrigger, RunSink } from '../core/hub/ports';
-import { tempDir } from '../core/testing/test-core';
+import { tempDir } from '../core/tests/test-core';
 import { reportJob, type Notify } from '../../examples/report-agent';
 import { workTask } from '../../examples/worker-agent';
-import { startHarness, TestAgent, trackSockets, until, type Harness, type Json } from './agent-socket.testkit';
+import { startHarness, TestAgent, trackSockets, until, type Harness, type Json } from './tests/agent-socket.testkit';
 import {
   BacklogError,
   BlockedError,

@@ -8,8 +8,8 @@ import type { Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { LogLine } from '../common/logs';
 import { connect, type Agent } from '../sdk';
-import { tempDir } from '../core/testing/test-core';
-import { startHarness, until, type Harness } from './agent-socket.testkit';
+import { tempDir } from '../core/tests/test-core';
+import { startHarness, until, type Harness } from './tests/agent-socket.testkit';
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {

@@ -5,7 +5,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { connect, GafferRequestError, LockLostError, type Agent } from '../sdk';
-import { startHarness, until, type Harness } from './agent-socket.testkit';
+import { startHarness, until, type Harness } from './tests/agent-socket.testkit';
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {

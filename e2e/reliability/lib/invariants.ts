@@ -1,5 +1,5 @@
 /**
- * The reliability suite's invariant checker: `checkInvariants` (core/testing/invariants.ts — one
+ * The reliability suite's invariant checker: `checkInvariants` (core/tests/invariants.ts — one
  * live holder per task, no two holders over time, fences +1, audit hash chain intact, legal task
  * edges, one run per job + slot, legal run edges in audit order) extended with checks that compare
  * the state tables against the audit log, and against a client-side ledger ("no committed write
@@ -10,7 +10,7 @@
 import fs from 'node:fs';
 import type { Db } from '../../../src-main/core/db/open';
 import { integrityCheck, openDatabase } from '../../../src-main/core/db/open';
-import { checkInvariants } from '../../../src-main/core/testing/invariants';
+import { checkInvariants } from '../../../src-main/core/tests/invariants';
 import type { RunStatus } from '../../../src-main/common/job-schema';
 
 /** What clients were told was committed. Filled by the scenarios as acknowledgements arrive. */

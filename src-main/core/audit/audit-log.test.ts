@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { makeTestCore, type TestCore } from '../testing/test-core';
+import { makeTestCore, type TestCore } from '../tests/test-core';
 import { toWellFormedText } from '../../common/text';
-import { checkInvariants } from '../testing/invariants';
+import { checkInvariants } from '../tests/invariants';
 import { exportAudit, verifyExport, verifyLiveRange } from './audit-export';
 import { ChainVerifier, GENESIS_HASH, rowHash } from './hash-chain';
 import { decodeWtf8 } from './stored-text';

@@ -5,7 +5,7 @@
  *   GAFFER_PERF=1 npx vitest run src-main/core/audit/audit-query.perf.test.ts
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeTestCore, type TestCore } from '../testing/test-core';
+import { makeTestCore, type TestCore } from '../tests/test-core';
 import { exportAudit } from './audit-export';
 
 const N = 1_000_000;

@@ -34,7 +34,7 @@ import type { Db } from '../db/open';
 import { auditRowToEvent, CLOCK_STEP_TYPE, type AuditRow } from './audit-log';
 import type { AsWritten } from './hash-chain';
 import { auditRowsAsWritten } from './stored-text';
-import { isInstanceActor } from '../instances/registry';
+import { isInstanceActor } from '../ids';
 
 /** Rows a page may examine for filters that do not drive the walk (invariant 3). */
 export const SCAN_BUDGET = 20_000;
@@ -187,6 +187,11 @@ export class AuditQuery {
            AND a.at < (SELECT p.at FROM audit AS p WHERE p.id = a.id - 1) ORDER BY a.id`,
       )
       .pluck();
+  }
+
+  /** The oldest audit rows about any of `subjects` (a run's or a task's timeline); see `oldestAbout`. */
+  oldestAbout(subjects: readonly string[], limit: number): AuditRow[] {
+    return oldestAbout(this.db, subjects, limit);
   }
 
   /** One page of events. Validates `input` (bad input → `bad_request`). */

@@ -7,7 +7,7 @@ import Database from 'better-sqlite3';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { makeTestCore, tempDir, type TestCore } from '../testing/test-core';
+import { makeTestCore, tempDir, type TestCore } from '../tests/test-core';
 import { HEAD_RECORD_BYTES, headRecordPath } from './head-record';
 import { APPEND_ONLY_TRIGGERS, checkChainTail, damagedTriggers, INTEGRITY_SUBJECT, TAMPERED_TYPE } from './integrity';
 

@@ -30,10 +30,10 @@ import { randomInt } from 'node:crypto';
 import type { Clock } from '../../common/clock';
 import type { Logger } from '../../common/logger';
 import type { StorageStatus } from '../../common/model';
+import type { InboxItem, InboxKind } from '../../common/attention';
 import type { Db } from '../db/open';
 import { settingsRow } from '../db/settings-row';
 import type { Store } from '../db/store';
-import type { Inbox } from '../inbox/inbox';
 import { auditRowToChainRow, type AuditLog, type AuditRow } from './audit-log';
 import { ChainVerifier, GENESIS_HASH, type ChainProblem } from './hash-chain';
 import type { AuditHeadFile, HeadRead } from './head-record';
@@ -144,11 +144,20 @@ function compareHead(db: Db, head: HeadRead, newest: number): IntegrityFinding |
   return undefined;
 }
 
+/**
+ * What the check needs of the inbox (core/inbox's `Inbox` fits it): raise its finding, read it
+ * back. Declared here so the audit log stays below the inbox that is built on it.
+ */
+export interface IntegrityInbox {
+  raise(occ: { key: string; kind: InboxKind; subject: string; about: Record<string, unknown>; entry: Record<string, unknown> }): unknown;
+  live(kind: InboxKind, subject: string): Pick<InboxItem, 'title' | 'detail' | 'at'> | undefined;
+}
+
 export interface AuditIntegrityDeps {
   db: Db;
   store: Store;
   audit: AuditLog;
-  inbox: Inbox;
+  inbox: IntegrityInbox;
   clock: Clock;
   logger: Logger;
   /** Absent for an in-memory database. */

@@ -5,9 +5,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { UsageLedger } from '../logs/usage-ledger';
-import { assertInvariants, EVERY_15_MIN, hang, OPERATOR as op, startJobsHarness, until, type JobAgent, type JobsHarness } from '../jobs/jobs.testkit';
-import { makeTestCore } from '../testing/test-core';
-import { TestAgent } from '../testing/ws-agent.testkit';
+import { assertInvariants, EVERY_15_MIN, hang, OPERATOR as op, startJobsHarness, until, type JobAgent, type JobsHarness } from '../tests/jobs.testkit';
+import { makeTestCore } from '../tests/test-core';
+import { TestAgent } from '../tests/ws-agent.testkit';
 
 let h: JobsHarness | undefined;
 

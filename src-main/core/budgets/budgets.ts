@@ -38,6 +38,7 @@ import type { CoreContext } from '../context';
 import { settingsRow, type SettingsRow } from '../db/settings-row';
 import type { Inbox } from '../inbox/inbox';
 import { NANO, type SpendSource } from './spend';
+import type { Needed } from '../wiring';
 
 const KEY = 'budgets';
 const CACHE_MS = 1000;
@@ -91,11 +92,15 @@ function overCap(cap: PerAttemptBudget, used: { costUsd: number; tokens: number 
   return null;
 }
 
+/** How a cap takes work away (invariants 6 and 7): each is false when there was nothing to take. */
+export interface BudgetHolds {
+  /** Takes a run's attempt away and holds it: the jobs module's `holdForBudget`, built after the budgets (core/wiring.ts). */
+  run: Needed<(runId: string, message: string) => boolean>;
+  /** Takes a task's lock away and blocks it, inside a write: the task board's `ClaimLocks.takeForBudgetTx`. */
+  task: (taskId: number, note: string, detail: Record<string, unknown>) => boolean;
+}
+
 export class Budgets {
-  /** Takes a run's attempt away and holds it (the job runner's `holdForBudget`, bound by createCore). */
-  holdRun: (runId: string, message: string) => boolean = () => false;
-  /** Takes a task's lock away and blocks it, inside a write (ClaimLocks.takeForBudgetTx, bound by createCore). */
-  holdTask: (taskId: number, note: string, detail: Record<string, unknown>) => boolean = () => false;
   private readonly q;
   private readonly row: SettingsRow<BudgetSettings>;
   /** Today's caps as last computed, and the spend of each in nano-dollars (exact, so increments add up). */
@@ -105,7 +110,8 @@ export class Budgets {
   constructor(
     private readonly ctx: CoreContext,
     private readonly spend: SpendSource,
-    private readonly inbox: Inbox,
+    private readonly inbox: Pick<Inbox, 'raise'>,
+    private readonly holds: BudgetHolds,
   ) {
     this.row = settingsRow(ctx.db, KEY);
     this.q = {
@@ -309,7 +315,7 @@ export class Budgets {
       if (!what) continue;
       const note = `spend cap passed: ${what.words}; the lock was taken away and the task is blocked for you`;
       const took = this.ctx.store.write(() => {
-        if (!this.holdTask(t.id, note, { attempt: t.attempt, costUsd: used.costUsd, tokens: used.tokens, ...cap })) return false;
+        if (!this.holds.task(t.id, note, { attempt: t.attempt, costUsd: used.costUsd, tokens: used.tokens, ...cap })) return false;
         this.q.markStopped.run(t.attempt, t.id);
         return true;
       });
@@ -348,7 +354,7 @@ export class Budgets {
       if (!over) continue;
       const what = over.words;
       const message = `spend cap passed: ${what}; the attempt was stopped and the run is held for you`;
-      if (!this.holdRun(r.id, message)) continue;
+      if (!this.holds.run.get()(r.id, message)) continue;
       taken++;
       this.inbox.raise({
         key: `runcap:${r.id}:${r.attempt}`,

@@ -5,7 +5,7 @@ import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { GafferError } from '../../common/errors';
 import { createCore } from '../create-core';
-import { tempDir } from '../testing/test-core';
+import { tempDir } from '../tests/test-core';
 import { MIGRATIONS } from './migrations';
 import { cleanMarkPath, closeDatabase, integrityCheck, NEW_DATABASE_PAGE_SIZE, openDatabase } from './open';
 

@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { GafferError } from '../../common/errors';
-import { makeTestCore, onlineInstance, stateDigest, type TestCore } from '../testing/test-core';
+import { makeTestCore, onlineInstance, stateDigest, type TestCore } from '../tests/test-core';
 import { GroupCommitter } from './group-commit';
 
 let core: TestCore;

@@ -1,6 +1,6 @@
 /** `settingsRow`: one JSON document per key of the settings table, absent until written, replaced whole. */
 import { afterEach, expect, it } from 'vitest';
-import { makeTestCore, type TestCore } from '../testing/test-core';
+import { makeTestCore, type TestCore } from '../tests/test-core';
 import { settingsRow } from './settings-row';
 
 let core: TestCore | undefined;

@@ -13,9 +13,9 @@ import { ManualClock } from '../../common/clock';
 import type { Logger } from '../../common/logger';
 import type { StorageStatus } from '../../common/model';
 import { createCore, type Core } from '../create-core';
-import { errorOf, tempDir } from '../testing/test-core';
+import { errorOf, tempDir } from '../tests/test-core';
 import { STORAGE_CHECK_MS, WAL_CHECK_MS } from './storage-watch';
-import { checkInvariants } from '../testing/invariants';
+import { checkInvariants } from '../tests/invariants';
 
 const opened: Core[] = [];
 afterEach(() => {

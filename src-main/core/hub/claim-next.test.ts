@@ -5,8 +5,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { GafferError } from '../../common/errors';
 import type { Core } from '../create-core';
-import { stateDigest } from '../testing/test-core';
-import { HubFixture, until, type FakeSocket, type Json } from './hub.testkit';
+import { stateDigest } from '../tests/test-core';
+import { HubFixture, until, type FakeSocket, type Json } from '../tests/hub.testkit';
 
 let h: HubFixture | undefined;
 let core: Core;

@@ -6,8 +6,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { ManualClock } from '../../common/clock';
 import type { SchedulerConfig } from '../../common/config';
 import type { Core } from '../create-core';
-import { stateDigest } from '../testing/test-core';
-import { HubFixture, TestSink, trigger, until, type FakeSocket, type TokenGrant } from './hub.testkit';
+import { stateDigest } from '../tests/test-core';
+import { HubFixture, TestSink, trigger, until, type FakeSocket, type TokenGrant } from '../tests/hub.testkit';
 import type { HubOptions } from './ports';
 
 let h: HubFixture | undefined;

@@ -37,6 +37,7 @@ import { Presence, type PresenceDeps } from './presence';
 import type { RequestHost } from './requests';
 import { RunGate } from './runs';
 import { Session, type SessionHost } from './session';
+import type { Needed } from '../wiring';
 
 export type { RejectionKind } from './host';
 
@@ -51,6 +52,8 @@ export interface HubDeps extends AgentCore {
   readonly instances: AgentCore['instances'] & PresenceDeps['instances'];
   readonly committer: Pick<GroupCommitter, 'submit'>;
   readonly logger: Logger;
+  /** Where `log` and `usage` frames go (PROTOCOL §5): the logs module, built after the hub (core/wiring.ts). */
+  readonly logSink: Needed<LogSink>;
 }
 
 /** A summary of one live session (for the console and tests). */
@@ -69,7 +72,6 @@ export class Hub implements JobsHubPort {
   private readonly journal: Journal;
   private readonly presence: Presence;
   private readonly runs: RunGate;
-  private logSink: LogSink | undefined;
   private readonly prechecks: Prechecks;
   private readonly lostLocks: LostLocks;
   private readonly sessionHost: SessionHost;
@@ -129,7 +131,7 @@ export class Hub implements JobsHubPort {
       prechecks: this.prechecks,
       runs: this.runs,
       lostLocks: this.lostLocks,
-      logs: () => this.logSink,
+      logs: () => core.logSink.get(),
     };
     this.sessionHost = {
       env: this.env,
@@ -203,11 +205,6 @@ export class Hub implements JobsHubPort {
   /** Live sessions holding `tokenId`. */
   tokenConnections(tokenId: string): number {
     return this.perToken.count(tokenId);
-  }
-
-  /** Registers (or, with `undefined`, removes) where `log` and `usage` frames go (PROTOCOL §5). */
-  setLogSink(sink: LogSink | undefined): void {
-    this.logSink = sink;
   }
 
   /** Registers (or, with `undefined`, removes) where `run_*` messages go. */

@@ -4,7 +4,7 @@
  * (heartbeat timeout > 2 × heartbeat interval, server/cli.ts).
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { HubFixture } from './hub.testkit';
+import { HubFixture } from '../tests/hub.testkit';
 
 let h: HubFixture | undefined;
 afterEach(() => {

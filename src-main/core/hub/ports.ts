@@ -72,9 +72,9 @@ export interface RunSink {
 }
 
 /**
- * Where `log` and `usage` frames go (PROTOCOL §5): the logs module registers one with
- * `hub.setLogSink(sink)`; until then both are answered `not_found`. The sink checks that the
- * sender holds the task or run, and resolves once what it took is durable.
+ * Where `log` and `usage` frames go (PROTOCOL §5): the logs module, handed to the hub when it is
+ * built (`HubDeps.logSink`, filled once the logs module stands: core/wiring.ts). The sink checks
+ * that the sender holds the task or run, and resolves once what it took is durable.
  */
 export interface LogSink {
   log(instanceId: string, req: AgentRequestOf<'log'>): Promise<LogResult>;

@@ -3,7 +3,7 @@
  * (`run_cancelled` is the jobs engine's: core/jobs/offers.test.ts.)
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { HubFixture, until } from './hub.testkit';
+import { HubFixture, until } from '../tests/hub.testkit';
 import type { HubOptions } from './ports';
 
 let h: HubFixture | undefined;

@@ -5,8 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { InboxItem, InboxKind } from '../../common/attention';
-import { EVERY_15_MIN, fail, ignore, startJobsHarness, succeed, until, type JobsHarness } from '../jobs/jobs.testkit';
-import { TestAgent } from '../testing/ws-agent.testkit';
+import { EVERY_15_MIN, fail, ignore, startJobsHarness, succeed, until, type JobsHarness } from '../tests/jobs.testkit';
+import { TestAgent } from '../tests/ws-agent.testkit';
 
 let h: JobsHarness | undefined;
 

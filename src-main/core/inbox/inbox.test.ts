@@ -1,10 +1,10 @@
 /** The inbox's own API: lifecycle, folding, paging, snooze and wake, and bad input that changes nothing. */
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createCore } from '../create-core';
 import { MIGRATIONS } from '../db/migrations';
-import { makeTestCore, type TestCore } from '../testing/test-core';
+import { makeTestCore, type TestCore } from '../tests/test-core';
 import { pulseMs } from '../time/gap-detector';
 import type { Occurrence } from './inbox';
 
@@ -50,10 +50,10 @@ describe('raising', () => {
     expect(entries[49]!.ready).toBe(59);
   });
 
-  it('a new item is handed to onRaised inside its transaction; a folded one is not', () => {
+  it('a new item is handed to the webhook outbox inside its transaction; a folded one is not', () => {
     core = makeTestCore();
     const seen: Array<[number, boolean]> = [];
-    core.inbox.onRaised = (item) => seen.push([item.id, core!.db.inTransaction]);
+    vi.spyOn(core.attention.webhooks, 'enqueue').mockImplementation((item) => seen.push([item.id, core!.db.inTransaction]));
     const a = core.inbox.raise(occ('a'))!;
     core.inbox.raise(occ('b'));
     expect(seen).toEqual([[a.id, true]]);

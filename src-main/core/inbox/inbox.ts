@@ -12,7 +12,7 @@
  *    resolved (Gaffer saw the cause go away: `resolvedAt`, `resolution`). acked and resolved are
  *    final. Every change is audited (subject `inbox:<id>`) in its transaction, with an
  *    `inbox.changed` event after the commit.
- * 4. A new item is handed to `onRaised` inside the transaction that raised it (the webhook outbox),
+ * 4. A new item is handed to `on.raised` inside the transaction that raised it (the webhook outbox),
  *    so a delivery is queued if and only if the item exists.
  */
 import { GafferError } from '../../common/errors';
@@ -23,6 +23,7 @@ import { parseOrThrow } from '../../common/validate';
 import type { CoreContext } from '../context';
 import { Where } from '../db/where';
 import { describe, type Facts } from './words';
+import type { Needed } from '../wiring';
 
 /** Occurrences kept in an item's evidence (the count keeps counting). */
 export const MAX_ENTRIES = 50;
@@ -99,12 +100,15 @@ const snoozeOpts = inboxSnoozeInput.extend(withActor);
 
 export class Inbox {
   private readonly q;
-  /** Called inside the raising transaction for every new item (invariant 4). */
-  onRaised: (item: InboxItem) => void = () => {};
-  /** Called after a snooze changed the earliest wake-up (the checks re-arm their timer). */
-  onSnoozed: () => void = () => {};
-
-  constructor(private readonly ctx: CoreContext) {
+  constructor(
+    private readonly ctx: CoreContext,
+    private readonly on: {
+      /** Called inside the raising transaction for every new item (invariant 4): the webhook outbox. */
+      raised: (item: InboxItem) => void;
+      /** Called after a snooze changed the earliest wake-up: the checks, built on the inbox, re-arm their timer (core/wiring.ts). */
+      snoozed: Needed<() => void>;
+    },
+  ) {
     const db = ctx.db;
     this.q = {
       occurrence: db.prepare<[string], { item_id: number }>('SELECT item_id FROM inbox_occurrences WHERE key = ?'),
@@ -167,7 +171,7 @@ export class Inbox {
       this.q.addOccurrence.run(occ.key, id, now);
       this.ctx.audit.append({ type: 'inbox.raise', actor: INBOX_ACTOR, subject: `inbox:${id}`, detail: { kind: row.kind, severity: row.severity, about: row.subject, title: row.title, occurrence: occ.key } });
       const item = toItem(row);
-      this.onRaised(item);
+      this.on.raised(item);
       this.ctx.store.emit({ type: 'inbox.changed', item, action: 'raised' });
       return item;
     });
@@ -262,7 +266,7 @@ export class Inbox {
       if (r.state === 'acked' || r.state === 'resolved') throw new GafferError('invalid_transition', `inbox item ${id} was ${r.state === 'acked' ? 'acknowledged' : 'resolved'}; there is nothing to snooze`);
       return this.setState(r, 'snoozed', actor, note ?? null, at, 'inbox.snooze');
     });
-    this.onSnoozed();
+    this.on.snoozed.get()();
     return item;
   }
 

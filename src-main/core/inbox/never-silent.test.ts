@@ -9,8 +9,8 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { InboxItem, InboxKind } from '../../common/attention';
 import { isGafferError } from '../../common/errors';
-import { fail, startJobsHarness, succeed, until, type JobsHarness } from '../jobs/jobs.testkit';
-import { TestAgent } from '../testing/ws-agent.testkit';
+import { fail, startJobsHarness, succeed, until, type JobsHarness } from '../tests/jobs.testkit';
+import { TestAgent } from '../tests/ws-agent.testkit';
 
 let h: JobsHarness | undefined;
 const servers: http.Server[] = [];

@@ -1,7 +1,7 @@
 /** Heartbeats held in memory and written in one commit (registry.ts, invariant 3). */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { ClockGap } from '../time/gap-detector';
-import { makeTestCore, onlineInstance, type TestCore } from '../testing/test-core';
+import { makeTestCore, onlineInstance, type TestCore } from '../tests/test-core';
 
 let core: TestCore | undefined;
 afterEach(() => {

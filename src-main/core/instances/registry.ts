@@ -27,7 +27,7 @@ import type { Instance, InstanceStatus } from '../../common/model';
 import { instanceId as instanceIdSchema, registerInstanceInput } from '../../common/schemas';
 import { parseOrThrow } from '../../common/validate';
 import type { CoreContext } from '../context';
-import { newId } from '../ids';
+import { INSTANCE_ID_PREFIX, newId } from '../ids';
 import type { ClaimLocks, ExpiryReason } from '../tasks/claim-locks';
 import { onOldTimeline, type ClockGap } from '../time/gap-detector';
 import { assertInstanceEdge, type InstanceCause } from './transitions';
@@ -44,15 +44,8 @@ interface InstanceRow {
   disconnected_at: number | null;
 }
 
-const INSTANCE_ID_PREFIX = 'inst';
-
 /** Invariant 3: the longest a heartbeat waits in memory (well inside any heartbeat timeout). */
 export const BEATS_WRITE_MS = 15_000;
-
-/** Instance ids are the only actors of lock claims, renewals and releases (the audit indexes rely on it). */
-export function isInstanceActor(actor: string): boolean {
-  return actor.startsWith(`${INSTANCE_ID_PREFIX}_`);
-}
 
 export class InstanceRegistry {
   private readonly q;

@@ -1,7 +1,7 @@
 /** The instance status machine: its edges, the refusals, and the invariant checker's replay. */
 import { afterEach, describe, expect, it } from 'vitest';
-import { checkInvariants } from '../testing/invariants';
-import { makeTestCore, onlineInstance, type TestCore } from '../testing/test-core';
+import { checkInvariants } from '../tests/invariants';
+import { makeTestCore, onlineInstance, type TestCore } from '../tests/test-core';
 import { allInstanceEdges, assertInstanceEdge } from './transitions';
 
 let core: TestCore | undefined;

@@ -18,24 +18,23 @@ import type { CoreContext } from '../context';
 import type { JobEngine } from './engine';
 import { toRun } from './rows';
 
-/** What deciding a run also closes: the inbox items about it (core/inbox, bound by createCore). */
+/** What deciding a run also closes: the inbox items about it (core/inbox, handed to the jobs module by createCore). */
 export interface DecisionListener {
   decided(subject: string, actor: string, note: string, decision: 'approved' | 'rejected'): void;
 }
 
 export class Approvals {
-  listener: DecisionListener | undefined;
-
   constructor(
     private readonly ctx: CoreContext,
     private readonly engine: JobEngine,
+    private readonly listener: DecisionListener,
   ) {}
 
   approve(runId: string, input: unknown): Run {
     const { note, actor } = parseOrThrow(runDecisionInput, input, 'approval');
     return this.engine.write(() => {
       const run = this.engine.approveRun(runId, { decision: 'approved', note, by: actor, at: isoTime(this.ctx.clock.now()) });
-      this.listener?.decided(`run:${run.id}`, actor, note, 'approved');
+      this.listener.decided(`run:${run.id}`, actor, note, 'approved');
       return toRun(run);
     });
   }
@@ -44,7 +43,7 @@ export class Approvals {
     const { note, actor } = parseOrThrow(runDecisionInput, input, 'rejection');
     return this.engine.write(() => {
       const run = this.engine.rejectRun(runId, note, actor);
-      this.listener?.decided(`run:${run.id}`, actor, note, 'rejected');
+      this.listener.decided(`run:${run.id}`, actor, note, 'rejected');
       return toRun(run);
     });
   }

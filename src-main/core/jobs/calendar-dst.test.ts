@@ -6,8 +6,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { tempDir } from '../testing/test-core';
-import { assertInvariants, startJobsHarness, succeed, until, type JobsHarness } from './jobs.testkit';
+import { tempDir } from '../tests/test-core';
+import { assertInvariants, startJobsHarness, succeed, until, type JobsHarness } from '../tests/jobs.testkit';
 import { cnCalendar } from './schedule/fixtures.test-helpers';
 
 let h: JobsHarness | undefined;

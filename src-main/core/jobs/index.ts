@@ -4,7 +4,7 @@ import { oldestAbout } from '../audit/audit-query';
 import type { CoreContext } from '../context';
 import type { InstanceRegistry } from '../instances/registry';
 import type { Signals } from '../signals/signals';
-import { Approvals } from './approvals';
+import { Approvals, type DecisionListener } from './approvals';
 import { BackfillRepo } from './backfill-repo';
 import { CalendarRepo } from './calendar-repo';
 import { JobEngine, type BudgetGate, type EngineHub } from './engine';
@@ -23,10 +23,13 @@ export { validateJobInput } from './validate-job';
 export { allRunEdges, isRunEdge, runCauseOf } from './run-transitions';
 export { allBackfillEdges, isBackfillEdge } from './backfill-transitions';
 export { runPhase, type RunPhase, type WaitingOn } from './run-phase';
+export { prepareRunReads, type RunReads } from './read-store';
 
 export interface JobsDeps {
-  /** Daily spend caps, a layer-3 condition (core/budgets). */
-  budgets?: BudgetGate;
+  /** Daily spend caps, a layer-3 condition (core/budgets); null, said outright, where none apply (a rehearsal). */
+  budgets: BudgetGate | null;
+  /** What a decision on a held run also closes (the inbox items about it; a rehearsal has none to close). */
+  decisions: DecisionListener;
   ctx: CoreContext;
   hub: EngineHub;
   signals: Signals;
@@ -62,7 +65,7 @@ export function createJobs(deps: JobsDeps): JobService {
       },
       trail: (subjects, limit) => oldestAbout(ctx.db, subjects, limit),
     },
-    approvals: new Approvals(ctx, engine),
+    approvals: new Approvals(ctx, engine, deps.decisions),
     pauses: new Pauses({ ctx, repo, logger: deps.logger, write: (fn) => engine.write(fn), wakeWaiting: (jobId) => engine.jobResumed(jobId) }),
   });
 }

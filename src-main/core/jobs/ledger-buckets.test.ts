@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { LedgerBucket } from '../../common/job-schema';
-import { makeTestCore, type TestCore } from '../testing/test-core';
+import { makeTestCore, type TestCore } from '../tests/test-core';
 
 let core: TestCore | undefined;
 afterEach(() => {

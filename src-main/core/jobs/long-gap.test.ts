@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { JobSpecInput } from '../../common/job-schema';
-import { assertInvariants, startJobsHarness, succeed, type JobsHarness } from './jobs.testkit';
+import { assertInvariants, startJobsHarness, succeed, type JobsHarness } from '../tests/jobs.testkit';
 import { slotScanMeter } from './schedule';
 import { ONE_BY_ONE } from './slot-walk';
 

@@ -5,7 +5,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { CalendarRepo } from './calendar-repo';
-import { startJobsHarness, type JobsHarness } from './jobs.testkit';
+import { startJobsHarness, type JobsHarness } from '../tests/jobs.testkit';
 import { JobRepo, OFFER_LOAD_CAP } from './repo';
 
 let h: JobsHarness | undefined;

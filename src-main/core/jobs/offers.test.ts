@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { Core } from '../create-core';
-import { assertInvariants, hang, ignore, startJobsHarness, succeed, until, type JobAgent, type JobsHarness } from './jobs.testkit';
+import { assertInvariants, hang, ignore, startJobsHarness, succeed, until, type JobAgent, type JobsHarness } from '../tests/jobs.testkit';
 
 let h: JobsHarness | undefined;
 

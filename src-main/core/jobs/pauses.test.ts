@@ -1,8 +1,8 @@
 /** Pauses people ask for, end to end (real agents, manual clock): until a time, drain, a whole role. */
 import { describe, expect, it } from 'vitest';
-import { assertInvariants, EVERY_15_MIN, fail, OPERATOR as op, startJobsHarness, succeed, until, type Behavior, type JobsHarness } from './jobs.testkit';
+import { assertInvariants, EVERY_15_MIN, fail, OPERATOR as op, startJobsHarness, succeed, until, type Behavior, type JobsHarness } from '../tests/jobs.testkit';
 import { pulseMs } from '../time/gap-detector';
-import { TestAgent } from '../testing/ws-agent.testkit';
+import { TestAgent } from '../tests/ws-agent.testkit';
 
 let h: JobsHarness | undefined;
 

@@ -8,8 +8,8 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { PreconditionInput } from '../../common/job-schema';
-import { makeTestCore, tempDir, type TestCore } from '../testing/test-core';
-import { startJobsHarness, succeed, until, type JobsHarness } from './jobs.testkit';
+import { makeTestCore, tempDir, type TestCore } from '../tests/test-core';
+import { startJobsHarness, succeed, until, type JobsHarness } from '../tests/jobs.testkit';
 import { findIllFormedText } from '../../common/text';
 import { evaluatePrecondition, tail, type CheckOutcome } from './preconditions';
 

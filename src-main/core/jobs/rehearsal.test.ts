@@ -4,7 +4,7 @@
  *   1. normal trigger   2. data delay   3. downstream timeout   4. process restart   5. cross-day backfill
  */
 import { describe, expect, it } from 'vitest';
-import { assertInvariants, fail, startJobsHarness, succeed, until, type JobsHarness, type Trigger } from './jobs.testkit';
+import { assertInvariants, fail, startJobsHarness, succeed, until, type JobsHarness, type Trigger } from '../tests/jobs.testkit';
 
 let h: JobsHarness | undefined;
 

@@ -9,8 +9,8 @@ import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../common/clock';
 import { createCore } from '../create-core';
 import { MIGRATIONS } from '../db/migrations';
-import { tempDir } from '../testing/test-core';
-import { assertInvariants, BASE_CONFIG, hang, startJobsHarness, succeed, until, type JobsHarness } from './jobs.testkit';
+import { tempDir } from '../tests/test-core';
+import { assertInvariants, BASE_CONFIG, hang, startJobsHarness, succeed, until, type JobsHarness } from '../tests/jobs.testkit';
 import { runPhase, type PhaseColumns, type RunPhase } from './run-phase';
 
 let h: JobsHarness | undefined;

@@ -3,7 +3,7 @@
  * audited, never acknowledged as a replay.
  */
 import { describe, expect, it } from 'vitest';
-import { hang, startJobsHarness, type JobsHarness } from './jobs.testkit';
+import { hang, startJobsHarness, type JobsHarness } from '../tests/jobs.testkit';
 
 let h: JobsHarness | undefined;
 

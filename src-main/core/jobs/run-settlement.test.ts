@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import type { BackfillRow, RunRow } from './rows';
 import { awaitsDecision } from './run-settlement';
-import { assertInvariants, fail, hang, OPERATOR, startJobsHarness, succeed, until, type JobsHarness } from './jobs.testkit';
+import { assertInvariants, fail, hang, OPERATOR, startJobsHarness, succeed, until, type JobsHarness } from '../tests/jobs.testkit';
 
 const JOB = { window: { start: '09:00', end: '12:00', recheckEveryS: 300 }, runTimeoutS: 600, retry: { maxAttempts: 1 }, missedWindow: 'skip_and_alert' as const };
 const DUE = '2026-11-30T01:00:00.000Z';

@@ -6,9 +6,9 @@ import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../common/clock';
 import { silentLogger } from '../../common/logger';
 import { createCore } from '../create-core';
-import { tempDir } from '../testing/test-core';
+import { tempDir } from '../tests/test-core';
 import { pulseMs } from '../time/gap-detector';
-import { assertInvariants, BASE_CONFIG, hang, ignore, startJobsHarness, succeed, until, type JobsHarness, type Trigger } from './jobs.testkit';
+import { assertInvariants, BASE_CONFIG, hang, ignore, startJobsHarness, succeed, until, type JobsHarness, type Trigger } from '../tests/jobs.testkit';
 
 let h: JobsHarness | undefined;
 

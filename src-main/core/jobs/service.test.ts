@@ -5,9 +5,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { GafferError } from '../../common/errors';
 import { jobContradictions, normalizeJobSpec, type JobSpecInput } from '../../common/job-schema';
-import { makeTestCore, type TestCore } from '../testing/test-core';
+import { makeTestCore, type TestCore } from '../tests/test-core';
 import { allRunEdges, isRunEdge } from './run-transitions';
-import { assertInvariants, fail, startJobsHarness, succeed, until, type JobsHarness } from './jobs.testkit';
+import { assertInvariants, fail, startJobsHarness, succeed, until, type JobsHarness } from '../tests/jobs.testkit';
 
 let core: TestCore | undefined;
 let h: JobsHarness | undefined;
@@ -343,7 +343,7 @@ describe('invariants', () => {
         .run(jobId),
     ).toThrow(/UNIQUE/);
     h.core.audit.record({ type: 'run.start', actor: 'mallory', subject: `run:${run.id}`, detail: { from: 'success', to: 'running' } });
-    const { checkInvariants } = await import('../testing/invariants');
+    const { checkInvariants } = await import('../tests/invariants');
     expect(checkInvariants(h.core.db)).toEqual([expect.stringMatching(new RegExp(`run:${run.id}: illegal run start success → running`))]);
   });
 });

@@ -8,7 +8,7 @@
  * limit makes an unbounded path throw at once instead of running for minutes.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { makeTestCore, onlineInstance, type TestCore } from '../testing/test-core';
+import { makeTestCore, onlineInstance, type TestCore } from '../tests/test-core';
 import { slotScanMeter } from './schedule';
 
 let core: TestCore | undefined;

@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../common/clock';
 import type { Logger } from '../../common/logger';
 import { createCore, type Core } from '../create-core';
-import { tempDir } from '../testing/test-core';
+import { tempDir } from '../tests/test-core';
 import { DISK_CHECK_MS, type DiskReading } from './admission';
 
 const KIB = 1024;

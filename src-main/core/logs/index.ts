@@ -9,7 +9,7 @@ import type { DiskReading } from './admission';
 import { inlineEngine, type LogEngine } from './engine';
 import { holderCheck } from './holders';
 import { LogStore } from './log-store';
-import { LogService, type LogServiceOptions } from './service';
+import { LogService, type LogServiceOptions, type UsageRecorded } from './service';
 import { UsageLedger } from './usage-ledger';
 import { startWorkerEngine } from './worker-engine';
 
@@ -41,6 +41,8 @@ export interface LogsDeps {
   dir: string;
   /** The main database (its size is part of the free-space floor), or ':memory:'. */
   dbPath: string;
+  /** Each usage report, in its transaction (the budgets module's spend caps). */
+  usageListener: (u: UsageRecorded) => void;
 }
 
 const fileBytes = (f: string) => fs.statSync(f, { throwIfNoEntry: false })?.size ?? 0;
@@ -101,6 +103,7 @@ export function createLogs(deps: LogsDeps, opts: LogsOptions = {}): LogService {
       describeRun: (id) => runDescriptions.get(id) ?? null,
       tokenOf: (id) => tokenOf.get(id)?.token_id ?? null,
       disk: opts.disk ?? (() => diskReading(dir, deps.dbPath)),
+      onUsageRecorded: deps.usageListener,
       hasStoredLogs: () => fs.existsSync(dir) && fs.readdirSync(dir).some((f) => f.startsWith('seg-')),
     },
     opts,

@@ -82,6 +82,11 @@ export interface LogServiceDeps {
   tokenOf: (instanceId: string) => string | null;
   /** Free space where the logs are, and the main database's size (admission.ts invariant 2). */
   disk: () => DiskReading;
+  /**
+   * Told of each usage report inside its transaction (the spend caps, core/budgets; invariant 4),
+   * with its cost in nano-dollars as stored; never fails the report.
+   */
+  onUsageRecorded: (u: UsageRecorded) => void;
 }
 
 export interface LogServiceOptions {
@@ -301,12 +306,6 @@ export class LogService {
     };
   }
 
-  /**
-   * Told of each usage report inside its transaction (the spend caps, core/budgets; invariant 4),
-   * with its cost in nano-dollars as stored; never fails the report.
-   */
-  onUsageRecorded: ((u: UsageRecorded) => void) | undefined;
-
   /** `usage`: adds the increments to the sender's attempt; resolves with its running total. */
   async usage(instanceId: string, frame: UsageFrame): Promise<UsageResult> {
     const work = this.held(instanceId, frame);
@@ -334,8 +333,7 @@ export class LogService {
 
   /** Invariant 4: the listener in a savepoint of its own; only a storage failure (the whole commit's) gets through. */
   private usageRecorded(u: UsageRecorded): void {
-    const listener = this.onUsageRecorded;
-    if (!listener) return;
+    const listener = this.d.onUsageRecorded;
     try {
       this.d.store.write(() => listener(u));
     } catch (e) {

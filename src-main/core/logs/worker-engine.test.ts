@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import type { Worker } from 'node:worker_threads';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DEFAULT_LOG_SETTINGS } from '../../common/logs';
-import { tempDir } from '../testing/test-core';
+import { tempDir } from '../tests/test-core';
 import { packBatch, type LogEngine } from './engine';
 import { startWorkerEngine } from './worker-engine';
 

@@ -5,7 +5,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { isGafferError } from '../../common/errors';
-import { auditCount, makeTestCore, stateDigest, type TestCore } from '../testing/test-core';
+import { auditCount, makeTestCore, stateDigest, type TestCore } from '../tests/test-core';
 import type { RecordedProcess } from './definitions';
 import type { LaunchedProcess, LaunchRequest, ProcessExit, ProcessSpawner } from './ports';
 

@@ -12,7 +12,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../common/clock';
 import { createCore, type Core } from '../create-core';
 import { LogStore } from '../logs/log-store';
-import { tempDir } from '../testing/test-core';
+import { tempDir } from '../tests/test-core';
 import { fileKey, isSealed, keychainKey, KEY_FILE, KEYCHAIN_FILE, SecretBox, SecretsError, type KeyWrapper } from '.';
 
 const WEBHOOK_SECRET = 'xoxb-WEBHOOK-SECRET-7f3a9c';

@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BULK_CHUNK } from '../../common/schemas';
-import { errorCodeOf, makeTestCore, onlineInstance, stateDigest, type TestCore } from '../testing/test-core';
+import { errorCodeOf, makeTestCore, onlineInstance, stateDigest, type TestCore } from '../tests/test-core';
 
 let core: TestCore;
 afterEach(() => core?.close());

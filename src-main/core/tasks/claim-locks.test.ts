@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { errorOf, makeTestCore, onlineInstance, stateDigest, type TestCore } from '../testing/test-core';
+import { errorOf, makeTestCore, onlineInstance, stateDigest, type TestCore } from '../tests/test-core';
 
 let core: TestCore;
 afterEach(() => core?.close());

@@ -29,6 +29,10 @@ import type { CoreContext } from '../context';
 import type { LockLostReason } from '../../common/protocol';
 import { rowToTask, type LockRow, type TaskRepo, type TaskRow } from './task-repo';
 import { assertTransition } from './transitions';
+import type { Needed } from '../wiring';
+
+/** True when `role` hands out no task now (core/wiring.ts: a contribution of the jobs and budgets modules). */
+export type ClaimGate = (role: string) => boolean;
 
 export interface ClaimResult {
   task: Task | null;
@@ -47,17 +51,18 @@ const LOST_BECAUSE: Record<ExpiryReason, LockLostReason> = {
 
 
 export class ClaimLocks {
-  /**
-   * Roles that hand out no task now (a paused role, a spend cap reached): a claim for one of them
-   * is answered "no task" (P2), like an empty queue. Set once by createCore; read on every claim.
-   */
-  gate: ((role: string) => boolean) | undefined;
   private readonly instanceOf;
   private readonly expiredAtFence;
 
   constructor(
     private readonly ctx: CoreContext,
     private readonly repo: TaskRepo,
+    /**
+     * Roles that hand out no task now (a paused role, a spend cap reached): a claim for one of them
+     * is answered "no task" (P2), like an empty queue. Contributed by the jobs and budgets modules
+     * (core/wiring.ts); read on every claim.
+     */
+    private readonly gate: Needed<ClaimGate>,
   ) {
     this.instanceOf = ctx.db.prepare<[string], { role: string; status: string }>('SELECT role, status FROM instances WHERE id = ?');
     this.expiredAtFence = ctx.db.prepare<[number, number], { id: number }>('SELECT id FROM lock_expiries WHERE task_id = ? AND fence = ? LIMIT 1');
@@ -78,7 +83,7 @@ export class ClaimLocks {
       if (!inst) throw new GafferError('not_found', `unknown instance ${instanceId}`);
       if (inst.status !== 'online') throw new GafferError('forbidden', `instance ${instanceId} is ${inst.status}; say hello again`);
       const role = askedRole ?? inst.role;
-      if (this.gate?.(role)) return { task: null };
+      if (this.gate.get()(role)) return { task: null };
       const candidate = this.repo.nextClaimable.get(role);
       if (!candidate) return { task: null };
       const now = this.ctx.clock.now();

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../common/clock';
 import { createCore } from '../create-core';
 import { MIGRATIONS } from '../db/migrations';
-import { errorCodeOf, makeTestCore, tempDir, type TestCore } from '../testing/test-core';
+import { errorCodeOf, makeTestCore, tempDir, type TestCore } from '../tests/test-core';
 
 let core: TestCore | undefined;
 afterEach(() => core?.close());

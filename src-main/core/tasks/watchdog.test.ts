@@ -1,7 +1,7 @@
 /** Time-travel tests: hours pass in milliseconds on a manual clock. */
 import { afterEach, describe, expect, it } from 'vitest';
 import { recoveryBoundS } from '../../common/config';
-import { makeTestCore, onlineInstance, type TestCore } from '../testing/test-core';
+import { makeTestCore, onlineInstance, type TestCore } from '../tests/test-core';
 
 let core: TestCore;
 afterEach(() => core?.close());

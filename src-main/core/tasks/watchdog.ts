@@ -21,10 +21,20 @@
 import type { TimerHandle } from '../../common/clock';
 import type { CoreContext } from '../context';
 import type { Disposable } from '../events';
-import type { InstanceRegistry } from '../instances/registry';
 import { recordedAfter, type ClockGap, type Instant } from '../time/gap-detector';
 import type { ClaimLocks } from './claim-locks';
 import type { IdempotencyStore } from './idempotency';
+
+/**
+ * What the sweep needs of the instance registry (core/instances' `InstanceRegistry` fits it).
+ * Declared here because instances sit above tasks: an instance going offline expires its locks.
+ */
+export interface SweptInstances {
+  shiftForGap(gap: ClockGap): { heartbeats: number; graces: number };
+  silentSince(before: number, limit: number): string[];
+  disconnectedSince(before: number, limit: number): string[];
+  goOffline(id: string, reason: 'heartbeat_timeout' | 'disconnected'): number;
+}
 
 const CHUNK = 100;
 
@@ -45,7 +55,7 @@ export class Watchdog {
   constructor(
     private readonly ctx: CoreContext,
     private readonly locks: ClaimLocks,
-    private readonly instances: InstanceRegistry,
+    private readonly instances: SweptInstances,
     private readonly idempotency: IdempotencyStore,
     /** Called when a timed sweep fails (it is retried at the next one). */
     private readonly onError: (e: unknown) => void = () => {},

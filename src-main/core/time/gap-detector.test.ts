@@ -5,7 +5,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { DEFAULT_CONFIG } from '../../common/config';
-import { makeTestCore, onlineInstance, type TestCore } from '../testing/test-core';
+import { makeTestCore, onlineInstance, type TestCore } from '../tests/test-core';
 import { gapThresholdMs, pulseMs, recordedAfter, type ClockGap } from './gap-detector';
 
 let core: TestCore;

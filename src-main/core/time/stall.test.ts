@@ -11,7 +11,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { SchedulerConfig } from '../../common/config';
-import { HubFixture, until, type FakeSocket } from '../hub/hub.testkit';
+import { HubFixture, until, type FakeSocket } from '../tests/hub.testkit';
 import { pulseMs } from './gap-detector';
 
 const SEC = 1000;

@@ -1,8 +1,8 @@
 /** `/inbox…` and `/notifications…` over real HTTP: shapes of PROTOCOL §8, typed errors that change nothing, masked secrets. */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { startApiTestServer, type ApiTestServer } from './api-server.testkit';
-import { testRequester } from '../http-request.testkit';
-import { type TestCore } from '../../core/testing/test-core';
+import { startApiTestServer, type ApiTestServer } from '../tests/api-server.testkit';
+import { testRequester } from '../tests/http-request.testkit';
+import { type TestCore } from '../../core/tests/test-core';
 
 const TOKEN = 'op-secret-for-tests';
 let api: ApiTestServer;

@@ -1,7 +1,7 @@
 /** `/audit…`: browse, count, export (streamed) and verify the audit log. */
 import { z } from 'zod';
 import type { AuditFilterInput } from '../../common/schemas';
-import { EXPORT_FORMATS, exportAudit, verifyExport, verifyLiveRange } from '../../core/audit/audit-export';
+import { EXPORT_FORMATS, exportAudit, verifyExport } from '../../core/audit/audit-export';
 import type { Core } from '../../core/create-core';
 import { cappedBody } from '../guards';
 import { opRoute, withDoc } from './define-route';
@@ -91,7 +91,7 @@ export function auditRoutes(core: Core): Route[] {
     {
       ...withDoc(opRoute('audit.verify'), { query: verifyQuery }),
       async handler(c) {
-        return ok(await verifyLiveRange(core.db, parseQuery(verifyQuery, c)));
+        return ok(await core.verifyAudit(parseQuery(verifyQuery, c)));
       },
     },
     {

@@ -1,8 +1,8 @@
 /** The jobs routes of the local HTTP API (PROTOCOL §2), over a real server on 127.0.0.1:0. */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { startApiTestServer, type ApiTestServer } from './api-server.testkit';
-import { testRequester } from '../http-request.testkit';
-import { auditCount, stateDigest, type TestCore } from '../../core/testing/test-core';
+import { startApiTestServer, type ApiTestServer } from '../tests/api-server.testkit';
+import { testRequester } from '../tests/http-request.testkit';
+import { auditCount, stateDigest, type TestCore } from '../../core/tests/test-core';
 
 const OPERATOR = 'op-secret-for-jobs-tests';
 type Json = any;

@@ -1,8 +1,8 @@
 /** The HTTP side of logs and usage (PROTOCOL §5): pages, filters, attempts, download, search, `/usage`, `usage` on objects. */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { startApiTestServer, type ApiTestServer } from './api-server.testkit';
-import { testRequester } from '../http-request.testkit';
-import { onlineInstance, type TestCore } from '../../core/testing/test-core';
+import { startApiTestServer, type ApiTestServer } from '../tests/api-server.testkit';
+import { testRequester } from '../tests/http-request.testkit';
+import { onlineInstance, type TestCore } from '../../core/tests/test-core';
 
 const OPERATOR = 'op-secret-for-logs';
 // Response bodies are arbitrary JSON that the tests index into freely.

@@ -11,14 +11,7 @@ export type { StatusInfo } from '../../common/ops/status';
 
 
 export function statusRoutes(core: Core, version: string): Route[] {
-  const db = core.db;
-  const q = {
-    tasks: db.prepare<[], { status: TaskStatus; n: number }>('SELECT status, count(*) AS n FROM tasks GROUP BY status'),
-    instances: db.prepare<[], { status: InstanceStatus; n: number }>('SELECT status, count(*) AS n FROM instances GROUP BY status'),
-    locks: db.prepare<[], { n: number }>('SELECT count(*) AS n FROM locks'),
-    expired: db.prepare<[number], { n: number }>('SELECT count(*) AS n FROM lock_expiries WHERE expired_at >= ?'),
-    signals: db.prepare<[], { n: number }>('SELECT count(*) AS n FROM signals'),
-  };
+  const { reads } = core;
   return [
     {
       ...withDoc(opRoute('status.get'), { query: emptyQuery }),
@@ -28,9 +21,9 @@ export function statusRoutes(core: Core, version: string): Route[] {
         const today = new Date(now);
         today.setHours(0, 0, 0, 0);
         const tasks = Object.fromEntries(TASK_STATUSES.map((s) => [s, 0])) as Record<TaskStatus, number>;
-        for (const r of q.tasks.all()) tasks[r.status] = r.n;
+        for (const r of reads.tasks.countsByStatus()) tasks[r.status] = r.n;
         const instances = Object.fromEntries(INSTANCE_STATUSES.map((s) => [s, 0])) as Record<InstanceStatus, number>;
-        for (const r of q.instances.all()) instances[r.status] = r.n;
+        for (const r of reads.instances.countsByStatus()) instances[r.status] = r.n;
         const storage = core.storageStatus();
         const body: StatusInfo = {
           ok: storage === null,
@@ -44,9 +37,9 @@ export function statusRoutes(core: Core, version: string): Route[] {
             onlineInstances: instances.online,
             instances,
             tasks,
-            liveLocks: q.locks.get()!.n,
-            expiredToday: q.expired.get(today.getTime())!.n,
-            signals: q.signals.get()!.n,
+            liveLocks: reads.tasks.liveLocks(),
+            expiredToday: reads.tasks.expiredSince(today.getTime()),
+            signals: reads.signals.count(),
             auditEvents: core.auditQuery.lastId(),
           },
           recoveryBoundS: recoveryBoundS(core.config),

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ConsoleEvent } from '../../common/console-api';
 import type { Job, Run } from '../../common/job-schema';
-import { makeTestCore, onlineInstance, type TestCore } from '../../core/testing/test-core';
+import { makeTestCore, onlineInstance, type TestCore } from '../../core/tests/test-core';
 import { coalesce, ConsoleEventHub, mapCoreEvent, type EventTimers } from './events';
 
 /** Timers driven by hand. */

@@ -4,10 +4,10 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import type { ConsoleEvent } from '../../common/console-api';
 import { verifyExport } from '../../core/audit/audit-export';
-import { auditCount, makeTestCore, stateDigest, tempDir, type TestCore } from '../../core/testing/test-core';
+import { auditCount, makeTestCore, stateDigest, tempDir, type TestCore } from '../../core/tests/test-core';
 import { startServer, type RunningServer } from '../server';
 import { BROWSER_ACTOR, createConsoleExtension, EVENTS_SUBPROTOCOL } from './http';
-import { testRequester, type TestRequestOptions } from '../http-request.testkit';
+import { testRequester, type TestRequestOptions } from '../tests/http-request.testkit';
 
 const TOKEN = 'gfo_console-test-token';
 const INDEX = `<!doctype html><html><head><meta charset="UTF-8" /><meta http-equiv="Content-Security-Policy" content="default-src 'self'" /><title>Gaffer</title></head><body><div id="root"></div><script type="module" src="./assets/app.js"></script></body></html>`;

@@ -1,11 +1,11 @@
 /** The console's inbox and notifications methods: bad input refused with nothing changed, the actor recorded, live events. */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CONSOLE_METHODS, type ConsoleEvent } from '../../common/console-api';
-import type { TestCore } from '../../core/testing/test-core';
+import type { TestCore } from '../../core/tests/test-core';
 import { coalesce, mapCoreEvent } from './events';
 import type { ConsoleMethods } from './methods';
 import { isAttentionMethod, type AttentionMethod } from './methods-attention';
-import { consoleUnderTest, expectRefusedUnchanged } from './methods.testkit';
+import { consoleUnderTest, expectRefusedUnchanged } from '../tests/methods.testkit';
 
 const ACTOR = 'operator:desktop';
 let core: TestCore;

@@ -1,13 +1,13 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CONSOLE_METHODS } from '../../common/console-api';
 import type { JobSpecInput } from '../../common/job-schema';
-import { fail, startJobsHarness, succeed, type JobsHarness } from '../../core/jobs/jobs.testkit';
-import { auditCount, onlineInstance, stateDigest, type TestCore } from '../../core/testing/test-core';
+import { fail, startJobsHarness, succeed, type JobsHarness } from '../../core/tests/jobs.testkit';
+import { auditCount, onlineInstance, stateDigest, type TestCore } from '../../core/tests/test-core';
 import type { ConsoleEvent } from '../../common/console-api';
 import { coalesce, mapCoreEvent } from './events';
 import { createConsoleMethods, type ConsoleMethods } from './methods';
 import { isJobsMethod, replacementPatch, type JobsMethod } from './methods-jobs';
-import { consoleUnderTest, expectRefusedUnchanged } from './methods.testkit';
+import { consoleUnderTest, expectRefusedUnchanged } from '../tests/methods.testkit';
 
 const ACTOR = 'operator:browser';
 let core: TestCore;

@@ -1,8 +1,8 @@
 /** The console's logs.* and usage.* methods over a real core (log worker included). */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { onlineInstance, type TestCore } from '../../core/testing/test-core';
+import { onlineInstance, type TestCore } from '../../core/tests/test-core';
 import type { ConsoleMethods } from './methods';
-import { consoleUnderTest } from './methods.testkit';
+import { consoleUnderTest } from '../tests/methods.testkit';
 
 let core: TestCore;
 let m: ConsoleMethods;

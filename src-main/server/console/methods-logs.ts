@@ -5,7 +5,6 @@
 import type { ConsoleInput, ConsoleMethod, ConsoleResult, LogSearchHit, LogSettingsView } from '../../common/console-api';
 import { GafferError } from '../../common/errors';
 import type { LogSubject } from '../../common/logs';
-import { oldestAbout } from '../../core/audit/audit-query';
 import type { Core } from '../../core/create-core';
 import { buildTimeline } from '../../core/logs/timeline';
 import { localWeekStart } from './read-models';
@@ -26,16 +25,16 @@ export function createLogsHandlers(core: Core, actor: string): LogsHandlers {
     else core.jobs.getRun(subject.slice(4));
     return subject as LogSubject;
   };
-  const taskOwner = core.db.prepare<[number], { role: string; title: string }>('SELECT role, title FROM tasks WHERE id = ?');
-  const runOwner = core.db.prepare<[string], { jobId: string; job: string; slot: string }>('SELECT job_id AS jobId, job_name AS job, slot FROM runs WHERE id = ?');
+  const taskOwner = core.reads.tasks.owner;
+  const runOwner = core.reads.runs.owner;
   const ownerOf = (subject: string): LogSearchHit['owner'] => {
     if (subject.startsWith('task:')) {
       const taskId = Number(subject.slice(5));
-      const t = taskOwner.get(taskId);
+      const t = taskOwner(taskId);
       return t ? { kind: 'task', taskId, ...t } : null;
     }
     const runId = subject.slice(4);
-    const r = runOwner.get(runId);
+    const r = runOwner(runId);
     return r ? { kind: 'run', runId, ...r } : null;
   };
   const settingsView = async (): Promise<LogSettingsView> => ({ settings: core.logs.settings(), storage: await core.logs.storage() });
@@ -80,7 +79,7 @@ export function createLogsHandlers(core: Core, actor: string): LogsHandlers {
     },
     'logs.timeline': async ({ subject }) => {
       known(subject);
-      const audit = oldestAbout(core.db, [subject], TIMELINE_AUDIT_ROWS);
+      const audit = core.auditQuery.oldestAbout([subject], TIMELINE_AUDIT_ROWS);
       return buildTimeline(audit, await core.logs.attempts(subject), core.logs.usagePerAttempt(subject));
     },
     'logs.settings': () => settingsView(),

@@ -1,10 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CONSOLE_METHODS } from '../../common/console-api';
-import { auditCount, stateDigest, type TestCore } from '../../core/testing/test-core';
+import { auditCount, stateDigest, type TestCore } from '../../core/tests/test-core';
 import { coalesce, mapCoreEvent } from './events';
 import type { ConsoleMethods } from './methods';
 import { isManagedMethod, type ManagedMethod } from './methods-managed';
-import { consoleUnderTest, expectRefusedUnchanged } from './methods.testkit';
+import { consoleUnderTest, expectRefusedUnchanged } from '../tests/methods.testkit';
 
 const ACTOR = 'operator:desktop';
 let core: TestCore;

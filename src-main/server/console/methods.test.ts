@@ -1,13 +1,13 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CONSOLE_METHODS, type ConsoleMethod } from '../../common/console-api';
-import { HubFixture } from '../../core/hub/hub.testkit';
-import { auditCount, onlineInstance, stateDigest, type TestCore } from '../../core/testing/test-core';
+import { HubFixture } from '../../core/tests/hub.testkit';
+import { auditCount, onlineInstance, stateDigest, type TestCore } from '../../core/tests/test-core';
 import { createConsoleMethods, type ConsoleMethods, type JobsConsolePort } from './methods';
 import { isJobsMethod, type JobsMethod } from './methods-jobs';
 import { isAttentionMethod, type AttentionMethod } from './methods-attention';
 import { isManagedMethod, type ManagedMethod } from './methods-managed';
 import { lastLocalDays, localDayKey, localWeekStart } from './read-models';
-import { consoleUnderTest, expectRefusedUnchanged } from './methods.testkit';
+import { consoleUnderTest, expectRefusedUnchanged } from '../tests/methods.testkit';
 
 const ACTOR = 'operator:desktop';
 let core: TestCore;

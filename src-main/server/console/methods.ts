@@ -30,7 +30,6 @@ import { GafferError, isGafferError, toErrorBody } from '../../common/errors';
 import { OPS } from '../../common/ops';
 import { isoTime } from '../../common/iso-time';
 import { parseOrThrow } from '../../common/validate';
-import { verifyLiveRange } from '../../core/audit/audit-export';
 import type { Core } from '../../core/create-core';
 import { OPERATOR_CALLER } from '../../core/tasks/idempotency';
 import { createAttentionHandlers } from './methods-attention';
@@ -177,7 +176,7 @@ export function createConsoleMethods(core: Core, ctx: ConsoleContext, opts: Cons
     'audit.count': (a) => core.auditQuery.count(a),
     'audit.verify': async () => {
       // Chunked and yielding: a full check of millions of rows never blocks the process.
-      const { firstId: _first, lastId: _last, anchor: _anchor, ...result } = await verifyLiveRange(core.db);
+      const { firstId: _first, lastId: _last, anchor: _anchor, ...result } = await core.verifyAudit();
       return result;
     },
     'settings.get': () => settings(),

@@ -1,6 +1,7 @@
 /**
- * Read models for the console: the SQL behind the dashboard, role summaries, expired-lock cards
- * and instances' held locks. Statements are prepared once per core.
+ * Read models for the console: the dashboard, role summaries, expired-lock cards and instances'
+ * held locks, shaped from the core modules' read models (`core.reads`; their SQL is in the
+ * modules' store files, prepared once per core).
  *
  * 1. Read-only.
  * 2. "Today" and "this week" are the server's local calendar (the operator's machine), computed
@@ -11,6 +12,7 @@
 import type { ExpiredLockCard, InstanceView, RoleSummary, ThroughputPoint } from '../../common/console-api';
 import { isoTime, isoTimeOrNull } from '../../common/iso-time';
 import type { Core } from '../../core/create-core';
+import { THROUGHPUT_DAYS } from '../../core/tasks';
 
 /** Most expired-lock cards returned for one day (newest first). */
 export const MAX_EXPIRED_CARDS = 1000;
@@ -50,102 +52,25 @@ export function lastLocalDays(now: number, n: number): Array<{ day: string; star
   return out;
 }
 
-// ---- Rows. ----
-
-interface RoleRow {
-  role: string;
-  ready: number;
-  waiting: number;
-  in_progress: number;
-  blocked: number;
-  failed: number;
-  done: number;
-  oldest_ready: number | null;
-}
-
-interface ExpiryRow {
-  id: number;
-  task_id: number;
-  title: string;
-  role: string;
-  instance_id: string;
-  holder_name: string | null;
-  fence: number;
-  reason: string;
-  expired_at: number;
-  reclaimed_by: string | null;
-  reclaimed_name: string | null;
-  reclaimed_at: number | null;
-}
-
 export interface HeldLock {
   taskId: number;
   title: string;
   expiresAt: string;
 }
 
-const THROUGHPUT_DAYS = 7;
-
 export type ReadModels = ReturnType<typeof prepareReadModels>;
 
-export function prepareReadModels(core: Pick<Core, 'db' | 'store' | 'audit' | 'clock'>) {
-  const db = core.db;
-  const q = {
-    online: db.prepare<[], { n: number }>(`SELECT count(*) AS n FROM instances WHERE status = 'online'`),
-    expiredSince: db.prepare<[number], { n: number }>('SELECT count(*) AS n FROM lock_expiries WHERE expired_at >= ?'),
-    roles: db.prepare<[], RoleRow>(
-      `SELECT role,
-         sum(status = 'backlog' AND unmet_deps = 0) AS ready,
-         sum(status = 'backlog' AND unmet_deps > 0) AS waiting,
-         sum(status = 'in_progress') AS in_progress,
-         sum(status = 'blocked') AS blocked,
-         sum(status = 'failed') AS failed,
-         sum(status = 'done') AS done,
-         min(CASE WHEN status = 'backlog' AND unmet_deps = 0 THEN created_at END) AS oldest_ready
-       FROM tasks GROUP BY role`,
-    ),
-    onlineByRole: db.prepare<[], { role: string; n: number }>(
-      `SELECT role, count(*) AS n FROM instances WHERE status = 'online' GROUP BY role`,
-    ),
-    // One pass over the finished tasks of the window, bucketed by local day (bounds bound as params).
-    finishedByDay: db.prepare<Record<string, number>, { status: 'done' | 'failed'; b: number; n: number }>(
-      `SELECT status, CASE ${Array.from({ length: THROUGHPUT_DAYS - 1 }, (_, i) => `WHEN updated_at < @b${i + 1} THEN ${i}`).join(' ')}
-         ELSE ${THROUGHPUT_DAYS - 1} END AS b, count(*) AS n
-       FROM tasks WHERE status IN ('done', 'failed') AND updated_at >= @b0 AND updated_at < @end
-       GROUP BY status, b`,
-    ),
-    expiredByDay: db.prepare<Record<string, number>, { b: number; n: number }>(
-      `SELECT CASE ${Array.from({ length: THROUGHPUT_DAYS - 1 }, (_, i) => `WHEN expired_at < @b${i + 1} THEN ${i}`).join(' ')}
-         ELSE ${THROUGHPUT_DAYS - 1} END AS b, count(*) AS n
-       FROM lock_expiries WHERE expired_at >= @b0 AND expired_at < @end GROUP BY b`,
-    ),
-    expiredCards: db.prepare<[number, number], ExpiryRow>(
-      `SELECT e.id, e.task_id, t.title, t.role, e.instance_id, i.name AS holder_name, e.fence, e.reason, e.expired_at,
-              e.reclaimed_by, r.name AS reclaimed_name, e.reclaimed_at
-       FROM lock_expiries AS e
-       JOIN tasks AS t ON t.id = e.task_id
-       LEFT JOIN instances AS i ON i.id = e.instance_id
-       LEFT JOIN instances AS r ON r.id = e.reclaimed_by
-       WHERE e.expired_at >= ? ORDER BY e.expired_at DESC, e.id DESC LIMIT ?`,
-    ),
-    // Walks the partial index runs_instance (status = 'running').
-    running: db.prepare<[], { id: string; job_id: string; job_name: string; slot: string; instance_id: string }>(
-      `SELECT id, job_id, job_name, slot, instance_id FROM runs WHERE status = 'running' AND instance_id IS NOT NULL ORDER BY slot_at`,
-    ),
-    held: db.prepare<[], { task_id: number; instance_id: string; expires_at: number; title: string }>(
-      `SELECT l.task_id, l.instance_id, l.expires_at, t.title FROM locks AS l JOIN tasks AS t ON t.id = l.task_id ORDER BY l.task_id`,
-    ),
-    rolePauses: db.prepare<[], { role: string; at: number; by: string; reason: string; until: number | null }>('SELECT role, at, by, reason, until FROM role_pauses'),
-  };
-
+/** The console's views over the modules' read models (core.reads): the SQL lives in their store files. */
+export function prepareReadModels(core: Pick<Core, 'reads'>) {
+  const { tasks, instances, runs } = core.reads;
   return {
-    onlineInstances: (): number => q.online.get()!.n,
-    expiredSince: (ms: number): number => q.expiredSince.get(ms)!.n,
+    onlineInstances: (): number => instances.online(),
+    expiredSince: (ms: number): number => tasks.expiredSince(ms),
 
     roleSummaries(now: number): RoleSummary[] {
-      const online = new Map(q.onlineByRole.all().map((r) => [r.role, r.n]));
+      const online = new Map(instances.onlineByRole().map((r) => [r.role, r.n]));
       const byRole = new Map<string, RoleSummary>();
-      for (const r of q.roles.all()) {
+      for (const r of tasks.roleCounts()) {
         byRole.set(r.role, {
           role: r.role,
           ready: r.ready,
@@ -165,7 +90,7 @@ export function prepareReadModels(core: Pick<Core, 'db' | 'store' | 'audit' | 'c
         }
       }
       // A paused role shows, tasks or not: the pause is what the operator needs to see.
-      for (const p of q.rolePauses.all()) {
+      for (const p of runs.rolePauses()) {
         const paused = { role: p.role, at: new Date(p.at).toISOString(), by: p.by, reason: p.reason, until: p.until === null ? null : new Date(p.until).toISOString() };
         const r = byRole.get(p.role);
         if (r) r.paused = paused;
@@ -179,13 +104,13 @@ export function prepareReadModels(core: Pick<Core, 'db' | 'store' | 'audit' | 'c
       const params: Record<string, number> = { end: days[days.length - 1]!.end };
       days.forEach((d, i) => (params[`b${i}`] = d.start));
       const points: ThroughputPoint[] = days.map((d) => ({ day: d.day, done: 0, failed: 0, expired: 0 }));
-      for (const r of q.finishedByDay.all(params)) points[r.b]![r.status] += r.n;
-      for (const r of q.expiredByDay.all(params)) points[r.b]!.expired += r.n;
+      for (const r of tasks.finishedByDay(params)) points[r.b]![r.status] += r.n;
+      for (const r of tasks.expiredByDay(params)) points[r.b]!.expired += r.n;
       return points;
     },
 
     expiredCards(since: number, limit = MAX_EXPIRED_CARDS): ExpiredLockCard[] {
-      return q.expiredCards.all(since, limit).map((r) => ({
+      return tasks.expiredCards(since, limit).map((r) => ({
         id: r.id,
         taskId: r.task_id,
         title: r.title,
@@ -204,7 +129,7 @@ export function prepareReadModels(core: Pick<Core, 'db' | 'store' | 'audit' | 'c
     /** Live locks grouped by holder. */
     heldByInstance(): Map<string, HeldLock[]> {
       const out = new Map<string, HeldLock[]>();
-      for (const r of q.held.all()) {
+      for (const r of tasks.heldLocks()) {
         let list = out.get(r.instance_id);
         if (!list) out.set(r.instance_id, (list = []));
         list.push({ taskId: r.task_id, title: r.title, expiresAt: isoTime(r.expires_at) });
@@ -215,7 +140,7 @@ export function prepareReadModels(core: Pick<Core, 'db' | 'store' | 'audit' | 'c
     /** Job runs in progress grouped by the instance running them. */
     runsByInstance(): Map<string, InstanceView['currentRuns']> {
       const out = new Map<string, InstanceView['currentRuns']>();
-      for (const r of q.running.all()) {
+      for (const r of runs.runningWithInstance()) {
         let list = out.get(r.instance_id);
         if (!list) out.set(r.instance_id, (list = []));
         list.push({ runId: r.id, jobId: r.job_id, job: r.job_name, slot: r.slot });

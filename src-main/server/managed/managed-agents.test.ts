@@ -9,7 +9,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ManagedAgent } from '../../common/managed-agents';
 import { readPids, running, waitFor } from '../../cli/agent/testing/processes';
-import { startLiveGaffer, type LiveGaffer } from '../live-gaffer.testkit';
+import { startLiveGaffer, type LiveGaffer } from '../tests/live-gaffer.testkit';
 import { startManagedAgents, sourceRoot } from '.';
 
 const root = sourceRoot();

@@ -4,7 +4,7 @@ import { silentLogger } from '../../../common/logger';
 import type { Core } from '../../create-core';
 import { BackfillRepo } from '../backfill-repo';
 import { CalendarRepo } from '../calendar-repo';
-import { startJobsHarness, succeed, type JobsHarness } from '../jobs.testkit';
+import { startJobsHarness, succeed, type JobsHarness } from '../../tests/jobs.testkit';
 import { JobRepo } from '../repo';
 import { JobSettingsStore } from '../settings';
 import { EngineContext } from './context';

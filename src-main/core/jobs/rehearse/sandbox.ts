@@ -25,10 +25,10 @@ import type { CoreContext } from '../../context';
 import { openDatabase, type Db } from '../../db/open';
 import { Store } from '../../db/store';
 import { EventBus } from '../../events';
-import { InstanceRegistry } from '../../instances/registry';
-import { Signals } from '../../signals/signals';
-import { ClaimLocks } from '../../tasks/claim-locks';
-import { prepareTaskRepo } from '../../tasks/task-repo';
+import { InstanceRegistry } from '../../instances';
+import { Signals } from '../../signals';
+import { ClaimLocks, prepareTaskRepo } from '../../tasks';
+import { Late } from '../../wiring';
 import { GapDetector } from '../../time/gap-detector';
 import { createJobs, type JobService } from '..';
 import { scriptedPreconditions, type Evaluation, type Readiness } from './scripted-checks';
@@ -96,7 +96,10 @@ export class Sandbox {
     const audit = new AuditLog(this.db, store, clock);
     const gaps = new GapDetector({ clock, store, audit, config: opts.config, logger });
     this.ctx = { db: this.db, store, audit, clock: gaps.wakeups, config: opts.config, events, gaps };
-    this.instances = new InstanceRegistry(this.ctx, new ClaimLocks(this.ctx, prepareTaskRepo(this.db)));
+    // The same modules as createCore's, with what a rehearsal contributes said outright: no role
+    // pause or spend cap closes a claim (the scripted agents take job runs, never tasks).
+    const noClaimGate = Late.of('a claim gate', 'the task board', () => false, 'the rehearsal');
+    this.instances = new InstanceRegistry(this.ctx, new ClaimLocks(this.ctx, prepareTaskRepo(this.db), noClaimGate));
     this.signals = new Signals(this.ctx);
     events.on('audit.appended', ({ event }) => {
       this.feed.push({ source: 'audit', at: Date.parse(event.at), type: event.type, subject: event.subject, detail: (event.detail ?? {}) as Record<string, unknown> });
@@ -144,6 +147,9 @@ export class Sandbox {
       signals: this.signals,
       instances: this.instances,
       logger: this.logger,
+      // No spend caps in a rehearsal, and no inbox for a decision to close.
+      budgets: null,
+      decisions: { decided: () => {} },
       preconditions: scriptedPreconditions(() => this.clock.now(), this.opts.readiness, (e) => this.evaluations.push(e)),
     });
     if (first) {

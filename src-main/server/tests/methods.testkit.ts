@@ -1,8 +1,8 @@
 /** A test core with the console method table over it, and the refusal check the console methods' tests share. */
 import { expect } from 'vitest';
 import type { ErrorBody } from '../../common/errors';
-import { auditCount, makeTestCore, type TestCore } from '../../core/testing/test-core';
-import { createConsoleMethods, type ConsoleContext, type ConsoleMethods } from './methods';
+import { auditCount, makeTestCore, type TestCore } from '../../core/tests/test-core';
+import { createConsoleMethods, type ConsoleContext, type ConsoleMethods } from '../console/methods';
 
 /** A fresh test core and its console methods (port 7311, version 1.2.3 unless given). */
 export function consoleUnderTest(ctx: Pick<ConsoleContext, 'actor'> & Partial<ConsoleContext>): { core: TestCore; m: ConsoleMethods } {

@@ -4,7 +4,7 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { makeTestCore, type TestCore } from '../../core/testing/test-core';
+import { makeTestCore, type TestCore } from '../../core/tests/test-core';
 import { createApiHandler } from '../api-v1';
 
 export interface ApiTestServer {

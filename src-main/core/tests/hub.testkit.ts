@@ -1,6 +1,6 @@
 /**
  * Test kit for the hub: fake sockets and a core with a manual clock, driven through the hub's
- * transport-agnostic port (real sockets: server/agent-socket.testkit.ts). Used by *.test.ts only.
+ * transport-agnostic port (real sockets: server/tests/agent-socket.testkit.ts). Used by *.test.ts only.
  */
 import { isDeepStrictEqual } from 'node:util';
 import { expect } from 'vitest';
@@ -8,9 +8,9 @@ import { ManualClock } from '../../common/clock';
 import type { SchedulerConfig } from '../../common/config';
 import { agentPush } from '../../common/protocol';
 import { createCore, type Core } from '../create-core';
-import { tempDir } from '../testing/test-core';
-import { until, type Json } from '../testing/ws-agent.testkit';
-import type { HubConnection, HubOptions, HubSocket, JobTrigger, RunSink } from './ports';
+import { tempDir } from './test-core';
+import { until, type Json } from './ws-agent.testkit';
+import type { HubConnection, HubOptions, HubSocket, JobTrigger, RunSink } from '../hub/ports';
 
 export { until, type Json };
 

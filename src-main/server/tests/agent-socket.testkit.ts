@@ -5,13 +5,13 @@
  */
 import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { ManualClock } from '../common/clock';
-import type { SchedulerConfig } from '../common/config';
-import { createCore, type Core } from '../core/create-core';
-import type { HubOptions } from '../core/hub/ports';
-import { tempDir } from '../core/testing/test-core';
-export { TestAgent, until, type Json, type WireReply } from '../core/testing/ws-agent.testkit';
-import { attachAgentSocket, type AgentSocketOptions, type AgentSocketServer } from './agent-socket';
+import { ManualClock } from '../../common/clock';
+import type { SchedulerConfig } from '../../common/config';
+import { createCore, type Core } from '../../core/create-core';
+import type { HubOptions } from '../../core/hub/ports';
+import { tempDir } from '../../core/tests/test-core';
+export { TestAgent, until, type Json, type WireReply } from '../../core/tests/ws-agent.testkit';
+import { attachAgentSocket, type AgentSocketOptions, type AgentSocketServer } from '../agent-socket';
 
 export interface Harness {
   core: Core;

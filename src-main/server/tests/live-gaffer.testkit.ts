@@ -2,12 +2,12 @@
  * Test kit: a real Gaffer in this process (core on the system clock, the local server on
  * 127.0.0.1:0, a temp data directory) for tests that drive real agent processes against it.
  */
-import type { SchedulerConfig } from '../common/config';
-import type { Run } from '../common/job-schema';
-import type { Task } from '../common/model';
-import { createCore, type Core } from '../core/create-core';
-import { tempDir } from '../core/testing/test-core';
-import { startServer, type RunningServer } from './server';
+import type { SchedulerConfig } from '../../common/config';
+import type { Run } from '../../common/job-schema';
+import type { Task } from '../../common/model';
+import { createCore, type Core } from '../../core/create-core';
+import { tempDir } from '../../core/tests/test-core';
+import { startServer, type RunningServer } from '../server';
 
 export interface LiveGaffer {
   core: Core;

@@ -14,11 +14,11 @@ import type { SchedulerConfig } from '../../common/config';
 import type { JobSpecInput, Run } from '../../common/job-schema';
 import { MAX_FRAME_BYTES, type JobTriggerPush } from '../../common/protocol';
 import { createCore, type Core } from '../create-core';
-import { checkInvariants } from '../testing/invariants';
-import { tempDir } from '../testing/test-core';
-import { TestAgent } from '../testing/ws-agent.testkit';
+import { checkInvariants } from './invariants';
+import { tempDir } from './test-core';
+import { TestAgent } from './ws-agent.testkit';
 
-export { until } from '../testing/ws-agent.testkit';
+export { until } from './ws-agent.testkit';
 
 /** Serves `core.hub` on `server` at `/agent` (bearer token checked like the production adapter). */
 function bridgeHub(server: http.Server, core: Core): () => void {
