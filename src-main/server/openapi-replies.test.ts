@@ -7,9 +7,9 @@
 import Ajv2020 from 'ajv/dist/2020';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { API_PREFIX, coreRoutes } from './api-v1';
-import { startApiTestServer, type ApiTestServer } from './api/api-server.testkit';
+import { startApiTestServer, type ApiTestServer } from './tests/api-server.testkit';
 import type { Route } from './api/router';
-import { testRequester } from './http-request.testkit';
+import { testRequester } from './tests/http-request.testkit';
 import { OPENAPI_PATH, responseSchema, routesWithoutResponseSchema } from './openapi';
 
 const OPERATOR = 'op-secret-for-openapi-replies';

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GafferError } from '../../common/errors';
 import type { RunStatus } from '../../common/job-schema';
-import { makeTestCore, type TestCore } from '../testing/test-core';
+import { makeTestCore, type TestCore } from '../tests/test-core';
 import { CalendarRepo } from './calendar-repo';
 import { JobRepo } from './repo';
 import type { PhaseChange, RunRow } from './rows';

@@ -28,7 +28,7 @@
  *    changes the status by that edge; every other cause keeps the status.
  * 3. Every change is audited as `run.<cause>` with `phaseFrom` / `phaseTo` — except `backfill`,
  *    whose audit row is the backfill's own (`backfill.dispatch`) — and the invariant checker
- *    replays those rows per run (testing/invariants.ts): each is an edge from the phase the run was
+ *    replays those rows per run (tests/invariants.ts): each is an edge from the phase the run was
  *    in, and the last one is the phase its row says now.
  */
 import { GafferError } from '../../common/errors';

@@ -6,9 +6,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CONSOLE_METHODS } from '../../common/console-api';
 import { OPS, opsFor } from '../../common/ops';
-import type { TestCore } from '../../core/testing/test-core';
+import type { TestCore } from '../../core/tests/test-core';
 import { checkHandlers, type ConsoleMethods } from './methods';
-import { consoleUnderTest } from './methods.testkit';
+import { consoleUnderTest } from '../tests/methods.testkit';
 
 let core: TestCore;
 let m: ConsoleMethods;
