@@ -44,6 +44,7 @@ import { ManagedAgents } from './managed';
 import type { StorageStatus } from '../common/model';
 import { fileKey, memoryKey, openSecrets, sealClearValues, type KeyProvider } from './secrets';
 import { secureDataDir } from './db/data-dir';
+import { createVerifications, type Verifications, type VerifyOptions } from './verify';
 
 export interface CoreOptions {
   clock?: Clock;
@@ -75,6 +76,8 @@ export interface CoreOptions {
    * its OS keychain.
    */
   secretsKey?: KeyProvider;
+  /** Verification of "done when…" checks (concurrency, where an attempt's workspace is). */
+  verify?: VerifyOptions;
 }
 
 export interface Core {
@@ -116,6 +119,8 @@ export interface Core {
   readonly budgets: Budgets;
   /** Managed agents: definitions; their processes run once a shell attaches a spawner (server/managed). */
   readonly managed: ManagedAgents;
+  /** Done means verified (PROTOCOL §13): checks, their runner and each attempt's evidence. */
+  readonly verify: Verifications;
   /** The audit log's check at start (triggers, tail, head record outside the database) and what it found. */
   readonly integrity: AuditIntegrity;
   /** Why the storage is not to be trusted right now (writes refused, or the audit log changed outside Gaffer), or null. */
@@ -200,6 +205,8 @@ export function createCore(opts: CoreOptions = {}): Core {
   const integrity = new AuditIntegrity({ db, store, audit, inbox: attention.inbox, clock, logger, ...(headFile ? { headFile } : {}) });
   integrity.checkAtStart();
   const budgets = new Budgets(ctx, usageSpend(db), attention.inbox);
+  const verify = createVerifications({ ctx, repo, inbox: attention.inbox, logger }, opts.verify);
+  locks.verify = verify.tasks;
   const jobs = createJobs({ ctx, hub, signals, instances, logger, budgets });
   budgets.holdRun = (runId, message) => jobs.holdForBudget(runId, message);
   budgets.holdTask = (taskId, note, detail) => locks.takeForBudgetTx(taskId, note, detail);
@@ -264,6 +271,7 @@ export function createCore(opts: CoreOptions = {}): Core {
     inbox: attention.inbox,
     budgets,
     managed,
+    verify,
     integrity,
     storageStatus: () => store.status() ?? integrity.status(),
     logger,
@@ -285,12 +293,14 @@ export function createCore(opts: CoreOptions = {}): Core {
       jobs.start();
       attention.start();
       logs.start();
+      verify.start();
     },
     close() {
       if (closed) return;
       closed = true;
       gaps.stop();
       watchdog.stop();
+      verify.stop();
       attention.stop();
       jobs.stop();
       hub.close();

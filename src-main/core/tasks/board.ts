@@ -23,6 +23,7 @@ import { bodyHash, callerOfActor, callerScope, type IdempotencyCaller, type Idem
 import { rowToTask, TASK_SELECT, type TaskRepo, type TaskRow } from './task-repo';
 import type { TaskSearch } from './task-search';
 import { assertTransition, type TransitionCause } from './transitions';
+import { assertVerifiable } from '../verify/declaration';
 
 export interface Actor {
   /** Who asked: `operator:<name>`, an instance id, `job:<id>`, … */
@@ -89,7 +90,8 @@ export class Board {
     });
   }
 
-  private insert(t: Required<Omit<CreateTaskInput, 'idempotencyKey' | 'budget'>> & Pick<CreateTaskInput, 'budget'>, now: number, who: Actor): Task {
+  private insert(t: Required<Omit<CreateTaskInput, 'idempotencyKey' | 'budget' | 'verify'>> & Pick<CreateTaskInput, 'budget' | 'verify'>, now: number, who: Actor): Task {
+    if (t.verify) assertVerifiable(t.verify);
     const traceId = who.traceId ?? newTraceId();
     let unmet = 0;
     for (const dep of t.dependsOn) {
@@ -98,7 +100,7 @@ export class Board {
       if (d.status !== 'done') unmet++;
     }
     const id = Number(
-      this.repo.insertTask.run(t.title, t.role, t.priority, JSON.stringify(t.payload), JSON.stringify(t.dependsOn), unmet, traceId, now, now)
+      this.repo.insertTask.run(t.title, t.role, t.priority, JSON.stringify(t.payload), JSON.stringify(t.dependsOn), unmet, traceId, now, now, t.verify ? JSON.stringify(t.verify) : null)
         .lastInsertRowid,
     );
     for (const dep of t.dependsOn) this.repo.insertDep.run(id, dep);
@@ -108,7 +110,7 @@ export class Board {
       type: 'task.create',
       actor: who.actor,
       subject: `task:${id}`,
-      detail: { title: t.title, role: t.role, priority: t.priority, dependsOn: t.dependsOn, unmet, ...(t.budget ? { budget: t.budget } : {}) },
+      detail: { title: t.title, role: t.role, priority: t.priority, dependsOn: t.dependsOn, unmet, ...(t.budget ? { budget: t.budget } : {}), ...(t.verify ? { verify: t.verify } : {}) },
       traceId,
     });
     this.ctx.store.emit({ type: 'task.created', task });

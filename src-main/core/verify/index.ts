@@ -1,0 +1,60 @@
+/**
+ * Done means verified (PROTOCOL §13): Gaffer runs a task's or job's checks itself before it says
+ * done. `checks.ts` runs one check, `runner.ts` runs verifications off the claim path with bounded
+ * concurrency, `store.ts` keeps each attempt's evidence, `task-verifier.ts` moves tasks by the
+ * outcome. Built once by `createCore`.
+ */
+import type { Logger } from '../../common/logger';
+import type { Verification } from '../../common/verify';
+import type { CoreContext } from '../context';
+import type { Inbox } from '../inbox';
+import type { TaskRepo } from '../tasks/task-repo';
+import type { AttemptWorkspace } from './checks';
+import { DEFAULT_VERIFY_CONCURRENCY, VerifyRunner } from './runner';
+import { prepareVerificationStore, type VerificationStore } from './store';
+import { TaskVerifier } from './task-verifier';
+
+export { runCheck, type AttemptWorkspace, type CheckContext } from './checks';
+export { VerifyRunner } from './runner';
+export { TaskVerifier } from './task-verifier';
+export type { VerificationStore } from './store';
+export { assertVerifiable } from './declaration';
+
+export interface VerifyOptions {
+  /** Verifications running at once (default 2). */
+  concurrency?: number;
+  /** The attempt's workspace (PROTOCOL §15), where Gaffer knows it. */
+  workspaceOf?: (subject: string, attempt: number) => AttemptWorkspace | undefined;
+}
+
+export interface Verifications {
+  readonly runner: VerifyRunner;
+  readonly store: VerificationStore;
+  readonly tasks: TaskVerifier;
+  /** The latest finished verification of `task:<id>` / `run:<id>`. */
+  latest(subject: string): Verification | undefined;
+  /** Verifies again what a stop left verifying. */
+  start(): void;
+  /** Ends every running check's processes; nothing more is applied. */
+  stop(): void;
+}
+
+export function createVerifications(deps: { ctx: CoreContext; repo: TaskRepo; inbox: Inbox; logger: Logger }, opts: VerifyOptions = {}): Verifications {
+  const runner = new VerifyRunner(opts.concurrency ?? DEFAULT_VERIFY_CONCURRENCY, (e) =>
+    deps.logger.error('verification: applying an outcome failed; it runs again at the next start', { error: e instanceof Error ? e.message : String(e) }),
+  );
+  const store = prepareVerificationStore(deps.ctx.db);
+  const tasks = new TaskVerifier({ ...deps, store, runner, ...(opts.workspaceOf ? { workspaceOf: opts.workspaceOf } : {}) });
+  tasks.listen();
+  return {
+    runner,
+    store,
+    tasks,
+    latest: (subject) => store.latest(subject),
+    start: () => tasks.recover(),
+    stop() {
+      tasks.stop();
+      runner.stop();
+    },
+  };
+}
