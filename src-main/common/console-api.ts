@@ -8,6 +8,7 @@
  * `ErrorBody` ({code, status, message}) because classes do not survive serialisation.
  * Operator actions always carry a `reason`; the main side records the actor.
  */
+import { verifySpec } from './verify';
 import { z } from 'zod';
 import {
   budgetsInput,
@@ -301,6 +302,8 @@ export const consoleArgs = {
     priority: z.number().int().min(-1_000_000).max(1_000_000).optional(),
     payload: z.unknown().optional(),
     dependsOn: z.array(taskId).max(100).optional(),
+    /** "Done when…" (PROTOCOL §13). */
+    verify: verifySpec.optional(),
   }),
   'tasks.reprioritise': z.strictObject({ taskId, priority: z.number().int().min(-1_000_000).max(1_000_000), reason }),
   'tasks.cancel': z.strictObject({ taskId, reason }),

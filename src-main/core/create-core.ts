@@ -207,6 +207,7 @@ export function createCore(opts: CoreOptions = {}): Core {
   const budgets = new Budgets(ctx, usageSpend(db), attention.inbox);
   const verify = createVerifications({ ctx, repo, inbox: attention.inbox, logger }, opts.verify);
   locks.verify = verify.tasks;
+  tasks.verificationOf = (subject) => verify.latest(subject);
   const jobs = createJobs({ ctx, hub, signals, instances, logger, budgets });
   budgets.holdRun = (runId, message) => jobs.holdForBudget(runId, message);
   budgets.holdTask = (taskId, note, detail) => locks.takeForBudgetTx(taskId, note, detail);

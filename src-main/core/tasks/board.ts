@@ -5,6 +5,7 @@
  */
 import { GafferError } from '../../common/errors';
 import type { Task, TaskPage, TaskStatus } from '../../common/model';
+import type { Verification } from '../../common/verify';
 import {
   createTaskInput,
   editPayloadInput,
@@ -121,6 +122,16 @@ export class Board {
     const task = this.repo.get(id);
     if (!task) throw new GafferError('not_found', `unknown task ${id}`);
     return task;
+  }
+
+  /** The latest verification of `task:<id>` (core/verify); set once by createCore. */
+  verificationOf: ((subject: string) => Verification | undefined) | undefined;
+
+  /** One task as the operator reads it: with its latest verification (PROTOCOL §13), where one ran. */
+  view(id: number): Task {
+    const task = this.get(id);
+    const verification = this.verificationOf?.(`task:${id}`);
+    return verification ? { ...task, verification } : task;
   }
 
   /** Tasks by role and status, paged by id; with `q`, a search of titles, payloads and ids (task-search.ts). */

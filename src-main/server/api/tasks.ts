@@ -120,12 +120,12 @@ export function taskRoutes(core: Core): Route[] {
     defineRoute({
       method: 'GET',
       path: '/tasks/:id',
-      summary: 'One task, with its lock if it is held.',
+      summary: 'One task, with its lock if it is held, and its latest `verification` (PROTOCOL §13) where its checks ran.',
       params: idParams,
       query: emptyQuery,
       responses: { 200: '`{task}`' },
       handle({ params: { id } }) {
-        const task = core.tasks.get(id);
+        const task = core.tasks.view(id);
         return ok({ task: withUsage(core, taskSubject(task.id), task) });
       },
     }),
