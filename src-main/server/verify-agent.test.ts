@@ -11,6 +11,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { CommandAgent } from '../cli/agent/command-agent';
 import { parseAgentArgs } from '../cli/agent/options';
 import { running, waitFor } from '../cli/agent/testing/processes';
+import type { SchedulerConfig } from '../common/config';
 import type { VerifySpec } from '../common/verify';
 import { tempDir } from '../core/testing/test-core';
 import { startLiveGaffer, type LiveGaffer } from './live-gaffer.testkit';
@@ -22,7 +23,7 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-async function gaffer(config: Parameters<typeof startLiveGaffer>[0]['config'] = {}): Promise<LiveGaffer> {
+async function gaffer(config: Partial<SchedulerConfig> = {}): Promise<LiveGaffer> {
   const g = await startLiveGaffer({ config });
   cleanups.push(() => g.close());
   return g;
