@@ -592,6 +592,7 @@ export const RUN_DISPOSITIONS = [
   'waiting', // pending: the slot is open and being checked
   'dispatched', // a trigger is out, not acknowledged yet
   'running',
+  'verifying', // the agent reported success; Gaffer checks the work itself (PROTOCOL §13)
   'retry_scheduled',
   'ran', // success
   'skipped_calendar',

@@ -9,6 +9,7 @@ export const DISPOSITION_META: Record<LedgerDisposition, { label: string; tone: 
   waiting: { label: 'waiting', tone: 'ready' },
   dispatched: { label: 'dispatched', tone: 'progress' },
   running: { label: 'running', tone: 'progress' },
+  verifying: { label: 'checking the work', tone: 'progress' },
   retry_scheduled: { label: 'retry scheduled', tone: 'blocked' },
   ran: { label: 'ran ok', tone: 'done' },
   skipped_calendar: { label: 'skipped: calendar', tone: 'cancelled' },

@@ -97,6 +97,7 @@ const OUTCOME_WORDS: Record<string, string> = {
   waiting: 'is waiting (window open, being checked)',
   dispatched: 'has been triggered; waiting for the agent to start',
   running: 'is running',
+  verifying: 'reported success; Gaffer is checking the work',
   retry_scheduled: 'failed an attempt; a retry is scheduled',
 };
 

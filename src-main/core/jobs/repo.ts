@@ -6,9 +6,12 @@
  *
  * Invariants:
  * 1. One run per (job, slot): `runs_job_slot` is UNIQUE; `claimRun` is the only INSERT.
- * 2. Run status changes only through `transitionRun` (one edge of run-transitions.ts, audited, with a
- *    `run.changed` event). `updateRun` is an audited change without an edge; `patchRun` writes
- *    bookkeeping fields only (never status, disposition or waiting_on).
+ * 2. A run's phase (run-phase.ts: its status, dispatched_at, instance_id and attempt, written
+ *    together) changes only through `movePhase`: one edge of run-phase-transitions.ts (and of
+ *    run-transitions.ts when the status changes), audited as `run.<cause>` with the phases and
+ *    announced. `updateRun` is an audited change of other fields; `patchRun` writes bookkeeping
+ *    fields only (never the phase columns, disposition or waiting_on). Their types refuse the
+ *    phase columns.
  * 3. A check keeps its last verdict per (job, slot, name); `recordCheck` says whether the verdict
  *    changed, so callers audit only decisions that change the outcome.
  * 4. `planOf` is the one way from a job to its time plan (its calendar resolved by version).
@@ -22,16 +25,18 @@ import { onOldTimeline, type ClockGap } from '../time/gap-detector';
 import type { CalendarRepo } from './calendar-repo';
 import { JobPlan } from './plan';
 import { RowPatcher } from './row-patcher';
-import { specOf, toCheck, toRun, type CheckRow, type JobRow, type NewRun, type RunChange, type RunPatch, type RunRow } from './rows';
+import { specOf, toCheck, toRun, type CheckRow, type JobRow, type NewRun, type PhaseChange, type RunChange, type RunPatch, type RunRow } from './rows';
 import type { WaitingOn } from './run-phase';
 import { AWAITS_DECISION_SQL, FAILED_FOR_GOOD_SQL } from './run-settlement';
-import { assertRunEdge, type RunCause } from './run-transitions';
+import { assertPhaseEdge, isAuditedOnRun, statusEdgeOf, type PhaseCause } from './run-phase-transitions';
+import { runPhase, type RunPhase } from './run-phase';
+import { assertRunEdge, FINAL_RUN_STATUSES } from './run-transitions';
 
 /** Offers out to one instance counted for its load, at most (see `offersOutTo`). */
 export const OFFER_LOAD_CAP = 64;
 
 /** A pending or running run as layer 3 looks at it (order, overlap, same-instant slots). */
-export type OpenRunFacts = Pick<RunRow, 'id' | 'trigger' | 'slot' | 'slot_at' | 'status' | 'dispatched_at' | 'instance_id' | 'attempt'>;
+export type OpenRunFacts = Pick<RunRow, 'id' | 'trigger' | 'slot' | 'slot_at' | 'status' | 'dispatched_at' | 'instance_id' | 'attempt' | 'disposition'>;
 
 /** A check without its evidence: what the engine may read back (for words, never for a decision). */
 export interface CheckReason {
@@ -80,7 +85,7 @@ export class JobRepo {
       nextRunsDue: db.prepare<[number], { id: string; next_attempt_at: number }>('SELECT id, next_attempt_at FROM runs WHERE next_attempt_at IS NOT NULL ORDER BY next_attempt_at LIMIT ?'),
       openRunsOfJob: db.prepare<[string], RunRow>(`SELECT * FROM runs WHERE job_id = ? AND status IN ('pending','running') ORDER BY slot_at, slot`),
       openRunFactsOfJob: db.prepare<[string], OpenRunFacts>(
-        `SELECT id, trigger, slot, slot_at, status, dispatched_at, instance_id, attempt FROM runs WHERE job_id = ? AND status IN ('pending','running') ORDER BY slot_at, slot`,
+        `SELECT id, trigger, slot, slot_at, status, dispatched_at, instance_id, attempt, disposition FROM runs WHERE job_id = ? AND status IN ('pending','running') ORDER BY slot_at, slot`,
       ),
       openRuns: db.prepare<[], RunRow>(`SELECT * FROM runs WHERE status IN ('pending','running') ORDER BY slot_at`),
       runsInRange: db.prepare<[string, number, number, number], RunRow>('SELECT * FROM runs WHERE job_id = ? AND slot_at >= ? AND slot_at < ? ORDER BY slot_at, slot LIMIT ?'),
@@ -237,9 +242,10 @@ export class JobRepo {
     return this.q.runBySlot.get(jobId, slot);
   }
 
-  /** The claim: inserts the pending run row and audits it (edge none → pending). */
+  /** The claim: inserts the pending run row and audits it (edge none → pending, phase none → checking). */
   claimRun(r: NewRun, actor: string, detail: Record<string, unknown> = {}): RunRow {
     assertRunEdge('claim', null, 'pending');
+    assertPhaseEdge('claim', null, 'checking');
     const { range, ...fields } = r;
     const row = this.q.insertRun.get({ ...fields, rangeSlots: range?.slots ?? null, rangeLastSlot: range?.lastSlot ?? null, rangeLastAt: range?.lastAt ?? null, now: this.now })!;
     const wire = toRun(row);
@@ -247,7 +253,7 @@ export class JobRepo {
       type: 'run.claim',
       actor,
       subject: `run:${row.id}`,
-      detail: { jobId: row.job_id, job: row.job_name, slot: row.slot, slotAt: wire.slotAt, from: null, to: 'pending', trigger: row.trigger, version: row.version, ...detail },
+      detail: { jobId: row.job_id, job: row.job_name, slot: row.slot, slotAt: wire.slotAt, from: null, to: 'pending', phaseFrom: null, phaseTo: 'checking', trigger: row.trigger, version: row.version, ...detail },
       traceId: row.trace_id,
     });
     this.ctx.store.emit({ type: 'run.changed', run: wire, from: null, to: 'pending', cause: 'claim' });
@@ -260,28 +266,49 @@ export class JobRepo {
   }
 
   /**
-   * Applies one edge of the run state machine: checks it, writes the status and `fields`, audits
-   * `run.<cause>` and emits `run.changed` (+ `run.finished` on a final status).
+   * The one writer of a run's phase (invariant 2): `cause` moves the run from the phase its row is
+   * in to the phase `fields` put it in. Checks the edge (run-phase-transitions.ts; and the status
+   * edge of run-transitions.ts when the cause is one), writes the status and `fields` in one
+   * statement while the row still has the status it was read with, audits `run.<cause>` with the
+   * phases, and announces it: `run.changed` (+ `run.finished` on a final status) when the status
+   * changed, else `run.updated`. A refused change writes nothing (`invalid_transition`).
    */
-  transitionRun(run: RunRow, cause: RunCause, to: RunStatus, fields: RunChange, actor: string, detail: Record<string, unknown> = {}): RunRow {
-    assertRunEdge(cause, run.status, to);
-    // The status and the fields in one statement, only while the row still has the status the edge starts from.
-    const next = this.runPatcher.patchReturning<RunRow>(run.id, { ...fields, status: to, updated_at: this.now }, { column: 'status', value: run.status });
+  movePhase(run: RunRow, cause: PhaseCause, fields: PhaseChange, actor: string, detail: Record<string, unknown> = {}): RunRow {
+    const edge = statusEdgeOf(cause);
+    const status = edge?.to ?? run.status;
+    if (edge) assertRunEdge(edge.cause, run.status, status);
+    const from = runPhase(run);
+    const to = runPhase({
+      status,
+      dispatched_at: fields.dispatched_at !== undefined ? fields.dispatched_at : run.dispatched_at,
+      instance_id: fields.instance_id !== undefined ? fields.instance_id : run.instance_id,
+      attempt: fields.attempt ?? run.attempt,
+      disposition: fields.disposition ?? run.disposition,
+    });
+    assertPhaseEdge(cause, from, to);
+    const next = this.runPatcher.patchReturning<RunRow>(run.id, { ...fields, status, updated_at: this.now }, { column: 'status', value: run.status });
     if (!next) throw new GafferError('conflict', `run ${run.id} changed underneath (expected ${run.status})`);
+    if (!isAuditedOnRun(cause)) return next;
     const wire = toRun(next);
+    const phases: { phaseFrom: RunPhase; phaseTo: RunPhase } = { phaseFrom: from, phaseTo: to };
+    const base = { jobId: run.job_id, job: run.job_name, slot: run.slot };
     this.ctx.audit.append({
       type: `run.${cause}`,
       actor,
       subject: `run:${run.id}`,
-      detail: { jobId: run.job_id, job: run.job_name, slot: run.slot, from: run.status, to, disposition: next.disposition, ...detail },
+      detail: edge ? { ...base, from: run.status, to: status, disposition: next.disposition, ...phases, ...detail } : { ...base, status, disposition: next.disposition, ...phases, ...detail },
       traceId: run.trace_id,
     });
-    this.ctx.store.emit({ type: 'run.changed', run: wire, from: run.status, to, cause });
-    if (to === 'success' || to === 'failed' || to === 'skipped') this.ctx.store.emit({ type: 'run.finished', run: wire });
+    if (edge) {
+      this.ctx.store.emit({ type: 'run.changed', run: wire, from: run.status, to: status, cause: edge.cause });
+      if (FINAL_RUN_STATUSES.has(status)) this.ctx.store.emit({ type: 'run.finished', run: wire });
+    } else {
+      this.ctx.store.emit({ type: 'run.updated', run: wire, what: `run.${cause}` });
+    }
     return next;
   }
 
-  /** A change without a status edge, audited as `type` with a `run.updated` event. */
+  /** A change of fields other than the phase's, audited as `type` with a `run.updated` event. */
   updateRun(run: RunRow, fields: RunChange, type: string, actor: string, detail: Record<string, unknown> = {}): RunRow {
     const next = this.writeRun(run.id, fields);
     this.ctx.audit.append({
@@ -299,7 +326,7 @@ export class JobRepo {
    * The run waits for `waitingOn` until `nextAttemptAt` at the latest. Not audited: the checks
    * recorded with the same evaluation say why (and a changed verdict is audited there).
    */
-  setWaiting(id: string, nextAttemptAt: number, waitingOn: WaitingOn, disposition?: RunDisposition): RunRow {
+  setWaiting(id: string, nextAttemptAt: number, waitingOn: WaitingOn, disposition?: RunChange['disposition']): RunRow {
     return this.writeRun(id, { next_attempt_at: nextAttemptAt, waiting_on: waitingOn, ...(disposition ? { disposition } : {}) });
   }
 

@@ -288,10 +288,17 @@ export function toCalendar(r: CalendarRow): BusinessCalendar {
   };
 }
 
-/** Bookkeeping fields of a run: everything but its identity, status, disposition and what it waits for. */
-export type RunPatch = Partial<Omit<RunRow, 'id' | 'job_id' | 'slot' | 'status' | 'created_at' | 'disposition' | 'waiting_on'>>;
-/** A run change that may also say where the run stands (written by the engine's outcomes only). */
-export type RunChange = RunPatch & Partial<Pick<RunRow, 'disposition' | 'waiting_on'>>;
+/** The columns a run's phase is decoded from (run-phase.ts), written only by `JobRepo.movePhase`. */
+type PhaseColumn = 'status' | 'dispatched_at' | 'instance_id' | 'attempt';
+/** Bookkeeping fields of a run: everything but its identity, its phase, its disposition and what it waits for. */
+export type RunPatch = Partial<Omit<RunRow, 'id' | 'job_id' | 'slot' | 'created_at' | 'disposition' | 'waiting_on' | PhaseColumn>>;
+/**
+ * A run change that may also say where the run stands (written by the engine's outcomes only), but
+ * never its phase: `verifying` is a phase (run-phase.ts), so no disposition leads into it here.
+ */
+export type RunChange = RunPatch & { disposition?: Exclude<RunDisposition, 'verifying'>; waiting_on?: WaitingOn | null };
+/** What a phase change writes besides the status its cause sets (`JobRepo.movePhase`). */
+export type PhaseChange = RunPatch & Partial<Pick<RunRow, 'disposition' | 'waiting_on' | 'dispatched_at' | 'instance_id' | 'attempt'>>;
 
 export interface NewRun {
   id: string;

@@ -30,15 +30,17 @@ function row(jobId: string, slot: string) {
 
 describe('runPhase', () => {
   const cases: Array<[PhaseColumns, RunPhase]> = [
-    [{ status: 'pending', dispatched_at: null, instance_id: null, attempt: 0 }, 'checking'],
-    [{ status: 'pending', dispatched_at: null, instance_id: null, attempt: 1 }, 'undelivered'],
-    [{ status: 'running', dispatched_at: null, instance_id: null, attempt: 2 }, 'retrying'],
-    [{ status: 'pending', dispatched_at: 5, instance_id: null, attempt: 1 }, 'offered'],
-    [{ status: 'running', dispatched_at: 5, instance_id: null, attempt: 2 }, 'offered'],
-    [{ status: 'running', dispatched_at: 5, instance_id: 'inst_a', attempt: 2 }, 'started'],
-    [{ status: 'success', dispatched_at: null, instance_id: 'inst_a', attempt: 1 }, 'finished'],
-    [{ status: 'failed', dispatched_at: null, instance_id: null, attempt: 3 }, 'finished'],
-    [{ status: 'skipped', dispatched_at: null, instance_id: null, attempt: 0 }, 'finished'],
+    [{ status: 'pending', dispatched_at: null, instance_id: null, attempt: 0, disposition: 'waiting' }, 'checking'],
+    [{ status: 'pending', dispatched_at: null, instance_id: null, attempt: 1, disposition: 'retry_scheduled' }, 'undelivered'],
+    [{ status: 'running', dispatched_at: null, instance_id: null, attempt: 2, disposition: 'retry_scheduled' }, 'retrying'],
+    [{ status: 'pending', dispatched_at: 5, instance_id: null, attempt: 1, disposition: 'dispatched' }, 'offered'],
+    [{ status: 'running', dispatched_at: 5, instance_id: null, attempt: 2, disposition: 'dispatched' }, 'offered'],
+    [{ status: 'running', dispatched_at: 5, instance_id: 'inst_a', attempt: 2, disposition: 'running' }, 'started'],
+    [{ status: 'running', dispatched_at: 5, instance_id: null, attempt: 2, disposition: 'verifying' }, 'verifying'],
+    [{ status: 'running', dispatched_at: null, instance_id: null, attempt: 2, disposition: 'verifying' }, 'verifying'],
+    [{ status: 'success', dispatched_at: null, instance_id: 'inst_a', attempt: 1, disposition: 'ran' }, 'finished'],
+    [{ status: 'failed', dispatched_at: null, instance_id: null, attempt: 3, disposition: 'failed' }, 'finished'],
+    [{ status: 'skipped', dispatched_at: null, instance_id: null, attempt: 0, disposition: 'skipped_calendar' }, 'finished'],
   ];
   it.each(cases)('%o is %s', (columns, phase) => {
     expect(runPhase(columns)).toBe(phase);

@@ -1,7 +1,8 @@
 /**
  * Where a run stands, decoded once. A run row says it in four columns — status × dispatched_at ×
- * instance_id × attempt — and every decision of the engine reads them through `runPhase`, never by
- * testing the columns itself:
+ * instance_id × attempt (and, for `verifying` only, its disposition) — and every decision of the
+ * engine reads them through `runPhase`, never by testing the columns itself. They are written
+ * together by one writer, `JobRepo.movePhase`, along an edge of run-phase-transitions.ts:
  *
  *   phase        status    out (dispatched_at)   holder (instance_id)   attempt
  *   checking     pending   no                    —                      0      the first attempt is not out; the layers decide when it goes
@@ -9,6 +10,8 @@
  *   retrying     running   no                    —                      ≥ 1    an attempt failed; the next waits for its due time
  *   offered      any open  yes                   none                   ≥ 1    a trigger is out; no instance has started it yet
  *   started      running   yes                   an instance            ≥ 1    an instance holds the attempt until its result or deadline
+ *   verifying    running   kept                  —                      ≥ 1    disposition `verifying`: Gaffer checks the work itself (PROTOCOL §13),
+ *                                                                                after the agent's success (the attempt still out) or before a retry
  *   finished     success, failed or skipped                                     final for the status (a backfill may still run the slot again)
  *
  * What a run's next attempt waits for (or, for an `offered` run that nobody acknowledged before a
@@ -20,12 +23,14 @@
  * Invariants:
  * 1. The phases above are exhaustive and disjoint for every row the engine writes.
  * 2. In SQL (counts and scans that cannot call this function) "in flight" is
- *    `status IN ('pending','running') AND dispatched_at IS NOT NULL`: the phases offered and started.
+ *    `status IN ('pending','running') AND dispatched_at IS NOT NULL`: the phases offered and started,
+ *    and a `verifying` that follows the agent's report. A verifying attempt has no holder
+ *    (`instance_id` NULL), so the SQL that finds an instance's attempts (`startedBy`) never sees it.
  */
-import type { RunStatus } from '../../common/job-schema';
+import type { RunDisposition, RunStatus } from '../../common/job-schema';
 import { FINAL_RUN_STATUSES } from './run-transitions';
 
-export type RunPhase = 'checking' | 'undelivered' | 'retrying' | 'offered' | 'started' | 'finished';
+export type RunPhase = 'checking' | 'undelivered' | 'retrying' | 'offered' | 'started' | 'verifying' | 'finished';
 
 /** An execution condition that holds a dispatch back (layer 3, in the order they are checked). */
 export type ExecutionBlocker = 'killSwitch' | 'pause' | 'enabled' | 'maintenance' | 'order' | 'overlap' | 'quotaRole' | 'quotaGlobal' | 'budget' | 'instance';
@@ -42,10 +47,12 @@ export interface PhaseColumns {
   dispatched_at: number | null;
   instance_id: string | null;
   attempt: number;
+  disposition: RunDisposition;
 }
 
 export function runPhase(r: PhaseColumns): RunPhase {
   if (FINAL_RUN_STATUSES.has(r.status)) return 'finished';
+  if (r.disposition === 'verifying') return 'verifying';
   if (r.dispatched_at !== null) return r.instance_id === null ? 'offered' : 'started';
   if (r.status === 'running') return 'retrying';
   return r.attempt === 0 ? 'checking' : 'undelivered';
@@ -61,7 +68,7 @@ export function isOut(phase: RunPhase): boolean {
   return phase === 'offered' || phase === 'started';
 }
 
-/** In progress for the overlap policy: out, or started once and waiting for its retry. */
+/** In progress for the overlap policy: out, being verified, or started once and waiting for its retry. */
 export function isInProgress(phase: RunPhase): boolean {
-  return phase === 'retrying' || isOut(phase);
+  return phase === 'retrying' || phase === 'verifying' || isOut(phase);
 }

@@ -11,6 +11,9 @@
  * 6. audit time goes down only at a recorded backward clock step (AuditLog invariant 6), which is
  *    what lets a time range become one id range per time segment.
  * 7. likewise every backfill and instance status change audited with from/to is an edge of its machine.
+ * 8. every run phase change in the audit (`phaseFrom` / `phaseTo`) is an edge of the run phase machine
+ *    (jobs/run-phase-transitions.ts) from the phase the run was in, and the last one is the phase the
+ *    run's row says now: a phase written behind the writer's back (`JobRepo.movePhase`) shows here.
  */
 import type { Db } from '../db/open';
 import { ChainVerifier, GENESIS_HASH } from '../audit/hash-chain';
@@ -20,6 +23,8 @@ import { isAllowed, type TransitionCause } from '../tasks/transitions';
 import type { InstanceStatus, TaskStatus } from '../../common/model';
 import type { BackfillStatus, RunStatus } from '../../common/job-schema';
 import { isRunEdge, type RunCause } from '../jobs/run-transitions';
+import { isPhaseEdge, phaseCauseOfAuditType } from '../jobs/run-phase-transitions';
+import { runPhase, type PhaseColumns, type RunPhase } from '../jobs/run-phase';
 import { isBackfillEdge, type BackfillCause } from '../jobs/backfill-transitions';
 import { isInstanceEdge, type InstanceCause } from '../instances/transitions';
 
@@ -101,10 +106,32 @@ export function checkInvariants(db: Db): string[] {
       else if ((known ?? null) !== (d.from ?? null)) problems.push(`${row.subject}: run ${cause} from ${d.from} but it was ${known ?? '(none)'} (audit ${row.id})`);
       if (d.to !== undefined) runStatus.set(row.subject, d.to);
     }
+    replayRunPhases(db, problems);
     replayEdges(db, problems, 'backfill', (cause, from, to) => isBackfillEdge(cause as BackfillCause, from as BackfillStatus | null, to as BackfillStatus));
   }
   replayEdges(db, problems, 'instance', (cause, from, to) => isInstanceEdge(cause as InstanceCause, from as InstanceStatus | null, to as InstanceStatus));
   return problems;
+}
+
+/** Invariant 8: the audited phase changes of every run, in id order, against the table and the rows. */
+function replayRunPhases(db: Db, problems: string[]) {
+  const phase = new Map<string, RunPhase>();
+  const rows = db.prepare(`SELECT id, subject, type, detail FROM audit WHERE subject LIKE 'run:%' AND json_extract(detail, '$.phaseTo') IS NOT NULL ORDER BY id`);
+  for (const row of rows.iterate() as IterableIterator<{ id: number; subject: string; type: string; detail: string }>) {
+    const d = JSON.parse(row.detail) as { phaseFrom?: RunPhase | null; phaseTo: RunPhase };
+    const cause = phaseCauseOfAuditType(row.type);
+    const from = d.phaseFrom ?? null;
+    if (!cause || !isPhaseEdge(cause, from, d.phaseTo)) problems.push(`${row.subject}: illegal run phase change ${cause ?? row.type} ${from} → ${d.phaseTo} (audit ${row.id})`);
+    else if (phase.has(row.subject) && phase.get(row.subject) !== from) problems.push(`${row.subject}: run phase ${cause} from ${from} but it was ${phase.get(row.subject)} (audit ${row.id})`);
+    phase.set(row.subject, d.phaseTo);
+  }
+  if (phase.size === 0) return;
+  const current = db.prepare(`SELECT id, status, dispatched_at, instance_id, attempt, disposition FROM runs`);
+  for (const r of current.iterate() as IterableIterator<PhaseColumns & { id: string }>) {
+    const audited = phase.get(`run:${r.id}`);
+    const now = runPhase(r);
+    if (audited !== undefined && audited !== now) problems.push(`run:${r.id}: its row says ${now}, but its audited phase changes end at ${audited}`);
+  }
 }
 
 /** Replays the audited edges (`<kind>.<cause>` rows with from/to) of every `<kind>:` subject, in id order. */

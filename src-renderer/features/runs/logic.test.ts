@@ -17,6 +17,7 @@ describe('heat-map bucketing', () => {
       ['waiting', 'pending'],
       ['dispatched', 'pending'],
       ['running', 'pending'],
+      ['verifying', 'pending'],
       ['retry_scheduled', 'pending'],
       ['ran', 'ok'],
       ['skipped_calendar', 'skipped_calendar'],

@@ -76,6 +76,7 @@ export function heatClassOf(d: LedgerDisposition): HeatClass {
     case 'waiting':
     case 'dispatched':
     case 'running':
+    case 'verifying':
     case 'retry_scheduled':
       return 'pending';
     case 'scheduled':

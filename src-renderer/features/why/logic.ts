@@ -64,6 +64,7 @@ export function verdictOf(e: Explanation): Verdict {
       case 'waiting':
       case 'dispatched':
       case 'running':
+      case 'verifying':
       case 'retry_scheduled':
         return { kind: 'in_progress', title: d === 'retry_scheduled' ? 'Failed an attempt; a retry is scheduled' : d === 'waiting' ? 'Waiting (window open, being checked)' : 'In progress', tone: 'progress', note: 'Recorded so far; the outcome is not final yet.' };
     }

@@ -80,8 +80,8 @@ function dispatchBackfill(e: EngineContext, b: BackfillRow, job: JobRow, now: nu
   const spec = specOf(job);
   const run = e.repo.run(b.run_id);
   const attempt = run.attempt + 1;
-  // A new attempt of the run: its offer (on the run's row) starts afresh.
-  const out = e.repo.patchRun(run.id, { attempt, offered: '[]' });
+  // A new attempt of the run: its offer (on the run's row) starts afresh. Audited as the backfill's dispatch.
+  const out = e.repo.movePhase(run, 'backfill', { attempt, offered: '[]' }, actor);
   const deadline = now + spec.runTimeoutS * 1000;
   const row = transitionBackfill(
     e,

@@ -1,12 +1,12 @@
 /**
- * Where a run ends up, and the one writer of its status, disposition and `waiting_on` after the
- * claim: waiting, dispatched, started, succeeded, retried, failed, held, skipped, missed,
- * backfilled — and where a backfill's attempt ends up. Every function runs inside the caller's
- * transaction.
+ * Where a run ends up, and the one writer of its disposition and `waiting_on` after the claim:
+ * waiting, dispatched, started, succeeded, retried, failed, held, skipped, missed, backfilled — and
+ * where a backfill's attempt ends up. Every function runs inside the caller's transaction.
  *
  * Invariants:
- * 1. Status changes are edges of run-transitions.ts (`repo.transitionRun`); retries are counted
- *    (`retry_count`, `next_attempt_at`), never a status flip.
+ * 1. Phase changes are edges of run-phase-transitions.ts, applied by `repo.movePhase` (a status
+ *    change with them is an edge of run-transitions.ts); retries are counted (`retry_count`,
+ *    `next_attempt_at`), never a status flip.
  * 2. A lost attempt (instance gone, deadline passed, trigger undeliverable) is a retryable failure.
  *    A retry that would be due after the window closes fails the run now (a run by hand keeps its
  *    retries). fatal / needs_human fail the run and hold it for review, never retried automatically.
@@ -17,7 +17,7 @@ import { isoTime } from '../../../common/iso-time';
 import { retryDelayS, type JobSpec, type RunDisposition, type RunErrorClass } from '../../../common/job-schema';
 import type { MissedOutcome } from '../plan';
 import { runPhase, type WaitingOn } from '../run-phase';
-import { specOf, toRun, type BackfillRow, type RunPatch, type RunRow } from '../rows';
+import { specOf, toRun, type BackfillRow, type PhaseChange, type RunChange, type RunPatch, type RunRow } from '../rows';
 import { enqueueBackfill, transitionBackfill } from './backfill-queue';
 import { ACTOR, type EngineContext } from './context';
 
@@ -50,7 +50,7 @@ export function nudge(e: EngineContext, jobId: string, except?: string): void {
 }
 
 /** The run waits: for `waitingOn`, until `nextAttemptAt` at the latest. */
-export function wait(e: EngineContext, run: RunRow, nextAttemptAt: number, waitingOn: WaitingOn, disposition?: RunDisposition): RunRow {
+export function wait(e: EngineContext, run: RunRow, nextAttemptAt: number, waitingOn: WaitingOn, disposition?: RunChange['disposition']): RunRow {
   return e.repo.setWaiting(run.id, nextAttemptAt, waitingOn, disposition);
 }
 
@@ -58,8 +58,8 @@ export function wait(e: EngineContext, run: RunRow, nextAttemptAt: number, waiti
  * The attempt is out (`fields`: attempt, deadline, covers, …, and its offer when one was placed with
  * it — a new attempt starts with no offer otherwise), audited as `run.dispatch`.
  */
-export function dispatched(e: EngineContext, run: RunRow, fields: RunPatch, actor: string, detail: Record<string, unknown>): RunRow {
-  return e.repo.updateRun(run, { offered: '[]', ...NO_OFFER, ...fields, disposition: 'dispatched', waiting_on: null }, 'run.dispatch', actor, detail);
+export function dispatched(e: EngineContext, run: RunRow, fields: PhaseChange, actor: string, detail: Record<string, unknown>): RunRow {
+  return e.repo.movePhase(run, 'dispatch', { offered: '[]', ...NO_OFFER, ...fields, disposition: 'dispatched', waiting_on: null }, actor, detail);
 }
 
 /** The attempt out is offered to an instance (offers.ts): the offer's fields, and it waits for nothing else. */
@@ -77,17 +77,16 @@ export function started(e: EngineContext, run: RunRow, instanceId: string): RunR
   const detail = { instanceId, attempt: run.attempt, offers };
   const next =
     run.status === 'pending'
-      ? e.repo.transitionRun(run, 'start', 'running', { ...fields, started_at: run.started_at ?? e.now() }, instanceId, detail)
-      : e.repo.updateRun(run, fields, 'run.attempt_start', instanceId, detail);
+      ? e.repo.movePhase(run, 'start', { ...fields, started_at: run.started_at ?? e.now() }, instanceId, detail)
+      : e.repo.movePhase(run, 'attempt_start', fields, instanceId, detail);
   e.ctx.store.emit({ type: 'trigger.acknowledged', runId: run.id, role: e.repo.roleOfJob(run.job_id), instanceId, offers });
   return next;
 }
 
 export function succeeded(e: EngineContext, run: RunRow, instanceId: string, output: string | null): RunRow {
-  const next = e.repo.transitionRun(
+  const next = e.repo.movePhase(
     run,
     'succeed',
-    'success',
     { disposition: 'ran', finished_at: e.now(), output, next_attempt_at: null, dispatched_at: null, deadline: null, ...NO_OFFER, last_error: run.last_error, waiting_on: null },
     instanceId,
     { attempt: run.attempt, retryCount: run.retry_count },
@@ -112,14 +111,14 @@ export function coversDone(e: EngineContext, run: RunRow, actor: string): void {
 
 /** Skipped before any attempt: calendar, DST, overlap, disabled. */
 export function skipped(e: EngineContext, run: RunRow, disposition: RunDisposition, reason: string, actor: string, detail: Record<string, unknown> = { reason }): RunRow {
-  return e.repo.transitionRun(run, 'skip', 'skipped', { disposition, last_error: reason, finished_at: e.now(), next_attempt_at: null, waiting_on: null }, actor, detail);
+  return e.repo.movePhase(run, 'skip', { disposition, last_error: reason, finished_at: e.now(), next_attempt_at: null, waiting_on: null }, actor, detail);
 }
 
 /** The missed-window policy's decision for a slot that can no longer start. */
 export function missed(e: EngineContext, run: RunRow, spec: JobSpec, o: MissedOutcome): RunRow {
   const fields = { disposition: o.disposition, last_error: o.reason, finished_at: e.now(), next_attempt_at: null, waiting_on: null };
   const detail = { reason: o.reason, policy: spec.missedWindow };
-  const next = o.status === 'failed' ? e.repo.transitionRun(run, 'fail', 'failed', fields, ACTOR, detail) : e.repo.transitionRun(run, 'skip', 'skipped', fields, ACTOR, detail);
+  const next = e.repo.movePhase(run, o.status === 'failed' ? 'fail' : 'skip', fields, ACTOR, detail);
   if (o.backfill) enqueueBackfill(e, next, o.disposition === 'missed' ? 'missed' : 'not_ready', 'queued', ACTOR, o.reason);
   if (o.alert) alert(e, next, o.disposition === 'skipped_not_ready' ? 'not_ready' : 'missed', o.reason);
   nudge(e, run.job_id, run.id);
@@ -136,10 +135,10 @@ export function attemptFailed(e: EngineContext, run: RunRow, errorClass: RunErro
     const delayS = retryDelayS(spec.retry, n);
     const at = now + delayS * 1000;
     if (run.trigger === 'manual' || run.window_closes_at === null || at < run.window_closes_at) {
-      const next = e.repo.updateRun(
+      const next = e.repo.movePhase(
         run,
+        'retry',
         { retry_count: n, next_attempt_at: at, dispatched_at: null, deadline: null, instance_id: null, ...NO_OFFER, last_error: message, error_class: errorClass, disposition: 'retry_scheduled', waiting_on: null },
-        'run.retry',
         actor,
         { retry: n, maxRetry: run.max_retry, errorClass, error: message, at: isoTime(at), delayS, attempt: run.attempt },
       );
@@ -155,10 +154,9 @@ export function attemptFailed(e: EngineContext, run: RunRow, errorClass: RunErro
 export function finalFail(e: EngineContext, run: RunRow, spec: JobSpec | undefined, errorClass: RunErrorClass, message: string, actor: string): RunRow {
   const policy = spec?.missedWindow ?? 'skip_and_alert';
   const disposition = policy === 'fold_into_next' ? 'folded' : 'failed';
-  const next = e.repo.transitionRun(
+  const next = e.repo.movePhase(
     run,
     'fail',
-    'failed',
     { disposition, last_error: message, error_class: errorClass, finished_at: e.now(), next_attempt_at: null, dispatched_at: null, deadline: null, ...NO_OFFER, waiting_on: null },
     actor,
     { errorClass, error: message, policy },
@@ -175,10 +173,9 @@ export function finalFail(e: EngineContext, run: RunRow, spec: JobSpec | undefin
  * attempt is refused (`not_holder`), never recorded.
  */
 export function cancelled(e: EngineContext, run: RunRow, message: string, actor: string): RunRow {
-  const next = e.repo.transitionRun(
+  const next = e.repo.movePhase(
     run,
     'fail',
-    'failed',
     { disposition: 'failed', last_error: message, error_class: 'lost', finished_at: e.now(), next_attempt_at: null, dispatched_at: null, deadline: null, ...NO_OFFER, waiting_on: null },
     actor,
     { errorClass: 'lost', error: message, cancelled: true },
@@ -189,10 +186,9 @@ export function cancelled(e: EngineContext, run: RunRow, message: string, actor:
 
 /** fatal / needs_human / a spend cap passed: failed and held for review; never retried automatically. */
 export function held(e: EngineContext, run: RunRow, errorClass: 'fatal' | 'needs_human' | 'budget', message: string, actor: string): RunRow {
-  const next = e.repo.transitionRun(
+  const next = e.repo.movePhase(
     run,
     'fail',
-    'failed',
     { disposition: 'held', held: 1, last_error: message, error_class: errorClass, finished_at: e.now(), next_attempt_at: null, dispatched_at: null, deadline: null, ...NO_OFFER, waiting_on: null },
     actor,
     { errorClass, error: message },
