@@ -208,7 +208,8 @@ export function createCore(opts: CoreOptions = {}): Core {
   const verify = createVerifications({ ctx, repo, inbox: attention.inbox, logger }, opts.verify);
   locks.verify = verify.tasks;
   tasks.verificationOf = (subject) => verify.latest(subject);
-  const jobs = createJobs({ ctx, hub, signals, instances, logger, budgets });
+  const jobs = createJobs({ ctx, hub, signals, instances, logger, budgets, verify: verify.tasks });
+  verify.connectJobs(jobs);
   budgets.holdRun = (runId, message) => jobs.holdForBudget(runId, message);
   budgets.holdTask = (taskId, note, detail) => locks.takeForBudgetTx(taskId, note, detail);
   const rehearsal = new Rehearsal({ calendar: (id) => jobs.listCalendars().find((c) => c.id === id), config, now: () => clock.now() });

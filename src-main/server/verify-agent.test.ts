@@ -62,6 +62,23 @@ describe.skipIf(!posix)('done means verified, with real agents', () => {
     expect(types.filter((t) => t.startsWith('verify.'))).toEqual(['verify.fail', 'verify.pass']);
   });
 
+  it('job runs: the attempt is verifying after its success, retried with GAFFER_PREVIOUS_ERROR when the check fails, then success with the evidence', async () => {
+    const g = await gaffer();
+    const ws = tempDir('gaffer-ws-');
+    const report = path.join(ws, 'report.md');
+    const verify: VerifySpec = { checks: [{ kind: 'command', name: 'report written', command: ['test', '-s', report], cwd: ws }] };
+    const jobId = g.core.jobs.create({ name: 'nightly-report', role: 'cmd', schedule: { everyS: 86_400 }, retry: { maxAttempts: 3, firstDelayS: 0 }, verify }, { actor: 'test' }).job.id;
+    inProcessAgent(g, ['sh', '-c', `if [ -n "$GAFFER_PREVIOUS_ERROR" ]; then printf %s "$GAFFER_PREVIOUS_ERROR" > ${ws}/told; echo ok > ${report}; fi`]);
+    const { run } = g.core.jobs.triggerNow(jobId, { reason: 'test', actor: 'test' });
+    await waitFor(() => g.run(run.id).status === 'success', 'the run to be verified', 20_000);
+    expect(g.run(run.id).attempt).toBe(2);
+    expect(fs.readFileSync(path.join(ws, 'told'), 'utf8')).toBe('verification failed: report written: test exited with 1');
+    const { body } = await g.api('GET', `/runs/${run.id}`);
+    expect(body.run.verification).toMatchObject({ passed: true, attempt: 2, checks: [{ name: 'report written', passed: true }] });
+    const phases = g.core.auditQuery.query({ subject: `run:${run.id}`, limit: 100 }).items.map((e) => e.type);
+    expect(phases.filter((t) => ['run.verify', 'verify.fail', 'verify.pass', 'run.retry', 'run.succeed'].includes(t))).toEqual(['run.verify', 'verify.fail', 'run.retry', 'run.verify', 'verify.pass', 'run.succeed']);
+  });
+
   it('before: true — the agent is killed -9 after its side effect, before its report: the work is found done (already_done), not redone', async () => {
     const g = await gaffer({ reconnectGraceS: 1, sweepIntervalS: 1 });
     const ws = tempDir('gaffer-ws-');

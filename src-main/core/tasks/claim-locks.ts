@@ -61,7 +61,8 @@ const LOST_BECAUSE: Record<ExpiryReason, LockLostReason> = {
 
 /** Where a claim or report hands a task to verification (core/verify/task-verifier.ts); inside their write. */
 export interface VerifyHooks {
-  open(taskId: number, attempt: number, before: boolean, attemptStartedAt: number): void;
+  /** `subject`: `task:<id>` or `run:<id>`. */
+  open(subject: string, attempt: number, before: boolean, attemptStartedAt: number): void;
 }
 
 /** At most this many "already done?" tasks are set aside by one claim before it answers. */
@@ -193,7 +194,7 @@ export class ClaimLocks {
       this.repo.deleteLock.run(taskId);
       this.repo.setReported.run(to, note, output, now, taskId);
       if (to === 'done' && this.repo.hasDependents.get(taskId) !== undefined) this.repo.releaseDependents.run(taskId);
-      if (to === 'verifying') this.verify!.open(taskId, t.attempt, false, t.attempt_started_at ?? t.l_claimed ?? now);
+      if (to === 'verifying') this.verify!.open(`task:${taskId}`, t.attempt, false, t.attempt_started_at ?? t.l_claimed ?? now);
       // The row as the writes above left it, updated in place (see claim).
       t.status = to;
       t.note = note;
@@ -269,7 +270,7 @@ export class ClaimLocks {
   private setAsideForPrecheck(candidate: Pick<TaskRow, 'id' | 'attempt' | 'status' | 'trace_id' | 'attempt_started_at' | 'updated_at'>, now: number): void {
     assertTransition('precheck', candidate.status, 'verifying');
     this.repo.setPrechecking.run(now, candidate.id);
-    this.verify!.open(candidate.id, candidate.attempt, true, candidate.attempt_started_at ?? candidate.updated_at);
+    this.verify!.open(`task:${candidate.id}`, candidate.attempt, true, candidate.attempt_started_at ?? candidate.updated_at);
     this.ctx.audit.append({
       type: 'task.precheck',
       actor: VERIFY_ACTOR,

@@ -13,6 +13,7 @@ import type { AttemptWorkspace } from './checks';
 import { DEFAULT_VERIFY_CONCURRENCY, VerifyRunner } from './runner';
 import { prepareVerificationStore, type VerificationStore } from './store';
 import { TaskVerifier } from './task-verifier';
+import { RunVerifier, type RunVerifyPort } from './run-verifier';
 
 export { runCheck, type AttemptWorkspace, type CheckContext } from './checks';
 export { VerifyRunner } from './runner';
@@ -29,6 +30,8 @@ export interface VerifyOptions {
 
 export interface Verifications {
   readonly runner: VerifyRunner;
+  /** Run attempts' verification; connected to the jobs module once it exists (`connectJobs`). */
+  connectJobs(jobs: RunVerifyPort): void;
   readonly store: VerificationStore;
   readonly tasks: TaskVerifier;
   /** The latest finished verification of `task:<id>` / `run:<id>`. */
@@ -46,14 +49,23 @@ export function createVerifications(deps: { ctx: CoreContext; repo: TaskRepo; in
   const store = prepareVerificationStore(deps.ctx.db);
   const tasks = new TaskVerifier({ ...deps, store, runner, ...(opts.workspaceOf ? { workspaceOf: opts.workspaceOf } : {}) });
   tasks.listen();
+  let runs: RunVerifier | undefined;
   return {
     runner,
     store,
     tasks,
+    connectJobs(jobs) {
+      runs = new RunVerifier({ ctx: deps.ctx, store, runner, inbox: deps.inbox, jobs, ...(opts.workspaceOf ? { workspaceOf: opts.workspaceOf } : {}) });
+      runs.listen();
+    },
     latest: (subject) => store.latest(subject),
-    start: () => tasks.recover(),
+    start: () => {
+      tasks.recover();
+      runs?.recover();
+    },
     stop() {
       tasks.stop();
+      runs?.stop();
       runner.stop();
     },
   };

@@ -64,8 +64,8 @@ export class TaskVerifier implements VerifyHooks {
   }
 
   /** Inside the write that moves the task to verifying (invariant 1). */
-  open(taskId: number, attempt: number, before: boolean, attemptStartedAt: number): void {
-    this.d.store.open(`task:${taskId}`, attempt, before, attemptStartedAt, this.d.ctx.clock.now());
+  open(subject: string, attempt: number, before: boolean, attemptStartedAt: number): void {
+    this.d.store.open(subject, attempt, before, attemptStartedAt, this.d.ctx.clock.now());
   }
 
   private kick(taskId: number): void {
