@@ -20,6 +20,7 @@ const SUITES: Record<string, [file: string, fn: string]> = {
   logs: ['logs.ts', 'runLogsBench'],
   agent: ['command-agent.ts', 'runCommandAgentBench'],
   attention: ['attention.ts', 'runAttentionBench'],
+  verify: ['verify.ts', 'runVerifyBench'],
   startup: ['startup.ts', 'runStartupBench'],
   idle: ['idle.ts', 'runIdleBench'],
 };

@@ -26,8 +26,13 @@ export const INBOX_KINDS = [
   'crash_looping',
   'webhook_dead',
   'storage_fault',
+  // PROTOCOL §13: the checks failed and the declaration says a human decides.
+  'verify_failed',
 ] as const;
 export type InboxKind = (typeof INBOX_KINDS)[number];
+
+/** Who runs a task's or run's checks and moves it on by their outcome (PROTOCOL §13; the audit's actor). */
+export const VERIFY_ACTOR = 'gaffer:verify';
 
 /** Who takes a task's lock away for its spend cap (the audit's actor, the task event's `actor`). */
 export const BUDGET_ACTOR = 'budget';
@@ -46,6 +51,7 @@ export const INBOX_SEVERITY: Record<InboxKind, InboxSeverity> = {
   run_failed: 'critical',
   crash_looping: 'critical',
   storage_fault: 'critical',
+  verify_failed: 'warning',
   held: 'warning',
   task_failed: 'warning',
   webhook_dead: 'warning',
@@ -72,6 +78,7 @@ export const INBOX_KIND_LABELS: Record<InboxKind, string> = {
   crash_looping: 'Agent crash looping',
   webhook_dead: 'Notification undelivered',
   storage_fault: 'Storage fault',
+  verify_failed: 'Checks failed',
 };
 
 export interface InboxItem {

@@ -11,6 +11,7 @@
  *    and refuses a save when any issue has severity `error`. Severity depends on the normalised
  *    spec only, never on which keys the input happened to spell out.
  */
+import { verifySpec, type VerifySpec } from './verify';
 import { z } from 'zod';
 import { canonicalZoneOrAsTyped } from './time-zone';
 import { BACKOFF_LABELS, CALENDAR_POLICY_LABELS, calendarPolicyWithoutCalendar, DST_GAP_LABELS, jobFieldLabel, MISSED_WINDOW_LABELS, OVERLAP_LABELS, quoted } from './job-labels';
@@ -161,6 +162,8 @@ const jobSpecShape = {
   runTimeoutS: z.number().int().min(1).max(7 * 86400).optional(),
   /** Spend caps of one run (PROTOCOL §8). */
   budget: budgetInput.optional(),
+  /** "Done when…" (PROTOCOL §13): checks Gaffer runs itself before a run is `success`. */
+  verify: verifySpec.optional(),
 };
 
 /** A job as the operator writes it (POST /jobs, the editor form). */
@@ -221,6 +224,7 @@ export interface JobSpec {
   backfillCapPerTick: number;
   runTimeoutS: number;
   budget?: { maxCostUsdPerRun?: number; maxTokensPerRun?: number };
+  verify?: VerifySpec;
 }
 
 export const JOB_DEFAULTS = {
@@ -261,6 +265,7 @@ export function normalizeJobSpec(input: JobSpecInput): JobSpec {
   if (input.calendarPolicy !== undefined) spec.calendarPolicy = input.calendarPolicy;
   if (input.toleranceS !== undefined) spec.toleranceS = input.toleranceS;
   if (input.budget !== undefined && Object.keys(input.budget).length > 0) spec.budget = { ...input.budget };
+  if (input.verify !== undefined) spec.verify = input.verify;
   return spec;
 }
 

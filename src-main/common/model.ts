@@ -2,7 +2,10 @@
  * Domain objects as they cross boundaries (agent socket, HTTP, IPC). Instants are ISO-8601 UTC
  * strings on the wire; the core stores epoch milliseconds.
  */
-export const TASK_STATUSES = ['backlog', 'in_progress', 'blocked', 'done', 'failed', 'cancelled'] as const;
+import type { Verification, VerifySpec } from './verify';
+
+/** `verifying`: the holder reported done and Gaffer runs the task's checks (PROTOCOL §13); nobody holds it. */
+export const TASK_STATUSES = ['backlog', 'in_progress', 'verifying', 'blocked', 'done', 'failed', 'cancelled'] as const;
 export type TaskStatus = (typeof TASK_STATUSES)[number];
 
 /** Statuses a holder may report (PROTOCOL `report`). */
@@ -39,6 +42,14 @@ export interface Task {
   lock: TaskLock | null;
   /** Carried by every audit event about this task (creation, claims, renewals, releases, expiries). */
   traceId: string | null;
+  /** Its "done when…" declaration (PROTOCOL §13), when it has one. */
+  verify?: VerifySpec;
+  /** Why the last attempt did not count ("verification failed: tests: exited with 1"), for the next holder. */
+  previousError?: string;
+  /** `already_done`: the "already done?" checks passed before a new attempt was handed out. */
+  disposition?: 'already_done';
+  /** The latest attempt's verification, where one ran (HTTP and the console; not on claims). */
+  verification?: Verification;
 }
 
 export const INSTANCE_STATUSES = ['online', 'disconnected', 'offline'] as const;
@@ -100,7 +111,7 @@ export type BulkTaskAction = (typeof BULK_TASK_ACTIONS)[number];
 
 /** Which statuses each bulk action applies to (a task in another status is skipped, never changed). */
 export const BULK_APPLIES_TO: Record<BulkTaskAction, readonly TaskStatus[]> = {
-  cancel: ['backlog', 'in_progress', 'blocked', 'failed'],
+  cancel: ['backlog', 'in_progress', 'verifying', 'blocked', 'failed'],
   reprioritise: ['backlog', 'in_progress', 'blocked', 'failed'],
   backlog: ['blocked', 'failed'],
   unblock: ['blocked'],

@@ -1,6 +1,7 @@
 /**
  * Input schemas shared by every boundary (agent socket, HTTP, IPC) and the core's public API.
  */
+import { verifySpec } from './verify';
 import { z } from 'zod';
 import { BULK_TASK_ACTIONS, REPORT_STATUSES, TASK_STATUSES, type BulkTaskAction } from './model';
 import { illFormedTextIssue } from './text';
@@ -82,6 +83,8 @@ export const createTaskInput = z.strictObject({
   dependsOn: z.array(taskId).max(100).optional(),
   /** Past it, the holder gets `lock_lost` (`budget`) and the task is blocked for the operator. */
   budget: perAttemptBudget.optional(),
+  /** "Done when…" (PROTOCOL §13): checks Gaffer runs itself before the task is done. */
+  verify: verifySpec.optional(),
   idempotencyKey: idempotencyKey.optional(),
 });
 export type CreateTaskInput = z.infer<typeof createTaskInput>;

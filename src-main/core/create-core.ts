@@ -57,6 +57,7 @@ export interface CoreReads {
   readonly runs: RunReads;
   readonly signals: SignalReads;
 }
+import { createVerifications, type RunVerifyPort, type Verifications, type VerifyOptions } from './verify';
 
 export interface CoreOptions {
   clock?: Clock;
@@ -88,6 +89,8 @@ export interface CoreOptions {
    * its OS keychain.
    */
   secretsKey?: KeyProvider;
+  /** Verification of "done when…" checks (concurrency, where an attempt's workspace is). */
+  verify?: VerifyOptions;
 }
 
 export interface Core {
@@ -133,6 +136,8 @@ export interface Core {
   verifyAudit(range?: { after?: number; before?: number }): Promise<LiveCheck>;
   /** Read models over the modules' tables, prepared once. */
   readonly reads: CoreReads;
+  /** Done means verified (PROTOCOL §13): checks, their runner and each attempt's evidence. */
+  readonly verify: Verifications;
   /** The audit log's check at start (triggers, tail, head record outside the database) and what it found. */
   readonly integrity: AuditIntegrity;
   /** Why the storage is not to be trusted right now (writes refused, or the audit log changed outside Gaffer), or null. */
@@ -200,9 +205,16 @@ export function createCore(opts: CoreOptions = {}): Core {
   const claimGate = new Late<ClaimGate>('a claim gate (role pauses, daily spend caps)', 'the task board');
   const logSink = new Late<LogSink>('a sink for log and usage frames', 'the agent hub');
   const holdRun = new Late<(runId: string, message: string) => boolean>("a hold of a run's attempt", 'the budgets');
-  const locks = new ClaimLocks(ctx, repo, claimGate);
+  const runsToVerify = new Late<RunVerifyPort>('the verifying run attempts (read and settle)', 'the verification of job runs');
+  // The inbox before the modules that raise items in it (verification, the audit check, the budgets, the jobs module).
+  const inboxPart = createInbox({ ctx, logger, secrets, ...(opts.webhooks ? { webhooks: opts.webhooks } : {}) });
+  const { inbox } = inboxPart;
+  // Done means verified (PROTOCOL §13): before the board, which hands reported tasks to it and
+  // shows each task's latest evidence, and the jobs module, which hands it reported runs.
+  const verify = createVerifications({ ctx, repo, inbox, logger, jobs: runsToVerify }, opts.verify);
+  const locks = new ClaimLocks(ctx, repo, claimGate, verify.tasks);
   const taskSearch = new TaskSearch(db);
-  const tasks = new Board(ctx, repo, locks, idempotency, taskSearch);
+  const tasks = new Board(ctx, repo, locks, idempotency, taskSearch, (subject) => verify.latest(subject));
   const bulkTasks = new BulkTasks(ctx, tasks, taskSearch);
   const instances = new InstanceRegistry(ctx, locks);
   const tokens = new TokenStore(ctx);
@@ -214,9 +226,6 @@ export function createCore(opts: CoreOptions = {}): Core {
   const hub = new Hub({ clock: gaps.deadlines, config, db, events, audit, instances, locks, tasks, tokens, committer, logger, logSink }, opts.hub);
   const auditQuery = new AuditQuery(db);
   const signals = new Signals(ctx);
-  // The inbox before the modules that raise items in it (the audit check, the budgets, the jobs module).
-  const inboxPart = createInbox({ ctx, logger, secrets, ...(opts.webhooks ? { webhooks: opts.webhooks } : {}) });
-  const { inbox } = inboxPart;
   // As soon as the inbox can take its finding: was the audit log changed while Gaffer was not running?
   const headFile = dbPath === ':memory:' ? undefined : new AuditHeadFile(headRecordPath(dbPath));
   const integrity = new AuditIntegrity({ db, store, audit, inbox, clock, logger, ...(headFile ? { headFile } : {}) });
@@ -224,8 +233,9 @@ export function createCore(opts: CoreOptions = {}): Core {
   const budgets = new Budgets(ctx, usageSpend(db), inbox, { run: holdRun, task: (taskId, note, detail) => locks.takeForBudgetTx(taskId, note, detail) });
   // A decision on a held run acknowledges the inbox items about it, in the decision's transaction.
   const decisions: DecisionListener = { decided: (subject, actor, note, decision) => void inbox.resolveSubject(subject, actor, note, decision) };
-  const jobs = createJobs({ ctx, hub, signals, instances, logger, budgets, decisions });
+  const jobs = createJobs({ ctx, hub, signals, instances, logger, budgets, decisions, verify: verify.tasks });
   holdRun.provide((runId, message) => jobs.holdForBudget(runId, message), 'the jobs module');
+  runsToVerify.provide(jobs, 'the jobs module');
   // A paused role, or a reached daily spend cap, hands out no task (P2: "no task").
   claimGate.provide((role) => jobs.pauses.roleClosed(role) !== null || budgets.roleBlocked(role), 'the jobs module and the budgets');
   // The inbox's sweep also looks at spend caps.
@@ -258,11 +268,12 @@ export function createCore(opts: CoreOptions = {}): Core {
   );
   if (sealed.webhookUrls + sealed.managedEnvs > 0) logger.info(`sealed ${sealed.webhookUrls} webhook URL(s) and ${sealed.managedEnvs} managed agent environment(s) stored in clear by an earlier version`);
   try {
-    sealAll([claimGate, logSink, holdRun, inboxPart.snoozed]);
+    sealAll([claimGate, logSink, holdRun, inboxPart.snoozed, runsToVerify]);
   } catch (e) {
     // A contribution nobody provided is a fault of this assembly: nothing starts, nothing is left open.
     void logs.close();
     attention.stop();
+    verify.stop();
     closeDatabase(db, dbPath, { clean: true });
     headFile?.close();
     lock?.release();
@@ -304,6 +315,7 @@ export function createCore(opts: CoreOptions = {}): Core {
     inbox: attention.inbox,
     budgets,
     managed,
+    verify,
     integrity,
     verifyAudit: (range) => verifyLiveRange(db, range),
     reads: { tasks: prepareTaskReads(db), instances: prepareInstanceReads(db), runs: prepareRunReads(db), signals: prepareSignalReads(db) },
@@ -327,12 +339,14 @@ export function createCore(opts: CoreOptions = {}): Core {
       jobs.start();
       attention.start();
       logs.start();
+      verify.start();
     },
     close() {
       if (closed) return;
       closed = true;
       gaps.stop();
       watchdog.stop();
+      verify.stop();
       attention.stop();
       jobs.stop();
       hub.close();

@@ -106,6 +106,11 @@ export interface WorkContext {
   attempt: number;
   /** An earlier holder's lock expired: the work may be half done — verify before redoing. */
   previouslyExpired: boolean;
+  /**
+   * Why the last attempt did not count, e.g. `verification failed: tests: npm exited with 1`
+   * (Gaffer ran the task's checks after it said done, PROTOCOL §13): fix that this time.
+   */
+  previousError?: string;
   /** Aborted when the lock is lost or the agent is closing; stop and return/throw soon. */
   signal: AbortSignal;
   /** The current lock (expiresAt moves with each renewal). */
@@ -515,6 +520,7 @@ export class Agent {
         task,
         attempt: task.attempt,
         previouslyExpired: task.previouslyExpired,
+        ...(task.previousError ? { previousError: task.previousError } : {}),
         signal: t.controller.signal,
         lock,
         agent: this,

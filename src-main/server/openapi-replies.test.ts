@@ -23,16 +23,25 @@ beforeAll(async () => {
   api = await startApiTestServer(OPERATOR);
   const { core } = api;
   const actor = 'test';
-  const task = core.tasks.create({ title: 'write the report', role: 'reporter', payload: { n: 1 } }, { actor }).task;
+  // "Done when…" with the evidence of a check run (PROTOCOL §13): `verify` and `verification` on the task.
+  const verify = { checks: [{ kind: 'command' as const, name: 'tests', command: ['npm', 'test'] }], onFail: 'retry' as const, before: true };
+  const task = core.tasks.create({ title: 'write the report', role: 'reporter', payload: { n: 1 }, verify }, { actor }).task;
+  const evidence = (subject: string, before: boolean) =>
+    core.store.write(() => {
+      const id = core.verify.store.open(subject, 1, before, 0, 0);
+      core.verify.store.finish(id, true, [{ name: 'tests', kind: 'command', passed: true, detail: 'exited with 0', durationMs: 12, outputTail: 'ok' }], 1);
+    });
+  evidence(`task:${task.id}`, true);
   core.tasks.create({ title: 'second', role: 'reporter', dependsOn: [task.id] }, { actor });
   core.signals.set({ name: 'data-ready', key: '2026-11-30', value: { rows: 3 }, actor });
   const token = core.tokens.create({ name: 'reporter-bot', role: 'reporter', actor });
   core.jobs.createCalendar({ id: 'cn-workdays', name: 'CN', timezone: 'Asia/Shanghai', workdays: [1, 2, 3, 4, 5], holidays: ['2026-10-01'], extraWorkdays: [] }, { actor });
   const { job } = core.jobs.create(
-    { name: 'daily-report', role: 'reporter', schedule: { cron: '0 9 * * *', timezone: 'Asia/Shanghai' }, calendar: 'cn-workdays', preconditions: [{ kind: 'signal', name: 'data-ready' }] },
+    { name: 'daily-report', role: 'reporter', schedule: { cron: '0 9 * * *', timezone: 'Asia/Shanghai' }, calendar: 'cn-workdays', preconditions: [{ kind: 'signal', name: 'data-ready' }], verify },
     { actor },
   );
   const trigger = core.jobs.triggerNow(job.id, { reason: 'sample run', actor });
+  evidence(`run:${trigger.run.id}`, false);
   core.jobs.pauses.pauseRole('nightly', { reason: 'maintenance', actor });
   core.inbox.raise({ key: 'k1', kind: 'needs_human', subject: `run:${trigger.run.id}`, about: { runId: trigger.run.id, job: job.name, slot: trigger.run.slot }, entry: { error: 'which account?' } });
   const item = core.inbox.list({}).items[0]!;

@@ -50,9 +50,23 @@ export const LAYER_VERDICT_META: Record<LayerVerdict['verdict'], { label: string
  * A run's error as the operator should read it: the error of a slot that went on to succeed (a
  * retry, a backfill) belongs to an earlier attempt, not to the outcome.
  */
-export function runErrorView(r: Pick<Run, 'lastError' | 'disposition'>): { text: string; earlier: boolean } | null {
+export function runErrorView(r: Pick<Run, 'lastError' | 'disposition'>): { text: string; earlier: boolean; verification: boolean } | null {
   if (!r.lastError) return null;
-  return { text: r.lastError, earlier: r.disposition === 'ran' || r.disposition === 'backfilled' };
+  const checks = checksFailedWords(r.lastError);
+  return { text: checks ?? r.lastError, earlier: r.disposition === 'ran' || r.disposition === 'backfilled', verification: checks !== null };
+}
+
+/** How Gaffer's checks word their failure (common/verify.ts `verificationError`). */
+const VERIFICATION_FAILED = 'verification failed: ';
+
+/**
+ * An error written by "done when…" checks (the agent said done, Gaffer's own checks said no) in
+ * plain words: "the agent said done, but the checks failed: tests: exited with 1"; null for any
+ * other error.
+ */
+export function checksFailedWords(lastError: string | null): string | null {
+  if (!lastError?.startsWith(VERIFICATION_FAILED)) return null;
+  return `the agent said done, but the checks failed: ${lastError.slice(VERIFICATION_FAILED.length)}`;
 }
 
 /** "Open the run": the run's slot in its job's ledger (what a toast about a run offers). */

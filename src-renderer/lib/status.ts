@@ -6,12 +6,13 @@ import type { ManagedProcessStatus } from '../../src-main/common/managed-agents'
 import type { InstanceStatus, Task, TaskStatus } from '../../src-main/common/model';
 
 /** Board status as the operator sees it: `backlog` splits into Ready (claimable) and Backlog (waiting, P3). */
-export type BoardStatus = 'backlog' | 'ready' | 'in_progress' | 'blocked' | 'failed' | 'done' | 'cancelled';
+export type BoardStatus = 'backlog' | 'ready' | 'in_progress' | 'verifying' | 'blocked' | 'failed' | 'done' | 'cancelled';
 
 export const BOARD_STATUS_META: Record<BoardStatus, { label: string; tone: string; hint: string }> = {
   backlog: { label: 'Backlog', tone: 'backlog', hint: 'waiting on dependencies: invisible to claimers until they are done (P3)' },
   ready: { label: 'Ready', tone: 'ready', hint: 'claimable now, taken by priority then age' },
   in_progress: { label: 'In progress', tone: 'progress', hint: 'held by one instance under a claim lock (P1)' },
+  verifying: { label: 'Checking', tone: 'progress', hint: 'its agent said done: Gaffer is running its checks' },
   blocked: { label: 'Blocked', tone: 'blocked', hint: 'reported blocked by its holder: needs an unblock' },
   failed: { label: 'Failed', tone: 'failed', hint: 'reported failed: retry puts it back in the backlog' },
   done: { label: 'Done', tone: 'done', hint: 'finished' },
@@ -26,6 +27,7 @@ export function boardStatus(t: Pick<Task, 'status' | 'unmetDependencies'>): Boar
 export const TASK_STATUS_LABEL: Record<TaskStatus, string> = {
   backlog: 'Backlog',
   in_progress: 'In progress',
+  verifying: 'Checking',
   blocked: 'Blocked',
   failed: 'Failed',
   done: 'Done',

@@ -104,6 +104,15 @@ def test_parses_tasks_strictly_and_names_the_bad_field() -> None:
         Task.from_wire(_task(attempt=True))  # a bool is not a number here
 
 
+def test_a_task_carries_why_its_last_attempt_did_not_count() -> None:
+    t = Task.from_wire(_task(previousError="verification failed: tests: npm exited with 1", verification={"passed": False, "checks": []}))
+    assert t.previous_error == "verification failed: tests: npm exited with 1"
+    assert t.verification == {"passed": False, "checks": []}
+    assert Task.from_wire(_task()).previous_error is None
+    with pytest.raises(ValueError, match="'previousError'"):
+        Task.from_wire(_task(previousError=3))
+
+
 def test_parses_every_job_trigger_field_including_the_additions() -> None:
     push = {
         "type": "job_trigger", "runId": "run_1", "jobId": "job_1", "job": "daily", "slot": "2026-11-30", "attempt": 2,

@@ -310,6 +310,8 @@ export class CommandAgent {
       GAFFER_IDEMPOTENCY_KEY: `task-${task.id}`,
       GAFFER_COMPLETED_STEPS: '[]',
       ...(task.traceId ? { GAFFER_TRACE_ID: task.traceId } : {}),
+      // PROTOCOL §13: why the last attempt did not count ("verification failed: tests: exited with 1").
+      ...(task.previousError ? { GAFFER_PREVIOUS_ERROR: task.previousError } : {}),
     };
     const result = await this.attempt({ ref, out: this.output(ref, ctx), vars, payload: task, signal: ctx.signal });
     const status: ReportStatus | undefined = taskStatusFor(result.ending);
@@ -345,6 +347,7 @@ export class CommandAgent {
       GAFFER_COMPLETED_STEPS: JSON.stringify(ctx.completedSteps),
       GAFFER_DEADLINE: ctx.deadline,
       ...(ctx.traceId ? { GAFFER_TRACE_ID: ctx.traceId } : {}),
+      ...(ctx.previousError ? { GAFFER_PREVIOUS_ERROR: ctx.previousError } : {}),
     };
     const out = this.output(ref, ctx);
     const result = await this.attempt({

@@ -234,11 +234,21 @@ describe('gaffer mcp --operator (read-only)', () => {
   it('answers status, runs, failures, tasks, explain and audit questions over the HTTP API', async () => {
     const { client, problems } = await mcp(['--operator', '--url', gaffer.url], { GAFFER_OPERATOR_TOKEN: gaffer.operatorToken });
     const names = (await client.listTools()).tools.map((t) => t.name).sort();
-    expect(names).toEqual(['explain_job', 'gaffer_status', 'list_jobs', 'list_tasks', 'recent_failures', 'recent_runs', 'search_audit']);
+    expect(names).toEqual(['explain_job', 'gaffer_status', 'get_task', 'list_jobs', 'list_tasks', 'recent_failures', 'recent_runs', 'search_audit']);
     for (const t of (await client.listTools()).tools) expect(t.annotations?.readOnlyHint, t.name).toBe(true);
 
     expect((await call(client, 'gaffer_status')).value).toMatchObject({ ok: true, counts: { tasks: expect.any(Object) } });
     expect((await call(client, 'list_tasks', { status: 'done' })).value.items.map((t: { title: string }) => t.title)).toContain('Fix the redirect');
+    // A task whose checks Gaffer ran: its verification, check by check.
+    const { task: checked } = await api('POST', '/tasks', { title: 'Checked work', role: 'mcp-checked', verify: { checks: [{ kind: 'output', name: 'has url', schema: { required: ['url'] } }] } });
+    const worker = (await mcp(['--role', 'mcp-checked', '--url', gaffer.agentUrl], { GAFFER_TOKEN: await agentToken('mcp-checked') })).client;
+    await call(worker, 'claim_task');
+    await call(worker, 'report_task', { taskId: checked.id, status: 'done', output: { link: 'x' } });
+    const verified = await until(async () => {
+      const t = (await call(client, 'get_task', { taskId: checked.id })).value.task;
+      return t.verification && t;
+    }, 'the checks to run');
+    expect(verified).toMatchObject({ status: 'backlog', previousError: expect.stringContaining('verification failed: has url'), verification: { passed: false, checks: [{ name: 'has url', passed: false }] } });
     const explained = await call(client, 'explain_job', { job: 'daily-report', at: new Date().toISOString() });
     expect(explained.value).toHaveProperty('explanation');
     expect((await call(client, 'recent_runs', { job: 'daily-report' })).value.items[0]).toMatchObject({ status: 'success' });

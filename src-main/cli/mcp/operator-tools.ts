@@ -45,7 +45,7 @@ export function apiClient(base: string, token: string): (path: string, query?: Q
 }
 
 /** The operations the operator tools call (each through its GET route). */
-export const OPERATOR_TOOL_OPS = ['status.get', 'jobs.list', 'jobs.explain', 'runs.list', 'runs.get', 'tasks.list', 'audit.query'] as const satisfies readonly OpName[];
+export const OPERATOR_TOOL_OPS = ['status.get', 'jobs.list', 'jobs.explain', 'runs.list', 'runs.get', 'tasks.list', 'tasks.get', 'audit.query'] as const satisfies readonly OpName[];
 type ToolOp = (typeof OPERATOR_TOOL_OPS)[number];
 
 /**
@@ -166,11 +166,25 @@ export function registerOperatorTools(server: McpServer, get: ReturnType<typeof 
     'list_tasks',
     {
       title: 'List tasks',
-      description: 'Tasks on the board, newest first, filtered by role and status (backlog, in_progress, blocked, done, failed, cancelled); in_progress tasks show who holds the lock.',
+      description: 'Tasks on the board, newest first, filtered by role and status (backlog, in_progress, verifying, blocked, done, failed, cancelled); in_progress tasks show who holds the lock; verifying ones said done and Gaffer is running their checks.',
       inputSchema: { role: z.string().min(1).max(64).optional(), status: z.enum(TASK_STATUSES).optional(), limit },
       annotations: read,
     },
     (args) => toolCall(() => get(opPath('tasks.list'), { role: args.role, status: args.status, order: 'desc', limit: args.limit ?? 20 })),
+  );
+
+  server.registerTool(
+    'get_task',
+    {
+      title: 'One task, with its verification',
+      description:
+        'One task by id: its status, note, output and, where it declares "done when…" checks, its latest verification ' +
+        '(each check with passed, detail, durationMs and the tail of a command\'s output), previousError (why its last attempt did not count) ' +
+        'and disposition already_done (the checks found the work done before another attempt was handed out).',
+      inputSchema: { taskId: z.number().int().min(1).describe('The task id.') },
+      annotations: read,
+    },
+    (args) => toolCall(() => get(opPath('tasks.get', { id: String(args.taskId) }))),
   );
 
   server.registerTool(
@@ -179,7 +193,7 @@ export function registerOperatorTools(server: McpServer, get: ReturnType<typeof 
       title: 'Search the audit log',
       description:
         'Search the append-only audit log, newest first: every claim, renewal, release, expiry, report, operator action and job decision, with its actor and subject. ' +
-        'Filters: type (e.g. task.create, lock.claim, lock.renew, lock.release, lock.expire, lock.reject, operator.force_release, run.start, run.fail, run.succeed), ' +
+        'Filters: type (e.g. task.create, lock.claim, lock.renew, lock.release, lock.expire, lock.reject, operator.force_release, run.start, run.fail, run.succeed, verify.pass, verify.fail, task.verified), ' +
         'actor (an instance id, or operator:…), subject (task:12, job:…, run:…), from/to instants, text.',
       inputSchema: {
         type: z.string().min(1).max(200).optional(),

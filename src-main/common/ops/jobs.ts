@@ -49,6 +49,7 @@ import {
   run,
   runStep,
   runWithUsage,
+  verification,
   triggerChoices,
 } from './shapes';
 import { empty } from './tasks';
@@ -271,12 +272,12 @@ export const jobOps = {
     rest: [{ method: 'GET', path: '/runs', status: { 200: '`{items: [run], next}`' }, response: page(runWithUsage) }],
   }),
   'runs.get': op<RunDetail>()({
-    summary: 'One run with its steps and checks.',
+    summary: 'One run with its steps and checks; over HTTP, the run carries its latest `verification` (PROTOCOL §13) where its checks ran.',
     input: z.strictObject({ id: runRef }),
     result: runDetail,
     callers: BOTH,
     reason: 'none',
-    rest: [{ method: 'GET', path: '/runs/:id', status: { 200: '`{run, steps, checks, backfills}`' }, response: runDetail.extend({ run: runWithUsage }) }],
+    rest: [{ method: 'GET', path: '/runs/:id', status: { 200: '`{run, steps, checks, backfills}`' }, response: runDetail.extend({ run: runWithUsage.extend({ verification: verification.optional() }) }) }],
   }),
   'runs.cancel': op<Run>()({
     summary: 'End a run (audited with the reason): an attempt in flight is taken away and its agent gets `run_cancelled` (operator).',

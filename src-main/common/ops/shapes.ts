@@ -15,6 +15,7 @@ import { LOG_LEVELS, LOG_STREAMS } from '../logs';
 import { COMMAND_AGENT_PARSE_FORMATS, MANAGED_MODES, MANAGED_PROCESS_STATUSES } from '../managed-agents';
 import { INSTANCE_STATUSES, TASK_STATUSES } from '../model';
 import { REHEARSAL_EVENT_KINDS, REHEARSAL_OUTCOMES, SCENARIO_NAMES } from '../rehearsal';
+import { VERIFY_CHECK_KINDS, VERIFY_ON_FAIL } from '../verify';
 
 /** An instant on the wire (ISO-8601). */
 export const at = z.string();
@@ -27,6 +28,24 @@ const json = z.unknown();
 /** `{items, next}` (a cursor page). */
 export const page = <T extends z.ZodType, C extends z.ZodType = z.ZodNullable<z.ZodString>>(item: T, cursor?: C) =>
   z.object({ items: z.array(item), next: (cursor ?? nstr) as C });
+
+// ---- "done when…" (verify.ts, PROTOCOL §13) ----
+
+/** A declaration as saved: each check's own fields are open (`verifyCheck` in verify.ts is the input side). */
+export const verifyDeclaration = z.object({
+  checks: z.array(z.object({ kind: z.enum(VERIFY_CHECK_KINDS as [string, ...string[]]), name: str }).catchall(json)),
+  onFail: z.enum(VERIFY_ON_FAIL).optional(),
+  before: z.boolean().optional(),
+});
+export const verification = z.object({
+  at,
+  passed: z.boolean(),
+  attempt: int,
+  before: z.boolean().optional(),
+  checks: z.array(
+    z.object({ name: str, kind: z.enum(VERIFY_CHECK_KINDS as [string, ...string[]]), passed: z.boolean(), detail: str, durationMs: num, outputTail: str.optional() }),
+  ),
+});
 
 // ---- tasks, instances, tokens, signals, audit (model.ts) ----
 
@@ -49,6 +68,10 @@ export const task = z.object({
   updatedAt: at,
   lock: taskLock.nullable(),
   traceId: nstr,
+  verify: verifyDeclaration.optional(),
+  previousError: str.optional(),
+  disposition: z.literal('already_done').optional(),
+  verification: verification.optional(),
 });
 export const usageTotals = z.object({ inputTokens: num, outputTokens: num, costUsd: num });
 /** The HTTP API adds what a task or run spent (logs.ts `withUsage`). */
@@ -194,6 +217,7 @@ export const job = z.object({
   backfillCapPerTick: int,
   runTimeoutS: num,
   budget: z.object({ maxCostUsdPerRun: num.optional(), maxTokensPerRun: num.optional() }).optional(),
+  verify: verifyDeclaration.optional(),
 });
 export const jobSummary = job.extend({
   nextSlot: z.object({ slot: str, at }).nullable(),

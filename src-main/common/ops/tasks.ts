@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { BulkTaskResult, Instance, Task, TaskCount, TaskPage, TokenInfo } from '../model';
 import type { RolePause } from '../job-schema';
 import { bulkTaskShape, checkBulkShape, countTasksInput, jsonValue, listTasksInput, reason, roleName, taskId } from '../schemas';
+import { verifySpec } from '../verify';
 import { op } from './define';
 import { bulkTaskResult, instance, page, rolePause, task, taskCount, taskPage, taskWithUsage, tokenInfo } from './shapes';
 
@@ -111,7 +112,7 @@ export const taskOps = {
     ],
   }),
   'tasks.get': op<Task>()({
-    summary: 'One task, with its lock if it is held.',
+    summary: 'One task, with its lock if it is held, and its latest `verification` (PROTOCOL §13) where its checks ran.',
     input: z.strictObject({ taskId }),
     result: task,
     callers: BOTH,
@@ -126,6 +127,8 @@ export const taskOps = {
       priority: priority.optional(),
       payload: z.unknown().optional(),
       dependsOn: z.array(taskId).max(100).optional(),
+      /** "Done when…" (PROTOCOL §13): checks Gaffer runs itself before the task is done. */
+      verify: verifySpec.optional(),
     }),
     result: z.object({ task, replayed: z.boolean() }),
     callers: BOTH,

@@ -704,4 +704,68 @@ export const MIGRATIONS: Migration[] = [
       CREATE INDEX inbox_snoozed ON inbox_items (snoozed_until) WHERE state = 'snoozed';
     `),
   },
+  {
+    name: '023_verification',
+    // Done means verified (PROTOCOL §13). Tasks gain the status `verifying` (the CHECK changes, so
+    // the table is rebuilt the way 020 rebuilt the inbox; locks, deps, expiries and budgets point at
+    // it), their declaration (`verify`, JSON), the `previous_error` the next attempt is told, the
+    // attempt whose "already done?" checks ran (`prechecked_attempt`) and `disposition`
+    // (`already_done`). `verifications` keeps each attempt's evidence, for tasks and runs alike.
+    // Idempotent on re-run: a table that already has the new status is left as it is.
+    rebuildsReferencedTable: true,
+    sql: '',
+    run: (db) => {
+      const tasksSql = db.prepare<[], { sql: string }>(`SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'tasks'`).get()!.sql;
+      if (!tasksSql.includes(`'verifying'`)) {
+        db.exec(`
+        CREATE TABLE tasks_023 (
+          id INTEGER PRIMARY KEY,
+          title TEXT NOT NULL,
+          role TEXT NOT NULL,
+          status TEXT NOT NULL CHECK (status IN ('backlog','in_progress','verifying','blocked','done','failed','cancelled')),
+          priority INTEGER NOT NULL DEFAULT 0,
+          payload TEXT NOT NULL DEFAULT 'null',
+          depends_on TEXT NOT NULL DEFAULT '[]',
+          trace_id TEXT,
+          unmet_deps INTEGER NOT NULL DEFAULT 0,
+          attempt INTEGER NOT NULL DEFAULT 0,
+          previously_expired INTEGER NOT NULL DEFAULT 0,
+          fence INTEGER NOT NULL DEFAULT 0,
+          last_holder TEXT,
+          note TEXT,
+          output TEXT,
+          created_at INTEGER NOT NULL,
+          updated_at INTEGER NOT NULL,
+          claim_reserve BLOB,
+          verify TEXT,
+          previous_error TEXT,
+          prechecked_attempt INTEGER NOT NULL DEFAULT 0,
+          disposition TEXT,
+          attempt_started_at INTEGER
+        );
+        INSERT INTO tasks_023 (id, title, role, status, priority, payload, depends_on, trace_id, unmet_deps, attempt, previously_expired, fence, last_holder, note, output, created_at, updated_at, claim_reserve)
+          SELECT id, title, role, status, priority, payload, depends_on, trace_id, unmet_deps, attempt, previously_expired, fence, last_holder, note, output, created_at, updated_at, claim_reserve FROM tasks;
+        DROP TABLE tasks;
+        ALTER TABLE tasks_023 RENAME TO tasks;
+        CREATE INDEX tasks_claimable ON tasks (role, priority DESC, id) WHERE status = 'backlog' AND unmet_deps = 0;
+        `);
+      }
+      // Tasks whose verification runs: found again at start when Gaffer stopped meanwhile.
+      db.exec(`CREATE INDEX IF NOT EXISTS tasks_verifying ON tasks (id) WHERE status = 'verifying'`);
+      db.exec(`
+        CREATE TABLE IF NOT EXISTS verifications (
+          id INTEGER PRIMARY KEY,
+          subject TEXT NOT NULL,        -- task:<id> or run:<id>
+          attempt INTEGER NOT NULL,
+          before INTEGER NOT NULL DEFAULT 0,
+          attempt_started_at INTEGER NOT NULL,
+          started_at INTEGER NOT NULL,
+          finished_at INTEGER,
+          passed INTEGER,
+          checks TEXT
+        );
+        CREATE INDEX IF NOT EXISTS verifications_subject ON verifications (subject, id);
+      `);
+    },
+  },
 ];

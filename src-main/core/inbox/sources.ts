@@ -11,7 +11,7 @@
  * Listeners run after the commit of the change (store.ts invariant 3), each in its own write; a
  * failing one is logged and leaves the next start's reconcile to catch up.
  */
-import { BUDGET_ACTOR, type InboxKind } from '../../common/attention';
+import { BUDGET_ACTOR, VERIFY_ACTOR, type InboxKind } from '../../common/attention';
 import type { Logger } from '../../common/logger';
 import type { Run } from '../../common/job-schema';
 import type { Task } from '../../common/model';
@@ -104,7 +104,8 @@ export class InboxSources {
       ev.on('task.changed', (e) => {
         // A task blocked by its spend cap is the budget item of core/budgets, not a second one.
         if (e.to === 'blocked' && e.from !== 'blocked') {
-          if (e.actor !== BUDGET_ACTOR) this.guard('blocked task', () => this.taskBlocked(e.task, e.actor));
+          // A spend cap and failed checks raise their own kinds (budget, verify_failed).
+          if (e.actor !== BUDGET_ACTOR && e.actor !== VERIFY_ACTOR) this.guard('blocked task', () => this.taskBlocked(e.task, e.actor));
         }
         // Unblocked or cancelled: the operator decided, and the item about the block is done.
         else if (e.from === 'blocked' && e.to !== 'blocked') this.guard('decided task', () => this.inbox.resolveSubject(`task:${e.task.id}`, e.actor, `${e.to === 'cancelled' ? 'cancelled' : 'unblocked'} by ${e.actor}`, e.to === 'cancelled' ? 'cancelled' : 'unblocked'));

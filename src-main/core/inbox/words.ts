@@ -87,6 +87,11 @@ export function describe(kind: InboxKind, about: Facts, entries: Facts[], count:
         title: count === 1 ? `A notification to ${str(about.url)} could not be delivered` : `${count} notifications to ${str(about.url)} could not be delivered`,
         detail: `“${str(last.title, 'an item')}”: ${str(last.error, 'the receiver did not answer')} (gave up after ${plural(Number(last.attempts ?? 0), 'attempt')}).`,
       };
+    case 'verify_failed':
+      return {
+        title: `Task ${str(about.taskId)} “${str(about.title, '')}” said done, but its checks failed`,
+        detail: `${str(last.error, 'A check failed.')} It waits for you: unblock it to try again, or cancel it.`,
+      };
     case 'storage_fault':
       // Each occurrence is one finding with its own words (the audit log changed outside Gaffer, …).
       return { title: str(last.title, 'Storage fault'), detail: str(last.detail, '') };

@@ -1,4 +1,5 @@
 /** Central jobs: schedules, calendars, trigger layers, runs, retries, backfill, explainer. */
+import type { VerifyHooks } from '../tasks/claim-locks';
 import type { Logger } from '../../common/logger';
 import { oldestAbout } from '../audit/audit-query';
 import type { CoreContext } from '../context';
@@ -37,6 +38,8 @@ export interface JobsDeps {
   logger: Logger;
   /** Scripted precondition outcomes (a rehearsal); live jobs check for real. */
   preconditions?: PreconditionEvaluator;
+  /** Done means verified (core/verify): where a run attempt's verification is opened. */
+  verify?: VerifyHooks;
 }
 
 /** Builds the jobs module (called once by createCore). `start()` arms its timers. */
@@ -46,7 +49,7 @@ export function createJobs(deps: JobsDeps): JobService {
   const repo = new JobRepo(ctx, calendars);
   const backfillRows = new BackfillRepo(ctx.db);
   const settings = new JobSettingsStore(ctx);
-  const engine = new JobEngine({ ctx, repo, backfillRows, settings, hub, signals, instances: deps.instances, logger: deps.logger, ...(deps.budgets ? { budgets: deps.budgets } : {}), ...(deps.preconditions ? { preconditions: deps.preconditions } : {}) });
+  const engine = new JobEngine({ ctx, repo, backfillRows, settings, hub, signals, instances: deps.instances, logger: deps.logger, ...(deps.budgets ? { budgets: deps.budgets } : {}), ...(deps.preconditions ? { preconditions: deps.preconditions } : {}), ...(deps.verify ? { verify: deps.verify } : {}) });
   return new JobService({
     ctx,
     repo,

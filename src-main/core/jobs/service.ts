@@ -12,6 +12,7 @@
  * 5. A facade: runs, backfills and the job settings change only through the engine's public
  *    operations (engine/index.ts); job definitions and calendars are stored through their repos.
  */
+import type { VerifyOnFail } from '../../common/verify';
 import { z } from 'zod';
 import { GafferError } from '../../common/errors';
 import { isoTime, isoTimeOrNull } from '../../common/iso-time';
@@ -141,6 +142,22 @@ export class JobService {
   /** A run past its spend cap: its attempt is taken away at once and the run held (core/budgets). */
   holdForBudget(runId: string, message: string): boolean {
     return this.engine.holdForBudget(runId, message);
+  }
+
+  /** A verifying run attempt's declaration and output (core/verify), or undefined. */
+  verifyingRun(runId: string) {
+    return this.engine.verifyingRun(runId);
+  }
+
+  /**
+   * Settles a verifying run attempt (core/verify) in one jobs write: `record` keeps the evidence
+   * and says the verdict; the attempt moves by it if it is still verifying (true then).
+   */
+  verified(runId: string, attempt: number, record: () => { passed: boolean; onFail: VerifyOnFail; error: string }): boolean {
+    return this.engine.write(() => {
+      const v = record();
+      return this.engine.verified(runId, attempt, v.passed, v.onFail, v.error);
+    });
   }
 
   /** A job spec's plan (slots and windows) with its calendar applied (the dead-man's switch reads it). */

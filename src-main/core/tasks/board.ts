@@ -5,6 +5,7 @@
  */
 import { GafferError } from '../../common/errors';
 import type { Task, TaskPage, TaskStatus } from '../../common/model';
+import type { Verification } from '../../common/verify';
 import {
   createTaskInput,
   editPayloadInput,
@@ -23,6 +24,7 @@ import { bodyHash, callerOfActor, callerScope, type IdempotencyCaller, type Idem
 import { rowToTask, TASK_SELECT, type TaskRepo, type TaskRow } from './task-repo';
 import type { TaskSearch } from './task-search';
 import { assertTransition, type TransitionCause } from './transitions';
+import { assertVerifiable } from '../verify/declaration';
 
 export interface Actor {
   /** Who asked: `operator:<name>`, an instance id, `job:<id>`, … */
@@ -58,6 +60,8 @@ export class Board {
     private readonly locks: ClaimLocks,
     private readonly idempotency: IdempotencyStore,
     private readonly search: TaskSearch,
+    /** The latest verification of `task:<id>` (core/verify, built before the board); absent: none is shown. */
+    private readonly verificationOf?: (subject: string) => Verification | undefined,
   ) {
     this.depStatus = ctx.db.prepare<[number], { status: TaskStatus }>('SELECT status FROM tasks WHERE id = ?');
     this.insertBudget = ctx.db.prepare('INSERT INTO task_budgets (task_id, max_cost_usd, max_tokens) VALUES (?, ?, ?)');
@@ -89,7 +93,8 @@ export class Board {
     });
   }
 
-  private insert(t: Required<Omit<CreateTaskInput, 'idempotencyKey' | 'budget'>> & Pick<CreateTaskInput, 'budget'>, now: number, who: Actor): Task {
+  private insert(t: Required<Omit<CreateTaskInput, 'idempotencyKey' | 'budget' | 'verify'>> & Pick<CreateTaskInput, 'budget' | 'verify'>, now: number, who: Actor): Task {
+    if (t.verify) assertVerifiable(t.verify);
     const traceId = who.traceId ?? newTraceId();
     let unmet = 0;
     for (const dep of t.dependsOn) {
@@ -98,7 +103,7 @@ export class Board {
       if (d.status !== 'done') unmet++;
     }
     const id = Number(
-      this.repo.insertTask.run(t.title, t.role, t.priority, JSON.stringify(t.payload), JSON.stringify(t.dependsOn), unmet, traceId, now, now)
+      this.repo.insertTask.run(t.title, t.role, t.priority, JSON.stringify(t.payload), JSON.stringify(t.dependsOn), unmet, traceId, now, now, t.verify ? JSON.stringify(t.verify) : null)
         .lastInsertRowid,
     );
     for (const dep of t.dependsOn) this.repo.insertDep.run(id, dep);
@@ -108,7 +113,7 @@ export class Board {
       type: 'task.create',
       actor: who.actor,
       subject: `task:${id}`,
-      detail: { title: t.title, role: t.role, priority: t.priority, dependsOn: t.dependsOn, unmet, ...(t.budget ? { budget: t.budget } : {}) },
+      detail: { title: t.title, role: t.role, priority: t.priority, dependsOn: t.dependsOn, unmet, ...(t.budget ? { budget: t.budget } : {}), ...(t.verify ? { verify: t.verify } : {}) },
       traceId,
     });
     this.ctx.store.emit({ type: 'task.created', task });
@@ -119,6 +124,13 @@ export class Board {
     const task = this.repo.get(id);
     if (!task) throw new GafferError('not_found', `unknown task ${id}`);
     return task;
+  }
+
+  /** One task as the operator reads it: with its latest verification (PROTOCOL §13), where one ran. */
+  view(id: number): Task {
+    const task = this.get(id);
+    const verification = this.verificationOf?.(`task:${id}`);
+    return verification ? { ...task, verification } : task;
   }
 
   /** Tasks by role and status, paged by id; with `q`, a search of titles, payloads and ids (task-search.ts). */

@@ -14,6 +14,11 @@
  *    A report after the lock was taken away (expired, force-released) never took effect, whatever
  *    its status: it is `not_holder` and audited, never a replay.
  * 7. Taking a lock away emits `lock.lost` (after commit), so the hub tells the holder at once.
+ * 9. Done means verified (PROTOCOL §13): a `done` report of a task that declares checks moves it
+ *    to `verifying` (lock released, dependents still waiting) and opens its verification; a claim
+ *    that finds a task with `before: true` about to get a later attempt moves it to `verifying`
+ *    instead of handing it out, and looks for the next candidate. Both only write rows: the
+ *    checks run after the commit, off this path (core/verify).
  * 8. Input is parsed once: `claim`/`renew`/`report` take anything and parse it; the `…Checked`
  *    forms take what a caller already parsed with the same constraints (the hub, whose wire
  *    schema checks every field of the frame — PROTOCOL frames are never validated twice).
@@ -30,6 +35,8 @@ import type { LockLostReason } from '../../common/protocol';
 import { rowToTask, type LockRow, type TaskRepo, type TaskRow } from './task-repo';
 import { assertTransition } from './transitions';
 import type { Needed } from '../wiring';
+import type { VerifySpec } from '../../common/verify';
+import { VERIFY_ACTOR } from '../../common/attention';
 
 /** True when `role` hands out no task now (core/wiring.ts: a contribution of the jobs and budgets modules). */
 export type ClaimGate = (role: string) => boolean;
@@ -37,6 +44,12 @@ export type ClaimGate = (role: string) => boolean;
 export interface ClaimResult {
   task: Task | null;
   lock?: { fence: number; expiresAt: number };
+}
+
+/** A task that declares `before: true` and is about to get a later attempt whose "already done?" checks have not run. */
+function needsPrecheck(c: Pick<TaskRow, 'verify' | 'attempt' | 'prechecked_attempt'>): boolean {
+  if (c.verify === null || c.attempt < 1 || c.prechecked_attempt >= c.attempt) return false;
+  return (JSON.parse(c.verify) as VerifySpec).before === true;
 }
 
 export type ExpiryReason = 'lock_window' | 'heartbeat_timeout' | 'disconnected' | 'force_release';
@@ -49,6 +62,15 @@ const LOST_BECAUSE: Record<ExpiryReason, LockLostReason> = {
   force_release: 'force_release',
 };
 
+
+/** Where a claim or report hands a task to verification (core/verify/task-verifier.ts); inside their write. */
+export interface VerifyHooks {
+  /** `subject`: `task:<id>` or `run:<id>`. */
+  open(subject: string, attempt: number, before: boolean, attemptStartedAt: number): void;
+}
+
+/** At most this many "already done?" tasks are set aside by one claim before it answers. */
+const PRECHECKS_PER_CLAIM = 16;
 
 export class ClaimLocks {
   private readonly instanceOf;
@@ -63,6 +85,11 @@ export class ClaimLocks {
      * (core/wiring.ts); read on every claim.
      */
     private readonly gate: Needed<ClaimGate>,
+    /**
+     * Where reported and "already done?" tasks go to be verified (core/verify), built before the
+     * board by createCore. Absent (the rehearsal sandbox): checks are not run and `done` is taken as said.
+     */
+    private readonly verify?: VerifyHooks,
   ) {
     this.instanceOf = ctx.db.prepare<[string], { role: string; status: string }>('SELECT role, status FROM instances WHERE id = ?');
     this.expiredAtFence = ctx.db.prepare<[number, number], { id: number }>('SELECT id FROM lock_expiries WHERE task_id = ? AND fence = ? LIMIT 1');
@@ -84,14 +111,19 @@ export class ClaimLocks {
       if (inst.status !== 'online') throw new GafferError('forbidden', `instance ${instanceId} is ${inst.status}; say hello again`);
       const role = askedRole ?? inst.role;
       if (this.gate.get()(role)) return { task: null };
-      const candidate = this.repo.nextClaimable.get(role);
-      if (!candidate) return { task: null };
+      let candidate = this.repo.nextClaimable.get(role);
       const now = this.ctx.clock.now();
+      // Invariant 9: a later attempt of a task with `before: true` is checked first, not handed out.
+      for (let n = 0; candidate && this.verify && n < PRECHECKS_PER_CLAIM && needsPrecheck(candidate); n++) {
+        this.setAsideForPrecheck(candidate, now);
+        candidate = this.repo.nextClaimable.get(role);
+      }
+      if (!candidate) return { task: null };
       const fence = candidate.fence + 1;
       const expiresAt = now + this.lockWindowMs;
       assertTransition('claim', candidate.status, 'in_progress');
       this.repo.insertLock.run(candidate.id, instanceId, fence, now, expiresAt);
-      this.repo.markClaimed.run(fence, instanceId, now, candidate.id);
+      this.repo.markClaimed.run(fence, instanceId, now, now, candidate.id);
       if (candidate.previously_expired) this.repo.markReclaimed.run(instanceId, now, candidate.id);
       // The row as the two writes above left it (saves re-reading it on the hot path). Updated in
       // place: spreading a better-sqlite3 row into a new object costs more than the whole query.
@@ -153,22 +185,26 @@ export class ClaimLocks {
       const lock = t && t.l_instance !== null;
       // Invariant 6: only a report that took effect can be repeated; a lock that expired at this
       // fence was taken away, and the report never took effect.
-      if (t && !lock && t.fence === fence && t.last_holder === instanceId && t.status === status && !this.expiredAtFence.get(taskId, fence)) {
+      const same = t && (t.status === status || (status === 'done' && t.status === 'verifying'));
+      if (t && !lock && same && t.fence === fence && t.last_holder === instanceId && !this.expiredAtFence.get(taskId, fence)) {
         return { task: rowToTask(t), replayed: true };
       }
       if (!t) throw new GafferError('not_found', `unknown task ${taskId}`);
       if (!lock) throw new GafferError('not_holder', `task ${taskId} is not locked; claim it first`);
       this.requireHolder(instanceId, taskId, fence, { instance_id: t.l_instance!, fence: t.l_fence! });
       const from = t.status;
-      assertTransition('report', from, status);
+      // Invariant 9: "done" of a task with checks is "verifying" until they pass.
+      const to = status === 'done' && t.verify !== null && this.verify ? 'verifying' : status;
+      assertTransition('report', from, to);
       const now = this.ctx.clock.now();
       const note = args.note ?? null;
       const output = args.output === undefined ? null : JSON.stringify(args.output);
       this.repo.deleteLock.run(taskId);
-      this.repo.setReported.run(status, note, output, now, taskId);
-      if (status === 'done' && this.repo.hasDependents.get(taskId) !== undefined) this.repo.releaseDependents.run(taskId);
+      this.repo.setReported.run(to, note, output, now, taskId);
+      if (to === 'done' && this.repo.hasDependents.get(taskId) !== undefined) this.repo.releaseDependents.run(taskId);
+      if (to === 'verifying') this.verify!.open(`task:${taskId}`, t.attempt, false, t.attempt_started_at ?? t.l_claimed ?? now);
       // The row as the writes above left it, updated in place (see claim).
-      t.status = status;
+      t.status = to;
       t.note = note;
       t.output = output;
       t.updated_at = now;
@@ -178,10 +214,10 @@ export class ClaimLocks {
         type: 'lock.release',
         actor: instanceId,
         subject: `task:${taskId}`,
-        detail: { fence, from, to: status, ...(args.note ? { note: args.note } : {}) },
+        detail: { fence, from, to, ...(args.note ? { note: args.note } : {}) },
         traceId: t.trace_id,
       });
-      this.ctx.store.emit({ type: 'task.changed', task, from, to: status, actor: instanceId });
+      this.ctx.store.emit({ type: 'task.changed', task, from, to, actor: instanceId });
       return { task, replayed: false };
     });
   }
@@ -236,6 +272,21 @@ export class ClaimLocks {
     this.ctx.store.emit({ type: 'lock.lost', taskId, instanceId: lock.instance_id, fence: lock.fence, reason: 'budget' });
     this.ctx.store.emit({ type: 'task.changed', task: this.repo.get(taskId)!, from: 'in_progress', to: 'blocked', actor: BUDGET_ACTOR });
     return true;
+  }
+
+  /** Invariant 9: backlog → verifying for the "already done?" checks of `candidate`'s next attempt. */
+  private setAsideForPrecheck(candidate: Pick<TaskRow, 'id' | 'attempt' | 'status' | 'trace_id' | 'attempt_started_at' | 'updated_at'>, now: number): void {
+    assertTransition('precheck', candidate.status, 'verifying');
+    this.repo.setPrechecking.run(now, candidate.id);
+    this.verify!.open(`task:${candidate.id}`, candidate.attempt, true, candidate.attempt_started_at ?? candidate.updated_at);
+    this.ctx.audit.append({
+      type: 'task.precheck',
+      actor: VERIFY_ACTOR,
+      subject: `task:${candidate.id}`,
+      detail: { from: candidate.status, to: 'verifying', attempt: candidate.attempt },
+      traceId: candidate.trace_id,
+    });
+    this.ctx.store.emit({ type: 'task.changed', task: this.repo.get(candidate.id)!, from: candidate.status, to: 'verifying', actor: VERIFY_ACTOR });
   }
 
   private requireHolder(instanceId: string, taskId: number, fence: number, lock: Pick<LockRow, 'instance_id' | 'fence'> | undefined = this.repo.lock.get(taskId)): void {

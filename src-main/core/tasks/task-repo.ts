@@ -21,6 +21,11 @@ export interface TaskRow {
   output: string | null;
   created_at: number;
   updated_at: number;
+  verify: string | null;
+  previous_error: string | null;
+  prechecked_attempt: number;
+  disposition: string | null;
+  attempt_started_at: number | null;
   l_instance: string | null;
   l_fence: number | null;
   l_claimed: number | null;
@@ -44,7 +49,7 @@ export const CLAIM_RESERVE_SQL = 'zeroblob(24)';
 
 /** The task columns a TaskRow carries (not `claim_reserve`: padding, never read). */
 export const TASK_COLUMNS = `id, title, role, status, priority, payload, depends_on, trace_id, unmet_deps, attempt,
-  previously_expired, fence, last_holder, note, output, created_at, updated_at`;
+  previously_expired, fence, last_holder, note, output, created_at, updated_at, verify, previous_error, prechecked_attempt, disposition, attempt_started_at`;
 
 /** The TaskRow select over `source` (the tasks table, or a subquery of its rows with every task column) as `t`. */
 export function taskSelectFrom(source: string): string {
@@ -72,6 +77,9 @@ export function rowToTask(r: TaskRow): Task {
     createdAt: isoTime(r.created_at),
     updatedAt: isoTime(r.updated_at),
     traceId: r.trace_id,
+    ...(r.verify !== null ? { verify: JSON.parse(r.verify) } : {}),
+    ...(r.previous_error !== null ? { previousError: r.previous_error } : {}),
+    ...(r.disposition === 'already_done' ? { disposition: 'already_done' as const } : {}),
     lock:
       r.l_instance === null
         ? null
@@ -106,7 +114,13 @@ export function prepareTaskRepo(db: Db) {
     deleteLock: db.prepare('DELETE FROM locks WHERE task_id = ?'),
     extendLock: db.prepare('UPDATE locks SET expires_at = ? WHERE task_id = ?'),
     markClaimed: db.prepare(
-      `UPDATE tasks SET status = 'in_progress', fence = ?, attempt = attempt + 1, last_holder = ?, updated_at = ?, claim_reserve = NULL WHERE id = ?`,
+      `UPDATE tasks SET status = 'in_progress', fence = ?, attempt = attempt + 1, last_holder = ?, updated_at = ?, attempt_started_at = ?, claim_reserve = NULL WHERE id = ?`,
+    ),
+    setPrechecking: db.prepare(`UPDATE tasks SET status = 'verifying', updated_at = ? WHERE id = ?`),
+    /** The outcome of a verification (core/verify/task-verifier.ts). */
+    setVerified: db.prepare(
+      `UPDATE tasks SET status = @status, note = coalesce(@note, note), previous_error = @previousError, prechecked_attempt = @prechecked,
+       disposition = @disposition, updated_at = @now WHERE id = @id`,
     ),
     setStatus: db.prepare('UPDATE tasks SET status = ?, updated_at = ? WHERE id = ?'),
     setReported: db.prepare('UPDATE tasks SET status = ?, note = ?, output = ?, updated_at = ? WHERE id = ?'),
@@ -120,8 +134,8 @@ export function prepareTaskRepo(db: Db) {
       'UPDATE tasks SET unmet_deps = unmet_deps - 1 WHERE id IN (SELECT task_id FROM task_deps WHERE depends_on = ?)',
     ),
     insertTask: db.prepare(
-      `INSERT INTO tasks (title, role, status, priority, payload, depends_on, unmet_deps, trace_id, created_at, updated_at, claim_reserve)
-       VALUES (?, ?, 'backlog', ?, ?, ?, ?, ?, ?, ?, ${CLAIM_RESERVE_SQL})`,
+      `INSERT INTO tasks (title, role, status, priority, payload, depends_on, unmet_deps, trace_id, created_at, updated_at, verify, claim_reserve)
+       VALUES (?, ?, 'backlog', ?, ?, ?, ?, ?, ?, ?, ?, ${CLAIM_RESERVE_SQL})`,
     ),
     insertDep: db.prepare('INSERT INTO task_deps (task_id, depends_on) VALUES (?, ?)'),
     insertExpiry: db.prepare(

@@ -6,13 +6,17 @@
  *   in_progress ──watchdog expiry / operator force-release──▶ backlog
  *   in_progress ──its spend cap per attempt passed (core/budgets)──▶ blocked
  *   failed ──operator retry──▶ backlog        blocked ──operator unblock──▶ backlog
- *   backlog | blocked | failed | in_progress ──operator cancel──▶ cancelled
+ *   backlog | blocked | failed | in_progress | verifying ──operator cancel──▶ cancelled
+ *   Done means verified (PROTOCOL §13, core/verify), for a task that declares checks:
+ *   in_progress ──holder reports done──▶ verifying (lock released; Gaffer runs the checks)
+ *   verifying ──verify: all pass──▶ done; one fails: onFail retry ▶ backlog, needs_human ▶ blocked, fail ▶ failed
+ *   backlog ──precheck (before: true, a later attempt is about to be handed out)──▶ verifying
  *   done and cancelled are final.
  */
 import { GafferError } from '../../common/errors';
 import type { TaskStatus } from '../../common/model';
 
-export type TransitionCause = 'claim' | 'report' | 'expire' | 'force_release' | 'budget' | 'retry' | 'unblock' | 'cancel';
+export type TransitionCause = 'claim' | 'report' | 'expire' | 'force_release' | 'budget' | 'retry' | 'unblock' | 'cancel' | 'verify' | 'precheck';
 
 const EDGES: Record<TransitionCause, ReadonlyArray<readonly [TaskStatus, TaskStatus]>> = {
   claim: [['backlog', 'in_progress']],
@@ -21,7 +25,15 @@ const EDGES: Record<TransitionCause, ReadonlyArray<readonly [TaskStatus, TaskSta
     ['in_progress', 'failed'],
     ['in_progress', 'blocked'],
     ['in_progress', 'backlog'],
+    ['in_progress', 'verifying'],
   ],
+  verify: [
+    ['verifying', 'done'],
+    ['verifying', 'backlog'],
+    ['verifying', 'blocked'],
+    ['verifying', 'failed'],
+  ],
+  precheck: [['backlog', 'verifying']],
   expire: [['in_progress', 'backlog']],
   force_release: [['in_progress', 'backlog']],
   budget: [['in_progress', 'blocked']],
@@ -32,6 +44,7 @@ const EDGES: Record<TransitionCause, ReadonlyArray<readonly [TaskStatus, TaskSta
     ['blocked', 'cancelled'],
     ['failed', 'cancelled'],
     ['in_progress', 'cancelled'],
+    ['verifying', 'cancelled'],
   ],
 };
 

@@ -160,6 +160,11 @@ function causeOf(type: string): TransitionCause | undefined {
       return 'retry';
     case 'operator.unblock':
       return 'unblock';
+    // core/verify: the checks' outcome moves a verifying task on; "already done?" checks start from backlog.
+    case 'task.verified':
+      return 'verify';
+    case 'task.precheck':
+      return 'precheck';
     default:
       return undefined;
   }

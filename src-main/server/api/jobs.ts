@@ -222,7 +222,8 @@ export function jobRoutes(core: Core): Route[] {
       query: emptyQuery,
       handle({ params: { id } }) {
         const detail = jobs.getRun(id);
-        return ok({ ...detail, run: withUsage(core, runSubject(detail.run.id), detail.run) });
+        const verification = core.verify.latest(runSubject(detail.run.id));
+        return ok({ ...detail, run: { ...withUsage(core, runSubject(detail.run.id), detail.run), ...(verification ? { verification } : {}) } });
       },
     }),
     defineRoute({

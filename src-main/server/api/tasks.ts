@@ -102,7 +102,7 @@ export function taskRoutes(core: Core): Route[] {
       params: idParams,
       query: emptyQuery,
       handle({ params: { id } }) {
-        const task = core.tasks.get(id);
+        const task = core.tasks.view(id);
         return ok({ task: withUsage(core, taskSubject(task.id), task) });
       },
     }),

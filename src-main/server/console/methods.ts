@@ -147,7 +147,7 @@ export function createConsoleMethods(core: Core, ctx: ConsoleContext, opts: Cons
       return dashboard;
     },
     'tasks.list': (a) => core.tasks.list(a),
-    'tasks.get': (a) => core.tasks.get(a.taskId),
+    'tasks.get': (a) => core.tasks.view(a.taskId),
     'tasks.create': (a) => core.tasks.create(a, { actor, caller: OPERATOR_CALLER }),
     'tasks.reprioritise': (a) => core.tasks.reprioritise({ ...a, actor }),
     'tasks.cancel': (a) => core.tasks.cancel({ ...a, actor }),

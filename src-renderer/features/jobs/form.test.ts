@@ -48,6 +48,13 @@ describe('job editor form ↔ job spec', () => {
     expect(sameSpec(normalizeJobSpec(v.valid!), stored)).toBe(true);
   });
 
+  it('keeps a job\'s "done when…" checks through the editor (saving does not drop them)', () => {
+    const verify = { checks: [{ kind: 'command' as const, name: 'tests', command: ['npm', 'test'] }], onFail: 'needs_human' as const, before: true };
+    const stored: JobSpecInput = { name: 'daily-report', role: 'reporter', schedule: { cron: '0 9 * * *', timezone: 'UTC' }, verify };
+    expect(formToSpec(formFromSpec(stored)).spec.verify).toEqual(verify);
+    expect(formToSpec(filled()).spec).not.toHaveProperty('verify');
+  });
+
   it('an interval schedule, with and without a zone', () => {
     const f = filled({ scheduleKind: 'interval', everyS: '300', timezone: '' });
     expect(formToSpec(f).spec.schedule).toEqual({ everyS: 300 });

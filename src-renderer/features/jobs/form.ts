@@ -25,6 +25,7 @@ import {
   type PreconditionInput,
   type PreconditionKind,
 } from '../../../src-main/common/job-schema';
+import type { VerifySpec } from '../../../src-main/common/verify';
 import { dedupeIssues } from '../../lib/field-issues';
 import { stableJson } from '../../lib/format';
 
@@ -90,6 +91,11 @@ export interface JobForm {
   backfillCapPerTick: string;
   runTimeoutS: string;
   enabled: boolean;
+  /**
+   * "Done when…" (PROTOCOL §13) as saved: carried through unchanged, so saving the job from the
+   * editor keeps its checks (a job without them has none here).
+   */
+  verify?: VerifySpec;
 }
 
 export function emptyPrecondition(kind: PreconditionKind = 'signal'): PreconditionForm {
@@ -180,6 +186,7 @@ export function formFromSpec(spec: JobSpecInput | JobSpec): JobForm {
     backfillCapPerTick: String(spec.backfillCapPerTick ?? JOB_DEFAULTS.backfillCapPerTick),
     runTimeoutS: String(spec.runTimeoutS ?? JOB_DEFAULTS.runTimeoutS),
     enabled: spec.enabled ?? true,
+    ...(spec.verify ? { verify: spec.verify } : {}),
   };
 }
 
@@ -303,6 +310,7 @@ export function formToSpec(f: JobForm): FormToSpec {
   const rt = num('runTimeoutS', f.runTimeoutS, { int: true });
   if (rt !== undefined && rt !== JOB_DEFAULTS.runTimeoutS) spec.runTimeoutS = rt;
   if (!f.enabled) spec.enabled = false;
+  if (f.verify) spec.verify = f.verify;
   return { spec, issues };
 }
 

@@ -1,3 +1,5 @@
+import { describeVerify } from '../../../src-main/common/verify';
+import { VerificationChecks } from '../../components/done-when/VerificationChecks';
 import { useEffect, useState } from 'react';
 import type { Task } from '../../../src-main/common/model';
 import { navigate } from '../../lib/navigation';
@@ -98,6 +100,7 @@ export function TaskDetail({
           {task.previouslyExpired ? (
             <p className="small muted">A previous holder’s lock expired: the next holder is told so and checks for half-done work before continuing.</p>
           ) : null}
+          <TaskDoneWhen task={task} />
 
           <div className="actions-row">
             {actionsFor(task).map((k) => (
@@ -198,6 +201,26 @@ export function TaskDetail({
     </aside>
   );
 }
+
+/** "Done when…": the declaration in words, why the last attempt did not count, and the checks' latest outcome. */
+function TaskDoneWhen({ task }: { task: Task }) {
+  if (!task.verify && !task.verification && !task.previousError) return null;
+  return (
+    <section className="task-done-when" aria-label="Done when">
+      {task.verify ? <p className="small">{sentence(describeVerify(task.verify))}</p> : null}
+      {task.status === 'verifying' ? <p className="small">Its agent said done; Gaffer is running its checks now.</p> : null}
+      {task.disposition === 'already_done' ? <p className="small">Already done: the checks passed before another attempt was handed out, so nobody did the work twice.</p> : null}
+      {task.previousError && task.status !== 'done' ? (
+        <p className="small">
+          The next attempt is told why the last one did not count: <span className="mono">{task.previousError}</span>
+        </p>
+      ) : null}
+      {task.verification ? <VerificationChecks verification={task.verification} /> : null}
+    </section>
+  );
+}
+
+const sentence = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
 
 /** The task's log and timeline. */
 function TaskActivity({ taskId, version }: { taskId: number; version: string }) {

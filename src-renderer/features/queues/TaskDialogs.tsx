@@ -1,3 +1,5 @@
+import { DoneWhenSection } from '../../components/done-when/DoneWhenSection';
+import { useDoneWhen } from '../../components/done-when/use-done-when';
 import { useState, type ChangeEvent, type ReactNode } from 'react';
 import { Dialog, ReasonDialog } from '../../components/Dialog';
 import { ErrorBanner } from '../../components/States';
@@ -97,6 +99,7 @@ export function CreateTaskDialog({ defaultRole, roles, onClose, onCreated }: { d
   const [submitted, setSubmitted] = useState(false);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<UiError | null>(null);
+  const doneWhen = useDoneWhen();
   const v = validateCreateTask(form);
   const errors: CreateTaskErrors = v.ok ? {} : v.errors;
   const show = (k: keyof CreateTaskForm) => (submitted || touched[k]) && errors[k];
@@ -124,11 +127,11 @@ export function CreateTaskDialog({ defaultRole, roles, onClose, onCreated }: { d
         onSubmit={async (e) => {
           e.preventDefault();
           setSubmitted(true);
-          if (!v.ok) return;
+          if (!v.ok || doneWhen.problems.length > 0) return;
           setBusy(true);
           setError(null);
           try {
-            const t = await createTask(v.value);
+            const t = await createTask({ ...v.value, ...(doneWhen.spec ? { verify: doneWhen.spec } : {}) });
             onCreated(t);
             onClose();
           } catch (err) {
@@ -156,6 +159,7 @@ export function CreateTaskDialog({ defaultRole, roles, onClose, onCreated }: { d
         </div>
         {field('dependsOn', 'Depends on', <input {...bind('dependsOn')} placeholder="#12, #13" />, 'task ids that must be done first')}
         {field('payload', 'Payload (JSON)', <textarea {...bind('payload')} rows={4} className="mono" placeholder='{"repo": "gaffer"}' />, 'optional, passed to the agent as is')}
+        <DoneWhenSection state={doneWhen} />
         {error ? <ErrorBanner error={error} /> : null}
         <div className="dialog-actions">
           <button type="button" className="btn" onClick={onClose}>

@@ -21,7 +21,7 @@ export interface ColumnDef {
 export const COLUMNS: ColumnDef[] = [
   { id: 'backlog', label: 'Backlog', statuses: ['backlog'], hint: 'Waiting on dependencies — invisible to claimers until every prerequisite is done.' },
   { id: 'ready', label: 'Ready', statuses: ['backlog'], hint: 'Claimable now, by priority then age; an agent works only what it has claimed.' },
-  { id: 'in_progress', label: 'In progress', statuses: ['in_progress'], hint: 'Held under a claim lock; released only by the holder’s status report, or when the lock window runs out.' },
+  { id: 'in_progress', label: 'In progress', statuses: ['in_progress', 'verifying'], hint: 'Held under a claim lock; released only by the holder’s status report, or when the lock window runs out. A task whose agent said done sits here while Gaffer checks it.' },
   { id: 'blocked', label: 'Blocked · Failed', statuses: ['blocked', 'failed'], hint: 'Needs a decision: unblock, retry or cancel.' },
   { id: 'done', label: 'Done · Cancelled', statuses: ['done', 'cancelled'], hint: 'Finished or cancelled.' },
 ];
@@ -34,6 +34,7 @@ export function columnOf(t: Pick<Task, 'status' | 'unmetDependencies'>): ColumnI
     case 'ready':
       return 'ready';
     case 'in_progress':
+    case 'verifying':
       return 'in_progress';
     case 'blocked':
     case 'failed':
@@ -114,6 +115,8 @@ export function actionsFor(t: Pick<Task, 'status' | 'lock'>): TaskPaneAction[] {
       return ['reprioritise', 'editPayload', 'cancel'];
     case 'in_progress':
       return ['forceRelease', 'reprioritise', 'cancel'];
+    case 'verifying':
+      return ['cancel'];
     case 'blocked':
       return ['unblock', 'editPayload', 'reprioritise', 'cancel'];
     case 'failed':

@@ -134,10 +134,20 @@ describe('a backfilled slot', () => {
   });
 
   it('an error of a slot that succeeded later reads as an earlier attempt’s', () => {
-    expect(runErrorView({ lastError: 'timeout', disposition: 'backfilled' })).toEqual({ text: 'timeout', earlier: true });
-    expect(runErrorView({ lastError: 'timeout', disposition: 'ran' })).toEqual({ text: 'timeout', earlier: true });
-    expect(runErrorView({ lastError: 'timeout', disposition: 'failed' })).toEqual({ text: 'timeout', earlier: false });
+    expect(runErrorView({ lastError: 'timeout', disposition: 'backfilled' })).toEqual({ text: 'timeout', earlier: true, verification: false });
+    expect(runErrorView({ lastError: 'timeout', disposition: 'ran' })).toEqual({ text: 'timeout', earlier: true, verification: false });
+    expect(runErrorView({ lastError: 'timeout', disposition: 'failed' })).toEqual({ text: 'timeout', earlier: false, verification: false });
     expect(runErrorView({ lastError: null, disposition: 'failed' })).toBeNull();
+  });
+
+  it('says a failed verification in words: the agent said done, the checks said no', () => {
+    const lastError = 'verification failed: tests: exited with 1; build: no commit over main';
+    expect(runErrorView({ lastError, disposition: 'retry_scheduled' })).toEqual({
+      text: 'the agent said done, but the checks failed: tests: exited with 1; build: no commit over main',
+      earlier: false,
+      verification: true,
+    });
+    expect(runErrorView({ lastError, disposition: 'ran' })).toMatchObject({ earlier: true, verification: true });
   });
 });
 

@@ -236,7 +236,7 @@ function ExplanationView({ e, zone, job, onFixed }: { e: Explanation; zone: stri
               <>
                 <dt>{runErrorView(e.run)!.earlier ? 'Earlier error' : 'Last error'}</dt>
                 <dd className={runErrorView(e.run)!.earlier ? 'muted' : undefined}>
-                  {runErrorView(e.run)!.earlier ? 'an attempt before the slot succeeded: ' : e.run.errorClass ? <Badge tone="failed">{e.run.errorClass}</Badge> : null} {e.run.lastError}
+                  {runErrorView(e.run)!.earlier ? 'an attempt before the slot succeeded: ' : e.run.errorClass ? <Badge tone="failed">{e.run.errorClass}</Badge> : null} {runErrorView(e.run)!.text}
                 </dd>
               </>
             ) : null}

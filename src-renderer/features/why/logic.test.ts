@@ -39,6 +39,17 @@ describe('why: the verdict', () => {
     expect(verdictOf(explanation({ run: run({ status: 'skipped', disposition: 'skipped_paused' }) })).title).toBe('Did not run: paused');
   });
 
+  it('says when the agent said done and Gaffer\'s checks said no, and when it is checking the work', () => {
+    const lastError = 'verification failed: tests: exited with 1';
+    const failed = verdictOf(explanation({ run: run({ status: 'failed', disposition: 'failed', lastError }) }));
+    expect(failed).toMatchObject({ kind: 'ran_failed', title: 'Ran, but the work did not pass its checks' });
+    expect(failed.note).toContain('agent said done');
+    expect(verdictOf(explanation({ run: run({ status: 'failed', disposition: 'held', lastError }) })).title).toBe('Ran, but the work did not pass its checks — held for review');
+    expect(verdictOf(explanation({ run: run({ status: 'pending', disposition: 'retry_scheduled', lastError }) })).title).toBe('The work did not pass its checks; a retry is scheduled');
+    expect(verdictOf(explanation({ run: run({ status: 'pending', disposition: 'retry_scheduled', lastError: 'timeout' }) })).title).toBe('Failed an attempt; a retry is scheduled');
+    expect(verdictOf(explanation({ run: run({ status: 'running', disposition: 'verifying' }) }))).toMatchObject({ kind: 'in_progress', title: 'Ran; Gaffer is checking the work' });
+  });
+
   it('tells forecasts from past facts', () => {
     const paused = { at: '2026-11-30T07:00:00.000Z', by: 'operator:browser', reason: 'migration', until: null, drain: false, role: false };
     expect(verdictOf(explanation({ tense: 'future', jobState: { enabled: true, paused, killSwitch: { on: false, reason: null, by: null, at: null } } })).kind).toBe('will_not_run');

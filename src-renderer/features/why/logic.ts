@@ -5,6 +5,7 @@
  */
 import type { Explanation, LayerItem, LayerVerdict } from '../../../src-main/common/job-schema';
 import { addDays } from '../../lib/days';
+import { checksFailedWords } from '../../lib/run-words';
 import { localInZone, zonedWallToUtc } from '../../lib/zones';
 
 export type VerdictKind =
@@ -39,6 +40,14 @@ export function verdictOf(e: Explanation): Verdict {
         return { kind: 'ran_ok', title: 'Ran later (backfilled)', tone: 'done', note: 'Recorded fact: the slot was completed from the backfill queue.' };
       case 'failed':
       case 'held':
+        // "Done when…": the agent reported success and Gaffer's own checks found the work not done.
+        if (checksFailedWords(e.run.lastError))
+          return {
+            kind: 'ran_failed',
+            title: d === 'held' ? 'Ran, but the work did not pass its checks — held for review' : 'Ran, but the work did not pass its checks',
+            tone: 'failed',
+            note: 'It DID run and the agent said done; Gaffer checked the work itself and it was not done. This is not a readiness problem.',
+          };
         return {
           kind: 'ran_failed',
           title: d === 'held' ? 'Ran and failed — held for review' : 'Ran and failed',
@@ -61,12 +70,16 @@ export function verdictOf(e: Explanation): Verdict {
         return { kind: 'missed', title: 'Did not run: missed', tone: 'failed', note: 'The window passed without a run (Gaffer not running, or past the tolerance).' };
       case 'folded':
         return { kind: 'missed', title: 'Folded into a later run', tone: 'ready', note: 'It did not run on its own; a later run covers it.' };
+      case 'verifying':
+        return { kind: 'in_progress', title: 'Ran; Gaffer is checking the work', tone: 'progress', note: 'The agent said done; it counts as a success once its checks pass.' };
+      case 'retry_scheduled':
+        return checksFailedWords(e.run.lastError)
+          ? { kind: 'in_progress', title: 'The work did not pass its checks; a retry is scheduled', tone: 'progress', note: 'The next attempt is told what failed. The outcome is not final yet.' }
+          : { kind: 'in_progress', title: 'Failed an attempt; a retry is scheduled', tone: 'progress', note: 'Recorded so far; the outcome is not final yet.' };
       case 'waiting':
       case 'dispatched':
       case 'running':
-      case 'verifying':
-      case 'retry_scheduled':
-        return { kind: 'in_progress', title: d === 'retry_scheduled' ? 'Failed an attempt; a retry is scheduled' : d === 'waiting' ? 'Waiting (window open, being checked)' : 'In progress', tone: 'progress', note: 'Recorded so far; the outcome is not final yet.' };
+        return { kind: 'in_progress', title: d === 'waiting' ? 'Waiting (window open, being checked)' : 'In progress', tone: 'progress', note: 'Recorded so far; the outcome is not final yet.' };
     }
   }
   if (!e.slot) return { kind: 'no_slot', title: 'No slot at this time', tone: 'neutral', note: 'The schedule has no slot at or before this instant.' };

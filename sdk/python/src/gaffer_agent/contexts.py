@@ -61,7 +61,7 @@ class _Telemetered:
 
 class WorkTask(_Telemetered):
     """A claimed task, as a ``work`` handler gets it. ``id``, ``title``, ``payload``, ``attempt``,
-    ``previously_expired`` as on the task; ``fence`` and ``expires_at`` of the current lock
+    ``previously_expired`` and ``previous_error`` (why the last attempt did not count) as on the task; ``fence`` and ``expires_at`` of the current lock
     (``expires_at`` moves with each renewal); ``signal``; ``log`` / ``usage`` (batched)."""
 
     def __init__(self, task: Task, fence: int, expires_at: str, signal: Signal, telemetry: Telemetry, agent: AgentHandle) -> None:
@@ -73,6 +73,7 @@ class WorkTask(_Telemetered):
         self.payload: Any = task.payload
         self.attempt: int = task.attempt
         self.previously_expired: bool = task.previously_expired
+        self.previous_error: Optional[str] = task.previous_error
         self.trace_id: Optional[str] = task.trace_id
         self.fence = fence
         self.expires_at = expires_at

@@ -62,6 +62,12 @@ class Task:
     note: Optional[str] = None
     output: Any = None
     trace_id: Optional[str] = None
+    #: Why the last attempt did not count, e.g. ``verification failed: tests: npm exited with 1`` (PROTOCOL §13).
+    previous_error: Optional[str] = None
+    #: ``already_done`` when Gaffer's checks found the work done before handing out another attempt.
+    disposition: Optional[str] = None
+    #: The latest attempt's verification ``{at, passed, checks: [{name, kind, passed, detail, durationMs}]}``, where one ran.
+    verification: Optional[Dict[str, Any]] = None
     raw: Dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @staticmethod
@@ -85,6 +91,9 @@ class Task:
             note=_opt(d, "note", str, w),
             output=d.get("output"),
             trace_id=_opt(d, "traceId", str, w),
+            previous_error=_opt(d, "previousError", str, w),
+            disposition=_opt(d, "disposition", str, w),
+            verification=_opt(d, "verification", dict, w),
             raw=dict(d),
         )
 

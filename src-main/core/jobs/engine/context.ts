@@ -11,6 +11,7 @@
  * 3. A run (or backfill) whose asynchronous checks are in flight is in `checkingRuns`
  *    (`checkingBackfills`): nothing else evaluates it until its continuation ran.
  */
+import type { VerifyHooks } from '../../tasks/claim-locks';
 import type { Logger } from '../../../common/logger';
 import type { JobSettings } from '../../../common/job-schema';
 import type { CoreContext } from '../../context';
@@ -45,6 +46,8 @@ export interface EngineDeps {
   logger: Logger;
   /** Evaluates a precondition (default: for real, `evaluatePrecondition`); a rehearsal scripts it. */
   preconditions?: PreconditionEvaluator;
+  /** Opens a run attempt's verification (core/verify) in the write that moves it to verifying; absent: success is taken as reported. */
+  verify?: VerifyHooks;
 }
 
 export class EngineContext {
@@ -56,6 +59,7 @@ export class EngineContext {
   readonly logger: Logger;
   readonly checkPrecondition: PreconditionEvaluator;
   readonly budgets: BudgetGate | undefined;
+  readonly verify: VerifyHooks | undefined;
   /** Runs / backfills with asynchronous checks in flight. */
   readonly checkingRuns = new Set<string>();
   readonly checkingBackfills = new Set<number>();
@@ -79,6 +83,7 @@ export class EngineContext {
     this.logger = deps.logger;
     this.checkPrecondition = deps.preconditions ?? ((p, index, ctx) => evaluatePrecondition(p, index, ctx, { signals: deps.signals, hub: deps.hub }));
     this.budgets = deps.budgets;
+    this.verify = deps.verify;
   }
 
   now(): number {

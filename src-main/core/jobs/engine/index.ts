@@ -20,6 +20,10 @@ import { cancelRun, jobDisabled, killSwitchOn, runNow, wakeWaiting, type RunNowR
 import { approveHeld, holdForBudget, rejectHeld } from './decisions';
 import { EngineContext, type EngineDeps } from './context';
 import { EngineRunSink } from './run-sink';
+import { verified } from './outcomes';
+import { runPhase } from '../run-phase';
+import { specOf } from '../rows';
+import type { VerifyOnFail, VerifySpec } from '../../../common/verify';
 import { JobRunner } from './runner';
 
 export type { BudgetGate, EngineDeps, EngineHub } from './context';
@@ -124,6 +128,28 @@ export class JobEngine {
    */
   holdForBudget(runId: string, message: string): boolean {
     return holdForBudget(this.e, runId, message);
+  }
+
+  /**
+   * What a run attempt's checks need (PROTOCOL §13): its declaration and reported output, while
+   * the attempt is verifying; undefined otherwise.
+   */
+  verifyingRun(runId: string): { verify: VerifySpec; output: unknown; attempt: number; traceId: string | null } | undefined {
+    const run = this.e.repo.maybeRun(runId);
+    if (!run || runPhase(run) !== 'verifying') return undefined;
+    const job = this.e.repo.maybeJobRow(run.job_id);
+    const verify = job ? specOf(job).verify : undefined;
+    if (!verify) return undefined;
+    return { verify, output: run.output === null ? null : JSON.parse(run.output), attempt: run.attempt, traceId: run.trace_id };
+  }
+
+  /** Settles a verifying attempt (inside the verifier's write): success, or `onFail` with `error`. False when it is no longer verifying. */
+  verified(runId: string, attempt: number, passed: boolean, onFail: VerifyOnFail, error: string): boolean {
+    const run = this.e.repo.maybeRun(runId);
+    if (!run || runPhase(run) !== 'verifying' || run.attempt !== attempt) return false;
+    verified(this.e, run, passed, onFail, error);
+    this.runner.wake();
+    return true;
   }
 
   // ---- backfills (inside `write`) ----

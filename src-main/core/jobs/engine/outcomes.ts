@@ -13,6 +13,7 @@
  * 3. After a run reaches a final status (or frees its slot), the job's runs waiting on ordering or
  *    overlap are looked at again at once (`nudge`).
  */
+import { VERIFY_ACTOR } from '../../../common/attention';
 import { isoTime } from '../../../common/iso-time';
 import { retryDelayS, type JobSpec, type RunDisposition, type RunErrorClass } from '../../../common/job-schema';
 import type { MissedOutcome } from '../plan';
@@ -94,6 +95,25 @@ export function succeeded(e: EngineContext, run: RunRow, instanceId: string, out
   coversDone(e, next, instanceId);
   nudge(e, run.job_id, run.id);
   return next;
+}
+
+/**
+ * The agent reported success and the job declares checks (PROTOCOL §13): the attempt is verifying
+ * (no holder; the output kept) until core/verify settles it with `verified`.
+ */
+export function verifying(e: EngineContext, run: RunRow, instanceId: string, output: string | null): RunRow {
+  const next = e.repo.movePhase(run, 'verify', { disposition: 'verifying', instance_id: null, output, deadline: null, ...NO_OFFER, waiting_on: null }, instanceId, { attempt: run.attempt });
+  e.verify!.open(`run:${run.id}`, run.attempt, false, run.dispatched_at ?? e.now());
+  return next;
+}
+
+/** The checks of a verifying attempt ended: success, or the declaration's `onFail` with `error`. */
+export function verified(e: EngineContext, run: RunRow, passed: boolean, onFail: 'retry' | 'needs_human' | 'fail', error: string): RunRow {
+  if (passed) return succeeded(e, run, VERIFY_ACTOR, run.output);
+  if (onFail === 'retry') return attemptFailed(e, run, 'retryable', error, VERIFY_ACTOR);
+  if (onFail === 'needs_human') return held(e, run, 'needs_human', error, VERIFY_ACTOR);
+  const job = e.repo.maybeJobRow(run.job_id);
+  return finalFail(e, run, job ? specOf(job) : undefined, 'fatal', error, VERIFY_ACTOR);
 }
 
 /** The slot ran after all (a backfill succeeded, or the operator marked it done). */

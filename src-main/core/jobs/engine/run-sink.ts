@@ -18,11 +18,11 @@ import { ERROR_CLASSES, type AgentRequestOf } from '../../../common/protocol';
 import { writeOrAuditRefusal } from '../../audit/refusals';
 import type { RunSink } from '../../hub/ports';
 import { isWaiting, runPhase } from '../run-phase';
-import { toBackfill, toRun, type BackfillRow, type RunRow } from '../rows';
+import { specOf, toBackfill, toRun, type BackfillRow, type RunRow } from '../rows';
 import { auditBackfill } from './backfill-queue';
 import type { EngineContext } from './context';
 import { assertOfferedTo } from './offers';
-import { attemptFailed, backfillAttemptFailed, backfillSucceeded, held, NO_OFFER, started, succeeded } from './outcomes';
+import { attemptFailed, backfillAttemptFailed, backfillSucceeded, held, NO_OFFER, started, succeeded, verifying } from './outcomes';
 
 type RunRequest = AgentRequestOf<'run_started' | 'run_step' | 'run_result'>;
 
@@ -108,7 +108,9 @@ export class EngineRunSink implements RunSink {
       const output = req.output === undefined ? null : JSON.stringify(req.output);
       let next: RunRow;
       if (req.outcome === 'success') {
-        next = succeeded(e, run, instanceId, output);
+        // PROTOCOL §13: a job with checks is verifying until they pass (core/verify).
+        const job = e.verify ? e.repo.maybeJobRow(run.job_id) : undefined;
+        next = job && specOf(job).verify ? verifying(e, run, instanceId, output) : succeeded(e, run, instanceId, output);
       } else {
         const cls = req.errorClass ?? 'retryable';
         const msg = req.error ?? `the agent reported ${cls} failure`;
