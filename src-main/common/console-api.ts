@@ -27,6 +27,7 @@ import {
   type WebhookSecret,
   type WebhookTestResult,
 } from './attention';
+import { MODELS_OR_RESET, oneOfModelsOrReset, pricesFields, type PricesView } from './prices';
 import type { SchedulerConfig } from './config';
 import type { ErrorBody } from './errors';
 import {
@@ -395,6 +396,10 @@ export const consoleArgs = {
   'budgets.get': empty,
   /** Daily spend caps: a field left out keeps its cap, `null` removes it. */
   'budgets.put': budgetsInput.extend({ reason: reason.optional() }),
+  /** The price table tokens are priced with (PROTOCOL §14). */
+  'budgets.prices': empty,
+  /** Replaces the price table (`models`), or restores the shipped one (`reset: true`). */
+  'budgets.putPrices': pricesFields.extend({ reason: reason.optional() }).refine(oneOfModelsOrReset, { message: MODELS_OR_RESET }),
   'roles.pauses': empty,
   /** Pauses a whole role: its jobs start nothing new and its tasks are not handed out (optionally until a time, at most MAX_PAUSE_DAYS ahead). */
   'roles.pause': z.strictObject({ role: roleName, reason, until: instant.nullable().optional() }),
@@ -517,6 +522,8 @@ export interface ConsoleResults {
   'inbox.snooze': InboxItem;
   'budgets.get': BudgetsView;
   'budgets.put': BudgetsView;
+  'budgets.prices': PricesView;
+  'budgets.putPrices': PricesView;
   'roles.pauses': RolePause[];
   'roles.pause': RolePause;
   'roles.resume': RolePause;

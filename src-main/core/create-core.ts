@@ -39,6 +39,7 @@ import { GapDetector } from './time/gap-detector';
 import { createAttention, type Attention, type Inbox } from './inbox';
 import { Budgets } from './budgets/budgets';
 import { usageSpend } from './budgets/spend';
+import { PriceTable } from './budgets/prices';
 import type { WebhookOptions } from './notify/webhooks';
 import { ManagedAgents } from './managed';
 import type { StorageStatus } from '../common/model';
@@ -114,6 +115,7 @@ export interface Core {
   readonly inbox: Inbox;
   /** Daily spend caps (per role, global) and per-run caps, read from the usage ledger. */
   readonly budgets: Budgets;
+  readonly prices: PriceTable;
   /** Managed agents: definitions; their processes run once a shell attaches a spawner (server/managed). */
   readonly managed: ManagedAgents;
   /** The audit log's check at start (triggers, tail, head record outside the database) and what it found. */
@@ -204,7 +206,8 @@ export function createCore(opts: CoreOptions = {}): Core {
   budgets.holdRun = (runId, message) => jobs.holdForBudget(runId, message);
   budgets.holdTask = (taskId, note, detail) => locks.takeForBudgetTx(taskId, note, detail);
   const rehearsal = new Rehearsal({ calendar: (id) => jobs.listCalendars().find((c) => c.id === id), config, now: () => clock.now() });
-  const logs = createLogs({ ctx, committer, logger, jobs, nativeBinding: opts.nativeBinding, dbPath, dir: path.join(path.dirname(dbPath === ':memory:' ? path.join(dataDir, 'x') : dbPath), 'logs') }, opts.logs);
+  const prices = new PriceTable(ctx);
+  const logs = createLogs({ ctx, committer, logger, jobs, price: (model, t) => prices.price(model, t), nativeBinding: opts.nativeBinding, dbPath, dir: path.join(path.dirname(dbPath === ':memory:' ? path.join(dataDir, 'x') : dbPath), 'logs') }, opts.logs);
   hub.setLogSink(logs);
   // Each usage report is measured against the caps in its own transaction (a run past its cap stops
   // before anything sent behind the report; the next claim sees a daily cap it reached).
@@ -263,6 +266,7 @@ export function createCore(opts: CoreOptions = {}): Core {
     attention,
     inbox: attention.inbox,
     budgets,
+    prices,
     managed,
     integrity,
     storageStatus: () => store.status() ?? integrity.status(),

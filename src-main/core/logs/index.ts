@@ -9,7 +9,7 @@ import type { DiskReading } from './admission';
 import { inlineEngine, type LogEngine } from './engine';
 import { holderCheck } from './holders';
 import { LogStore } from './log-store';
-import { LogService, type LogServiceOptions } from './service';
+import { LogService, type LogServiceDeps, type LogServiceOptions } from './service';
 import { UsageLedger } from './usage-ledger';
 import { startWorkerEngine } from './worker-engine';
 
@@ -41,6 +41,8 @@ export interface LogsDeps {
   dir: string;
   /** The main database (its size is part of the free-space floor), or ':memory:'. */
   dbPath: string;
+  /** Prices tokens of a model (the price table, core/budgets/prices.ts). */
+  price?: LogServiceDeps['price'];
 }
 
 const fileBytes = (f: string) => fs.statSync(f, { throwIfNoEntry: false })?.size ?? 0;
@@ -101,6 +103,7 @@ export function createLogs(deps: LogsDeps, opts: LogsOptions = {}): LogService {
       describeRun: (id) => runDescriptions.get(id) ?? null,
       tokenOf: (id) => tokenOf.get(id)?.token_id ?? null,
       disk: opts.disk ?? (() => diskReading(dir, deps.dbPath)),
+      price: deps.price,
       hasStoredLogs: () => fs.existsSync(dir) && fs.readdirSync(dir).some((f) => f.startsWith('seg-')),
     },
     opts,

@@ -36,6 +36,8 @@ export function createAttentionHandlers(core: Core, actor: string): AttentionHan
     'inbox.snooze': (a) => inbox.snooze(a.id, { until: a.until, ...note(a.note), actor }),
     'budgets.get': () => core.budgets.view(),
     'budgets.put': (a) => core.budgets.put({ ...a, actor }),
+    'budgets.prices': () => core.prices.view(),
+    'budgets.putPrices': (a) => core.prices.put({ ...a, actor }),
     'roles.pauses': () => pauses.rolePauses(),
     'roles.pause': (a) => pauses.pauseRole(a.role, { reason: a.reason, actor, ...(a.until !== undefined ? { until: a.until } : {}) }),
     'roles.resume': (a) => pauses.resumeRole(a.role, { actor, ...(a.reason ? { reason: a.reason } : {}) }),

@@ -1,0 +1,87 @@
+/**
+ * Spend while it happens (PROTOCOL §14), through real agent frames on a manual clock: the price
+ * table, usage priced from tokens, the final report replacing the estimate exactly once, and a
+ * per-attempt cap stopping the work on the estimate.
+ */
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_PRICES, priceFor } from '../../common/prices';
+import { OPERATOR as op, startJobsHarness } from '../jobs/jobs.testkit';
+import { TestAgent } from '../testing/ws-agent.testkit';
+
+async function devAgent(h: Awaited<ReturnType<typeof startJobsHarness>>): Promise<TestAgent> {
+  const token = h.core.tokens.create({ name: 'dev', role: 'dev', actor: 'test' }).token;
+  return TestAgent.hello(h.url, token, 'dev', 'dev-1');
+}
+
+describe('the price table', () => {
+  it('ships dated defaults; an exact id wins over the longest prefix; edits replace the table, audited; bad input changes nothing; reset', async () => {
+    const h = await startJobsHarness({ start: '2026-11-30T08:00:00.000Z' });
+    const v = h.core.prices.view();
+    expect(v).toMatchObject({ source: 'defaults', defaultsTakenOn: expect.stringMatching(/^\d{4}-\d\d-\d\d$/) });
+    expect(priceFor(DEFAULT_PRICES, 'claude-opus-4-5-20251101')).toEqual(DEFAULT_PRICES['claude-opus-4-5*']);
+    expect(priceFor(DEFAULT_PRICES, 'claude-opus-4-1-20250805')).toEqual(DEFAULT_PRICES['claude-opus-4*']);
+    expect(priceFor(DEFAULT_PRICES, 'gpt-5-mini-2025-08-07')).toEqual(DEFAULT_PRICES['gpt-5-mini*']);
+    expect(priceFor(DEFAULT_PRICES, 'llama-3')).toBeUndefined();
+    for (const bad of [{}, { models: { 'bad id!': { inputPerMTok: 1, outputPerMTok: 1 } } }, { models: { m: { inputPerMTok: -1, outputPerMTok: 1 } } }, { models: {}, reset: true }]) {
+      expect(() => h.core.prices.put({ ...bad, ...op })).toThrow(expect.objectContaining({ code: 'bad_request' }));
+    }
+    expect(h.audit('prices.update')).toEqual([]);
+    const edited = h.core.prices.put({ models: { 'my-model': { inputPerMTok: 2, outputPerMTok: 4 }, 'my-*': { inputPerMTok: 100, outputPerMTok: 100 } }, reason: 'negotiated', ...op });
+    expect(edited).toMatchObject({ source: 'edited', updatedAt: '2026-11-30T08:00:00.000Z' });
+    expect(h.core.prices.price('my-model', { inputTokens: 1_000_000, outputTokens: 500_000 })).toBe(4);
+    expect(h.core.prices.price('my-other', { inputTokens: 1000 })).toBe(0.1);
+    expect(h.core.prices.price('claude-sonnet-4-5', { inputTokens: 1 })).toBeUndefined();
+    expect(h.core.prices.put({ reset: true, ...op }).source).toBe('defaults');
+    expect(h.audit('prices.update').map((e) => [e.detail.reason ?? null, e.detail.to === 'defaults'])).toEqual([['negotiated', false], [null, true]]);
+  });
+});
+
+describe('usage priced by Gaffer', () => {
+  it('tokens and a model without a cost are priced from the table (cache reads and writes at their rates); a cost given is kept', async () => {
+    const h = await startJobsHarness({ start: '2026-11-30T08:00:00.000Z' });
+    const a = await devAgent(h);
+    const task = h.core.tasks.create({ title: 'priced', role: 'dev' }, { actor: 'test' }).task;
+    const { result: c } = await a.request('claim', {});
+    const at = { taskId: task.id, fence: c.lock.fence };
+    // claude-sonnet-4*: $3 in, $15 out, $0.30 cache read, $3.75 cache write per million.
+    const r = await a.request('usage', { ...at, model: 'claude-sonnet-4-5-20250929', inputTokens: 1_000_000, cacheReadTokens: 500_000, cacheWriteTokens: 100_000, outputTokens: 10_000, estimated: true });
+    expect(r.result.usage.costUsd).toBeCloseTo(0.4 * 3 + 0.5 * 0.3 + 0.1 * 3.75 + 0.01 * 15, 9);
+    const own = await a.request('usage', { ...at, model: 'claude-sonnet-4-5', inputTokens: 10, costUsd: 1 });
+    expect(own.result.usage.costUsd).toBeCloseTo(2.875, 9);
+    const unknown = await a.request('usage', { ...at, model: 'home-made-llm', inputTokens: 10 });
+    expect(unknown.result.usage).toMatchObject({ inputTokens: 1_000_020, costUsd: expect.closeTo(2.875, 9) });
+    a.close();
+  });
+
+  it('the final report replaces the running estimate, exactly once; the daily cap counts the final figure', async () => {
+    const h = await startJobsHarness({ start: '2026-11-30T08:00:00.000Z' });
+    h.core.budgets.put({ perRoleDailyUsd: { dev: 100 }, timezone: 'UTC', ...op });
+    const a = await devAgent(h);
+    const task = h.core.tasks.create({ title: 'final', role: 'dev' }, { actor: 'test' }).task;
+    const { result: c } = await a.request('claim', {});
+    const at = { taskId: task.id, fence: c.lock.fence };
+    await a.request('usage', { ...at, model: 'claude-sonnet-4-5', inputTokens: 100_000, outputTokens: 1000, estimated: true });
+    await a.request('usage', { ...at, model: 'claude-sonnet-4-5', inputTokens: 100_000, outputTokens: 1000, estimated: true });
+    expect(h.core.logs.usageOf(`task:${task.id}`)).toEqual({ inputTokens: 200_000, outputTokens: 2000, costUsd: expect.closeTo(0.63, 9) });
+    const fin = { ...at, model: 'claude-sonnet-4-5', inputTokens: 190_000, outputTokens: 2100, costUsd: 0.5, final: true };
+    expect((await a.request('usage', fin)).result.usage).toEqual({ inputTokens: 190_000, outputTokens: 2100, costUsd: 0.5 });
+    expect((await a.request('usage', fin)).result.usage).toEqual({ inputTokens: 190_000, outputTokens: 2100, costUsd: 0.5 }); // sent again: nothing added
+    expect(h.core.budgets.view().caps).toEqual([expect.objectContaining({ role: 'dev', spentUsd: 0.5 })]);
+    expect(h.core.logs.usageSummary('role', Date.parse('2026-11-30T00:00:00Z'), Date.parse('2026-12-01T00:00:00Z'))).toEqual([expect.objectContaining({ key: 'dev', costUsd: 0.5, inputTokens: 190_000 })]);
+    a.close();
+  });
+
+  it('a per-attempt cap stops the task on the priced estimate, before any final cost', async () => {
+    const h = await startJobsHarness({ start: '2026-11-30T08:00:00.000Z' });
+    const a = await devAgent(h);
+    const task = h.core.tasks.create({ title: 'capped', role: 'dev', budget: { maxCostUsdPerRun: 0.5 } }, { actor: 'test' }).task;
+    const { result: c } = await a.request('claim', {});
+    const at = { taskId: task.id, fence: c.lock.fence };
+    await a.request('usage', { ...at, model: 'claude-sonnet-4-5', inputTokens: 100_000, outputTokens: 1000, estimated: true }); // $0.315
+    expect(a.pushes.filter((p) => p.type === 'lock_lost')).toEqual([]);
+    await a.request('usage', { ...at, model: 'claude-sonnet-4-5', inputTokens: 100_000, outputTokens: 1000, estimated: true }); // $0.63
+    expect(await a.nextPush('lock_lost')).toEqual({ type: 'lock_lost', taskId: task.id, fence: c.lock.fence, reason: 'budget' });
+    expect(h.core.tasks.get(task.id)).toMatchObject({ status: 'blocked', note: expect.stringContaining('$0.63 spent, over its cap of $0.50') });
+    a.close();
+  });
+});
