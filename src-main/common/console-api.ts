@@ -95,6 +95,7 @@ import {
   checkBulkShape,
   countTasksInput,
   jsonValue,
+  perAttemptBudget,
   listSignalsInput,
   listTasksInput,
   reason,
@@ -307,7 +308,7 @@ export const consoleArgs = {
   'tasks.cancel': z.strictObject({ taskId, reason }),
   /** With `payload`: "retry with changes" (the payload is replaced in the same step). */
   'tasks.retry': z.strictObject({ taskId, reason, payload: jsonValue.optional() }),
-  'tasks.unblock': z.strictObject({ taskId, reason, payload: jsonValue.optional() }),
+  'tasks.unblock': z.strictObject({ taskId, reason, payload: jsonValue.optional(), budget: perAttemptBudget.optional() }),
   'tasks.forceRelease': z.strictObject({ taskId, reason }),
   /** Replaces the payload of a task nobody holds and that is not finished. */
   'tasks.editPayload': z.strictObject({ taskId, payload: jsonValue, reason }),
@@ -367,7 +368,7 @@ export const consoleArgs = {
   'runs.list': listRunsInput,
   'runs.get': z.strictObject({ id: z.string().min(1).max(100) }),
   /** A held run is dispatched again; its trigger carries the approval (with the note). */
-  'runs.approve': z.strictObject({ id: z.string().min(1).max(100), note: reason }),
+  'runs.approve': z.strictObject({ id: z.string().min(1).max(100), note: reason, budget: perAttemptBudget.optional() }),
   /** A held run stays failed, disposition `rejected`. */
   'runs.reject': z.strictObject({ id: z.string().min(1).max(100), note: reason }),
   /** A failed run's slot runs again now, as a new attempt of the same run. */

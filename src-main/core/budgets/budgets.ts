@@ -24,7 +24,8 @@
  *    transaction: a `run_result` (or `report`, invariant 7) sent behind it, even in the same write
  *    and so in the same group commit, finds the attempt taken away and is refused `not_holder`,
  *    exactly as it would be a round trip later (PROTOCOL §8: past its cap the work is held for the
- *    operator, never counted as done).
+ *    operator, never counted as done). The cap is the run's own when the operator approved it with
+ *    one (`runs.budget`, PROTOCOL §14), else its job's.
  * 7. The same for a task created with a `budget`: the holder's lock is taken away (`lock_lost`,
  *    reason `budget`), the task is blocked with the spend in its note, and the attempt is marked
  *    stopped in `task_budgets` (so the blocked task is this budget item, not a needs-human one).
@@ -110,13 +111,13 @@ export class Budgets {
     this.row = settingsRow(ctx.db, KEY);
     this.q = {
       capped: ctx.db.prepare<[], { id: string; attempt: number; job_id: string; job_name: string; slot: string; budget: string }>(
-        `SELECT r.id, r.attempt, r.job_id, r.job_name, r.slot, json_extract(j.spec, '$.budget') AS budget FROM runs r JOIN jobs j ON j.id = r.job_id
-         WHERE json_extract(j.spec, '$.budget') IS NOT NULL
+        `SELECT r.id, r.attempt, r.job_id, r.job_name, r.slot, COALESCE(r.budget, json_extract(j.spec, '$.budget')) AS budget FROM runs r JOIN jobs j ON j.id = r.job_id
+         WHERE COALESCE(r.budget, json_extract(j.spec, '$.budget')) IS NOT NULL
            AND (r.status = 'running' OR r.id IN (SELECT run_id FROM backfills WHERE status = 'dispatched' AND instance_id IS NOT NULL))`,
       ),
       cappedRun: ctx.db.prepare<[string], { id: string; attempt: number; job_id: string; job_name: string; slot: string; budget: string }>(
-        `SELECT r.id, r.attempt, r.job_id, r.job_name, r.slot, json_extract(j.spec, '$.budget') AS budget FROM runs r JOIN jobs j ON j.id = r.job_id
-         WHERE r.id = ? AND json_extract(j.spec, '$.budget') IS NOT NULL
+        `SELECT r.id, r.attempt, r.job_id, r.job_name, r.slot, COALESCE(r.budget, json_extract(j.spec, '$.budget')) AS budget FROM runs r JOIN jobs j ON j.id = r.job_id
+         WHERE r.id = ? AND COALESCE(r.budget, json_extract(j.spec, '$.budget')) IS NOT NULL
            AND (r.status = 'running' OR r.id IN (SELECT run_id FROM backfills WHERE status = 'dispatched' AND instance_id IS NOT NULL))`,
       ),
       cappedTasks: ctx.db.prepare<[number | null, number | null], CappedTaskRow>(

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_PRICES, priceFor } from '../../common/prices';
-import { OPERATOR as op, startJobsHarness } from '../jobs/jobs.testkit';
+import { hang, OPERATOR as op, startJobsHarness, until } from '../jobs/jobs.testkit';
 import { TestAgent } from '../testing/ws-agent.testkit';
 
 async function devAgent(h: Awaited<ReturnType<typeof startJobsHarness>>): Promise<TestAgent> {
@@ -82,6 +82,48 @@ describe('usage priced by Gaffer', () => {
     await a.request('usage', { ...at, model: 'claude-sonnet-4-5', inputTokens: 100_000, outputTokens: 1000, estimated: true }); // $0.63
     expect(await a.nextPush('lock_lost')).toEqual({ type: 'lock_lost', taskId: task.id, fence: c.lock.fence, reason: 'budget' });
     expect(h.core.tasks.get(task.id)).toMatchObject({ status: 'blocked', note: expect.stringContaining('$0.63 spent, over its cap of $0.50') });
+    a.close();
+  });
+});
+
+describe('approve or unblock with a new cap', () => {
+  it('a run held for its cap, approved with a higher one, runs under the new cap, not the job’s; bad caps change nothing', async () => {
+    const h = await startJobsHarness({ start: '2026-11-30T00:00:30.000Z' });
+    const agent = await h.agent('ops', hang);
+    const jobId = h.createJob({ name: 'agentic', role: 'ops', schedule: { everyS: 900, timezone: 'UTC' }, budget: { maxCostUsdPerRun: 0.02 } });
+    await h.advanceTo('2026-11-30T00:15:10.000Z');
+    const run = await until(() => h.runs(jobId).find((r) => r.status === 'running'), 'running');
+    await agent.a.request('usage', { runId: run.id, costUsd: 0.1 });
+    expect(await agent.a.nextPush('run_cancelled')).toMatchObject({ runId: run.id, reason: 'budget' });
+    for (const bad of [{ maxCostUsdPerRun: -1 }, { maxTokensPerRun: 1.5 }, { other: 1 }]) {
+      expect(() => h.core.jobs.approvals.approve(run.id, { note: 'more', budget: bad, ...op })).toThrow(expect.objectContaining({ code: 'bad_request' }));
+    }
+    expect(h.core.jobs.getRun(run.id).run.held).toBe(true); // nothing changed
+    h.core.jobs.approvals.approve(run.id, { note: 'worth a dollar', budget: { maxCostUsdPerRun: 1 }, ...op });
+    await until(() => agent.triggers.length === 2, 'dispatched again');
+    await h.settle();
+    await agent.a.request('usage', { runId: run.id, costUsd: 0.5 }); // over the job's $0.02, within the new $1
+    await h.settle();
+    expect(agent.a.pushes.filter((p) => p.type === 'run_cancelled')).toHaveLength(1);
+    await agent.a.request('usage', { runId: run.id, costUsd: 0.6 });
+    await until(() => agent.a.pushes.filter((p) => p.type === 'run_cancelled').length === 2, 'stopped at the new cap');
+    expect(h.audit('run.budget')).toEqual([expect.objectContaining({ subject: `run:${run.id}`, detail: expect.objectContaining({ budget: { maxCostUsdPerRun: 1 } }) })]);
+  });
+
+  it('a task blocked by its cap, unblocked with a new cap, is measured against the new one', async () => {
+    const h = await startJobsHarness({ start: '2026-11-30T08:00:00.000Z' });
+    const a = await devAgent(h);
+    const task = h.core.tasks.create({ title: 'capped', role: 'dev', budget: { maxCostUsdPerRun: 0.02 } }, { actor: 'test' }).task;
+    let c = (await a.request('claim', {})).result;
+    await a.request('usage', { taskId: task.id, fence: c.lock.fence, costUsd: 0.1 });
+    await a.nextPush('lock_lost');
+    expect(() => h.core.tasks.unblock({ taskId: task.id, reason: 'more', budget: { maxCostUsdPerRun: 0 }, ...op })).toThrow(expect.objectContaining({ code: 'bad_request' }));
+    h.core.tasks.unblock({ taskId: task.id, reason: 'worth a dollar', budget: { maxCostUsdPerRun: 1 }, ...op });
+    c = (await a.request('claim', {})).result;
+    expect(c.task).toMatchObject({ id: task.id, attempt: 2 });
+    await a.request('usage', { taskId: task.id, fence: c.lock.fence, costUsd: 0.5 });
+    expect((await a.request('report', { taskId: task.id, fence: c.lock.fence, status: 'done' })).ok).toBe(true);
+    expect(h.audit('task.budget')).toEqual([expect.objectContaining({ subject: `task:${task.id}` })]);
     a.close();
   });
 });

@@ -8,7 +8,7 @@
  */
 import { z } from 'zod';
 import { budgetsInput, DELIVERY_STATUSES, INBOX_KINDS, INBOX_STATES, inboxAckInput, inboxAckManyInput, inboxSnoozeInput, notificationsInput, notificationsTestInput, webhookId } from '../../common/attention';
-import { reason, roleName } from '../../common/schemas';
+import { perAttemptBudget, reason, roleName } from '../../common/schemas';
 import { pauseUntil } from '../../common/job-schema';
 import type { Core } from '../../core/create-core';
 import { defineRoute } from './define-route';
@@ -23,6 +23,8 @@ const listQuery = z.strictObject({
 });
 const deliveriesQuery = z.strictObject({ status: z.enum(DELIVERY_STATUSES).optional(), webhookId: webhookId.optional(), limit: intParam(1, 500).optional(), after: idParam.optional() });
 const decisionBody = z.strictObject({ note: reason });
+/** PROTOCOL §14: approving may set the run's spend cap from its next attempt on. */
+const approvalBody = decisionBody.extend({ budget: perAttemptBudget.optional() });
 const runIdParam = z.string().min(1).max(100);
 const notificationsBody = notificationsInput.extend({ reason: reason.optional() });
 const rolePauseBody = z.strictObject({ reason, until: pauseUntil });
@@ -45,11 +47,11 @@ export function attentionRoutes(core: Core): Route[] {
             : 'Reject a held run: it stays failed, with disposition `rejected`.',
         params: { id: runIdParam },
         query: emptyQuery,
-        body: decisionBody,
+        body: decision === 'approve' ? approvalBody : decisionBody,
         responses: { 200: '`{run}`' },
-        handle({ params: { id }, body: { note } }, c) {
+        handle({ params: { id }, body }, c) {
           const approvals = core.jobs.approvals;
-          return ok({ run: decision === 'approve' ? approvals.approve(id, { note, actor: c.actor }) : approvals.reject(id, { note, actor: c.actor }) });
+          return ok({ run: decision === 'approve' ? approvals.approve(id, { ...body, actor: c.actor }) : approvals.reject(id, { note: body.note, actor: c.actor }) });
         },
       }),
     ),

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { GafferError } from '../../common/errors';
 import { taskSubject } from '../../common/logs';
 import { BULK_TASK_ACTIONS, TASK_STATUSES, type Task } from '../../common/model';
-import { bulkTaskShape, checkBulkShape, createTaskInput, idempotencyKey, jsonValue, reason, roleName, taskSearchText } from '../../common/schemas';
+import { bulkTaskShape, checkBulkShape, createTaskInput, idempotencyKey, jsonValue, perAttemptBudget, reason, roleName, taskSearchText } from '../../common/schemas';
 import { parseOrThrow } from '../../common/validate';
 import type { Core } from '../../core/create-core';
 import { OPERATOR_CALLER } from '../../core/tasks/idempotency';
@@ -23,7 +23,7 @@ const listQuery = z.strictObject({
 });
 
 /** Retry and unblock may replace the payload in the same step. */
-const backToBacklogBody = z.strictObject({ reason, payload: jsonValue.optional() });
+const backToBacklogBody = z.strictObject({ reason, payload: jsonValue.optional(), budget: perAttemptBudget.optional() });
 const payloadBody = z.strictObject({ payload: jsonValue, reason });
 const bulkBody = z.strictObject(bulkTaskShape).superRefine(checkBulkShape);
 const countQuery = z.strictObject({
