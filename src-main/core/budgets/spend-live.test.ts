@@ -127,3 +127,45 @@ describe('approve or unblock with a new cap', () => {
     a.close();
   });
 });
+
+describe('spend windows', () => {
+  it('a 5-hour token window for a role: reached, explained with the time it frees, no claim and no dispatch; freed as time passes; one quota item, resolved', async () => {
+    const h = await startJobsHarness({ start: '2026-11-30T09:00:00.000Z' });
+    for (const bad of [{ windows: [{ scope: 'role', hours: 5, maxTokens: 1 }] }, { windows: [{ scope: 'global', hours: 5 }] }, { windows: [{ scope: 'global', hours: 0, maxTokens: 1 }] }]) {
+      expect(() => h.core.budgets.put({ ...bad, ...op })).toThrow(expect.objectContaining({ code: 'bad_request' }));
+    }
+    h.core.budgets.put({ timezone: 'UTC', windows: [{ scope: 'role', role: 'dev', hours: 5, maxTokens: 2_000_000 }, { scope: 'global', hours: 168, maxCostUsd: 1000 }], ...op });
+    const a = await devAgent(h);
+    const first = h.core.tasks.create({ title: 'one', role: 'dev' }, { actor: 'test' }).task;
+    h.core.tasks.create({ title: 'two', role: 'dev' }, { actor: 'test' });
+    const c = (await a.request('claim', {})).result;
+    expect(c.task.id).toBe(first.id);
+    const at = { taskId: first.id, fence: c.lock.fence };
+    await a.request('usage', { ...at, inputTokens: 1_000_000 });
+    await h.advance(3600_000); // 10:00
+    await a.request('usage', { ...at, inputTokens: 900_000 });
+    expect(h.core.budgets.roleBlocked('dev')).toBe(false);
+    await h.advance(1800_000); // 10:30
+    await a.request('usage', { ...at, inputTokens: 200_000 });
+    expect((await a.request('report', { ...at, status: 'done' })).ok).toBe(true);
+    expect((await a.request('claim', {})).result).toEqual({ task: null });
+    const v = h.core.budgets.verdict('dev', h.clock.now());
+    expect(v).toMatchObject({ ok: false, reason: 'the 5-hour window for role dev is used up: 2.1M of 2M tokens; frees at 14:00' });
+    expect(h.core.budgets.verdict('ops', h.clock.now()).ok).toBe(true);
+    expect(h.core.budgets.view().windows).toEqual([
+      expect.objectContaining({ role: 'dev', tokens: 2_100_000, reached: true, freesAt: '2026-11-30T14:00:00.000Z' }),
+      expect.objectContaining({ scope: 'global', reached: false, freesAt: null }),
+    ]);
+    await h.settle();
+    expect(h.core.inbox.list({ kind: 'quota' }).items).toEqual([expect.objectContaining({ subject: 'window:role:dev:5h', title: 'The 5-hour window for role dev is used up', state: 'open' })]);
+
+    await h.advance(3.5 * 3600_000 - 1000); // 13:59:59: still used up
+    expect(h.core.budgets.roleBlocked('dev')).toBe(true);
+    await h.advance(2000); // 14:00:01: the 09:00 spend left the window
+    expect(h.core.budgets.roleBlocked('dev')).toBe(false);
+    expect((await a.request('claim', {})).result.task).toMatchObject({ title: 'two' });
+    h.core.budgets.raiseReached(); // the inbox sweep
+    expect(h.core.inbox.list({ kind: 'quota', state: 'all' }).items).toEqual([expect.objectContaining({ state: 'resolved' })]);
+    a.close();
+  });
+});
