@@ -40,6 +40,7 @@ import { createAttention, type Attention, type Inbox } from './inbox';
 import { Budgets } from './budgets/budgets';
 import { usageSpend } from './budgets/spend';
 import { PriceTable } from './budgets/prices';
+import { LoopBreaker } from './budgets/loop-breaker';
 import type { WebhookOptions } from './notify/webhooks';
 import { ManagedAgents } from './managed';
 import type { StorageStatus } from '../common/model';
@@ -228,6 +229,9 @@ export function createCore(opts: CoreOptions = {}): Core {
     { name: 'per-task spend caps', run: () => void budgets.enforceTaskCaps() },
   );
   // A paused role, or a reached daily spend cap, hands out no task (P2: "no task").
+  // The same error attempt after attempt stops the retries (PROTOCOL §14), in the report's transaction.
+  const breaker = new LoopBreaker(ctx, attention.inbox);
+  locks.breaker = (task, status, note) => breaker.taskReported(task, status, note);
   locks.gate = (role) => jobs.pauses.roleClosed(role) !== null || budgets.roleBlocked(role);
   // A decision on a held run acknowledges the inbox items about it, in the decision's transaction.
   jobs.approvals.listener = { decided: (subject, actor, note, decision) => void attention.inbox.resolveSubject(subject, actor, note, decision) };

@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_PRICES, priceFor } from '../../common/prices';
+import { normaliseError } from './loop-breaker';
 import { hang, OPERATOR as op, startJobsHarness, until } from '../jobs/jobs.testkit';
 import { TestAgent } from '../testing/ws-agent.testkit';
 
@@ -166,6 +167,32 @@ describe('spend windows', () => {
     expect((await a.request('claim', {})).result.task).toMatchObject({ title: 'two' });
     h.core.budgets.raiseReached(); // the inbox sweep
     expect(h.core.inbox.list({ kind: 'quota', state: 'all' }).items).toEqual([expect.objectContaining({ state: 'resolved' })]);
+    a.close();
+  });
+});
+
+describe('the loop breaker', () => {
+  it('masks digits, ids and times when comparing errors', () => {
+    expect(normaliseError('Rate limit: retry in 31 s (request req_8f3a9c2d1e, 2026-11-30T09:00:01Z)')).toBe(normaliseError('rate limit:  retry in 12 s (request req_77aa01bc9f, 2026-12-01T10:11:12.345Z)'));
+    expect(normaliseError('Rate limit')).not.toBe(normaliseError('Out of disk'));
+  });
+
+  it('a task: the same error three attempts in a row is blocked with a loop_breaker item; three different errors keep retrying', async () => {
+    const h = await startJobsHarness({ start: '2026-11-30T08:00:00.000Z' });
+    const a = await devAgent(h);
+    const same = h.core.tasks.create({ title: 'flaky', role: 'dev', priority: 2 }, { actor: 'test' }).task;
+    const varied = h.core.tasks.create({ title: 'varied', role: 'dev', priority: 1 }, { actor: 'test' }).task;
+    const attempt = async (id: number, note: string) => {
+      const c = (await a.request('claim', {})).result;
+      expect(c.task.id).toBe(id);
+      return (await a.request('report', { taskId: id, fence: c.lock.fence, status: 'backlog', note })).result.task;
+    };
+    expect((await attempt(same.id, 'API Error: 429 rate limited, retry in 31 s')).status).toBe('backlog');
+    expect((await attempt(same.id, 'API Error: 429 rate limited, retry in 7 s')).status).toBe('backlog');
+    const third = await attempt(same.id, 'API Error: 429 rate limited, retry in 55 s');
+    expect(third).toMatchObject({ status: 'blocked', note: expect.stringMatching(/^loop breaker: .*retry in 55 s$/) });
+    for (const note of ['out of disk', 'git push rejected', 'tests failed: 3']) expect((await attempt(varied.id, note)).status).toBe('backlog');
+    expect(h.core.inbox.list({ kind: 'loop_breaker' }).items).toEqual([expect.objectContaining({ subject: `task:${same.id}`, title: 'Task flaky failed 3 times in a row with the same error' })]);
     a.close();
   });
 });
