@@ -27,7 +27,7 @@ import {
   type WebhookSecret,
   type WebhookTestResult,
 } from './attention';
-import { MODELS_OR_RESET, oneOfModelsOrReset, pricesFields, type PricesView } from './prices';
+import { MODELS_OR_RESET, oneOfModelsOrReset, pricesFields, type JobForecast, type PricesView, type UsageForecastRow } from './prices';
 import type { SchedulerConfig } from './config';
 import type { ErrorBody } from './errors';
 import {
@@ -399,6 +399,10 @@ export const consoleArgs = {
   'budgets.put': budgetsInput.extend({ reason: reason.optional() }),
   /** The price table tokens are priced with (PROTOCOL §14). */
   'budgets.prices': empty,
+  /** A job's forecast (PROTOCOL §14): cost per run times the runs of the next 24 h and 30 days. */
+  'budgets.jobForecast': z.strictObject({ jobId: z.string().min(1).max(200) }),
+  /** Every enabled job's forecast, per role or per job. */
+  'budgets.forecast': z.strictObject({ by: z.enum(['role', 'job']).optional() }),
   /** Replaces the price table (`models`), or restores the shipped one (`reset: true`). */
   'budgets.putPrices': pricesFields.extend({ reason: reason.optional() }).refine(oneOfModelsOrReset, { message: MODELS_OR_RESET }),
   'roles.pauses': empty,
@@ -524,6 +528,8 @@ export interface ConsoleResults {
   'budgets.get': BudgetsView;
   'budgets.put': BudgetsView;
   'budgets.prices': PricesView;
+  'budgets.jobForecast': JobForecast;
+  'budgets.forecast': { items: UsageForecastRow[] };
   'budgets.putPrices': PricesView;
   'roles.pauses': RolePause[];
   'roles.pause': RolePause;

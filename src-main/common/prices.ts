@@ -101,3 +101,21 @@ export const DEFAULT_PRICES: Record<string, ModelPrice> = {
   'gemini-2.5-flash*': { inputPerMTok: 0.3, outputPerMTok: 2.5, cacheReadPerMTok: 0.03 },
   'gemini-2.5-flash-lite*': { inputPerMTok: 0.1, outputPerMTok: 0.4, cacheReadPerMTok: 0.01 },
 };
+
+/** A job's forecast (PROTOCOL §14, `GET /jobs/{id}/forecast`; core/budgets/forecast.ts). */
+export interface JobForecast {
+  jobId: string;
+  job: string;
+  role: string;
+  perRun: { runs: number; p50CostUsd: number; p90CostUsd: number };
+  next24h: { runs: number; costUsd: number };
+  next30d: { runs: number; costUsd: number };
+  /** True when the 30-day count was extrapolated (invariant 1). */
+  extrapolated: boolean;
+}
+
+export interface UsageForecastRow {
+  key: string;
+  next24h: { runs: number; costUsd: number };
+  next30d: { runs: number; costUsd: number };
+}

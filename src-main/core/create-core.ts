@@ -41,6 +41,7 @@ import { Budgets } from './budgets/budgets';
 import { usageSpend } from './budgets/spend';
 import { PriceTable } from './budgets/prices';
 import { LoopBreaker } from './budgets/loop-breaker';
+import { Forecasts } from './budgets/forecast';
 import type { WebhookOptions } from './notify/webhooks';
 import { ManagedAgents } from './managed';
 import type { StorageStatus } from '../common/model';
@@ -117,6 +118,7 @@ export interface Core {
   /** Daily spend caps (per role, global) and per-run caps, read from the usage ledger. */
   readonly budgets: Budgets;
   readonly prices: PriceTable;
+  readonly forecasts: Forecasts;
   /** Managed agents: definitions; their processes run once a shell attaches a spawner (server/managed). */
   readonly managed: ManagedAgents;
   /** The audit log's check at start (triggers, tail, head record outside the database) and what it found. */
@@ -208,6 +210,19 @@ export function createCore(opts: CoreOptions = {}): Core {
   budgets.holdTask = (taskId, note, detail) => locks.takeForBudgetTx(taskId, note, detail);
   const rehearsal = new Rehearsal({ calendar: (id) => jobs.listCalendars().find((c) => c.id === id), config, now: () => clock.now() });
   const prices = new PriceTable(ctx);
+  const forecasts = new Forecasts(db, {
+    now: () => clock.now(),
+    job: (id) => jobs.get(id),
+    jobs: () => {
+      const out = [];
+      for (let page = jobs.list({ limit: 500 }); ; ) {
+        out.push(...page.items.map((s) => jobs.get(s.id)));
+        if (page.next === null || page.items.length === 0) return out;
+        page = jobs.list({ limit: 500, after: page.next });
+      }
+    },
+    planOf: (job) => jobs.planOfSpec(job),
+  });
   const logs = createLogs({ ctx, committer, logger, jobs, price: (model, t) => prices.price(model, t), nativeBinding: opts.nativeBinding, dbPath, dir: path.join(path.dirname(dbPath === ':memory:' ? path.join(dataDir, 'x') : dbPath), 'logs') }, opts.logs);
   hub.setLogSink(logs);
   // Each usage report is measured against the caps in its own transaction (a run past its cap stops
@@ -271,6 +286,7 @@ export function createCore(opts: CoreOptions = {}): Core {
     inbox: attention.inbox,
     budgets,
     prices,
+    forecasts,
     managed,
     integrity,
     storageStatus: () => store.status() ?? integrity.status(),

@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_PRICES, priceFor } from '../../common/prices';
+import { UsageLedger } from '../logs/usage-ledger';
 import { normaliseError } from './loop-breaker';
 import { hang, OPERATOR as op, startJobsHarness, until } from '../jobs/jobs.testkit';
 import { TestAgent } from '../testing/ws-agent.testkit';
@@ -194,5 +195,21 @@ describe('the loop breaker', () => {
     for (const note of ['out of disk', 'git push rejected', 'tests failed: 3']) expect((await attempt(varied.id, note)).status).toBe('backlog');
     expect(h.core.inbox.list({ kind: 'loop_breaker' }).items).toEqual([expect.objectContaining({ subject: `task:${same.id}`, title: 'Task flaky failed 3 times in a row with the same error' })]);
     a.close();
+  });
+});
+
+describe('the forecast', () => {
+  it('a weekday job with a holiday calendar: p50/p90 of its recent runs times the runs of the next 24 h and 30 days', async () => {
+    const h = await startJobsHarness({ start: '2026-11-30T12:00:00.000Z' }); // a Monday
+    h.core.jobs.createCalendar({ id: 'work', name: 'Work', timezone: 'UTC', workdays: [1, 2, 3, 4, 5], holidays: ['2026-12-24', '2026-12-25', '2026-12-31'], extraWorkdays: [] }, { actor: 'test' });
+    const jobId = h.createJob({ name: 'report', role: 'dev', schedule: { cron: '0 9 * * *', timezone: 'UTC' }, calendar: 'work', calendarPolicy: 'skip' });
+    const ledger = new UsageLedger(h.core.db);
+    h.core.store.write(() => {
+      for (let i = 1; i <= 10; i++) ledger.add({ subject: `run:r${i}`, attempt: 1, role: 'dev', jobId, instanceId: 'inst', costUsd: i / 10, at: h.clock.now() - (20 - i) * 3600_000 });
+    });
+    // Dec 1–30: 22 weekdays, less Christmas Eve and Christmas Day; the next 24 h: Dec 1 09:00.
+    expect(h.core.forecasts.job(jobId)).toMatchObject({ perRun: { runs: 10, p50CostUsd: 0.5, p90CostUsd: 0.9 }, next24h: { runs: 1, costUsd: 0.5 }, next30d: { runs: 20, costUsd: 10 }, extrapolated: false });
+    h.createJob({ name: 'never-ran', role: 'dev', schedule: { everyS: 3600, timezone: 'UTC' } });
+    expect(h.core.forecasts.usage('role').items).toEqual([{ key: 'dev', next24h: { runs: 25, costUsd: 0.5 }, next30d: { runs: 740, costUsd: 10 } }]);
   });
 });

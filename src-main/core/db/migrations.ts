@@ -720,6 +720,8 @@ export const MIGRATIONS: Migration[] = [
         last_error TEXT NOT NULL,
         updated_at INTEGER NOT NULL
       );
+      -- The forecast reads a job's recent runs' usage (core/budgets/forecast.ts).
+      CREATE INDEX IF NOT EXISTS usage_job ON usage (job_id, at);
       CREATE TABLE IF NOT EXISTS job_attempt_days (
         job_id TEXT NOT NULL,
         day TEXT NOT NULL,

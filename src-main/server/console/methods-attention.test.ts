@@ -37,6 +37,8 @@ describe('bad input', () => {
     'budgets.get': [{ day: 'today' }],
     'budgets.put': [{ globalDailyUsd: -1 }, { perRoleDailyUsd: { dev: 0 } }, { perRoleDailyUsd: { 'bad role!': 5 } }, { timezone: 'Mars/Olympus' }, { globalDailyUsd: 5, actor: 'x' }],
     'budgets.prices': [{ model: 'x' }],
+    'budgets.jobForecast': [{}, { jobId: '' }],
+    'budgets.forecast': [{ by: 'day' }],
     'budgets.putPrices': [{}, { models: { 'bad id!': { inputPerMTok: 1, outputPerMTok: 1 } } }, { reset: true, models: {} }, { reset: true, actor: 'x' }],
     'roles.pauses': [{ role: 'dev' }],
     'roles.pause': [{ role: 'dev' }, { role: 'bad role!', reason: 'r' }, { role: 'dev', reason: 'r', until: 'soon' }, { role: 'dev', reason: 'r', until: '2000-01-01T00:00:00Z' }],

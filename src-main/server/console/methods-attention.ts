@@ -37,6 +37,8 @@ export function createAttentionHandlers(core: Core, actor: string): AttentionHan
     'budgets.get': () => core.budgets.view(),
     'budgets.put': (a) => core.budgets.put({ ...a, actor }),
     'budgets.prices': () => core.prices.view(),
+    'budgets.jobForecast': (a) => core.forecasts.job(a.jobId),
+    'budgets.forecast': (a) => core.forecasts.usage(a.by ?? 'role'),
     'budgets.putPrices': (a) => core.prices.put({ ...a, actor }),
     'roles.pauses': () => pauses.rolePauses(),
     'roles.pause': (a) => pauses.pauseRole(a.role, { reason: a.reason, actor, ...(a.until !== undefined ? { until: a.until } : {}) }),
