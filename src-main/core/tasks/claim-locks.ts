@@ -33,6 +33,11 @@ import type { Needed } from '../wiring';
 
 /** True when `role` hands out no task now (core/wiring.ts: a contribution of the jobs and budgets modules). */
 export type ClaimGate = (role: string) => boolean;
+/**
+ * The loop breaker (core/budgets/loop-breaker.ts), in the report's transaction: may turn a
+ * retryable report into `blocked` (the same error too many times in a row); null leaves it as reported.
+ */
+export type LoopBreakerCheck = (task: { id: number; title: string; role: string; attempt: number }, status: string, note: string | null) => 'blocked' | null;
 
 export interface ClaimResult {
   task: Task | null;
@@ -63,6 +68,8 @@ export class ClaimLocks {
      * (core/wiring.ts); read on every claim.
      */
     private readonly gate: Needed<ClaimGate>,
+    /** Given when built (it needs only the inbox, built first): the same error again and again stops the retries. */
+    private readonly breaker: LoopBreakerCheck,
   ) {
     this.instanceOf = ctx.db.prepare<[string], { role: string; status: string }>('SELECT role, status FROM instances WHERE id = ?');
     this.expiredAtFence = ctx.db.prepare<[number, number], { id: number }>('SELECT id FROM lock_expiries WHERE task_id = ? AND fence = ? LIMIT 1');
@@ -147,22 +154,25 @@ export class ClaimLocks {
 
   /** `report` of already parsed input (invariant 8). */
   reportChecked(args: ReportInput): { task: Task; replayed: boolean } {
-    const { instanceId, taskId, fence, status } = args;
+    const { instanceId, taskId, fence } = args;
     return this.writeOrReject(instanceId, taskId, fence, 'report', () => {
       const t = this.repo.row.get(taskId);
       const lock = t && t.l_instance !== null;
       // Invariant 6: only a report that took effect can be repeated; a lock that expired at this
       // fence was taken away, and the report never took effect.
-      if (t && !lock && t.fence === fence && t.last_holder === instanceId && t.status === status && !this.expiredAtFence.get(taskId, fence)) {
+      if (t && !lock && t.fence === fence && t.last_holder === instanceId && t.status === args.status && !this.expiredAtFence.get(taskId, fence)) {
         return { task: rowToTask(t), replayed: true };
       }
       if (!t) throw new GafferError('not_found', `unknown task ${taskId}`);
       if (!lock) throw new GafferError('not_holder', `task ${taskId} is not locked; claim it first`);
       this.requireHolder(instanceId, taskId, fence, { instance_id: t.l_instance!, fence: t.l_fence! });
       const from = t.status;
-      assertTransition('report', from, status);
+      assertTransition('report', from, args.status);
       const now = this.ctx.clock.now();
-      const note = args.note ?? null;
+      const reported = args.note ?? null;
+      const broken = this.breaker({ id: taskId, title: t.title, role: t.role, attempt: t.attempt }, args.status, reported);
+      const status = broken ?? args.status;
+      const note = broken ? `loop breaker: the same error came too many times in a row, retries stopped: ${reported ?? ''}`.slice(0, 4000) : reported;
       const output = args.output === undefined ? null : JSON.stringify(args.output);
       this.repo.deleteLock.run(taskId);
       this.repo.setReported.run(status, note, output, now, taskId);
