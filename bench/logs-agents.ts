@@ -16,10 +16,11 @@ import { connect, type Agent } from '../src-main/sdk';
 // Wire JSON is whatever the peer sent: one deliberate escape hatch for reading it in benchmarks.
 type Json = any;
 
-type Msg = { cmd: 'flood' | 'pause' | 'resume' | 'stop' | 'latency' | 'exit'; url: string; token: string; agents?: number; lineChars?: number; durationMs?: number };
+/** `usageEvery`: also send a `usage` frame (tokens and a model, priced by Gaffer) every N lines, as a streaming CLI adapter sends one per message. */
+type Msg = { cmd: 'flood' | 'pause' | 'resume' | 'stop' | 'latency' | 'exit'; url: string; token: string; agents?: number; lineChars?: number; durationMs?: number; usageEvery?: number };
 
 const reply = (m: unknown) => process.send!(m);
-let flood: { agents: Agent[]; stop: AbortController; acked: () => number; started: number; done: Promise<unknown> } | undefined;
+let flood: { agents: Agent[]; stop: AbortController; acked: () => number; usage: () => number; started: number; done: Promise<unknown> } | undefined;
 /** While set, the flooding handlers wait on it instead of logging. */
 let paused: { promise: Promise<void>; release: () => void } | undefined;
 
@@ -38,6 +39,7 @@ async function startFlood(m: Msg): Promise<void> {
   const stop = new AbortController();
   const agents = await Promise.all(Array.from({ length: m.agents ?? 4 }, (_, i) => connect({ url: m.url, token: m.token, role: 'flood', name: `flood-${i}` })));
   let acked = 0;
+  let usageFrames = 0;
   const pad = 'x'.repeat(Math.max(0, (m.lineChars ?? 80) - 24));
   let started = 0;
   const done = Promise.all(
@@ -48,7 +50,13 @@ async function startFlood(m: Msg): Promise<void> {
           let n = 0;
           while (!stop.signal.aborted) {
             if (paused) await paused.promise;
-            else await ctx.log(`agent ${i} line ${++n} ${pad}`);
+            else {
+              await ctx.log(`agent ${i} line ${++n} ${pad}`);
+              if (m.usageEvery && n % m.usageEvery === 0) {
+                await ctx.usage({ model: 'claude-sonnet-4-5', inputTokens: 1200, cacheReadTokens: 800, outputTokens: 80, estimated: true });
+                usageFrames++;
+              }
+            }
           }
           acked += n;
         },
@@ -57,7 +65,7 @@ async function startFlood(m: Msg): Promise<void> {
     ),
   );
   while (started < agents.length) await new Promise((r) => setTimeout(r, 5));
-  flood = { agents, stop, acked: () => acked, started: Date.now(), done };
+  flood = { agents, stop, acked: () => acked, usage: () => usageFrames, started: Date.now(), done };
   reply({ started: agents.length });
 }
 
@@ -69,7 +77,7 @@ async function stopFlood(): Promise<void> {
   const seconds = (Date.now() - f.started) / 1000;
   await Promise.all(f.agents.map((a) => a.close({ timeoutMs: 1000 })));
   const cpu = process.cpuUsage();
-  reply({ lines: f.acked(), seconds, cpuS: (cpu.user + cpu.system) / 1e6 });
+  reply({ lines: f.acked(), usageFrames: f.usage(), seconds, cpuS: (cpu.user + cpu.system) / 1e6 });
 }
 
 async function latency(m: Msg): Promise<void> {

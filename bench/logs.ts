@@ -32,6 +32,8 @@ const SECONDS = Number(process.env.LOGS_BENCH_SECONDS ?? 5);
 const WINDOWS = Number(process.env.LOGS_BENCH_WINDOWS ?? 5);
 /** After a resume, the flood gets this long to reach its pace before a window is measured. */
 const PACE_MS = 300;
+/** Issue 29: a `usage` frame every N lines of each flooding agent (0: none), on tasks with a spend cap. */
+const USAGE_EVERY = Number(process.env.LOGS_BENCH_USAGE_EVERY ?? 0);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const spawnAgents = async () => (await spawnChild(path.join(HERE, 'logs-agents.ts'))).child;
@@ -50,7 +52,8 @@ export async function runLogsBench(): Promise<Record<string, number>> {
   const url = `ws://127.0.0.1:${(server.address() as AddressInfo).port}/agent`;
   core.store.write(() => {
     for (let i = 0; i < 60_000; i++) core.tasks.create({ title: `latency ${i}`, role: 'bench', payload: { n: i } }, { actor: 'bench' });
-    for (let i = 0; i < 4; i++) core.tasks.create({ title: `flood ${i}`, role: 'flood' }, { actor: 'bench' });
+    // With usage frames, the flooded tasks carry a cap (checked on every frame) that is never reached.
+    for (let i = 0; i < 4; i++) core.tasks.create({ title: `flood ${i}`, role: 'flood', ...(USAGE_EVERY ? { budget: { maxCostUsdPerRun: 1e6 } } : {}) }, { actor: 'bench' });
   });
   const benchToken = core.tokens.create({ name: 'bench', role: 'bench', actor: 'bench' }).token;
   const floodToken = core.tokens.create({ name: 'flood', role: 'flood', actor: 'bench' }).token;
@@ -74,7 +77,8 @@ export async function runLogsBench(): Promise<Record<string, number>> {
     latencyChild.send({ cmd: 'latency', url, token: benchToken, durationMs: 1000 });
     await latencyChild.next();
     const serverCpu0 = process.cpuUsage();
-    floodChild.send({ cmd: 'flood', url, token: floodToken, agents: 4, lineChars: 80 });
+    if (USAGE_EVERY) core.budgets.put({ perRoleDailyUsd: { flood: 1e6 }, windows: [{ scope: 'role', role: 'flood', hours: 5, maxTokens: 1e13 }], actor: 'bench' });
+    floodChild.send({ cmd: 'flood', url, token: floodToken, agents: 4, lineChars: 80, ...(USAGE_EVERY ? { usageEvery: USAGE_EVERY } : {}) });
     await floodChild.next();
     await sleep(1000);
     await pauseFlood();
@@ -141,6 +145,7 @@ export async function runLogsBench(): Promise<Record<string, number>> {
       { what: 'lines stored', value: stored.lines },
       { what: 'segments', value: indexed.segments },
     ]);
+    if (USAGE_EVERY) console.log(`\nusage: a frame every ${USAGE_EVERY} lines per agent: ${flood.usageFrames} usage frames priced and checked against a per-task cap, a daily cap and a 5-hour window`);
     console.log(
       `\n(${WINDOWS} windows of ${(SECONDS / WINDOWS).toFixed(1)} s each way, alternating; flood: ${flood.lines} lines acknowledged in ${flood.seconds.toFixed(1)} s with its pauses, the flooding agents used ${flood.cpuS.toFixed(1)} CPU-s and the server ${((serverCpu.user + serverCpu.system) / 1e6).toFixed(1)}; ${core.logs.stats.batches} batches, ` +
         `${core.logs.stats.textFrames} of ${core.logs.stats.frames} frames parsed by the log worker; median ratio flood/idle ${(busy.p50Ms / idle.p50Ms).toFixed(2)}; ` +

@@ -28,6 +28,9 @@ export const INBOX_KINDS = [
   'storage_fault',
   // PROTOCOL §13: the checks failed and the declaration says a human decides.
   'verify_failed',
+  // PROTOCOL §14.
+  'loop_breaker',
+  'quota',
 ] as const;
 export type InboxKind = (typeof INBOX_KINDS)[number];
 
@@ -52,6 +55,8 @@ export const INBOX_SEVERITY: Record<InboxKind, InboxSeverity> = {
   crash_looping: 'critical',
   storage_fault: 'critical',
   verify_failed: 'warning',
+  loop_breaker: 'critical',
+  quota: 'warning',
   held: 'warning',
   task_failed: 'warning',
   webhook_dead: 'warning',
@@ -79,6 +84,8 @@ export const INBOX_KIND_LABELS: Record<InboxKind, string> = {
   webhook_dead: 'Notification undelivered',
   storage_fault: 'Storage fault',
   verify_failed: 'Checks failed',
+  loop_breaker: 'Same error again and again',
+  quota: 'Spend window used up',
 };
 
 export interface InboxItem {
@@ -324,6 +331,34 @@ export function inQuietHours(q: QuietHours | null, at: number, defaultZone: stri
 
 const usd = z.number().positive().max(10_000_000);
 
+/**
+ * A rolling spend window (PROTOCOL §14), e.g. the 5 hours and 168 hours of a subscription-billed
+ * CLI: while the tokens or cost of the last `hours` reach a cap, nothing of its scope is
+ * dispatched or claimed.
+ */
+export const spendWindow = z
+  .strictObject({
+    scope: z.enum(['global', 'role']),
+    role: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/, 'a role is 1–64 letters, digits, "_", "-" or "."').optional(),
+    hours: z.number().positive().max(24 * 31),
+    maxTokens: z.number().int().positive().max(1e13).optional(),
+    maxCostUsd: usd.optional(),
+  })
+  .refine((w) => w.maxTokens !== undefined || w.maxCostUsd !== undefined, { message: 'a window needs maxTokens or maxCostUsd' })
+  .refine((w) => (w.scope === 'role') === (w.role !== undefined), { message: 'a role window names its role; a global one names none' });
+export type SpendWindow = z.infer<typeof spendWindow>;
+
+/** One spend window now: what the last `hours` spent against its caps, and when it frees if used up. */
+export interface WindowStatus extends SpendWindow {
+  tokens: number;
+  costUsd: number;
+  reached: boolean;
+  /** When enough of the spend leaves the window for it to be under its caps again (ISO), while reached. */
+  freesAt: string | null;
+  /** The window in words ("the 5-hour window for role dev"). */
+  name: string;
+}
+
 /** `PUT /job-settings/budgets`: a field left out keeps its cap; `null` removes it. */
 export const budgetsInput = z.strictObject({
   globalDailyUsd: usd.nullable().optional(),
@@ -331,6 +366,8 @@ export const budgetsInput = z.strictObject({
   perRoleDailyUsd: z.record(z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/, 'a role is 1–64 letters, digits, "_", "-" or "."'), usd.nullable()).optional(),
   /** The day of a daily cap runs midnight to midnight in this zone (default: the operator's, the machine's). */
   timezone: timeZone.nullable().optional(),
+  /** PROTOCOL §14: rolling spend windows; the list given replaces the stored one (`[]` removes them all). */
+  windows: z.array(spendWindow).max(20).optional(),
 });
 export type BudgetsInput = z.infer<typeof budgetsInput>;
 
@@ -338,6 +375,7 @@ export interface BudgetSettings {
   globalDailyUsd: number | null;
   perRoleDailyUsd: Record<string, number>;
   timezone: string | null;
+  windows?: SpendWindow[];
 }
 
 /** One daily cap today: spend so far against it, and when it resets. */
@@ -358,4 +396,6 @@ export interface BudgetsView {
   /** False until an agent reports usage (`usage` frames): spend reads 0 until then. */
   measured: boolean;
   caps: CapStatus[];
+  /** The rolling spend windows now (PROTOCOL §14). */
+  windows?: WindowStatus[];
 }

@@ -634,6 +634,8 @@ export interface RunApproval {
 
 /** `POST /runs/{id}/approve|reject` `{note}`. */
 export const runDecisionInput = z.strictObject({ note: reason, actor: actorName });
+/** Approving may set the run's spend cap from its next attempt on (PROTOCOL §14), in place of the job's. */
+export const runApprovalInput = runDecisionInput.extend({ budget: perAttemptBudget.optional() });
 
 export interface Run {
   id: string;

@@ -203,6 +203,13 @@ export const usageRequest = z.object({
   outputTokens: tokens.optional(),
   costUsd: z.number().min(0).max(1e6).optional(),
   model: z.string().min(1).max(200).optional(),
+  /** PROTOCOL §14: the part of `inputTokens` read from / written to the prompt cache (priced apart). */
+  cacheReadTokens: tokens.optional(),
+  cacheWriteTokens: tokens.optional(),
+  /** The cost is an estimate (priced by Gaffer from tokens, or the agent's own guess). */
+  estimated: z.boolean().optional(),
+  /** These figures are the attempt's totals: they replace the sum so far (a CLI's own final cost). */
+  final: z.boolean().optional(),
 });
 
 /** Every frame, whatever its type: its strings are stored as UTF-8 (common/text.ts). */

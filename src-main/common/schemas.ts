@@ -138,7 +138,11 @@ export type ListTasksInput = z.infer<typeof listTasksInput>;
 export const taskPriority = z.number().int().min(-1_000_000).max(1_000_000);
 
 /** Retry and unblock may change the payload in the same step ("retry with changes"). */
-export const retryTaskInput = operatorTaskAction.extend({ payload: jsonValue.optional() });
+export const retryTaskInput = operatorTaskAction.extend({
+  payload: jsonValue.optional(),
+  /** PROTOCOL §14: the task's spend cap per attempt from its next attempt on (replaces the one it had). */
+  budget: perAttemptBudget.optional(),
+});
 export const editPayloadInput = z.strictObject({ taskId, payload: jsonValue, reason, actor: actorName });
 
 // ---- Acting on many tasks at once (bulk actions). ----

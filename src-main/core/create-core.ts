@@ -40,6 +40,9 @@ import { GapDetector } from './time/gap-detector';
 import { createAttention, createInbox, type Attention, type Inbox } from './inbox';
 import { Budgets } from './budgets/budgets';
 import { usageSpend } from './budgets/spend';
+import { PriceTable } from './budgets/prices';
+import { LoopBreaker } from './budgets/loop-breaker';
+import { Forecasts } from './budgets/forecast';
 import type { WebhookOptions } from './notify/webhooks';
 import { ManagedAgents } from './managed';
 import type { StorageStatus } from '../common/model';
@@ -130,6 +133,8 @@ export interface Core {
   readonly inbox: Inbox;
   /** Daily spend caps (per role, global) and per-run caps, read from the usage ledger. */
   readonly budgets: Budgets;
+  readonly prices: PriceTable;
+  readonly forecasts: Forecasts;
   /** Managed agents: definitions; their processes run once a shell attaches a spawner (server/managed). */
   readonly managed: ManagedAgents;
   /** Verifies the hash chain of the live audit log over a range of ids (`after` < id < `before`; all by default). */
@@ -206,13 +211,15 @@ export function createCore(opts: CoreOptions = {}): Core {
   const logSink = new Late<LogSink>('a sink for log and usage frames', 'the agent hub');
   const holdRun = new Late<(runId: string, message: string) => boolean>("a hold of a run's attempt", 'the budgets');
   const runsToVerify = new Late<RunVerifyPort>('the verifying run attempts (read and settle)', 'the verification of job runs');
-  // The inbox before the modules that raise items in it (verification, the audit check, the budgets, the jobs module).
+  // The inbox before the modules that raise items in it (verification, the loop breaker, the audit check, the budgets, the jobs module).
   const inboxPart = createInbox({ ctx, logger, secrets, ...(opts.webhooks ? { webhooks: opts.webhooks } : {}) });
   const { inbox } = inboxPart;
   // Done means verified (PROTOCOL §13): before the board, which hands reported tasks to it and
   // shows each task's latest evidence, and the jobs module, which hands it reported runs.
   const verify = createVerifications({ ctx, repo, inbox, logger, jobs: runsToVerify }, opts.verify);
-  const locks = new ClaimLocks(ctx, repo, claimGate, verify.tasks);
+  // The same error attempt after attempt stops the retries (PROTOCOL §14), in the report's transaction.
+  const breaker = new LoopBreaker(ctx, inbox);
+  const locks = new ClaimLocks(ctx, repo, claimGate, (task, status, note) => breaker.taskReported(task, status, note), verify.tasks);
   const taskSearch = new TaskSearch(db);
   const tasks = new Board(ctx, repo, locks, idempotency, taskSearch, (subject) => verify.latest(subject));
   const bulkTasks = new BulkTasks(ctx, tasks, taskSearch);
@@ -250,10 +257,24 @@ export function createCore(opts: CoreOptions = {}): Core {
     ],
   });
   const rehearsal = new Rehearsal({ calendar: (id) => jobs.listCalendars().find((c) => c.id === id), config, now: () => clock.now() });
+  const prices = new PriceTable(ctx);
+  const forecasts = new Forecasts(db, {
+    now: () => clock.now(),
+    job: (id) => jobs.get(id),
+    jobs: () => {
+      const out = [];
+      for (let page = jobs.list({ limit: 500 }); ; ) {
+        out.push(...page.items.map((s) => jobs.get(s.id)));
+        if (page.next === null || page.items.length === 0) return out;
+        page = jobs.list({ limit: 500, after: page.next });
+      }
+    },
+    planOf: (job) => jobs.planOfSpec(job),
+  });
   // Each usage report is measured against the caps in its own transaction (a run past its cap stops
   // before anything sent behind the report; the next claim sees a daily cap it reached).
   const logs = createLogs(
-    { ctx, committer, logger, jobs, nativeBinding: opts.nativeBinding, dbPath, dir: path.join(path.dirname(dbPath === ':memory:' ? path.join(dataDir, 'x') : dbPath), 'logs'), usageListener: (u) => budgets.usageRecorded(u) },
+    { ctx, committer, logger, jobs, price: (model, t) => prices.price(model, t), nativeBinding: opts.nativeBinding, dbPath, dir: path.join(path.dirname(dbPath === ':memory:' ? path.join(dataDir, 'x') : dbPath), 'logs'), usageListener: (u) => budgets.usageRecorded(u) },
     opts.logs,
   );
   logSink.provide(logs, 'the logs module');
@@ -314,6 +335,8 @@ export function createCore(opts: CoreOptions = {}): Core {
     attention,
     inbox: attention.inbox,
     budgets,
+    prices,
+    forecasts,
     managed,
     verify,
     integrity,

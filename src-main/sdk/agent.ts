@@ -132,6 +132,13 @@ export interface UsageInput {
   outputTokens?: number;
   costUsd?: number;
   model?: string;
+  /** The part of `inputTokens` read from / written to the prompt cache (PROTOCOL §14). */
+  cacheReadTokens?: number;
+  cacheWriteTokens?: number;
+  /** The cost is an estimate; Gaffer prices tokens with a `model` and no `costUsd` from its price table. */
+  estimated?: boolean;
+  /** The attempt's totals: they replace what was reported so far (a CLI's own final cost), once. */
+  final?: boolean;
 }
 
 /** Log options of `work()` and `onJob()`. */

@@ -19,6 +19,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { GafferError, isGafferError } from '../common/errors';
 import type { Core } from '../core/create-core';
 import { attentionRoutes } from './api/attention';
+import { spendRoutes } from './api/spend';
 import { auditRoutes } from './api/audit';
 import {
   compileRoutes,
@@ -60,7 +61,7 @@ export const DEFAULT_VERSION = process.env.npm_package_version ?? '0.1.0';
 
 /** The built-in route table. */
 export function coreRoutes(core: Core, version = DEFAULT_VERSION): Route[] {
-  return [...statusRoutes(core, version), ...tokenRoutes(core), ...taskRoutes(core), ...signalRoutes(core), ...auditRoutes(core), ...jobRoutes(core), ...logRoutes(core), ...managedAgentRoutes(core), ...attentionRoutes(core)];
+  return [...statusRoutes(core, version), ...tokenRoutes(core), ...taskRoutes(core), ...signalRoutes(core), ...auditRoutes(core), ...jobRoutes(core), ...logRoutes(core), ...managedAgentRoutes(core), ...attentionRoutes(core), ...spendRoutes(core)];
 }
 
 function isPublic(routes: readonly CompiledRoute[], method: string, segments: string[]): boolean {

@@ -428,6 +428,28 @@ describe.skipIf(!posix)('gaffer agent against a real Gaffer', () => {
     expect(g.core.inbox.list({ kind: 'budget' }).items.map((i) => i.subject).sort()).toEqual([`run:${held.id}`, `task:${task.id}`].sort());
   });
 
+  it('a fake Claude CLI whose messages carry usage is stopped by the run\'s cost cap before its result: priced live by Gaffer, command killed, its lines kept', async () => {
+    const g = await gaffer();
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gaffer-live-cost-'));
+    const pidFile = path.join(dir, 'claude-pid');
+    const fakeClaude = path.join(repo, 'src-main', 'cli', 'agent', 'testing', 'fake-claude.mjs');
+    // 100k input tokens of claude-sonnet-4-5 a message: $0.30 + 50 output tokens ($0.00075); the cap is $0.50.
+    startAgent(g, ['--no-tasks', '--kill-after-s', '2', '--parse', 'claude-stream-json'], [node, fakeClaude, '20', '100000', '300', pidFile]);
+    await waitFor(() => g.core.instances.list().filter((i) => i.status === 'online').length === 1, 'the job agent to connect');
+    const jobId = g.core.jobs.create({ name: 'claude-job', role: 'cmd', schedule: { everyS: 86_400 }, retry: { maxAttempts: 1, firstDelayS: 0 }, budget: { maxCostUsdPerRun: 0.5 } }, { actor: 'test' }).job.id;
+    const held = await triggerAndWait(g, jobId, (r) => r.held === true);
+    expect(held).toMatchObject({ status: 'failed', disposition: 'held', errorClass: 'budget' });
+    const pid = Number(fs.readFileSync(pidFile, 'utf8'));
+    await waitFor(() => !running(pid), 'the fake claude to be killed', 15_000);
+    // Stopped on the estimate of its second message: priced by Gaffer, long before the 20th and the result.
+    const usage = await usageOf(g, 'runs', held.id);
+    expect(usage).toMatchObject({ inputTokens: 200_000, costUsd: expect.closeTo(0.6015, 9) });
+    const texts = (await logsOf(g, 'runs', held.id)).map((l) => l.text);
+    expect(texts).toContain('step 1 done');
+    expect(texts.some((t) => t.startsWith('claude finished'))).toBe(false);
+    expect(g.core.inbox.list({ kind: 'budget' }).items.map((i) => i.subject)).toEqual([`run:${held.id}`]);
+  });
+
   it('text cut to fit a note never splits a character: the report is stored (an emoji cut in half was refused)', async () => {
     const g = await gaffer();
     const id = g.createTask('prints emoji', {}).id;
@@ -594,7 +616,8 @@ describe.skipIf(!posix)('the recipes in docs/command-agent.md, run as written', 
     const expected: Record<string, { usage: UsageTotals; line: string; result: string }> = {
       claude: { usage: { inputTokens: 9250, outputTokens: 77, costUsd: 0.04215 }, line: 'claude finished: success after 3 turns, $0.04215', result: 'Fixed: the handler now answers 401.' },
       codex: { usage: { inputTokens: 25763, outputTokens: 152, costUsd: 0 }, line: 'codex turn completed: 1000 input tokens (900 cached), 30 output tokens', result: 'Also updated the README.' },
-      gemini: { usage: { inputTokens: 5100, outputTokens: 130, costUsd: 0 }, line: 'gemini finished: success', result: 'Version 2.0 adds dark mode.\nIt drops Node 18.' },
+      // Gemini's stream has tokens but no cost: Gaffer prices them (gemini-2.5-pro: $1.25 in, $10 out per million).
+      gemini: { usage: { inputTokens: 5100, outputTokens: 130, costUsd: expect.closeTo(0.007675, 9) as unknown as number }, line: 'gemini finished: success', result: 'Version 2.0 adds dark mode.\nIt drops Node 18.' },
     };
     for (const [i, cli] of ['claude', 'codex', 'gemini'].entries()) {
       const id = g.createTask(`Fix the login page ${i}`, { ticket: `T-${i}` }).id;

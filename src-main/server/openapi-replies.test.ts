@@ -64,6 +64,8 @@ function urlFor(r: Route): string | undefined {
     '/jobs/:id/preview': `/jobs/${sample.job}/preview?count=3`,
     '/jobs/:id/ledger': `/jobs/${sample.job}/ledger`,
     '/jobs/:id/simulate': `/jobs/${sample.job}/simulate?from=2026-11-25T00:00:00Z&to=2026-11-30T08:00:00Z`,
+    '/jobs/:id/forecast': `/jobs/${sample.job}/forecast`,
+    '/usage/forecast': '/usage/forecast?by=job',
     '/calendars/:id': '/calendars/cn-workdays',
     '/signals/:name/:key': '/signals/data-ready/2026-11-30',
     '/inbox/:id': `/inbox/${sample.item}`,

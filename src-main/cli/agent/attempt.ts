@@ -52,6 +52,8 @@ export interface CommandSpec {
   /** The agent's own log budget per attempt (--max-log-lines/--max-log-bytes); none: Gaffer's caps. */
   limits?: OutputLimits;
   adapter?: AdapterDefinition;
+  /** The model the CLI runs (`--model`), for an adapter whose stream names none. */
+  model?: string;
 }
 
 export interface AttemptContext {
@@ -222,7 +224,7 @@ export class Attempt {
 
   /** Resolves when both streams have ended. */
   private wireOutput(child: GroupChild): Promise<void> {
-    const adapter = this.ctx.spec.adapter?.create();
+    const adapter = this.ctx.spec.adapter?.create({ model: this.ctx.spec.model });
     const adapterSink: AdapterSink = {
       log: (text, level) => this.log('stdout', text, level),
       usage: (u) => this.addUsage(u),

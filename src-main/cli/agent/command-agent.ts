@@ -131,6 +131,7 @@ export class CommandAgent {
         ? { limits: { maxLines: opts.maxLogLines ?? Number.MAX_SAFE_INTEGER, maxBytes: opts.maxLogBytes ?? Number.MAX_SAFE_INTEGER } }
         : {}),
       ...(opts.parse ? { adapter: ADAPTERS[opts.parse]! } : {}),
+      ...(opts.model ? { model: opts.model } : {}),
     };
     this.stopSignal = new Promise((resolve) => (this.stopRequested = resolve));
   }

@@ -13,6 +13,8 @@ export interface AgentCliOptions {
   timeoutS?: number;
   shell: boolean;
   parse?: string;
+  /** The model the CLI runs, for pricing its tokens when its output does not name it (Codex). */
+  model?: string;
   graceS: number;
   killAfterS: number;
   pollS: number;
@@ -53,6 +55,7 @@ export function agentHelp(): string {
     '  --shell               run COMMAND ARGS… as one shell command line (sh -c; cmd.exe on Windows)',
     '  --parse FORMAT        read the command\'s JSON output for readable log lines and usage:',
     ...formats,
+    '  --model NAME          the model the CLI runs, to price its tokens when its output names none (Codex)',
     '  --grace-s S           on Ctrl-C / SIGTERM: let the running command finish for up to S seconds',
     '                        before it is stopped and its task handed back (default 30; twice: at once)',
     '  --kill-after-s S      SIGKILL the command\'s process group S seconds after SIGTERM (default 10)',
@@ -128,6 +131,12 @@ export function parseAgentArgs(argv: readonly string[], env: NodeJS.ProcessEnv =
         o.parse = f;
         break;
       }
+      case '--model': {
+        const m = value().trim();
+        if (!m || m.length > 200) throw new UsageError('--model: a model id of 1–200 characters');
+        o.model = m;
+        break;
+      }
       case '--grace-s':
         o.graceS = number(flag, value(), { min: 0, max: DAY_S });
         break;
@@ -181,6 +190,7 @@ export function parseAgentArgs(argv: readonly string[], env: NodeJS.ProcessEnv =
     ...(o.timeoutS !== undefined ? { timeoutS: o.timeoutS } : {}),
     shell: o.shell ?? false,
     ...(o.parse !== undefined ? { parse: o.parse } : {}),
+    ...(o.model !== undefined ? { model: o.model } : {}),
     graceS: o.graceS ?? 30,
     killAfterS: o.killAfterS ?? 10,
     pollS: o.pollS ?? 5,

@@ -10,15 +10,26 @@
  * 2. `settled()` resolves once every increment added before it was sent or refused: the attempt
  *    waits for it, so usage always lands before the report or result.
  * 3. A refused increment is not lost silently: `failures` says what Gaffer did not record.
+ * 4. A final report (PROTOCOL §14 `final`: the attempt's totals, e.g. the CLI's own cost) is never
+ *    summed with an increment: it goes in a frame of its own after every increment added before
+ *    it, and a later final replaces one still waiting. The meter's totals become its figures.
  */
 
 import { cutText } from '../../common/line-splitter';
 
 export interface UsageIncrement {
+  /** All input the model read, cache reads and writes included. */
   inputTokens?: number;
   outputTokens?: number;
   costUsd?: number;
   model?: string;
+  /** The part of `inputTokens` read from / written to the prompt cache (priced apart by Gaffer). */
+  cacheReadTokens?: number;
+  cacheWriteTokens?: number;
+  /** The cost (if any) is a guess; without a cost, Gaffer prices the tokens of `model`. */
+  estimated?: boolean;
+  /** These are the attempt's totals, replacing everything reported so far (invariant 4). */
+  final?: boolean;
 }
 
 export interface UsageTotals {
@@ -46,6 +57,12 @@ export function usageFrom(raw: unknown): UsageIncrement | undefined {
   if (output !== undefined) u.outputTokens = Math.round(output);
   if (cost !== undefined) u.costUsd = cost;
   if (typeof r.model === 'string' && r.model.trim()) u.model = cutText(r.model.trim(), 200);
+  const read = count(r.cacheReadTokens, MAX_TOKENS);
+  const write = count(r.cacheWriteTokens, MAX_TOKENS);
+  if (read !== undefined) u.cacheReadTokens = Math.round(read);
+  if (write !== undefined) u.cacheWriteTokens = Math.round(write);
+  if (r.estimated === true) u.estimated = true;
+  if (r.final === true) u.final = true;
   return u.inputTokens === undefined && u.outputTokens === undefined && u.costUsd === undefined ? undefined : u;
 }
 
@@ -54,6 +71,14 @@ export class UsageMeter {
 
   add(u: UsageIncrement): void {
     const t = (this.totals ??= { inputTokens: 0, outputTokens: 0, costUsd: 0, models: [] });
+    if (u.final) {
+      // Invariant 4: the totals are the final figures (a figure left out keeps the sum so far).
+      t.inputTokens = u.inputTokens ?? t.inputTokens;
+      t.outputTokens = u.outputTokens ?? t.outputTokens;
+      t.costUsd = u.costUsd ?? t.costUsd;
+      if (u.model && !t.models.includes(u.model)) t.models.push(u.model);
+      return;
+    }
     t.inputTokens += u.inputTokens ?? 0;
     t.outputTokens += u.outputTokens ?? 0;
     t.costUsd += u.costUsd ?? 0;
@@ -72,18 +97,23 @@ export function describeUsage(u: UsageTotals): string {
   return `${u.inputTokens} input + ${u.outputTokens} output tokens${cost}${models}`;
 }
 
+const SUMMED = ['inputTokens', 'outputTokens', 'costUsd', 'cacheReadTokens', 'cacheWriteTokens'] as const;
+
 function merge(a: UsageIncrement, b: UsageIncrement): UsageIncrement {
-  const sum = (x?: number, y?: number) => (x === undefined ? y : y === undefined ? x : x + y);
   const out: UsageIncrement = {};
-  const inputTokens = sum(a.inputTokens, b.inputTokens);
-  const outputTokens = sum(a.outputTokens, b.outputTokens);
-  const costUsd = sum(a.costUsd, b.costUsd);
-  if (inputTokens !== undefined) out.inputTokens = inputTokens;
-  if (outputTokens !== undefined) out.outputTokens = outputTokens;
-  if (costUsd !== undefined) out.costUsd = costUsd;
+  for (const k of SUMMED) {
+    const x = a[k];
+    const y = b[k];
+    const v = x === undefined ? y : y === undefined ? x : x + y;
+    if (v !== undefined) out[k] = v;
+  }
   if (a.model !== undefined) out.model = a.model;
+  if (a.estimated || b.estimated) out.estimated = true;
   return out;
 }
+
+/** The waiting-map key of the final report: no model name can be it (models are trimmed, non-empty). */
+const FINAL = ' final';
 
 export class UsageReporter {
   /** Increments waiting, summed per model ('' for none), in the order their model first came. */
@@ -95,9 +125,21 @@ export class UsageReporter {
   constructor(private readonly send: (u: UsageIncrement) => Promise<unknown>) {}
 
   add(u: UsageIncrement): void {
-    const key = u.model ?? '';
-    const before = this.waiting.get(key);
-    this.waiting.set(key, before ? merge(before, u) : { ...u });
+    if (u.final) {
+      // Invariant 4: after every increment waiting now, replacing a final still waiting.
+      this.waiting.delete(FINAL);
+      this.waiting.set(FINAL, { ...u });
+    } else {
+      const key = u.model ?? '';
+      const before = this.waiting.get(key);
+      this.waiting.set(key, before ? merge(before, u) : { ...u });
+      // An increment that comes after a final one waiting must not be sent before it.
+      const fin = this.waiting.get(FINAL);
+      if (fin) {
+        this.waiting.delete(FINAL);
+        this.waiting.set(FINAL, fin); // rare (usage after the CLI's result): the final figures win
+      }
+    }
     this.pump ??= this.drain();
   }
 

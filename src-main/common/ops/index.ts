@@ -11,6 +11,7 @@ import { jobOps } from './jobs';
 import { logOps } from './logs';
 import { managedOps } from './managed';
 import { signalOps } from './signals';
+import { spendOps } from './spend';
 import { statusOps } from './status';
 import { taskOps } from './tasks';
 
@@ -21,6 +22,7 @@ export const OPS = {
   ...auditOps,
   ...jobOps,
   ...attentionOps,
+  ...spendOps,
   ...logOps,
   ...managedOps,
 } as const;

@@ -29,7 +29,7 @@ import {
 } from '../job-schema';
 import type { Page } from '../model';
 import { rehearseInput, type RehearsalResult } from '../rehearsal';
-import { reason } from '../schemas';
+import { perAttemptBudget, reason } from '../schemas';
 import { op } from './define';
 import {
   backfill,
@@ -289,8 +289,8 @@ export const jobOps = {
   }),
   /** A held run is dispatched again; its trigger carries the approval (with the note). */
   'runs.approve': op<Run>()({
-    summary: 'Approve a held run: it is dispatched again and its job_trigger carries `approval: {decision, note, by, at}`.',
-    input: z.strictObject({ id: runRef, note: reason }),
+    summary: 'Approve a held run: it is dispatched again and its job_trigger carries `approval: {decision, note, by, at}`; with `budget`, the run’s spend cap from its next attempt on.',
+    input: z.strictObject({ id: runRef, note: reason, budget: perAttemptBudget.optional() }),
     result: run,
     callers: BOTH,
     reason: 'required',

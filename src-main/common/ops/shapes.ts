@@ -381,13 +381,23 @@ export const inboxItem = z.object({
   updatedAt: at,
 });
 export const inboxCounts = z.object({ open: int, snoozed: int, critical: int, byKind: z.record(str, int) });
+/** A rolling spend window (PROTOCOL §14) as stored. */
+const spendWindowShape = {
+  scope: z.enum(['global', 'role']),
+  role: str.optional(),
+  hours: num,
+  maxTokens: num.optional(),
+  maxCostUsd: num.optional(),
+};
 export const budgetsView = z.object({
-  settings: z.object({ globalDailyUsd: num.nullable(), perRoleDailyUsd: z.record(str, num), timezone: nstr }),
+  settings: z.object({ globalDailyUsd: num.nullable(), perRoleDailyUsd: z.record(str, num), timezone: nstr, windows: z.array(z.object(spendWindowShape)).optional() }),
   zone: str,
   day: str,
   resetsAt: at,
   measured: z.boolean(),
   caps: z.array(z.object({ scope: z.enum(['global', 'role']), role: nstr, capUsd: num, spentUsd: num, reached: z.boolean() })),
+  /** The rolling spend windows now: spent against their caps, and when a used-up one frees. */
+  windows: z.array(z.object({ ...spendWindowShape, tokens: num, costUsd: num, reached: z.boolean(), freesAt: nstr, name: str })).optional(),
 });
 export const notificationSettingsView = z.object({
   webhooks: z.array(

@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import type { BulkTaskResult, Instance, Task, TaskCount, TaskPage, TokenInfo } from '../model';
 import type { RolePause } from '../job-schema';
-import { bulkTaskShape, checkBulkShape, countTasksInput, jsonValue, listTasksInput, reason, roleName, taskId } from '../schemas';
+import { bulkTaskShape, checkBulkShape, countTasksInput, jsonValue, listTasksInput, perAttemptBudget, reason, roleName, taskId } from '../schemas';
 import { verifySpec } from '../verify';
 import { op } from './define';
 import { bulkTaskResult, instance, page, rolePause, task, taskCount, taskPage, taskWithUsage, tokenInfo } from './shapes';
@@ -153,16 +153,16 @@ export const taskOps = {
   }),
   /** With `payload`: "retry with changes" (the payload is replaced in the same step). */
   'tasks.retry': op<Task>()({
-    summary: 'Put a failed task back into the backlog (audited with the reason); with `payload`, replace its payload in the same step ("retry with changes").',
-    input: z.strictObject({ taskId, reason, payload: jsonValue.optional() }),
+    summary: 'Put a failed task back into the backlog (audited with the reason); with `payload`, replace its payload in the same step ("retry with changes"); with `budget`, its spend cap per attempt from now on.',
+    input: z.strictObject({ taskId, reason, payload: jsonValue.optional(), budget: perAttemptBudget.optional() }),
     result: task,
     callers: BOTH,
     reason: 'required',
     rest: [{ method: 'POST', path: '/tasks/:id/retry', status: EDGE, response: taskReply }],
   }),
   'tasks.unblock': op<Task>()({
-    summary: 'Put a blocked task back into the backlog (audited with the reason); with `payload`, replace its payload in the same step.',
-    input: z.strictObject({ taskId, reason, payload: jsonValue.optional() }),
+    summary: 'Put a blocked task back into the backlog (audited with the reason); with `payload`, replace its payload in the same step; with `budget`, its spend cap per attempt from now on.',
+    input: z.strictObject({ taskId, reason, payload: jsonValue.optional(), budget: perAttemptBudget.optional() }),
     result: task,
     callers: BOTH,
     reason: 'required',

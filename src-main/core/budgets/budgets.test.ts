@@ -30,7 +30,7 @@ describe('settings', () => {
       ['role', 'ops', 5, 0, false],
     ]);
     const w = h.core.budgets.put({ perRoleDailyUsd: { ops: null, qa: 2 }, ...op });
-    expect(w.settings).toEqual({ globalDailyUsd: 50, perRoleDailyUsd: { dev: 10, qa: 2 }, timezone: 'Asia/Tokyo' });
+    expect(w.settings).toEqual({ globalDailyUsd: 50, perRoleDailyUsd: { dev: 10, qa: 2 }, timezone: 'Asia/Tokyo', windows: [] });
     const before = JSON.stringify(h.core.budgets.settings());
     for (const bad of [{ globalDailyUsd: 0 }, { perRoleDailyUsd: { 'no good': 1 } }, { timezone: 'Nowhere/Else' }, { globalDailyUsd: '5' }, { extra: true }]) {
       expect(() => h!.core.budgets.put({ ...bad, ...op })).toThrow(expect.objectContaining({ code: 'bad_request' }));

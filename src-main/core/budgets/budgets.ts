@@ -24,7 +24,8 @@
  *    transaction: a `run_result` (or `report`, invariant 7) sent behind it, even in the same write
  *    and so in the same group commit, finds the attempt taken away and is refused `not_holder`,
  *    exactly as it would be a round trip later (PROTOCOL §8: past its cap the work is held for the
- *    operator, never counted as done).
+ *    operator, never counted as done). The cap is the run's own when the operator approved it with
+ *    one (`runs.budget`, PROTOCOL §14), else its job's.
  * 7. The same for a task created with a `budget`: the holder's lock is taken away (`lock_lost`,
  *    reason `budget`), the task is blocked with the spend in its note, and the attempt is marked
  *    stopped in `task_budgets` (so the blocked task is this budget item, not a needs-human one).
@@ -39,10 +40,11 @@ import { settingsRow, type SettingsRow } from '../db/settings-row';
 import type { Inbox } from '../inbox/inbox';
 import { NANO, type SpendSource } from './spend';
 import type { Needed } from '../wiring';
+import { SpendWindows } from './windows';
 
 const KEY = 'budgets';
 const CACHE_MS = 1000;
-export const DEFAULT_BUDGETS: BudgetSettings = { globalDailyUsd: null, perRoleDailyUsd: {}, timezone: null };
+export const DEFAULT_BUDGETS: BudgetSettings = { globalDailyUsd: null, perRoleDailyUsd: {}, timezone: null, windows: [] };
 
 const putOpts = budgetsInput.extend({ actor: actorName, reason: reason.optional() });
 
@@ -106,23 +108,29 @@ export class Budgets {
   /** Today's caps as last computed, and the spend of each in nano-dollars (exact, so increments add up). */
   private cache: { at: number; day: Day; caps: CapStatus[]; nano: number[] } | null = null;
   private raiseScheduled = false;
+  /** Rolling spend windows (PROTOCOL §14), gating like the daily caps. */
+  readonly windows: SpendWindows;
 
   constructor(
     private readonly ctx: CoreContext,
     private readonly spend: SpendSource,
-    private readonly inbox: Pick<Inbox, 'raise'>,
+    private readonly inbox: Pick<Inbox, 'raise' | 'resolve'>,
     private readonly holds: BudgetHolds,
   ) {
     this.row = settingsRow(ctx.db, KEY);
+    this.windows = new SpendWindows(ctx, spend, inbox, () => {
+      const s = this.settings();
+      return { windows: s.windows ?? [], zone: s.timezone ?? machineZone() };
+    });
     this.q = {
       capped: ctx.db.prepare<[], { id: string; attempt: number; job_id: string; job_name: string; slot: string; budget: string }>(
-        `SELECT r.id, r.attempt, r.job_id, r.job_name, r.slot, json_extract(j.spec, '$.budget') AS budget FROM runs r JOIN jobs j ON j.id = r.job_id
-         WHERE json_extract(j.spec, '$.budget') IS NOT NULL
+        `SELECT r.id, r.attempt, r.job_id, r.job_name, r.slot, COALESCE(r.budget, json_extract(j.spec, '$.budget')) AS budget FROM runs r JOIN jobs j ON j.id = r.job_id
+         WHERE COALESCE(r.budget, json_extract(j.spec, '$.budget')) IS NOT NULL
            AND (r.status = 'running' OR r.id IN (SELECT run_id FROM backfills WHERE status = 'dispatched' AND instance_id IS NOT NULL))`,
       ),
       cappedRun: ctx.db.prepare<[string], { id: string; attempt: number; job_id: string; job_name: string; slot: string; budget: string }>(
-        `SELECT r.id, r.attempt, r.job_id, r.job_name, r.slot, json_extract(j.spec, '$.budget') AS budget FROM runs r JOIN jobs j ON j.id = r.job_id
-         WHERE r.id = ? AND json_extract(j.spec, '$.budget') IS NOT NULL
+        `SELECT r.id, r.attempt, r.job_id, r.job_name, r.slot, COALESCE(r.budget, json_extract(j.spec, '$.budget')) AS budget FROM runs r JOIN jobs j ON j.id = r.job_id
+         WHERE r.id = ? AND COALESCE(r.budget, json_extract(j.spec, '$.budget')) IS NOT NULL
            AND (r.status = 'running' OR r.id IN (SELECT run_id FROM backfills WHERE status = 'dispatched' AND instance_id IS NOT NULL))`,
       ),
       cappedTasks: ctx.db.prepare<[number | null, number | null], CappedTaskRow>(
@@ -146,7 +154,7 @@ export class Budgets {
   }
 
   put(input: unknown): BudgetsView {
-    const { globalDailyUsd, perRoleDailyUsd, timezone, actor, reason: why } = parseOrThrow(putOpts, input, 'budgets');
+    const { globalDailyUsd, perRoleDailyUsd, timezone, windows, actor, reason: why } = parseOrThrow(putOpts, input, 'budgets');
     this.ctx.store.write(() => {
       const before = this.settings();
       const roles = { ...before.perRoleDailyUsd };
@@ -158,12 +166,14 @@ export class Budgets {
         globalDailyUsd: globalDailyUsd === undefined ? before.globalDailyUsd : globalDailyUsd,
         perRoleDailyUsd: roles,
         timezone: timezone === undefined ? before.timezone : timezone,
+        windows: windows === undefined ? (before.windows ?? []) : windows,
       };
       this.row.write(next);
       this.ctx.audit.append({ type: 'budgets.update', actor, subject: 'settings:budgets', detail: { ...(why ? { reason: why } : {}), from: before, to: next } });
       this.ctx.store.emit({ type: 'budgets.changed', settings: next, actor });
     });
     this.cache = null;
+    this.windows.invalidate();
     return this.view();
   }
 
@@ -171,7 +181,7 @@ export class Budgets {
   view(now: number = this.ctx.clock.now()): BudgetsView {
     const s = this.settings();
     const d = this.dayOf(now, s);
-    return { settings: s, zone: d.zone, day: d.day, resetsAt: new Date(d.end).toISOString(), measured: this.spend.measured, caps: this.compute(s, d).caps };
+    return { settings: s, zone: d.zone, day: d.day, resetsAt: new Date(d.end).toISOString(), measured: this.spend.measured, caps: this.compute(s, d).caps, windows: this.windows.status(now) };
   }
 
   /** Today's caps, read from the ledger. */
@@ -235,11 +245,20 @@ export class Budgets {
 
   /** The claim gate (invariant 2): true while a cap covering `role` is reached. */
   roleBlocked(role: string): boolean {
-    return this.reachedFor(role, this.ctx.clock.now()) !== null;
+    const now = this.ctx.clock.now();
+    return this.reachedFor(role, now) !== null || this.windows.reachedFor(role, now) !== null;
   }
 
   /** Layer 3's budget verdict for a job of `role` (invariant 2). */
   verdict(role: string, now: number): BudgetVerdict {
+    const day = this.dayVerdict(role, now);
+    if (!day.ok) return day;
+    // PROTOCOL §14: a used-up spend window gates like a daily cap, named with the time it frees.
+    const w = this.windows.reachedFor(role, now);
+    return w ? { ok: false, reason: this.windows.words(w), evidence: { ...day.evidence, window: w } } : day;
+  }
+
+  private dayVerdict(role: string, now: number): BudgetVerdict {
     const cur = this.current(now);
     if (!cur) return { ok: true, reason: 'no daily spend cap is set', evidence: {} };
     const hit = cur.caps.find((c) => c.reached && (c.scope === 'global' || c.role === role));
@@ -265,6 +284,7 @@ export class Budgets {
 
   /** One inbox item per cap reached per day (invariant 4); also run by the inbox's sweep. */
   raiseReached(now: number = this.ctx.clock.now()): void {
+    this.windows.raiseAndResolve(now);
     const cur = this.current(now);
     if (!cur) return;
     const resets = new Date(cur.day.end).toISOString();
@@ -295,8 +315,9 @@ export class Budgets {
    * put past its own cap is taken away in this same transaction (invariants 6 and 7), before any
    * request sent behind the report is applied.
    */
-  usageRecorded(u: { subject: string; role: string; costNusd: number; at: number }): void {
+  usageRecorded(u: { subject: string; role: string; costNusd: number; tokens?: number; at: number }): void {
     this.noteSpend(u.role, u.costNusd, u.at);
+    if (this.windows.noteSpend(u.role, u.costNusd, u.tokens ?? 0, u.at)) this.raiseSoon();
     // A cache too old to take the report is read afresh now (at most once per CACHE_MS), so a cap
     // reached is noticed at once, not at the next claim.
     this.current(this.ctx.clock.now());

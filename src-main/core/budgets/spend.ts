@@ -20,6 +20,10 @@ export interface SpendSource {
   nanoBetween(from: number, to: number, role?: string): number;
   /** What one attempt of a run or task (`run:<id>` / `task:<id>`) reported so far. */
   ofAttempt(subject: string, attempt: number): Spend;
+  /** Cost (nano-dollars) and tokens reported in [from, to), of one role or of all. */
+  between(from: number, to: number, role?: string): { nano: number; tokens: number };
+  /** The reports in [from, to) oldest first, of one role or of all (when a used-up window frees). */
+  reports(from: number, to: number, role?: string): Array<{ at: number; nano: number; tokens: number }>;
 }
 
 export function usageSpend(db: Db): SpendSource {
@@ -27,6 +31,12 @@ export function usageSpend(db: Db): SpendSource {
   const all = db.prepare<[number, number], { c: number | null }>('SELECT sum(cost_nusd) AS c FROM usage WHERE at >= ? AND at < ?');
   const ofRole = db.prepare<[number, number, string], { c: number | null }>('SELECT sum(cost_nusd) AS c FROM usage WHERE at >= ? AND at < ? AND role = ?');
   const attempt = db.prepare<[string, number], { c: number | null; t: number | null }>('SELECT sum(cost_nusd) AS c, sum(input_tokens + output_tokens) AS t FROM usage WHERE subject = ? AND attempt = ?');
+  const sums = db.prepare<[number, number, string | null, string | null], { c: number | null; t: number | null }>(
+    'SELECT sum(cost_nusd) AS c, sum(input_tokens + output_tokens) AS t FROM usage WHERE at >= ? AND at < ? AND (? IS NULL OR role = ?)',
+  );
+  const rows = db.prepare<[number, number, string | null, string | null], { at: number; nano: number; tokens: number }>(
+    'SELECT at, cost_nusd AS nano, input_tokens + output_tokens AS tokens FROM usage WHERE at >= ? AND at < ? AND (? IS NULL OR role = ?) ORDER BY at',
+  );
   let seen = false;
   return {
     get measured() {
@@ -34,6 +44,11 @@ export function usageSpend(db: Db): SpendSource {
       return (seen ||= any.get()!.n > 0);
     },
     nanoBetween: (from, to, role) => (role === undefined ? all.get(from, to) : ofRole.get(from, to, role))?.c ?? 0,
+    between(from, to, role) {
+      const r = sums.get(from, to, role ?? null, role ?? null);
+      return { nano: r?.c ?? 0, tokens: r?.t ?? 0 };
+    },
+    reports: (from, to, role) => rows.all(from, to, role ?? null, role ?? null),
     ofAttempt(subject, n) {
       const r = attempt.get(subject, n);
       return { costUsd: (r?.c ?? 0) / NANO, tokens: r?.t ?? 0 };

@@ -768,4 +768,39 @@ export const MIGRATIONS: Migration[] = [
       `);
     },
   },
+  {
+    name: '024_spend_live',
+    // PROTOCOL §14. usage: the cache part of the input and whether the cost is an estimate or the
+    // attempt's final figure (a final report is stored as the correction that makes the sums equal
+    // its totals). runs.budget: the cap of the next attempt, set when the operator approves a held
+    // run with a new cap. error_streaks: the loop breaker's count of attempts in a row that ended
+    // with the same (normalised) error, per task or job. job_attempt_days: attempts dispatched per
+    // job and day (the per-job ceiling). Columns are added only where missing: safe to run again.
+    sql: `
+      CREATE TABLE IF NOT EXISTS error_streaks (
+        subject TEXT PRIMARY KEY,
+        signature TEXT NOT NULL,
+        count INTEGER NOT NULL,
+        last_error TEXT NOT NULL,
+        updated_at INTEGER NOT NULL
+      );
+      -- The forecast reads a job's recent runs' usage (core/budgets/forecast.ts).
+      CREATE INDEX IF NOT EXISTS usage_job ON usage (job_id, at);
+      CREATE TABLE IF NOT EXISTS job_attempt_days (
+        job_id TEXT NOT NULL,
+        day TEXT NOT NULL,
+        n INTEGER NOT NULL,
+        PRIMARY KEY (job_id, day)
+      ) WITHOUT ROWID;
+    `,
+    run: (db) => {
+      addMissingColumns(db, 'usage', [
+        ['cache_read_tokens', 'INTEGER NOT NULL DEFAULT 0'],
+        ['cache_write_tokens', 'INTEGER NOT NULL DEFAULT 0'],
+        ['estimated', 'INTEGER NOT NULL DEFAULT 0'],
+        ['final', 'INTEGER NOT NULL DEFAULT 0'],
+      ]);
+      addMissingColumns(db, 'runs', [['budget', 'TEXT']]);
+    },
+  },
 ];

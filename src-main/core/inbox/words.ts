@@ -70,6 +70,11 @@ export function describe(kind: InboxKind, about: Facts, entries: Facts[], count:
     }
     case 'budget':
       return { title: str(last.title, 'A spend cap was reached'), detail: str(last.detail, '') };
+    // PROTOCOL §14: each occurrence carries its own words (core/budgets/windows.ts, core/budgets/loop-breaker.ts).
+    case 'quota':
+      return { title: str(last.title, 'A spend window is used up'), detail: str(last.detail, '') };
+    case 'loop_breaker':
+      return { title: str(last.title, 'The same error again and again'), detail: str(last.detail, '') };
     case 'run_failed':
       return {
         title: count === 1 ? `${job} ${str(last.slot)} failed` : `${job}: ${count} runs failed (latest ${str(last.slot)})`,

@@ -11,7 +11,7 @@
  *    always possible.
  * 3. A decision acknowledges the inbox items about the run, in the decision's transaction.
  */
-import { runDecisionInput, type Run } from '../../common/job-schema';
+import { runApprovalInput, runDecisionInput, type Run } from '../../common/job-schema';
 import { isoTime } from '../../common/iso-time';
 import { parseOrThrow } from '../../common/validate';
 import type { CoreContext } from '../context';
@@ -31,9 +31,14 @@ export class Approvals {
   ) {}
 
   approve(runId: string, input: unknown): Run {
-    const { note, actor } = parseOrThrow(runDecisionInput, input, 'approval');
+    const { note, actor, budget } = parseOrThrow(runApprovalInput, input, 'approval');
     return this.engine.write(() => {
       const run = this.engine.approveRun(runId, { decision: 'approved', note, by: actor, at: isoTime(this.ctx.clock.now()) });
+      if (budget) {
+        // PROTOCOL §14: the cap of the attempts from now on (core/budgets reads it before the job's).
+        this.ctx.db.prepare('UPDATE runs SET budget = ? WHERE id = ?').run(JSON.stringify(budget), run.id);
+        this.ctx.audit.append({ type: 'run.budget', actor, subject: `run:${run.id}`, detail: { budget, note } });
+      }
       this.listener.decided(`run:${run.id}`, actor, note, 'approved');
       return toRun(run);
     });

@@ -9,7 +9,7 @@ import type { DiskReading } from './admission';
 import { inlineEngine, type LogEngine } from './engine';
 import { holderCheck } from './holders';
 import { LogStore } from './log-store';
-import { LogService, type LogServiceOptions, type UsageRecorded } from './service';
+import { LogService, type LogServiceDeps, type LogServiceOptions, type UsageRecorded } from './service';
 import { UsageLedger } from './usage-ledger';
 import { startWorkerEngine } from './worker-engine';
 
@@ -43,6 +43,8 @@ export interface LogsDeps {
   dbPath: string;
   /** Each usage report, in its transaction (the budgets module's spend caps). */
   usageListener: (u: UsageRecorded) => void;
+  /** Prices tokens of a model (the price table, core/budgets/prices.ts). */
+  price?: LogServiceDeps['price'];
 }
 
 const fileBytes = (f: string) => fs.statSync(f, { throwIfNoEntry: false })?.size ?? 0;
@@ -104,6 +106,7 @@ export function createLogs(deps: LogsDeps, opts: LogsOptions = {}): LogService {
       tokenOf: (id) => tokenOf.get(id)?.token_id ?? null,
       disk: opts.disk ?? (() => diskReading(dir, deps.dbPath)),
       onUsageRecorded: deps.usageListener,
+      price: deps.price,
       hasStoredLogs: () => fs.existsSync(dir) && fs.readdirSync(dir).some((f) => f.startsWith('seg-')),
     },
     opts,

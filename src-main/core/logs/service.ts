@@ -54,7 +54,8 @@ import { REPEATED_HEADER, repeatedLogHeaderKey, scanLogFrameHeader } from './fra
 import type { LogFrameText } from './frame-text';
 import { EXACTLY_ONE_SUBJECT, type HeldWork, type HolderCheck } from './holders';
 import type { AppendEntry, ReadQuery, SearchHit } from './log-store';
-import { nanoUsd, type UsageLedger } from './usage-ledger';
+import type { UsageLedger } from './usage-ledger';
+import type { PricedTokens } from '../../common/prices';
 
 export const LOG_SETTINGS_KEY = 'logs.settings';
 
@@ -87,6 +88,8 @@ export interface LogServiceDeps {
    * with its cost in nano-dollars as stored; never fails the report.
    */
   onUsageRecorded: (u: UsageRecorded) => void;
+  /** Dollars for a report's tokens of `model` from the price table (PROTOCOL §14), undefined when no row prices it. */
+  price?: ((model: string, t: PricedTokens) => number | undefined) | undefined;
 }
 
 export interface LogServiceOptions {
@@ -123,6 +126,8 @@ export interface UsageRecorded {
   attempt: number;
   role: string;
   costNusd: number;
+  /** Tokens the report added (negative for a final report below the estimate). */
+  tokens: number;
   at: number;
 }
 
@@ -310,9 +315,11 @@ export class LogService {
   async usage(instanceId: string, frame: UsageFrame): Promise<UsageResult> {
     const work = this.held(instanceId, frame);
     const at = this.d.clock.now();
+    // PROTOCOL §14: tokens and a model but no cost are priced here, from the table (an estimate).
+    const priced = frame.costUsd === undefined && frame.model !== undefined && (frame.inputTokens || frame.outputTokens) ? this.d.price?.(frame.model, frame) : undefined;
     const totals = await this.d.committer.submit(() =>
       this.d.store.write(() => {
-        const t = this.d.ledger.add({
+        const added = this.d.ledger.record({
           subject: work.subject,
           attempt: work.attempt,
           role: work.role,
@@ -321,11 +328,15 @@ export class LogService {
           model: frame.model,
           inputTokens: frame.inputTokens,
           outputTokens: frame.outputTokens,
-          costUsd: frame.costUsd,
+          costUsd: frame.costUsd ?? priced,
+          cacheReadTokens: frame.cacheReadTokens,
+          cacheWriteTokens: frame.cacheWriteTokens,
+          estimated: frame.estimated ?? priced !== undefined,
+          final: frame.final,
           at,
         });
-        this.usageRecorded({ subject: work.subject, attempt: work.attempt, role: work.role, costNusd: nanoUsd(frame.costUsd), at });
-        return t;
+        this.usageRecorded({ subject: work.subject, attempt: work.attempt, role: work.role, costNusd: added.costNusd, tokens: added.tokens, at });
+        return added.totals;
       }),
     );
     return { usage: totals };

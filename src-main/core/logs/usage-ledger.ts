@@ -8,6 +8,11 @@
  * 2. Cost is kept in nano-dollars (integers), so sums are exact whatever the order.
  * 3. Writes go through the caller's transaction (the group commit): the reply's running total is
  *    read in the same transaction as the row it includes.
+ * 4. A final report (PROTOCOL §14 `final`: the attempt's totals, e.g. a CLI's own cost) is stored
+ *    as the one row that makes the attempt's sums equal its figures (a correction, negative when
+ *    the estimate was high), so invariant 1 holds and every sum stays a plain SUM. Sent twice, the
+ *    second adds nothing: the estimate is replaced exactly once. A figure the final report lacks
+ *    (a cost nobody could price) keeps the sum so far.
  */
 import type { Db } from '../db/open';
 import { ZERO_USAGE, type CostlyRun, type DailyUsage, type UsageGroup, type UsageRow, type UsageTotals } from '../../common/logs';
@@ -19,10 +24,21 @@ export interface UsageIncrement {
   jobId: string | null;
   instanceId: string;
   model?: string;
-  inputTokens?: number;
-  outputTokens?: number;
-  costUsd?: number;
+  inputTokens?: number | undefined;
+  outputTokens?: number | undefined;
+  costUsd?: number | undefined;
+  cacheReadTokens?: number | undefined;
+  cacheWriteTokens?: number | undefined;
+  estimated?: boolean | undefined;
+  final?: boolean | undefined;
   at: number;
+}
+
+/** What one report added to the ledger (for a final one, the correction): nano-dollars and tokens. */
+export interface UsageAdded {
+  totals: UsageTotals;
+  costNusd: number;
+  tokens: number;
 }
 
 interface SumRow {
@@ -52,7 +68,11 @@ export class UsageLedger {
   constructor(db: Db) {
     this.q = {
       insert: db.prepare(
-        'INSERT INTO usage (subject, attempt, role, job_id, model, instance_id, input_tokens, output_tokens, cost_nusd, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+        `INSERT INTO usage (subject, attempt, role, job_id, model, instance_id, input_tokens, output_tokens, cost_nusd, at, cache_read_tokens, cache_write_tokens, estimated, final)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      ),
+      attemptFull: db.prepare<[string, number], SumRow & { cr: number | null; cw: number | null }>(
+        'SELECT sum(input_tokens) AS i, sum(output_tokens) AS o, sum(cost_nusd) AS c, sum(cache_read_tokens) AS cr, sum(cache_write_tokens) AS cw FROM usage WHERE subject = ? AND attempt = ?',
       ),
       ofAttempt: db.prepare<[string, number], SumRow>(
         'SELECT sum(input_tokens) AS i, sum(output_tokens) AS o, sum(cost_nusd) AS c FROM usage WHERE subject = ? AND attempt = ?',
@@ -80,9 +100,25 @@ export class UsageLedger {
 
   /** Adds one report (inside the caller's transaction); returns the attempt's running total. */
   add(u: UsageIncrement): UsageTotals {
-    const cost = nanoUsd(u.costUsd);
-    this.q.insert.run(u.subject, u.attempt, u.role, u.jobId, u.model ?? null, u.instanceId, u.inputTokens ?? 0, u.outputTokens ?? 0, cost, u.at);
-    return this.ofAttempt(u.subject, u.attempt);
+    return this.record(u).totals;
+  }
+
+  /** Adds one report, a final one as its correction (invariant 4); says what it added. */
+  record(u: UsageIncrement): UsageAdded {
+    let row = { i: u.inputTokens ?? 0, o: u.outputTokens ?? 0, c: nanoUsd(u.costUsd), cr: u.cacheReadTokens ?? 0, cw: u.cacheWriteTokens ?? 0 };
+    if (u.final) {
+      const so = this.q.attemptFull.get(u.subject, u.attempt);
+      const d = (to: number | undefined, from: number | null | undefined) => (to === undefined ? 0 : to - (from ?? 0));
+      row = {
+        i: d(u.inputTokens, so?.i),
+        o: d(u.outputTokens, so?.o),
+        c: u.costUsd === undefined ? 0 : nanoUsd(u.costUsd) - (so?.c ?? 0),
+        cr: d(u.cacheReadTokens, so?.cr),
+        cw: d(u.cacheWriteTokens, so?.cw),
+      };
+    }
+    this.q.insert.run(u.subject, u.attempt, u.role, u.jobId, u.model ?? null, u.instanceId, row.i, row.o, row.c, u.at, row.cr, row.cw, u.estimated ? 1 : 0, u.final ? 1 : 0);
+    return { totals: this.ofAttempt(u.subject, u.attempt), costNusd: row.c, tokens: row.i + row.o };
   }
 
   ofAttempt(subject: string, attempt: number): UsageTotals {

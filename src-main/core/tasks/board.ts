@@ -53,6 +53,7 @@ export const TASK_CREATE_SCOPE = 'task.create';
 export class Board {
   private readonly depStatus;
   private readonly insertBudget;
+  private readonly upsertBudget;
 
   constructor(
     private readonly ctx: CoreContext,
@@ -65,6 +66,9 @@ export class Board {
   ) {
     this.depStatus = ctx.db.prepare<[number], { status: TaskStatus }>('SELECT status FROM tasks WHERE id = ?');
     this.insertBudget = ctx.db.prepare('INSERT INTO task_budgets (task_id, max_cost_usd, max_tokens) VALUES (?, ?, ?)');
+    this.upsertBudget = ctx.db.prepare(
+      'INSERT INTO task_budgets (task_id, max_cost_usd, max_tokens) VALUES (?, ?, ?) ON CONFLICT (task_id) DO UPDATE SET max_cost_usd = excluded.max_cost_usd, max_tokens = excluded.max_tokens',
+    );
   }
 
   create(input: unknown, who: Actor): CreateResult {
@@ -172,12 +176,17 @@ export class Board {
   }
 
   private backToBacklog(cause: 'retry' | 'unblock', input: unknown, edge: EdgeContext): Task {
-    const { taskId, reason, actor, payload } = parseOrThrow(retryTaskInput, input, cause);
+    const { taskId, reason, actor, payload, budget } = parseOrThrow(retryTaskInput, input, cause);
     return this.ctx.store.write(() => {
-      if (payload !== undefined) {
-        // The edge's own check first: a payload is changed only when the task really goes back.
+      if (payload !== undefined || budget !== undefined) {
+        // The edge's own check first: a payload or cap is changed only when the task really goes back.
         assertTransition(cause, this.get(taskId).status, 'backlog');
-        this.replacePayload(taskId, payload, reason, actor);
+      }
+      if (payload !== undefined) this.replacePayload(taskId, payload, reason, actor);
+      if (budget !== undefined) {
+        // PROTOCOL §14: the cap per attempt from the next attempt on, in place of the one it had.
+        this.upsertBudget.run(taskId, budget.maxCostUsdPerRun ?? null, budget.maxTokensPerRun ?? null);
+        this.ctx.audit.append({ type: 'task.budget', actor, subject: `task:${taskId}`, detail: { budget, reason } });
       }
       return this.operatorEdge(cause, 'backlog', taskId, reason, actor, edge);
     });

@@ -40,6 +40,11 @@ import { VERIFY_ACTOR } from '../../common/attention';
 
 /** True when `role` hands out no task now (core/wiring.ts: a contribution of the jobs and budgets modules). */
 export type ClaimGate = (role: string) => boolean;
+/**
+ * The loop breaker (core/budgets/loop-breaker.ts), in the report's transaction: may turn a
+ * retryable report into `blocked` (the same error too many times in a row); null leaves it as reported.
+ */
+export type LoopBreakerCheck = (task: { id: number; title: string; role: string; attempt: number }, status: string, note: string | null) => 'blocked' | null;
 
 export interface ClaimResult {
   task: Task | null;
@@ -85,6 +90,8 @@ export class ClaimLocks {
      * (core/wiring.ts); read on every claim.
      */
     private readonly gate: Needed<ClaimGate>,
+    /** Given when built (it needs only the inbox, built first): the same error again and again stops the retries. */
+    private readonly breaker: LoopBreakerCheck,
     /**
      * Where reported and "already done?" tasks go to be verified (core/verify), built before the
      * board by createCore. Absent (the rehearsal sandbox): checks are not run and `done` is taken as said.
@@ -179,13 +186,13 @@ export class ClaimLocks {
 
   /** `report` of already parsed input (invariant 8). */
   reportChecked(args: ReportInput): { task: Task; replayed: boolean } {
-    const { instanceId, taskId, fence, status } = args;
+    const { instanceId, taskId, fence } = args;
     return this.writeOrReject(instanceId, taskId, fence, 'report', () => {
       const t = this.repo.row.get(taskId);
       const lock = t && t.l_instance !== null;
       // Invariant 6: only a report that took effect can be repeated; a lock that expired at this
       // fence was taken away, and the report never took effect.
-      const same = t && (t.status === status || (status === 'done' && t.status === 'verifying'));
+      const same = t && (t.status === args.status || (args.status === 'done' && t.status === 'verifying'));
       if (t && !lock && same && t.fence === fence && t.last_holder === instanceId && !this.expiredAtFence.get(taskId, fence)) {
         return { task: rowToTask(t), replayed: true };
       }
@@ -193,11 +200,14 @@ export class ClaimLocks {
       if (!lock) throw new GafferError('not_holder', `task ${taskId} is not locked; claim it first`);
       this.requireHolder(instanceId, taskId, fence, { instance_id: t.l_instance!, fence: t.l_fence! });
       const from = t.status;
+      const now = this.ctx.clock.now();
+      const reported = args.note ?? null;
+      const broken = this.breaker({ id: taskId, title: t.title, role: t.role, attempt: t.attempt }, args.status, reported);
+      const status = broken ?? args.status;
       // Invariant 9: "done" of a task with checks is "verifying" until they pass.
       const to = status === 'done' && t.verify !== null && this.verify ? 'verifying' : status;
       assertTransition('report', from, to);
-      const now = this.ctx.clock.now();
-      const note = args.note ?? null;
+      const note = broken ? `loop breaker: the same error came too many times in a row, retries stopped: ${reported ?? ''}`.slice(0, 4000) : reported;
       const output = args.output === undefined ? null : JSON.stringify(args.output);
       this.repo.deleteLock.run(taskId);
       this.repo.setReported.run(to, note, output, now, taskId);

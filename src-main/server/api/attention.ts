@@ -9,7 +9,7 @@
 import { z } from 'zod';
 import { DELIVERY_STATUSES, INBOX_KINDS, INBOX_STATES, inboxAckInput, inboxSnoozeInput, webhookId } from '../../common/attention';
 import { OPS } from '../../common/ops';
-import { reason, roleName } from '../../common/schemas';
+import { perAttemptBudget, reason, roleName } from '../../common/schemas';
 import { pauseUntil } from '../../common/job-schema';
 import type { Core } from '../../core/create-core';
 import { defineRoute } from './define-route';
@@ -24,6 +24,8 @@ const listQuery = z.strictObject({
 });
 const deliveriesQuery = z.strictObject({ status: z.enum(DELIVERY_STATUSES).optional(), webhookId: webhookId.optional(), limit: intParam(1, 500).optional(), after: idParam.optional() });
 const decisionBody = z.strictObject({ note: reason });
+/** PROTOCOL §14: approving may set the run's spend cap from its next attempt on. */
+const approvalBody = decisionBody.extend({ budget: perAttemptBudget.optional() });
 const runIdParam = z.string().min(1).max(100);
 const rolePauseBody = z.strictObject({ reason, until: pauseUntil });
 const noBody = z.strictObject({});
@@ -39,10 +41,10 @@ export function attentionRoutes(core: Core): Route[] {
         op: decision === 'approve' ? 'runs.approve' : 'runs.reject',
         params: { id: runIdParam },
         query: emptyQuery,
-        body: decisionBody,
-        handle({ params: { id }, body: { note } }, c) {
+        body: decision === 'approve' ? approvalBody : decisionBody,
+        handle({ params: { id }, body }, c) {
           const approvals = core.jobs.approvals;
-          return ok({ run: decision === 'approve' ? approvals.approve(id, { note, actor: c.actor }) : approvals.reject(id, { note, actor: c.actor }) });
+          return ok({ run: decision === 'approve' ? approvals.approve(id, { ...body, actor: c.actor }) : approvals.reject(id, { note: body.note, actor: c.actor }) });
         },
       }),
     ),

@@ -4,7 +4,7 @@ import { GafferError } from '../../common/errors';
 import { taskSubject } from '../../common/logs';
 import { BULK_TASK_ACTIONS, TASK_STATUSES, type Task } from '../../common/model';
 import { OPS } from '../../common/ops';
-import { createTaskInput, idempotencyKey, jsonValue, reason, roleName, taskSearchText } from '../../common/schemas';
+import { createTaskInput, idempotencyKey, jsonValue, perAttemptBudget, reason, roleName, taskSearchText } from '../../common/schemas';
 import { parseOrThrow } from '../../common/validate';
 import type { Core } from '../../core/create-core';
 import { OPERATOR_CALLER } from '../../core/tasks/idempotency';
@@ -24,7 +24,7 @@ const listQuery = z.strictObject({
 });
 
 /** Retry and unblock may replace the payload in the same step. */
-const backToBacklogBody = z.strictObject({ reason, payload: jsonValue.optional() });
+const backToBacklogBody = z.strictObject({ reason, payload: jsonValue.optional(), budget: perAttemptBudget.optional() });
 const payloadBody = z.strictObject({ payload: jsonValue, reason });
 const countQuery = z.strictObject({
   role: roleName.optional(),

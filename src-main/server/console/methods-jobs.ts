@@ -87,7 +87,7 @@ export function createJobsHandlers(core: Core, actor: string): JobsHandlers {
     'jobs.simulateDowntime': (a) => jobs.simulateDowntime(a.id, a.from, a.to),
     'runs.list': (a) => jobs.listRuns(a),
     'runs.get': (a) => jobs.getRun(a.id),
-    'runs.approve': (a) => jobs.approvals.approve(a.id, { note: a.note, actor }),
+    'runs.approve': (a) => jobs.approvals.approve(a.id, { note: a.note, actor, ...(a.budget ? { budget: a.budget } : {}) }),
     'runs.reject': (a) => jobs.approvals.reject(a.id, { note: a.note, actor }),
     'runs.retry': (a) => jobs.retryRun(a.id, { actor, ...(a.reason !== undefined ? { reason: a.reason } : {}) }),
     'backfills.list': (a) => jobs.listBackfills(a),

@@ -6,6 +6,8 @@ import { toUiError, type UiError } from '../../lib/errors';
 import { formatDateTime } from '../../lib/format';
 import { useActions } from '../../store/react';
 import { fromLocalInput, snoozePresets, toLocalInput } from './logic';
+import { CapFields } from '../../components/CapFields';
+import { capFromDraft, EMPTY_CAP, type CapDraft } from '../../lib/cap-draft';
 
 const MAX_NOTE = 2000;
 
@@ -143,6 +145,9 @@ export function TaskDecisionDialog({ item, decision, onClose }: { item: InboxIte
 export function RunDecisionDialog({ item, decision, onClose }: { item: InboxItem; decision: 'approve' | 'reject'; onClose: () => void }) {
   const { decideRun } = useActions();
   const runId = item.subject.slice('run:'.length);
+  // Approving may raise the cap that stopped it (else the next attempt runs under the same cap).
+  const [cap, setCap] = useState<CapDraft>(EMPTY_CAP);
+  const parsed = capFromDraft(cap);
   return (
     <ReasonDialog
       title={decision === 'approve' ? 'Approve the run' : 'Reject the run'}
@@ -153,7 +158,9 @@ export function RunDecisionDialog({ item, decision, onClose }: { item: InboxItem
       }
       confirmLabel={decision === 'approve' ? 'Approve' : 'Reject'}
       danger={decision === 'reject'}
-      onConfirm={(note) => decideRun(runId, decision, note)}
+      extra={decision === 'approve' ? <CapFields value={cap} onChange={setCap} help={item.kind === 'budget' ? 'It was stopped by its spend cap: without a new one it runs under the same cap again.' : 'Leave empty to keep the job’s cap.'} /> : null}
+      validateExtra={() => ('problem' in parsed ? parsed.problem : null)}
+      onConfirm={(note) => decideRun(runId, decision, note, 'budget' in parsed && parsed.budget ? parsed.budget : undefined)}
       onClose={onClose}
       testId="run-decision-dialog"
     />

@@ -10,6 +10,7 @@
  *    no longer in focus is dropped.
  */
 import type { Delivery, InboxCounts, InboxItem, InboxKind, NotificationSettingsView, NotificationsInput, WebhookSecret, WebhookTestResult } from '../../../src-main/common/attention';
+import type { PerAttemptBudget } from '../../../src-main/common/schemas';
 import { guarded } from '../../lib/errors';
 import { emptyResource, type Resource } from '../resource';
 import { keyCell, loaderTopic, resourceLoader, type Slice, type SliceContext } from '../slice';
@@ -62,7 +63,8 @@ export interface InboxActions {
   testWebhooks(webhookId: string | null): Promise<WebhookTestResult[]>;
   retryDelivery(id: number): Promise<void>;
   /** A held run: dispatched again with the approval (the note reaches the agent), or rejected. */
-  decideRun(runId: string, decision: 'approve' | 'reject', note: string): Promise<void>;
+  /** `budget`: approving with a new spend cap for the next attempt (PROTOCOL §14). */
+  decideRun(runId: string, decision: 'approve' | 'reject', note: string, budget?: PerAttemptBudget): Promise<void>;
 }
 
 export function createInboxSlice(ctx: SliceContext<InboxState>): Slice<InboxActions> {
@@ -150,9 +152,9 @@ export function createInboxSlice(ctx: SliceContext<InboxState>): Slice<InboxActi
         return r;
       });
     },
-    decideRun(runId, decision, note) {
+    decideRun(runId, decision, note, budget) {
       return guarded(ctx.toast, decision === 'approve' ? 'approve the run' : 'reject the run', async () => {
-        const run = await ctx.call(decision === 'approve' ? 'runs.approve' : 'runs.reject', { id: runId, note });
+        const run = decision === 'approve' ? await ctx.call('runs.approve', { id: runId, note, ...(budget ? { budget } : {}) }) : await ctx.call('runs.reject', { id: runId, note });
         ctx.toast('success', decision === 'approve' ? `Approved ${run.job} ${run.slot}` : `Rejected ${run.job} ${run.slot}`, decision === 'approve' ? 'It runs again; your note reaches the agent with it.' : 'It stays failed, marked rejected.');
         ctx.invalidate('runs');
         await changed();

@@ -9,12 +9,17 @@
  * [{path, kind}]}`, `mcp_tool_call {server, tool, status}`, `web_search {query}`, `todo_list
  * {items: [{text, completed}]}`, `error {message}`.
  *
- * Usage: each `turn.completed` is one turn's usage and is added as an increment. Cached input
- * tokens are part of `input_tokens` (not added again). Codex reports no cost.
+ * Usage: each `turn.completed` is one turn's usage and is sent as an increment as it streams
+ * (`estimated: true`; PROTOCOL §14), the turn being the finest grain `exec --json` reports. Cached
+ * input tokens are part of `input_tokens` (not added again) and sent as `cacheReadTokens`. Codex
+ * reports no cost and names no model in this stream: Gaffer prices the tokens only when the agent
+ * names the model (`--model`), else token caps still apply and the cost reads 0.
  */
 import { brief, capText, jsonObject, logText, num, obj, str, type AdapterDefinition, type AdapterSink, type OutputAdapter } from './types';
 
 class CodexJson implements OutputAdapter {
+  constructor(private readonly model?: string) {}
+
   private errorText: string | undefined;
   private lastMessage: string | undefined;
   private threadId: string | undefined;
@@ -44,7 +49,10 @@ class CodexJson implements OutputAdapter {
         const u = obj(ev.usage);
         const input = num(u?.input_tokens);
         const output = num(u?.output_tokens);
-        if (input !== undefined || output !== undefined) sink.usage({ inputTokens: input ?? 0, outputTokens: output ?? 0 });
+        const cached = num(u?.cached_input_tokens);
+        if (input !== undefined || output !== undefined) {
+          sink.usage({ inputTokens: input ?? 0, outputTokens: output ?? 0, ...(cached ? { cacheReadTokens: Math.min(cached, input ?? 0) } : {}), estimated: true, ...(this.model ? { model: this.model } : {}) });
+        }
         sink.log(`codex turn completed: ${input ?? 0} input tokens (${num(u?.cached_input_tokens) ?? 0} cached), ${output ?? 0} output tokens`);
         return true;
       }
@@ -127,5 +135,5 @@ class CodexJson implements OutputAdapter {
 
 export const codexJson: AdapterDefinition = {
   summary: 'OpenAI Codex CLI: codex exec --json … (token counts from each turn.completed)',
-  create: () => new CodexJson(),
+  create: (opts) => new CodexJson(opts?.model),
 };

@@ -7,7 +7,9 @@
  * `result {status, stats: {input_tokens, output_tokens, total_tokens, …}, error?}`.
  *
  * Assistant chunks are joined and logged line by line once the message is complete (at the next
- * other event). Usage comes from the result's stats, with the model named by `init`.
+ * other event). Usage: the documented stream carries token counts only in the result's stats (no
+ * per-message usage), so they are sent once, as the attempt's totals (`final: true`, with the
+ * model named by `init`; Gaffer prices them). Cached input (`cached`) is sent as `cacheReadTokens`.
  */
 import { brief, capText, jsonObject, logText, num, obj, str, type AdapterDefinition, type AdapterSink, type OutputAdapter } from './types';
 
@@ -53,8 +55,16 @@ class GeminiStreamJson implements OutputAdapter {
         const input = num(stats?.input_tokens);
         const output = num(stats?.output_tokens);
         const cost = num(stats?.total_cost_usd);
+        const cached = num(stats?.cached);
         if (input !== undefined || output !== undefined || cost !== undefined) {
-          sink.usage({ inputTokens: input ?? 0, outputTokens: output ?? 0, ...(cost !== undefined ? { costUsd: cost } : {}), ...(this.model ? { model: this.model } : {}) });
+          sink.usage({
+            inputTokens: input ?? 0,
+            outputTokens: output ?? 0,
+            ...(cached ? { cacheReadTokens: Math.min(cached, input ?? 0) } : {}),
+            ...(cost !== undefined ? { costUsd: cost } : { estimated: true }),
+            final: true,
+            ...(this.model ? { model: this.model } : {}),
+          });
         }
         const failed = this.status !== undefined && this.status !== 'success';
         const why = str(obj(ev.error)?.message);

@@ -30,7 +30,8 @@ export interface OutputAdapter {
 export interface AdapterDefinition {
   /** One line for `gaffer agent --help`. */
   summary: string;
-  create(): OutputAdapter;
+  /** `model`: the model the CLI runs when its output does not name it (the agent's `--model`), to price its tokens. */
+  create(opts?: { model?: string | undefined }): OutputAdapter;
 }
 
 /** Parses a line as a JSON object, or undefined. */

@@ -99,7 +99,7 @@ export class Sandbox {
     // The same modules as createCore's, with what a rehearsal contributes said outright: no role
     // pause or spend cap closes a claim (the scripted agents take job runs, never tasks).
     const noClaimGate = Late.of('a claim gate', 'the task board', () => false, 'the rehearsal');
-    this.instances = new InstanceRegistry(this.ctx, new ClaimLocks(this.ctx, prepareTaskRepo(this.db), noClaimGate));
+    this.instances = new InstanceRegistry(this.ctx, new ClaimLocks(this.ctx, prepareTaskRepo(this.db), noClaimGate, () => null /* no loop breaker: nothing reports here */));
     this.signals = new Signals(this.ctx);
     events.on('audit.appended', ({ event }) => {
       this.feed.push({ source: 'audit', at: Date.parse(event.at), type: event.type, subject: event.subject, detail: (event.detail ?? {}) as Record<string, unknown> });

@@ -1,0 +1,92 @@
+/**
+ * The loop breaker (PROTOCOL §14): the same error, attempt after attempt, stops the retries and
+ * asks the operator, instead of paying for the same failure all night.
+ *
+ * Invariants:
+ * 1. Errors are compared normalised: ISO times, UUIDs, long hex ids and every run of digits are
+ *    masked, case and spacing ignored — "rate limit, retry in 31 s" and "… 12 s" are the same error.
+ * 2. One streak per subject (`task:<id>`; table `error_streaks`): an attempt ending with the same
+ *    normalised error adds one, another error starts again at one, a success clears it. Written in
+ *    the caller's transaction (the report's), so the streak and the status cannot disagree.
+ * 3. When the streak reaches `sameErrorTimes` (default 3; 0 turns the breaker off) the retry is
+ *    refused: the task is `blocked` instead of going back to the backlog, with a `loop_breaker`
+ *    inbox item naming the error and how many times it came.
+ */
+import type { CoreContext } from '../context';
+import type { Inbox } from '../inbox/inbox';
+
+export const DEFAULT_SAME_ERROR_TIMES = 3;
+
+/** Invariant 1. */
+export function normaliseError(text: string): string {
+  return text
+    .toLowerCase()
+    .replace(/\d{4}-\d\d-\d\d[t ]\d\d:\d\d(:\d\d(\.\d+)?)?(z|[+-]\d\d:?\d\d)?/g, '<time>')
+    .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, '<id>')
+    .replace(/\b(?=[0-9a-f]*\d)[0-9a-f]{8,}\b/g, '<id>')
+    .replace(/\b[a-z]+_[a-z0-9]{6,}\b/g, '<id>')
+    .replace(/\d+/g, '#')
+    .replace(/\s+/g, ' ')
+    .trim()
+    .slice(0, 500);
+}
+
+export class LoopBreaker {
+  private readonly q;
+
+  constructor(
+    private readonly ctx: Pick<CoreContext, 'db' | 'clock'>,
+    private readonly inbox: Inbox,
+  ) {
+    this.q = {
+      get: ctx.db.prepare<[string], { signature: string; count: number }>('SELECT signature, count FROM error_streaks WHERE subject = ?'),
+      put: ctx.db.prepare(
+        'INSERT INTO error_streaks (subject, signature, count, last_error, updated_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (subject) DO UPDATE SET signature = excluded.signature, count = excluded.count, last_error = excluded.last_error, updated_at = excluded.updated_at',
+      ),
+      clear: ctx.db.prepare('DELETE FROM error_streaks WHERE subject = ?'),
+    };
+  }
+
+  /** Invariant 2: an attempt of `subject` ended with `error` (null: it succeeded). Returns the streak. */
+  note(subject: string, error: string | null): number {
+    if (error === null) {
+      this.q.clear.run(subject);
+      return 0;
+    }
+    const signature = normaliseError(error);
+    const before = this.q.get.get(subject);
+    const count = before && before.signature === signature ? before.count + 1 : 1;
+    this.q.put.run(subject, signature, count, error.slice(0, 2000), this.ctx.clock.now());
+    return count;
+  }
+
+  /**
+   * A task's holder reported `status` with `note` (inside the report's transaction): the status the
+   * task takes. A retryable report (`backlog`) whose error came `times` in a row is `blocked` instead
+   * (invariant 3).
+   */
+  taskReported(task: { id: number; title: string; role: string; attempt: number }, status: string, note: string | null, times = DEFAULT_SAME_ERROR_TIMES): 'blocked' | null {
+    const subject = `task:${task.id}`;
+    if (status === 'done') {
+      this.note(subject, null);
+      return null;
+    }
+    if ((status !== 'backlog' && status !== 'failed') || !note?.trim()) return null;
+    const streak = this.note(subject, note);
+    if (status !== 'backlog' || times <= 0 || streak < times) return null;
+    this.inbox.raise({
+      key: `loop:${subject}:${task.attempt}`,
+      kind: 'loop_breaker',
+      subject,
+      about: { taskId: task.id, title: task.title, role: task.role },
+      entry: {
+        title: `Task ${task.title} failed ${streak} times in a row with the same error`,
+        detail: `“${note.trim().slice(0, 500)}”. Retries are stopped and the task is blocked: fix the cause, then unblock it (or cancel it).`,
+        attempt: task.attempt,
+        times: streak,
+        error: note.slice(0, 2000),
+      },
+    });
+    return 'blocked';
+  }
+}

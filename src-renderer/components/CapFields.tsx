@@ -1,0 +1,26 @@
+import { useId } from 'react';
+import type { CapDraft } from '../lib/cap-draft';
+
+/** Two optional inputs for a spend cap per attempt: dollars and tokens. */
+export function CapFields({ value, onChange, label = 'New spend cap for the next attempt', help }: { value: CapDraft; onChange: (v: CapDraft) => void; label?: string; help?: string }) {
+  const usdId = useId();
+  const tokId = useId();
+  return (
+    <fieldset className="field" data-testid="cap-fields">
+      <legend className="field-label">
+        {label} <span className="muted small">optional</span>
+      </legend>
+      <div className="row gap">
+        <label htmlFor={usdId} className="field">
+          <span className="field-help">Dollars per run</span>
+          <input id={usdId} inputMode="decimal" placeholder="e.g. 0.50" value={value.usd} onChange={(e) => onChange({ ...value, usd: e.target.value })} data-testid="cap-usd" />
+        </label>
+        <label htmlFor={tokId} className="field">
+          <span className="field-help">Tokens per run</span>
+          <input id={tokId} inputMode="numeric" placeholder="e.g. 200000" value={value.tokens} onChange={(e) => onChange({ ...value, tokens: e.target.value })} data-testid="cap-tokens" />
+        </label>
+      </div>
+      {help ? <span className="field-help">{help}</span> : null}
+    </fieldset>
+  );
+}
