@@ -30,7 +30,7 @@ export async function runSpendBench(): Promise<Record<string, number>> {
     const frame = () => {
       const cost = price();
       const added = ledger.record({ subject: `task:${task.id}`, attempt: 1, role: 'dev', jobId: null, instanceId: 'inst', model: 'claude-sonnet-4-5', inputTokens: 1200, cacheReadTokens: 800, outputTokens: 80, costUsd: cost, estimated: true, at: core.clock.now() });
-      core.budgets.usageRecorded({ subject: `task:${task.id}`, role: 'dev', costNusd: added.costNusd, tokens: added.tokens, at: core.clock.now() });
+      core.budgets.usageRecorded({ subject: `task:${task.id}`, attempt: 1, role: 'dev', costNusd: added.costNusd, tokens: added.tokens, at: core.clock.now(), attemptTotals: added.totals });
     };
     for (let i = 0; i < FRAMES / 100; i++) {
       core.store.write(() => {

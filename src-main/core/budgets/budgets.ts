@@ -38,11 +38,18 @@ import { parseOrThrow } from '../../common/validate';
 import type { CoreContext } from '../context';
 import { settingsRow, type SettingsRow } from '../db/settings-row';
 import type { Inbox } from '../inbox/inbox';
-import { NANO, type SpendSource } from './spend';
+import { NANO, type Spend, type SpendSource } from './spend';
+import type { UsageTotals } from '../../common/logs';
 import type { Needed } from '../wiring';
 import { SpendWindows } from './windows';
 
 const KEY = 'budgets';
+
+/** One attempt's spend as the report that just came knows it (the ledger's running total). */
+interface KnownSpend {
+  attempt: number;
+  spend: Spend;
+}
 const CACHE_MS = 1000;
 export const DEFAULT_BUDGETS: BudgetSettings = { globalDailyUsd: null, perRoleDailyUsd: {}, timezone: null, windows: [] };
 
@@ -315,23 +322,25 @@ export class Budgets {
    * put past its own cap is taken away in this same transaction (invariants 6 and 7), before any
    * request sent behind the report is applied.
    */
-  usageRecorded(u: { subject: string; role: string; costNusd: number; tokens?: number; at: number }): void {
+  usageRecorded(u: { subject: string; role: string; costNusd: number; tokens?: number; at: number; attempt?: number; attemptTotals?: UsageTotals }): void {
     this.noteSpend(u.role, u.costNusd, u.at);
     if (this.windows.noteSpend(u.role, u.costNusd, u.tokens ?? 0, u.at)) this.raiseSoon();
     // A cache too old to take the report is read afresh now (at most once per CACHE_MS), so a cap
     // reached is noticed at once, not at the next claim.
     this.current(this.ctx.clock.now());
-    if (u.subject.startsWith('run:')) this.enforceRunCaps(u.subject.slice('run:'.length));
-    else if (u.subject.startsWith('task:')) this.enforceTaskCaps(Number(u.subject.slice('task:'.length)));
+    // The attempt's totals come with the report (the ledger's running total): no sum over its rows per frame.
+    const known = u.attempt !== undefined && u.attemptTotals ? { attempt: u.attempt, spend: { costUsd: u.attemptTotals.costUsd, tokens: u.attemptTotals.inputTokens + u.attemptTotals.outputTokens } } : undefined;
+    if (u.subject.startsWith('run:')) this.enforceRunCaps(u.subject.slice('run:'.length), known);
+    else if (u.subject.startsWith('task:')) this.enforceTaskCaps(Number(u.subject.slice('task:'.length)), known);
   }
 
   /** Invariant 7: the tasks held now past their cap (one, or all) are taken away and blocked. Returns how many. */
-  enforceTaskCaps(taskId?: number): number {
+  enforceTaskCaps(taskId?: number, known?: KnownSpend): number {
     if (!this.spend.measured) return 0;
     let taken = 0;
     for (const t of this.q.cappedTasks.all(taskId ?? null, taskId ?? null)) {
       const cap = { ...(t.max_cost_usd !== null ? { maxCostUsdPerRun: t.max_cost_usd } : {}), ...(t.max_tokens !== null ? { maxTokensPerRun: t.max_tokens } : {}) };
-      const used = this.spend.ofAttempt(`task:${t.id}`, t.attempt);
+      const used = known?.attempt === t.attempt ? known.spend : this.spend.ofAttempt(`task:${t.id}`, t.attempt);
       const what = overCap(cap, used);
       if (!what) continue;
       const note = `spend cap passed: ${what.words}; the lock was taken away and the task is blocked for you`;
@@ -365,12 +374,12 @@ export class Budgets {
    * and held. Called for each usage report once it is recorded, and by the inbox's sweep. Returns
    * how many were taken.
    */
-  enforceRunCaps(runId?: string): number {
+  enforceRunCaps(runId?: string, known?: KnownSpend): number {
     if (!this.spend.measured) return 0;
     let taken = 0;
     for (const r of runId === undefined ? this.q.capped.all() : this.q.cappedRun.all(runId)) {
       const cap = JSON.parse(r.budget) as PerAttemptBudget;
-      const used = this.spend.ofAttempt(`run:${r.id}`, r.attempt);
+      const used = known?.attempt === r.attempt ? known.spend : this.spend.ofAttempt(`run:${r.id}`, r.attempt);
       const over = overCap(cap, used);
       if (!over) continue;
       const what = over.words;

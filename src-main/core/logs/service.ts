@@ -129,6 +129,8 @@ export interface UsageRecorded {
   /** Tokens the report added (negative for a final report below the estimate). */
   tokens: number;
   at: number;
+  /** The attempt's totals with this report (the ledger's running total): the caps need no sum of their own. */
+  attemptTotals: UsageTotals;
 }
 
 type LogFrame = AgentRequestOf<'log'>;
@@ -335,7 +337,7 @@ export class LogService {
           final: frame.final,
           at,
         });
-        this.usageRecorded({ subject: work.subject, attempt: work.attempt, role: work.role, costNusd: added.costNusd, tokens: added.tokens, at });
+        this.usageRecorded({ subject: work.subject, attempt: work.attempt, role: work.role, costNusd: added.costNusd, tokens: added.tokens, at, attemptTotals: added.totals });
         return added.totals;
       }),
     );
