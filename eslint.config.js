@@ -28,6 +28,42 @@ RENDERER_ABOVE.store = [...RENDERER_ABOVE.features, '**/features/**', '**/compon
 RENDERER_ABOVE.components = [...RENDERER_ABOVE.features, '**/features/**', '**/store/**', '../store'];
 RENDERER_ABOVE.lib = [...RENDERER_ABOVE.store, '**/store/**', '../store'];
 
+// Inside the core (docs/architecture.md, "Module interfaces"): the folders stand in floors, and a
+// floor imports only floors below it (or its own). Lower first.
+const CORE = 'src-main/core';
+const CORE_FLOORS = [
+  ['events.ts', 'ids.ts', 'sql-where.ts', 'wiring.ts'],
+  ['db'],
+  ['audit', 'secrets'],
+  ['time'],
+  ['context.ts'],
+  ['auth', 'signals', 'tasks', 'notify'],
+  ['instances', 'managed'],
+  ['hub'],
+  ['jobs'],
+  ['inbox', 'logs'],
+  ['budgets'],
+  ['create-core.ts'],
+].map((floor) => floor.map((f) => `${CORE}/${f}`));
+const coreFloorZones = CORE_FLOORS.slice(0, -1).map((floor, i) => ({
+  target: floor,
+  from: CORE_FLOORS.slice(i + 1).flat(),
+  message: 'a floor of the core imports only the floors below it (eslint.config.js, CORE_FLOORS): hand what is needed from above in when the module is built (core/wiring.ts for a need that closes a loop).',
+}));
+// Test kits (tests/ folders, *.testkit.ts, testing/ folders) are for tests: production code never imports one.
+const testKitZone = {
+  target: ['src-main/**', 'src-renderer/**', 'src-preload/**'],
+  from: ['**/tests/**', '**/*.testkit.ts', '**/testing/**'],
+  message: 'test kits are for tests (*.test.ts, tests/ folders, e2e, bench): production code never imports one.',
+};
+// SQL lives in the core's store files; the server, the shells and the CLI reach the database only
+// through the core's read models and services.
+const NO_SQL_OUTSIDE_CORE = [
+  { selector: "CallExpression[callee.property.name='prepare']", message: 'no SQL here: the statement belongs in the owning core module\'s store file (exposed as a read model, e.g. core.reads).' },
+  { selector: "CallExpression[callee.property.name='exec'][callee.object.type!='Literal']:not([callee.object.regex])", message: 'no SQL here: the statement belongs in the owning core module\'s store file.' },
+  { selector: "MemberExpression[property.name='db'][object.name='core']", message: 'the server does not touch core.db: use the core\'s read models (core.reads) and services.' },
+];
+
 export default tseslint.config(
   { ignores: ['node_modules/**', 'out/**', 'dist/**', 'sdk/typescript/dist/**', 'release/**', '.scratch/**', 'bench/.scratch/**', 'test-results/**', 'playwright-report/**'] },
   js.configs.recommended,
@@ -121,11 +157,14 @@ export default tseslint.config(
     { group: ['electron', '**/electron/**', '**/headless/**', '**/src-preload/**'], message: 'the renderer test kit runs the core and the console method table in-process; it never imports a shell or the preload.' },
   ]),
   {
-    // ...and only tests import the kit: production renderer code never reaches the test kit.
-    files: ['src-renderer/**'],
-    ignores: ['src-renderer/testing/**', 'src-renderer/**/*.test.ts', 'src-renderer/**/*.test.tsx'],
-    rules: {
-      'import-x/no-restricted-paths': ['error', { zones: [{ target: './src-renderer', from: './src-renderer/testing', message: 'src-renderer/testing is the test kit: only tests import it.' }] }],
-    },
+    // Production code only: tests and their kits may reach into any file they test.
+    files: ['src-main/**/*.ts', 'src-renderer/**/*.{ts,tsx}', 'src-preload/**/*.ts'],
+    ignores: ['**/*.test.ts', '**/*.test.tsx', '**/tests/**', '**/testing/**', '**/*.testkit.ts'],
+    rules: { 'import-x/no-restricted-paths': ['error', { zones: [...coreFloorZones, testKitZone] }] },
+  },
+  {
+    files: ['src-main/server/**/*.ts', 'src-main/electron/**/*.ts', 'src-main/headless/**/*.ts', 'src-main/cli/**/*.ts'],
+    ignores: ['**/*.test.ts', '**/tests/**', '**/*.testkit.ts'],
+    rules: { 'no-restricted-syntax': ['error', ...NO_SQL_OUTSIDE_CORE] },
   },
 );
