@@ -115,3 +115,24 @@ export function useDoneWhen(initial?: { checks?: CheckDraft[]; onFail?: VerifyOn
   };
 }
 export type DoneWhenState = ReturnType<typeof useDoneWhen>;
+
+/** A saved declaration as the section's drafts (the job editor opens a job that has checks). */
+export function draftsOf(spec: VerifySpec | undefined): { checks: CheckDraft[]; onFail: VerifyOnFail; before: boolean } {
+  const text = (v: string | number | undefined) => (v === undefined ? '' : String(v));
+  const checks = (spec?.checks ?? []).map((c): CheckDraft => {
+    const d = { ...newCheck(c.kind), name: c.name };
+    switch (c.kind) {
+      case 'command':
+        return { ...d, command: c.command.join('\n'), cwd: text(c.cwd), timeoutS: text(c.timeoutS) };
+      case 'file':
+        return { ...d, target: c.path, nonEmpty: c.nonEmpty ?? false, changedDuringAttempt: c.changedDuringAttempt ?? false };
+      case 'git':
+        return { ...d, target: text(c.repo), minCommits: text(c.minCommits), clean: c.clean ?? false, base: text(c.base) };
+      case 'output':
+        return { ...d, schema: JSON.stringify(c.schema, null, 2) };
+      case 'http':
+        return { ...d, target: c.url, expectStatus: text(c.expectStatus) };
+    }
+  });
+  return { checks, onFail: spec?.onFail ?? 'retry', before: spec?.before ?? false };
+}

@@ -45,6 +45,8 @@ import { emptyPrecondition, type JobForm, type MaintenanceForm, type Preconditio
 import { preconditionSentence, previewNote } from './logic';
 import { useEditorKeys } from './use-editor-keys';
 import { useJobForm } from './use-job-form';
+import { useJobDoneWhen } from './use-job-done-when';
+import { DoneWhenSection } from '../../components/done-when/DoneWhenSection';
 import { useJobRehearsal } from './use-job-rehearsal';
 import { useJobSave } from './use-job-save';
 import { useJobValidation } from './use-job-validation';
@@ -450,6 +452,8 @@ export function JobEditor({ jobId }: { jobId: string | null }) {
               <textarea name="payload" className="mono" rows={5} value={form.payload} placeholder='{"report": "daily", "channel": "#ops"}' onChange={(e) => patch({ payload: e.target.value })} aria-invalid={hasError(shown, 'payload')} spellCheck={false} />
             </Field>
           </Section>
+
+          <JobDoneWhen key={job?.id ?? 'new'} verify={form.verify} patch={patch} />
         </form>
 
         <aside className="editor-side">
@@ -594,6 +598,11 @@ function issuePlace(field: string, kindAt: (i: number) => string | undefined): s
   const section = jobSectionLabel(field);
   const label = jobFieldLabel(field, kindAt);
   return label === section || label === 'Job' ? section : `${section} · ${label}`;
+}
+
+/** "Done when…": mounted once the job is loaded, so its checks start from the saved declaration. */
+function JobDoneWhen({ verify, patch }: { verify: JobForm['verify']; patch: (p: Partial<JobForm>) => void }) {
+  return <DoneWhenSection state={useJobDoneWhen(verify, patch)} subject="job" />;
 }
 
 function Section({ title, sentence, hint, children, testId }: { title: string; sentence?: string; hint?: string; children: ReactNode; testId?: string }) {

@@ -92,10 +92,11 @@ export interface JobForm {
   runTimeoutS: string;
   enabled: boolean;
   /**
-   * "Done when…" (PROTOCOL §13) as saved: carried through unchanged, so saving the job from the
-   * editor keeps its checks (a job without them has none here).
+   * "Done when…" (PROTOCOL §13): as saved, or as the editor's section declares it (checked with the
+   * rest of the spec, so a half-typed check is an issue at its field). Carried through unchanged,
+   * so saving the job keeps its checks; a job without them has none here.
    */
-  verify?: VerifySpec;
+  verify?: VerifySpec | Record<string, unknown>;
 }
 
 export function emptyPrecondition(kind: PreconditionKind = 'signal'): PreconditionForm {
@@ -310,7 +311,7 @@ export function formToSpec(f: JobForm): FormToSpec {
   const rt = num('runTimeoutS', f.runTimeoutS, { int: true });
   if (rt !== undefined && rt !== JOB_DEFAULTS.runTimeoutS) spec.runTimeoutS = rt;
   if (!f.enabled) spec.enabled = false;
-  if (f.verify) spec.verify = f.verify;
+  if (f.verify !== undefined) spec.verify = f.verify;
   return { spec, issues };
 }
 
