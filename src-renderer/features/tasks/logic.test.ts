@@ -11,7 +11,7 @@ describe('tasks view logic', () => {
   it('names the statuses an action changes', () => {
     expect(appliesToWords('unblock')).toBe('blocked');
     expect(appliesToWords('backlog')).toBe('blocked or failed');
-    expect(appliesToWords('cancel')).toBe('backlog, in progress, blocked or failed');
+    expect(appliesToWords('cancel')).toBe('backlog, in progress, checking, blocked or failed');
   });
 
   it('progress: unknown before the count, a fraction while running, whole when done', () => {
