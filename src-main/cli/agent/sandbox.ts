@@ -34,9 +34,9 @@ export function findBwrap(env: NodeJS.ProcessEnv): string | undefined {
 }
 
 /** Refuses at start (before connecting) what cannot work: another OS, no bwrap. */
-export function checkSandbox(env: NodeJS.ProcessEnv, platform: NodeJS.Platform = process.platform): string {
+export function checkSandbox(env: NodeJS.ProcessEnv, platform: NodeJS.Platform = process.platform, find: (env: NodeJS.ProcessEnv) => string | undefined = findBwrap): string {
   if (platform !== 'linux') throw new SandboxError(`--sandbox is Linux-only (it uses bubblewrap); this is ${platform}`);
-  const bwrap = findBwrap(env);
+  const bwrap = find(env);
   if (!bwrap) throw new SandboxError('--sandbox needs bwrap, which was not found: install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap)');
   return bwrap;
 }
