@@ -33,7 +33,7 @@ function repo(): string {
 
 const make = (r: string, o: Partial<WorkspaceOptions> = {}) => new Workspaces({ repo: r, onRetry: 'resume', keep: 'always', ...o });
 
-describe.concurrent.skipIf(process.platform === 'win32')('workspaces: a git worktree per attempt key', () => {
+describe.skipIf(process.platform === 'win32')('workspaces: a git worktree per attempt key', () => {
   it('two attempts at once get their own trees on their own branches; the main checkout, dirty, is untouched', async () => {
     const r = repo();
     fs.writeFileSync(path.join(r, 'a.txt'), 'uncommitted in main\n');

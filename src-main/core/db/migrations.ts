@@ -722,5 +722,7 @@ export const MIGRATIONS: Migration[] = [
       );
       CREATE UNIQUE INDEX IF NOT EXISTS artifacts_key ON artifacts (subject, attempt, kind, name);
     `,
+    // A managed agent's `workspace` (PROTOCOL §15: `--workspace` and its options, JSON; NULL: none).
+    run: (db) => addMissingColumns(db, 'managed_agents', [['workspace', 'TEXT']]),
   },
 ];
