@@ -93,6 +93,7 @@ describe.skipIf(process.platform === 'win32')('gaffer agent --workspace against 
       'echo "whole" >> notes.txt',
       'git add -A; git commit -qm whole',
       'echo "not committed" > scratch.txt',
+      'echo "::gaffer:$GAFFER_CONTROL_TOKEN:: {\\"link\\":\\"https://example.invalid/pr/7\\",\\"name\\":\\"pull request\\"}"',
       REPORT_ENV,
     ].join('\n');
     const a = runAgent(g, ['--max-tasks', '2', '--workspace', r], script);
@@ -109,7 +110,9 @@ describe.skipIf(process.platform === 'win32')('gaffer agent --workspace against 
     expect(items.map((i) => [i.attempt, i.kind, i.name])).toEqual([
       [1, 'workspace', 'workspace'],
       [2, 'workspace', 'workspace'],
+      [2, 'link', 'pull request'],
     ]);
+    expect(items[2]!.data).toEqual({ url: 'https://example.invalid/pr/7' });
     expect(items[0]!.data).toMatchObject({ branch: `gaffer/${key}`, base, commits: 1, filesChanged: 1, insertions: 1, deletions: 0, uncommitted: false });
     expect(items[1]!.data).toMatchObject({ commits: 2, filesChanged: 3, insertions: 40_003, deletions: 0, uncommitted: true, head: git(r, 'rev-parse', `gaffer/${key}`).trim() });
 

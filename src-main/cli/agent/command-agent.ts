@@ -350,6 +350,7 @@ export class CommandAgent {
     } finally {
       if (ws) await this.closeWorkspace(ws, result, ctx, out, result !== undefined && taskStatusFor(result.ending) === 'done');
     }
+    await this.sendArtifacts(result, ctx, out);
     const status: ReportStatus | undefined = taskStatusFor(result.ending);
     if (status === undefined) throw ctx.signal.reason instanceof Error ? ctx.signal.reason : new Error(describeEnding(result.ending));
     const note = this.note(result, status !== 'done');
@@ -410,6 +411,7 @@ export class CommandAgent {
     } finally {
       if (ws) await this.closeWorkspace(ws, result, ctx, out, result !== undefined && runOutcomeFor(result.ending)?.outcome === 'success');
     }
+    await this.sendArtifacts(result, ctx, out);
     const outcome = runOutcomeFor(result.ending);
     if (!outcome) throw signal.reason instanceof Error ? signal.reason : new Error(describeEnding(result.ending));
     if (outcome.outcome === 'success') return result.output;
@@ -422,6 +424,20 @@ export class CommandAgent {
         throw new FatalError(message, output);
       case 'needs_human':
         throw new NeedsHumanError(message, output);
+    }
+  }
+
+  /** The `link` / `file` artifacts the command announced (PROTOCOL §15), before the report; never for work taken away. */
+  private async sendArtifacts(result: AttemptResult, target: { artifact: (a: ArtifactInput) => Promise<void> }, out: CountedOutput): Promise<void> {
+    if (result.ending.kind === 'taken_away') return;
+    for (const a of result.artifacts) {
+      try {
+        await target.artifact(a);
+      } catch (e) {
+        const text = `the ${a.kind} "${a.name}" could not be recorded: ${e instanceof Error ? e.message : String(e)}`;
+        result.problems.push(text);
+        void out.log({ text, stream: 'agent', level: 'warn' });
+      }
     }
   }
 
