@@ -59,6 +59,8 @@ import {
   LOG_SETTINGS_LIMITS,
   LOG_STREAMS,
   USAGE_GROUPS,
+  type ArtifactView,
+  type ChangeSummary,
   type CostlyRun,
   type DailyUsage,
   type LogAttempt,
@@ -424,6 +426,12 @@ export const consoleArgs = {
   /** Words across every log, newest first. */
   'logs.search': z.strictObject({ q: z.string().trim().min(1).max(500), limit: z.number().int().min(1).max(500).optional() }),
   'logs.timeline': z.strictObject({ subject: logSubject }),
+  /** What the attempts produced (PROTOCOL §15): workspaces, files, links, sessions. */
+  'logs.artifacts': z.strictObject({ subject: logSubject }),
+  /** A workspace's unified diff for an attempt (default: the latest that has one); null when none. */
+  'logs.diff': z.strictObject({ subject: logSubject, attempt: z.number().int().min(1).optional() }),
+  /** The latest workspace figures of each of these tasks / runs (the lists' "+12 −3 in 2 files"). */
+  'logs.changes': z.strictObject({ subjects: z.array(logSubject).max(1000) }),
   'logs.settings': empty,
   'logs.setSettings': z.strictObject({ settings: logSettingsPatch, reason }),
   /** Sums in [from, to) (default: the last 14 days) by role, job or local day. */
@@ -531,6 +539,9 @@ export interface ConsoleResults {
   'logs.text': { filename: string; text: string; complete: boolean };
   'logs.search': { items: LogSearchHit[] };
   'logs.timeline': TimelineEntry[];
+  'logs.artifacts': ArtifactView[];
+  'logs.diff': { attempt: number; diff: string } | null;
+  'logs.changes': Record<string, ChangeSummary>;
   'logs.settings': LogSettingsView;
   'logs.setSettings': LogSettingsView;
   'usage.summary': UsageRow[];

@@ -13,26 +13,10 @@
  */
 import { GafferError } from '../../common/errors';
 import { MAX_DIFF_CHARS, type ArtifactKind } from '../../common/protocol';
+import type { ArtifactView as ArtifactRecord, ChangeSummary } from '../../common/logs';
 import type { Db } from '../db/open';
 
-/** One artifact as the HTTP API and the console read it. */
-export interface ArtifactRecord {
-  attempt: number;
-  kind: ArtifactKind;
-  name: string;
-  data: Record<string, unknown>;
-  at: string;
-  /** Addition (kind `workspace`): the stored diff's length in characters. */
-  diffChars?: number;
-}
-
-/** The workspace figures of a subject's latest attempt that has them (for "+12 −3 in 2 files"). */
-export interface ChangeSummary {
-  attempt: number;
-  filesChanged: number;
-  insertions: number;
-  deletions: number;
-}
+export type { ArtifactView as ArtifactRecord, ChangeSummary } from '../../common/logs';
 
 export interface ArtifactWrite {
   subject: string;
