@@ -22,6 +22,7 @@ const SUITES: Record<string, [file: string, fn: string]> = {
   attention: ['attention.ts', 'runAttentionBench'],
   startup: ['startup.ts', 'runStartupBench'],
   idle: ['idle.ts', 'runIdleBench'],
+  workspace: ['workspace.ts', 'runWorkspaceBench'],
 };
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));

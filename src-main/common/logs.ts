@@ -151,3 +151,22 @@ export interface CostlyRun extends UsageTotals {
   job: string;
   slot: string;
 }
+
+/** PROTOCOL §15: one artifact of an attempt, as the HTTP API and the console read it. */
+export interface ArtifactView {
+  attempt: number;
+  kind: 'workspace' | 'file' | 'link' | 'session';
+  name: string;
+  data: Record<string, unknown>;
+  at: string;
+  /** Kind `workspace`: the stored diff's length in characters. */
+  diffChars?: number;
+}
+
+/** The workspace figures of a task's or run's latest attempt that has them ("+12 −3 in 2 files"). */
+export interface ChangeSummary {
+  attempt: number;
+  filesChanged: number;
+  insertions: number;
+  deletions: number;
+}

@@ -205,6 +205,32 @@ export const usageRequest = z.object({
   model: z.string().min(1).max(200).optional(),
 });
 
+/** PROTOCOL §15: what an attempt produced. */
+export const ARTIFACT_KINDS = ['workspace', 'file', 'link', 'session'] as const;
+export type ArtifactKind = (typeof ARTIFACT_KINDS)[number];
+/** A workspace's diff is kept up to this many characters per attempt (PROTOCOL §15: 1 MiB). */
+export const MAX_DIFF_CHARS = 1024 * 1024;
+/** One frame carries at most this much of a diff; a longer one comes in parts (`diffOffset`). */
+export const MAX_DIFF_PART_CHARS = 192 * 1024;
+
+/**
+ * `artifact` (PROTOCOL §15). Additions for `kind: workspace`: `diff` (a part of the unified diff)
+ * and `diffOffset` (where that part starts: 0, or the characters already sent, so a long diff
+ * arrives in parts under the frame limit; `data` of a later part is ignored).
+ */
+export const artifactRequest = z.object({
+  id: requestId,
+  type: z.literal('artifact'),
+  taskId: taskId.optional(),
+  runId: runId.optional(),
+  fence: fence.optional(),
+  kind: z.enum(ARTIFACT_KINDS),
+  name: z.string().min(1).max(200),
+  data: jsonValue.refine((v) => typeof v === 'object' && v !== null && !Array.isArray(v), 'must be a JSON object'),
+  diff: z.string().max(MAX_DIFF_PART_CHARS).optional(),
+  diffOffset: z.number().int().min(0).max(MAX_DIFF_CHARS).optional(),
+});
+
 /** Every frame, whatever its type: its strings are stored as UTF-8 (common/text.ts). */
 export const agentRequest = z.discriminatedUnion('type', [
   helloRequest,
@@ -219,6 +245,7 @@ export const agentRequest = z.discriminatedUnion('type', [
   precheckResultRequest,
   logRequest,
   usageRequest,
+  artifactRequest,
 ]).superRefine(refineWellFormedText);
 
 export type AgentRequest = z.infer<typeof agentRequest>;
@@ -313,6 +340,7 @@ export interface AgentResults<TaskT = unknown, RunT = unknown> {
   precheck_result: EmptyResult;
   log: LogResult;
   usage: UsageResult;
+  artifact: ArtifactResult;
 }
 export type AgentResultOf<T extends AgentRequestType> = AgentResults[T];
 
@@ -327,6 +355,12 @@ export interface LogResult {
   truncated: boolean;
   /** The highest per-line `seq` stored for the attempt (0: none): resend only what is above it. */
   lastSeq: number;
+}
+
+export interface ArtifactResult {
+  accepted: boolean;
+  /** Addition (`kind: workspace`): the diff's characters stored so far; send the next part from here. */
+  diffChars?: number;
 }
 
 export interface UsageResult {

@@ -584,8 +584,9 @@ describe.skipIf(!posix)('the recipes in docs/command-agent.md, run as written', 
     return { child, exited: new Promise<number | null>((r) => child.on('exit', (c) => r(c))), log: () => log };
   }
 
-  it('finds the five recipes', () => {
-    expect(recipes.map((r) => r.match(/--role (\S+)/)?.[1])).toEqual(['dev', 'dev', 'dev', 'writer', 'backup']);
+  it('finds the recipes (the sixth, a coding agent in a workspace, is not run here: its --workspace mechanics are tested in workspace-agent.test.ts)', () => {
+    expect(recipes.map((r) => r.match(/--role (\S+)/)?.[1])).toEqual(['dev', 'dev', 'dev', 'writer', 'backup', 'dev']);
+    expect(recipes[5]).toContain('--workspace');
   });
 
   it('Claude Code, Codex and Gemini CLI: the prompt carries the task, the adapter reads usage and the answer', async () => {

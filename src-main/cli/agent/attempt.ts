@@ -31,7 +31,7 @@ import path from 'node:path';
 import { exceedsUtf8Bytes, jsonDeeperThan, MAX_JSON_BYTES, MAX_JSON_DEPTH } from '../../common/schemas';
 import { findIllFormedText, wellFormedDeep } from '../../common/text';
 import type { AdapterDefinition, AdapterSink } from './adapters';
-import { CONTROL_TOKEN_VARIABLE, controlPrefix, describeProgress, looksLikeControl, newControlToken, parseControlBody } from './control-lines';
+import { CONTROL_TOKEN_VARIABLE, type ControlMessage, controlPrefix, describeProgress, looksLikeControl, newControlToken, parseControlBody } from './control-lines';
 import { withVariables } from './environment';
 import { cutText, LineSplitter, MAX_LINE_CHARS, OutputBudget, type OutputLimits } from './lines';
 import type { AttemptOutput, LogLevel, LogStream, WorkRef } from './log-sink';
@@ -91,6 +91,8 @@ export interface AttemptResult {
   lastStderr?: string;
   /** The CLI's own error words from its JSON output (the adapter's `error()`), for the report note. */
   cliError?: string;
+  /** `link` / `file` artifacts the command announced with control lines (PROTOCOL §15), in order. */
+  artifacts: NonNullable<ControlMessage['artifact']>[];
 }
 
 /** An output file larger than this is not even read (Gaffer keeps at most MAX_JSON_BYTES of JSON). */
@@ -154,7 +156,7 @@ export class Attempt {
   async run(): Promise<AttemptResult> {
     const { spec } = this.ctx;
     const { signal } = this.input;
-    if (signal.aborted) return { ending: { kind: 'taken_away', reason: reasonText(signal) }, problems: [], usage: null };
+    if (signal.aborted) return { ending: { kind: 'taken_away', reason: reasonText(signal) }, problems: [], usage: null, artifacts: [] };
     const base = path.join(this.ctx.workDir, `${this.input.ref.kind}-${this.input.ref.id.replace(/[^\w.-]/g, '_')}-${this.input.ref.attempt}-${++fileSeq}`);
     const payloadFile = `${base}.payload.json`;
     const outputFile = `${base}.output.json`;
@@ -183,7 +185,7 @@ export class Attempt {
         this.release();
         if (this.forced === undefined && exit.spawnError) {
           const e = exit.spawnError;
-          return { ending: { kind: 'spawn_failed', reason: `${e.code ?? 'error'}: ${e.message}` }, problems: [], usage: null };
+          return { ending: { kind: 'spawn_failed', reason: `${e.code ?? 'error'}: ${e.message}` }, problems: [], usage: null, artifacts: [] };
         }
         // The group is gone, so the pipes are closing; a process that left the group on purpose
         // (and shed its marker) may still hold them: stop reading after a moment rather than wait for it.
@@ -203,6 +205,7 @@ export class Attempt {
           ...(output !== undefined ? { output } : {}),
           problems: this.problems,
           usage: this.usage.total,
+          artifacts: this.artifacts,
           ...(this.lastStderr ? { lastStderr: this.lastStderr } : {}),
           ...(this.cliError ? { cliError: this.cliError } : {}),
         };
@@ -324,7 +327,13 @@ export class Attempt {
     if (m.progress) this.agentLine(describeProgress(m.progress));
     if (m.usage) this.addUsage(m.usage);
     if (m.step) this.step(m.step);
+    if (m.artifact) {
+      this.artifacts.push(m.artifact);
+      this.agentLine(`${m.artifact.kind} "${m.artifact.name}": ${'url' in m.artifact.data ? m.artifact.data.url : m.artifact.data.path}`);
+    }
   }
+
+  private readonly artifacts: NonNullable<ControlMessage['artifact']>[] = [];
 
   /** Control-lines invariant 2: said once per attempt, after the first such line. */
   private flagUnsigned(): void {

@@ -4,6 +4,8 @@ import {
   LOG_SETTINGS_LIMITS,
   LOG_STREAMS,
   USAGE_GROUPS,
+  type ArtifactView,
+  type ChangeSummary,
   type CostlyRun,
   type DailyUsage,
   type LogAttempt,
@@ -16,7 +18,7 @@ import {
 } from '../logs';
 import { reason, roleName } from '../schemas';
 import { op } from './define';
-import { costlyRun, dailyUsage, logAttempt, logLine, logPage, logRefusal, usageRow, usageTotals } from './shapes';
+import { artifactView, changeSummary, costlyRun, dailyUsage, logAttempt, logLine, logPage, logRefusal, usageRow, usageTotals } from './shapes';
 import { empty } from './tasks';
 
 const BOTH = ['console', 'operator'] as const;
@@ -163,6 +165,45 @@ export const logOps = {
     summary: 'The timeline of a task or run: its audit trail, log attempts and usage in one list.',
     input: z.strictObject({ subject: logSubject }),
     result: z.array(timelineEntry),
+    callers: CONSOLE,
+    reason: 'none',
+  }),
+  /** What the attempts produced (PROTOCOL §15): workspaces, files, links, sessions. */
+  'logs.artifacts': op<ArtifactView[]>()({
+    summary: 'What a task’s or run’s attempts produced (PROTOCOL §15): workspaces, files, links, sessions.',
+    input: z.strictObject({ subject: logSubject }),
+    result: z.array(artifactView),
+    callers: BOTH,
+    reason: 'none',
+    rest: perKind((kind, one) => ({
+      method: 'GET' as const,
+      path: `/${kind}/:id/artifacts`,
+      summary: `What a ${one}'s attempts produced (PROTOCOL §15): workspaces (branch, base, head, commits, files changed, insertions, deletions), files, links, sessions.`,
+      status: { 200: '`{items: [{attempt, kind, name, data, at, diffChars?}], next: null}`, oldest attempt first' },
+      response: z.object({ items: z.array(artifactView), next: z.null() }),
+    })),
+  }),
+  /** A workspace's unified diff for an attempt (default: the latest that has one); null when none. */
+  'logs.diff': op<{ attempt: number; diff: string } | null>()({
+    summary: 'The unified diff of a task’s or run’s workspace (PROTOCOL §15) for an attempt (default: the latest that has one); at most 1 MiB.',
+    input: z.strictObject({ subject: logSubject, attempt: z.number().int().min(1).optional() }),
+    result: z.object({ attempt: z.number(), diff: z.string() }).nullable(),
+    callers: BOTH,
+    reason: 'none',
+    rest: perKind((kind, one) => ({
+      method: 'GET' as const,
+      path: `/${kind}/:id/diff`,
+      summary: `The unified diff of a ${one}'s workspace (PROTOCOL §15) for an attempt (default the latest that has one); at most 1 MiB.`,
+      status: { 200: 'the diff as text (empty when nothing changed; header `x-gaffer-attempt`); 404 when the attempt has no workspace' },
+      response: null,
+      mediaTypes: ['text/x-diff'],
+    })),
+  }),
+  /** The latest workspace figures of each of these tasks / runs (the lists' "+12 −3 in 2 files"). */
+  'logs.changes': op<Record<string, ChangeSummary>>()({
+    summary: 'The latest workspace figures of each of these tasks or runs (files changed, insertions, deletions).',
+    input: z.strictObject({ subjects: z.array(logSubject).max(1000) }),
+    result: z.record(z.string(), changeSummary),
     callers: CONSOLE,
     reason: 'none',
   }),

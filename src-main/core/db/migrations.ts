@@ -704,4 +704,25 @@ export const MIGRATIONS: Migration[] = [
       CREATE INDEX inbox_snoozed ON inbox_items (snoozed_until) WHERE state = 'snoozed';
     `),
   },
+  {
+    name: '022_artifacts',
+    // What attempts produced (PROTOCOL §15 `artifact` frames): one row per (subject, attempt, kind,
+    // name), a repeat replaces it. A workspace's diff (at most 1 MiB) is kept beside its summary,
+    // so listing artifacts never reads the diffs. Idempotent on re-run.
+    sql: `
+      CREATE TABLE IF NOT EXISTS artifacts (
+        id INTEGER PRIMARY KEY,
+        subject TEXT NOT NULL,
+        attempt INTEGER NOT NULL,
+        kind TEXT NOT NULL,
+        name TEXT NOT NULL,
+        data TEXT NOT NULL,
+        diff TEXT,
+        at INTEGER NOT NULL
+      );
+      CREATE UNIQUE INDEX IF NOT EXISTS artifacts_key ON artifacts (subject, attempt, kind, name);
+    `,
+    // A managed agent's `workspace` (PROTOCOL §15: `--workspace` and its options, JSON; NULL: none).
+    run: (db) => addMissingColumns(db, 'managed_agents', [['workspace', 'TEXT']]),
+  },
 ];

@@ -6,7 +6,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { isGafferError } from '../../common/errors';
 import { auditCount, makeTestCore, stateDigest, type TestCore } from '../tests/test-core';
-import type { RecordedProcess } from './definitions';
+import { RESTART_FIELDS, type RecordedProcess } from './definitions';
 import type { LaunchedProcess, LaunchRequest, ProcessExit, ProcessSpawner } from './ports';
 
 class FakeProcess implements LaunchedProcess {
@@ -109,6 +109,15 @@ describe('managed agent definitions', () => {
     expect(JSON.stringify(rows)).not.toContain('sk-');
   });
 
+  it('keeps a workspace (PROTOCOL §15) with its options; a change of it replaces the processes; null clears it', async () => {
+    const { m } = await setup({ attach: false });
+    const workspace = { repo: '/srv/app', base: 'main', keep: 'always', onRetry: 'fresh', sandbox: true };
+    expect(m.create({ ...spec(), workspace }, { actor: 't' }).workspace).toEqual(workspace);
+    expect(m.get('coder').workspace).toEqual(workspace);
+    expect(m.update('coder', { workspace: null }, { actor: 't' }).workspace).toBeNull();
+    expect(RESTART_FIELDS).toContain('workspace');
+  });
+
   it('refuses bad input naming the field, and changes nothing', async () => {
     const { core, m } = await setup({ attach: false });
     m.create(spec(), { actor: 't' });
@@ -132,6 +141,8 @@ describe('managed agent definitions', () => {
     refused(() => m.create({ ...spec({ name: 'x' }), mode: 'long_running', timeoutS: 60 }, { actor: 't' }), /timeoutS/);
     refused(() => m.create({ ...spec({ name: 'x' }), parse: 'aider' }, { actor: 't' }), /parse/);
     refused(() => m.create({ ...spec({ name: 'x' }), extra: 1 }, { actor: 't' }), /extra/);
+    refused(() => m.create({ ...spec({ name: 'x' }), workspace: { repo: 'relative' } }, { actor: 't' }), /workspace/);
+    refused(() => m.create({ ...spec({ name: 'x' }), mode: 'long_running', workspace: { repo: '/srv/app' } }, { actor: 't' }), /workspace/);
     refused(() => m.update('coder', { name: 'renamed' }, { actor: 't' }), /name/);
     refused(() => m.update('coder', { mode: 'long_running', shell: true }, { actor: 't' }), /shell/);
     refused(() => m.update('coder', {}, { actor: 't' }), /nothing to change/);

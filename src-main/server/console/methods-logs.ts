@@ -47,6 +47,9 @@ export function createLogsHandlers(core: Core, actor: string): LogsHandlers {
   };
 
   return {
+    'logs.artifacts': ({ subject }) => core.logs.artifactsOf(known(subject)),
+    'logs.diff': ({ subject, attempt }) => core.logs.diffOf(known(subject), attempt),
+    'logs.changes': ({ subjects }) => core.logs.changesOf(subjects),
     'logs.attempts': async ({ subject }) => {
       known(subject);
       const usage = new Map(core.logs.usagePerAttempt(subject).map((u) => [u.attempt, u]));

@@ -7,6 +7,8 @@ import { Countdown, RelativeTime } from '../../components/Time';
 import { formatDateTime, prettyJson } from '../../lib/format';
 import { toUiError, type UiError } from '../../lib/errors';
 import { ActivitySection } from '../../components/logs/ActivitySection';
+import { WorkspaceSection } from '../../components/diff/WorkspaceSection';
+import { useWorkspace } from '../../store/use-workspace';
 import { useNow } from '../../lib/now';
 import { useActions } from '../../store/react';
 import { useActivity } from '../../store/use-log-source';
@@ -201,7 +203,12 @@ export function TaskDetail({
 
 /** The task's log and timeline. */
 function TaskActivity({ taskId, version }: { taskId: number; version: string }) {
-  return <ActivitySection {...useActivity(`task:${taskId}`, version)} now={useNow(30_000)} />;
+  return (
+    <>
+      <ActivitySection {...useActivity(`task:${taskId}`, version)} now={useNow(30_000)} />
+      <WorkspaceSection {...useWorkspace(`task:${taskId}`, version)} />
+    </>
+  );
 }
 
 function isTask(x: Task | UiError): x is Task {

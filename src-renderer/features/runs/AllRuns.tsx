@@ -3,6 +3,8 @@
  * the days the slots were due (the operator's days). A row opens the slot in its job's ledger.
  */
 import { useEffect, useMemo } from 'react';
+import { changeWords } from '../../components/diff/diff-model';
+import { useChanges } from '../../store/use-changes';
 import { RUN_DISPOSITIONS, RUN_STATUSES, type JobSummary, type Run } from '../../../src-main/common/job-schema';
 import { navigate } from '../../lib/navigation';
 import { SelectField } from '../../components/SelectField';
@@ -28,6 +30,7 @@ export function AllRuns({ jobs, query }: { jobs: JobSummary[]; query: Record<str
   }, [key, setAllRunsFilter]);
   const set = (patch: Record<string, string>) => navigate('runs', null, allRunsQuery({ ...query, ...patch }));
 
+  const changes = useChanges(all.items.map((r) => `run:${r.id}`));
   const columns: Column<Run>[] = [
     { key: 'due', header: 'Due (your time)', width: '132px', render: (r) => <LocalTime at={r.slotAt} /> },
     { key: 'job', header: 'Job', width: 'minmax(110px, 1fr)', render: (r) => <span className="ellipsis" title={r.job}>{r.job}</span> },
@@ -57,6 +60,19 @@ export function AllRuns({ jobs, query }: { jobs: JobSummary[]; query: Record<str
       },
     },
   ];
+  // The workspace figures, when any run shown has a workspace (else no column).
+  if (Object.keys(changes).length > 0) {
+    columns.push({
+      key: 'changes',
+      header: 'Changes',
+      width: '150px',
+      showFrom: 900,
+      render: (r) => {
+        const c = changes[`run:${r.id}`];
+        return c ? <span className="small mono changes-cell">{changeWords(c)}</span> : <span className="muted">—</span>;
+      },
+    });
+  }
 
   return (
     <section className="panel" data-testid="all-runs">

@@ -4,6 +4,8 @@
  * that match the filter, with one reason and a progress bar.
  */
 import { useEffect, useMemo, useState } from 'react';
+import { changeWords } from '../../components/diff/diff-model';
+import { useChanges } from '../../store/use-changes';
 import { TASK_STATUSES, type BulkTaskAction, type Task } from '../../../src-main/common/model';
 import { navigate, useViewRoute } from '../../lib/navigation';
 import { TaskStatusBadge } from '../../components/Badge';
@@ -75,6 +77,7 @@ export function TasksView() {
     setPicked(allLoadedPicked ? new Set() : new Set(items.map((t) => t.id)));
   };
 
+  const changes = useChanges(list.items.map((t) => `task:${t.id}`));
   const columns: Column<Task>[] = [
     {
       key: 'pick',
@@ -110,6 +113,19 @@ export function TasksView() {
     { key: 'prio', header: 'Priority', width: '64px', align: 'right', title: 'higher is claimed first', render: (t) => <span className="mono">{t.priority}</span> },
     { key: 'updated', header: 'Updated', width: '96px', showFrom: 760, render: (t) => <RelativeTime at={t.updatedAt} granularityMs={10_000} /> },
   ];
+  // The workspace figures, when any task shown has a workspace (else no column).
+  if (Object.keys(changes).length > 0) {
+    columns.splice(columns.length - 1, 0, {
+      key: 'changes',
+      header: 'Changes',
+      width: '150px',
+      showFrom: 900,
+      render: (t) => {
+        const c = changes[`task:${t.id}`];
+        return c ? <span className="small mono changes-cell">{changeWords(c)}</span> : <span className="muted">—</span>;
+      },
+    });
+  }
 
   const setField = (patch: Partial<typeof filter>) => navigate('tasks', null, routeFromFilter({ ...filter, ...patch }));
 
