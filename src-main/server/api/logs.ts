@@ -60,7 +60,7 @@ export function logRoutes(core: Core): Route[] {
         summary: `A page of a ${one}'s log lines, oldest first (PROTOCOL §5); filter by attempt, stream and text.`,
         params,
         query: pageQuery,
-        responses: { 200: '`{items: [{seq, at, attempt, stream, level, text, cutFrom?, marker?}], next}`' },
+        responses: { 200: '`{items: [{seq, at, attempt, stream, level, text, cutFrom?, marker?, kind?, data?}], next}`' },
       },
       async handler(c) {
         const subject = subjectOf(core, kind, c);
