@@ -55,6 +55,7 @@ import { Lifeline } from './lifeline';
 import { attemptOutput, stderrEcho, workLabel, type CountedOutput, type LogEcho, type LogTarget, type WorkRef } from './log-sink';
 import type { AgentCliOptions } from './options';
 import { describeEnding, EXIT_CANNOT_START, runOutcomeFor, taskStatusFor } from './outcome';
+import { resumeVariables, SessionMemory, workKey } from './resume';
 import { describeUsage } from './usage';
 
 export interface AgentIo {
@@ -100,6 +101,8 @@ export class CommandAgent {
   private agent: Agent | undefined;
   private readonly stopClaiming = new AbortController();
   private readonly active = new Set<{ attempt: Attempt; done: Promise<unknown> }>();
+  /** PROTOCOL §16: the CLI session each task/run last had, for its answered re-dispatch (resume.ts). */
+  private readonly sessions = new SessionMemory();
   private stopRequested!: (kind: 'graceful' | 'now') => void;
   private readonly stopSignal: Promise<'graceful' | 'now'>;
   private hurry = new AbortController();
@@ -254,6 +257,7 @@ export class CommandAgent {
     if (this.graceOver || this.hurry.signal.aborted) attempt.interrupt({ kind: 'shutdown' });
     try {
       const result = await done;
+      if (result.session) this.sessions.remember(workKey(input.ref.kind, input.ref.id), result.session.sessionId);
       // These lines go out with the report (the SDK sends a task's lines before its report).
       const ended = `${describeEnding(result.ending)} after ${(attempt.runningForMs / 1000).toFixed(1)} s`;
       const ok = result.ending.kind === 'exited' && result.ending.code === 0;
@@ -310,6 +314,7 @@ export class CommandAgent {
       GAFFER_IDEMPOTENCY_KEY: `task-${task.id}`,
       GAFFER_COMPLETED_STEPS: '[]',
       ...(task.traceId ? { GAFFER_TRACE_ID: task.traceId } : {}),
+      ...resumeVariables(task.answer, this.sessions.get(workKey('task', String(task.id)))),
     };
     const result = await this.attempt({ ref, out: this.output(ref, ctx), vars, payload: task, signal: ctx.signal });
     const status: ReportStatus | undefined = taskStatusFor(result.ending);
@@ -345,6 +350,7 @@ export class CommandAgent {
       GAFFER_COMPLETED_STEPS: JSON.stringify(ctx.completedSteps),
       GAFFER_DEADLINE: ctx.deadline,
       ...(ctx.traceId ? { GAFFER_TRACE_ID: ctx.traceId } : {}),
+      ...resumeVariables(ctx.approval?.note, this.sessions.get(workKey('job', ctx.runId))),
     };
     const out = this.output(ref, ctx);
     const result = await this.attempt({
