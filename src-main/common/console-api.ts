@@ -237,6 +237,12 @@ export interface LogAttemptView extends LogAttempt {
   usage: UsageTotals;
 }
 
+/** A list row's usage (all attempts) and its latest attempt's span, first to last log line (null: no line). */
+export interface SubjectUsage {
+  usage: UsageTotals;
+  latestAttemptMs: number | null;
+}
+
 export interface LogAttemptsResult {
   attempts: LogAttemptView[];
   /** All attempts together. */
@@ -432,6 +438,8 @@ export const consoleArgs = {
   'usage.daily': z.strictObject({ from: instant.optional(), to: instant.optional() }),
   /** The runs that cost most in [from, to) (default: this week). */
   'usage.costliestRuns': z.strictObject({ from: instant.optional(), to: instant.optional(), limit: z.number().int().min(1).max(100).optional() }),
+  /** Usage (all attempts) and how long the latest attempt ran, for the rows of a list (Tasks, Runs). */
+  'usage.ofSubjects': z.strictObject({ subjects: z.array(logSubject).min(1).max(200) }),
   // ---- managed agents (PROTOCOL §7): processes Gaffer starts and keeps running.
   'managedAgents.list': empty,
   /** One agent, with each process's recent output. */
@@ -536,6 +544,7 @@ export interface ConsoleResults {
   'usage.summary': UsageRow[];
   'usage.daily': DailyUsage[];
   'usage.costliestRuns': CostlyRun[];
+  'usage.ofSubjects': Record<string, SubjectUsage>;
   'managedAgents.list': ManagedAgent[];
   'managedAgents.get': ManagedAgent;
   'managedAgents.create': ManagedAgent;
