@@ -7,6 +7,7 @@
  *   Esc                                        close the open pane / dialog / help
  * Typing in a field never triggers a shortcut (except Esc, and Ctrl/Cmd+digit).
  */
+import { LIST_ACTION_KEYS } from '../lib/list-keys';
 import { viewForDigit, type ViewId } from '../lib/routes';
 import type { RouteDef } from './views';
 
@@ -63,6 +64,10 @@ export function shortcutList(routes: RouteDef[]): Array<{ keys: string[]; what: 
     { keys: ['?'], what: 'Show this list' },
     { keys: ['Esc'], what: 'Close the open pane, dialog or this list' },
     { keys: ['↑', '↓', 'Home', 'End'], what: 'Move through the audit list (the detail pane follows)' },
+    { keys: ['j', 'k', '↑', '↓'], what: 'Inbox: move to the next or previous item' },
+    { keys: ['x', 'Space'], what: 'Inbox: select the item (for one action over many)' },
+    { keys: ['Enter'], what: 'Inbox: open what the item is about; in a dialog, confirm (Shift+Enter: a new line)' },
+    ...Object.entries(LIST_ACTION_KEYS).map(([k, what]) => ({ keys: [k], what: `Inbox: ${what} the item under the cursor` })),
   ];
 }
 
