@@ -96,8 +96,8 @@ describe('the inbox', () => {
     await until(async () => (await page.locator('[data-testid^="inbox-item-"]').count()) === 4, 'four items', 30_000);
     const texts = await page.locator('[data-testid^="inbox-item-"]').allTextContents();
     expect(texts.findIndex((t) => t.includes('needs a human'))).toBe(3);
-    // g i (the Inbox), Home (first item), j j j (the 4th), a (approve): the dialog starts on the note.
-    for (const key of ['g', 'i', 'Home', 'j', 'j', 'j']) await page.keyboard.press(key);
+    // g b (the Inbox), Home (first item), j j j (the 4th), a (approve): the dialog starts on the note.
+    for (const key of ['g', 'b', 'Home', 'j', 'j', 'j']) await page.keyboard.press(key);
     expect(await page.evaluate(() => document.activeElement?.getAttribute('data-testid'))).toMatch(/^inbox-item-/);
     expect(await page.evaluate(() => document.activeElement?.textContent ?? '')).toContain('needs a human');
     await page.keyboard.press('a');

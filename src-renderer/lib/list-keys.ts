@@ -93,10 +93,11 @@ export function useListKeys(o: ListKeysOptions): { cursor: number | null; setCur
   useEffect(() => {
     let gAt = -Infinity;
     const onKey = (e: KeyboardEvent) => {
-      if (e.defaultPrevented) return;
+      // The chord is followed even through keys another handler took (the view letter after g).
       const now = performance.now();
       const afterG = now - gAt <= CHORD_MS;
       gAt = e.key === 'g' && !isField(e.target) ? now : -Infinity;
+      if (e.defaultPrevented) return;
       const { o: opts, cursor: cur } = latest.current;
       const row = e.target instanceof HTMLElement ? e.target.closest<HTMLElement>('[data-list-row]') : null;
       const k = listKey({
