@@ -556,6 +556,28 @@ describe.skipIf(!posix)('the real `gaffer agent` process', () => {
   });
 });
 
+describe.skipIf(!posix)('gaffer on PATH, outside the repository (README, "gaffer on your PATH")', () => {
+  it('a bin link like the one `npm link` / `npm install -g .` makes runs from another directory', async () => {
+    // What npm does for package.json's "bin": a symlink to scripts/gaffer.mjs in a bin directory.
+    const pkg = JSON.parse(fs.readFileSync(path.join(repo, 'package.json'), 'utf8')) as { bin: Record<string, string> };
+    expect(pkg.bin).toEqual({ gaffer: 'scripts/gaffer.mjs' });
+    expect(fs.readFileSync(path.join(repo, pkg.bin.gaffer!), 'utf8').startsWith('#!/usr/bin/env node\n')).toBe(true);
+    expect(fs.statSync(path.join(repo, pkg.bin.gaffer!)).mode & 0o111).not.toBe(0);
+    const elsewhere = fs.mkdtempSync(path.join(os.tmpdir(), 'gaffer-elsewhere-'));
+    fs.mkdirSync(path.join(elsewhere, 'bin'));
+    fs.symlinkSync(path.join(repo, pkg.bin.gaffer!), path.join(elsewhere, 'bin', 'gaffer'));
+    const r = await new Promise<{ code: number | null; out: string }>((resolve) => {
+      const c = spawn('gaffer', ['agent', '--help'], { cwd: elsewhere, env: { ...process.env, PATH: `${path.join(elsewhere, 'bin')}:${path.dirname(node)}:/usr/bin:/bin` }, stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      c.stdout.on('data', (d) => (out += d));
+      c.stderr.on('data', (d) => (out += d));
+      c.on('exit', (code) => resolve({ code, out }));
+    });
+    expect(r.code, r.out).toBe(0);
+    expect(r.out).toContain('--parse FORMAT');
+  });
+});
+
 describe.skipIf(!posix)('the recipes in docs/command-agent.md, run as written', () => {
   const doc = fs.readFileSync(path.join(repo, 'docs', 'command-agent.md'), 'utf8');
   const recipes = doc.slice(doc.indexOf('## Recipes'), doc.indexOf('## What the command gets')).split('\n').filter((l) => l.startsWith('gaffer agent '));
