@@ -39,6 +39,11 @@ export interface Task {
   lock: TaskLock | null;
   /** Carried by every audit event about this task (creation, claims, renewals, releases, expiries). */
   traceId: string | null;
+  /**
+   * PROTOCOL §16: the operator's answer to the question the task was blocked with (the note it was
+   * unblocked with), until the next holder reports. The command agent passes it as GAFFER_APPROVAL_NOTE.
+   */
+  answer?: string;
 }
 
 export const INSTANCE_STATUSES = ['online', 'disconnected', 'offline'] as const;

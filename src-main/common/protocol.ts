@@ -4,7 +4,7 @@
  * Names and meanings of v1 are fixed: add optional fields or new types, never rename or drop.
  */
 import { z } from 'zod';
-import { LOG_LEVELS, LOG_STREAMS, type UsageTotals } from './logs';
+import { LOG_LEVELS, LOG_LINE_KINDS, LOG_STREAMS, MAX_LOG_DATA_BYTES, type UsageTotals } from './logs';
 import { REPORT_STATUSES } from './model';
 import { createTaskInput, fence, jsonValue, roleName, taskId } from './schemas';
 import { refineWellFormedText } from './text';
@@ -129,11 +129,34 @@ export const logLine = z.object({
    * at or below one already stored for the attempt is a resend and is not stored again.
    */
   seq: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER).optional(),
+  /** PROTOCOL §16: the line's part in a conversation (set by the CLI adapters). */
+  kind: z.enum(LOG_LINE_KINDS).optional(),
+  /** PROTOCOL §16: structured detail, an object of at most 64 KiB as JSON. */
+  data: z
+    .record(z.string(), z.unknown())
+    .refine((d) => isLogData(d), { message: `data must be a JSON object of at most ${MAX_LOG_DATA_BYTES} bytes` })
+    .optional(),
 });
 
 export type LogLineInput = z.infer<typeof logLine>;
 
 const STREAM_SET: ReadonlySet<unknown> = new Set(LOG_STREAMS);
+const LINE_KIND_SET: ReadonlySet<unknown> = new Set(LOG_LINE_KINDS);
+const utf8 = new TextEncoder();
+
+/** A log line's `data`: a plain JSON object whose JSON is at most MAX_LOG_DATA_BYTES (PROTOCOL §16). */
+export function isLogData(v: unknown): v is Record<string, unknown> {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return false;
+  let json: string | undefined;
+  try {
+    json = JSON.stringify(v);
+  } catch {
+    return false; // a cycle, a BigInt: not JSON
+  }
+  if (json === undefined) return false;
+  // Three bytes per UTF-16 unit at most: the exact count only for a text near the limit.
+  return json.length * 3 <= MAX_LOG_DATA_BYTES || utf8.encode(json).length <= MAX_LOG_DATA_BYTES;
+}
 const LEVEL_SET: ReadonlySet<unknown> = new Set(LOG_LEVELS);
 const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:\d{2})$/;
 
@@ -157,6 +180,8 @@ export function isLogLine(v: unknown): boolean {
   if (l.level !== undefined && !LEVEL_SET.has(l.level)) return false;
   if (l.seq !== undefined && !(Number.isSafeInteger(l.seq) && (l.seq as number) >= 1)) return false;
   if (l.at !== undefined && !isInstant(l.at)) return false;
+  if (l.kind !== undefined && !LINE_KIND_SET.has(l.kind)) return false;
+  if (l.data !== undefined && !isLogData(l.data)) return false;
   return true;
 }
 

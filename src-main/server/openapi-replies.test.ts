@@ -41,9 +41,12 @@ beforeAll(async () => {
   // A claimed task whose attempt reported a workspace (PROTOCOL §15), so `/tasks/:id/artifacts` has a row to check.
   const built = core.tasks.create({ title: 'change the code', role: 'builder' }, { actor }).task;
   const inst = onlineInstance(core, 'builder');
-  core.locks.claim({ instanceId: inst, role: 'builder' });
+  const { lock } = core.locks.claim({ instanceId: inst, role: 'builder' });
   const workspace = { branch: 'gaffer/k', base: 'abc', head: 'def', commits: 1, filesChanged: 1, insertions: 2, deletions: 0 };
   await core.logs.artifact(inst, { id: 1, type: 'artifact', taskId: built.id, kind: 'workspace', name: 'workspace', data: workspace, diff: '--- a/x\n+++ b/x\n', diffOffset: 0 });
+  // …then it asked a question and the operator answered it, so the task carries an `answer`.
+  core.locks.report({ instanceId: inst, taskId: built.id, fence: lock!.fence, status: 'blocked', note: 'which branch?' });
+  core.tasks.unblock({ taskId: built.id, reason: 'use main', actor });
   Object.assign(sample, { built: String(built.id), task: String(task.id), run: trigger.run.id, job: job.id, item: String(item.id), token: token.id });
 });
 afterAll(() => api.close());

@@ -30,11 +30,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { exceedsUtf8Bytes, jsonDeeperThan, MAX_JSON_BYTES, MAX_JSON_DEPTH } from '../../common/schemas';
 import { findIllFormedText, wellFormedDeep } from '../../common/text';
-import type { AdapterDefinition, AdapterSink } from './adapters';
+import type { AdapterDefinition, AdapterSink, LineExtra } from './adapters';
 import { CONTROL_TOKEN_VARIABLE, type ControlMessage, controlPrefix, describeProgress, looksLikeControl, newControlToken, parseControlBody } from './control-lines';
 import { withVariables } from './environment';
 import { cutText, LineSplitter, MAX_LINE_CHARS, OutputBudget, type OutputLimits } from './lines';
-import type { AttemptOutput, LogLevel, LogStream, WorkRef } from './log-sink';
+import type { AttemptOutput, LogLevel, LogLine, LogStream, WorkRef } from './log-sink';
 import type { Ending } from './outcome';
 import type { Lifeline } from './lifeline';
 import { GroupChild } from './process-group';
@@ -93,6 +93,8 @@ export interface AttemptResult {
   cliError?: string;
   /** `link` / `file` artifacts the command announced with control lines (PROTOCOL §15), in order. */
   artifacts: NonNullable<ControlMessage['artifact']>[];
+  /** PROTOCOL §16: the CLI's conversation id its adapter saw (the last one), to continue it later. */
+  session?: { cli: string; sessionId: string };
 }
 
 /** An output file larger than this is not even read (Gaffer keeps at most MAX_JSON_BYTES of JSON). */
@@ -208,6 +210,7 @@ export class Attempt {
           artifacts: this.artifacts,
           ...(this.lastStderr ? { lastStderr: this.lastStderr } : {}),
           ...(this.cliError ? { cliError: this.cliError } : {}),
+          ...(this.session ? { session: this.session } : {}),
         };
       } finally {
         lifeline?.release(child.pid);
@@ -227,8 +230,11 @@ export class Attempt {
   private wireOutput(child: GroupChild): Promise<void> {
     const adapter = this.ctx.spec.adapter?.create();
     const adapterSink: AdapterSink = {
-      log: (text, level) => this.log('stdout', text, level),
+      log: (text, level, extra) => this.log('stdout', text, level, extra),
       usage: (u) => this.addUsage(u),
+      session: (cli, sessionId) => {
+        this.session = { cli, sessionId };
+      },
     };
     const streams: Array<[NodeJS.ReadableStream | null, LogStream]> = [
       [child.child.stdout, 'stdout'],
@@ -269,6 +275,7 @@ export class Attempt {
 
   private adapterOutput: Record<string, unknown> | undefined;
   private cliError: string | undefined;
+  private session: { cli: string; sessionId: string } | undefined;
 
   /**
    * Invariant 5: the SDK has no room for more lines; stop reading `stream` until it has. (The
@@ -291,7 +298,7 @@ export class Attempt {
     this.held.clear();
   }
 
-  private log(stream: LogStream, text: string, level?: LogLevel): void {
+  private log(stream: LogStream, text: string, level?: LogLevel, extra?: LineExtra): void {
     const verdict = this.budget?.admit(text) ?? { verdict: 'keep' };
     if (verdict.verdict === 'drop') return;
     if (verdict.verdict === 'notice') {
@@ -299,14 +306,14 @@ export class Attempt {
       this.problems.push('output truncated (over the agent\'s log limit)');
       return;
     }
-    this.write({ text, stream, ...(level ? { level } : {}) });
+    this.write({ text, stream, ...(level ? { level } : {}), ...extra });
   }
 
   private agentLine(text: string, level: LogLevel = 'info'): void {
     this.write({ text, stream: 'agent', level });
   }
 
-  private write(line: { text: string; stream: LogStream; level?: LogLevel }): void {
+  private write(line: LogLine): void {
     this.pressure = this.input.out.log(line);
   }
 

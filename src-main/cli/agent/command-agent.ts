@@ -56,6 +56,7 @@ import { Lifeline } from './lifeline';
 import { attemptOutput, stderrEcho, workLabel, type CountedOutput, type LogEcho, type LogTarget, type WorkRef } from './log-sink';
 import type { AgentCliOptions } from './options';
 import { describeEnding, EXIT_CANNOT_START, runOutcomeFor, taskStatusFor } from './outcome';
+import { resumeVariables, SessionMemory, workKey } from './resume';
 import { describeUsage } from './usage';
 import { checkSandbox, defaultDataDirs, SandboxError, sandboxArgs } from './sandbox';
 import { WorkspaceError, Workspaces, type PreparedWorkspace } from './workspace';
@@ -112,6 +113,8 @@ export class CommandAgent {
   private agent: Agent | undefined;
   private readonly stopClaiming = new AbortController();
   private readonly active = new Set<{ attempt: Attempt; done: Promise<unknown> }>();
+  /** PROTOCOL §16: the CLI session each task/run last had, for its answered re-dispatch (resume.ts). */
+  private readonly sessions = new SessionMemory();
   private stopRequested!: (kind: 'graceful' | 'now') => void;
   private readonly stopSignal: Promise<'graceful' | 'now'>;
   private hurry = new AbortController();
@@ -283,6 +286,7 @@ export class CommandAgent {
     if (this.graceOver || this.hurry.signal.aborted) attempt.interrupt({ kind: 'shutdown' });
     try {
       const result = await done;
+      if (result.session) this.sessions.remember(workKey(input.ref.kind, input.ref.id), result.session.sessionId);
       // These lines go out with the report (the SDK sends a task's lines before its report).
       const ended = `${describeEnding(result.ending)} after ${(attempt.runningForMs / 1000).toFixed(1)} s`;
       const ok = result.ending.kind === 'exited' && result.ending.code === 0;
@@ -339,6 +343,7 @@ export class CommandAgent {
       GAFFER_IDEMPOTENCY_KEY: `task-${task.id}`,
       GAFFER_COMPLETED_STEPS: '[]',
       ...(task.traceId ? { GAFFER_TRACE_ID: task.traceId } : {}),
+      ...resumeVariables(task.answer, this.sessions.get(workKey('task', String(task.id)))),
     };
     const ws = await this.openWorkspace(`task-${task.id}`, vars, (note) => {
       throw note.inUse ? new BacklogError(note.message) : new TaskFailedError(note.message);
@@ -384,6 +389,7 @@ export class CommandAgent {
       GAFFER_COMPLETED_STEPS: JSON.stringify(ctx.completedSteps),
       GAFFER_DEADLINE: ctx.deadline,
       ...(ctx.traceId ? { GAFFER_TRACE_ID: ctx.traceId } : {}),
+      ...resumeVariables(ctx.approval?.note, this.sessions.get(workKey('job', ctx.runId))),
     };
     const ws = await this.openWorkspace(`${ctx.job}-${ctx.slot}`, vars, (note) => {
       throw new RetryableError(note.message);
@@ -427,10 +433,15 @@ export class CommandAgent {
     }
   }
 
-  /** The `link` / `file` artifacts the command announced (PROTOCOL §15), before the report; never for work taken away. */
+  /**
+   * The `link` / `file` artifacts the command announced (PROTOCOL §15) and the CLI session its
+   * adapter saw (kind `session`, `{cli, sessionId}`, PROTOCOL §16: stored on the server, so the
+   * operator sees which conversation to resume), before the report; never for work taken away.
+   */
   private async sendArtifacts(result: AttemptResult, target: { artifact: (a: ArtifactInput) => Promise<void> }, out: CountedOutput): Promise<void> {
     if (result.ending.kind === 'taken_away') return;
-    for (const a of result.artifacts) {
+    const session: ArtifactInput[] = result.session ? [{ kind: 'session', name: result.session.cli, data: { cli: result.session.cli, sessionId: result.session.sessionId } }] : [];
+    for (const a of [...result.artifacts, ...session]) {
       try {
         await target.artifact(a);
       } catch (e) {

@@ -30,6 +30,11 @@ const jobRef = z.string().min(1).max(200);
 export interface LogAttemptView extends LogAttempt {
   usage: UsageTotals;
 }
+/** A list row's usage (all attempts) and its latest attempt's span, first to last log line (null: no line). */
+export interface SubjectUsage {
+  usage: UsageTotals;
+  latestAttemptMs: number | null;
+}
 export interface LogAttemptsResult {
   attempts: LogAttemptView[];
   /** All attempts together. */
@@ -116,7 +121,7 @@ export const logOps = {
       method: 'GET' as const,
       path: `/${kind}/:id/logs`,
       summary: `A page of a ${one}'s log lines, oldest first (PROTOCOL §5); filter by attempt, stream and text.`,
-      status: { 200: '`{items: [{seq, at, attempt, stream, level, text, cutFrom?, marker?}], next}`' },
+      status: { 200: '`{items: [{seq, at, attempt, stream, level, text, cutFrom?, marker?, kind?, data?}], next}`' },
     })),
   }),
   /** A whole attempt as text (for a download). */
@@ -243,6 +248,14 @@ export const logOps = {
     summary: 'The runs that cost most (default: this week).',
     input: z.strictObject({ from: instant.optional(), to: instant.optional(), limit: z.number().int().min(1).max(100).optional() }),
     result: z.array(costlyRun),
+    callers: CONSOLE,
+    reason: 'none',
+  }),
+  /** Usage (all attempts) and how long the latest attempt ran, for the rows of a list (Tasks, Runs). */
+  'usage.ofSubjects': op<Record<string, SubjectUsage>>()({
+    summary: 'Usage (all attempts) and how long the latest attempt ran, for the rows of a list (Tasks, Runs).',
+    input: z.strictObject({ subjects: z.array(logSubject).min(1).max(200) }),
+    result: z.record(z.string(), z.object({ usage: usageTotals, latestAttemptMs: z.number().nullable() })),
     callers: CONSOLE,
     reason: 'none',
   }),

@@ -11,7 +11,7 @@
 import { z } from 'zod';
 import { DELIVERY_STATUSES, INBOX_KINDS, INBOX_STATES, WEBHOOK_FORMATS } from '../attention';
 import { BACKFILL_STATUSES, RUN_DISPOSITIONS, RUN_STATUSES, RUN_TRIGGERS } from '../job-schema';
-import { LOG_LEVELS, LOG_STREAMS } from '../logs';
+import { LOG_LEVELS, LOG_LINE_KINDS, LOG_STREAMS } from '../logs';
 import { COMMAND_AGENT_PARSE_FORMATS, MANAGED_MODES, MANAGED_PROCESS_STATUSES } from '../managed-agents';
 import { INSTANCE_STATUSES, TASK_STATUSES } from '../model';
 import { ARTIFACT_KINDS } from '../protocol';
@@ -50,6 +50,7 @@ export const task = z.object({
   updatedAt: at,
   lock: taskLock.nullable(),
   traceId: nstr,
+  answer: str.optional(),
 });
 export const usageTotals = z.object({ inputTokens: num, outputTokens: num, costUsd: num });
 /** The HTTP API adds what a task or run spent (logs.ts `withUsage`). */
@@ -415,6 +416,8 @@ export const logLine = z.object({
   text: str,
   cutFrom: int.optional(),
   marker: z.literal('truncated').optional(),
+  kind: z.enum(LOG_LINE_KINDS).optional(),
+  data: z.record(str, json).optional(),
 });
 export const logPage = z.object({ items: z.array(logLine), next: int.nullable() });
 export const logAttempt = z.object({ attempt: int, lines: int, bytes: int, firstSeq: int, lastSeq: int, firstAt: at, lastAt: at, truncated: z.boolean(), dropped: int });

@@ -725,4 +725,12 @@ export const MIGRATIONS: Migration[] = [
     // A managed agent's `workspace` (PROTOCOL §15: `--workspace` and its options, JSON; NULL: none).
     run: (db) => addMissingColumns(db, 'managed_agents', [['workspace', 'TEXT']]),
   },
+  {
+    name: '025_task_answer',
+    // PROTOCOL §16: the operator's answer to a blocked task (the note they unblocked it with),
+    // handed to the next holder (the command agent's GAFFER_APPROVAL_NOTE) and cleared by that
+    // holder's report. NULL for every other task: old rows need nothing. Idempotent on re-run.
+    sql: '',
+    run: (db) => addMissingColumns(db, 'tasks', [['answer', 'TEXT']]),
+  },
 ];

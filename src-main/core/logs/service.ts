@@ -230,7 +230,7 @@ export class LogService {
     for (const l of frame.lines) chars += l.text.length + LINE_OVERHEAD_CHARS;
     this.admit(instanceId, chars);
     const now = this.d.clock.now();
-    const lines = frame.lines.map((l) => ({ text: l.text, stream: l.stream, level: l.level, seq: l.seq, at: l.at === undefined ? now : Date.parse(l.at) }));
+    const lines = frame.lines.map((l) => ({ text: l.text, stream: l.stream, level: l.level, seq: l.seq, at: l.at === undefined ? now : Date.parse(l.at), kind: l.kind, data: l.data }));
     return this.answer(work, await this.enqueue({ entry: { subject: work.subject, attempt: work.attempt, lines }, chars }));
   }
 

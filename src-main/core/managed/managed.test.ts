@@ -199,6 +199,22 @@ describe('the supervisor', () => {
     expect(audit).toHaveLength(1);
   });
 
+  it('editing a crash-looping agent starts the new definition at once, not after the loop\'s delay', async () => {
+    const { core, spawner, m } = await setup();
+    m.create(spec(), { actor: 't' });
+    for (let i = 0; i < 5; i++) {
+      core.clock.advance(100);
+      spawner.last().exit(1);
+      if (i < 4) core.clock.advance(Date.parse(m.get('coder').processes[0]!.nextStartAt!) - core.clock.now());
+    }
+    expect(m.get('coder').processes[0]!.status).toBe('crash_looping');
+    const launched = spawner.launched.length;
+    m.update('coder', { command: ['node', 'fixed.js'] }, { actor: 't' });
+    expect(spawner.launched).toHaveLength(launched + 1);
+    expect(spawner.last().req.definition.command).toEqual(['node', 'fixed.js']);
+    expect(m.get('coder').processes[0]!.status).toBe('starting');
+  });
+
   it('a crash loop raises a crash_looping inbox item at once, and it resolves itself once the agent keeps running', async () => {
     const { core, spawner, m } = await setup();
     const a = m.create(spec(), { actor: 't' });

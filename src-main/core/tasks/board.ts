@@ -167,7 +167,13 @@ export class Board {
         assertTransition(cause, this.get(taskId).status, 'backlog');
         this.replacePayload(taskId, payload, reason, actor);
       }
-      return this.operatorEdge(cause, 'backlog', taskId, reason, actor, edge);
+      const task = this.operatorEdge(cause, 'backlog', taskId, reason, actor, edge);
+      // PROTOCOL §16: the note a blocked task is unblocked with is the operator's answer to its question.
+      if (cause === 'unblock') {
+        this.repo.setAnswer.run(reason.trim() ? reason : null, taskId);
+        return this.get(taskId);
+      }
+      return task;
     });
   }
 

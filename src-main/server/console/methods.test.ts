@@ -99,6 +99,7 @@ describe('console methods: the allow-list and argument validation', () => {
     'usage.summary': [{}, { by: 'week' }, { by: 'day', from: 'yesterday' }],
     'usage.daily': [{ by: 'day' }, { from: '2026-12-02T00:00:00Z', to: '2026-12-01T00:00:00Z' }],
     'usage.costliestRuns': [{ limit: 0 }, { from: 'x' }],
+    'usage.ofSubjects': [{}, { subjects: [] }, { subjects: ['job:1'] }, { subjects: Array.from({ length: 201 }, (_, i) => `task:${i + 1}`) }],
   };
 
   it('has a bad-input case for every method', () => {

@@ -169,8 +169,18 @@ export function TaskDetail({
             </dd>
             {task.note ? (
               <>
-                <dt>Note</dt>
-                <dd className="prewrap">{task.note}</dd>
+                {/* A blocked task's note is the agent's question; the note it is unblocked with is the answer. */}
+                <dt>{task.status === 'blocked' ? 'The agent asks' : 'Note'}</dt>
+                <dd className="prewrap" data-testid={task.status === 'blocked' ? 'agent-question' : undefined}>
+                  {task.note}
+                  {task.status === 'blocked' ? <div className="small muted">Unblock it with your answer as the note: the next attempt gets it (and continues the same conversation when its recipe resumes).</div> : null}
+                </dd>
+              </>
+            ) : null}
+            {task.answer ? (
+              <>
+                <dt>Your answer</dt>
+                <dd className="prewrap">{task.answer}</dd>
               </>
             ) : null}
             <dt>Created</dt>

@@ -17,6 +17,9 @@ import { useActions, useConsole, useWatch } from '../../store/react';
 import type { AllRunsFilter } from '../../store/slices/runs';
 import { allRunsQuery, filterOfAllRunsQuery } from './logic';
 import { OutcomeCell, runLine } from './OutcomeCell';
+import { CostCell, DurationCell, runDurationMs } from '../../components/row-usage';
+import { useRowUsage } from '../../store/use-row-usage';
+import { useNow } from '../../lib/now';
 
 export function AllRuns({ jobs, query }: { jobs: JobSummary[]; query: Record<string, string> }) {
   useWatch('runs');
@@ -31,6 +34,11 @@ export function AllRuns({ jobs, query }: { jobs: JobSummary[]; query: Record<str
   const set = (patch: Record<string, string>) => navigate('runs', null, allRunsQuery({ ...query, ...patch }));
 
   const changes = useChanges(all.items.map((r) => `run:${r.id}`));
+  const now = useNow(30_000);
+  const rowUsage = useRowUsage(
+    all.items.map((r) => `run:${r.id}`),
+    all.items.map((r) => r.updatedAt).join(),
+  );
   const columns: Column<Run>[] = [
     { key: 'due', header: 'Due (your time)', width: '132px', render: (r) => <LocalTime at={r.slotAt} /> },
     { key: 'job', header: 'Job', width: 'minmax(110px, 1fr)', render: (r) => <span className="ellipsis" title={r.job}>{r.job}</span> },
@@ -42,6 +50,8 @@ export function AllRuns({ jobs, query }: { jobs: JobSummary[]; query: Record<str
       render: (r) => <OutcomeCell disposition={r.disposition} detail={runLine(r)} />,
     },
     { key: 'att', header: 'Att.', width: '44px', align: 'right', title: 'attempts (dispatches)', render: (r) => <span className="mono">{r.attempt}</span> },
+    { key: 'duration', header: 'Time', width: '70px', align: 'right', title: 'from start to finish (so far, while running)', render: (r) => <DurationCell ms={runDurationMs(r, now)} /> },
+    { key: 'cost', header: 'Cost', width: '64px', align: 'right', title: 'spend of all its attempts', render: (r) => <CostCell usage={rowUsage[`run:${r.id}`]} /> },
     { key: 'inst', header: 'Instance', width: 'minmax(90px, 0.8fr)', showFrom: 900, render: (r) => (r.instanceId ? <span className="mono small" title={r.instanceId}>{shortHash(r.instanceId, 14)}</span> : <span className="muted">—</span>) },
     {
       key: 'err',

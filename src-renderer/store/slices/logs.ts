@@ -3,7 +3,7 @@
  * dashboard (`usage` topic), the log settings, and the calls a log pane and a timeline make.
  * Lines themselves are not kept in the store: a pane holds the window it shows (lib/log-window).
  */
-import type { ConsoleArgs, LogAttemptsResult, LogSearchHit, LogSettingsView, TimelineEntry } from '../../../src-main/common/console-api';
+import type { ConsoleArgs, ConsoleResult, LogAttemptsResult, LogSearchHit, LogSettingsView, TimelineEntry } from '../../../src-main/common/console-api';
 import type { ArtifactView, ChangeSummary, CostlyRun, DailyUsage, LogPage, LogSettings, UsageRow } from '../../../src-main/common/logs';
 import { guarded } from '../../lib/errors';
 import { emptyResource, type Resource } from '../resource';
@@ -47,6 +47,8 @@ export interface LogsActions {
   /** "+12 −3 in 2 files" for the rows of a list. */
   changes(subjects: string[]): Promise<Record<string, ChangeSummary>>;
   setLogSettings(settings: Partial<LogSettings>, reason: string): Promise<void>;
+  /** Usage and latest-attempt span of list rows (`task:<id>`, `run:<id>`), for the Tasks and Runs lists. */
+  usageOfSubjects(subjects: string[]): Promise<ConsoleResult<'usage.ofSubjects'>>;
 }
 
 const DAY_MS = 24 * 3600 * 1000;
@@ -106,6 +108,7 @@ export function createLogsSlice(ctx: SliceContext<LogsState>): Slice<LogsActions
     logText: (subject, attempt) => ctx.call('logs.text', { subject, attempt }),
     searchLogs: async (q) => (await ctx.call('logs.search', { q, limit: 100 })).items,
     timeline: (subject) => ctx.call('logs.timeline', { subject }),
+    usageOfSubjects: (subjects) => ctx.call('usage.ofSubjects', { subjects }),
     setLogSettings(patch, reason) {
       return guarded(ctx.toast, 'save the log settings', async () => {
         const v = await ctx.call('logs.setSettings', { settings: patch, reason });
