@@ -23,6 +23,7 @@ const SUITES: Record<string, [file: string, fn: string]> = {
   verify: ['verify.ts', 'runVerifyBench'],
   startup: ['startup.ts', 'runStartupBench'],
   idle: ['idle.ts', 'runIdleBench'],
+  workspace: ['workspace.ts', 'runWorkspaceBench'],
 };
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));

@@ -89,24 +89,35 @@ describe('the inbox', () => {
     expect(await layoutProblems(page, 'inbox 1440×900')).toEqual([]);
   });
 
-  it('approving the held run from its item runs it again with the note; the item is acknowledged', async () => {
-    const item = page.locator('[data-testid^="inbox-item-"]', { hasText: 'needs a human' });
-    await item.locator('[data-testid="inbox-approve"]').click();
+  it('from the keyboard only: the 4th item (the held run) is approved in a few keys, its dialog opens on the note, Enter confirms', async () => {
+    // Two more roles with work and nobody to do it: four items, the held run the oldest (the 4th).
+    await apiCall(g, 'POST', '/tasks', { title: 'translate the notes', role: 'docs2' });
+    await apiCall(g, 'POST', '/tasks', { title: 'proofread the notes', role: 'docs3' });
+    await until(async () => (await page.locator('[data-testid^="inbox-item-"]').count()) === 4, 'four items', 30_000);
+    const texts = await page.locator('[data-testid^="inbox-item-"]').allTextContents();
+    expect(texts.findIndex((t) => t.includes('needs a human'))).toBe(3);
+    // g b (the Inbox), Home (first item), j j j (the 4th), a (approve): the dialog starts on the note.
+    for (const key of ['g', 'b', 'Home', 'j', 'j', 'j']) await page.keyboard.press(key);
+    expect(await page.evaluate(() => document.activeElement?.getAttribute('data-testid'))).toMatch(/^inbox-item-/);
+    expect(await page.evaluate(() => document.activeElement?.textContent ?? '')).toContain('needs a human');
+    await page.keyboard.press('a');
     await page.waitForSelector('[data-testid="run-decision-dialog"]');
-    await page.fill('[data-testid="run-decision-dialog"] textarea[name="reason"]', 'yes, goodwill refund');
+    expect(await page.evaluate(() => (document.activeElement as HTMLTextAreaElement | null)?.name)).toBe('reason');
+    await page.keyboard.type('yes, goodwill refund');
     await snap(page, '62-inbox-approve-dialog-1440');
-    await page.click('[data-testid="run-decision-dialog"] button[type="submit"]');
+    await page.keyboard.press('Enter');
     await until(() => seen.length === 2, 'the approved run dispatched again');
     expect(seen[1]!.approval).toMatchObject({ decision: 'approved', note: 'yes, goodwill refund', by: 'operator:browser' });
-    await until(async () => (await page.locator('[data-testid^="inbox-item-"]').count()) === 1, 'one item left');
+    await until(async () => (await page.locator('[data-testid^="inbox-item-"]').count()) === 3, 'three items left');
     await page.click('[data-testid="inbox-state-acked"]');
     await until(async () => (await page.textContent('[data-testid="inbox-list"]'))?.includes('acknowledged by operator:browser'), 'the acknowledged list');
   });
 
   it('acknowledging with a note clears the rest; the badge goes', async () => {
     await page.click('[data-testid="inbox-state-open"]');
-    await page.waitForSelector('[data-testid="inbox-ack"]');
-    await page.click('[data-testid="inbox-ack"]');
+    await page.waitForSelector('[data-testid="inbox-select-all"]');
+    await page.click('[data-testid="inbox-select-all"]');
+    await page.click('[data-testid="inbox-ack-selected"]');
     await page.fill('[data-testid="ack-dialog"] textarea', 'a docs agent starts after lunch');
     await page.click('[data-testid="ack-confirm"]');
     await until(async () => (await page.textContent('[data-testid="view-inbox"]'))?.includes('Nothing needs you'), 'an empty inbox');

@@ -221,6 +221,7 @@ const VIEWS: Array<{ name: string; hash: () => string; ready: string; dialog?: {
   { name: 'queues', hash: () => '#/queues/dev', ready: '[data-testid="column-done"] [data-testid^="task-"]' },
   { name: 'queues-task', hash: () => `#/queues/pm?task=${heldTask}`, ready: '[data-testid="task-detail"] .badge' },
   { name: 'retry-with-changes', hash: () => `#/queues/builder?task=${daily.failedTask}`, ready: '[data-testid="action-retryWithChanges"]', dialog: { clicks: ['[data-testid="action-retryWithChanges"]'], ready: '[data-testid="dialog-retryWithChanges"] textarea[name="payload"]' } },
+  { name: 'task-transcript', hash: () => `#/queues/builder?task=${daily.failedTask}`, ready: '[data-testid="view-transcript"]', dialog: { clicks: ['[data-testid="view-transcript"]'], ready: '[data-testid="transcript-pane"]' } },
   { name: 'locks', hash: () => '#/locks', ready: '[data-testid="expired-cards"] .xcard' },
   { name: 'instances', hash: () => '#/instances', ready: '[data-testid="instances-table"] [data-row-key]' },
   { name: 'jobs', hash: () => '#/jobs', ready: '[data-testid="jobs-table"] [data-row-key]' },

@@ -19,7 +19,7 @@ import { auditFilterShape } from './schemas';
 // here because the renderer names them from its one interface.
 export type { AuditCount, AuditVerifyResult } from './ops/audit';
 export type { IcsImportResult, RunDetail, TriggerResult } from './ops/jobs';
-export type { LogAttemptsResult, LogAttemptView, LogSearchHit, LogSettingsView, TimelineEntry } from './ops/logs';
+export type { LogAttemptsResult, LogAttemptView, LogSearchHit, LogSettingsView, SubjectUsage, TimelineEntry } from './ops/logs';
 export type { ConsoleSettings, Dashboard, ThroughputPoint } from './ops/status';
 export type { ExpiredLockCard, InstanceView, RoleSummary, TokenView } from './ops/tasks';
 

@@ -17,10 +17,26 @@ describe('isLogLine (the log line schema by hand)', () => {
       { text: 'j', seq: 0 },
       { text: 'k', level: 'loud' },
       { text: 5 },
+      { text: 'l', kind: 'tool_call', data: { name: 'Bash', input: { command: 'ls' } } },
+      { text: 'm', kind: 'chat' },
+      { text: 'n', data: ['not', 'an', 'object'] },
+      { text: 'o', data: 'text' },
+      { text: 'p', kind: 'result', data: { big: 'x'.repeat(64 * 1024) } },
+      { text: 'q', kind: 'result', data: { fits: 'x'.repeat(60 * 1024) } },
       'just a string',
       null,
       [],
     ];
     for (const c of cases) expect(isLogLine(c), JSON.stringify(c)).toBe(logLine.safeParse(c).success);
+  });
+
+  it('takes a conversation kind and a data object of at most 64 KiB (PROTOCOL §16)', () => {
+    const ok = (l: unknown) => isLogLine(l) && logLine.safeParse(l).success;
+    expect(ok({ text: 'a', kind: 'assistant', data: { model: 'm', usage: { inputTokens: 1 } } })).toBe(true);
+    expect(ok({ text: 'a', kind: 'chat' })).toBe(false);
+    expect(ok({ text: 'a', data: [1] })).toBe(false);
+    expect(ok({ text: 'a', data: { s: 'x'.repeat(64 * 1024) } })).toBe(false);
+    expect(ok({ text: 'a', data: { s: 'é'.repeat(30 * 1024) } })).toBe(true);
+    expect(ok({ text: 'a', data: { s: 'é'.repeat(33 * 1024) } })).toBe(false); // 2 bytes each in UTF-8
   });
 });

@@ -8,6 +8,15 @@ export type LogStream = (typeof LOG_STREAMS)[number];
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
+/**
+ * PROTOCOL §16: what a line is in a CLI's conversation. The CLI adapters (`--parse`) set it; a
+ * line without one is plain output (`text`).
+ */
+export const LOG_LINE_KINDS = ['text', 'assistant', 'tool_call', 'tool_result', 'system', 'result', 'error'] as const;
+export type LogLineKind = (typeof LOG_LINE_KINDS)[number];
+/** PROTOCOL §16: a line's `data` (a tool's name, input and output, a message's model and usage) is at most this big as JSON. */
+export const MAX_LOG_DATA_BYTES = 64 * 1024;
+
 /** `task:<id>` or `run:<id>`, as in the audit's subjects. */
 export type LogSubject = `task:${number}` | `run:${string}`;
 
@@ -27,6 +36,13 @@ export interface LogLine {
   cutFrom?: number;
   /** Addition: `truncated` marks the one line that says the attempt's log reached its cap. */
   marker?: 'truncated';
+  /** PROTOCOL §16: the line's part in a conversation, when the sender said. */
+  kind?: LogLineKind;
+  /**
+   * PROTOCOL §16: structured detail of the line (≤ 64 KiB as JSON). A multi-line text is stored as
+   * one line per piece: the first piece carries `kind` and `data`, the others the `kind` only.
+   */
+  data?: Record<string, unknown>;
 }
 
 export interface LogPage {
@@ -150,4 +166,23 @@ export interface CostlyRun extends UsageTotals {
   jobId: string;
   job: string;
   slot: string;
+}
+
+/** PROTOCOL §15: one artifact of an attempt, as the HTTP API and the console read it. */
+export interface ArtifactView {
+  attempt: number;
+  kind: 'workspace' | 'file' | 'link' | 'session';
+  name: string;
+  data: Record<string, unknown>;
+  at: string;
+  /** Kind `workspace`: the stored diff's length in characters. */
+  diffChars?: number;
+}
+
+/** The workspace figures of a task's or run's latest attempt that has them ("+12 −3 in 2 files"). */
+export interface ChangeSummary {
+  attempt: number;
+  filesChanged: number;
+  insertions: number;
+  deletions: number;
 }

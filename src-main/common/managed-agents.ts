@@ -32,6 +32,19 @@ const env = z
   .refine((e) => !Object.keys(e).some((k) => (RESERVED_ENV as readonly string[]).includes(k)), `Gaffer sets ${RESERVED_ENV.join(', ')} itself`);
 export const managedCwd = z.string().min(1).max(4000).refine((p) => p.startsWith('/') || /^[A-Za-z]:[\\/]/.test(p), 'the working directory must be an absolute path');
 
+/**
+ * per_task only: `--workspace REPO` and its options (PROTOCOL §15): each attempt in its own git
+ * worktree of `repo`, on branch `gaffer/<key>`.
+ */
+export const managedWorkspace = z.strictObject({
+  repo: managedCwd,
+  base: z.string().min(1).max(200).refine((b) => !b.startsWith('-'), 'a revision, not an option').optional(),
+  keep: z.enum(['always', 'failed', 'never']).optional(),
+  onRetry: z.enum(['resume', 'fresh']).optional(),
+  sandbox: z.boolean().optional(),
+});
+export type ManagedWorkspace = z.infer<typeof managedWorkspace>;
+
 const definitionShape = {
   name: managedName,
   role: roleName,
@@ -46,12 +59,14 @@ const definitionShape = {
   shell: z.boolean(),
   /** per_task only: `--parse FORMAT`. */
   parse: z.enum(COMMAND_AGENT_PARSE_FORMATS).nullable(),
+  /** per_task only: a worktree per attempt (`--workspace`). */
+  workspace: managedWorkspace.nullable(),
 };
 
 /** Options that only mean something for the command agent (per_task). */
-const PER_TASK_ONLY = ['timeoutS', 'shell', 'parse'] as const;
+const PER_TASK_ONLY = ['timeoutS', 'shell', 'parse', 'workspace'] as const;
 
-function perTaskOnly(d: { mode?: ManagedMode; timeoutS?: number | null; shell?: boolean; parse?: string | null }, ctx: z.RefinementCtx): void {
+function perTaskOnly(d: { mode?: ManagedMode; timeoutS?: number | null; shell?: boolean; parse?: string | null; workspace?: ManagedWorkspace | null }, ctx: z.RefinementCtx): void {
   if (d.mode !== 'long_running') return;
   for (const k of PER_TASK_ONLY) {
     const v = d[k];
@@ -143,7 +158,7 @@ export interface ManagedAgent extends ManagedAgentRecord {
   processes: ManagedProcess[];
 }
 
-export const DEFINITION_DEFAULTS = { mode: 'per_task' as ManagedMode, instances: 1, cwd: null, env: {}, timeoutS: null, shell: false, parse: null };
+export const DEFINITION_DEFAULTS = { mode: 'per_task' as ManagedMode, instances: 1, cwd: null, env: {}, timeoutS: null, shell: false, parse: null, workspace: null };
 
 /**
  * How long a per_task agent being drained (stop, restart, a changed definition) may let its

@@ -50,6 +50,11 @@ export interface Task {
   disposition?: 'already_done';
   /** The latest attempt's verification, where one ran (HTTP and the console; not on claims). */
   verification?: Verification;
+  /**
+   * PROTOCOL §16: the operator's answer to the question the task was blocked with (the note it was
+   * unblocked with), until the next holder reports. The command agent passes it as GAFFER_APPROVAL_NOTE.
+   */
+  answer?: string;
 }
 
 export const INSTANCE_STATUSES = ['online', 'disconnected', 'offline'] as const;

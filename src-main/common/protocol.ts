@@ -4,7 +4,7 @@
  * Names and meanings of v1 are fixed: add optional fields or new types, never rename or drop.
  */
 import { z } from 'zod';
-import { LOG_LEVELS, LOG_STREAMS, type UsageTotals } from './logs';
+import { LOG_LEVELS, LOG_LINE_KINDS, LOG_STREAMS, MAX_LOG_DATA_BYTES, type UsageTotals } from './logs';
 import { REPORT_STATUSES } from './model';
 import { createTaskInput, fence, jsonValue, roleName, taskId } from './schemas';
 import { refineWellFormedText } from './text';
@@ -129,11 +129,34 @@ export const logLine = z.object({
    * at or below one already stored for the attempt is a resend and is not stored again.
    */
   seq: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER).optional(),
+  /** PROTOCOL §16: the line's part in a conversation (set by the CLI adapters). */
+  kind: z.enum(LOG_LINE_KINDS).optional(),
+  /** PROTOCOL §16: structured detail, an object of at most 64 KiB as JSON. */
+  data: z
+    .record(z.string(), z.unknown())
+    .refine((d) => isLogData(d), { message: `data must be a JSON object of at most ${MAX_LOG_DATA_BYTES} bytes` })
+    .optional(),
 });
 
 export type LogLineInput = z.infer<typeof logLine>;
 
 const STREAM_SET: ReadonlySet<unknown> = new Set(LOG_STREAMS);
+const LINE_KIND_SET: ReadonlySet<unknown> = new Set(LOG_LINE_KINDS);
+const utf8 = new TextEncoder();
+
+/** A log line's `data`: a plain JSON object whose JSON is at most MAX_LOG_DATA_BYTES (PROTOCOL §16). */
+export function isLogData(v: unknown): v is Record<string, unknown> {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return false;
+  let json: string | undefined;
+  try {
+    json = JSON.stringify(v);
+  } catch {
+    return false; // a cycle, a BigInt: not JSON
+  }
+  if (json === undefined) return false;
+  // Three bytes per UTF-16 unit at most: the exact count only for a text near the limit.
+  return json.length * 3 <= MAX_LOG_DATA_BYTES || utf8.encode(json).length <= MAX_LOG_DATA_BYTES;
+}
 const LEVEL_SET: ReadonlySet<unknown> = new Set(LOG_LEVELS);
 const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:\d{2})$/;
 
@@ -157,6 +180,8 @@ export function isLogLine(v: unknown): boolean {
   if (l.level !== undefined && !LEVEL_SET.has(l.level)) return false;
   if (l.seq !== undefined && !(Number.isSafeInteger(l.seq) && (l.seq as number) >= 1)) return false;
   if (l.at !== undefined && !isInstant(l.at)) return false;
+  if (l.kind !== undefined && !LINE_KIND_SET.has(l.kind)) return false;
+  if (l.data !== undefined && !isLogData(l.data)) return false;
   return true;
 }
 
@@ -212,6 +237,32 @@ export const usageRequest = z.object({
   final: z.boolean().optional(),
 });
 
+/** PROTOCOL §15: what an attempt produced. */
+export const ARTIFACT_KINDS = ['workspace', 'file', 'link', 'session'] as const;
+export type ArtifactKind = (typeof ARTIFACT_KINDS)[number];
+/** A workspace's diff is kept up to this many characters per attempt (PROTOCOL §15: 1 MiB). */
+export const MAX_DIFF_CHARS = 1024 * 1024;
+/** One frame carries at most this much of a diff; a longer one comes in parts (`diffOffset`). */
+export const MAX_DIFF_PART_CHARS = 192 * 1024;
+
+/**
+ * `artifact` (PROTOCOL §15). Additions for `kind: workspace`: `diff` (a part of the unified diff)
+ * and `diffOffset` (where that part starts: 0, or the characters already sent, so a long diff
+ * arrives in parts under the frame limit; `data` of a later part is ignored).
+ */
+export const artifactRequest = z.object({
+  id: requestId,
+  type: z.literal('artifact'),
+  taskId: taskId.optional(),
+  runId: runId.optional(),
+  fence: fence.optional(),
+  kind: z.enum(ARTIFACT_KINDS),
+  name: z.string().min(1).max(200),
+  data: jsonValue.refine((v) => typeof v === 'object' && v !== null && !Array.isArray(v), 'must be a JSON object'),
+  diff: z.string().max(MAX_DIFF_PART_CHARS).optional(),
+  diffOffset: z.number().int().min(0).max(MAX_DIFF_CHARS).optional(),
+});
+
 /** Every frame, whatever its type: its strings are stored as UTF-8 (common/text.ts). */
 export const agentRequest = z.discriminatedUnion('type', [
   helloRequest,
@@ -226,6 +277,7 @@ export const agentRequest = z.discriminatedUnion('type', [
   precheckResultRequest,
   logRequest,
   usageRequest,
+  artifactRequest,
 ]).superRefine(refineWellFormedText);
 
 export type AgentRequest = z.infer<typeof agentRequest>;
@@ -320,6 +372,7 @@ export interface AgentResults<TaskT = unknown, RunT = unknown> {
   precheck_result: EmptyResult;
   log: LogResult;
   usage: UsageResult;
+  artifact: ArtifactResult;
 }
 export type AgentResultOf<T extends AgentRequestType> = AgentResults[T];
 
@@ -334,6 +387,12 @@ export interface LogResult {
   truncated: boolean;
   /** The highest per-line `seq` stored for the attempt (0: none): resend only what is above it. */
   lastSeq: number;
+}
+
+export interface ArtifactResult {
+  accepted: boolean;
+  /** Addition (`kind: workspace`): the diff's characters stored so far; send the next part from here. */
+  diffChars?: number;
 }
 
 export interface UsageResult {

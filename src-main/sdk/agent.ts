@@ -40,7 +40,7 @@ import { silentLogger } from '../common/logger';
 import type { ReportStatus, Task } from '../common/model';
 import { missingCase } from '../common/errors';
 import type { UsageTotals } from '../common/logs';
-import type { AgentPush, ErrorClass, HelloResult, JobTriggerPush, LogResult, PrecheckPush, UsageResult } from '../common/protocol';
+import { MAX_DIFF_CHARS, MAX_DIFF_PART_CHARS, MAX_FRAME_BYTES, type AgentPush, type ArtifactKind, type ErrorClass, type HelloResult, type JobTriggerPush, type LogResult, type PrecheckPush, type UsageResult } from '../common/protocol';
 import { Connection, type ConnectionOptions } from './connection';
 import { withConsoleCapture } from './console-capture';
 import { LogOutbox, type LogOptions, type LogOutboxOptions } from './log-outbox';
@@ -124,6 +124,16 @@ export interface WorkContext {
   log(text: string, opts?: LogOptions): Promise<void>;
   /** Reports tokens and cost spent by this attempt (increments); resolves with its running total. */
   usage(u: UsageInput): Promise<UsageTotals>;
+  /** Records what this attempt produced (PROTOCOL §15 `artifact`); a workspace's diff is sent in parts. */
+  artifact(a: ArtifactInput): Promise<void>;
+}
+
+/** An `artifact` (PROTOCOL §15): `data` at most 64 KiB of JSON; `diff` (kind `workspace`) at most 1 MiB. */
+export interface ArtifactInput {
+  kind: ArtifactKind;
+  name: string;
+  data: Record<string, unknown>;
+  diff?: string;
 }
 
 /** A `usage` report: increments, summed by Gaffer. */
@@ -173,6 +183,12 @@ export interface WorkOptions extends LogCaptureOptions {
   signal?: AbortSignal;
 }
 
+/** `s` without a trailing lone high surrogate (a cut never splits a character: Gaffer refuses broken text). */
+function wholeChars(s: string): string {
+  const last = s.charCodeAt(s.length - 1);
+  return last >= 0xd800 && last <= 0xdbff ? s.slice(0, -1) : s;
+}
+
 // ---- onJob() ----
 
 export interface StepOptions<T> {
@@ -204,6 +220,8 @@ export interface JobContext extends Omit<JobTriggerPush, 'type' | 'completedStep
   log(text: string, opts?: LogOptions): Promise<void>;
   /** Reports tokens and cost spent by this run attempt; resolves with its running total. */
   usage(u: UsageInput): Promise<UsageTotals>;
+  /** Records what this run attempt produced (as `WorkContext.artifact`). */
+  artifact(a: ArtifactInput): Promise<void>;
 }
 
 export type JobHandler = (ctx: JobContext) => Promise<unknown> | unknown;
@@ -533,6 +551,7 @@ export class Agent {
         agent: this,
         log: (text, o) => t.outbox.write(text, o),
         usage: (u) => this.sendUsage(target, u),
+        artifact: (a) => this.sendArtifact(target, a),
       };
       const r = await this.capture(opts, t.outbox, () => handler(ctx));
       if (r && typeof r === 'object') ({ output, note } = r);
@@ -608,6 +627,29 @@ export class Agent {
   private async sendUsage(target: { taskId: number; fence: number } | { runId: string }, u: UsageInput): Promise<UsageTotals> {
     const r = (await this.persistent('usage', { ...target, ...u })) as UsageResult;
     return r.usage;
+  }
+
+  /**
+   * PROTOCOL §15: one `artifact` frame, or for a long diff several: each part is at most
+   * MAX_DIFF_PART_CHARS and small enough to keep its frame under the frame limit once JSON-escaped;
+   * the first carries `data`, the next ones continue at `diffOffset` (the characters sent so far).
+   */
+  private async sendArtifact(target: { taskId: number; fence: number } | { runId: string }, a: ArtifactInput): Promise<void> {
+    const diff = a.diff === undefined ? undefined : wholeChars(a.diff.slice(0, MAX_DIFF_CHARS));
+    const frame = { ...target, kind: a.kind, name: a.name };
+    if (diff === undefined) {
+      await this.persistent('artifact', { ...frame, data: a.data });
+      return;
+    }
+    const room = MAX_FRAME_BYTES - 16 * 1024 - Buffer.byteLength(JSON.stringify(a.data));
+    let offset = 0;
+    do {
+      let part = diff.slice(offset, offset + MAX_DIFF_PART_CHARS);
+      while (part.length > 1 && Buffer.byteLength(JSON.stringify(part)) > room) part = part.slice(0, Math.floor(part.length / 2));
+      part = wholeChars(part);
+      await this.persistent('artifact', { ...frame, data: offset === 0 ? a.data : {}, diff: part, diffOffset: offset });
+      offset += part.length;
+    } while (offset < diff.length);
   }
 
   /**
@@ -724,6 +766,7 @@ export class Agent {
       const ctx: JobContext = {
         log: (text, o) => outbox.write(text, o),
         usage: (u) => this.sendUsage({ runId }, u),
+        artifact: (a) => this.sendArtifact({ runId }, a),
         ...fields,
         completedSteps: [...completed],
         signal: controller.signal,

@@ -24,6 +24,7 @@ export {
   type ReportReply,
   type StepOptions,
   type UsageInput,
+  type ArtifactInput,
   type WorkContext,
   type WorkHandler,
   type WorkOptions,

@@ -4,7 +4,7 @@ import { isWellFormedText } from '../common/text';
 import { ConnectionLostError, GafferRequestError } from './errors';
 import { LogOutbox } from './log-outbox';
 
-type Line = { seq: number; text: string; stream?: string; level?: string };
+type Line = { seq: number; text: string; stream?: string; level?: string; kind?: string; data?: Record<string, unknown> };
 
 /** A server that stores each seq once, like the real one; `lose` drops the reply of a stored frame. */
 function fakeServer() {
@@ -45,6 +45,18 @@ function fakeServer() {
 }
 
 describe('LogOutbox', () => {
+  it('sends a line\'s kind and data (PROTOCOL §16); data the server would refuse is left out, the line kept', async () => {
+    const srv = fakeServer();
+    const box = new LogOutbox((l) => srv.send(l), { lingerMs: 1 });
+    void box.write('tool Bash: ls', { kind: 'tool_call', data: { name: 'Bash', input: { command: 'ls' } } });
+    void box.write('huge', { kind: 'tool_result', data: { output: 'x'.repeat(70 * 1024) } });
+    await box.flush();
+    expect(srv.stored.map((l) => [l.text, l.kind, l.data])).toEqual([
+      ['tool Bash: ls', 'tool_call', { name: 'Bash', input: { command: 'ls' } }],
+      ['huge', 'tool_result', undefined],
+    ]);
+  });
+
   it('batches lines into frames, one in flight, and flush resolves once all are acknowledged', async () => {
     const srv = fakeServer();
     const box = new LogOutbox((l) => srv.send(l), { maxFrameLines: 100, lingerMs: 1 });

@@ -15,15 +15,19 @@
  * 4. When the server says the sender no longer holds the work (`not_holder`, `not_found`), the
  *    outbox stops and discards what it holds: those lines can no longer be stored.
  */
-import type { LogLevel, LogStream } from '../common/logs';
+import type { LogLevel, LogLineKind, LogStream } from '../common/logs';
 import { cutText } from '../common/line-splitter';
-import type { LogResult } from '../common/protocol';
+import { isLogData, type LogResult } from '../common/protocol';
 import { toWellFormedText } from '../common/text';
 import { GafferRequestError } from './errors';
 
 export interface LogOptions {
   stream?: LogStream;
   level?: LogLevel;
+  /** PROTOCOL §16: the line's part in a conversation (the CLI adapters set it). */
+  kind?: LogLineKind;
+  /** PROTOCOL §16: structured detail, a JSON object of at most 64 KiB (a larger one is left out). */
+  data?: Record<string, unknown>;
 }
 
 export interface LogOutboxOptions {
@@ -47,11 +51,13 @@ interface Pending {
   stream: LogStream;
   level: LogLevel;
   at: string;
+  kind?: LogLineKind;
+  data?: Record<string, unknown>;
   /** Bytes this line takes in a frame (its JSON, escapes included). */
   size: number;
 }
 
-type WireLine = Omit<Pending, 'stream' | 'level' | 'size'> & LogOptions;
+type WireLine = Omit<Pending, 'stream' | 'level' | 'size' | 'kind' | 'data'> & LogOptions;
 type Send = (lines: WireLine[]) => Promise<LogResult>;
 
 /** A line as it goes on the wire: the defaults (`stdout`, `info`) left out. */
@@ -59,6 +65,8 @@ function wireLine(l: Pending): WireLine {
   const w: WireLine = { seq: l.seq, text: l.text, at: l.at };
   if (l.stream !== 'stdout') w.stream = l.stream;
   if (l.level !== 'info') w.level = l.level;
+  if (l.kind) w.kind = l.kind;
+  if (l.data) w.data = l.data;
   return w;
 }
 
@@ -149,8 +157,11 @@ export class LogOutbox {
     const stream = opts.stream ?? 'stdout';
     const level = opts.level ?? 'info';
     // The line's fields: seq, at (24), stream and level when not the defaults, punctuation.
-    const size = jsonBytes(t) + 64 + (stream === 'stdout' ? 0 : 18) + (level === 'info' ? 0 : 16);
-    this.buffer.push({ seq: ++this.seq, text: t, stream, level, at: isoNow(), size });
+    // Data the server would refuse (not JSON, over 64 KiB) is left out rather than losing the line.
+    const data = opts.data !== undefined && isLogData(opts.data) ? opts.data : undefined;
+    const extra = (opts.kind ? 24 : 0) + (data ? Buffer.byteLength(JSON.stringify(data)) + 8 : 0);
+    const size = jsonBytes(t) + 64 + (stream === 'stdout' ? 0 : 18) + (level === 'info' ? 0 : 16) + extra;
+    this.buffer.push({ seq: ++this.seq, text: t, stream, level, at: isoNow(), size, ...(opts.kind ? { kind: opts.kind } : {}), ...(data ? { data } : {}) });
   }
 
   private room(): Promise<void> {

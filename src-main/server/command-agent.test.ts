@@ -578,21 +578,57 @@ describe.skipIf(!posix)('the real `gaffer agent` process', () => {
   });
 });
 
+describe.skipIf(!posix)('gaffer on PATH, outside the repository (README, "gaffer on your PATH")', () => {
+  it('a bin link like the one `npm link` / `npm install -g .` makes runs from another directory', async () => {
+    // What npm does for package.json's "bin": a symlink to scripts/gaffer.mjs in a bin directory.
+    const pkg = JSON.parse(fs.readFileSync(path.join(repo, 'package.json'), 'utf8')) as { bin: Record<string, string> };
+    expect(pkg.bin).toEqual({ gaffer: 'scripts/gaffer.mjs' });
+    expect(fs.readFileSync(path.join(repo, pkg.bin.gaffer!), 'utf8').startsWith('#!/usr/bin/env node\n')).toBe(true);
+    expect(fs.statSync(path.join(repo, pkg.bin.gaffer!)).mode & 0o111).not.toBe(0);
+    const elsewhere = fs.mkdtempSync(path.join(os.tmpdir(), 'gaffer-elsewhere-'));
+    fs.mkdirSync(path.join(elsewhere, 'bin'));
+    fs.symlinkSync(path.join(repo, pkg.bin.gaffer!), path.join(elsewhere, 'bin', 'gaffer'));
+    const r = await new Promise<{ code: number | null; out: string }>((resolve) => {
+      const c = spawn('gaffer', ['agent', '--help'], { cwd: elsewhere, env: { ...process.env, PATH: `${path.join(elsewhere, 'bin')}:${path.dirname(node)}:/usr/bin:/bin` }, stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      c.stdout.on('data', (d) => (out += d));
+      c.stderr.on('data', (d) => (out += d));
+      c.on('exit', (code) => resolve({ code, out }));
+    });
+    expect(r.code, r.out).toBe(0);
+    expect(r.out).toContain('--parse FORMAT');
+  });
+});
+
 describe.skipIf(!posix)('the recipes in docs/command-agent.md, run as written', () => {
   const doc = fs.readFileSync(path.join(repo, 'docs', 'command-agent.md'), 'utf8');
   const recipes = doc.slice(doc.indexOf('## Recipes'), doc.indexOf('## What the command gets')).split('\n').filter((l) => l.startsWith('gaffer agent '));
   const fixtures = path.join(repo, 'src-main', 'cli', 'agent', 'adapters', 'fixtures');
   const fakeCli = path.join(repo, 'src-main', 'cli', 'agent', 'testing', 'fake-cli.mjs');
 
-  /** Stand-ins for the CLIs on PATH: each records its argv, then replays its documented output. */
-  function fakeClis(replays: Record<string, { fixture: string; exit: number }> = {}): { bin: string; argsOf: (cli: string) => string[] } {
+  /**
+   * Stand-ins for the CLIs on PATH: each records its argv, its stdin and the answer variables (one
+   * JSON line per call), then replays its documented output; `resumed` is replayed instead when
+   * GAFFER_RESUME_SESSION is set.
+   */
+  function fakeClis(replays: Record<string, { fixture: string; exit: number; resumed?: { fixture: string; exit: number } }> = {}) {
     const bin = fs.mkdtempSync(path.join(os.tmpdir(), 'gaffer-fake-cli-'));
+    const record =
+      'const fs=require("fs");let stdin="";try{stdin=fs.readFileSync(0,"utf8")}catch{}' +
+      'fs.appendFileSync(process.argv[1],JSON.stringify({args:process.argv.slice(2),stdin,resume:process.env.GAFFER_RESUME_SESSION??null,note:process.env.GAFFER_APPROVAL_NOTE??null})+"\\n")';
     for (const [cli, fixture] of [['claude', 'claude-stream.jsonl'], ['codex', 'codex.jsonl'], ['gemini', 'gemini-stream.jsonl']]) {
       const replay = replays[cli!] ?? { fixture: fixture!, exit: 0 };
-      const script = `#!/bin/sh\n"${node}" -e 'require("fs").writeFileSync(process.argv[1], JSON.stringify(process.argv.slice(2)))' "${bin}/${cli}.args" "$@"\nexec "${node}" "${fakeCli}" "${path.join(fixtures, replay.fixture)}" ${replay.exit}\n`;
+      const resumed = replay.resumed ?? replay;
+      const script =
+        `#!/bin/sh\n"${node}" -e '${record}' "${bin}/${cli}.calls" "$@"\n` +
+        `if [ -n "$GAFFER_RESUME_SESSION" ]; then exec "${node}" "${fakeCli}" "${path.join(fixtures, resumed.fixture)}" ${resumed.exit}; fi\n` +
+        `exec "${node}" "${fakeCli}" "${path.join(fixtures, replay.fixture)}" ${replay.exit}\n`;
       fs.writeFileSync(path.join(bin, cli!), script, { mode: 0o755 });
     }
-    return { bin, argsOf: (cli) => JSON.parse(fs.readFileSync(path.join(bin, `${cli}.args`), 'utf8')) as string[] };
+    type Call = { args: string[]; stdin: string; resume: string | null; note: string | null };
+    const callsOf = (cli: string): Call[] =>
+      fs.readFileSync(path.join(bin, `${cli}.calls`), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Call);
+    return { bin, callsOf };
   }
 
   function runRecipe(g: LiveGaffer, line: string, extraFlags: string, env: NodeJS.ProcessEnv) {
@@ -606,13 +642,14 @@ describe.skipIf(!posix)('the recipes in docs/command-agent.md, run as written', 
     return { child, exited: new Promise<number | null>((r) => child.on('exit', (c) => r(c))), log: () => log };
   }
 
-  it('finds the five recipes', () => {
-    expect(recipes.map((r) => r.match(/--role (\S+)/)?.[1])).toEqual(['dev', 'dev', 'dev', 'writer', 'backup']);
+  it('finds the recipes (the sixth, a coding agent in a workspace, is not run here: its --workspace mechanics are tested in workspace-agent.test.ts)', () => {
+    expect(recipes.map((r) => r.match(/--role (\S+)/)?.[1])).toEqual(['dev', 'dev', 'dev', 'writer', 'backup', 'dev']);
+    expect(recipes[5]).toContain('--workspace');
   });
 
   it('Claude Code, Codex and Gemini CLI: the prompt carries the task, the adapter reads usage and the answer', async () => {
     const g = await gaffer({ role: 'dev' });
-    const { bin, argsOf } = fakeClis();
+    const { bin, callsOf } = fakeClis();
     const expected: Record<string, { usage: UsageTotals; line: string; result: string }> = {
       claude: { usage: { inputTokens: 9250, outputTokens: 77, costUsd: 0.04215 }, line: 'claude finished: success after 3 turns, $0.04215', result: 'Fixed: the handler now answers 401.' },
       codex: { usage: { inputTokens: 25763, outputTokens: 152, costUsd: 0 }, line: 'codex turn completed: 1000 input tokens (900 cached), 30 output tokens', result: 'Also updated the README.' },
@@ -629,10 +666,36 @@ describe.skipIf(!posix)('the recipes in docs/command-agent.md, run as written', 
       expect(await usageOf(g, 'tasks', id)).toEqual(expected[cli]!.usage);
       expect((await logsOf(g, 'tasks', id)).map((l) => l.text)).toContain(expected[cli]!.line);
       expect((task.output as { result: string }).result).toBe(expected[cli]!.result);
-      const prompt = argsOf(cli).join(' ');
-      expect(prompt).toContain(`Work on this task: Fix the login page ${i}.`);
-      expect(prompt).toContain(`"ticket":"T-${i}"`);
+      // The prompt and the task reach the CLI on its stdin, not on its command line (where `ps` shows them).
+      const call = callsOf(cli).at(-1)!;
+      expect(call.stdin).toContain(`Work on this task: Fix the login page ${i}.`);
+      expect(call.stdin).toContain(`"ticket":"T-${i}"`);
+      expect(call.args.join(' ')).not.toContain('Fix the login page');
     }
+  });
+
+  it('answering a question: a blocked task unblocked with a note continues the same Claude session with that note', async () => {
+    const g = await gaffer({ role: 'dev' });
+    // First call: Claude asks (exit 77, blocked). Resumed: it finishes.
+    const { bin, callsOf } = fakeClis({ claude: { fixture: 'claude-stream.jsonl', exit: 77, resumed: { fixture: 'claude-stream.jsonl', exit: 0 } } });
+    const id = g.createTask('Refund the customer?', { ticket: 'T-9' }).id;
+    const r = runRecipe(g, recipes[0]!, '--max-tasks 2 --poll-s 0.1', { PATH: `${bin}:${process.env.PATH}`, GAFFER_TOKEN: g.token('dev') });
+    await waitFor(() => g.task(id).status === 'blocked', 'the task to be blocked', 20_000);
+    g.core.tasks.unblock({ taskId: id, reason: 'Yes, refund 40 EUR', actor: 'operator:test' });
+    expect(await r.exited, r.log()).toBe(0);
+    expect(g.task(id).status, r.log()).toBe('done');
+    const [first, second] = callsOf('claude');
+    expect(first).toMatchObject({ resume: null, note: null });
+    expect(second).toMatchObject({ resume: '5f1c2a9e-0c1b-4d7e-9a3f-2b8e6c1d0a42', note: 'Yes, refund 40 EUR' });
+    expect(second!.args.slice(0, 4)).toEqual(['--resume', '5f1c2a9e-0c1b-4d7e-9a3f-2b8e6c1d0a42', '-p', 'Yes, refund 40 EUR']);
+    // The answer was for that attempt only: its report cleared it.
+    expect(g.task(id).answer).toBeUndefined();
+    // Each attempt's session is also stored on the server as an artifact of kind `session`.
+    const sessions = g.core.logs.artifactsOf(`task:${id}`).filter((a) => a.kind === 'session');
+    expect(sessions.map((a) => [a.attempt, a.name, a.data])).toEqual([
+      [1, 'claude', { cli: 'claude', sessionId: '5f1c2a9e-0c1b-4d7e-9a3f-2b8e6c1d0a42' }],
+      [2, 'claude', { cli: 'claude', sessionId: '5f1c2a9e-0c1b-4d7e-9a3f-2b8e6c1d0a42' }],
+    ]);
   });
 
   it('a CLI that ends in an error result: its own words are the failed task\'s note, not just "exit 1"', async () => {

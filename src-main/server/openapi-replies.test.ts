@@ -10,6 +10,7 @@ import { API_PREFIX, coreRoutes } from './api-v1';
 import { startApiTestServer, type ApiTestServer } from './tests/api-server.testkit';
 import type { Route } from './api/router';
 import { testRequester } from './tests/http-request.testkit';
+import { onlineInstance } from '../core/tests/test-core';
 import { OPENAPI_PATH, responseSchema, routesWithoutResponseSchema } from './openapi';
 
 const OPERATOR = 'op-secret-for-openapi-replies';
@@ -46,7 +47,16 @@ beforeAll(async () => {
   core.inbox.raise({ key: 'k1', kind: 'needs_human', subject: `run:${trigger.run.id}`, about: { runId: trigger.run.id, job: job.name, slot: trigger.run.slot }, entry: { error: 'which account?' } });
   const item = core.inbox.list({}).items[0]!;
   core.managed.create({ name: 'coder', role: 'reporter', command: ['claude', '-p', 'x'] }, { actor });
-  Object.assign(sample, { task: String(task.id), run: trigger.run.id, job: job.id, item: String(item.id), token: token.id });
+  // A claimed task whose attempt reported a workspace (PROTOCOL §15), so `/tasks/:id/artifacts` has a row to check.
+  const built = core.tasks.create({ title: 'change the code', role: 'builder' }, { actor }).task;
+  const inst = onlineInstance(core, 'builder');
+  const { lock } = core.locks.claim({ instanceId: inst, role: 'builder' });
+  const workspace = { branch: 'gaffer/k', base: 'abc', head: 'def', commits: 1, filesChanged: 1, insertions: 2, deletions: 0 };
+  await core.logs.artifact(inst, { id: 1, type: 'artifact', taskId: built.id, kind: 'workspace', name: 'workspace', data: workspace, diff: '--- a/x\n+++ b/x\n', diffOffset: 0 });
+  // …then it asked a question and the operator answered it, so the task carries an `answer`.
+  core.locks.report({ instanceId: inst, taskId: built.id, fence: lock!.fence, status: 'blocked', note: 'which branch?' });
+  core.tasks.unblock({ taskId: built.id, reason: 'use main', actor });
+  Object.assign(sample, { built: String(built.id), task: String(task.id), run: trigger.run.id, job: job.id, item: String(item.id), token: token.id });
 });
 afterAll(() => api.close());
 
@@ -56,7 +66,9 @@ function urlFor(r: Route): string | undefined {
     '/tasks/:id': `/tasks/${sample.task}`,
     '/tasks/:id/logs': `/tasks/${sample.task}/logs`,
     '/tasks/:id/logs/attempts': `/tasks/${sample.task}/logs/attempts`,
+    '/tasks/:id/artifacts': `/tasks/${sample.built}/artifacts`,
     '/runs/:id': `/runs/${sample.run}`,
+    '/runs/:id/artifacts': `/runs/${sample.run}/artifacts`,
     '/runs/:id/logs': `/runs/${sample.run}/logs`,
     '/runs/:id/logs/attempts': `/runs/${sample.run}/logs/attempts`,
     '/jobs/:id': `/jobs/${sample.job}`,

@@ -19,6 +19,7 @@ import { RelativeTime } from '../components/Time';
 import { formatCount } from '../lib/format';
 import { navigate, useRoute } from '../lib/navigation';
 import type { ViewId } from '../lib/routes';
+import { CommandPalette } from './CommandPalette';
 import { digitsFor, handleKey, initialChordState, shortcutList } from './shortcuts';
 import { SignIn } from './SignIn';
 import { Toasts } from './Toasts';
@@ -51,6 +52,7 @@ function isField(t: EventTarget | null): boolean {
 export function App() {
   const route = useRoute();
   const [help, setHelp] = useState(false);
+  const [palette, setPalette] = useState(false);
   const chord = useRef(initialChordState());
   const [pendingG, setPendingG] = useState(false);
 
@@ -83,6 +85,10 @@ export function App() {
           e.preventDefault();
           setHelp(true);
           break;
+        case 'palette':
+          e.preventDefault();
+          setPalette(true);
+          break;
         case 'escape': {
           if (isField(e.target)) {
             (e.target as HTMLElement).blur();
@@ -112,6 +118,7 @@ export function App() {
         </main>
       </div>
       {help ? <ShortcutHelp onClose={() => setHelp(false)} /> : null}
+      {palette ? <CommandPalette onClose={() => setPalette(false)} onHelp={() => setHelp(true)} /> : null}
       <Toasts />
     </div>
   );

@@ -71,6 +71,11 @@ describe('keyboard shortcuts', () => {
     const list = shortcutList(ROUTES);
     for (const r of ROUTES) expect(list.some((s) => s.what === r.label && s.keys.includes(`g ${r.chord}`))).toBe(true);
   });
+
+  it('lists the inbox keys: moving, selecting and the action letters', () => {
+    const keys = shortcutList(ROUTES).flatMap((s) => s.keys);
+    for (const k of ['j', 'k', 'x', 'a', 'r', 'e', 'c']) expect(keys).toContain(k);
+  });
 });
 
 describe('hash routes', () => {

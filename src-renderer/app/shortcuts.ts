@@ -4,9 +4,11 @@
  *   Ctrl/Cmd + 1…9                             go to the n-th view in CONSOLE_VIEWS order (as Electron's Go menu)
  *   /                                          focus the current view's filter
  *   ?                                          show the shortcut list
+ *   Ctrl/Cmd + K                               the command palette: views, jobs, tasks, actions
  *   Esc                                        close the open pane / dialog / help
  * Typing in a field never triggers a shortcut (except Esc, and Ctrl/Cmd+digit).
  */
+import { LIST_ACTION_KEYS } from '../lib/list-keys';
 import { viewForDigit, type ViewId } from '../lib/routes';
 import type { RouteDef } from './views';
 
@@ -26,6 +28,7 @@ export type ShortcutAction =
   | { kind: 'navigate'; view: ViewId }
   | { kind: 'focusFilter' }
   | { kind: 'help' }
+  | { kind: 'palette' }
   | { kind: 'escape' };
 
 export interface ChordState {
@@ -41,6 +44,8 @@ export function initialChordState(): ChordState {
 
 export function handleKey(state: ChordState, k: KeyInput, routes: RouteDef[]): { state: ChordState; action: ShortcutAction | null } {
   if (k.key === 'Escape') return { state: { pendingG: null }, action: { kind: 'escape' } };
+  // The command palette, from anywhere (a field too: it is where people press it).
+  if ((k.ctrlKey || k.metaKey) && !k.altKey && k.key.toLowerCase() === 'k') return { state: { pendingG: null }, action: { kind: 'palette' } };
   if ((k.ctrlKey || k.metaKey) && !k.altKey && /^[1-9]$/.test(k.key)) {
     const view = viewForDigit(Number(k.key));
     return { state: { pendingG: null }, action: view ? { kind: 'navigate', view } : null };
@@ -61,8 +66,13 @@ export function shortcutList(routes: RouteDef[]): Array<{ keys: string[]; what: 
     ...routes.map((r) => ({ keys: [`g ${r.chord}`, ...digitsFor(r.id).map((d) => `Ctrl/⌘ ${d}`)], what: r.label })),
     { keys: ['/'], what: 'Focus the filter of this view' },
     { keys: ['?'], what: 'Show this list' },
+    { keys: ['Ctrl/⌘ K'], what: 'Go to a view, a job, tasks or an action by typing (the command palette)' },
     { keys: ['Esc'], what: 'Close the open pane, dialog or this list' },
     { keys: ['↑', '↓', 'Home', 'End'], what: 'Move through the audit list (the detail pane follows)' },
+    { keys: ['j', 'k', '↑', '↓'], what: 'Inbox: move to the next or previous item' },
+    { keys: ['x', 'Space'], what: 'Inbox: select the item (for one action over many)' },
+    { keys: ['Enter'], what: 'Inbox: open what the item is about; in a dialog, confirm (Shift+Enter: a new line)' },
+    ...Object.entries(LIST_ACTION_KEYS).map(([k, what]) => ({ keys: [k], what: `Inbox: ${what} the item under the cursor` })),
   ];
 }
 

@@ -6,13 +6,23 @@ import { useEffect, useId, useRef, useState, type FormEvent, type ReactNode } fr
 import { toUiError, type UiError } from '../lib/errors';
 import { ErrorBanner } from './States';
 
+/**
+ * Where a dialog's focus starts: the field marked `data-autofocus`, else its first field, else its
+ * first button below the title — never the title's × (a keyboard user would type into nothing,
+ * and Enter would close the dialog).
+ */
+export function first(root: HTMLElement | null): HTMLElement | null {
+  if (!root) return null;
+  const body = (sel: string) => [...root.querySelectorAll<HTMLElement>(sel)].find((el) => !el.closest('.dialog-head') && !(el as HTMLInputElement).disabled);
+  return body('[data-autofocus]') ?? body('input:not([type="hidden"]), textarea, select') ?? body('button') ?? null;
+}
+
 export function Dialog({ title, onClose, children, wide, testId }: { title: string; onClose: () => void; children: ReactNode; wide?: boolean; testId?: string }) {
   const ref = useRef<HTMLDivElement>(null);
   const titleId = useId();
   useEffect(() => {
     const prev = document.activeElement as HTMLElement | null;
-    const first = ref.current?.querySelector<HTMLElement>('[data-autofocus], input, textarea, select, button');
-    first?.focus();
+    first(ref.current)?.focus();
     const onKey = (e: KeyboardEvent) => {
       if (e.key === 'Escape') {
         e.stopPropagation();
@@ -115,9 +125,16 @@ export function ReasonField(p: { value: string; onChange: (v: string) => void; s
         rows={p.rows ?? 3}
         value={p.value}
         data-autofocus={p.autoFocus === false ? undefined : true}
-        placeholder={p.placeholder ?? 'Why? (recorded in the audit log)'}
+        placeholder={p.placeholder ?? 'Why? (recorded in the audit log; Enter confirms, Shift+Enter adds a line)'}
         onChange={(e) => p.onChange(e.target.value)}
         onBlur={p.onBlur}
+        // Enter submits the dialog (Shift+Enter starts a new line): a reason is a sentence, not a document.
+        onKeyDown={(e) => {
+          if (e.key !== 'Enter' || e.shiftKey || e.nativeEvent.isComposing) return;
+          e.preventDefault();
+          e.currentTarget.form?.requestSubmit();
+        }}
+        aria-keyshortcuts="Enter"
         aria-invalid={p.showError && !!problem}
       />
       {p.showError && problem ? <span className="field-error">{problem}</span> : null}

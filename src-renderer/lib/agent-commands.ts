@@ -7,7 +7,7 @@
  */
 
 export interface AgentCommand {
-  id: 'worker' | 'command' | 'python';
+  id: 'claude' | 'codex' | 'worker' | 'command' | 'python';
   title: string;
   /** What it is for, in one line. */
   about: string;
@@ -31,11 +31,34 @@ export function agentUrl(port: number | null | undefined, location: { protocol: 
   return `ws://127.0.0.1:${port ?? 7311}/agent`;
 }
 
+/**
+ * The CLI recipes (docs/command-agent.md): the prompt and the task reach the CLI on its stdin,
+ * never on its command line (where `ps` shows it); an answered question continues the session.
+ */
+const PROMPT = '{ echo "Work on this task: $GAFFER_TASK_TITLE. The whole task as JSON:"; cat; }';
+export const CLAUDE_RECIPE = `if [ -n "$GAFFER_RESUME_SESSION" ]; then exec claude --resume "$GAFFER_RESUME_SESSION" -p "$GAFFER_APPROVAL_NOTE" --output-format stream-json --verbose --permission-mode acceptEdits; fi; ${PROMPT} | claude -p --output-format stream-json --verbose --permission-mode acceptEdits`;
+export const CODEX_RECIPE = `if [ -n "$GAFFER_RESUME_SESSION" ]; then exec codex exec --json --full-auto resume "$GAFFER_RESUME_SESSION" "$GAFFER_APPROVAL_NOTE"; fi; ${PROMPT} | codex exec --json --full-auto -`;
+
 export function agentCommands(o: { url: string; token: string; role: string }): AgentCommand[] {
   const url = shellQuote(o.url);
   const token = shellQuote(o.token);
   const role = shellQuote(o.role);
+  // The instance is named after the role (and the CLI), not after the command line.
+  const cli = (name: string, parse: string, recipe: string) =>
+    `GAFFER_TOKEN=${token} node scripts/gaffer.mjs agent --url ${url} --role ${role} --name ${shellQuote(`${o.role}-${name}`)} --parse ${parse} --timeout-s 1800 --shell -- ${shellQuote(recipe)}`;
   return [
+    {
+      id: 'claude',
+      title: 'Connect Claude Code',
+      about: 'Run in the Gaffer checkout: Claude Code works each task, its conversation, tokens and cost read from its stream; answering a question it asked continues the same conversation.',
+      text: cli('claude', 'claude-stream-json', CLAUDE_RECIPE),
+    },
+    {
+      id: 'codex',
+      title: 'Connect Codex',
+      about: 'Run in the Gaffer checkout: the Codex CLI works each task (codex exec --json), resumed with your answer when it asked one.',
+      text: cli('codex', 'codex-json', CODEX_RECIPE),
+    },
     {
       id: 'worker',
       title: 'Worker example',
@@ -44,7 +67,7 @@ export function agentCommands(o: { url: string; token: string; role: string }): 
     },
     {
       id: 'command',
-      title: 'Any program as an agent',
+      title: 'Connect a script (any program as an agent)',
       about: 'Run in the Gaffer checkout: starts your command once per task or job run; its exit status is the outcome (0 done, 75 retry, 65 failed, 77 needs a human).',
       text: `GAFFER_TOKEN=${token} node scripts/gaffer.mjs agent --url ${url} --role ${role} -- your-cli`,
     },

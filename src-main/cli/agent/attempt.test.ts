@@ -261,8 +261,42 @@ describe('CLI adapters, replayed from fixtures of their documented output by a f
     const { ctx, run, input } = setup({ command: node, args: [fakeCli, fixture(file)], adapter: ADAPTERS[format]! });
     const r = await new Attempt(ctx, input()).run();
     expect(r.ending).toEqual({ kind: 'exited', code: 0 });
-    return { r, logged: run.lines.map((l) => `${l.level ?? 'info'} ${l.text}`) };
+    return { r, logged: run.lines.map((l) => `${l.level ?? 'info'} ${l.text}`), lines: run.lines };
   }
+
+  /** PROTOCOL §16: each line's kind, and its data's keys that matter to the transcript. */
+  const kinds = (lines: LogLine[]) => lines.map((l) => l.kind ?? '-');
+
+  it('claude-stream-json: every line carries its kind and data, the session id is reported (PROTOCOL §16)', async () => {
+    const { r, lines } = await replay('claude-stream-json', 'claude-stream.jsonl');
+    expect(kinds(lines)).toEqual(['system', 'assistant', 'assistant', 'tool_call', 'tool_result', 'tool_call', 'tool_result', 'assistant', '-', 'result']);
+    expect(lines[0]!.data).toMatchObject({ cli: 'claude', sessionId: '5f1c2a9e-0c1b-4d7e-9a3f-2b8e6c1d0a42', model: 'claude-sonnet-4-5' });
+    // A message's usage on its first line only; its second line is a continuation (kind, no data).
+    expect(lines[1]!.data).toEqual({ model: 'claude-sonnet-4-5', usage: { inputTokens: 12, outputTokens: 40 } });
+    expect(lines[2]!.data).toBeUndefined();
+    expect(lines[3]!.data).toEqual({ id: 'toolu_01', name: 'Bash', input: { command: 'npm test -- auth', description: 'Run the auth tests' } });
+    expect(lines[4]!.data).toEqual({ id: 'toolu_01', name: 'Bash', output: '1 failing: expected 401, got 500', isError: true });
+    // A tool call that opens a message carries that message's usage.
+    expect(lines[5]!.data).toMatchObject({ name: 'Edit', usage: { inputTokens: 30, outputTokens: 25 } });
+    expect(lines[6]!.data).toEqual({ id: 'toolu_02', name: 'Edit', output: 'The file src/auth.ts has been updated.', isError: false });
+    expect(lines[9]!.data).toMatchObject({ isError: false, subtype: 'success', numTurns: 3, costUsd: 0.04215, durationMs: 18234, result: 'Fixed: the handler now answers 401.' });
+    expect(r.session).toEqual({ cli: 'claude', sessionId: '5f1c2a9e-0c1b-4d7e-9a3f-2b8e6c1d0a42' });
+  });
+
+  it('codex-json and gemini-stream-json: kinds and data, tool output and errors kept, the session id reported', async () => {
+    const codex = await replay('codex-json', 'codex.jsonl');
+    expect(kinds(codex.lines)).toEqual([
+      'system', 'assistant', 'tool_call', 'tool_result', 'tool_result', 'tool_call', 'tool_result', 'system', 'assistant', 'assistant', 'result', 'error', 'assistant', 'result',
+    ]);
+    expect(codex.lines[6]!.data).toEqual({ id: 'item_3', name: 'shell', output: '1 failed', exitCode: 1, isError: true });
+    expect(codex.lines[10]!.data).toEqual({ isError: false, usage: { inputTokens: 24763, outputTokens: 122, cachedInputTokens: 24448 } });
+    expect(codex.r.session).toEqual({ cli: 'codex', sessionId: '0199a213-81c0-7800-8aa1-bbab2a035a53' });
+    const gemini = await replay('gemini-stream-json', 'gemini-stream.jsonl');
+    expect(kinds(gemini.lines)).toEqual(['system', 'tool_call', 'tool_result', 'tool_call', 'tool_result', 'assistant', 'assistant', 'result']);
+    expect(gemini.lines[4]!.data).toEqual({ id: 'read-2', name: 'read_file', output: 'File not found: MISSING.md', isError: true });
+    expect(gemini.lines[7]!.data).toMatchObject({ isError: false, usage: { inputTokens: 5100, outputTokens: 130 }, model: 'gemini-2.5-pro' });
+    expect(gemini.r.session).toEqual({ cli: 'gemini', sessionId: 'gem-7d2a' });
+  });
 
   it('claude-stream-json: readable lines, usage and cost from the result message, the answer as output', async () => {
     const { r, logged } = await replay('claude-stream-json', 'claude-stream.jsonl');
@@ -273,6 +307,7 @@ describe('CLI adapters, replayed from fixtures of their documented output by a f
       'info tool Bash: npm test -- auth',
       'warn tool failed: 1 failing: expected 401, got 500',
       'info tool Edit: src/auth.ts',
+      'info tool Edit done: The file src/auth.ts has been updated.',
       'info Fixed: the handler now answers 401.',
       'info not json: a warning a wrapper script printed',
       'info claude finished: success after 3 turns, $0.04215',
@@ -308,6 +343,7 @@ describe('CLI adapters, replayed from fixtures of their documented output by a f
     expect(logged).toEqual([
       'info gemini session gem-7d2a started (model gemini-2.5-pro)',
       'info tool read_file: {"file_path":"CHANGELOG.md"}',
+      'info tool read_file done: ## 2.0 …',
       'info tool read_file: {"file_path":"MISSING.md"}',
       'warn tool read-2 failed: File not found: MISSING.md',
       'info Version 2.0 adds dark mode.',

@@ -30,11 +30,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { exceedsUtf8Bytes, jsonDeeperThan, MAX_JSON_BYTES, MAX_JSON_DEPTH } from '../../common/schemas';
 import { findIllFormedText, wellFormedDeep } from '../../common/text';
-import type { AdapterDefinition, AdapterSink } from './adapters';
-import { CONTROL_TOKEN_VARIABLE, controlPrefix, describeProgress, looksLikeControl, newControlToken, parseControlBody } from './control-lines';
+import type { AdapterDefinition, AdapterSink, LineExtra } from './adapters';
+import { CONTROL_TOKEN_VARIABLE, type ControlMessage, controlPrefix, describeProgress, looksLikeControl, newControlToken, parseControlBody } from './control-lines';
 import { withVariables } from './environment';
 import { cutText, LineSplitter, MAX_LINE_CHARS, OutputBudget, type OutputLimits } from './lines';
-import type { AttemptOutput, LogLevel, LogStream, WorkRef } from './log-sink';
+import type { AttemptOutput, LogLevel, LogLine, LogStream, WorkRef } from './log-sink';
 import type { Ending } from './outcome';
 import type { Lifeline } from './lifeline';
 import { GroupChild } from './process-group';
@@ -93,6 +93,10 @@ export interface AttemptResult {
   lastStderr?: string;
   /** The CLI's own error words from its JSON output (the adapter's `error()`), for the report note. */
   cliError?: string;
+  /** `link` / `file` artifacts the command announced with control lines (PROTOCOL §15), in order. */
+  artifacts: NonNullable<ControlMessage['artifact']>[];
+  /** PROTOCOL §16: the CLI's conversation id its adapter saw (the last one), to continue it later. */
+  session?: { cli: string; sessionId: string };
 }
 
 /** An output file larger than this is not even read (Gaffer keeps at most MAX_JSON_BYTES of JSON). */
@@ -156,7 +160,7 @@ export class Attempt {
   async run(): Promise<AttemptResult> {
     const { spec } = this.ctx;
     const { signal } = this.input;
-    if (signal.aborted) return { ending: { kind: 'taken_away', reason: reasonText(signal) }, problems: [], usage: null };
+    if (signal.aborted) return { ending: { kind: 'taken_away', reason: reasonText(signal) }, problems: [], usage: null, artifacts: [] };
     const base = path.join(this.ctx.workDir, `${this.input.ref.kind}-${this.input.ref.id.replace(/[^\w.-]/g, '_')}-${this.input.ref.attempt}-${++fileSeq}`);
     const payloadFile = `${base}.payload.json`;
     const outputFile = `${base}.output.json`;
@@ -185,7 +189,7 @@ export class Attempt {
         this.release();
         if (this.forced === undefined && exit.spawnError) {
           const e = exit.spawnError;
-          return { ending: { kind: 'spawn_failed', reason: `${e.code ?? 'error'}: ${e.message}` }, problems: [], usage: null };
+          return { ending: { kind: 'spawn_failed', reason: `${e.code ?? 'error'}: ${e.message}` }, problems: [], usage: null, artifacts: [] };
         }
         // The group is gone, so the pipes are closing; a process that left the group on purpose
         // (and shed its marker) may still hold them: stop reading after a moment rather than wait for it.
@@ -205,8 +209,10 @@ export class Attempt {
           ...(output !== undefined ? { output } : {}),
           problems: this.problems,
           usage: this.usage.total,
+          artifacts: this.artifacts,
           ...(this.lastStderr ? { lastStderr: this.lastStderr } : {}),
           ...(this.cliError ? { cliError: this.cliError } : {}),
+          ...(this.session ? { session: this.session } : {}),
         };
       } finally {
         lifeline?.release(child.pid);
@@ -226,8 +232,11 @@ export class Attempt {
   private wireOutput(child: GroupChild): Promise<void> {
     const adapter = this.ctx.spec.adapter?.create({ model: this.ctx.spec.model });
     const adapterSink: AdapterSink = {
-      log: (text, level) => this.log('stdout', text, level),
+      log: (text, level, extra) => this.log('stdout', text, level, extra),
       usage: (u) => this.addUsage(u),
+      session: (cli, sessionId) => {
+        this.session = { cli, sessionId };
+      },
     };
     const streams: Array<[NodeJS.ReadableStream | null, LogStream]> = [
       [child.child.stdout, 'stdout'],
@@ -268,6 +277,7 @@ export class Attempt {
 
   private adapterOutput: Record<string, unknown> | undefined;
   private cliError: string | undefined;
+  private session: { cli: string; sessionId: string } | undefined;
 
   /**
    * Invariant 5: the SDK has no room for more lines; stop reading `stream` until it has. (The
@@ -290,7 +300,7 @@ export class Attempt {
     this.held.clear();
   }
 
-  private log(stream: LogStream, text: string, level?: LogLevel): void {
+  private log(stream: LogStream, text: string, level?: LogLevel, extra?: LineExtra): void {
     const verdict = this.budget?.admit(text) ?? { verdict: 'keep' };
     if (verdict.verdict === 'drop') return;
     if (verdict.verdict === 'notice') {
@@ -298,14 +308,14 @@ export class Attempt {
       this.problems.push('output truncated (over the agent\'s log limit)');
       return;
     }
-    this.write({ text, stream, ...(level ? { level } : {}) });
+    this.write({ text, stream, ...(level ? { level } : {}), ...extra });
   }
 
   private agentLine(text: string, level: LogLevel = 'info'): void {
     this.write({ text, stream: 'agent', level });
   }
 
-  private write(line: { text: string; stream: LogStream; level?: LogLevel }): void {
+  private write(line: LogLine): void {
     this.pressure = this.input.out.log(line);
   }
 
@@ -326,7 +336,13 @@ export class Attempt {
     if (m.progress) this.agentLine(describeProgress(m.progress));
     if (m.usage) this.addUsage(m.usage);
     if (m.step) this.step(m.step);
+    if (m.artifact) {
+      this.artifacts.push(m.artifact);
+      this.agentLine(`${m.artifact.kind} "${m.artifact.name}": ${'url' in m.artifact.data ? m.artifact.data.url : m.artifact.data.path}`);
+    }
   }
+
+  private readonly artifacts: NonNullable<ControlMessage['artifact']>[] = [];
 
   /** Control-lines invariant 2: said once per attempt, after the first such line. */
   private flagUnsigned(): void {

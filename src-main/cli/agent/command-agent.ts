@@ -42,6 +42,7 @@ import {
   NeedsHumanError,
   RetryableError,
   TaskFailedError,
+  type ArtifactInput,
   type JobContext,
   type LogOutboxOptions,
   type WorkContext,
@@ -55,7 +56,10 @@ import { Lifeline } from './lifeline';
 import { attemptOutput, stderrEcho, workLabel, type CountedOutput, type LogEcho, type LogTarget, type WorkRef } from './log-sink';
 import type { AgentCliOptions } from './options';
 import { describeEnding, EXIT_CANNOT_START, runOutcomeFor, taskStatusFor } from './outcome';
+import { resumeVariables, SessionMemory, workKey } from './resume';
 import { describeUsage } from './usage';
+import { checkSandbox, defaultDataDirs, SandboxError, sandboxArgs } from './sandbox';
+import { WorkspaceError, Workspaces, type PreparedWorkspace } from './workspace';
 
 export interface AgentIo {
   env: NodeJS.ProcessEnv;
@@ -68,6 +72,15 @@ export interface AgentIo {
 }
 
 const NOTE_MAX = 4000;
+/** A workspace artifact's `data` stays under this (the frame allows 64 KiB): the files list is cut to fit. */
+const MAX_WORKSPACE_DATA_BYTES = 48 * 1024;
+
+/** The summary with as many files listed as fit (the figures always count them all). */
+function fitData(summary: Record<string, unknown> & { files: unknown[] }): Record<string, unknown> {
+  let files = summary.files;
+  while (files.length > 0 && Buffer.byteLength(JSON.stringify({ ...summary, files })) > MAX_WORKSPACE_DATA_BYTES) files = files.slice(0, Math.floor(files.length / 2));
+  return { ...summary, files, ...(files.length < summary.files.length ? { filesListed: files.length } : {}) };
+}
 const LOCK_GONE = new Set(['not_holder', 'not_found']);
 
 /**
@@ -100,6 +113,8 @@ export class CommandAgent {
   private agent: Agent | undefined;
   private readonly stopClaiming = new AbortController();
   private readonly active = new Set<{ attempt: Attempt; done: Promise<unknown> }>();
+  /** PROTOCOL §16: the CLI session each task/run last had, for its answered re-dispatch (resume.ts). */
+  private readonly sessions = new SessionMemory();
   private stopRequested!: (kind: 'graceful' | 'now') => void;
   private readonly stopSignal: Promise<'graceful' | 'now'>;
   private hurry = new AbortController();
@@ -113,6 +128,9 @@ export class CommandAgent {
   /** The watchdog that ends the commands if this agent dies (invariant 8), from the first attempt. */
   private lifeline: Lifeline | undefined;
   private unsubscribeJob: (() => void) | undefined;
+  /** PROTOCOL §15: a worktree per attempt key (workspace.ts), and bwrap when sandboxed. */
+  private readonly workspaces: Workspaces | undefined;
+  private bwrap: string | undefined;
 
   constructor(
     private readonly opts: AgentCliOptions,
@@ -134,6 +152,8 @@ export class CommandAgent {
       ...(opts.model ? { model: opts.model } : {}),
     };
     this.stopSignal = new Promise((resolve) => (this.stopRequested = resolve));
+    const w = opts.workspace;
+    this.workspaces = w ? new Workspaces({ repo: w.repo, ...(w.base !== undefined ? { base: w.base } : {}), keep: w.keep, onRetry: w.onRetry }) : undefined;
   }
 
   /**
@@ -149,7 +169,18 @@ export class CommandAgent {
   /** Runs until shut down; resolves with the process exit status. */
   async run(): Promise<number> {
     const { opts, io } = this;
-    const cwd = opts.cwd ?? process.cwd();
+    // With --workspace the command runs in a worktree of the repository: it is looked for there.
+    const cwd = opts.workspace?.repo ?? opts.cwd ?? process.cwd();
+    if (this.workspaces) {
+      try {
+        await this.workspaces.check();
+        if (opts.workspace?.sandbox) this.bwrap = checkSandbox(io.env);
+      } catch (e) {
+        if (!(e instanceof WorkspaceError || e instanceof SandboxError)) throw e;
+        this.log.error(e.message);
+        return EXIT_CANNOT_START;
+      }
+    }
     if (!fs.existsSync(cwd)) {
       this.log.error(`the working directory ${cwd} does not exist`);
       return EXIT_CANNOT_START;
@@ -244,17 +275,19 @@ export class CommandAgent {
     await Promise.all([...this.active].map((a) => a.done));
   }
 
-  private async attempt(input: AttemptInput & { out: CountedOutput }): Promise<AttemptResult> {
+  private async attempt(input: AttemptInput & { out: CountedOutput; ws?: PreparedWorkspace | undefined }): Promise<AttemptResult> {
     const { out } = input;
     const inheritedEnv = (this.inheritedEnv ??= inheritedEnvironment(this.io.env, [this.io.env.GAFFER_TOKEN ?? '']));
     this.lifeline ??= new Lifeline({ env: inheritedEnv, killAfterMs: this.spec.killAfterMs, onProblem: (m) => this.log.warn(m) });
-    const attempt = new Attempt({ spec: this.spec, inheritedEnv, workDir: this.workDir, lifeline: this.lifeline }, input);
+    const spec = input.ws ? await this.workspaceSpec(input.ws) : this.spec;
+    const attempt = new Attempt({ spec, inheritedEnv, workDir: this.workDir, lifeline: this.lifeline }, input);
     const done = attempt.run();
     const entry = { attempt, done: done.catch(() => {}) };
     this.active.add(entry);
     if (this.graceOver || this.hurry.signal.aborted) attempt.interrupt({ kind: 'shutdown' });
     try {
       const result = await done;
+      if (result.session) this.sessions.remember(workKey(input.ref.kind, input.ref.id), result.session.sessionId);
       // These lines go out with the report (the SDK sends a task's lines before its report).
       const ended = `${describeEnding(result.ending)} after ${(attempt.runningForMs / 1000).toFixed(1)} s`;
       const ok = result.ending.kind === 'exited' && result.ending.code === 0;
@@ -313,8 +346,19 @@ export class CommandAgent {
       ...(task.traceId ? { GAFFER_TRACE_ID: task.traceId } : {}),
       // PROTOCOL §13: why the last attempt did not count ("verification failed: tests: exited with 1").
       ...(task.previousError ? { GAFFER_PREVIOUS_ERROR: task.previousError } : {}),
+      ...resumeVariables(task.answer, this.sessions.get(workKey('task', String(task.id)))),
     };
-    const result = await this.attempt({ ref, out: this.output(ref, ctx), vars, payload: task, signal: ctx.signal });
+    const ws = await this.openWorkspace(`task-${task.id}`, vars, (note) => {
+      throw note.inUse ? new BacklogError(note.message) : new TaskFailedError(note.message);
+    });
+    const out = this.output(ref, ctx);
+    let result: AttemptResult | undefined;
+    try {
+      result = await this.attempt({ ref, out, vars, payload: task, signal: ctx.signal, ws });
+    } finally {
+      if (ws) await this.closeWorkspace(ws, result, ctx, out, result !== undefined && taskStatusFor(result.ending) === 'done');
+    }
+    await this.sendArtifacts(result, ctx, out);
     const status: ReportStatus | undefined = taskStatusFor(result.ending);
     if (status === undefined) throw ctx.signal.reason instanceof Error ? ctx.signal.reason : new Error(describeEnding(result.ending));
     const note = this.note(result, status !== 'done');
@@ -349,9 +393,16 @@ export class CommandAgent {
       GAFFER_DEADLINE: ctx.deadline,
       ...(ctx.traceId ? { GAFFER_TRACE_ID: ctx.traceId } : {}),
       ...(ctx.previousError ? { GAFFER_PREVIOUS_ERROR: ctx.previousError } : {}),
+      ...resumeVariables(ctx.approval?.note, this.sessions.get(workKey('job', ctx.runId))),
     };
+    const ws = await this.openWorkspace(`${ctx.job}-${ctx.slot}`, vars, (note) => {
+      throw new RetryableError(note.message);
+    });
     const out = this.output(ref, ctx);
-    const result = await this.attempt({
+    let result: AttemptResult | undefined;
+    try {
+      result = await this.attempt({
+      ws,
       ref,
       out,
       vars,
@@ -367,6 +418,10 @@ export class CommandAgent {
       },
       isTakenAway: (e) => e instanceof GafferRequestError && LOCK_GONE.has(e.code),
     });
+    } finally {
+      if (ws) await this.closeWorkspace(ws, result, ctx, out, result !== undefined && runOutcomeFor(result.ending)?.outcome === 'success');
+    }
+    await this.sendArtifacts(result, ctx, out);
     const outcome = runOutcomeFor(result.ending);
     if (!outcome) throw signal.reason instanceof Error ? signal.reason : new Error(describeEnding(result.ending));
     if (outcome.outcome === 'success') return result.output;
@@ -379,6 +434,92 @@ export class CommandAgent {
         throw new FatalError(message, output);
       case 'needs_human':
         throw new NeedsHumanError(message, output);
+    }
+  }
+
+  /**
+   * The `link` / `file` artifacts the command announced (PROTOCOL §15) and the CLI session its
+   * adapter saw (kind `session`, `{cli, sessionId}`, PROTOCOL §16: stored on the server, so the
+   * operator sees which conversation to resume), before the report; never for work taken away.
+   */
+  private async sendArtifacts(result: AttemptResult, target: { artifact: (a: ArtifactInput) => Promise<void> }, out: CountedOutput): Promise<void> {
+    if (result.ending.kind === 'taken_away') return;
+    const session: ArtifactInput[] = result.session ? [{ kind: 'session', name: result.session.cli, data: { cli: result.session.cli, sessionId: result.session.sessionId } }] : [];
+    for (const a of [...result.artifacts, ...session]) {
+      try {
+        await target.artifact(a);
+      } catch (e) {
+        const text = `the ${a.kind} "${a.name}" could not be recorded: ${e instanceof Error ? e.message : String(e)}`;
+        result.problems.push(text);
+        void out.log({ text, stream: 'agent', level: 'warn' });
+      }
+    }
+  }
+
+  // ---- workspaces (PROTOCOL §15) ----
+
+  /**
+   * The attempt's worktree, made or found for `key`, its variables added to `vars`; undefined
+   * without --workspace. A worktree that cannot be made ends the attempt through `refuse` (in use
+   * by a live attempt elsewhere: handed back; anything else: failed, with git's words).
+   */
+  private async openWorkspace(key: string, vars: Record<string, string>, refuse: (why: { message: string; inUse: boolean }) => never): Promise<PreparedWorkspace | undefined> {
+    if (!this.workspaces) return undefined;
+    let ws: PreparedWorkspace;
+    try {
+      ws = await this.workspaces.open(key);
+    } catch (e) {
+      const message = `the workspace could not be prepared: ${e instanceof Error ? e.message : String(e)}`;
+      this.log.warn(message);
+      return refuse({ message, inUse: /in use/.test(message) });
+    }
+    Object.assign(vars, {
+      GAFFER_WORKSPACE: ws.path,
+      GAFFER_BRANCH: ws.branch,
+      GAFFER_BASE: ws.base,
+      // Addition: 1 when the tree holds what an earlier attempt left (resume), 0 when it is new or reset.
+      GAFFER_WORKSPACE_RESUMED: ws.resumed ? '1' : '0',
+    });
+    return ws;
+  }
+
+  /** The command as it runs in `ws`: there, and inside bwrap with --sandbox (sandbox.ts). */
+  private async workspaceSpec(ws: PreparedWorkspace): Promise<CommandSpec> {
+    const spec: CommandSpec = { ...this.spec, cwd: ws.path };
+    if (!this.bwrap || !this.workspaces) return spec;
+    const wrap = sandboxArgs({
+      bwrap: this.bwrap,
+      worktree: ws.path,
+      gitDir: await this.workspaces.gitCommonDir(),
+      workDir: this.workDir,
+      hide: [...defaultDataDirs(this.io.env), ...(this.opts.workspace?.hide ?? [])],
+    });
+    const inner = this.spec.shell ? ['/bin/sh', '-c', [this.spec.command, ...this.spec.args].join(' ')] : [this.spec.command, ...this.spec.args];
+    return { ...spec, command: this.bwrap, args: [...wrap, ...inner], shell: false };
+  }
+
+  /**
+   * After the command: unless the work was taken away (nothing may be sent for it then), the
+   * `workspace` artifact with the diff goes out before the report; then the worktree is removed
+   * per --keep and its lock dropped. Problems become log lines, never a changed outcome.
+   */
+  private async closeWorkspace(ws: PreparedWorkspace, result: AttemptResult | undefined, target: { artifact: (a: ArtifactInput) => Promise<void> }, out: CountedOutput, succeeded: boolean): Promise<void> {
+    const workspaces = this.workspaces!;
+    try {
+      if (result && result.ending.kind !== 'taken_away') {
+        const { summary, diff, truncated } = await workspaces.summarise(ws);
+        await target.artifact({ kind: 'workspace', name: 'workspace', data: fitData({ ...summary, ...(truncated ? { diffTruncated: true } : {}) }), diff });
+        void out.log({ text: `workspace ${summary.branch}: ${summary.commits} commit(s), +${summary.insertions} −${summary.deletions} in ${summary.filesChanged} file(s)`, stream: 'agent' });
+      }
+    } catch (e) {
+      const text = `the workspace's changes could not be recorded: ${e instanceof Error ? e.message : String(e)}`;
+      result?.problems.push(text);
+      void out.log({ text, stream: 'agent', level: 'warn' });
+    }
+    try {
+      await workspaces.finish(ws, succeeded);
+    } catch (e) {
+      this.log.warn(`the worktree ${ws.path} could not be removed: ${e instanceof Error ? e.message : String(e)}`);
     }
   }
 }

@@ -7,6 +7,8 @@
  *   ::gaffer:<token>:: {"usage":{"inputTokens":1200,"outputTokens":340,"costUsd":0.02,"model":"m"}}
  *   ::gaffer:<token>:: {"progress":0.4,"message":"4 of 10 files"}              or {"progress":{"done":4,"total":10}}
  *   ::gaffer:<token>:: {"log":"rate limited, waiting","level":"warn"}
+ *   ::gaffer:<token>:: {"link":"https://github.com/o/r/pull/7","name":"pull request"}    an artifact (PROTOCOL §15)
+ *   ::gaffer:<token>:: {"file":"/srv/out/report.pdf","name":"report"}
  *
  * One object may carry several of these keys. Unknown keys are ignored (later versions may add
  * some); a line that is not valid JSON, or has none of the keys, is reported as malformed.
@@ -34,6 +36,8 @@ export interface ControlMessage {
   usage?: UsageIncrement;
   progress?: { fraction?: number; done?: number; total?: number; message?: string };
   log?: { text: string; level: LogLevel };
+  /** PROTOCOL §15 `artifact` of kind `link` or `file`, sent before the report. */
+  artifact?: { kind: 'link' | 'file'; name: string; data: { url: string } | { path: string } };
 }
 
 /** A fresh token for one attempt (invariant 1): hex, so any shell can paste it into a line. */
@@ -94,7 +98,19 @@ export function parseControlBody(text: string): { ok: true; message: ControlMess
     const level = LEVELS.includes(r.level as LogLevel) ? (r.level as LogLevel) : 'info';
     message.log = { text: r.log, level };
   }
-  if (!message.step && !message.usage && !message.progress && !message.log) return { ok: false, reason: 'none of "step", "usage", "progress" or "log" is present' };
+  for (const kind of ['link', 'file'] as const) {
+    const v = r[kind];
+    if (v === undefined) continue;
+    if (typeof v !== 'string' || !v.trim() || v.length > MAX_REF) return { ok: false, reason: `"${kind}" must be a ${kind === 'link' ? 'URL' : 'path'} of 1 to ${MAX_REF} characters` };
+    if (kind === 'link' && !/^https?:\/\//i.test(v)) return { ok: false, reason: '"link" must be an http(s) URL' };
+    if (r.name !== undefined && (typeof r.name !== 'string' || !r.name.trim() || r.name.length > MAX_STEP_NAME)) return { ok: false, reason: `"name" must be 1 to ${MAX_STEP_NAME} characters` };
+    const name = typeof r.name === 'string' ? r.name.trim() : v.trim().slice(0, MAX_STEP_NAME);
+    message.artifact = { kind, name, data: kind === 'link' ? { url: v.trim() } : { path: v.trim() } };
+    break;
+  }
+  if (!message.step && !message.usage && !message.progress && !message.log && !message.artifact) {
+    return { ok: false, reason: 'none of "step", "usage", "progress", "log", "link" or "file" is present' };
+  }
   return { ok: true, message };
 }
 

@@ -74,6 +74,17 @@ describe('control lines', () => {
     expect(parse('{"log":"x","level":"loud"}')).toMatchObject({ ok: true, message: { log: { level: 'info' } } });
   });
 
+  it('reads link and file artifacts (PROTOCOL §15), named or named after what they point at', () => {
+    expect(parse('{"link":"https://github.com/o/r/pull/7","name":"pull request"}')).toEqual({
+      ok: true,
+      message: { artifact: { kind: 'link', name: 'pull request', data: { url: 'https://github.com/o/r/pull/7' } } },
+    });
+    expect(parse('{"file":"/srv/out/report.pdf"}')).toEqual({ ok: true, message: { artifact: { kind: 'file', name: '/srv/out/report.pdf', data: { path: '/srv/out/report.pdf' } } } });
+    expect(parse('{"link":"javascript:alert(1)"}')).toMatchObject({ ok: false, reason: /http\(s\) URL/ });
+    expect(parse('{"file":""}')).toMatchObject({ ok: false, reason: /"file"/ });
+    expect(parse('{"link":"https://x.invalid","name":""}')).toMatchObject({ ok: false, reason: /"name"/ });
+  });
+
   it('refuses what it cannot use, saying why', () => {
     expect(parse('not json')).toEqual({ ok: false, reason: 'not valid JSON after the ::gaffer:…:: prefix' });
     expect(parse('[1]')).toMatchObject({ ok: false, reason: /JSON object/ });

@@ -11,7 +11,7 @@
  * 2. Lines are sent as given (colour codes kept): Gaffer validates, caps and stores them.
  * 3. `lines` counts what went to the log, so the agent knows whether an attempt's log is empty.
  */
-import type { LogLevel, LogStream } from '../../common/logs';
+import type { LogLevel, LogLineKind, LogStream } from '../../common/logs';
 import type { LogOptions, UsageInput } from '../../sdk';
 
 export type { LogLevel, LogStream } from '../../common/logs';
@@ -29,6 +29,9 @@ export interface LogLine {
   text: string;
   stream: LogStream;
   level?: LogLevel;
+  /** PROTOCOL §16, from an output adapter. */
+  kind?: LogLineKind;
+  data?: Record<string, unknown>;
 }
 
 /** One attempt's way to Gaffer. */
@@ -63,7 +66,12 @@ export function attemptOutput(ref: WorkRef, target: LogTarget, echo?: LogEcho): 
     log(line) {
       lines++;
       echo?.(ref, line);
-      return target.log(line.text, { stream: line.stream, ...(line.level ? { level: line.level } : {}) });
+      return target.log(line.text, {
+        stream: line.stream,
+        ...(line.level ? { level: line.level } : {}),
+        ...(line.kind ? { kind: line.kind } : {}),
+        ...(line.data ? { data: line.data } : {}),
+      });
     },
     usage: (u) => target.usage(u),
     get lines() {

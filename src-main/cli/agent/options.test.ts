@@ -29,6 +29,20 @@ describe('gaffer agent options', () => {
     expect(parseAgentArgs(['--role', 'dev', '--', 'true'], {})).toMatchObject({ url: 'ws://127.0.0.1:7311/agent' });
   });
 
+  it('--workspace: a worktree per attempt, with its base, retry, keep and sandbox settings (PROTOCOL §15)', () => {
+    expect(parseAgentArgs(['--role', 'dev', '--workspace', '/srv/repo', '--', 'true'], {})).toMatchObject({ workspace: { repo: '/srv/repo', keep: 'failed', onRetry: 'resume', sandbox: false } });
+    expect(parseAgentArgs(['--role', 'dev', '--workspace=/srv/repo', '--base', 'origin/main', '--keep', 'never', '--on-retry', 'fresh', '--sandbox', '--', 'true'], {})).toMatchObject({
+      workspace: { repo: '/srv/repo', base: 'origin/main', keep: 'never', onRetry: 'fresh', sandbox: true, hide: [] },
+    });
+    expect(parseAgentArgs(['--role', 'dev', '--', 'true'], {})).not.toHaveProperty('workspace');
+    const refuse = (argv: string[], msg: RegExp) => expect(() => parseAgentArgs(['--role', 'dev', ...argv, '--', 'true'], {})).toThrow(msg);
+    refuse(['--sandbox'], /need --workspace/);
+    refuse(['--base', 'main'], /need --workspace/);
+    refuse(['--workspace', '/r', '--keep', 'sometimes'], /--keep must be/);
+    refuse(['--workspace', '/r', '--on-retry', 'again'], /--on-retry must be/);
+    refuse(['--workspace', '/r', '--cwd', '/tmp'], /exclude each other/);
+  });
+
   it('refuses bad input with a message naming the flag', () => {
     const refuse = (argv: string[], msg: RegExp) => expect(() => parseAgentArgs(argv, {})).toThrow(msg);
     refuse(['--', 'true'], /--role is required/);

@@ -28,6 +28,8 @@ export interface AgentCliOptions {
   quiet: boolean;
   /** Also echo every log line of the attempts to the agent's own stderr. */
   verbose: boolean;
+  /** PROTOCOL §15: a git worktree per attempt key (workspace.ts). */
+  workspace?: { repo: string; base?: string; keep: 'always' | 'failed' | 'never'; onRetry: 'resume' | 'fresh'; sandbox: boolean; hide: string[] };
   command: string;
   args: string[];
 }
@@ -70,6 +72,17 @@ export function agentHelp(): string {
     '  --quiet               log only warnings and errors of the agent itself',
     '  --verbose             also print every log line of the attempts here, on stderr (they always go to',
     '                        the task\'s or run\'s log in Gaffer)',
+    '  --workspace REPO      run each attempt in its own git worktree of REPO, on branch gaffer/<key>',
+    '                        (key: task-<id>, or <job>-<slot>); the main checkout is never touched',
+    '  --base REF            the revision new branches start from (default: REPO\'s HEAD)',
+    '  --on-retry MODE       resume (default): a retry finds the earlier attempt\'s tree as it was left;',
+    '                        fresh: the branch and tree are reset to the base first',
+    '  --keep WHEN           remove the worktree after an attempt: failed (default: keep it only when the',
+    '                        attempt did not succeed), always (keep every one), never; branches always stay',
+    '  --sandbox             (Linux, needs bwrap) the command sees its worktree read-write, a private /tmp,',
+    '                        the rest read-only, and not Gaffer\'s data directory; the network stays open',
+    '  --hide DIR            with --sandbox: also hide DIR from the command (Gaffer\'s default data directory',
+    '                        and $GAFFER_DATA_DIR are always hidden); may be repeated',
     '  -h, --help            this text',
     '',
     'exit status: 0 after a shutdown or --max-tasks, 1 when the connection is refused or lost for good,',
@@ -92,7 +105,10 @@ export function parseAgentArgs(argv: readonly string[], env: NodeJS.ProcessEnv =
   const sep = argv.indexOf('--');
   const own = sep < 0 ? argv : argv.slice(0, sep);
   const command = sep < 0 ? [] : argv.slice(sep + 1);
-  const o: Partial<AgentCliOptions> & { tasks: boolean; jobs: boolean } = { tasks: true, jobs: true };
+  const o: Partial<AgentCliOptions> & { tasks: boolean; jobs: boolean; repo?: string; base?: string; onRetry?: 'resume' | 'fresh'; keep?: 'always' | 'failed' | 'never'; sandbox?: boolean; hide?: string[] } = {
+    tasks: true,
+    jobs: true,
+  };
   for (let i = 0; i < own.length; i++) {
     const arg = own[i]!;
     const eq = arg.indexOf('=');
@@ -170,6 +186,30 @@ export function parseAgentArgs(argv: readonly string[], env: NodeJS.ProcessEnv =
       case '--verbose':
         o.verbose = true;
         break;
+      case '--workspace':
+        o.repo = path.resolve(value());
+        break;
+      case '--base':
+        o.base = value();
+        break;
+      case '--on-retry': {
+        const v = value();
+        if (v !== 'resume' && v !== 'fresh') throw new UsageError('--on-retry must be resume or fresh');
+        o.onRetry = v;
+        break;
+      }
+      case '--keep': {
+        const v = value();
+        if (v !== 'always' && v !== 'failed' && v !== 'never') throw new UsageError('--keep must be always, failed or never');
+        o.keep = v;
+        break;
+      }
+      case '--sandbox':
+        o.sandbox = true;
+        break;
+      case '--hide':
+        (o.hide ??= []).push(path.resolve(value()));
+        break;
       case '--token':
         throw new UsageError('the agent token is read from GAFFER_TOKEN, never from a flag (flags show up in process lists)');
       default:
@@ -181,6 +221,11 @@ export function parseAgentArgs(argv: readonly string[], env: NodeJS.ProcessEnv =
   if (!o.tasks && !o.jobs) throw new UsageError('--no-tasks and --no-jobs together leave nothing to do');
   if (command.length === 0 || !command[0]) throw new UsageError('no command: put it after "--", e.g. gaffer agent --role dev -- ./work.sh');
   if (o.name !== undefined && (o.name.length === 0 || o.name.length > 200)) throw new UsageError('--name must be 1 to 200 characters');
+  if (o.repo === undefined && (o.base !== undefined || o.onRetry !== undefined || o.keep !== undefined || o.sandbox || o.hide)) {
+    throw new UsageError('--base, --on-retry, --keep, --sandbox and --hide need --workspace REPO');
+  }
+  if (o.hide && !o.sandbox) throw new UsageError('--hide needs --sandbox');
+  if (o.repo !== undefined && o.cwd !== undefined) throw new UsageError('--cwd and --workspace exclude each other: with --workspace the command runs in its worktree');
   const [cmd, ...args] = command as [string, ...string[]];
   return {
     url: o.url ?? env.GAFFER_URL ?? DEFAULT_URL,
@@ -202,6 +247,9 @@ export function parseAgentArgs(argv: readonly string[], env: NodeJS.ProcessEnv =
     exitOnStdinClose: o.exitOnStdinClose ?? false,
     quiet: o.quiet ?? false,
     verbose: o.verbose ?? false,
+    ...(o.repo !== undefined
+      ? { workspace: { repo: o.repo, ...(o.base !== undefined ? { base: o.base } : {}), keep: o.keep ?? 'failed', onRetry: o.onRetry ?? 'resume', sandbox: o.sandbox ?? false, hide: o.hide ?? [] } }
+      : {}),
     command: cmd,
     args,
   };

@@ -4,6 +4,8 @@ import {
   LOG_SETTINGS_LIMITS,
   LOG_STREAMS,
   USAGE_GROUPS,
+  type ArtifactView,
+  type ChangeSummary,
   type CostlyRun,
   type DailyUsage,
   type LogAttempt,
@@ -16,7 +18,7 @@ import {
 } from '../logs';
 import { reason, roleName } from '../schemas';
 import { op } from './define';
-import { costlyRun, dailyUsage, logAttempt, logLine, logPage, logRefusal, usageRow, usageTotals } from './shapes';
+import { artifactView, changeSummary, costlyRun, dailyUsage, logAttempt, logLine, logPage, logRefusal, usageRow, usageTotals } from './shapes';
 import { empty } from './tasks';
 
 const BOTH = ['console', 'operator'] as const;
@@ -27,6 +29,11 @@ const jobRef = z.string().min(1).max(200);
 /** One attempt tab of a log pane: its lines' range and what it spent. */
 export interface LogAttemptView extends LogAttempt {
   usage: UsageTotals;
+}
+/** A list row's usage (all attempts) and its latest attempt's span, first to last log line (null: no line). */
+export interface SubjectUsage {
+  usage: UsageTotals;
+  latestAttemptMs: number | null;
 }
 export interface LogAttemptsResult {
   attempts: LogAttemptView[];
@@ -114,7 +121,7 @@ export const logOps = {
       method: 'GET' as const,
       path: `/${kind}/:id/logs`,
       summary: `A page of a ${one}'s log lines, oldest first (PROTOCOL §5); filter by attempt, stream and text.`,
-      status: { 200: '`{items: [{seq, at, attempt, stream, level, text, cutFrom?, marker?}], next}`' },
+      status: { 200: '`{items: [{seq, at, attempt, stream, level, text, cutFrom?, marker?, kind?, data?}], next}`' },
     })),
   }),
   /** A whole attempt as text (for a download). */
@@ -166,6 +173,45 @@ export const logOps = {
     callers: CONSOLE,
     reason: 'none',
   }),
+  /** What the attempts produced (PROTOCOL §15): workspaces, files, links, sessions. */
+  'logs.artifacts': op<ArtifactView[]>()({
+    summary: 'What a task’s or run’s attempts produced (PROTOCOL §15): workspaces, files, links, sessions.',
+    input: z.strictObject({ subject: logSubject }),
+    result: z.array(artifactView),
+    callers: BOTH,
+    reason: 'none',
+    rest: perKind((kind, one) => ({
+      method: 'GET' as const,
+      path: `/${kind}/:id/artifacts`,
+      summary: `What a ${one}'s attempts produced (PROTOCOL §15): workspaces (branch, base, head, commits, files changed, insertions, deletions), files, links, sessions.`,
+      status: { 200: '`{items: [{attempt, kind, name, data, at, diffChars?}], next: null}`, oldest attempt first' },
+      response: z.object({ items: z.array(artifactView), next: z.null() }),
+    })),
+  }),
+  /** A workspace's unified diff for an attempt (default: the latest that has one); null when none. */
+  'logs.diff': op<{ attempt: number; diff: string } | null>()({
+    summary: 'The unified diff of a task’s or run’s workspace (PROTOCOL §15) for an attempt (default: the latest that has one); at most 1 MiB.',
+    input: z.strictObject({ subject: logSubject, attempt: z.number().int().min(1).optional() }),
+    result: z.object({ attempt: z.number(), diff: z.string() }).nullable(),
+    callers: BOTH,
+    reason: 'none',
+    rest: perKind((kind, one) => ({
+      method: 'GET' as const,
+      path: `/${kind}/:id/diff`,
+      summary: `The unified diff of a ${one}'s workspace (PROTOCOL §15) for an attempt (default the latest that has one); at most 1 MiB.`,
+      status: { 200: 'the diff as text (empty when nothing changed; header `x-gaffer-attempt`); 404 when the attempt has no workspace' },
+      response: null,
+      mediaTypes: ['text/x-diff'],
+    })),
+  }),
+  /** The latest workspace figures of each of these tasks / runs (the lists' "+12 −3 in 2 files"). */
+  'logs.changes': op<Record<string, ChangeSummary>>()({
+    summary: 'The latest workspace figures of each of these tasks or runs (files changed, insertions, deletions).',
+    input: z.strictObject({ subjects: z.array(logSubject).max(1000) }),
+    result: z.record(z.string(), changeSummary),
+    callers: CONSOLE,
+    reason: 'none',
+  }),
   'logs.settings': op<LogSettingsView>()({
     summary: 'Log caps and retention, with what the log store holds now.',
     input: empty,
@@ -202,6 +248,14 @@ export const logOps = {
     summary: 'The runs that cost most (default: this week).',
     input: z.strictObject({ from: instant.optional(), to: instant.optional(), limit: z.number().int().min(1).max(100).optional() }),
     result: z.array(costlyRun),
+    callers: CONSOLE,
+    reason: 'none',
+  }),
+  /** Usage (all attempts) and how long the latest attempt ran, for the rows of a list (Tasks, Runs). */
+  'usage.ofSubjects': op<Record<string, SubjectUsage>>()({
+    summary: 'Usage (all attempts) and how long the latest attempt ran, for the rows of a list (Tasks, Runs).',
+    input: z.strictObject({ subjects: z.array(logSubject).min(1).max(200) }),
+    result: z.record(z.string(), z.object({ usage: usageTotals, latestAttemptMs: z.number().nullable() })),
     callers: CONSOLE,
     reason: 'none',
   }),

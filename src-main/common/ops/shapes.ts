@@ -11,9 +11,10 @@
 import { z } from 'zod';
 import { DELIVERY_STATUSES, INBOX_KINDS, INBOX_STATES, WEBHOOK_FORMATS } from '../attention';
 import { BACKFILL_STATUSES, RUN_DISPOSITIONS, RUN_STATUSES, RUN_TRIGGERS } from '../job-schema';
-import { LOG_LEVELS, LOG_STREAMS } from '../logs';
+import { LOG_LEVELS, LOG_LINE_KINDS, LOG_STREAMS } from '../logs';
 import { COMMAND_AGENT_PARSE_FORMATS, MANAGED_MODES, MANAGED_PROCESS_STATUSES } from '../managed-agents';
 import { INSTANCE_STATUSES, TASK_STATUSES } from '../model';
+import { ARTIFACT_KINDS } from '../protocol';
 import { REHEARSAL_EVENT_KINDS, REHEARSAL_OUTCOMES, SCENARIO_NAMES } from '../rehearsal';
 import { VERIFY_CHECK_KINDS, VERIFY_ON_FAIL } from '../verify';
 
@@ -72,6 +73,7 @@ export const task = z.object({
   previousError: str.optional(),
   disposition: z.literal('already_done').optional(),
   verification: verification.optional(),
+  answer: str.optional(),
 });
 export const usageTotals = z.object({ inputTokens: num, outputTokens: num, costUsd: num });
 /** The HTTP API adds what a task or run spent (logs.ts `withUsage`). */
@@ -448,10 +450,15 @@ export const logLine = z.object({
   text: str,
   cutFrom: int.optional(),
   marker: z.literal('truncated').optional(),
+  kind: z.enum(LOG_LINE_KINDS).optional(),
+  data: z.record(str, json).optional(),
 });
 export const logPage = z.object({ items: z.array(logLine), next: int.nullable() });
 export const logAttempt = z.object({ attempt: int, lines: int, bytes: int, firstSeq: int, lastSeq: int, firstAt: at, lastAt: at, truncated: z.boolean(), dropped: int });
 export const logRefusal = z.object({ message: str, since: at, freeBytes: num, floorBytes: num });
+/** PROTOCOL §15: one artifact of an attempt. */
+export const artifactView = z.object({ attempt: int, kind: z.enum(ARTIFACT_KINDS), name: str, data: z.record(str, json), at, diffChars: int.optional() });
+export const changeSummary = z.object({ attempt: int, filesChanged: int, insertions: int, deletions: int });
 export const usageRow = usageTotals.extend({ key: str });
 export const dailyUsage = usageTotals.extend({ day: str, role: str, job: nstr });
 export const costlyRun = usageTotals.extend({ runId: str, jobId: str, job: str, slot: str });
@@ -470,6 +477,9 @@ export const managedAgent = z.object({
   timeoutS: int.nullable(),
   shell: z.boolean(),
   parse: z.enum(COMMAND_AGENT_PARSE_FORMATS).nullable(),
+  workspace: z
+    .object({ repo: str, base: str.optional(), keep: z.enum(['always', 'failed', 'never']).optional(), onRetry: z.enum(['resume', 'fresh']).optional(), sandbox: z.boolean().optional() })
+    .nullable(),
   desired: z.enum(['running', 'stopped']),
   version: int,
   createdAt: at,

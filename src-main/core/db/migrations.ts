@@ -705,6 +705,27 @@ export const MIGRATIONS: Migration[] = [
     `),
   },
   {
+    name: '022_artifacts',
+    // What attempts produced (PROTOCOL §15 `artifact` frames): one row per (subject, attempt, kind,
+    // name), a repeat replaces it. A workspace's diff (at most 1 MiB) is kept beside its summary,
+    // so listing artifacts never reads the diffs. Idempotent on re-run.
+    sql: `
+      CREATE TABLE IF NOT EXISTS artifacts (
+        id INTEGER PRIMARY KEY,
+        subject TEXT NOT NULL,
+        attempt INTEGER NOT NULL,
+        kind TEXT NOT NULL,
+        name TEXT NOT NULL,
+        data TEXT NOT NULL,
+        diff TEXT,
+        at INTEGER NOT NULL
+      );
+      CREATE UNIQUE INDEX IF NOT EXISTS artifacts_key ON artifacts (subject, attempt, kind, name);
+    `,
+    // A managed agent's `workspace` (PROTOCOL §15: `--workspace` and its options, JSON; NULL: none).
+    run: (db) => addMissingColumns(db, 'managed_agents', [['workspace', 'TEXT']]),
+  },
+  {
     name: '023_verification',
     // Done means verified (PROTOCOL §13). Tasks gain the status `verifying` (the CHECK changes, so
     // the table is rebuilt the way 020 rebuilt the inbox; locks, deps, expiries and budgets point at
@@ -802,5 +823,13 @@ export const MIGRATIONS: Migration[] = [
       ]);
       addMissingColumns(db, 'runs', [['budget', 'TEXT']]);
     },
+  },
+  {
+    name: '025_task_answer',
+    // PROTOCOL §16: the operator's answer to a blocked task (the note they unblocked it with),
+    // handed to the next holder (the command agent's GAFFER_APPROVAL_NOTE) and cleared by that
+    // holder's report. NULL for every other task: old rows need nothing. Idempotent on re-run.
+    sql: '',
+    run: (db) => addMissingColumns(db, 'tasks', [['answer', 'TEXT']]),
   },
 ];

@@ -2,7 +2,7 @@
  * The hub's ports: what it needs from a transport, and what the jobs module plugs into it.
  * Nothing here knows about `ws` or HTTP, so tests can drive a session with a fake socket.
  */
-import type { AgentPush, AgentRequestOf, JobTriggerPush, LogResult, UsageResult } from '../../common/protocol';
+import type { AgentPush, AgentRequestOf, JobTriggerPush, ArtifactResult, LogResult, UsageResult } from '../../common/protocol';
 import type { TokenInfo } from '../auth/tokens';
 import type { WireId } from './wire';
 
@@ -79,6 +79,8 @@ export interface RunSink {
 export interface LogSink {
   log(instanceId: string, req: AgentRequestOf<'log'>): Promise<LogResult>;
   usage(instanceId: string, req: AgentRequestOf<'usage'>): Promise<UsageResult>;
+  /** `artifact` (PROTOCOL §15): stored with the sender's attempt, answered once durable. */
+  artifact(instanceId: string, req: AgentRequestOf<'artifact'>): Promise<ArtifactResult>;
   /**
    * A frame's text before the hub parses it (so a flood of lines is not parsed on the thread that
    * serves claims): returns the frame's `id` and its answer when the sink takes it as a `log`

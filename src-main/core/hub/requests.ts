@@ -157,6 +157,9 @@ export const REQUEST_HANDLERS: { readonly [T in HandledType]: RequestHandler<T> 
   log: async (host, from, req) => logSink(host).log(from.instanceId, req),
 
   usage: async (host, from, req) => logSink(host).usage(from.instanceId, req),
+
+  // PROTOCOL §15: stored with the sender's attempt; the sink checks the holder as for `usage`.
+  artifact: async (host, from, req) => logSink(host).artifact(from.instanceId, req),
 };
 
 /** Runs the handler of `req.type`. */

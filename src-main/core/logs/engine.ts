@@ -2,7 +2,7 @@
  * The log store's operations as messages: one table of what the store can be asked, used by the
  * worker thread (worker.ts) and by the in-thread engine that tests and tools use.
  */
-import { LOG_LEVELS, LOG_STREAMS, type LogAttempt, type LogPage, type LogSettings, type LogStorageStats } from '../../common/logs';
+import { LOG_LEVELS, LOG_LINE_KINDS, LOG_STREAMS, type LogAttempt, type LogPage, type LogSettings, type LogStorageStats } from '../../common/logs';
 import { readLogFrame, type LogFrameText } from './frame-text';
 import type { AppendEntry, AppendOutcome, IncomingLine, LogStore, ReadQuery, SearchHit } from './log-store';
 
@@ -17,15 +17,19 @@ export interface PackedBatch {
   /** Lines per entry. */
   counts: number[];
   text: string;
-  /** Per line: its characters in `text`, `at` (ms), client seq (0: none), stream * 4 + level. */
+  /** Per line: its characters in `text`, `at` (ms), client seq (0: none), stream * 4 + level (+ 16 × its conversation kind's number, PROTOCOL §16). */
   lens: Uint32Array;
   ats: Float64Array;
   seqs: Float64Array;
   kinds: Uint8Array;
+  /** PROTOCOL §16, sparse (most lines have none): the lines that carry `data`, by index, and that data. */
+  dataAt: number[];
+  data: Array<Record<string, unknown>>;
 }
 
 const STREAM_OF = new Map(LOG_STREAMS.map((x, i) => [x, i]));
 const LEVEL_OF = new Map(LOG_LEVELS.map((x, i) => [x, i]));
+const LINE_KIND_OF = new Map(LOG_LINE_KINDS.map((x, i) => [x, i + 1]));
 
 export function packBatch(entries: AppendEntry[]): PackedBatch {
   let n = 0;
@@ -35,6 +39,8 @@ export function packBatch(entries: AppendEntry[]): PackedBatch {
   const seqs = new Float64Array(n);
   const kinds = new Uint8Array(n);
   const texts: string[] = new Array<string>(n);
+  const dataAt: number[] = [];
+  const data: Array<Record<string, unknown>> = [];
   let i = 0;
   for (const e of entries) {
     for (const l of e.lines) {
@@ -42,25 +48,32 @@ export function packBatch(entries: AppendEntry[]): PackedBatch {
       lens[i] = l.text.length;
       ats[i] = l.at;
       seqs[i] = l.seq ?? 0;
-      kinds[i] = (STREAM_OF.get(l.stream ?? 'stdout') ?? 0) * 4 + (LEVEL_OF.get(l.level ?? 'info') ?? 1);
+      kinds[i] = (l.kind ? (LINE_KIND_OF.get(l.kind) ?? 0) * 16 : 0) + (STREAM_OF.get(l.stream ?? 'stdout') ?? 0) * 4 + (LEVEL_OF.get(l.level ?? 'info') ?? 1);
+      if (l.data) {
+        dataAt.push(i);
+        data.push(l.data);
+      }
       i++;
     }
   }
-  return { subjects: entries.map((e) => e.subject), attempts: entries.map((e) => e.attempt), counts: entries.map((e) => e.lines.length), text: texts.join(''), lens, ats, seqs, kinds };
+  return { subjects: entries.map((e) => e.subject), attempts: entries.map((e) => e.attempt), counts: entries.map((e) => e.lines.length), text: texts.join(''), lens, ats, seqs, kinds, dataAt, data };
 }
 
 export function unpackBatch(b: PackedBatch): AppendEntry[] {
   const out: AppendEntry[] = [];
   let i = 0;
   let pos = 0;
+  let d = 0;
   for (let e = 0; e < b.subjects.length; e++) {
     const lines: IncomingLine[] = new Array<IncomingLine>(b.counts[e]!);
     for (let k = 0; k < b.counts[e]!; k++, i++) {
       const text = b.text.slice(pos, pos + b.lens[i]!);
       pos += b.lens[i]!;
       const kind = b.kinds[i]!;
-      const line: IncomingLine = { text, at: b.ats[i]!, stream: LOG_STREAMS[kind >> 2]!, level: LOG_LEVELS[kind & 3]! };
+      const line: IncomingLine = { text, at: b.ats[i]!, stream: LOG_STREAMS[(kind >> 2) & 3]!, level: LOG_LEVELS[kind & 3]! };
       if (b.seqs[i]! > 0) line.seq = b.seqs[i]!;
+      if (kind >= 16) line.kind = LOG_LINE_KINDS[(kind >> 4) - 1];
+      if (b.dataAt[d] === i) line.data = b.data[d++];
       lines[k] = line;
     }
     out.push({ subject: b.subjects[e]!, attempt: b.attempts[e]!, lines });

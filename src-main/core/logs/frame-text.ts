@@ -83,6 +83,10 @@ export function readLogFrame(f: LogFrameText): ReadFrame {
   const msOf = (at: string | undefined) => (at === undefined ? f.receivedAt : at === lastAt ? lastMs : ((lastAt = at), (lastMs = Date.parse(at))));
   return {
     ok: true,
-    entry: { subject: f.subject, attempt: f.attempt, lines: frame.lines.map((l) => ({ text: l.text, stream: l.stream, level: l.level, seq: l.seq, at: msOf(l.at) })) },
+    entry: {
+      subject: f.subject,
+      attempt: f.attempt,
+      lines: frame.lines.map((l) => ({ text: l.text, stream: l.stream, level: l.level, seq: l.seq, at: msOf(l.at), kind: l.kind, data: l.data })),
+    },
   };
 }

@@ -7,6 +7,7 @@ import type { GroupCommitter } from '../db/group-commit';
 import type { JobService } from '../jobs';
 import type { DiskReading } from './admission';
 import { inlineEngine, type LogEngine } from './engine';
+import { ArtifactStore } from './artifacts';
 import { holderCheck } from './holders';
 import { LogStore } from './log-store';
 import { LogService, type LogServiceDeps, type LogServiceOptions, type UsageRecorded } from './service';
@@ -99,6 +100,7 @@ export function createLogs(deps: LogsDeps, opts: LogsOptions = {}): LogService {
       engine,
       holders: holderCheck(ctx.db, () => deps.jobs),
       ledger: new UsageLedger(ctx.db),
+      artifacts: new ArtifactStore(ctx.db),
       emitAppended: (e) => {
         if (ctx.events.has('log.appended')) ctx.events.emit({ type: 'log.appended', ...e });
       },

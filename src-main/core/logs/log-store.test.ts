@@ -4,7 +4,8 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DEFAULT_LOG_SETTINGS, type LogSettings } from '../../common/logs';
 import { cutUtf8, ftsQuery, LogStore, plainText, type IncomingLine } from './log-store';
-import { Segment } from './segment';
+import Database from 'better-sqlite3';
+import { Segment, segmentFile } from './segment';
 
 const T0 = Date.parse('2026-12-01T10:00:00.000Z');
 const dirs: string[] = [];
@@ -225,6 +226,52 @@ describe('LogStore', () => {
     const store = new LogStore(dir, T0, { onBadSegment: (f) => bad.push(path.basename(f)) });
     expect(bad).toEqual(['seg-000001.db.unreadable']);
     expect(store.append([{ subject: 'task:1', attempt: 1, lines: lines(1) }], T0, S)[0]).toMatchObject({ ok: true, stored: 1 });
+    store.close();
+  });
+
+  it('keeps a line\'s conversation kind and data (PROTOCOL §16): data on the first piece, the kind on every piece', () => {
+    const dir = tempDir();
+    let store = new LogStore(dir, T0);
+    const data = { model: 'claude-x', usage: { inputTokens: 3, outputTokens: 5 } };
+    store.append(
+      [
+        {
+          subject: 'task:7',
+          attempt: 1,
+          lines: [
+            { text: 'plain', at: T0 },
+            { text: 'first\nsecond', at: T0, kind: 'assistant', data },
+            { text: 'ls', at: T0, stream: 'stderr', level: 'warn', kind: 'tool_call', data: { name: 'Bash', input: { command: 'ls' } } },
+          ],
+        },
+      ],
+      T0,
+      S,
+    );
+    store.close();
+    store = new LogStore(dir, T0); // read back from the file, not memory
+    const items = store.read({ subject: 'task:7', limit: 10 }).items;
+    expect(items.map((l) => [l.text, l.kind, l.data, l.stream, l.level])).toEqual([
+      ['plain', undefined, undefined, 'stdout', 'info'],
+      ['first', 'assistant', data, 'stdout', 'info'],
+      ['second', 'assistant', undefined, 'stdout', 'info'],
+      ['ls', 'tool_call', { name: 'Bash', input: { command: 'ls' } }, 'stderr', 'warn'],
+    ]);
+    // The stream filter still reads the stream out of the packed integer.
+    expect(store.read({ subject: 'task:7', limit: 10, stream: 'stderr' }).items.map((l) => l.text)).toEqual(['ls']);
+    // The data counts toward the attempt's bytes.
+    expect(store.attemptsOf('task:7')[0]!.bytes).toBeGreaterThan(JSON.stringify(data).length);
+    store.close();
+  });
+
+  it('opens a segment written before lines had data, and appends to it', () => {
+    const dir = tempDir();
+    const db = new Database(segmentFile(dir, 1));
+    db.exec('CREATE TABLE lines (id INTEGER PRIMARY KEY, attempt INTEGER NOT NULL, at INTEGER NOT NULL, kind INTEGER NOT NULL, text TEXT NOT NULL, cut INTEGER)');
+    db.close();
+    const store = new LogStore(dir, T0);
+    store.append([{ subject: 'task:1', attempt: 1, lines: [{ text: 'hi', at: T0, kind: 'result', data: { isError: false } }] }], T0, S);
+    expect(store.read({ subject: 'task:1', limit: 10 }).items).toMatchObject([{ text: 'hi', kind: 'result', data: { isError: false } }]);
     store.close();
   });
 });

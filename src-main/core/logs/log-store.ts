@@ -25,7 +25,7 @@
 import fs from 'node:fs';
 import { makePrivateDir } from '../db/data-dir';
 import path from 'node:path';
-import { LOG_LEVELS, LOG_STREAMS, type LogAttempt, type LogLevel, type LogLine, type LogPage, type LogSettings, type LogStorageStats, type LogStream } from '../../common/logs';
+import { LOG_LEVELS, LOG_LINE_KINDS, LOG_STREAMS, type LogAttempt, type LogLineKind, type LogLevel, type LogLine, type LogPage, type LogSettings, type LogStorageStats, type LogStream } from '../../common/logs';
 import { isoTime } from '../../common/iso-time';
 import { Segment, segmentIdOf, SEQ_SPAN, WAL_ALLOWANCE_BYTES, type AttemptCounters, type StoredRow } from './segment';
 
@@ -37,6 +37,9 @@ export interface IncomingLine {
   at: number;
   /** The client's per-attempt sequence number (optional; enables duplicate-free resends). */
   seq?: number;
+  /** PROTOCOL §16: the line's part in a conversation, and its structured detail (checked by the wire schema). */
+  kind?: LogLineKind | undefined;
+  data?: Record<string, unknown> | undefined;
 }
 
 export interface AppendEntry {
@@ -86,6 +89,12 @@ export interface LogStoreOptions {
 }
 
 const KIND_MARKER = 16;
+/**
+ * PROTOCOL §16: the line's conversation kind is stored in the same integer, above the marker bit:
+ * (index in LOG_LINE_KINDS + 1) << 5, 0 for none (every line stored before it).
+ */
+const LINE_KIND_SHIFT = 5;
+const LINE_KIND_INDEX = new Map(LOG_LINE_KINDS.map((k, i) => [k, i + 1]));
 const MIB = 1024 * 1024;
 /** Invariant 6: a stored line's bytes beyond its text (row header, rowid, columns, page slack). */
 const ROW_OVERHEAD_BYTES = 40;
@@ -98,8 +107,9 @@ const ANSI = /\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z
 /** The text without terminal escape sequences (for the word index and for searching words). */
 export const plainText = (text: string) => text.replace(ANSI, '');
 
-function kindOf(stream: LogStream | undefined, level: LogLevel | undefined): number {
-  return (STREAM_INDEX.get(stream ?? 'stdout') ?? 0) * 4 + (LEVEL_INDEX.get(level ?? 'info') ?? 1);
+function kindOf(stream: LogStream | undefined, level: LogLevel | undefined, lineKind?: LogLineKind): number {
+  const k = lineKind ? (LINE_KIND_INDEX.get(lineKind) ?? 0) << LINE_KIND_SHIFT : 0;
+  return k + (STREAM_INDEX.get(stream ?? 'stdout') ?? 0) * 4 + (LEVEL_INDEX.get(level ?? 'info') ?? 1);
 }
 
 /** Cuts `text` to at most `maxBytes` UTF-8 bytes without splitting a character. */
@@ -118,6 +128,9 @@ export function toLine(r: StoredRow): LogLine {
   const line: LogLine = { seq, at: isoTime(r.at), attempt: r.attempt, stream, level, text: r.text };
   if (r.cut !== null) line.cutFrom = r.cut;
   if (r.kind & KIND_MARKER) line.marker = 'truncated';
+  const lineKind = LOG_LINE_KINDS[(r.kind >> LINE_KIND_SHIFT) - 1];
+  if (lineKind) line.kind = lineKind;
+  if (r.data !== null && r.data !== undefined) line.data = JSON.parse(r.data) as Record<string, unknown>;
   return line;
 }
 
@@ -232,7 +245,7 @@ export class LogStore {
     this.capBytes = settings.maxTotalMb * MIB;
     this.rotateIfDue(now);
     let incoming = 0;
-    for (const e of entries) for (const l of e.lines) incoming += l.text.length + ROW_OVERHEAD_BYTES;
+    for (const e of entries) for (const l of e.lines) incoming += l.text.length + ROW_OVERHEAD_BYTES + (l.data ? 2 * ROW_OVERHEAD_BYTES : 0);
     this.makeRoom(2 * incoming + WAL_ALLOWANCE_BYTES, new Set(entries.map((e) => e.subject)));
     const seg = this.newest;
     const outcomes: AppendOutcome[] = [];
@@ -283,9 +296,9 @@ export class LogStore {
     let stored = 0;
     let duplicates = 0;
     let dropped = 0;
-    const put = (at: number, kind: number, text: string, cut: number | null, bytes: number) => {
+    const put = (at: number, kind: number, text: string, cut: number | null, bytes: number, data: string | null = null) => {
       seq++;
-      seg.insertLine(s, seq, entry.attempt, at, kind, text, cut);
+      seg.insertLine(s, seq, entry.attempt, at, kind, text, cut, data);
       if (c.firstSeq === 0) {
         c.firstSeq = seq;
         c.firstAt = at;
@@ -306,7 +319,10 @@ export class LogStore {
       }
       const pieces = line.text.split('\n');
       if (pieces.length > 1 && pieces[pieces.length - 1] === '') pieces.pop();
-      const kind = kindOf(line.stream, line.level);
+      const kind = kindOf(line.stream, line.level, line.kind);
+      // The line's data goes with its first piece (the others carry its kind only) and counts
+      // toward the attempt's byte cap.
+      let data = line.data ? JSON.stringify(line.data) : null;
       for (let piece of pieces) {
         if (c.truncated) {
           dropped++;
@@ -319,6 +335,7 @@ export class LogStore {
           piece = cutUtf8(piece, settings.maxLineBytes);
           bytes = Buffer.byteLength(piece, 'utf8');
         }
+        if (data) bytes += Buffer.byteLength(data, 'utf8');
         // One line is kept back for the marker, so the cap is never passed.
         if (c.lines + 2 > settings.maxLinesPerAttempt || c.bytes + bytes > settings.maxBytesPerAttempt) {
           const note = `log truncated: this attempt reached its cap (${settings.maxLinesPerAttempt} lines or ${settings.maxBytesPerAttempt} bytes); later lines are counted, not kept`;
@@ -327,7 +344,8 @@ export class LogStore {
           dropped++;
           continue;
         }
-        put(line.at, kind, piece, cut, bytes);
+        put(line.at, kind, piece, cut, bytes, data);
+        data = null;
       }
     }
     c.dropped += dropped;

@@ -28,7 +28,7 @@ export const SEQ_SPAN = 4_294_967_296;
 
 /** Lines per INSERT statement (one statement per line costs more than SQLite's own work per row). */
 const LINES_PER_INSERT = 64;
-const LINE_COLUMNS = 6;
+const LINE_COLUMNS = 7;
 
 const FORMAT = 1;
 
@@ -75,6 +75,8 @@ export interface StoredRow {
   kind: number;
   text: string;
   cut: number | null;
+  /** PROTOCOL §16: the line's `data` as JSON (segments written before it have the column added, empty). */
+  data: string | null;
 }
 
 interface AttemptRow {
@@ -121,7 +123,8 @@ const SCHEMA = `
     at INTEGER NOT NULL,
     kind INTEGER NOT NULL,
     text TEXT NOT NULL,
-    cut INTEGER
+    cut INTEGER,
+    data TEXT
   );
   -- Word search across logs: a contentless index filled after the fact (never on the append path).
   CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(text, content='', detail='none');
@@ -164,6 +167,9 @@ export class Segment {
     db.pragma(`journal_size_limit = ${WAL_KEEP_BYTES}`);
     db.pragma(`wal_autocheckpoint = ${WAL_CHECKPOINT_PAGES}`);
     db.exec(SCHEMA);
+    // A segment written before PROTOCOL §16 has no `data` column: added (empty) on open, so old and
+    // new segments read alike. Idempotent: only when missing.
+    if (!(db.pragma('table_info(lines)') as Array<{ name: string }>).some((c) => c.name === 'data')) db.exec('ALTER TABLE lines ADD COLUMN data TEXT');
     const meta = db.prepare<[string], { value: string }>('SELECT value FROM meta WHERE key = ?');
     const created = meta.get('created_at');
     if (!created) {
@@ -171,8 +177,8 @@ export class Segment {
     }
     this.createdAt = created ? Number(created.value) : now;
     this.q = {
-      insertLine: db.prepare('INSERT INTO lines (id, attempt, at, kind, text, cut) VALUES (?, ?, ?, ?, ?, ?)'),
-      insertLines: db.prepare(`INSERT INTO lines (id, attempt, at, kind, text, cut) VALUES ${Array<string>(LINES_PER_INSERT).fill('(?, ?, ?, ?, ?, ?)').join(', ')}`),
+      insertLine: db.prepare('INSERT INTO lines (id, attempt, at, kind, text, cut, data) VALUES (?, ?, ?, ?, ?, ?, ?)'),
+      insertLines: db.prepare(`INSERT INTO lines (id, attempt, at, kind, text, cut, data) VALUES ${Array<string>(LINES_PER_INSERT).fill('(?, ?, ?, ?, ?, ?, ?)').join(', ')}`),
       upsertSubject: db.prepare(
         'INSERT INTO subjects (num, subject, first_seq, last_seq) VALUES (?, ?, ?, ?) ON CONFLICT (num) DO UPDATE SET last_seq = excluded.last_seq',
       ),
@@ -182,20 +188,20 @@ export class Segment {
          ON CONFLICT (num, attempt) DO UPDATE SET lines = excluded.lines, bytes = excluded.bytes, client_seq = excluded.client_seq,
            truncated = excluded.truncated, dropped = excluded.dropped, last_seq = excluded.last_seq, last_at = excluded.last_at`,
       ),
-      range: db.prepare<[number, number, number], StoredRow>('SELECT id, attempt, at, kind, text, cut FROM lines WHERE id > ? AND id <= ? ORDER BY id LIMIT ?'),
+      range: db.prepare<[number, number, number], StoredRow>('SELECT id, attempt, at, kind, text, cut, data FROM lines WHERE id > ? AND id <= ? ORDER BY id LIMIT ?'),
       rangeKind: db.prepare<[number, number, number, number], StoredRow>(
-        'SELECT id, attempt, at, kind, text, cut FROM lines WHERE id > ? AND id <= ? AND (kind >> 2) & 3 = ? ORDER BY id LIMIT ?',
+        'SELECT id, attempt, at, kind, text, cut, data FROM lines WHERE id > ? AND id <= ? AND (kind >> 2) & 3 = ? ORDER BY id LIMIT ?',
       ),
       rangeLike: db.prepare<[number, number, string, number], StoredRow>(
-        "SELECT id, attempt, at, kind, text, cut FROM lines WHERE id > ? AND id <= ? AND text LIKE ? ESCAPE '\\' ORDER BY id LIMIT ?",
+        "SELECT id, attempt, at, kind, text, cut, data FROM lines WHERE id > ? AND id <= ? AND text LIKE ? ESCAPE '\\' ORDER BY id LIMIT ?",
       ),
       rangeKindLike: db.prepare<[number, number, number, string, number], StoredRow>(
-        "SELECT id, attempt, at, kind, text, cut FROM lines WHERE id > ? AND id <= ? AND (kind >> 2) & 3 = ? AND text LIKE ? ESCAPE '\\' ORDER BY id LIMIT ?",
+        "SELECT id, attempt, at, kind, text, cut, data FROM lines WHERE id > ? AND id <= ? AND (kind >> 2) & 3 = ? AND text LIKE ? ESCAPE '\\' ORDER BY id LIMIT ?",
       ),
       ftsInsert: db.prepare('INSERT INTO fts (rowid, text) VALUES (?, ?)'),
       ftsSeq: db.prepare('UPDATE subjects SET fts_seq = ? WHERE num = ?'),
       ftsMatch: db.prepare<[string, number], { rowid: number }>('SELECT rowid FROM fts WHERE fts MATCH ? ORDER BY rowid DESC LIMIT ?'),
-      byId: db.prepare<[number], StoredRow>('SELECT id, attempt, at, kind, text, cut FROM lines WHERE id = ?'),
+      byId: db.prepare<[number], StoredRow>('SELECT id, attempt, at, kind, text, cut, data FROM lines WHERE id = ?'),
       pageCount: db.prepare<[], { page_count: number }>('PRAGMA page_count'),
     };
     for (const s of db.prepare<[], { num: number; subject: string; first_seq: number; last_seq: number; fts_seq: number }>('SELECT * FROM subjects').all()) {
@@ -303,10 +309,10 @@ export class Segment {
   }
 
   /** Adds a line to the open transaction (inserted by the time it commits). */
-  insertLine(s: SegmentSubject, seq: number, attempt: number, at: number, kind: number, text: string, cut: number | null): void {
+  insertLine(s: SegmentSubject, seq: number, attempt: number, at: number, kind: number, text: string, cut: number | null, data: string | null = null): void {
     if (!this.undo) throw new Error('insertLine outside a segment transaction');
     if (!this.undo.seqs.has(s)) this.undo.seqs.set(s, [s.firstSeq, s.lastSeq]);
-    this.pendingLines.push(s.num * SEQ_SPAN + seq, attempt, at, kind, text, cut);
+    this.pendingLines.push(s.num * SEQ_SPAN + seq, attempt, at, kind, text, cut, data);
     if (this.pendingLines.length === LINES_PER_INSERT * LINE_COLUMNS) this.flushLines();
     if (s.firstSeq === 0) s.firstSeq = seq;
     s.lastSeq = seq;

@@ -42,7 +42,7 @@ import {
   type UsageRow,
   type UsageTotals,
 } from '../../common/logs';
-import { MAX_FRAME_BYTES, type AgentRequestOf, type LogResult, type UsageResult } from '../../common/protocol';
+import { MAX_FRAME_BYTES, type AgentRequestOf, type ArtifactResult, type LogResult, type UsageResult } from '../../common/protocol';
 import type { AuditLog } from '../audit/audit-log';
 import type { GroupCommitter } from '../db/group-commit';
 import type { Db } from '../db/open';
@@ -52,6 +52,7 @@ import { packBatch, type EngineOps, type IngestOutcome, type LogEngine } from '.
 import { readId, type WireId } from '../hub/wire';
 import { REPEATED_HEADER, repeatedLogHeaderKey, scanLogFrameHeader } from './frame-header';
 import type { LogFrameText } from './frame-text';
+import type { ArtifactRecord, ArtifactStore, ChangeSummary } from './artifacts';
 import { EXACTLY_ONE_SUBJECT, type HeldWork, type HolderCheck } from './holders';
 import type { AppendEntry, ReadQuery, SearchHit } from './log-store';
 import type { UsageLedger } from './usage-ledger';
@@ -74,6 +75,8 @@ export interface LogServiceDeps {
   engine: LogEngine;
   holders: HolderCheck;
   ledger: UsageLedger;
+  /** PROTOCOL §15: what attempts produced. */
+  artifacts: ArtifactStore;
   emitAppended: (e: { subject: string; attempt: number; lastSeq: number }) => void;
   /** True when segment files exist (retention has something to do before the first new line). */
   hasStoredLogs: () => boolean;
@@ -234,7 +237,7 @@ export class LogService {
     for (const l of frame.lines) chars += l.text.length + LINE_OVERHEAD_CHARS;
     this.admit(instanceId, chars);
     const now = this.d.clock.now();
-    const lines = frame.lines.map((l) => ({ text: l.text, stream: l.stream, level: l.level, seq: l.seq, at: l.at === undefined ? now : Date.parse(l.at) }));
+    const lines = frame.lines.map((l) => ({ text: l.text, stream: l.stream, level: l.level, seq: l.seq, at: l.at === undefined ? now : Date.parse(l.at), kind: l.kind, data: l.data }));
     return this.answer(work, await this.enqueue({ entry: { subject: work.subject, attempt: work.attempt, lines }, chars }));
   }
 
@@ -342,6 +345,34 @@ export class LogService {
       }),
     );
     return { usage: totals };
+  }
+
+  /**
+   * `artifact` (PROTOCOL §15): stored with the sender's attempt (artifacts.ts), through the group
+   * commit; answered once durable. Only the holder may send one, as for `usage`.
+   */
+  async artifact(instanceId: string, frame: AgentRequestOf<'artifact'>): Promise<ArtifactResult> {
+    const work = this.held(instanceId, frame);
+    const at = this.d.clock.now();
+    const r = await this.d.committer.submit(() =>
+      this.d.store.write(() =>
+        this.d.artifacts.put({ subject: work.subject, attempt: work.attempt, kind: frame.kind, name: frame.name, data: frame.data, diff: frame.diff, diffOffset: frame.diffOffset, at }),
+      ),
+    );
+    return { accepted: true, ...r };
+  }
+
+  artifactsOf(subject: string): ArtifactRecord[] {
+    return this.d.artifacts.list(subject);
+  }
+
+  diffOf(subject: string, attempt?: number): { attempt: number; diff: string } | null {
+    return this.d.artifacts.diff(subject, attempt);
+  }
+
+  /** The latest workspace figures per subject (the Tasks and Runs lists: "+12 −3 in 2 files"). */
+  changesOf(subjects: readonly string[]): Record<string, ChangeSummary> {
+    return this.d.artifacts.changes(subjects);
   }
 
   /** Invariant 4: the listener in a savepoint of its own; only a storage failure (the whole commit's) gets through. */

@@ -45,6 +45,7 @@ interface Row {
   timeout_s: number | null;
   shell: number;
   parse: string | null;
+  workspace: string | null;
   desired: 'running' | 'stopped';
   token_id: string | null;
   version: number;
@@ -63,7 +64,7 @@ export interface RecordedProcess {
 }
 
 /** Fields whose change means the processes must be replaced (everything but `instances`). */
-export const RESTART_FIELDS = ['role', 'command', 'mode', 'cwd', 'env', 'timeoutS', 'shell', 'parse'] as const satisfies ReadonlyArray<keyof ManagedDefinition>;
+export const RESTART_FIELDS = ['role', 'command', 'mode', 'cwd', 'env', 'timeoutS', 'shell', 'parse', 'workspace'] as const satisfies ReadonlyArray<keyof ManagedDefinition>;
 
 export const subjectOf = (id: string) => `managed:${id}`;
 
@@ -80,6 +81,7 @@ function toStored(r: Row, secrets: SecretBox): StoredManagedAgent {
     timeoutS: r.timeout_s,
     shell: r.shell === 1,
     parse: r.parse as ManagedDefinition['parse'],
+    workspace: r.workspace ? (JSON.parse(r.workspace) as ManagedDefinition['workspace']) : null,
     desired: r.desired,
     tokenId: r.token_id,
     version: r.version,
@@ -90,8 +92,8 @@ function toStored(r: Row, secrets: SecretBox): StoredManagedAgent {
 }
 
 export function definitionOf(a: StoredManagedAgent): ManagedDefinition {
-  const { name, role, command, mode, instances, cwd, env, timeoutS, shell, parse } = a;
-  return { name, role, command, mode, instances, cwd, env, timeoutS, shell, parse };
+  const { name, role, command, mode, instances, cwd, env, timeoutS, shell, parse, workspace } = a;
+  return { name, role, command, mode, instances, cwd, env, timeoutS, shell, parse, workspace };
 }
 
 const sameValue = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
@@ -110,12 +112,12 @@ export class ManagedAgentStore {
       byId: db.prepare<[string], Row>('SELECT * FROM managed_agents WHERE id = ?'),
       byName: db.prepare<[string], Row>('SELECT * FROM managed_agents WHERE name = ?'),
       insert: db.prepare(
-        `INSERT INTO managed_agents (id, name, role, command, mode, instances, cwd, env, timeout_s, shell, parse, desired, token_id, version, created_at, updated_at, updated_by)
-         VALUES (@id, @name, @role, @command, @mode, @instances, @cwd, @env, @timeout_s, @shell, @parse, 'running', NULL, 1, @now, @now, @actor)`,
+        `INSERT INTO managed_agents (id, name, role, command, mode, instances, cwd, env, timeout_s, shell, parse, workspace, desired, token_id, version, created_at, updated_at, updated_by)
+         VALUES (@id, @name, @role, @command, @mode, @instances, @cwd, @env, @timeout_s, @shell, @parse, @workspace, 'running', NULL, 1, @now, @now, @actor)`,
       ),
       update: db.prepare(
         `UPDATE managed_agents SET role = @role, command = @command, mode = @mode, instances = @instances, cwd = @cwd, env = @env, timeout_s = @timeout_s,
-           shell = @shell, parse = @parse, version = version + 1, updated_at = @now, updated_by = @actor WHERE id = @id`,
+           shell = @shell, parse = @parse, workspace = @workspace, version = version + 1, updated_at = @now, updated_by = @actor WHERE id = @id`,
       ),
       desired: db.prepare('UPDATE managed_agents SET desired = ?, updated_at = ?, updated_by = ? WHERE id = ?'),
       token: db.prepare('UPDATE managed_agents SET token_id = ? WHERE id = ?'),
@@ -161,6 +163,7 @@ export class ManagedAgentStore {
       timeout_s: d.timeoutS,
       shell: d.shell ? 1 : 0,
       parse: d.parse,
+      workspace: d.workspace ? JSON.stringify(d.workspace) : null,
     };
   }
 

@@ -6,7 +6,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { isGafferError } from '../../common/errors';
 import { auditCount, makeTestCore, stateDigest, type TestCore } from '../tests/test-core';
-import type { RecordedProcess } from './definitions';
+import { RESTART_FIELDS, type RecordedProcess } from './definitions';
 import type { LaunchedProcess, LaunchRequest, ProcessExit, ProcessSpawner } from './ports';
 
 class FakeProcess implements LaunchedProcess {
@@ -109,6 +109,15 @@ describe('managed agent definitions', () => {
     expect(JSON.stringify(rows)).not.toContain('sk-');
   });
 
+  it('keeps a workspace (PROTOCOL §15) with its options; a change of it replaces the processes; null clears it', async () => {
+    const { m } = await setup({ attach: false });
+    const workspace = { repo: '/srv/app', base: 'main', keep: 'always', onRetry: 'fresh', sandbox: true };
+    expect(m.create({ ...spec(), workspace }, { actor: 't' }).workspace).toEqual(workspace);
+    expect(m.get('coder').workspace).toEqual(workspace);
+    expect(m.update('coder', { workspace: null }, { actor: 't' }).workspace).toBeNull();
+    expect(RESTART_FIELDS).toContain('workspace');
+  });
+
   it('refuses bad input naming the field, and changes nothing', async () => {
     const { core, m } = await setup({ attach: false });
     m.create(spec(), { actor: 't' });
@@ -132,6 +141,8 @@ describe('managed agent definitions', () => {
     refused(() => m.create({ ...spec({ name: 'x' }), mode: 'long_running', timeoutS: 60 }, { actor: 't' }), /timeoutS/);
     refused(() => m.create({ ...spec({ name: 'x' }), parse: 'aider' }, { actor: 't' }), /parse/);
     refused(() => m.create({ ...spec({ name: 'x' }), extra: 1 }, { actor: 't' }), /extra/);
+    refused(() => m.create({ ...spec({ name: 'x' }), workspace: { repo: 'relative' } }, { actor: 't' }), /workspace/);
+    refused(() => m.create({ ...spec({ name: 'x' }), mode: 'long_running', workspace: { repo: '/srv/app' } }, { actor: 't' }), /workspace/);
     refused(() => m.update('coder', { name: 'renamed' }, { actor: 't' }), /name/);
     refused(() => m.update('coder', { mode: 'long_running', shell: true }, { actor: 't' }), /shell/);
     refused(() => m.update('coder', {}, { actor: 't' }), /nothing to change/);
@@ -186,6 +197,22 @@ describe('the supervisor', () => {
     expect(spawner.reapedMarkers).toHaveLength(6);
     const audit = core.auditQuery.query({ type: 'managed_process.crash_looping', limit: 10 }).items;
     expect(audit).toHaveLength(1);
+  });
+
+  it('editing a crash-looping agent starts the new definition at once, not after the loop\'s delay', async () => {
+    const { core, spawner, m } = await setup();
+    m.create(spec(), { actor: 't' });
+    for (let i = 0; i < 5; i++) {
+      core.clock.advance(100);
+      spawner.last().exit(1);
+      if (i < 4) core.clock.advance(Date.parse(m.get('coder').processes[0]!.nextStartAt!) - core.clock.now());
+    }
+    expect(m.get('coder').processes[0]!.status).toBe('crash_looping');
+    const launched = spawner.launched.length;
+    m.update('coder', { command: ['node', 'fixed.js'] }, { actor: 't' });
+    expect(spawner.launched).toHaveLength(launched + 1);
+    expect(spawner.last().req.definition.command).toEqual(['node', 'fixed.js']);
+    expect(m.get('coder').processes[0]!.status).toBe('starting');
   });
 
   it('a crash loop raises a crash_looping inbox item at once, and it resolves itself once the agent keeps running', async () => {

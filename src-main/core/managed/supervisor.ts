@@ -196,7 +196,16 @@ export class Supervisor {
     if (!rt) return this.created(agent);
     rt.agent = { ...agent, tokenId: rt.agent.tokenId };
     if (restartNeeded) rt.runVersion = agent.version;
-    for (const slot of rt.slots.values()) slot.failed = null; // a changed definition gets a fresh try
+    for (const slot of rt.slots.values()) {
+      slot.failed = null; // a changed definition gets a fresh try
+      // … at once: a slot waiting out its backoff or crash-loop delay (five minutes) starts the
+      // new definition now, with its count reset, instead of after the wait the old one earned.
+      if (restartNeeded && slot.retry && !slot.current) {
+        this.cancelRetry(slot);
+        slot.crashLooping = false;
+        slot.quickExits = 0;
+      }
+    }
     this.reconcile(rt);
   }
 

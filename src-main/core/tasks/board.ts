@@ -188,7 +188,13 @@ export class Board {
         this.upsertBudget.run(taskId, budget.maxCostUsdPerRun ?? null, budget.maxTokensPerRun ?? null);
         this.ctx.audit.append({ type: 'task.budget', actor, subject: `task:${taskId}`, detail: { budget, reason } });
       }
-      return this.operatorEdge(cause, 'backlog', taskId, reason, actor, edge);
+      const task = this.operatorEdge(cause, 'backlog', taskId, reason, actor, edge);
+      // PROTOCOL §16: the note a blocked task is unblocked with is the operator's answer to its question.
+      if (cause === 'unblock') {
+        this.repo.setAnswer.run(reason.trim() ? reason : null, taskId);
+        return this.get(taskId);
+      }
+      return task;
     });
   }
 

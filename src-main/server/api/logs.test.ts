@@ -22,7 +22,7 @@ const request = testRequester(() => api.port, OPERATOR);
 const get = (path: string) => request('GET', `/api/v1${path}`);
 
 /** A task claimed by a fresh instance, with `attempts` attempts of logged lines. */
-async function loggedTask(attempts: Array<Array<{ text: string; stream?: 'stdout' | 'stderr' | 'agent' }>>) {
+async function loggedTask(attempts: Array<Array<{ text: string; stream?: 'stdout' | 'stderr' | 'agent'; kind?: 'tool_call'; data?: Record<string, unknown> }>>) {
   const { task } = core.tasks.create({ title: 't', role: 'dev' }, { actor: 'test' });
   for (const [i, lines] of attempts.entries()) {
     const inst = onlineInstance(core);
@@ -60,6 +60,13 @@ describe('logs over HTTP', () => {
       [1, 3, 1, 3, 0.25],
       [2, 2, 4, 5, 0.25],
     ]);
+  });
+
+  it('returns each line\'s conversation kind and data (PROTOCOL §16)', async () => {
+    const id = await loggedTask([[{ text: 'plain' }, { text: 'tool Bash: ls', kind: 'tool_call', data: { name: 'Bash', input: { command: 'ls' } } }]]);
+    const items = (await get(`/tasks/${id}/logs`)).body.items;
+    expect(items[0].kind).toBeUndefined();
+    expect(items[1]).toMatchObject({ text: 'tool Bash: ls', kind: 'tool_call', data: { name: 'Bash', input: { command: 'ls' } } });
   });
 
   it('downloads a whole attempt as a text file', async () => {

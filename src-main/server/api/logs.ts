@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { LOG_STREAMS, runSubject, taskSubject, USAGE_GROUPS, type LogSubject, type UsageTotals } from '../../common/logs';
+import { GafferError } from '../../common/errors';
 import type { Core } from '../../core/create-core';
 import { opRoute, withDoc } from './define-route';
 import { afterParam, emptyQuery, idParam, intParam, ok, parseParam, parseQuery, STREAMED, streamChunks, type ApiContext, type Route } from './router';
@@ -18,6 +19,7 @@ const pageQuery = z.strictObject({
   q: z.string().min(1).max(500).optional(),
 });
 const downloadQuery = z.strictObject({ attempt: intParam(1) });
+const diffQuery = z.strictObject({ attempt: intParam(1).optional() });
 const instant = z.iso.datetime({ offset: true });
 const searchQuery = z.strictObject({ q: z.string().min(1).max(500), limit: intParam(1, 500).optional() });
 const usageQuery = z.strictObject({
@@ -81,6 +83,26 @@ export function logRoutes(core: Core): Route[] {
           return { ...a, usage: { inputTokens: u?.inputTokens ?? 0, outputTokens: u?.outputTokens ?? 0, costUsd: u?.costUsd ?? 0 } };
         });
         return ok({ items, next: null });
+      },
+    },
+    {
+      ...withDoc(opRoute('logs.artifacts', `/${kind}/:id/artifacts`), { params, query: emptyQuery }),
+      async handler(c) {
+        const subject = subjectOf(core, kind, c);
+        parseQuery(emptyQuery, c);
+        return ok({ items: core.logs.artifactsOf(subject), next: null });
+      },
+    },
+    {
+      ...withDoc(opRoute('logs.diff', `/${kind}/:id/diff`), { params, query: diffQuery }),
+      async handler(c): Promise<typeof STREAMED> {
+        const subject = subjectOf(core, kind, c);
+        const { attempt } = parseQuery(diffQuery, c);
+        const d = core.logs.diffOf(subject, attempt);
+        if (!d) throw new GafferError('not_found', `${kind === 'tasks' ? 'task' : 'run'} ${c.params.id} has no workspace diff${attempt !== undefined ? ` for attempt ${attempt}` : ''}`);
+        c.res.writeHead(200, { 'content-type': 'text/x-diff; charset=utf-8', 'x-gaffer-attempt': String(d.attempt), 'cache-control': 'no-store' });
+        c.res.end(d.diff);
+        return STREAMED;
       },
     },
     {

@@ -43,6 +43,16 @@ describe('console logs and usage methods', () => {
     await expect(m.call('logs.timeline', { subject: 'run:nope' })).rejects.toMatchObject({ code: 'not_found' });
   });
 
+  it('usage and the latest attempt\'s span of list rows; a task with no log has no span', async () => {
+    const id = await loggedTask();
+    const { task: quiet } = core.tasks.create({ title: 'quiet', role: 'dev' }, { actor: 'test' });
+    const r = await m.call('usage.ofSubjects', { subjects: [`task:${id}`, `task:${quiet.id}`] });
+    expect(r).toEqual({
+      [`task:${id}`]: { usage: { inputTokens: 100, outputTokens: 10, costUsd: 0.5 }, latestAttemptMs: 0 },
+      [`task:${quiet.id}`]: { usage: { inputTokens: 0, outputTokens: 0, costUsd: 0 }, latestAttemptMs: null },
+    });
+  });
+
   it('finds words across logs and says whose log each hit is', async () => {
     const id = await loggedTask();
     const r = await m.call('logs.search', { q: 'timeout' });

@@ -2,7 +2,7 @@
  * The console's log, usage and timeline methods (`logs.*`, `usage.*`), over `core.logs`.
  * Arguments arrive validated (methods.ts); a task or run that does not exist is `not_found`.
  */
-import type { ConsoleInput, ConsoleMethod, ConsoleResult, LogSearchHit, LogSettingsView } from '../../common/console-api';
+import type { ConsoleInput, ConsoleMethod, ConsoleResult, LogSearchHit, LogSettingsView, SubjectUsage } from '../../common/console-api';
 import { GafferError } from '../../common/errors';
 import type { LogSubject } from '../../common/logs';
 import type { Core } from '../../core/create-core';
@@ -47,6 +47,9 @@ export function createLogsHandlers(core: Core, actor: string): LogsHandlers {
   };
 
   return {
+    'logs.artifacts': ({ subject }) => core.logs.artifactsOf(known(subject)),
+    'logs.diff': ({ subject, attempt }) => core.logs.diffOf(known(subject), attempt),
+    'logs.changes': ({ subjects }) => core.logs.changesOf(subjects),
     'logs.attempts': async ({ subject }) => {
       known(subject);
       const usage = new Map(core.logs.usagePerAttempt(subject).map((u) => [u.attempt, u]));
@@ -98,6 +101,16 @@ export function createLogsHandlers(core: Core, actor: string): LogsHandlers {
     'usage.costliestRuns': ({ from, to, limit }) => {
       const [start, end] = range(from, to, (now) => localWeekStart(now));
       return core.logs.costliestRuns(start, end, limit ?? 10);
+    },
+    // Unknown subjects are left out (a row deleted meanwhile), not an error for the whole list.
+    'usage.ofSubjects': async ({ subjects }) => {
+      const out: Record<string, SubjectUsage> = {};
+      for (const subject of new Set(subjects)) {
+        const attempts = await core.logs.attempts(subject);
+        const latest = attempts[attempts.length - 1];
+        out[subject] = { usage: core.logs.usageOf(subject), latestAttemptMs: latest ? Date.parse(latest.lastAt) - Date.parse(latest.firstAt) : null };
+      }
+      return out;
     },
   };
 }

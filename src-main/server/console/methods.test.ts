@@ -91,11 +91,15 @@ describe('console methods: the allow-list and argument validation', () => {
     'logs.text': [{ subject: 'task:1' }, { subject: 'task:1', attempt: 0 }],
     'logs.search': [{}, { q: '   ' }, { q: 'x', limit: 1000 }],
     'logs.timeline': [{ subject: '' }],
+    'logs.artifacts': [{}, { subject: 'job:1' }],
+    'logs.diff': [{ subject: 'task:1', attempt: 0 }],
+    'logs.changes': [{ subjects: 'task:1' }, { subjects: Array.from({ length: 1001 }, () => 'task:1') }],
     'logs.settings': [{ x: 1 }],
     'logs.setSettings': [{ settings: { retentionDays: 7 } }, { settings: { retentionDays: 0 }, reason: 'r' }, { settings: { bogus: 1 }, reason: 'r' }],
     'usage.summary': [{}, { by: 'week' }, { by: 'day', from: 'yesterday' }],
     'usage.daily': [{ by: 'day' }, { from: '2026-12-02T00:00:00Z', to: '2026-12-01T00:00:00Z' }],
     'usage.costliestRuns': [{ limit: 0 }, { from: 'x' }],
+    'usage.ofSubjects': [{}, { subjects: [] }, { subjects: ['job:1'] }, { subjects: Array.from({ length: 201 }, (_, i) => `task:${i + 1}`) }],
   };
 
   it('has a bad-input case for every method', () => {

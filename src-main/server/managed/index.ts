@@ -34,7 +34,9 @@ export function sourceRoot(): string {
 }
 
 export async function startManagedAgents(core: Core, server: Pick<RunningServer, 'agentUrl'>, opts: ManagedAgentsOptions = {}): Promise<{ stop(): Promise<void> }> {
-  const paths = { ...launchPaths(sourceRoot(), process.execPath), ...opts.paths };
+  // The data directory is hidden from sandboxed commands (PROTOCOL §15).
+  const dataDir = core.dbPath === ':memory:' ? {} : { dataDir: path.dirname(core.dbPath) };
+  const paths = { ...launchPaths(sourceRoot(), process.execPath), ...dataDir, ...opts.paths };
   await core.managed.attach({
     spawner: new NodeProcessSpawner(paths, process.env, opts.userUmask),
     agentUrl: server.agentUrl,

@@ -29,4 +29,13 @@ describe('launchSpec', () => {
       expect(spec.env).toMatchObject({ PATH: '/bin', API_KEY: 'k', GAFFER_MANAGED_PROCESS: 'k/mgd_1/1/x', GAFFER_UMASK: '22' });
     });
   }
+
+  it('per_task with a workspace: the command agent gets --workspace and its options; a sandbox also hides the data directory (PROTOCOL §15)', () => {
+    const workspace = { repo: '/srv/app', base: 'main', keep: 'never' as const, onRetry: 'fresh' as const, sandbox: true };
+    const spec = launchSpec(request({ cwd: '/elsewhere', workspace }), { ...paths, dataDir: '/var/lib/gaffer' }, base);
+    const own = spec.args.slice(0, spec.args.indexOf('--'));
+    expect(own.slice(own.indexOf('--workspace'))).toEqual(['--workspace', '/srv/app', '--base', 'main', '--keep', 'never', '--on-retry', 'fresh', '--sandbox', '--hide', '/var/lib/gaffer']);
+    expect(own).not.toContain('--cwd'); // the command runs in its worktree
+    expect(launchSpec(request({}), paths, base).args).not.toContain('--workspace');
+  });
 });

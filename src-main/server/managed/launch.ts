@@ -13,7 +13,7 @@
  *    is an agent itself, in a 0600 file (GAFFER_TOKEN_FILE, scripts/managed-shim.mjs).
  */
 import path from 'node:path';
-import { drainGraceS } from '../../common/managed-agents';
+import { drainGraceS, type ManagedWorkspace } from '../../common/managed-agents';
 import type { LaunchRequest } from '../../core/managed';
 
 export interface LaunchPaths {
@@ -23,6 +23,8 @@ export interface LaunchPaths {
   gafferBin: string;
   /** scripts/managed-shim.mjs */
   shim: string;
+  /** Gaffer's data directory: a sandboxed command must not see it (`--hide`). */
+  dataDir?: string;
 }
 
 /** The scripts of a source checkout at `root` (the repository, or the unpacked app). */
@@ -40,6 +42,18 @@ export interface LaunchSpec {
 }
 
 const GAFFER_SECRETS = ['GAFFER_OPERATOR_TOKEN', 'GAFFER_TOKEN'];
+
+/** `--workspace` and its options; a sandbox also hides this Gaffer's data directory (PROTOCOL §15). */
+function workspaceArgs(w: ManagedWorkspace, dataDir: string | undefined): string[] {
+  return [
+    '--workspace',
+    w.repo,
+    ...(w.base !== undefined ? ['--base', w.base] : []),
+    ...(w.keep !== undefined ? ['--keep', w.keep] : []),
+    ...(w.onRetry !== undefined ? ['--on-retry', w.onRetry] : []),
+    ...(w.sandbox ? ['--sandbox', ...(dataDir ? ['--hide', dataDir] : [])] : []),
+  ];
+}
 
 export function launchSpec(req: LaunchRequest, paths: LaunchPaths, base: NodeJS.ProcessEnv, userUmask?: number): LaunchSpec {
   const d = req.definition;
@@ -72,7 +86,8 @@ export function launchSpec(req: LaunchRequest, paths: LaunchPaths, base: NodeJS.
     ...(d.timeoutS !== null ? ['--timeout-s', String(d.timeoutS)] : []),
     ...(d.shell ? ['--shell'] : []),
     ...(d.parse !== null ? ['--parse', d.parse] : []),
-    ...(d.cwd !== null ? ['--cwd', d.cwd] : []),
+    ...(d.cwd !== null && d.workspace === null ? ['--cwd', d.cwd] : []),
+    ...(d.workspace !== null ? workspaceArgs(d.workspace, paths.dataDir) : []),
     '--',
     ...d.command,
   ];

@@ -37,6 +37,9 @@ const STREAM_WORDS: Record<LogStream, string> = { stdout: 'standard output', std
 
 type Filter = 'all' | LogStream;
 
+/** "1 line", "6 lines": the count follows the live tail, not the figure loaded when the pane opened. */
+export const lineCount = (n: number): string => `${formatCount(n)} line${n === 1 ? '' : 's'}`;
+
 /** Rows for a stream filter: loaded in order as the operator scrolls (seqs are not dense there). */
 class FilteredRows {
   lines: LogLine[] = [];
@@ -317,7 +320,7 @@ export function LogPane(p: LogPaneProps) {
       </div>
       {current ? (
         <div className="log-summary small muted">
-          {formatCount(current.lines)} lines · {formatUsage(current.usage)}
+          {lineCount(Math.max(current.lines, liveCount))} · {formatUsage(current.usage)}
           {list.length > 1 && attempts ? ` · all attempts: ${formatUsage(attempts.usage)}` : ''}
           {busy ? ` · ${busy}` : ''}
         </div>

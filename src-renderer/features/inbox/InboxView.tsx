@@ -4,6 +4,7 @@ import { Badge } from '../../components/Badge';
 import { EmptyState, ErrorBanner, Spinner } from '../../components/States';
 import { RelativeTime } from '../../components/Time';
 import { formatCount, formatDateTime } from '../../lib/format';
+import { useListKeys } from '../../lib/list-keys';
 import { navigate, useViewRoute } from '../../lib/navigation';
 import { useNow } from '../../lib/now';
 import { useActions, useConsole, useWatch } from '../../store/react';
@@ -86,6 +87,32 @@ function InboxItems({ focusId }: { focusId: number | null }) {
       return next;
     });
   const live = filter.state === 'open' || filter.state === 'snoozed';
+  // The keyboard: j/k move through the items, x selects, Enter opens, a/r/e/c act (lib/list-keys).
+  const listRef = useRef<HTMLUListElement>(null);
+  const { retryRun } = useActions();
+  const { cursor } = useListKeys({
+    count: items.length,
+    root: () => listRef.current,
+    onSelect: (i) => live && toggle(items[i]!.id),
+    onOpen: (i) => {
+      const link = itemLink(items[i]!);
+      if (link) navigate(link.view, link.param, link.query);
+    },
+    actions: {
+      a: (i) => {
+        const item = items[i]!;
+        const d = itemDecision(item);
+        if (d === 'run') setPending({ kind: 'run', item, decision: 'approve' });
+        else if (d === 'task') setPending({ kind: 'task', item, decision: 'unblock' });
+      },
+      c: (i) => itemDecision(items[i]!) === 'task' && setPending({ kind: 'task', item: items[i]!, decision: 'cancel' }),
+      e: (i) => isLive(items[i]!) && setPending({ kind: 'ack', ids: [items[i]!.id] }),
+      r: (i) => {
+        const target = retryTarget(items[i]!);
+        if (target) void retryRun(target).catch(() => {});
+      },
+    },
+  });
   const allSelected = items.length > 0 && items.every((i) => selected.has(i.id));
 
   return (
@@ -160,10 +187,12 @@ function InboxItems({ focusId }: { focusId: number | null }) {
       ) : items.length === 0 ? (
         <EmptyState title={emptyWords(filter.state).title}>{emptyWords(filter.state).body}</EmptyState>
       ) : (
-        <ul className="inbox-list" data-testid="inbox-list">
-          {items.map((item) => (
+        <ul className="inbox-list" data-testid="inbox-list" ref={listRef} aria-label="Inbox items (j and k move, x selects, a approves, e acknowledges)">
+          {items.map((item, i) => (
             <InboxRow
               key={item.id}
+              listIndex={i}
+              cursor={cursor === i}
               item={item}
               selected={selected.has(item.id)}
               onToggle={live ? () => toggle(item.id) : null}
@@ -186,6 +215,8 @@ function InboxItems({ focusId }: { focusId: number | null }) {
 
 function InboxRow({
   item,
+  listIndex,
+  cursor = false,
   focused = false,
   selected,
   onToggle,
@@ -195,6 +226,9 @@ function InboxRow({
   onRun,
 }: {
   item: InboxItem;
+  /** Its place in the list the keyboard moves through (lib/list-keys), and whether the cursor is on it. */
+  listIndex?: number;
+  cursor?: boolean;
   /** The item a link opened: highlighted, and scrolled into view when it arrives. */
   focused?: boolean;
   selected: boolean;
@@ -239,7 +273,9 @@ function InboxRow({
       ref={ref}
       className={`inbox-item sev-${item.severity}${selected ? ' selected' : ''}${focused ? ' focused' : ''}${item.state === 'resolved' ? ' resolved' : ''}`}
       data-testid={focused ? 'inbox-focused-item' : `inbox-item-${item.id}`}
-      tabIndex={focused ? -1 : undefined}
+      tabIndex={focused || listIndex !== undefined ? (cursor ? 0 : -1) : undefined}
+      data-list-row={listIndex}
+      aria-current={cursor ? 'true' : undefined}
     >
       <div className="inbox-item-head">
         {onToggle ? <input type="checkbox" checked={selected} onChange={onToggle} aria-label={`Select “${item.title}”`} /> : null}
@@ -292,7 +328,7 @@ function InboxRow({
       ) : null}
       <div className="row-actions">
         {retry ? (
-          <button className="btn btn-small btn-primary" disabled={retrying} onClick={() => void doRetry()} title={`Runs ${retry.slot} again now, as a new attempt of the same run`} data-testid="inbox-retry">
+          <button className="btn btn-small btn-primary" disabled={retrying} onClick={() => void doRetry()} title={`Runs ${retry.slot} again now, as a new attempt of the same run (key: r)`} aria-keyshortcuts="r" data-testid="inbox-retry">
             {retrying ? 'Retrying…' : 'Retry now'}
           </button>
         ) : null}
@@ -303,7 +339,7 @@ function InboxRow({
         ) : null}
         {heldRun ? (
           <>
-            <button className="btn btn-small" onClick={() => onRun('approve')} data-testid="inbox-approve">
+            <button className="btn btn-small" onClick={() => onRun('approve')} data-testid="inbox-approve" title="Approve the run with a note (key: a)" aria-keyshortcuts="a">
               Approve…
             </button>
             <button className="btn btn-small btn-danger-quiet" onClick={() => onRun('reject')} data-testid="inbox-reject">
@@ -313,10 +349,10 @@ function InboxRow({
         ) : null}
         {blockedTask ? (
           <>
-            <button className="btn btn-small" onClick={() => onTask('unblock')} data-testid="inbox-unblock">
+            <button className="btn btn-small" onClick={() => onTask('unblock')} data-testid="inbox-unblock" title="Unblock the task with your answer as the note (key: a)" aria-keyshortcuts="a">
               Unblock…
             </button>
-            <button className="btn btn-small btn-danger-quiet" onClick={() => onTask('cancel')} data-testid="inbox-cancel-task">
+            <button className="btn btn-small btn-danger-quiet" onClick={() => onTask('cancel')} data-testid="inbox-cancel-task" title="Cancel the task (key: c)" aria-keyshortcuts="c">
               Cancel the task…
             </button>
           </>
@@ -327,7 +363,7 @@ function InboxRow({
             <button className="btn btn-small" onClick={onSnooze} data-testid="inbox-snooze">
               Snooze…
             </button>
-            <button className={`btn btn-small${retry ? '' : ' btn-primary'}`} onClick={onAck} data-testid="inbox-ack">
+            <button className={`btn btn-small${retry ? '' : ' btn-primary'}`} onClick={onAck} data-testid="inbox-ack" title="Acknowledge with a note (key: e)" aria-keyshortcuts="e">
               Acknowledge
             </button>
           </>

@@ -25,7 +25,7 @@ export function ManagedAgentEditor({ agent, onClose, onSaved }: { agent: Managed
   const [touched, setTouched] = useState(false);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<UiError | null>(null);
-  const ids = { name: useId(), role: useId(), command: useId(), instances: useId(), cwd: useId(), env: useId(), timeout: useId(), parse: useId(), reason: useId() };
+  const ids = { name: useId(), role: useId(), command: useId(), instances: useId(), cwd: useId(), env: useId(), timeout: useId(), parse: useId(), workspace: useId(), base: useId(), keep: useId(), onRetry: useId(), reason: useId() };
   const { definition, errors } = useMemo(() => formToDefinition(form), [form]);
   const patch = agent && definition ? changedFields(agent, definition) : null;
   const reasonError = reason.trim() ? null : 'A reason is required: it is written to the audit log with your change.';
@@ -104,6 +104,38 @@ export function ManagedAgentEditor({ agent, onClose, onSaved }: { agent: Managed
           <label className="check">
             <input type="checkbox" checked={form.shell} onChange={(e) => set('shell', e.target.checked)} /> Run the command through the shell (its lines are joined into one command line)
           </label>
+        ) : null}
+        {perTask ? (
+          <div className="row">
+            <Field id={ids.workspace} label="Workspace (git repository)" error={shown.workspace} help="Each run in its own git worktree of this repository, on a branch named after the task or run. Empty: none.">
+              <input id={ids.workspace} className="mono" value={form.workspace} onChange={(e) => set('workspace', e.target.value)} placeholder="/home/me/repo" />
+            </Field>
+            {form.workspace.trim() ? (
+              <Field id={ids.base} label="Start branches from" help="A branch, tag or commit; empty: the repository’s current commit.">
+                <input id={ids.base} className="mono" value={form.workspaceBase} onChange={(e) => set('workspaceBase', e.target.value)} placeholder="main" />
+              </Field>
+            ) : null}
+          </div>
+        ) : null}
+        {perTask && form.workspace.trim() ? (
+          <div className="row">
+            <Field id={ids.onRetry} label="On a retry">
+              <select id={ids.onRetry} value={form.workspaceOnRetry} onChange={(e) => set('workspaceOnRetry', e.target.value as ManagedForm['workspaceOnRetry'])}>
+                <option value="resume">continue where the last attempt stopped</option>
+                <option value="fresh">start again from a clean copy</option>
+              </select>
+            </Field>
+            <Field id={ids.keep} label="Keep the worktree">
+              <select id={ids.keep} value={form.workspaceKeep} onChange={(e) => set('workspaceKeep', e.target.value as ManagedForm['workspaceKeep'])}>
+                <option value="failed">only when the run did not succeed</option>
+                <option value="always">always</option>
+                <option value="never">never (the branch stays)</option>
+              </select>
+            </Field>
+            <label className="check">
+              <input type="checkbox" checked={form.workspaceSandbox} onChange={(e) => set('workspaceSandbox', e.target.checked)} /> Sandbox (Linux): only the worktree is writable; Gaffer’s data is hidden
+            </label>
+          </div>
         ) : null}
         <Field id={ids.env} label="Environment" error={shown.env} help="NAME=value per line, added to Gaffer’s own environment. Stored in Gaffer’s database; the audit log records the names only.">
           <textarea id={ids.env} rows={3} className="mono" value={form.env} onChange={(e) => set('env', e.target.value)} placeholder="ANTHROPIC_API_KEY=…" />

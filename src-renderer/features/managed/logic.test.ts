@@ -14,6 +14,7 @@ const agent = (extra: Partial<ManagedAgent> = {}): ManagedAgent => ({
   timeoutS: 600,
   shell: false,
   parse: 'claude-stream-json',
+  workspace: null,
   desired: 'running',
   version: 3,
   createdAt: '2026-11-30T08:00:00.000Z',
@@ -35,7 +36,18 @@ describe('the managed agent form', () => {
     expect(form.env).toBe('ANTHROPIC_API_KEY=sk=1');
     const { definition, errors } = formToDefinition(form);
     expect(errors).toEqual({});
-    expect(definition).toEqual({ name: 'coder', role: 'dev', command: ['claude', '-p', 'fix the bug'], mode: 'per_task', instances: 2, cwd: '/repo', env: { ANTHROPIC_API_KEY: 'sk=1' }, timeoutS: 600, shell: false, parse: 'claude-stream-json' });
+    expect(definition).toEqual({ name: 'coder', role: 'dev', command: ['claude', '-p', 'fix the bug'], mode: 'per_task', instances: 2, cwd: '/repo', env: { ANTHROPIC_API_KEY: 'sk=1' }, timeoutS: 600, shell: false, parse: 'claude-stream-json', workspace: null });
+  });
+
+  it('a workspace: a git repository per run, with its options; round-trips, and is refused for a long-running agent or a relative path', () => {
+    const workspace = { repo: '/srv/app', base: 'main', keep: 'always' as const, onRetry: 'fresh' as const, sandbox: true };
+    const a = agent({ workspace });
+    const form = formFromAgent(a);
+    expect(form).toMatchObject({ workspace: '/srv/app', workspaceBase: 'main', workspaceKeep: 'always', workspaceOnRetry: 'fresh', workspaceSandbox: true });
+    expect(formToDefinition(form).definition?.workspace).toEqual(workspace);
+    expect(changedFields(a, formToDefinition({ ...form, workspace: '' }).definition!)).toEqual({ workspace: null });
+    expect(formToDefinition({ ...form, workspace: 'repo' }).errors.workspace).toMatch(/absolute path/);
+    expect(formToDefinition({ ...form, mode: 'long_running', timeoutS: '' }).errors.workspace).toMatch(/one run per task/);
   });
 
   it('names every field it refuses, in plain words', () => {

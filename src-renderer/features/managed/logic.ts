@@ -7,6 +7,7 @@ import {
   envName,
   managedCwd,
   managedName,
+  managedWorkspace,
   MAX_MANAGED_INSTANCES,
   MAX_RUN_TIMEOUT_S,
   RESERVED_ENV,
@@ -15,6 +16,7 @@ import {
   type ManagedMode,
   type ManagedProcess,
   type ManagedProcessStatus,
+  type ManagedWorkspace,
 } from '../../../src-main/common/managed-agents';
 import { roleProblem } from '../../lib/roles';
 import { PROCESS_STATUS_META } from '../../lib/status';
@@ -32,12 +34,21 @@ export interface ManagedForm {
   timeoutS: string;
   shell: boolean;
   parse: string;
+  /** A git repository: each run in its own worktree of it (empty: none). */
+  workspace: string;
+  /** The revision new branches start from (empty: the repository's HEAD). */
+  workspaceBase: string;
+  workspaceKeep: 'failed' | 'always' | 'never';
+  workspaceOnRetry: 'resume' | 'fresh';
+  workspaceSandbox: boolean;
 }
 
 export type FormErrors = Partial<Record<keyof ManagedForm, string>>;
 
+const NO_WORKSPACE = { workspace: '', workspaceBase: '', workspaceKeep: 'failed', workspaceOnRetry: 'resume', workspaceSandbox: false } as const;
+
 export function emptyForm(): ManagedForm {
-  return { name: '', role: '', mode: 'per_task', command: '', instances: '1', cwd: '', env: '', timeoutS: '', shell: false, parse: '' };
+  return { name: '', role: '', mode: 'per_task', command: '', instances: '1', cwd: '', env: '', timeoutS: '', shell: false, parse: '', ...NO_WORKSPACE };
 }
 
 export function formFromAgent(a: ManagedDefinition): ManagedForm {
@@ -54,6 +65,15 @@ export function formFromAgent(a: ManagedDefinition): ManagedForm {
     timeoutS: a.timeoutS === null ? '' : String(a.timeoutS),
     shell: a.shell,
     parse: a.parse ?? '',
+    ...(a.workspace
+      ? {
+          workspace: a.workspace.repo,
+          workspaceBase: a.workspace.base ?? '',
+          workspaceKeep: a.workspace.keep ?? 'failed',
+          workspaceOnRetry: a.workspace.onRetry ?? 'resume',
+          workspaceSandbox: a.workspace.sandbox ?? false,
+        }
+      : NO_WORKSPACE),
   };
 }
 
@@ -105,6 +125,21 @@ export function formToDefinition(f: ManagedForm): { definition: ManagedDefinitio
     else if (!/^\d+$/.test(f.timeoutS.trim()) || timeoutS < 1 || timeoutS > MAX_RUN_TIMEOUT_S) errors.timeoutS = 'Whole seconds, from 1 to 24 days.';
   }
   if (f.parse && !(COMMAND_AGENT_PARSE_FORMATS as readonly string[]).includes(f.parse)) errors.parse = 'Pick one of the listed formats.';
+  const repo = f.workspace.trim();
+  let workspace: ManagedWorkspace | null = null;
+  if (repo) {
+    const base = f.workspaceBase.trim();
+    const w = managedWorkspace.safeParse({
+      repo,
+      ...(base ? { base } : {}),
+      keep: f.workspaceKeep,
+      onRetry: f.workspaceOnRetry,
+      ...(f.workspaceSandbox ? { sandbox: true } : {}),
+    });
+    if (!perTask) errors.workspace = 'Only for “one run per task”.';
+    else if (!w.success) errors.workspace = 'An absolute path to a git repository (and a revision that does not start with “-”).';
+    else workspace = w.data;
+  }
   if (Object.keys(errors).length > 0) return { definition: null, errors };
   return {
     definition: {
@@ -118,12 +153,13 @@ export function formToDefinition(f: ManagedForm): { definition: ManagedDefinitio
       timeoutS: perTask ? timeoutS : null,
       shell: perTask && f.shell,
       parse: perTask && f.parse ? (f.parse as ManagedDefinition['parse']) : null,
+      workspace,
     },
     errors,
   };
 }
 
-const FIELDS = ['role', 'command', 'mode', 'instances', 'cwd', 'env', 'timeoutS', 'shell', 'parse'] as const;
+const FIELDS = ['role', 'command', 'mode', 'instances', 'cwd', 'env', 'timeoutS', 'shell', 'parse', 'workspace'] as const;
 
 /** The fields of `next` that differ from `current` (a PATCH; the name cannot change). */
 export function changedFields(current: ManagedDefinition, next: ManagedDefinition): Partial<ManagedDefinition> {

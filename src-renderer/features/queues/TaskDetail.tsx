@@ -9,6 +9,8 @@ import { Countdown, RelativeTime } from '../../components/Time';
 import { formatDateTime, prettyJson } from '../../lib/format';
 import { toUiError, type UiError } from '../../lib/errors';
 import { ActivitySection } from '../../components/logs/ActivitySection';
+import { WorkspaceSection } from '../../components/diff/WorkspaceSection';
+import { useWorkspace } from '../../store/use-workspace';
 import { useNow } from '../../lib/now';
 import { useActions } from '../../store/react';
 import { useActivity } from '../../store/use-log-source';
@@ -170,8 +172,18 @@ export function TaskDetail({
             </dd>
             {task.note ? (
               <>
-                <dt>Note</dt>
-                <dd className="prewrap">{task.note}</dd>
+                {/* A blocked task's note is the agent's question; the note it is unblocked with is the answer. */}
+                <dt>{task.status === 'blocked' ? 'The agent asks' : 'Note'}</dt>
+                <dd className="prewrap" data-testid={task.status === 'blocked' ? 'agent-question' : undefined}>
+                  {task.note}
+                  {task.status === 'blocked' ? <div className="small muted">Unblock it with your answer as the note: the next attempt gets it (and continues the same conversation when its recipe resumes).</div> : null}
+                </dd>
+              </>
+            ) : null}
+            {task.answer ? (
+              <>
+                <dt>Your answer</dt>
+                <dd className="prewrap">{task.answer}</dd>
               </>
             ) : null}
             <dt>Created</dt>
@@ -224,7 +236,12 @@ const sentence = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
 
 /** The task's log and timeline. */
 function TaskActivity({ taskId, version }: { taskId: number; version: string }) {
-  return <ActivitySection {...useActivity(`task:${taskId}`, version)} now={useNow(30_000)} />;
+  return (
+    <>
+      <ActivitySection {...useActivity(`task:${taskId}`, version)} now={useNow(30_000)} />
+      <WorkspaceSection {...useWorkspace(`task:${taskId}`, version)} />
+    </>
+  );
 }
 
 function isTask(x: Task | UiError): x is Task {

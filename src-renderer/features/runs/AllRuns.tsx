@@ -3,6 +3,8 @@
  * the days the slots were due (the operator's days). A row opens the slot in its job's ledger.
  */
 import { useEffect, useMemo } from 'react';
+import { changeWords } from '../../components/diff/diff-model';
+import { useChanges } from '../../store/use-changes';
 import { RUN_DISPOSITIONS, RUN_STATUSES, type JobSummary, type Run } from '../../../src-main/common/job-schema';
 import { navigate } from '../../lib/navigation';
 import { SelectField } from '../../components/SelectField';
@@ -15,6 +17,9 @@ import { useActions, useConsole, useWatch } from '../../store/react';
 import type { AllRunsFilter } from '../../store/slices/runs';
 import { allRunsQuery, filterOfAllRunsQuery } from './logic';
 import { OutcomeCell, runLine } from './OutcomeCell';
+import { CostCell, DurationCell, runDurationMs } from '../../components/row-usage';
+import { useRowUsage } from '../../store/use-row-usage';
+import { useNow } from '../../lib/now';
 
 export function AllRuns({ jobs, query }: { jobs: JobSummary[]; query: Record<string, string> }) {
   useWatch('runs');
@@ -28,6 +33,12 @@ export function AllRuns({ jobs, query }: { jobs: JobSummary[]; query: Record<str
   }, [key, setAllRunsFilter]);
   const set = (patch: Record<string, string>) => navigate('runs', null, allRunsQuery({ ...query, ...patch }));
 
+  const changes = useChanges(all.items.map((r) => `run:${r.id}`));
+  const now = useNow(30_000);
+  const rowUsage = useRowUsage(
+    all.items.map((r) => `run:${r.id}`),
+    all.items.map((r) => r.updatedAt).join(),
+  );
   const columns: Column<Run>[] = [
     { key: 'due', header: 'Due (your time)', width: '132px', render: (r) => <LocalTime at={r.slotAt} /> },
     { key: 'job', header: 'Job', width: 'minmax(110px, 1fr)', render: (r) => <span className="ellipsis" title={r.job}>{r.job}</span> },
@@ -39,6 +50,8 @@ export function AllRuns({ jobs, query }: { jobs: JobSummary[]; query: Record<str
       render: (r) => <OutcomeCell disposition={r.disposition} detail={runLine(r)} />,
     },
     { key: 'att', header: 'Att.', width: '44px', align: 'right', title: 'attempts (dispatches)', render: (r) => <span className="mono">{r.attempt}</span> },
+    { key: 'duration', header: 'Time', width: '70px', align: 'right', title: 'from start to finish (so far, while running)', render: (r) => <DurationCell ms={runDurationMs(r, now)} /> },
+    { key: 'cost', header: 'Cost', width: '64px', align: 'right', title: 'spend of all its attempts', render: (r) => <CostCell usage={rowUsage[`run:${r.id}`]} /> },
     { key: 'inst', header: 'Instance', width: 'minmax(90px, 0.8fr)', showFrom: 900, render: (r) => (r.instanceId ? <span className="mono small" title={r.instanceId}>{shortHash(r.instanceId, 14)}</span> : <span className="muted">—</span>) },
     {
       key: 'err',
@@ -57,6 +70,19 @@ export function AllRuns({ jobs, query }: { jobs: JobSummary[]; query: Record<str
       },
     },
   ];
+  // The workspace figures, when any run shown has a workspace (else no column).
+  if (Object.keys(changes).length > 0) {
+    columns.push({
+      key: 'changes',
+      header: 'Changes',
+      width: '150px',
+      showFrom: 900,
+      render: (r) => {
+        const c = changes[`run:${r.id}`];
+        return c ? <span className="small mono changes-cell">{changeWords(c)}</span> : <span className="muted">—</span>;
+      },
+    });
+  }
 
   return (
     <section className="panel" data-testid="all-runs">

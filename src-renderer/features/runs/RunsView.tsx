@@ -5,6 +5,8 @@
  * and the backfill queue of every job with its actions.
  */
 import { ActivitySection } from '../../components/logs/ActivitySection';
+import { WorkspaceSection } from '../../components/diff/WorkspaceSection';
+import { useWorkspace } from '../../store/use-workspace';
 import { useActivity } from '../../store/use-log-source';
 import { useEffect, useMemo, useState } from 'react';
 import type { RunDetail } from '../../../src-main/common/console-api';
@@ -323,7 +325,12 @@ function Ledger({
 
 /** The run's log and timeline. */
 function RunActivity({ runId, version }: { runId: string; version: string }) {
-  return <ActivitySection {...useActivity(`run:${runId}`, version)} now={useNow(30_000)} />;
+  return (
+    <>
+      <ActivitySection {...useActivity(`run:${runId}`, version)} now={useNow(30_000)} />
+      <WorkspaceSection {...useWorkspace(`run:${runId}`, version)} />
+    </>
+  );
 }
 
 function backfillTone(s: Backfill['status']): string {

@@ -4,6 +4,8 @@
  * that match the filter, with one reason and a progress bar.
  */
 import { useEffect, useMemo, useState } from 'react';
+import { changeWords } from '../../components/diff/diff-model';
+import { useChanges } from '../../store/use-changes';
 import { TASK_STATUSES, type BulkTaskAction, type Task } from '../../../src-main/common/model';
 import { navigate, useViewRoute } from '../../lib/navigation';
 import { TaskStatusBadge } from '../../components/Badge';
@@ -11,6 +13,9 @@ import { SelectField } from '../../components/SelectField';
 import { EmptyState, ErrorBanner, ProgressBar, Spinner } from '../../components/States';
 import { Table, type Column } from '../../components/Table';
 import { RelativeTime } from '../../components/Time';
+import { CostCell, DurationCell, taskDurationMs } from '../../components/row-usage';
+import { useRowUsage } from '../../store/use-row-usage';
+import { useNow } from '../../lib/now';
 import { formatCount, summariseDetail } from '../../lib/format';
 import { TASK_STATUS_LABEL } from '../../lib/status';
 import { useActions, useConsole, useWatch } from '../../store/react';
@@ -75,6 +80,12 @@ export function TasksView() {
     setPicked(allLoadedPicked ? new Set() : new Set(items.map((t) => t.id)));
   };
 
+  const changes = useChanges(list.items.map((t) => `task:${t.id}`));
+  const now = useNow(30_000);
+  const rowUsage = useRowUsage(
+    items.map((t) => `task:${t.id}`),
+    items.map((t) => t.updatedAt).join(),
+  );
   const columns: Column<Task>[] = [
     {
       key: 'pick',
@@ -108,8 +119,23 @@ export function TasksView() {
     { key: 'role', header: 'Role', width: 'minmax(70px, 0.7fr)', render: (t) => <span className="mono small">{t.role}</span> },
     { key: 'status', header: 'Status', width: '118px', render: (t) => <TaskStatusBadge task={t} /> },
     { key: 'prio', header: 'Priority', width: '64px', align: 'right', title: 'higher is claimed first', render: (t) => <span className="mono">{t.priority}</span> },
+    { key: 'duration', header: 'Time', width: '76px', align: 'right', showFrom: 860, title: 'how long it has been held, or how long its latest attempt ran', render: (t) => <DurationCell ms={taskDurationMs(t, rowUsage[`task:${t.id}`], now)} /> },
+    { key: 'cost', header: 'Cost', width: '70px', align: 'right', showFrom: 860, title: 'spend of all its attempts', render: (t) => <CostCell usage={rowUsage[`task:${t.id}`]} /> },
     { key: 'updated', header: 'Updated', width: '96px', showFrom: 760, render: (t) => <RelativeTime at={t.updatedAt} granularityMs={10_000} /> },
   ];
+  // The workspace figures, when any task shown has a workspace (else no column).
+  if (Object.keys(changes).length > 0) {
+    columns.splice(columns.length - 1, 0, {
+      key: 'changes',
+      header: 'Changes',
+      width: '150px',
+      showFrom: 900,
+      render: (t) => {
+        const c = changes[`task:${t.id}`];
+        return c ? <span className="small mono changes-cell">{changeWords(c)}</span> : <span className="muted">—</span>;
+      },
+    });
+  }
 
   const setField = (patch: Partial<typeof filter>) => navigate('tasks', null, routeFromFilter({ ...filter, ...patch }));
 

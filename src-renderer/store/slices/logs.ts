@@ -3,8 +3,8 @@
  * dashboard (`usage` topic), the log settings, and the calls a log pane and a timeline make.
  * Lines themselves are not kept in the store: a pane holds the window it shows (lib/log-window).
  */
-import type { ConsoleArgs, LogAttemptsResult, LogSearchHit, LogSettingsView, TimelineEntry } from '../../../src-main/common/console-api';
-import type { CostlyRun, DailyUsage, LogPage, LogSettings, UsageRow } from '../../../src-main/common/logs';
+import type { ConsoleArgs, ConsoleResult, LogAttemptsResult, LogSearchHit, LogSettingsView, TimelineEntry } from '../../../src-main/common/console-api';
+import type { ArtifactView, ChangeSummary, CostlyRun, DailyUsage, LogPage, LogSettings, UsageRow } from '../../../src-main/common/logs';
 import { guarded } from '../../lib/errors';
 import { emptyResource, type Resource } from '../resource';
 import { keyCell, resourceLoader, loaderTopic, type Slice, type SliceContext, type TopicHandler } from '../slice';
@@ -40,7 +40,15 @@ export interface LogsActions {
   logText(subject: string, attempt: number): Promise<{ filename: string; text: string; complete: boolean }>;
   searchLogs(q: string): Promise<LogSearchHit[]>;
   timeline(subject: string): Promise<TimelineEntry[]>;
+  /** What a task's or run's attempts produced (workspaces, files, links). */
+  artifacts(subject: string): Promise<ArtifactView[]>;
+  /** A workspace's diff (default the latest attempt that has one). */
+  workspaceDiff(subject: string, attempt?: number): Promise<{ attempt: number; diff: string } | null>;
+  /** "+12 −3 in 2 files" for the rows of a list. */
+  changes(subjects: string[]): Promise<Record<string, ChangeSummary>>;
   setLogSettings(settings: Partial<LogSettings>, reason: string): Promise<void>;
+  /** Usage and latest-attempt span of list rows (`task:<id>`, `run:<id>`), for the Tasks and Runs lists. */
+  usageOfSubjects(subjects: string[]): Promise<ConsoleResult<'usage.ofSubjects'>>;
 }
 
 const DAY_MS = 24 * 3600 * 1000;
@@ -93,10 +101,14 @@ export function createLogsSlice(ctx: SliceContext<LogsState>): Slice<LogsActions
       };
     },
     logAttempts: (subject) => ctx.call('logs.attempts', { subject }),
+    artifacts: (subject) => ctx.call('logs.artifacts', { subject }),
+    workspaceDiff: (subject, attempt) => ctx.call('logs.diff', { subject, ...(attempt !== undefined ? { attempt } : {}) }),
+    changes: (subjects) => (subjects.length ? ctx.call('logs.changes', { subjects }) : Promise.resolve({})),
     logPage: (args) => ctx.call('logs.page', args),
     logText: (subject, attempt) => ctx.call('logs.text', { subject, attempt }),
     searchLogs: async (q) => (await ctx.call('logs.search', { q, limit: 100 })).items,
     timeline: (subject) => ctx.call('logs.timeline', { subject }),
+    usageOfSubjects: (subjects) => ctx.call('usage.ofSubjects', { subjects }),
     setLogSettings(patch, reason) {
       return guarded(ctx.toast, 'save the log settings', async () => {
         const v = await ctx.call('logs.setSettings', { settings: patch, reason });

@@ -17,7 +17,7 @@
  * Input tokens include cache writes and reads (input the model processed), also sent apart as
  * `cacheWriteTokens` / `cacheReadTokens` (priced at their own rates).
  */
-import { brief, capText, jsonObject, logText, num, obj, str, type AdapterDefinition, type AdapterSink, type OutputAdapter } from './types';
+import { brief, capData, capText, dataOf, jsonObject, logText, num, obj, str, type AdapterDefinition, type AdapterSink, type OutputAdapter } from './types';
 
 function contentBlocks(message: unknown): Array<Record<string, unknown>> {
   const content = obj(message)?.content;
@@ -55,12 +55,23 @@ function tokensOf(usage: Record<string, unknown>): MessageTokens {
 /** Messages remembered for the per-id difference; older ones are not repeated by the CLI. */
 const REMEMBERED_MESSAGES = 64;
 
+/** A message's own token counts (PROTOCOL §16 `data.usage`): what the transcript shows per message. */
+function messageUsage(message: unknown): Record<string, number> | undefined {
+  const u = obj(obj(message)?.usage);
+  if (!u) return undefined;
+  const input = (num(u.input_tokens) ?? 0) + (num(u.cache_creation_input_tokens) ?? 0) + (num(u.cache_read_input_tokens) ?? 0);
+  return { inputTokens: input, outputTokens: num(u.output_tokens) ?? 0 };
+}
+
 class ClaudeStreamJson implements OutputAdapter {
   private model: string | undefined;
   /** Per message id, the tokens already sent (insertion order: the oldest is dropped first). */
   private readonly sent = new Map<string, MessageTokens>();
   private final: Record<string, unknown> | undefined;
   private errorText: string | undefined;
+  private sessionId: string | undefined;
+  /** tool_use id → tool name, so a result names its tool. */
+  private readonly tools = new Map<string, string>();
 
   line(text: string, sink: AdapterSink): boolean {
     const ev = jsonObject(text);
@@ -70,22 +81,31 @@ class ClaudeStreamJson implements OutputAdapter {
       case 'system':
         if (ev.subtype === 'init') {
           this.model = str(ev.model);
-          sink.log(`claude session ${str(ev.session_id) ?? '?'} started${this.model ? ` (model ${this.model})` : ''}`);
+          this.noteSession(str(ev.session_id), sink);
+          sink.log(`claude session ${str(ev.session_id) ?? '?'} started${this.model ? ` (model ${this.model})` : ''}`, undefined, {
+            kind: 'system',
+            data: dataOf({ cli: 'claude', sessionId: str(ev.session_id), model: this.model, cwd: str(ev.cwd) }),
+          });
         }
         return true;
       case 'assistant':
         this.onMessageUsage(obj(ev.message), sink);
-        for (const b of contentBlocks(ev.message)) {
-          if (b.type === 'text' && typeof b.text === 'string') logText(sink, b.text);
-          else if (b.type === 'tool_use') sink.log(`tool ${str(b.name) ?? '?'}: ${toolInput(b.input)}`);
-        }
+        this.assistant(ev.message, sink);
         return true;
       case 'user':
         for (const b of contentBlocks(ev.message)) {
-          if (b.type === 'tool_result' && b.is_error === true) sink.log(`tool failed: ${brief(toolResultText(b.content))}`, 'warn');
+          if (b.type !== 'tool_result') continue;
+          const id = str(b.tool_use_id);
+          const name = id ? this.tools.get(id) : undefined;
+          const output = toolResultText(b.content);
+          const isError = b.is_error === true;
+          const data = dataOf({ id, name, output: capData(output), isError });
+          if (isError) sink.log(`tool failed: ${brief(output)}`, 'warn', { kind: 'tool_result', data });
+          else sink.log(`tool ${name ?? 'result'} done: ${brief(output)}`, undefined, { kind: 'tool_result', data });
         }
         return true;
       case 'result':
+        this.noteSession(str(ev.session_id), sink);
         this.onResult(ev, sink);
         return true;
       case 'stream_event':
@@ -121,6 +141,33 @@ class ClaudeStreamJson implements OutputAdapter {
     });
   }
 
+  private noteSession(id: string | undefined, sink: AdapterSink): void {
+    if (!id || id === this.sessionId) return;
+    this.sessionId = id;
+    sink.session('claude', id);
+  }
+
+  /** One assistant message: its usage goes on its first line (text, thinking or tool call). */
+  private assistant(message: unknown, sink: AdapterSink): void {
+    const model = str(obj(message)?.model) ?? this.model;
+    let head: Record<string, unknown> | undefined = dataOf({ model, usage: messageUsage(message) });
+    const take = () => {
+      const h = head ?? {};
+      head = undefined;
+      return h;
+    };
+    for (const b of contentBlocks(message)) {
+      if (b.type === 'text' && typeof b.text === 'string' && b.text.trim()) logText(sink, b.text, undefined, { kind: 'assistant', data: take() });
+      else if (b.type === 'thinking' && typeof b.thinking === 'string' && b.thinking.trim()) logText(sink, b.thinking, 'debug', { kind: 'assistant', data: { ...take(), thinking: true } });
+      else if (b.type === 'tool_use') {
+        const id = str(b.id);
+        const name = str(b.name) ?? '?';
+        if (id) this.tools.set(id, name);
+        sink.log(`tool ${name}: ${toolInput(b.input)}`, undefined, { kind: 'tool_call', data: { ...take(), ...dataOf({ id, name, input: capData(b.input) }) } });
+      }
+    }
+  }
+
   private onResult(ev: Record<string, unknown>, sink: AdapterSink): void {
     const usage = obj(ev.usage);
     const models = Object.keys(obj(ev.modelUsage) ?? {});
@@ -145,6 +192,20 @@ class ClaudeStreamJson implements OutputAdapter {
     sink.log(
       `claude finished: ${str(ev.subtype) ?? (isError ? 'error' : 'success')}${turns !== undefined ? ` after ${turns} turns` : ''}${cost !== undefined ? `, $${cost}` : ''}${errors.length ? ` — ${brief(errors.join('; '))}` : ''}`,
       isError ? 'error' : 'info',
+      {
+        kind: 'result',
+        data: dataOf({
+          isError,
+          subtype: str(ev.subtype),
+          numTurns: turns,
+          costUsd: cost,
+          durationMs: num(ev.duration_ms),
+          usage: messageUsage(ev),
+          model,
+          result: typeof ev.result === 'string' ? capText(ev.result) : undefined,
+          errors: errors.length ? errors : undefined,
+        }),
+      },
     );
     if (isError) {
       const words = [typeof ev.result === 'string' ? ev.result.trim() : '', ...errors].filter(Boolean).join('; ');

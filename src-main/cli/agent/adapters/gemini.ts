@@ -10,8 +10,11 @@
  * other event). Usage: the documented stream carries token counts only in the result's stats (no
  * per-message usage), so they are sent once, as the attempt's totals (`final: true`, with the
  * model named by `init`; Gaffer prices them). Cached input (`cached`) is sent as `cacheReadTokens`.
+ *
+ * PROTOCOL §16: lines carry `kind` and `data` (tool calls with their parameters, every tool result
+ * with its output or error); the init's `session_id` is the session `gemini --resume` continues.
  */
-import { brief, capText, jsonObject, logText, num, obj, str, type AdapterDefinition, type AdapterSink, type OutputAdapter } from './types';
+import { brief, capData, capText, dataOf, jsonObject, logText, num, obj, str, type AdapterDefinition, type AdapterSink, type OutputAdapter } from './types';
 
 class GeminiStreamJson implements OutputAdapter {
   private errorText: string | undefined;
@@ -20,6 +23,8 @@ class GeminiStreamJson implements OutputAdapter {
   private pending = '';
   private answer = '';
   private status: string | undefined;
+  /** tool_id → tool name, so a result names its tool. */
+  private readonly tools = new Map<string, string>();
 
   line(text: string, sink: AdapterSink): boolean {
     const ev = jsonObject(text);
@@ -38,16 +43,31 @@ class GeminiStreamJson implements OutputAdapter {
       case 'init':
         this.model = str(ev.model);
         this.sessionId = str(ev.session_id);
-        sink.log(`gemini session ${this.sessionId ?? '?'} started${this.model ? ` (model ${this.model})` : ''}`);
+        if (this.sessionId) sink.session('gemini', this.sessionId);
+        sink.log(`gemini session ${this.sessionId ?? '?'} started${this.model ? ` (model ${this.model})` : ''}`, undefined, {
+          kind: 'system',
+          data: dataOf({ cli: 'gemini', sessionId: this.sessionId, model: this.model }),
+        });
         return true;
-      case 'tool_use':
-        sink.log(`tool ${str(ev.tool_name) ?? '?'}: ${brief(ev.parameters ?? '')}`);
+      case 'tool_use': {
+        const id = str(ev.tool_id);
+        const name = str(ev.tool_name) ?? '?';
+        if (id) this.tools.set(id, name);
+        sink.log(`tool ${name}: ${brief(ev.parameters ?? '')}`, undefined, { kind: 'tool_call', data: dataOf({ id, name, input: capData(ev.parameters) }) });
         return true;
-      case 'tool_result':
-        if (ev.status !== 'success') sink.log(`tool ${str(ev.tool_id) ?? '?'} failed: ${brief(str(obj(ev.error)?.message) ?? ev.error ?? ev.output ?? '')}`, 'warn');
+      }
+      case 'tool_result': {
+        const id = str(ev.tool_id);
+        const name = id ? this.tools.get(id) : undefined;
+        const isError = ev.status !== 'success';
+        const output = isError ? (str(obj(ev.error)?.message) ?? ev.error ?? ev.output ?? '') : (ev.output ?? '');
+        const data = dataOf({ id, name, output: capData(output), isError });
+        if (isError) sink.log(`tool ${id ?? '?'} failed: ${brief(output)}`, 'warn', { kind: 'tool_result', data });
+        else sink.log(`tool ${name ?? id ?? 'result'} done: ${brief(output)}`, undefined, { kind: 'tool_result', data });
         return true;
+      }
       case 'error':
-        sink.log(`gemini: ${brief(str(ev.message) ?? 'error', 500)}`, 'warn');
+        sink.log(`gemini: ${brief(str(ev.message) ?? 'error', 500)}`, 'warn', { kind: 'error', data: dataOf({ message: str(ev.message) }) });
         return true;
       case 'result': {
         this.status = str(ev.status);
@@ -69,7 +89,18 @@ class GeminiStreamJson implements OutputAdapter {
         const failed = this.status !== undefined && this.status !== 'success';
         const why = str(obj(ev.error)?.message);
         if (failed) this.errorText = why ?? `gemini ended with status ${this.status}`;
-        sink.log(`gemini finished: ${this.status ?? 'done'}${why ? ` — ${brief(why, 500)}` : ''}`, failed ? 'error' : 'info');
+        sink.log(`gemini finished: ${this.status ?? 'done'}${why ? ` — ${brief(why, 500)}` : ''}`, failed ? 'error' : 'info', {
+          kind: 'result',
+          data: dataOf({
+            isError: failed,
+            status: this.status,
+            costUsd: cost,
+            durationMs: num(stats?.duration_ms),
+            usage: input !== undefined || output !== undefined ? { inputTokens: input ?? 0, outputTokens: output ?? 0 } : undefined,
+            model: this.model,
+            errors: why ? [why] : undefined,
+          }),
+        });
         return true;
       }
       default:
@@ -87,7 +118,7 @@ class GeminiStreamJson implements OutputAdapter {
 
   private flush(sink: AdapterSink): void {
     if (!this.pending) return;
-    logText(sink, this.pending);
+    logText(sink, this.pending, undefined, { kind: 'assistant', data: dataOf({ model: this.model }) });
     this.answer += (this.answer ? '\n' : '') + this.pending;
     this.pending = '';
   }

@@ -10,4 +10,4 @@ export const ADAPTERS: Record<string, AdapterDefinition> = {
   'gemini-stream-json': geminiStreamJson,
 };
 
-export type { AdapterDefinition, AdapterSink, OutputAdapter } from './types';
+export type { AdapterDefinition, AdapterSink, LineExtra, OutputAdapter } from './types';

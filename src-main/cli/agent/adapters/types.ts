@@ -5,12 +5,21 @@
  * so nothing the CLI printed is ever lost to an adapter.
  */
 import { cutText } from '../../../common/line-splitter';
+import type { LogLineKind } from '../../../common/logs';
 import type { LogLevel } from '../log-sink';
 import type { UsageIncrement } from '../usage';
 
+/** PROTOCOL §16: what a line is in the conversation, and its structured detail. */
+export interface LineExtra {
+  kind: LogLineKind;
+  data?: Record<string, unknown>;
+}
+
 export interface AdapterSink {
-  log(text: string, level?: LogLevel): void;
+  log(text: string, level?: LogLevel, extra?: LineExtra): void;
   usage(u: UsageIncrement): void;
+  /** PROTOCOL §16: the CLI's own conversation id (reported as a `session` artifact, used to resume). */
+  session(cli: string, sessionId: string): void;
 }
 
 export interface OutputAdapter {
@@ -57,9 +66,33 @@ export function brief(v: unknown, max = 200): string {
   return cutText(text.replace(/\s+/g, ' ').trim(), max, '…');
 }
 
-/** Logs multi-line text one line at a time (blank lines left out). */
-export function logText(sink: AdapterSink, text: string, level?: LogLevel): void {
-  for (const line of text.split(/\r?\n/)) if (line.trim()) sink.log(line, level);
+/**
+ * Logs multi-line text one line at a time (blank lines left out). With `extra`, the first line
+ * carries its kind and data and the others its kind only (the store's convention for a line it
+ * splits), so a reader joins them back into one message.
+ */
+export function logText(sink: AdapterSink, text: string, level?: LogLevel, extra?: LineExtra): void {
+  let first = true;
+  for (const line of text.split(/\r?\n/)) {
+    if (!line.trim()) continue;
+    sink.log(line, level, extra && (first ? extra : { kind: extra.kind }));
+    first = false;
+  }
+}
+
+/** A tool's input or output for a line's `data`: as it is when small, else cut to a text (a line's data is ≤ 64 KiB). */
+export function capData(v: unknown, max = 16 * 1024): unknown {
+  if (v === undefined) return undefined;
+  const json = typeof v === 'string' ? v : (JSON.stringify(v) ?? '');
+  if (json.length <= max) return v;
+  return cutText(json, max, '…');
+}
+
+/** A data object without its undefined fields. */
+export function dataOf(fields: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(fields)) if (v !== undefined) out[k] = v;
+  return out;
 }
 
 /** The final answer kept for the output, capped well below Gaffer's 64 KiB limit on JSON values. */

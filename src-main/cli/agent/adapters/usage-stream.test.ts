@@ -12,7 +12,7 @@ const fixture = (name: string) => fs.readFileSync(path.join(import.meta.dirname,
 
 function feed(format: string, lines: string[], opts?: { model?: string }): UsageIncrement[] {
   const usage: UsageIncrement[] = [];
-  const sink: AdapterSink = { log: () => {}, usage: (u) => void usage.push(u) };
+  const sink: AdapterSink = { log: () => {}, usage: (u) => void usage.push(u), session: () => {} };
   const a = ADAPTERS[format]!.create(opts);
   for (const l of lines) a.line(l, sink);
   a.end?.(sink);

@@ -1,0 +1,103 @@
+/**
+ * One item of a transcript: an assistant message (markdown, rendered safely: react-markdown
+ * without raw HTML, so a `<script>` in a message is shown as text), a tool call that opens to its
+ * input and output, a result, a system note, an error, or a block of plain output.
+ */
+import Markdown from 'react-markdown';
+import { formatCost } from '../logs/usage-words';
+import { usageWords, type TranscriptItem } from './transcript';
+
+const pretty = (v: unknown): string => (typeof v === 'string' ? v : (JSON.stringify(v, null, 2) ?? ''));
+
+/** The interesting part of a tool's input in one line (the command, the file), for the closed row. */
+function inputBrief(input: unknown): string {
+  if (typeof input === 'string') return input;
+  if (typeof input === 'object' && input !== null) {
+    const i = input as Record<string, unknown>;
+    for (const k of ['command', 'file_path', 'path', 'pattern', 'url', 'query', 'description']) if (typeof i[k] === 'string') return i[k] as string;
+  }
+  return JSON.stringify(input) ?? '';
+}
+
+export function TranscriptItemView({ item }: { item: TranscriptItem }) {
+  switch (item.type) {
+    case 'message': {
+      const usage = usageWords(item.usage);
+      return (
+        <div className={`tx-item tx-message${item.thinking ? ' tx-thinking' : ''}`} data-seq={item.seq}>
+          <div className="tx-meta small muted">
+            {item.thinking ? 'Thinking' : 'Assistant'}
+            {item.model ? ` · ${item.model}` : ''}
+            {usage ? ` · ${usage}` : ''}
+          </div>
+          <div className="tx-markdown">
+            <Markdown>{item.text}</Markdown>
+          </div>
+        </div>
+      );
+    }
+    case 'tool': {
+      const usage = usageWords(item.usage);
+      const state = !item.done ? 'no result yet' : item.isError ? `failed${item.exitCode !== undefined ? ` (exit ${item.exitCode})` : ''}` : item.exitCode !== undefined ? `exit ${item.exitCode}` : 'done';
+      return (
+        <details className={`tx-item tx-tool${item.isError ? ' tx-failed' : ''}`} data-seq={item.seq}>
+          <summary>
+            <span className="tx-tool-name">{item.name}</span> <span className="tx-tool-brief">{inputBrief(item.input)}</span>{' '}
+            <span className={`tx-tool-state small${item.isError ? ' tx-error-word' : ' muted'}`}>{item.isError ? `✗ ${state}` : state}</span>
+            {usage ? <span className="small muted"> · {usage}</span> : null}
+          </summary>
+          {item.input !== undefined ? (
+            <>
+              <div className="small muted">Input</div>
+              <pre className="tx-pre">{pretty(item.input)}</pre>
+            </>
+          ) : null}
+          {item.done ? (
+            <>
+              <div className="small muted">{item.isError ? 'Error' : 'Output'}</div>
+              <pre className="tx-pre">{pretty(item.output ?? '')}</pre>
+            </>
+          ) : null}
+        </details>
+      );
+    }
+    case 'result': {
+      const usage = usageWords(item.usage);
+      const facts = [
+        item.numTurns !== undefined ? `${item.numTurns} turn${item.numTurns === 1 ? '' : 's'}` : null,
+        item.durationMs !== undefined ? `${(item.durationMs / 1000).toFixed(1)} s` : null,
+        usage,
+        item.costUsd !== undefined ? formatCost(item.costUsd) : null,
+      ].filter(Boolean);
+      return (
+        <div className={`tx-item tx-result${item.isError ? ' tx-failed' : ''}`} data-seq={item.seq} role={item.isError ? 'alert' : undefined}>
+          <div className="tx-meta small">
+            <strong>{item.isError ? '✗ Ended with an error' : 'Finished'}</strong>
+            {facts.length ? <span className="muted"> · {facts.join(' · ')}</span> : null}
+          </div>
+          <div className="tx-markdown">
+            <Markdown>{item.text}</Markdown>
+          </div>
+        </div>
+      );
+    }
+    case 'system':
+      return (
+        <div className="tx-item tx-system small muted" data-seq={item.seq}>
+          {item.text}
+        </div>
+      );
+    case 'error':
+      return (
+        <div className="tx-item tx-error tx-failed small" data-seq={item.seq}>
+          ✗ {item.text}
+        </div>
+      );
+    case 'output':
+      return (
+        <pre className={`tx-item tx-output tx-pre${item.stream === 'stderr' || item.warn ? ' tx-stderr' : ''}`} data-seq={item.seq} aria-label={item.stream === 'stderr' ? 'standard error' : item.stream === 'agent' ? 'agent' : 'output'}>
+          {item.lines.join('\n')}
+        </pre>
+      );
+  }
+}

@@ -1,0 +1,140 @@
+/**
+ * An attempt read as a conversation (PROTOCOL §16), beside the raw log: the attempt's lines are
+ * loaded page by page and built into items (transcript.ts); only the items on screen are in the
+ * DOM (@tanstack/react-virtual, measured heights: messages wrap, tool calls open).
+ *
+ * Follow-live never fights the reader: new items scroll into view only while the reader is at
+ * the bottom; scrolled up, a button says how many arrived and jumps to them.
+ */
+import { useVirtualizer } from '@tanstack/react-virtual';
+import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
+import type { LogAttemptsResult } from '../../../src-main/common/console-api';
+import type { LogLine } from '../../../src-main/common/logs';
+import type { LogPaneProps } from '../logs/LogPane';
+import { buildTranscript } from './transcript';
+import { TranscriptItemView } from './TranscriptItemView';
+
+/** Lines per page, and the most one transcript loads (the raw log has the rest). */
+const PAGE = 1000;
+const MAX_LINES = 50_000;
+/** Within this many px of the end counts as "at the bottom". */
+const BOTTOM_SLACK_PX = 48;
+
+export function TranscriptPane(p: Pick<LogPaneProps, 'subject' | 'tail' | 'loadAttempts' | 'loadPage' | 'follow' | 'height'>) {
+  const height = p.height ?? 320;
+  const { loadAttempts, loadPage, follow, subject, tail } = p;
+  const [attempts, setAttempts] = useState<LogAttemptsResult | null>(null);
+  const [selected, setSelected] = useState<number | null>(null);
+  const [lines, setLines] = useState<LogLine[]>([]);
+  const [error, setError] = useState<string | null>(null);
+  const [unseen, setUnseen] = useState(0);
+  const scroller = useRef<HTMLDivElement | null>(null);
+  const atBottom = useRef(true);
+  const loading = useRef(false);
+
+  useEffect(() => {
+    setAttempts(null);
+    setSelected(null);
+    loadAttempts().then(setAttempts, (e: unknown) => setError(e instanceof Error ? e.message : String(e)));
+    return follow();
+  }, [subject, loadAttempts, follow]);
+  const list = attempts?.attempts ?? [];
+  const latest = list[list.length - 1];
+  const attempt = selected ?? (tail && (!latest || tail.attempt > latest.attempt) ? tail.attempt : latest?.attempt);
+
+  // Loads the attempt's lines after the last one held, page by page.
+  const loadMore = useCallback(
+    async (from: LogLine[], att: number) => {
+      if (loading.current) return;
+      loading.current = true;
+      try {
+        let all = from;
+        for (;;) {
+          const after = all.length ? all[all.length - 1]!.seq : 0;
+          const page = await loadPage({ attempt: att, after, limit: PAGE });
+          all = all.concat(page.items);
+          setLines(all);
+          if (page.next === null || all.length >= MAX_LINES) break;
+        }
+        setError(null);
+      } catch (e) {
+        setError(e instanceof Error ? e.message : String(e));
+      } finally {
+        loading.current = false;
+      }
+    },
+    [loadPage],
+  );
+  useEffect(() => {
+    setLines([]);
+    atBottom.current = true;
+    setUnseen(0);
+    if (attempt !== undefined) void loadMore([], attempt);
+  }, [attempt, loadMore]);
+  // The live tail moved on: fetch what arrived.
+  const lastSeq = lines.length ? lines[lines.length - 1]!.seq : 0;
+  useEffect(() => {
+    if (tail && attempt !== undefined && tail.attempt === attempt && tail.lastSeq > lastSeq) void loadMore(lines, attempt);
+  }, [tail, attempt, lastSeq, lines, loadMore]);
+
+  const items = useMemo(() => buildTranscript(lines), [lines]);
+  const virtualizer = useVirtualizer({ count: items.length, getScrollElement: () => scroller.current, estimateSize: () => 56, overscan: 6 });
+
+  // Follow-live: to the end only while the reader is there; else count what arrived.
+  const shown = useRef(0);
+  useLayoutEffect(() => {
+    const grown = items.length - shown.current;
+    shown.current = items.length;
+    if (grown <= 0 || items.length === 0) return;
+    if (atBottom.current) virtualizer.scrollToIndex(items.length - 1, { align: 'end' });
+    else setUnseen((n) => n + grown);
+  }, [items.length, virtualizer]);
+  const onScroll = () => {
+    const el = scroller.current;
+    if (!el) return;
+    atBottom.current = el.scrollTop + el.clientHeight >= el.scrollHeight - BOTTOM_SLACK_PX;
+    if (atBottom.current) setUnseen(0);
+  };
+  const jumpToEnd = () => {
+    atBottom.current = true;
+    setUnseen(0);
+    virtualizer.scrollToIndex(items.length - 1, { align: 'end' });
+  };
+
+  return (
+    <section className="transcript-pane" aria-label="Transcript" data-testid="transcript-pane">
+      {list.length > 1 ? (
+        <div role="tablist" aria-label="Attempts" className="log-tabs">
+          {list.map((a) => (
+            <button key={a.attempt} role="tab" type="button" aria-selected={a.attempt === attempt} className={`log-tab${a.attempt === attempt ? ' on' : ''}`} onClick={() => setSelected(a.attempt)}>
+              Attempt {a.attempt}
+            </button>
+          ))}
+        </div>
+      ) : null}
+      {error ? (
+        <div className="log-banner error" role="alert">
+          {error}
+        </div>
+      ) : null}
+      {attempts && list.length === 0 && lines.length === 0 ? (
+        <div className="log-empty muted">Nothing to read yet. The conversation appears here as the agent works.</div>
+      ) : (
+        <div className="transcript-scroll" ref={scroller} style={{ height }} onScroll={onScroll} tabIndex={0} role="region" aria-label={`Transcript of attempt ${attempt ?? ''}`} data-testid="transcript-scroll">
+          <div style={{ height: virtualizer.getTotalSize(), position: 'relative' }}>
+            {virtualizer.getVirtualItems().map((v) => (
+              <div key={v.key} data-index={v.index} ref={virtualizer.measureElement} className="transcript-row" style={{ position: 'absolute', top: 0, left: 0, right: 0, transform: `translateY(${v.start}px)` }}>
+                <TranscriptItemView item={items[v.index]!} />
+              </div>
+            ))}
+          </div>
+        </div>
+      )}
+      {unseen > 0 ? (
+        <button type="button" className="btn small transcript-new" onClick={jumpToEnd}>
+          {unseen} new — jump to the latest
+        </button>
+      ) : null}
+    </section>
+  );
+}

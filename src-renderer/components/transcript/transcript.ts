@@ -1,0 +1,157 @@
+/**
+ * An attempt's log lines read as a conversation (PROTOCOL §16): the lines the CLI adapters marked
+ * with a `kind` become messages, tool calls (with their result attached), results and errors;
+ * plain output lines in a row become one block. Pure: the transcript view renders what this builds.
+ *
+ * Rules:
+ * 1. A line with a kind but no data that follows an item of the same kind continues it (a text
+ *    the store split into pieces: only the first piece carries the data).
+ * 2. A tool result joins the call with the same `id`, else the latest call of the same name still
+ *    without a result; with neither, it stands alone (Codex reports some tools as results only).
+ * 3. Nothing is dropped: a line that fits no rule is plain output.
+ */
+import type { LogLine, LogStream } from '../../../src-main/common/logs';
+
+export interface Usage {
+  inputTokens?: number;
+  outputTokens?: number;
+}
+
+export type TranscriptItem =
+  | { type: 'message'; seq: number; at: string; text: string; thinking: boolean; model?: string; usage?: Usage }
+  | {
+      type: 'tool';
+      seq: number;
+      at: string;
+      name: string;
+      id?: string;
+      input?: unknown;
+      output?: unknown;
+      /** The result arrived (a call without one is still running, or was cut short). */
+      done: boolean;
+      isError: boolean;
+      exitCode?: number;
+      usage?: Usage;
+    }
+  | { type: 'result'; seq: number; at: string; text: string; isError: boolean; costUsd?: number; usage?: Usage; numTurns?: number; durationMs?: number }
+  | { type: 'system'; seq: number; at: string; text: string }
+  | { type: 'error'; seq: number; at: string; text: string }
+  | { type: 'output'; seq: number; at: string; stream: LogStream; lines: string[]; warn: boolean };
+
+const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
+function usageOf(v: unknown): Usage | undefined {
+  if (typeof v !== 'object' || v === null) return undefined;
+  const u = v as Record<string, unknown>;
+  const inputTokens = num(u.inputTokens);
+  const outputTokens = num(u.outputTokens);
+  return inputTokens === undefined && outputTokens === undefined ? undefined : { ...(inputTokens !== undefined ? { inputTokens } : {}), ...(outputTokens !== undefined ? { outputTokens } : {}) };
+}
+
+/** Builds the transcript of `lines` (one attempt's, oldest first). */
+export function buildTranscript(lines: readonly LogLine[]): TranscriptItem[] {
+  const items: TranscriptItem[] = [];
+  const calls = new Map<string, Extract<TranscriptItem, { type: 'tool' }>>();
+  let lastKind: string | undefined;
+  for (const l of lines) {
+    const prev = items[items.length - 1];
+    const d = l.data;
+    // Rule 1: a continuation piece.
+    if (l.kind && !d && prev && lastKind === l.kind) {
+      if (prev.type === 'message' || prev.type === 'result' || prev.type === 'system' || prev.type === 'error') prev.text += `\n${l.text}`;
+      continue;
+    }
+    lastKind = l.kind;
+    const base = { seq: l.seq, at: l.at };
+    switch (l.kind) {
+      case 'assistant':
+        items.push({ type: 'message', ...base, text: l.text, thinking: d?.thinking === true, ...(str(d?.model) ? { model: str(d?.model)! } : {}), ...(usageOf(d?.usage) ? { usage: usageOf(d?.usage)! } : {}) });
+        continue;
+      case 'tool_call': {
+        const item: Extract<TranscriptItem, { type: 'tool' }> = {
+          type: 'tool',
+          ...base,
+          name: str(d?.name) ?? 'tool',
+          ...(str(d?.id) ? { id: str(d?.id)! } : {}),
+          ...(d && 'input' in d ? { input: d.input } : { input: l.text }),
+          done: false,
+          isError: false,
+          ...(usageOf(d?.usage) ? { usage: usageOf(d?.usage)! } : {}),
+        };
+        items.push(item);
+        if (item.id) calls.set(item.id, item);
+        continue;
+      }
+      case 'tool_result': {
+        const id = str(d?.id);
+        // Rule 2.
+        let call = id ? calls.get(id) : undefined;
+        if (!call) {
+          const name = str(d?.name);
+          for (let i = items.length - 1; i >= 0 && !call; i--) {
+            const it = items[i]!;
+            if (it.type === 'tool' && !it.done && name !== undefined && it.name === name && it.id === undefined) call = it;
+          }
+        }
+        const isError = d?.isError === true || l.level === 'error';
+        const output = d && 'output' in d ? d.output : l.text;
+        if (call) {
+          call.done = true;
+          call.output = output;
+          call.isError = isError;
+          if (num(d?.exitCode) !== undefined) call.exitCode = num(d?.exitCode)!;
+        } else {
+          items.push({
+            type: 'tool',
+            ...base,
+            name: str(d?.name) ?? 'tool',
+            ...(id ? { id } : {}),
+            ...(d && 'input' in d ? { input: d.input } : {}),
+            output,
+            done: true,
+            isError,
+            ...(num(d?.exitCode) !== undefined ? { exitCode: num(d?.exitCode)! } : {}),
+          });
+        }
+        continue;
+      }
+      case 'result': {
+        const text = str(d?.result) ?? l.text;
+        items.push({
+          type: 'result',
+          ...base,
+          text,
+          isError: d?.isError === true || l.level === 'error',
+          ...(num(d?.costUsd) !== undefined ? { costUsd: num(d?.costUsd)! } : {}),
+          ...(usageOf(d?.usage) ? { usage: usageOf(d?.usage)! } : {}),
+          ...(num(d?.numTurns) !== undefined ? { numTurns: num(d?.numTurns)! } : {}),
+          ...(num(d?.durationMs) !== undefined ? { durationMs: num(d?.durationMs)! } : {}),
+        });
+        continue;
+      }
+      case 'system':
+        items.push({ type: 'system', ...base, text: l.text });
+        continue;
+      case 'error':
+        items.push({ type: 'error', ...base, text: l.text });
+        continue;
+      default: {
+        // Rule 3: plain output, consecutive lines of one stream in one block.
+        if (prev && prev.type === 'output' && prev.stream === l.stream && !l.kind) {
+          prev.lines.push(l.text);
+          prev.warn ||= l.level === 'warn' || l.level === 'error';
+        } else items.push({ type: 'output', ...base, stream: l.stream, lines: [l.text], warn: l.level === 'warn' || l.level === 'error' });
+      }
+    }
+  }
+  return items;
+}
+
+/** "12 in · 40 out" for a message's own tokens. */
+export function usageWords(u: Usage | undefined): string | null {
+  if (!u) return null;
+  const parts: string[] = [];
+  if (u.inputTokens !== undefined) parts.push(`${u.inputTokens.toLocaleString('en')} in`);
+  if (u.outputTokens !== undefined) parts.push(`${u.outputTokens.toLocaleString('en')} out`);
+  return parts.length ? `${parts.join(' · ')} tokens` : null;
+}
