@@ -425,7 +425,7 @@ describe('jobs and prechecks', () => {
     const agent = await agentFor(h, { role: 'reporter' });
     let seen: Record<string, unknown> | undefined;
     agent.onJob((ctx) => {
-      const { signal: _s, agent: _a, step: _st, log: _l, usage: _u, ...fields } = ctx;
+      const { signal: _s, agent: _a, step: _st, log: _l, usage: _u, artifact: _ar, ...fields } = ctx;
       seen = fields;
     });
     const additions = { slotAt: '2026-11-30T01:00:00.000Z', trigger: 'catch_up', backfillId: 4, covers: ['2026-11-28', '2026-11-29'], previousError: 'SMTP timeout' };

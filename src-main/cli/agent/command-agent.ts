@@ -376,7 +376,7 @@ export class CommandAgent {
   }
 
   private async runJob(ctx: JobContext): Promise<unknown> {
-    const { signal, agent: _agent, step, log: _log, usage: _usage, ...trigger } = ctx;
+    const { signal, agent: _agent, step, log: _log, usage: _usage, artifact: _artifact, ...trigger } = ctx;
     const ref: WorkRef = { kind: 'job', id: ctx.runId, attempt: ctx.attempt };
     const previouslyExpired = (trigger as { previouslyExpired?: unknown }).previouslyExpired === true;
     const vars: Record<string, string> = {
