@@ -117,7 +117,7 @@ describe.skipIf(skip)(`performance: ${AUDIT_ROWS.toLocaleString('en-US')} audit 
     await page.waitForTimeout(300);
     await shot(page, 'perf-logs-00-task-detail-1024');
     await page.setViewportSize({ width: 1440, height: 900 });
-    await page.click('.log-inline .section-head button');
+    await page.click('.log-inline .section-head button[aria-expanded]'); // widen (the tabs beside it switch transcript and raw log)
     await page.waitForSelector('.log-wide [data-testid="log-lines"] .log-row[data-seq]');
     await shot(page, 'perf-logs-01-wide-tail');
     // Scroll: 300 steps up of 2 400 px, then 60 jumps across the whole log, a frame between steps.
