@@ -133,6 +133,16 @@ export const FIELDS: Record<string, Record<string, FieldSpec>> = {
     costUsd: { gen: (rng) => rng.int(0, 100) / 100, required: false },
     model: { gen: str(1, 200), required: false },
   },
+  artifact: {
+    taskId: { gen: taskIdGen, required: false },
+    runId: { gen: str(1, 100), required: false },
+    fence: { gen: fenceGen, required: false },
+    kind: { gen: (rng) => rng.pick(['workspace', 'file', 'link', 'session']), required: true },
+    name: { gen: str(1, 200), required: true },
+    data: { gen: () => ({ branch: 'gaffer/task-1', files: 1 }), required: true },
+    diff: { gen: str(0, 2000), required: false },
+    diffOffset: { gen: (rng) => rng.int(0, 10), required: false },
+  },
   precheck_result: { requestId: { gen: str(1, 100), required: true }, ready: { gen: (rng) => rng.chance(0.5), required: true }, reason: { gen: str(0, 2000), required: false }, evidence: { gen: (rng) => randomJson(rng), required: false } },
 };
 
