@@ -36,7 +36,7 @@ export class Approvals {
       const run = this.engine.approveRun(runId, { decision: 'approved', note, by: actor, at: isoTime(this.ctx.clock.now()) });
       if (budget) {
         // PROTOCOL §14: the cap of the attempts from now on (core/budgets reads it before the job's).
-        this.ctx.db.prepare('UPDATE runs SET budget = ? WHERE id = ?').run(JSON.stringify(budget), run.id);
+        this.engine.setRunBudget(run.id, budget);
         this.ctx.audit.append({ type: 'run.budget', actor, subject: `run:${run.id}`, detail: { budget, note } });
       }
       this.listener.decided(`run:${run.id}`, actor, note, 'approved');

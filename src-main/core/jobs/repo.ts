@@ -60,6 +60,7 @@ export class JobRepo {
     this.runPatcher = new RowPatcher(db, 'runs', 'id');
     this.q = {
       jobById: db.prepare<[string], JobRow>('SELECT * FROM jobs WHERE id = ?'),
+      setRunBudget: db.prepare<[string, string]>('UPDATE runs SET budget = ? WHERE id = ?'),
       roleOfJob: db.prepare<[string], string>('SELECT role FROM jobs WHERE id = ?').pluck(),
       jobByName: db.prepare<[string], JobRow>('SELECT * FROM jobs WHERE name = ?'),
       insertJob: db.prepare(
@@ -258,6 +259,11 @@ export class JobRepo {
     });
     this.ctx.store.emit({ type: 'run.changed', run: wire, from: null, to: 'pending', cause: 'claim' });
     return row;
+  }
+
+  /** The run's own spend caps (PROTOCOL §14), read by core/budgets before its job's; a JSON object. */
+  setRunBudget(id: string, budget: unknown): void {
+    this.q.setRunBudget.run(JSON.stringify(budget), id);
   }
 
   /** Bookkeeping fields (due time, attempt, output, …): never status, disposition or waiting_on. */

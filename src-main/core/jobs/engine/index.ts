@@ -117,6 +117,11 @@ export class JobEngine {
     return approveHeld(this.e, runId, approval);
   }
 
+  /** The caps of a run's attempts from now on (an approval may raise them). */
+  setRunBudget(runId: string, budget: unknown): void {
+    this.e.repo.setRunBudget(runId, budget);
+  }
+
   /** A held run stays failed, disposition `rejected`. */
   rejectRun(runId: string, note: string, actor: string): RunRow {
     return rejectHeld(this.e, runId, note, actor);
