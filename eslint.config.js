@@ -96,7 +96,7 @@ export default tseslint.config(
   },
   {
     // Plain Node scripts (not type-checked TS): declare Node's globals.
-    files: ['scripts/**/*.mjs', 'e2e/**/*.mjs', 'sdk/**/*.mjs', '*.js', '*.mjs'],
+    files: ['scripts/**/*.mjs', 'bench/**/*.mjs', 'e2e/**/*.mjs', 'sdk/**/*.mjs', '*.js', '*.mjs'],
     languageOptions: {
       globals: { process: 'readonly', console: 'readonly', Buffer: 'readonly', URL: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', setInterval: 'readonly', clearInterval: 'readonly', __dirname: 'readonly' },
     },
