@@ -8,9 +8,10 @@ import { ActivitySection } from '../../components/logs/ActivitySection';
 import { WorkspaceSection } from '../../components/diff/WorkspaceSection';
 import { useWorkspace } from '../../store/use-workspace';
 import { useActivity } from '../../store/use-log-source';
-import { useEffect, useMemo, useState } from 'react';
+import { useEffect, useMemo, useRef, useState } from 'react';
 import type { RunDetail } from '../../../src-main/common/console-api';
 import type { Backfill, BackfillAction, JobSummary, LedgerEntry } from '../../../src-main/common/job-schema';
+import { useListKeys, withKey } from '../../lib/list-keys';
 import { navigate, replaceRoute, useViewRoute } from '../../lib/navigation';
 import { Badge } from '../../components/Badge';
 import { PauseNote } from '../../components/PauseNote';
@@ -182,6 +183,20 @@ function Ledger({
   const rows = useMemo(() => filterLedger(scoped, filter, now), [scoped, filter, now]);
   const selected = slot ? (ledger.items.find((e) => e.slot === slot) ?? null) : null;
   const level: 'days' | 'hours' | 'slots' = !frequent ? 'slots' : !scope.day ? 'days' : !scope.hour ? 'hours' : 'slots';
+  // The keyboard (lib/list-keys): j/k move through the slots, Enter opens one, r retries a failed run.
+  const { retryRun } = useActions();
+  const tableRef = useRef<HTMLDivElement>(null);
+  const { cursor } = useListKeys({
+    count: level === 'slots' ? rows.length : 0,
+    root: () => tableRef.current,
+    onOpen: (i) => onSelect(rows[i]!.slot),
+    actions: {
+      r: (i) => {
+        const e = rows[i]!;
+        if (e.run && canRetryRun(e)) void retryRun(e.run).catch(() => {});
+      },
+    },
+  });
 
   const columns: Column<LedgerEntry>[] = [
     {
@@ -303,19 +318,22 @@ function Ledger({
         ) : ledger.loading && ledger.items.length === 0 ? (
           <Spinner label="Loading the ledger…" />
         ) : (
-          <Table
-            columns={slot ? columns.filter((c) => !NARROW_HIDDEN.has(c.key)) : columns}
-            rows={rows}
-            rowKey={(e) => e.slot}
-            rowHeight={48}
-            maxHeight={520}
-            onRowClick={(e) => onSelect(e.slot === slot ? null : e.slot)}
-            selectedKey={slot}
-            rowTone={(e) => (e.disposition === 'scheduled' || e.disposition === 'before_job' || e.disposition === 'skipped_calendar' ? 'dim' : undefined)}
-            testId="ledger-table"
-            ariaLabel="Slots"
-            empty={<EmptyState title={filter === 'past' ? 'No slot was due in this range yet' : 'Nothing to show for this filter'} compact />}
-          />
+          <div ref={tableRef}>
+            <Table
+              columns={slot ? columns.filter((c) => !NARROW_HIDDEN.has(c.key)) : columns}
+              rows={rows}
+              rowKey={(e) => e.slot}
+              rowHeight={48}
+              maxHeight={520}
+              onRowClick={(e) => onSelect(e.slot === slot ? null : e.slot)}
+              selectedKey={slot}
+              cursor={cursor}
+              rowTone={(e) => (e.disposition === 'scheduled' || e.disposition === 'before_job' || e.disposition === 'skipped_calendar' ? 'dim' : undefined)}
+              testId="ledger-table"
+              ariaLabel="Slots"
+              empty={<EmptyState title={filter === 'past' ? 'No slot was due in this range yet' : 'Nothing to show for this filter'} compact />}
+            />
+          </div>
         )}
       </section>
       {slot ? <SlotDetail job={job} slot={slot} entry={selected} onClose={() => onSelect(null)} /> : null}
@@ -402,7 +420,8 @@ function SlotDetail({ job, slot, entry, onClose }: { job: JobSummary; slot: stri
                 Why? Explain this slot
               </button>
               {canRetryRun({ run: run ?? null, backfills }) ? (
-                <button className="btn btn-small" disabled={retrying} onClick={() => void retry()} title="Runs this slot again now, as a new attempt of the same run (its completed steps kept)" data-testid="slot-retry">
+                <button className="btn btn-small" disabled={retrying} onClick={() => void retry()} title={withKey('Runs this slot again now, as a new attempt of the same run (its completed steps kept)', 'r')}
+                  aria-keyshortcuts="r" data-testid="slot-retry">
                   {retrying ? 'Retrying…' : 'Retry now'}
                 </button>
               ) : null}
