@@ -19,7 +19,7 @@ export const LIST_KEYMAPS = {
   inbox: { a: 'approve (a held run) or unblock (a blocked task)', r: 'retry', e: 'acknowledge', c: 'cancel' },
   tasks: { a: 'unblock (a blocked task)', r: 'retry (a failed task)', c: 'cancel' },
   queues: { a: 'unblock (a blocked task)', r: 'retry (a failed task)', c: 'cancel' },
-  runs: { r: 'retry (a failed run)' },
+  runs: { a: 'approve (a held run)', r: 'retry (a failed run)' },
   jobs: { t: 'trigger now', p: 'pause or resume' },
 } as const satisfies Record<string, Record<string, string>>;
 export type ListName = keyof typeof LIST_KEYMAPS;
