@@ -13,7 +13,7 @@ import { ExpiredLocksView } from '../features/locks/ExpiredLocksView';
 import { QueuesView } from '../features/queues/QueuesView';
 import { SettingsView } from '../features/settings/SettingsView';
 import { SignalsView } from '../features/signals/SignalsView';
-import { TasksView } from '../features/tasks/TasksView';
+import { TasksView } from '../features/queues/TasksView';
 import { useConsole, useWatch } from '../store/react';
 import { RelativeTime } from '../components/Time';
 import { formatCount } from '../lib/format';

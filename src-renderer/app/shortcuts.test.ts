@@ -76,6 +76,13 @@ describe('keyboard shortcuts', () => {
     const keys = shortcutList(ROUTES).flatMap((s) => s.keys);
     for (const k of ['j', 'k', 'x', 'a', 'r', 'e', 'c']) expect(keys).toContain(k);
   });
+
+  it('lists the action letters of Tasks, Role queues, Runs and Jobs, each under its list', () => {
+    const list = shortcutList(ROUTES);
+    const has = (key: string, start: string) => list.some((s) => s.keys.includes(key) && s.what.startsWith(start));
+    expect([has('r', 'Tasks: retry'), has('c', 'Tasks: cancel'), has('r', 'Runs: retry'), has('t', 'Jobs: trigger now'), has('p', 'Jobs: pause'), has('a', 'Role queues: unblock')]).toEqual([true, true, true, true, true, true]);
+    expect(new Set(list.map((s) => s.what)).size).toBe(list.length);
+  });
 });
 
 describe('hash routes', () => {

@@ -8,7 +8,7 @@
  *   Esc                                        close the open pane / dialog / help
  * Typing in a field never triggers a shortcut (except Esc, and Ctrl/Cmd+digit).
  */
-import { LIST_ACTION_KEYS } from '../lib/list-keys';
+import { LIST_KEYMAPS, LIST_NAMES, type ListName } from '../lib/list-keys';
 import { viewForDigit, type ViewId } from '../lib/routes';
 import type { RouteDef } from './views';
 
@@ -69,10 +69,12 @@ export function shortcutList(routes: RouteDef[]): Array<{ keys: string[]; what: 
     { keys: ['Ctrl/⌘ K'], what: 'Go to a view, a job, tasks or an action by typing (the command palette)' },
     { keys: ['Esc'], what: 'Close the open pane, dialog or this list' },
     { keys: ['↑', '↓', 'Home', 'End'], what: 'Move through the audit list (the detail pane follows)' },
-    { keys: ['j', 'k', '↑', '↓'], what: 'Inbox: move to the next or previous item' },
-    { keys: ['x', 'Space'], what: 'Inbox: select the item (for one action over many)' },
-    { keys: ['Enter'], what: 'Inbox: open what the item is about; in a dialog, confirm (Shift+Enter: a new line)' },
-    ...Object.entries(LIST_ACTION_KEYS).map(([k, what]) => ({ keys: [k], what: `Inbox: ${what} the item under the cursor` })),
+    { keys: ['j', 'k', '↑', '↓'], what: 'Inbox, Tasks, Role queues, Runs, Jobs: move to the next or previous row' },
+    { keys: ['x', 'Space'], what: 'Inbox, Tasks: select the row (for one action over many)' },
+    { keys: ['Enter'], what: 'In a list: open the row; in a dialog, confirm (Shift+Enter: a new line)' },
+    ...(Object.keys(LIST_KEYMAPS) as ListName[]).flatMap((list) =>
+      Object.entries(LIST_KEYMAPS[list]).map(([k, what]) => ({ keys: [k], what: `${LIST_NAMES[list]}: ${what} the row under the cursor` })),
+    ),
   ];
 }
 

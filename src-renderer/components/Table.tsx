@@ -37,6 +37,12 @@ export interface TableProps<T> {
   empty?: ReactNode;
   testId?: string;
   ariaLabel?: string;
+  /**
+   * The keyboard cursor of a list driven by useListKeys (lib/list-keys): rows carry their index
+   * (`data-list-row`), only the cursor's row is a Tab stop, and a virtualised table scrolls to it.
+   * The hook handles Enter and Space then, not the row. Left out: Enter or Space on a row opens it.
+   */
+  cursor?: number | null;
 }
 
 /** The columns for a table `width` px wide (until it is measured: those meant for a wide one). */
@@ -51,18 +57,22 @@ export function Table<T>(p: TableProps<T>) {
   const template = columns.map((c) => c.width).join(' ');
   const style = { '--grid-cols': template } as CSSProperties;
   const rowHeight = p.rowHeight ?? 36;
-  const row = (r: T) => {
+  const keyed = p.cursor !== undefined;
+  const row = (r: T, index: number) => {
     const key = p.rowKey(r);
     const tone = p.rowTone?.(r);
+    const atCursor = keyed && (p.cursor ?? 0) === index;
     return (
       <div
         className={`trow${p.onRowClick ? ' trow-link' : ''}${p.selectedKey === key ? ' selected' : ''}${tone ? ` row-${tone}` : ''}`}
         style={{ ...style, minHeight: rowHeight }}
         onClick={p.onRowClick ? () => p.onRowClick!(r) : undefined}
         // A clickable row is reachable by keyboard too: Tab to it, Enter or Space opens it.
-        tabIndex={p.onRowClick ? 0 : undefined}
+        tabIndex={keyed ? (atCursor ? 0 : -1) : p.onRowClick ? 0 : undefined}
+        data-list-row={keyed ? index : undefined}
+        aria-current={keyed && p.cursor === index ? 'true' : undefined}
         onKeyDown={
-          p.onRowClick
+          p.onRowClick && !keyed
             ? (e) => {
                 if (e.target !== e.currentTarget || (e.key !== 'Enter' && e.key !== ' ')) return;
                 e.preventDefault();
@@ -100,12 +110,12 @@ export function Table<T>(p: TableProps<T>) {
         ) : null
       ) : virtual ? (
         <div style={{ height: p.maxHeight ?? 480 }} className="table-vbody">
-          <VirtualList items={p.rows} rowHeight={rowHeight} getKey={(r) => p.rowKey(r)} render={(r) => row(r)} />
+          <VirtualList items={p.rows} rowHeight={rowHeight} getKey={(r) => p.rowKey(r)} render={(r, i) => row(r, i)} activeIndex={p.cursor} />
         </div>
       ) : (
         <div className="tbody">
-          {p.rows.map((r) => (
-            <div key={p.rowKey(r)}>{row(r)}</div>
+          {p.rows.map((r, i) => (
+            <div key={p.rowKey(r)}>{row(r, i)}</div>
           ))}
         </div>
       )}

@@ -23,6 +23,13 @@ describe('list keys', () => {
     }
   });
 
+  it('each list has its own action letters; j, k, x and g are never one', () => {
+    expect(listKey({ key: 't' }, ['t', 'p'])).toEqual({ kind: 'action', key: 't' });
+    expect(listKey({ key: 'a' }, ['t', 'p'])).toBeNull();
+    expect(listKey({ key: 'j' }, ['j'])).toEqual({ kind: 'move', by: 1 });
+    expect(listKey({ key: 'g' }, ['g'])).toBeNull();
+  });
+
   it('keeps the cursor inside the list; the first move lands on an end', () => {
     expect(moveCursor(null, 5, { kind: 'move', by: 1 })).toBe(0);
     expect(moveCursor(null, 5, { kind: 'move', by: -1 })).toBe(4);

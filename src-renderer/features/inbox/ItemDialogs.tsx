@@ -6,8 +6,7 @@ import { toUiError, type UiError } from '../../lib/errors';
 import { formatDateTime } from '../../lib/format';
 import { useActions } from '../../store/react';
 import { fromLocalInput, snoozePresets, toLocalInput } from './logic';
-import { CapFields } from '../../components/CapFields';
-import { capFromDraft, EMPTY_CAP, type CapDraft } from '../../lib/cap-draft';
+import { RunDecisionDialog as RunDecision } from '../../components/RunDecisionDialog';
 
 const MAX_NOTE = 2000;
 
@@ -145,24 +144,5 @@ export function TaskDecisionDialog({ item, decision, onClose }: { item: InboxIte
 export function RunDecisionDialog({ item, decision, onClose }: { item: InboxItem; decision: 'approve' | 'reject'; onClose: () => void }) {
   const { decideRun } = useActions();
   const runId = item.subject.slice('run:'.length);
-  // Approving may raise the cap that stopped it (else the next attempt runs under the same cap).
-  const [cap, setCap] = useState<CapDraft>(EMPTY_CAP);
-  const parsed = capFromDraft(cap);
-  return (
-    <ReasonDialog
-      title={decision === 'approve' ? 'Approve the run' : 'Reject the run'}
-      explain={
-        decision === 'approve'
-          ? 'The run is dispatched again. The agent receives your note with it, with your name and the time, and continues from the steps already done.'
-          : 'The run stays failed, marked rejected, and is not run again. The item is acknowledged with it.'
-      }
-      confirmLabel={decision === 'approve' ? 'Approve' : 'Reject'}
-      danger={decision === 'reject'}
-      extra={decision === 'approve' ? <CapFields value={cap} onChange={setCap} help={item.kind === 'budget' ? 'It was stopped by its spend cap: without a new one it runs under the same cap again.' : 'Leave empty to keep the job’s cap.'} /> : null}
-      validateExtra={() => ('problem' in parsed ? parsed.problem : null)}
-      onConfirm={(note) => decideRun(runId, decision, note, 'budget' in parsed && parsed.budget ? parsed.budget : undefined)}
-      onClose={onClose}
-      testId="run-decision-dialog"
-    />
-  );
+  return <RunDecision decision={decision} stoppedByCap={item.kind === 'budget'} onConfirm={(note, budget) => decideRun(runId, decision, note, budget)} onClose={onClose} />;
 }

@@ -1,4 +1,4 @@
-import { useMemo, useState } from 'react';
+import { useMemo, useRef, useState } from 'react';
 import type { JobSummary } from '../../../src-main/common/job-schema';
 import { navigate, useViewRoute } from '../../lib/navigation';
 import { Badge } from '../../components/Badge';
@@ -8,6 +8,7 @@ import { RowMenu } from '../../components/RowMenu';
 import { Table, type Column } from '../../components/Table';
 import { RelativeTime } from '../../components/Time';
 import { formatCount, formatDateTime } from '../../lib/format';
+import { useListKeys, withKey } from '../../lib/list-keys';
 import { useNow } from '../../lib/now';
 import { formatInZone, operatorZone } from '../../lib/zones';
 import type { JobActionKind } from '../../store/slices/jobs';
@@ -50,12 +51,25 @@ function JobList() {
     return f ? all.filter((j) => `${j.name} ${j.role} ${j.description ?? ''} ${j.paused?.reason ?? ''}`.toLowerCase().includes(f)) : all;
   }, [list.data, filter]);
 
+  // The keyboard (lib/list-keys): j/k move, Enter opens the editor, t triggers, p pauses or resumes.
+  const tableRef = useRef<HTMLDivElement>(null);
+  const { cursor } = useListKeys({
+    count: rows.length,
+    root: () => tableRef.current,
+    onOpen: (i) => navigate('jobs', rows[i]!.id),
+    actions: {
+      t: (i) => rows[i]!.enabled && !killSwitch && setActing({ job: rows[i]!, kind: 'trigger' }),
+      p: (i) => setActing({ job: rows[i]!, kind: rows[i]!.paused ? 'resume' : 'pause' }),
+    },
+  });
+
   if (!list.data) {
     if (list.error) return <ErrorBanner error={list.error} what="Could not load the jobs" onRetry={() => void refresh('jobs')} />;
     return <Spinner label="Loading jobs…" />;
   }
   const triggerButton = (j: JobSummary) => (
-    <button className="btn btn-small" disabled={!j.enabled || killSwitch} title={!j.enabled ? 'enable it first' : killSwitch ? 'the kill switch is on' : JOB_ACTION_META.trigger.explain} onClick={() => setActing({ job: j, kind: 'trigger' })} data-testid={`trigger-${j.name}`}>
+    <button className="btn btn-small" disabled={!j.enabled || killSwitch} title={!j.enabled ? 'enable it first' : killSwitch ? 'the kill switch is on' : withKey(JOB_ACTION_META.trigger.explain, 't')}
+      aria-keyshortcuts="t" onClick={() => setActing({ job: j, kind: 'trigger' })} data-testid={`trigger-${j.name}`}>
       Trigger now
     </button>
   );
@@ -166,11 +180,11 @@ function JobList() {
           <div className="row-actions">
             {triggerButton(j)}
             {j.paused ? (
-              <button className="btn btn-small" onClick={() => setActing({ job: j, kind: 'resume' })} data-testid={`resume-${j.name}`}>
+              <button className="btn btn-small" onClick={() => setActing({ job: j, kind: 'resume' })} title={withKey('Resume the job', 'p')} aria-keyshortcuts="p" data-testid={`resume-${j.name}`}>
                 Resume
               </button>
             ) : (
-              <button className="btn btn-small" onClick={() => setActing({ job: j, kind: 'pause' })} data-testid={`pause-${j.name}`}>
+              <button className="btn btn-small" onClick={() => setActing({ job: j, kind: 'pause' })} title={withKey('Pause the job', 'p')} aria-keyshortcuts="p" data-testid={`pause-${j.name}`}>
                 Pause
               </button>
             )}
@@ -202,7 +216,9 @@ function JobList() {
             label={`More actions for ${j.name}`}
             testId={`more-${j.name}`}
             items={[
-              j.paused ? { label: 'Resume', onSelect: () => setActing({ job: j, kind: 'resume' }), testId: `resume-${j.name}` } : { label: 'Pause', onSelect: () => setActing({ job: j, kind: 'pause' }), testId: `pause-${j.name}` },
+              j.paused
+                ? { label: 'Resume', title: withKey('Resume the job', 'p'), onSelect: () => setActing({ job: j, kind: 'resume' }), testId: `resume-${j.name}` }
+                : { label: 'Pause', title: withKey('Pause the job', 'p'), onSelect: () => setActing({ job: j, kind: 'pause' }), testId: `pause-${j.name}` },
               { label: j.enabled ? 'Disable' : 'Enable', danger: j.enabled, onSelect: () => setActing({ job: j, kind: j.enabled ? 'disable' : 'enable' }), testId: `${j.enabled ? 'disable' : 'enable'}-${j.name}` },
               { label: 'Runs', title: 'Slot ledger and backfill queue', onSelect: () => navigate('runs', j.id) },
               { label: 'Why didn’t it run?', onSelect: () => navigate('why', j.id) },
@@ -247,16 +263,19 @@ function JobList() {
           <code>job_trigger</code> (<code>agent.onJob</code> in the SDK) — they never schedule themselves.
         </EmptyState>
       ) : (
-        <Table
-          columns={columns}
-          rows={rows}
-          rowKey={(j) => j.id}
-          rowHeight={56}
-          rowTone={(j) => (!j.enabled ? 'dim' : undefined)}
-          testId="jobs-table"
-          ariaLabel="Jobs"
-          empty={<EmptyState title="No job matches the filter" compact />}
-        />
+        <div ref={tableRef}>
+          <Table
+            columns={columns}
+            rows={rows}
+            rowKey={(j) => j.id}
+            rowHeight={56}
+            rowTone={(j) => (!j.enabled ? 'dim' : undefined)}
+            cursor={cursor}
+            testId="jobs-table"
+            ariaLabel="Jobs (j and k move, Enter opens, t triggers, p pauses or resumes)"
+            empty={<EmptyState title="No job matches the filter" compact />}
+          />
+        </div>
       )}
       {acting ? <JobActionDialog job={acting.job} kind={acting.kind} onClose={() => setActing(null)} /> : null}
     </div>

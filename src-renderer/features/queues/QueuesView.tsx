@@ -1,4 +1,4 @@
-import { useEffect, useMemo, useState, type ReactNode } from 'react';
+import { useEffect, useMemo, useRef, useState, type ReactNode } from 'react';
 import type { UiError } from '../../lib/errors';
 import type { RolePause } from '../../../src-main/common/job-schema';
 import type { Task, TaskStatus } from '../../../src-main/common/model';
@@ -9,9 +9,10 @@ import { EmptyState, ErrorBanner, Spinner } from '../../components/States';
 import { Countdown, RelativeTime } from '../../components/Time';
 import { VirtualList } from '../../components/VirtualList';
 import { formatCount, formatDateTime, formatDurationS } from '../../lib/format';
+import { useListKeys } from '../../lib/list-keys';
 import { BOARD_STATUS_META } from '../../lib/status';
 import { useActions, useConsole, useWatch } from '../../store/react';
-import { blockersOf, COLUMNS, columnTotals, groupIntoColumns, type ColumnId, type TaskPaneAction } from './logic';
+import { actionsFor, blockersOf, COLUMNS, columnTotals, groupIntoColumns, TASK_ACTION_KEYS, type ColumnId, type TaskPaneAction } from './logic';
 import { CreateTaskDialog, TaskActionDialog } from './TaskDialogs';
 import { TaskDetail } from './TaskDetail';
 
@@ -55,6 +56,24 @@ export function QueuesView() {
   const selected = selectedTaskId !== null ? (known.get(selectedTaskId) ?? null) : null;
 
   const openTask = (t: Task) => navigate('queues', role, { task: String(t.id) });
+  // The keyboard (lib/list-keys): j/k walk the cards column by column, left to right; Enter opens;
+  // a/r/c open the pane's unblock / retry / cancel dialog for the card under the cursor.
+  const flat = useMemo(() => COLUMNS.flatMap((c) => grouped[c.id]), [grouped]);
+  const firstOf = useMemo(() => {
+    let n = 0;
+    return Object.fromEntries(COLUMNS.map((c) => [c.id, (n += grouped[c.id].length) - grouped[c.id].length])) as Record<ColumnId, number>;
+  }, [grouped]);
+  const boardRef = useRef<HTMLDivElement>(null);
+  const act = (kind: TaskPaneAction) => (i: number) => {
+    const t = flat[i];
+    if (t && actionsFor(t).includes(kind)) setActing({ task: t, kind });
+  };
+  const { cursor } = useListKeys({
+    count: flat.length,
+    root: () => boardRef.current,
+    onOpen: (i) => openTask(flat[i]!),
+    actions: Object.fromEntries(Object.entries(TASK_ACTION_KEYS).map(([kind, key]) => [key, act(kind as TaskPaneAction)])),
+  });
 
   if (!roles.data) {
     if (roles.error) return <ErrorBanner error={roles.error} what="Could not load the roles" onRetry={() => void refresh('roles')} />;
@@ -111,7 +130,7 @@ export function QueuesView() {
             </div>
           ) : null}
           <div className={`board${selected || selectedTaskId ? ' with-pane' : ''}`}>
-            <div className="columns">
+            <div className="columns" ref={boardRef}>
               {COLUMNS.map((c) => (
                 <BoardColumn
                   key={c.id}
@@ -124,7 +143,10 @@ export function QueuesView() {
                   error={c.statuses.map((s) => queue.columns[s].error).find(Boolean) ?? null}
                   hasMore={c.statuses.some((s) => queue.columns[s].next !== null)}
                   onMore={() => c.statuses.forEach((s: TaskStatus) => void loadMoreTasks(s))}
-                  render={(t) => <TaskCard task={t} names={names} known={known} lockWindowS={lockWindowS} selected={t.id === selectedTaskId} onOpen={() => openTask(t)} />}
+                  cursor={cursor !== null && cursor >= firstOf[c.id] && cursor < firstOf[c.id] + grouped[c.id].length ? cursor - firstOf[c.id] : null}
+                  render={(t, i) => (
+                    <TaskCard task={t} names={names} known={known} lockWindowS={lockWindowS} selected={t.id === selectedTaskId} listIndex={firstOf[c.id] + i} onOpen={() => openTask(t)} />
+                  )}
                 />
               ))}
             </div>
@@ -166,7 +188,9 @@ function BoardColumn(p: {
   error: UiError | null;
   hasMore: boolean;
   onMore: () => void;
-  render: (t: Task) => ReactNode;
+  /** The keyboard cursor's place in this column (scrolled into view), if it is here. */
+  cursor: number | null;
+  render: (t: Task, index: number) => ReactNode;
 }) {
   const tone = { backlog: 'backlog', ready: 'ready', in_progress: 'progress', blocked: 'blocked', done: 'done' }[p.id];
   const { hasMore, loading, onMore } = p;
@@ -185,7 +209,7 @@ function BoardColumn(p: {
       {p.tasks.length === 0 && !p.loading ? (
         <div className="column-empty muted small">{emptyText(p.id)}</div>
       ) : (
-        <VirtualList items={p.tasks} rowHeight={CARD_H} getKey={(t) => t.id} render={(t) => p.render(t)} onEndReached={onEnd} className="column-list" testId={`list-${p.id}`} />
+        <VirtualList items={p.tasks} rowHeight={CARD_H} getKey={(t) => t.id} render={(t, i) => p.render(t, i)} onEndReached={onEnd} activeIndex={p.cursor} className="column-list" testId={`list-${p.id}`} />
       )}
     </section>
   );
@@ -212,6 +236,7 @@ export function TaskCard({
   known,
   lockWindowS,
   selected,
+  listIndex,
   onOpen,
 }: {
   task: Task;
@@ -219,12 +244,14 @@ export function TaskCard({
   known: Map<number, Task>;
   lockWindowS: number | undefined;
   selected: boolean;
+  /** Its place in the board's keyboard order (lib/list-keys). */
+  listIndex?: number;
   onOpen: () => void;
 }) {
   const blockers = t.status === 'backlog' ? blockersOf(t, known) : [];
   return (
     <div className="card-pad">
-      <button className={`task-card${selected ? ' selected' : ''}`} onClick={onOpen} data-testid={`task-${t.id}`} data-status={t.status}>
+      <button className={`task-card${selected ? ' selected' : ''}`} onClick={onOpen} data-testid={`task-${t.id}`} data-status={t.status} data-list-row={listIndex}>
         <div className="task-line1">
           <span className="task-id">#{t.id}</span>
           <span className="task-title" title={t.title}>

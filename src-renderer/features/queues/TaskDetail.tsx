@@ -14,7 +14,8 @@ import { useWorkspace } from '../../store/use-workspace';
 import { useNow } from '../../lib/now';
 import { useActions } from '../../store/react';
 import { useActivity } from '../../store/use-log-source';
-import { ACTION_META, actionsFor, type TaskPaneAction } from './logic';
+import { withKey } from '../../lib/list-keys';
+import { ACTION_META, actionsFor, TASK_ACTION_KEYS, type TaskPaneAction } from './logic';
 
 /** The task pane: everything about one task, its blockers, and the operator's actions. */
 export function TaskDetail({
@@ -106,7 +107,14 @@ export function TaskDetail({
 
           <div className="actions-row">
             {actionsFor(task).map((k) => (
-              <button key={k} className={`btn btn-small${ACTION_META[k].danger ? ' btn-danger-quiet' : ''}`} onClick={() => onAction(task, k)} data-testid={`action-${k}`}>
+              <button
+                key={k}
+                className={`btn btn-small${ACTION_META[k].danger ? ' btn-danger-quiet' : ''}`}
+                onClick={() => onAction(task, k)}
+                title={TASK_ACTION_KEYS[k] ? withKey(ACTION_META[k].explain, TASK_ACTION_KEYS[k]) : ACTION_META[k].explain}
+                aria-keyshortcuts={TASK_ACTION_KEYS[k]}
+                data-testid={`action-${k}`}
+              >
                 {ACTION_META[k].label}
               </button>
             ))}

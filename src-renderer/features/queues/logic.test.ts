@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import type { RoleSummary } from '../../../src-main/common/console-api';
 import type { Task } from '../../../src-main/common/model';
 import { validatePriority } from '../../lib/priority';
-import { actionsFor, blockersOf, columnOf, columnTotals, groupIntoColumns, stuckRole, validateCreateTask } from './logic';
+import { actionsFor, blockersOf, columnOf, columnTotals, groupIntoColumns, stuckRole, validateCreateTask, TASK_ACTION_KEYS } from './logic';
+import { LIST_KEYMAPS } from '../../lib/list-keys';
 
 let seq = 0;
 function task(p: Partial<Task>): Task {
@@ -110,5 +111,13 @@ describe('task form validation at the field', () => {
     expect(validatePriority('3')).toBeNull();
     expect(validatePriority('-1000001')).toMatch(/Between/);
     expect(validatePriority('')).toMatch(/whole number/);
+  });
+});
+
+describe('the task letters', () => {
+  it('are the ones the Tasks and Role queues lists take and the `?` list names, each for an action the pane offers', () => {
+    for (const list of ['tasks', 'queues'] as const) expect(Object.values(TASK_ACTION_KEYS).sort()).toEqual(Object.keys(LIST_KEYMAPS[list]).sort());
+    expect(actionsFor({ status: 'failed', lock: null })).toEqual(expect.arrayContaining(['retry', 'cancel']));
+    expect(actionsFor({ status: 'blocked', lock: null })).toContain('unblock');
   });
 });

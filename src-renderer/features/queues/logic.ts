@@ -127,6 +127,9 @@ export function actionsFor(t: Pick<Task, 'status' | 'lock'>): TaskPaneAction[] {
   }
 }
 
+/** The letters that act on the task under the keyboard cursor (lib/list-keys' tasks and queues lists). */
+export const TASK_ACTION_KEYS: Partial<Record<TaskPaneAction, string>> = { unblock: 'a', retry: 'r', cancel: 'c' };
+
 export function isPayloadAction(k: TaskPaneAction): k is 'editPayload' | 'retryWithChanges' {
   return k === 'editPayload' || k === 'retryWithChanges';
 }

@@ -1,11 +1,13 @@
 /**
  * Runs of every job in one ledger, newest slot first, filtered by job, status, disposition and
  * the days the slots were due (the operator's days). A row opens the slot in its job's ledger.
+ * The keyboard (lib/list-keys): j/k move, Enter opens the slot, a approves a held run, r retries a failed one.
  */
-import { useEffect, useMemo } from 'react';
+import { useEffect, useMemo, useRef, useState } from 'react';
 import { changeWords } from '../../components/diff/diff-model';
 import { useChanges } from '../../store/use-changes';
 import { RUN_DISPOSITIONS, RUN_STATUSES, type JobSummary, type Run } from '../../../src-main/common/job-schema';
+import { useListKeys } from '../../lib/list-keys';
 import { navigate } from '../../lib/navigation';
 import { SelectField } from '../../components/SelectField';
 import { EmptyState, ErrorBanner, Spinner } from '../../components/States';
@@ -15,7 +17,8 @@ import { formatCount, shortHash } from '../../lib/format';
 import { dispositionMeta, runErrorView } from '../../lib/run-words';
 import { useActions, useConsole, useWatch } from '../../store/react';
 import type { AllRunsFilter } from '../../store/slices/runs';
-import { allRunsQuery, filterOfAllRunsQuery } from './logic';
+import { RunDecisionDialog } from '../../components/RunDecisionDialog';
+import { allRunsQuery, canApproveRun, canRetryRun, filterOfAllRunsQuery } from './logic';
 import { OutcomeCell, runLine } from './OutcomeCell';
 import { CostCell, DurationCell, runDurationMs } from '../../components/row-usage';
 import { useRowUsage } from '../../store/use-row-usage';
@@ -24,7 +27,8 @@ import { useNow } from '../../lib/now';
 export function AllRuns({ jobs, query }: { jobs: JobSummary[]; query: Record<string, string> }) {
   useWatch('runs');
   const all = useConsole((s) => s.runs.all);
-  const { setAllRunsFilter, loadMoreAllRuns, refresh } = useActions();
+  const { setAllRunsFilter, loadMoreAllRuns, refresh, retryRun, decideRun } = useActions();
+  const [approving, setApproving] = useState<Run | null>(null);
   const filter = useMemo(() => filterOfAllRunsQuery(query), [query]);
   const key = JSON.stringify(filter);
   useEffect(() => {
@@ -32,6 +36,22 @@ export function AllRuns({ jobs, query }: { jobs: JobSummary[]; query: Record<str
     // The key stands for the filter's fields.
   }, [key, setAllRunsFilter]);
   const set = (patch: Record<string, string>) => navigate('runs', null, allRunsQuery({ ...query, ...patch }));
+
+  const tableRef = useRef<HTMLDivElement>(null);
+  const open = (r: Run) => navigate('runs', r.jobId, { slot: r.slot });
+  const { cursor } = useListKeys({
+    count: all.items.length,
+    root: () => tableRef.current,
+    onOpen: (i) => open(all.items[i]!),
+    actions: {
+      a: (i) => canApproveRun(all.items[i]!) && setApproving(all.items[i]!),
+      r: (i) => {
+        const run = all.items[i]!;
+        // The server re-checks the backfills this list does not carry; a refusal is a toast.
+        if (canRetryRun({ run, backfills: [] })) void retryRun(run).catch(() => {});
+      },
+    },
+  });
 
   const changes = useChanges(all.items.map((r) => `run:${r.id}`));
   const now = useNow(30_000);
@@ -108,18 +128,24 @@ export function AllRuns({ jobs, query }: { jobs: JobSummary[]; query: Record<str
       {all.loadedAt === null && all.loading ? (
         <Spinner label="Loading runs…" />
       ) : (
-        <Table
-          columns={columns}
-          rows={all.items}
-          rowKey={(r) => r.id}
-          rowHeight={46}
-          maxHeight={520}
-          onRowClick={(r) => navigate('runs', r.jobId, { slot: r.slot })}
-          testId="all-runs-table"
-          ariaLabel="Runs of every job"
-          empty={<EmptyState title={Object.keys(filter as AllRunsFilter).length ? 'No run matches' : 'No run yet'} compact />}
-        />
+        <div ref={tableRef}>
+          <Table
+            columns={columns}
+            rows={all.items}
+            rowKey={(r) => r.id}
+            rowHeight={46}
+            maxHeight={520}
+            onRowClick={open}
+            cursor={cursor}
+            testId="all-runs-table"
+            ariaLabel="Runs of every job (j and k move, Enter opens, a approves a held run, r retries a failed one)"
+            empty={<EmptyState title={Object.keys(filter as AllRunsFilter).length ? 'No run matches' : 'No run yet'} compact />}
+          />
+        </div>
       )}
+      {approving ? (
+        <RunDecisionDialog decision="approve" stoppedByCap={approving.errorClass === 'budget'} onConfirm={(note, budget) => decideRun(approving.id, 'approve', note, budget)} onClose={() => setApproving(null)} />
+      ) : null}
       {all.next !== null ? (
         <div className="load-more">
           <button className="btn btn-small" onClick={() => void loadMoreAllRuns()} disabled={all.loading} data-testid="all-runs-more">

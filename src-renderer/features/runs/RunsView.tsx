@@ -8,9 +8,10 @@ import { ActivitySection } from '../../components/logs/ActivitySection';
 import { WorkspaceSection } from '../../components/diff/WorkspaceSection';
 import { useWorkspace } from '../../store/use-workspace';
 import { useActivity } from '../../store/use-log-source';
-import { useEffect, useMemo, useState } from 'react';
+import { useEffect, useMemo, useRef, useState } from 'react';
 import type { RunDetail } from '../../../src-main/common/console-api';
-import type { Backfill, BackfillAction, JobSummary, LedgerEntry } from '../../../src-main/common/job-schema';
+import type { Backfill, BackfillAction, JobSummary, LedgerEntry, Run } from '../../../src-main/common/job-schema';
+import { useListKeys, withKey } from '../../lib/list-keys';
 import { navigate, replaceRoute, useViewRoute } from '../../lib/navigation';
 import { Badge } from '../../components/Badge';
 import { PauseNote } from '../../components/PauseNote';
@@ -32,7 +33,8 @@ import { AllRuns } from './AllRuns';
 import { BucketTable } from './BucketTable';
 import { OutcomeCell, runLine } from './OutcomeCell';
 import { HeatMapPanel } from './HeatMap';
-import { backfillActions, canRequestBackfill, canRetryRun, completingBackfill, entryDay, filterLedger, LEDGER_FILTERS, slotTimeline, type LedgerFilter } from './logic';
+import { RunDecisionDialog } from '../../components/RunDecisionDialog';
+import { backfillActions, canApproveRun, canRequestBackfill, canRetryRun, completingBackfill, entryDay, filterLedger, LEDGER_FILTERS, slotTimeline, type LedgerFilter } from './logic';
 import './runs-extra.css';
 
 const WEEK_CHOICES = [2, 6, 12];
@@ -182,6 +184,25 @@ function Ledger({
   const rows = useMemo(() => filterLedger(scoped, filter, now), [scoped, filter, now]);
   const selected = slot ? (ledger.items.find((e) => e.slot === slot) ?? null) : null;
   const level: 'days' | 'hours' | 'slots' = !frequent ? 'slots' : !scope.day ? 'days' : !scope.hour ? 'hours' : 'slots';
+  // The keyboard (lib/list-keys): j/k move through the slots, Enter opens one, a approves a held run, r retries a failed one.
+  const { retryRun, decideRun } = useActions();
+  const [approving, setApproving] = useState<Run | null>(null);
+  const tableRef = useRef<HTMLDivElement>(null);
+  const { cursor } = useListKeys({
+    count: level === 'slots' ? rows.length : 0,
+    root: () => tableRef.current,
+    onOpen: (i) => onSelect(rows[i]!.slot),
+    actions: {
+      a: (i) => {
+        const run = rows[i]!.run;
+        if (run && canApproveRun(run)) setApproving(run);
+      },
+      r: (i) => {
+        const e = rows[i]!;
+        if (e.run && canRetryRun(e)) void retryRun(e.run).catch(() => {});
+      },
+    },
+  });
 
   const columns: Column<LedgerEntry>[] = [
     {
@@ -303,22 +324,28 @@ function Ledger({
         ) : ledger.loading && ledger.items.length === 0 ? (
           <Spinner label="Loading the ledger…" />
         ) : (
-          <Table
-            columns={slot ? columns.filter((c) => !NARROW_HIDDEN.has(c.key)) : columns}
-            rows={rows}
-            rowKey={(e) => e.slot}
-            rowHeight={48}
-            maxHeight={520}
-            onRowClick={(e) => onSelect(e.slot === slot ? null : e.slot)}
-            selectedKey={slot}
-            rowTone={(e) => (e.disposition === 'scheduled' || e.disposition === 'before_job' || e.disposition === 'skipped_calendar' ? 'dim' : undefined)}
-            testId="ledger-table"
-            ariaLabel="Slots"
-            empty={<EmptyState title={filter === 'past' ? 'No slot was due in this range yet' : 'Nothing to show for this filter'} compact />}
-          />
+          <div ref={tableRef}>
+            <Table
+              columns={slot ? columns.filter((c) => !NARROW_HIDDEN.has(c.key)) : columns}
+              rows={rows}
+              rowKey={(e) => e.slot}
+              rowHeight={48}
+              maxHeight={520}
+              onRowClick={(e) => onSelect(e.slot === slot ? null : e.slot)}
+              selectedKey={slot}
+              cursor={cursor}
+              rowTone={(e) => (e.disposition === 'scheduled' || e.disposition === 'before_job' || e.disposition === 'skipped_calendar' ? 'dim' : undefined)}
+              testId="ledger-table"
+              ariaLabel="Slots"
+              empty={<EmptyState title={filter === 'past' ? 'No slot was due in this range yet' : 'Nothing to show for this filter'} compact />}
+            />
+          </div>
         )}
       </section>
-      {slot ? <SlotDetail job={job} slot={slot} entry={selected} onClose={() => onSelect(null)} /> : null}
+      {slot ? <SlotDetail job={job} slot={slot} entry={selected} onApprove={setApproving} onClose={() => onSelect(null)} /> : null}
+      {approving ? (
+        <RunDecisionDialog decision="approve" stoppedByCap={approving.errorClass === 'budget'} onConfirm={(note, budget) => decideRun(approving.id, 'approve', note, budget)} onClose={() => setApproving(null)} />
+      ) : null}
     </div>
   );
 }
@@ -337,7 +364,7 @@ function backfillTone(s: Backfill['status']): string {
   return s === 'done' ? 'done' : s === 'cancelled' ? 'cancelled' : s === 'dispatched' ? 'progress' : s === 'queued' ? 'ready' : 'failed';
 }
 
-function SlotDetail({ job, slot, entry, onClose }: { job: JobSummary; slot: string; entry: LedgerEntry | null; onClose: () => void }) {
+function SlotDetail({ job, slot, entry, onApprove, onClose }: { job: JobSummary; slot: string; entry: LedgerEntry | null; onApprove: (run: Run) => void; onClose: () => void }) {
   const { getRun, requestBackfill, retryRun } = useActions();
   const [detail, setDetail] = useState<RunDetail | null>(null);
   const [error, setError] = useState<UiError | null>(null);
@@ -401,8 +428,14 @@ function SlotDetail({ job, slot, entry, onClose }: { job: JobSummary; slot: stri
               <button className="btn btn-small btn-primary" onClick={() => navigate('why', job.id, { at: entry.at })} data-testid="slot-why">
                 Why? Explain this slot
               </button>
+              {run && canApproveRun(run) ? (
+                <button className="btn btn-small" onClick={() => onApprove(run)} title={withKey('Runs it again with your note for the agent', 'a')} aria-keyshortcuts="a" data-testid="slot-approve">
+                  Approve…
+                </button>
+              ) : null}
               {canRetryRun({ run: run ?? null, backfills }) ? (
-                <button className="btn btn-small" disabled={retrying} onClick={() => void retry()} title="Runs this slot again now, as a new attempt of the same run (its completed steps kept)" data-testid="slot-retry">
+                <button className="btn btn-small" disabled={retrying} onClick={() => void retry()} title={withKey('Runs this slot again now, as a new attempt of the same run (its completed steps kept)', 'r')}
+                  aria-keyshortcuts="r" data-testid="slot-retry">
                   {retrying ? 'Retrying…' : 'Retry now'}
                 </button>
               ) : null}

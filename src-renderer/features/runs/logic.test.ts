@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { RUN_DISPOSITIONS, type Backfill, type LedgerBucket, type LedgerEntry, type Run } from '../../../src-main/common/job-schema';
-import { allRunsQuery, backfillActions, bucketRow, dueRows, canRequestBackfill, canRetryRun, completingBackfill, filterLedger, filterOfAllRunsQuery, heatClassOf, heatGrid, heatTitle, heatTotals, slotTimeline } from './logic';
+import { allRunsQuery, backfillActions, bucketRow, dueRows, canApproveRun, canRequestBackfill, canRetryRun, completingBackfill, filterLedger, filterOfAllRunsQuery, heatClassOf, heatGrid, heatTitle, heatTotals, slotTimeline } from './logic';
 import { backfillReasonWords, runErrorView, runLink, settledWords } from '../../lib/run-words';
 import { runLine } from './OutcomeCell';
 
@@ -187,5 +187,15 @@ describe('slot list and backfill actions', () => {
     expect(canRequestBackfill({ run: run('skipped'), backfills: [{ status: 'queued' } as never] })).toBe(false);
     // A failed run a backfill completed: nothing left to queue.
     expect(canRequestBackfill({ run: { status: 'failed', disposition: 'backfilled' } as Run, backfills: [{ status: 'done' } as never] })).toBe(false);
+  });
+});
+
+describe('canApproveRun', () => {
+  it('a held run waits for approval; one already backfilled or rejected does not, nor no run', () => {
+    expect(canApproveRun({ held: true, disposition: 'held' })).toBe(true);
+    expect(canApproveRun({ held: true, disposition: 'rejected' })).toBe(false);
+    expect(canApproveRun({ held: true, disposition: 'backfilled' })).toBe(false);
+    expect(canApproveRun({ held: false, disposition: 'failed' })).toBe(false);
+    expect(canApproveRun(null)).toBe(false);
   });
 });

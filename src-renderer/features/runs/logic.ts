@@ -224,6 +224,11 @@ export function canRetryRun(e: Pick<LedgerEntry, 'run' | 'backfills'>): boolean 
   return !e.backfills.some((b) => b.status === 'dispatched' || b.status === 'held');
 }
 
+/** A run held for review (needs a human, or stopped by its cap) waits for an approval; the server re-checks. */
+export function canApproveRun(r: Pick<Run, 'held' | 'disposition'> | null): boolean {
+  return !!r && r.held && r.disposition !== 'backfilled' && r.disposition !== 'rejected';
+}
+
 export type LedgerFilter = 'past' | 'problems' | 'runs' | 'upcoming' | 'all';
 
 export const LEDGER_FILTERS: Array<{ id: LedgerFilter; label: string; hint: string }> = [

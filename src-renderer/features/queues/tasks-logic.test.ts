@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { appliesToWords, bulkFraction, filterFromRoute, routeFromFilter, skippedReasons } from './logic';
+import { appliesToWords, bulkFraction, filterFromRoute, routeFromFilter, skippedReasons } from './tasks-logic';
 
 describe('tasks view logic', () => {
   it('reads the filter from the address bar and writes it back, dropping what the server would refuse', () => {

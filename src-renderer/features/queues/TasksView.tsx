@@ -1,9 +1,11 @@
 /**
  * Tasks: every task on the board, found by the server (title, payload text or id; role and
  * status), newest first — and one action over many of them at once: the ones ticked, or all
- * that match the filter, with one reason and a progress bar.
+ * that match the filter, with one reason and a progress bar. A task opens in place, in the task
+ * pane the role queues use (`#/tasks?task=42`); the list is driven from the keyboard too
+ * (lib/list-keys: j/k, Enter opens, x ticks, a/r/c act on the task under the cursor).
  */
-import { useEffect, useMemo, useState } from 'react';
+import { useEffect, useMemo, useRef, useState } from 'react';
 import { changeWords } from '../../components/diff/diff-model';
 import { useChanges } from '../../store/use-changes';
 import { TASK_STATUSES, type BulkTaskAction, type Task } from '../../../src-main/common/model';
@@ -18,16 +20,20 @@ import { useRowUsage } from '../../store/use-row-usage';
 import { useNow } from '../../lib/now';
 import { formatCount, summariseDetail } from '../../lib/format';
 import { TASK_STATUS_LABEL } from '../../lib/status';
+import { useListKeys } from '../../lib/list-keys';
 import { useActions, useConsole, useWatch } from '../../store/react';
 import type { BulkSelection } from '../../store/slices/tasks';
 import { BulkDialog } from './BulkDialog';
+import { actionsFor, TASK_ACTION_KEYS, type TaskPaneAction } from './logic';
+import { TaskActionDialog } from './TaskDialogs';
+import { TaskDetail } from './TaskDetail';
 import './tasks.css';
-import { BULK_ACTIONS, BULK_META, bulkFraction, filterFromRoute, routeFromFilter } from './logic';
+import { BULK_ACTIONS, BULK_META, bulkFraction, filterFromRoute, routeFromFilter } from './tasks-logic';
 
 const SEARCH_DEBOUNCE_MS = 300;
 
 export function TasksView() {
-  useWatch('tasks', 'roles');
+  useWatch('tasks', 'roles', 'instances', 'settings');
   const route = useViewRoute('tasks');
   const list = useConsole((s) => s.taskList);
   const bulk = useConsole((s) => s.bulk);
@@ -36,6 +42,10 @@ export function TasksView() {
   const filter = useMemo(() => filterFromRoute(route.query), [route.query]);
   const filterKey = JSON.stringify(filter);
   const roleNames = useMemo(() => (roles ?? []).map((r) => r.role).sort(), [roles]);
+  const instances = useConsole((s) => s.instances.data);
+  const lockWindowS = useConsole((s) => s.settings.data?.config.lockWindowS);
+  const names = useMemo(() => new Map((instances ?? []).map((i) => [i.id, i.name])), [instances]);
+  const openId = route.query.task && /^\d+$/.test(route.query.task) ? Number(route.query.task) : null;
 
   useEffect(() => {
     setTaskFilter(filter);
@@ -60,6 +70,10 @@ export function TasksView() {
   }, [filterKey]);
 
   const items = list.items;
+  const known = useMemo(() => new Map(items.map((t) => [t.id, t])), [items]);
+  const [paneAction, setPaneAction] = useState<{ task: Task; kind: TaskPaneAction } | null>(null);
+  const openTask = (t: Task) => navigate('tasks', null, { ...routeFromFilter(filter), task: String(t.id) });
+  const closeTask = () => navigate('tasks', null, routeFromFilter(filter));
   const allLoadedPicked = items.length > 0 && items.every((t) => picked.has(t.id));
   const total = list.total;
   const selectionSize = allMatching ? (total?.count ?? 0) : picked.size;
@@ -79,6 +93,20 @@ export function TasksView() {
     setAllMatching(false);
     setPicked(allLoadedPicked ? new Set() : new Set(items.map((t) => t.id)));
   };
+
+  // The keyboard (lib/list-keys): the letters open the same dialogs as the pane's buttons.
+  const listRef = useRef<HTMLElement>(null);
+  const act = (kind: TaskPaneAction) => (i: number) => {
+    const t = items[i];
+    if (t && actionsFor(t).includes(kind)) setPaneAction({ task: t, kind });
+  };
+  const { cursor } = useListKeys({
+    count: items.length,
+    root: () => listRef.current,
+    onOpen: (i) => openTask(items[i]!),
+    onSelect: (i) => toggle(items[i]!.id),
+    actions: Object.fromEntries(Object.entries(TASK_ACTION_KEYS).map(([kind, key]) => [key, act(kind as TaskPaneAction)])),
+  });
 
   const changes = useChanges(list.items.map((t) => `task:${t.id}`));
   const now = useNow(30_000);
@@ -220,35 +248,52 @@ export function TasksView() {
       ) : null}
 
       {list.error ? <ErrorBanner error={list.error} what="Could not search the tasks" onRetry={() => void refresh('tasks')} /> : null}
-      <section className="panel tasks-panel">
-        {list.loadedAt === null && list.loading ? (
-          <Spinner label="Searching…" />
-        ) : (
-          <Table
-            columns={columns}
-            rows={items}
-            rowKey={(t) => t.id}
-            rowHeight={46}
-            maxHeight="calc(100vh - 290px)"
-            onRowClick={(t) => navigate('queues', t.role, { task: String(t.id) })}
-            testId="tasks-table"
-            ariaLabel="Tasks"
-            empty={
-              <EmptyState title={filter.q || filter.role || filter.status ? 'No task matches' : 'No tasks yet'} compact>
-                {filter.q ? 'The search looks in titles, payload text and ids (type 42 or #42).' : 'Tasks appear here as they are created, newest first.'}
-              </EmptyState>
-            }
+      <div className={`tasks-body${openId !== null ? ' with-pane' : ''}`}>
+        <section className="panel tasks-panel" ref={listRef}>
+          {list.loadedAt === null && list.loading ? (
+            <Spinner label="Searching…" />
+          ) : (
+            <Table
+              columns={columns}
+              rows={items}
+              rowKey={(t) => t.id}
+              rowHeight={46}
+              maxHeight="calc(100vh - 290px)"
+              onRowClick={openTask}
+              selectedKey={openId}
+              cursor={cursor}
+              testId="tasks-table"
+              ariaLabel="Tasks (j and k move, Enter opens, x selects, r retries, c cancels)"
+              empty={
+                <EmptyState title={filter.q || filter.role || filter.status ? 'No task matches' : 'No tasks yet'} compact>
+                  {filter.q ? 'The search looks in titles, payload text and ids (type 42 or #42).' : 'Tasks appear here as they are created, newest first.'}
+                </EmptyState>
+              }
+            />
+          )}
+          {list.next !== null ? (
+            <div className="load-more">
+              <button className="btn btn-small" onClick={() => void loadMoreTaskList()} disabled={list.loading} data-testid="tasks-more">
+                {list.partial ? 'Search further back' : 'Show more'}
+              </button>
+              {list.partial ? <span className="muted small">The search reads a slice of the board at a time; older tasks may match too.</span> : null}
+            </div>
+          ) : null}
+        </section>
+        {openId !== null ? (
+          <TaskDetail
+            key={openId}
+            taskId={openId}
+            task={known.get(openId) ?? null}
+            names={names}
+            known={known}
+            lockWindowS={lockWindowS}
+            onAction={(task, kind) => setPaneAction({ task, kind })}
+            onClose={closeTask}
           />
-        )}
-        {list.next !== null ? (
-          <div className="load-more">
-            <button className="btn btn-small" onClick={() => void loadMoreTaskList()} disabled={list.loading} data-testid="tasks-more">
-              {list.partial ? 'Search further back' : 'Show more'}
-            </button>
-            {list.partial ? <span className="muted small">The search reads a slice of the board at a time; older tasks may match too.</span> : null}
-          </div>
         ) : null}
-      </section>
+      </div>
+      {paneAction ? <TaskActionDialog task={paneAction.task} kind={paneAction.kind} onClose={() => setPaneAction(null)} /> : null}
       {acting ? (
         <BulkDialog
           action={acting}

@@ -10,7 +10,7 @@ import { formatCount } from '../../lib/format';
 import { useActions, useConsole } from '../../store/react';
 import type { BulkSelection } from '../../store/slices/tasks';
 import { validatePriority } from '../../lib/priority';
-import { appliesToWords, BULK_META, bulkFraction, skippedReasons } from './logic';
+import { appliesToWords, BULK_META, bulkFraction, skippedReasons } from './tasks-logic';
 
 const REASON_WHY = 'it is written to the audit log of every task it changes';
 
