@@ -11,7 +11,7 @@ import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } fr
 import type { LogAttemptsResult } from '../../../src-main/common/console-api';
 import type { LogLine } from '../../../src-main/common/logs';
 import type { LogPaneProps } from '../logs/LogPane';
-import { buildTranscript } from './transcript';
+import { buildTranscript, estimateHeight } from './transcript';
 import { TranscriptItemView } from './TranscriptItemView';
 
 /** Lines per page, and the most one transcript loads (the raw log has the rest). */
@@ -78,7 +78,8 @@ export function TranscriptPane(p: Pick<LogPaneProps, 'subject' | 'tail' | 'loadA
   }, [tail, attempt, lastSeq, lines, loadMore]);
 
   const items = useMemo(() => buildTranscript(lines), [lines]);
-  const virtualizer = useVirtualizer({ count: items.length, getScrollElement: () => scroller.current, estimateSize: () => 56, overscan: 6 });
+  const estimateSize = useCallback((i: number) => estimateHeight(items[i]!), [items]);
+  const virtualizer = useVirtualizer({ count: items.length, getScrollElement: () => scroller.current, estimateSize, overscan: 6 });
 
   // Follow-live: to the end only while the reader is there; else count what arrived.
   const shown = useRef(0);
