@@ -210,7 +210,15 @@ export async function runTranscriptBench(): Promise<Record<string, number>> {
       throw new Error(`${e.message}\nrows on screen: ${rows}; screenshot: ${file}`);
     });
     const loadMs = Date.now() - t0;
+    // GAFFER_BENCH_TRANSCRIPT_PROFILE=file.cpuprofile: the page's CPU profile of the scroll (DevTools opens it).
+    const profile = process.env.GAFFER_BENCH_TRANSCRIPT_PROFILE;
+    const cdp = profile ? await page.context().newCDPSession(page) : undefined;
+    if (cdp) {
+      await cdp.send('Profiler.enable');
+      await cdp.send('Profiler.start');
+    }
     const f = (await page.evaluate(`(${IN_PAGE})(${SCROLL_MS})`)) as Omit<PageFigures, 'loadMs'>;
+    if (cdp && profile) fs.writeFileSync(profile, JSON.stringify((await cdp.send('Profiler.stop')).profile));
     const r: PageFigures = { loadMs, ...f };
     const sorted = [...r.frames].sort((a, b) => a - b);
     const p50 = percentile(sorted, 50);

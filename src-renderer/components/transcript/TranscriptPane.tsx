@@ -78,7 +78,9 @@ export function TranscriptPane(p: Pick<LogPaneProps, 'subject' | 'tail' | 'loadA
   }, [tail, attempt, lastSeq, lines, loadMore]);
 
   const items = useMemo(() => buildTranscript(lines), [lines]);
-  const estimateSize = useCallback((i: number) => estimateHeight(items[i]!), [items]);
+  // Once per item: the virtualizer asks again for every unmeasured row each time a row is measured.
+  const estimates = useMemo(() => items.map((i) => estimateHeight(i)), [items]);
+  const estimateSize = useCallback((i: number) => estimates[i] ?? 56, [estimates]);
   const virtualizer = useVirtualizer({ count: items.length, getScrollElement: () => scroller.current, estimateSize, overscan: 6 });
 
   // Follow-live: to the end only while the reader is there; else count what arrived.

@@ -147,12 +147,15 @@ export function buildTranscript(lines: readonly LogLine[]): TranscriptItem[] {
   return items;
 }
 
+/** One formatter for every row (`toLocaleString` builds one per call: it showed in the scroll profile). */
+const COUNT = new Intl.NumberFormat('en');
+
 /** "12 in · 40 out" for a message's own tokens. */
 export function usageWords(u: Usage | undefined): string | null {
   if (!u) return null;
   const parts: string[] = [];
-  if (u.inputTokens !== undefined) parts.push(`${u.inputTokens.toLocaleString('en')} in`);
-  if (u.outputTokens !== undefined) parts.push(`${u.outputTokens.toLocaleString('en')} out`);
+  if (u.inputTokens !== undefined) parts.push(`${COUNT.format(u.inputTokens)} in`);
+  if (u.outputTokens !== undefined) parts.push(`${COUNT.format(u.outputTokens)} out`);
   return parts.length ? `${parts.join(' · ')} tokens` : null;
 }
 
