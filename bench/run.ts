@@ -24,6 +24,7 @@ const SUITES: Record<string, [file: string, fn: string]> = {
   startup: ['startup.ts', 'runStartupBench'],
   idle: ['idle.ts', 'runIdleBench'],
   workspace: ['workspace.ts', 'runWorkspaceBench'],
+  transcript: ['transcript.ts', 'runTranscriptBench'],
 };
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));

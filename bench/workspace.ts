@@ -91,6 +91,55 @@ async function perTask(repo: string, n: number): Promise<number> {
   return times[times.length >> 1]!;
 }
 
+const gitIn = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd, encoding: 'utf8' });
+
+/**
+ * Designs that write fewer files than a checkout of the whole tree (issue 30's 10× target against
+ * `git clone --local`), timed on the same repository, git commands only (no Gaffer bookkeeping):
+ * - `--no-checkout`: the worktree and branch, no files (what the command would see: nothing);
+ * - that, plus a sparse checkout of one folder (only what a command declared it needs);
+ * - a retired worktree reused for a new key: `git worktree move` to the key's path, `checkout -B`
+ *   the key's branch at the base, `reset --hard` and `clean -ffdx` (so nothing of the earlier
+ *   attempt stays): only files that differ from what the tree held are written.
+ */
+async function designVariants(big: string, root: string): Promise<{ noCheckoutMs: number; sparseMs: number; sparseFiles: number; reuseSameBaseMs: number; reuseMovedBaseMs: number; movedFiles: number }> {
+  const wt = path.join(root, 'variants');
+  fs.mkdirSync(wt);
+  const base = gitIn(big, 'rev-parse', 'HEAD').trim();
+  const [noCheckoutMs] = await time(() => gitIn(big, 'worktree', 'add', '-q', '--no-checkout', '-b', 'v/nocheckout', path.join(wt, 'nocheckout'), base));
+  const [sparseMs] = await time(() => {
+    gitIn(big, 'worktree', 'add', '-q', '--no-checkout', '-b', 'v/sparse', path.join(wt, 'sparse'), base);
+    gitIn(path.join(wt, 'sparse'), 'sparse-checkout', 'set', 'src/m7');
+    gitIn(path.join(wt, 'sparse'), 'checkout', '-q', 'v/sparse');
+  });
+  const sparseFiles = Number(execFileSync('find', [path.join(wt, 'sparse', 'src'), '-type', 'f'], { encoding: 'utf8' }).split('\n').filter(Boolean).length);
+  // A retired tree: an attempt's worktree that finished, with its own leftovers.
+  const retired = path.join(wt, 'retired');
+  gitIn(big, 'worktree', 'add', '-q', '-b', 'v/old', retired, base);
+  fs.writeFileSync(path.join(retired, 'leftover.txt'), 'from the earlier attempt\n');
+  fs.appendFileSync(path.join(retired, 'src/m1/file1.txt'), 'changed by the earlier attempt\n');
+  const reuse = (from: string, to: string, branch: string, at: string) => {
+    gitIn(big, 'worktree', 'move', from, to);
+    gitIn(to, 'checkout', '-q', '-f', '-B', branch, at);
+    gitIn(to, 'reset', '-q', '--hard', at);
+    gitIn(to, 'clean', '-q', '-ffdx');
+  };
+  const [reuseSameBaseMs] = await time(() => reuse(retired, path.join(wt, 'key-a'), 'v/key-a', base));
+  // The base moved on: 200 files differ from what the retired tree holds.
+  const moved = path.join(root, 'moved-base');
+  gitIn(big, 'worktree', 'add', '-q', '--detach', moved, base);
+  for (let i = 0; i < 200; i++) fs.appendFileSync(path.join(moved, `src/m${i % 100}/file${i}.txt`), 'a newer base\n');
+  execFileSync('git', ['-c', 'user.name=b', '-c', 'user.email=b@example.invalid', 'commit', '-qam', 'newer base'], { cwd: moved });
+  const newer = gitIn(moved, 'rev-parse', 'HEAD').trim();
+  gitIn(big, 'worktree', 'remove', '--force', moved);
+  gitIn(path.join(wt, 'key-a'), 'checkout', '-q', '--detach');
+  const [reuseMovedBaseMs] = await time(() => reuse(path.join(wt, 'key-a'), path.join(wt, 'key-b'), 'v/key-b', newer));
+  const clean = gitIn(path.join(wt, 'key-b'), 'status', '--porcelain', '--ignored');
+  if (clean !== '') throw new Error(`a reused tree was not clean: ${clean.slice(0, 200)}`);
+  for (const d of ['nocheckout', 'sparse', 'key-b']) gitIn(big, 'worktree', 'remove', '--force', path.join(wt, d));
+  return { noCheckoutMs, sparseMs, sparseFiles, reuseSameBaseMs, reuseMovedBaseMs, movedFiles: 200 };
+}
+
 export async function runWorkspaceBench(): Promise<Record<string, number>> {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'gaffer-bench-ws-'));
   try {
@@ -112,6 +161,13 @@ export async function runWorkspaceBench(): Promise<Record<string, number>> {
     console.log(`ready worktree (new): ${worktreeMs.toFixed(0)} ms; found again (retry): ${resumeMs.toFixed(0)} ms`);
     console.log(`git clone --local: ${cloneMs.toFixed(0)} ms (${(cloneMs / worktreeMs).toFixed(1)}× the worktree); git clone --no-hardlinks: ${copyMs.toFixed(0)} ms (${(copyMs / worktreeMs).toFixed(1)}×)`);
 
+    const v = await designVariants(big, root);
+    console.log(
+      `other designs for a new key: --no-checkout ${v.noCheckoutMs.toFixed(0)} ms (an empty tree), + sparse checkout of one folder (${v.sparseFiles} files) ${v.sparseMs.toFixed(0)} ms; ` +
+        `a retired tree reused (worktree move + checkout -B + reset --hard + clean -ffdx): ${v.reuseSameBaseMs.toFixed(0)} ms at the same base, ${v.reuseMovedBaseMs.toFixed(0)} ms when the base moved by ${v.movedFiles} files; ` +
+        `clone --local ÷ reuse: ${(cloneMs / v.reuseSameBaseMs).toFixed(1)}× / ${(cloneMs / v.reuseMovedBaseMs).toFixed(1)}×`,
+    );
+
     const small = path.join(root, 'small');
     await generate(small, 100, 0);
     const smallTask = await perTask(small, 10);
@@ -126,6 +182,11 @@ export async function runWorkspaceBench(): Promise<Record<string, number>> {
       cloneCopyMs: Math.round(copyMs),
       cloneOverWorktree: Number((cloneMs / worktreeMs).toFixed(2)),
       cloneOverResume: Number((cloneMs / resumeMs).toFixed(1)),
+      noCheckoutMs: Math.round(v.noCheckoutMs),
+      sparseOneFolderMs: Math.round(v.sparseMs),
+      reuseSameBaseMs: Math.round(v.reuseSameBaseMs),
+      reuseMovedBaseMs: Math.round(v.reuseMovedBaseMs),
+      cloneOverReuse: Number((cloneMs / v.reuseSameBaseMs).toFixed(1)),
       perTaskSmallMs: Math.round(smallTask),
       perTaskBigMs: Math.round(bigTask),
     };

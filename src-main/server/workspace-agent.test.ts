@@ -12,6 +12,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { CommandAgent } from '../cli/agent/command-agent';
 import { parseAgentArgs } from '../cli/agent/options';
 import { checkSandbox, findBwrap } from '../cli/agent/sandbox';
+import { sanitiseKey } from '../cli/agent/workspace';
 import { OPERATOR_TOKEN, startLiveGaffer, type LiveGaffer } from './tests/live-gaffer.testkit';
 
 const IDENTITY = { GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@example.invalid', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@example.invalid' };
@@ -59,6 +60,14 @@ function runAgent(g: LiveGaffer, flags: string[], script: string, extraEnv: Reco
     await exit;
   });
   return { exit, log };
+}
+
+async function until(ok: () => boolean, what: () => string, ms = 20_000): Promise<void> {
+  const start = Date.now();
+  while (!ok()) {
+    if (Date.now() - start > ms) throw new Error(`timed out waiting: ${what()}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
 }
 
 interface Artifact {
@@ -132,6 +141,51 @@ describe.skipIf(process.platform === 'win32')('gaffer agent --workspace against 
     expect(fs.existsSync(out.ws!)).toBe(false);
     expect(git(r, 'worktree', 'list', '--porcelain')).not.toContain(key);
     expect(git(r, 'status', '--porcelain')).toBe(' M README.md\n');
+  });
+
+  it('a periodic job\'s run: its worktree is on the branch of the run\'s key, the commit lands there, a retry resumes it; the artifact is on the run over HTTP', async () => {
+    const g = await gaffer();
+    const r = repo();
+    const base = git(r, 'rev-parse', 'HEAD').trim();
+    const jobId = g.core.jobs.create({ name: 'nightly-notes', role: 'cmd', schedule: { everyS: 86_400 }, retry: { maxAttempts: 3, firstDelayS: 0 } }, { actor: 'test' }).job.id;
+    // Attempt 1 commits half the work and asks for a retry (75); attempt 2 finds it on the same branch and finishes.
+    const script = [
+      'set -e',
+      'if [ "$GAFFER_ATTEMPT" = 1 ]; then echo "half" > notes.txt; git add notes.txt; git commit -qm half; exit 75; fi',
+      'grep -q half notes.txt',
+      'echo "whole" >> notes.txt; git add notes.txt; git commit -qm whole',
+      `printf '{"key":"%s","slot":"%s","branch":"%s","attempt":"%s","resumed":"%s","ws":"%s"}' "$GAFFER_IDEMPOTENCY_KEY" "$GAFFER_SLOT" "$GAFFER_BRANCH" "$GAFFER_ATTEMPT" "$GAFFER_WORKSPACE_RESUMED" "$GAFFER_WORKSPACE" > "$GAFFER_OUTPUT_FILE"`,
+    ].join('\n');
+    const a = runAgent(g, ['--no-tasks', '--workspace', r], script);
+    const { run } = g.core.jobs.triggerNow(jobId, { reason: 'test', actor: 'test' });
+    await until(() => g.run(run.id).status === 'success' || g.run(run.id).status === 'failed', () => `run ${run.id}: ${JSON.stringify(g.run(run.id))}\n${a.log.join('')}`);
+    const done = g.run(run.id);
+    expect(done).toMatchObject({ status: 'success', attempt: 2 });
+    const out = done.output as Record<string, string>;
+    // The run's idempotency key is `<job>:<slot>`; a ':' may not be in a branch name, so the
+    // worktree's key is `<job>-<slot>`, sanitised (PROTOCOL §15): the same run, the same branch.
+    expect(out.key).toBe(run.idempotencyKey);
+    const key = sanitiseKey(`nightly-notes-${run.slot}`);
+    expect(out).toMatchObject({ slot: run.slot, branch: `gaffer/${key}`, attempt: '2', resumed: '1' });
+    expect(out.ws).toContain(`gaffer-worktrees/${key}`);
+    // Both commits are on that branch, on top of the base; the main checkout did not move.
+    expect(git(r, 'log', '--format=%s', `${base}..gaffer/${key}`)).toBe('whole\nhalf\n');
+    expect(git(r, 'rev-parse', 'HEAD').trim()).toBe(base);
+    expect(git(r, 'show', `gaffer/${key}:notes.txt`)).toBe('half\nwhole\n');
+
+    const res = await g.api('GET', `/runs/${run.id}/artifacts`);
+    expect(res.status).toBe(200);
+    const items = res.body.items as Artifact[];
+    expect(items.map((i) => [i.attempt, i.kind, i.name])).toEqual([
+      [1, 'workspace', 'workspace'],
+      [2, 'workspace', 'workspace'],
+    ]);
+    expect(items[1]!.data).toMatchObject({ branch: `gaffer/${key}`, base, head: git(r, 'rev-parse', `gaffer/${key}`).trim(), commits: 2, filesChanged: 1, insertions: 2, deletions: 0, uncommitted: false });
+    const diff = await fetch(`${g.server.url}/api/v1/runs/${run.id}/diff`, { headers: { authorization: `Bearer ${OPERATOR_TOKEN}` } });
+    expect(diff.status).toBe(200);
+    expect(await diff.text()).toBe(git(r, 'diff', '--no-renames', base, `gaffer/${key}`));
+    // --keep failed (default): the run succeeded, so its tree is gone; the branch stays.
+    expect(fs.existsSync(out.ws!)).toBe(false);
   });
 
   it.skipIf(process.platform !== 'linux' || !findBwrap(process.env))('--sandbox: the command cannot read Gaffer\'s data directory or write outside its worktree; its worktree and /tmp are its own', async () => {

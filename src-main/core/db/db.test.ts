@@ -53,6 +53,82 @@ describe('database', () => {
     expect(() => db.exec(`INSERT INTO inbox_occurrences (key, item_id, at) VALUES ('x', 999, 1)`)).toThrow(/FOREIGN KEY/);
   });
 
+  /**
+   * A file at the schema just before migration `name` (`user_version` says so), plus the `extra`
+   * steps a development branch may have run there; still open for rows to be put in.
+   */
+  function fileBefore(name: string, extra: Array<(typeof MIGRATIONS)[number]> = []): { file: string; raw: Database.Database } {
+    const file = path.join(tempDir(), `before-${name}.db`);
+    const raw = new Database(file);
+    const at = MIGRATIONS.findIndex((m) => m.name === name);
+    expect(at).toBeGreaterThan(0);
+    for (const m of [...MIGRATIONS.slice(0, at), ...extra]) {
+      raw.exec(m.sql);
+      m.run?.(raw);
+    }
+    raw.pragma(`user_version = ${at}`);
+    return { file, raw };
+  }
+
+  const TASK_COLUMNS = 'id, title, role, status, priority, payload, depends_on, trace_id, unmet_deps, attempt, previously_expired, fence, last_holder, note, output, created_at, updated_at';
+
+  it('022..025 (artifacts, verification, spend, answers) upgrade a file made before them and keep its rows and the references between them', () => {
+    const { file, raw } = fileBefore('022_artifacts');
+    raw.exec(`
+      INSERT INTO tasks (${TASK_COLUMNS}) VALUES
+        (1, 'first', 'dev', 'done', 0, '{"a":1}', '[]', 'aaaaaaaaaaaaaaaa', 0, 2, 1, 3, 'inst-1', 'ok', '{"out":true}', 10, 20),
+        (2, 'second', 'dev', 'blocked', 5, 'null', '[1]', 'bbbbbbbbbbbbbbbb', 0, 1, 0, 1, 'inst-2', 'why?', NULL, 11, 21),
+        (3, 'third', 'ops', 'in_progress', 1, 'null', '[]', NULL, 0, 1, 0, 4, 'inst-1', NULL, NULL, 12, 22);
+      INSERT INTO task_deps (task_id, depends_on) VALUES (2, 1);
+      INSERT INTO locks (task_id, instance_id, fence, claimed_at, expires_at) VALUES (3, 'inst-1', 4, 30, 40);
+      INSERT INTO lock_expiries (task_id, instance_id, fence, reason, expired_at) VALUES (1, 'inst-0', 2, 'heartbeat', 15);
+      INSERT INTO task_budgets (task_id, max_cost_usd, max_tokens) VALUES (2, 1.5, 1000);
+      INSERT INTO usage (subject, attempt, role, instance_id, input_tokens, output_tokens, cost_nusd, at) VALUES ('task:1', 2, 'dev', 'inst-1', 10, 5, 7000, 16);
+      INSERT INTO managed_agents (id, name, role, command, mode, instances, desired, created_at, updated_at, updated_by)
+        VALUES ('ma_1', 'coder', 'dev', '["claude","-p"]', 'per_task', 1, 'running', 1, 1, 'operator:test');
+    `);
+    const before = raw.prepare(`SELECT ${TASK_COLUMNS} FROM tasks ORDER BY id`).all();
+    raw.close();
+
+    const db = openDatabase(file);
+    opened.push(db);
+    expect(db.pragma('user_version', { simple: true })).toBe(MIGRATIONS.length);
+    expect(db.prepare(`SELECT ${TASK_COLUMNS} FROM tasks ORDER BY id`).all()).toEqual(before);
+    // The columns the migrations added, with their defaults on the old rows.
+    expect(db.prepare('SELECT id, verify, previous_error, prechecked_attempt, disposition, answer FROM tasks ORDER BY id').all()).toEqual(
+      [1, 2, 3].map((id) => ({ id, verify: null, previous_error: null, prechecked_attempt: 0, disposition: null, answer: null })),
+    );
+    expect(db.prepare('SELECT task_id, depends_on FROM task_deps').all()).toEqual([{ task_id: 2, depends_on: 1 }]);
+    expect(db.prepare('SELECT task_id, fence FROM locks').all()).toEqual([{ task_id: 3, fence: 4 }]);
+    expect(db.prepare('SELECT task_id, reason FROM lock_expiries').all()).toEqual([{ task_id: 1, reason: 'heartbeat' }]);
+    expect(db.prepare('SELECT task_id, max_cost_usd, max_tokens FROM task_budgets').all()).toEqual([{ task_id: 2, max_cost_usd: 1.5, max_tokens: 1000 }]);
+    expect(db.prepare('SELECT subject, cost_nusd, cache_read_tokens, estimated, final FROM usage').all()).toEqual([{ subject: 'task:1', cost_nusd: 7000, cache_read_tokens: 0, estimated: 0, final: 0 }]);
+    expect(db.prepare('SELECT name, workspace FROM managed_agents').all()).toEqual([{ name: 'coder', workspace: null }]);
+    // The rebuilt tasks table: the references into it hold, its indexes are back, it takes the new status.
+    expect(db.pragma('foreign_key_check')).toEqual([]);
+    const indexes = db.prepare(`SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'tasks' ORDER BY name`).pluck().all();
+    expect(indexes).toEqual(['tasks_claimable', 'tasks_verifying']);
+    db.exec(`UPDATE tasks SET status = 'verifying' WHERE id = 3`);
+    expect(() => db.exec(`INSERT INTO locks (task_id, instance_id, fence, claimed_at, expires_at) VALUES (99, 'x', 1, 1, 2)`)).toThrow(/FOREIGN KEY/);
+    for (const table of ['artifacts', 'verifications', 'error_streaks', 'job_attempt_days']) {
+      expect(db.prepare(`SELECT count(*) FROM ${table}`).pluck().get(), table).toBe(0);
+    }
+  });
+
+  it('023 keeps a tasks column it does not list: a file where 025 (answer) ran first keeps the answers', () => {
+    // A development database made on a branch that had 025 before 023 (the order they were written in).
+    const answer = MIGRATIONS.find((m) => m.name === '025_task_answer')!;
+    const { file, raw } = fileBefore('023_verification', [answer]);
+    raw.exec(`INSERT INTO tasks (${TASK_COLUMNS}, answer) VALUES (1, 't', 'dev', 'blocked', 0, 'null', '[]', NULL, 0, 1, 0, 1, NULL, 'which branch?', NULL, 1, 2, 'use main')`);
+    raw.close();
+    // 023 and 024 run on it, then 025 again (a no-op).
+    const db = openDatabase(file);
+    opened.push(db);
+    expect(db.prepare('SELECT id, status, note, answer, prechecked_attempt FROM tasks').all()).toEqual([{ id: 1, status: 'blocked', note: 'which branch?', answer: 'use main', prechecked_attempt: 0 }]);
+    expect(db.prepare(`SELECT sql FROM sqlite_master WHERE name = 'tasks'`).pluck().get()).toContain(`'verifying'`);
+    expect(db.pragma('foreign_key_check')).toEqual([]);
+  });
+
   const sqlMigrations = MIGRATIONS.map((m, i) => [m.name, i] as const).filter(([, i]) => !MIGRATIONS[i]!.run);
   it.each(sqlMigrations)('migration %s creates its objects and upgrades to the latest', (_name, i) => {
     const file = path.join(tempDir(), 'm.db');

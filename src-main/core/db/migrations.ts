@@ -23,6 +23,21 @@ function addMissingColumns(db: Database.Database, table: string, columns: Array<
   for (const [column, decl] of columns) if (!have.has(column)) db.exec(`ALTER TABLE ${table} ADD COLUMN ${column} ${decl}`);
 }
 
+/**
+ * For a table rebuild: adds to `to` each column of `from` it lacks (same type, NOT NULL and
+ * default), and returns the list of `from`'s columns, all of which `to` now has, for the copy.
+ */
+function carryOverColumns(db: Database.Database, from: string, to: string): string {
+  type Column = { name: string; type: string; notnull: number; dflt_value: string | null };
+  const columns = db.prepare<[], Column>(`PRAGMA table_info(${from})`).all();
+  addMissingColumns(
+    db,
+    to,
+    columns.map((c) => [c.name, `${c.type}${c.notnull ? ' NOT NULL' : ''}${c.dflt_value !== null ? ` DEFAULT ${c.dflt_value}` : ''}`]),
+  );
+  return columns.map((c) => `"${c.name}"`).join(', ');
+}
+
 export const MIGRATIONS: Migration[] = [
   {
     name: '001_tasks_locks_instances',
@@ -764,8 +779,13 @@ export const MIGRATIONS: Migration[] = [
           disposition TEXT,
           attempt_started_at INTEGER
         );
-        INSERT INTO tasks_023 (id, title, role, status, priority, payload, depends_on, trace_id, unmet_deps, attempt, previously_expired, fence, last_holder, note, output, created_at, updated_at, claim_reserve)
-          SELECT id, title, role, status, priority, payload, depends_on, trace_id, unmet_deps, attempt, previously_expired, fence, last_holder, note, output, created_at, updated_at, claim_reserve FROM tasks;
+        `);
+        // Every column the old table has is carried over, not only the ones listed above: a file
+        // whose tasks gained a column from a later migration before this one ran (a development
+        // database made on a branch where 025 came first: its `answer`) keeps that column and its data.
+        const copied = carryOverColumns(db, 'tasks', 'tasks_023');
+        db.exec(`
+        INSERT INTO tasks_023 (${copied}) SELECT ${copied} FROM tasks;
         DROP TABLE tasks;
         ALTER TABLE tasks_023 RENAME TO tasks;
         CREATE INDEX tasks_claimable ON tasks (role, priority DESC, id) WHERE status = 'backlog' AND unmet_deps = 0;

@@ -3,9 +3,30 @@
  * without raw HTML, so a `<script>` in a message is shown as text), a tool call that opens to its
  * input and output, a result, a system note, an error, or a block of plain output.
  */
+import { memo, type ReactElement } from 'react';
 import Markdown from 'react-markdown';
 import { formatCost } from '../logs/usage-words';
 import { usageWords, type TranscriptItem } from './transcript';
+
+/**
+ * Parsing markdown is most of what a row costs to render, and a virtualised list mounts rows again
+ * each time they scroll back into view: the rendered tree of a text is kept (the most recent
+ * MARKDOWN_CACHE texts), so a text is parsed once however often it is shown. `Markdown` (the
+ * synchronous one) is a pure function of its text, without hooks: its result can be reused.
+ */
+const MARKDOWN_CACHE = 500;
+const rendered = new Map<string, ReactElement>();
+export function markdown(text: string): ReactElement {
+  let el = rendered.get(text);
+  if (el) {
+    rendered.delete(text); // most recently used last
+  } else {
+    el = Markdown({ children: text }) as ReactElement;
+    if (rendered.size >= MARKDOWN_CACHE) rendered.delete(rendered.keys().next().value!);
+  }
+  rendered.set(text, el);
+  return el;
+}
 
 const pretty = (v: unknown): string => (typeof v === 'string' ? v : (JSON.stringify(v, null, 2) ?? ''));
 
@@ -19,7 +40,8 @@ function inputBrief(input: unknown): string {
   return JSON.stringify(input) ?? '';
 }
 
-export function TranscriptItemView({ item }: { item: TranscriptItem }) {
+/** Rows that stay on screen while the list scrolls are not rendered again (items are rebuilt only when lines arrive). */
+export const TranscriptItemView = memo(function TranscriptItemView({ item }: { item: TranscriptItem }) {
   switch (item.type) {
     case 'message': {
       const usage = usageWords(item.usage);
@@ -31,7 +53,7 @@ export function TranscriptItemView({ item }: { item: TranscriptItem }) {
             {usage ? ` · ${usage}` : ''}
           </div>
           <div className="tx-markdown">
-            <Markdown>{item.text}</Markdown>
+            {markdown(item.text)}
           </div>
         </div>
       );
@@ -76,7 +98,7 @@ export function TranscriptItemView({ item }: { item: TranscriptItem }) {
             {facts.length ? <span className="muted"> · {facts.join(' · ')}</span> : null}
           </div>
           <div className="tx-markdown">
-            <Markdown>{item.text}</Markdown>
+            {markdown(item.text)}
           </div>
         </div>
       );
@@ -100,4 +122,4 @@ export function TranscriptItemView({ item }: { item: TranscriptItem }) {
         </pre>
       );
   }
-}
+});

@@ -11,7 +11,7 @@ import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } fr
 import type { LogAttemptsResult } from '../../../src-main/common/console-api';
 import type { LogLine } from '../../../src-main/common/logs';
 import type { LogPaneProps } from '../logs/LogPane';
-import { buildTranscript } from './transcript';
+import { buildTranscript, estimateHeight } from './transcript';
 import { TranscriptItemView } from './TranscriptItemView';
 
 /** Lines per page, and the most one transcript loads (the raw log has the rest). */
@@ -78,7 +78,10 @@ export function TranscriptPane(p: Pick<LogPaneProps, 'subject' | 'tail' | 'loadA
   }, [tail, attempt, lastSeq, lines, loadMore]);
 
   const items = useMemo(() => buildTranscript(lines), [lines]);
-  const virtualizer = useVirtualizer({ count: items.length, getScrollElement: () => scroller.current, estimateSize: () => 56, overscan: 6 });
+  // Once per item: the virtualizer asks again for every unmeasured row each time a row is measured.
+  const estimates = useMemo(() => items.map((i) => estimateHeight(i)), [items]);
+  const estimateSize = useCallback((i: number) => estimates[i] ?? 56, [estimates]);
+  const virtualizer = useVirtualizer({ count: items.length, getScrollElement: () => scroller.current, estimateSize, overscan: 6 });
 
   // Follow-live: to the end only while the reader is there; else count what arrived.
   const shown = useRef(0);

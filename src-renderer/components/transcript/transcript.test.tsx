@@ -3,8 +3,8 @@
 import { cleanup, render } from '@testing-library/react';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { LogLine } from '../../../src-main/common/logs';
-import { buildTranscript } from './transcript';
-import { TranscriptItemView } from './TranscriptItemView';
+import { buildTranscript, estimateHeight } from './transcript';
+import { markdown, TranscriptItemView } from './TranscriptItemView';
 
 afterEach(cleanup);
 
@@ -49,5 +49,25 @@ describe('TranscriptItemView', () => {
     expect(details.className).toContain('tx-failed');
     expect(details.querySelector('summary')!.textContent).toContain('✗ failed (exit 1)');
     expect(details.textContent).toContain('1 failing');
+  });
+});
+
+describe('a long transcript stays cheap to scroll', () => {
+  it('a text is parsed once: shown again (a row scrolled back into view), its rendered markdown is reused; the cache is bounded', () => {
+    const first = markdown('**again** and again');
+    expect(markdown('**again** and again')).toBe(first);
+    expect(render(first).container.querySelector('strong')?.textContent).toBe('again');
+    for (let i = 0; i < 600; i++) markdown(`text ${i}`);
+    expect(markdown('**again** and again')).not.toBe(first);
+  });
+
+  it('rows are estimated from their text before they are measured: a long message is estimated taller than a short one', () => {
+    const message = (text: string) => estimateHeight({ type: 'message', seq: 1, at: '', text, thinking: false });
+    const short = message('ok');
+    const long = message(['### Step', '', 'a paragraph '.repeat(40), '', '- one', '- two', '', '```ts', 'code', '```'].join('\n'));
+    expect(long).toBeGreaterThan(short * 4);
+    expect(estimateHeight({ type: 'output', seq: 2, at: '', stream: 'stdout', lines: ['a', 'b', 'c'], warn: false })).toBeGreaterThan(
+      estimateHeight({ type: 'output', seq: 3, at: '', stream: 'stdout', lines: ['a'], warn: false }),
+    );
   });
 });

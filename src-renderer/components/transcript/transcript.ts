@@ -147,11 +147,37 @@ export function buildTranscript(lines: readonly LogLine[]): TranscriptItem[] {
   return items;
 }
 
+/** One formatter for every row (`toLocaleString` builds one per call: it showed in the scroll profile). */
+const COUNT = new Intl.NumberFormat('en');
+
 /** "12 in · 40 out" for a message's own tokens. */
 export function usageWords(u: Usage | undefined): string | null {
   if (!u) return null;
   const parts: string[] = [];
-  if (u.inputTokens !== undefined) parts.push(`${u.inputTokens.toLocaleString('en')} in`);
-  if (u.outputTokens !== undefined) parts.push(`${u.outputTokens.toLocaleString('en')} out`);
+  if (u.inputTokens !== undefined) parts.push(`${COUNT.format(u.inputTokens)} in`);
+  if (u.outputTokens !== undefined) parts.push(`${COUNT.format(u.outputTokens)} out`);
   return parts.length ? `${parts.join(' · ')} tokens` : null;
+}
+
+/**
+ * A row's height before it is measured (px), from its text: the virtual list places rows and sizes
+ * its scroll bar by these until each row is on screen and measured, so an estimate near the truth
+ * keeps the list from jumping while it scrolls (a flat guess was 3–6× short for long messages).
+ * Tool calls are closed (their summary line); text wraps at about `charsPerLine`.
+ */
+export function estimateHeight(item: TranscriptItem, charsPerLine = 110): number {
+  const lines = (text: string, px: number) => text.split('\n').reduce((n, l) => n + Math.max(1, Math.ceil(l.length / charsPerLine)), 0) * px;
+  switch (item.type) {
+    case 'message':
+      return 40 + lines(item.text, 20);
+    case 'result':
+      return 46 + lines(item.text, 20);
+    case 'tool':
+      return 44;
+    case 'output':
+      return 16 + lines(item.lines.join('\n'), 17);
+    case 'system':
+    case 'error':
+      return 10 + lines(item.text, 18);
+  }
 }

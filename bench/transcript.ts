@@ -1,0 +1,268 @@
+/**
+ * `npm run bench -- transcript` (issue 31: "a transcript of 10 000 events scrolls without dropped
+ * frames"): a task whose attempt log holds 10 000 transcript events (PROTOCOL §16 kind/data lines:
+ * assistant messages in markdown, tool calls with their input and output, failed tools, errors,
+ * plain output) is seeded into a data directory; the real headless start chain serves the console
+ * (`npm start -- --headless` builds out/renderer when it is older than its sources); Chromium opens
+ * the task's Transcript view and, once every line is loaded, scrolls it from the top to the bottom
+ * over a few seconds, one scroll step per animation frame. Measured in the page with
+ * requestAnimationFrame: the frame times (p50 / p95 / max), frames over 50 ms, frames that took
+ * longer than 1.5 × an idle frame of the same page (dropped; the machine's own pace is printed
+ * beside), the long animation frames' script and layout time, and the DOM nodes of the list.
+ * Figures are printed, never asserted. Run: npm run bench -- transcript
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { IncomingLine } from '../src-main/core/logs/log-store';
+import { LogStore } from '../src-main/core/logs/log-store';
+import { DEFAULT_LOG_SETTINGS } from '../src-main/common/logs';
+import { createCore } from '../src-main/core/create-core';
+import { BENCH_OPERATOR_TOKEN, startHeadless } from './headless-proc';
+import { benchDir, percentile, printTable } from './util';
+
+const EVENTS = Number(process.env.GAFFER_BENCH_TRANSCRIPT_EVENTS ?? 10_000);
+const SCROLL_MS = Number(process.env.GAFFER_BENCH_TRANSCRIPT_SCROLL_MS ?? 6000);
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const ROLE = 'coder';
+
+/** One event of a Claude-Code-like session, cycling through what such a run prints. */
+function event(n: number, at: number): IncomingLine {
+  const turn = Math.floor(n / 10);
+  const usage = { inputTokens: 1200 + (n % 97) * 13, outputTokens: 80 + (n % 31) * 7 };
+  switch (n % 10) {
+    case 0:
+      return {
+        at,
+        kind: 'assistant',
+        text: [
+          `### Step ${turn}: the parser`,
+          '',
+          `I'll read \`src/parser/part${turn % 40}.ts\` first, then run **the unit tests** for it. What I found so far:`,
+          '',
+          `- the tokenizer keeps a *copy* of each line (${turn % 7} places)`,
+          `- \`parseExpr\` recurses without a depth limit; see [the issue](https://example.invalid/issues/${turn})`,
+          '- a long sentence that has to wrap on a narrow pane because it goes on and on about the grammar, the precedence table and the error recovery that the old code did not have',
+          '',
+          '```ts',
+          `export function depth${turn}(node: Node): number {`,
+          '  return node.children.reduce((d, c) => Math.max(d, depth(c) + 1), 0);',
+          '}',
+          '```',
+        ].join('\n'),
+        data: { model: 'claude-sonnet-4', usage },
+      };
+    case 1:
+      return { at, kind: 'tool_call', text: 'Read', data: { name: 'Read', id: `toolu_${n}`, input: { file_path: `/repo/src/parser/part${turn % 40}.ts` } } };
+    case 2:
+      return {
+        at,
+        kind: 'tool_result',
+        text: 'Read',
+        data: { id: `toolu_${n - 1}`, output: Array.from({ length: 30 }, (_, i) => `${String(i + 1).padStart(4)}  const token${i} = next(input, ${i}); // ${'x'.repeat(i % 40)}`).join('\n') },
+      };
+    case 3:
+      return { at, kind: 'tool_call', text: 'Bash', data: { name: 'Bash', id: `toolu_${n}`, input: { command: `npm test -- parser/part${turn % 40}`, description: 'Run the parser tests' } } };
+    case 4: {
+      const failed = turn % 5 === 0;
+      return {
+        at,
+        kind: 'tool_result',
+        text: 'Bash',
+        ...(failed ? { level: 'error' as const } : {}),
+        data: {
+          id: `toolu_${n - 1}`,
+          isError: failed,
+          exitCode: failed ? 1 : 0,
+          output: failed ? `FAIL parser/part${turn % 40}.test.ts\n  ✕ parses nested brackets (12 ms)\n    Expected: 3\n    Received: 2\n\nTests: 1 failed, 41 passed` : `PASS parser/part${turn % 40}.test.ts\n\nTests: 42 passed, 42 total\nTime: 1.${turn % 10} s`,
+        },
+      };
+    }
+    case 5:
+      return { at, kind: 'assistant', text: turn % 5 === 0 ? 'The nested-bracket case fails: the **depth** is off by one. Fixing `parseExpr`.' : `All green for part ${turn % 40}. Next file.`, data: { model: 'claude-sonnet-4', usage } };
+    case 6:
+      return {
+        at,
+        kind: 'tool_call',
+        text: 'Edit',
+        data: { name: 'Edit', id: `toolu_${n}`, input: { file_path: `/repo/src/parser/part${turn % 40}.ts`, old_string: 'return depth(c)', new_string: 'return depth(c) + 1' } },
+      };
+    case 7:
+      return { at, kind: 'tool_result', text: 'Edit', data: { id: `toolu_${n - 1}`, output: 'The file has been updated.' } };
+    case 8:
+      return turn % 9 === 0 ? { at, kind: 'error', text: `rate limited: retrying in ${turn % 5} s`, level: 'warn' } : { at, kind: 'system', text: `context: ${40 + (turn % 50)} % used` };
+    default:
+      return { at, stream: 'stdout', text: `[agent] turn ${turn} done in ${(turn % 13) + 2}.${turn % 10} s` };
+  }
+}
+
+/** The data directory: one task, its attempt 1 log holding EVENTS events (the last a result). */
+function seed(dir: string): { taskId: number; storedLines: number } {
+  const core = createCore({ dataDir: dir });
+  const { task } = core.tasks.create({ title: 'Refactor the parser (10 000-event transcript)', role: ROLE }, { actor: 'operator:bench' });
+  core.close();
+  const now = Date.now();
+  const store = new LogStore(path.join(dir, 'logs'), now);
+  let stored = 0;
+  for (let from = 0; from < EVENTS; from += 1000) {
+    const lines: IncomingLine[] = [];
+    for (let n = from; n < Math.min(EVENTS, from + 1000); n++) {
+      const at = now - (EVENTS - n) * 50;
+      lines.push(
+        n === EVENTS - 1
+          ? { at, seq: n + 1, kind: 'result', text: 'Refactored the parser; 42 tests pass.', data: { result: 'Refactored the parser; **42 tests pass**.', costUsd: 3.21, numTurns: EVENTS / 10, durationMs: EVENTS * 50, usage: { inputTokens: 1_200_000, outputTokens: 90_000 } } }
+          : { ...event(n, at), seq: n + 1 },
+      );
+    }
+    const r = store.append([{ subject: `task:${task.id}`, attempt: 1, lines }], now, DEFAULT_LOG_SETTINGS);
+    if (!r[0] || !r[0].ok) throw new Error(`seeding the log failed: ${JSON.stringify(r[0])}`);
+    stored += r[0].stored;
+  }
+  store.close();
+  return { taskId: task.id, storedLines: stored };
+}
+
+interface PageFigures {
+  loadMs: number;
+  idle: number[];
+  frames: number[];
+  longFrames: number;
+  scriptMs: number;
+  layoutMs: number;
+  domNodes: number[];
+  rows: number[];
+  scrollHeight: number;
+  reachedEnd: boolean;
+}
+
+/**
+ * Runs in the page (a string: the bench runs under tsx, whose helpers do not exist there). Scrolls
+ * the transcript from the top to the bottom in `scrollMs`, one step per animation frame (the
+ * target follows the list's height as rows are measured), and records each frame's time, the DOM
+ * nodes in the list and the rows rendered.
+ */
+const IN_PAGE = `async function (scrollMs) {
+  const el = document.querySelector('[data-testid="transcript-scroll"]');
+  const frame = () => new Promise((res) => requestAnimationFrame((t) => res(t)));
+  el.scrollTop = 0;
+  for (let i = 0; i < 30; i++) await frame();
+  // The machine's own pace: frames with nothing to do (the machine is shared; load shows here).
+  const idle = [];
+  let prev = await frame();
+  for (let i = 0; i < 60; i++) {
+    const t = await frame();
+    idle.push(t - prev);
+    prev = t;
+  }
+  // Long animation frames (> 50 ms): how much of each was script, how much style and layout.
+  const loaf = [];
+  const observer = new PerformanceObserver((list) => loaf.push(...list.getEntries()));
+  observer.observe({ type: 'long-animation-frame' });
+  const frames = [], domNodes = [], rows = [];
+  const start = await frame();
+  let last = start;
+  for (;;) {
+    const t = await frame();
+    frames.push(t - last);
+    last = t;
+    domNodes.push(el.querySelectorAll('*').length);
+    rows.push(el.querySelectorAll('.transcript-row').length);
+    const progress = Math.min(1, (t - start) / scrollMs);
+    el.scrollTop = progress * (el.scrollHeight - el.clientHeight);
+    if (progress >= 1 && el.scrollTop + el.clientHeight >= el.scrollHeight - 2) break;
+    if (t - start > scrollMs * 4) break;
+  }
+  await frame();
+  observer.takeRecords().forEach((e) => loaf.push(e));
+  observer.disconnect();
+  const scriptMs = loaf.reduce((sum, e) => sum + e.scripts.reduce((a, x) => a + x.duration, 0), 0);
+  const layoutMs = loaf.reduce((sum, e) => sum + (e.styleAndLayoutStart ? e.startTime + e.duration - e.styleAndLayoutStart : 0), 0);
+  return { idle, frames, domNodes, rows, longFrames: loaf.length, scriptMs, layoutMs, scrollHeight: el.scrollHeight, reachedEnd: el.scrollTop + el.clientHeight >= el.scrollHeight - 2 };
+}`;
+
+export async function runTranscriptBench(): Promise<Record<string, number>> {
+  if (!fs.existsSync(CHROMIUM)) {
+    console.log(`\n(transcript: no Chromium at ${CHROMIUM}, skipped)`);
+    return {};
+  }
+  const dir = benchDir('transcript');
+  const { taskId, storedLines } = seed(dir);
+  console.log(`\n## transcript: ${EVENTS} events (${storedLines} stored lines) in one attempt; load ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  const g = await startHeadless(dir);
+  const { chromium } = await import('playwright-core');
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--no-first-run'] });
+  try {
+    const page = await (await browser.newContext({ viewport: { width: 1440, height: 900 } })).newPage();
+    await page.goto(`${g.url}/#token=${BENCH_OPERATOR_TOKEN}`);
+    await page.waitForSelector('[data-testid="view-dashboard"]', { timeout: 60_000 });
+    await page.evaluate((h) => (window.location.hash = h), `#/queues/${ROLE}?task=${taskId}`);
+    await page.waitForSelector('[data-testid="view-transcript"]', { timeout: 60_000 });
+    await page.click('.log-inline .section-head button[aria-expanded]'); // the wide log pane
+    await page.waitForSelector('[data-testid="view-transcript"]');
+    // From the click on Transcript until the last event (the result) is painted: every page loaded.
+    const t0 = Date.now();
+    await page.click('[data-testid="view-transcript"]');
+    await page.waitForSelector('[data-testid="transcript-scroll"] .tx-result', { timeout: Number(process.env.GAFFER_BENCH_TRANSCRIPT_LOAD_TIMEOUT_MS ?? 180_000) }).catch(async (e: Error) => {
+      const file = path.join(os.tmpdir(), 'gaffer-bench-transcript.png');
+      await page.screenshot({ path: file });
+      const rows = await page.$$eval('[data-testid="transcript-scroll"] .transcript-row', (els) => els.map((x) => x.getAttribute('data-index')).join(','));
+      throw new Error(`${e.message}\nrows on screen: ${rows}; screenshot: ${file}`);
+    });
+    const loadMs = Date.now() - t0;
+    // GAFFER_BENCH_TRANSCRIPT_PROFILE=file.cpuprofile: the page's CPU profile of the scroll (DevTools opens it).
+    const profile = process.env.GAFFER_BENCH_TRANSCRIPT_PROFILE;
+    const cdp = profile ? await page.context().newCDPSession(page) : undefined;
+    if (cdp) {
+      await cdp.send('Profiler.enable');
+      await cdp.send('Profiler.start');
+    }
+    const f = (await page.evaluate(`(${IN_PAGE})(${SCROLL_MS})`)) as Omit<PageFigures, 'loadMs'>;
+    if (cdp && profile) fs.writeFileSync(profile, JSON.stringify((await cdp.send('Profiler.stop')).profile));
+    const r: PageFigures = { loadMs, ...f };
+    const sorted = [...r.frames].sort((a, b) => a - b);
+    const p50 = percentile(sorted, 50);
+    const idle = [...r.idle].sort((a, b) => a - b);
+    // A frame is dropped when it took longer than 1.5 × the page's own idle frame (the display's
+    // 16.7 ms on an idle machine; more on a loaded one).
+    const idleP50 = percentile(idle, 50);
+    const dropped = r.frames.filter((x) => x > 1.5 * idleP50).length;
+    const figures = {
+      'transcript.events': EVENTS,
+      'transcript.storedLines': storedLines,
+      'transcript.loadMs': r.loadMs,
+      'transcript.frames': r.frames.length,
+      'transcript.frameP50Ms': Number(p50.toFixed(1)),
+      'transcript.frameP95Ms': Number(percentile(sorted, 95).toFixed(1)),
+      'transcript.frameMaxMs': Number(sorted[sorted.length - 1]!.toFixed(1)),
+      'transcript.framesOver50Ms': r.frames.filter((x) => x > 50).length,
+      'transcript.framesDropped': dropped,
+      'transcript.idleFrameP50Ms': Number(idleP50.toFixed(1)),
+      'transcript.idleFrameP95Ms': Number(percentile(idle, 95).toFixed(1)),
+      'transcript.longFrames': r.longFrames,
+      'transcript.longFrameScriptMs': Math.round(r.scriptMs),
+      'transcript.longFrameLayoutMs': Math.round(r.layoutMs),
+      'transcript.domNodesMax': Math.max(...r.domNodes),
+      'transcript.rowsMax': Math.max(...r.rows),
+      'transcript.scrollHeightPx': Math.round(r.scrollHeight),
+    };
+    printTable(`Transcript of ${EVENTS.toLocaleString('en-US')} events, scrolled top to bottom in ${SCROLL_MS} ms (Chromium, 1440×900, wide pane)${r.reachedEnd ? '' : ' — DID NOT REACH THE END'}`, [
+      { what: 'opened to last event painted (all pages loaded)', value: `${r.loadMs} ms` },
+      { what: 'frames during the scroll', value: r.frames.length },
+      { what: 'frame time p50 / p95 / max', value: `${figures['transcript.frameP50Ms']} / ${figures['transcript.frameP95Ms']} / ${figures['transcript.frameMaxMs']} ms` },
+      { what: 'frames over 50 ms', value: figures['transcript.framesOver50Ms'] },
+      { what: 'frames over 1.5 × the idle frame (dropped)', value: dropped },
+      { what: 'idle frame p50 / p95 (the machine, nothing to do)', value: `${figures['transcript.idleFrameP50Ms']} / ${figures['transcript.idleFrameP95Ms']} ms` },
+      { what: 'long animation frames: count / script / style+layout', value: `${r.longFrames} / ${figures['transcript.longFrameScriptMs']} ms / ${figures['transcript.longFrameLayoutMs']} ms` },
+      { what: 'DOM nodes in the list (max) / rows (max)', value: `${figures['transcript.domNodesMax']} / ${figures['transcript.rowsMax']}` },
+      { what: 'list height', value: `${figures['transcript.scrollHeightPx']} px` },
+    ]);
+    return figures;
+  } finally {
+    await browser.close();
+    await g.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) await runTranscriptBench();
