@@ -11,6 +11,7 @@ import {
   listBackfillsInput,
   listJobsInput,
   listRunsInput,
+  sameErrorTimes,
   type Backfill,
   type BusinessCalendar,
   type CheckRecord,
@@ -426,5 +427,13 @@ export const jobOps = {
     callers: OPERATOR,
     reason: 'required',
     rest: [{ method: 'PUT', path: '/job-settings/concurrency', status: { 200: '`{settings}`' }, response: settingsReply }],
+  }),
+  'jobSettings.setLoopBreaker': op<JobSettings>()({
+    summary: 'Set how many attempts in a row with the same error stop the retries of a task or job run (0: never; audited with the reason).',
+    input: z.strictObject({ sameErrorTimes, reason }),
+    result: jobSettings,
+    callers: OPERATOR,
+    reason: 'required',
+    rest: [{ method: 'PUT', path: '/job-settings/loop-breaker', status: { 200: '`{settings}`' }, response: settingsReply }],
   }),
 } as const;

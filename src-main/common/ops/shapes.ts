@@ -220,6 +220,8 @@ export const job = z.object({
   runTimeoutS: num,
   budget: z.object({ maxCostUsdPerRun: num.optional(), maxTokensPerRun: num.optional() }).optional(),
   verify: verifyDeclaration.optional(),
+  loopBreaker: z.object({ sameErrorTimes: int }).optional(),
+  maxAttemptsPerDay: int.optional(),
 });
 export const jobSummary = job.extend({
   nextSlot: z.object({ slot: str, at }).nullable(),
@@ -229,6 +231,7 @@ export const jobSummary = job.extend({
 export const jobSettings = z.object({
   killSwitch: z.object({ on: z.boolean(), reason: nstr, by: nstr, at: nstr }),
   globalConcurrency: int.nullable(),
+  loopBreaker: z.object({ sameErrorTimes: int }),
 });
 export const businessCalendar = z.object({
   id: str,

@@ -1,5 +1,4 @@
 /** Central jobs: schedules, calendars, trigger layers, runs, retries, backfill, explainer. */
-import type { VerifyHooks } from '../tasks/claim-locks';
 import type { Logger } from '../../common/logger';
 import { oldestAbout } from '../audit/audit-query';
 import type { CoreContext } from '../context';
@@ -9,6 +8,7 @@ import { Approvals, type DecisionListener } from './approvals';
 import { BackfillRepo } from './backfill-repo';
 import { CalendarRepo } from './calendar-repo';
 import { JobEngine, type BudgetGate, type EngineHub } from './engine';
+import type { RunLoopBreaker, RunVerifyHooks } from './engine/context';
 import { Pauses } from './pauses';
 import type { PreconditionEvaluator } from './preconditions';
 import { JobRepo } from './repo';
@@ -39,7 +39,9 @@ export interface JobsDeps {
   /** Scripted precondition outcomes (a rehearsal); live jobs check for real. */
   preconditions?: PreconditionEvaluator;
   /** Done means verified (core/verify): where a run attempt's verification is opened. */
-  verify?: VerifyHooks;
+  verify?: RunVerifyHooks;
+  /** The loop breaker (core/budgets/loop-breaker.ts): the same error again and again holds the run. */
+  breaker?: RunLoopBreaker;
 }
 
 /** Builds the jobs module (called once by createCore). `start()` arms its timers. */
@@ -49,7 +51,7 @@ export function createJobs(deps: JobsDeps): JobService {
   const repo = new JobRepo(ctx, calendars);
   const backfillRows = new BackfillRepo(ctx.db);
   const settings = new JobSettingsStore(ctx);
-  const engine = new JobEngine({ ctx, repo, backfillRows, settings, hub, signals, instances: deps.instances, logger: deps.logger, ...(deps.budgets ? { budgets: deps.budgets } : {}), ...(deps.preconditions ? { preconditions: deps.preconditions } : {}), ...(deps.verify ? { verify: deps.verify } : {}) });
+  const engine = new JobEngine({ ctx, repo, backfillRows, settings, hub, signals, instances: deps.instances, logger: deps.logger, ...(deps.budgets ? { budgets: deps.budgets } : {}), ...(deps.preconditions ? { preconditions: deps.preconditions } : {}), ...(deps.verify ? { verify: deps.verify } : {}), ...(deps.breaker ? { breaker: deps.breaker } : {}) });
   return new JobService({
     ctx,
     repo,
