@@ -651,6 +651,8 @@ export interface RunApproval {
   note: string;
   by: string;
   at: string;
+  /** PROTOCOL §16: the CLI session the held attempt reported (its stored `session` artifact), to resume. */
+  session?: string;
 }
 
 /** `POST /runs/{id}/approve|reject` `{note}`. */

@@ -74,6 +74,7 @@ export const task = z.object({
   disposition: z.literal('already_done').optional(),
   verification: verification.optional(),
   answer: str.optional(),
+  resumeSession: str.optional(),
 });
 export const usageTotals = z.object({ inputTokens: num, outputTokens: num, costUsd: num });
 /** The HTTP API adds what a task or run spent (logs.ts `withUsage`). */

@@ -2,6 +2,7 @@
 import type { Logger } from '../../common/logger';
 import { oldestAbout } from '../audit/audit-query';
 import type { CoreContext } from '../context';
+import type { Needed } from '../wiring';
 import type { InstanceRegistry } from '../instances/registry';
 import type { Signals } from '../signals/signals';
 import { Approvals, type DecisionListener } from './approvals';
@@ -40,6 +41,8 @@ export interface JobsDeps {
   preconditions?: PreconditionEvaluator;
   /** Done means verified (core/verify): where a run attempt's verification is opened. */
   verify?: RunVerifyHooks;
+  /** PROTOCOL §16: the CLI session an attempt of `run:<id>` reported last (the logs module, built later). */
+  sessionOf?: Needed<(subject: string) => string | undefined>;
   /** The loop breaker (core/budgets/loop-breaker.ts): the same error again and again holds the run. */
   breaker?: RunLoopBreaker;
 }
@@ -70,7 +73,7 @@ export function createJobs(deps: JobsDeps): JobService {
       },
       trail: (subjects, limit) => oldestAbout(ctx.db, subjects, limit),
     },
-    approvals: new Approvals(ctx, engine, deps.decisions),
+    approvals: new Approvals(ctx, engine, deps.decisions, deps.sessionOf),
     pauses: new Pauses({ ctx, repo, logger: deps.logger, write: (fn) => engine.write(fn), wakeWaiting: (jobId) => engine.jobResumed(jobId) }),
   });
 }

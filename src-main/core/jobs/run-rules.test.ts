@@ -169,3 +169,22 @@ describe('backfills are verified', () => {
     assertInvariants(h.core);
   });
 });
+
+describe('answering a held run', () => {
+  it("the approved attempt's trigger carries the session the held attempt stored (a restarted agent can resume it)", async () => {
+    const h = await startJobsHarness({ start: '2026-11-30T08:59:00.000Z' });
+    const agent = await h.agent('dev', async (t, a) => {
+      await a.started(t);
+      if (t.approval) return void (await a.result(t, 'success'));
+      await a.a.request('artifact', { runId: t.runId, kind: 'session', name: 'claude', data: { cli: 'claude', sessionId: 'sess-42' } });
+      await a.result(t, 'failed', 'needs_human', 'refund 40 EUR?');
+    });
+    const jobId = h.createJob({ name: 'refunds', role: 'dev', schedule: DAILY_9 });
+    await h.advanceTo('2026-11-30T09:00:30.000Z');
+    const run = h.run(jobId, SLOT)!;
+    expect(run).toMatchObject({ disposition: 'held' });
+    h.core.jobs.approvals.approve(run.id, { note: 'Yes', ...op });
+    await until(() => agent.triggers.length === 2, 'the approved attempt');
+    expect(agent.triggers[1]!.approval).toMatchObject({ note: 'Yes', session: 'sess-42' });
+  });
+});
