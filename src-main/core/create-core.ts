@@ -261,7 +261,7 @@ export function createCore(opts: CoreOptions = {}): Core {
       { name: 'per-task spend caps', run: () => void budgets.enforceTaskCaps() },
     ],
   });
-  const rehearsal = new Rehearsal({ calendar: (id) => jobs.listCalendars().find((c) => c.id === id), config, now: () => clock.now() });
+  const rehearsal = new Rehearsal({ calendar: (id) => jobs.listCalendars().find((c) => c.id === id), config, now: () => clock.now(), sameErrorTimes: () => jobs.settings().loopBreaker.sameErrorTimes });
   const prices = new PriceTable(ctx);
   const forecasts = new Forecasts(db, {
     now: () => clock.now(),

@@ -16,24 +16,14 @@
  *    (`loopBreaker.sameErrorTimes`).
  */
 import { DEFAULT_SAME_ERROR_TIMES } from '../../common/job-schema';
+import { normaliseError } from '../../common/error-signature';
 import type { CoreContext } from '../context';
 import type { Inbox } from '../inbox/inbox';
 
 export { DEFAULT_SAME_ERROR_TIMES };
 
-/** Invariant 1. */
-export function normaliseError(text: string): string {
-  return text
-    .toLowerCase()
-    .replace(/\d{4}-\d\d-\d\d[t ]\d\d:\d\d(:\d\d(\.\d+)?)?(z|[+-]\d\d:?\d\d)?/g, '<time>')
-    .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, '<id>')
-    .replace(/\b(?=[0-9a-f]*\d)[0-9a-f]{8,}\b/g, '<id>')
-    .replace(/\b[a-z]+_[a-z0-9]{6,}\b/g, '<id>')
-    .replace(/\d+/g, '#')
-    .replace(/\s+/g, ' ')
-    .trim()
-    .slice(0, 500);
-}
+/** Invariant 1 (common/error-signature.ts). */
+export { normaliseError };
 
 export class LoopBreaker {
   private readonly q;
