@@ -132,6 +132,16 @@ export const executionConditionsInput = z.strictObject({
 /** PROTOCOL §8 job field: a run passing either cap is cancelled (`run_cancelled`, reason `budget`) and held. */
 export const budgetInput = perAttemptBudget;
 
+/** The loop breaker's count (0 turns it off); its default (PROTOCOL §14). */
+export const DEFAULT_SAME_ERROR_TIMES = 3;
+export const sameErrorTimes = z.number().int().min(0).max(1000);
+/** PROTOCOL §14 job field: the job's own loop breaker count (else the setting's). */
+export const loopBreakerInput = z.strictObject({ sameErrorTimes });
+/** How a run (or backfill) held by the loop breaker says why: its error's first words. */
+export const LOOP_BREAKER_PREFIX = 'loop breaker:';
+/** The job's ceiling of attempts a day (its zone's calendar day): every attempt counts, retries and backfills too. */
+export const maxAttemptsPerDayInput = z.number().int().min(1).max(100_000);
+
 export const MISSED_WINDOW_POLICIES = ['run_now', 'fold_into_next', 'skip_and_alert'] as const;
 export type MissedWindowPolicy = (typeof MISSED_WINDOW_POLICIES)[number];
 export const OVERLAP_POLICIES = ['skip', 'queue_one', 'allow'] as const;
@@ -164,6 +174,10 @@ const jobSpecShape = {
   budget: budgetInput.optional(),
   /** "Done when…" (PROTOCOL §13): checks Gaffer runs itself before a run is `success`. */
   verify: verifySpec.optional(),
+  /** PROTOCOL §14: this job's own loop breaker count. */
+  loopBreaker: loopBreakerInput.optional(),
+  /** At most this many attempts a day (retries and backfills count; runs by hand do not). */
+  maxAttemptsPerDay: maxAttemptsPerDayInput.optional(),
 };
 
 /** A job as the operator writes it (POST /jobs, the editor form). */
@@ -193,6 +207,8 @@ export const jobPatchInput = z.strictObject({
   runTimeoutS: z.number().int().min(1).max(7 * 86400).optional(),
   /** `null` removes the caps. */
   budget: budgetInput.nullable().optional(),
+  loopBreaker: loopBreakerInput.nullable().optional(),
+  maxAttemptsPerDay: maxAttemptsPerDayInput.nullable().optional(),
 });
 export type JobPatchInput = z.infer<typeof jobPatchInput>;
 
@@ -225,6 +241,8 @@ export interface JobSpec {
   runTimeoutS: number;
   budget?: { maxCostUsdPerRun?: number; maxTokensPerRun?: number };
   verify?: VerifySpec;
+  loopBreaker?: { sameErrorTimes: number };
+  maxAttemptsPerDay?: number;
 }
 
 export const JOB_DEFAULTS = {
@@ -266,6 +284,8 @@ export function normalizeJobSpec(input: JobSpecInput): JobSpec {
   if (input.toleranceS !== undefined) spec.toleranceS = input.toleranceS;
   if (input.budget !== undefined && Object.keys(input.budget).length > 0) spec.budget = { ...input.budget };
   if (input.verify !== undefined) spec.verify = input.verify;
+  if (input.loopBreaker !== undefined) spec.loopBreaker = { ...input.loopBreaker };
+  if (input.maxAttemptsPerDay !== undefined) spec.maxAttemptsPerDay = input.maxAttemptsPerDay;
   return spec;
 }
 
@@ -600,6 +620,7 @@ export const RUN_DISPOSITIONS = [
   'verifying', // the agent reported success; Gaffer checks the work itself (PROTOCOL §13)
   'retry_scheduled',
   'ran', // success
+  'already_done', // success: the "already done?" checks passed before a later attempt went out (PROTOCOL §13)
   'skipped_calendar',
   'skipped_dst',
   'skipped_overlap',
@@ -630,6 +651,8 @@ export interface RunApproval {
   note: string;
   by: string;
   at: string;
+  /** PROTOCOL §16: the CLI session the held attempt reported (its stored `session` artifact), to resume. */
+  session?: string;
 }
 
 /** `POST /runs/{id}/approve|reject` `{note}`. */
@@ -796,6 +819,11 @@ export interface JobSettings {
   killSwitch: { on: boolean; reason: string | null; by: string | null; at: string | null };
   /** Most job runs in flight at once across all jobs (null: no limit). */
   globalConcurrency: number | null;
+  /**
+   * The loop breaker (PROTOCOL §14), for tasks and job runs: this many attempts in a row ending
+   * with the same error stop the retries (default 3; 0 turns it off). A job may set its own.
+   */
+  loopBreaker: { sameErrorTimes: number };
 }
 
 // ---- Operator inputs ---------------------------------------------------------------------------
@@ -827,6 +855,7 @@ export const triggerNowInput = z.strictObject({
 });
 export const killSwitchInput = z.strictObject({ on: z.boolean(), reason, actor: actorName });
 export const concurrencyInput = z.strictObject({ limit: z.number().int().min(1).max(100_000).nullable(), reason, actor: actorName });
+export const loopBreakerSettingInput = z.strictObject({ sameErrorTimes, reason, actor: actorName });
 export const BACKFILL_ACTIONS = ['run_now', 'cancel', 'mark_done'] as const;
 export type BackfillAction = (typeof BACKFILL_ACTIONS)[number];
 export const backfillActionInput = z.strictObject({ action: z.enum(BACKFILL_ACTIONS), reason, actor: actorName });

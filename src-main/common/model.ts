@@ -55,6 +55,11 @@ export interface Task {
    * unblocked with), until the next holder reports. The command agent passes it as GAFFER_APPROVAL_NOTE.
    */
   answer?: string;
+  /**
+   * PROTOCOL §16: with `answer`, the CLI session the attempt that asked reported (its stored
+   * `session` artifact), to continue the same conversation — the command agent's GAFFER_RESUME_SESSION.
+   */
+  resumeSession?: string;
 }
 
 export const INSTANCE_STATUSES = ['online', 'disconnected', 'offline'] as const;

@@ -432,7 +432,7 @@ export const jobTriggerPush = z.object({
   /** The previous attempt's error, on a retry. */
   previousError: z.string().optional(),
   /** The operator approved this held run (PROTOCOL §8): their note, who and when. */
-  approval: z.object({ decision: z.literal('approved'), note: z.string(), by: z.string(), at: instantText }).optional(),
+  approval: z.object({ decision: z.literal('approved'), note: z.string(), by: z.string(), at: instantText, session: z.string().optional() }).optional(),
 });
 
 export const precheckPush = z.object({

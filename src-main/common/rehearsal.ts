@@ -8,7 +8,7 @@
 import { z } from 'zod';
 import type { BackfillStatus, RunDisposition, RunStatus } from './job-schema';
 
-export const SCENARIO_NAMES = ['normal', 'data_delay', 'downstream_timeout', 'process_restart', 'cross_day_backfill'] as const;
+export const SCENARIO_NAMES = ['normal', 'data_delay', 'downstream_timeout', 'process_restart', 'cross_day_backfill', 'said_done_not_done'] as const;
 export type ScenarioName = (typeof SCENARIO_NAMES)[number];
 
 /** The scenarios in the editor's words. */
@@ -18,7 +18,14 @@ export const SCENARIO_TITLES: Record<ScenarioName, string> = {
   downstream_timeout: 'Downstream timeout',
   process_restart: 'Process restart',
   cross_day_backfill: 'Cross-day backfill',
+  said_done_not_done: 'Said done, not done',
 };
+
+/**
+ * Rehearsed by default only for a job with a "done when…" declaration (PROTOCOL §13), else only
+ * when asked for: the agent says done, Gaffer's checks find the work not done.
+ */
+export const VERIFY_SCENARIO: ScenarioName = 'said_done_not_done';
 
 /**
  * The body of `POST /jobs/rehearse` (and of the console's `jobs.rehearse`). `spec` is any object:

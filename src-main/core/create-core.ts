@@ -203,10 +203,14 @@ export function createCore(opts: CoreOptions = {}): Core {
   // shows each task's latest evidence, and the jobs module, which hands it reported runs.
   const verify = createVerifications({ ctx, repo, inbox, logger, jobs: runsToVerify }, opts.verify);
   // The same error attempt after attempt stops the retries (PROTOCOL §14), in the report's transaction.
-  const breaker = new LoopBreaker(ctx, inbox);
+  // N (the jobs settings row, one setting for tasks and job runs) is read at each failure, once the core stands.
+  const sameErrorTimes = new Late<() => number>("the loop breaker's count (a setting)", 'the loop breaker');
+  const breaker = new LoopBreaker(ctx, inbox, () => sameErrorTimes.get()());
   const locks = new ClaimLocks(ctx, repo, claimGate, (task, status, note) => breaker.taskReported(task, status, note), verify.tasks);
   const taskSearch = new TaskSearch(db);
-  const tasks = new Board(ctx, repo, locks, idempotency, taskSearch, { assertVerifiable, latest: (subject) => verify.latest(subject) });
+  // PROTOCOL §16: the session an answered task or run resumes, from the logs module's artifacts (built later).
+  const sessionOf = new Late<(subject: string) => string | undefined>('the CLI session of an attempt (stored artifacts)', 'the task board and the run approvals');
+  const tasks = new Board(ctx, repo, locks, idempotency, taskSearch, { assertVerifiable, latest: (subject) => verify.latest(subject) }, sessionOf);
   const bulkTasks = new BulkTasks(ctx, tasks, taskSearch);
   const instances = new InstanceRegistry(ctx, locks);
   const tokens = new TokenStore(ctx);
@@ -225,9 +229,10 @@ export function createCore(opts: CoreOptions = {}): Core {
   const budgets = new Budgets(ctx, usageSpend(db), inbox, { run: holdRun, task: (taskId, note, detail) => locks.takeForBudgetTx(taskId, note, detail) });
   // A decision on a held run acknowledges the inbox items about it, in the decision's transaction.
   const decisions: DecisionListener = { decided: (subject, actor, note, decision) => void inbox.resolveSubject(subject, actor, note, decision) };
-  const jobs = createJobs({ ctx, hub, signals, instances, logger, budgets, decisions, verify: verify.tasks });
+  const jobs = createJobs({ ctx, hub, signals, instances, logger, budgets, decisions, verify: verify.tasks, breaker, sessionOf });
   holdRun.provide((runId, message) => jobs.holdForBudget(runId, message), 'the jobs module');
   runsToVerify.provide(jobs, 'the jobs module');
+  sameErrorTimes.provide(() => jobs.settings().loopBreaker.sameErrorTimes, 'the jobs module');
   // A paused role, or a reached daily spend cap, hands out no task (P2: "no task").
   claimGate.provide((role) => jobs.pauses.roleClosed(role) !== null || budgets.roleBlocked(role), 'the jobs module and the budgets');
   // The inbox's sweep also looks at spend caps.
@@ -241,7 +246,7 @@ export function createCore(opts: CoreOptions = {}): Core {
       { name: 'per-task spend caps', run: () => void budgets.enforceTaskCaps() },
     ],
   });
-  const rehearsal = new Rehearsal({ calendar: (id) => jobs.listCalendars().find((c) => c.id === id), config, now: () => clock.now() });
+  const rehearsal = new Rehearsal({ calendar: (id) => jobs.listCalendars().find((c) => c.id === id), config, now: () => clock.now(), sameErrorTimes: () => jobs.settings().loopBreaker.sameErrorTimes });
   const prices = new PriceTable(ctx);
   const forecasts = new Forecasts(db, {
     now: () => clock.now(),
@@ -263,6 +268,7 @@ export function createCore(opts: CoreOptions = {}): Core {
     opts.logs,
   );
   logSink.provide(logs, 'the logs module');
+  sessionOf.provide((subject) => logs.latestSession(subject), 'the logs module');
   const managed = new ManagedAgents(ctx, tokens, logger, secrets);
   // Values an earlier version stored in clear are sealed now, once (core/secrets invariant 2).
   const sealed = sealClearValues(db, () =>
@@ -274,7 +280,7 @@ export function createCore(opts: CoreOptions = {}): Core {
   );
   if (sealed.webhookUrls + sealed.managedEnvs > 0) logger.info(`sealed ${sealed.webhookUrls} webhook URL(s) and ${sealed.managedEnvs} managed agent environment(s) stored in clear by an earlier version`);
   try {
-    sealAll([claimGate, logSink, holdRun, inboxPart.snoozed, runsToVerify]);
+    sealAll([claimGate, logSink, holdRun, inboxPart.snoozed, runsToVerify, sameErrorTimes, sessionOf]);
   } catch (e) {
     // A contribution nobody provided is a fault of this assembly: nothing starts, nothing is left open.
     void logs.close();

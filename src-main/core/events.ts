@@ -40,7 +40,7 @@ export interface CoreEventMap {
   /** A run reached success, failed or skipped. */
   'run.finished': { run: Run };
   /** Something the operator should look at: a missed slot, a held run, an exhausted retry. */
-  'run.alert': { run: Run; kind: 'missed' | 'not_ready' | 'failed' | 'held' | 'needs_human'; message: string };
+  'run.alert': { run: Run; kind: 'missed' | 'not_ready' | 'failed' | 'held' | 'needs_human' | 'attempt_ceiling'; message: string };
   /** A run needs a human (money, account, security): notify at once. */
   'run.needs_human': { run: Run; message: string };
   'backfill.changed': { backfill: Backfill; action: string };

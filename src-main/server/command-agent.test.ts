@@ -674,22 +674,29 @@ describe.skipIf(!posix)('the recipes in docs/command-agent.md, run as written', 
     }
   });
 
-  it('answering a question: a blocked task unblocked with a note continues the same Claude session with that note', async () => {
+  it('answering a question: a blocked task unblocked with a note continues the same Claude session with that note, even after the agent process restarted', async () => {
     const g = await gaffer({ role: 'dev' });
     // First call: Claude asks (exit 77, blocked). Resumed: it finishes.
     const { bin, callsOf } = fakeClis({ claude: { fixture: 'claude-stream.jsonl', exit: 77, resumed: { fixture: 'claude-stream.jsonl', exit: 0 } } });
     const id = g.createTask('Refund the customer?', { ticket: 'T-9' }).id;
-    const r = runRecipe(g, recipes[0]!, '--max-tasks 2 --poll-s 0.1', { PATH: `${bin}:${process.env.PATH}`, GAFFER_TOKEN: g.token('dev') });
-    await waitFor(() => g.task(id).status === 'blocked', 'the task to be blocked', 20_000);
+    const env = { PATH: `${bin}:${process.env.PATH}`, GAFFER_TOKEN: g.token('dev') };
+    // The first process asks and exits; a new one (nothing in its memory) takes the answered task:
+    // the session comes from the server's stored `session` artifact, delivered with the answer.
+    const first = runRecipe(g, recipes[0]!, '--max-tasks 1 --poll-s 0.1', env);
+    expect(await first.exited, first.log()).toBe(0);
+    expect(g.task(id).status).toBe('blocked');
     g.core.tasks.unblock({ taskId: id, reason: 'Yes, refund 40 EUR', actor: 'operator:test' });
+    expect(g.task(id)).toMatchObject({ answer: 'Yes, refund 40 EUR', resumeSession: '5f1c2a9e-0c1b-4d7e-9a3f-2b8e6c1d0a42' });
+    const r = runRecipe(g, recipes[0]!, '--max-tasks 1 --poll-s 0.1', env);
     expect(await r.exited, r.log()).toBe(0);
     expect(g.task(id).status, r.log()).toBe('done');
-    const [first, second] = callsOf('claude');
-    expect(first).toMatchObject({ resume: null, note: null });
+    const [firstCall, second] = callsOf('claude');
+    expect(firstCall).toMatchObject({ resume: null, note: null });
     expect(second).toMatchObject({ resume: '5f1c2a9e-0c1b-4d7e-9a3f-2b8e6c1d0a42', note: 'Yes, refund 40 EUR' });
     expect(second!.args.slice(0, 4)).toEqual(['--resume', '5f1c2a9e-0c1b-4d7e-9a3f-2b8e6c1d0a42', '-p', 'Yes, refund 40 EUR']);
-    // The answer was for that attempt only: its report cleared it.
+    // The answer (and its session) was for that attempt only: its report cleared it.
     expect(g.task(id).answer).toBeUndefined();
+    expect(g.task(id).resumeSession).toBeUndefined();
     // Each attempt's session is also stored on the server as an artifact of kind `session`.
     const sessions = g.core.logs.artifactsOf(`task:${id}`).filter((a) => a.kind === 'session');
     expect(sessions.map((a) => [a.attempt, a.name, a.data])).toEqual([

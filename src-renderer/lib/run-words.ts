@@ -12,6 +12,7 @@ export const DISPOSITION_META: Record<LedgerDisposition, { label: string; tone: 
   verifying: { label: 'checking the work', tone: 'progress' },
   retry_scheduled: { label: 'retry scheduled', tone: 'blocked' },
   ran: { label: 'ran ok', tone: 'done' },
+  already_done: { label: 'already done', tone: 'done' },
   skipped_calendar: { label: 'skipped: calendar', tone: 'cancelled' },
   skipped_dst: { label: 'skipped: DST', tone: 'cancelled' },
   skipped_overlap: { label: 'skipped: overlap', tone: 'blocked' },

@@ -346,7 +346,8 @@ export class CommandAgent {
       ...(task.traceId ? { GAFFER_TRACE_ID: task.traceId } : {}),
       // PROTOCOL §13: why the last attempt did not count ("verification failed: tests: exited with 1").
       ...(task.previousError ? { GAFFER_PREVIOUS_ERROR: task.previousError } : {}),
-      ...resumeVariables(task.answer, this.sessions.get(workKey('task', String(task.id)))),
+      // The server's stored session first (it survives this process restarting), then this process's memory.
+      ...resumeVariables(task.answer, task.resumeSession ?? this.sessions.get(workKey('task', String(task.id)))),
     };
     const ws = await this.openWorkspace(`task-${task.id}`, vars, (note) => {
       throw note.inUse ? new BacklogError(note.message) : new TaskFailedError(note.message);
@@ -393,7 +394,7 @@ export class CommandAgent {
       GAFFER_DEADLINE: ctx.deadline,
       ...(ctx.traceId ? { GAFFER_TRACE_ID: ctx.traceId } : {}),
       ...(ctx.previousError ? { GAFFER_PREVIOUS_ERROR: ctx.previousError } : {}),
-      ...resumeVariables(ctx.approval?.note, this.sessions.get(workKey('job', ctx.runId))),
+      ...resumeVariables(ctx.approval?.note, ctx.approval?.session ?? this.sessions.get(workKey('job', ctx.runId))),
     };
     const ws = await this.openWorkspace(`${ctx.job}-${ctx.slot}`, vars, (note) => {
       throw new RetryableError(note.message);

@@ -11,6 +11,7 @@ import {
   listBackfillsInput,
   listJobsInput,
   listRunsInput,
+  sameErrorTimes,
   type Backfill,
   type BusinessCalendar,
   type CheckRecord,
@@ -28,6 +29,7 @@ import {
   type TriggerChoices,
 } from '../job-schema';
 import type { Page } from '../model';
+import type { Verification } from '../verify';
 import { rehearseInput, type RehearsalResult } from '../rehearsal';
 import { perAttemptBudget, reason } from '../schemas';
 import { op } from './define';
@@ -75,7 +77,8 @@ export interface TriggerResult {
   message: string;
 }
 export interface RunDetail {
-  run: Run;
+  /** With its latest `verification` (PROTOCOL §13) where its checks ran. */
+  run: Run & { verification?: Verification };
   steps: RunStep[];
   checks: CheckRecord[];
   backfills: Backfill[];
@@ -87,7 +90,7 @@ export interface IcsImportResult {
 }
 
 const triggerResult = z.object({ run, created: z.boolean(), dispatched: z.boolean(), message: z.string() });
-const runDetail = z.object({ run, steps: z.array(runStep), checks: z.array(checkRecord), backfills: z.array(backfill) });
+const runDetail = z.object({ run: run.extend({ verification: verification.optional() }), steps: z.array(runStep), checks: z.array(checkRecord), backfills: z.array(backfill) });
 const icsImportResult = z.object({ calendar: businessCalendar, warnings: z.array(z.string()), added: z.object({ holidays: z.number(), extraWorkdays: z.number() }) });
 const validation = z.object({ ok: z.boolean(), issues: z.array(jobIssue) });
 const jobSaved = z.object({ job, warnings: z.array(jobIssue) });
@@ -272,7 +275,7 @@ export const jobOps = {
     rest: [{ method: 'GET', path: '/runs', status: { 200: '`{items: [run], next}`' }, response: page(runWithUsage) }],
   }),
   'runs.get': op<RunDetail>()({
-    summary: 'One run with its steps and checks; over HTTP, the run carries its latest `verification` (PROTOCOL §13) where its checks ran.',
+    summary: 'One run with its steps and checks; the run carries its latest `verification` (PROTOCOL §13) where its checks ran.',
     input: z.strictObject({ id: runRef }),
     result: runDetail,
     callers: BOTH,
@@ -426,5 +429,13 @@ export const jobOps = {
     callers: OPERATOR,
     reason: 'required',
     rest: [{ method: 'PUT', path: '/job-settings/concurrency', status: { 200: '`{settings}`' }, response: settingsReply }],
+  }),
+  'jobSettings.setLoopBreaker': op<JobSettings>()({
+    summary: 'Set how many attempts in a row with the same error stop the retries of a task or job run (0: never; audited with the reason).',
+    input: z.strictObject({ sameErrorTimes, reason }),
+    result: jobSettings,
+    callers: OPERATOR,
+    reason: 'required',
+    rest: [{ method: 'PUT', path: '/job-settings/loop-breaker', status: { 200: '`{settings}`' }, response: settingsReply }],
   }),
 } as const;

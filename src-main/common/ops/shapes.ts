@@ -74,6 +74,7 @@ export const task = z.object({
   disposition: z.literal('already_done').optional(),
   verification: verification.optional(),
   answer: str.optional(),
+  resumeSession: str.optional(),
 });
 export const usageTotals = z.object({ inputTokens: num, outputTokens: num, costUsd: num });
 /** The HTTP API adds what a task or run spent (logs.ts `withUsage`). */
@@ -220,6 +221,8 @@ export const job = z.object({
   runTimeoutS: num,
   budget: z.object({ maxCostUsdPerRun: num.optional(), maxTokensPerRun: num.optional() }).optional(),
   verify: verifyDeclaration.optional(),
+  loopBreaker: z.object({ sameErrorTimes: int }).optional(),
+  maxAttemptsPerDay: int.optional(),
 });
 export const jobSummary = job.extend({
   nextSlot: z.object({ slot: str, at }).nullable(),
@@ -229,6 +232,7 @@ export const jobSummary = job.extend({
 export const jobSettings = z.object({
   killSwitch: z.object({ on: z.boolean(), reason: nstr, by: nstr, at: nstr }),
   globalConcurrency: int.nullable(),
+  loopBreaker: z.object({ sameErrorTimes: int }),
 });
 export const businessCalendar = z.object({
   id: str,

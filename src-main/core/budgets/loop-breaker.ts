@@ -5,31 +5,25 @@
  * Invariants:
  * 1. Errors are compared normalised: ISO times, UUIDs, long hex ids and every run of digits are
  *    masked, case and spacing ignored — "rate limit, retry in 31 s" and "… 12 s" are the same error.
- * 2. One streak per subject (`task:<id>`; table `error_streaks`): an attempt ending with the same
+ * 2. One streak per subject (`task:<id>`, `run:<id>`; table `error_streaks`): an attempt ending with the same
  *    normalised error adds one, another error starts again at one, a success clears it. Written in
  *    the caller's transaction (the report's), so the streak and the status cannot disagree.
  * 3. When the streak reaches `sameErrorTimes` (default 3; 0 turns the breaker off) the retry is
- *    refused: the task is `blocked` instead of going back to the backlog, with a `loop_breaker`
- *    inbox item naming the error and how many times it came.
+ *    refused: the task is `blocked` instead of going back to the backlog (the run attempt `held`
+ *    instead of retried), with a `loop_breaker` inbox item naming the error and how many times it came.
+ * 4. `sameErrorTimes` is one setting for tasks and job runs (the jobs settings row, `PUT
+ *    /job-settings/loop-breaker`), read at each failure; a job may set its own
+ *    (`loopBreaker.sameErrorTimes`).
  */
+import { DEFAULT_SAME_ERROR_TIMES } from '../../common/job-schema';
+import { normaliseError } from '../../common/error-signature';
 import type { CoreContext } from '../context';
 import type { Inbox } from '../inbox';
 
-export const DEFAULT_SAME_ERROR_TIMES = 3;
+export { DEFAULT_SAME_ERROR_TIMES };
 
-/** Invariant 1. */
-export function normaliseError(text: string): string {
-  return text
-    .toLowerCase()
-    .replace(/\d{4}-\d\d-\d\d[t ]\d\d:\d\d(:\d\d(\.\d+)?)?(z|[+-]\d\d:?\d\d)?/g, '<time>')
-    .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, '<id>')
-    .replace(/\b(?=[0-9a-f]*\d)[0-9a-f]{8,}\b/g, '<id>')
-    .replace(/\b[a-z]+_[a-z0-9]{6,}\b/g, '<id>')
-    .replace(/\d+/g, '#')
-    .replace(/\s+/g, ' ')
-    .trim()
-    .slice(0, 500);
-}
+/** Invariant 1 (common/error-signature.ts). */
+export { normaliseError };
 
 export class LoopBreaker {
   private readonly q;
@@ -37,6 +31,8 @@ export class LoopBreaker {
   constructor(
     private readonly ctx: Pick<CoreContext, 'db' | 'clock'>,
     private readonly inbox: Inbox,
+    /** The setting (invariant 4), read at each failure; absent: the default. */
+    private readonly sameErrorTimes: () => number = () => DEFAULT_SAME_ERROR_TIMES,
   ) {
     this.q = {
       get: ctx.db.prepare<[string], { signature: string; count: number }>('SELECT signature, count FROM error_streaks WHERE subject = ?'),
@@ -65,7 +61,7 @@ export class LoopBreaker {
    * task takes. A retryable report (`backlog`) whose error came `times` in a row is `blocked` instead
    * (invariant 3).
    */
-  taskReported(task: { id: number; title: string; role: string; attempt: number }, status: string, note: string | null, times = DEFAULT_SAME_ERROR_TIMES): 'blocked' | null {
+  taskReported(task: { id: number; title: string; role: string; attempt: number }, status: string, note: string | null, times = this.sameErrorTimes()): 'blocked' | null {
     const subject = `task:${task.id}`;
     if (status === 'done') {
       this.note(subject, null);
@@ -88,5 +84,36 @@ export class LoopBreaker {
       },
     });
     return 'blocked';
+  }
+
+  /**
+   * A job run's attempt ended with a retryable `error` (the agent's, or its failed checks), inside
+   * the write that records it: the streak when the retry is to be refused (invariant 3) — the
+   * caller holds the run; the `loop_breaker` item is raised here — else 0.
+   */
+  runFailed(run: { id: string; jobId: string; job: string; slot: string; role: string; attempt: number }, error: string, times = this.sameErrorTimes()): number {
+    const subject = `run:${run.id}`;
+    if (!error.trim()) return 0;
+    const streak = this.note(subject, error);
+    if (times <= 0 || streak < times) return 0;
+    this.inbox.raise({
+      key: `loop:${subject}:${run.attempt}`,
+      kind: 'loop_breaker',
+      subject,
+      about: { runId: run.id, jobId: run.jobId, job: run.job, slot: run.slot, role: run.role },
+      entry: {
+        title: `Job ${run.job} (${run.slot}) failed ${streak} times in a row with the same error`,
+        detail: `“${error.trim().slice(0, 500)}”. Retries are stopped and the run is held: fix the cause, then approve it to run again (or reject it).`,
+        attempt: run.attempt,
+        times: streak,
+        error: error.slice(0, 2000),
+      },
+    });
+    return streak;
+  }
+
+  /** A job run's attempt succeeded (or the operator decided on it): its streak starts again. */
+  runSucceeded(runId: string): void {
+    this.note(`run:${runId}`, null);
   }
 }

@@ -852,4 +852,12 @@ export const MIGRATIONS: Migration[] = [
     sql: '',
     run: (db) => addMissingColumns(db, 'tasks', [['answer', 'TEXT']]),
   },
+  {
+    name: '026_resume_session',
+    // PROTOCOL §16: the CLI session an answered task resumes (the session artifact of the attempt
+    // that asked, read when the operator unblocks it), handed to the next holder with the answer
+    // and cleared with it by that holder's report. NULL for every other task. Idempotent on re-run.
+    sql: '',
+    run: (db) => addMissingColumns(db, 'tasks', [['resume_session', 'TEXT']]),
+  },
 ];

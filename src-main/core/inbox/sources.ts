@@ -13,7 +13,7 @@
  */
 import { BUDGET_ACTOR, VERIFY_ACTOR, type InboxKind } from '../../common/attention';
 import type { Logger } from '../../common/logger';
-import type { Run } from '../../common/job-schema';
+import { LOOP_BREAKER_PREFIX, type Run } from '../../common/job-schema';
 import type { Task } from '../../common/model';
 import type { InboxItem } from '../../common/attention';
 import type { CoreContext } from '../context';
@@ -159,12 +159,23 @@ export class InboxSources {
 
   private runAlert(e: CoreEventOf<'run.alert'>): void {
     if (e.kind === 'held') {
-      // A run held for its spend cap is the budget item of core/budgets, not a second one.
-      if (e.run.errorClass !== 'budget') this.runHeld('held', e.run, e.message);
+      // A run held for its spend cap is the budget item of core/budgets, one held by the loop
+      // breaker its loop_breaker item (core/budgets/loop-breaker.ts): not a second one.
+      if (e.run.errorClass !== 'budget' && !e.message.startsWith(LOOP_BREAKER_PREFIX)) this.runHeld('held', e.run, e.message);
       return;
     }
     if (e.kind === 'failed') {
       this.runFailed(e.run, e.message);
+      return;
+    }
+    if (e.kind === 'attempt_ceiling') {
+      // PROTOCOL §14: a job's ceiling of attempts a day; one item per job, each refused attempt folded in.
+      this.raise('quota', `ceiling:${e.run.id}:${e.run.attempt}`, `job:${e.run.jobId}`, { jobId: e.run.jobId, job: e.run.job }, {
+        title: `Job ${e.run.job} used up its attempts for the day`,
+        detail: `${e.message}. Raise or remove the job's “attempts a day” if it should go on today.`,
+        runId: e.run.id,
+        slot: e.run.slot,
+      });
       return;
     }
     if (e.kind !== 'missed' && e.kind !== 'not_ready') return; // needs_human has its own event

@@ -14,6 +14,7 @@
 import { runApprovalInput, runDecisionInput, type Run } from '../../common/job-schema';
 import { isoTime } from '../../common/iso-time';
 import { parseOrThrow } from '../../common/validate';
+import type { Needed } from '../wiring';
 import type { CoreContext } from '../context';
 import type { JobEngine } from './engine';
 import { toRun } from './rows';
@@ -28,12 +29,16 @@ export class Approvals {
     private readonly ctx: CoreContext,
     private readonly engine: JobEngine,
     private readonly listener: DecisionListener,
+    /** PROTOCOL §16: the CLI session the held attempt reported (the logs module's store; core/wiring.ts). */
+    private readonly sessionOf?: Needed<(subject: string) => string | undefined>,
   ) {}
 
   approve(runId: string, input: unknown): Run {
     const { note, actor, budget } = parseOrThrow(runApprovalInput, input, 'approval');
     return this.engine.write(() => {
-      const run = this.engine.approveRun(runId, { decision: 'approved', note, by: actor, at: isoTime(this.ctx.clock.now()) });
+      // The trigger carries the conversation to continue with the answer: the stored session, so a restarted agent has it too.
+      const session = this.sessionOf?.get()(`run:${runId}`);
+      const run = this.engine.approveRun(runId, { decision: 'approved', note, by: actor, at: isoTime(this.ctx.clock.now()), ...(session ? { session } : {}) });
       if (budget) {
         // PROTOCOL §14: the cap of the attempts from now on (core/budgets reads it before the job's).
         this.engine.setRunBudget(run.id, budget);

@@ -1,14 +1,15 @@
 /** Central jobs: schedules, calendars, trigger layers, runs, retries, backfill, explainer. */
-import type { VerifyHooks } from '../tasks';
 import type { Logger } from '../../common/logger';
 import { oldestAbout } from '../audit/audit-query';
 import type { CoreContext } from '../context';
 import type { InstanceRegistry } from '../instances';
 import type { Signals } from '../signals';
+import type { Needed } from '../wiring';
 import { Approvals, type DecisionListener } from './approvals';
 import { BackfillRepo } from './backfill-repo';
 import { CalendarRepo } from './calendar-repo';
 import { JobEngine, type BudgetGate, type EngineHub } from './engine';
+import type { RunLoopBreaker, RunVerifyHooks } from './engine/context';
 import { Pauses } from './pauses';
 import type { PreconditionEvaluator } from './preconditions';
 import { JobRepo } from './repo';
@@ -39,7 +40,11 @@ export interface JobsDeps {
   /** Scripted precondition outcomes (a rehearsal); live jobs check for real. */
   preconditions?: PreconditionEvaluator;
   /** Done means verified (core/verify): where a run attempt's verification is opened. */
-  verify?: VerifyHooks;
+  verify?: RunVerifyHooks;
+  /** PROTOCOL §16: the CLI session an attempt of `run:<id>` reported last (the logs module, built later). */
+  sessionOf?: Needed<(subject: string) => string | undefined>;
+  /** The loop breaker (core/budgets/loop-breaker.ts): the same error again and again holds the run. */
+  breaker?: RunLoopBreaker;
 }
 
 /** Builds the jobs module (called once by createCore). `start()` arms its timers. */
@@ -49,7 +54,7 @@ export function createJobs(deps: JobsDeps): JobService {
   const repo = new JobRepo(ctx, calendars);
   const backfillRows = new BackfillRepo(ctx.db);
   const settings = new JobSettingsStore(ctx);
-  const engine = new JobEngine({ ctx, repo, backfillRows, settings, hub, signals, instances: deps.instances, logger: deps.logger, ...(deps.budgets ? { budgets: deps.budgets } : {}), ...(deps.preconditions ? { preconditions: deps.preconditions } : {}), ...(deps.verify ? { verify: deps.verify } : {}) });
+  const engine = new JobEngine({ ctx, repo, backfillRows, settings, hub, signals, instances: deps.instances, logger: deps.logger, ...(deps.budgets ? { budgets: deps.budgets } : {}), ...(deps.preconditions ? { preconditions: deps.preconditions } : {}), ...(deps.verify ? { verify: deps.verify } : {}), ...(deps.breaker ? { breaker: deps.breaker } : {}) });
   return new JobService({
     ctx,
     repo,
@@ -68,7 +73,7 @@ export function createJobs(deps: JobsDeps): JobService {
       },
       trail: (subjects, limit) => oldestAbout(ctx.db, subjects, limit),
     },
-    approvals: new Approvals(ctx, engine, deps.decisions),
+    approvals: new Approvals(ctx, engine, deps.decisions, deps.sessionOf),
     pauses: new Pauses({ ctx, repo, logger: deps.logger, write: (fn) => engine.write(fn), wakeWaiting: (jobId) => engine.jobResumed(jobId) }),
   });
 }

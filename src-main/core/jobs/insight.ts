@@ -89,6 +89,7 @@ const OUTCOME_WORDS: Record<string, string> = {
   skipped_maintenance: 'did not run: a maintenance window covered the rest of the window',
   skipped_quota: 'did not run: the concurrency quota stayed full',
   skipped_budget: 'did not run: a daily spend cap stayed reached',
+  already_done: 'ran: its checks found the work already done by an earlier attempt; nothing was dispatched again',
   missed: 'did not run: the window passed while Gaffer could not act on it',
   folded: 'did not run on its own: folded into a later run',
   failed: 'ran and failed',

@@ -68,6 +68,9 @@ export class JobRepo {
          VALUES (@id, @name, @role, @spec, @version, @enabled, @cursor, @next_check_at, @created_at, @created_by, @updated_at, @updated_by)`,
       ),
       insertVersion: db.prepare('INSERT INTO job_versions (job_id, version, spec, at, actor, reason) VALUES (?, ?, ?, ?, ?, ?)'),
+      // The per-job ceiling of attempts a day (migration 024's table): one row per job and local day.
+      attemptsOnDay: db.prepare<[string, string], number>('SELECT n FROM job_attempt_days WHERE job_id = ? AND day = ?').pluck(),
+      countAttempt: db.prepare<[string, string]>('INSERT INTO job_attempt_days (job_id, day, n) VALUES (?, ?, 1) ON CONFLICT (job_id, day) DO UPDATE SET n = n + 1'),
       // Jobs due at the same instant in id order: a chunk's runs and checks (keyed by job id) then share index pages.
       dueJobIds: db.prepare<[number], { id: string }>('SELECT id FROM jobs WHERE enabled = 1 AND next_check_at IS NOT NULL AND next_check_at <= ? ORDER BY next_check_at, id'),
       nextJobDue: db.prepare<[], { t: number | null }>('SELECT min(next_check_at) AS t FROM jobs WHERE enabled = 1'),
@@ -410,6 +413,16 @@ export class JobRepo {
 
   coveredBy(runId: string): RunRow[] {
     return this.q.coveredBy.all(runId);
+  }
+
+  /** Attempts of the job dispatched on local `day` (YYYY-MM-DD in its zone): the per-day ceiling. */
+  attemptsOnDay(jobId: string, day: string): number {
+    return this.q.attemptsOnDay.get(jobId, day) ?? 0;
+  }
+
+  /** One more attempt of the job dispatched on local `day` (every dispatch, in its write). */
+  countAttempt(jobId: string, day: string): void {
+    this.q.countAttempt.run(jobId, day);
   }
 
   /** Attempts in flight (runs and backfills), for the global quota. */

@@ -33,7 +33,7 @@ import { FINAL_RUN_STATUSES } from './run-transitions';
 export type RunPhase = 'checking' | 'undelivered' | 'retrying' | 'offered' | 'started' | 'verifying' | 'finished';
 
 /** An execution condition that holds a dispatch back (layer 3, in the order they are checked). */
-export type ExecutionBlocker = 'killSwitch' | 'pause' | 'enabled' | 'maintenance' | 'order' | 'overlap' | 'quotaRole' | 'quotaGlobal' | 'budget' | 'instance';
+export type ExecutionBlocker = 'killSwitch' | 'pause' | 'enabled' | 'maintenance' | 'order' | 'overlap' | 'quotaRole' | 'quotaGlobal' | 'budget' | 'attemptCeiling' | 'instance';
 
 /**
  * What a run that is not out waits for: its window to open, its preconditions, or an execution

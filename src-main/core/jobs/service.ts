@@ -28,6 +28,7 @@ import {
   listBackfillsInput,
   listJobsInput,
   listRunsInput,
+  loopBreakerSettingInput,
   operatorReason,
   requestBackfillInput,
   retryRunInput,
@@ -153,10 +154,10 @@ export class JobService {
    * Settles a verifying run attempt (core/verify) in one jobs write: `record` keeps the evidence
    * and says the verdict; the attempt moves by it if it is still verifying (true then).
    */
-  verified(runId: string, attempt: number, record: () => { passed: boolean; onFail: VerifyOnFail; error: string }): boolean {
+  verified(runId: string, attempt: number, record: () => { passed: boolean; onFail: VerifyOnFail; error: string; before?: boolean }): boolean {
     return this.engine.write(() => {
       const v = record();
-      return this.engine.verified(runId, attempt, v.passed, v.onFail, v.error);
+      return this.engine.verified(runId, attempt, v.passed, v.onFail, v.error, v.before ?? false);
     });
   }
 
@@ -531,6 +532,12 @@ export class JobService {
   setGlobalConcurrency(input: unknown): JobSettings {
     const { limit, reason, actor } = parseOrThrow(concurrencyInput, input, 'concurrency');
     return this.write(() => this.engine.setGlobalConcurrency(limit, reason, actor));
+  }
+
+  /** The loop breaker's count for tasks and job runs (PROTOCOL §14; 0 turns it off). */
+  setLoopBreaker(input: unknown): JobSettings {
+    const { sameErrorTimes, reason, actor } = parseOrThrow(loopBreakerSettingInput, input, 'loop breaker');
+    return this.write(() => this.engine.setLoopBreaker(sameErrorTimes, reason, actor));
   }
 
   // ---- insight -----------------------------------------------------------------------------

@@ -1,5 +1,6 @@
 /**
- * The owner of the `settings` row `jobs.settings` (the kill switch and the global quota). Nothing
+ * The owner of the `settings` row `jobs.settings` (the kill switch, the global quota and the loop
+ * breaker's count, which tasks read too). Nothing
  * else in Gaffer reads or writes that row: the console and the HTTP API go through `core.jobs`.
  *
  * Invariants:
@@ -8,7 +9,7 @@
  * 2. A change keeps the other setting as it was.
  */
 import { isoTime } from '../../common/iso-time';
-import type { JobSettings } from '../../common/job-schema';
+import { DEFAULT_SAME_ERROR_TIMES, type JobSettings } from '../../common/job-schema';
 import type { CoreContext } from '../context';
 import { settingsRow, type SettingsRow } from '../db/settings-row';
 
@@ -26,6 +27,7 @@ export class JobSettingsStore {
     return {
       killSwitch: stored.killSwitch ?? { on: false, reason: null, by: null, at: null },
       globalConcurrency: stored.globalConcurrency ?? null,
+      loopBreaker: { sameErrorTimes: stored.loopBreaker?.sameErrorTimes ?? DEFAULT_SAME_ERROR_TIMES },
     };
   }
 
@@ -45,6 +47,16 @@ export class JobSettingsStore {
     const next: JobSettings = { ...s, globalConcurrency: limit };
     this.row.write(next);
     this.ctx.audit.append({ type: 'jobs.settings', actor, subject: 'settings:jobs', detail: { reason, globalConcurrency: { from: s.globalConcurrency, to: limit } } });
+    this.ctx.store.emit({ type: 'jobs.settings', settings: next, actor });
+    return next;
+  }
+
+  /** The loop breaker's count for tasks and job runs (0: off). Inside `store.write`. */
+  setLoopBreaker(sameErrorTimes: number, reason: string, actor: string): JobSettings {
+    const s = this.read();
+    const next: JobSettings = { ...s, loopBreaker: { sameErrorTimes } };
+    this.row.write(next);
+    this.ctx.audit.append({ type: 'jobs.settings', actor, subject: 'settings:jobs', detail: { reason, sameErrorTimes: { from: s.loopBreaker.sameErrorTimes, to: sameErrorTimes } } });
     this.ctx.store.emit({ type: 'jobs.settings', settings: next, actor });
     return next;
   }

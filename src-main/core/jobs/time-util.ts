@@ -25,3 +25,9 @@ export function localInstant(zone: string, date: string, hhmm: string): number {
   const [h, m] = hhmm.split(':').map(Number) as [number, number];
   return DateTime.fromISO(date, { zone }).set({ hour: h, minute: m, second: 0, millisecond: 0 }).toMillis();
 }
+
+/** The civil day of instant `ms` in `zone` (YYYY-MM-DD) and the UTC ms the next one starts. */
+export function localDay(ms: number, zone: string): { day: string; nextDayAt: number } {
+  const dt = DateTime.fromMillis(ms, { zone });
+  return { day: dt.toISODate() ?? '', nextDayAt: dt.plus({ days: 1 }).startOf('day').toMillis() };
+}

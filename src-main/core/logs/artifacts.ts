@@ -63,6 +63,9 @@ export class ArtifactStore {
       latestWorkspace: db.prepare<[string], { attempt: number; data: string }>(
         "SELECT attempt, data FROM artifacts WHERE subject = ? AND kind = 'workspace' ORDER BY attempt DESC, id DESC LIMIT 1",
       ),
+      latestSession: db.prepare<[string], { data: string }>(
+        "SELECT data FROM artifacts WHERE subject = ? AND kind = 'session' ORDER BY attempt DESC, id DESC LIMIT 1",
+      ),
       lastAttempt: db.prepare<[string], { attempt: number | null }>("SELECT max(attempt) AS attempt FROM artifacts WHERE subject = ? AND kind = 'workspace'"),
     };
   }
@@ -88,6 +91,14 @@ export class ArtifactStore {
     // A resent part that is stored already (its acknowledgement was lost): a harmless repeat.
     if (stored >= offset + part.length && this.q.tail.get(offset + 1, ...key)?.t.startsWith(part)) return { diffChars: stored };
     throw new GafferError('conflict', `the diff of ${w.name} has ${stored} characters stored; the next part starts there, not at ${offset}`, { field: 'diffOffset' });
+  }
+
+  /** The CLI session id the latest attempt of `subject` reported (kind `session`, `{cli, sessionId}`), if any. */
+  latestSession(subject: string): string | undefined {
+    const row = this.q.latestSession.get(subject);
+    if (!row) return undefined;
+    const id = (JSON.parse(row.data) as { sessionId?: unknown }).sessionId;
+    return typeof id === 'string' && id !== '' ? id : undefined;
   }
 
   list(subject: string): ArtifactRecord[] {

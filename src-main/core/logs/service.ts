@@ -362,6 +362,14 @@ export class LogService {
     return { accepted: true, ...r };
   }
 
+  /**
+   * PROTOCOL §16: the CLI conversation to resume when the operator answers `subject` — the session
+   * its latest attempt reported — from the server's store, so it survives an agent restart.
+   */
+  latestSession(subject: string): string | undefined {
+    return this.d.artifacts.latestSession(subject);
+  }
+
   artifactsOf(subject: string): ArtifactRecord[] {
     return this.d.artifacts.list(subject);
   }

@@ -16,6 +16,7 @@ import {
   type CreateTaskInput,
 } from '../../common/schemas';
 import { parseOrThrow } from '../../common/validate';
+import type { Needed } from '../wiring';
 import type { CoreContext } from '../context';
 import { Where } from '../db/where';
 import { newTraceId } from '../ids';
@@ -70,6 +71,11 @@ export class Board {
     private readonly search: TaskSearch,
     /** The verification module (built before the board), which sits above the tasks' floor: handed in, not imported. */
     private readonly verification: BoardVerification,
+    /**
+     * PROTOCOL §16: the CLI session the latest attempt of `task:<id>` reported (the logs module's
+     * store, built after the board: core/wiring.ts).
+     */
+    private readonly sessionOf: Needed<(subject: string) => string | undefined>,
   ) {
     this.depStatus = ctx.db.prepare<[number], { status: TaskStatus }>('SELECT status FROM tasks WHERE id = ?');
     this.insertBudget = ctx.db.prepare('INSERT INTO task_budgets (task_id, max_cost_usd, max_tokens) VALUES (?, ?, ?)');
@@ -198,7 +204,9 @@ export class Board {
       const task = this.operatorEdge(cause, 'backlog', taskId, reason, actor, edge);
       // PROTOCOL §16: the note a blocked task is unblocked with is the operator's answer to its question.
       if (cause === 'unblock') {
-        this.repo.setAnswer.run(reason.trim() ? reason : null, taskId);
+        // …and the conversation that asked it is the one to continue: the stored session, not an agent's memory.
+        const answer = reason.trim() ? reason : null;
+        this.repo.setAnswer.run(answer, answer === null ? null : (this.sessionOf.get()(`task:${taskId}`) ?? null), taskId);
         return this.get(taskId);
       }
       return task;

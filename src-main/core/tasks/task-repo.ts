@@ -20,6 +20,8 @@ export interface TaskRow {
   note: string | null;
   output: string | null;
   answer: string | null;
+  /** PROTOCOL §16: the CLI session the answered attempt resumes (migration 026). */
+  resume_session: string | null;
   created_at: number;
   updated_at: number;
   verify: string | null;
@@ -50,7 +52,7 @@ export const CLAIM_RESERVE_SQL = 'zeroblob(24)';
 
 /** The task columns a TaskRow carries (not `claim_reserve`: padding, never read). */
 export const TASK_COLUMNS = `id, title, role, status, priority, payload, depends_on, trace_id, unmet_deps, attempt,
-  previously_expired, fence, last_holder, note, output, answer, created_at, updated_at, verify, previous_error, prechecked_attempt, disposition, attempt_started_at`;
+  previously_expired, fence, last_holder, note, output, answer, resume_session, created_at, updated_at, verify, previous_error, prechecked_attempt, disposition, attempt_started_at`;
 
 /** The TaskRow select over `source` (the tasks table, or a subquery of its rows with every task column) as `t`. */
 export function taskSelectFrom(source: string): string {
@@ -82,6 +84,7 @@ export function rowToTask(r: TaskRow): Task {
     ...(r.previous_error !== null ? { previousError: r.previous_error } : {}),
     ...(r.disposition === 'already_done' ? { disposition: 'already_done' as const } : {}),
     ...(r.answer !== null ? { answer: r.answer } : {}),
+    ...(r.answer !== null && r.resume_session !== null ? { resumeSession: r.resume_session } : {}),
     lock:
       r.l_instance === null
         ? null
@@ -126,8 +129,8 @@ export function prepareTaskRepo(db: Db) {
     ),
     setStatus: db.prepare('UPDATE tasks SET status = ?, updated_at = ? WHERE id = ?'),
     // A report answers for the attempt that had the operator's answer (PROTOCOL §16): it is cleared.
-    setReported: db.prepare('UPDATE tasks SET status = ?, note = ?, output = ?, answer = NULL, updated_at = ? WHERE id = ?'),
-    setAnswer: db.prepare<[string | null, number]>('UPDATE tasks SET answer = ? WHERE id = ?'),
+    setReported: db.prepare('UPDATE tasks SET status = ?, note = ?, output = ?, answer = NULL, resume_session = NULL, updated_at = ? WHERE id = ?'),
+    setAnswer: db.prepare<[string | null, string | null, number]>('UPDATE tasks SET answer = ?, resume_session = ? WHERE id = ?'),
     setBlocked: db.prepare(`UPDATE tasks SET status = 'blocked', note = ?, updated_at = ? WHERE id = ?`),
     setExpired: db.prepare(`UPDATE tasks SET status = 'backlog', previously_expired = 1, updated_at = ? WHERE id = ?`),
     setPriority: db.prepare('UPDATE tasks SET priority = ?, updated_at = ? WHERE id = ?'),

@@ -4,6 +4,9 @@
  * opened the verification row); the checks run here, off the claim path; the outcome is applied
  * by the jobs engine in one write with the evidence (success, or `onFail`: retry with
  * `previousError`, held for a human with a `verify_failed` item, or failed).
+ * The same for a backfill's attempt (its backfill stays dispatched, with no holder, meanwhile) and
+ * for the "already done?" checks before a retry (`before: true`: passing, the run is `success`
+ * with disposition `already_done` and nothing is dispatched; failing, the retry goes out).
  * At start, every run attempt left verifying is verified again.
  */
 import { VERIFY_ACTOR } from '../../common/attention';
@@ -20,7 +23,7 @@ import type { Needed } from '../wiring';
 /** What the verifier needs of the jobs module. */
 export interface RunVerifyPort {
   verifyingRun(runId: string): { verify: VerifySpec; output: unknown; attempt: number; traceId: string | null } | undefined;
-  verified(runId: string, attempt: number, record: () => { passed: boolean; onFail: VerifyOnFail; error: string }): boolean;
+  verified(runId: string, attempt: number, record: () => { passed: boolean; onFail: VerifyOnFail; error: string; before?: boolean }): boolean;
 }
 
 export interface RunVerifierDeps {
@@ -35,15 +38,20 @@ export interface RunVerifierDeps {
 
 export class RunVerifier {
   private listener: Disposable | undefined;
+  private backfillListener: Disposable | undefined;
   private readonly verifying;
 
   constructor(private readonly d: RunVerifierDeps) {
-    this.verifying = d.ctx.db.prepare<[], { id: string }>(`SELECT id FROM runs WHERE disposition = 'verifying'`);
+    // Every run subject with an open verification: run attempts and backfills left verifying.
+    this.verifying = d.ctx.db.prepare<[], { id: string }>(`SELECT DISTINCT substr(subject, 5) AS id FROM verifications WHERE finished_at IS NULL AND subject LIKE 'run:%'`);
   }
 
   listen(): void {
     this.listener ??= this.d.ctx.events.on('run.updated', (e) => {
       if (e.run.disposition === 'verifying') this.kick(e.run.id);
+    });
+    this.backfillListener ??= this.d.ctx.events.on('backfill.changed', (e) => {
+      if (e.action === 'backfill.verify') this.kick(e.backfill.runId);
     });
   }
 
@@ -53,7 +61,8 @@ export class RunVerifier {
 
   stop(): void {
     this.listener?.dispose();
-    this.listener = undefined;
+    this.backfillListener?.dispose();
+    this.listener = this.backfillListener = undefined;
   }
 
   private kick(runId: string): void {
@@ -76,10 +85,12 @@ export class RunVerifier {
     const onFail = spec.onFail ?? 'retry';
     const error = passed ? '' : verificationError({ checks: results });
     let attempt = 0;
+    let before = false;
     const moved = this.d.jobs.get().verified(runId, this.d.store.current(subject)?.attempt ?? -1, () => {
       const v = this.d.store.current(subject);
       if (!v || v.id !== verificationId) return { passed, onFail, error };
       attempt = v.attempt;
+      before = v.before === 1;
       this.d.store.finish(v.id, passed, results, this.d.ctx.clock.now());
       const traceId = this.d.jobs.get().verifyingRun(runId)?.traceId ?? null;
       for (const r of results) {
@@ -87,13 +98,14 @@ export class RunVerifier {
           type: r.passed ? 'verify.pass' : 'verify.fail',
           actor: VERIFY_ACTOR,
           subject,
-          detail: { check: r.name, kind: r.kind, detail: r.detail, durationMs: r.durationMs, attempt: v.attempt },
+          detail: { check: r.name, kind: r.kind, detail: r.detail, durationMs: r.durationMs, attempt: v.attempt, ...(before ? { before: true } : {}) },
           traceId,
         });
       }
-      return { passed, onFail, error };
+      return { passed, onFail, error, before };
     });
-    if (moved && !passed && onFail === 'needs_human') {
+    // A failed "already done?" check only lets the retry go: nothing to ask the operator.
+    if (moved && !passed && !before && onFail === 'needs_human') {
       this.d.inbox.raise({ kind: 'verify_failed', key: `verify:${subject}:${attempt}`, subject, about: { runId }, entry: { attempt, error, checks: results.map(({ name, passed: p, detail }) => ({ name, passed: p, detail })) } });
     }
   }

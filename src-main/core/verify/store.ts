@@ -33,6 +33,7 @@ export function prepareVerificationStore(db: Db) {
   const open = db.prepare<[string], VerificationRow>('SELECT * FROM verifications WHERE subject = ? AND finished_at IS NULL ORDER BY id DESC LIMIT 1');
   const latest = db.prepare<[string], VerificationRow>('SELECT * FROM verifications WHERE subject = ? AND finished_at IS NOT NULL ORDER BY id DESC LIMIT 1');
   const all = db.prepare<[string], VerificationRow>('SELECT * FROM verifications WHERE subject = ? AND finished_at IS NOT NULL ORDER BY id');
+  const beforeOf = db.prepare<[string, number], { id: number }>('SELECT id FROM verifications WHERE subject = ? AND attempt = ? AND before = 1 LIMIT 1');
   const finish = db.prepare('UPDATE verifications SET finished_at = ?, passed = ?, checks = ? WHERE id = ?');
   /** Earlier unfinished rows of a subject are closed when a new one opens (a stop mid-check). */
   const abandon = db.prepare('UPDATE verifications SET finished_at = ?, passed = 0, checks = ? WHERE subject = ? AND finished_at IS NULL');
@@ -43,6 +44,8 @@ export function prepareVerificationStore(db: Db) {
       return Number(insert.run(subject, attempt, before ? 1 : 0, attemptStartedAt, now).lastInsertRowid);
     },
     current: (subject: string) => open.get(subject),
+    /** True when an "already done?" verification of `subject`'s `attempt` was opened (it runs once per attempt). */
+    checkedBefore: (subject: string, attempt: number) => beforeOf.get(subject, attempt) !== undefined,
     finish(id: number, passed: boolean, checks: CheckResult[], now: number): void {
       finish.run(now, passed ? 1 : 0, JSON.stringify(checks), id);
     },

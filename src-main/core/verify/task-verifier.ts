@@ -62,6 +62,11 @@ export class TaskVerifier implements VerifyHooks {
     this.listener = undefined;
   }
 
+  /** A job run's "already done?" checks of `attempt` ran already (the jobs engine asks before a retry). */
+  checkedBefore(subject: string, attempt: number): boolean {
+    return this.d.store.checkedBefore(subject, attempt);
+  }
+
   /** Inside the write that moves the task to verifying (invariant 1). */
   open(subject: string, attempt: number, before: boolean, attemptStartedAt: number): void {
     this.d.store.open(subject, attempt, before, attemptStartedAt, this.d.ctx.clock.now());

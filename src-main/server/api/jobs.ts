@@ -16,6 +16,7 @@ import {
   RUN_DISPOSITIONS,
   RUN_SETTLEMENTS,
   RUN_STATUSES,
+  sameErrorTimes,
 } from '../../common/job-schema';
 import { runSubject } from '../../common/logs';
 import { rehearseInput } from '../../common/rehearsal';
@@ -62,6 +63,7 @@ const listBackfillsQuery = z.strictObject({ job: idParam.optional(), status: z.e
 const backfillParams = { id: intParam(1) };
 const killSwitchBody = z.strictObject({ on: z.boolean(), reason });
 const concurrencyBody = z.strictObject({ limit: z.number().int().min(1).max(100_000).nullable(), reason });
+const loopBreakerBody = z.strictObject({ sameErrorTimes, reason });
 /** Bodies the core validates itself (`bodyWithReason` splits the optional reason off first): documented as the core's schemas. */
 const withReason = <S extends z.ZodObject>(schema: S) => schema.extend({ reason: reason.optional() });
 const jobBody = withReason(jobSpecInput);
@@ -327,6 +329,12 @@ export function jobRoutes(core: Core): Route[] {
       query: emptyQuery,
       body: concurrencyBody,
       handle: ({ body }, c) => ok({ settings: jobs.setGlobalConcurrency({ ...body, actor: c.actor }) }),
+    }),
+    defineRoute({
+      op: 'jobSettings.setLoopBreaker',
+      query: emptyQuery,
+      body: loopBreakerBody,
+      handle: ({ body }, c) => ok({ settings: jobs.setLoopBreaker({ ...body, actor: c.actor }) }),
     }),
   ];
 }

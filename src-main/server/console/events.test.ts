@@ -71,7 +71,7 @@ describe('mapCoreEvent', () => {
     ]);
     expect(mapCoreEvent({ type: 'run.finished', run })).toEqual([{ type: 'run.changed', runId: 'run_1', jobId: 'job_1', status: 'failed' }]);
     expect(mapCoreEvent({ type: 'job.changed', job: { id: 'job_1' } as unknown as Job, action: 'pause', actor: 'x' })).toEqual([{ type: 'job.changed', jobId: 'job_1' }]);
-    expect(mapCoreEvent({ type: 'jobs.settings', settings: { killSwitch: { on: true, reason: 'r', by: 'x', at: null }, globalConcurrency: null }, actor: 'x' })).toEqual([
+    expect(mapCoreEvent({ type: 'jobs.settings', settings: { killSwitch: { on: true, reason: 'r', by: 'x', at: null }, globalConcurrency: null, loopBreaker: { sameErrorTimes: 3 } }, actor: 'x' })).toEqual([
       { type: 'settings.changed' },
     ]);
     expect(mapCoreEvent({ type: 'clock.jumped', from: 0, to: 3_600_000, gapMs: 3_600_000 })).toEqual([

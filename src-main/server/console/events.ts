@@ -46,7 +46,8 @@ const LOCK_EXPIRY_WORDS: Record<string, string> = {
   force_release: 'an operator force-released it',
 };
 
-const RUN_ALERT_TITLES: Record<'missed' | 'not_ready' | 'failed' | 'held', string> = {
+const RUN_ALERT_TITLES: Record<'missed' | 'not_ready' | 'failed' | 'held' | 'attempt_ceiling', string> = {
+  attempt_ceiling: 'Attempts a day used up',
   missed: 'Slot missed',
   not_ready: 'Run not ready',
   failed: 'Run failed',

@@ -224,7 +224,12 @@ describe('jobs console methods: jobs', () => {
     expect(runs.items.map((r) => r.id)).toEqual([t.run.id]);
     const detail = await m.call('runs.get', { id: t.run.id });
     expect(detail.run.id).toBe(t.run.id);
+    expect(detail.run.verification).toBeUndefined();
     expect(detail.checks.some((c) => c.name === 'manual')).toBe(true);
+    // Once Gaffer checked an attempt's work (PROTOCOL §13), the run carries the evidence, as over HTTP.
+    const check = { name: 'report', kind: 'file' as const, passed: false, detail: 'report.md does not exist', durationMs: 2 };
+    core.store.write(() => core.verify.store.finish(core.verify.store.open(`run:${t.run.id}`, 1, false, 0, 0), false, [check], 0));
+    expect((await m.call('runs.get', { id: t.run.id })).run.verification).toMatchObject({ passed: false, attempt: 1, checks: [check] });
     const ledger = await m.call('jobs.ledger', { id: job.id, from: '2026-11-25T00:00:00.000Z', to: '2026-12-02T00:00:00.000Z' });
     expect(ledger.items.find((e) => e.slot === '2026-11-30')?.run?.id).toBe(t.run.id);
     const audit = core.auditQuery.query({ type: 'job.trigger', order: 'asc', limit: 1 }).items[0]!;

@@ -86,7 +86,12 @@ export function createJobsHandlers(core: Core, actor: string): JobsHandlers {
     'jobs.ledgerBuckets': (a) => jobs.ledgerBuckets(a.id, { ...(a.from !== undefined ? { from: a.from } : {}), ...(a.to !== undefined ? { to: a.to } : {}), ...(a.by !== undefined ? { by: a.by } : {}) }),
     'jobs.simulateDowntime': (a) => jobs.simulateDowntime(a.id, a.from, a.to),
     'runs.list': (a) => jobs.listRuns(a),
-    'runs.get': (a) => jobs.getRun(a.id),
+    'runs.get': (a) => {
+      // Like tasks.get: the run attempt's latest evidence (PROTOCOL §13), as HTTP gives it.
+      const d = jobs.getRun(a.id);
+      const verification = core.verify.latest(`run:${d.run.id}`);
+      return verification ? { ...d, run: { ...d.run, verification } } : d;
+    },
     'runs.approve': (a) => jobs.approvals.approve(a.id, { note: a.note, actor, ...(a.budget ? { budget: a.budget } : {}) }),
     'runs.reject': (a) => jobs.approvals.reject(a.id, { note: a.note, actor }),
     'runs.retry': (a) => jobs.retryRun(a.id, { actor, ...(a.reason !== undefined ? { reason: a.reason } : {}) }),

@@ -378,7 +378,8 @@ describe('console methods: tokens, audit, settings', () => {
     d.dispose();
     expect(on.killSwitch).toBe(true);
     const stored = JSON.parse((core.db.prepare(`SELECT value FROM settings WHERE key = 'jobs.settings'`).get() as { value: string }).value);
-    expect(stored).toEqual({ globalConcurrency: 4, killSwitch: { on: true, reason: 'incident', by: ACTOR, at: new Date(core.clock.now()).toISOString() } });
+    // The row holds every jobs setting as read (the loop breaker's count at its default, 3).
+    expect(stored).toEqual({ globalConcurrency: 4, loopBreaker: { sameErrorTimes: 3 }, killSwitch: { on: true, reason: 'incident', by: ACTOR, at: new Date(core.clock.now()).toISOString() } });
     expect(heard).toEqual([stored]);
     expect(lastAudit()).toMatchObject({ type: 'operator.kill_switch', actor: ACTOR, subject: 'settings:killSwitch', detail: { reason: 'incident', from: false, to: true } });
     expect((await m.call('dashboard.get', {})).killSwitch).toBe(true);

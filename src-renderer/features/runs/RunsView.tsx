@@ -26,6 +26,7 @@ import { toUiError, type UiError } from '../../lib/errors';
 import { DEFAULT_LEDGER_WEEKS, isFrequent, type LedgerScope } from '../../store/slices/runs';
 import { useActions, useConsole, useWatch } from '../../store/react';
 import { Evidence } from '../../components/Evidence';
+import { VerificationChecks } from '../../components/done-when/VerificationChecks';
 import { JobSelect } from '../../components/JobSelect';
 import { actorWords, backfillReasonWords, dispositionMeta, LAYER_VERDICT_META, runErrorView, settledWords } from '../../lib/run-words';
 import { describeSchedule } from '../../lib/schedule-words';
@@ -539,6 +540,13 @@ function SlotDetail({ job, slot, entry, onApprove, onClose }: { job: JobSummary;
                     ))}
                   </ol>
                 )}
+                {detail.run.verification ? (
+                  <>
+                    {/* Done means verified (PROTOCOL §13): Gaffer's own checks of the latest attempt, as the task pane shows them. */}
+                    <h3 className="pane-h3">Work checked</h3>
+                    <VerificationChecks verification={detail.run.verification} />
+                  </>
+                ) : null}
                 <h3 className="pane-h3">Checks</h3>
                 {detail.checks.length === 0 ? (
                   <p className="muted small">No check recorded for this slot.</p>

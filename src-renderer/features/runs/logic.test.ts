@@ -20,6 +20,7 @@ describe('heat-map bucketing', () => {
       ['verifying', 'pending'],
       ['retry_scheduled', 'pending'],
       ['ran', 'ok'],
+      ['already_done', 'ok'],
       ['skipped_calendar', 'skipped_calendar'],
       ['skipped_dst', 'skipped_calendar'],
       ['skipped_overlap', 'skipped'],

@@ -48,6 +48,7 @@ export const HEAT_META: Record<HeatClass, { label: string; hint: string }> = {
 export function heatClassOf(d: LedgerDisposition): HeatClass {
   switch (d) {
     case 'ran':
+    case 'already_done':
       return 'ok';
     case 'failed':
     case 'rejected':

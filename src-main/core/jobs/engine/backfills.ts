@@ -20,6 +20,8 @@ import { auditBackfill, enqueueBackfill, transitionBackfill } from './backfill-q
 import { recordCheck } from './checks';
 import { ACTOR, type EngineContext } from './context';
 import { offerAttempt } from './offers';
+import { countAttempt } from './dispatch';
+import { ceilingReached } from './evaluate';
 import { executionFacts, preconditionFacts } from './facts';
 import { backfilled, nudge } from './outcomes';
 import { executionVerdict } from './verdicts';
@@ -46,6 +48,7 @@ function evaluateBackfill(e: EngineContext, b: BackfillRow, job: JobRow, spec: J
     const ex = executionVerdict(executionFacts(e, run, job, spec, at, 'backfill'));
     if (ex.blocker) {
       auditBackfill(e, b, 'backfill.not_ready', ACTOR, { reasons: [ex.reason] });
+      ceilingReached(e, run, ex);
       return;
     }
     dispatchBackfill(e, e.backfillRows.get(b.id), job, at, ACTOR);
@@ -83,6 +86,7 @@ function dispatchBackfill(e: EngineContext, b: BackfillRow, job: JobRow, now: nu
   // A new attempt of the run: its offer (on the run's row) starts afresh. Audited as the backfill's dispatch.
   const out = e.repo.movePhase(run, 'backfill', { attempt, offered: '[]' }, actor);
   const deadline = now + spec.runTimeoutS * 1000;
+  countAttempt(e, job.id, spec, now);
   const row = transitionBackfill(
     e,
     b,

@@ -33,6 +33,19 @@ export interface BudgetGate {
   verdict(role: string, now: number): { ok: boolean; reason: string; evidence: Record<string, unknown> };
 }
 
+/** Where a run attempt's verification is opened (core/verify), and whether its "already done?" checks ran. */
+export interface RunVerifyHooks extends VerifyHooks {
+  /** True when the `before` checks of `subject`'s `attempt` ran (they are not run twice for one attempt). */
+  checkedBefore(subject: string, attempt: number): boolean;
+}
+
+/** The loop breaker (core/budgets/loop-breaker.ts), inside the write that records an attempt's end. */
+export interface RunLoopBreaker {
+  /** The streak when the same error came too many times in a row (the retry is refused; the item is raised), else 0. */
+  runFailed(run: { id: string; jobId: string; job: string; slot: string; role: string; attempt: number }, error: string, times?: number): number;
+  runSucceeded(runId: string): void;
+}
+
 export interface EngineDeps {
   /** Daily spend caps (absent: none apply). */
   budgets?: BudgetGate;
@@ -47,7 +60,9 @@ export interface EngineDeps {
   /** Evaluates a precondition (default: for real, `evaluatePrecondition`); a rehearsal scripts it. */
   preconditions?: PreconditionEvaluator;
   /** Opens a run attempt's verification (core/verify) in the write that moves it to verifying; absent: success is taken as reported. */
-  verify?: VerifyHooks;
+  verify?: RunVerifyHooks;
+  /** The loop breaker; absent (a rehearsal): retries follow the retry policy only. */
+  breaker?: RunLoopBreaker;
 }
 
 export class EngineContext {
@@ -59,7 +74,8 @@ export class EngineContext {
   readonly logger: Logger;
   readonly checkPrecondition: PreconditionEvaluator;
   readonly budgets: BudgetGate | undefined;
-  readonly verify: VerifyHooks | undefined;
+  readonly verify: RunVerifyHooks | undefined;
+  readonly breaker: RunLoopBreaker | undefined;
   /** Runs / backfills with asynchronous checks in flight. */
   readonly checkingRuns = new Set<string>();
   readonly checkingBackfills = new Set<number>();
@@ -84,6 +100,7 @@ export class EngineContext {
     this.checkPrecondition = deps.preconditions ?? ((p, index, ctx) => evaluatePrecondition(p, index, ctx, { signals: deps.signals, hub: deps.hub }));
     this.budgets = deps.budgets;
     this.verify = deps.verify;
+    this.breaker = deps.breaker;
   }
 
   now(): number {

@@ -9,10 +9,17 @@
  *    when the process stopped is offered again as the same attempt, never dispatched anew.
  */
 import { isoTime } from '../../../common/iso-time';
+import type { JobSpec } from '../../../common/job-schema';
 import { specOf, type JobRow, type RunRow } from '../rows';
+import { localDay } from '../time-util';
 import { ACTOR, type EngineContext } from './context';
 import { nextOffer, nobodyToOffer, offerMade } from './offers';
 import { dispatched } from './outcomes';
+
+/** Counts one attempt of the job on today's date in its zone (the per-day ceiling, verdicts.ts). */
+export function countAttempt(e: EngineContext, jobId: string, spec: JobSpec, now: number): void {
+  e.repo.countAttempt(jobId, localDay(now, spec.schedule.timezone ?? 'UTC').day);
+}
 
 /** `first`: a slot's first attempt; `retry`: attempt + 1. */
 export type DispatchKind = 'first' | 'retry';
@@ -30,6 +37,7 @@ export function dispatchRun(e: EngineContext, run: RunRow, job: JobRow, now: num
     covers = [...covers, ...folded.map((f) => f.slot)];
   }
   const deadline = now + spec.runTimeoutS * 1000;
+  countAttempt(e, job.id, spec, now);
   // The hot path of a trigger: the instance picked first, so the attempt is marked out and its
   // offer placed in one write of the row.
   const offer = nextOffer(e, job, '[]', deadline, true);

@@ -24,8 +24,8 @@ import { ACTOR, type EngineContext } from './context';
 import { dispatchRun } from './dispatch';
 import { executionFacts, preconditionFacts } from './facts';
 import { offerAttempt, offerLapsed, takenAway } from './offers';
-import { attemptFailed, finalFail, missed, skipped, wait } from './outcomes';
-import { executionVerdict, hardStop, windowCloseOutcome } from './verdicts';
+import { alert, attemptFailed, finalFail, missed, precheck, skipped, wait } from './outcomes';
+import { executionVerdict, hardStop, windowCloseOutcome, type ExecVerdict } from './verdicts';
 
 /**
  * Looks at a run whose due time came: evaluate, retry, move its offer on, or declare the attempt lost.
@@ -133,6 +133,7 @@ function continueSlot(e: EngineContext, run: RunRow, job: JobRow, spec: JobSpec,
   }
   const ex = executionVerdict(executionFacts(e, run, job, spec, now, run.trigger === 'manual' ? 'manual' : 'slot'));
   recordExecution(e, run, ex);
+  ceilingReached(e, run, ex);
   if (ex.action === 'dispatch') dispatchRun(e, run, job, now, 'first');
   else if (ex.action === 'skip_overlap') skipped(e, run, 'skipped_overlap', ex.reason, ACTOR);
   else recheck(e, run, spec, now, ex.blocker!, ex.waitUntil);
@@ -145,10 +146,22 @@ function evaluateRetry(e: EngineContext, run: RunRow, job: JobRow, now: number):
     finalFail(e, run, spec, run.error_class ?? 'retryable', `${run.last_error ?? 'the previous attempt failed'}; the window closed before the retry could start`, ACTOR);
     return;
   }
+  // PROTOCOL §13 `before: true`: the earlier attempt may have done the work and only failed to say
+  // so (it failed, was lost, or its agent died): its checks run first, once per attempt.
+  if (runPhase(run) === 'retrying' && spec.verify?.before && e.verify && !e.verify.checkedBefore(`run:${run.id}`, run.attempt)) {
+    precheck(e, run, now);
+    return;
+  }
   const ex = executionVerdict(executionFacts(e, run, job, spec, now, run.trigger === 'manual' ? 'manual' : 'retry'));
   recordExecution(e, run, ex);
+  ceilingReached(e, run, ex);
   if (ex.action === 'dispatch') dispatchRun(e, run, job, now, 'retry');
   else recheck(e, run, spec, now, ex.blocker!, ex.waitUntil);
+}
+
+/** The job's attempts a day are used up: the operator is told (an inbox item), once per run and attempt. */
+export function ceilingReached(e: EngineContext, run: RunRow, ex: ExecVerdict): void {
+  if (ex.blocker === 'attemptCeiling') alert(e, run, 'attempt_ceiling', ex.reason);
 }
 
 /** The run is looked at again at `until`, or after the re-check period (never past its window unless queued behind). */

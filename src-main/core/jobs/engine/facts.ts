@@ -8,6 +8,7 @@ import type { CheckOutcome } from '../preconditions';
 import { isInProgress, runPhase } from '../run-phase';
 import type { JobRow, RunRow } from '../rows';
 import type { EngineContext } from './context';
+import { localDay } from '../time-util';
 import type { ExecutionFacts, ExecutionMode } from './verdicts';
 
 export function executionFacts(e: EngineContext, run: RunRow, job: JobRow, spec: JobSpec, now: number, mode: ExecutionMode): ExecutionFacts {
@@ -34,6 +35,11 @@ export function executionFacts(e: EngineContext, run: RunRow, job: JobRow, spec:
     if (spec.executionConditions.maxConcurrentPerRole !== undefined) f.roleInFlight = e.repo.inFlightCountOfRole(job.role);
     if (settings.globalConcurrency !== null) f.globalInFlight = e.repo.inFlightCount();
     if (e.budgets) f.budget = e.budgets.verdict(job.role, now);
+    if (spec.maxAttemptsPerDay !== undefined) {
+      const zone = spec.schedule.timezone ?? 'UTC';
+      const { day, nextDayAt } = localDay(now, zone);
+      f.attemptsToday = { n: e.repo.attemptsOnDay(job.id, day), limit: spec.maxAttemptsPerDay, day, zone, nextDayAt };
+    }
   }
   return f;
 }

@@ -20,7 +20,7 @@ import { cancelRun, jobDisabled, killSwitchOn, runNow, wakeWaiting, type RunNowR
 import { approveHeld, holdForBudget, rejectHeld } from './decisions';
 import { EngineContext, type EngineDeps } from './context';
 import { EngineRunSink } from './run-sink';
-import { verified } from './outcomes';
+import { backfillVerified, isVerifyingBackfill, verified } from './outcomes';
 import { runPhase } from '../run-phase';
 import { specOf } from '../rows';
 import type { VerifyOnFail, VerifySpec } from '../../../common/verify';
@@ -141,18 +141,26 @@ export class JobEngine {
    */
   verifyingRun(runId: string): { verify: VerifySpec; output: unknown; attempt: number; traceId: string | null } | undefined {
     const run = this.e.repo.maybeRun(runId);
-    if (!run || runPhase(run) !== 'verifying') return undefined;
+    if (!run) return undefined;
+    const b = runPhase(run) === 'finished' ? this.e.backfillRows.dispatchedOfRun(run.id) : undefined;
+    if (runPhase(run) !== 'verifying' && !(b && isVerifyingBackfill(b))) return undefined;
     const job = this.e.repo.maybeJobRow(run.job_id);
     const verify = job ? specOf(job).verify : undefined;
     if (!verify) return undefined;
     return { verify, output: run.output === null ? null : JSON.parse(run.output), attempt: run.attempt, traceId: run.trace_id };
   }
 
-  /** Settles a verifying attempt (inside the verifier's write): success, or `onFail` with `error`. False when it is no longer verifying. */
-  verified(runId: string, attempt: number, passed: boolean, onFail: VerifyOnFail, error: string): boolean {
+  /**
+   * Settles a verifying attempt (inside the verifier's write): success, or `onFail` with `error`
+   * (`before`: the "already done?" checks). False when it is no longer verifying.
+   */
+  verified(runId: string, attempt: number, passed: boolean, onFail: VerifyOnFail, error: string, before = false): boolean {
     const run = this.e.repo.maybeRun(runId);
-    if (!run || runPhase(run) !== 'verifying' || run.attempt !== attempt) return false;
-    verified(this.e, run, passed, onFail, error);
+    if (!run || run.attempt !== attempt) return false;
+    const b = runPhase(run) === 'finished' ? this.e.backfillRows.dispatchedOfRun(run.id) : undefined;
+    if (b && isVerifyingBackfill(b)) backfillVerified(this.e, run, b, passed, onFail, error);
+    else if (runPhase(run) === 'verifying') verified(this.e, run, passed, onFail, error, before);
+    else return false;
     this.runner.wake();
     return true;
   }
@@ -207,5 +215,9 @@ export class JobEngine {
 
   setGlobalConcurrency(limit: number | null, reason: string, actor: string): JobSettings {
     return this.settingsStore.setGlobalConcurrency(limit, reason, actor);
+  }
+
+  setLoopBreaker(sameErrorTimes: number, reason: string, actor: string): JobSettings {
+    return this.settingsStore.setLoopBreaker(sameErrorTimes, reason, actor);
   }
 }

@@ -15,17 +15,17 @@
  */
 import { VERIFY_ACTOR } from '../../../common/attention';
 import { isoTime } from '../../../common/iso-time';
-import { retryDelayS, type JobSpec, type RunDisposition, type RunErrorClass } from '../../../common/job-schema';
+import { LOOP_BREAKER_PREFIX, retryDelayS, type JobSpec, type RunDisposition, type RunErrorClass } from '../../../common/job-schema';
 import type { MissedOutcome } from '../plan';
 import { runPhase, type WaitingOn } from '../run-phase';
 import { specOf, toRun, type BackfillRow, type PhaseChange, type RunChange, type RunPatch, type RunRow } from '../rows';
-import { enqueueBackfill, transitionBackfill } from './backfill-queue';
+import { auditBackfill, enqueueBackfill, transitionBackfill } from './backfill-queue';
 import { ACTOR, type EngineContext } from './context';
 
 /** The offer fields of a run whose attempt is no longer offered (acknowledged, or over). */
 export const NO_OFFER = { offer_to: null, offered_at: null, ack_due_at: null } as const;
 
-export type AlertKind = 'missed' | 'not_ready' | 'failed' | 'held' | 'needs_human';
+export type AlertKind = 'missed' | 'not_ready' | 'failed' | 'held' | 'needs_human' | 'attempt_ceiling';
 
 export function alert(e: EngineContext, run: RunRow, kind: AlertKind, message: string): void {
   e.ctx.audit.append({ type: 'run.alert', actor: ACTOR, subject: `run:${run.id}`, detail: { jobId: run.job_id, job: run.job_name, slot: run.slot, kind, message }, traceId: run.trace_id });
@@ -84,13 +84,15 @@ export function started(e: EngineContext, run: RunRow, instanceId: string): RunR
   return next;
 }
 
-export function succeeded(e: EngineContext, run: RunRow, instanceId: string, output: string | null): RunRow {
+/** `already_done`: the "already done?" checks passed before a later attempt was handed out (PROTOCOL §13). */
+export function succeeded(e: EngineContext, run: RunRow, instanceId: string, output: string | null, disposition: 'ran' | 'already_done' = 'ran'): RunRow {
+  e.breaker?.runSucceeded(run.id);
   const next = e.repo.movePhase(
     run,
     'succeed',
-    { disposition: 'ran', finished_at: e.now(), output, next_attempt_at: null, dispatched_at: null, deadline: null, ...NO_OFFER, last_error: run.last_error, waiting_on: null },
+    { disposition, finished_at: e.now(), output, next_attempt_at: null, dispatched_at: null, deadline: null, ...NO_OFFER, last_error: run.last_error, waiting_on: null },
     instanceId,
-    { attempt: run.attempt, retryCount: run.retry_count },
+    { attempt: run.attempt, retryCount: run.retry_count, ...(disposition === 'already_done' ? { disposition } : {}) },
   );
   coversDone(e, next, instanceId);
   nudge(e, run.job_id, run.id);
@@ -107,8 +109,28 @@ export function verifying(e: EngineContext, run: RunRow, instanceId: string, out
   return next;
 }
 
-/** The checks of a verifying attempt ended: success, or the declaration's `onFail` with `error`. */
-export function verified(e: EngineContext, run: RunRow, passed: boolean, onFail: 'retry' | 'needs_human' | 'fail', error: string): RunRow {
+/**
+ * "Is it already done?" (PROTOCOL §13, `before: true`): a retry is due of a run whose earlier attempt
+ * may have done the work and only failed to say so (it failed, was lost, or its instance died).
+ * The attempt is verifying, nothing is dispatched, until core/verify settles it with `verified`.
+ * The checks judge the run's work since it first started.
+ */
+export function precheck(e: EngineContext, run: RunRow, now: number): RunRow {
+  const next = e.repo.movePhase(run, 'verify', { disposition: 'verifying', instance_id: null, next_attempt_at: null, deadline: null, ...NO_OFFER, waiting_on: null }, ACTOR, { attempt: run.attempt, before: true });
+  e.verify!.open(`run:${run.id}`, run.attempt, true, run.started_at ?? run.triggered_at ?? now);
+  return next;
+}
+
+/**
+ * The checks of a verifying attempt ended: success, or the declaration's `onFail` with `error`.
+ * `before` (the "already done?" checks): success is `already_done`; a failure lets the retry go at
+ * once, not counted as one more failed attempt (the attempt's own failure was counted).
+ */
+export function verified(e: EngineContext, run: RunRow, passed: boolean, onFail: 'retry' | 'needs_human' | 'fail', error: string, before = false): RunRow {
+  if (before) {
+    if (passed) return succeeded(e, run, VERIFY_ACTOR, run.output, 'already_done');
+    return e.repo.movePhase(run, 'retry', { next_attempt_at: e.now(), disposition: 'retry_scheduled', waiting_on: null }, VERIFY_ACTOR, { before: true, attempt: run.attempt, error });
+  }
   if (passed) return succeeded(e, run, VERIFY_ACTOR, run.output);
   if (onFail === 'retry') return attemptFailed(e, run, 'retryable', error, VERIFY_ACTOR);
   if (onFail === 'needs_human') return held(e, run, 'needs_human', error, VERIFY_ACTOR);
@@ -151,6 +173,9 @@ export function attemptFailed(e: EngineContext, run: RunRow, errorClass: RunErro
   const spec = job ? specOf(job) : undefined;
   const now = e.now();
   if (spec && run.retry_count < run.max_retry) {
+    // PROTOCOL §14: the same error again and again holds the run instead of paying for it once more.
+    const streak = errorClass === 'retryable' && job ? e.breaker?.runFailed({ id: run.id, jobId: run.job_id, job: run.job_name, slot: run.slot, role: job.role, attempt: run.attempt }, message, spec.loopBreaker?.sameErrorTimes) : 0;
+    if (streak) return held(e, run, 'fatal', loopBreakerMessage(streak, message), actor);
     const n = run.retry_count + 1;
     const delayS = retryDelayS(spec.retry, n);
     const at = now + delayS * 1000;
@@ -168,6 +193,11 @@ export function attemptFailed(e: EngineContext, run: RunRow, errorClass: RunErro
     return finalFail(e, run, spec, errorClass, `${message}; retry ${n} would be due at ${isoTime(at)}, after the window closes`, actor);
   }
   return finalFail(e, run, spec, errorClass, `${message}; ${run.max_retry} retr${run.max_retry === 1 ? 'y' : 'ies'} used`, actor);
+}
+
+/** How a run (or backfill) held by the loop breaker says why; the inbox knows it by its first words. */
+function loopBreakerMessage(times: number, error: string): string {
+  return `${LOOP_BREAKER_PREFIX} the same error came ${times} times in a row, retries stopped: ${error}`.slice(0, 4000);
 }
 
 /** No more retries: failed, and the missed-window policy says what follows. */
@@ -227,9 +257,14 @@ export function backfillAttemptFailed(e: EngineContext, b: BackfillRow, errorCla
   // Its attempt was offered through the run's row: nothing is offered any more.
   e.repo.patchRun(b.run_id, NO_OFFER);
   const job = e.repo.maybeJobRow(b.job_id);
-  const max = job ? specOf(job).retry.maxAttempts : 1;
+  const spec = job ? specOf(job) : undefined;
+  const max = spec ? spec.retry.maxAttempts : 1;
   let row: BackfillRow;
-  if ((errorClass === 'retryable' || errorClass === 'lost' || errorClass === 'undeliverable') && b.attempts < max) {
+  const retryable = (errorClass === 'retryable' || errorClass === 'lost' || errorClass === 'undeliverable') && b.attempts < max;
+  // PROTOCOL §14: the loop breaker counts a backfill's attempts as the run's.
+  const streak = retryable && errorClass === 'retryable' && job ? e.breaker?.runFailed({ id: b.run_id, jobId: b.job_id, job: job.name, slot: b.slot, role: job.role, attempt: e.repo.run(b.run_id).attempt }, message, spec?.loopBreaker?.sameErrorTimes) : 0;
+  if (streak) message = loopBreakerMessage(streak, message);
+  if (retryable && !streak) {
     row = transitionBackfill(e, b, 'requeue', 'queued', { tick_run_id: null, instance_id: null, deadline: null, last_error: message, error_class: errorClass }, ACTOR, { errorClass, error: message, attempts: b.attempts, max });
   } else {
     row = transitionBackfill(e, b, 'fail', 'failed', { finished_at: e.now(), deadline: null, last_error: message, error_class: errorClass }, ACTOR, { errorClass, error: message, attempts: b.attempts });
@@ -239,6 +274,33 @@ export function backfillAttemptFailed(e: EngineContext, b: BackfillRow, errorCla
   }
   nudge(e, b.job_id);
   return row;
+}
+
+/**
+ * A dispatched backfill whose holder reported success while its job declares checks (PROTOCOL
+ * §13): it stays dispatched with no holder and no deadline (nobody may act for it, no sweep ends
+ * it) until core/verify settles it with `backfillVerified`. Its row says so: started, no holder.
+ */
+export function isVerifyingBackfill(b: BackfillRow): boolean {
+  return b.status === 'dispatched' && b.started_at !== null && b.instance_id === null;
+}
+
+/** A backfill's holder reported success and its job has checks: verifying (see isVerifyingBackfill); the output kept on the run. */
+export function backfillVerifying(e: EngineContext, run: RunRow, b: BackfillRow, instanceId: string, output: string | undefined): BackfillRow {
+  if (output !== undefined) e.repo.patchRun(run.id, { output });
+  const row = e.backfillRows.patch(b.id, { instance_id: null, deadline: null }, e.now());
+  auditBackfill(e, row, 'backfill.verify', instanceId, { attempt: run.attempt });
+  e.verify!.open(`run:${run.id}`, run.attempt, false, b.dispatched_at ?? e.now());
+  return row;
+}
+
+/** The checks of a backfill's attempt ended: it succeeded, or its failure counts as the `onFail` class says. */
+export function backfillVerified(e: EngineContext, run: RunRow, b: BackfillRow, passed: boolean, onFail: 'retry' | 'needs_human' | 'fail', error: string): void {
+  if (passed) {
+    backfillSucceeded(e, run, b, VERIFY_ACTOR, undefined);
+    return;
+  }
+  backfillAttemptFailed(e, b, onFail === 'retry' ? 'retryable' : onFail === 'needs_human' ? 'needs_human' : 'fatal', error);
 }
 
 /** The operator ended a dispatched backfill (cancelled its run, or disabled its job): failed, waiting for the operator. */
@@ -251,6 +313,7 @@ export function backfillCancelled(e: EngineContext, b: BackfillRow, message: str
 
 /** A backfill's attempt succeeded: the backfill is done and its slot ran after all. */
 export function backfillSucceeded(e: EngineContext, run: RunRow, b: BackfillRow, instanceId: string, output: string | undefined): { run: RunRow; backfill: BackfillRow } {
+  e.breaker?.runSucceeded(run.id);
   const row = transitionBackfill(e, b, 'done', 'done', { finished_at: e.now(), deadline: null }, instanceId, { attempt: run.attempt });
   const next = backfilled(e, run, instanceId, { backfillId: b.id, previous: run.disposition, attempt: run.attempt }, output);
   coversDone(e, next, instanceId);

@@ -22,7 +22,7 @@ import { specOf, toBackfill, toRun, type BackfillRow, type RunRow } from '../row
 import { auditBackfill } from './backfill-queue';
 import type { EngineContext } from './context';
 import { assertOfferedTo } from './offers';
-import { attemptFailed, backfillAttemptFailed, backfillSucceeded, held, NO_OFFER, started, succeeded, verifying } from './outcomes';
+import { attemptFailed, backfillAttemptFailed, backfillSucceeded, backfillVerifying, held, NO_OFFER, started, succeeded, verifying } from './outcomes';
 
 type RunRequest = AgentRequestOf<'run_started' | 'run_step' | 'run_result'>;
 
@@ -141,7 +141,14 @@ export class EngineRunSink implements RunSink {
     const e = this.e;
     if (b.instance_id !== instanceId) throw new GafferError('not_holder', `instance ${instanceId} does not hold the backfill of run ${run.id}`);
     if (req.outcome === 'success') {
-      const done = backfillSucceeded(e, run, b, instanceId, req.output !== undefined ? JSON.stringify(req.output) : undefined);
+      const output = req.output !== undefined ? JSON.stringify(req.output) : undefined;
+      // PROTOCOL §13: a backfill's attempt is verified like any other.
+      const job = e.verify ? e.repo.maybeJobRow(run.job_id) : undefined;
+      if (job && specOf(job).verify) {
+        const row = backfillVerifying(e, run, b, instanceId, output);
+        return { run: toRun(e.repo.run(run.id)), backfill: toBackfill(row, run.job_name) };
+      }
+      const done = backfillSucceeded(e, run, b, instanceId, output);
       return { run: toRun(done.run), backfill: toBackfill(done.backfill, run.job_name) };
     }
     const cls = req.errorClass ?? 'retryable';

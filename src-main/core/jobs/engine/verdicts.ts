@@ -5,7 +5,7 @@
  *
  * Invariants:
  * 1. The execution conditions are checked in one order — kill switch, pause, maintenance, ordering,
- *    overlap, role quota, global quota, daily spend cap, an online instance — and the first that
+ *    overlap, role quota, global quota, daily spend cap, the job's attempts a day, an online instance — and the first that
  *    fails is the blocker; every condition is still written into the evidence.
  * 2. A run by hand ignores pause, maintenance, the quotas and the spend caps; ordering and overlap
  *    apply only to a slot's first attempt. A draining pause lets a run already started (a retry)
@@ -41,6 +41,8 @@ export interface ExecutionFacts {
   globalInFlight?: number;
   /** The daily spend caps covering the job's role (when caps are set and the mode obeys them): core/budgets' verdict. */
   budget?: { ok: boolean; reason: string; evidence: Record<string, unknown> };
+  /** The job's attempts today against its ceiling (when it has one and the mode obeys it). */
+  attemptsToday?: { n: number; limit: number; day: string; zone: string; nextDayAt: number };
   /** Online instances of the job's role that take job runs. */
   online: number;
   /** Online instances of the job's role whose `hello` said they take no runs (never offered one). */
@@ -109,10 +111,21 @@ export function executionVerdict(f: ExecutionFacts): ExecVerdict {
     }
   }
   if (f.budget) note('budget', f.budget.ok, f.budget.reason, f.budget.evidence);
+  const a = f.attemptsToday;
+  if (a) {
+    const ok = a.n < a.limit;
+    note('attemptCeiling', ok, ceilingWords(a), { attempts: a.n, limit: a.limit, day: a.day, ...(ok ? {} : { resumesAt: isoTime(a.nextDayAt) }) }, ok ? undefined : a.nextDayAt);
+  }
   note('instance', f.online > 0, instanceWords(job.role, f.online, f.onlineNoRuns), { online: f.online, ...(f.onlineNoRuns > 0 ? { onlineNoRuns: f.onlineNoRuns } : {}) });
   const blocked = first as { name: ExecutionBlocker; reason: string; waitUntil?: number; skip: boolean } | null;
   if (!blocked) return { action: 'dispatch', blocker: null, reason: 'all execution conditions pass', evidence: ev };
   return { action: blocked.skip ? 'skip_overlap' : 'wait', blocker: blocked.name, reason: blocked.reason, ...(blocked.waitUntil !== undefined ? { waitUntil: blocked.waitUntil } : {}), evidence: ev };
+}
+
+/** The job's ceiling of attempts a day in words ("why didn't it run?"). */
+export function ceilingWords(a: { n: number; limit: number; day: string; zone: string; nextDayAt: number }): string {
+  if (a.n < a.limit) return `${a.n} of ${a.limit} attempts a day used on ${a.day}`;
+  return `the job's ceiling of ${a.limit} attempt${a.limit === 1 ? '' : 's'} a day is reached (${a.n} on ${a.day}, ${a.zone}); no further attempt until ${isoTime(a.nextDayAt)}`;
 }
 
 /**
@@ -171,7 +184,7 @@ export function windowCloseOutcome(waitingOn: WaitingOn | null, words: WindowClo
     blocker === 'preconditions'
       ? `not ready when the window closed at ${close}: ${words.preconditions.join('; ')}`
       : `${words.execution ?? 'not dispatched'} when the window closed at ${close}`;
-  const notReady = blocker === 'preconditions' || blocker === 'maintenance' || blocker === 'quotaRole' || blocker === 'quotaGlobal' || blocker === 'budget';
+  const notReady = blocker === 'preconditions' || blocker === 'maintenance' || blocker === 'quotaRole' || blocker === 'quotaGlobal' || blocker === 'budget' || blocker === 'attemptCeiling';
   const outcome = missedOutcome(policy, why, notReady);
   if (notReady && outcome.disposition === 'missed') {
     const disposition = blocker === 'preconditions' ? 'skipped_not_ready' : blocker === 'maintenance' ? 'skipped_maintenance' : blocker === 'budget' ? 'skipped_budget' : 'skipped_quota';

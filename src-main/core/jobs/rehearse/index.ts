@@ -13,10 +13,11 @@
  * 3. At most MAX_CONCURRENT rehearsals run at once (each is CPU work on the server's thread);
  *    another is refused `rate_limited`, so a burst of edits cannot pile work up.
  */
+import { DEFAULT_SAME_ERROR_TIMES } from '../../../common/job-schema';
 import type { SchedulerConfig } from '../../../common/config';
 import { GafferError } from '../../../common/errors';
 import type { BusinessCalendar, JobSpecInput } from '../../../common/job-schema';
-import { rehearseInput, SCENARIO_NAMES, type RehearsalResult } from '../../../common/rehearsal';
+import { rehearseInput, SCENARIO_NAMES, VERIFY_SCENARIO, type RehearsalResult } from '../../../common/rehearsal';
 import { parseOrThrow } from '../../../common/validate';
 import { JobPlan } from '../plan';
 import type { Calendar } from '../schedule';
@@ -42,6 +43,8 @@ export interface RehearsalDeps {
    * test agents, which answer at once, set both to 0.
    */
   pace?: { ackMs: number; stepMs: number };
+  /** The loop breaker's count, as set live (default 3; PROTOCOL §14). */
+  sameErrorTimes?: () => number;
 }
 
 export class Rehearsal {
@@ -72,9 +75,10 @@ export class Rehearsal {
         stepMs: this.deps.pace?.stepMs ?? stepMsOf(spec, s0, s1),
         ackMs: this.deps.pace?.ackMs ?? ACK_MS,
         recheckMs: plan.recheckMs(s0.at),
+        sameErrorTimes: this.deps.sameErrorTimes?.() ?? DEFAULT_SAME_ERROR_TIMES,
         words,
       };
-      const names = SCENARIO_NAMES.filter((n) => !args.scenarios || args.scenarios.includes(n));
+      const names = SCENARIO_NAMES.filter((n) => (args.scenarios ? args.scenarios.includes(n) : n !== VERIFY_SCENARIO || spec.verify !== undefined));
       const scenarios = [];
       for (const name of names) scenarios.push(await runScenario(buildScenario(name, { spec, plan, from, stepMs: run.stepMs, local: (ms) => words.moment(ms) }), run));
       return { job: spec.name, timezone: plan.zone, from: new Date(from).toISOString(), elapsedMs: Math.round(performance.now() - t0), scenarios };

@@ -132,7 +132,11 @@ describe('the rehearsal agrees with the live engine', () => {
       // The side effect ("send") was done once: every later attempt was told it was done.
       expect(agent.triggers.filter((t) => t.slot === '2026-11-30').map((t) => t.completedSteps)).toEqual(agent.triggers.filter((t) => t.slot === '2026-11-30').map((_, i) => (i === 0 ? [] : ['fetch', 'send'])));
     }
-    const tight = await rehearse({ ...REPORT, missedWindow: 'fold_into_next', retry: { maxAttempts: 4, firstDelayS: 1200 } } as JobSpecInput, 'downstream_timeout');
+    // With the loop breaker on (PROTOCOL §14, default 3), the third identical timeout holds the slot for a human, live and rehearsed alike.
+    const broken = await rehearse({ ...REPORT, missedWindow: 'fold_into_next', retry: { maxAttempts: 4, firstDelayS: 1200 } } as JobSpecInput, 'downstream_timeout');
+    expect(broken).toMatchObject({ outcome: 'held', surprise: 'slot 2026-11-30 stops until a human decides' });
+    expect(broken.events.find((e) => e.surprise)?.detail).toMatch(/loop breaker: the same error came 3 times in a row/);
+    const tight = await rehearse({ ...REPORT, missedWindow: 'fold_into_next', retry: { maxAttempts: 4, firstDelayS: 1200 }, loopBreaker: { sameErrorTimes: 0 } } as JobSpecInput, 'downstream_timeout');
     expect(tight.surprise).toBe('the 4th attempt would be due at 10:00, but the window closes at 10:00, so it never runs: the slot fails with 1 attempt unused');
     expect(tight.events.filter((e) => e.surprise).map((e) => e.kind)).toEqual(['failed']);
   });
@@ -212,6 +216,32 @@ describe('the rehearsal agrees with the live engine', () => {
       expect(decisions(r.events), JSON.stringify(policy)).toEqual(decisions(liveTimeline(h2, spec)));
       expect(r.ledger).toEqual(await liveLedger(h2, jobId));
     }
+  });
+});
+
+describe('said done, not done (verification, PROTOCOL §13)', () => {
+  const CHECKED: JobSpecInput = { ...REPORT, verify: { checks: [{ kind: 'file', name: 'report sent', path: '/srv/reports/{date}.pdf' }] } };
+
+  it('with checks: the first "done" is caught and retried, told what failed; the slot runs once, on the 2nd attempt — said in words', async () => {
+    const sc = await rehearse(CHECKED, 'said_done_not_done');
+    expect(sc).toMatchObject({ title: 'Said done, not done', outcome: 'ran_once', endsWell: true });
+    expect(sc.verdict).toBe('the agent said done but the check failed → tried again, told what failed; ran once (on the 2nd attempt)');
+    expect(sc.surprise).toMatch(/Gaffer’s own checks found the work not done/);
+    expect(sc.events.filter((e) => e.kind === 'check' && e.detail.startsWith('Gaffer checks the work itself')).map((e) => [e.attempt, e.detail])).toEqual([
+      [1, 'Gaffer checks the work itself: the agent said done, but “report sent” fails (onFail: retry)'],
+      [2, 'Gaffer checks the work itself: report sent pass'],
+    ]);
+  });
+
+  it('onFail needs_human: held for the operator; without checks the false success is called out; the default rehearsal includes it only for a job with checks', async () => {
+    const held = await rehearse({ ...CHECKED, verify: { ...CHECKED.verify!, onFail: 'needs_human' } }, 'said_done_not_done');
+    expect(held).toMatchObject({ outcome: 'held', endsWell: true, verdict: 'the agent said done but the check failed → held for you to decide; held for a human' });
+    const unchecked = await rehearse(REPORT, 'said_done_not_done');
+    expect(unchecked).toMatchObject({ outcome: 'ran_once', endsWell: false });
+    expect(unchecked.verdict).toMatch(/the work was not done: the job has no "done when…" checks/);
+    const r = new Rehearsal({ calendar: () => undefined, config: CONFIG, now: () => Date.parse(FROM), pace: { ackMs: 0, stepMs: 0 } });
+    expect((await r.rehearse({ spec: REPORT, scenarios: ['normal'], from: FROM })).scenarios).toHaveLength(1);
+    expect((await r.rehearse({ spec: CHECKED, from: FROM })).scenarios.map((s) => s.name)).toContain('said_done_not_done');
   });
 });
 

@@ -20,11 +20,12 @@ export interface ScenarioRun {
   stepMs: number;
   ackMs: number;
   recheckMs: number;
+  sameErrorTimes: number;
   words: ZoneWords;
 }
 
 export async function runScenario(script: ScenarioScript, r: ScenarioRun): Promise<RehearsalScenario> {
-  const sb = new Sandbox({ spec: r.input, calendar: r.calendar, config: r.config, start: script.start, readiness: script.readiness, script: script.script, stepMs: r.stepMs, ackMs: r.ackMs });
+  const sb = new Sandbox({ spec: r.input, calendar: r.calendar, config: r.config, start: script.start, readiness: script.readiness, script: script.script, stepMs: r.stepMs, ackMs: r.ackMs, sameErrorTimes: r.sameErrorTimes, ...(script.checksPass ? { checksPass: script.checksPass } : {}) });
   try {
     sb.startGaffer();
     for (const name of script.agents) sb.hub.hello(r.spec.role, name);

@@ -34,6 +34,8 @@ import { createJobs, type JobService } from '..';
 import { scriptedPreconditions, type Evaluation, type Readiness } from './scripted-checks';
 import { ScriptedHub, type AgentScript, type Annotate } from './scripted-hub';
 import { SteppingClock } from './stepping-clock';
+import { normaliseError } from '../../../common/error-signature';
+import type { RunLoopBreaker } from '../engine/context';
 
 export const REHEARSAL_ACTOR = 'rehearsal';
 
@@ -57,6 +59,10 @@ export interface SandboxOptions {
   script: AgentScript;
   stepMs: number;
   ackMs: number;
+  /** The loop breaker's count (the live setting; PROTOCOL §14). */
+  sameErrorTimes: number;
+  /** What Gaffer's own checks find (PROTOCOL §13), scripted; absent: a job's checks are not run and `done` is taken as said. */
+  checksPass?: (slot: string, attempt: number) => boolean;
 }
 
 export class Sandbox {
@@ -104,6 +110,15 @@ export class Sandbox {
     events.on('audit.appended', ({ event }) => {
       this.feed.push({ source: 'audit', at: Date.parse(event.at), type: event.type, subject: event.subject, detail: (event.detail ?? {}) as Record<string, unknown> });
     });
+    // Done means verified (PROTOCOL §13), scripted: an attempt moved to verifying is settled one
+    // step later by what the scenario says the checks find, through the engine's real path.
+    if (opts.checksPass) {
+      const pass = opts.checksPass;
+      events.on('run.updated', ({ run }) => {
+        if (run.disposition !== 'verifying') return;
+        this.at(this.clock.now() + opts.stepMs, () => this.settleChecks(run.id, run.slot, run.attempt, pass(run.slot, run.attempt)));
+      });
+    }
     this.hub = new ScriptedHub({
       clock,
       instances: this.instances,
@@ -115,6 +130,30 @@ export class Sandbox {
       ackMs: opts.ackMs,
       restartGaffer: (forMs) => this.restart(forMs),
     });
+  }
+
+  /** The same error again and again holds the run, as live (core/budgets/loop-breaker.ts), its streaks kept in memory. */
+  private readonly streaks = new Map<string, { signature: string; count: number }>();
+  private readonly breaker: RunLoopBreaker = {
+    runFailed: (run, error, times = this.opts.sameErrorTimes) => {
+      const signature = normaliseError(error);
+      const before = this.streaks.get(run.id);
+      const count = before && before.signature === signature ? before.count + 1 : 1;
+      this.streaks.set(run.id, { signature, count });
+      return times > 0 && count >= times ? count : 0;
+    },
+    runSucceeded: (runId) => void this.streaks.delete(runId),
+  };
+
+  /** The scripted checks of a verifying attempt ended: the engine moves the run as `onFail` says. */
+  private settleChecks(runId: string, slot: string, attempt: number, passed: boolean): void {
+    const jobs = this.jobs;
+    if (!jobs) return; // Gaffer is down: its next start leaves the attempt verifying (as a real stop does)
+    const names = (this.opts.spec.verify?.checks ?? []).map((c) => c.name);
+    const onFail = this.opts.spec.verify?.onFail ?? 'retry';
+    const error = passed ? '' : `verification failed: ${names[0] ?? 'check'}: the work is not there (scripted)`;
+    this.note('check', passed ? `Gaffer checks the work itself: ${names.join(', ')} pass` : `Gaffer checks the work itself: the agent said done, but “${names[0] ?? 'check'}” fails (onFail: ${onFail})`, { slot, attempt });
+    jobs.verified(runId, attempt, () => ({ passed, onFail, error }));
   }
 
   /** A remark of the scenario, in the timeline at the current instant. */
@@ -151,6 +190,10 @@ export class Sandbox {
       budgets: null,
       decisions: { decided: () => {} },
       preconditions: scriptedPreconditions(() => this.clock.now(), this.opts.readiness, (e) => this.evaluations.push(e)),
+      // The loop breaker as the live engine has it (no inbox here: the hold is what a rehearsal shows).
+      breaker: this.breaker,
+      // Only where the scenario scripts what the checks find (and the job declares some).
+      ...(this.opts.checksPass && this.opts.spec.verify ? { verify: { open: () => {}, checkedBefore: () => true } } : {}),
     });
     if (first) {
       const c = this.opts.calendar;

@@ -59,6 +59,8 @@ export interface ScenarioScript {
   downtime?: { from: number; to: number };
   /** For the verdict: when the data of a focus slot is ready. */
   readyAt: Map<string, number>;
+  /** What Gaffer's own checks (PROTOCOL §13) find after the agent said done; absent: they pass. */
+  checksPass?: (slot: string, attempt: number) => boolean;
 }
 
 export interface ScenarioContext {
@@ -120,7 +122,32 @@ export function buildScenario(name: ScenarioName, c: ScenarioContext): ScenarioS
       return processRestart(c, ahead);
     case 'cross_day_backfill':
       return crossDay(c, ahead);
+    case 'said_done_not_done':
+      return saidDone(c, ahead);
   }
+}
+
+/** The agent says done on its first attempt of the first slot without doing the last step; Gaffer's checks find it out. */
+function saidDone(c: ScenarioContext, ahead: SlotInfo[]): ScenarioScript {
+  const [s0] = ahead as [SlotInfo];
+  const { until } = horizon(ahead, s0, c, 0);
+  const first = (t: OfferedTrigger): boolean => t.slot === s0.slot && t.attempt === 1;
+  const names = (c.spec.verify?.checks ?? []).map((k) => `“${k.name}”`).join(', ');
+  return {
+    name: 'said_done_not_done',
+    story: c.spec.verify
+      ? `On ${s0.slot} the agent reads the data and reports done on its first attempt without sending the report; Gaffer's checks (${names}) find the work not done. Later attempts do the work.`
+      : `On ${s0.slot} the agent reports done on its first attempt without sending the report — but the job has no "done when…" checks, so nothing finds it out.`,
+    start: startOf(s0),
+    until,
+    focus: [s0],
+    mustSee: [s0.slot],
+    readiness: alwaysReady,
+    script: (t) => (first(t) ? [{ do: 'start' }, ...(['fetch'] as const).filter((s) => !t.completedSteps.includes(s)).map((step) => ({ do: 'step', step }) as AgentAction), { do: 'succeed' }] : works(t)),
+    agents: ['agent-1'],
+    readyAt: new Map(),
+    checksPass: (slot, attempt) => !(slot === s0.slot && attempt === 1),
+  };
 }
 
 /**

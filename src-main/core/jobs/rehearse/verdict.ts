@@ -54,7 +54,38 @@ export function verdictOf(v: VerdictInput): Verdict {
       return restart(v);
     case 'cross_day_backfill':
       return crossDay(v);
+    case 'said_done_not_done':
+      return saidDone(v);
   }
+}
+
+/**
+ * The agent said done without doing the work (PROTOCOL §13): with checks, Gaffer finds it out and
+ * `onFail` decides (retried, held for a human, failed); without, the slot counts as a success that
+ * is not one — that ends badly, whatever the ledger says.
+ */
+function saidDone(v: VerdictInput): Verdict {
+  const s = v.script.focus[0]!;
+  const f = fateOf(v, s);
+  if (!v.spec.verify) {
+    const done = v.events.find((e) => e.slot === s.slot && e.kind === 'success');
+    return {
+      outcome: f.outcome,
+      verdict: `${f.words}, but the work was not done: the job has no "done when…" checks, so Gaffer took the agent's word`,
+      endsWell: false,
+      surprise: flag(done, 'the slot is marked a success although the report was never sent: add "done when…" checks'),
+    };
+  }
+  const caught = v.events.find((e) => e.slot === s.slot && e.kind === 'check' && e.detail.startsWith('Gaffer checks the work itself: the agent said done'));
+  const onFail = v.spec.verify.onFail ?? 'retry';
+  const then = onFail === 'retry' ? 'tried again, told what failed' : onFail === 'needs_human' ? 'held for you to decide' : 'failed, as the job says';
+  return {
+    outcome: f.outcome,
+    verdict: `the agent said done but the check failed → ${then}; ${f.words}`,
+    // Held for a human is what needs_human asks for: the rehearsal ends as the job says it should.
+    endsWell: f.good || (onFail === 'needs_human' && f.outcome === 'held'),
+    surprise: caught ? flag(caught, 'the agent said done on its first attempt, but Gaffer’s own checks found the work not done') : null,
+  };
 }
 
 // ---- slots -----------------------------------------------------------------------------------
