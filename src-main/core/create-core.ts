@@ -11,6 +11,7 @@ import { silentLogger, type Logger } from '../common/logger';
 import { AuditLog } from './audit/audit-log';
 import { AuditHeadFile, headRecordPath } from './audit/head-record';
 import { AuditIntegrity } from './audit/integrity';
+import { OperatorSettingsStore } from './auth/operator-settings';
 import { TokenStore } from './auth/tokens';
 import type { CoreContext } from './context';
 import { closeDatabase, openDatabase, type Db } from './db/open';
@@ -110,6 +111,8 @@ export interface Core {
   readonly locks: ClaimLocks;
   readonly instances: InstanceRegistry;
   readonly tokens: TokenStore;
+  /** The operator's preferences ("Require a reason for actions"). */
+  readonly operatorSettings: OperatorSettingsStore;
   readonly watchdog: Watchdog;
   /** Group commit: agent writes submitted in one event-loop turn share one transaction. */
   readonly committer: GroupCommitter;
@@ -225,6 +228,7 @@ export function createCore(opts: CoreOptions = {}): Core {
   const bulkTasks = new BulkTasks(ctx, tasks, taskSearch);
   const instances = new InstanceRegistry(ctx, locks);
   const tokens = new TokenStore(ctx);
+  const operatorSettings = new OperatorSettingsStore(ctx);
   const watchdog = new Watchdog(ctx, locks, instances, idempotency, (e) =>
     logger.error('watchdog: sweep failed; retrying at the next sweep', { error: e instanceof Error ? e.message : String(e) }),
   );
@@ -323,6 +327,7 @@ export function createCore(opts: CoreOptions = {}): Core {
     locks,
     instances,
     tokens,
+    operatorSettings,
     watchdog,
     committer,
     hub,
