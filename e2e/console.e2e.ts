@@ -242,7 +242,11 @@ describe('live flows', () => {
     await shot(page, '10-expired-reclaimed');
   });
 
-  it('force-release needs a reason and is audited', async () => {
+  it('force-release needs a reason (once Settings require one) and is audited', async () => {
+    // A solo operator's default is "reason optional"; a team turns "Require a reason for actions" on.
+    await go(page, '#/settings', '[data-testid="reason-setting"]');
+    await page.click('[data-testid="require-reason"]'); // saved on the server, then shown checked
+    await until(async () => page.isChecked('[data-testid="require-reason"]'), 'reasons required');
     await go(page, `#/queues/e2e?task=${taskId}`, '[data-testid="task-detail"]');
     await page.click('[data-testid="action-forceRelease"]');
     await page.waitForSelector('[data-testid="dialog-forceRelease"]');

@@ -470,6 +470,10 @@ describe('the editor can be trusted', () => {
     const small = await openConsole(browser, g, { width: 1024, height: 700 });
     const p = small.page;
     await go(p, '#/jobs/every-minute', '[data-testid="preview-item"]');
+    // The next slots are in the first screen, beside the form, without scrolling.
+    const first = await p.locator('[data-testid="preview-item"] >> nth=0').boundingBox();
+    expect(first && first.y >= 0 && first.y + first.height <= 700, JSON.stringify(first)).toBe(true);
+    await snap(p, '46-job-editor-preview-1024');
     await p.selectOption('select[name="missedWindow"]', 'run_now');
     await until(async () => (await editorStatus(p)).problems === 1 && (await editorStatus(p)).text.includes('needs a tolerance'), 'the missing tolerance');
     const st = await editorStatus(p);

@@ -5,6 +5,7 @@
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
 import { App } from './app/App';
+import { ReasonRuleProvider } from './app/ReasonRule';
 import { navigate } from './lib/navigation';
 import { viewForConsoleView } from './lib/routes';
 import { applyTheme } from './lib/theme';
@@ -38,7 +39,9 @@ try {
   createRoot(rootEl).render(
     <StrictMode>
       <ConsoleStoreProvider value={consoleStore}>
-        <App />
+        <ReasonRuleProvider>
+          <App />
+        </ReasonRuleProvider>
       </ConsoleStoreProvider>
     </StrictMode>,
   );

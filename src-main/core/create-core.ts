@@ -11,7 +11,7 @@ import { silentLogger, type Logger } from '../common/logger';
 import { AuditLog } from './audit/audit-log';
 import { AuditHeadFile, headRecordPath } from './audit/head-record';
 import { AuditIntegrity } from './audit/integrity';
-import { TokenStore } from './auth';
+import { OperatorSettingsStore, TokenStore } from './auth';
 import type { CoreContext } from './context';
 import { closeDatabase, openDatabase, type Db } from './db/open';
 import { Store, storageFailureHint } from './db/store';
@@ -95,6 +95,8 @@ export interface Core {
   readonly locks: ClaimLocks;
   readonly instances: InstanceRegistry;
   readonly tokens: TokenStore;
+  /** The operator's preferences ("Require a reason for actions"). */
+  readonly operatorSettings: OperatorSettingsStore;
   readonly watchdog: Watchdog;
   /** Group commit: agent writes submitted in one event-loop turn share one transaction. */
   readonly committer: GroupCommitter;
@@ -214,6 +216,7 @@ export function createCore(opts: CoreOptions = {}): Core {
   const bulkTasks = new BulkTasks(ctx, tasks, taskSearch);
   const instances = new InstanceRegistry(ctx, locks);
   const tokens = new TokenStore(ctx);
+  const operatorSettings = new OperatorSettingsStore(ctx);
   const watchdog = new Watchdog(ctx, locks, instances, idempotency, (e) =>
     logger.error('watchdog: sweep failed; retrying at the next sweep', { error: e instanceof Error ? e.message : String(e) }),
   );
@@ -314,6 +317,7 @@ export function createCore(opts: CoreOptions = {}): Core {
     locks,
     instances,
     tokens,
+    operatorSettings,
     watchdog,
     committer,
     hub,

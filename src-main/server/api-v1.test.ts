@@ -185,6 +185,8 @@ describe('tokens', () => {
   });
 
   it('refuses bad input and changes nothing', async () => {
+    // The strict rule: a reason is required (the solo default fills one in; tested under tasks).
+    core.operatorSettings.setRequireReason({ on: true, actor: 'test' });
     const { id } = core.tokens.create({ name: 'x', actor: 'test' });
     const before = digest();
     expectError(await post('/api/v1/tokens', {}), 400, 'bad_request');
@@ -339,7 +341,21 @@ describe('tasks', () => {
     expect(retried.body.task).toMatchObject({ status: 'backlog', payload: { about: 'exports', fixed: true } });
   });
 
+  it('a required reason left out: "no reason given" for a solo operator (the default), refused once reasons are required', async () => {
+    const t = (await post('/api/v1/tasks', { title: 'not needed', role: 'dev' })).body.task;
+    const u = (await post('/api/v1/tasks', { title: 'kept', role: 'dev' })).body.task;
+    expect((await post(`/api/v1/tasks/${t.id}/cancel`, {})).body.task.status).toBe('cancelled');
+    expect(core.auditQuery.query({ order: 'desc', limit: 1 }).items[0]).toMatchObject({ type: 'operator.cancel', subject: `task:${t.id}`, detail: { reason: 'no reason given' } });
+    core.operatorSettings.setRequireReason({ on: true, actor: 'test' });
+    const before = digest();
+    expectError(await post(`/api/v1/tasks/${u.id}/cancel`, {}), 400, 'bad_request');
+    expectError(await post(`/api/v1/tasks/${u.id}/cancel`, { reason: ' ' }), 400, 'bad_request');
+    expect(digest()).toBe(before);
+  });
+
   it('operator actions refuse bad input and change nothing', async () => {
+    // The strict rule: a reason is required (the solo default is the test above).
+    core.operatorSettings.setRequireReason({ on: true, actor: 'test' });
     const inst = onlineInstance(core, 'dev');
     const t = (await post('/api/v1/tasks', { title: 'held', role: 'dev' })).body.task;
     core.locks.claim({ instanceId: inst });
@@ -398,6 +414,8 @@ describe('signals', () => {
   });
 
   it('refuses bad input and changes nothing', async () => {
+    // The strict rule: a reason is required (the solo default fills one in; tested under tasks).
+    core.operatorSettings.setRequireReason({ on: true, actor: 'test' });
     await post('/api/v1/signals', { name: 'data-ready', key: 'k' });
     const before = digest();
     for (const body of [{}, { name: 'data-ready' }, { name: 'bad name', key: 'k' }, { name: 'x', key: 'k', actor: 'me' }, { name: 'x', key: '\u0001' }]) {

@@ -16,7 +16,10 @@
  *    route served without the operator token (`public`): the API reference holds no data.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { z } from 'zod';
 import { GafferError, isGafferError } from '../common/errors';
+import { opNamed } from '../common/ops';
+import { applyReasonPolicy } from '../common/ops/reason-policy';
 import type { Core } from '../core/create-core';
 import { attentionRoutes } from './api/attention';
 import { spendRoutes } from './api/spend';
@@ -62,6 +65,19 @@ export const DEFAULT_VERSION = process.env.npm_package_version ?? '0.1.0';
 /** The built-in route table. */
 export function coreRoutes(core: Core, version = DEFAULT_VERSION): Route[] {
   return [...statusRoutes(core, version), ...tokenRoutes(core), ...taskRoutes(core), ...signalRoutes(core), ...auditRoutes(core), ...jobRoutes(core), ...logRoutes(core), ...managedAgentRoutes(core), ...attentionRoutes(core), ...spendRoutes(core)];
+}
+
+/**
+ * The operator's reason setting on a catalogue route's JSON body, before the route parses it: the
+ * same rule as the console's (common/ops/reason-policy.ts). Only a body whose documented schema
+ * carries the reason at its top level is touched (a reason given as `?reason=` wins over it).
+ */
+function withReasonPolicy(core: Core, route: CompiledRoute, body: unknown): unknown {
+  const o = route.op === undefined ? undefined : opNamed(route.op);
+  if (!o || o.reason === 'none') return body;
+  const schema = route.doc?.body;
+  if (!(schema instanceof z.ZodObject) || !((o.reasonField ?? 'reason') in schema.shape)) return body;
+  return applyReasonPolicy(o, body, core.operatorSettings.read().requireReason);
 }
 
 function isPublic(routes: readonly CompiledRoute[], method: string, segments: string[]): boolean {
@@ -112,7 +128,7 @@ export function createApiHandler(core: Core, opts: ApiOptions): ApiHandler {
         params: match.params,
         query: queryObject(queryPairs(url.search)),
         actor: HTTP_ACTOR,
-        body: () => (body ??= readJsonBody(req, opts.maxBodyBytes)),
+        body: () => (body ??= readJsonBody(req, opts.maxBodyBytes).then((b) => withReasonPolicy(core, match.route, b))),
       };
       const reply = await match.route.handler(ctx);
       if (reply === STREAMED) return true;

@@ -1,8 +1,10 @@
 /**
  * Modal dialog, and the reason dialog every state-changing operator action goes through
- * (SPEC §7: every operator action takes a reason and is audited with its actor).
+ * (SPEC §7: every operator action takes a reason and is audited with its actor). A solo operator
+ * may leave the reason out (the setting "Require a reason for actions", off by default): the
+ * field then says "(optional)" and the server audits "no reason given".
  */
-import { useEffect, useId, useRef, useState, type FormEvent, type ReactNode } from 'react';
+import { createContext, useContext, useEffect, useId, useRef, useState, type FormEvent, type ReactNode } from 'react';
 import { toUiError, type UiError } from '../lib/errors';
 import { ErrorBanner } from './States';
 
@@ -50,6 +52,14 @@ export function Dialog({ title, onClose, children, wide, testId }: { title: stri
   );
 }
 
+/**
+ * Whether a reason must be typed: the operator's "Require a reason for actions" (the app provides
+ * it from the settings, app/ReasonRule.tsx). Outside a provider (a dialog on its own) it is the
+ * strict rule: required.
+ */
+export const ReasonRequired = createContext(true);
+export const useReasonRequired = (): boolean => useContext(ReasonRequired);
+
 export interface ReasonDialogProps {
   title: string;
   /** What will happen, in plain words (with the rule it follows). */
@@ -71,7 +81,7 @@ export function ReasonDialog(p: ReasonDialogProps) {
   const [error, setError] = useState<UiError | null>(null);
   const [extraError, setExtraError] = useState<string | null>(null);
   const trimmed = reason.trim();
-  const reasonError = reasonProblem(reason);
+  const reasonError = reasonProblem(reason, undefined, useReasonRequired());
 
   const submit = async (e: FormEvent) => {
     e.preventDefault();
@@ -104,21 +114,23 @@ export function ReasonDialog(p: ReasonDialogProps) {
   );
 }
 
-/** What is wrong with a typed reason, or null (the server's rule: 1–2000 characters once trimmed). */
-export function reasonProblem(reason: string, what = 'it is written to the audit log with your action'): string | null {
+/**
+ * What is wrong with a typed reason, or null (the server's rule: 1–2000 characters once trimmed;
+ * empty is fine when the reason is not `required`).
+ */
+export function reasonProblem(reason: string, what = 'it is written to the audit log with your action', required = true): string | null {
   const t = reason.trim();
-  return t.length === 0 ? `A reason is required: ${what}.` : t.length > 2000 ? 'At most 2000 characters.' : null;
+  return t.length === 0 ? (required ? `A reason is required: ${what}.` : null) : t.length > 2000 ? 'At most 2000 characters.' : null;
 }
 
-/** The reason every operator action takes: a required text, its problem shown once `showError`. */
+/** The reason every operator action takes (required unless the operator says not), its problem shown once `showError`. */
 export function ReasonField(p: { value: string; onChange: (v: string) => void; showError: boolean; onBlur?: () => void; placeholder?: string; rows?: number; autoFocus?: boolean; why?: string }) {
   const id = useId();
-  const problem = reasonProblem(p.value, p.why);
+  const required = useReasonRequired();
+  const problem = reasonProblem(p.value, p.why, required);
   return (
     <label className="field" htmlFor={id}>
-      <span className="field-label">
-        Reason <span className="req">required</span>
-      </span>
+      <span className="field-label">{required ? <>Reason <span className="req">required</span></> : 'Reason (optional)'}</span>
       <textarea
         id={id}
         name="reason"

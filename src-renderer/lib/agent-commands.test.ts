@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { agentCommands, agentUrl, shellQuote } from './agent-commands';
+import { managedAgentInput } from '../../src-main/common/managed-agents';
+import { agentCommands, agentUrl, CODEX_RECIPE, managedCliAgent, shellQuote } from './agent-commands';
 
 describe('agent start commands', () => {
   it('name this server, the whole secret and the role', () => {
@@ -21,6 +22,15 @@ describe('agent start commands', () => {
       expect(c.text).not.toContain('$(cat'); // never spliced into an argument
       expect(c.text).toContain('"$GAFFER_RESUME_SESSION"');
     }
+  });
+
+  it('a managed CLI agent is the printed command kept by Gaffer: same recipe, --parse and time limit; a valid name after the role', () => {
+    const codex = managedCliAgent('codex', 'dev');
+    expect(codex).toMatchObject({ name: 'dev-codex', role: 'dev', command: [CODEX_RECIPE], shell: true, parse: 'codex-json', timeoutS: 1800 });
+    expect(codex).not.toHaveProperty('cwd');
+    const long = managedCliAgent('claude', 'r'.repeat(64));
+    expect(long.name).toHaveLength(64);
+    expect(managedAgentInput.safeParse(long).success).toBe(true);
   });
 
   it('take the URL from the page, or the reported port in the desktop app', () => {

@@ -5,6 +5,7 @@
  * through npx, which would stay alive with the token in its environment) and the Python
  * package (`pip install ./sdk/python`).
  */
+import type { COMMAND_AGENT_PARSE_FORMATS, ManagedAgentInput } from '../../src-main/common/managed-agents';
 
 export interface AgentCommand {
   id: 'claude' | 'codex' | 'worker' | 'command' | 'python';
@@ -39,25 +40,50 @@ const PROMPT = '{ echo "Work on this task: $GAFFER_TASK_TITLE. The whole task as
 export const CLAUDE_RECIPE = `if [ -n "$GAFFER_RESUME_SESSION" ]; then exec claude --resume "$GAFFER_RESUME_SESSION" -p "$GAFFER_APPROVAL_NOTE" --output-format stream-json --verbose --permission-mode acceptEdits; fi; ${PROMPT} | claude -p --output-format stream-json --verbose --permission-mode acceptEdits`;
 export const CODEX_RECIPE = `if [ -n "$GAFFER_RESUME_SESSION" ]; then exec codex exec --json --full-auto resume "$GAFFER_RESUME_SESSION" "$GAFFER_APPROVAL_NOTE"; fi; ${PROMPT} | codex exec --json --full-auto -`;
 
+/** The coding CLIs Gaffer connects: how their output is read (`--parse`) and the recipe that runs them. */
+export const CLI_AGENTS = {
+  claude: { title: 'Connect Claude Code', parse: 'claude-stream-json', recipe: CLAUDE_RECIPE },
+  codex: { title: 'Connect Codex', parse: 'codex-json', recipe: CODEX_RECIPE },
+} as const satisfies Record<string, { title: string; parse: (typeof COMMAND_AGENT_PARSE_FORMATS)[number]; recipe: string }>;
+export type CliAgent = keyof typeof CLI_AGENTS;
+/** A CLI run's time limit (seconds): a coding task may take a while, but not forever. */
+const CLI_TIMEOUT_S = 1800;
+
+/** The agent's name: after the role and the CLI (`dev-claude`), never after the command line. */
+export function cliAgentName(cli: CliAgent, role: string): string {
+  return `${role.slice(0, 63 - cli.length)}-${cli}`;
+}
+
+/**
+ * The managed agent that runs `cli` on each task of `role` — the printed command of
+ * `agentCommands`, kept by Gaffer instead: the same recipe through the shell (the task's JSON, the
+ * payload file's content, reaches the CLI on its stdin, not on its command line), the same
+ * `--parse` and time limit. Its instances are called `<role>-<cli>-1`, ….
+ */
+export function managedCliAgent(cli: CliAgent, role: string, cwd?: string): Omit<ManagedAgentInput, 'reason'> {
+  const a = CLI_AGENTS[cli];
+  return { name: cliAgentName(cli, role), role, command: [a.recipe], mode: 'per_task', instances: 1, shell: true, parse: a.parse, timeoutS: CLI_TIMEOUT_S, ...(cwd ? { cwd } : {}) };
+}
+
 export function agentCommands(o: { url: string; token: string; role: string }): AgentCommand[] {
   const url = shellQuote(o.url);
   const token = shellQuote(o.token);
   const role = shellQuote(o.role);
   // The instance is named after the role (and the CLI), not after the command line.
-  const cli = (name: string, parse: string, recipe: string) =>
-    `GAFFER_TOKEN=${token} node scripts/gaffer.mjs agent --url ${url} --role ${role} --name ${shellQuote(`${o.role}-${name}`)} --parse ${parse} --timeout-s 1800 --shell -- ${shellQuote(recipe)}`;
+  const cli = (name: CliAgent) =>
+    `GAFFER_TOKEN=${token} node scripts/gaffer.mjs agent --url ${url} --role ${role} --name ${shellQuote(cliAgentName(name, o.role))} --parse ${CLI_AGENTS[name].parse} --timeout-s ${CLI_TIMEOUT_S} --shell -- ${shellQuote(CLI_AGENTS[name].recipe)}`;
   return [
     {
       id: 'claude',
-      title: 'Connect Claude Code',
+      title: CLI_AGENTS.claude.title,
       about: 'Run in the Gaffer checkout: Claude Code works each task, its conversation, tokens and cost read from its stream; answering a question it asked continues the same conversation.',
-      text: cli('claude', 'claude-stream-json', CLAUDE_RECIPE),
+      text: cli('claude'),
     },
     {
       id: 'codex',
-      title: 'Connect Codex',
+      title: CLI_AGENTS.codex.title,
       about: 'Run in the Gaffer checkout: the Codex CLI works each task (codex exec --json), resumed with your answer when it asked one.',
-      text: cli('codex', 'codex-json', CODEX_RECIPE),
+      text: cli('codex'),
     },
     {
       id: 'worker',

@@ -42,6 +42,8 @@ export interface Dashboard {
 export interface ConsoleSettings {
   config: SchedulerConfig;
   killSwitch: boolean;
+  /** "Require a reason for actions": off (default) lets a solo operator leave a reason out. */
+  requireReason: boolean;
   port: number | null;
   dataDir: string | null;
   version: string;
@@ -106,7 +108,7 @@ const statusInfo = z.object({
   recoveryBoundS: n,
   config: schedulerConfig,
 });
-const consoleSettings = z.object({ config: schedulerConfig, killSwitch: z.boolean(), port: n.nullable(), dataDir: z.string().nullable(), version: z.string() });
+const consoleSettings = z.object({ config: schedulerConfig, killSwitch: z.boolean(), requireReason: z.boolean(), port: n.nullable(), dataDir: z.string().nullable(), version: z.string() });
 const dashboard = z.object({
   serverTime: z.string(),
   onlineInstances: n,
@@ -161,5 +163,12 @@ export const statusOps = {
     result: consoleSettings,
     callers: ['console'],
     reason: 'required',
+  }),
+  'settings.setRequireReason': op<ConsoleSettings>()({
+    summary: 'Turn "Require a reason for actions" on (every action declared with a required reason demands one) or off (it may be left out and is audited as "no reason given").',
+    input: z.strictObject({ on: z.boolean(), reason: reason.optional() }),
+    result: consoleSettings,
+    callers: ['console'],
+    reason: 'optional',
   }),
 } as const;

@@ -1,5 +1,7 @@
 /**
  * Tokens (PROTOCOL §2, §17): per-agent and operator tokens, stored as hashes, compared in constant
- * time. The rest of the core and the server import this interface, never tokens.ts directly.
+ * time; and the operator's own settings ("Require a reason for actions"). The rest of the core and
+ * the server import this interface, never tokens.ts or operator-settings.ts directly.
  */
 export { TokenStore, hashToken, newSecret, secretsEqual, type TokenInfo } from './tokens';
+export { OperatorSettingsStore } from './operator-settings';

@@ -75,7 +75,7 @@ export function mapCoreEvent(e: CoreEvent): ConsoleEvent[] {
       return [{ type: 'instance.changed', instanceId: e.instanceId, status: 'online' }];
     case 'audit.appended': {
       const out: ConsoleEvent[] = [{ type: 'audit.appended', event: e.event }];
-      if (e.event.type === 'operator.kill_switch' || e.event.type === 'notifications.update') out.push({ type: 'settings.changed' });
+      if (e.event.type === 'operator.kill_switch' || e.event.type === 'operator.settings' || e.event.type === 'notifications.update') out.push({ type: 'settings.changed' });
       return out;
     }
     // Central jobs (core/jobs).

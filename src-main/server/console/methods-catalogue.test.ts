@@ -41,9 +41,13 @@ describe('console handlers ⇔ catalogue', () => {
     expect(r).toMatchObject({ ok: false, error: { code: 'bad_request', message: expect.stringContaining('unknown console method') } });
   });
 
-  it('signals.set takes the one schema of its entry: the reason is optional on the console too, and still refused when blank', async () => {
+  it('signals.set takes the one schema of its entry: the reason is optional on the console too, and refused when blank while reasons are required', async () => {
     const set = await m.call('signals.set', { name: 'data-ready', key: '2026-12-01' });
     expect(set.created).toBe(true);
-    expect((await m.dispatch('signals.set', { name: 'data-ready', key: '2026-12-02', reason: ' ' })).ok).toBe(false);
+    // A solo operator (the default): a blank optional reason is no reason.
+    expect((await m.dispatch('signals.set', { name: 'data-ready', key: '2026-12-02', reason: ' ' })).ok).toBe(true);
+    core.operatorSettings.setRequireReason({ on: true, actor: 'test' });
+    expect((await m.dispatch('signals.set', { name: 'data-ready', key: '2026-12-03', reason: ' ' })).ok).toBe(false);
+    core.operatorSettings.setRequireReason({ on: false, actor: 'test' });
   });
 });

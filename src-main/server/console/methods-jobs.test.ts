@@ -103,6 +103,8 @@ describe('jobs console methods: bad arguments are refused and change nothing', (
   for (const method of Object.keys(bad) as JobsMethod[]) {
     it(`${method}: bad arguments → typed error, nothing changed`, async () => {
       await seed();
+      // The strict rule (a reason is required); the solo default fills one in (methods.test.ts).
+      core.operatorSettings.setRequireReason({ on: true, actor: 'test' });
       for (const args of bad[method]) {
         const reply = await m.dispatch(method, args);
         // Most are bad_request; a few name an unknown thing (not_found) or an existing one (conflict).

@@ -85,7 +85,8 @@ describe('console methods: the allow-list and argument validation', () => {
     'audit.count': [{ limit: 5 }, { types: [] }],
     'audit.verify': [{ deep: true }],
     'settings.get': [{ x: 1 }],
-    'settings.setKillSwitch': [{ on: true }, { on: 'yes', reason: 'r' }],
+    'settings.setKillSwitch': [{ on: true, reason: 'x'.repeat(2001) }, { on: 'yes', reason: 'r' }],
+    'settings.setRequireReason': [{}, { on: 'yes' }, { on: true, reason: 'x'.repeat(2001) }],
     'logs.attempts': [{}, { subject: 'task:0' }, { subject: 'job:1' }],
     'logs.page': [{ subject: 'task:1', limit: 0 }, { subject: 'task:1', stream: 'video' }, { subject: 'run:a b' }],
     'logs.text': [{ subject: 'task:1' }, { subject: 'task:1', attempt: 0 }],
@@ -370,7 +371,7 @@ describe('console methods: tokens, audit, settings', () => {
   });
 
   it('settings: get, and the kill switch is the jobs.settings switch, set with an audited reason', async () => {
-    expect(await m.call('settings.get', {})).toEqual({ config: core.config, killSwitch: false, port: 7311, dataDir: core.dir, version: '1.2.3' });
+    expect(await m.call('settings.get', {})).toEqual({ config: core.config, killSwitch: false, requireReason: false, port: 7311, dataDir: core.dir, version: '1.2.3' });
     core.db.prepare(`INSERT INTO settings (key, value) VALUES ('jobs.settings', ?)`).run(JSON.stringify({ globalConcurrency: 4 }));
     const heard: unknown[] = [];
     const d = core.events.on('jobs.settings', (e) => heard.push(e.settings));
@@ -384,6 +385,32 @@ describe('console methods: tokens, audit, settings', () => {
     expect(lastAudit()).toMatchObject({ type: 'operator.kill_switch', actor: ACTOR, subject: 'settings:killSwitch', detail: { reason: 'incident', from: false, to: true } });
     expect((await m.call('dashboard.get', {})).killSwitch).toBe(true);
     expect((await m.call('settings.setKillSwitch', { on: false, reason: 'resolved' })).killSwitch).toBe(false);
+  });
+
+  it('"Require a reason for actions" is off by default: a required reason left out is audited as "no reason given"', async () => {
+    const a = create('a');
+    const b = create('b');
+    expect((await m.call('settings.get', {})).requireReason).toBe(false);
+    expect((await m.call('tasks.cancel', { taskId: a.id })).status).toBe('cancelled');
+    expect(lastAudit()).toMatchObject({ type: 'operator.cancel', actor: ACTOR, detail: { reason: 'no reason given' } });
+    // A blank reason is no reason either.
+    expect((await m.call('tasks.cancel', { taskId: b.id, reason: '   ' })).status).toBe('cancelled');
+    expect(lastAudit()).toMatchObject({ type: 'operator.cancel', detail: { reason: 'no reason given' } });
+  });
+
+  it('"Require a reason for actions" on: a required reason left out is refused (bad_request) and changes nothing', async () => {
+    const t = create('a');
+    const on = await m.call('settings.setRequireReason', { on: true, reason: 'a team now' });
+    expect(on.requireReason).toBe(true);
+    expect(lastAudit()).toMatchObject({ type: 'operator.settings', actor: ACTOR, subject: 'settings:operator', detail: { reason: 'a team now', requireReason: { from: false, to: true } } });
+    const audits = auditCount(core);
+    const reply = await m.dispatch('tasks.cancel', { taskId: t.id });
+    expect(reply).toMatchObject({ ok: false, error: { code: 'bad_request' } });
+    expect(core.tasks.get(t.id).status).toBe(t.status);
+    expect(auditCount(core)).toBe(audits);
+    // Off again (no reason needed to turn it off): the same call goes through.
+    expect((await m.call('settings.setRequireReason', { on: false })).requireReason).toBe(false);
+    expect((await m.call('tasks.cancel', { taskId: t.id })).status).toBe('cancelled');
   });
 
   it('by default the console uses core.jobs: one kill switch, the one the job runner obeys', async () => {

@@ -28,6 +28,7 @@ import {
 } from '../../common/console-api';
 import { GafferError, isGafferError, toErrorBody } from '../../common/errors';
 import { OPS } from '../../common/ops';
+import { applyReasonPolicy } from '../../common/ops/reason-policy';
 import { isoTime } from '../../common/iso-time';
 import { parseOrThrow } from '../../common/validate';
 import type { Core } from '../../core/create-core';
@@ -115,6 +116,7 @@ export function createConsoleMethods(core: Core, ctx: ConsoleContext, opts: Cons
   const settings = (): ConsoleSettings => ({
     config: { ...core.config },
     killSwitch: killSwitch(),
+    requireReason: core.operatorSettings.read().requireReason,
     port: ctx.port,
     dataDir: ctx.dataDir,
     version: ctx.version,
@@ -184,6 +186,10 @@ export function createConsoleMethods(core: Core, ctx: ConsoleContext, opts: Cons
       jobs.setKillSwitch({ on: a.on, reason: a.reason, actor });
       return settings();
     },
+    'settings.setRequireReason': (a) => {
+      core.operatorSettings.setRequireReason({ ...a, actor });
+      return settings();
+    },
     'signals.list': (a) => core.signals.list(a),
     'signals.set': (a) => core.signals.set({ ...a, actor }),
     'signals.clear': (a) => core.signals.clear({ ...a, actor }),
@@ -201,7 +207,9 @@ export function createConsoleMethods(core: Core, ctx: ConsoleContext, opts: Cons
 
   const call = async <M extends ConsoleMethod>(method: M, args: unknown): Promise<ConsoleResult<M>> => {
     if (!isConsoleMethod(method)) throw new GafferError('bad_request', `unknown console method ${JSON.stringify(String(method)).slice(0, 120)}`);
-    const parsed = parseOrThrow(OPS[method].input, args ?? {}, `${method} arguments`) as ConsoleInput<M>;
+    // The operator's reason setting meets the entry's reason rule here, before the parse (reason-policy.ts).
+    const raw = applyReasonPolicy(OPS[method], args ?? {}, core.operatorSettings.read().requireReason);
+    const parsed = parseOrThrow(OPS[method].input, raw, `${method} arguments`) as ConsoleInput<M>;
     const handler = handlers[method] as (a: unknown) => ConsoleResult<M> | Promise<ConsoleResult<M>>;
     return handler(parsed);
   };

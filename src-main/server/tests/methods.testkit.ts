@@ -12,7 +12,9 @@ export function consoleUnderTest(ctx: Pick<ConsoleContext, 'actor'> & Partial<Co
 
 /**
  * Dispatches `method(args)` and expects it refused with `code`, having changed nothing `digest`
- * sees and audited nothing. Returns the error.
+ * sees and audited nothing. Returns the error. The check runs with "Require a reason for actions"
+ * on: the catalogue's strict rule (with it off, a missing reason is filled in instead — see
+ * common/ops/reason-policy.ts and its tests).
  */
 export async function expectRefusedUnchanged(
   m: ConsoleMethods,
@@ -22,6 +24,7 @@ export async function expectRefusedUnchanged(
   args: unknown,
   code = 'bad_request',
 ): Promise<ErrorBody> {
+  if (!core.operatorSettings.read().requireReason) core.operatorSettings.setRequireReason({ on: true, actor: 'test' });
   const before = digest();
   const audits = auditCount(core);
   const reply = await m.dispatch(method, args);

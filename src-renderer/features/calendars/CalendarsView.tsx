@@ -3,6 +3,7 @@
  * validation at the field and `.ics` import (file picker → `calendars.importIcs` with its text;
  * the warnings and counts are shown).
  */
+import { useReasonRequired } from '../../components/Dialog';
 import { useEffect, useMemo, useRef, useState } from 'react';
 import type { IcsImportResult } from '../../../src-main/common/console-api';
 import type { BusinessCalendar, JobIssue } from '../../../src-main/common/job-schema';
@@ -109,6 +110,7 @@ function CalendarCard({ c, active, today }: { c: BusinessCalendar; active: boole
 function CalendarEditor({ calendar }: { calendar: BusinessCalendar | null }) {
   const { validateCalendar, saveCalendar } = useActions();
   const isNew = calendar === null;
+  const reasonRequired = useReasonRequired();
   const [form, setForm] = useState<CalendarForm>(() => (calendar ? formFromCalendar(calendar) : emptyCalendarForm(operatorZone())));
   const [initial, setInitial] = useState(form);
   const [reason, setReason] = useState('');
@@ -146,7 +148,7 @@ function CalendarEditor({ calendar }: { calendar: BusinessCalendar | null }) {
   const save = async () => {
     setSubmitted(true);
     if (!v.valid || issues.some((i) => i.severity === 'error')) return;
-    if (!isNew && !reason.trim()) return;
+    if (!isNew && reasonRequired && !reason.trim()) return;
     setBusy(true);
     setSaveError(null);
     try {
@@ -222,10 +224,10 @@ function CalendarEditor({ calendar }: { calendar: BusinessCalendar | null }) {
           </div>
           <label className="field">
             <span className="field-label">
-              Reason {isNew ? <span className="muted small">(optional)</span> : <span className="req">required</span>}
+              Reason {isNew || !reasonRequired ? <span className="muted small">(optional)</span> : <span className="req">required</span>}
             </span>
-            <input name="cal-reason" value={reason} placeholder={isNew ? 'Why this calendar' : 'Why this change (audited)'} onChange={(e) => setReason(e.target.value)} aria-invalid={submitted && !isNew && !reason.trim()} />
-            {submitted && !isNew && !reason.trim() ? <span className="field-error">A reason is required: calendar changes move every job that uses it.</span> : null}
+            <input name="cal-reason" value={reason} placeholder={isNew ? 'Why this calendar' : 'Why this change (audited)'} onChange={(e) => setReason(e.target.value)} aria-invalid={submitted && !isNew && reasonRequired && !reason.trim()} />
+            {submitted && !isNew && reasonRequired && !reason.trim() ? <span className="field-error">A reason is required: calendar changes move every job that uses it.</span> : null}
           </label>
           {saveError && !saveIssues.length ? <ErrorBanner error={saveError} what="Not saved" /> : null}
           <div className="dialog-actions">
@@ -251,7 +253,8 @@ function IcsImport({ calendar }: { calendar: BusinessCalendar }) {
   const [result, setResult] = useState<IcsImportResult | null>(null);
   const [error, setError] = useState<UiError | null>(null);
   const [touched, setTouched] = useState(false);
-  const reasonMissing = !reason.trim();
+  const reasonRequired = useReasonRequired();
+  const reasonMissing = reasonRequired && !reason.trim();
   const resultRef = useRef<HTMLDivElement>(null);
   useEffect(() => {
     if (result) resultRef.current?.scrollIntoView({ block: 'nearest' });
@@ -291,9 +294,7 @@ function IcsImport({ calendar }: { calendar: BusinessCalendar }) {
           </label>
         </div>
         <label className="field">
-          <span className="field-label">
-            Reason <span className="req">required</span>
-          </span>
+          <span className="field-label">{reasonRequired ? <>Reason <span className="req">required</span></> : 'Reason (optional)'}</span>
           <input name="ics-reason" value={reason} placeholder="e.g. official 2026 holidays" onChange={(e) => setReason(e.target.value)} aria-invalid={touched && reasonMissing} />
           {touched && reasonMissing ? <span className="field-error">A reason is required: it is written to the audit log with the import.</span> : null}
         </label>

@@ -9,6 +9,7 @@ import { useNow } from '../../lib/now';
 import { useActions, useConsole, useWatch } from '../../store/react';
 import { DistributionChart, ThroughputChart } from './Charts';
 import { SpendCaps } from './SpendCaps';
+import { ConnectFirstAgent } from './ConnectFirstAgent';
 import { LogSearchPanel } from './LogSearchPanel';
 import { UsagePanel } from './UsagePanel';
 import { recoveryExplain } from '../../lib/recovery';
@@ -220,27 +221,6 @@ export function DashboardView() {
         </EmptyState>
       ) : null}
     </div>
-  );
-}
-
-/** First open: nothing happens until an agent connects, so that comes first. */
-function ConnectFirstAgent() {
-  return (
-    <section className="panel onboarding" data-testid="connect-agent">
-      <header className="panel-head">
-        <h2>Connect your first agent</h2>
-      </header>
-      <ol className="small">
-        <li>Create an agent token: it names who the agent is and, if you like, the one role it may work.</li>
-        <li>Run the command shown with it (the worker example, any program of yours, or Python): it already names this server and the whole token.</li>
-        <li>The agent appears under Instances and starts taking tasks of its role; jobs of that role are triggered on it.</li>
-      </ol>
-      <div>
-        <button className="btn btn-primary" onClick={() => navigate('instances', null, { connect: '1' })} data-testid="connect-agent-start">
-          Create an agent token
-        </button>
-      </div>
-    </section>
   );
 }
 

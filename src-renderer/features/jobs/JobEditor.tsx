@@ -27,7 +27,7 @@ import { MISSED_WINDOW_POLICIES, OVERLAP_POLICIES, PLACEHOLDER_HELP, type JobIss
 import type { RehearsalResult } from '../../../src-main/common/rehearsal';
 import { navigate } from '../../lib/navigation';
 import { Badge } from '../../components/Badge';
-import { Dialog } from '../../components/Dialog';
+import { Dialog, useReasonRequired } from '../../components/Dialog';
 import { ErrorBanner, Spinner } from '../../components/States';
 import { ZonePicker } from '../../components/ZonePicker';
 import { formatDurationS } from '../../lib/format';
@@ -69,6 +69,7 @@ export function JobEditor({ jobId }: { jobId: string | null }) {
   const roles = useConsole((s) => s.roles.data);
   const shell = useConsole((s) => s.shell);
   const isNew = jobId === null;
+  const reasonRequired = useReasonRequired();
   const [acting, setActing] = useState<JobActionKind | null>(null);
   const [tab, setTab] = useState<'settings' | 'rehearse'>('settings');
   const rootRef = useRef<HTMLDivElement>(null);
@@ -492,7 +493,7 @@ export function JobEditor({ jobId }: { jobId: string | null }) {
             ) : null}
             <label className="field">
               <span className="field-label">
-                Reason {isNew ? <span className="muted small">(optional)</span> : <span className="req">required</span>}
+                Reason {isNew || !reasonRequired ? <span className="muted small">(optional)</span> : <span className="req">required</span>}
               </span>
               <input
                 name="reason"
@@ -500,9 +501,9 @@ export function JobEditor({ jobId }: { jobId: string | null }) {
                 value={reason}
                 placeholder={isNew ? 'Why this job exists' : 'Why this change (audited)'}
                 onChange={(e) => setReason(e.target.value)}
-                aria-invalid={submitted && !isNew && !reason.trim()}
+                aria-invalid={submitted && !isNew && reasonRequired && !reason.trim()}
               />
-              {submitted && !isNew && !reason.trim() ? <span className="field-error">A reason is required: it is written to the audit log with the new version.</span> : null}
+              {submitted && !isNew && reasonRequired && !reason.trim() ? <span className="field-error">A reason is required: it is written to the audit log with the new version.</span> : null}
             </label>
             {saveError && saveError.key === specKey && !saveError.issues.length ? <ErrorBanner error={saveError.error} what="Not saved" /> : null}
             {saveError && saveError.key === specKey && saveError.issues.length ? <div className="field-error">Not saved: {saveError.error.message}</div> : null}

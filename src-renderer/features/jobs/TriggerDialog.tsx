@@ -5,7 +5,7 @@
  */
 import { useEffect, useState, type FormEvent } from 'react';
 import type { Job, TriggerChoice, TriggerChoices } from '../../../src-main/common/job-schema';
-import { Dialog, DialogButtons, ReasonField, reasonProblem } from '../../components/Dialog';
+import { Dialog, DialogButtons, ReasonField, reasonProblem, useReasonRequired } from '../../components/Dialog';
 import { ErrorBanner, Spinner } from '../../components/States';
 import { toUiError, type UiError } from '../../lib/errors';
 import { formatDateTime, formatRelative } from '../../lib/format';
@@ -47,7 +47,7 @@ export function TriggerDialog({ job, onClose, onDone }: { job: Pick<Job, 'id' | 
 
   const chosen: TriggerChoice | null = choices?.choices.find((c) => c.which === pick) ?? null;
   const slot = pick === 'other' ? typed.trim() : (chosen?.slot ?? '');
-  const reasonError = reasonProblem(reason, REASON_WHY);
+  const reasonError = reasonProblem(reason, REASON_WHY, useReasonRequired());
   const slotError = pick === 'other' && !slot ? 'Type the slot key, e.g. 2026-11-25.' : null;
   const now = Date.now();
 

@@ -7,6 +7,7 @@
  */
 import { useState } from 'react';
 import type { Job, JobIssue } from '../../../src-main/common/job-schema';
+import { useReasonRequired } from '../../components/Dialog';
 import { toUiError } from '../../lib/errors';
 import { issuesFromError } from '../../lib/field-issues';
 import type { JobsActions } from '../../store/slices/jobs';
@@ -41,6 +42,8 @@ export interface JobSave {
 
 export function useJobSave(p: JobSaveInput): JobSave {
   const [reason, setReason] = useState('');
+  // An edit takes a reason unless the operator made reasons optional (then "no reason given").
+  const reasonRequired = useReasonRequired();
   const [busy, setBusy] = useState(false);
   const [savedVersion, setSavedVersion] = useState<number | null>(null);
   const [offerRehearsal, setOfferRehearsal] = useState(false);
@@ -59,7 +62,7 @@ export function useJobSave(p: JobSaveInput): JobSave {
       return;
     }
     setOfferRehearsal(false);
-    if (!p.isNew && !reason.trim()) {
+    if (!p.isNew && reasonRequired && !reason.trim()) {
       p.showReason();
       return;
     }

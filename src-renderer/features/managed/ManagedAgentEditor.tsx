@@ -1,7 +1,7 @@
 /** The dialog that defines a managed agent, or changes one (with a reason, audited). */
 import { useId, useMemo, useState, type FormEvent, type ReactNode } from 'react';
 import { COMMAND_AGENT_PARSE_FORMATS, MAX_MANAGED_INSTANCES, type ManagedAgent } from '../../../src-main/common/managed-agents';
-import { Dialog } from '../../components/Dialog';
+import { Dialog, useReasonRequired } from '../../components/Dialog';
 import { ErrorBanner } from '../../components/States';
 import { toUiError, type UiError } from '../../lib/errors';
 import { useActions } from '../../store/react';
@@ -28,7 +28,8 @@ export function ManagedAgentEditor({ agent, onClose, onSaved }: { agent: Managed
   const ids = { name: useId(), role: useId(), command: useId(), instances: useId(), cwd: useId(), env: useId(), timeout: useId(), parse: useId(), workspace: useId(), base: useId(), keep: useId(), onRetry: useId(), reason: useId() };
   const { definition, errors } = useMemo(() => formToDefinition(form), [form]);
   const patch = agent && definition ? changedFields(agent, definition) : null;
-  const reasonError = reason.trim() ? null : 'A reason is required: it is written to the audit log with your change.';
+  const reasonRequired = useReasonRequired();
+  const reasonError = reason.trim() || !reasonRequired ? null : 'A reason is required: it is written to the audit log with your change.';
   const shown: FormErrors = touched ? errors : {};
   const perTask = form.mode === 'per_task';
   const set = <K extends keyof ManagedForm>(k: K, v: ManagedForm[K]) => setForm((f) => ({ ...f, [k]: v }));
@@ -140,7 +141,7 @@ export function ManagedAgentEditor({ agent, onClose, onSaved }: { agent: Managed
         <Field id={ids.env} label="Environment" error={shown.env} help="NAME=value per line, added to Gaffer’s own environment. Stored in Gaffer’s database; the audit log records the names only.">
           <textarea id={ids.env} rows={3} className="mono" value={form.env} onChange={(e) => set('env', e.target.value)} placeholder="ANTHROPIC_API_KEY=…" />
         </Field>
-        <Field id={ids.reason} label={<>Reason <span className="req">required</span></>} error={touched ? (reasonError ?? undefined) : undefined}>
+        <Field id={ids.reason} label={reasonRequired ? <>Reason <span className="req">required</span></> : 'Reason (optional)'} error={touched ? (reasonError ?? undefined) : undefined}>
           <textarea id={ids.reason} rows={2} value={reason} onChange={(e) => setReason(e.target.value)} placeholder="Why? (recorded in the audit log)" />
         </Field>
         {agent && patch && Object.keys(patch).length === 0 && touched ? <div className="field-error">Nothing changed.</div> : null}

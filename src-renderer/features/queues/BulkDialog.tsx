@@ -4,7 +4,7 @@
  */
 import { useState, type FormEvent } from 'react';
 import type { BulkTaskAction } from '../../../src-main/common/model';
-import { Dialog, DialogButtons, ReasonField, reasonProblem } from '../../components/Dialog';
+import { Dialog, DialogButtons, ReasonField, reasonProblem, useReasonRequired } from '../../components/Dialog';
 import { ErrorBanner, ProgressBar } from '../../components/States';
 import { formatCount } from '../../lib/format';
 import { useActions, useConsole } from '../../store/react';
@@ -40,7 +40,7 @@ export function BulkDialog({
   const [priority, setPriority] = useState('0');
   const [touched, setTouched] = useState(false);
   const trimmed = reason.trim();
-  const reasonError = reasonProblem(reason, REASON_WHY);
+  const reasonError = reasonProblem(reason, REASON_WHY, useReasonRequired());
   const priorityError = action === 'reprioritise' ? validatePriority(priority) : null;
   const what = `${sizeExact ? '' : 'at least '}${formatCount(size)} task${size === 1 ? '' : 's'}`;
 

@@ -31,7 +31,7 @@ export function SettingsView() {
   useWatch('settings');
   const res = useConsole((s) => s.settings);
   const shell = useConsole((s) => s.shell);
-  const { refresh, setKillSwitch } = useActions();
+  const { refresh, setKillSwitch, setRequireReason } = useActions();
   const [confirm, setConfirm] = useState<boolean | null>(null);
   const [theme, setTheme] = useTheme();
   const s = res.data;
@@ -147,6 +147,20 @@ export function SettingsView() {
           </div>
         </section>
       </div>
+
+      <section className="panel" data-testid="reason-setting">
+        <header className="panel-head">
+          <h2>Reasons</h2>
+        </header>
+        <label className="check">
+          <input type="checkbox" checked={s.requireReason} onChange={(e) => void setRequireReason(e.target.checked)} data-testid="require-reason" /> Require a reason for actions
+        </label>
+        <p className="small muted">
+          {s.requireReason
+            ? 'Every action that changes work (cancel, retry, pause, the kill switch…) asks why, and the audit log records the answer.'
+            : 'Off: a reason is optional — handy when you are the only operator. An action without one is recorded in the audit log as “no reason given”. Turn it on when several people share this Gaffer.'}
+        </p>
+      </section>
 
       <LogSettingsPanel />
 

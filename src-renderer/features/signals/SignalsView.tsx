@@ -5,7 +5,7 @@
 import { useMemo, useState, type ChangeEvent } from 'react';
 import type { Signal } from '../../../src-main/common/model';
 import { navigate, useViewRoute } from '../../lib/navigation';
-import { Dialog, DialogButtons, ReasonDialog, ReasonField, reasonProblem } from '../../components/Dialog';
+import { Dialog, DialogButtons, ReasonDialog, ReasonField, reasonProblem, useReasonRequired } from '../../components/Dialog';
 import { EmptyState, ErrorBanner, Spinner } from '../../components/States';
 import { Table, type Column } from '../../components/Table';
 import { LocalTime } from '../../components/Time';
@@ -148,7 +148,7 @@ export function SetSignalDialog({ initial, names, onClose }: { initial: Partial<
   const [error, setError] = useState<UiError | null>(null);
   const v = validateSetSignal(form);
   const errors = v.ok ? {} : v.errors;
-  const reasonError = reasonProblem(reason);
+  const reasonError = reasonProblem(reason, undefined, useReasonRequired());
   const bind = (k: keyof SetSignalForm) => ({
     name: `signal-${k}`,
     value: form[k],

@@ -12,6 +12,8 @@ export const initialSettingsState = (): SettingsState => ({ settings: emptyResou
 
 export interface SettingsActions {
   setKillSwitch(on: boolean, reason: string): Promise<void>;
+  /** "Require a reason for actions" on or off (audited; no reason needed). */
+  setRequireReason(on: boolean): Promise<void>;
 }
 
 export function createSettingsSlice(ctx: SliceContext<SettingsState>): Slice<SettingsActions> {
@@ -21,8 +23,14 @@ export function createSettingsSlice(ctx: SliceContext<SettingsState>): Slice<Set
       return guarded(ctx.toast, 'change the kill switch', async () => {
         const s = await ctx.call('settings.setKillSwitch', { on, reason });
         ctx.set({ settings: { data: s, loading: false, error: null, loadedAt: ctx.now() } });
-        ctx.toast(on ? 'warning' : 'success', on ? 'Kill switch ON: nothing new is triggered' : 'Kill switch off: triggering resumes', `Reason: ${reason}`);
+        ctx.toast(on ? 'warning' : 'success', on ? 'Kill switch ON: nothing new is triggered' : 'Kill switch off: triggering resumes', reason ? `Reason: ${reason}` : undefined);
         void ctx.refresh('dashboard');
+      });
+    },
+    setRequireReason(on) {
+      return guarded(ctx.toast, 'change whether actions need a reason', async () => {
+        const s = await ctx.call('settings.setRequireReason', { on });
+        ctx.set({ settings: { data: s, loading: false, error: null, loadedAt: ctx.now() } });
       });
     },
   };
