@@ -31,6 +31,7 @@ import {
 import type { SchedulerConfig } from '../../src-main/common/config';
 import { GafferError, isGafferError, toErrorBody } from '../../src-main/common/errors';
 import { createCore, type Core } from '../../src-main/core/create-core';
+import { UsageLedger, type UsageIncrement } from '../../src-main/core/logs/usage-ledger';
 import { ConsoleEventHub } from '../../src-main/server/console/events';
 import { rowsInChunk, startConsoleExport } from '../../src-main/server/console/export';
 import { createConsoleMethods, type ConsoleMethods } from '../../src-main/server/console/methods';
@@ -191,6 +192,18 @@ export class ConsoleKit implements ConsoleApi {
   seedAudit(n: number, row: (i: number) => { type: string; actor: string; subject: string; detail?: unknown } = defaultAuditRow): void {
     this.core.store.write(() => {
       for (let i = 0; i < n; i++) this.core.audit.append(row(i));
+    });
+  }
+
+  /**
+   * Writes usage rows into the ledger, as agents' `usage` frames leave them (for spend that a test
+   * needs in the past, or more of it than an agent could cheaply report): at the clock's now
+   * unless `at` is given.
+   */
+  seedUsage(...rows: Array<Partial<UsageIncrement> & Pick<UsageIncrement, 'subject' | 'role'>>): void {
+    const ledger = new UsageLedger(this.core.db);
+    this.core.store.write(() => {
+      for (const r of rows) ledger.add({ attempt: 1, jobId: null, instanceId: 'kit-agent', at: this.clock.now(), ...r });
     });
   }
 
