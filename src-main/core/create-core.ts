@@ -40,6 +40,7 @@ import { GapDetector } from './time/gap-detector';
 import { createAttention, createInbox, type Attention, type Inbox } from './inbox';
 import { Budgets } from './budgets/budgets';
 import { usageSpend } from './budgets/spend';
+import { prepareAttemptSpendReads, type AttemptSpendReads } from './budgets/attempt-spend';
 import { PriceTable } from './budgets/prices';
 import { LoopBreaker } from './budgets/loop-breaker';
 import { Forecasts } from './budgets/forecast';
@@ -59,6 +60,8 @@ export interface CoreReads {
   readonly instances: InstanceReads;
   readonly runs: RunReads;
   readonly signals: SignalReads;
+  /** A task's or run's latest attempt against its spend cap (core/budgets). */
+  readonly attemptSpend: AttemptSpendReads;
 }
 import { createVerifications, type RunVerifyPort, type Verifications, type VerifyOptions } from './verify';
 
@@ -237,7 +240,8 @@ export function createCore(opts: CoreOptions = {}): Core {
   const headFile = dbPath === ':memory:' ? undefined : new AuditHeadFile(headRecordPath(dbPath));
   const integrity = new AuditIntegrity({ db, store, audit, inbox, clock, logger, ...(headFile ? { headFile } : {}) });
   integrity.checkAtStart();
-  const budgets = new Budgets(ctx, usageSpend(db), inbox, { run: holdRun, task: (taskId, note, detail) => locks.takeForBudgetTx(taskId, note, detail) });
+  const spendSource = usageSpend(db);
+  const budgets = new Budgets(ctx, spendSource, inbox, { run: holdRun, task: (taskId, note, detail) => locks.takeForBudgetTx(taskId, note, detail) });
   // A decision on a held run acknowledges the inbox items about it, in the decision's transaction.
   const decisions: DecisionListener = { decided: (subject, actor, note, decision) => void inbox.resolveSubject(subject, actor, note, decision) };
   const jobs = createJobs({ ctx, hub, signals, instances, logger, budgets, decisions, verify: verify.tasks });
@@ -341,7 +345,7 @@ export function createCore(opts: CoreOptions = {}): Core {
     verify,
     integrity,
     verifyAudit: (range) => verifyLiveRange(db, range),
-    reads: { tasks: prepareTaskReads(db), instances: prepareInstanceReads(db), runs: prepareRunReads(db), signals: prepareSignalReads(db) },
+    reads: { tasks: prepareTaskReads(db), instances: prepareInstanceReads(db), runs: prepareRunReads(db), signals: prepareSignalReads(db), attemptSpend: prepareAttemptSpendReads(db, spendSource) },
     storageStatus: () => store.status() ?? integrity.status(),
     logger,
     start() {

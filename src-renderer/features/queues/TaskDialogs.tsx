@@ -1,6 +1,8 @@
 import { DoneWhenSection } from '../../components/done-when/DoneWhenSection';
 import { useDoneWhen } from '../../components/done-when/use-done-when';
 import { useState, type ChangeEvent, type ReactNode } from 'react';
+import { CapFields } from '../../components/CapFields';
+import { capFromDraft, EMPTY_CAP, type CapDraft } from '../../lib/cap-draft';
 import { Dialog, ReasonDialog } from '../../components/Dialog';
 import { ErrorBanner } from '../../components/States';
 import { toUiError, type UiError } from '../../lib/errors';
@@ -100,6 +102,8 @@ export function CreateTaskDialog({ defaultRole, roles, onClose, onCreated }: { d
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<UiError | null>(null);
   const doneWhen = useDoneWhen();
+  const [capDraft, setCapDraft] = useState<CapDraft>(EMPTY_CAP);
+  const cap = capFromDraft(capDraft);
   const v = validateCreateTask(form);
   const errors: CreateTaskErrors = v.ok ? {} : v.errors;
   const show = (k: keyof CreateTaskForm) => (submitted || touched[k]) && errors[k];
@@ -127,11 +131,11 @@ export function CreateTaskDialog({ defaultRole, roles, onClose, onCreated }: { d
         onSubmit={async (e) => {
           e.preventDefault();
           setSubmitted(true);
-          if (!v.ok || doneWhen.problems.length > 0) return;
+          if (!v.ok || doneWhen.problems.length > 0 || 'problem' in cap) return;
           setBusy(true);
           setError(null);
           try {
-            const t = await createTask({ ...v.value, ...(doneWhen.spec ? { verify: doneWhen.spec } : {}) });
+            const t = await createTask({ ...v.value, ...(doneWhen.spec ? { verify: doneWhen.spec } : {}), ...(cap.budget ? { budget: cap.budget } : {}) });
             onCreated(t);
             onClose();
           } catch (err) {
@@ -159,6 +163,12 @@ export function CreateTaskDialog({ defaultRole, roles, onClose, onCreated }: { d
         </div>
         {field('dependsOn', 'Depends on', <input {...bind('dependsOn')} placeholder="#12, #13" />, 'task ids that must be done first')}
         {field('payload', 'Payload (JSON)', <textarea {...bind('payload')} rows={4} className="mono" placeholder='{"repo": "gaffer"}' />, 'optional, passed to the agent as is')}
+        <CapFields label="Spend cap per attempt" per="attempt" value={capDraft} onChange={setCapDraft} help="Empty for no cap. Past it the agent loses the task at once and it is blocked for you, with what it made so far kept." />
+        {submitted && 'problem' in cap ? (
+          <span className="field-error" data-testid="error-budget">
+            {cap.problem}
+          </span>
+        ) : null}
         <DoneWhenSection state={doneWhen} />
         {error ? <ErrorBanner error={error} /> : null}
         <div className="dialog-actions">

@@ -5,12 +5,14 @@
  * and the backfill queue of every job with its actions.
  */
 import { ActivitySection } from '../../components/logs/ActivitySection';
+import { AttemptSpendRow } from '../../components/AttemptSpendRow';
+import { useAttemptSpend } from '../../store/use-attempt-spend';
 import { WorkspaceSection } from '../../components/diff/WorkspaceSection';
 import { useWorkspace } from '../../store/use-workspace';
 import { useActivity } from '../../store/use-log-source';
 import { useEffect, useMemo, useState } from 'react';
 import type { RunDetail } from '../../../src-main/common/console-api';
-import type { Backfill, BackfillAction, JobSummary, LedgerEntry } from '../../../src-main/common/job-schema';
+import type { Backfill, BackfillAction, JobSummary, LedgerEntry, Run } from '../../../src-main/common/job-schema';
 import { navigate, replaceRoute, useViewRoute } from '../../lib/navigation';
 import { Badge } from '../../components/Badge';
 import { PauseNote } from '../../components/PauseNote';
@@ -333,6 +335,11 @@ function RunActivity({ runId, version }: { runId: string; version: string }) {
   );
 }
 
+/** The latest attempt's spend against the run's cap, ticking while it runs. */
+function RunSpend({ run }: { run: Run }) {
+  return <AttemptSpendRow spend={useAttemptSpend(`run:${run.id}`, `${run.status}:${run.attempt}:${run.updatedAt}`, run.status === 'running')} />;
+}
+
 function backfillTone(s: Backfill['status']): string {
   return s === 'done' ? 'done' : s === 'cancelled' ? 'cancelled' : s === 'dispatched' ? 'progress' : s === 'queued' ? 'ready' : 'failed';
 }
@@ -441,6 +448,7 @@ function SlotDetail({ job, slot, entry, onClose }: { job: JobSummary; slot: stri
                       </div>
                     ) : null}
                   </dd>
+                  <RunSpend run={run} />
                   <dt>Instance</dt>
                   <dd className="mono small wrap" data-testid="slot-instance">
                     {done?.instanceId ? (

@@ -1,6 +1,6 @@
 /** The dashboard slice: the counts and charts of the Dashboard, also read by the shell's header and rail. */
 import type { BudgetsInput, BudgetsView } from '../../../src-main/common/attention';
-import type { JobForecast, ModelPrice, PricesView, UsageForecastRow } from '../../../src-main/common/prices';
+import type { AttemptSpend, JobForecast, ModelPrice, PricesView, UsageForecastRow } from '../../../src-main/common/prices';
 import type { Dashboard } from '../../../src-main/common/console-api';
 import { guarded } from '../../lib/errors';
 import { emptyResource, type Resource } from '../resource';
@@ -21,6 +21,8 @@ export interface DashboardActions {
   jobForecast(jobId: string): Promise<JobForecast>;
   /** Every enabled job's forecast, per role. */
   usageForecast(): Promise<UsageForecastRow[]>;
+  /** The latest attempt of a task or run (`task:<id>`, `run:<id>`) against its spend cap. */
+  attemptSpend(subject: string): Promise<AttemptSpend>;
   /** The price table tokens are priced with. */
   prices(): Promise<PricesView>;
   /** Replaces the price table (or restores the shipped one); a refusal is thrown for the form to show. */
@@ -40,6 +42,7 @@ export function createDashboardSlice(ctx: SliceContext<DashboardState>): Slice<D
     budgetsNow: () => ctx.call('budgets.get', {}),
     jobForecast: (jobId) => ctx.call('budgets.jobForecast', { jobId }),
     usageForecast: async () => (await ctx.call('budgets.forecast', { by: 'role' })).items,
+    attemptSpend: (subject) => ctx.call('budgets.attemptSpend', { subject }),
     prices: () => ctx.call('budgets.prices', {}),
     async savePrices(models, reason) {
       const v = await ctx.call('budgets.putPrices', { ...(models === 'reset' ? { reset: true as const } : { models }), ...(reason ? { reason } : {}) });
