@@ -47,8 +47,11 @@ export function spentOfCap(spent: { costUsd: number; tokens: number }, cap: PerA
   return out;
 }
 
-/** One spend window as a bar: "5-hour window for role dev: 1.9M of 2M tokens, frees at 14:20". */
-export function windowLine(w: WindowStatus, time: (iso: string) => string): { words: string; fraction: number } {
+/**
+ * One spend window as a bar: its name ("5-hour window for role dev"), the amounts ("1.9M of 2M
+ * tokens"), when it frees while used up, and all of it in one sentence. `time` says an instant.
+ */
+export function windowLine(w: WindowStatus, time: (iso: string) => string): { name: string; amounts: string; words: string; fraction: number } {
   const parts: string[] = [];
   let fraction = 0;
   if (w.maxTokens !== undefined) {
@@ -59,7 +62,9 @@ export function windowLine(w: WindowStatus, time: (iso: string) => string): { wo
     parts.push(`${dollars(w.costUsd)} of ${dollars(w.maxCostUsd)}`);
     fraction = Math.max(fraction, w.costUsd / w.maxCostUsd);
   }
-  const name = w.name.replace(/^the /, '');
-  const state = w.reached ? (w.freesAt ? `, used up; frees at ${time(w.freesAt)}` : ', used up') : '';
-  return { words: `${name.charAt(0).toUpperCase()}${name.slice(1)}: ${parts.join(' and ')}${state}`, fraction: Math.min(1, fraction) };
+  const bare = w.name.replace(/^the /, '');
+  const name = `${bare.charAt(0).toUpperCase()}${bare.slice(1)}`;
+  const state = w.reached ? (w.freesAt ? `, used up: frees at ${time(w.freesAt)}` : ', used up') : '';
+  const amounts = `${parts.join(' and ')}${state}`;
+  return { name, amounts, words: `${name}: ${amounts}`, fraction: Math.min(1, fraction) };
 }

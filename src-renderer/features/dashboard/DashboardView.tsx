@@ -9,6 +9,7 @@ import { useNow } from '../../lib/now';
 import { useActions, useConsole, useWatch } from '../../store/react';
 import { DistributionChart, ThroughputChart } from './Charts';
 import { SpendCaps } from './SpendCaps';
+import { SpendForecast } from './SpendForecast';
 import { LogSearchPanel } from './LogSearchPanel';
 import { UsagePanel } from './UsagePanel';
 import { recoveryExplain } from '../../lib/recovery';
@@ -91,7 +92,7 @@ export function DashboardView() {
           </button>
         </div>
       ))}
-      {d.budgets.caps.length > 0 || d.budgets.measured ? <SpendCaps budgets={d.budgets} /> : <SpendCapsHint />}
+      {d.budgets.caps.length > 0 || (d.budgets.windows?.length ?? 0) > 0 || d.budgets.measured ? <SpendCaps budgets={d.budgets} /> : <SpendCapsHint />}
 
       {d.killSwitch ? (
         <div className="callout callout-bad" role="alert">
@@ -211,6 +212,7 @@ export function DashboardView() {
           </div>
         </section>
         <UsagePanel now={now} />
+        <SpendForecast settings={d.budgets.settings} />
         <LogSearchPanel now={now} />
       </div>
       {d.onlineInstances === 0 ? (
