@@ -20,6 +20,9 @@ export function TaskActionDialog({ task, kind, onClose }: { task: Task; kind: Ta
 function ReasonOnlyDialog({ task, kind, onClose }: { task: Task; kind: TaskActionKind; onClose: () => void }) {
   const { taskAction } = useActions();
   const [priority, setPriority] = useState(String(task.priority));
+  // Unblocking may raise the spend cap that stopped it (else the next attempt runs under the same cap).
+  const [cap, setCap] = useState<CapDraft>(EMPTY_CAP);
+  const parsedCap = capFromDraft(cap);
   const meta = ACTION_META[kind];
   return (
     <ReasonDialog
@@ -34,10 +37,12 @@ function ReasonOnlyDialog({ task, kind, onClose }: { task: Task; kind: TaskActio
             <span className="field-label">New priority (now {task.priority}; higher is claimed first)</span>
             <input name="priority" inputMode="numeric" value={priority} onChange={(e) => setPriority(e.target.value)} />
           </label>
+        ) : kind === 'unblock' ? (
+          <CapFields value={cap} onChange={setCap} per="attempt" help="Leave empty to keep the task’s cap; if its cap stopped it, a new one lets the next attempt go further." />
         ) : null
       }
-      validateExtra={kind === 'reprioritise' ? () => validatePriority(priority) : undefined}
-      onConfirm={(reason) => taskAction(kind, task.id, reason, kind === 'reprioritise' ? Number(priority) : undefined)}
+      validateExtra={kind === 'reprioritise' ? () => validatePriority(priority) : kind === 'unblock' ? () => ('problem' in parsedCap ? parsedCap.problem : null) : undefined}
+      onConfirm={(reason) => taskAction(kind, task.id, reason, kind === 'reprioritise' ? Number(priority) : undefined, kind === 'unblock' && 'budget' in parsedCap && parsedCap.budget ? parsedCap.budget : undefined)}
       onClose={onClose}
     />
   );

@@ -5,8 +5,9 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Task } from '../../../src-main/common/model';
 import { KitAgent } from '../../testing/console-kit';
 import { mountConsole, type MountedConsole } from '../../testing/console-mount';
+import { TaskDecisionDialog } from '../inbox/ItemDialogs';
 import { TaskDetail } from './TaskDetail';
-import { CreateTaskDialog } from './TaskDialogs';
+import { CreateTaskDialog, TaskActionDialog } from './TaskDialogs';
 
 let m: MountedConsole;
 beforeEach(() => (m = mountConsole()));
@@ -60,5 +61,39 @@ describe('a task’s spend cap in the console', () => {
     await m.pass(1000);
     expect(row().textContent).toContain('$0.07 of $0.10');
     expect(row().querySelector('[role="progressbar"]')!.getAttribute('aria-valuenow')).toBe('70');
+  });
+
+  it('unblocking takes a new cap, from the inbox item and from the task pane; a bad one is said and nothing changes', async () => {
+    const blockedTask = async (title: string) => {
+      const { task } = await m.kit.call('tasks.create', { title, role: 'dev', budget: { maxCostUsdPerRun: 0.1 } });
+      const agent = await KitAgent.join(m.kit, 'dev');
+      const claim = (await agent.request('claim')).result as { lock: { fence: number } };
+      await agent.request('report', { instanceId: agent.instanceId, taskId: task.id, fence: claim.lock.fence, status: 'blocked', note: 'which branch?' });
+      return task.id;
+    };
+    const confirm = async (dialog: HTMLElement, usd: string) => {
+      type(dialog.querySelector('[data-testid="cap-usd"]')!, usd);
+      type(dialog.querySelector('textarea[name="reason"]')!, 'go on, with more room');
+      fireEvent.submit(dialog.querySelector('form')!);
+      await m.pass(0);
+    };
+    const capOf = async (id: number) => (await m.kit.call('budgets.attemptSpend', { subject: `task:${id}` })).cap;
+
+    // Both blocked first: an unblocked task is claimable again.
+    const first = await blockedTask('from the inbox');
+    const second = await blockedTask('from the pane');
+    const item = (await m.kit.call('inbox.list', {})).items.find((i) => i.subject === `task:${first}`)!;
+    const inbox = render(<TaskDecisionDialog item={item} decision="unblock" onClose={() => {}} />, { wrapper: m.wrapper });
+    await confirm(screen.getByTestId('task-decision-dialog'), 'lots');
+    expect(screen.getByTestId('task-decision-dialog').textContent).toContain('The cost cap is a positive amount of dollars');
+    expect(await m.kit.call('tasks.get', { taskId: first })).toMatchObject({ status: 'blocked' });
+    await confirm(screen.getByTestId('task-decision-dialog'), '0.50');
+    expect(await m.kit.call('tasks.get', { taskId: first })).toMatchObject({ status: 'backlog' });
+    expect(await capOf(first)).toEqual({ maxCostUsdPerRun: 0.5 });
+    inbox.unmount();
+
+    render(<TaskActionDialog task={await m.kit.call('tasks.get', { taskId: second })} kind="unblock" onClose={() => {}} />, { wrapper: m.wrapper });
+    await confirm(screen.getByTestId('dialog-unblock'), '0.25');
+    expect(await capOf(second)).toEqual({ maxCostUsdPerRun: 0.25 });
   });
 });
