@@ -316,3 +316,14 @@ export class KitAgent {
     w?.(msg as { ok: boolean });
   }
 }
+
+/** A task of `role` created with `fields`, claimed by a new agent and reported blocked with a question (a `needs_human` item). */
+export async function seedBlockedTask(kit: ConsoleKit, fields: { title: string; role: string; budget?: { maxCostUsdPerRun?: number; maxTokensPerRun?: number } }): Promise<number> {
+  const { task } = await kit.call('tasks.create', fields);
+  const agent = await KitAgent.join(kit, fields.role);
+  const claim = await agent.request('claim', { role: fields.role });
+  const held = (claim.result as { task: { id: number }; lock: { fence: number } } | undefined) ?? null;
+  if (!held || held.task.id !== task.id) throw new Error(`seedBlockedTask: the agent claimed ${JSON.stringify(claim)}, not task ${task.id} (is another task of ${fields.role} ready?)`);
+  await agent.request('report', { instanceId: agent.instanceId, taskId: task.id, fence: held.lock.fence, status: 'blocked', note: 'which branch?' });
+  return task.id;
+}

@@ -3,9 +3,8 @@
 import { cleanup, fireEvent, render, screen } from '@testing-library/react';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Task } from '../../../src-main/common/model';
-import { KitAgent } from '../../testing/console-kit';
+import { KitAgent, seedBlockedTask } from '../../testing/console-kit';
 import { mountConsole, type MountedConsole } from '../../testing/console-mount';
-import { TaskDecisionDialog } from '../inbox/ItemDialogs';
 import { TaskDetail } from './TaskDetail';
 import { CreateTaskDialog, TaskActionDialog } from './TaskDialogs';
 
@@ -63,37 +62,20 @@ describe('a task’s spend cap in the console', () => {
     expect(row().querySelector('[role="progressbar"]')!.getAttribute('aria-valuenow')).toBe('70');
   });
 
-  it('unblocking takes a new cap, from the inbox item and from the task pane; a bad one is said and nothing changes', async () => {
-    const blockedTask = async (title: string) => {
-      const { task } = await m.kit.call('tasks.create', { title, role: 'dev', budget: { maxCostUsdPerRun: 0.1 } });
-      const agent = await KitAgent.join(m.kit, 'dev');
-      const claim = (await agent.request('claim')).result as { lock: { fence: number } };
-      await agent.request('report', { instanceId: agent.instanceId, taskId: task.id, fence: claim.lock.fence, status: 'blocked', note: 'which branch?' });
-      return task.id;
-    };
-    const confirm = async (dialog: HTMLElement, usd: string) => {
-      type(dialog.querySelector('[data-testid="cap-usd"]')!, usd);
-      type(dialog.querySelector('textarea[name="reason"]')!, 'go on, with more room');
-      fireEvent.submit(dialog.querySelector('form')!);
-      await m.pass(0);
-    };
-    const capOf = async (id: number) => (await m.kit.call('budgets.attemptSpend', { subject: `task:${id}` })).cap;
-
-    // Both blocked first: an unblocked task is claimable again.
-    const first = await blockedTask('from the inbox');
-    const second = await blockedTask('from the pane');
-    const item = (await m.kit.call('inbox.list', {})).items.find((i) => i.subject === `task:${first}`)!;
-    const inbox = render(<TaskDecisionDialog item={item} decision="unblock" onClose={() => {}} />, { wrapper: m.wrapper });
-    await confirm(screen.getByTestId('task-decision-dialog'), 'lots');
-    expect(screen.getByTestId('task-decision-dialog').textContent).toContain('The cost cap is a positive amount of dollars');
-    expect(await m.kit.call('tasks.get', { taskId: first })).toMatchObject({ status: 'blocked' });
-    await confirm(screen.getByTestId('task-decision-dialog'), '0.50');
-    expect(await m.kit.call('tasks.get', { taskId: first })).toMatchObject({ status: 'backlog' });
-    expect(await capOf(first)).toEqual({ maxCostUsdPerRun: 0.5 });
-    inbox.unmount();
-
-    render(<TaskActionDialog task={await m.kit.call('tasks.get', { taskId: second })} kind="unblock" onClose={() => {}} />, { wrapper: m.wrapper });
-    await confirm(screen.getByTestId('dialog-unblock'), '0.25');
-    expect(await capOf(second)).toEqual({ maxCostUsdPerRun: 0.25 });
+  it('unblocking from the task pane takes a new cap; a bad one is said and nothing changes', async () => {
+    const id = await seedBlockedTask(m.kit, { title: 'from the pane', role: 'dev', budget: { maxCostUsdPerRun: 0.1 } });
+    render(<TaskActionDialog task={await m.kit.call('tasks.get', { taskId: id })} kind="unblock" onClose={() => {}} />, { wrapper: m.wrapper });
+    const dialog = screen.getByTestId('dialog-unblock');
+    type(dialog.querySelector('textarea[name="reason"]')!, 'go on, with more room');
+    type(dialog.querySelector('[data-testid="cap-usd"]')!, 'lots');
+    fireEvent.submit(dialog.querySelector('form')!);
+    await m.pass(0);
+    expect(dialog.textContent).toContain('The cost cap is a positive amount of dollars');
+    expect(await m.kit.call('tasks.get', { taskId: id })).toMatchObject({ status: 'blocked' });
+    type(dialog.querySelector('[data-testid="cap-usd"]')!, '0.25');
+    fireEvent.submit(dialog.querySelector('form')!);
+    await m.pass(0);
+    expect(await m.kit.call('tasks.get', { taskId: id })).toMatchObject({ status: 'backlog' });
+    expect((await m.kit.call('budgets.attemptSpend', { subject: `task:${id}` })).cap).toEqual({ maxCostUsdPerRun: 0.25 });
   });
 });
