@@ -7,11 +7,11 @@ export function CapFields({ value, onChange, label = 'New spend cap for the next
   const usdId = useId();
   const tokId = useId();
   return (
-    <fieldset className="field" data-testid="cap-fields">
+    <fieldset className="field cap-fields" data-testid="cap-fields">
       <legend className="field-label">
         {label} <span className="muted small">optional</span>
       </legend>
-      <div className="row gap">
+      <div className="field-row">
         <label htmlFor={usdId} className="field">
           <span className="field-help">Dollars per {per}</span>
           <input id={usdId} inputMode="decimal" placeholder="e.g. 0.50" value={value.usd} onChange={(e) => onChange({ ...value, usd: e.target.value })} data-testid="cap-usd" />

@@ -57,12 +57,14 @@ function SpendWindows({ budgets }: { budgets: BudgetsView }) {
   return (
     <>
       <h3 className="small">Spend windows (rolling)</h3>
-      <ul className="plain-list caps" data-testid="spend-windows">
+      <ul className="plain-list caps spend-windows" data-testid="spend-windows">
         {windows.map((w) => {
           const line = windowLine(w, time);
           return (
             <li key={`${w.scope}:${w.role ?? ''}:${w.hours}`} className={w.reached ? 'cap cap-reached' : 'cap'} data-testid={`window-${w.role ?? 'global'}-${w.hours}`} title={line.words}>
-              <span className="cap-name">{line.name}</span>
+              <span className="cap-name">
+                {w.scope === 'global' ? 'All roles' : `Role ${w.role}`}, last {+w.hours.toFixed(2)} h
+              </span>
               <ProgressBar fraction={line.fraction} label={line.words} />
               <span className={`num small${w.reached ? ' text-bad' : ''}`}>{line.amounts}</span>
             </li>

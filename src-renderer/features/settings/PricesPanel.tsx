@@ -18,6 +18,7 @@ export function PricesPanel() {
   const [draft, setDraft] = useState<PriceRowDraft[] | null>(null);
   const [reason, setReason] = useState('');
   const [problems, setProblems] = useState<string[]>([]);
+  const [badRows, setBadRows] = useState<ReadonlySet<number>>(new Set());
   const [busy, setBusy] = useState(false);
   useEffect(() => {
     let live = true;
@@ -36,11 +37,13 @@ export function PricesPanel() {
       const t = tableFromDraft(draft ?? []);
       if ('problems' in t) {
         setProblems(t.problems.map((p) => p.message));
+        setBadRows(new Set(t.problems.map((p) => p.row)));
         return;
       }
       models = t.models;
     }
     setProblems([]);
+    setBadRows(new Set());
     setBusy(true);
     try {
       setView(await savePrices(models, reason.trim() || undefined));
@@ -93,11 +96,11 @@ export function PricesPanel() {
                 {draft ? (
                   <>
                     <td>
-                      <input aria-label={`Row ${i + 1}: model id or prefix`} className="mono" value={r.model} onChange={(e) => set(i, { model: e.target.value })} spellCheck={false} />
+                      <input aria-label={`Row ${i + 1}: model id or prefix`} aria-invalid={badRows.has(i + 1)} className="mono" value={r.model} onChange={(e) => set(i, { model: e.target.value })} spellCheck={false} />
                     </td>
                     {PRICE_FIELDS.map((f) => (
                       <td key={f.key}>
-                        <input aria-label={`Row ${i + 1}: ${f.label.toLowerCase()} price`} inputMode="decimal" className="num" size={7} value={r[f.key]} placeholder={f.required ? '' : 'as input'} onChange={(e) => set(i, { [f.key]: e.target.value })} />
+                        <input aria-label={`Row ${i + 1}: ${f.label.toLowerCase()} price`} aria-invalid={badRows.has(i + 1)} inputMode="decimal" className="num" size={7} value={r[f.key]} placeholder={f.required ? '' : 'as input'} onChange={(e) => set(i, { [f.key]: e.target.value })} />
                       </td>
                     ))}
                     <td>
@@ -122,11 +125,13 @@ export function PricesPanel() {
         </table>
       </div>
       {problems.length ? (
-        <ul className="small error-text" role="alert" data-testid="prices-problems">
-          {problems.map((p) => (
-            <li key={p}>{p}</li>
-          ))}
-        </ul>
+        <div role="alert">
+          <ul className="small text-bad" data-testid="prices-problems">
+            {problems.map((p) => (
+              <li key={p}>{p}</li>
+            ))}
+          </ul>
+        </div>
       ) : null}
       {draft ? (
         <div className="form">
