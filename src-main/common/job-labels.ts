@@ -74,6 +74,9 @@ const FIELD_LABELS: Record<string, string> = {
   dstGapPolicy: 'A local time that does not exist',
   backfillCapPerTick: 'Backfills per tick',
   runTimeoutS: 'Attempt deadline (s)',
+  budget: 'Spend cap per run',
+  'budget.maxCostUsdPerRun': 'Dollars per run',
+  'budget.maxTokensPerRun': 'Tokens per run',
 };
 
 /** Precondition fields by kind (`check` is "Ready when" for a file, the precheck's name for an agent). */
@@ -146,6 +149,8 @@ export function jobSectionLabel(field: string): string {
       return 'Backfill and deadline';
     case 'payload':
       return 'Payload';
+    case 'budget':
+      return 'Spend';
     default:
       return 'Job';
   }

@@ -119,3 +119,18 @@ export interface UsageForecastRow {
   next24h: { runs: number; costUsd: number };
   next30d: { runs: number; costUsd: number };
 }
+
+/**
+ * The latest attempt of a task or run against its spend cap (the console's panes): the cap that
+ * applies to it (a run's own, given on approval, else its job's; a task's, set on creation or
+ * unblock) and what the attempt reported so far, estimates included.
+ */
+export interface AttemptSpend {
+  subject: string;
+  /** The attempt counted (0 before the first claim or start). */
+  attempt: number;
+  cap: { maxCostUsdPerRun?: number; maxTokensPerRun?: number } | null;
+  /** Where the cap comes from: `run` (set when it was approved), `job`, `task`; null when none. */
+  capFrom: 'run' | 'job' | 'task' | null;
+  spent: { costUsd: number; tokens: number };
+}

@@ -30,7 +30,7 @@ import { Rehearsal } from './jobs/rehearse';
 import { createLogs, type LogService, type LogsOptions } from './logs';
 import { GapDetector } from './time/gap-detector';
 import { createAttention, createInbox, type Attention, type Inbox } from './inbox';
-import { Budgets, Forecasts, LoopBreaker, PriceTable, usageSpend } from './budgets';
+import { Budgets, Forecasts, LoopBreaker, PriceTable, prepareAttemptSpendReads, usageSpend, type AttemptSpendReads } from './budgets';
 import type { WebhookOptions } from './notify';
 import { ManagedAgents } from './managed';
 import type { StorageStatus } from '../common/model';
@@ -44,6 +44,8 @@ export interface CoreReads {
   readonly instances: InstanceReads;
   readonly runs: RunReads;
   readonly signals: SignalReads;
+  /** A task's or run's latest attempt against its spend cap (core/budgets). */
+  readonly attemptSpend: AttemptSpendReads;
 }
 import { assertVerifiable, createVerifications, type RunVerifyPort, type Verifications, type VerifyOptions } from './verify';
 
@@ -229,7 +231,8 @@ export function createCore(opts: CoreOptions = {}): Core {
   const headFile = dbPath === ':memory:' ? undefined : new AuditHeadFile(headRecordPath(dbPath));
   const integrity = new AuditIntegrity({ db, store, audit, inbox, clock, logger, ...(headFile ? { headFile } : {}) });
   integrity.checkAtStart();
-  const budgets = new Budgets(ctx, usageSpend(db), inbox, { run: holdRun, task: (taskId, note, detail) => locks.takeForBudgetTx(taskId, note, detail) });
+  const spendSource = usageSpend(db);
+  const budgets = new Budgets(ctx, spendSource, inbox, { run: holdRun, task: (taskId, note, detail) => locks.takeForBudgetTx(taskId, note, detail) });
   // A decision on a held run acknowledges the inbox items about it, in the decision's transaction.
   const decisions: DecisionListener = { decided: (subject, actor, note, decision) => void inbox.resolveSubject(subject, actor, note, decision) };
   const jobs = createJobs({ ctx, hub, signals, instances, logger, budgets, decisions, verify: verify.tasks, breaker, sessionOf });
@@ -336,7 +339,7 @@ export function createCore(opts: CoreOptions = {}): Core {
     verify,
     integrity,
     verifyAudit: (range) => verifyLiveRange(db, range),
-    reads: { tasks: prepareTaskReads(db), instances: prepareInstanceReads(db), runs: prepareRunReads(db), signals: prepareSignalReads(db) },
+    reads: { tasks: prepareTaskReads(db), instances: prepareInstanceReads(db), runs: prepareRunReads(db), signals: prepareSignalReads(db), attemptSpend: prepareAttemptSpendReads(db, spendSource) },
     storageStatus: () => store.status() ?? integrity.status(),
     logger,
     start() {

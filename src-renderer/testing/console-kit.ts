@@ -31,6 +31,7 @@ import {
 import type { SchedulerConfig } from '../../src-main/common/config';
 import { GafferError, isGafferError, toErrorBody } from '../../src-main/common/errors';
 import { createCore, type Core } from '../../src-main/core/create-core';
+import { UsageLedger, type UsageIncrement } from '../../src-main/core/logs/usage-ledger';
 import { ConsoleEventHub } from '../../src-main/server/console/events';
 import { rowsInChunk, startConsoleExport } from '../../src-main/server/console/export';
 import { createConsoleMethods, type ConsoleMethods } from '../../src-main/server/console/methods';
@@ -194,6 +195,18 @@ export class ConsoleKit implements ConsoleApi {
     });
   }
 
+  /**
+   * Writes usage rows into the ledger, as agents' `usage` frames leave them (for spend that a test
+   * needs in the past, or more of it than an agent could cheaply report): at the clock's now
+   * unless `at` is given.
+   */
+  seedUsage(...rows: Array<Partial<UsageIncrement> & Pick<UsageIncrement, 'subject' | 'role'>>): void {
+    const ledger = new UsageLedger(this.core.db);
+    this.core.store.write(() => {
+      for (const r of rows) ledger.add({ attempt: 1, jobId: null, instanceId: 'kit-agent', at: this.clock.now(), ...r });
+    });
+  }
+
   private jobsRunning = false;
 
   /** Starts the jobs runner (it takes agents' run reports; its timers run on the manual clock). */
@@ -302,4 +315,15 @@ export class KitAgent {
     this.waiting.delete(msg.id as number);
     w?.(msg as { ok: boolean });
   }
+}
+
+/** A task of `role` created with `fields`, claimed by a new agent and reported blocked with a question (a `needs_human` item). */
+export async function seedBlockedTask(kit: ConsoleKit, fields: { title: string; role: string; budget?: { maxCostUsdPerRun?: number; maxTokensPerRun?: number } }): Promise<number> {
+  const { task } = await kit.call('tasks.create', fields);
+  const agent = await KitAgent.join(kit, fields.role);
+  const claim = await agent.request('claim', { role: fields.role });
+  const held = (claim.result as { task: { id: number }; lock: { fence: number } } | undefined) ?? null;
+  if (!held || held.task.id !== task.id) throw new Error(`seedBlockedTask: the agent claimed ${JSON.stringify(claim)}, not task ${task.id} (is another task of ${fields.role} ready?)`);
+  await agent.request('report', { instanceId: agent.instanceId, taskId: task.id, fence: held.lock.fence, status: 'blocked', note: 'which branch?' });
+  return task.id;
 }

@@ -80,7 +80,7 @@ const logSettingsView = z.object({
 });
 
 /** `task:<id>` or `run:<id>`: whose log. */
-const logSubject = z.string().regex(/^(task:[1-9]\d{0,14}|run:[^\s]{1,100})$/, 'must be task:<id> or run:<id>');
+export const logSubject = z.string().regex(/^(task:[1-9]\d{0,14}|run:[^\s]{1,100})$/, 'must be task:<id> or run:<id>');
 const logSettingsPatch = z.strictObject(
   Object.fromEntries(Object.entries(LOG_SETTINGS_LIMITS).map(([k, l]) => [k, z.number().int().min(l.min).max(l.max).optional()])) as {
     [K in keyof LogSettings]: z.ZodOptional<z.ZodNumber>;

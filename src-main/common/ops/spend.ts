@@ -1,6 +1,7 @@
 /** Spend while it happens (PROTOCOL §14): the price table tokens are priced with, and the forecasts. */
 import { z } from 'zod';
-import { MODELS_OR_RESET, modelPrice, oneOfModelsOrReset, pricesFields, type JobForecast, type PricesView, type UsageForecastRow } from '../prices';
+import { MODELS_OR_RESET, modelPrice, oneOfModelsOrReset, pricesFields, type AttemptSpend, type JobForecast, type PricesView, type UsageForecastRow } from '../prices';
+import { logSubject } from './logs';
 import { reason } from '../schemas';
 import { op } from './define';
 import { empty } from './tasks';
@@ -22,6 +23,13 @@ const jobForecast = z.object({
   next24h: runsAndCost,
   next30d: runsAndCost,
   extrapolated: z.boolean(),
+});
+const attemptSpend = z.object({
+  subject: z.string(),
+  attempt: z.number(),
+  cap: z.object({ maxCostUsdPerRun: z.number().optional(), maxTokensPerRun: z.number().optional() }).nullable(),
+  capFrom: z.enum(['run', 'job', 'task']).nullable(),
+  spent: z.object({ costUsd: z.number(), tokens: z.number() }),
 });
 const usageForecast = z.object({ items: z.array(z.object({ key: z.string(), next24h: runsAndCost, next30d: runsAndCost })) });
 
@@ -61,5 +69,13 @@ export const spendOps = {
     callers: BOTH,
     reason: 'none',
     rest: [{ method: 'GET', path: '/usage/forecast', status: { 200: '`{items: [{key, next24h: {runs, costUsd}, next30d: {runs, costUsd}}]}`' } }],
+  }),
+  /** The console's panes: the latest attempt of a task or run against its spend cap. */
+  'budgets.attemptSpend': op<AttemptSpend>()({
+    summary: 'The latest attempt of a task or run against the spend cap that applies to it (the run’s own, else its job’s; the task’s), with what it reported so far.',
+    input: z.strictObject({ subject: logSubject }),
+    result: attemptSpend,
+    callers: ['console'],
+    reason: 'none',
   }),
 } as const;

@@ -127,6 +127,8 @@ export const taskOps = {
       priority: priority.optional(),
       payload: z.unknown().optional(),
       dependsOn: z.array(taskId).max(100).optional(),
+      /** A spend cap on each attempt (PROTOCOL §8, §14); the console's new-task dialog sets it too. */
+      budget: perAttemptBudget.optional(),
       /** "Done when…" (PROTOCOL §13): checks Gaffer runs itself before the task is done. */
       verify: verifySpec.optional(),
     }),

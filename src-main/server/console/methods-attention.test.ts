@@ -6,6 +6,7 @@ import { coalesce, mapCoreEvent } from './events';
 import type { ConsoleMethods } from './methods';
 import { isAttentionMethod, type AttentionMethod } from './methods-attention';
 import { consoleUnderTest, expectRefusedUnchanged } from '../tests/methods.testkit';
+import { UsageLedger } from '../../core/logs/usage-ledger';
 
 const ACTOR = 'operator:desktop';
 let core: TestCore;
@@ -39,6 +40,7 @@ describe('bad input', () => {
     'budgets.prices': [{ model: 'x' }],
     'budgets.jobForecast': [{}, { jobId: '' }],
     'budgets.forecast': [{ by: 'day' }],
+    'budgets.attemptSpend': [{}, { subject: 'job:1' }, { subject: 'task:0' }],
     'budgets.putPrices': [{}, { models: { 'bad id!': { inputPerMTok: 1, outputPerMTok: 1 } } }, { reset: true, models: {} }, { reset: true, actor: 'x' }],
     'roles.pauses': [{ role: 'dev' }],
     'roles.pause': [{ role: 'dev' }, { role: 'bad role!', reason: 'r' }, { role: 'dev', reason: 'r', until: 'soon' }, { role: 'dev', reason: 'r', until: '2000-01-01T00:00:00Z' }],
@@ -102,6 +104,19 @@ describe('operator actions', () => {
     expect(got.webhooks[0]!.secret).toBe(`whsec_…${v.webhooks[0]!.secret.slice(-4)}`);
     const row = core.auditQuery.query({ order: 'desc', limit: 1 }).items[0]!;
     expect(row).toMatchObject({ type: 'notifications.update', actor: ACTOR });
+  });
+});
+
+describe('spend of an attempt', () => {
+  it('a task: its own cap and what its latest attempt reported; a task without one; an unknown one is not_found', async () => {
+    const capped = core.tasks.create({ title: 'fix', role: 'dev', budget: { maxCostUsdPerRun: 0.1 } }, { actor: ACTOR }).task;
+    const free = core.tasks.create({ title: 'look', role: 'dev' }, { actor: ACTOR }).task;
+    const ledger = new UsageLedger(core.db);
+    core.store.write(() => ledger.add({ subject: `task:${capped.id}`, attempt: 0, role: 'dev', jobId: null, instanceId: 'i', inputTokens: 900, outputTokens: 100, costUsd: 0.04, at: core.clock.now() }));
+    expect(await m.call('budgets.attemptSpend', { subject: `task:${capped.id}` })).toEqual({ subject: `task:${capped.id}`, attempt: 0, cap: { maxCostUsdPerRun: 0.1 }, capFrom: 'task', spent: { costUsd: 0.04, tokens: 1000 } });
+    expect(await m.call('budgets.attemptSpend', { subject: `task:${free.id}` })).toMatchObject({ cap: null, capFrom: null, spent: { costUsd: 0, tokens: 0 } });
+    await expect(m.call('budgets.attemptSpend', { subject: 'task:999' })).rejects.toMatchObject({ code: 'not_found' });
+    await expect(m.call('budgets.attemptSpend', { subject: 'run:nope' })).rejects.toMatchObject({ code: 'not_found' });
   });
 });
 

@@ -8,6 +8,7 @@
  * 3. Webhook URLs come back masked (core/notify/settings.ts invariant 1).
  */
 import type { ConsoleInput, ConsoleMethod, ConsoleResult } from '../../common/console-api';
+import { GafferError } from '../../common/errors';
 import type { Core } from '../../core/create-core';
 
 export const ATTENTION_METHOD_PREFIXES = ['inbox.', 'notifications.', 'budgets.', 'roles.pause', 'roles.resume'] as const;
@@ -38,6 +39,11 @@ export function createAttentionHandlers(core: Core, actor: string): AttentionHan
     'budgets.prices': () => core.prices.view(),
     'budgets.jobForecast': (a) => core.forecasts.job(a.jobId),
     'budgets.forecast': (a) => core.forecasts.usage(a.by ?? 'role'),
+    'budgets.attemptSpend': (a) => {
+      const s = core.reads.attemptSpend.of(a.subject);
+      if (!s) throw new GafferError('not_found', `${a.subject.replace(':', ' ')} does not exist`);
+      return s;
+    },
     'budgets.putPrices': (a) => core.prices.put({ ...a, actor }),
     'roles.pauses': () => pauses.rolePauses(),
     'roles.pause': (a) => pauses.pauseRole(a.role, { reason: a.reason, actor, ...(a.until !== undefined ? { until: a.until } : {}) }),

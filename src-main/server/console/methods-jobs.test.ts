@@ -178,9 +178,9 @@ describe('jobs console methods: jobs', () => {
   });
 
   it('replacementPatch nulls removed optional settings and sends whole execution conditions', () => {
-    const current = { ...SPEC, calendar: 'cn', toleranceS: 60, executionConditions: { maintenanceWindows: [{ start: '01:00', end: '02:00' }] } };
+    const current = { ...SPEC, calendar: 'cn', toleranceS: 60, budget: { maxCostUsdPerRun: 1 }, executionConditions: { maintenanceWindows: [{ start: '01:00', end: '02:00' }] } };
     const patch = replacementPatch(current, { ...SPEC, enabled: false });
-    expect(patch).toMatchObject({ calendar: null, toleranceS: null, executionConditions: { maintenanceWindows: [] } });
+    expect(patch).toMatchObject({ calendar: null, toleranceS: null, budget: null, executionConditions: { maintenanceWindows: [] } });
     // Left out = back to the default (a replace, not a merge).
     expect(patch).toMatchObject({ retry: { maxAttempts: 3, firstDelayS: 300, backoff: 'fixed' }, missedWindow: 'skip_and_alert', overlap: 'skip', preconditions: [], payload: null });
     expect('enabled' in patch).toBe(false);

@@ -29,7 +29,8 @@ type Args<M extends ConsoleMethod> = ConsoleInput<M>;
 export type JobsHandlers = { [M in JobsMethod]: (args: Args<M>) => ConsoleResult<M> | Promise<ConsoleResult<M>> };
 
 /** Optional settings a PATCH removes with `null` (jobPatchInput). */
-const NULLABLE: ReadonlyArray<keyof JobSpecInput> = ['description', 'window', 'calendar', 'calendarPolicy', 'toleranceS'];
+// `budget`: a cap taken out in the editor is removed (left out of a patch, the stored one would stay).
+const NULLABLE: ReadonlyArray<keyof JobSpecInput> = ['description', 'window', 'calendar', 'calendarPolicy', 'toleranceS', 'budget'];
 
 /**
  * The PATCH that turns the stored spec into `next` (the editor's whole spec). `enabled` is left

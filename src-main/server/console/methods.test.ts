@@ -55,7 +55,7 @@ describe('console methods: the allow-list and argument validation', () => {
     'dashboard.get': [{ extra: 1 }, 'x'],
     'tasks.list': [{ status: 'nope' }, { limit: 0 }, { role: 'bad role!' }],
     'tasks.get': [{}, { taskId: -1 }, { taskId: '1' }],
-    'tasks.create': [{ role: 'dev' }, { title: '', role: 'dev' }, { title: 't', role: 'dev', idempotencyKey: 'k' }, { title: 't', role: 'dev', dependsOn: 'x' }],
+    'tasks.create': [{ role: 'dev' }, { title: '', role: 'dev' }, { title: 't', role: 'dev', idempotencyKey: 'k' }, { title: 't', role: 'dev', dependsOn: 'x' }, { title: 't', role: 'dev', budget: { maxCostUsdPerRun: 0 } }, { title: 't', role: 'dev', budget: { maxTokensPerRun: 1.5 } }],
     'tasks.reprioritise': [{ taskId: 1, priority: 1 }, { taskId: 1, priority: 1.5, reason: 'r' }],
     'tasks.cancel': [{ taskId: 1 }, { taskId: 1, reason: '   ' }],
     'tasks.retry': [{ taskId: 1 }, { taskId: 1, reason: 'r', actor: 'operator:spoofed' }],

@@ -10,6 +10,7 @@ import { useActions, useConsole, useWatch } from '../../store/react';
 import { DistributionChart, ThroughputChart } from './Charts';
 import { SpendCaps } from './SpendCaps';
 import { ConnectFirstAgent } from './ConnectFirstAgent';
+import { SpendForecast } from './SpendForecast';
 import { LogSearchPanel } from './LogSearchPanel';
 import { UsagePanel } from './UsagePanel';
 import { recoveryExplain } from '../../lib/recovery';
@@ -92,7 +93,7 @@ export function DashboardView() {
           </button>
         </div>
       ))}
-      {d.budgets.caps.length > 0 || d.budgets.measured ? <SpendCaps budgets={d.budgets} /> : <SpendCapsHint />}
+      {d.budgets.caps.length > 0 || (d.budgets.windows?.length ?? 0) > 0 || d.budgets.measured ? <SpendCaps budgets={d.budgets} /> : <SpendCapsHint />}
 
       {d.killSwitch ? (
         <div className="callout callout-bad" role="alert">
@@ -212,6 +213,7 @@ export function DashboardView() {
           </div>
         </section>
         <UsagePanel now={now} />
+        <SpendForecast settings={d.budgets.settings} />
         <LogSearchPanel now={now} />
       </div>
       {d.onlineInstances === 0 ? (

@@ -3,6 +3,8 @@ import type { BudgetsInput, BudgetsView } from '../../../src-main/common/attenti
 import { ReasonDialog } from '../../components/Dialog';
 import { ProgressBar } from '../../components/States';
 import { formatDateTime } from '../../lib/format';
+import { windowLine } from '../../lib/spend-words';
+import { dateInZone, formatInZone, localInZone } from '../../lib/zones';
 import { useActions } from '../../store/react';
 import { capsDraftFrom, capsDraftProblems, capsDraftToInput, money, type CapsDraft } from './spend-logic';
 
@@ -38,8 +40,38 @@ export function SpendCaps({ budgets }: { budgets: BudgetsView }) {
           ))}
         </ul>
       )}
+      <SpendWindows budgets={budgets} />
       {editing ? <CapsDialog budgets={budgets} onClose={() => setEditing(false)} /> : null}
     </section>
+  );
+}
+
+/** The rolling spend windows (subscription-billed CLIs): tokens or cost of the last hours against their caps, and when a used-up one frees. */
+function SpendWindows({ budgets }: { budgets: BudgetsView }) {
+  const windows = budgets.windows ?? [];
+  if (windows.length === 0) return null;
+  const zone = budgets.zone;
+  const today = budgets.day;
+  // Today: the time alone ("14:20"); another day: with its day.
+  const time = (iso: string) => (dateInZone(Date.parse(iso), zone) === today ? localInZone(Date.parse(iso), zone).slice(11) : formatInZone(iso, zone));
+  return (
+    <>
+      <h3 className="small">Spend windows (rolling)</h3>
+      <ul className="plain-list caps spend-windows" data-testid="spend-windows">
+        {windows.map((w) => {
+          const line = windowLine(w, time);
+          return (
+            <li key={`${w.scope}:${w.role ?? ''}:${w.hours}`} className={w.reached ? 'cap cap-reached' : 'cap'} data-testid={`window-${w.role ?? 'global'}-${w.hours}`} title={line.words}>
+              <span className="cap-name">
+                {w.scope === 'global' ? 'All roles' : `Role ${w.role}`}, last {+w.hours.toFixed(2)} h
+              </span>
+              <ProgressBar fraction={line.fraction} label={line.words} />
+              <span className={`num small${w.reached ? ' text-bad' : ''}`}>{line.amounts}</span>
+            </li>
+          );
+        })}
+      </ul>
+    </>
   );
 }
 

@@ -1,5 +1,6 @@
 /** The spend caps form (pure): what the operator types, what it saves, what the server would refuse. */
 import type { BudgetSettings, BudgetsInput } from '../../../src-main/common/attention';
+import type { UsageForecastRow } from '../../../src-main/common/prices';
 
 export interface CapsDraft {
   global: string;
@@ -40,3 +41,30 @@ export function capsDraftToInput(d: CapsDraft, before: BudgetSettings): BudgetsI
   for (const r of d.roles) roles[r.role.trim()] = Number(r.usd.trim());
   return { globalDailyUsd: amount(d.global), perRoleDailyUsd: roles };
 }
+
+/** One bar pair of the forecast chart: what a role's jobs will spend, and its cap over the same time. */
+export interface ForecastBar {
+  key: string;
+  label: string;
+  forecast: number;
+  /** The role's daily cap (else the cap for all roles) times the days; null when none. */
+  cap: number | null;
+}
+
+/**
+ * The forecast chart's rows: per role, next 24 hours and next 30 days against the daily cap that
+ * applies (its own, else the one for all roles); with a cap for all roles, one more row for all.
+ */
+export function forecastBars(items: UsageForecastRow[], s: Pick<BudgetSettings, 'perRoleDailyUsd' | 'globalDailyUsd'>): { day: ForecastBar[]; month: ForecastBar[] } {
+  const capOf = (role: string) => s.perRoleDailyUsd[role] ?? s.globalDailyUsd;
+  const rows = [...items].sort((a, b) => b.next30d.costUsd - a.next30d.costUsd || a.key.localeCompare(b.key));
+  const day: ForecastBar[] = rows.map((r) => ({ key: r.key, label: r.key, forecast: r.next24h.costUsd, cap: capOf(r.key) }));
+  const month: ForecastBar[] = rows.map((r) => ({ key: r.key, label: r.key, forecast: r.next30d.costUsd, cap: nullOr(capOf(r.key), 30) }));
+  if (s.globalDailyUsd !== null && rows.length > 1) {
+    day.push({ key: '*', label: 'all roles', forecast: rows.reduce((n, r) => n + r.next24h.costUsd, 0), cap: s.globalDailyUsd });
+    month.push({ key: '*', label: 'all roles', forecast: rows.reduce((n, r) => n + r.next30d.costUsd, 0), cap: s.globalDailyUsd * 30 });
+  }
+  return { day, month };
+}
+
+const nullOr = (v: number | null, times: number): number | null => (v === null ? null : v * times);

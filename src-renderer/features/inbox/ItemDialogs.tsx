@@ -7,6 +7,8 @@ import { formatDateTime } from '../../lib/format';
 import { useActions } from '../../store/react';
 import { fromLocalInput, snoozePresets, toLocalInput } from './logic';
 import { RunDecisionDialog as RunDecision } from '../../components/RunDecisionDialog';
+import { CapFields } from '../../components/CapFields';
+import { capFromDraft, EMPTY_CAP, type CapDraft } from '../../lib/cap-draft';
 
 const MAX_NOTE = 2000;
 
@@ -120,6 +122,9 @@ export function SnoozeDialog({ item, onClose }: { item: InboxItem; onClose: () =
 export function TaskDecisionDialog({ item, decision, onClose }: { item: InboxItem; decision: 'unblock' | 'cancel'; onClose: () => void }) {
   const { taskAction, refresh } = useActions();
   const taskId = Number(item.subject.split(':')[1]);
+  // Unblocking may raise the cap that stopped it (else the next attempt runs under the same cap).
+  const [cap, setCap] = useState<CapDraft>(EMPTY_CAP);
+  const parsed = capFromDraft(cap);
   return (
     <ReasonDialog
       title={decision === 'unblock' ? `Unblock task ${taskId}` : `Cancel task ${taskId}`}
@@ -130,8 +135,10 @@ export function TaskDecisionDialog({ item, decision, onClose }: { item: InboxIte
       }
       confirmLabel={decision === 'unblock' ? 'Unblock' : 'Cancel the task'}
       danger={decision === 'cancel'}
+      extra={decision === 'unblock' ? <CapFields value={cap} onChange={setCap} per="attempt" help={item.kind === 'budget' ? 'It was stopped by its spend cap: without a new one it runs under the same cap again.' : 'Leave empty to keep the task’s cap.'} /> : null}
+      validateExtra={() => ('problem' in parsed ? parsed.problem : null)}
       onConfirm={async (reason) => {
-        await taskAction(decision, taskId, reason);
+        await taskAction(decision, taskId, reason, undefined, 'budget' in parsed && parsed.budget ? parsed.budget : undefined);
         await refresh('inbox');
       }}
       onClose={onClose}

@@ -40,6 +40,7 @@ import { WEEKDAYS } from '../../lib/days';
 import { issuesAt } from '../../lib/field-issues';
 import { describeSchedule } from '../../lib/schedule-words';
 import { JobActionDialog } from './JobActionDialog';
+import { JobSpendSection } from './JobSpendSection';
 import { RehearsePanel } from './RehearsePanel';
 import { emptyPrecondition, type JobForm, type MaintenanceForm, type PreconditionForm } from './form';
 import { preconditionSentence, previewNote } from './logic';
@@ -447,6 +448,8 @@ export function JobEditor({ jobId }: { jobId: string | null }) {
               </Field>
             </div>
           </Section>
+
+          <JobSpendSection form={form} patch={patch} issues={shown} jobId={job?.id ?? null} version={job?.version ?? null} />
 
           <Section title="Payload" sentence={sentences?.payload}>
             <Field issues={shown} field="payload" label={jobFieldLabel('payload')}>

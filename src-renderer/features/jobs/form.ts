@@ -26,6 +26,7 @@ import {
   type PreconditionKind,
 } from '../../../src-main/common/job-schema';
 import type { VerifySpec } from '../../../src-main/common/verify';
+import { capFromDraft } from '../../lib/cap-draft';
 import { dedupeIssues } from '../../lib/field-issues';
 import { stableJson } from '../../lib/format';
 
@@ -90,6 +91,9 @@ export interface JobForm {
   dstGapPolicy: 'shift_forward' | 'skip';
   backfillCapPerTick: string;
   runTimeoutS: string;
+  /** The spend cap of one run (PROTOCOL §8, the job's `budget`): dollars and tokens as typed; empty = none. */
+  budgetUsd: string;
+  budgetTokens: string;
   enabled: boolean;
   /**
    * "Done when…" (PROTOCOL §13): as saved, or as the editor's section declares it (checked with the
@@ -131,6 +135,8 @@ export function emptyJobForm(timezone = 'UTC'): JobForm {
     dstGapPolicy: JOB_DEFAULTS.dstGapPolicy,
     backfillCapPerTick: String(JOB_DEFAULTS.backfillCapPerTick),
     runTimeoutS: String(JOB_DEFAULTS.runTimeoutS),
+    budgetUsd: '',
+    budgetTokens: '',
     enabled: true,
   };
 }
@@ -186,6 +192,8 @@ export function formFromSpec(spec: JobSpecInput | JobSpec): JobForm {
     dstGapPolicy: spec.dstGapPolicy ?? JOB_DEFAULTS.dstGapPolicy,
     backfillCapPerTick: String(spec.backfillCapPerTick ?? JOB_DEFAULTS.backfillCapPerTick),
     runTimeoutS: String(spec.runTimeoutS ?? JOB_DEFAULTS.runTimeoutS),
+    budgetUsd: str(spec.budget?.maxCostUsdPerRun),
+    budgetTokens: str(spec.budget?.maxTokensPerRun),
     enabled: spec.enabled ?? true,
     ...(spec.verify ? { verify: spec.verify } : {}),
   };
@@ -310,6 +318,10 @@ export function formToSpec(f: JobForm): FormToSpec {
   if (cap !== undefined && cap !== JOB_DEFAULTS.backfillCapPerTick) spec.backfillCapPerTick = cap;
   const rt = num('runTimeoutS', f.runTimeoutS, { int: true });
   if (rt !== undefined && rt !== JOB_DEFAULTS.runTimeoutS) spec.runTimeoutS = rt;
+  // The same reading as the approve and unblock dialogs' cap fields ("$0.50", "200,000"); empty: no cap.
+  const runCap = capFromDraft({ usd: f.budgetUsd, tokens: f.budgetTokens });
+  if ('problem' in runCap) bad('budget', runCap.problem);
+  else if (runCap.budget) spec.budget = runCap.budget;
   if (!f.enabled) spec.enabled = false;
   if (f.verify !== undefined) spec.verify = f.verify;
   return { spec, issues };

@@ -9,12 +9,14 @@ import { Countdown, RelativeTime } from '../../components/Time';
 import { formatDateTime, prettyJson } from '../../lib/format';
 import { toUiError, type UiError } from '../../lib/errors';
 import { ActivitySection } from '../../components/logs/ActivitySection';
+import { AttemptSpendRow } from '../../components/AttemptSpendRow';
 import { WorkspaceSection } from '../../components/diff/WorkspaceSection';
 import { useWorkspace } from '../../store/use-workspace';
 import { useNow } from '../../lib/now';
 import { useActions } from '../../store/react';
 import { useActivity } from '../../store/use-log-source';
 import { withKey } from '../../lib/list-keys';
+import { useAttemptSpend } from '../../store/use-attempt-spend';
 import { ACTION_META, actionsFor, TASK_ACTION_KEYS, type TaskPaneAction } from './logic';
 
 /** The task pane: everything about one task, its blockers, and the operator's actions. */
@@ -141,6 +143,7 @@ export function TaskDetail({
                 <span className="muted">none{task.status === 'backlog' && task.unmetDependencies === 0 ? ' — claimable' : ''}</span>
               )}
             </dd>
+            <TaskSpend task={task} />
             <dt>Depends on</dt>
             <dd>
               {task.dependsOn.length === 0 ? (
@@ -241,6 +244,11 @@ function TaskDoneWhen({ task }: { task: Task }) {
 }
 
 const sentence = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
+
+/** The latest attempt's spend against the task's cap, ticking while it is held. */
+function TaskSpend({ task }: { task: Task }) {
+  return <AttemptSpendRow spend={useAttemptSpend(`task:${task.id}`, `${task.status}:${task.attempt}:${task.updatedAt}`, task.status === 'in_progress')} />;
+}
 
 /** The task's log and timeline. */
 function TaskActivity({ taskId, version }: { taskId: number; version: string }) {

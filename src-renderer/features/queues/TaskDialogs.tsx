@@ -1,6 +1,8 @@
 import { DoneWhenSection } from '../../components/done-when/DoneWhenSection';
 import { useDoneWhen } from '../../components/done-when/use-done-when';
 import { useState, type ChangeEvent, type ReactNode } from 'react';
+import { CapFields } from '../../components/CapFields';
+import { capFromDraft, EMPTY_CAP, type CapDraft } from '../../lib/cap-draft';
 import { Dialog, ReasonDialog } from '../../components/Dialog';
 import { ErrorBanner } from '../../components/States';
 import { toUiError, type UiError } from '../../lib/errors';
@@ -18,6 +20,9 @@ export function TaskActionDialog({ task, kind, onClose }: { task: Task; kind: Ta
 function ReasonOnlyDialog({ task, kind, onClose }: { task: Task; kind: TaskActionKind; onClose: () => void }) {
   const { taskAction } = useActions();
   const [priority, setPriority] = useState(String(task.priority));
+  // Unblocking may raise the spend cap that stopped it (else the next attempt runs under the same cap).
+  const [cap, setCap] = useState<CapDraft>(EMPTY_CAP);
+  const parsedCap = capFromDraft(cap);
   const meta = ACTION_META[kind];
   return (
     <ReasonDialog
@@ -32,10 +37,12 @@ function ReasonOnlyDialog({ task, kind, onClose }: { task: Task; kind: TaskActio
             <span className="field-label">New priority (now {task.priority}; higher is claimed first)</span>
             <input name="priority" inputMode="numeric" value={priority} onChange={(e) => setPriority(e.target.value)} />
           </label>
+        ) : kind === 'unblock' ? (
+          <CapFields value={cap} onChange={setCap} per="attempt" help="Leave empty to keep the task’s cap; if its cap stopped it, a new one lets the next attempt go further." />
         ) : null
       }
-      validateExtra={kind === 'reprioritise' ? () => validatePriority(priority) : undefined}
-      onConfirm={(reason) => taskAction(kind, task.id, reason, kind === 'reprioritise' ? Number(priority) : undefined)}
+      validateExtra={kind === 'reprioritise' ? () => validatePriority(priority) : kind === 'unblock' ? () => ('problem' in parsedCap ? parsedCap.problem : null) : undefined}
+      onConfirm={(reason) => taskAction(kind, task.id, reason, kind === 'reprioritise' ? Number(priority) : undefined, kind === 'unblock' && 'budget' in parsedCap && parsedCap.budget ? parsedCap.budget : undefined)}
       onClose={onClose}
     />
   );
@@ -100,6 +107,8 @@ export function CreateTaskDialog({ defaultRole, roles, onClose, onCreated }: { d
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<UiError | null>(null);
   const doneWhen = useDoneWhen();
+  const [capDraft, setCapDraft] = useState<CapDraft>(EMPTY_CAP);
+  const cap = capFromDraft(capDraft);
   const v = validateCreateTask(form);
   const errors: CreateTaskErrors = v.ok ? {} : v.errors;
   const show = (k: keyof CreateTaskForm) => (submitted || touched[k]) && errors[k];
@@ -127,11 +136,11 @@ export function CreateTaskDialog({ defaultRole, roles, onClose, onCreated }: { d
         onSubmit={async (e) => {
           e.preventDefault();
           setSubmitted(true);
-          if (!v.ok || doneWhen.problems.length > 0) return;
+          if (!v.ok || doneWhen.problems.length > 0 || 'problem' in cap) return;
           setBusy(true);
           setError(null);
           try {
-            const t = await createTask({ ...v.value, ...(doneWhen.spec ? { verify: doneWhen.spec } : {}) });
+            const t = await createTask({ ...v.value, ...(doneWhen.spec ? { verify: doneWhen.spec } : {}), ...(cap.budget ? { budget: cap.budget } : {}) });
             onCreated(t);
             onClose();
           } catch (err) {
@@ -159,6 +168,12 @@ export function CreateTaskDialog({ defaultRole, roles, onClose, onCreated }: { d
         </div>
         {field('dependsOn', 'Depends on', <input {...bind('dependsOn')} placeholder="#12, #13" />, 'task ids that must be done first')}
         {field('payload', 'Payload (JSON)', <textarea {...bind('payload')} rows={4} className="mono" placeholder='{"repo": "gaffer"}' />, 'optional, passed to the agent as is')}
+        <CapFields label="Spend cap per attempt" per="attempt" value={capDraft} onChange={setCapDraft} help="Empty for no cap. Past it the agent loses the task at once and it is blocked for you, with what it made so far kept." />
+        {submitted && 'problem' in cap ? (
+          <span className="field-error" data-testid="error-budget">
+            {cap.problem}
+          </span>
+        ) : null}
         <DoneWhenSection state={doneWhen} />
         {error ? <ErrorBanner error={error} /> : null}
         <div className="dialog-actions">

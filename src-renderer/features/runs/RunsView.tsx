@@ -5,6 +5,8 @@
  * and the backfill queue of every job with its actions.
  */
 import { ActivitySection } from '../../components/logs/ActivitySection';
+import { AttemptSpendRow } from '../../components/AttemptSpendRow';
+import { useAttemptSpend } from '../../store/use-attempt-spend';
 import { WorkspaceSection } from '../../components/diff/WorkspaceSection';
 import { useWorkspace } from '../../store/use-workspace';
 import { useActivity } from '../../store/use-log-source';
@@ -361,6 +363,11 @@ function RunActivity({ runId, version }: { runId: string; version: string }) {
   );
 }
 
+/** The latest attempt's spend against the run's cap, ticking while it runs. */
+function RunSpend({ run }: { run: Run }) {
+  return <AttemptSpendRow spend={useAttemptSpend(`run:${run.id}`, `${run.status}:${run.attempt}:${run.updatedAt}`, run.status === 'running')} />;
+}
+
 function backfillTone(s: Backfill['status']): string {
   return s === 'done' ? 'done' : s === 'cancelled' ? 'cancelled' : s === 'dispatched' ? 'progress' : s === 'queued' ? 'ready' : 'failed';
 }
@@ -475,6 +482,7 @@ function SlotDetail({ job, slot, entry, onApprove, onClose }: { job: JobSummary;
                       </div>
                     ) : null}
                   </dd>
+                  <RunSpend run={run} />
                   <dt>Instance</dt>
                   <dd className="mono small wrap" data-testid="slot-instance">
                     {done?.instanceId ? (

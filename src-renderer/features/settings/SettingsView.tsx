@@ -3,6 +3,7 @@ import { recoveryBoundS, type SchedulerConfig } from '../../../src-main/common/c
 import { Badge, Rule } from '../../components/Badge';
 import { ReasonDialog } from '../../components/Dialog';
 import { LogSettingsPanel } from './LogSettingsPanel';
+import { PricesPanel } from './PricesPanel';
 import { ErrorBanner, Spinner } from '../../components/States';
 import { formatDurationS } from '../../lib/format';
 import { useActions, useConsole, useWatch } from '../../store/react';
@@ -163,6 +164,7 @@ export function SettingsView() {
       </section>
 
       <LogSettingsPanel />
+      <PricesPanel />
 
       {confirm !== null ? (
         <ReasonDialog

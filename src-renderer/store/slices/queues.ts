@@ -8,6 +8,7 @@
  */
 import type { RoleSummary } from '../../../src-main/common/console-api';
 import { TASK_STATUSES, type Task, type TaskStatus } from '../../../src-main/common/model';
+import type { PerAttemptBudget } from '../../../src-main/common/schemas';
 import { guarded, toUiError, type UiError } from '../../lib/errors';
 import { emptyResource, type Resource } from '../resource';
 import { keyCell, resourceLoader, loaderTopic, taskLoader, type Slice, type SliceContext } from '../slice';
@@ -46,7 +47,8 @@ export interface QueuesActions {
   loadMoreTasks(status: TaskStatus): Promise<void>;
   getTask(taskId: number): Promise<Task>;
   createTask(input: CreateTaskInput): Promise<Task>;
-  taskAction(kind: TaskActionKind, taskId: number, reason: string, priority?: number): Promise<Task>;
+  /** `budget`: unblocking or retrying with a new spend cap per attempt (PROTOCOL §14). */
+  taskAction(kind: TaskActionKind, taskId: number, reason: string, priority?: number, budget?: PerAttemptBudget): Promise<Task>;
   /** A whole role: its jobs start nothing new and its tasks are not handed out, until resumed or `until`. */
   pauseRole(role: string, reason: string, until: string | null): Promise<void>;
   resumeRole(role: string, reason: string): Promise<void>;
@@ -145,7 +147,7 @@ export function createQueuesSlice(ctx: SliceContext<QueuesState>): Slice<QueuesA
         ctx.invalidate('jobs');
       });
     },
-    taskAction(kind, taskId, reason, priority) {
+    taskAction(kind, taskId, reason, priority, budget) {
       return guarded(ctx.toast, `${kind === 'forceRelease' ? 'force-release' : kind} task #${taskId}`, async () => {
         let task: Task;
         switch (kind) {
@@ -159,10 +161,10 @@ export function createQueuesSlice(ctx: SliceContext<QueuesState>): Slice<QueuesA
             task = await call('tasks.forceRelease', { taskId, reason });
             break;
           case 'retry':
-            task = await call('tasks.retry', { taskId, reason });
+            task = await call('tasks.retry', { taskId, reason, ...(budget ? { budget } : {}) });
             break;
           case 'unblock':
-            task = await call('tasks.unblock', { taskId, reason });
+            task = await call('tasks.unblock', { taskId, reason, ...(budget ? { budget } : {}) });
             break;
         }
         ctx.toast('success', `${DONE_WORDS[kind]} task #${taskId}`, `Reason: ${reason}`);
