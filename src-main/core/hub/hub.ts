@@ -23,7 +23,7 @@ import type { SchedulerConfig } from '../../common/config';
 import { GafferError } from '../../common/errors';
 import type { Logger } from '../../common/logger';
 import { CLOSE_CODES, MAX_FRAME_BYTES, type AgentPush } from '../../common/protocol';
-import type { AuditLog } from '../audit/audit-log';
+import type { AuditLog } from '../audit/audit-store';
 import { newId } from '../ids';
 import type { Db } from '../db/open';
 import type { GroupCommitter } from '../db/group-commit';

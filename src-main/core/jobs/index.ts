@@ -1,7 +1,7 @@
 /** Central jobs: schedules, calendars, trigger layers, runs, retries, backfill, explainer. */
 import type { VerifyHooks } from '../tasks/claim-locks';
 import type { Logger } from '../../common/logger';
-import { oldestAbout } from '../audit/audit-query';
+import { oldestAbout } from '../audit/query-store';
 import type { CoreContext } from '../context';
 import type { InstanceRegistry } from '../instances/registry';
 import type { Signals } from '../signals/signals';

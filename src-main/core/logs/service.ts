@@ -43,7 +43,7 @@ import {
   type UsageTotals,
 } from '../../common/logs';
 import { MAX_FRAME_BYTES, type AgentRequestOf, type ArtifactResult, type LogResult, type UsageResult } from '../../common/protocol';
-import type { AuditLog } from '../audit/audit-log';
+import type { AuditLog } from '../audit/audit-store';
 import type { GroupCommitter } from '../db/group-commit';
 import type { Db } from '../db/open';
 import type { Store } from '../db/store';
