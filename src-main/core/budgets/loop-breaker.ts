@@ -14,6 +14,7 @@
  */
 import type { CoreContext } from '../context';
 import type { Inbox } from '../inbox/inbox';
+import { prepareLoopBreakerStatements } from './store';
 
 export const DEFAULT_SAME_ERROR_TIMES = 3;
 
@@ -38,13 +39,7 @@ export class LoopBreaker {
     private readonly ctx: Pick<CoreContext, 'db' | 'clock'>,
     private readonly inbox: Inbox,
   ) {
-    this.q = {
-      get: ctx.db.prepare<[string], { signature: string; count: number }>('SELECT signature, count FROM error_streaks WHERE subject = ?'),
-      put: ctx.db.prepare(
-        'INSERT INTO error_streaks (subject, signature, count, last_error, updated_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (subject) DO UPDATE SET signature = excluded.signature, count = excluded.count, last_error = excluded.last_error, updated_at = excluded.updated_at',
-      ),
-      clear: ctx.db.prepare('DELETE FROM error_streaks WHERE subject = ?'),
-    };
+    this.q = prepareLoopBreakerStatements(ctx.db);
   }
 
   /** Invariant 2: an attempt of `subject` ended with `error` (null: it succeeded). Returns the streak. */
