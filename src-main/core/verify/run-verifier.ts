@@ -15,6 +15,7 @@ import type { Inbox } from '../inbox';
 import type { AttemptWorkspace } from './checks';
 import type { VerifyRunner } from './runner';
 import type { VerificationStore } from './store';
+import { prepareVerifyingRuns } from './store';
 import type { Needed } from '../wiring';
 
 /** What the verifier needs of the jobs module. */
@@ -38,7 +39,7 @@ export class RunVerifier {
   private readonly verifying;
 
   constructor(private readonly d: RunVerifierDeps) {
-    this.verifying = d.ctx.db.prepare<[], { id: string }>(`SELECT id FROM runs WHERE disposition = 'verifying'`);
+    this.verifying = prepareVerifyingRuns(d.ctx.db);
   }
 
   listen(): void {

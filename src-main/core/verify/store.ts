@@ -55,3 +55,13 @@ export function prepareVerificationStore(db: Db) {
     history: (subject: string) => all.all(subject).map(rowToVerification).filter((v): v is Verification => v !== undefined),
   };
 }
+
+/** The runs waiting for their verification (recovered at start), prepared once when the run verifier is built. */
+export function prepareVerifyingRuns(db: Db) {
+  return db.prepare<[], { id: string }>(`SELECT id FROM runs WHERE disposition = 'verifying'`);
+}
+
+/** The tasks waiting for their verification (recovered at start), prepared once when the task verifier is built. */
+export function prepareVerifyingTasks(db: Db) {
+  return db.prepare<[], { id: number }>(`SELECT id FROM tasks WHERE status = 'verifying' ORDER BY id`);
+}
