@@ -1,3 +1,4 @@
+import os from 'node:os';
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
@@ -7,5 +8,9 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',
+    // Vitest's default is one worker fewer than the cores: a single worker on a 2-core CI machine. Much of
+    // this suite waits on child processes, sockets and timers, so a worker per core (at least two) keeps
+    // both cores busy.
+    maxWorkers: Math.max(2, os.availableParallelism()),
   },
 });

@@ -12,6 +12,8 @@ const eslint = new ESLint({ cwd: ROOT });
 
 const CASES = [
   ['a floor of the core importing a floor above it', 'src-main/core/audit/x.ts', "import { Inbox } from '../inbox';\nexport const i = Inbox;\n", /imports only the floors below it/],
+  ["a module reaching into another module's file", 'src-main/core/jobs/x.ts', "import { ClaimLocks } from '../tasks/claim-locks';\nexport const c = ClaimLocks;\n", /only through tasks\/index\.ts/],
+  ["a module importing another through its index.ts", 'src-main/core/jobs/x.ts', "import { ClaimLocks } from '../tasks';\nexport const c = ClaimLocks;\n", null],
   ['production code importing a test kit', 'src-main/server/x.ts', "import { makeTestCore } from '../core/tests/test-core';\nexport const m = makeTestCore;\n", /test kits are for tests/],
   ['a test importing a test kit', 'src-main/server/x.test.ts', "import { makeTestCore } from '../core/tests/test-core';\nexport const m = makeTestCore;\n", null],
   ['SQL in the server', 'src-main/server/x.ts', "import type { Db } from '../core/db/open';\nexport const n = (db: Db) => db.prepare('SELECT 1').get();\n", /no SQL here/],

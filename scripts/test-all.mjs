@@ -146,6 +146,8 @@ const steps = [
     Promise.all([
       runBuffered('typecheck', 'npx', ['tsc', '--noEmit', '-p', 'tsconfig.json']).then(count),
       runBuffered('lint', 'npx', ['eslint', '.']).then(count),
+      // Each module-boundary rule fires on a deliberate violation (a rule that went silent fails here).
+      runBuffered('lint-rules', 'node', ['scripts/check-lint-rules.mjs']).then(count),
       pytest('python'),
     ]),
   () => vitest('unit'),

@@ -11,47 +11,32 @@ import { silentLogger, type Logger } from '../common/logger';
 import { AuditLog } from './audit/audit-store';
 import { AuditHeadFile, headRecordPath } from './audit/head-record';
 import { AuditIntegrity } from './audit/integrity';
-import { TokenStore } from './auth/tokens';
+import { TokenStore } from './auth';
 import type { CoreContext } from './context';
 import { closeDatabase, openDatabase, type Db } from './db/open';
 import { Store, storageFailureHint } from './db/store';
 import { STORAGE_CHECK_MS, StorageWatch } from './db/storage-watch';
 import { acquireWriterLock, type WriterLock } from './db/writer-lock';
 import { EventBus } from './events';
-import { InstanceRegistry } from './instances/registry';
-import { Board } from './tasks/board';
-import { BulkTasks } from './tasks/bulk';
-import { TaskSearch } from './tasks/search-store';
-import { ClaimLocks, type ClaimGate } from './tasks/claim-locks';
-import { IdempotencyStore } from './tasks/idempotency-store';
-import { prepareTaskRepo } from './tasks/task-repo';
-import { Watchdog } from './tasks/watchdog';
+import { InstanceRegistry, prepareInstanceReads, type InstanceReads } from './instances';
+import { Board, BulkTasks, ClaimLocks, IdempotencyStore, prepareTaskReads, prepareTaskRepo, TaskSearch, Watchdog, type ClaimGate, type TaskReads } from './tasks';
 import { GroupCommitter, type GroupCommitOptions } from './db/group-commit';
-import { Hub } from './hub/hub';
-import type { HubOptions, LogSink } from './hub/ports';
+import { Hub, type HubOptions, type LogSink } from './hub';
 import { AuditQuery } from './audit/query-store';
 import { verifyLiveRange, type LiveCheck } from './audit/audit-export';
-import { Signals } from './signals/signals';
+import { prepareSignalReads, Signals, type SignalReads } from './signals';
 import { createJobs, prepareRunReads, type DecisionListener, type JobService, type RunReads } from './jobs';
 import { Rehearsal } from './jobs/rehearse';
-import { createLogs, type LogsOptions } from './logs';
-import type { LogService } from './logs/service';
+import { createLogs, type LogService, type LogsOptions } from './logs';
 import { GapDetector } from './time/gap-detector';
 import { createAttention, createInbox, type Attention, type Inbox } from './inbox';
-import { Budgets } from './budgets/budgets';
-import { usageSpend } from './budgets/spend';
-import { PriceTable } from './budgets/prices';
-import { LoopBreaker } from './budgets/loop-breaker';
-import { Forecasts } from './budgets/forecast';
-import type { WebhookOptions } from './notify/webhooks';
+import { Budgets, Forecasts, LoopBreaker, PriceTable, usageSpend } from './budgets';
+import type { WebhookOptions } from './notify';
 import { ManagedAgents } from './managed';
 import type { StorageStatus } from '../common/model';
 import { fileKey, memoryKey, openSecrets, sealClearValues, type KeyProvider } from './secrets';
 import { secureDataDir } from './db/data-dir';
 import { Late, sealAll } from './wiring';
-import { prepareTaskReads, type TaskReads } from './tasks/read-store';
-import { prepareInstanceReads, type InstanceReads } from './instances/read-store';
-import { prepareSignalReads, type SignalReads } from './signals/read-store';
 
 /** Read models of the modules' tables (the console, `GET /status`): the server runs no SQL of its own. */
 export interface CoreReads {
@@ -60,7 +45,7 @@ export interface CoreReads {
   readonly runs: RunReads;
   readonly signals: SignalReads;
 }
-import { createVerifications, type RunVerifyPort, type Verifications, type VerifyOptions } from './verify';
+import { assertVerifiable, createVerifications, type RunVerifyPort, type Verifications, type VerifyOptions } from './verify';
 
 export interface CoreOptions {
   clock?: Clock;
@@ -221,7 +206,7 @@ export function createCore(opts: CoreOptions = {}): Core {
   const breaker = new LoopBreaker(ctx, inbox);
   const locks = new ClaimLocks(ctx, repo, claimGate, (task, status, note) => breaker.taskReported(task, status, note), verify.tasks);
   const taskSearch = new TaskSearch(db);
-  const tasks = new Board(ctx, repo, locks, idempotency, taskSearch, (subject) => verify.latest(subject));
+  const tasks = new Board(ctx, repo, locks, idempotency, taskSearch, { assertVerifiable, latest: (subject) => verify.latest(subject) });
   const bulkTasks = new BulkTasks(ctx, tasks, taskSearch);
   const instances = new InstanceRegistry(ctx, locks);
   const tokens = new TokenStore(ctx);

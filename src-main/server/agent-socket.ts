@@ -24,7 +24,7 @@ import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import WebSocket, { WebSocketServer } from 'ws';
 import { MAX_FRAME_BYTES } from '../common/protocol';
-import type { TokenInfo } from '../core/auth/tokens';
+import type { TokenInfo } from '../core/auth';
 import type { Core } from '../core/create-core';
 import type { Disposable } from '../core/events';
 import type { HubConnection, HubSocket } from '../core/hub/ports';

@@ -12,7 +12,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { ERROR_STATUS, GafferError, toErrorBody, type ErrorCode } from '../common/errors';
 import { assertWellFormedText, decodeUtf8Strict } from '../common/text';
-import { secretsEqual } from '../core/auth/tokens';
+import { secretsEqual } from '../core/auth';
 
 export interface GuardOptions {
   /** Port the server is bound to (for Host and Origin checks). */

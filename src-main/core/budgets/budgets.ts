@@ -37,7 +37,7 @@ import { actorName, reason, type PerAttemptBudget } from '../../common/schemas';
 import { parseOrThrow } from '../../common/validate';
 import type { CoreContext } from '../context';
 import { settingsRow, type SettingsRow } from '../db/settings-row';
-import type { Inbox } from '../inbox/inbox';
+import type { Inbox } from '../inbox';
 import { NANO, type Spend, type SpendSource } from './spend';
 import type { UsageTotals } from '../../common/logs';
 import type { Needed } from '../wiring';

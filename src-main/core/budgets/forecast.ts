@@ -15,7 +15,7 @@
 import type { Job } from '../../common/job-schema';
 import type { JobForecast, UsageForecastRow } from '../../common/prices';
 import type { Db } from '../db/open';
-import type { JobPlan } from '../jobs/plan';
+import type { JobPlan } from '../jobs';
 import { NANO } from './spend';
 import { prepareForecastStatements } from './store';
 

@@ -13,7 +13,7 @@
  *    inbox item naming the error and how many times it came.
  */
 import type { CoreContext } from '../context';
-import type { Inbox } from '../inbox/inbox';
+import type { Inbox } from '../inbox';
 import { prepareLoopBreakerStatements } from './store';
 
 export const DEFAULT_SAME_ERROR_TIMES = 3;

@@ -16,7 +16,7 @@
 import { DateTime } from 'luxon';
 import type { SpendWindow, WindowStatus } from '../../common/attention';
 import type { CoreContext } from '../context';
-import type { Inbox } from '../inbox/inbox';
+import type { Inbox } from '../inbox';
 import { NANO, type SpendSource } from './spend';
 
 const CACHE_MS = 1000;

@@ -12,11 +12,10 @@ import type { Clock } from '../../common/clock';
 import type { SchedulerConfig } from '../../common/config';
 import type { Logger } from '../../common/logger';
 import type { AgentPush } from '../../common/protocol';
-import type { TokenInfo, TokenStore } from '../auth/tokens';
+import type { TokenInfo, TokenStore } from '../auth';
 import type { CoreEvent } from '../events';
-import type { InstanceRegistry } from '../instances/registry';
-import type { Board } from '../tasks/board';
-import type { ClaimLocks } from '../tasks/claim-locks';
+import type { InstanceRegistry } from '../instances';
+import type { Board, ClaimLocks } from '../tasks';
 import type { HubOptions } from './ports';
 
 export type SessionState = 'awaiting_hello' | 'hello_pending' | 'ready' | 'closed';

@@ -8,5 +8,8 @@ export type {
   JobTrigger,
   JobsHubPort,
   PrecheckVerdict,
+  LogSink,
   RunSink,
 } from './ports';
+export { TokenBucket } from './limits';
+export { badRequest, readId, type WireId } from './wire';

@@ -3,7 +3,7 @@
  * Nothing here knows about `ws` or HTTP, so tests can drive a session with a fake socket.
  */
 import type { AgentPush, AgentRequestOf, JobTriggerPush, ArtifactResult, LogResult, UsageResult } from '../../common/protocol';
-import type { TokenInfo } from '../auth/tokens';
+import type { TokenInfo } from '../auth';
 import type { WireId } from './wire';
 
 /** The minimal socket a transport hands to the hub. */

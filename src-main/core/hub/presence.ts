@@ -17,7 +17,7 @@
  */
 import type { TimerHandle } from '../../common/clock';
 import { CLOSE_CODES } from '../../common/protocol';
-import type { InstanceRegistry } from '../instances/registry';
+import type { InstanceRegistry } from '../instances';
 import type { HubEnv, Journal, Peer, PeerPicker } from './host';
 
 export interface PresenceDeps {

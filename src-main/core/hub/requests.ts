@@ -20,8 +20,7 @@
 import { GafferError } from '../../common/errors';
 import { isoTime } from '../../common/iso-time';
 import type { Task } from '../../common/model';
-import type { ClaimResult } from '../tasks/claim-locks';
-import { agentCaller } from '../tasks/idempotency-store';
+import { agentCaller, type ClaimResult } from '../tasks';
 import type { AgentRequest, AgentRequestOf, AgentRequestType, AgentResults } from '../../common/protocol';
 import type { AgentCore, HubEnv, Journal, Peer } from './host';
 import type { LostLocks } from './lost-locks';

@@ -19,7 +19,7 @@ import { GafferError, type ErrorCode } from '../../common/errors';
 import { isoTime } from '../../common/iso-time';
 import { agentRequest, CLOSE_CODES, PROTOCOL_VERSION, type AgentPush, type AgentRequestOf, type HelloResult, type HeldLock } from '../../common/protocol';
 import type { RegisterInstanceInput } from '../../common/schemas';
-import type { TokenInfo } from '../auth/tokens';
+import type { TokenInfo } from '../auth';
 import type { AgentCore, HubEnv, Journal, Peer, RejectionKind, ResolvedHubOptions, SessionState } from './host';
 import { TokenBucket } from './limits';
 import type { ConnectInfo, HubConnection, HubSocket } from './ports';

@@ -30,7 +30,7 @@ import type { Logger } from '../../common/logger';
 import type { CoreContext } from '../context';
 import type { Disposable } from '../events';
 import { InstantTimer } from '../time/instant-timer';
-import type { JobPlan } from '../jobs/plan';
+import type { JobPlan } from '../jobs';
 import type { Inbox } from './inbox';
 import { prepareCheckStatements, type JobFacts } from './store';
 

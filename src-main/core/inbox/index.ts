@@ -7,10 +7,9 @@
 import type { Logger } from '../../common/logger';
 import type { CoreContext } from '../context';
 import type { JobSpec } from '../../common/job-schema';
-import type { JobPlan } from '../jobs/plan';
-import { NotificationSettings } from '../notify/settings';
+import type { JobPlan } from '../jobs';
 import type { SecretBox } from '../secrets';
-import { Webhooks, type WebhookOptions } from '../notify/webhooks';
+import { NotificationSettings, Webhooks, type WebhookOptions } from '../notify';
 import { InboxChecks } from './checks';
 import { Inbox } from './inbox';
 import { InboxSources } from './sources';

@@ -28,7 +28,7 @@ import { instanceId as instanceIdSchema, registerInstanceInput } from '../../com
 import { parseOrThrow } from '../../common/validate';
 import type { CoreContext } from '../context';
 import { INSTANCE_ID_PREFIX, newId } from '../ids';
-import type { ClaimLocks, ExpiryReason } from '../tasks/claim-locks';
+import type { ClaimLocks, ExpiryReason } from '../tasks';
 import type { ClockGap } from '../time/gap-detector';
 import { assertInstanceEdge, type InstanceCause } from './transitions';
 import { onlineInstanceIds, prepareInstanceStatements, type InstanceRow } from './store';

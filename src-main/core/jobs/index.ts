@@ -1,10 +1,10 @@
 /** Central jobs: schedules, calendars, trigger layers, runs, retries, backfill, explainer. */
-import type { VerifyHooks } from '../tasks/claim-locks';
+import type { VerifyHooks } from '../tasks';
 import type { Logger } from '../../common/logger';
 import { oldestAbout } from '../audit/query-store';
 import type { CoreContext } from '../context';
-import type { InstanceRegistry } from '../instances/registry';
-import type { Signals } from '../signals/signals';
+import type { InstanceRegistry } from '../instances';
+import type { Signals } from '../signals';
 import { Approvals, type DecisionListener } from './approvals';
 import { BackfillRepo } from './backfill-repo';
 import { CalendarRepo } from './calendar-repo';

@@ -26,7 +26,7 @@ import type {
 } from '../../common/job-schema';
 import { preconditionLabel } from '../../common/job-schema';
 import { isoTime } from '../../common/iso-time';
-import type { Signals } from '../signals/signals';
+import type { Signals } from '../signals';
 import type { BackfillRepo } from './backfill-repo';
 import type { CalendarRepo } from './calendar-repo';
 import { instanceWords, maintenanceAt } from './engine';

@@ -22,7 +22,7 @@ import { GafferError } from '../../common/errors';
 import { isoTime } from '../../common/iso-time';
 import type { Logger } from '../../common/logger';
 import type { LogRefusal, LogSettings } from '../../common/logs';
-import { TokenBucket } from '../hub/limits';
+import { TokenBucket } from '../hub';
 
 /** Invariant 2: how often the free space is read … */
 export const DISK_CHECK_MS = 1000;

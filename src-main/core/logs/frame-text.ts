@@ -15,7 +15,7 @@
  */
 import { agentRequest, isLogLine, MAX_LOG_LINES_PER_FRAME, type LogLineInput } from '../../common/protocol';
 import { findIllFormedText, isWellFormedText } from '../../common/text';
-import { badRequest } from '../hub/wire';
+import { badRequest } from '../hub';
 import { REPEATED_HEADER, type LogFrameHeader } from './frame-header';
 import { EXACTLY_ONE_SUBJECT, staleFence } from './holders';
 import type { AppendEntry } from './log-store';

@@ -49,7 +49,7 @@ import type { Db } from '../db/open';
 import type { Store } from '../db/store';
 import { LogAdmission, type DiskReading } from './admission';
 import { packBatch, type EngineOps, type IngestOutcome, type LogEngine } from './engine';
-import { readId, type WireId } from '../hub/wire';
+import { readId, type WireId } from '../hub';
 import { REPEATED_HEADER, repeatedLogHeaderKey, scanLogFrameHeader } from './frame-header';
 import type { LogFrameText } from './frame-text';
 import { prepareLogSettingsStatements } from './store';

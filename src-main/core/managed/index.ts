@@ -10,7 +10,7 @@ import { createHash } from 'node:crypto';
 import { GafferError } from '../../common/errors';
 import type { Logger } from '../../common/logger';
 import type { ManagedAction, ManagedAgent } from '../../common/managed-agents';
-import type { TokenStore } from '../auth/tokens';
+import type { TokenStore } from '../auth';
 import type { CoreContext } from '../context';
 import type { SecretBox } from '../secrets';
 import { ManagedAgentStore, RESTART_FIELDS, type StoredManagedAgent } from './definitions';

@@ -34,7 +34,7 @@ import {
   type ManagedProcessStatus,
   type OutputLine,
 } from '../../common/managed-agents';
-import type { TokenStore } from '../auth/tokens';
+import type { TokenStore } from '../auth';
 import type { EventBus } from '../events';
 import { definitionOf, type ManagedAgentStore, type StoredManagedAgent } from './definitions';
 import { EXIT_CANNOT_START, type LaunchedProcess, type ProcessExit, type ProcessSpawner } from './ports';

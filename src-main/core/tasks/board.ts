@@ -5,7 +5,7 @@
  */
 import { GafferError } from '../../common/errors';
 import type { Task, TaskPage, TaskStatus } from '../../common/model';
-import type { Verification } from '../../common/verify';
+import type { Verification, VerifySpec } from '../../common/verify';
 import {
   createTaskInput,
   editPayloadInput,
@@ -24,7 +24,6 @@ import { bodyHash, callerOfActor, callerScope, type IdempotencyCaller, type Idem
 import { prepareBoardStatements, rowToTask, taskPage, type TaskRepo } from './task-repo';
 import type { TaskSearch } from './search-store';
 import { assertTransition, type TransitionCause } from './transitions';
-import { assertVerifiable } from '../verify/declaration';
 
 export interface Actor {
   /** Who asked: `operator:<name>`, an instance id, `job:<id>`, … */
@@ -50,6 +49,14 @@ const PAYLOAD_EDITABLE: ReadonlySet<TaskStatus> = new Set(['backlog', 'blocked',
 /** What task keys are for; alone, the legacy scope of keys from before they were scoped per caller (migration 017). */
 export const TASK_CREATE_SCOPE = 'task.create';
 
+/** What the board needs of the verification module: a declaration's deeper check, and a task's latest evidence. */
+export interface BoardVerification {
+  /** Throws `bad_request` when a "done when…" declaration cannot be run (e.g. an `output` schema that does not compile). */
+  assertVerifiable(spec: VerifySpec): void;
+  /** The latest finished verification of `task:<id>`, if any. */
+  latest(subject: string): Verification | undefined;
+}
+
 export class Board {
   private readonly depStatus;
   private readonly insertBudget;
@@ -61,8 +68,8 @@ export class Board {
     private readonly locks: ClaimLocks,
     private readonly idempotency: IdempotencyStore,
     private readonly search: TaskSearch,
-    /** The latest verification of `task:<id>` (core/verify, built before the board); absent: none is shown. */
-    private readonly verificationOf?: (subject: string) => Verification | undefined,
+    /** The verification module (built before the board), which sits above the tasks' floor: handed in, not imported. */
+    private readonly verification: BoardVerification,
   ) {
     const s = prepareBoardStatements(ctx.db);
     this.depStatus = s.depStatus;
@@ -97,7 +104,7 @@ export class Board {
   }
 
   private insert(t: Required<Omit<CreateTaskInput, 'idempotencyKey' | 'budget' | 'verify'>> & Pick<CreateTaskInput, 'budget' | 'verify'>, now: number, who: Actor): Task {
-    if (t.verify) assertVerifiable(t.verify);
+    if (t.verify) this.verification.assertVerifiable(t.verify);
     const traceId = who.traceId ?? newTraceId();
     let unmet = 0;
     for (const dep of t.dependsOn) {
@@ -132,7 +139,7 @@ export class Board {
   /** One task as the operator reads it: with its latest verification (PROTOCOL §13), where one ran. */
   view(id: number): Task {
     const task = this.get(id);
-    const verification = this.verificationOf?.(`task:${id}`);
+    const verification = this.verification.latest(`task:${id}`);
     return verification ? { ...task, verification } : task;
   }
 

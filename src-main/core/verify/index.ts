@@ -8,7 +8,7 @@ import type { Logger } from '../../common/logger';
 import type { Verification } from '../../common/verify';
 import type { CoreContext } from '../context';
 import type { Inbox } from '../inbox';
-import type { TaskRepo } from '../tasks/task-repo';
+import type { TaskRepo } from '../tasks';
 import type { AttemptWorkspace } from './checks';
 import { DEFAULT_VERIFY_CONCURRENCY, VerifyRunner } from './runner';
 import { prepareVerificationStore, type VerificationStore } from './store';

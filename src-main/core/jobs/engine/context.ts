@@ -11,13 +11,13 @@
  * 3. A run (or backfill) whose asynchronous checks are in flight is in `checkingRuns`
  *    (`checkingBackfills`): nothing else evaluates it until its continuation ran.
  */
-import type { VerifyHooks } from '../../tasks/claim-locks';
+import type { VerifyHooks } from '../../tasks';
 import type { Logger } from '../../../common/logger';
 import type { JobSettings } from '../../../common/job-schema';
 import type { CoreContext } from '../../context';
-import type { JobsHubPort } from '../../hub/ports';
-import type { InstanceRegistry } from '../../instances/registry';
-import type { Signals } from '../../signals/signals';
+import type { JobsHubPort } from '../../hub';
+import type { InstanceRegistry } from '../../instances';
+import type { Signals } from '../../signals';
 import type { BackfillRepo } from '../backfill-repo';
 import { evaluatePrecondition, type PreconditionEvaluator } from '../preconditions';
 import type { JobRepo } from '../repo';

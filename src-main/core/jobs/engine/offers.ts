@@ -29,7 +29,7 @@ import { GafferError } from '../../../common/errors';
 import { isoTime } from '../../../common/iso-time';
 import type { RunApproval } from '../../../common/job-schema';
 import type { RunCancelReason } from '../../../common/protocol';
-import type { JobTrigger } from '../../hub/ports';
+import type { JobTrigger } from '../../hub';
 import { specOf, type BackfillRow, type JobRow, type RunPatch, type RunRow } from '../rows';
 import { ACTOR, type EngineContext } from './context';
 import { attemptFailed, backfillAttemptFailed, NO_OFFER, offerPlaced, wait } from './outcomes';

@@ -16,7 +16,7 @@
 import { GafferError } from '../../../common/errors';
 import { ERROR_CLASSES, type AgentRequestOf } from '../../../common/protocol';
 import { writeOrAuditRefusal } from '../../audit/refusals';
-import type { RunSink } from '../../hub/ports';
+import type { RunSink } from '../../hub';
 import { isWaiting, runPhase } from '../run-phase';
 import { specOf, toBackfill, toRun, type BackfillRow, type RunRow } from '../rows';
 import { auditBackfill } from './backfill-queue';

@@ -23,8 +23,8 @@
 import type { SchedulerConfig } from '../../../common/config';
 import type { AgentPush, AgentRequestOf, RunCancelReason } from '../../../common/protocol';
 import type { EventBus } from '../../events';
-import type { JobTrigger, PrecheckVerdict, RunSink } from '../../hub/ports';
-import type { InstanceRegistry } from '../../instances/registry';
+import type { JobTrigger, PrecheckVerdict, RunSink } from '../../hub';
+import type { InstanceRegistry } from '../../instances';
 import type { EngineHub } from '../engine';
 import type { SteppingClock } from './stepping-clock';
 
