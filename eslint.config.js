@@ -72,6 +72,17 @@ const NO_SQL_OUTSIDE_CORE = [
   { selector: "CallExpression[callee.property.name='exec'][callee.object.type!='Literal']:not([callee.object.regex])", message: 'no SQL here: the statement belongs in the owning core module\'s store file.' },
   { selector: "MemberExpression[property.name='db'][object.name='core']", message: 'the server does not touch core.db: use the core\'s read models (core.reads) and services.' },
 ];
+// Inside the core, SQL lives only in a module's store files: `store.ts`, `*-store.ts`, `repo.ts`,
+// `*-repo.ts`, and `db/` (docs/architecture.md, "Module interfaces"). A service calls its store's
+// named methods; the statements are prepared once, when the store is built. `.transaction(` is
+// allowed anywhere: it wraps code, it carries no SQL. A regular expression's `.exec(` is told apart
+// by its name: a literal, or a constant named `…RE`.
+const CORE_STORE_FILES = ['store.ts', '*-store.ts', 'repo.ts', '*-repo.ts'].map((f) => `${CORE}/**/${f}`);
+const NO_SQL_OUTSIDE_STORES = [
+  { selector: "CallExpression[callee.property.name='prepare']", message: 'no SQL here: inside the core, SQL lives only in the module\'s store files (store.ts, *-store.ts, repo.ts, *-repo.ts, db/); call a named method of the store.' },
+  { selector: "CallExpression[callee.property.name='exec'][callee.object.type!='Literal']:not([callee.object.regex]):not([callee.object.name=/RE$/])", message: 'no SQL here: inside the core, SQL lives only in the module\'s store files (a regular expression constant is named …RE).' },
+  { selector: "CallExpression[callee.property.name='pragma']", message: 'no SQL here: inside the core, a pragma lives only in the module\'s store files or db/.' },
+];
 
 export default tseslint.config(
   { ignores: ['node_modules/**', 'out/**', 'dist/**', 'sdk/typescript/dist/**', 'release/**', '.scratch/**', 'bench/.scratch/**', 'test-results/**', 'playwright-report/**'] },
@@ -175,5 +186,10 @@ export default tseslint.config(
     files: ['src-main/server/**/*.ts', 'src-main/electron/**/*.ts', 'src-main/headless/**/*.ts', 'src-main/cli/**/*.ts'],
     ignores: ['**/*.test.ts', '**/tests/**', '**/*.testkit.ts'],
     rules: { 'no-restricted-syntax': ['error', ...NO_SQL_OUTSIDE_CORE] },
+  },
+  {
+    files: [`${CORE}/**/*.ts`],
+    ignores: ['**/*.test.ts', `${CORE}/tests/**`, '**/*.testkit.ts', `${CORE}/db/**`, ...CORE_STORE_FILES],
+    rules: { 'no-restricted-syntax': ['error', ...NO_SQL_OUTSIDE_STORES] },
   },
 );

@@ -7,7 +7,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { createCore } from '../src-main/core/create-core';
-import { UsageLedger } from '../src-main/core/logs/usage-ledger';
+import { UsageLedger } from '../src-main/core/logs/usage-store';
 import { benchDir, percentile, printTable } from './util';
 
 const FRAMES = Number(process.env.SPEND_BENCH_FRAMES ?? 20_000);

@@ -1,4 +1,5 @@
-// Shows that the module-boundary rules of eslint.config.js fire: one deliberate violation of each,
+// Shows that the module-boundary rules of eslint.config.js fire (and the SQL rules: none in the
+// server, and inside the core only in store files): one deliberate violation of each,
 // linted as if it stood at the path named (nothing is written to disk), and the same import made
 // the allowed way passes. Run: node scripts/check-lint-rules.mjs (exits 1 when a rule is silent).
 // Kept out of the unit tests: loading ESLint's TypeScript parser costs seconds.
@@ -18,6 +19,13 @@ const CASES = [
   ['SQL in the server', 'src-main/server/x.ts', "import type { Db } from '../core/db/open';\nexport const n = (db: Db) => db.prepare('SELECT 1').get();\n", /no SQL here/],
   ['core.db in the server', 'src-main/server/x.ts', "import type { Core } from '../core/create-core';\nexport const n = (core: Core) => core.db;\n", /does not touch core\.db/],
   ['a regular expression in the server', 'src-main/server/x.ts', "export const m = (s: string) => /a/.exec(s);\n", null],
+  ['SQL in a core service', 'src-main/core/tasks/x.ts', "import type { Db } from '../db/open';\nexport const n = (db: Db) => db.prepare('SELECT 1').get();\n", /SQL lives only in the module's store files/],
+  ['SQL in a core store file', 'src-main/core/tasks/x-store.ts', "import type { Db } from '../db/open';\nexport const n = (db: Db) => db.prepare('SELECT 1').get();\n", null],
+  ['db.exec in a core service', 'src-main/core/tasks/x.ts', "import type { Db } from '../db/open';\nexport const n = (db: Db) => db.exec('DELETE FROM t');\n", /SQL lives only in the module's store files/],
+  ['a pragma in a core service', 'src-main/core/tasks/x.ts', "import type { Db } from '../db/open';\nexport const n = (db: Db) => db.pragma('user_version');\n", /a pragma lives only/],
+  ['a pragma in the core\'s db/', 'src-main/core/db/x.ts', "import type { Db } from './open';\nexport const n = (db: Db) => db.pragma('user_version');\n", null],
+  ['SQL in a core test', 'src-main/core/tasks/x.test.ts', "import type { Db } from '../db/open';\nexport const n = (db: Db) => db.prepare('SELECT 1').get();\n", null],
+  ['a regular expression constant in a core service', 'src-main/core/tasks/x.ts', "const DATE_RE = /a/;\nexport const m = (s: string) => DATE_RE.exec(s);\n", null],
 ];
 
 let failed = 0;

@@ -1,7 +1,7 @@
 /** What every core service is built from. Assembled once by `createCore`. */
 import type { Clock } from '../common/clock';
 import type { SchedulerConfig } from '../common/config';
-import type { AuditLog } from './audit/audit-log';
+import type { AuditLog } from './audit/audit-store';
 import type { Db } from './db/open';
 import type { Store } from './db/store';
 import type { EventBus } from './events';

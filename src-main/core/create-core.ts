@@ -8,7 +8,7 @@ import path from 'node:path';
 import { systemClock, type Clock, type TimerHandle } from '../common/clock';
 import { DEFAULT_CONFIG, type SchedulerConfig } from '../common/config';
 import { silentLogger, type Logger } from '../common/logger';
-import { AuditLog } from './audit/audit-log';
+import { AuditLog } from './audit/audit-store';
 import { AuditHeadFile, headRecordPath } from './audit/head-record';
 import { AuditIntegrity } from './audit/integrity';
 import { OperatorSettingsStore, TokenStore } from './auth';
@@ -22,7 +22,7 @@ import { InstanceRegistry, prepareInstanceReads, type InstanceReads } from './in
 import { Board, BulkTasks, ClaimLocks, IdempotencyStore, prepareTaskReads, prepareTaskRepo, TaskSearch, Watchdog, type ClaimGate, type TaskReads } from './tasks';
 import { GroupCommitter, type GroupCommitOptions } from './db/group-commit';
 import { Hub, type HubOptions, type LogSink } from './hub';
-import { AuditQuery } from './audit/audit-query';
+import { AuditQuery } from './audit/query-store';
 import { verifyLiveRange, type LiveCheck } from './audit/audit-export';
 import { prepareSignalReads, Signals, type SignalReads } from './signals';
 import { createJobs, prepareRunReads, type DecisionListener, type JobService, type RunReads } from './jobs';

@@ -31,7 +31,7 @@ import {
 import type { SchedulerConfig } from '../../src-main/common/config';
 import { GafferError, isGafferError, toErrorBody } from '../../src-main/common/errors';
 import { createCore, type Core } from '../../src-main/core/create-core';
-import { UsageLedger, type UsageIncrement } from '../../src-main/core/logs/usage-ledger';
+import { UsageLedger, type UsageIncrement } from '../../src-main/core/logs/usage-store';
 import { ConsoleEventHub } from '../../src-main/server/console/events';
 import { rowsInChunk, startConsoleExport } from '../../src-main/server/console/export';
 import { createConsoleMethods, type ConsoleMethods } from '../../src-main/server/console/methods';

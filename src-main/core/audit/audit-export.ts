@@ -21,11 +21,12 @@ import { isoTime } from '../../common/iso-time';
 import { auditFilterInput, type AuditFilterInput } from '../../common/schemas';
 import { parseOrThrow } from '../../common/validate';
 import type { Db } from '../db/open';
-import type { AuditRow } from './audit-log';
-import { auditRowToChainRow } from './audit-log';
-import { normaliseFilter, type AuditQuery } from './audit-query';
+import type { AuditRow } from './audit-store';
+import { auditRowToChainRow } from './audit-store';
+import { normaliseFilter, type AuditQuery } from './query-store';
 import { ChainVerifier, GENESIS_HASH, MAX_LISTED_PROBLEMS, type AsWritten, type ChainCheck, type ChainRow } from './hash-chain';
 import { auditRowsAsWritten } from './stored-text';
+import { auditHashAt, maxAuditId, prepareAuditChunk } from './chain-store';
 
 export const EXPORT_FORMATS = ['jsonl', 'csv'] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
@@ -121,14 +122,14 @@ export interface LiveCheck extends ChainCheck {
  * bad row is reported and the check goes on after it (hash-chain.ts, invariant 2).
  */
 export async function verifyLiveRange(db: Db, range: { after?: number; before?: number } = {}, chunk = 2000): Promise<LiveCheck> {
-  const max = (db.prepare('SELECT max(id) AS id FROM audit').get() as { id: number | null }).id ?? 0;
+  const max = maxAuditId(db);
   const first = Math.max(1, (range.after ?? 0) + 1);
   const last = Math.min(max, range.before !== undefined ? range.before - 1 : max);
   if (first > last) return { ok: true, checked: 0, firstId: first, lastId: last, anchor: 'none' };
   let anchor: string | undefined = GENESIS_HASH;
-  if (first > 1) anchor = (db.prepare('SELECT hash FROM audit WHERE id = ?').get(first - 1) as { hash: string } | undefined)?.hash;
+  if (first > 1) anchor = auditHashAt(db, first - 1);
   const v = new ChainVerifier(anchor, { firstId: first, asWritten: auditRowsAsWritten(db) });
-  const stmt = db.prepare<[number, number, number], AuditRow>('SELECT * FROM audit WHERE id BETWEEN ? AND ? ORDER BY id LIMIT ?');
+  const stmt = prepareAuditChunk(db);
   let next = first;
   while (next <= last) {
     const rows = stmt.all(next, last, chunk);

@@ -5,8 +5,8 @@ import { checkInvariants } from '../tests/invariants';
 import { exportAudit, verifyExport, verifyLiveRange } from './audit-export';
 import { ChainVerifier, GENESIS_HASH, rowHash } from './hash-chain';
 import { decodeWtf8 } from './stored-text';
-import { auditRowToChainRow, SUBJECT_INDEX_CHUNK, SUBJECT_INDEX_LAG, type AuditRow } from './audit-log';
-import { oldestAbout } from './audit-query';
+import { auditRowToChainRow, SUBJECT_INDEX_CHUNK, SUBJECT_INDEX_LAG, type AuditRow } from './audit-store';
+import { oldestAbout } from './query-store';
 
 let core: TestCore;
 afterEach(() => core?.close());

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { AuditEvent } from '../../common/model';
 import { makeTestCore, type TestCore } from '../tests/test-core';
-import { SCAN_BUDGET, likePattern } from './audit-query';
+import { SCAN_BUDGET, likePattern } from './query-store';
 
 let core: TestCore;
 beforeEach(() => {

@@ -34,10 +34,11 @@ import type { InboxItem, InboxKind } from '../../common/attention';
 import type { Db } from '../db/open';
 import { settingsRow } from '../db/settings-row';
 import type { Store } from '../db/store';
-import { auditRowToChainRow, type AuditLog, type AuditRow } from './audit-log';
+import { auditRowToChainRow, type AuditLog } from './audit-store';
 import { ChainVerifier, GENESIS_HASH, type ChainProblem } from './hash-chain';
 import type { AuditHeadFile, HeadRead } from './head-record';
 import { auditRowsAsWritten } from './stored-text';
+import { auditHashAt, auditRowsFrom, maxAuditId, prepareAuditBetween, prepareAuditHashOf, recreateTrigger, schemaTriggers } from './chain-store';
 
 /** Newest rows verified at every start (about 30 ms; the start-up target is < 2 s on 1M rows). */
 export const TAIL_CHECK_ROWS = 10_000;
@@ -84,7 +85,7 @@ const chainKey = (p: ChainProblem) => `${p.id}:${p.kind}`;
 
 /** Trigger names that are missing or not as the schema made them. */
 export function damagedTriggers(db: Db): string[] {
-  const rows = db.prepare<[], { name: string; sql: string | null }>(`SELECT name, sql FROM sqlite_master WHERE type = 'trigger'`).all();
+  const rows = schemaTriggers(db);
   const have = new Map(rows.map((r) => [r.name, collapse(r.sql ?? '')]));
   return Object.keys(APPEND_ONLY_TRIGGERS).filter((name) => have.get(name) !== collapse(APPEND_ONLY_TRIGGERS[name]!));
 }
@@ -92,25 +93,24 @@ export function damagedTriggers(db: Db): string[] {
 /** Drops and recreates the named triggers (inside the caller's write). */
 function restoreTriggers(db: Db, names: string[]): void {
   for (const name of names) {
-    db.exec(`DROP TRIGGER IF EXISTS ${name}`);
-    db.exec(APPEND_ONLY_TRIGGERS[name]!);
+    recreateTrigger(db, name, APPEND_ONLY_TRIGGERS[name]!);
   }
 }
 
 /** Verifies the newest `rows` rows and `sample` random older ones (with their predecessors). */
 export function checkChainTail(db: Db, rows = TAIL_CHECK_ROWS, sample = SAMPLE_CHECK_ROWS): { problems: ChainProblem[]; from: number; to: number; sampled: number } {
-  const to = db.prepare<[], number | null>('SELECT max(id) FROM audit').pluck().get() ?? 0;
+  const to = maxAuditId(db);
   const from = Math.max(1, to - rows + 1);
   if (to === 0) return { problems: [], from: 1, to: 0, sampled: 0 };
   const asWritten = auditRowsAsWritten(db);
-  const hashOf = db.prepare<[number], string>('SELECT hash FROM audit WHERE id = ?').pluck();
+  const hashOf = prepareAuditHashOf(db);
   const anchor = from === 1 ? GENESIS_HASH : hashOf.get(from - 1);
   const problems: ChainProblem[] = [];
   const tail = new ChainVerifier(anchor, { firstId: from, asWritten, onProblem: (p) => problems.push(p) });
-  for (const r of db.prepare<[number], AuditRow>('SELECT * FROM audit WHERE id >= ? ORDER BY id').iterate(from)) tail.push(auditRowToChainRow(r));
+  for (const r of auditRowsFrom(db, from)) tail.push(auditRowToChainRow(r));
   tail.expectEnd(to);
   // The probe: rows below the tail, each checked with the row before it (its hash and its link).
-  const pair = db.prepare<[number, number], AuditRow>('SELECT * FROM audit WHERE id BETWEEN ? AND ? ORDER BY id');
+  const pair = prepareAuditBetween(db);
   const seen = new Set(problems.map(chainKey));
   const addNew = (p: ChainProblem) => {
     if (seen.has(chainKey(p))) return;
@@ -134,7 +134,7 @@ function compareHead(db: Db, head: HeadRead, newest: number): IntegrityFinding |
   if (head.state === 'absent') return { kind: 'head', message: `${file} is gone, so rows deleted from the end of the log cannot be ruled out` };
   if (head.state === 'unreadable') return { kind: 'head', message: `${file} ${head.reason}, so rows deleted from the end of the log cannot be ruled out` };
   if (head.id === 0) return undefined;
-  const stored = db.prepare<[number], string>('SELECT hash FROM audit WHERE id = ?').pluck().get(head.id);
+  const stored = auditHashAt(db, head.id);
   if (stored === undefined && head.id > newest) {
     const n = head.id - newest;
     return { kind: 'head', id: head.id, message: `the newest ${n === 1 ? 'row was' : `${n} rows were`} deleted: ${file} names row ${head.id}, the log ends at row ${newest}` };

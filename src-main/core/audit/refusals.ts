@@ -5,7 +5,7 @@
  */
 import { GafferError } from '../../common/errors';
 import type { Store } from '../db/store';
-import type { AuditInput, AuditLog } from './audit-log';
+import type { AuditInput, AuditLog } from './audit-store';
 
 /** The refusals that are audited: someone acting without the right to. */
 const AUDITED_CODES = new Set(['not_holder', 'invalid_transition']);

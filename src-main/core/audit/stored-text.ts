@@ -14,6 +14,7 @@
  */
 import type { Db } from '../db/open';
 import type { AsWritten, ChainRow } from './hash-chain';
+import { prepareStoredBytes } from './chain-store';
 
 const utf8 = new TextDecoder('utf-8');
 
@@ -47,7 +48,7 @@ export function auditRowsAsWritten(db: Db): AsWritten {
   let stmt: { get(id: number): unknown } | undefined;
   return (r: ChainRow) => {
     if (!TEXT_COLUMNS.some(([field]) => r[field]?.includes('\ufffd'))) return undefined;
-    stmt ??= db.prepare(`SELECT ${TEXT_COLUMNS.map(([, col]) => `CAST(${col} AS BLOB) AS ${col}`).join(', ')} FROM audit WHERE id = ?`);
+    stmt ??= prepareStoredBytes(db, TEXT_COLUMNS.map(([, col]) => col));
     const raw = stmt.get(r.id) as RawRow | undefined;
     if (!raw) return undefined;
     const row: ChainRow = { ...r };

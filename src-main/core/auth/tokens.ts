@@ -11,18 +11,9 @@ import { parseOrThrow } from '../../common/validate';
 import type { TokenInfo } from '../../common/model';
 import type { CoreContext } from '../context';
 import { newId } from '../ids';
+import { prepareTokenStatements, type TokenRow } from './store';
 
 export type { TokenInfo };
-
-interface TokenRow {
-  id: string;
-  name: string;
-  role: string | null;
-  kind: string;
-  hash: string;
-  created_at: number;
-  revoked_at: number | null;
-}
 
 const createTokenInput = z.strictObject({
   name: z.string().trim().min(1, 'a name is required').max(200),
@@ -50,14 +41,7 @@ export class TokenStore {
   private readonly q;
 
   constructor(private readonly ctx: CoreContext) {
-    const db = ctx.db;
-    this.q = {
-      byHash: db.prepare<[string], TokenRow>(`SELECT * FROM tokens WHERE hash = ? AND kind = 'agent'`),
-      byId: db.prepare<[string], TokenRow>('SELECT * FROM tokens WHERE id = ?'),
-      all: db.prepare<[], TokenRow>(`SELECT * FROM tokens WHERE kind = 'agent' ORDER BY created_at DESC`),
-      insert: db.prepare(`INSERT INTO tokens (id, name, role, kind, hash, created_at) VALUES (?, ?, ?, 'agent', ?, ?)`),
-      revoke: db.prepare('UPDATE tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL'),
-    };
+    this.q = prepareTokenStatements(ctx.db);
   }
 
   private info(r: TokenRow): TokenInfo {

@@ -4,7 +4,7 @@
  * caps are driven by real `usage` frames of the agent holding the run.
  */
 import { describe, expect, it } from 'vitest';
-import { UsageLedger } from '../logs/usage-ledger';
+import { UsageLedger } from '../logs/usage-store';
 import { assertInvariants, EVERY_15_MIN, hang, OPERATOR as op, startJobsHarness, until, type JobAgent, type JobsHarness } from '../tests/jobs.testkit';
 import { makeTestCore } from '../tests/test-core';
 import { TestAgent } from '../tests/ws-agent.testkit';

@@ -41,6 +41,7 @@ import type { Inbox } from '../inbox';
 import { NANO, type Spend, type SpendSource } from './spend';
 import type { UsageTotals } from '../../common/logs';
 import type { Needed } from '../wiring';
+import { prepareBudgetStatements } from './store';
 import { SpendWindows } from './windows';
 
 const KEY = 'budgets';
@@ -74,15 +75,6 @@ function machineZone(): string {
 }
 
 const money = (n: number) => `$${n.toFixed(2)}`;
-
-interface CappedTaskRow {
-  id: number;
-  attempt: number;
-  title: string;
-  role: string;
-  max_cost_usd: number | null;
-  max_tokens: number | null;
-}
 
 /** A daily cap with its spend so far (nano-dollars, as the ledger keeps them). */
 function capStatus(cap: Pick<CapStatus, 'scope' | 'role' | 'capUsd'>, spentNano: number): CapStatus {
@@ -129,23 +121,7 @@ export class Budgets {
       const s = this.settings();
       return { windows: s.windows ?? [], zone: s.timezone ?? machineZone() };
     });
-    this.q = {
-      capped: ctx.db.prepare<[], { id: string; attempt: number; job_id: string; job_name: string; slot: string; budget: string }>(
-        `SELECT r.id, r.attempt, r.job_id, r.job_name, r.slot, COALESCE(r.budget, json_extract(j.spec, '$.budget')) AS budget FROM runs r JOIN jobs j ON j.id = r.job_id
-         WHERE COALESCE(r.budget, json_extract(j.spec, '$.budget')) IS NOT NULL
-           AND (r.status = 'running' OR r.id IN (SELECT run_id FROM backfills WHERE status = 'dispatched' AND instance_id IS NOT NULL))`,
-      ),
-      cappedRun: ctx.db.prepare<[string], { id: string; attempt: number; job_id: string; job_name: string; slot: string; budget: string }>(
-        `SELECT r.id, r.attempt, r.job_id, r.job_name, r.slot, COALESCE(r.budget, json_extract(j.spec, '$.budget')) AS budget FROM runs r JOIN jobs j ON j.id = r.job_id
-         WHERE r.id = ? AND COALESCE(r.budget, json_extract(j.spec, '$.budget')) IS NOT NULL
-           AND (r.status = 'running' OR r.id IN (SELECT run_id FROM backfills WHERE status = 'dispatched' AND instance_id IS NOT NULL))`,
-      ),
-      cappedTasks: ctx.db.prepare<[number | null, number | null], CappedTaskRow>(
-        `SELECT t.id, t.attempt, t.title, t.role, b.max_cost_usd, b.max_tokens FROM task_budgets b JOIN tasks t ON t.id = b.task_id JOIN locks l ON l.task_id = t.id
-         WHERE (? IS NULL OR b.task_id = ?) AND (b.stopped_attempt IS NULL OR b.stopped_attempt <> t.attempt)`,
-      ),
-      markStopped: ctx.db.prepare('UPDATE task_budgets SET stopped_attempt = ? WHERE task_id = ?'),
-    };
+    this.q = prepareBudgetStatements(ctx.db);
   }
 
   settings(): BudgetSettings {

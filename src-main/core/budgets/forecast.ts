@@ -17,6 +17,7 @@ import type { JobForecast, UsageForecastRow } from '../../common/prices';
 import type { Db } from '../db/open';
 import type { JobPlan } from '../jobs';
 import { NANO } from './spend';
+import { prepareForecastStatements } from './store';
 
 export const RECENT_RUNS = 50;
 /** Slots walked at most: exact for a job that runs at most every 44 minutes, extrapolated above. */
@@ -36,11 +37,7 @@ export class Forecasts {
     db: Db,
     private readonly deps: { now: () => number; job: (id: string) => Job; jobs: () => Job[]; planOf: (job: Job) => JobPlan },
   ) {
-    this.q = {
-      perRun: db.prepare<[string, number], { c: number }>(
-        `SELECT sum(cost_nusd) AS c FROM usage WHERE job_id = ? AND subject LIKE 'run:%' GROUP BY subject ORDER BY max(at) DESC LIMIT ?`,
-      ),
-    };
+    this.q = prepareForecastStatements(db);
   }
 
   job(id: string): JobForecast {

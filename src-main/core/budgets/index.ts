@@ -10,4 +10,4 @@ export { LoopBreaker, DEFAULT_SAME_ERROR_TIMES, normaliseError } from './loop-br
 export { PriceTable } from './prices';
 export { NANO, usageSpend, type Spend, type SpendSource } from './spend';
 export { SpendWindows, tokenWords } from './windows';
-export { prepareAttemptSpendReads, type AttemptSpendReads } from './attempt-spend';
+export { prepareAttemptSpendReads, type AttemptSpendReads } from './attempt-spend-store';

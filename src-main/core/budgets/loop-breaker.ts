@@ -19,6 +19,7 @@ import { DEFAULT_SAME_ERROR_TIMES } from '../../common/job-schema';
 import { normaliseError } from '../../common/error-signature';
 import type { CoreContext } from '../context';
 import type { Inbox } from '../inbox';
+import { prepareLoopBreakerStatements } from './store';
 
 export { DEFAULT_SAME_ERROR_TIMES };
 
@@ -34,13 +35,7 @@ export class LoopBreaker {
     /** The setting (invariant 4), read at each failure; absent: the default. */
     private readonly sameErrorTimes: () => number = () => DEFAULT_SAME_ERROR_TIMES,
   ) {
-    this.q = {
-      get: ctx.db.prepare<[string], { signature: string; count: number }>('SELECT signature, count FROM error_streaks WHERE subject = ?'),
-      put: ctx.db.prepare(
-        'INSERT INTO error_streaks (subject, signature, count, last_error, updated_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (subject) DO UPDATE SET signature = excluded.signature, count = excluded.count, last_error = excluded.last_error, updated_at = excluded.updated_at',
-      ),
-      clear: ctx.db.prepare('DELETE FROM error_streaks WHERE subject = ?'),
-    };
+    this.q = prepareLoopBreakerStatements(ctx.db);
   }
 
   /** Invariant 2: an attempt of `subject` ended with `error` (null: it succeeded). Returns the streak. */

@@ -15,6 +15,7 @@ import { actorName, reason } from '../../common/schemas';
 import { parseOrThrow } from '../../common/validate';
 import type { CoreContext } from '../context';
 import { settingsRow, type SettingsRow } from '../db/settings-row';
+import { deleteSetting } from './store';
 
 const KEY = 'prices';
 const putOpts = pricesFields.extend({ actor: actorName, reason: reason.optional() }).refine(oneOfModelsOrReset, { message: MODELS_OR_RESET });
@@ -53,7 +54,7 @@ export class PriceTable {
     const before = this.view();
     const updatedAt = new Date(this.ctx.clock.now()).toISOString();
     this.ctx.store.write(() => {
-      if (reset) this.ctx.db.prepare('DELETE FROM settings WHERE key = ?').run(KEY);
+      if (reset) deleteSetting(this.ctx.db, KEY);
       else this.row.write({ models: models!, updatedAt });
       this.ctx.audit.append({
         type: 'prices.update',

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_PRICES, priceFor } from '../../common/prices';
-import { UsageLedger } from '../logs/usage-ledger';
+import { UsageLedger } from '../logs/usage-store';
 import { normaliseError } from './loop-breaker';
 import { hang, OPERATOR as op, startJobsHarness, until } from '../tests/jobs.testkit';
 import { TestAgent } from '../tests/ws-agent.testkit';

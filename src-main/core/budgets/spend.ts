@@ -5,6 +5,7 @@
  * does, every sum is 0 and the console says spend is not reported.
  */
 import type { Db } from '../db/open';
+import { prepareUsageSpendStatements } from './store';
 
 export const NANO = 1e9;
 
@@ -27,16 +28,7 @@ export interface SpendSource {
 }
 
 export function usageSpend(db: Db): SpendSource {
-  const any = db.prepare<[], { n: number }>('SELECT count(*) AS n FROM (SELECT 1 FROM usage LIMIT 1)');
-  const all = db.prepare<[number, number], { c: number | null }>('SELECT sum(cost_nusd) AS c FROM usage WHERE at >= ? AND at < ?');
-  const ofRole = db.prepare<[number, number, string], { c: number | null }>('SELECT sum(cost_nusd) AS c FROM usage WHERE at >= ? AND at < ? AND role = ?');
-  const attempt = db.prepare<[string, number], { c: number | null; t: number | null }>('SELECT sum(cost_nusd) AS c, sum(input_tokens + output_tokens) AS t FROM usage WHERE subject = ? AND attempt = ?');
-  const sums = db.prepare<[number, number, string | null, string | null], { c: number | null; t: number | null }>(
-    'SELECT sum(cost_nusd) AS c, sum(input_tokens + output_tokens) AS t FROM usage WHERE at >= ? AND at < ? AND (? IS NULL OR role = ?)',
-  );
-  const rows = db.prepare<[number, number, string | null, string | null], { at: number; nano: number; tokens: number }>(
-    'SELECT at, cost_nusd AS nano, input_tokens + output_tokens AS tokens FROM usage WHERE at >= ? AND at < ? AND (? IS NULL OR role = ?) ORDER BY at',
-  );
+  const { any, all, ofRole, attempt, sums, rows } = prepareUsageSpendStatements(db);
   let seen = false;
   return {
     get measured() {

@@ -23,7 +23,7 @@ import type { SchedulerConfig } from '../../common/config';
 import { GafferError } from '../../common/errors';
 import type { Logger } from '../../common/logger';
 import { CLOSE_CODES, MAX_FRAME_BYTES, type AgentPush } from '../../common/protocol';
-import type { AuditLog } from '../audit/audit-log';
+import type { AuditLog } from '../audit/audit-store';
 import { newId } from '../ids';
 import type { Db } from '../db/open';
 import type { GroupCommitter } from '../db/group-commit';
@@ -37,6 +37,7 @@ import { Presence, type PresenceDeps } from './presence';
 import type { RequestHost } from './requests';
 import { RunGate } from './runs';
 import { Session, type SessionHost } from './session';
+import { prepareInstanceLoad } from './store';
 import type { Needed } from '../wiring';
 
 export type { RejectionKind } from './host';
@@ -111,9 +112,7 @@ export class Hub implements JobsHubPort {
       audit: (type, subject, detail, traceId, actor = 'hub') =>
         this.fire(() => core.audit.record({ type, actor, subject, detail, traceId: traceId ?? null }), type),
     };
-    const loadOf = core.db.prepare<[string, string], { status: string; held: number }>(
-      'SELECT status, (SELECT count(*) FROM locks WHERE instance_id = ?) AS held FROM instances WHERE id = ?',
-    );
+    const loadOf = prepareInstanceLoad(core.db);
     this.presence = new Presence({
       env: this.env,
       journal: this.journal,

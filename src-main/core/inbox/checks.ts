@@ -32,6 +32,7 @@ import type { Disposable } from '../events';
 import { InstantTimer } from '../time/instant-timer';
 import type { JobPlan } from '../jobs';
 import type { Inbox } from './inbox';
+import { prepareCheckStatements, type JobFacts } from './store';
 
 /** Dispositions of a slot that did not start on purpose. */
 const ON_PURPOSE = new Set(['skipped_calendar', 'skipped_dst', 'skipped_overlap', 'skipped_paused', 'skipped_kill_switch', 'skipped_disabled']);
@@ -50,24 +51,6 @@ export interface InboxChecksDeps {
   sweeps?: Array<{ name: string; run(): void }>;
 }
 
-interface JobFacts {
-  id: string;
-  name: string;
-  spec: string;
-  cursor: number;
-  created_at: number;
-}
-
-interface RunFacts {
-  id: string;
-  status: string;
-  disposition: string;
-  started_at: number | null;
-  last_error: string | null;
-  /** Set on a row that stands for a range of slots decided at once: the last one's instant. */
-  range_last_at: number | null;
-}
-
 export class InboxChecks {
   private sweep: TimerHandle | undefined;
   private readonly wake: InstantTimer;
@@ -82,26 +65,7 @@ export class InboxChecks {
       this.guard('snooze', () => this.deps.inbox.wakeDue());
       this.armWake();
     });
-    const db = deps.ctx.db;
-    this.q = {
-      readyByRole: db.prepare<[], { role: string; ready: number; oldest: number }>(
-        `SELECT role, count(*) AS ready, min(id) AS oldest FROM tasks WHERE status = 'backlog' AND unmet_deps = 0 GROUP BY role`,
-      ),
-      taskCreated: db.prepare<[number], { created_at: number }>('SELECT created_at FROM tasks WHERE id = ?'),
-      liveStuck: db.prepare<[], { subject: string }>(`SELECT subject FROM inbox_items WHERE kind = 'stuck_queue' AND state IN ('open','snoozed')`),
-      roleInstances: db.prepare<[string], { online: number; last_seen: number | null }>(
-        `SELECT sum(status = 'online') AS online, max(CASE WHEN status = 'disconnected' THEN disconnected_at ELSE last_heartbeat_at END) AS last_seen
-         FROM instances WHERE role = ?`,
-      ),
-      jobs: db.prepare<[], JobFacts>('SELECT id, name, spec, cursor, created_at FROM jobs WHERE enabled = 1 ORDER BY id'),
-      watch: db.prepare<[string], { checked_to: number }>('SELECT checked_to FROM inbox_watch WHERE job_id = ?'),
-      putWatch: db.prepare('INSERT INTO inbox_watch (job_id, checked_to) VALUES (?, ?) ON CONFLICT (job_id) DO UPDATE SET checked_to = excluded.checked_to'),
-      runBySlot: db.prepare<[string, string], RunFacts>('SELECT id, status, disposition, started_at, last_error, range_last_at FROM runs WHERE job_id = ? AND slot = ?'),
-      // The range row (jobs/slot-walk.ts) whose slots span an instant after its own first slot.
-      rangeAfterStart: db.prepare<[string, number, number], { range_last_at: number }>(
-        'SELECT range_last_at FROM runs WHERE job_id = ? AND range_slots IS NOT NULL AND range_last_at >= ? AND slot_at < ? ORDER BY range_last_at DESC LIMIT 1',
-      ),
-    };
+    this.q = prepareCheckStatements(deps.ctx.db);
   }
 
   start(): void {

@@ -23,6 +23,7 @@ import { parseOrThrow } from '../../common/validate';
 import type { CoreContext } from '../context';
 import { Where } from '../db/where';
 import { describe, type Facts } from './words';
+import { itemRows, prepareInboxStatements, type ItemRow } from './store';
 import type { Needed } from '../wiring';
 
 /** Occurrences kept in an item's evidence (the count keeps counting). */
@@ -39,27 +40,6 @@ export interface Occurrence {
   about: Facts;
   /** This occurrence's own facts (slot, error, output, …). */
   entry: Facts;
-}
-
-interface ItemRow {
-  id: number;
-  kind: InboxKind;
-  severity: InboxItem['severity'];
-  subject: string;
-  title: string;
-  detail: string;
-  evidence: string;
-  state: InboxState;
-  count: number;
-  first_at: number;
-  last_at: number;
-  snoozed_until: number | null;
-  acked_at: number | null;
-  acked_by: string | null;
-  note: string | null;
-  updated_at: number;
-  resolved_at: number | null;
-  resolution: string | null;
 }
 
 interface Evidence {
@@ -109,28 +89,7 @@ export class Inbox {
       snoozed: Needed<() => void>;
     },
   ) {
-    const db = ctx.db;
-    this.q = {
-      occurrence: db.prepare<[string], { item_id: number }>('SELECT item_id FROM inbox_occurrences WHERE key = ?'),
-      addOccurrence: db.prepare('INSERT INTO inbox_occurrences (key, item_id, at) VALUES (?, ?, ?)'),
-      live: db.prepare<[string, string], ItemRow>(`SELECT * FROM inbox_items WHERE kind = ? AND subject = ? AND state IN ('open','snoozed')`),
-      get: db.prepare<[number], ItemRow>('SELECT * FROM inbox_items WHERE id = ?'),
-      insert: db.prepare(
-        `INSERT INTO inbox_items (kind, severity, subject, title, detail, evidence, state, count, first_at, last_at, updated_at)
-         VALUES (@kind, @severity, @subject, @title, @detail, @evidence, 'open', 1, @now, @now, @now)`,
-      ),
-      fold: db.prepare('UPDATE inbox_items SET title = @title, detail = @detail, evidence = @evidence, count = count + 1, last_at = @now, updated_at = @now WHERE id = @id'),
-      setState: db.prepare(
-        'UPDATE inbox_items SET state = @state, snoozed_until = @until, acked_at = @ackedAt, acked_by = @ackedBy, note = coalesce(@note, note), updated_at = @now WHERE id = @id',
-      ),
-      dueSnoozed: db.prepare<[number], ItemRow>(`SELECT * FROM inbox_items WHERE state = 'snoozed' AND snoozed_until <= ? ORDER BY snoozed_until LIMIT 500`),
-      nextSnooze: db.prepare<[], { t: number | null }>(`SELECT min(snoozed_until) AS t FROM inbox_items WHERE state = 'snoozed'`),
-      counts: db.prepare<[], { state: InboxState; kind: InboxKind; severity: string; n: number }>(
-        `SELECT state, kind, severity, count(*) AS n FROM inbox_items WHERE state IN ('open','snoozed') GROUP BY state, kind, severity`,
-      ),
-      liveOfSubject: db.prepare<[string], ItemRow>(`SELECT * FROM inbox_items WHERE subject = ? AND state IN ('open','snoozed')`),
-      resolve: db.prepare(`UPDATE inbox_items SET state = 'resolved', resolved_at = @now, resolution = @resolution, snoozed_until = NULL, updated_at = @now WHERE id = @id`),
-    };
+    this.q = prepareInboxStatements(ctx.db);
   }
 
   private get now(): number {
@@ -204,9 +163,7 @@ export class Inbox {
       if (!m) throw new GafferError('bad_request', 'invalid inbox cursor "after"');
       where.and('(last_at < ? OR (last_at = ? AND id < ?))', Number(m[1]), Number(m[1]), Number(m[2]));
     }
-    const rows = this.ctx.db
-      .prepare<unknown[], ItemRow>(`SELECT * FROM inbox_items ${where.sql()} ORDER BY last_at DESC, id DESC LIMIT ?`)
-      .all(...where.params, limit + 1);
+    const rows = itemRows(this.ctx.db, where, limit + 1);
     const page = rows.slice(0, limit);
     const last = page[page.length - 1];
     return { items: page.map(toItem), next: rows.length > limit && last ? `${last.last_at}.${last.id}` : null };

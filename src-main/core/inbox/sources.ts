@@ -20,6 +20,7 @@ import type { CoreContext } from '../context';
 import type { CoreEventOf, Disposable } from '../events';
 import type { Inbox, Occurrence } from './inbox';
 import type { Facts } from './words';
+import { prepareSourceStatements } from './store';
 
 /** A job failing this many runs in a row raises `repeated_failures`. */
 export const REPEATED_FAILURES = 3;
@@ -36,17 +37,6 @@ export function boundedOutput(output: unknown): unknown {
   return `${text.slice(0, MAX_OUTPUT_CHARS)}… (${text.length} characters; the whole output is on the run)`;
 }
 
-interface RunFacts {
-  id: string;
-  job_id: string;
-  job_name: string;
-  slot: string;
-  attempt: number;
-  last_error: string | null;
-  error_class: string | null;
-  output: string | null;
-}
-
 export class InboxSources {
   private readonly listeners: Disposable[] = [];
   /** Recent sleeps and stalls [from, to] (wall time of the old and the new timeline). */
@@ -58,35 +48,7 @@ export class InboxSources {
     private readonly inbox: Inbox,
     private readonly logger: Logger,
   ) {
-    const db = ctx.db;
-    this.q = {
-      jobPolicy: db.prepare<[string], { policy: string | null; name: string }>(`SELECT json_extract(spec, '$.missedWindow') AS policy, name FROM jobs WHERE id = ?`),
-      recentRuns: db.prepare<[string], { id: string; slot: string; slot_at: number; status: string; disposition: string; last_error: string | null }>(
-        `SELECT id, slot, slot_at, status, disposition, last_error FROM runs
-         WHERE job_id = ? AND attempt > 0 AND status IN ('success','failed') AND disposition <> 'missed'
-         ORDER BY slot_at DESC, id DESC LIMIT 50`,
-      ),
-      lostLocks: db.prepare<[string, string], { id: number; task_id: number; fence: number; reason: string; expired_at: number; title: string | null }>(
-        `SELECT e.id, e.task_id, e.fence, e.reason, e.expired_at, t.title FROM lock_expiries e LEFT JOIN tasks t ON t.id = e.task_id
-         WHERE e.instance_id = ? AND e.reason IN ('heartbeat_timeout','disconnected')
-           AND e.expired_at = (SELECT max(expired_at) FROM lock_expiries WHERE instance_id = ? AND reason IN ('heartbeat_timeout','disconnected'))
-         ORDER BY e.id`,
-      ),
-      instance: db.prepare<[string], { id: string; role: string; name: string; last_heartbeat_at: number }>('SELECT id, role, name, last_heartbeat_at FROM instances WHERE id = ?'),
-      runState: db.prepare<[string], { status: string; disposition: string }>('SELECT status, disposition FROM runs WHERE id = ?'),
-      managedName: db.prepare<[string], { name: string }>('SELECT name FROM managed_agents WHERE id = ?'),
-      heldRuns: db.prepare<[], RunFacts>(
-        `SELECT r.id, r.job_id, r.job_name, r.slot, r.attempt, r.last_error, r.error_class, r.output FROM backfills b JOIN runs r ON r.id = b.run_id
-         WHERE b.status = 'held' AND r.error_class IN ('needs_human','fatal')`,
-      ),
-      blockedTasks: db.prepare<[], { id: number; title: string; role: string; attempt: number; note: string | null; output: string | null }>(
-        `SELECT id, title, role, attempt, note, output FROM tasks t WHERE status = 'blocked'
-           AND NOT EXISTS (SELECT 1 FROM task_budgets b WHERE b.task_id = t.id AND b.stopped_attempt = t.attempt)`,
-      ),
-      recentLosses: db.prepare<[number], { instance_id: string }>(
-        `SELECT DISTINCT instance_id FROM lock_expiries WHERE expired_at >= ? AND reason IN ('heartbeat_timeout','disconnected')`,
-      ),
-    };
+    this.q = prepareSourceStatements(ctx.db);
   }
 
   start(): void {

@@ -29,20 +29,9 @@ import { parseOrThrow } from '../../common/validate';
 import type { CoreContext } from '../context';
 import { INSTANCE_ID_PREFIX, newId } from '../ids';
 import type { ClaimLocks, ExpiryReason } from '../tasks';
-import { onOldTimeline, type ClockGap } from '../time/gap-detector';
+import type { ClockGap } from '../time/gap-detector';
 import { assertInstanceEdge, type InstanceCause } from './transitions';
-
-interface InstanceRow {
-  id: string;
-  role: string;
-  name: string;
-  version: string | null;
-  status: InstanceStatus;
-  token_id: string | null;
-  connected_at: number;
-  last_heartbeat_at: number;
-  disconnected_at: number | null;
-}
+import { onlineInstanceIds, prepareInstanceStatements, type InstanceRow } from './store';
 
 /** Invariant 3: the longest a heartbeat waits in memory (well inside any heartbeat timeout). */
 export const BEATS_WRITE_MS = 15_000;
@@ -57,34 +46,7 @@ export class InstanceRegistry {
     private readonly ctx: CoreContext,
     private readonly locks: ClaimLocks,
   ) {
-    const db = ctx.db;
-    this.q = {
-      get: db.prepare<[string], InstanceRow>('SELECT * FROM instances WHERE id = ?'),
-      all: db.prepare<[], InstanceRow>(`SELECT * FROM instances ORDER BY status = 'online' DESC, role, name, id`),
-      held: db.prepare<[string], { task_id: number }>('SELECT task_id FROM locks WHERE instance_id = ? ORDER BY task_id'),
-      insert: db.prepare(
-        `INSERT INTO instances (id, role, name, version, status, token_id, connected_at, last_heartbeat_at)
-         VALUES (?, ?, ?, ?, 'online', ?, ?, ?)`,
-      ),
-      resume: db.prepare(
-        `UPDATE instances SET status = 'online', disconnected_at = NULL, last_heartbeat_at = ?, connected_at = ?, version = ? WHERE id = ?`,
-      ),
-      heartbeat: db.prepare(`UPDATE instances SET last_heartbeat_at = ? WHERE id = ? AND status = 'online'`),
-      disconnect: db.prepare(`UPDATE instances SET status = 'disconnected', disconnected_at = ? WHERE id = ? AND status = 'online'`),
-      offline: db.prepare(`UPDATE instances SET status = 'offline' WHERE id = ?`),
-      silent: db.prepare<[number, number], { id: string }>(
-        `SELECT id FROM instances WHERE status = 'online' AND last_heartbeat_at <= ? ORDER BY last_heartbeat_at LIMIT ?`,
-      ),
-      graceOver: db.prepare<[number, number], { id: string }>(
-        `SELECT id FROM instances WHERE status = 'disconnected' AND disconnected_at <= ? ORDER BY disconnected_at LIMIT ?`,
-      ),
-      // Instances still within their heartbeat timeout when the gap began get a fresh window.
-      forgiveSilence: db.prepare(`UPDATE instances SET last_heartbeat_at = ? WHERE status = 'online' AND last_heartbeat_at < ? AND last_heartbeat_at > ?`),
-      // Times recorded on the old timeline move with the gap.
-      shiftGrace: db.prepare(`UPDATE instances SET disconnected_at = disconnected_at + @gap WHERE status = 'disconnected' AND ${onOldTimeline('disconnected_at')}`),
-      shiftHeartbeatsBack: db.prepare(`UPDATE instances SET last_heartbeat_at = last_heartbeat_at + @gap WHERE status = 'online' AND ${onOldTimeline('last_heartbeat_at')}`),
-      countOnline: db.prepare<[], { n: number }>(`SELECT count(*) AS n FROM instances WHERE status = 'online'`),
-    };
+    this.q = prepareInstanceStatements(ctx.db);
   }
 
   private toInstance(r: InstanceRow): Instance {
@@ -179,7 +141,7 @@ export class InstanceRegistry {
 
   /** At start-up: every instance still marked online lost its socket with the previous process. */
   disconnectAll(why: string): number {
-    const online = this.ctx.db.prepare<[], { id: string }>(`SELECT id FROM instances WHERE status = 'online'`).all();
+    const online = onlineInstanceIds(this.ctx.db);
     this.ctx.store.write(() => {
       for (const { id } of online) this.disconnect(id, why);
     });

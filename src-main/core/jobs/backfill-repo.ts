@@ -12,7 +12,7 @@ import type { BackfillStatus } from '../../common/job-schema';
 import type { Db } from '../db/open';
 import { SqlWhere } from '../sql-where';
 import { onOldTimeline, type ClockGap } from '../time/gap-detector';
-import { RowPatcher } from './row-patcher';
+import { RowPatcher } from '../db/row-patcher';
 import type { BackfillRow } from './rows';
 
 /** Every field of a backfill row but its identity and its status. */

@@ -1,6 +1,6 @@
 /** Central jobs: schedules, calendars, trigger layers, runs, retries, backfill, explainer. */
 import type { Logger } from '../../common/logger';
-import { oldestAbout } from '../audit/audit-query';
+import { oldestAbout } from '../audit/query-store';
 import type { CoreContext } from '../context';
 import type { InstanceRegistry } from '../instances';
 import type { Signals } from '../signals';

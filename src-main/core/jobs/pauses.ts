@@ -25,18 +25,11 @@ import type { Disposable } from '../events';
 import { InstantTimer } from '../time/instant-timer';
 import type { JobRepo } from './repo';
 import { toJob, type JobRow } from './rows';
+import { preparePauseStatements, type RolePauseRow } from './pause-store';
 
 /** The actor of a pause that ended because its time came. */
 export const PAUSE_TIMER_ACTOR = 'scheduler';
 const MAX_UNTIL_MS = MAX_PAUSE_DAYS * 86_400_000;
-
-interface RolePauseRow {
-  role: string;
-  at: number;
-  by: string;
-  reason: string;
-  until: number | null;
-}
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 const toRolePause = (r: RolePauseRow): RolePause => ({ role: r.role, at: iso(r.at)!, by: r.by, reason: r.reason, until: iso(r.until) });
@@ -68,17 +61,7 @@ export class Pauses {
     this.repo = deps.repo;
     this.logger = deps.logger;
     this.timer = new InstantTimer(deps.ctx.clock, () => this.resumeDue());
-    const db = deps.ctx.db;
-    this.q = {
-      rolePause: db.prepare<[string], RolePauseRow>('SELECT * FROM role_pauses WHERE role = ?'),
-      rolePauses: db.prepare<[], RolePauseRow>('SELECT * FROM role_pauses ORDER BY role'),
-      putRolePause: db.prepare('INSERT INTO role_pauses (role, at, by, reason, until) VALUES (@role, @at, @by, @reason, @until)'),
-      deleteRolePause: db.prepare('DELETE FROM role_pauses WHERE role = ?'),
-      jobsOfRole: db.prepare<[string], JobRow>('SELECT * FROM jobs WHERE role = ? ORDER BY name'),
-      nextUntil: db.prepare<[], { t: number | null }>('SELECT min(t) AS t FROM (SELECT min(paused_until) AS t FROM jobs WHERE paused_until IS NOT NULL UNION ALL SELECT min(until) FROM role_pauses)'),
-      dueJobs: db.prepare<[number], JobRow>(`SELECT * FROM jobs WHERE paused_until IS NOT NULL AND paused_until <= ? AND (pause_scope IS NULL OR pause_scope <> 'role')`),
-      dueRoles: db.prepare<[number], RolePauseRow>('SELECT * FROM role_pauses WHERE until IS NOT NULL AND until <= ?'),
-    };
+    this.q = preparePauseStatements(deps.ctx.db);
     for (const r of this.q.rolePauses.all()) this.closed.set(r.role, toRolePause(r));
   }
 

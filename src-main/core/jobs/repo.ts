@@ -24,7 +24,7 @@ import { SqlWhere } from '../sql-where';
 import { onOldTimeline, type ClockGap } from '../time/gap-detector';
 import type { CalendarRepo } from './calendar-repo';
 import { JobPlan } from './plan';
-import { RowPatcher } from './row-patcher';
+import { RowPatcher } from '../db/row-patcher';
 import { specOf, toCheck, toRun, type CheckRow, type JobRow, type NewRun, type PhaseChange, type RunChange, type RunPatch, type RunRow } from './rows';
 import type { WaitingOn } from './run-phase';
 import { AWAITS_DECISION_SQL, FAILED_FOR_GOOD_SQL } from './run-settlement';

@@ -49,7 +49,7 @@ function stringEnd(s: string, i: number): number {
 }
 
 /** What ends a number or a literal. */
-const SCALAR_END = /[,}\] \t\n\r]/g;
+const SCALAR_END_RE = /[,}\] \t\n\r]/g;
 
 /** Index just past the array or object opening at `i`: from string to string, counting brackets in between. */
 function containerEnd(s: string, i: number): number {
@@ -73,8 +73,8 @@ function valueEnd(s: string, i: number): number {
   const c = s.charCodeAt(i);
   if (c === QUOTE) return stringEnd(s, i);
   if (c === 0x7b || c === 0x5b) return containerEnd(s, i);
-  SCALAR_END.lastIndex = i;
-  const end = SCALAR_END.exec(s)?.index ?? s.length;
+  SCALAR_END_RE.lastIndex = i;
+  const end = SCALAR_END_RE.exec(s)?.index ?? s.length;
   return end > i ? end : -1;
 }
 

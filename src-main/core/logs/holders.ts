@@ -6,6 +6,7 @@
 import { GafferError } from '../../common/errors';
 import { runSubject, taskSubject, type LogSubject } from '../../common/logs';
 import type { Db } from '../db/open';
+import { prepareTaskHolder } from './store';
 
 /** What a frame is attributed to once its sender is known to hold it. */
 export interface HeldWork {
@@ -35,9 +36,7 @@ export interface HolderCheck {
 }
 
 export function holderCheck(db: Db, runs: () => RunHolderPort | undefined): HolderCheck {
-  const lockOf = db.prepare<[number], { instance_id: string | null; fence: number | null; attempt: number; role: string }>(
-    'SELECT l.instance_id, l.fence, t.attempt, t.role FROM tasks t LEFT JOIN locks l ON l.task_id = t.id WHERE t.id = ?',
-  );
+  const lockOf = prepareTaskHolder(db);
   return {
     task(instanceId, taskId, fence) {
       const r = lockOf.get(taskId);

@@ -7,11 +7,12 @@ import type { GroupCommitter } from '../db/group-commit';
 import type { JobService } from '../jobs';
 import type { DiskReading } from './admission';
 import { inlineEngine, type LogEngine } from './engine';
-import { ArtifactStore } from './artifacts';
+import { ArtifactStore } from './artifact-store';
 import { holderCheck } from './holders';
 import { LogStore } from './log-store';
+import { prepareRunDescriptions, prepareTokenOfInstance } from './store';
 import { LogService, type LogServiceDeps, type LogServiceOptions, type UsageRecorded } from './service';
-import { UsageLedger } from './usage-ledger';
+import { UsageLedger } from './usage-store';
 import { startWorkerEngine } from './worker-engine';
 
 export { LogService, LOG_SETTINGS_KEY } from './service';
@@ -87,8 +88,8 @@ export function createLogs(deps: LogsDeps, opts: LogsOptions = {}): LogService {
       onExit: (why) => logger.error(`logs: the log worker stopped (${why}); it restarts on the next log frame`),
     });
   }
-  const runDescriptions = ctx.db.prepare<[string], { job: string; slot: string }>('SELECT job_name AS job, slot FROM runs WHERE id = ?');
-  const tokenOf = ctx.db.prepare<[string], { token_id: string | null }>('SELECT token_id FROM instances WHERE id = ?');
+  const runDescriptions = prepareRunDescriptions(ctx.db);
+  const tokenOf = prepareTokenOfInstance(ctx.db);
   return new LogService(
     {
       db: ctx.db,

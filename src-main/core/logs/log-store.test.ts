@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { DEFAULT_LOG_SETTINGS, type LogSettings } from '../../common/logs';
 import { cutUtf8, ftsQuery, LogStore, plainText, type IncomingLine } from './log-store';
 import Database from 'better-sqlite3';
-import { Segment, segmentFile } from './segment';
+import { Segment, segmentFile } from './segment-store';
 
 const T0 = Date.parse('2026-12-01T10:00:00.000Z');
 const dirs: string[] = [];

@@ -27,7 +27,7 @@ import { makePrivateDir } from '../db/data-dir';
 import path from 'node:path';
 import { LOG_LEVELS, LOG_LINE_KINDS, LOG_STREAMS, type LogAttempt, type LogLineKind, type LogLevel, type LogLine, type LogPage, type LogSettings, type LogStorageStats, type LogStream } from '../../common/logs';
 import { isoTime } from '../../common/iso-time';
-import { Segment, segmentIdOf, SEQ_SPAN, WAL_ALLOWANCE_BYTES, type AttemptCounters, type StoredRow } from './segment';
+import { Segment, segmentIdOf, SEQ_SPAN, WAL_ALLOWANCE_BYTES, type AttemptCounters, type StoredRow } from './segment-store';
 
 export interface IncomingLine {
   text: string;

@@ -43,7 +43,7 @@ import {
   type UsageTotals,
 } from '../../common/logs';
 import { MAX_FRAME_BYTES, type AgentRequestOf, type ArtifactResult, type LogResult, type UsageResult } from '../../common/protocol';
-import type { AuditLog } from '../audit/audit-log';
+import type { AuditLog } from '../audit/audit-store';
 import type { GroupCommitter } from '../db/group-commit';
 import type { Db } from '../db/open';
 import type { Store } from '../db/store';
@@ -52,10 +52,11 @@ import { packBatch, type EngineOps, type IngestOutcome, type LogEngine } from '.
 import { readId, type WireId } from '../hub';
 import { REPEATED_HEADER, repeatedLogHeaderKey, scanLogFrameHeader } from './frame-header';
 import type { LogFrameText } from './frame-text';
-import type { ArtifactRecord, ArtifactStore, ChangeSummary } from './artifacts';
+import { prepareLogSettingsStatements } from './store';
+import type { ArtifactRecord, ArtifactStore, ChangeSummary } from './artifact-store';
 import { EXACTLY_ONE_SUBJECT, type HeldWork, type HolderCheck } from './holders';
 import type { AppendEntry, ReadQuery, SearchHit } from './log-store';
-import type { UsageLedger } from './usage-ledger';
+import type { UsageLedger } from './usage-store';
 import type { PricedTokens } from '../../common/prices';
 
 export const LOG_SETTINGS_KEY = 'logs.settings';
@@ -188,10 +189,7 @@ export class LogService {
     this.sweepEveryMs = opts.sweepEveryMs ?? 3600_000;
     this.schedule = opts.schedule ?? ((fn) => void setImmediate(fn));
     this.admission = new LogAdmission({ clock: d.clock, logger: d.logger, settings: () => this.settings(), disk: d.disk });
-    this.q = {
-      get: d.db.prepare<[string], { value: string }>('SELECT value FROM settings WHERE key = ?'),
-      put: d.db.prepare('INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value'),
-    };
+    this.q = prepareLogSettingsStatements(d.db);
   }
 
   // ---- settings ---------------------------------------------------------------------------

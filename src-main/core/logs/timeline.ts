@@ -6,7 +6,7 @@
 import type { TimelineEntry } from '../../common/console-api';
 import { isoTime } from '../../common/iso-time';
 import type { LogAttempt, UsageTotals } from '../../common/logs';
-import type { AuditRow } from '../audit/audit-log';
+import type { AuditRow } from '../audit/audit-store';
 
 type Kind = TimelineEntry['kind'];
 

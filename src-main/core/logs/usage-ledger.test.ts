@@ -4,7 +4,7 @@
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { makeTestCore, onlineInstance, type TestCore } from '../tests/test-core';
-import { UsageLedger } from './usage-ledger';
+import { UsageLedger } from './usage-store';
 
 let core: TestCore | undefined;
 afterEach(() => {

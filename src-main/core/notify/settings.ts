@@ -21,6 +21,7 @@ import { z } from 'zod';
 import type { CoreContext } from '../context';
 import { settingsRow, type SettingsRow } from '../db/settings-row';
 import { isSealed, type SecretBox } from '../secrets';
+import { prepareLastDelivery } from './store';
 import { maskUrl } from './webhook-format';
 
 /** A webhook as the core uses it: the fields the API shows, with `url` as given (unmasked, opened: invariant 1). */
@@ -66,11 +67,7 @@ export class NotificationSettings {
     private readonly serverConsoleUrl: string = DEFAULT_CONSOLE_URL,
   ) {
     this.row = settingsRow(ctx.db, KEY);
-    this.q = {
-      lastDelivery: ctx.db.prepare<[string], { status: 'pending' | 'delivered' | 'dead'; updated_at: number; last_error: string | null }>(
-        'SELECT status, updated_at, last_error FROM webhook_deliveries WHERE webhook_id = ? ORDER BY id DESC LIMIT 1',
-      ),
-    };
+    this.q = prepareLastDelivery(ctx.db);
   }
 
   /** The stored configuration, secrets opened (core use only). */

@@ -35,6 +35,7 @@ import type { Disposable } from '../events';
 import { InstantTimer } from '../time/instant-timer';
 import type { NotificationSettings, StoredWebhook } from './settings';
 import { itemLink } from './settings';
+import { deliveryRows, prepareDeliveryStatements, type DeliveryRow } from './store';
 import { maskUrl, signatureHeader, webhookRequest, type Notice } from './webhook-format';
 
 /** Waits before attempt 2, 3, …; the attempt after the last wait is the final one. */
@@ -46,23 +47,6 @@ const DEFAULT_TIMEOUT_MS = 10_000;
 export const MAX_REPLY_BYTES = 64 * 1024;
 /** Answers worth retrying among the 4xx. */
 const RETRY_4XX = new Set([408, 425, 429]);
-
-interface DeliveryRow {
-  id: number;
-  webhook_id: string;
-  item_id: number | null;
-  kind: string;
-  status: DeliveryStatus;
-  attempts: number;
-  next_at: number | null;
-  last_error: string | null;
-  last_status: number | null;
-  created_at: number;
-  updated_at: number;
-  delivered_at: number | null;
-  /** The item's title (list only). */
-  item_title?: string | null;
-}
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
@@ -139,19 +123,7 @@ export class Webhooks {
     private readonly opts: WebhookOptions = {},
   ) {
     this.timer = new InstantTimer(ctx.clock, () => this.kick());
-    const db = ctx.db;
-    this.q = {
-      insert: db.prepare(`INSERT INTO webhook_deliveries (webhook_id, item_id, kind, status, attempts, next_at, created_at, updated_at) VALUES (?, ?, ?, 'pending', 0, ?, ?, ?)`),
-      get: db.prepare<[number], DeliveryRow>('SELECT * FROM webhook_deliveries WHERE id = ?'),
-      due: db.prepare<[number, number], DeliveryRow>(`SELECT * FROM webhook_deliveries WHERE status = 'pending' AND next_at <= ? ORDER BY next_at, id LIMIT ?`),
-      nextDue: db.prepare<[number], { id: number; next_at: number }>(`SELECT id, next_at FROM webhook_deliveries WHERE status = 'pending' ORDER BY next_at, id LIMIT ?`),
-      update: db.prepare(
-        'UPDATE webhook_deliveries SET status = @status, attempts = @attempts, next_at = @next_at, last_error = @last_error, last_status = @last_status, updated_at = @now, delivered_at = @delivered_at WHERE id = @id',
-      ),
-      item: db.prepare<[number], { kind: InboxKind; severity: InboxItem['severity']; subject: string; title: string; detail: string; first_at: number; last_at: number; count: number; state: InboxItem['state'] }>(
-        'SELECT kind, severity, subject, title, detail, first_at, last_at, count, state FROM inbox_items WHERE id = ?',
-      ),
-    };
+    this.q = prepareDeliveryStatements(ctx.db);
   }
 
   start(): void {
@@ -198,9 +170,7 @@ export class Webhooks {
     const where = new Where().equals('d.status', f.status).equals('d.webhook_id', f.webhookId);
     if (f.after !== undefined) where.and('d.id < ?', f.after);
     // Listed by what they were about (the item's title), not by an id.
-    const rows = this.ctx.db
-      .prepare<unknown[], DeliveryRow>(`SELECT d.*, i.title AS item_title FROM webhook_deliveries d LEFT JOIN inbox_items i ON i.id = d.item_id ${where.sql()} ORDER BY d.id DESC LIMIT ?`)
-      .all(...where.params, limit + 1);
+    const rows = deliveryRows(this.ctx.db, where, limit + 1);
     const page = rows.slice(0, limit);
     return { items: page.map(toDelivery), next: rows.length > limit ? String(page[page.length - 1]!.id) : null };
   }

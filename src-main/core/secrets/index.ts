@@ -19,6 +19,7 @@ import { settingsRow } from '../db/settings-row';
 import { SecretsError } from './errors';
 import type { KeyProvider } from './keys';
 import { SecretBox, SEALED_PREFIX } from './secret-box';
+import { holdsMarker, insertKeyCheckIfAbsent, truncateWal, withSecureDelete } from './store';
 
 export { SecretBox, isSealed, type SecretPurpose } from './secret-box';
 export { SecretsError, type SecretsKeyProblem } from './errors';
@@ -31,13 +32,7 @@ interface SecretsRow {
 const checkOf = (key: Buffer) => createHmac('sha256', key).update('gaffer secrets key check v1').digest('hex').slice(0, 32);
 
 /** Whether anything in the database is sealed already (so its key must exist). */
-function holdsSealedValues(db: Db): boolean {
-  const like = `%${SEALED_PREFIX}%`;
-  return (
-    db.prepare<[string], { n: number }>('SELECT count(*) AS n FROM managed_agents WHERE env LIKE ?').get(like)!.n > 0 ||
-    db.prepare<[string], { n: number }>("SELECT count(*) AS n FROM settings WHERE key = 'notifications' AND value LIKE ?").get(like)!.n > 0
-  );
-}
+const holdsSealedValues = (db: Db): boolean => holdsMarker(db, SEALED_PREFIX);
 
 /** Invariant 1: the box every owner of a secret seals and opens with. */
 export function openSecrets(db: Db, provider: KeyProvider): SecretBox {
@@ -53,7 +48,7 @@ export function openSecrets(db: Db, provider: KeyProvider): SecretBox {
   }
   const check = checkOf(key);
   // Written only if absent, then read back: of processes opening one database at once, the first one's stands.
-  if (stored === undefined) db.prepare("INSERT OR IGNORE INTO settings (key, value) VALUES ('secrets', ?)").run(JSON.stringify({ keyCheck: check }));
+  if (stored === undefined) insertKeyCheckIfAbsent(db, JSON.stringify({ keyCheck: check }));
   if ((row.read()?.keyCheck ?? check) !== check) {
     throw new SecretsError('wrong', `the secrets key in ${provider.where} is not the one this database's secrets were sealed with: restore the right one from a backup of the data directory`);
   }
@@ -62,14 +57,7 @@ export function openSecrets(db: Db, provider: KeyProvider): SecretBox {
 
 /** Invariant 2: `seal` runs the owners' sealing; returns what it sealed. */
 export function sealClearValues<T extends Record<string, number>>(db: Db, seal: () => T): T {
-  const before = db.pragma('secure_delete', { simple: true }) as number;
-  db.pragma('secure_delete = ON');
-  let sealed: T;
-  try {
-    sealed = seal();
-  } finally {
-    db.pragma(`secure_delete = ${before}`);
-  }
-  if (Object.values(sealed).some((n) => n > 0)) db.pragma('wal_checkpoint(TRUNCATE)');
+  const sealed = withSecureDelete(db, seal);
+  if (Object.values(sealed).some((n) => n > 0)) truncateWal(db);
   return sealed;
 }

@@ -16,14 +16,7 @@ import { clearSignalInput, listSignalsInput, setSignalInput, signalKey, signalNa
 import { parseOrThrow } from '../../common/validate';
 import type { CoreContext } from '../context';
 import { SqlWhere } from '../sql-where';
-
-interface SignalRow {
-  name: string;
-  key: string;
-  value: string | null;
-  actor: string;
-  set_at: number;
-}
+import { prepareSignalStatements, signalRows, type SignalRow } from './store';
 
 export interface SignalVerdict {
   ready: boolean;
@@ -59,15 +52,7 @@ export class Signals {
   private readonly q;
 
   constructor(private readonly ctx: CoreContext) {
-    const db = ctx.db;
-    this.q = {
-      get: db.prepare<[string, string], SignalRow>('SELECT * FROM signals WHERE name = ? AND key = ?'),
-      upsert: db.prepare(
-        `INSERT INTO signals (name, key, value, actor, set_at) VALUES (?, ?, ?, ?, ?)
-         ON CONFLICT (name, key) DO UPDATE SET value = excluded.value, actor = excluded.actor, set_at = excluded.set_at`,
-      ),
-      delete: db.prepare('DELETE FROM signals WHERE name = ? AND key = ?'),
-    };
+    this.q = prepareSignalStatements(ctx.db);
   }
 
   /** Sets (or refreshes) a signal. `created` is false when it was already set. */
@@ -140,7 +125,7 @@ export class Signals {
     if (f.name !== undefined) where.and('name = ?', f.name);
     if (f.key !== undefined) where.and('key = ?', f.key);
     if (f.after !== undefined) where.and('(name, key) > (?, ?)', ...decodeCursor(f.after));
-    const rows = this.ctx.db.prepare<unknown[], SignalRow>(`SELECT * FROM signals ${where.sql} ORDER BY name, key LIMIT ?`).all(...where.params, limit + 1);
+    const rows = signalRows(this.ctx.db, where, limit + 1);
     const items = rows.slice(0, limit).map(toSignal);
     const last = items[items.length - 1];
     return { items, next: rows.length > limit && last ? encodeCursor(last.name, last.key) : null };

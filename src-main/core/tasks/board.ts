@@ -21,9 +21,9 @@ import type { CoreContext } from '../context';
 import { Where } from '../db/where';
 import { newTraceId } from '../ids';
 import type { ClaimLocks } from './claim-locks';
-import { bodyHash, callerOfActor, callerScope, type IdempotencyCaller, type IdempotencyStore } from './idempotency';
-import { rowToTask, TASK_SELECT, type TaskRepo, type TaskRow } from './task-repo';
-import type { TaskSearch } from './task-search';
+import { bodyHash, callerOfActor, callerScope, type IdempotencyCaller, type IdempotencyStore } from './idempotency-store';
+import { prepareBoardStatements, rowToTask, taskPage, type TaskRepo } from './task-repo';
+import type { TaskSearch } from './search-store';
 import { assertTransition, type TransitionCause } from './transitions';
 
 export interface Actor {
@@ -77,11 +77,10 @@ export class Board {
      */
     private readonly sessionOf: Needed<(subject: string) => string | undefined>,
   ) {
-    this.depStatus = ctx.db.prepare<[number], { status: TaskStatus }>('SELECT status FROM tasks WHERE id = ?');
-    this.insertBudget = ctx.db.prepare('INSERT INTO task_budgets (task_id, max_cost_usd, max_tokens) VALUES (?, ?, ?)');
-    this.upsertBudget = ctx.db.prepare(
-      'INSERT INTO task_budgets (task_id, max_cost_usd, max_tokens) VALUES (?, ?, ?) ON CONFLICT (task_id) DO UPDATE SET max_cost_usd = excluded.max_cost_usd, max_tokens = excluded.max_tokens',
-    );
+    const s = prepareBoardStatements(ctx.db);
+    this.depStatus = s.depStatus;
+    this.insertBudget = s.insertBudget;
+    this.upsertBudget = s.upsertBudget;
   }
 
   create(input: unknown, who: Actor): CreateResult {
@@ -166,9 +165,7 @@ export class Board {
       .and(desc ? 't.id < ?' : 't.id > ?', from)
       .equals('t.role', f.role)
       .equals('t.status', f.status);
-    const rows = this.ctx.db
-      .prepare<unknown[], TaskRow>(`${TASK_SELECT} ${where.sql()} ORDER BY t.id ${desc ? 'DESC' : 'ASC'} LIMIT ?`)
-      .all(...where.params, limit + 1);
+    const rows = taskPage(this.ctx.db, where, desc, limit + 1);
     const items = rows.slice(0, limit).map(rowToTask);
     return { items, next: rows.length > limit ? String(items[items.length - 1]!.id) : null, partial: false };
   }

@@ -20,7 +20,7 @@ import { parseOrThrow } from '../../common/validate';
 import type { CoreContext } from '../context';
 import { newId } from '../ids';
 import type { Board } from './board';
-import type { TaskSearch } from './task-search';
+import type { TaskSearch } from './search-store';
 
 export class BulkTasks {
   constructor(

@@ -32,7 +32,7 @@ import { isoTime } from '../../common/iso-time';
 import { writeOrAuditRefusal } from '../audit/refusals';
 import type { CoreContext } from '../context';
 import type { LockLostReason } from '../../common/protocol';
-import { rowToTask, type LockRow, type TaskRepo, type TaskRow } from './task-repo';
+import { prepareClaimLockStatements, rowToTask, type LockRow, type TaskRepo, type TaskRow } from './task-repo';
 import { assertTransition } from './transitions';
 import type { Needed } from '../wiring';
 import type { VerifySpec } from '../../common/verify';
@@ -98,8 +98,9 @@ export class ClaimLocks {
      */
     private readonly verify?: VerifyHooks,
   ) {
-    this.instanceOf = ctx.db.prepare<[string], { role: string; status: string }>('SELECT role, status FROM instances WHERE id = ?');
-    this.expiredAtFence = ctx.db.prepare<[number, number], { id: number }>('SELECT id FROM lock_expiries WHERE task_id = ? AND fence = ? LIMIT 1');
+    const s = prepareClaimLockStatements(ctx.db);
+    this.instanceOf = s.instanceOf;
+    this.expiredAtFence = s.expiredAtFence;
   }
 
   private get lockWindowMs() {

@@ -2,8 +2,8 @@
 export { Board, type BoardVerification } from './board';
 export { BulkTasks } from './bulk';
 export { ClaimLocks, type ClaimGate, type ClaimResult, type ExpiryReason, type VerifyHooks } from './claim-locks';
-export { IdempotencyStore, agentCaller } from './idempotency';
+export { IdempotencyStore, agentCaller } from './idempotency-store';
 export { prepareTaskRepo, type TaskRepo } from './task-repo';
-export { TaskSearch } from './task-search';
+export { TaskSearch } from './search-store';
 export { Watchdog, type SweptInstances } from './watchdog';
 export { prepareTaskReads, THROUGHPUT_DAYS, type ExpiryRow, type RoleCountsRow, type TaskReads } from './read-store';

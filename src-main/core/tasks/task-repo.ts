@@ -154,3 +154,35 @@ export function prepareTaskRepo(db: Db) {
     ),
   };
 }
+
+/** The board's own statements (dependencies, budgets), prepared once when the board is built. */
+export function prepareBoardStatements(db: Db) {
+  return {
+    depStatus: db.prepare<[number], { status: TaskStatus }>('SELECT status FROM tasks WHERE id = ?'),
+    insertBudget: db.prepare('INSERT INTO task_budgets (task_id, max_cost_usd, max_tokens) VALUES (?, ?, ?)'),
+    upsertBudget: db.prepare(
+      'INSERT INTO task_budgets (task_id, max_cost_usd, max_tokens) VALUES (?, ?, ?) ON CONFLICT (task_id) DO UPDATE SET max_cost_usd = excluded.max_cost_usd, max_tokens = excluded.max_tokens',
+    ),
+  };
+}
+
+/** A page of tasks matching `where`, in id order (built per call, as before). */
+export function taskPage(db: Db, where: { sql(): string; params: unknown[] }, desc: boolean, limit: number): TaskRow[] {
+  return db.prepare<unknown[], TaskRow>(`${TASK_SELECT} ${where.sql()} ORDER BY t.id ${desc ? 'DESC' : 'ASC'} LIMIT ?`).all(...where.params, limit);
+}
+
+/** The claim path's look-ups (an instance's role and status, an expiry at a fence), prepared once. */
+export function prepareClaimLockStatements(db: Db) {
+  return {
+    instanceOf: db.prepare<[string], { role: string; status: string }>('SELECT role, status FROM instances WHERE id = ?'),
+    expiredAtFence: db.prepare<[number, number], { id: number }>('SELECT id FROM lock_expiries WHERE task_id = ? AND fence = ? LIMIT 1'),
+  };
+}
+
+/** The watchdog's sweep (locks past their expiry) and its clock-gap shift, prepared once. */
+export function prepareWatchdogStatements(db: Db) {
+  return {
+    expiredLocks: db.prepare<[number, number], { task_id: number }>('SELECT task_id FROM locks WHERE expires_at <= ? ORDER BY expires_at LIMIT ?'),
+    shiftLocks: db.prepare('UPDATE locks SET expires_at = expires_at + ? WHERE expires_at > ? AND task_id NOT IN (SELECT value FROM json_each(?))'),
+  };
+}

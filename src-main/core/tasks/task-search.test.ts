@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { GafferError } from '../../common/errors';
 import { makeTestCore, type TestCore } from '../tests/test-core';
-import { idOfText, TaskSearch } from './task-search';
+import { idOfText, TaskSearch } from './search-store';
 
 let core: TestCore;
 afterEach(() => core?.close());

@@ -23,7 +23,8 @@ import type { CoreContext } from '../context';
 import type { Disposable } from '../events';
 import { recordedAfter, type ClockGap, type Instant } from '../time/gap-detector';
 import type { ClaimLocks } from './claim-locks';
-import type { IdempotencyStore } from './idempotency';
+import type { IdempotencyStore } from './idempotency-store';
+import { prepareWatchdogStatements } from './task-repo';
 
 /**
  * What the sweep needs of the instance registry (core/instances' `InstanceRegistry` fits it).
@@ -60,12 +61,9 @@ export class Watchdog {
     /** Called when a timed sweep fails (it is retried at the next one). */
     private readonly onError: (e: unknown) => void = () => {},
   ) {
-    this.expiredLocks = ctx.db.prepare<[number, number], { task_id: number }>(
-      'SELECT task_id FROM locks WHERE expires_at <= ? ORDER BY expires_at LIMIT ?',
-    );
-    this.shiftLocks = ctx.db.prepare(
-      'UPDATE locks SET expires_at = expires_at + ? WHERE expires_at > ? AND task_id NOT IN (SELECT value FROM json_each(?))',
-    );
+    const s = prepareWatchdogStatements(ctx.db);
+    this.expiredLocks = s.expiredLocks;
+    this.shiftLocks = s.shiftLocks;
   }
 
   start(): void {

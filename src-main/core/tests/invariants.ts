@@ -17,7 +17,7 @@
  */
 import type { Db } from '../db/open';
 import { ChainVerifier, GENESIS_HASH } from '../audit/hash-chain';
-import { auditRowToChainRow, CLOCK_STEP_TYPE, type AuditRow } from '../audit/audit-log';
+import { auditRowToChainRow, CLOCK_STEP_TYPE, type AuditRow } from '../audit/audit-store';
 import { auditRowsAsWritten } from '../audit/stored-text';
 import { isAllowed, type TransitionCause } from '../tasks/transitions';
 import type { InstanceStatus, TaskStatus } from '../../common/model';

@@ -43,7 +43,7 @@ import type { Clock, TimerHandle } from '../../common/clock';
 import type { SchedulerConfig } from '../../common/config';
 import { isoTime } from '../../common/iso-time';
 import type { Logger } from '../../common/logger';
-import type { AuditLog } from '../audit/audit-log';
+import type { AuditLog } from '../audit/audit-store';
 import type { Store } from '../db/store';
 import type { Disposable } from '../events';
 

@@ -18,6 +18,7 @@ import type { Inbox } from '../inbox';
 import type { AttemptWorkspace } from './checks';
 import type { VerifyRunner } from './runner';
 import type { VerificationStore } from './store';
+import { prepareVerifyingRuns } from './store';
 import type { Needed } from '../wiring';
 
 /** What the verifier needs of the jobs module. */
@@ -43,7 +44,7 @@ export class RunVerifier {
 
   constructor(private readonly d: RunVerifierDeps) {
     // Every run subject with an open verification: run attempts and backfills left verifying.
-    this.verifying = d.ctx.db.prepare<[], { id: string }>(`SELECT DISTINCT substr(subject, 5) AS id FROM verifications WHERE finished_at IS NULL AND subject LIKE 'run:%'`);
+    this.verifying = prepareVerifyingRuns(d.ctx.db);
   }
 
   listen(): void {

@@ -58,3 +58,13 @@ export function prepareVerificationStore(db: Db) {
     history: (subject: string) => all.all(subject).map(rowToVerification).filter((v): v is Verification => v !== undefined),
   };
 }
+
+/** The runs (attempts and backfills) with an open verification (recovered at start), prepared once when the run verifier is built. */
+export function prepareVerifyingRuns(db: Db) {
+  return db.prepare<[], { id: string }>(`SELECT DISTINCT substr(subject, 5) AS id FROM verifications WHERE finished_at IS NULL AND subject LIKE 'run:%'`);
+}
+
+/** The tasks waiting for their verification (recovered at start), prepared once when the task verifier is built. */
+export function prepareVerifyingTasks(db: Db) {
+  return db.prepare<[], { id: number }>(`SELECT id FROM tasks WHERE status = 'verifying' ORDER BY id`);
+}

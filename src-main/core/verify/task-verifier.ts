@@ -25,6 +25,7 @@ import type { TaskRepo, VerifyHooks } from '../tasks';
 import type { AttemptWorkspace } from './checks';
 import type { VerifyRunner } from './runner';
 import type { VerificationStore } from './store';
+import { prepareVerifyingTasks } from './store';
 
 export interface TaskVerifierDeps {
   ctx: CoreContext;
@@ -42,7 +43,7 @@ export class TaskVerifier implements VerifyHooks {
   private readonly verifying;
 
   constructor(private readonly d: TaskVerifierDeps) {
-    this.verifying = d.ctx.db.prepare<[], { id: number }>(`SELECT id FROM tasks WHERE status = 'verifying' ORDER BY id`);
+    this.verifying = prepareVerifyingTasks(d.ctx.db);
   }
 
   /** Listens for tasks moved to verifying (from construction on: nothing moved at start-up slips past). */

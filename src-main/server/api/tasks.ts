@@ -7,7 +7,7 @@ import { OPS } from '../../common/ops';
 import { createTaskInput, idempotencyKey, jsonValue, perAttemptBudget, reason, roleName, taskSearchText } from '../../common/schemas';
 import { parseOrThrow } from '../../common/validate';
 import type { Core } from '../../core/create-core';
-import { OPERATOR_CALLER } from '../../core/tasks/idempotency';
+import { OPERATOR_CALLER } from '../../core/tasks/idempotency-store';
 import { withUsage } from './logs';
 import { headerText } from '../guards';
 import { defineRoute, type Parsed } from './define-route';

@@ -6,7 +6,7 @@ import { coalesce, mapCoreEvent } from './events';
 import type { ConsoleMethods } from './methods';
 import { isAttentionMethod, type AttentionMethod } from './methods-attention';
 import { consoleUnderTest, expectRefusedUnchanged } from '../tests/methods.testkit';
-import { UsageLedger } from '../../core/logs/usage-ledger';
+import { UsageLedger } from '../../core/logs/usage-store';
 
 const ACTOR = 'operator:desktop';
 let core: TestCore;

@@ -32,7 +32,7 @@ import { applyReasonPolicy } from '../../common/ops/reason-policy';
 import { isoTime } from '../../common/iso-time';
 import { parseOrThrow } from '../../common/validate';
 import type { Core } from '../../core/create-core';
-import { OPERATOR_CALLER } from '../../core/tasks/idempotency';
+import { OPERATOR_CALLER } from '../../core/tasks/idempotency-store';
 import { createAttentionHandlers } from './methods-attention';
 import { createJobsHandlers } from './methods-jobs';
 import { createLogsHandlers } from './methods-logs';

@@ -20,7 +20,7 @@ import type { SchedulerConfig } from '../../../common/config';
 import type { BusinessCalendar, JobSpecInput } from '../../../common/job-schema';
 import type { Logger } from '../../../common/logger';
 import type { RehearsalEventKind } from '../../../common/rehearsal';
-import { AuditLog } from '../../audit/audit-log';
+import { AuditLog } from '../../audit/audit-store';
 import type { CoreContext } from '../../context';
 import { openDatabase, type Db } from '../../db/open';
 import { Store } from '../../db/store';

@@ -1,9 +1,9 @@
 /**
  * `UPDATE <table> SET <the given columns> WHERE <key> = ?`, prepared once per set of columns. The
- * jobs repositories patch rows with a handful of column sets over and over; a cached statement per
+ * jobs repositories (the only users) patch rows with a handful of column sets over and over; a cached statement per
  * set keeps the hot path free of SQL compilation.
  */
-import type { Db } from '../db/open';
+import type { Db } from './open';
 
 type Statement = ReturnType<Db['prepare']>;
 

@@ -31,7 +31,7 @@ import { GafferError } from '../../common/errors';
 import { parseOrThrow } from '../../common/validate';
 import type Database from 'better-sqlite3';
 import type { Db } from '../db/open';
-import { auditRowToEvent, CLOCK_STEP_TYPE, type AuditRow } from './audit-log';
+import { auditRowToEvent, CLOCK_STEP_TYPE, type AuditRow } from './audit-store';
 import type { AsWritten } from './hash-chain';
 import { auditRowsAsWritten } from './stored-text';
 import { isInstanceActor } from '../ids';
