@@ -234,7 +234,7 @@ describe('gaffer mcp --operator (read-only)', () => {
   it('answers status, runs, failures, tasks, explain and audit questions over the HTTP API', async () => {
     const { client, problems } = await mcp(['--operator', '--url', gaffer.url], { GAFFER_OPERATOR_TOKEN: gaffer.operatorToken });
     const names = (await client.listTools()).tools.map((t) => t.name).sort();
-    expect(names).toEqual(['explain_job', 'gaffer_status', 'get_task', 'list_jobs', 'list_tasks', 'recent_failures', 'recent_runs', 'search_audit']);
+    expect(names).toEqual(['explain_job', 'gaffer_status', 'get_run', 'get_task', 'list_jobs', 'list_tasks', 'recent_failures', 'recent_runs', 'search_audit']);
     for (const t of (await client.listTools()).tools) expect(t.annotations?.readOnlyHint, t.name).toBe(true);
 
     expect((await call(client, 'gaffer_status')).value).toMatchObject({ ok: true, counts: { tasks: expect.any(Object) } });
@@ -251,7 +251,10 @@ describe('gaffer mcp --operator (read-only)', () => {
     expect(verified).toMatchObject({ status: 'backlog', previousError: expect.stringContaining('verification failed: has url'), verification: { passed: false, checks: [{ name: 'has url', passed: false }] } });
     const explained = await call(client, 'explain_job', { job: 'daily-report', at: new Date().toISOString() });
     expect(explained.value).toHaveProperty('explanation');
-    expect((await call(client, 'recent_runs', { job: 'daily-report' })).value.items[0]).toMatchObject({ status: 'success' });
+    const latest = (await call(client, 'recent_runs', { job: 'daily-report' })).value.items[0];
+    expect(latest).toMatchObject({ status: 'success' });
+    expect((await call(client, 'get_run', { runId: latest.id })).value.run).toMatchObject({ id: latest.id, status: 'success' });
+    expect((await call(client, 'get_run', { runId: 'no-such-run' })).text).toMatch(/^not_found: /);
     expect((await call(client, 'recent_failures')).value).toEqual({ failedRuns: expect.any(Array), awaitingDecision: expect.any(Array), failedTasks: expect.any(Array), blockedTasks: expect.any(Array) });
     const audit = await call(client, 'search_audit', { type: 'operator.force_release', limit: 5 });
     expect(audit.value.items).toHaveLength(1);

@@ -188,6 +188,20 @@ export function registerOperatorTools(server: McpServer, get: ReturnType<typeof 
   );
 
   server.registerTool(
+    'get_run',
+    {
+      title: 'One job run, with its verification',
+      description:
+        'One run of a job by id: its status, attempt, disposition (already_done when the checks found the work done before a retry went out), ' +
+        'output, error, steps and, where the job declares "done when…" checks, its latest verification (each check with passed, detail, durationMs and ' +
+        "the tail of a command's output).",
+      inputSchema: { runId: z.string().min(1).max(200).describe('The run id.') },
+      annotations: read,
+    },
+    (args) => toolCall(() => get(opPath('runs.get', { id: args.runId }))),
+  );
+
+  server.registerTool(
     'search_audit',
     {
       title: 'Search the audit log',

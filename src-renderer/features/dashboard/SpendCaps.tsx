@@ -6,7 +6,7 @@ import { formatDateTime } from '../../lib/format';
 import { windowLine } from '../../lib/spend-words';
 import { dateInZone, formatInZone, localInZone } from '../../lib/zones';
 import { useActions } from '../../store/react';
-import { capsDraftFrom, capsDraftProblems, capsDraftToInput, money, type CapsDraft } from './spend-logic';
+import { capsDraftFrom, capsDraftProblems, capsDraftToInput, EMPTY_WINDOW, money, type CapsDraft, type WindowDraft } from './spend-logic';
 
 /** Today's spend against each daily cap, when they reset, and the caps themselves (editable). */
 export function SpendCaps({ budgets }: { budgets: BudgetsView }) {
@@ -81,7 +81,7 @@ function CapsDialog({ budgets, onClose }: { budgets: BudgetsView; onClose: () =>
   const set = (patch: Partial<CapsDraft>) => setDraft({ ...draft, ...patch });
   return (
     <ReasonDialog
-      title="Daily spend caps"
+      title="Spend caps"
       explain={`A day runs midnight to midnight in ${budgets.zone}. Once a role's cap (or the cap for all roles) is reached, its jobs are not dispatched and its tasks are not handed out until midnight.`}
       confirmLabel="Save caps"
       extra={
@@ -108,6 +108,41 @@ function CapsDialog({ budgets, onClose }: { budgets: BudgetsView; onClose: () =>
           <div>
             <button type="button" className="btn btn-small" onClick={() => set({ roles: [...draft.roles, { role: '', usd: '' }] })}>
               Add a role cap
+            </button>
+          </div>
+          <h3 className="small">Rolling windows</h3>
+          <p className="muted small">
+            For subscription-billed CLIs: what the last few hours may spend, in tokens or dollars (e.g. 2M tokens in 5 hours for role dev). Once used up, work waits until enough spend leaves the window.
+          </p>
+          {draft.windows.map((w, i) => {
+            const setWindow = (patch: Partial<WindowDraft>) => set({ windows: draft.windows.map((x, k) => (k === i ? { ...x, ...patch } : x)) });
+            return (
+              <div key={i} className="field-row" data-testid={`window-row-${i}`}>
+                <label className="field">
+                  <span className="field-label">Role (empty: all)</span>
+                  <input value={w.role} onChange={(e) => setWindow({ role: e.target.value })} />
+                </label>
+                <label className="field">
+                  <span className="field-label">Hours</span>
+                  <input inputMode="decimal" value={w.hours} onChange={(e) => setWindow({ hours: e.target.value })} />
+                </label>
+                <label className="field">
+                  <span className="field-label">Tokens</span>
+                  <input value={w.tokens} placeholder="2M" onChange={(e) => setWindow({ tokens: e.target.value })} />
+                </label>
+                <label className="field">
+                  <span className="field-label">USD</span>
+                  <input inputMode="decimal" value={w.usd} onChange={(e) => setWindow({ usd: e.target.value })} />
+                </label>
+                <button type="button" className="btn btn-small btn-danger-quiet" onClick={() => set({ windows: draft.windows.filter((_, k) => k !== i) })}>
+                  Remove
+                </button>
+              </div>
+            );
+          })}
+          <div>
+            <button type="button" className="btn btn-small" onClick={() => set({ windows: [...draft.windows, { ...EMPTY_WINDOW }] })}>
+              Add a window
             </button>
           </div>
         </div>

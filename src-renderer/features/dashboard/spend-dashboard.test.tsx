@@ -1,6 +1,6 @@
 // @vitest-environment happy-dom
 /** The dashboard's spend: daily caps, rolling windows and the forecast, from a seeded core. */
-import { cleanup, render, screen } from '@testing-library/react';
+import { cleanup, fireEvent, render, screen, within } from '@testing-library/react';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { mountConsole, type MountedConsole } from '../../testing/console-mount';
 import { DashboardView } from './DashboardView';
@@ -53,5 +53,30 @@ describe('the dashboard: spend', () => {
       'Role dev: about $216 of $150 (daily cap × 30) — above the cap',
       'All roles: about $576 of $600 (daily cap × 30)',
     ]);
+  });
+
+  it('sets a rolling window from the caps dialog; a window with no limit is named and nothing is saved', async () => {
+    await m.kit.call('budgets.put', { perRoleDailyUsd: { ops: 3 }, reason: 'a cap' });
+    render(<DashboardView />, { wrapper: m.wrapper });
+    await m.pass(0);
+    await m.pass(1000);
+    fireEvent.click(screen.getByTestId('spend-caps-edit'));
+    const dialog = screen.getByTestId('spend-caps-dialog');
+    fireEvent.click(within(dialog).getByRole('button', { name: 'Add a window' }));
+    const row = within(dialog).getByTestId('window-row-0');
+    const type = (label: string, value: string) => fireEvent.change(within(row).getByLabelText(label), { target: { value } });
+    type('Role (empty: all)', 'dev');
+    type('Hours', '5');
+    fireEvent.change(within(dialog).getByLabelText(/Reason/), { target: { value: 'subscription limit' } });
+    fireEvent.submit(dialog.querySelector('form')!);
+    await m.pass(0);
+    expect(dialog.querySelector('.field-error')!.textContent).toContain('Spend window 1: give it a token limit, a dollar limit, or both.');
+    expect((await m.kit.call('budgets.get', {})).settings.windows ?? []).toEqual([]);
+
+    type('Tokens', '2M');
+    fireEvent.submit(dialog.querySelector('form')!);
+    await m.pass(0);
+    await m.pass(0);
+    expect((await m.kit.call('budgets.get', {})).settings.windows).toEqual([{ scope: 'role', role: 'dev', hours: 5, maxTokens: 2_000_000 }]);
   });
 });
