@@ -68,8 +68,10 @@ class Agent {
 async function openFleet(url: string, token: string, n: number, role?: string): Promise<Agent[]> {
   const fleet: Agent[] = [];
   // Connect in waves so 500 handshakes do not trip the server's backlog.
+  // `token` may list several, comma-separated: one agent token holds at most 64 sockets at once.
+  const tokens = token.split(',');
   for (let i = 0; i < n; i += 50) {
-    const wave = await Promise.all(Array.from({ length: Math.min(50, n - i) }, () => Agent.open(url, token)));
+    const wave = await Promise.all(Array.from({ length: Math.min(50, n - i) }, (_, j) => Agent.open(url, tokens[(i + j) % tokens.length]!)));
     await Promise.all(wave.map((a, j) => a.hello(`bench-${i + j}`, role)));
     fleet.push(...wave);
   }

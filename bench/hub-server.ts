@@ -10,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createCore } from '../src-main/core/create-core';
 import { attachAgentSocket } from '../src-main/server/agent-socket';
+import { benchTokens } from './util';
 
 const mb = (n: number) => Math.round((n / 1024 / 1024) * 10) / 10;
 const gc = (globalThis as { gc?: () => void }).gc;
@@ -20,7 +21,7 @@ core.start();
 const server = http.createServer((_q, s) => s.writeHead(404).end());
 const sock = attachAgentSocket(server, core, { maxConnections: 2000 });
 server.listen(0, '127.0.0.1', () => {
-  const { token } = core.tokens.create({ name: 'bench', role: 'bench', actor: 'bench' });
+  const token = benchTokens(core);
   gc?.();
   process.send!({ port: (server.address() as AddressInfo).port, token, rssMb: mb(process.memoryUsage().rss) });
 });

@@ -35,7 +35,7 @@ import WebSocket, { WebSocketServer } from 'ws';
 import { MAX_FRAME_BYTES } from '../src-main/common/protocol';
 import { createCore, type Core } from '../src-main/core/create-core';
 import { attachAgentSocket } from '../src-main/server/agent-socket';
-import { spawnChild as spawnBenchChild, stopChild as stop, type Child } from './util';
+import { benchTokens, spawnChild as spawnBenchChild, stopChild as stop, type Child } from './util';
 
 // Wire JSON is whatever the peer sent: one deliberate escape hatch for reading it in tests/benchmarks.
 type Json = any;
@@ -86,7 +86,7 @@ async function startHub(tasks: number, opts: { liftRateLimit?: boolean; groupCom
       for (let j = i; j < Math.min(tasks, i + chunk); j++) core.tasks.create({ title: `bench task ${j}`, role: 'bench', payload: { n: j } }, { actor: 'bench' });
     });
   }
-  const { token } = core.tokens.create({ name: 'bench', role: 'bench', actor: 'bench' });
+  const token = benchTokens(core);
   return {
     core,
     url: `ws://127.0.0.1:${port}/agent`,
@@ -183,7 +183,7 @@ async function drive(agentsChild: Child, url: string, token: string, agents: num
 
 /** A minimal agent in this process (for the crash-recovery watcher). */
 async function watcher(url: string, token: string) {
-  const ws = new WebSocket(url, { headers: { authorization: `Bearer ${token}` }, perMessageDeflate: false });
+  const ws = new WebSocket(url, { headers: { authorization: `Bearer ${token.split(',')[0]}` }, perMessageDeflate: false });
   await new Promise((r, j) => (ws.once('open', r), ws.once('error', j)));
   let seq = 0;
   const waiting = new Map<number, (m: Json) => void>();

@@ -5,7 +5,10 @@
  * checkout's node_modules; every round runs `tsx bench/run.ts <suites>` there and reads the figures
  * it writes to bench/.results.json.
  *
- *   node bench/side-by-side.mjs <before> <after> [--rounds N] <suite> [<suite> …]
+ *   node bench/side-by-side.mjs <before> <after> [--rounds N] [--patch FILE] <suite> [<suite> …]
+ *
+ * --patch applies one patch to both checkouts (`git apply`), for a bench fix the older commit lacks
+ * (e.g. the hub bench's token per 64 sockets); it must apply to both, or nothing runs.
  *
  * Prints, per figure, the median of each side, the ratio after/before, and the load during the runs.
  */
@@ -19,9 +22,11 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const args = process.argv.slice(2);
 const roundsAt = args.indexOf('--rounds');
 const rounds = roundsAt >= 0 ? Number(args.splice(roundsAt, 2)[1]) : 3;
+const patchAt = args.indexOf('--patch');
+const patch = patchAt >= 0 ? path.resolve(args.splice(patchAt, 2)[1]) : null;
 const [before, after, ...suites] = args;
 if (!before || !after || suites.length === 0 || !(rounds >= 1)) {
-  console.error('usage: node bench/side-by-side.mjs <before> <after> [--rounds N] <suite> [<suite> …]');
+  console.error('usage: node bench/side-by-side.mjs <before> <after> [--rounds N] [--patch FILE] <suite> [<suite> …]');
   process.exit(2);
 }
 
@@ -34,6 +39,10 @@ const sides = [before, after].map((rev, i) => {
   const r = git('worktree', 'add', '--detach', dir, sha);
   if (r.status !== 0) throw new Error(r.stderr);
   fs.symlinkSync(path.join(root, 'node_modules'), path.join(dir, 'node_modules'));
+  if (patch) {
+    const p = spawnSync('git', ['apply', patch], { cwd: dir, encoding: 'utf8' });
+    if (p.status !== 0) throw new Error(`${patch} does not apply to ${sha}: ${p.stderr}`);
+  }
   return { rev, sha, dir, runs: [] };
 });
 

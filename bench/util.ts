@@ -116,3 +116,8 @@ export async function stopChild(child: Child): Promise<void> {
   child.send({ cmd: 'exit' });
   await exited;
 }
+
+/** Enough agent tokens for 1 024 sockets (one token holds at most 64 at once), comma-separated for bench/hub-agents.ts. */
+export function benchTokens(core: { tokens: { create(input: { name: string; role: string; actor: string }): { token: string } } }): string {
+  return Array.from({ length: 16 }, (_, k) => core.tokens.create({ name: `bench-${k}`, role: 'bench', actor: 'bench' }).token).join(',');
+}
