@@ -39,6 +39,7 @@ import type { Store } from '../db/store';
 import { GENESIS_HASH, rowHash, ChainVerifier, type ChainCheck, type ChainRow } from './hash-chain';
 import type { AuditHeadFile } from './head-record';
 import { auditRowsAsWritten } from './stored-text';
+import type { AuditRow } from './audit-row';
 
 /** Rows appended before the subject index catches up (AuditQuery scans at most this many). */
 export const SUBJECT_INDEX_LAG = 1024;
@@ -58,17 +59,7 @@ export interface AuditInput {
 /** The audit type whose rows may start a new time segment (invariant 6). */
 export const CLOCK_STEP_TYPE = 'clock.jump';
 
-export interface AuditRow {
-  id: number;
-  at: number;
-  type: string;
-  actor: string;
-  subject: string;
-  detail: string;
-  trace_id: string | null;
-  prev_hash: string;
-  hash: string;
-}
+export type { AuditRow } from './audit-row';
 
 export function auditRowToEvent(r: AuditRow): AuditEvent {
   return {

@@ -4,7 +4,7 @@
  * as before: the checks run at start, at export and on demand, never on a hot path.
  */
 import type { Db } from '../db/open';
-import type { AuditRow } from './audit-store';
+import type { AuditRow } from './audit-row';
 
 /** The newest row's id (0 for an empty log). */
 export function maxAuditId(db: Db): number {
