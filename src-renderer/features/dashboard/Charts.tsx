@@ -1,14 +1,8 @@
 import { Bar, BarChart, CartesianGrid, Legend, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
 import { formatCompact } from '../../lib/format';
 import type { DistributionRow, ThroughputRow } from './logic';
+import { chartAxis, chartTooltip } from './chart-style';
 
-const tooltipStyle = {
-  contentStyle: { background: 'var(--bg-raised)', border: '1px solid var(--border)', borderRadius: 6, fontSize: 12, color: 'var(--fg)' },
-  labelStyle: { color: 'var(--fg)', fontWeight: 600 },
-  itemStyle: { color: 'var(--fg)', padding: 0 },
-  cursor: { fill: 'var(--hover)' },
-};
-const axis = { stroke: 'var(--fg-muted)', fontSize: 11, tickLine: false, axisLine: false } as const;
 
 export function DistributionChart({ rows }: { rows: DistributionRow[] }) {
   const height = Math.max(160, rows.length * 30 + 60);
@@ -17,11 +11,11 @@ export function DistributionChart({ rows }: { rows: DistributionRow[] }) {
       <ResponsiveContainer>
         <BarChart data={rows} layout="vertical" margin={{ top: 4, right: 16, bottom: 4, left: 4 }} barCategoryGap={6}>
           <CartesianGrid horizontal={false} stroke="var(--grid)" />
-          <XAxis type="number" {...axis} tickFormatter={formatCompact} allowDecimals={false} />
+          <XAxis type="number" {...chartAxis} tickFormatter={formatCompact} allowDecimals={false} />
           <YAxis
             type="category"
             dataKey="queue"
-            {...axis}
+            {...chartAxis}
             width={90}
             tick={(raw: unknown) => {
               const props = raw as { x: number; y: number; payload: { value: string } };
@@ -34,7 +28,7 @@ export function DistributionChart({ rows }: { rows: DistributionRow[] }) {
               );
             }}
           />
-          <Tooltip {...tooltipStyle} isAnimationActive={false} />
+          <Tooltip {...chartTooltip} isAnimationActive={false} />
           <Legend wrapperStyle={{ fontSize: 12 }} iconSize={10} itemSorter={null} />
           <Bar dataKey="ready" name="Ready" stackId="q" fill="var(--c-ready)" isAnimationActive={false} />
           <Bar dataKey="waiting" name="Backlog (waiting)" stackId="q" fill="var(--c-backlog)" isAnimationActive={false} />
@@ -52,9 +46,9 @@ export function ThroughputChart({ rows }: { rows: ThroughputRow[] }) {
       <ResponsiveContainer>
         <BarChart data={rows} margin={{ top: 4, right: 8, bottom: 4, left: -8 }} barCategoryGap="22%">
           <CartesianGrid vertical={false} stroke="var(--grid)" />
-          <XAxis dataKey="label" {...axis} />
-          <YAxis {...axis} tickFormatter={formatCompact} allowDecimals={false} width={44} />
-          <Tooltip {...tooltipStyle} isAnimationActive={false} />
+          <XAxis dataKey="label" {...chartAxis} />
+          <YAxis {...chartAxis} tickFormatter={formatCompact} allowDecimals={false} width={44} />
+          <Tooltip {...chartTooltip} isAnimationActive={false} />
           <Legend wrapperStyle={{ fontSize: 12 }} iconSize={10} itemSorter={null} />
           <Bar dataKey="done" name="Done" fill="var(--c-done)" isAnimationActive={false} radius={[3, 3, 0, 0]} />
           <Bar dataKey="failed" name="Failed" fill="var(--c-failed)" isAnimationActive={false} radius={[3, 3, 0, 0]} />

@@ -10,15 +10,9 @@ import type { UsageForecastRow } from '../../../src-main/common/prices';
 import { dollars } from '../../lib/spend-words';
 import { useActions, useConsole, useWatch } from '../../store/react';
 import { forecastBars, type ForecastBar } from './spend-logic';
+import { chartAxis, chartTooltipWith } from './chart-style';
 
-const axis = { stroke: 'var(--fg-muted)', fontSize: 11, tickLine: false, axisLine: false } as const;
-const tooltip = {
-  contentStyle: { background: 'var(--bg-raised)', border: '1px solid var(--border)', borderRadius: 6, fontSize: 12, color: 'var(--fg)' },
-  labelStyle: { color: 'var(--fg)', fontWeight: 600 },
-  itemStyle: { color: 'var(--fg)', padding: 0 },
-  cursor: { fill: 'var(--hover)' },
-  formatter: (v: unknown) => dollars(Number(v)),
-};
+const tooltip = chartTooltipWith(dollars);
 
 export function SpendForecast({ settings }: { settings: BudgetSettings }) {
   useWatch('usage');
@@ -65,8 +59,8 @@ function ForecastChart({ title, rows, capName, testId }: { title: string; rows: 
         <ResponsiveContainer>
           <BarChart data={rows} layout="vertical" margin={{ top: 4, right: 16, bottom: 4, left: 4 }} barCategoryGap={6}>
             <CartesianGrid horizontal={false} stroke="var(--grid)" />
-            <XAxis type="number" {...axis} tickFormatter={(v: number) => dollars(v)} />
-            <YAxis type="category" dataKey="label" {...axis} width={80} />
+            <XAxis type="number" {...chartAxis} tickFormatter={(v: number) => dollars(v)} />
+            <YAxis type="category" dataKey="label" {...chartAxis} width={80} />
             <Tooltip {...tooltip} isAnimationActive={false} />
             <Legend wrapperStyle={{ fontSize: 12 }} iconSize={10} />
             <Bar dataKey="forecast" name="forecast" fill="var(--c-progress)" isAnimationActive={false} />

@@ -9,16 +9,10 @@ import { navigate } from '../../lib/navigation';
 import { useConsole, useWatch } from '../../store/react';
 import { localDay } from './logic';
 import { costByRoleRows, jobCostRows } from './usage-logic';
+import { chartAxis, chartTooltipWith } from './chart-style';
 
 const ROLE_COLOURS = ['var(--c-progress)', 'var(--c-done)', 'var(--c-blocked)', 'var(--c-ready)', 'var(--c-failed)', 'var(--c-backlog)'];
-const axis = { stroke: 'var(--fg-muted)', fontSize: 11, tickLine: false, axisLine: false } as const;
-const tooltip = {
-  contentStyle: { background: 'var(--bg-raised)', border: '1px solid var(--border)', borderRadius: 6, fontSize: 12, color: 'var(--fg)' },
-  labelStyle: { color: 'var(--fg)', fontWeight: 600 },
-  itemStyle: { color: 'var(--fg)', padding: 0 },
-  cursor: { fill: 'var(--hover)' },
-  formatter: (v: unknown) => formatCost(Number(v)),
-};
+const tooltip = chartTooltipWith(formatCost);
 
 export function UsagePanel({ now }: { now: number }) {
   useWatch('usage');
@@ -42,8 +36,8 @@ export function UsagePanel({ now }: { now: number }) {
           <ResponsiveContainer>
             <BarChart data={chart.rows} margin={{ top: 4, right: 8, bottom: 4, left: -4 }} barCategoryGap="18%">
               <CartesianGrid vertical={false} stroke="var(--grid)" />
-              <XAxis dataKey="label" {...axis} />
-              <YAxis {...axis} width={52} tickFormatter={(v: number) => formatCost(v)} />
+              <XAxis dataKey="label" {...chartAxis} />
+              <YAxis {...chartAxis} width={52} tickFormatter={(v: number) => formatCost(v)} />
               <Tooltip {...tooltip} isAnimationActive={false} />
               <Legend wrapperStyle={{ fontSize: 12 }} iconSize={10} />
               {chart.roles.map((r, i) => (
@@ -83,8 +77,8 @@ export function UsagePanel({ now }: { now: number }) {
                 <div style={{ width: '100%', height: 120 }} data-testid="chart-job-cost">
                   <ResponsiveContainer>
                     <BarChart data={jobRows} margin={{ top: 4, right: 8, bottom: 4, left: -4 }}>
-                      <XAxis dataKey="label" {...axis} />
-                      <YAxis {...axis} width={52} tickFormatter={(v: number) => formatCost(v)} />
+                      <XAxis dataKey="label" {...chartAxis} />
+                      <YAxis {...chartAxis} width={52} tickFormatter={(v: number) => formatCost(v)} />
                       <Tooltip {...tooltip} isAnimationActive={false} />
                       <Bar dataKey="costUsd" name="cost" fill="var(--c-progress)" isAnimationActive={false} />
                     </BarChart>
