@@ -209,6 +209,8 @@ export const jobPatchInput = z.strictObject({
   budget: budgetInput.nullable().optional(),
   loopBreaker: loopBreakerInput.nullable().optional(),
   maxAttemptsPerDay: maxAttemptsPerDayInput.nullable().optional(),
+  /** Replaces the "done when" checks; `null` removes them (runs then succeed on the agent's word). */
+  verify: verifySpec.nullable().optional(),
 });
 export type JobPatchInput = z.infer<typeof jobPatchInput>;
 

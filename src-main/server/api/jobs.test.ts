@@ -59,6 +59,20 @@ describe('jobs over HTTP', () => {
     expect([preview.body.truncated, preview.body.next]).toEqual([false, '2026-12-02T01:00:00.000Z']);
   });
 
+  it('PATCH sets, replaces and removes a job\'s "done when" checks; a bad check is refused and changes nothing', async () => {
+    const created = (await call('POST', '/jobs', { name: 'checked', role: 'reporter', schedule: { cron: '0 9 * * *', timezone: 'UTC' }, reason: 'new' })).body.job;
+    const tests = { checks: [{ kind: 'command', name: 'tests', command: ['npm', 'test'] }], onFail: 'needs_human' };
+    const set = await call('PATCH', `/jobs/${created.id}`, { verify: tests, reason: 'check the work' });
+    expect(set.status).toBe(200);
+    expect(set.body.job).toMatchObject({ version: 2, verify: tests });
+    const bad = await call('PATCH', `/jobs/${created.id}`, { verify: { checks: [{ kind: 'file', name: 'x' }] }, reason: 'no path' });
+    expect([bad.status, bad.body.error.code]).toEqual([400, 'bad_request']);
+    expect((await call('GET', `/jobs/${created.id}`)).body.job).toMatchObject({ version: 2, verify: tests });
+    const removed = await call('PATCH', `/jobs/${created.id}`, { verify: null, reason: 'trust the agent' });
+    expect(removed.body.job.version).toBe(3);
+    expect(removed.body.job.verify).toBeUndefined();
+  });
+
   it('a job saved with a warning can be patched: the warning stays a warning', async () => {
     const created = await call('POST', '/jobs', { name: 'every-minute', role: 'ops', schedule: { everyS: 60 } });
     expect(created.status).toBe(201);
