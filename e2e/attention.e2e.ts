@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NeedsHumanError, type Agent, type JobContext } from '../src-main/sdk';
-import { apiCall, createAgentToken, go, launchBrowser, openConsole, shot, startAgent, startGaffer, until, type Gaffer } from './harness';
+import { apiCall, createAgentToken, go, launchBrowser, openConsole, snap, startAgent, startGaffer, until, type Gaffer } from './harness';
 import { axeFindings, clippedActions } from './layout-check';
 
 let g: Gaffer;
@@ -53,12 +53,6 @@ afterAll(async () => {
   receiver?.closeAllConnections();
   await new Promise((r) => receiver?.close(r));
 });
-
-async function snap(p: Page, name: string): Promise<void> {
-  for (const b of await p.$$('.toasts [aria-label="Dismiss"]')) await b.click().catch(() => {});
-  await p.mouse.move(0, 0);
-  await shot(p, name);
-}
 
 async function layoutProblems(p: Page, where: string): Promise<string[]> {
   const out: string[] = [];

@@ -14,7 +14,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FatalError, type Agent } from '../src-main/sdk';
-import { apiCall, createAgentToken, go, launchBrowser, openConsole, ROOT, shot, spawnAgent, startAgent, startGaffer, until, type Gaffer } from './harness';
+import { apiCall, createAgentToken, go, launchBrowser, openConsole, ROOT, snap, spawnAgent, startAgent, startGaffer, until, type Gaffer } from './harness';
 import { axeFindings, clippedActions } from './layout-check';
 
 let g: Gaffer;
@@ -24,7 +24,7 @@ const children: ChildProcess[] = [];
 let jobId = '';
 let heldTask = 0;
 /** Seeded for the daily-work journeys. */
-const daily = { frequentJob: '', readyJob: '', backfillJob: '', backfilledSlot: '', failedTask: 0, imports: 0 };
+const daily = { frequentJob: '', readyJob: '', backfillJob: '', backfilledSlot: '', failedTask: 0, imports: 0, checkedJob: '', checkedSlot: '', unverifiedTask: 0 };
 
 interface ApiTask {
   id: number;
@@ -40,13 +40,6 @@ async function consoleCall(method: string, args: unknown): Promise<unknown> {
   const body = (await res.json()) as { ok: boolean; value?: unknown; error?: unknown };
   if (!body.ok) throw new Error(`${method}: ${JSON.stringify(body.error)}`);
   return body.value;
-}
-
-/** A screenshot without the toasts of earlier steps on top of the view. */
-async function snap(p: Page, name: string): Promise<void> {
-  for (const b of await p.$$('.toasts [aria-label="Dismiss"]')) await b.click().catch(() => {});
-  await p.mouse.move(0, 0);
-  await shot(p, name);
 }
 
 beforeAll(async () => {
@@ -209,6 +202,19 @@ describe('a day of work: seeded by real agents', () => {
     }, { maxTasks: 1, idleDelayMs: 100 });
     await builder.close({ timeoutMs: 500 });
     expect((await apiCall<{ task: { status: string } }>(g, 'GET', `/tasks/${build.id}`)).task.status).toBe('failed');
+    // Done means verified: a job whose run Gaffer checks (and passes), and a task whose agent said
+    // done without the summary its check asks for (held for the operator).
+    const rowsSchema = { type: 'object', required: ['rows'] };
+    daily.checkedJob = (await apiCall<{ job: { id: string } }>(g, 'POST', '/jobs', { name: 'checked-export', role: 'reporter', schedule: { cron: '0 4 * * *', timezone: 'UTC' }, verify: { checks: [{ kind: 'output', name: 'has rows', schema: rowsSchema }] }, reason: 'e2e' })).job.id;
+    await apiCall(g, 'POST', `/jobs/${daily.checkedJob}/trigger`, { reason: 'e2e: a checked run' });
+    const checked = await until(async () => (await apiCall<{ items: Array<{ slot: string; status: string }> }>(g, 'GET', `/runs?job=${daily.checkedJob}`)).items.find((r) => r.status === 'success'), 'the checked run to pass its check');
+    daily.checkedSlot = checked!.slot;
+    const unverified = await createTask('Write the changelog', 'writer', { verify: { checks: [{ kind: 'output', name: 'has a summary', schema: { type: 'object', required: ['summary'] } }], onFail: 'needs_human' } });
+    daily.unverifiedTask = unverified.id;
+    const writer = await startAgent(g, await createAgentToken(g, 'writer', 'writer'), 'writer', 'writer-1');
+    await writer.work(async () => ({ output: { lines: 12 } }), { maxTasks: 1, idleDelayMs: 100 });
+    await writer.close({ timeoutMs: 500 });
+    await until(async () => (await apiCall<{ task: { status: string } }>(g, 'GET', `/tasks/${unverified.id}`)).task.status === 'blocked', 'the unverified task held for the operator');
     // Enough tasks for a bulk action of several chunks.
     daily.imports = 450;
     for (let i = 0; i < daily.imports; i++) await createTask(`Nightly import ${i} of the billing ledger`, 'importer', { payload: { table: `ledger_${i}` } });
@@ -216,11 +222,13 @@ describe('a day of work: seeded by real agents', () => {
 });
 
 /** A view, and for a dialog the clicks that open it on that view (closed again with Escape, nothing sent). */
-const VIEWS: Array<{ name: string; hash: () => string; ready: string; dialog?: { clicks: string[]; ready: string } }> = [
+const VIEWS: Array<{ name: string; hash: () => string; ready: string; dialog?: { clicks: string[]; ready: string }; scrollTo?: string }> = [
   { name: 'dashboard', hash: () => '#/dashboard', ready: '[data-testid="chart-throughput"] .recharts-bar-rectangle' },
   { name: 'queues', hash: () => '#/queues/dev', ready: '[data-testid="column-done"] [data-testid^="task-"]' },
   { name: 'queues-task', hash: () => `#/queues/pm?task=${heldTask}`, ready: '[data-testid="task-detail"] .badge' },
   { name: 'retry-with-changes', hash: () => `#/queues/builder?task=${daily.failedTask}`, ready: '[data-testid="action-retryWithChanges"]', dialog: { clicks: ['[data-testid="action-retryWithChanges"]'], ready: '[data-testid="dialog-retryWithChanges"] textarea[name="payload"]' } },
+  { name: 'task-not-verified', hash: () => `#/queues/writer?task=${daily.unverifiedTask}`, ready: '[data-testid="task-detail"] [data-testid="verification-check"]' },
+  { name: 'new-task-done-when', hash: () => '#/queues/dev', ready: '[data-testid="create-task"]', dialog: { clicks: ['[data-testid="create-task"]', '[data-testid="done-when-add"]'], ready: '[data-testid="done-when-check"]' }, scrollTo: '[data-testid="done-when"]' },
   { name: 'task-transcript', hash: () => `#/queues/builder?task=${daily.failedTask}`, ready: '[data-testid="view-transcript"]', dialog: { clicks: ['[data-testid="view-transcript"]'], ready: '[data-testid="transcript-pane"]' } },
   { name: 'locks', hash: () => '#/locks', ready: '[data-testid="expired-cards"] .xcard' },
   { name: 'instances', hash: () => '#/instances', ready: '[data-testid="instances-table"] [data-row-key]' },
@@ -230,6 +238,7 @@ const VIEWS: Array<{ name: string; hash: () => string; ready: string; dialog?: {
   { name: 'runs', hash: () => `#/runs/${jobId}`, ready: '[data-testid="ledger-table"] [data-row-key]' },
   { name: 'runs-frequent', hash: () => `#/runs/${daily.frequentJob}`, ready: '[data-testid="ledger-days"]' },
   { name: 'runs-backfilled', hash: () => `#/runs/${daily.backfillJob}?slot=${encodeURIComponent(daily.backfilledSlot)}`, ready: '[data-testid="slot-timeline"]' },
+  { name: 'runs-verified', hash: () => `#/runs/${daily.checkedJob}?slot=${encodeURIComponent(daily.checkedSlot)}`, ready: '[data-testid="verification-check"]', scrollTo: '[data-testid="verification"]' },
   { name: 'runs-every-job', hash: () => '#/runs?all=1', ready: '[data-testid="all-runs-table"] [data-row-key]' },
   { name: 'why', hash: () => `#/why/${jobId}`, ready: '[data-testid="why-verdict"]' },
   { name: 'why-signal', hash: () => `#/why/${daily.readyJob}?at=${encodeURIComponent(new Date(Date.now() + 86_400_000).toISOString())}`, ready: '[data-testid="why-fixes"]' },
@@ -265,6 +274,7 @@ describe('every view at 1024×700 and 1440×900', () => {
         await go(page, v.hash(), v.ready);
         for (const c of v.dialog?.clicks ?? []) await page.click(c);
         if (v.dialog) await page.waitForSelector(v.dialog.ready);
+        if (v.scrollTo) await page.locator(v.scrollTo).scrollIntoViewIfNeeded();
         await page.waitForTimeout(150); // let live refreshes settle before the picture
         for (const size of SIZES) {
           const at = `${v.name} at ${size.width}×${size.height}`;
@@ -288,7 +298,7 @@ describe('every view at 1024×700 and 1440×900', () => {
       await page.context().close();
       expect(problems).toEqual([]);
       expect(errors).toEqual([]);
-    }, 600_000); // 31 views × two sizes: about a minute on a quiet machine, several under heavy load
+    }, 600_000); // 28 views × two sizes: about a minute on a quiet machine, several under heavy load
   }
 });
 

@@ -202,11 +202,23 @@ export async function go(page: Page, hash: string, ready: string): Promise<void>
   await page.waitForSelector(ready, { timeout: 30_000 });
 }
 
-export async function shot(page: Page, name: string): Promise<string> {
+export async function shot(page: Page, name: string, style?: string): Promise<string> {
   fs.mkdirSync(SCREENSHOTS, { recursive: true });
   const file = path.join(SCREENSHOTS, `${name}.png`);
-  await page.screenshot({ path: file });
+  await page.screenshot({ path: file, ...(style ? { style } : {}) });
   return file;
+}
+
+/**
+ * A screenshot without the toasts of earlier steps or the pointer on top. The toasts are dismissed,
+ * unless a menu is open: a click outside a menu closes it (and drops its focus), so then they are
+ * only hidden from the picture.
+ */
+export async function snap(page: Page, name: string): Promise<string> {
+  const menuOpen = (await page.$('[role="menu"]')) !== null;
+  if (!menuOpen) for (const b of await page.$$('.toasts [aria-label="Dismiss"]')) await b.click().catch(() => {});
+  await page.mouse.move(0, 0);
+  return shot(page, name, menuOpen ? '.toasts { visibility: hidden !important; }' : undefined);
 }
 
 export function sleep(ms: number): Promise<void> {

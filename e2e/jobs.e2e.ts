@@ -13,7 +13,7 @@ import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FatalError, type Agent } from '../src-main/sdk';
-import { apiCall, createAgentToken, go, launchBrowser, openConsole, shot, startAgent, startGaffer, until, type Gaffer } from './harness';
+import { apiCall, createAgentToken, go, launchBrowser, openConsole, snap, startAgent, startGaffer, until, type Gaffer } from './harness';
 import { axeFindings, clippedActions } from './layout-check';
 
 let g: Gaffer;
@@ -58,13 +58,6 @@ async function pickZone(name: string, zone: string): Promise<void> {
   await input.fill(zone.split('/')[1]!.replace('_', ' '));
   await page.locator('[data-testid="zone-options"] [role="option"]', { hasText: zone.replace('_', ' ') }).first().click();
   expect(await input.inputValue()).toBe(zone);
-}
-
-/** A screenshot without the toasts of earlier steps on top of the view. */
-async function snap(p: Page, name: string): Promise<void> {
-  for (const b of await p.$$('.toasts [aria-label="Dismiss"]')) await b.click().catch(() => {});
-  await p.mouse.move(0, 0);
-  await shot(p, name);
 }
 
 /**

@@ -15,7 +15,7 @@ import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RetryableError, type Agent } from '../src-main/sdk';
-import { apiCall, createAgentToken, go, launchBrowser, openConsole, ROOT, shot, startAgent, startGaffer, until, type Gaffer } from './harness';
+import { apiCall, createAgentToken, go, launchBrowser, openConsole, ROOT, snap as snapPicture, startAgent, startGaffer, until, type Gaffer } from './harness';
 import { axeFindings, clippedActions } from './layout-check';
 
 interface Received {
@@ -80,9 +80,7 @@ function verified(key: string, header: string, rawBody: string, maxAgeS = 300): 
 
 /** A screenshot without toasts or the pointer on top; also into docs/screenshots when asked. */
 async function snap(p: Page, name: string, docsName?: string): Promise<void> {
-  for (const b of await p.$$('.toasts [aria-label="Dismiss"]')) await b.click().catch(() => {});
-  await p.mouse.move(0, 0);
-  const file = await shot(p, name);
+  const file = await snapPicture(p, name);
   if (docsName && process.env.GAFFER_DOCS_SCREENSHOTS === '1') fs.copyFileSync(file, path.join(ROOT, 'docs', 'screenshots', `${docsName}.png`));
 }
 
