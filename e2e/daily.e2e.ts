@@ -281,6 +281,7 @@ describe('every view at 1024×700 and 1440×900', () => {
           if (size !== SIZES[0]) {
             await page.setViewportSize(size);
             await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))); // let resize observers lay out
+            if (v.scrollTo) await page.locator(v.scrollTo).scrollIntoViewIfNeeded();
           }
           await snap(page, `views/${size.width}x${size.height}-${theme}-${v.name}`);
           if (size.axe) for (const f of await axeFindings(page)) problems.push(`${at}: axe ${f.impact} ${f.id} (${f.help}): ${f.nodes.join(' | ')}`);
