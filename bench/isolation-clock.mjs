@@ -13,3 +13,31 @@ Date.now = () => realNow() + offset;
 process.on('SIGUSR2', () => {
   offset += step;
 });
+
+/**
+ * GAFFER_BENCH_ISOLATION_PROFILE=DIR (the bench sets it for the start chain): SIGWINCH starts a
+ * CPU profile of this process's main thread, the next one writes it to DIR/<n>.cpuprofile
+ * (`--cpu-prof` is not allowed in NODE_OPTIONS).
+ */
+const profileDir = process.env.GAFFER_BENCH_ISOLATION_PROFILE;
+if (profileDir) {
+  const { Session } = await import('node:inspector');
+  const fs = await import('node:fs');
+  const path = await import('node:path');
+  let session;
+  let n = 0;
+  process.on('SIGWINCH', () => {
+    if (!session) {
+      session = new Session();
+      session.connect();
+      session.post('Profiler.enable', () => session.post('Profiler.start'));
+      return;
+    }
+    const s = session;
+    session = undefined;
+    s.post('Profiler.stop', (err, r) => {
+      if (!err) fs.writeFileSync(path.join(profileDir, `${++n}.cpuprofile`), JSON.stringify(r.profile));
+      s.disconnect();
+    });
+  });
+}

@@ -20,7 +20,8 @@
  *
  * Knobs: GAFFER_BENCH_ISOLATION_SECONDS (window per case, default 12),
  * GAFFER_BENCH_ISOLATION_AUDIT_ROWS (default 1 000 000), GAFFER_BENCH_ISOLATION_PACE_MS (default 12),
- * GAFFER_BENCH_ISOLATION_CASES (comma-separated keys, default all; idle always runs).
+ * GAFFER_BENCH_ISOLATION_CASES (comma-separated keys, default all; idle always runs),
+ * GAFFER_BENCH_ISOLATION_PROFILE=DIR (the server writes a CPU profile there when it stops).
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -206,13 +207,16 @@ export async function runIsolationBench(): Promise<Record<string, number>> {
   console.log(`\nisolation: seeded ${AUDIT_ROWS.toLocaleString('en')} audit rows and the probe's 60 000 tasks in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
   // The clock preload (case d) goes to the start chain only, not to this process's other children.
   const before = process.env.NODE_OPTIONS;
+  const profile = process.env.GAFFER_BENCH_ISOLATION_PROFILE;
   process.env.NODE_OPTIONS = `${before ?? ''} --import=${new URL('./isolation-clock.mjs', import.meta.url).href}`.trim();
+  if (profile) process.env.GAFFER_BENCH_ISOLATION_PROFILE = path.resolve(profile);
   let g: Headless;
   try {
     g = await startHeadless(dir);
   } finally {
     if (before === undefined) delete process.env.NODE_OPTIONS;
     else process.env.NODE_OPTIONS = before;
+    if (profile) process.env.GAFFER_BENCH_ISOLATION_PROFILE = profile;
   }
   const probe = (await spawnChild(path.join(HERE, 'logs-agents.ts'))).child;
   const floodChild = (await spawnChild(path.join(HERE, 'logs-agents.ts'))).child;
@@ -226,14 +230,23 @@ export async function runIsolationBench(): Promise<Record<string, number>> {
     await measure(2000); // warm: JIT, page cache, the hub's statements
     const cases = loads(g, dir, tokens, floodChild);
     let idle: { p50: number; p99: number } | undefined;
+    let profiled = 0;
     for (const [key, label] of ISOLATION_CASES) {
       if (key !== 'idle' && !wanted.has(key)) continue;
+      if (profile) fs.mkdirSync(profile, { recursive: true });
+      if (profile) process.kill(g.serverPid, 'SIGWINCH'); // start the server's profile: the case's load and window
       const stop = key === 'idle' ? async () => {} : await cases[key]();
       const cpu0 = processCpuUs(g.serverPid);
       const w0 = performance.now();
       const times = (await measure(SECONDS * 1000)).sort((a, b) => a - b);
       const cpuPct = (processCpuUs(g.serverPid) - cpu0) / 10 / (performance.now() - w0);
       await stop();
+      if (profile) {
+        process.kill(g.serverPid, 'SIGWINCH');
+        const file = path.join(profile, `${++profiled}.cpuprofile`);
+        for (let i = 0; i < 100 && !fs.existsSync(file); i++) await sleep(100);
+        if (fs.existsSync(file)) fs.renameSync(file, path.join(profile, `${key}.cpuprofile`));
+      }
       const p50 = percentile(times, 50);
       const p99 = percentile(times, 99);
       idle ??= { p50, p99 };
