@@ -33,6 +33,7 @@ import { seedDatabase } from '../e2e/seed';
 import { BENCH_OPERATOR_TOKEN, startHeadless, type Headless } from './headless-proc';
 import { agent as jobAgent } from './jobs';
 import { processCpuUs } from './proc';
+import { ISOLATION_LABELS, isolationChart, isolationSection } from './report';
 import { benchDir, percentile, printTable, seedBacklog, spawnChild, stopChild, type Child } from './util';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -43,16 +44,7 @@ const BURST_JOBS = 1000;
 const CHECK_S = 10;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-export const ISOLATION_CASES = [
-  ['idle', 'nothing else (idle)'],
-  ['flood', 'log flood: 4 agents, usage every 10 lines'],
-  ['burst', `${BURST_JOBS.toLocaleString('en')} jobs due at once`],
-  ['catchup', 'sleep catch-up: every-second job, 1 day'],
-  ['chatty', 'chatty managed agent (`yes`)'],
-  ['export', `audit export, ${AUDIT_ROWS.toLocaleString('en')} rows`],
-  ['verify', `4 verification commands of ${CHECK_S} s`],
-] as const;
-type CaseKey = (typeof ISOLATION_CASES)[number][0];
+type CaseKey = 'idle' | 'flood' | 'burst' | 'catchup' | 'chatty' | 'export' | 'verify';
 
 /** Operator HTTP against the headless server. */
 function api(g: Headless) {
@@ -199,9 +191,28 @@ function loads(g: Headless, dir: string, tokens: ReturnType<typeof seed>, floodC
   };
 }
 
+/**
+ * The chart (bench/charts/isolation.svg, as report.ts draws the others) and this suite's section
+ * of bench/REPORT.md, replaced in place (or added at the end): a full run rewrites the whole
+ * report, a run of this suite alone only its own section.
+ */
+function writeSection(f: Record<string, number>): void {
+  fs.mkdirSync(path.join(HERE, 'charts'), { recursive: true });
+  fs.writeFileSync(path.join(HERE, 'charts', 'isolation.svg'), isolationChart(f));
+  const load = `${os.loadavg().map((l) => l.toFixed(1)).join(' / ')} (1 / 5 / 15 min) on ${os.cpus().length} CPUs`;
+  const section = isolationSection(f, '![isolation](charts/isolation.svg)', load);
+  const file = path.join(HERE, 'REPORT.md');
+  const md = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '# Gaffer benchmark report\n';
+  const start = md.indexOf(section.slice(0, section.indexOf('\n')));
+  const end = start < 0 ? -1 : md.indexOf('\n## ', start + 3);
+  const out = start < 0 ? `${md.trimEnd()}\n\n${section}\n` : `${md.slice(0, start)}${section}\n${end < 0 ? '' : md.slice(end)}`;
+  fs.writeFileSync(file, out);
+  console.log(`\nchart: ${path.relative(process.cwd(), path.join(HERE, 'charts', 'isolation.svg'))}; section written to ${path.relative(process.cwd(), file)}`);
+}
+
 export async function runIsolationBench(): Promise<Record<string, number>> {
   const dir = benchDir('isolation');
-  const wanted = new Set((process.env.GAFFER_BENCH_ISOLATION_CASES ?? ISOLATION_CASES.map(([k]) => k).join(',')).split(','));
+  const wanted = new Set((process.env.GAFFER_BENCH_ISOLATION_CASES ?? ISOLATION_LABELS.map(([k]) => k).join(',')).split(','));
   const t0 = performance.now();
   const tokens = seed(dir);
   console.log(`\nisolation: seeded ${AUDIT_ROWS.toLocaleString('en')} audit rows and the probe's 60 000 tasks in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
@@ -231,7 +242,9 @@ export async function runIsolationBench(): Promise<Record<string, number>> {
     const cases = loads(g, dir, tokens, floodChild);
     let idle: { p50: number; p99: number } | undefined;
     let profiled = 0;
-    for (const [key, label] of ISOLATION_CASES) {
+    for (const [name, caseLabel] of ISOLATION_LABELS) {
+      const key = name as CaseKey;
+      const label = key === 'export' ? `audit export, ${AUDIT_ROWS.toLocaleString('en')} rows` : caseLabel;
       if (key !== 'idle' && !wanted.has(key)) continue;
       if (profile) fs.mkdirSync(profile, { recursive: true });
       if (profile) process.kill(g.serverPid, 'SIGWINCH'); // start the server's profile: the case's load and window
@@ -266,8 +279,11 @@ export async function runIsolationBench(): Promise<Record<string, number>> {
     }
     figures.loadAverage = os.loadavg()[0]!;
     figures.seconds = SECONDS;
+    figures.paceMs = PACE_MS;
+    figures.auditRows = AUDIT_ROWS;
     printTable(`Isolation: another agent's claim+report while something else runs (${SECONDS} s each, a cycle at most every ${PACE_MS} ms)`, rows);
     console.log(`\n(target: p99 within 2× of idle in every case; load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')} on ${os.cpus().length} CPUs)`);
+    writeSection(figures);
     return figures;
   } finally {
     await stopChild(floodChild).catch(() => {});
