@@ -60,7 +60,7 @@ interface Agent {
   report(): Promise<Array<[number, string]>>;
 }
 
-async function agent(url: string, token: string, name: string): Promise<Agent> {
+export async function agent(url: string, token: string, name: string): Promise<Agent> {
   const file = path.join(benchDir('agent'), 'agent.cjs');
   fs.writeFileSync(file, AGENT_SOURCE);
   const require = createRequire(import.meta.url);

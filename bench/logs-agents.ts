@@ -5,7 +5,9 @@
  *   {cmd:'flood', url, token, agents, lineChars}  → {started: n}, then floods until
  *   {cmd:'pause'} / {cmd:'resume'}                → {paused} / {resumed}  (the handlers stop / go on logging)
  *   {cmd:'stop'}                                  → {lines, seconds}  (lines acknowledged by the server)
- *   {cmd:'latency', url, token, durationMs}       → {cycles, p50Ms, p99Ms, times}  (claim → report, one at a time)
+ *   {cmd:'latency', url, token, durationMs}       → {cycles, p50Ms, p99Ms, times}  (claim → report, one at a time;
+ *                                                   `role` (default bench), `paceMs`: start a cycle at most every paceMs,
+ *                                                   to stay under the hub's per-session request rate against a real server)
  *
  * Flooders use the SDK (its log outbox: batching, one frame in flight, acknowledgements), each
  * inside a claimed task, awaiting `ctx.log` as a well-behaved handler would.
@@ -17,7 +19,7 @@ import { connect, type Agent } from '../src-main/sdk';
 type Json = any;
 
 /** `usageEvery`: also send a `usage` frame (tokens and a model, priced by Gaffer) every N lines, as a streaming CLI adapter sends one per message. */
-type Msg = { cmd: 'flood' | 'pause' | 'resume' | 'stop' | 'latency' | 'exit'; url: string; token: string; agents?: number; lineChars?: number; durationMs?: number; usageEvery?: number };
+type Msg = { cmd: 'flood' | 'pause' | 'resume' | 'stop' | 'latency' | 'exit'; url: string; token: string; agents?: number; lineChars?: number; durationMs?: number; usageEvery?: number; role?: string; paceMs?: number };
 
 const reply = (m: unknown) => process.send!(m);
 let flood: { agents: Agent[]; stop: AbortController; acked: () => number; usage: () => number; started: number; done: Promise<unknown> } | undefined;
@@ -99,7 +101,7 @@ async function latency(m: Msg): Promise<void> {
       waiting.set(id, res);
       ws.send(JSON.stringify({ id, ...f }));
     });
-  await req({ type: 'hello', role: 'bench', name: 'latency' });
+  await req({ type: 'hello', role: m.role ?? 'bench', name: 'latency', takesRuns: false });
   const times: number[] = [];
   const end = Date.now() + (m.durationMs ?? 3000);
   while (Date.now() < end) {
@@ -109,6 +111,8 @@ async function latency(m: Msg): Promise<void> {
     const r = await req({ type: 'report', taskId: c.result.task.id, fence: c.result.lock.fence, status: 'done' });
     if (!r.ok) throw new Error(`report failed: ${JSON.stringify(r)}`);
     times.push(performance.now() - t0);
+    const wait = t0 + (m.paceMs ?? 0) - performance.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
   }
   ws.close();
   times.sort((a, b) => a - b);

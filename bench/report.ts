@@ -52,6 +52,48 @@ ${target}
 `;
 }
 
+/** The isolation bench's cases, in order: [figure key, label] (bench/isolation.ts). */
+export const ISOLATION_LABELS: ReadonlyArray<readonly [string, string]> = [
+  ['idle', 'nothing else (idle)'],
+  ['flood', 'log flood: 4 agents, usage every 10 lines'],
+  ['burst', '1,000 jobs due at once'],
+  ['catchup', 'sleep catch-up: every-second job, 1 day'],
+  ['chatty', 'chatty managed agent (`yes`)'],
+  ['export', 'audit export of the whole log'],
+  ['verify', '4 verification commands of 10 s'],
+];
+
+/** The chart of `npm run bench -- isolation`: each case's p99 against 2× the idle p99. */
+export function isolationChart(f: Record<string, number>): string {
+  const cases = ISOLATION_LABELS.filter(([k]) => f[`${k}.p99Ms`] !== undefined);
+  const idle = f['idle.p99Ms'] ?? NaN;
+  return barChart("another agent's claim+report p99 while something else runs", 'ms', cases.map(([k, label]) => ({ label: label.replace(/`/g, '').slice(0, 34), value: f[`${k}.p99Ms`]! })), {
+    target: { value: 2 * idle, label: '2× idle p99' },
+  });
+}
+
+/** The REPORT.md section of `npm run bench -- isolation` (`chartLink`: the chart's Markdown). */
+export function isolationSection(f: Record<string, number>, chartLink: string, load: string): string {
+  const idle = { p50: f['idle.p50Ms']!, p99: f['idle.p99Ms']! };
+  const rows = ISOLATION_LABELS.filter(([k]) => f[`${k}.p99Ms`] !== undefined).map(([k, label]) => {
+    const p50 = f[`${k}.p50Ms`]!;
+    const p99 = f[`${k}.p99Ms`]!;
+    return `| ${k === 'export' && f.auditRows ? `audit export, ${n0(f.auditRows)} rows` : label} | ${p50.toFixed(1)} | ${p99.toFixed(1)} | ${(p50 / idle.p50).toFixed(2)} | ${(p99 / idle.p99).toFixed(2)} | ${p99 <= 2 * idle.p99 ? 'yes' : '**no**'} | ${Math.round(f[`${k}.maxMs`] ?? NaN)} | ${f[`${k}.cycles`] ?? ''} | ${Math.round(f[`${k}.serverCpuPct`] ?? NaN)} |`;
+  });
+  return `## Isolation: another agent's claim+report while something else runs
+
+\`npm run bench -- isolation\` (\`GAFFER_BENCH_ISOLATION_SECONDS\` sets each case's window, default 12 s). One real
+headless Gaffer; one probe agent (its own process) claims and reports one task at a time, a cycle at most every
+${f.paceMs ?? 12} ms (the hub's per-session request rate), for ${f.seconds ?? 12} s per case while, in turn, each load below runs.
+Target (issue 32): p99 within 2× of idle in every case. Load average at the end: ${load}.
+
+${chartLink}
+
+| case | p50 ms | p99 ms | p50 ÷ idle | p99 ÷ idle | within 2× | max ms | cycles | server CPU % |
+|---|---|---|---|---|---|---|---|---|
+${rows.join('\n')}`;
+}
+
 const n0 = (v: number | undefined) => (v === undefined ? 'n/a' : Math.round(v).toLocaleString('en'));
 const n2 = (v: number | undefined) => (v === undefined ? 'n/a' : v.toFixed(2));
 const n1 = (v: number | undefined) => (v === undefined ? 'n/a' : v.toFixed(1));
@@ -230,6 +272,8 @@ Loopback receiver, real clock, one at a time: from the agent's final \`run_resul
 
 The inbox's sweep (dead-man's switch and stuck queues) over 1 000 jobs: ${n2(a.inboxSweep1000JobsMs)} ms.`);
   }
+
+  if (r.isolation) sections.push(isolationSection(r.isolation, chart('isolation', isolationChart(r.isolation)), load ?? 'n/a'));
 
   const md = `# Gaffer benchmark report
 

@@ -25,6 +25,7 @@ const SUITES: Record<string, [file: string, fn: string]> = {
   idle: ['idle.ts', 'runIdleBench'],
   workspace: ['workspace.ts', 'runWorkspaceBench'],
   transcript: ['transcript.ts', 'runTranscriptBench'],
+  isolation: ['isolation.ts', 'runIsolationBench'],
 };
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));

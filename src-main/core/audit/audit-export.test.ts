@@ -8,6 +8,7 @@ import {
   csvField,
   csvRecord,
   csvRecords,
+  EXPORT_PAGE_ROWS,
   exportAudit,
   verifyExport,
   verifyLiveRange,
@@ -114,6 +115,24 @@ describe('audit export', () => {
     expect(mid).toEqual([5, 6, 7]);
     expect(await collect({ type: 'none' }, 'jsonl')).toBe('');
     expect(await collect({ type: 'none' }, 'csv')).toBe(`${CSV_COLUMNS.join(',')}\r\n`);
+  });
+
+  it('gives the event loop a turn every EXPORT_PAGE_ROWS rows at most, whatever page size is asked (a claim waits behind one short page)', async () => {
+    const total = EXPORT_PAGE_ROWS * 3 + 7;
+    seed(total);
+    for (const pageSize of [undefined, EXPORT_PAGE_ROWS * 10]) {
+      let rows = 0;
+      let rowsAtFirstTurn: number | undefined;
+      setImmediate(() => (rowsAtFirstTurn = rows));
+      const sizes: number[] = [];
+      for await (const chunk of exportAudit(core.auditQuery, {}, { format: 'jsonl', ...(pageSize ? { pageSize } : {}) })) {
+        sizes.push(chunk.split('\n').length - 1);
+        rows += sizes[sizes.length - 1]!;
+      }
+      expect(rows).toBe(total);
+      expect(Math.max(...sizes)).toBeLessThanOrEqual(EXPORT_PAGE_ROWS);
+      expect(rowsAtFirstTurn).toBeLessThanOrEqual(EXPORT_PAGE_ROWS);
+    }
   });
 
   it('validates the filter before yielding anything', () => {

@@ -98,6 +98,30 @@ describe('a blocked task', () => {
   });
 });
 
+describe('a one-day sleep with an every-second job', () => {
+  it('folds the missed slots into one item in one commit, not a durable commit per slot (claims are not held up)', async () => {
+    h = await startJobsHarness({ start: '2026-11-30T00:00:00.500Z' });
+    await h.agent('ops', succeed());
+    const jobId = h.createJob({ name: 'tick', role: 'ops', schedule: { everyS: 1 }, missedWindow: 'skip_and_alert' });
+    await h.advance(3000);
+    await h.settle();
+    let commits = 0;
+    h.core.store.afterCommit(() => commits++);
+    const audit0 = h.audit('inbox.raise').length + h.audit('inbox.repeat').length;
+    h.clock.jump(86_400_000);
+    await h.advance(2000);
+    await h.settle();
+    const inboxWrites = h.audit('inbox.raise').length + h.audit('inbox.repeat').length - audit0;
+    const [item, ...more] = items('skipped_alert');
+    expect(more).toEqual([]);
+    expect(item!.subject).toBe(`job:${jobId}`);
+    expect(item!.count).toBeGreaterThanOrEqual(50);
+    expect(inboxWrites).toBe(item!.count);
+    // Before: one commit per raise or fold (each an fsync, back to back on the event loop).
+    expect(commits).toBeLessThan(inboxWrites / 4);
+  });
+});
+
 describe('a 3-hour sleep', () => {
   it('one item per job (missed for run_now, skipped for skip_and_alert), saying the slots were missed while asleep', async () => {
     h = await startJobsHarness({ start: '2026-11-30T00:00:30.000Z' });

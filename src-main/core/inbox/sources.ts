@@ -41,6 +41,8 @@ export class InboxSources {
   private readonly listeners: Disposable[] = [];
   /** Recent sleeps and stalls [from, to] (wall time of the old and the new timeline). */
   private readonly gaps: Array<{ from: number; to: number }> = [];
+  /** Missed-slot alerts waiting for their one transaction (`later`). */
+  private readonly queued: Array<() => void> = [];
   private readonly q;
 
   constructor(
@@ -55,7 +57,11 @@ export class InboxSources {
     const ev = this.ctx.events;
     this.listeners.push(
       ev.on('run.needs_human', (e) => this.guard('needs_human', () => this.runHeld('needs_human', e.run, e.message))),
-      ev.on('run.alert', (e) => this.guard('run alert', () => this.runAlert(e))),
+      ev.on('run.alert', (e) => {
+        const alert = () => this.guard('run alert', () => this.runAlert(e));
+        if (e.kind === 'missed' || e.kind === 'not_ready') this.later(alert);
+        else alert();
+      }),
       ev.on('run.finished', (e) => {
         if (e.run.status === 'failed' && e.run.attempt > 0 && e.run.disposition !== 'missed') this.guard('repeated failures', () => this.failures(e.run.jobId));
         if (e.run.status === 'success') this.guard('run succeeded', () => this.jobRecovered(e.run, `its run of ${e.run.slot} succeeded`));
@@ -93,6 +99,26 @@ export class InboxSources {
 
   stop(): void {
     for (const l of this.listeners.splice(0)) l.dispose();
+    this.queued.length = 0; // stopping: what is left is reconciled at the next start
+  }
+
+  /**
+   * Missed-slot alerts are raised in their order in ONE transaction once the code that emitted
+   * them is done (a microtask later): a wake-up's catch-up decides up to ONE_BY_ONE missed slots
+   * of a job in one commit, and an item raised or folded per slot in a write of its own was a
+   * durable commit each, back to back on the event loop — agents' claims waited seconds (issue
+   * 32). A crash before it commits is what `reconcile` covers at the next start.
+   */
+  private later(fn: () => void): void {
+    this.queued.push(fn);
+    if (this.queued.length === 1) queueMicrotask(() => this.drain());
+  }
+
+  private drain(): void {
+    const batch = this.queued.splice(0);
+    if (batch.length === 0) return;
+    // Each raise in a savepoint of its own (Inbox.raise writes): one that fails leaves the others.
+    this.guard('missed slots', () => this.ctx.store.write(() => batch.forEach((fn) => fn())));
   }
 
   private guard(what: string, fn: () => void): void {

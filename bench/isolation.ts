@@ -1,0 +1,296 @@
+/**
+ * Isolation benchmark (issue 32).  Run:  npm run bench -- isolation   (or npx tsx bench/isolation.ts)
+ *
+ * One real headless Gaffer (`npm start -- --headless`, bench/headless-proc.ts). One probe agent
+ * (its own process, bench/logs-agents.ts `latency`) claims and reports one task at a time the whole
+ * time; its claim+report p50 / p99 is measured while, in turn:
+ *  (a) nothing else runs (the idle baseline);
+ *  (b) 4 SDK agents flood their task logs, a usage frame every 10 lines (bench/logs-agents.ts);
+ *  (c) 1 000 jobs are due at the very same instant, every 10 s (agents of bench/jobs.ts take them);
+ *  (d) the machine "wakes" from a day's sleep with an every-second job: the server's wall clock
+ *      steps a day forward (bench/isolation-clock.mjs, preloaded, on SIGUSR2), its monotonic clock
+ *      does not, as after a suspend; the gap detector and the job runner catch up;
+ *  (e) a chatty managed agent: a per-task `gaffer agent` whose command (`yes`) prints lines as fast
+ *      as it can, its output going to the task's log;
+ *  (f) an audit export of 1 000 000 rows (seeded as bench/audit.ts does), `GET /audit/export`
+ *      streamed to nowhere (started again if it ends before the window does);
+ *  (g) 4 tasks with a 10-second `sleep 10` verification check said done at once.
+ * Target: p99 within 2× of idle in every case. The probe paces itself (a cycle at most every
+ * PACE_MS) to stay under the hub's per-session request rate (200/s).
+ *
+ * Knobs: GAFFER_BENCH_ISOLATION_SECONDS (window per case, default 12),
+ * GAFFER_BENCH_ISOLATION_AUDIT_ROWS (default 1 000 000), GAFFER_BENCH_ISOLATION_PACE_MS (default 12),
+ * GAFFER_BENCH_ISOLATION_CASES (comma-separated keys, default all; idle always runs),
+ * GAFFER_BENCH_ISOLATION_PROFILE=DIR (the server writes a CPU profile there when it stops).
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createCore } from '../src-main/core/create-core';
+import { connect } from '../src-main/sdk';
+import { seedDatabase } from '../e2e/seed';
+import { BENCH_OPERATOR_TOKEN, startHeadless, type Headless } from './headless-proc';
+import { agent as jobAgent } from './jobs';
+import { processCpuUs } from './proc';
+import { ISOLATION_LABELS, isolationChart, isolationSection } from './report';
+import { benchDir, percentile, printTable, seedBacklog, spawnChild, stopChild, type Child } from './util';
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const SECONDS = Number(process.env.GAFFER_BENCH_ISOLATION_SECONDS ?? 12);
+const AUDIT_ROWS = Number(process.env.GAFFER_BENCH_ISOLATION_AUDIT_ROWS ?? 1_000_000);
+const PACE_MS = Number(process.env.GAFFER_BENCH_ISOLATION_PACE_MS ?? 12);
+const BURST_JOBS = 1000;
+const CHECK_S = 10;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+type CaseKey = 'idle' | 'flood' | 'burst' | 'catchup' | 'chatty' | 'export' | 'verify';
+
+/** Operator HTTP against the headless server. */
+function api(g: Headless) {
+  return async <T = any>(method: string, route: string, body?: unknown): Promise<T> => {
+    const res = await fetch(`${g.url}/api/v1${route}`, {
+      method,
+      headers: { authorization: `Bearer ${BENCH_OPERATOR_TOKEN}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    const text = await res.text();
+    if (!res.ok) throw new Error(`${method} ${route}: ${res.status} ${text.slice(0, 300)}`);
+    return (text ? JSON.parse(text) : undefined) as T;
+  };
+}
+
+/** Runs `fn` over `items`, `width` at a time. */
+async function pool<T>(items: T[], width: number, fn: (t: T) => Promise<unknown>): Promise<void> {
+  let i = 0;
+  await Promise.all(Array.from({ length: width }, async () => {
+    while (i < items.length) await fn(items[i++]!);
+  }));
+}
+
+/** The data directory: 1 M audit rows, the probe's backlog, the flooders' tasks and budgets, the tokens. */
+function seed(dir: string): Record<'probe' | 'flood' | 'jobs' | 'slow', string> {
+  if (AUDIT_ROWS > 0) seedDatabase(dir, { auditRows: AUDIT_ROWS, tasks: 0, expiredToday: 0 });
+  const core = createCore({ dataDir: dir });
+  try {
+    seedBacklog(core.db, 60_000); // role dev: the probe's
+    core.logs.setSettings({ logBytesPerSecondPerToken: 1024 ** 3, logBurstBytesPerToken: 1024 ** 3 }, { actor: 'bench', reason: 'bench: the flood is what is measured' });
+    core.budgets.put({ perRoleDailyUsd: { flood: 1e6 }, windows: [{ scope: 'role', role: 'flood', hours: 5, maxTokens: 1e13 }], actor: 'bench' });
+    core.store.write(() => {
+      for (let i = 0; i < 4; i++) core.tasks.create({ title: `flood ${i}`, role: 'flood', budget: { maxCostUsdPerRun: 1e6 } }, { actor: 'bench' });
+    });
+    const token = (role: string) => core.tokens.create({ name: `isolation-${role}`, role, actor: 'bench' }).token;
+    return { probe: token('dev'), flood: token('flood'), jobs: token('bench'), slow: token('slow') };
+  } finally {
+    core.close();
+  }
+}
+
+/** Each case's load: started before the window, stopped after it. */
+type Load = () => Promise<() => Promise<void>>;
+
+function loads(g: Headless, dir: string, tokens: ReturnType<typeof seed>, floodChild: Child): Record<Exclude<CaseKey, 'idle'>, Load> {
+  const call = api(g);
+  const disableAll = async (ids: string[]) => pool(ids, 8, (id) => call('POST', `/jobs/${id}/disable`, { reason: 'bench: case over' }));
+  return {
+    async flood() {
+      floodChild.send({ cmd: 'flood', url: g.agentUrl, token: tokens.flood, agents: 4, lineChars: 80, usageEvery: 10 });
+      await floodChild.next();
+      await sleep(500);
+      return async () => {
+        floodChild.send({ cmd: 'stop' });
+        const f = await floodChild.next();
+        console.log(`  flood: ${f.lines} lines, ${f.usageFrames} usage frames in ${f.seconds.toFixed(1)} s`);
+      };
+    },
+    async burst() {
+      const agents = [await jobAgent(g.agentUrl, tokens.jobs, 'burst-0'), await jobAgent(g.agentUrl, tokens.jobs, 'burst-1')];
+      const ids: string[] = [];
+      await pool(Array.from({ length: BURST_JOBS }, (_, i) => i), 8, async (i) => {
+        const r = await call<{ job: { id: string } }>('POST', '/jobs', { name: `burst-${i}`, role: 'bench', schedule: { everyS: 10 }, missedWindow: 'skip_and_alert', retry: { maxAttempts: 1 }, overlap: 'allow' });
+        ids.push(r.job.id);
+      });
+      return async () => {
+        await disableAll(ids);
+        const got = (await Promise.all(agents.map((a) => a.report()))).flat();
+        console.log(`  burst: ${got.length} triggers taken by the agents`);
+        for (const a of agents) a.child.send('exit');
+      };
+    },
+    async catchup() {
+      const agents = [await jobAgent(g.agentUrl, tokens.jobs, 'tick-0')];
+      const { job } = await call<{ job: { id: string } }>('POST', '/jobs', { name: 'every-second', role: 'bench', schedule: { everyS: 1 } });
+      await sleep(3000);
+      // The window starts now; a second into it, the machine wakes from a day's sleep.
+      setTimeout(() => process.kill(g.serverPid, 'SIGUSR2'), 1000).unref();
+      return async () => {
+        await disableAll([job.id]);
+        const runs = await call<{ items?: unknown[] }>('GET', `/runs?jobId=${job.id}&limit=500`).catch(() => undefined);
+        const got = (await Promise.all(agents.map((a) => a.report()))).flat();
+        console.log(`  catch-up: ${got.length} triggers taken${runs?.items ? `, ${runs.items.length} runs listed` : ''}`);
+        for (const a of agents) a.child.send('exit');
+      };
+    },
+    async chatty() {
+      const command = ['timeout', String(SECONDS + 15), 'yes', 'chatty: a managed agent printing a line of output as fast as it can'];
+      const { managedAgent } = await call<{ managedAgent: { id: string } }>('POST', '/managed-agents', { name: 'chatty', role: 'chatty', command, mode: 'per_task' });
+      const { task } = await call<{ task: { id: string } }>('POST', '/tasks', { title: 'chatty', role: 'chatty' });
+      const t0 = Date.now();
+      for (;;) {
+        const t = await call<{ task: { status: string } }>('GET', `/tasks/${task.id}`);
+        if ((t.task ?? (t as unknown as { status: string })).status === 'in_progress') break;
+        if (Date.now() - t0 > 60_000) throw new Error('the chatty managed agent did not claim its task in 60 s');
+        await sleep(200);
+      }
+      await sleep(1000);
+      return async () => {
+        await call('POST', `/managed-agents/${managedAgent.id}/stop`, { reason: 'bench: case over' });
+      };
+    },
+    async export() {
+      let stop = false;
+      let bytes = 0;
+      let exports = 0;
+      const loop = (async () => {
+        while (!stop) {
+          const ctl = new AbortController();
+          const res = await fetch(`${g.url}/api/v1/audit/export?format=jsonl`, { headers: { authorization: `Bearer ${BENCH_OPERATOR_TOKEN}` }, signal: ctl.signal });
+          try {
+            for await (const chunk of res.body!) {
+              bytes += (chunk as Uint8Array).length;
+              if (stop) {
+                ctl.abort();
+                break;
+              }
+            }
+            if (!stop) exports++;
+          } catch (e) {
+            if (!stop) throw e;
+          }
+        }
+      })();
+      await sleep(300);
+      return async () => {
+        stop = true;
+        await loop.catch(() => {});
+        console.log(`  export: ${exports} whole export(s) and ${(bytes / 2 ** 20).toFixed(0)} MiB streamed`);
+      };
+    },
+    async verify() {
+      const tasks = Array.from({ length: 4 }, (_, i) => ({
+        title: `checked ${i}`,
+        role: 'slow',
+        verify: { checks: [{ kind: 'command', name: 'tests', command: ['sleep', String(CHECK_S)], cwd: dir, timeoutS: CHECK_S * 3 }] },
+      }));
+      for (const t of tasks) await call('POST', '/tasks', t);
+      const slow = await connect({ url: g.agentUrl, token: tokens.slow, role: 'slow', name: 'said-done' });
+      await slow.work(async () => ({ output: 'done' }), { maxTasks: 4, idleDelayMs: 50 });
+      await slow.close({ timeoutMs: 1000 });
+      return async () => {};
+    },
+  };
+}
+
+/**
+ * The chart (bench/charts/isolation.svg, as report.ts draws the others) and this suite's section
+ * of bench/REPORT.md, replaced in place (or added at the end): a full run rewrites the whole
+ * report, a run of this suite alone only its own section.
+ */
+function writeSection(f: Record<string, number>): void {
+  fs.mkdirSync(path.join(HERE, 'charts'), { recursive: true });
+  fs.writeFileSync(path.join(HERE, 'charts', 'isolation.svg'), isolationChart(f));
+  const load = `${os.loadavg().map((l) => l.toFixed(1)).join(' / ')} (1 / 5 / 15 min) on ${os.cpus().length} CPUs`;
+  const section = isolationSection(f, '![isolation](charts/isolation.svg)', load);
+  const file = path.join(HERE, 'REPORT.md');
+  const md = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '# Gaffer benchmark report\n';
+  const start = md.indexOf(section.slice(0, section.indexOf('\n')));
+  const end = start < 0 ? -1 : md.indexOf('\n## ', start + 3);
+  const out = start < 0 ? `${md.trimEnd()}\n\n${section}\n` : `${md.slice(0, start)}${section}\n${end < 0 ? '' : md.slice(end)}`;
+  fs.writeFileSync(file, out);
+  console.log(`\nchart: ${path.relative(process.cwd(), path.join(HERE, 'charts', 'isolation.svg'))}; section written to ${path.relative(process.cwd(), file)}`);
+}
+
+export async function runIsolationBench(): Promise<Record<string, number>> {
+  const dir = benchDir('isolation');
+  const wanted = new Set((process.env.GAFFER_BENCH_ISOLATION_CASES ?? ISOLATION_LABELS.map(([k]) => k).join(',')).split(','));
+  const t0 = performance.now();
+  const tokens = seed(dir);
+  console.log(`\nisolation: seeded ${AUDIT_ROWS.toLocaleString('en')} audit rows and the probe's 60 000 tasks in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  // The clock preload (case d) goes to the start chain only, not to this process's other children.
+  const before = process.env.NODE_OPTIONS;
+  const profile = process.env.GAFFER_BENCH_ISOLATION_PROFILE;
+  process.env.NODE_OPTIONS = `${before ?? ''} --import=${new URL('./isolation-clock.mjs', import.meta.url).href}`.trim();
+  if (profile) process.env.GAFFER_BENCH_ISOLATION_PROFILE = path.resolve(profile);
+  let g: Headless;
+  try {
+    g = await startHeadless(dir);
+  } finally {
+    if (before === undefined) delete process.env.NODE_OPTIONS;
+    else process.env.NODE_OPTIONS = before;
+    if (profile) process.env.GAFFER_BENCH_ISOLATION_PROFILE = profile;
+  }
+  const probe = (await spawnChild(path.join(HERE, 'logs-agents.ts'))).child;
+  const floodChild = (await spawnChild(path.join(HERE, 'logs-agents.ts'))).child;
+  const measure = async (ms: number): Promise<number[]> => {
+    probe.send({ cmd: 'latency', url: g.agentUrl, token: tokens.probe, durationMs: ms, role: 'dev', paceMs: PACE_MS });
+    return ((await probe.next()) as { times: number[] }).times;
+  };
+  const figures: Record<string, number> = {};
+  const rows: Array<Record<string, string | number>> = [];
+  try {
+    await measure(2000); // warm: JIT, page cache, the hub's statements
+    const cases = loads(g, dir, tokens, floodChild);
+    let idle: { p50: number; p99: number } | undefined;
+    let profiled = 0;
+    for (const [name, caseLabel] of ISOLATION_LABELS) {
+      const key = name as CaseKey;
+      const label = key === 'export' ? `audit export, ${AUDIT_ROWS.toLocaleString('en')} rows` : caseLabel;
+      if (key !== 'idle' && !wanted.has(key)) continue;
+      if (profile) fs.mkdirSync(profile, { recursive: true });
+      if (profile) process.kill(g.serverPid, 'SIGWINCH'); // start the server's profile: the case's load and window
+      const stop = key === 'idle' ? async () => {} : await cases[key]();
+      const cpu0 = processCpuUs(g.serverPid);
+      const w0 = performance.now();
+      const times = (await measure(SECONDS * 1000)).sort((a, b) => a - b);
+      const cpuPct = (processCpuUs(g.serverPid) - cpu0) / 10 / (performance.now() - w0);
+      await stop();
+      if (profile) {
+        process.kill(g.serverPid, 'SIGWINCH');
+        const file = path.join(profile, `${++profiled}.cpuprofile`);
+        for (let i = 0; i < 100 && !fs.existsSync(file); i++) await sleep(100);
+        if (fs.existsSync(file)) fs.renameSync(file, path.join(profile, `${key}.cpuprofile`));
+      }
+      const p50 = percentile(times, 50);
+      const p99 = percentile(times, 99);
+      idle ??= { p50, p99 };
+      Object.assign(figures, { [`${key}.p50Ms`]: p50, [`${key}.p99Ms`]: p99, [`${key}.maxMs`]: times[times.length - 1]!, [`${key}.cycles`]: times.length, [`${key}.serverCpuPct`]: cpuPct });
+      rows.push({
+        case: label,
+        'p50 ms': p50,
+        'p99 ms': p99,
+        'p50 ÷ idle': p50 / idle.p50,
+        'p99 ÷ idle': p99 / idle.p99,
+        'within 2×': p99 <= 2 * idle.p99 ? 'yes' : 'no',
+        'max ms': times[times.length - 1]!,
+        cycles: times.length,
+        'server CPU %': Math.round(cpuPct),
+      });
+      await sleep(1000); // let what the case left behind settle before the next one
+    }
+    figures.loadAverage = os.loadavg()[0]!;
+    figures.seconds = SECONDS;
+    figures.paceMs = PACE_MS;
+    figures.auditRows = AUDIT_ROWS;
+    printTable(`Isolation: another agent's claim+report while something else runs (${SECONDS} s each, a cycle at most every ${PACE_MS} ms)`, rows);
+    console.log(`\n(target: p99 within 2× of idle in every case; load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')} on ${os.cpus().length} CPUs)`);
+    writeSection(figures);
+    return figures;
+  } finally {
+    await stopChild(floodChild).catch(() => {});
+    await stopChild(probe).catch(() => {});
+    await g.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) await runIsolationBench();
