@@ -860,4 +860,70 @@ export const MIGRATIONS: Migration[] = [
     sql: '',
     run: (db) => addMissingColumns(db, 'tasks', [['resume_session', 'TEXT']]),
   },
+  {
+    name: '027_usage_attempts',
+    // PROTOCOL §14: each attempt's usage totals kept as the rows come (core/logs/usage-store.ts
+    // invariant 5), so a usage report and the cap check behind it read one row instead of summing
+    // the attempt's rows. The triggers keep it equal to the SUM of `usage` whatever writes the rows;
+    // the backfill recomputes every attempt's totals from the rows, so running it again changes
+    // nothing.
+    sql: `
+      CREATE TABLE IF NOT EXISTS usage_attempts (
+        subject TEXT NOT NULL,
+        attempt INTEGER NOT NULL,
+        input_tokens INTEGER NOT NULL,
+        output_tokens INTEGER NOT NULL,
+        cost_nusd INTEGER NOT NULL,
+        cache_read_tokens INTEGER NOT NULL,
+        cache_write_tokens INTEGER NOT NULL,
+        reports INTEGER NOT NULL,
+        PRIMARY KEY (subject, attempt)
+      ) WITHOUT ROWID;
+      CREATE TRIGGER IF NOT EXISTS usage_attempts_insert AFTER INSERT ON usage BEGIN
+        INSERT INTO usage_attempts (subject, attempt, input_tokens, output_tokens, cost_nusd, cache_read_tokens, cache_write_tokens, reports)
+          VALUES (NEW.subject, NEW.attempt, NEW.input_tokens, NEW.output_tokens, NEW.cost_nusd, NEW.cache_read_tokens, NEW.cache_write_tokens, 1)
+          ON CONFLICT (subject, attempt) DO UPDATE SET
+            input_tokens = input_tokens + excluded.input_tokens,
+            output_tokens = output_tokens + excluded.output_tokens,
+            cost_nusd = cost_nusd + excluded.cost_nusd,
+            cache_read_tokens = cache_read_tokens + excluded.cache_read_tokens,
+            cache_write_tokens = cache_write_tokens + excluded.cache_write_tokens,
+            reports = reports + 1;
+      END;
+      CREATE TRIGGER IF NOT EXISTS usage_attempts_delete AFTER DELETE ON usage BEGIN
+        UPDATE usage_attempts SET
+            input_tokens = input_tokens - OLD.input_tokens,
+            output_tokens = output_tokens - OLD.output_tokens,
+            cost_nusd = cost_nusd - OLD.cost_nusd,
+            cache_read_tokens = cache_read_tokens - OLD.cache_read_tokens,
+            cache_write_tokens = cache_write_tokens - OLD.cache_write_tokens,
+            reports = reports - 1
+          WHERE subject = OLD.subject AND attempt = OLD.attempt;
+        DELETE FROM usage_attempts WHERE subject = OLD.subject AND attempt = OLD.attempt AND reports <= 0;
+      END;
+      CREATE TRIGGER IF NOT EXISTS usage_attempts_update AFTER UPDATE ON usage BEGIN
+        UPDATE usage_attempts SET
+            input_tokens = input_tokens - OLD.input_tokens,
+            output_tokens = output_tokens - OLD.output_tokens,
+            cost_nusd = cost_nusd - OLD.cost_nusd,
+            cache_read_tokens = cache_read_tokens - OLD.cache_read_tokens,
+            cache_write_tokens = cache_write_tokens - OLD.cache_write_tokens,
+            reports = reports - 1
+          WHERE subject = OLD.subject AND attempt = OLD.attempt;
+        DELETE FROM usage_attempts WHERE subject = OLD.subject AND attempt = OLD.attempt AND reports <= 0;
+        INSERT INTO usage_attempts (subject, attempt, input_tokens, output_tokens, cost_nusd, cache_read_tokens, cache_write_tokens, reports)
+          VALUES (NEW.subject, NEW.attempt, NEW.input_tokens, NEW.output_tokens, NEW.cost_nusd, NEW.cache_read_tokens, NEW.cache_write_tokens, 1)
+          ON CONFLICT (subject, attempt) DO UPDATE SET
+            input_tokens = input_tokens + excluded.input_tokens,
+            output_tokens = output_tokens + excluded.output_tokens,
+            cost_nusd = cost_nusd + excluded.cost_nusd,
+            cache_read_tokens = cache_read_tokens + excluded.cache_read_tokens,
+            cache_write_tokens = cache_write_tokens + excluded.cache_write_tokens,
+            reports = reports + 1;
+      END;
+      INSERT OR REPLACE INTO usage_attempts (subject, attempt, input_tokens, output_tokens, cost_nusd, cache_read_tokens, cache_write_tokens, reports)
+        SELECT subject, attempt, sum(input_tokens), sum(output_tokens), sum(cost_nusd), sum(cache_read_tokens), sum(cache_write_tokens), count(*)
+          FROM usage GROUP BY subject, attempt;
+    `,
+  },
 ];
