@@ -163,9 +163,14 @@ describe('usage ledger: the kept totals equal the sum of the rows', () => {
         { subject: 'task:1', attempt: 1, input_tokens: 30, output_tokens: 6, cost_nusd: 10_000, cache_read_tokens: 2, cache_write_tokens: 0, reports: 2 },
         { subject: 'task:1', attempt: 2, input_tokens: 1, output_tokens: 1, cost_nusd: 1, cache_read_tokens: 0, cache_write_tokens: 0, reports: 1 },
       ]);
-      const before = all();
+      const quarters = () => db.prepare('SELECT * FROM usage_quarters ORDER BY quarter, role').all();
+      expect(quarters()).toEqual([
+        { quarter: 0, role: 'dev', cost_nusd: 10_001, tokens: 38, reports: 3 },
+        { quarter: 0, role: 'ops', cost_nusd: 4, tokens: 8, reports: 1 },
+      ]);
+      const before = [all(), quarters()];
       db.exec(MIGRATIONS[at]!.sql);
-      expect(all()).toEqual(before);
+      expect([all(), quarters()]).toEqual(before);
     } finally {
       db.close();
     }
