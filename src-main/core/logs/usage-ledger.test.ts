@@ -18,7 +18,7 @@ afterEach(() => {
 });
 
 const report = (costUsd: number, outputTokens = 10) => ({ subject: 'task:1', attempt: 1, role: 'dev', jobId: null, instanceId: 'inst', inputTokens: 100, outputTokens, costUsd, at: 1 });
-type Sums = { ofAttempt: { get: (...a: unknown[]) => unknown } };
+type Sums = { ofAttempt: { get: (...a: unknown[]) => unknown; source: string }; attemptFull: { source: string } };
 
 describe('usage ledger: running total per attempt', () => {
   it('answers each report with the attempt’s total without summing its rows', () => {
@@ -29,6 +29,8 @@ describe('usage ledger: running total per attempt', () => {
     for (let i = 0; i < 50; i++) last = core.store.write(() => ledger.record(report(0.01)));
     // Each report reads its attempt's totals row (migration 027), never a SUM of the rows.
     expect(sums).toHaveBeenCalledTimes(50);
+    const q = (ledger as unknown as { q: Sums }).q;
+    for (const statement of [q.ofAttempt, q.attemptFull]) expect(statement.source).toMatch(/^SELECT (?:(?!sum\().)* FROM usage_attempts WHERE subject = \? AND attempt = \?$/i);
     sums.mockRestore();
     expect(last!.totals).toEqual(ledger.ofAttempt('task:1', 1));
     expect(last!.totals).toMatchObject({ inputTokens: 5000, outputTokens: 500 });
