@@ -18,7 +18,7 @@ import { connect, type Agent } from '../src-main/sdk';
 // Wire JSON is whatever the peer sent: one deliberate escape hatch for reading it in benchmarks.
 type Json = any;
 
-/** `usageEvery`: also send a `usage` frame (tokens and a model, priced by Gaffer) every N lines, as a streaming CLI adapter sends one per message. */
+/** `usageEvery`: also report usage (tokens and a model, priced by Gaffer) every N lines, as a streaming CLI adapter does per message (`ctx.usage`, not awaited). */
 type Msg = { cmd: 'flood' | 'pause' | 'resume' | 'stop' | 'latency' | 'exit'; url: string; token: string; agents?: number; lineChars?: number; durationMs?: number; usageEvery?: number; role?: string; paceMs?: number };
 
 const reply = (m: unknown) => process.send!(m);
@@ -42,6 +42,7 @@ async function startFlood(m: Msg): Promise<void> {
   const agents = await Promise.all(Array.from({ length: m.agents ?? 4 }, (_, i) => connect({ url: m.url, token: m.token, role: 'flood', name: `flood-${i}` })));
   let acked = 0;
   let usageFrames = 0;
+  let usageRefused = 0;
   const pad = 'x'.repeat(Math.max(0, (m.lineChars ?? 80) - 24));
   let started = 0;
   const done = Promise.all(
@@ -55,8 +56,13 @@ async function startFlood(m: Msg): Promise<void> {
             else {
               await ctx.log(`agent ${i} line ${++n} ${pad}`);
               if (m.usageEvery && n % m.usageEvery === 0) {
-                await ctx.usage({ model: 'claude-sonnet-4-5', inputTokens: 1200, cacheReadTokens: 800, outputTokens: 80, estimated: true });
+                // Not awaited, as a streaming CLI adapter reports usage per message while it goes on
+                // (the command agent's UsageReporter); the SDK sends it all before the report.
                 usageFrames++;
+                ctx.usage({ model: 'claude-sonnet-4-5', inputTokens: 1200, cacheReadTokens: 800, outputTokens: 80, estimated: true }).catch((e: unknown) => {
+                  usageRefused++;
+                  if (usageRefused === 1) console.error('usage refused:', e);
+                });
               }
             }
           }

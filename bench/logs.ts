@@ -145,7 +145,8 @@ export async function runLogsBench(): Promise<Record<string, number>> {
       { what: 'lines stored', value: stored.lines },
       { what: 'segments', value: indexed.segments },
     ]);
-    if (USAGE_EVERY) console.log(`\nusage: a frame every ${USAGE_EVERY} lines per agent: ${flood.usageFrames} usage frames priced and checked against a per-task cap, a daily cap and a 5-hour window`);
+    const usageRows = (core.db.prepare('SELECT count(*) AS n FROM usage').get() as { n: number }).n;
+    if (USAGE_EVERY) console.log(`\nusage: reported every ${USAGE_EVERY} lines per agent: ${flood.usageFrames} reports, sent as ${usageRows} usage frames, priced and checked against a per-task cap, a daily cap and a 5-hour window`);
     console.log(
       `\n(${WINDOWS} windows of ${(SECONDS / WINDOWS).toFixed(1)} s each way, alternating; flood: ${flood.lines} lines acknowledged in ${flood.seconds.toFixed(1)} s with its pauses, the flooding agents used ${flood.cpuS.toFixed(1)} CPU-s and the server ${((serverCpu.user + serverCpu.system) / 1e6).toFixed(1)}; ${core.logs.stats.batches} batches, ` +
         `${core.logs.stats.textFrames} of ${core.logs.stats.frames} frames parsed by the log worker; median ratio flood/idle ${(busy.p50Ms / idle.p50Ms).toFixed(2)}; ` +
@@ -163,6 +164,7 @@ export async function runLogsBench(): Promise<Record<string, number>> {
       serverCpuPct: Math.round(processCpu * 100),
       bytesPerLine: Math.round(bytesPerLine),
       bytesPerLineIndexed: Math.round(bytesPerLineIndexed),
+      ...(USAGE_EVERY ? { usageReports: flood.usageFrames, usageFrames: usageRows } : {}),
     };
   } finally {
     await stopChild(floodChild);

@@ -44,6 +44,7 @@ import { MAX_DIFF_CHARS, MAX_DIFF_PART_CHARS, MAX_FRAME_BYTES, type AgentPush, t
 import { Connection, type ConnectionOptions } from './connection';
 import { withConsoleCapture } from './console-capture';
 import { LogOutbox, type LogOptions, type LogOutboxOptions } from './log-outbox';
+import { UsageCoalescer } from './usage-coalescer';
 import {
   AgentClosedError,
   AgentClosingError,
@@ -122,7 +123,11 @@ export interface WorkContext {
    * takes lines; without awaiting, a handler far ahead of the server has lines dropped (counted).
    */
   log(text: string, opts?: LogOptions): Promise<void>;
-  /** Reports tokens and cost spent by this attempt (increments); resolves with its running total. */
+  /**
+   * Reports tokens and cost spent by this attempt (increments); resolves with its running total.
+   * Reports are coalesced: at most one `usage` frame per 250 ms, summing the reports made
+   * meanwhile (so awaiting each one can wait that long); all are in before the report goes out.
+   */
   usage(u: UsageInput): Promise<UsageTotals>;
   /** Records what this attempt produced (PROTOCOL §15 `artifact`); a workspace's diff is sent in parts. */
   artifact(a: ArtifactInput): Promise<void>;
@@ -218,7 +223,7 @@ export interface JobContext extends Omit<JobTriggerPush, 'type' | 'completedStep
   agent: Agent;
   /** Adds a line to this run attempt's log (as `WorkContext.log`); all in before `run_result`. */
   log(text: string, opts?: LogOptions): Promise<void>;
-  /** Reports tokens and cost spent by this run attempt; resolves with its running total. */
+  /** Reports tokens and cost spent by this run attempt; resolves with its running total (coalesced as `WorkContext.usage`). */
   usage(u: UsageInput): Promise<UsageTotals>;
   /** Records what this run attempt produced (as `WorkContext.artifact`). */
   artifact(a: ArtifactInput): Promise<void>;
@@ -270,6 +275,8 @@ interface ActiveTask {
   done: Promise<void>;
   stopRenewing(): void;
   outbox: LogOutbox;
+  /** `ctx.usage` of this attempt, coalesced (usage-coalescer.ts). */
+  usage: UsageCoalescer;
 }
 
 interface ActiveRun {
@@ -500,6 +507,7 @@ export class Agent {
       lost: false,
       done: new Promise<void>((r) => (finish = r)),
       outbox: this.outbox({ taskId: task.id, fence: claimed.lock.fence }, opts.logs),
+      usage: new UsageCoalescer((u) => this.sendUsage({ taskId: task.id, fence: claimed.lock.fence }, u)),
       stopRenewing: () => {
         running = false;
         if (timer) clearTimeout(timer);
@@ -550,7 +558,7 @@ export class Agent {
         lock,
         agent: this,
         log: (text, o) => t.outbox.write(text, o),
-        usage: (u) => this.sendUsage(target, u),
+        usage: (u) => t.usage.report(u),
         artifact: (a) => this.sendArtifact(target, a),
       };
       const r = await this.capture(opts, t.outbox, () => handler(ctx));
@@ -566,8 +574,8 @@ export class Agent {
       if (timer) clearTimeout(timer);
     }
     try {
-      // The lines go in while the lock is still ours: after the report they would be refused.
-      if (!t.lost) await flushWithin(t.outbox, LOG_FLUSH_TIMEOUT_MS);
+      // The lines and the usage go in while the lock is still ours: after the report they would be refused.
+      if (!t.lost) await Promise.all([flushWithin(t.outbox, LOG_FLUSH_TIMEOUT_MS), usageWithin(t.usage, LOG_FLUSH_TIMEOUT_MS)]);
       if (t.lost) {
         this.logger.warn('not reporting: the lock was lost', { taskId: task.id });
         return undefined;
@@ -666,7 +674,7 @@ export class Agent {
   usage(taskId: number, u: UsageInput): Promise<UsageTotals> {
     const t = this.active.get(taskId);
     if (!t || t.lost) return Promise.reject(new LockLostError(taskId, 'this agent is not working on the task'));
-    return this.sendUsage({ taskId, fence: t.fence }, u);
+    return t.usage.report(u);
   }
 
   // ---- jobs and prechecks ----
@@ -761,11 +769,12 @@ export class Agent {
       const completed = new Set(trigger.completedSteps ?? []);
       const outbox = this.outbox({ runId }, job.opts.logs);
       runOutbox = outbox;
+      const usage = new UsageCoalescer((u) => this.sendUsage({ runId }, u));
       // Every field of the push (the schema dropped anything unknown), then the SDK's helpers.
       const { type: _type, completedSteps: _completed, ...fields } = trigger;
       const ctx: JobContext = {
         log: (text, o) => outbox.write(text, o),
-        usage: (u) => this.sendUsage({ runId }, u),
+        usage: (u) => usage.report(u),
         artifact: (a) => this.sendArtifact({ runId }, a),
         ...fields,
         completedSteps: [...completed],
@@ -803,7 +812,7 @@ export class Agent {
         this.logger.warn('not sending run_result: the run was cancelled', { runId, reason: c.reason });
         return;
       }
-      await flushWithin(outbox, LOG_FLUSH_TIMEOUT_MS);
+      await Promise.all([flushWithin(outbox, LOG_FLUSH_TIMEOUT_MS), usageWithin(usage, LOG_FLUSH_TIMEOUT_MS)]);
       try {
         await this.persistent('run_result', { runId, ...result });
         this.emit('job.finished', {
@@ -924,6 +933,13 @@ async function flushWithin(outbox: LogOutbox, ms: number): Promise<void> {
   const timedOut = await Promise.race([outbox.flush().then(() => false), late]);
   clearTimeout(timer);
   if (timedOut) outbox.stop(`its lines were not acknowledged within ${ms} ms`);
+}
+
+/** Sends the attempt's coalesced usage now and waits for it, at most `ms` (then the report goes). */
+async function usageWithin(usage: UsageCoalescer, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([usage.flush(), new Promise<void>((r) => (timer = setTimeout(r, ms)))]);
+  clearTimeout(timer);
 }
 
 /** Connects, says hello, and returns a ready agent. */

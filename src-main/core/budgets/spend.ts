@@ -27,19 +27,40 @@ export interface SpendSource {
   reports(from: number, to: number, role?: string): Array<{ at: number; nano: number; tokens: number }>;
 }
 
-export function usageSpend(db: Db): SpendSource {
-  const { any, all, ofRole, attempt, sums, rows } = prepareUsageSpendStatements(db);
+/** The quarter hours of `usage_quarters` (migration 027): `at / QUARTER_MS`, rounded down. */
+const QUARTER_MS = 900_000;
+
+export function usageSpend(db: Db, statements: ReturnType<typeof prepareUsageSpendStatements> = prepareUsageSpendStatements(db)): SpendSource {
+  const { any, attempt, sums, quarters, rows } = statements;
   let seen = false;
+  /**
+   * Exactly the SUM of the rows in [from, to): the whole quarter hours inside the range from
+   * usage_quarters, the rows of the part-quarters at either edge from the ledger itself. A day or a
+   * 168-hour window costs some hundreds of keyed rows and at most two quarter hours of reports,
+   * not every report in it (read once a second by the caps, budgets.ts invariant 3).
+   */
+  const between = (from: number, to: number, role?: string): { nano: number; tokens: number } => {
+    const r = role ?? null;
+    const add = (acc: { nano: number; tokens: number }, s: { c: number | null; t: number | null } | undefined) => {
+      acc.nano += s?.c ?? 0;
+      acc.tokens += s?.t ?? 0;
+      return acc;
+    };
+    const first = Math.ceil(from / QUARTER_MS);
+    const end = Math.floor(to / QUARTER_MS);
+    if (first >= end) return add({ nano: 0, tokens: 0 }, to > from ? sums.get(from, to, r, r) : undefined);
+    const acc = add({ nano: 0, tokens: 0 }, quarters.get(first, end, r, r));
+    if (from < first * QUARTER_MS) add(acc, sums.get(from, first * QUARTER_MS, r, r));
+    if (end * QUARTER_MS < to) add(acc, sums.get(end * QUARTER_MS, to, r, r));
+    return acc;
+  };
   return {
     get measured() {
       // Once true, always true (the ledger only grows).
       return (seen ||= any.get()!.n > 0);
     },
-    nanoBetween: (from, to, role) => (role === undefined ? all.get(from, to) : ofRole.get(from, to, role))?.c ?? 0,
-    between(from, to, role) {
-      const r = sums.get(from, to, role ?? null, role ?? null);
-      return { nano: r?.c ?? 0, tokens: r?.t ?? 0 };
-    },
+    nanoBetween: (from, to, role) => between(from, to, role).nano,
+    between,
     reports: (from, to, role) => rows.all(from, to, role ?? null, role ?? null),
     ofAttempt(subject, n) {
       const r = attempt.get(subject, n);

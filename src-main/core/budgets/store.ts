@@ -59,11 +59,14 @@ export function prepareLoopBreakerStatements(db: Db) {
 export function prepareUsageSpendStatements(db: Db) {
   return {
     any: db.prepare<[], { n: number }>('SELECT count(*) AS n FROM (SELECT 1 FROM usage LIMIT 1)'),
-    all: db.prepare<[number, number], { c: number | null }>('SELECT sum(cost_nusd) AS c FROM usage WHERE at >= ? AND at < ?'),
-    ofRole: db.prepare<[number, number, string], { c: number | null }>('SELECT sum(cost_nusd) AS c FROM usage WHERE at >= ? AND at < ? AND role = ?'),
-    attempt: db.prepare<[string, number], { c: number | null; t: number | null }>('SELECT sum(cost_nusd) AS c, sum(input_tokens + output_tokens) AS t FROM usage WHERE subject = ? AND attempt = ?'),
+    // One keyed row: the attempt's totals, kept with each usage row (migration 027), not a SUM of its rows.
+    attempt: db.prepare<[string, number], { c: number | null; t: number | null }>('SELECT cost_nusd AS c, input_tokens + output_tokens AS t FROM usage_attempts WHERE subject = ? AND attempt = ?'),
     sums: db.prepare<[number, number, string | null, string | null], { c: number | null; t: number | null }>(
       'SELECT sum(cost_nusd) AS c, sum(input_tokens + output_tokens) AS t FROM usage WHERE at >= ? AND at < ? AND (? IS NULL OR role = ?)',
+    ),
+    // Whole quarter hours [from, to) of usage_quarters (migration 027), of one role or of all.
+    quarters: db.prepare<[number, number, string | null, string | null], { c: number | null; t: number | null }>(
+      'SELECT sum(cost_nusd) AS c, sum(tokens) AS t FROM usage_quarters WHERE quarter >= ? AND quarter < ? AND (? IS NULL OR role = ?)',
     ),
     rows: db.prepare<[number, number, string | null, string | null], { at: number; nano: number; tokens: number }>(
       'SELECT at, cost_nusd AS nano, input_tokens + output_tokens AS tokens FROM usage WHERE at >= ? AND at < ? AND (? IS NULL OR role = ?) ORDER BY at',

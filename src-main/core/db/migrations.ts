@@ -860,4 +860,106 @@ export const MIGRATIONS: Migration[] = [
     sql: '',
     run: (db) => addMissingColumns(db, 'tasks', [['resume_session', 'TEXT']]),
   },
+  {
+    name: '027_usage_attempts',
+    // PROTOCOL §14: each attempt's usage totals kept as the rows come (core/logs/usage-store.ts
+    // invariant 5), so a usage report and the cap check behind it read one row instead of summing
+    // the attempt's rows. usage_quarters: cost and tokens per role and quarter hour (at / 900 000),
+    // so the daily caps and spend windows (core/budgets/spend.ts) sum whole quarters from it and only
+    // the rows of the two edge quarters, instead of every row in a day or a 168-hour window. The
+    // triggers keep both equal to the sums of `usage` whatever writes the rows; the backfill
+    // recomputes both from the rows, so running it again changes nothing.
+    sql: `
+      CREATE TABLE IF NOT EXISTS usage_attempts (
+        subject TEXT NOT NULL,
+        attempt INTEGER NOT NULL,
+        input_tokens INTEGER NOT NULL,
+        output_tokens INTEGER NOT NULL,
+        cost_nusd INTEGER NOT NULL,
+        cache_read_tokens INTEGER NOT NULL,
+        cache_write_tokens INTEGER NOT NULL,
+        reports INTEGER NOT NULL,
+        PRIMARY KEY (subject, attempt)
+      ) WITHOUT ROWID;
+      CREATE TABLE IF NOT EXISTS usage_quarters (
+        quarter INTEGER NOT NULL,
+        role TEXT NOT NULL,
+        cost_nusd INTEGER NOT NULL,
+        tokens INTEGER NOT NULL,
+        reports INTEGER NOT NULL,
+        PRIMARY KEY (quarter, role)
+      ) WITHOUT ROWID;
+      CREATE TRIGGER IF NOT EXISTS usage_totals_insert AFTER INSERT ON usage BEGIN
+        INSERT INTO usage_attempts (subject, attempt, input_tokens, output_tokens, cost_nusd, cache_read_tokens, cache_write_tokens, reports)
+          VALUES (NEW.subject, NEW.attempt, NEW.input_tokens, NEW.output_tokens, NEW.cost_nusd, NEW.cache_read_tokens, NEW.cache_write_tokens, 1)
+          ON CONFLICT (subject, attempt) DO UPDATE SET
+            input_tokens = input_tokens + excluded.input_tokens,
+            output_tokens = output_tokens + excluded.output_tokens,
+            cost_nusd = cost_nusd + excluded.cost_nusd,
+            cache_read_tokens = cache_read_tokens + excluded.cache_read_tokens,
+            cache_write_tokens = cache_write_tokens + excluded.cache_write_tokens,
+            reports = reports + 1;
+        INSERT INTO usage_quarters (quarter, role, cost_nusd, tokens, reports)
+          VALUES (NEW.at / 900000, NEW.role, NEW.cost_nusd, NEW.input_tokens + NEW.output_tokens, 1)
+          ON CONFLICT (quarter, role) DO UPDATE SET
+            cost_nusd = cost_nusd + excluded.cost_nusd,
+            tokens = tokens + excluded.tokens,
+            reports = reports + 1;
+      END;
+      CREATE TRIGGER IF NOT EXISTS usage_totals_delete AFTER DELETE ON usage BEGIN
+        UPDATE usage_attempts SET
+            input_tokens = input_tokens - OLD.input_tokens,
+            output_tokens = output_tokens - OLD.output_tokens,
+            cost_nusd = cost_nusd - OLD.cost_nusd,
+            cache_read_tokens = cache_read_tokens - OLD.cache_read_tokens,
+            cache_write_tokens = cache_write_tokens - OLD.cache_write_tokens,
+            reports = reports - 1
+          WHERE subject = OLD.subject AND attempt = OLD.attempt;
+        DELETE FROM usage_attempts WHERE subject = OLD.subject AND attempt = OLD.attempt AND reports <= 0;
+        UPDATE usage_quarters SET
+            cost_nusd = cost_nusd - OLD.cost_nusd,
+            tokens = tokens - (OLD.input_tokens + OLD.output_tokens),
+            reports = reports - 1
+          WHERE quarter = OLD.at / 900000 AND role = OLD.role;
+        DELETE FROM usage_quarters WHERE quarter = OLD.at / 900000 AND role = OLD.role AND reports <= 0;
+      END;
+      CREATE TRIGGER IF NOT EXISTS usage_totals_update AFTER UPDATE ON usage BEGIN
+        UPDATE usage_attempts SET
+            input_tokens = input_tokens - OLD.input_tokens,
+            output_tokens = output_tokens - OLD.output_tokens,
+            cost_nusd = cost_nusd - OLD.cost_nusd,
+            cache_read_tokens = cache_read_tokens - OLD.cache_read_tokens,
+            cache_write_tokens = cache_write_tokens - OLD.cache_write_tokens,
+            reports = reports - 1
+          WHERE subject = OLD.subject AND attempt = OLD.attempt;
+        DELETE FROM usage_attempts WHERE subject = OLD.subject AND attempt = OLD.attempt AND reports <= 0;
+        UPDATE usage_quarters SET
+            cost_nusd = cost_nusd - OLD.cost_nusd,
+            tokens = tokens - (OLD.input_tokens + OLD.output_tokens),
+            reports = reports - 1
+          WHERE quarter = OLD.at / 900000 AND role = OLD.role;
+        DELETE FROM usage_quarters WHERE quarter = OLD.at / 900000 AND role = OLD.role AND reports <= 0;
+        INSERT INTO usage_attempts (subject, attempt, input_tokens, output_tokens, cost_nusd, cache_read_tokens, cache_write_tokens, reports)
+          VALUES (NEW.subject, NEW.attempt, NEW.input_tokens, NEW.output_tokens, NEW.cost_nusd, NEW.cache_read_tokens, NEW.cache_write_tokens, 1)
+          ON CONFLICT (subject, attempt) DO UPDATE SET
+            input_tokens = input_tokens + excluded.input_tokens,
+            output_tokens = output_tokens + excluded.output_tokens,
+            cost_nusd = cost_nusd + excluded.cost_nusd,
+            cache_read_tokens = cache_read_tokens + excluded.cache_read_tokens,
+            cache_write_tokens = cache_write_tokens + excluded.cache_write_tokens,
+            reports = reports + 1;
+        INSERT INTO usage_quarters (quarter, role, cost_nusd, tokens, reports)
+          VALUES (NEW.at / 900000, NEW.role, NEW.cost_nusd, NEW.input_tokens + NEW.output_tokens, 1)
+          ON CONFLICT (quarter, role) DO UPDATE SET
+            cost_nusd = cost_nusd + excluded.cost_nusd,
+            tokens = tokens + excluded.tokens,
+            reports = reports + 1;
+      END;
+      INSERT OR REPLACE INTO usage_attempts (subject, attempt, input_tokens, output_tokens, cost_nusd, cache_read_tokens, cache_write_tokens, reports)
+        SELECT subject, attempt, sum(input_tokens), sum(output_tokens), sum(cost_nusd), sum(cache_read_tokens), sum(cache_write_tokens), count(*)
+          FROM usage GROUP BY subject, attempt;
+      INSERT OR REPLACE INTO usage_quarters (quarter, role, cost_nusd, tokens, reports)
+        SELECT at / 900000, role, sum(cost_nusd), sum(input_tokens + output_tokens), count(*) FROM usage GROUP BY at / 900000, role;
+    `,
+  },
 ];

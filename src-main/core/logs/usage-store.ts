@@ -13,11 +13,12 @@
  *    the estimate was high), so invariant 1 holds and every sum stays a plain SUM. Sent twice, the
  *    second adds nothing: the estimate is replaced exactly once. A figure the final report lacks
  *    (a cost nobody could price) keeps the sum so far.
- * 5. The running total an insert answers is kept per attempt in memory (`running`), not summed
- *    over the attempt's rows on every report (that grows with the attempt: ~3 ms at 20 000 rows).
- *    It is trusted only while the attempt's newest row is the one it last counted (an indexed
- *    max(id) read): a write rolled back after it counted, or a row added some other way, makes the
- *    ids disagree and the total is summed afresh from the rows (invariant 1 stays the truth).
+ * 5. The running total an insert answers is the attempt's row of `usage_attempts` (migration 027),
+ *    kept equal to the SUM of its `usage` rows by triggers in the same transaction as each row:
+ *    a report costs one insert and one keyed read, whatever the attempt's history (summing the
+ *    rows grew with it: ~3 ms at 20 000 rows). A write rolled back takes its total's change with
+ *    it; a reopened database, a retried attempt (a new row of its own) and a row written some
+ *    other way all read true.
  */
 import type { Db } from '../db/open';
 import { ZERO_USAGE, type CostlyRun, type DailyUsage, type UsageGroup, type UsageRow, type UsageTotals } from '../../common/logs';
@@ -53,21 +54,10 @@ interface SumRow {
 }
 
 const NANO = 1e9;
-/** Attempts whose running total is kept (invariant 5); the oldest is dropped beyond it. */
-const RUNNING_MAX = 4096;
-interface Running {
-  /** The id of the attempt's newest row it counts. */
-  lastId: number;
-  i: number;
-  o: number;
-  c: number;
-}
 /** A cost as the ledger stores it: whole nano-dollars (invariant 2). */
 export const nanoUsd = (usd: number | undefined): number => Math.round((usd ?? 0) * NANO);
 const toTotals = (r: SumRow | undefined): UsageTotals =>
   r ? { inputTokens: r.i ?? 0, outputTokens: r.o ?? 0, costUsd: (r.c ?? 0) / NANO } : { ...ZERO_USAGE };
-
-const runningKey = (subject: string, attempt: number) => `${attempt}:${subject}`;
 
 /** Local calendar day of an instant (the machine's zone, like the console's "today"). */
 function localDay(ms: number): string {
@@ -80,7 +70,6 @@ const QUARTER_MS = 15 * 60 * 1000;
 
 export class UsageLedger {
   private readonly q;
-  private readonly running = new Map<string, Running>();
 
   constructor(db: Db) {
     this.q = {
@@ -88,16 +77,14 @@ export class UsageLedger {
         `INSERT INTO usage (subject, attempt, role, job_id, model, instance_id, input_tokens, output_tokens, cost_nusd, at, cache_read_tokens, cache_write_tokens, estimated, final)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
+      // Invariant 5: the attempt's totals, one keyed row (usage_attempts) instead of a SUM of its rows.
       attemptFull: db.prepare<[string, number], SumRow & { cr: number | null; cw: number | null }>(
-        'SELECT sum(input_tokens) AS i, sum(output_tokens) AS o, sum(cost_nusd) AS c, sum(cache_read_tokens) AS cr, sum(cache_write_tokens) AS cw FROM usage WHERE subject = ? AND attempt = ?',
+        'SELECT input_tokens AS i, output_tokens AS o, cost_nusd AS c, cache_read_tokens AS cr, cache_write_tokens AS cw FROM usage_attempts WHERE subject = ? AND attempt = ?',
       ),
-      lastOfAttempt: db.prepare<[string, number], { id: number | null }>('SELECT max(id) AS id FROM usage WHERE subject = ? AND attempt = ?'),
-      ofAttempt: db.prepare<[string, number], SumRow>(
-        'SELECT sum(input_tokens) AS i, sum(output_tokens) AS o, sum(cost_nusd) AS c FROM usage WHERE subject = ? AND attempt = ?',
-      ),
-      ofSubject: db.prepare<[string], SumRow>('SELECT sum(input_tokens) AS i, sum(output_tokens) AS o, sum(cost_nusd) AS c FROM usage WHERE subject = ?'),
+      ofAttempt: db.prepare<[string, number], SumRow>('SELECT input_tokens AS i, output_tokens AS o, cost_nusd AS c FROM usage_attempts WHERE subject = ? AND attempt = ?'),
+      ofSubject: db.prepare<[string], SumRow>('SELECT sum(input_tokens) AS i, sum(output_tokens) AS o, sum(cost_nusd) AS c FROM usage_attempts WHERE subject = ?'),
       attemptsOf: db.prepare<[string], SumRow & { attempt: number }>(
-        'SELECT attempt, sum(input_tokens) AS i, sum(output_tokens) AS o, sum(cost_nusd) AS c FROM usage WHERE subject = ? GROUP BY attempt ORDER BY attempt',
+        'SELECT attempt, input_tokens AS i, output_tokens AS o, cost_nusd AS c FROM usage_attempts WHERE subject = ? ORDER BY attempt',
       ),
       byRole: db.prepare<[number, number], SumRow & { k: string }>(
         'SELECT role AS k, sum(input_tokens) AS i, sum(output_tokens) AS o, sum(cost_nusd) AS c FROM usage WHERE at >= ? AND at < ? GROUP BY role ORDER BY c DESC, k',
@@ -135,23 +122,9 @@ export class UsageLedger {
         cw: d(u.cacheWriteTokens, so?.cw),
       };
     }
-    const before = this.runningTotal(u.subject, u.attempt);
-    const id = Number(this.q.insert.run(u.subject, u.attempt, u.role, u.jobId, u.model ?? null, u.instanceId, row.i, row.o, row.c, u.at, row.cr, row.cw, u.estimated ? 1 : 0, u.final ? 1 : 0).lastInsertRowid);
-    const after: Running = { lastId: id, i: before.i + row.i, o: before.o + row.o, c: before.c + row.c };
-    const key = runningKey(u.subject, u.attempt);
-    this.running.delete(key);
-    this.running.set(key, after);
-    if (this.running.size > RUNNING_MAX) this.running.delete(this.running.keys().next().value!);
-    return { totals: toTotals(after), costNusd: row.c, tokens: row.i + row.o };
-  }
-
-  /** Invariant 5: the attempt's sums so far, from memory while its newest row is the one counted, else from the rows. */
-  private runningTotal(subject: string, attempt: number): Running {
-    const lastId = this.q.lastOfAttempt.get(subject, attempt)?.id ?? 0;
-    const kept = this.running.get(runningKey(subject, attempt));
-    if (kept && kept.lastId === lastId) return kept;
-    const r = this.q.ofAttempt.get(subject, attempt);
-    return { lastId, i: r?.i ?? 0, o: r?.o ?? 0, c: r?.c ?? 0 };
+    this.q.insert.run(u.subject, u.attempt, u.role, u.jobId, u.model ?? null, u.instanceId, row.i, row.o, row.c, u.at, row.cr, row.cw, u.estimated ? 1 : 0, u.final ? 1 : 0);
+    // Invariant 5: the insert's trigger has added the row to the attempt's totals.
+    return { totals: toTotals(this.q.ofAttempt.get(u.subject, u.attempt)), costNusd: row.c, tokens: row.i + row.o };
   }
 
   ofAttempt(subject: string, attempt: number): UsageTotals {
