@@ -11,7 +11,8 @@ import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } fr
 import type { LogAttemptsResult } from '../../../src-main/common/console-api';
 import type { LogLine } from '../../../src-main/common/logs';
 import type { LogPaneProps } from '../logs/LogPane';
-import { buildTranscript, estimateHeight } from './transcript';
+import { warmMarkdown, type Warming } from './markdown';
+import { buildTranscript, estimateHeight, type TranscriptItem } from './transcript';
 import { TranscriptItemView } from './TranscriptItemView';
 
 /** Lines per page, and the most one transcript loads (the raw log has the rest). */
@@ -19,6 +20,9 @@ const PAGE = 1000;
 const MAX_LINES = 50_000;
 /** Within this many px of the end counts as "at the bottom". */
 const BOTTOM_SLACK_PX = 48;
+
+/** The markdown text an item renders, if any. */
+const markdownOf = (item: TranscriptItem | undefined): string | undefined => (item?.type === 'message' || item?.type === 'result' ? item.text : undefined);
 
 export function TranscriptPane(p: Pick<LogPaneProps, 'subject' | 'tail' | 'loadAttempts' | 'loadPage' | 'follow' | 'height'>) {
   const height = p.height ?? 320;
@@ -82,6 +86,25 @@ export function TranscriptPane(p: Pick<LogPaneProps, 'subject' | 'tail' | 'loadA
   const estimates = useMemo(() => items.map((i) => estimateHeight(i)), [items]);
   const estimateSize = useCallback((i: number) => estimates[i] ?? 56, [estimates]);
   const virtualizer = useVirtualizer({ count: items.length, getScrollElement: () => scroller.current, estimateSize, overscan: 6 });
+
+  // While the page is idle, parse the markdown of the rows around the reader (nearest first), so a
+  // row scrolled into view for the first time mounts without parsing (markdown.tsx).
+  useEffect(() => {
+    if (items.length === 0) return;
+    const idle = typeof window.requestIdleCallback === 'function';
+    let handle = 0;
+    let w: Warming = { from: -1, distance: 0, parsed: 0 };
+    const step = (deadline?: IdleDeadline) => {
+      const at = virtualizer.range?.startIndex ?? 0;
+      if (at !== w.from) w = { from: at, distance: 0, parsed: 0 };
+      const start = performance.now();
+      const timeLeft = deadline ? () => deadline.timeRemaining() > 1 : () => performance.now() - start < 8;
+      if (!warmMarkdown(w, items.length, (i) => markdownOf(items[i]), timeLeft)) schedule();
+    };
+    const schedule = () => (handle = idle ? window.requestIdleCallback(step) : window.setTimeout(step, 50));
+    schedule();
+    return () => (idle ? window.cancelIdleCallback(handle) : window.clearTimeout(handle));
+  }, [items, virtualizer]);
 
   // Follow-live: to the end only while the reader is there; else count what arrived.
   const shown = useRef(0);
