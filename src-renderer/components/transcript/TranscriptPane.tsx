@@ -6,13 +6,13 @@
  * Follow-live never fights the reader: new items scroll into view only while the reader is at
  * the bottom; scrolled up, a button says how many arrived and jumps to them.
  */
-import { useVirtualizer } from '@tanstack/react-virtual';
+import { measureElement, useVirtualizer } from '@tanstack/react-virtual';
 import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
 import type { LogAttemptsResult } from '../../../src-main/common/console-api';
 import type { LogLine } from '../../../src-main/common/logs';
 import type { LogPaneProps } from '../logs/LogPane';
 import { warmMarkdown, type Warming } from './markdown';
-import { buildTranscript, estimateHeight, type TranscriptItem } from './transcript';
+import { buildTranscript, estimateHeight, LearnedHeights, type TranscriptItem } from './transcript';
 import { TranscriptItemView } from './TranscriptItemView';
 
 /** Lines per page, and the most one transcript loads (the raw log has the rest). */
@@ -84,8 +84,22 @@ export function TranscriptPane(p: Pick<LogPaneProps, 'subject' | 'tail' | 'loadA
   const items = useMemo(() => buildTranscript(lines), [lines]);
   // Once per item: the virtualizer asks again for every unmeasured row each time a row is measured.
   const estimates = useMemo(() => items.map((i) => estimateHeight(i)), [items]);
-  const estimateSize = useCallback((i: number) => estimates[i] ?? 56, [estimates]);
-  const virtualizer = useVirtualizer({ count: items.length, getScrollElement: () => scroller.current, estimateSize, overscan: 6 });
+  const learned = useRef(new LearnedHeights());
+  const width = () => scroller.current?.clientWidth ?? 0;
+  const estimateSize = useCallback((i: number) => (items[i] ? learned.current.estimate(items[i], estimates[i]!, width()) : 56), [items, estimates]);
+  const virtualizer = useVirtualizer({
+    count: items.length,
+    getScrollElement: () => scroller.current,
+    estimateSize,
+    overscan: 6,
+    measureElement: (el, entry, v) => {
+      const size = measureElement(el, entry, v);
+      const i = v.indexFromElement(el);
+      // The row's first measurement (a row mounts with its tool call closed) teaches its class.
+      if (items[i] && !v.itemSizeCache.has(v.options.getItemKey(i))) learned.current.learn(items[i], estimates[i]!, width(), size);
+      return size;
+    },
+  });
 
   // While the page is idle, parse the markdown of the rows around the reader (nearest first), so a
   // row scrolled into view for the first time mounts without parsing (markdown.tsx).

@@ -5,7 +5,7 @@ import type { ReactElement } from 'react';
 import Markdown from 'react-markdown';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { LogLine } from '../../../src-main/common/logs';
-import { buildTranscript, estimateHeight } from './transcript';
+import { buildTranscript, estimateHeight, LearnedHeights, type TranscriptItem } from './transcript';
 import { markdown, MARKDOWN_CACHE, MarkdownCache, needsParse, plainParagraphs, warmMarkdown, type Warming } from './markdown';
 import { TranscriptItemView } from './TranscriptItemView';
 import { TranscriptPane } from './TranscriptPane';
@@ -82,6 +82,20 @@ describe('a long transcript stays cheap to scroll', () => {
     expect(estimateHeight({ type: 'output', seq: 2, at: '', stream: 'stdout', lines: ['a', 'b', 'c'], warn: false })).toBeGreaterThan(
       estimateHeight({ type: 'output', seq: 3, at: '', stream: 'stdout', lines: ['a'], warn: false }),
     );
+  });
+});
+
+describe('row heights learned on screen', () => {
+  it('a row not measured yet is placed by the first measured height of its class (type, estimate, width), else by its estimate', () => {
+    const tool = (name: string): TranscriptItem => ({ type: 'tool', seq: 1, at: '', name, done: true, isError: false });
+    const note: TranscriptItem = { type: 'system', seq: 2, at: '', text: 'context: 40 % used' };
+    const h = new LearnedHeights();
+    const est = estimateHeight(tool('Read'));
+    expect(h.estimate(tool('Read'), est, 800)).toBe(est);
+    h.learn(tool('Read'), est, 800, 41);
+    expect(h.estimate(tool('Bash'), est, 800)).toBe(41); // same class: another one-line tool call
+    expect(h.estimate(tool('Bash'), est, 600)).toBe(est); // another width: not learned
+    expect(h.estimate(note, estimateHeight(note), 800)).toBe(estimateHeight(note)); // another type
   });
 });
 
