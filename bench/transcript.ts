@@ -184,7 +184,8 @@ const IN_PAGE = `async function (scrollMs) {
 /**
  * GAFFER_BENCH_TRANSCRIPT_SCREENSHOTS=dir: after the scroll, the transcript at 1024×700 and
  * 1440×900 at the top, in the middle and at the end (each once the rows settled, the first tool
- * call opened at the top), to compare two builds by eye: dir/transcript-<width>-<where>.png.
+ * call opened at the top), to compare two builds by eye: dir/<checkout>-<width>-<where>.png (the
+ * checkout's folder name: side-by-side.mjs names its two `before-<sha>` and `after-<sha>`).
  */
 async function screenshots(page: import('playwright-core').Page): Promise<void> {
   const dir = process.env.GAFFER_BENCH_TRANSCRIPT_SCREENSHOTS;
@@ -205,7 +206,7 @@ async function screenshots(page: import('playwright-core').Page): Promise<void> 
       }, where);
       if (where === 'top') await page.locator('[data-testid="transcript-scroll"] details.tx-tool summary').first().click();
       await page.waitForTimeout(400);
-      await page.screenshot({ path: path.join(dir, `transcript-${width}-${where}.png`) });
+      await page.screenshot({ path: path.join(dir, `${path.basename(process.cwd())}-${width}-${where}.png`) });
     }
   }
 }
