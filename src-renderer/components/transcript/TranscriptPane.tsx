@@ -107,17 +107,27 @@ export function TranscriptPane(p: Pick<LogPaneProps, 'subject' | 'tail' | 'loadA
     if (items.length === 0) return;
     const idle = typeof window.requestIdleCallback === 'function';
     let handle = 0;
+    let timer = 0;
     let w: Warming = { from: -1, distance: 0, parsed: 0 };
     const step = (deadline?: IdleDeadline) => {
+      // Not while the list scrolls: its frames are the budget being saved (a busy machine gives
+      // idle slices between them); rows met then are parsed as they mount, as before.
+      if (virtualizer.isScrolling) {
+        timer = window.setTimeout(schedule, 200);
+        return;
+      }
       const at = virtualizer.range?.startIndex ?? 0;
       if (at !== w.from) w = { from: at, distance: 0, parsed: 0 };
       const start = performance.now();
       const timeLeft = deadline ? () => deadline.timeRemaining() > 1 : () => performance.now() - start < 8;
       if (!warmMarkdown(w, items.length, (i) => markdownOf(items[i]), timeLeft)) schedule();
     };
-    const schedule = () => (handle = idle ? window.requestIdleCallback(step) : window.setTimeout(step, 50));
+    const schedule = () => (handle = idle ? window.requestIdleCallback(step) : (timer = window.setTimeout(step, 50)));
     schedule();
-    return () => (idle ? window.cancelIdleCallback(handle) : window.clearTimeout(handle));
+    return () => {
+      if (idle) window.cancelIdleCallback(handle);
+      window.clearTimeout(timer);
+    };
   }, [items, virtualizer]);
 
   // Follow-live: to the end only while the reader is there; else count what arrived.
