@@ -181,6 +181,36 @@ const IN_PAGE = `async function (scrollMs) {
   return { idle, frames, domNodes, rows, longFrames: loaf.length, scriptMs, layoutMs, scrollHeight: el.scrollHeight, reachedEnd: el.scrollTop + el.clientHeight >= el.scrollHeight - 2 };
 }`;
 
+/**
+ * GAFFER_BENCH_TRANSCRIPT_SCREENSHOTS=dir: after the scroll, the transcript at 1024×700 and
+ * 1440×900 at the top, in the middle and at the end (each once the rows settled, the first tool
+ * call opened at the top), to compare two builds by eye: dir/<checkout>-<width>-<where>.png (the
+ * checkout's folder name: side-by-side.mjs names its two `before-<sha>` and `after-<sha>`).
+ */
+async function screenshots(page: import('playwright-core').Page): Promise<void> {
+  const dir = process.env.GAFFER_BENCH_TRANSCRIPT_SCREENSHOTS;
+  if (!dir) return;
+  fs.mkdirSync(dir, { recursive: true });
+  for (const [width, height] of [[1024, 700], [1440, 900]] as const) {
+    await page.setViewportSize({ width, height });
+    for (const where of ['top', 'middle', 'end'] as const) {
+      await page.evaluate((w) => {
+        const el = document.querySelector('[data-testid="transcript-scroll"]')!;
+        el.scrollTop = w === 'top' ? 0 : w === 'middle' ? Math.round(el.scrollHeight / 2) : el.scrollHeight;
+      }, where);
+      await page.waitForTimeout(400);
+      // Measured rows move the list: scroll again to the same place once they settled.
+      await page.evaluate((w) => {
+        const el = document.querySelector('[data-testid="transcript-scroll"]')!;
+        el.scrollTop = w === 'top' ? 0 : w === 'middle' ? Math.round(el.scrollHeight / 2) : el.scrollHeight;
+      }, where);
+      if (where === 'top') await page.locator('[data-testid="transcript-scroll"] details.tx-tool summary').first().click();
+      await page.waitForTimeout(400);
+      await page.screenshot({ path: path.join(dir, `${path.basename(process.cwd())}-${width}-${where}.png`) });
+    }
+  }
+}
+
 export async function runTranscriptBench(): Promise<Record<string, number>> {
   if (!fs.existsSync(CHROMIUM)) {
     console.log(`\n(transcript: no Chromium at ${CHROMIUM}, skipped)`);
@@ -212,13 +242,20 @@ export async function runTranscriptBench(): Promise<Record<string, number>> {
     const loadMs = Date.now() - t0;
     // GAFFER_BENCH_TRANSCRIPT_PROFILE=file.cpuprofile: the page's CPU profile of the scroll (DevTools opens it).
     const profile = process.env.GAFFER_BENCH_TRANSCRIPT_PROFILE;
-    const cdp = profile ? await page.context().newCDPSession(page) : undefined;
-    if (cdp) {
+    const cdp = await page.context().newCDPSession(page);
+    if (profile) {
       await cdp.send('Profiler.enable');
       await cdp.send('Profiler.start');
     }
+    // The renderer's own script / style+layout time over the whole scroll (every frame, not only
+    // the long ones): Chromium's Performance domain counters, read before and after.
+    await cdp.send('Performance.enable');
+    const metrics = async () => Object.fromEntries((await cdp.send('Performance.getMetrics')).metrics.map((m) => [m.name, m.value]));
+    const m0 = await metrics();
     const f = (await page.evaluate(`(${IN_PAGE})(${SCROLL_MS})`)) as Omit<PageFigures, 'loadMs'>;
-    if (cdp && profile) fs.writeFileSync(profile, JSON.stringify((await cdp.send('Profiler.stop')).profile));
+    const m1 = await metrics();
+    if (profile) fs.writeFileSync(profile, JSON.stringify((await cdp.send('Profiler.stop')).profile));
+    const perFrame = (name: string) => Number((((m1[name] ?? 0) - (m0[name] ?? 0)) * 1000 / Math.max(1, f.frames.length)).toFixed(2));
     const r: PageFigures = { loadMs, ...f };
     const sorted = [...r.frames].sort((a, b) => a - b);
     const p50 = percentile(sorted, 50);
@@ -242,10 +279,14 @@ export async function runTranscriptBench(): Promise<Record<string, number>> {
       'transcript.longFrames': r.longFrames,
       'transcript.longFrameScriptMs': Math.round(r.scriptMs),
       'transcript.longFrameLayoutMs': Math.round(r.layoutMs),
+      'transcript.scriptMsPerFrame': perFrame('ScriptDuration'),
+      'transcript.styleLayoutMsPerFrame': Number((perFrame('RecalcStyleDuration') + perFrame('LayoutDuration')).toFixed(2)),
+      'transcript.taskMsPerFrame': perFrame('TaskDuration'),
       'transcript.domNodesMax': Math.max(...r.domNodes),
       'transcript.rowsMax': Math.max(...r.rows),
       'transcript.scrollHeightPx': Math.round(r.scrollHeight),
     };
+    await screenshots(page);
     printTable(`Transcript of ${EVENTS.toLocaleString('en-US')} events, scrolled top to bottom in ${SCROLL_MS} ms (Chromium, 1440×900, wide pane)${r.reachedEnd ? '' : ' — DID NOT REACH THE END'}`, [
       { what: 'opened to last event painted (all pages loaded)', value: `${r.loadMs} ms` },
       { what: 'frames during the scroll', value: r.frames.length },
@@ -254,6 +295,7 @@ export async function runTranscriptBench(): Promise<Record<string, number>> {
       { what: 'frames over 1.5 × the idle frame (dropped)', value: dropped },
       { what: 'idle frame p50 / p95 (the machine, nothing to do)', value: `${figures['transcript.idleFrameP50Ms']} / ${figures['transcript.idleFrameP95Ms']} ms` },
       { what: 'long animation frames: count / script / style+layout', value: `${r.longFrames} / ${figures['transcript.longFrameScriptMs']} ms / ${figures['transcript.longFrameLayoutMs']} ms` },
+      { what: 'per frame, every frame: script / style+layout / all main-thread work', value: `${figures['transcript.scriptMsPerFrame']} / ${figures['transcript.styleLayoutMsPerFrame']} / ${figures['transcript.taskMsPerFrame']} ms` },
       { what: 'DOM nodes in the list (max) / rows (max)', value: `${figures['transcript.domNodesMax']} / ${figures['transcript.rowsMax']}` },
       { what: 'list height', value: `${figures['transcript.scrollHeightPx']} px` },
     ]);

@@ -3,30 +3,10 @@
  * without raw HTML, so a `<script>` in a message is shown as text), a tool call that opens to its
  * input and output, a result, a system note, an error, or a block of plain output.
  */
-import { memo, type ReactElement } from 'react';
-import Markdown from 'react-markdown';
+import { memo } from 'react';
 import { formatCost } from '../logs/usage-words';
+import { markdown } from './markdown';
 import { usageWords, type TranscriptItem } from './transcript';
-
-/**
- * Parsing markdown is most of what a row costs to render, and a virtualised list mounts rows again
- * each time they scroll back into view: the rendered tree of a text is kept (the most recent
- * MARKDOWN_CACHE texts), so a text is parsed once however often it is shown. `Markdown` (the
- * synchronous one) is a pure function of its text, without hooks: its result can be reused.
- */
-const MARKDOWN_CACHE = 500;
-const rendered = new Map<string, ReactElement>();
-export function markdown(text: string): ReactElement {
-  let el = rendered.get(text);
-  if (el) {
-    rendered.delete(text); // most recently used last
-  } else {
-    el = Markdown({ children: text }) as ReactElement;
-    if (rendered.size >= MARKDOWN_CACHE) rendered.delete(rendered.keys().next().value!);
-  }
-  rendered.set(text, el);
-  return el;
-}
 
 const pretty = (v: unknown): string => (typeof v === 'string' ? v : (JSON.stringify(v, null, 2) ?? ''));
 

@@ -6,12 +6,13 @@
  * Follow-live never fights the reader: new items scroll into view only while the reader is at
  * the bottom; scrolled up, a button says how many arrived and jumps to them.
  */
-import { useVirtualizer } from '@tanstack/react-virtual';
+import { measureElement, useVirtualizer } from '@tanstack/react-virtual';
 import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
 import type { LogAttemptsResult } from '../../../src-main/common/console-api';
 import type { LogLine } from '../../../src-main/common/logs';
 import type { LogPaneProps } from '../logs/LogPane';
-import { buildTranscript, estimateHeight } from './transcript';
+import { warmMarkdown, type Warming } from './markdown';
+import { buildTranscript, estimateHeight, LearnedHeights, type TranscriptItem } from './transcript';
 import { TranscriptItemView } from './TranscriptItemView';
 
 /** Lines per page, and the most one transcript loads (the raw log has the rest). */
@@ -19,6 +20,9 @@ const PAGE = 1000;
 const MAX_LINES = 50_000;
 /** Within this many px of the end counts as "at the bottom". */
 const BOTTOM_SLACK_PX = 48;
+
+/** The markdown text an item renders, if any. */
+const markdownOf = (item: TranscriptItem | undefined): string | undefined => (item?.type === 'message' || item?.type === 'result' ? item.text : undefined);
 
 export function TranscriptPane(p: Pick<LogPaneProps, 'subject' | 'tail' | 'loadAttempts' | 'loadPage' | 'follow' | 'height'>) {
   const height = p.height ?? 320;
@@ -80,8 +84,51 @@ export function TranscriptPane(p: Pick<LogPaneProps, 'subject' | 'tail' | 'loadA
   const items = useMemo(() => buildTranscript(lines), [lines]);
   // Once per item: the virtualizer asks again for every unmeasured row each time a row is measured.
   const estimates = useMemo(() => items.map((i) => estimateHeight(i)), [items]);
-  const estimateSize = useCallback((i: number) => estimates[i] ?? 56, [estimates]);
-  const virtualizer = useVirtualizer({ count: items.length, getScrollElement: () => scroller.current, estimateSize, overscan: 6 });
+  const learned = useRef(new LearnedHeights());
+  const width = () => scroller.current?.clientWidth ?? 0;
+  const estimateSize = useCallback((i: number) => (items[i] ? learned.current.estimate(items[i], estimates[i]!, width()) : 56), [items, estimates]);
+  const virtualizer = useVirtualizer({
+    count: items.length,
+    getScrollElement: () => scroller.current,
+    estimateSize,
+    overscan: 6,
+    measureElement: (el, entry, v) => {
+      const size = measureElement(el, entry, v);
+      const i = v.indexFromElement(el);
+      // The row's first measurement (a row mounts with its tool call closed) teaches its class.
+      if (items[i] && !v.itemSizeCache.has(v.options.getItemKey(i))) learned.current.learn(items[i], estimates[i]!, width(), size);
+      return size;
+    },
+  });
+
+  // While the page is idle, parse the markdown of the rows around the reader (nearest first), so a
+  // row scrolled into view for the first time mounts without parsing (markdown.tsx).
+  useEffect(() => {
+    if (items.length === 0) return;
+    const idle = typeof window.requestIdleCallback === 'function';
+    let handle = 0;
+    let timer = 0;
+    let w: Warming = { from: -1, distance: 0, parsed: 0 };
+    const step = (deadline?: IdleDeadline) => {
+      // Not while the list scrolls: its frames are the budget being saved (a busy machine gives
+      // idle slices between them); rows met then are parsed as they mount, as before.
+      if (virtualizer.isScrolling) {
+        timer = window.setTimeout(schedule, 200);
+        return;
+      }
+      const at = virtualizer.range?.startIndex ?? 0;
+      if (at !== w.from) w = { from: at, distance: 0, parsed: 0 };
+      const start = performance.now();
+      const timeLeft = deadline ? () => deadline.timeRemaining() > 1 : () => performance.now() - start < 8;
+      if (!warmMarkdown(w, items.length, (i) => markdownOf(items[i]), timeLeft)) schedule();
+    };
+    const schedule = () => (handle = idle ? window.requestIdleCallback(step) : (timer = window.setTimeout(step, 50)));
+    schedule();
+    return () => {
+      if (idle) window.cancelIdleCallback(handle);
+      window.clearTimeout(timer);
+    };
+  }, [items, virtualizer]);
 
   // Follow-live: to the end only while the reader is there; else count what arrived.
   const shown = useRef(0);

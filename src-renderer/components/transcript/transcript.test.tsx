@@ -1,10 +1,14 @@
 // @vitest-environment happy-dom
 /** The transcript built from log lines (PROTOCOL §16) and one item rendered: safe markdown, errors marked. */
-import { cleanup, render } from '@testing-library/react';
+import { cleanup, render, waitFor } from '@testing-library/react';
+import type { ReactElement } from 'react';
+import Markdown from 'react-markdown';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { LogLine } from '../../../src-main/common/logs';
-import { buildTranscript, estimateHeight } from './transcript';
-import { markdown, TranscriptItemView } from './TranscriptItemView';
+import { buildTranscript, estimateHeight, LearnedHeights, type TranscriptItem } from './transcript';
+import { markdown, MARKDOWN_CACHE, MarkdownCache, needsParse, plainParagraphs, warmMarkdown, type Warming } from './markdown';
+import { TranscriptItemView } from './TranscriptItemView';
+import { TranscriptPane } from './TranscriptPane';
 
 afterEach(cleanup);
 
@@ -57,8 +61,17 @@ describe('a long transcript stays cheap to scroll', () => {
     const first = markdown('**again** and again');
     expect(markdown('**again** and again')).toBe(first);
     expect(render(first).container.querySelector('strong')?.textContent).toBe('again');
-    for (let i = 0; i < 600; i++) markdown(`text ${i}`);
-    expect(markdown('**again** and again')).not.toBe(first);
+    // Bounded, least recently used out first (a small cache: the real one holds MARKDOWN_CACHE).
+    const small = new MarkdownCache(3);
+    const a = small.get('*a*');
+    small.get('*b*');
+    small.get('*a*');
+    small.get('*c*');
+    small.get('*d*');
+    expect(small.size).toBe(3);
+    expect(small.has('*b*')).toBe(false);
+    expect(small.get('*a*')).toBe(a);
+    expect(MARKDOWN_CACHE).toBeGreaterThanOrEqual(2000); // every distinct text of a 10 000-event transcript
   });
 
   it('rows are estimated from their text before they are measured: a long message is estimated taller than a short one', () => {
@@ -69,5 +82,75 @@ describe('a long transcript stays cheap to scroll', () => {
     expect(estimateHeight({ type: 'output', seq: 2, at: '', stream: 'stdout', lines: ['a', 'b', 'c'], warn: false })).toBeGreaterThan(
       estimateHeight({ type: 'output', seq: 3, at: '', stream: 'stdout', lines: ['a'], warn: false }),
     );
+  });
+});
+
+describe('row heights learned on screen', () => {
+  it('a row not measured yet is placed by the first measured height of its class (type, estimate, width), else by its estimate', () => {
+    const tool = (name: string): TranscriptItem => ({ type: 'tool', seq: 1, at: '', name, done: true, isError: false });
+    const note: TranscriptItem = { type: 'system', seq: 2, at: '', text: 'context: 40 % used' };
+    const h = new LearnedHeights();
+    const est = estimateHeight(tool('Read'));
+    expect(h.estimate(tool('Read'), est, 800)).toBe(est);
+    h.learn(tool('Read'), est, 800, 41);
+    expect(h.estimate(tool('Bash'), est, 800)).toBe(41); // same class: another one-line tool call
+    expect(h.estimate(tool('Bash'), est, 600)).toBe(est); // another width: not learned
+    expect(h.estimate(note, estimateHeight(note), 800)).toBe(estimateHeight(note)); // another type
+  });
+});
+
+describe('markdown without parsing', () => {
+  const html = (el: ReactElement) => render(<div>{el}</div>).container.innerHTML;
+
+  it('text without markdown syntax is rendered without the parser, exactly as the parser renders it', () => {
+    const plain = ['All green for part 3. Next file.', 'ok', 'two\nlines', 'one paragraph.\n\nAnother, with a second\nline.', 'a URL http://example.invalid/x?y=1 stays text', 'é, ü, 漢字 — and “quotes”!', 'a.b-c (d) {e} 3 + 4 = 7', 'x\u00a0y'];
+    for (const text of plain) {
+      expect(plainParagraphs(text), text).not.toBeNull();
+      expect(needsParse(text), text).toBe(false);
+      expect(html(markdown(text)), text).toBe(html(Markdown({ children: text }) as ReactElement));
+      cleanup();
+    }
+  });
+
+  it('any markdown syntax goes to the parser (and renders as the parser does)', () => {
+    const syntax = ['**bold**', 'a `code` b', '# heading', '- item', '+ item', '1. first', '2) second', '> quote', 'para\n===', 'para\n---', '    indented code', '\tcode', 'a  \nhard break', 'trailing ', ' leading', 'x\n\n\ny', 'a & b', '<b>x</b>', '[link](u)', '![img](u)', 'snake_case', 'a ~~s~~ b', 'a | b', 'escaped \\*', 'c:\\path', 'win\r\nline', 'issue #4', ''];
+    for (const text of syntax) {
+      expect(plainParagraphs(text), JSON.stringify(text)).toBeNull();
+      if (text) expect(html(markdown(text)), text).toBe(html(Markdown({ children: text }) as ReactElement));
+      cleanup();
+    }
+  });
+
+  it('idle warming parses the texts nearest the reader first, stops when time is up and goes on from there; plain texts cost nothing', () => {
+    const texts = Array.from({ length: 9 }, (_, i) => (i === 5 ? 'plain text' : `**warm ${i}** of ${Math.random()}`));
+    const w: Warming = { from: 4, distance: 0, parsed: 0 };
+    let budget = 3;
+    expect(warmMarkdown(w, texts.length, (i) => texts[i], () => budget-- > 0)).toBe(false);
+    // 4 first, then 5 (plain: skipped) and 3, then 6: three parsed.
+    expect(texts.map((t) => !needsParse(t))).toEqual([false, false, false, true, true, true, true, false, false]);
+    expect(warmMarkdown(w, texts.length, (i) => texts[i], () => true)).toBe(true);
+    expect(texts.every((t) => !needsParse(t))).toBe(true);
+    expect(w.parsed).toBe(8);
+  });
+});
+
+describe('TranscriptPane', () => {
+  it('parses the markdown of rows not on screen yet while the page is idle', async () => {
+    const lines = Array.from({ length: 60 }, (_, i) => line(`**message ${i}** of a long run ${Math.random()}`, { kind: 'assistant', data: { model: 'm' } }));
+    const last = lines[lines.length - 1]!.text;
+    const pane = render(
+      <TranscriptPane
+        subject="task:1"
+        tail={undefined}
+        height={300}
+        follow={() => () => {}}
+        loadAttempts={() => Promise.resolve({ attempts: [{ attempt: 1, firstSeq: 1, lastSeq: 60, lines: 60, bytes: 1, capped: false, usage: { inputTokens: 0, outputTokens: 0, costUsd: 0 } }], usage: { inputTokens: 0, outputTokens: 0, costUsd: 0 } } as never)}
+        loadPage={() => Promise.resolve({ items: lines, next: null })}
+      />,
+    );
+    await waitFor(() => expect(pane.container.querySelector('[data-testid="transcript-scroll"]')).not.toBeNull());
+    expect(pane.container.querySelectorAll('.transcript-row').length).toBeLessThan(30); // virtualised: the last rows are not rendered
+    await waitFor(() => expect(needsParse(last)).toBe(false), { timeout: 2000 });
+    expect(lines.every((l) => !needsParse(l.text))).toBe(true);
   });
 });

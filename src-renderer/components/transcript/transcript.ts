@@ -181,3 +181,25 @@ export function estimateHeight(item: TranscriptItem, charsPerLine = 110): number
       return 10 + lines(item.text, 18);
   }
 }
+
+/**
+ * Row heights learned on screen, per class of row the estimate cannot tell apart (same type, same
+ * estimate, same list width): a row's first measured height (closed tool calls: rows mount closed)
+ * becomes the estimate of the rows of its class not measured yet. Most rows are one-line tool
+ * calls, notes and output blocks whose class has one height: estimated right, mounting them moves
+ * nothing, and the virtual list neither re-lays out the rows below nor adjusts the scroll.
+ */
+export class LearnedHeights {
+  private readonly heights = new Map<string, number>();
+  private key(item: TranscriptItem, estimate: number, width: number): string {
+    return `${Math.round(width)}|${item.type}|${estimate}`;
+  }
+  /** The height to place `item` by before it is measured. */
+  estimate(item: TranscriptItem, estimate: number, width: number): number {
+    return this.heights.get(this.key(item, estimate, width)) ?? estimate;
+  }
+  /** `item` was measured for the first time at `height`. */
+  learn(item: TranscriptItem, estimate: number, width: number, height: number): void {
+    this.heights.set(this.key(item, estimate, width), height);
+  }
+}
