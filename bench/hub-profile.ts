@@ -22,6 +22,9 @@ async function main() {
   core.start();
   // Experiments: DROPIDX=audit_actor shows what one index costs in WAL pages per commit.
   for (const idx of (process.env.DROPIDX ?? '').split(',').filter(Boolean)) core.db.exec(`DROP INDEX ${idx}`);
+  // SYNC_OFF=1: no fsync at commit, so the profile's wall samples are CPU (the fsync wait otherwise
+  // shows as native `run` time and hides the JavaScript's share). Never for a published figure.
+  if (process.env.SYNC_OFF === '1') core.db.pragma('synchronous = OFF');
   const server = http.createServer();
   attachAgentSocket(server, core, { maxConnections: 2000 });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));

@@ -24,3 +24,15 @@ describe('claim hot path', () => {
     expect(formats).not.toHaveBeenCalled();
   });
 });
+
+describe('report hot path', () => {
+  it('a done report does not read the jobs settings (the loop breaker reads its count only for a retryable error)', () => {
+    core = makeTestCore();
+    core.tasks.create({ title: 't', role: 'dev' }, { actor: 't' });
+    const inst = onlineInstance(core);
+    const { task, lock } = core.locks.claim({ instanceId: inst });
+    const settings = vi.spyOn(core.jobs, 'settings');
+    core.locks.report({ instanceId: inst, taskId: task!.id, fence: lock!.fence, status: 'done' });
+    expect(settings).not.toHaveBeenCalled();
+  });
+});
