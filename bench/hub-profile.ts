@@ -2,7 +2,8 @@
  * Profiles the server side of the hub benchmark at N agents (default 50), measurement window only:
  *   N=50 PROFILE=/tmp/hub.cpuprofile npx tsx bench/hub-profile.ts   (CLAIM_NEXT=1: report+claimNext, one round trip per task)
  * The agents run in a child process (bench/hub-agents.ts), so the profile is the server's alone.
- * Open the .cpuprofile in Chrome DevTools (Performance) or VS Code.
+ * Open the .cpuprofile in Chrome DevTools (Performance) or VS Code. SYNC_OFF=1 turns the commit's
+ * fsync off (profiling only), so the samples show CPU rather than the wait inside COMMIT.
  */
 import { fork } from 'node:child_process';
 import fs from 'node:fs';

@@ -28,6 +28,12 @@
  * audit append with its SHA-256 chain hash, the Task objects (JSON.parse of payloads, ISO dates)
  * and their reply encoding. Validation is one zod parse per frame (the hub passes the parsed
  * frame to the core's `…Checked` calls; it used to be parsed twice, ~10 µs per task).
+ * Issue 32 (2026-12-05) cut three costs the profile showed: the claim gate built an
+ * Intl.DateTimeFormat per claim (spend windows' zone, now read only to word a message; it was the
+ * largest single JavaScript cost), a done report read the jobs settings row (loop breaker), and
+ * the two 28-column task rows per task were built by better-sqlite3 column by column from C++
+ * (now a raw statement and a compiled literal, core/db/js-rows.ts). Profile without the fsync
+ * wait: SYNC_OFF=1 with bench/hub-profile.ts.
  */
 import fs from 'node:fs';
 import http from 'node:http';
