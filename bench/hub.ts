@@ -13,6 +13,10 @@
  * 4. Crash recovery with default settings: an agent process holding a task is SIGKILLed; how long
  *    until the task is expired and until another agent has re-claimed it.
  *
+ * Knobs for a quick comparison (e.g. bench/side-by-side.mjs): HUB_BENCH_AGENTS=50 runs only that
+ * agent count (hub, ceiling and peer); HUB_BENCH_THROUGHPUT_ONLY=1 skips the group-commit-off run,
+ * the idle RSS and the crash recovery; HUB_BENCH_ROUNDS (default 2) runs per figure.
+ *
  * Targets: 50 agents ≥ 50 % of the bare ceiling; with claimNext ≥ 1.5× durable BullMQ; crash
  * recovery < 15 s; 500 idle < 150 MB.
  *
@@ -24,6 +28,12 @@
  * audit append with its SHA-256 chain hash, the Task objects (JSON.parse of payloads, ISO dates)
  * and their reply encoding. Validation is one zod parse per frame (the hub passes the parsed
  * frame to the core's `…Checked` calls; it used to be parsed twice, ~10 µs per task).
+ * Issue 32 (2026-12-05) cut three costs the profile showed: the claim gate built an
+ * Intl.DateTimeFormat per claim (spend windows' zone, now read only to word a message; it was the
+ * largest single JavaScript cost), a done report read the jobs settings row (loop breaker), and
+ * the two 28-column task rows per task were built by better-sqlite3 column by column from C++
+ * (now a raw statement and a compiled literal, core/db/js-rows.ts). Profile without the fsync
+ * wait: SYNC_OFF=1 with bench/hub-profile.ts.
  */
 import fs from 'node:fs';
 import http from 'node:http';
@@ -170,6 +180,8 @@ interface RunResult {
 const WARMUP_MS = 500;
 const DURATION_MS = 3000;
 const ROUNDS = Number(process.env.HUB_BENCH_ROUNDS ?? 2);
+const COUNTS = (process.env.HUB_BENCH_AGENTS ?? '1,10,50').split(',').map(Number).filter((n) => [1, 10, 50].includes(n));
+const THROUGHPUT_ONLY = process.env.HUB_BENCH_THROUGHPUT_ONLY === '1';
 
 async function drive(agentsChild: Child, url: string, token: string, agents: number, claimNext = false): Promise<RunResult> {
   const cpu0 = process.cpuUsage();
@@ -250,7 +262,7 @@ async function idleRss(agentsChild: Child, agents: number): Promise<{ baseMb: nu
 
 export async function runHubBench(): Promise<Record<string, number>> {
   const out: Record<string, number> = {};
-  const counts = [1, 10, 50];
+  const counts = COUNTS;
   const seed: Record<number, number> = { 1: 8_000, 10: 40_000, 50: 80_000 };
 
   let agentsChild = (await spawnChild('hub-agents.ts')).child;
@@ -285,8 +297,11 @@ export async function runHubBench(): Promise<Record<string, number>> {
       }
     }
     if (peerSkipped !== null) console.log(`(peer run skipped: ${peerSkipped})`);
-    else out['hub.claimNext.vsBullmq.50'] = round(out['hub.claimNext.tasksPerSec.50']! / out['bullmq.tasksPerSec.50']!, 2);
-    for (let i = 0; i < ROUNDS; i++) {
+    else if (counts.includes(50)) {
+      out['hub.claimNext.vsBullmq.50'] = round(out['hub.claimNext.tasksPerSec.50']! / out['bullmq.tasksPerSec.50']!, 2);
+      out['hub.vsBullmq.50'] = round(out['hub.tasksPerSec.50']! / out['bullmq.tasksPerSec.50']!, 2);
+    }
+    for (let i = 0; i < (THROUGHPUT_ONLY || !counts.includes(50) ? 0 : ROUNDS); i++) {
       // The same 50 agents with group commit off (one transaction, one fsync per request).
       const hub = await startHub(seed[50]!, { liftRateLimit: true, groupCommitOff: true });
       const r = await drive(agentsChild, hub.url, hub.token, 50);
@@ -306,12 +321,16 @@ export async function runHubBench(): Promise<Record<string, number>> {
       }
     }
     await bare.close();
-    for (const shape of ['', '.claimNext']) {
+    for (const shape of counts.includes(50) ? ['', '.claimNext'] : []) {
       out[`hub${shape}.vsBarePct.50`] = round((100 * out[`hub${shape}.tasksPerSec.50`]!) / out[`bare${shape}.tasksPerSec.50`]!, 1);
       // Contention-proof view of the same ratio: server CPU per task, bare over hub.
       out[`hub${shape}.vsBareCpuPct.50`] = round((100 * out[`bare${shape}.cpuUsPerTask.50`]!) / out[`hub${shape}.cpuUsPerTask.50`]!, 1);
     }
 
+    if (THROUGHPUT_ONLY) {
+      printHubTable(out);
+      return out;
+    }
     const rss = await idleRss(agentsChild, 500);
     out['idle500.rssMb'] = rss.rssMb;
     out['idle500.baseRssMb'] = rss.baseMb;
@@ -385,7 +404,8 @@ export function printHubTable(r: Record<string, number>): void {
   const w0 = Math.max(...rows.map((x) => x[0].length));
   const w1 = Math.max(...rows.map((x) => x[1].length));
   console.log(`\nAgent hub benchmark (node ${process.version}, ${os.cpus().length} CPUs, durable: WAL + synchronous=FULL)\n`);
-  for (const [a, b, c] of rows) console.log(`${a.padEnd(w0)}  ${b.padEnd(w1)}  ${c}`);
+  // A figure the knobs skipped (HUB_BENCH_AGENTS, HUB_BENCH_THROUGHPUT_ONLY) prints no row.
+  for (const [a, b, c] of rows.filter(([, b]) => !b.includes('undefined'))) console.log(`${a.padEnd(w0)}  ${b.padEnd(w1)}  ${c}`);
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {

@@ -7,8 +7,10 @@
  *
  *   node bench/side-by-side.mjs <before> <after> [--rounds N] [--patch FILE] <suite> [<suite> …]
  *
- * --patch applies one patch to both checkouts (`git apply`), for a bench fix the older commit lacks
- * (e.g. the hub bench's token per 64 sockets); it must apply to both, or nothing runs.
+ * --patch applies a patch to both checkouts (`git apply`), for a bench fix the older commit lacks
+ * (e.g. the hub bench's token per 64 sockets); it may be given more than once (applied in order).
+ * A checkout that already holds a patch (it applies in reverse) is left as it is; otherwise it must
+ * apply to both, or nothing runs.
  *
  * Prints, per figure, the median of each side, the ratio after/before, and the load during the runs.
  */
@@ -22,8 +24,8 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const args = process.argv.slice(2);
 const roundsAt = args.indexOf('--rounds');
 const rounds = roundsAt >= 0 ? Number(args.splice(roundsAt, 2)[1]) : 3;
-const patchAt = args.indexOf('--patch');
-const patch = patchAt >= 0 ? path.resolve(args.splice(patchAt, 2)[1]) : null;
+const patches = [];
+for (let at = args.indexOf('--patch'); at >= 0; at = args.indexOf('--patch')) patches.push(path.resolve(args.splice(at, 2)[1]));
 const [before, after, ...suites] = args;
 if (!before || !after || suites.length === 0 || !(rounds >= 1)) {
   console.error('usage: node bench/side-by-side.mjs <before> <after> [--rounds N] [--patch FILE] <suite> [<suite> …]');
@@ -39,7 +41,11 @@ const sides = [before, after].map((rev, i) => {
   const r = git('worktree', 'add', '--detach', dir, sha);
   if (r.status !== 0) throw new Error(r.stderr);
   fs.symlinkSync(path.join(root, 'node_modules'), path.join(dir, 'node_modules'));
-  if (patch) {
+  for (const patch of patches) {
+    if (spawnSync('git', ['apply', '--reverse', '--check', patch], { cwd: dir }).status === 0) {
+      console.log(`(${path.basename(patch)}: already in ${sha}, not applied)`);
+      continue;
+    }
     const p = spawnSync('git', ['apply', patch], { cwd: dir, encoding: 'utf8' });
     if (p.status !== 0) throw new Error(`${patch} does not apply to ${sha}: ${p.stderr}`);
   }

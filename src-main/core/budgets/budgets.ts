@@ -128,7 +128,9 @@ export class Budgets {
     this.row = settingsRow(ctx.db, KEY);
     this.windows = new SpendWindows(ctx, spend, inbox, () => {
       const s = this.settings();
-      return { windows: s.windows ?? [], zone: s.timezone ?? this.machineZone() };
+      const zone = () => s.timezone ?? this.machineZone();
+      // Lazy: most claims have no spend window to place, and the zone is read at most once a minute.
+      return { windows: s.windows ?? [], get zone() { return zone(); } };
     });
     this.q = prepareBudgetStatements(ctx.db);
   }

@@ -56,7 +56,7 @@ export class LoopBreaker {
    * task takes. A retryable report (`backlog`) whose error came `times` in a row is `blocked` instead
    * (invariant 3).
    */
-  taskReported(task: { id: number; title: string; role: string; attempt: number }, status: string, note: string | null, times = this.sameErrorTimes()): 'blocked' | null {
+  taskReported(task: { id: number; title: string; role: string; attempt: number }, status: string, note: string | null, times?: number): 'blocked' | null {
     const subject = `task:${task.id}`;
     if (status === 'done') {
       this.note(subject, null);
@@ -64,7 +64,7 @@ export class LoopBreaker {
     }
     if ((status !== 'backlog' && status !== 'failed') || !note?.trim()) return null;
     const streak = this.note(subject, note);
-    if (status !== 'backlog' || times <= 0 || streak < times) return null;
+    if (status !== 'backlog' || (times ??= this.sameErrorTimes()) <= 0 || streak < times) return null; // the setting is read only here: a done report is the hub's hot path
     this.inbox.raise({
       key: `loop:${subject}:${task.attempt}`,
       kind: 'loop_breaker',

@@ -1,6 +1,7 @@
 /** Prepared statements and row mapping for tasks. No business rules here. */
 import type { Task, TaskStatus } from '../../common/model';
 import type { Db } from '../db/open';
+import { jsRowGetter } from '../db/js-rows';
 import { isoTime } from '../../common/iso-time';
 
 export interface TaskRow {
@@ -100,7 +101,8 @@ export function rowToTask(r: TaskRow): Task {
 export type TaskRepo = ReturnType<typeof prepareTaskRepo>;
 
 export function prepareTaskRepo(db: Db) {
-  const byId = db.prepare<[number], TaskRow>(`${TASK_SELECT} WHERE t.id = ?`);
+  // The two wide reads of every claim and report: rows built in JavaScript (core/db/js-rows.ts).
+  const byId = jsRowGetter<[number], TaskRow>(db, `${TASK_SELECT} WHERE t.id = ?`);
   return {
     get(id: number): Task | undefined {
       const r = byId.get(id);
@@ -112,8 +114,11 @@ export function prepareTaskRepo(db: Db) {
     row: byId,
     lock: db.prepare<[number], LockRow>('SELECT * FROM locks WHERE task_id = ?'),
     /** The row (without lock columns: a claimable task has no lock) of the best claimable task. */
-    nextClaimable: db.prepare<[string], Omit<TaskRow, 'l_instance' | 'l_fence' | 'l_claimed' | 'l_expires'>>(
+    nextClaimable: jsRowGetter<[string], TaskRow>(
+      db,
       `SELECT ${TASK_COLUMNS} FROM tasks WHERE role = ? AND status = 'backlog' AND unmet_deps = 0 ORDER BY priority DESC, id LIMIT 1`,
+      // No lock (a claimable task has none): the claim fills these in place (claim-locks.ts).
+      ['l_instance', 'l_fence', 'l_claimed', 'l_expires'],
     ),
     insertLock: db.prepare('INSERT INTO locks (task_id, instance_id, fence, claimed_at, expires_at) VALUES (?,?,?,?,?)'),
     deleteLock: db.prepare('DELETE FROM locks WHERE task_id = ?'),
