@@ -119,7 +119,9 @@ export class Budgets {
     this.row = settingsRow(ctx.db, KEY);
     this.windows = new SpendWindows(ctx, spend, inbox, () => {
       const s = this.settings();
-      return { windows: s.windows ?? [], zone: s.timezone ?? machineZone() };
+      // The zone only when asked (words of a used-up window): the machine's zone costs an
+      // Intl.DateTimeFormat per call, and this is read by every claim and dispatch gate.
+      return { windows: s.windows ?? [], get zone() { return s.timezone ?? machineZone(); } };
     });
     this.q = prepareBudgetStatements(ctx.db);
   }
