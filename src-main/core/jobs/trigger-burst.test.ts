@@ -1,0 +1,36 @@
+/**
+ * What a burst of triggers reads once instead of once per trigger (issues 26, 32), and that each
+ * such read still sees a change before the next trigger: on a manual clock through real agents.
+ */
+import { describe, expect, it, vi } from 'vitest';
+import { UsageLedger } from '../logs/usage-store';
+import { EVERY_15_MIN, hang, OPERATOR as op, startJobsHarness } from '../tests/jobs.testkit';
+
+describe('a burst of one role', () => {
+  it('asks core/budgets for the role’s spend verdict once per pass; spend reported after it stops the next slot', async () => {
+    const h = await startJobsHarness({ start: '2026-11-30T08:00:30.000Z' });
+    const agent = await h.agent('ops', hang);
+    h.core.budgets.put({ perRoleDailyUsd: { ops: 5 }, timezone: 'UTC', ...op });
+    const jobs = ['a', 'b', 'c'].map((name) => h.createJob({ name, role: 'ops', schedule: EVERY_15_MIN, overlap: 'allow' }));
+    const verdict = vi.spyOn(h.core.budgets, 'verdict');
+
+    // A pass is cut into slices of real time; the slices of a loaded machine must not split this one.
+    const slices = vi.spyOn(performance, 'now').mockReturnValue(0);
+    await h.advanceTo('2026-11-30T08:15:30.000Z');
+    slices.mockRestore();
+    expect(agent.triggers.map((t) => t.job).sort()).toEqual(['a', 'b', 'c']);
+    // Three dispatches, one question (all three were due in one pass).
+    expect(verdict.mock.calls.filter(([role]) => role === 'ops')).toHaveLength(1);
+
+    // The cap is reached between two passes: the next pass reads it afresh and dispatches nothing.
+    new UsageLedger(h.core.db).add({ subject: 'task:1', attempt: 1, role: 'ops', jobId: null, instanceId: 'inst', costUsd: 5, at: h.clock.now() });
+    await h.advanceTo('2026-11-30T08:30:30.000Z');
+    expect(agent.triggers).toHaveLength(3);
+    for (const jobId of jobs) {
+      const run = h.run(jobId, '2026-11-30T08:30')!;
+      expect(run.status).toBe('pending');
+      expect(h.core.jobs.getRun(run.id).checks.find((c) => c.name === 'execution')!.reason).toMatch(/^the daily spend cap of role ops is reached/);
+    }
+  });
+});
+
