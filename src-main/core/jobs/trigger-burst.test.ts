@@ -5,6 +5,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { UsageLedger } from '../logs/usage-store';
 import { EVERY_15_MIN, hang, OPERATOR as op, startJobsHarness } from '../tests/jobs.testkit';
+import { localDay } from './time-util';
 
 describe('a burst of one role', () => {
   it('asks core/budgets for the role’s spend verdict once per pass; spend reported after it stops the next slot', async () => {
@@ -34,3 +35,19 @@ describe('a burst of one role', () => {
   });
 });
 
+describe('the day of an attempt (the daily ceiling counts every dispatch on it)', () => {
+  it('is kept per zone while instants fall in it, and computed afresh past either end (midnight, a step back, a DST day)', () => {
+    const at = (iso: string) => Date.parse(iso);
+    expect(localDay(at('2026-11-30T23:59:59.999Z'), 'UTC')).toEqual({ day: '2026-11-30', nextDayAt: at('2026-12-01T00:00:00.000Z') });
+    expect(localDay(at('2026-12-01T00:00:00.000Z'), 'UTC')).toEqual({ day: '2026-12-01', nextDayAt: at('2026-12-02T00:00:00.000Z') });
+    // The clock stepped back over midnight: yesterday again, not the day kept.
+    expect(localDay(at('2026-11-30T23:00:00.000Z'), 'UTC').day).toBe('2026-11-30');
+    // Another zone has its own day at the same instant.
+    expect(localDay(at('2026-11-30T23:00:00.000Z'), 'Asia/Tokyo')).toEqual({ day: '2026-12-01', nextDayAt: at('2026-12-01T15:00:00.000Z') });
+    // A 23-hour day (Berlin, spring forward): it ends at the next local midnight.
+    expect(localDay(at('2026-03-29T12:00:00.000Z'), 'Europe/Berlin')).toEqual({ day: '2026-03-29', nextDayAt: at('2026-03-29T22:00:00.000Z') });
+    expect(localDay(at('2026-03-29T21:59:59.999Z'), 'Europe/Berlin').day).toBe('2026-03-29');
+    expect(localDay(at('2026-03-29T22:00:00.000Z'), 'Europe/Berlin').day).toBe('2026-03-30');
+    expect(localDay(at('2026-03-28T22:59:59.999Z'), 'Europe/Berlin').day).toBe('2026-03-28');
+  });
+});
