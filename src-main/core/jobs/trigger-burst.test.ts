@@ -4,7 +4,7 @@
  */
 import { describe, expect, it, vi } from 'vitest';
 import { UsageLedger } from '../logs/usage-store';
-import { EVERY_15_MIN, hang, OPERATOR as op, startJobsHarness } from '../tests/jobs.testkit';
+import { EVERY_15_MIN, fail, hang, OPERATOR as op, startJobsHarness, succeed, until } from '../tests/jobs.testkit';
 import { localDay } from './time-util';
 
 describe('a burst of one role', () => {
@@ -49,5 +49,39 @@ describe('the day of an attempt (the daily ceiling counts every dispatch on it)'
     expect(localDay(at('2026-03-29T21:59:59.999Z'), 'Europe/Berlin').day).toBe('2026-03-29');
     expect(localDay(at('2026-03-29T22:00:00.000Z'), 'Europe/Berlin').day).toBe('2026-03-30');
     expect(localDay(at('2026-03-28T22:59:59.999Z'), 'Europe/Berlin').day).toBe('2026-03-28');
+  });
+});
+
+describe('a run that succeeds', () => {
+  it('opens no transaction for inbox items it has none of; one it has is still resolved', async () => {
+    const h = await startJobsHarness({ start: '2026-11-30T08:00:30.000Z' });
+    const agent = await h.agent('ops', fail('retryable', 'the report is broken'));
+    const jobId = h.createJob({ name: 'report', role: 'ops', schedule: EVERY_15_MIN, retry: { maxAttempts: 1 } });
+    await h.advanceTo('2026-11-30T08:15:30.000Z');
+    await until(() => h.core.inbox.list({ kind: 'run_failed' }).items.length === 1, 'the failure raised');
+
+    // Every outermost transaction opened from inside Inbox.resolve.
+    const opened: string[] = [];
+    const resolve = h.core.inbox.resolve.bind(h.core.inbox);
+    const write = h.core.store.write.bind(h.core.store);
+    let resolving: string | undefined;
+    vi.spyOn(h.core.inbox, 'resolve').mockImplementation((kind, ...rest) => {
+      resolving = kind;
+      try {
+        return resolve(kind, ...rest);
+      } finally {
+        resolving = undefined;
+      }
+    });
+    vi.spyOn(h.core.store, 'write').mockImplementation((fn) => {
+      if (resolving && !h.core.db.inTransaction) opened.push(resolving);
+      return write(fn);
+    });
+    agent.behavior = succeed();
+    await h.advanceTo('2026-11-30T08:30:30.000Z');
+    await until(() => h.run(jobId, '2026-11-30T08:30')?.status === 'success', 'the next run succeeded');
+    await until(() => h.core.inbox.list({ kind: 'run_failed' }).items.length === 0, 'the failure resolved');
+    // Of the four kinds a success settles (run_failed, repeated_failures, missed, dead_man), only the live one wrote.
+    expect(opened).toEqual(['run_failed']);
   });
 });
