@@ -141,6 +141,8 @@ async function runnerOnly(burst: boolean): Promise<LatencyFigures> {
     toComplete.push(runId);
     if (toComplete.length > 1) return;
     setImmediate(() =>
+      // Closed meanwhile (the measuring time ended): nothing to complete.
+      core.db.open &&
       core.store.write(() => {
         for (const id of toComplete.splice(0)) {
           try {

@@ -242,6 +242,9 @@ export class Inbox {
    * Returns the resolved item, or null when there was none to resolve. In the caller's transaction.
    */
   resolve(kind: InboxKind, subject: string, resolution: string, still?: (item: InboxItem) => boolean): InboxItem | null {
+    // Nothing live to resolve (the common case: every run that succeeds asks for four kinds): no
+    // transaction is opened for it. One connection, one thread: the answer holds until the write.
+    if (!this.ctx.db.inTransaction && !this.q.live.get(kind, subject)) return null;
     return this.ctx.store.write(() => {
       const r = this.q.live.get(kind, subject);
       if (!r || (still && !still(toItem(r)))) return null;

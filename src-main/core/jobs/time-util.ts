@@ -26,8 +26,21 @@ export function localInstant(zone: string, date: string, hhmm: string): number {
   return DateTime.fromISO(date, { zone }).set({ hour: h, minute: m, second: 0, millisecond: 0 }).toMillis();
 }
 
-/** The civil day of instant `ms` in `zone` (YYYY-MM-DD) and the UTC ms the next one starts. */
+/** The last day computed per zone: every dispatch asks for today (the attempt ceiling's count). */
+const lastDays = new Map<string, { startAt: number; day: string; nextDayAt: number }>();
+const LAST_DAYS_KEPT = 256;
+
+/**
+ * The civil day of instant `ms` in `zone` (YYYY-MM-DD) and the UTC ms the next one starts. The day
+ * of each zone is kept while instants fall inside it (a burst of dispatches asks luxon once a day,
+ * not once per dispatch); an instant outside it, earlier or later, computes afresh.
+ */
 export function localDay(ms: number, zone: string): { day: string; nextDayAt: number } {
+  const last = lastDays.get(zone);
+  if (last && ms >= last.startAt && ms < last.nextDayAt) return { day: last.day, nextDayAt: last.nextDayAt };
   const dt = DateTime.fromMillis(ms, { zone });
-  return { day: dt.toISODate() ?? '', nextDayAt: dt.plus({ days: 1 }).startOf('day').toMillis() };
+  const out = { startAt: dt.startOf('day').toMillis(), day: dt.toISODate() ?? '', nextDayAt: dt.plus({ days: 1 }).startOf('day').toMillis() };
+  if (lastDays.size >= LAST_DAYS_KEPT) lastDays.clear();
+  lastDays.set(zone, out);
+  return { day: out.day, nextDayAt: out.nextDayAt };
 }

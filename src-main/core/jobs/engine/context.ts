@@ -7,7 +7,10 @@
  *    `afterCommit`, and `write` flushes the outbox once the outermost transaction is over (and drops
  *    what a failed transaction queued). The outermost transaction of engine work is a `write`.
  * 2. Within one synchronous pass nothing else can write (one thread, one writer process), so the
- *    settings row and "is any backfill queued or in flight" are read at most once per pass.
+ *    settings row, "is any backfill queued or in flight" and each role's spend verdict (at the
+ *    pass's instant) are read at most once per pass: spend only grows by usage reports and caps only
+ *    change by the operator, both read from sockets between passes, never inside one. A burst of
+ *    a thousand slots of one role asks core/budgets once, and the next pass asks afresh.
  * 3. A run (or backfill) whose asynchronous checks are in flight is in `checkingRuns`
  *    (`checkingBackfills`): nothing else evaluates it until its continuation ran.
  */
@@ -30,7 +33,13 @@ export type EngineHub = JobsHubPort;
 
 /** Layer 3's spend verdict for a role (core/budgets): the first daily cap reached, with spend and reset. */
 export interface BudgetGate {
-  verdict(role: string, now: number): { ok: boolean; reason: string; evidence: Record<string, unknown> };
+  verdict(role: string, now: number): BudgetVerdict;
+}
+
+export interface BudgetVerdict {
+  ok: boolean;
+  reason: string;
+  evidence: Record<string, unknown>;
 }
 
 /** Where a run attempt's verification is opened (core/verify), and whether its "already done?" checks ran. */
@@ -88,7 +97,7 @@ export class EngineContext {
   arm: () => void = () => {};
   private outbox: Array<() => void> = [];
   private readonly inflight = new Set<Promise<unknown>>();
-  private passCache: { settings?: JobSettings; backfills?: boolean } | undefined;
+  private passCache: { settings?: JobSettings; backfills?: boolean; budget?: Map<string, BudgetVerdict> } | undefined;
 
   constructor(private readonly deps: EngineDeps) {
     this.ctx = deps.ctx;
@@ -169,6 +178,17 @@ export class EngineContext {
   settings(): JobSettings {
     if (!this.passCache) return this.deps.settings.read();
     return (this.passCache.settings ??= this.deps.settings.read());
+  }
+
+  /** Layer 3's spend verdict for `role` at `now` (invariant 2: once per role per pass); undefined without budgets. */
+  budgetVerdict(role: string, now: number): BudgetVerdict | undefined {
+    if (!this.budgets) return undefined;
+    if (!this.passCache) return this.budgets.verdict(role, now);
+    const cache = (this.passCache.budget ??= new Map());
+    const key = `${now} ${role}`;
+    let v = cache.get(key);
+    if (!v) cache.set(key, (v = this.budgets.verdict(role, now)));
+    return v;
   }
 
   anyBackfill(): boolean {

@@ -34,7 +34,8 @@ export function executionFacts(e: EngineContext, run: RunRow, job: JobRow, spec:
   if (mode !== 'manual') {
     if (spec.executionConditions.maxConcurrentPerRole !== undefined) f.roleInFlight = e.repo.inFlightCountOfRole(job.role);
     if (settings.globalConcurrency !== null) f.globalInFlight = e.repo.inFlightCount();
-    if (e.budgets) f.budget = e.budgets.verdict(job.role, now);
+    const budget = e.budgetVerdict(job.role, now);
+    if (budget) f.budget = budget;
     if (spec.maxAttemptsPerDay !== undefined) {
       const zone = spec.schedule.timezone ?? 'UTC';
       const { day, nextDayAt } = localDay(now, zone);

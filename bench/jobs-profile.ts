@@ -1,0 +1,135 @@
+/**
+ * The trigger path of a burst, in process and on the manual clock (issues 26, 32): N jobs (default
+ * 1 000) due at the very same instant, the hub replaced by a stub that takes every trigger (as
+ * bench/jobs.ts `runner-burst` does), the clock moved to each due instant in turn. Per burst it
+ * measures the process CPU of the pass that claims, checks and offers every slot (the triggers), and
+ * of acknowledging and completing them (`run_started` + `run_result`, all in one transaction as the
+ * hub's group commit would). No sockets, no real waits: a steady figure on a loaded machine.
+ *
+ *   npx tsx bench/jobs-profile.ts                       (N=1000 BURSTS=10 WARMUP=2)
+ *   PROFILE=/tmp/burst.cpuprofile npx tsx bench/jobs-profile.ts   (the measured bursts only)
+ *
+ * The stub speaks both the engine's port (pick/send) and the hub's older `pushJobTrigger`, so the
+ * same file measures an older commit (copy it into that checkout's bench/).
+ */
+import fs from 'node:fs';
+import { Session } from 'node:inspector/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { ManualClock } from '../src-main/common/clock';
+import { createCore } from '../src-main/core/create-core';
+
+const N = Number(process.env.N ?? 1000);
+const BURSTS = Number(process.env.BURSTS ?? 10);
+const WARMUP = Number(process.env.WARMUP ?? 2);
+
+type Sink = { runStarted(i: string, r: object): object; runResult(i: string, r: object): object };
+type Trigger = { runId: string; slotAt: string };
+
+const cpuMs = (c: NodeJS.CpuUsage) => (c.user + c.system) / 1000;
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+async function main() {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gaffer-burst-'));
+  const clock = new ManualClock('2026-11-30T00:00:00.000Z');
+  const core = createCore({ clock, dataDir: dir, config: { sweepIntervalS: 3600 }, hub: { pingIntervalMs: 0 } });
+  const hub = core.hub as unknown as {
+    connectedInstances: () => string[];
+    runTakers: () => string[];
+    setRunSink: (s: Sink | undefined) => void;
+    pick: (role: string, exclude: ReadonlySet<string>) => string | null;
+    send: (id: string, push: { type: string } & Partial<Trigger>) => boolean;
+    pushJobTrigger: (role: string, t: Trigger) => Promise<unknown>;
+  };
+  let sink: Sink | undefined;
+  const got: string[] = [];
+  hub.connectedInstances = () => ['stub'];
+  hub.runTakers = () => ['stub'];
+  hub.setRunSink = (s) => (sink = s);
+  hub.pick = (_role, exclude) => (exclude.has('stub') ? null : 'stub');
+  hub.send = (_id, push) => {
+    if (push.type === 'job_trigger') got.push(push.runId!);
+    return true;
+  };
+  hub.pushJobTrigger = (_role, t) => {
+    got.push(t.runId);
+    return new Promise((resolve) => setImmediate(() => resolve({ status: 'acknowledged', runId: t.runId, instanceId: 'stub', offeredTo: ['stub'] })));
+  };
+  core.start();
+  for (let i = 0; i < N; i++) {
+    core.jobs.create({ name: `job-${i}`, role: 'bench', schedule: { everyS: 10 }, missedWindow: 'skip_and_alert', retry: { maxAttempts: 1 }, overlap: 'allow' }, { actor: 'bench' });
+  }
+  const settle = async () => {
+    await core.jobs.settled();
+    for (let i = 0; i < 3; i++) await new Promise((r) => setImmediate(r));
+  };
+  await settle();
+  const inspector = new Session();
+  // COUNT=1: how often each statement runs per trigger in the measured bursts.
+  const counts = new Map<string, number>();
+  let counting = false;
+  if (process.env.COUNT) {
+    const proto = Object.getPrototypeOf(core.db.prepare('SELECT 1')) as Record<string, (...a: unknown[]) => unknown>;
+    for (const m of ['run', 'get', 'all', 'iterate']) {
+      const orig = proto[m]!;
+      proto[m] = function (this: { source: string }, ...a: unknown[]) {
+        if (counting) counts.set(`${m} ${this.source}`, (counts.get(`${m} ${this.source}`) ?? 0) + 1);
+        return orig.apply(this, a);
+      };
+    }
+  }
+  const trig: number[] = [];
+  const done: number[] = [];
+  let triggers = 0;
+  for (let b = 0; b < WARMUP + BURSTS; b++) {
+    const measuring = b >= WARMUP;
+    if (measuring && b === WARMUP && process.env.PROFILE) {
+      inspector.connect();
+      await inspector.post('Profiler.enable');
+      await inspector.post('Profiler.start');
+    }
+    got.length = 0;
+    counting = measuring;
+    // To the next instant that is a multiple of 10 s: every job is due.
+    const next = Math.ceil((clock.now() + 1) / 10_000) * 10_000;
+    const c0 = process.cpuUsage();
+    clock.advance(next - clock.now());
+    await settle();
+    const c1 = process.cpuUsage(c0);
+    if (got.length !== N) throw new Error(`burst ${b}: ${got.length} triggers, expected ${N}`);
+    const ids = got.splice(0);
+    const c2 = process.cpuUsage();
+    core.store.write(() => {
+      for (const id of ids) {
+        sink!.runStarted('stub', { type: 'run_started', runId: id });
+        sink!.runResult('stub', { type: 'run_result', runId: id, outcome: 'success' });
+      }
+    });
+    await settle();
+    const c3 = process.cpuUsage(c2);
+    if (measuring) {
+      trig.push(cpuMs(c1));
+      done.push(cpuMs(c3));
+      triggers += ids.length;
+    }
+  }
+  counting = false;
+  if (process.env.COUNT) {
+    const rows = [...counts].sort((a, b) => b[1] - a[1]);
+    console.log(`statements per trigger: ${(rows.reduce((n, [, c]) => n + c, 0) / triggers).toFixed(1)}`);
+    for (const [sql, c] of rows) console.log(`${(c / triggers).toFixed(2).padStart(6)}  ${sql.replace(/\s+/g, ' ').slice(0, 150)}`);
+  }
+  if (process.env.PROFILE) {
+    const { profile } = await inspector.post('Profiler.stop');
+    fs.writeFileSync(process.env.PROFILE, JSON.stringify(profile));
+    inspector.disconnect();
+  }
+  const per1000 = (xs: number[]) => (median(xs) / N) * 1000;
+  console.log(`${N} jobs due at once, ${BURSTS} bursts (median): trigger pass ${per1000(trig).toFixed(0)} ms CPU per 1 000, ack + result ${per1000(done).toFixed(0)} ms per 1 000, total ${(per1000(trig) + per1000(done)).toFixed(0)} ms per 1 000 triggers (${triggers} triggers)`);
+  console.log(`  trigger pass per burst: ${trig.map((x) => x.toFixed(0)).join(' ')} ms`);
+  core.close();
+  fs.rmSync(dir, { recursive: true, force: true });
+}
+
+await main();
+process.exit(0);
