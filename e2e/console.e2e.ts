@@ -99,6 +99,7 @@ describe('console views on real data', () => {
     const backlog = await page.textContent('[data-testid="column-backlog"]');
     expect(backlog).toMatch(/waits on\s*#\d+/);
     expect(await page.textContent('[data-testid="column-blocked"]')).toMatch(/Failed|Blocked/);
+    await page.waitForSelector('[data-testid="column-done"] [data-testid^="task-"]'); // each column loads its own page
     expect(await page.textContent('[data-testid="column-done"]')).toMatch(/#\d+/);
     await shot(page, '02-queues');
     // The detail pane lists dependency blockers with their status (P3).
@@ -380,12 +381,13 @@ describe('keyboard navigation', () => {
     await page.waitForSelector('[data-testid="view-audit"]');
     // Arrow keys move through the audit list.
     await page.fill('input[name="audit-text"]', '');
-    await page.locator('[data-testid="audit-row"]').first().click();
+    // From the row clicked (a row arriving live on top meanwhile moves the first row, not the selection).
+    const clicked = await page.locator('[data-testid="audit-row"]').first().getAttribute('data-id');
+    await page.click(`[data-testid="audit-row"][data-id="${clicked}"]`);
     await page.keyboard.press('ArrowDown');
     await page.keyboard.press('ArrowDown');
     const sel = await page.getAttribute('[data-testid="audit-row"].selected', 'data-id');
-    const first = await page.getAttribute('[data-testid="audit-row"] >> nth=0', 'data-id');
-    expect(Number(sel)).toBe(Number(first) - 2);
+    expect(Number(sel)).toBe(Number(clicked) - 2);
     await page.keyboard.press('Escape');
     await page.waitForSelector('[data-testid="audit-detail"]', { state: 'detached' });
   });

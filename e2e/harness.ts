@@ -202,23 +202,30 @@ export async function go(page: Page, hash: string, ready: string): Promise<void>
   await page.waitForSelector(ready, { timeout: 30_000 });
 }
 
-export async function shot(page: Page, name: string, style?: string): Promise<string> {
+export async function shot(page: Page, name: string): Promise<string> {
   fs.mkdirSync(SCREENSHOTS, { recursive: true });
   const file = path.join(SCREENSHOTS, `${name}.png`);
-  await page.screenshot({ path: file, ...(style ? { style } : {}) });
+  await page.screenshot({ path: file });
   return file;
 }
 
 /**
  * A screenshot without the toasts of earlier steps or the pointer on top. The toasts are dismissed,
  * unless a menu is open: a click outside a menu closes it (and drops its focus), so then they are
- * only hidden from the picture.
+ * only hidden for the picture — through the element's style object, which the console's CSP allows
+ * (Playwright's `screenshot({style})` injects a style element, which it refuses).
  */
 export async function snap(page: Page, name: string): Promise<string> {
   const menuOpen = (await page.$('[role="menu"]')) !== null;
   if (!menuOpen) for (const b of await page.$$('.toasts [aria-label="Dismiss"]')) await b.click().catch(() => {});
+  const toasts = (visibility: string) => page.$$eval('.toasts', (els, v) => els.forEach((e) => ((e as HTMLElement).style.visibility = v)), visibility);
+  if (menuOpen) await toasts('hidden');
   await page.mouse.move(0, 0);
-  return shot(page, name, menuOpen ? '.toasts { visibility: hidden !important; }' : undefined);
+  try {
+    return await shot(page, name);
+  } finally {
+    if (menuOpen) await toasts('');
+  }
 }
 
 export function sleep(ms: number): Promise<void> {

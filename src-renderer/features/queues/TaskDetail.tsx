@@ -41,10 +41,12 @@ export function TaskDetail({
   const [fetched, setFetched] = useState<Task | null>(null);
   const [error, setError] = useState<UiError | null>(null);
   const [deps, setDeps] = useState<Map<number, Task | UiError>>(new Map());
-  // Prefer the live copy from the board; fetch once when the task is not loaded (deep link).
-  const task = loaded ?? fetched;
+  // Prefer the live copy from the board. The board's rows do not carry the latest verification
+  // (the checks' outcome), so the task is also fetched as the operator reads it — again whenever the
+  // board's copy changes — and its verification shown beside the live copy.
+  const task = loaded ? withVerificationOf(loaded, fetched) : fetched;
+  const changed = loaded ? `${loaded.status}:${loaded.attempt}:${loaded.updatedAt}` : '';
   useEffect(() => {
-    if (loaded) return;
     let live = true;
     getTask(taskId).then(
       (t) => live && setFetched(t),
@@ -53,7 +55,7 @@ export function TaskDetail({
     return () => {
       live = false;
     };
-  }, [taskId, loaded, getTask]);
+  }, [taskId, changed, getTask]);
   const depKey = task?.dependsOn.join(',') ?? '';
   useEffect(() => {
     if (!depKey) return;
@@ -223,6 +225,12 @@ export function TaskDetail({
       )}
     </aside>
   );
+}
+
+/** The board's live copy of a task with the verification of the fetched copy of the same attempt. */
+function withVerificationOf(live: Task, fetched: Task | null): Task {
+  if (!fetched?.verification || fetched.id !== live.id || fetched.attempt !== live.attempt || live.verification) return live;
+  return { ...live, verification: fetched.verification };
 }
 
 /** "Done when…": the declaration in words, why the last attempt did not count, and the checks' latest outcome. */
