@@ -44,7 +44,7 @@ import { MAX_DIFF_CHARS, MAX_DIFF_PART_CHARS, MAX_FRAME_BYTES, type AgentPush, t
 import { Connection, type ConnectionOptions } from './connection';
 import { withConsoleCapture } from './console-capture';
 import { LogOutbox, type LogOptions, type LogOutboxOptions } from './log-outbox';
-import { UsageCoalescer } from './usage-coalescer';
+import { UsageCoalescer, type UsageInput } from './usage-coalescer';
 import {
   AgentClosedError,
   AgentClosingError,
@@ -141,20 +141,7 @@ export interface ArtifactInput {
   diff?: string;
 }
 
-/** A `usage` report: increments, summed by Gaffer. */
-export interface UsageInput {
-  inputTokens?: number;
-  outputTokens?: number;
-  costUsd?: number;
-  model?: string;
-  /** The part of `inputTokens` read from / written to the prompt cache (PROTOCOL §14). */
-  cacheReadTokens?: number;
-  cacheWriteTokens?: number;
-  /** The cost is an estimate; Gaffer prices tokens with a `model` and no `costUsd` from its price table. */
-  estimated?: boolean;
-  /** The attempt's totals: they replace what was reported so far (a CLI's own final cost), once. */
-  final?: boolean;
-}
+export type { UsageInput } from './usage-coalescer';
 
 /** Log options of `work()` and `onJob()`. */
 export interface LogCaptureOptions {

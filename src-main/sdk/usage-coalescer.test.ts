@@ -1,7 +1,7 @@
 /** `ctx.usage` coalesced per attempt (usage-coalescer.ts): fewer frames, the same totals, all in on flush. */
 import { describe, expect, it } from 'vitest';
 import type { UsageTotals } from '../common/logs';
-import type { UsageInput } from './agent';
+import type { UsageInput } from './usage-coalescer';
 import { UsageCoalescer } from './usage-coalescer';
 
 /** A manual timeline: timers run when `advance` passes them. */

@@ -19,7 +19,21 @@
  *    made before it settled: the attempt calls it before its report / `run_result`.
  */
 import type { UsageTotals } from '../common/logs';
-import type { UsageInput } from './agent';
+
+/** A `usage` report: increments, summed by Gaffer. */
+export interface UsageInput {
+  inputTokens?: number;
+  outputTokens?: number;
+  costUsd?: number;
+  model?: string;
+  /** The part of `inputTokens` read from / written to the prompt cache (PROTOCOL §14). */
+  cacheReadTokens?: number;
+  cacheWriteTokens?: number;
+  /** The cost is an estimate; Gaffer prices tokens with a `model` and no `costUsd` from its price table. */
+  estimated?: boolean;
+  /** The attempt's totals: they replace what was reported so far (a CLI's own final cost), once. */
+  final?: boolean;
+}
 
 const SUMMED = ['inputTokens', 'outputTokens', 'costUsd', 'cacheReadTokens', 'cacheWriteTokens'] as const;
 
