@@ -16,21 +16,10 @@
  */
 
 import { cutText } from '../../common/line-splitter';
+import type { UsageInput } from '../../sdk';
 
-export interface UsageIncrement {
-  /** All input the model read, cache reads and writes included. */
-  inputTokens?: number;
-  outputTokens?: number;
-  costUsd?: number;
-  model?: string;
-  /** The part of `inputTokens` read from / written to the prompt cache (priced apart by Gaffer). */
-  cacheReadTokens?: number;
-  cacheWriteTokens?: number;
-  /** The cost (if any) is a guess; without a cost, Gaffer prices the tokens of `model`. */
-  estimated?: boolean;
-  /** These are the attempt's totals, replacing everything reported so far (invariant 4). */
-  final?: boolean;
-}
+/** A usage report from a CLI's stream: the SDK's `ctx.usage` input (increments, or the attempt's totals with `final`). */
+export type UsageIncrement = UsageInput;
 
 export interface UsageTotals {
   inputTokens: number;

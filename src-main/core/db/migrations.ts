@@ -38,6 +38,40 @@ function carryOverColumns(db: Database.Database, from: string, to: string): stri
   return columns.map((c) => `"${c.name}"`).join(', ');
 }
 
+/** Migration 027's trigger bodies: a usage row added to / taken from its attempt's and its quarter hour's totals. */
+const ADD_NEW_USAGE_ROW = `
+        INSERT INTO usage_attempts (subject, attempt, input_tokens, output_tokens, cost_nusd, cache_read_tokens, cache_write_tokens, reports)
+          VALUES (NEW.subject, NEW.attempt, NEW.input_tokens, NEW.output_tokens, NEW.cost_nusd, NEW.cache_read_tokens, NEW.cache_write_tokens, 1)
+          ON CONFLICT (subject, attempt) DO UPDATE SET
+            input_tokens = input_tokens + excluded.input_tokens,
+            output_tokens = output_tokens + excluded.output_tokens,
+            cost_nusd = cost_nusd + excluded.cost_nusd,
+            cache_read_tokens = cache_read_tokens + excluded.cache_read_tokens,
+            cache_write_tokens = cache_write_tokens + excluded.cache_write_tokens,
+            reports = reports + 1;
+        INSERT INTO usage_quarters (quarter, role, cost_nusd, tokens, reports)
+          VALUES (NEW.at / 900000, NEW.role, NEW.cost_nusd, NEW.input_tokens + NEW.output_tokens, 1)
+          ON CONFLICT (quarter, role) DO UPDATE SET
+            cost_nusd = cost_nusd + excluded.cost_nusd,
+            tokens = tokens + excluded.tokens,
+            reports = reports + 1;`;
+const REMOVE_OLD_USAGE_ROW = `
+        UPDATE usage_attempts SET
+            input_tokens = input_tokens - OLD.input_tokens,
+            output_tokens = output_tokens - OLD.output_tokens,
+            cost_nusd = cost_nusd - OLD.cost_nusd,
+            cache_read_tokens = cache_read_tokens - OLD.cache_read_tokens,
+            cache_write_tokens = cache_write_tokens - OLD.cache_write_tokens,
+            reports = reports - 1
+          WHERE subject = OLD.subject AND attempt = OLD.attempt;
+        DELETE FROM usage_attempts WHERE subject = OLD.subject AND attempt = OLD.attempt AND reports <= 0;
+        UPDATE usage_quarters SET
+            cost_nusd = cost_nusd - OLD.cost_nusd,
+            tokens = tokens - (OLD.input_tokens + OLD.output_tokens),
+            reports = reports - 1
+          WHERE quarter = OLD.at / 900000 AND role = OLD.role;
+        DELETE FROM usage_quarters WHERE quarter = OLD.at / 900000 AND role = OLD.role AND reports <= 0;`;
+
 export const MIGRATIONS: Migration[] = [
   {
     name: '001_tasks_locks_instances',
@@ -890,70 +924,14 @@ export const MIGRATIONS: Migration[] = [
         PRIMARY KEY (quarter, role)
       ) WITHOUT ROWID;
       CREATE TRIGGER IF NOT EXISTS usage_totals_insert AFTER INSERT ON usage BEGIN
-        INSERT INTO usage_attempts (subject, attempt, input_tokens, output_tokens, cost_nusd, cache_read_tokens, cache_write_tokens, reports)
-          VALUES (NEW.subject, NEW.attempt, NEW.input_tokens, NEW.output_tokens, NEW.cost_nusd, NEW.cache_read_tokens, NEW.cache_write_tokens, 1)
-          ON CONFLICT (subject, attempt) DO UPDATE SET
-            input_tokens = input_tokens + excluded.input_tokens,
-            output_tokens = output_tokens + excluded.output_tokens,
-            cost_nusd = cost_nusd + excluded.cost_nusd,
-            cache_read_tokens = cache_read_tokens + excluded.cache_read_tokens,
-            cache_write_tokens = cache_write_tokens + excluded.cache_write_tokens,
-            reports = reports + 1;
-        INSERT INTO usage_quarters (quarter, role, cost_nusd, tokens, reports)
-          VALUES (NEW.at / 900000, NEW.role, NEW.cost_nusd, NEW.input_tokens + NEW.output_tokens, 1)
-          ON CONFLICT (quarter, role) DO UPDATE SET
-            cost_nusd = cost_nusd + excluded.cost_nusd,
-            tokens = tokens + excluded.tokens,
-            reports = reports + 1;
+        ${ADD_NEW_USAGE_ROW}
       END;
       CREATE TRIGGER IF NOT EXISTS usage_totals_delete AFTER DELETE ON usage BEGIN
-        UPDATE usage_attempts SET
-            input_tokens = input_tokens - OLD.input_tokens,
-            output_tokens = output_tokens - OLD.output_tokens,
-            cost_nusd = cost_nusd - OLD.cost_nusd,
-            cache_read_tokens = cache_read_tokens - OLD.cache_read_tokens,
-            cache_write_tokens = cache_write_tokens - OLD.cache_write_tokens,
-            reports = reports - 1
-          WHERE subject = OLD.subject AND attempt = OLD.attempt;
-        DELETE FROM usage_attempts WHERE subject = OLD.subject AND attempt = OLD.attempt AND reports <= 0;
-        UPDATE usage_quarters SET
-            cost_nusd = cost_nusd - OLD.cost_nusd,
-            tokens = tokens - (OLD.input_tokens + OLD.output_tokens),
-            reports = reports - 1
-          WHERE quarter = OLD.at / 900000 AND role = OLD.role;
-        DELETE FROM usage_quarters WHERE quarter = OLD.at / 900000 AND role = OLD.role AND reports <= 0;
+        ${REMOVE_OLD_USAGE_ROW}
       END;
       CREATE TRIGGER IF NOT EXISTS usage_totals_update AFTER UPDATE ON usage BEGIN
-        UPDATE usage_attempts SET
-            input_tokens = input_tokens - OLD.input_tokens,
-            output_tokens = output_tokens - OLD.output_tokens,
-            cost_nusd = cost_nusd - OLD.cost_nusd,
-            cache_read_tokens = cache_read_tokens - OLD.cache_read_tokens,
-            cache_write_tokens = cache_write_tokens - OLD.cache_write_tokens,
-            reports = reports - 1
-          WHERE subject = OLD.subject AND attempt = OLD.attempt;
-        DELETE FROM usage_attempts WHERE subject = OLD.subject AND attempt = OLD.attempt AND reports <= 0;
-        UPDATE usage_quarters SET
-            cost_nusd = cost_nusd - OLD.cost_nusd,
-            tokens = tokens - (OLD.input_tokens + OLD.output_tokens),
-            reports = reports - 1
-          WHERE quarter = OLD.at / 900000 AND role = OLD.role;
-        DELETE FROM usage_quarters WHERE quarter = OLD.at / 900000 AND role = OLD.role AND reports <= 0;
-        INSERT INTO usage_attempts (subject, attempt, input_tokens, output_tokens, cost_nusd, cache_read_tokens, cache_write_tokens, reports)
-          VALUES (NEW.subject, NEW.attempt, NEW.input_tokens, NEW.output_tokens, NEW.cost_nusd, NEW.cache_read_tokens, NEW.cache_write_tokens, 1)
-          ON CONFLICT (subject, attempt) DO UPDATE SET
-            input_tokens = input_tokens + excluded.input_tokens,
-            output_tokens = output_tokens + excluded.output_tokens,
-            cost_nusd = cost_nusd + excluded.cost_nusd,
-            cache_read_tokens = cache_read_tokens + excluded.cache_read_tokens,
-            cache_write_tokens = cache_write_tokens + excluded.cache_write_tokens,
-            reports = reports + 1;
-        INSERT INTO usage_quarters (quarter, role, cost_nusd, tokens, reports)
-          VALUES (NEW.at / 900000, NEW.role, NEW.cost_nusd, NEW.input_tokens + NEW.output_tokens, 1)
-          ON CONFLICT (quarter, role) DO UPDATE SET
-            cost_nusd = cost_nusd + excluded.cost_nusd,
-            tokens = tokens + excluded.tokens,
-            reports = reports + 1;
+        ${REMOVE_OLD_USAGE_ROW}
+        ${ADD_NEW_USAGE_ROW}
       END;
       INSERT OR REPLACE INTO usage_attempts (subject, attempt, input_tokens, output_tokens, cost_nusd, cache_read_tokens, cache_write_tokens, reports)
         SELECT subject, attempt, sum(input_tokens), sum(output_tokens), sum(cost_nusd), sum(cache_read_tokens), sum(cache_write_tokens), count(*)

@@ -49,17 +49,25 @@ const cache = new MarkdownCache(MARKDOWN_CACHE);
 
 /**
  * Characters that may start markdown syntax anywhere in a line (escapes, code, emphasis, links,
- * images, HTML, entities, headings, tables, strikethrough), tabs and control characters.
+ * images, HTML, entities, headings, tables, strikethrough).
  */
-// Control characters on purpose: markdown replaces NUL and counts form feeds as whitespace; the parser decides.
-// eslint-disable-next-line no-control-regex
-const INLINE_SYNTAX = /[\\`*_[\]<>&#~|\t\r\u0000-\u0008\u000b\u000c\u000e-\u001f]/;
+const INLINE_SYNTAX = /[\\`*_[\]<>&#~|]/;
+
+/** A control character other than a newline (tabs and carriage returns included): markdown replaces NUL and counts form feeds as whitespace, so the parser decides. */
+function hasControl(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x20 && c !== 0x0a) return true;
+  }
+  return false;
+}
+
 /** Line starts that open a block (lists, quotes, setext underlines, ordered lists), and any leading or trailing whitespace (indented code, hard breaks, trimming). */
 const BLOCK_SYNTAX = /^(?:[^\S\n]|[-+=>]|\d+[.)])|[^\S\n]$/m;
 
 /** The text's paragraphs when it has no markdown syntax at all, else null. */
 export function plainParagraphs(text: string): string[] | null {
-  if (text === '' || INLINE_SYNTAX.test(text) || BLOCK_SYNTAX.test(text)) return null;
+  if (text === '' || INLINE_SYNTAX.test(text) || hasControl(text) || BLOCK_SYNTAX.test(text)) return null;
   // Paragraphs apart by exactly one empty line; more (or text that starts or ends with one) is left to the parser.
   if (text.startsWith('\n') || text.endsWith('\n') || text.includes('\n\n\n')) return null;
   return text.split('\n\n');
