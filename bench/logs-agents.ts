@@ -12,8 +12,10 @@
  * Flooders use the SDK (its log outbox: batching, one frame in flight, acknowledgements), each
  * inside a claimed task, awaiting `ctx.log` as a well-behaved handler would.
  */
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import WebSocket from 'ws';
 import { connect, type Agent } from '../src-main/sdk';
+import { runQueueMs } from './proc';
 
 // Wire JSON is whatever the peer sent: one deliberate escape hatch for reading it in benchmarks.
 type Json = any;
@@ -109,6 +111,11 @@ async function latency(m: Msg): Promise<void> {
     });
   await req({ type: 'hello', role: m.role ?? 'bench', name: 'latency', takesRuns: false });
   const times: number[] = [];
+  // This process's own share of the wait (bench/logs-gap.ts): how long its main thread stood ready
+  // on a run queue while another process had the CPU, and its event loop's delay.
+  const delay = monitorEventLoopDelay({ resolution: 1 });
+  delay.enable();
+  const runDelay0 = runQueueMs();
   const end = Date.now() + (m.durationMs ?? 3000);
   while (Date.now() < end) {
     const t0 = performance.now();
@@ -123,7 +130,8 @@ async function latency(m: Msg): Promise<void> {
   ws.close();
   times.sort((a, b) => a - b);
   const pct = (p: number) => times[Math.min(times.length - 1, Math.ceil((p / 100) * times.length) - 1)]!;
-  reply({ cycles: times.length, p50Ms: pct(50), p99Ms: pct(99), times });
+  delay.disable();
+  reply({ cycles: times.length, p50Ms: pct(50), p99Ms: pct(99), times, runQueueMs: runQueueMs() - runDelay0, loopP99Ms: delay.percentile(99) / 1e6 });
 }
 
 process.on('message', (m: Msg) => {

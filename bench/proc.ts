@@ -87,3 +87,16 @@ export function ticksPerSecond(): number {
 export function processCpuUs(pid: number): number {
   return (sampleProc(pid).cpuTicks * 1e6) / ticksPerSecond();
 }
+
+/**
+ * Milliseconds the main thread of `pid` has stood ready on a run queue while others had the CPU
+ * (Linux schedstat, field 2; 0 where it cannot be read): the difference over a window is the time
+ * that process lost to CPU contention, whatever it was doing.
+ */
+export function runQueueMs(pid: number | 'self' = 'self'): number {
+  try {
+    return Number(fs.readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[1]) / 1e6;
+  } catch {
+    return 0;
+  }
+}

@@ -14,6 +14,10 @@
  *    authenticates it (then against `maxConnections`, checked again), or the hello timeout
  *    closes it. So token-less sockets can never keep a real agent out.     → 503
  *
+ * Frames that only feed logs and spend (`log`, `usage`, `artifact`, any large frame) are handed
+ * to the hub in short time-bounded slices, each connection's frames in order, its socket paused
+ * while too many wait (ingest-queue.ts): another agent's claim waits behind one slice at most.
+ *
  * Frames: text only, at most MAX_FRAME_BYTES (a larger one is answered `too_large` and closed
  * with 4413), no compression (a compressed frame could inflate past any limit). A frame up to
  * OVERSIZE_READ_BYTES is still received so that its `too_large` reply can carry its `id` (read
@@ -30,6 +34,7 @@ import type { Disposable } from '../core/events';
 import type { HubConnection, HubSocket } from '../core/hub/ports';
 import { peekId } from '../core/hub/wire';
 import { allowedHost, bearerToken, originAllowed, rejectUpgrade, upgradePath } from './guards';
+import { IngestQueue, isIngestFrame, type IngestQueueOptions, type IngestQueueStats } from './ingest-queue';
 
 export interface AgentSocketOptions {
   /** URL path of the agent socket (default `/agent`). */
@@ -42,11 +47,15 @@ export interface AgentSocketOptions {
   maxConnections?: number;
   /** Most live connections still waiting to authenticate by `hello` (default 64). */
   maxPendingConnections?: number;
+  /** The log / usage frames' queue: its slice length and water marks (ingest-queue.ts). */
+  ingest?: IngestQueueOptions;
 }
 
 export interface AgentSocketServer extends Disposable {
   /** Live agent connections (authenticated or not). */
   readonly connections: number;
+  /** The log / usage frames' queue (ingest-queue.ts): slices run, sources paused. */
+  readonly ingest: IngestQueueStats;
   /** Stops accepting upgrades and closes live agent sockets. Idempotent. */
   close(): void;
 }
@@ -87,6 +96,9 @@ export function attachAgentSocket(server: Server, core: Pick<Core, 'hub' | 'toke
     WebSocket: AgentWebSocket,
   });
   let closed = false;
+  // Log, usage and large frames are handled in short slices of their own (ingest-queue.ts), so
+  // another agent's claim never waits behind a whole turn of a log flood.
+  const ingest = new IngestQueue(opts.ingest);
 
   const port = (): number => opts.port ?? (server.address() as AddressInfo | null)?.port ?? 0;
 
@@ -144,15 +156,26 @@ export function attachAgentSocket(server: Server, core: Pick<Core, 'hub' | 'toke
     };
     const conn: HubConnection = hub.connect(socket, { remoteAddress, token, admitAtHello: full });
     ws.onTooLarge = () => conn.tooLarge(null);
-    ws.on('message', (data, isBinary) => {
-      const bytes = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
+    const source = { pause: () => ws.pause(), resume: () => ws.resume() };
+    const receive = (bytes: Buffer, isBinary: boolean) => {
       if (bytes.length > MAX_FRAME_BYTES) conn.tooLarge(isBinary ? null : peekId(bytes));
       else if (isBinary) conn.receiveBinary();
       else conn.receive(bytes.toString('utf8'));
+    };
+    ws.on('message', (data, isBinary) => {
+      const bytes = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
+      // ingest-queue.ts invariant 1: once one frame of this socket waits, its later ones wait behind it.
+      if (ingest.holds(source) || isIngestFrame(bytes)) ingest.push(source, bytes.length, () => receive(bytes, isBinary));
+      else receive(bytes, isBinary);
     });
     ws.on('ping', () => conn.alive());
     ws.on('pong', () => conn.alive());
-    ws.on('close', (code, reason) => conn.closed(code, reason.toString()));
+    ws.on('close', (code, reason) => {
+      ingest.drop(source);
+      const closed = () => conn.closed(code, reason.toString());
+      if (ingest.holds(source)) ingest.push(source, 0, closed);
+      else closed();
+    });
     ws.on('error', () => {
       /* always followed by 'close' */
     });
@@ -163,6 +186,9 @@ export function attachAgentSocket(server: Server, core: Pick<Core, 'hub' | 'toke
   const self: AgentSocketServer = {
     get connections() {
       return hub.connectionCount;
+    },
+    get ingest() {
+      return ingest.stats;
     },
     close() {
       if (closed) return;
