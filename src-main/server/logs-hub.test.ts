@@ -86,6 +86,23 @@ describe('log and usage frames', () => {
     expect((await holder.request('log', { taskId: task.id, lines: [{ text: 'late' }] })).error?.code).toBe('not_holder');
   });
 
+  it('a burst of log frames goes through the ingest queue a slice at a time, pausing the socket past its mark; every line is stored once, in order', async () => {
+    // Each slice runs one frame (sliceMs 0); above 2 KiB waiting the socket is no longer read.
+    const h = await harness({ socket: { ingest: { sliceMs: 0, highWaterBytes: 2048, lowWaterBytes: 0 } } });
+    const holder = await agent(h);
+    const { task, lock } = await claimOne(h, holder);
+    const frames = Array.from({ length: 20 }, (_, f) => ['log', { taskId: task.id, fence: lock.fence, lines: numbered(f * 10 + 1, 10, 'x'.repeat(100)) }] as [string, Record<string, unknown>]);
+    const replies = await holder.together([...frames, ['usage', { taskId: task.id, inputTokens: 5, costUsd: 0.01 }]]);
+    expect(replies.every((r) => r.ok)).toBe(true);
+    expect(replies.at(-1)!.result).toEqual({ usage: { inputTokens: 5, outputTokens: 0, costUsd: 0.01 } });
+    expect(h.agentSocket.ingest.slices).toBeGreaterThanOrEqual(21);
+    expect(h.agentSocket.ingest.pauses).toBeGreaterThanOrEqual(1);
+    const page = await h.core.logs.read({ subject: `task:${task.id}`, limit: 500 });
+    expect(page.items.map((l) => l.seq)).toEqual(Array.from({ length: 200 }, (_, i) => i + 1));
+    // A claim is not an ingest frame: handled where it is read, after the burst as before.
+    expect((await claimOne(h, holder, 'next')).task.id).toBeGreaterThan(task.id);
+  });
+
   it('a frame with an unstorable line is refused whole and names the line', async () => {
     const h = await harness();
     const a = await agent(h);
