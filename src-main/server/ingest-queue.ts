@@ -27,7 +27,7 @@ export interface IngestSource {
 }
 
 export interface IngestQueueOptions {
-  /** Longest a slice goes on running items, in ms (default 2). */
+  /** Longest a slice goes on running items, in ms (default 1: about one 224 KiB log frame). */
   sliceMs?: number;
   /** Above this many bytes waiting, sources that push are paused (default 1 MiB). */
   highWaterBytes?: number;
@@ -73,7 +73,7 @@ export class IngestQueue {
   readonly stats: IngestQueueStats = { items: 0, slices: 0, pauses: 0, peakBytes: 0 };
 
   constructor(opts: IngestQueueOptions = {}) {
-    this.sliceMs = opts.sliceMs ?? 2;
+    this.sliceMs = opts.sliceMs ?? 1;
     this.high = opts.highWaterBytes ?? 1024 * 1024;
     this.low = Math.min(opts.lowWaterBytes ?? 256 * 1024, this.high);
     this.now = opts.now ?? (() => performance.now());
