@@ -59,9 +59,14 @@ export async function runLogsBench(): Promise<Record<string, number>> {
   const floodToken = core.tokens.create({ name: 'flood', role: 'flood', actor: 'bench' }).token;
   const latencyChild = await spawnAgents();
   const floodChild = await spawnAgents();
+  /** The probe's time on a run queue (ready, another process on the CPU), summed per kind of window. */
+  const probeRunQueueMs = { idle: 0, flood: 0 };
+  let window: keyof typeof probeRunQueueMs = 'idle';
   const measure = async (): Promise<number[]> => {
     latencyChild.send({ cmd: 'latency', url, token: benchToken, durationMs: (SECONDS * 1000) / WINDOWS });
-    return ((await latencyChild.next()) as { times: number[] }).times;
+    const r = (await latencyChild.next()) as { times: number[]; runQueueMs: number };
+    probeRunQueueMs[window] += r.runQueueMs;
+    return r.times;
   };
   /** Pauses the flood and waits until its outboxes have drained (no line stored for 150 ms). */
   const pauseFlood = async () => {
@@ -76,6 +81,7 @@ export async function runLogsBench(): Promise<Record<string, number>> {
     // Warm both paths (JIT, the worker thread, page cache).
     latencyChild.send({ cmd: 'latency', url, token: benchToken, durationMs: 1000 });
     await latencyChild.next();
+    window = 'idle';
     const serverCpu0 = process.cpuUsage();
     if (USAGE_EVERY) core.budgets.put({ perRoleDailyUsd: { flood: 1e6 }, windows: [{ scope: 'role', role: 'flood', hours: 5, maxTokens: 1e13 }], actor: 'bench' });
     floodChild.send({ cmd: 'flood', url, token: floodToken, agents: 4, lineChars: 80, ...(USAGE_EVERY ? { usageEvery: USAGE_EVERY } : {}) });
@@ -94,7 +100,9 @@ export async function runLogsBench(): Promise<Record<string, number>> {
     for (let w = 0; w < WINDOWS; w++) {
       const idleT0 = performance.now();
       const idleElu0 = performance.eventLoopUtilization();
+      window = 'idle';
       idleTimes.push(...(await measure()));
+      window = 'flood';
       idleMs += performance.now() - idleT0;
       idleBusyMs += performance.eventLoopUtilization(idleElu0).utilization * (performance.now() - idleT0);
       floodChild.send({ cmd: 'resume' });
@@ -145,6 +153,9 @@ export async function runLogsBench(): Promise<Record<string, number>> {
       { what: 'lines stored', value: stored.lines },
       { what: 'segments', value: indexed.segments },
     ]);
+    console.log(
+      `\nthe probe stood on a run queue (ready while another process had the CPU) ${(probeRunQueueMs.idle / idle.cycles).toFixed(2)} ms per cycle with no flood, ${(probeRunQueueMs.flood / busy.cycles).toFixed(2)} ms during it`,
+    );
     const usageRows = (core.db.prepare('SELECT count(*) AS n FROM usage').get() as { n: number }).n;
     if (USAGE_EVERY) console.log(`\nusage: reported every ${USAGE_EVERY} lines per agent: ${flood.usageFrames} reports, sent as ${usageRows} usage frames, priced and checked against a per-task cap, a daily cap and a 5-hour window`);
     console.log(
