@@ -1,0 +1,59 @@
+/**
+ * fsync durations on the server's main thread (the claims' commits) and on the log worker (its
+ * segments), with no flood and during one (bench/REPORT.md, "ingest-isolation").
+ * Run:  npx tsx bench/logs-fsync.ts   (needs strace and ptrace rights; an in-process core, a paced probe, 4 s each)
+ */
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { createCore } from '../src-main/core/create-core';
+import { attachAgentSocket } from '../src-main/server/agent-socket';
+import { benchDir, seedBacklog, spawnChild, stopChild } from './util';
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const dir = benchDir('fsync');
+const core = createCore({ dataDir: dir, hub: { ratePerSecond: 1e9, rateBurst: 1e9 } });
+core.start();
+seedBacklog(core.db, 60_000);
+core.logs.setSettings({ logBytesPerSecondPerToken: 1024 ** 3, logBurstBytesPerToken: 1024 ** 3 }, { actor: 'bench', reason: 'bench' });
+core.budgets.put({ perRoleDailyUsd: { flood: 1e6 }, windows: [{ scope: 'role', role: 'flood', hours: 5, maxTokens: 1e13 }], actor: 'bench' });
+core.store.write(() => { for (let i = 0; i < 4; i++) core.tasks.create({ title: `flood ${i}`, role: 'flood', budget: { maxCostUsdPerRun: 1e6 } }, { actor: 'bench' }); });
+const probeTok = core.tokens.create({ name: 'p', role: 'dev', actor: 'bench' }).token;
+const floodTok = core.tokens.create({ name: 'f', role: 'flood', actor: 'bench' }).token;
+const server = http.createServer((_q, s) => s.writeHead(404).end());
+attachAgentSocket(server, core, { maxConnections: 100 });
+await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+const url = `ws://127.0.0.1:${(server.address() as AddressInfo).port}/agent`;
+const HERE = path.dirname(new URL(import.meta.url).pathname);
+const probe = (await spawnChild(path.join(HERE, 'logs-agents.ts'))).child;
+const flood = (await spawnChild(path.join(HERE, 'logs-agents.ts'))).child;
+const measure = async (label: string) => {
+  const out = `/tmp/ii/strace-${label}.txt`;
+  const st = spawn('strace', ['-f', '-T', '-e', 'trace=fsync,fdatasync', '-p', String(process.pid), '-o', out], { stdio: 'ignore' });
+  await sleep(500);
+  probe.send({ cmd: 'latency', url, token: probeTok, durationMs: 4000, role: 'dev', paceMs: 12 });
+  const m = await probe.next();
+  st.kill('SIGINT');
+  await new Promise((r) => st.once('exit', r));
+  const byTid = new Map<string, number[]>();
+  for (const l of fs.readFileSync(out, 'utf8').split('\n')) {
+    const t = /^(\d+)\s.*<([\d.]+)>$/.exec(l);
+    if (t) byTid.set(t[1]!, [...(byTid.get(t[1]!) ?? []), Number(t[2]) * 1000]);
+  }
+  console.log(`${label}: probe p50 ${m.p50Ms.toFixed(2)} p99 ${m.p99Ms.toFixed(2)} cycles ${m.cycles}`);
+  for (const [tid, d] of byTid) {
+    d.sort((a, b) => a - b);
+    console.log(`  tid ${tid}${tid === String(process.pid) ? ' (main)' : ''}: ${d.length} fsyncs, p50 ${d[Math.floor(d.length / 2)]!.toFixed(2)} p90 ${d[Math.floor(d.length * 0.9)]!.toFixed(2)} max ${d.at(-1)!.toFixed(2)} ms, sum ${d.reduce((a, b) => a + b, 0).toFixed(0)} ms`);
+  }
+};
+await measure('idle');
+flood.send({ cmd: 'flood', url, token: floodTok, agents: 4, lineChars: 80, usageEvery: 10 });
+await flood.next();
+await sleep(800);
+await measure('flood');
+flood.send({ cmd: 'stop' });
+await flood.next();
+await stopChild(flood); await stopChild(probe);
+server.closeAllConnections(); server.close(); core.close(); await core.logs.close();
+fs.rmSync(dir, { recursive: true, force: true });
