@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { IngestQueue, isIngestFrame, type IngestSource } from './ingest-queue';
 
 /** A queue on a manual clock and a manual scheduler: `turn()` runs one scheduled slice. */
-function setup(opts: { sliceMs?: number; highWaterBytes?: number; lowWaterBytes?: number } = {}) {
+function setup(opts: { sliceMs?: number; sliceBytes?: number; highWaterBytes?: number; lowWaterBytes?: number } = {}) {
   let t = 0;
   const turns: Array<() => void> = [];
   const q = new IngestQueue({ ...opts, now: () => t, schedule: (fn) => turns.push(fn) });
@@ -52,6 +52,24 @@ describe('IngestQueue', () => {
     expect(ran).toEqual(['slow']);
     turn();
     expect(ran).toEqual(['slow', 'next']);
+  });
+
+  it('ends a slice before the item that would take it past its bytes, however fast the items run', () => {
+    const { q, ran, item, turn, source } = setup({ sliceMs: 1000, sliceBytes: 100 });
+    const a = source('a');
+    q.push(a, 40, item('s1', 0));
+    q.push(a, 40, item('s2', 0));
+    q.push(a, 40, item('s3', 0)); // 120 > 100: next slice
+    q.push(a, 500, item('big', 0)); // alone: larger than a slice
+    q.push(a, 10, item('s4', 0));
+    turn();
+    expect(ran).toEqual(['s1', 's2']);
+    turn();
+    expect(ran).toEqual(['s1', 's2', 's3']);
+    turn();
+    expect(ran).toEqual(['s1', 's2', 's3', 'big']);
+    turn();
+    expect(ran).toEqual(['s1', 's2', 's3', 'big', 's4']);
   });
 
   it('holds a source while it has items waiting, so its later frames queue behind them', () => {

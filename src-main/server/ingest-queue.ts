@@ -12,8 +12,9 @@
  *    them (`holds`), its close included, so each connection's frames reach the hub in the order
  *    they were sent, as before. What a frame promises (a `log` acknowledged once its lines are
  *    on disk) is unchanged: the queue only delays when the hub sees the frame.
- * 2. A slice runs items until `sliceMs` have passed since it began (at least one item), then
- *    yields; the next slice is scheduled at once (`setImmediate` by default: after the loop's
+ * 2. A slice runs items until `sliceMs` have passed since it began, or until the next item would
+ *    take it past `sliceBytes` (at least one item: a frame larger than that is a slice alone), then
+ *    yields — bounded in time on a quiet machine and in work whatever the machine's load; the next slice is scheduled at once (`setImmediate` by default: after the loop's
  *    pending I/O, not before it).
  * 3. Back-pressure: while more than `highWaterBytes` wait, each source that pushes is paused (its
  *    socket is no longer read: TCP fills and the sender slows, instead of Gaffer falling behind
@@ -29,6 +30,8 @@ export interface IngestSource {
 export interface IngestQueueOptions {
   /** Longest a slice goes on running items, in ms (default 1: about one 224 KiB log frame). */
   sliceMs?: number;
+  /** Most bytes of frames one slice takes, unless its first frame alone is larger (default 256 KiB: one full SDK log frame). */
+  sliceBytes?: number;
   /** Above this many bytes waiting, sources that push are paused (default 1 MiB). */
   highWaterBytes?: number;
   /** At or below this many bytes waiting, paused sources are resumed (default 256 KiB). */
@@ -65,6 +68,7 @@ export class IngestQueue {
   private readonly paused = new Set<IngestSource>();
   private scheduled = false;
   private readonly sliceMs: number;
+  private readonly sliceBytes: number;
   private readonly high: number;
   private readonly low: number;
   private readonly now: () => number;
@@ -74,6 +78,7 @@ export class IngestQueue {
 
   constructor(opts: IngestQueueOptions = {}) {
     this.sliceMs = opts.sliceMs ?? 1;
+    this.sliceBytes = opts.sliceBytes ?? 256 * 1024;
     this.high = opts.highWaterBytes ?? 1024 * 1024;
     this.low = Math.min(opts.lowWaterBytes ?? 256 * 1024, this.high);
     this.now = opts.now ?? (() => performance.now());
@@ -116,9 +121,11 @@ export class IngestQueue {
     this.scheduled = false;
     const start = this.now();
     this.stats.slices++;
+    let taken = 0;
     try {
       do {
         const item = this.items[this.head]!;
+        taken += item.bytes;
         this.items[this.head++] = undefined as unknown as Item;
         this.bytes -= item.bytes;
         const left = this.waiting.get(item.source)! - 1;
@@ -127,7 +134,7 @@ export class IngestQueue {
         this.stats.items++;
         // A handler that throws fails as it would have where the frame was read; the queue goes on.
         item.run();
-      } while (this.head < this.items.length && this.now() - start < this.sliceMs);
+      } while (this.head < this.items.length && taken + this.items[this.head]!.bytes <= this.sliceBytes && this.now() - start < this.sliceMs);
     } finally {
       this.afterSlice();
     }
