@@ -134,6 +134,8 @@ interface PageFigures {
   rows: number[];
   scrollHeight: number;
   reachedEnd: boolean;
+  /** Each long animation frame: its duration and its three longest scripts (what ran, for how long). */
+  longFrameScripts: string[];
 }
 
 /**
@@ -147,10 +149,12 @@ const IN_PAGE = `async function (scrollMs) {
   const frame = () => new Promise((res) => requestAnimationFrame((t) => res(t)));
   el.scrollTop = 0;
   for (let i = 0; i < 30; i++) await frame();
-  // The machine's own pace: frames with nothing to do (the machine is shared; load shows here).
+  // The machine's own pace: frames with nothing to do, for as long as the scroll will take (a
+  // headless browser on a shared machine misses the odd frame with no page work at all; this counts them).
   const idle = [];
   let prev = await frame();
-  for (let i = 0; i < 60; i++) {
+  const idleStart = prev;
+  while (prev - idleStart < scrollMs) {
     const t = await frame();
     idle.push(t - prev);
     prev = t;
@@ -178,7 +182,9 @@ const IN_PAGE = `async function (scrollMs) {
   observer.disconnect();
   const scriptMs = loaf.reduce((sum, e) => sum + e.scripts.reduce((a, x) => a + x.duration, 0), 0);
   const layoutMs = loaf.reduce((sum, e) => sum + (e.styleAndLayoutStart ? e.startTime + e.duration - e.styleAndLayoutStart : 0), 0);
-  return { idle, frames, domNodes, rows, longFrames: loaf.length, scriptMs, layoutMs, scrollHeight: el.scrollHeight, reachedEnd: el.scrollTop + el.clientHeight >= el.scrollHeight - 2 };
+  const longFrameScripts = loaf.map((e) => Math.round(e.duration) + ' ms: ' + [...e.scripts].sort((a, b) => b.duration - a.duration).slice(0, 3)
+    .map((x) => (x.invoker || x.invokerType) + (x.sourceFunctionName ? ' → ' + x.sourceFunctionName : '') + ' ' + Math.round(x.duration) + ' ms').join(', '));
+  return { idle, frames, domNodes, rows, longFrames: loaf.length, scriptMs, layoutMs, longFrameScripts, scrollHeight: el.scrollHeight, reachedEnd: el.scrollTop + el.clientHeight >= el.scrollHeight - 2 };
 }`;
 
 /**
@@ -264,6 +270,7 @@ export async function runTranscriptBench(): Promise<Record<string, number>> {
     // 16.7 ms on an idle machine; more on a loaded one).
     const idleP50 = percentile(idle, 50);
     const dropped = r.frames.filter((x) => x > 1.5 * idleP50).length;
+    const idleDropped = r.idle.filter((x) => x > 1.5 * idleP50).length;
     const figures = {
       'transcript.events': EVENTS,
       'transcript.storedLines': storedLines,
@@ -276,6 +283,8 @@ export async function runTranscriptBench(): Promise<Record<string, number>> {
       'transcript.framesDropped': dropped,
       'transcript.idleFrameP50Ms': Number(idleP50.toFixed(1)),
       'transcript.idleFrameP95Ms': Number(percentile(idle, 95).toFixed(1)),
+      'transcript.idleFrames': r.idle.length,
+      'transcript.idleFramesDropped': idleDropped,
       'transcript.longFrames': r.longFrames,
       'transcript.longFrameScriptMs': Math.round(r.scriptMs),
       'transcript.longFrameLayoutMs': Math.round(r.layoutMs),
@@ -294,11 +303,13 @@ export async function runTranscriptBench(): Promise<Record<string, number>> {
       { what: 'frames over 50 ms', value: figures['transcript.framesOver50Ms'] },
       { what: 'frames over 1.5 × the idle frame (dropped)', value: dropped },
       { what: 'idle frame p50 / p95 (the machine, nothing to do)', value: `${figures['transcript.idleFrameP50Ms']} / ${figures['transcript.idleFrameP95Ms']} ms` },
+      { what: 'idle frames over 1.5 × the idle frame, same duration, no scroll', value: `${idleDropped} of ${r.idle.length}` },
       { what: 'long animation frames: count / script / style+layout', value: `${r.longFrames} / ${figures['transcript.longFrameScriptMs']} ms / ${figures['transcript.longFrameLayoutMs']} ms` },
       { what: 'per frame, every frame: script / style+layout / all main-thread work', value: `${figures['transcript.scriptMsPerFrame']} / ${figures['transcript.styleLayoutMsPerFrame']} / ${figures['transcript.taskMsPerFrame']} ms` },
       { what: 'DOM nodes in the list (max) / rows (max)', value: `${figures['transcript.domNodesMax']} / ${figures['transcript.rowsMax']}` },
       { what: 'list height', value: `${figures['transcript.scrollHeightPx']} px` },
     ]);
+    for (const line of r.longFrameScripts) console.log(`  long frame ${line}`);
     return figures;
   } finally {
     await browser.close();

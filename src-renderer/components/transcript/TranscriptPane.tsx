@@ -11,7 +11,7 @@ import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } fr
 import type { LogAttemptsResult } from '../../../src-main/common/console-api';
 import type { LogLine } from '../../../src-main/common/logs';
 import type { LogPaneProps } from '../logs/LogPane';
-import { warmMarkdown, type Warming } from './markdown';
+import { warmMarkdown, warmSliceLeft, type Warming } from './markdown';
 import { buildTranscript, estimateHeight, LearnedHeights, type TranscriptItem } from './transcript';
 import { TranscriptItemView } from './TranscriptItemView';
 
@@ -119,7 +119,7 @@ export function TranscriptPane(p: Pick<LogPaneProps, 'subject' | 'tail' | 'loadA
       const at = virtualizer.range?.startIndex ?? 0;
       if (at !== w.from) w = { from: at, distance: 0, parsed: 0 };
       const start = performance.now();
-      const timeLeft = deadline ? () => deadline.timeRemaining() > 1 : () => performance.now() - start < 8;
+      const timeLeft = () => warmSliceLeft(start, () => performance.now(), deadline);
       if (!warmMarkdown(w, items.length, (i) => markdownOf(items[i]), timeLeft)) schedule();
     };
     const schedule = () => (handle = idle ? window.requestIdleCallback(step) : (timer = window.setTimeout(step, 50)));

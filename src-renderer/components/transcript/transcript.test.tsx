@@ -6,7 +6,7 @@ import Markdown from 'react-markdown';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { LogLine } from '../../../src-main/common/logs';
 import { buildTranscript, estimateHeight, LearnedHeights, type TranscriptItem } from './transcript';
-import { markdown, MARKDOWN_CACHE, MarkdownCache, needsParse, plainParagraphs, warmMarkdown, type Warming } from './markdown';
+import { markdown, MARKDOWN_CACHE, MarkdownCache, needsParse, plainParagraphs, WARM_SLICE_MS, warmMarkdown, warmSliceLeft, type Warming } from './markdown';
 import { TranscriptItemView } from './TranscriptItemView';
 import { TranscriptPane } from './TranscriptPane';
 
@@ -131,6 +131,20 @@ describe('markdown without parsing', () => {
     expect(warmMarkdown(w, texts.length, (i) => texts[i], () => true)).toBe(true);
     expect(texts.every((t) => !needsParse(t))).toBe(true);
     expect(w.parsed).toBe(8);
+  });
+
+  it('a warming slice stops at a few milliseconds even when the browser offers 50', () => {
+    let now = 100;
+    const idle50 = { timeRemaining: () => 50 - (now - 100) };
+    expect(warmSliceLeft(100, () => now, idle50)).toBe(true);
+    now = 100 + WARM_SLICE_MS - 0.5;
+    expect(warmSliceLeft(100, () => now, idle50)).toBe(true);
+    now = 100 + WARM_SLICE_MS;
+    expect(warmSliceLeft(100, () => now, idle50)).toBe(false);
+    // A deadline nearly spent ends the slice earlier; without a deadline (no idle callbacks) the cap holds.
+    now = 101;
+    expect(warmSliceLeft(100, () => now, { timeRemaining: () => 0.5 })).toBe(false);
+    expect(warmSliceLeft(100, () => now)).toBe(true);
   });
 });
 
