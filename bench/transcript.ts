@@ -17,7 +17,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { IncomingLine } from '../src-main/core/logs/log-store';
 import { LogStore } from '../src-main/core/logs/log-store';
-import { DEFAULT_LOG_SETTINGS } from '../src-main/common/logs';
+import { DEFAULT_LOG_SETTINGS, type LogLine } from '../src-main/common/logs';
+import { buildTranscript, estimateHeight, TranscriptBuilder } from '../src-renderer/components/transcript/transcript';
 import { createCore } from '../src-main/core/create-core';
 import { BENCH_OPERATOR_TOKEN, startHeadless } from './headless-proc';
 import { benchDir, percentile, printTable } from './util';
@@ -95,6 +96,38 @@ function event(n: number, at: number): IncomingLine {
     default:
       return { at, stream: 'stdout', text: `[agent] turn ${turn} done in ${(turn % 13) + 2}.${turn % 10} s` };
   }
+}
+
+/**
+ * Following a run live (in process, the renderer's own code): each fetched page of new lines used to
+ * rebuild and re-estimate the whole transcript; the TranscriptBuilder reads only the new lines.
+ * Median ms per page of PAGE_LINES appended to a transcript of EVENTS events.
+ */
+function liveFollowFigures(): { fullMs: number; appendMs: number; pageLines: number } {
+  const PAGE_LINES = 50;
+  const now = Date.now();
+  const lines: LogLine[] = [];
+  for (let n = 0; n < EVENTS; n++) {
+    const e = event(n, now - (EVENTS - n) * 50);
+    lines.push({ seq: n + 1, at: new Date(e.at).toISOString(), attempt: 1, stream: e.stream ?? 'stdout', level: e.level ?? 'info', text: e.text, ...(e.kind ? { kind: e.kind } : {}), ...(e.data ? { data: e.data } : {}) });
+  }
+  const full: number[] = [];
+  const append: number[] = [];
+  const start = Math.max(0, EVENTS - 20 * PAGE_LINES);
+  for (let k = start; k < EVENTS; k += PAGE_LINES) {
+    const upTo = lines.slice(0, k + PAGE_LINES);
+    let t = performance.now();
+    buildTranscript(upTo).forEach((i) => estimateHeight(i)); // before: everything, every page
+    full.push(performance.now() - t);
+    const b = new TranscriptBuilder();
+    const seen = b.build(lines.slice(0, k)); // the transcript so far, estimated once
+    const estimated = new WeakMap(seen.map((i) => [i, estimateHeight(i)]));
+    t = performance.now();
+    for (const i of b.build(upTo)) if (!estimated.has(i)) estimated.set(i, estimateHeight(i));
+    append.push(performance.now() - t);
+  }
+  const median = (xs: number[]) => Number(percentile([...xs].sort((a, b) => a - b), 50).toFixed(2));
+  return { fullMs: median(full), appendMs: median(append), pageLines: PAGE_LINES };
 }
 
 /** The data directory: one task, its attempt 1 log holding EVENTS events (the last a result). */
@@ -271,6 +304,7 @@ export async function runTranscriptBench(): Promise<Record<string, number>> {
     const idleP50 = percentile(idle, 50);
     const dropped = r.frames.filter((x) => x > 1.5 * idleP50).length;
     const idleDropped = r.idle.filter((x) => x > 1.5 * idleP50).length;
+    const live = liveFollowFigures();
     const figures = {
       'transcript.events': EVENTS,
       'transcript.storedLines': storedLines,
@@ -294,6 +328,8 @@ export async function runTranscriptBench(): Promise<Record<string, number>> {
       'transcript.domNodesMax': Math.max(...r.domNodes),
       'transcript.rowsMax': Math.max(...r.rows),
       'transcript.scrollHeightPx': Math.round(r.scrollHeight),
+      'transcript.liveFullRebuildMs': live.fullMs,
+      'transcript.liveAppendMs': live.appendMs,
     };
     await screenshots(page);
     printTable(`Transcript of ${EVENTS.toLocaleString('en-US')} events, scrolled top to bottom in ${SCROLL_MS} ms (Chromium, 1440×900, wide pane)${r.reachedEnd ? '' : ' — DID NOT REACH THE END'}`, [
@@ -308,6 +344,7 @@ export async function runTranscriptBench(): Promise<Record<string, number>> {
       { what: 'per frame, every frame: script / style+layout / all main-thread work', value: `${figures['transcript.scriptMsPerFrame']} / ${figures['transcript.styleLayoutMsPerFrame']} / ${figures['transcript.taskMsPerFrame']} ms` },
       { what: 'DOM nodes in the list (max) / rows (max)', value: `${figures['transcript.domNodesMax']} / ${figures['transcript.rowsMax']}` },
       { what: 'list height', value: `${figures['transcript.scrollHeightPx']} px` },
+      { what: `followed live: a page of ${live.pageLines} new lines, whole rebuild (before) / read once (now), median`, value: `${live.fullMs} / ${live.appendMs} ms` },
     ]);
     for (const line of r.longFrameScripts) console.log(`  long frame ${line}`);
     return figures;
