@@ -64,6 +64,7 @@ describe('the audit export off the main thread', () => {
   it('refuses a bad filter before starting a worker', () => {
     expect(() => core.auditExport.stream({ limit: 5 }, { format: 'jsonl' })).toThrow(expect.objectContaining({ code: 'bad_request' }));
     expect(() => core.auditExport.stream({ from: 'soon' }, { format: 'csv' })).toThrow(expect.objectContaining({ code: 'bad_request' }));
+    expect(() => core.auditExport.stream({ from: '2026-12-02T00:00:00Z', to: '2026-12-01T00:00:00Z' }, { format: 'csv' })).toThrow(expect.objectContaining({ code: 'bad_request' }));
   });
 
   it('runs in this thread for an in-memory database', async () => {

@@ -19,7 +19,7 @@ import { parseOrThrow } from '../../common/validate';
 import { startWorkerThread } from '../worker-thread';
 import { exportAudit, type ExportFormat } from './audit-export';
 import type { ExportWorkerData } from './export-worker';
-import type { AuditQuery } from './query-store';
+import { normaliseFilter, type AuditQuery } from './query-store';
 
 /** The export worker's nice value on Linux: below the main thread, as the log worker's. */
 export const EXPORT_WORKER_NICE = 10;
@@ -50,6 +50,7 @@ export class AuditExporter {
   stream(filter: unknown, opts: StreamOptions): AsyncGenerator<string | Uint8Array, void, undefined> {
     if (this.opts.dbPath === ':memory:') return exportAudit(this.query, filter, opts);
     const f = parseOrThrow(auditFilterInput, filter, 'audit filter');
+    normaliseFilter(f); // invariant 2: what it refuses (e.g. "from" not before "to") is refused here, not in the worker
     const snapshotEnd = this.query.lastId() + 1;
     const data: ExportWorkerData = {
       dbPath: this.opts.dbPath,
