@@ -35,8 +35,12 @@ export default defineConfig({
       outDir: 'out/main',
       externalizeDeps: true,
       rolldownOptions: {
-        // The log worker thread (core/logs/worker-engine.ts finds it next to the main bundle).
-        input: { index: resolve(__dirname, 'src-main/electron/main.ts'), 'logs-worker': resolve(__dirname, 'src-main/core/logs/worker.ts') },
+        // The worker threads (core/logs/worker-engine.ts, core/audit/export-thread.ts find them next to the main bundle).
+        input: {
+          index: resolve(__dirname, 'src-main/electron/main.ts'),
+          'logs-worker': resolve(__dirname, 'src-main/core/logs/worker.ts'),
+          'audit-export-worker': resolve(__dirname, 'src-main/core/audit/export-worker.ts'),
+        },
         external: ['better-sqlite3', 'ws', 'bufferutil', 'utf-8-validate'],
       },
     },

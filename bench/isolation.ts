@@ -94,8 +94,8 @@ function seed(dir: string): Record<'probe' | 'flood' | 'jobs' | 'slow', string> 
   }
 }
 
-/** Each case's load: started before the window, stopped after it. */
-type Load = () => Promise<() => Promise<void>>;
+/** Each case's load: started before the window, stopped after it (its own figures, if any, returned). */
+type Load = () => Promise<() => Promise<void | Record<string, number>>>;
 
 function loads(g: Headless, dir: string, tokens: ReturnType<typeof seed>, floodChild: Child): Record<Exclude<CaseKey, 'idle'>, Load> {
   const call = api(g);
@@ -161,6 +161,7 @@ function loads(g: Headless, dir: string, tokens: ReturnType<typeof seed>, floodC
     async export() {
       let stop = false;
       let bytes = 0;
+      let rows = 0;
       let exports = 0;
       const loop = (async () => {
         while (!stop) {
@@ -168,7 +169,9 @@ function loads(g: Headless, dir: string, tokens: ReturnType<typeof seed>, floodC
           const res = await fetch(`${g.url}/api/v1/audit/export?format=jsonl`, { headers: { authorization: `Bearer ${BENCH_OPERATOR_TOKEN}` }, signal: ctl.signal });
           try {
             for await (const chunk of res.body!) {
-              bytes += (chunk as Uint8Array).length;
+              const b = chunk as Uint8Array;
+              bytes += b.length;
+              for (let i = b.indexOf(10); i >= 0; i = b.indexOf(10, i + 1)) rows++; // a JSONL row per newline
               if (stop) {
                 ctl.abort();
                 break;
@@ -181,10 +184,26 @@ function loads(g: Headless, dir: string, tokens: ReturnType<typeof seed>, floodC
         }
       })();
       await sleep(300);
+      // The export's own throughput, and this process's CPU (the export's client: it shares the 2 cores).
+      const t0 = performance.now();
+      const rows0 = rows;
+      const cpu0 = process.cpuUsage();
+      // The server's main thread alone (the one that serves claims): what each exported row costs it.
+      const mainTicks = () => {
+        const f = fs.readFileSync(`/proc/${g.serverPid}/task/${g.serverPid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+        return Number(f[11]) + Number(f[12]);
+      };
+      const main0 = mainTicks();
       return async () => {
+        const s = (performance.now() - t0) / 1000;
+        const cpu = process.cpuUsage(cpu0);
+        const rowsPerS = (rows - rows0) / s;
+        const clientCpuPct = (cpu.user + cpu.system) / 1e4 / s;
+        const mainThreadUsPerRow = ((mainTicks() - main0) * 1e4) / Math.max(1, rows - rows0); // a tick is 10 ms
         stop = true;
         await loop.catch(() => {});
-        console.log(`  export: ${exports} whole export(s) and ${(bytes / 2 ** 20).toFixed(0)} MiB streamed`);
+        console.log(`  export: ${exports} whole export(s) and ${(bytes / 2 ** 20).toFixed(0)} MiB streamed; ${Math.round(rowsPerS).toLocaleString('en')} rows/s; the client's CPU ${Math.round(clientCpuPct)} %; the server's main thread ${mainThreadUsPerRow.toFixed(2)} µs per row (probe included)`);
+        return { rowsPerS, clientCpuPct, mainThreadUsPerRow };
       };
     },
     async verify() {
@@ -264,7 +283,8 @@ export async function runIsolationBench(): Promise<Record<string, number>> {
       const w0 = performance.now();
       const times = (await measure(SECONDS * 1000)).sort((a, b) => a - b);
       const cpuPct = (processCpuUs(g.serverPid) - cpu0) / 10 / (performance.now() - w0);
-      await stop();
+      const own = await stop();
+      for (const [k, v] of Object.entries(own ?? {})) figures[`${key}.${k}`] = v;
       if (profile) {
         process.kill(g.serverPid, 'SIGWINCH');
         const file = path.join(profile, `${++profiled}.cpuprofile`);

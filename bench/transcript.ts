@@ -17,7 +17,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { IncomingLine } from '../src-main/core/logs/log-store';
 import { LogStore } from '../src-main/core/logs/log-store';
-import { DEFAULT_LOG_SETTINGS } from '../src-main/common/logs';
+import { DEFAULT_LOG_SETTINGS, type LogLine } from '../src-main/common/logs';
+import { buildTranscript, estimateHeight, TranscriptBuilder } from '../src-renderer/components/transcript/transcript';
 import { createCore } from '../src-main/core/create-core';
 import { BENCH_OPERATOR_TOKEN, startHeadless } from './headless-proc';
 import { benchDir, percentile, printTable } from './util';
@@ -97,6 +98,38 @@ function event(n: number, at: number): IncomingLine {
   }
 }
 
+/**
+ * Following a run live (in process, the renderer's own code): each fetched page of new lines used to
+ * rebuild and re-estimate the whole transcript; the TranscriptBuilder reads only the new lines.
+ * Median ms per page of PAGE_LINES appended to a transcript of EVENTS events.
+ */
+function liveFollowFigures(): { fullMs: number; appendMs: number; pageLines: number } {
+  const PAGE_LINES = 50;
+  const now = Date.now();
+  const lines: LogLine[] = [];
+  for (let n = 0; n < EVENTS; n++) {
+    const e = event(n, now - (EVENTS - n) * 50);
+    lines.push({ seq: n + 1, at: new Date(e.at).toISOString(), attempt: 1, stream: e.stream ?? 'stdout', level: e.level ?? 'info', text: e.text, ...(e.kind ? { kind: e.kind } : {}), ...(e.data ? { data: e.data } : {}) });
+  }
+  const full: number[] = [];
+  const append: number[] = [];
+  const start = Math.max(0, EVENTS - 20 * PAGE_LINES);
+  for (let k = start; k < EVENTS; k += PAGE_LINES) {
+    const upTo = lines.slice(0, k + PAGE_LINES);
+    let t = performance.now();
+    buildTranscript(upTo).forEach((i) => estimateHeight(i)); // before: everything, every page
+    full.push(performance.now() - t);
+    const b = new TranscriptBuilder();
+    const seen = b.build(lines.slice(0, k)); // the transcript so far, estimated once
+    const estimated = new WeakMap(seen.map((i) => [i, estimateHeight(i)]));
+    t = performance.now();
+    for (const i of b.build(upTo)) if (!estimated.has(i)) estimated.set(i, estimateHeight(i));
+    append.push(performance.now() - t);
+  }
+  const median = (xs: number[]) => Number(percentile([...xs].sort((a, b) => a - b), 50).toFixed(2));
+  return { fullMs: median(full), appendMs: median(append), pageLines: PAGE_LINES };
+}
+
 /** The data directory: one task, its attempt 1 log holding EVENTS events (the last a result). */
 function seed(dir: string): { taskId: number; storedLines: number } {
   const core = createCore({ dataDir: dir });
@@ -134,6 +167,8 @@ interface PageFigures {
   rows: number[];
   scrollHeight: number;
   reachedEnd: boolean;
+  /** Each long animation frame: its duration and its three longest scripts (what ran, for how long). */
+  longFrameScripts: string[];
 }
 
 /**
@@ -147,10 +182,12 @@ const IN_PAGE = `async function (scrollMs) {
   const frame = () => new Promise((res) => requestAnimationFrame((t) => res(t)));
   el.scrollTop = 0;
   for (let i = 0; i < 30; i++) await frame();
-  // The machine's own pace: frames with nothing to do (the machine is shared; load shows here).
+  // The machine's own pace: frames with nothing to do, for as long as the scroll will take (a
+  // headless browser on a shared machine misses the odd frame with no page work at all; this counts them).
   const idle = [];
   let prev = await frame();
-  for (let i = 0; i < 60; i++) {
+  const idleStart = prev;
+  while (prev - idleStart < scrollMs) {
     const t = await frame();
     idle.push(t - prev);
     prev = t;
@@ -178,7 +215,9 @@ const IN_PAGE = `async function (scrollMs) {
   observer.disconnect();
   const scriptMs = loaf.reduce((sum, e) => sum + e.scripts.reduce((a, x) => a + x.duration, 0), 0);
   const layoutMs = loaf.reduce((sum, e) => sum + (e.styleAndLayoutStart ? e.startTime + e.duration - e.styleAndLayoutStart : 0), 0);
-  return { idle, frames, domNodes, rows, longFrames: loaf.length, scriptMs, layoutMs, scrollHeight: el.scrollHeight, reachedEnd: el.scrollTop + el.clientHeight >= el.scrollHeight - 2 };
+  const longFrameScripts = loaf.map((e) => Math.round(e.duration) + ' ms: ' + [...e.scripts].sort((a, b) => b.duration - a.duration).slice(0, 3)
+    .map((x) => (x.invoker || x.invokerType) + (x.sourceFunctionName ? ' → ' + x.sourceFunctionName : '') + ' ' + Math.round(x.duration) + ' ms').join(', '));
+  return { idle, frames, domNodes, rows, longFrames: loaf.length, scriptMs, layoutMs, longFrameScripts, scrollHeight: el.scrollHeight, reachedEnd: el.scrollTop + el.clientHeight >= el.scrollHeight - 2 };
 }`;
 
 /**
@@ -264,6 +303,8 @@ export async function runTranscriptBench(): Promise<Record<string, number>> {
     // 16.7 ms on an idle machine; more on a loaded one).
     const idleP50 = percentile(idle, 50);
     const dropped = r.frames.filter((x) => x > 1.5 * idleP50).length;
+    const idleDropped = r.idle.filter((x) => x > 1.5 * idleP50).length;
+    const live = liveFollowFigures();
     const figures = {
       'transcript.events': EVENTS,
       'transcript.storedLines': storedLines,
@@ -276,6 +317,8 @@ export async function runTranscriptBench(): Promise<Record<string, number>> {
       'transcript.framesDropped': dropped,
       'transcript.idleFrameP50Ms': Number(idleP50.toFixed(1)),
       'transcript.idleFrameP95Ms': Number(percentile(idle, 95).toFixed(1)),
+      'transcript.idleFrames': r.idle.length,
+      'transcript.idleFramesDropped': idleDropped,
       'transcript.longFrames': r.longFrames,
       'transcript.longFrameScriptMs': Math.round(r.scriptMs),
       'transcript.longFrameLayoutMs': Math.round(r.layoutMs),
@@ -285,6 +328,8 @@ export async function runTranscriptBench(): Promise<Record<string, number>> {
       'transcript.domNodesMax': Math.max(...r.domNodes),
       'transcript.rowsMax': Math.max(...r.rows),
       'transcript.scrollHeightPx': Math.round(r.scrollHeight),
+      'transcript.liveFullRebuildMs': live.fullMs,
+      'transcript.liveAppendMs': live.appendMs,
     };
     await screenshots(page);
     printTable(`Transcript of ${EVENTS.toLocaleString('en-US')} events, scrolled top to bottom in ${SCROLL_MS} ms (Chromium, 1440×900, wide pane)${r.reachedEnd ? '' : ' — DID NOT REACH THE END'}`, [
@@ -294,11 +339,14 @@ export async function runTranscriptBench(): Promise<Record<string, number>> {
       { what: 'frames over 50 ms', value: figures['transcript.framesOver50Ms'] },
       { what: 'frames over 1.5 × the idle frame (dropped)', value: dropped },
       { what: 'idle frame p50 / p95 (the machine, nothing to do)', value: `${figures['transcript.idleFrameP50Ms']} / ${figures['transcript.idleFrameP95Ms']} ms` },
+      { what: 'idle frames over 1.5 × the idle frame, same duration, no scroll', value: `${idleDropped} of ${r.idle.length}` },
       { what: 'long animation frames: count / script / style+layout', value: `${r.longFrames} / ${figures['transcript.longFrameScriptMs']} ms / ${figures['transcript.longFrameLayoutMs']} ms` },
       { what: 'per frame, every frame: script / style+layout / all main-thread work', value: `${figures['transcript.scriptMsPerFrame']} / ${figures['transcript.styleLayoutMsPerFrame']} / ${figures['transcript.taskMsPerFrame']} ms` },
       { what: 'DOM nodes in the list (max) / rows (max)', value: `${figures['transcript.domNodesMax']} / ${figures['transcript.rowsMax']}` },
       { what: 'list height', value: `${figures['transcript.scrollHeightPx']} px` },
+      { what: `followed live: a page of ${live.pageLines} new lines, whole rebuild (before) / read once (now), median`, value: `${live.fullMs} / ${live.appendMs} ms` },
     ]);
+    for (const line of r.longFrameScripts) console.log(`  long frame ${line}`);
     return figures;
   } finally {
     await browser.close();

@@ -23,6 +23,7 @@ import { Board, BulkTasks, ClaimLocks, IdempotencyStore, prepareTaskReads, prepa
 import { GroupCommitter, type GroupCommitOptions } from './db/group-commit';
 import { Hub, type HubOptions, type LogSink } from './hub';
 import { AuditQuery } from './audit/query-store';
+import { AuditExporter } from './audit/export-thread';
 import { verifyLiveRange, type LiveCheck } from './audit/audit-export';
 import { prepareSignalReads, Signals, type SignalReads } from './signals';
 import { createJobs, prepareRunReads, type DecisionListener, type JobService, type RunReads } from './jobs';
@@ -106,6 +107,8 @@ export interface Core {
   readonly hub: Hub;
   /** Audit browser queries (filtering and paging over millions of rows). */
   readonly auditQuery: AuditQuery;
+  /** The audit export as the server streams it: off the main thread for a database file. */
+  readonly auditExport: AuditExporter;
   /** Readiness signals for business keys. */
   readonly signals: Signals;
   /** Central jobs: runner, runs, backfills, calendars, explain/preview/ledger. */
@@ -226,6 +229,7 @@ export function createCore(opts: CoreOptions = {}): Core {
   // The hub's timeouts (trigger acks, reconnect grace, hello, prechecks) count only time the server was there.
   const hub = new Hub({ clock: gaps.deadlines, config, db, events, audit, instances, locks, tasks, tokens, committer, logger, logSink }, opts.hub);
   const auditQuery = new AuditQuery(db);
+  const auditExport = new AuditExporter(auditQuery, { dbPath, nativeBinding: opts.nativeBinding });
   const signals = new Signals(ctx);
   // As soon as the inbox can take its finding: was the audit log changed while Gaffer was not running?
   const headFile = dbPath === ':memory:' ? undefined : new AuditHeadFile(headRecordPath(dbPath));
@@ -325,6 +329,7 @@ export function createCore(opts: CoreOptions = {}): Core {
     committer,
     hub,
     auditQuery,
+    auditExport,
     signals,
     jobs,
     rehearsal,

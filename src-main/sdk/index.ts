@@ -33,6 +33,7 @@ export {
 export { agentUrl, backoffDelay, type ReconnectPolicy } from './connection';
 export { agentTokenFromEnvironment } from './token';
 export { LogOutbox, type LogOptions, type LogOutboxOptions } from './log-outbox';
+export { usageKind } from './usage-coalescer';
 export {
   AgentClosedError,
   AgentClosingError,

@@ -45,7 +45,12 @@ interface Waiting {
 /** One group of the queue: increments by kind (invariant 1), or one final report (invariant 2). */
 type Group = { final: false; byKind: Map<string, Waiting> } | { final: true; item: Waiting };
 
-const kindOf = (u: UsageInput) => `${u.model ?? ''}\u0000${u.costUsd !== undefined ? 1 : 0}${u.estimated ? 1 : 0}`;
+/**
+ * What increments may be summed into one frame: the same model, priced the same way (a cost of
+ * their own, or tokens for Gaffer to price) and equally estimated. A frame's cost stands for all its
+ * tokens, so summing a priced and an unpriced increment would leave part of them unpriced.
+ */
+export const usageKind = (u: UsageInput) => `${u.model ?? ''}\u0000${u.costUsd !== undefined ? 1 : 0}${u.estimated ? 1 : 0}`;
 
 function add(into: UsageInput, u: UsageInput): void {
   for (const k of SUMMED) {
@@ -99,7 +104,7 @@ export class UsageCoalescer {
       else {
         let g = last && !last.final ? last : undefined;
         if (!g) this.groups.push((g = { final: false, byKind: new Map() }));
-        const key = kindOf(u);
+        const key = usageKind(u);
         const w = g.byKind.get(key);
         if (w) {
           add(w.u, u);

@@ -6,7 +6,8 @@
  *
  * Invariants (UsageReporter):
  * 1. One `usage` frame in flight at a time; increments that arrive meanwhile are summed (per
- *    model) into the next frame, so a chatty adapter costs a frame per round trip, not per line.
+ *    kind: the SDK's `usageKind`, so a cost of its own is never summed with tokens left for
+ *    Gaffer to price) into the next frames, so a chatty adapter costs a frame per round trip, not per line.
  * 2. `settled()` resolves once every increment added before it was sent or refused: the attempt
  *    waits for it, so usage always lands before the report or result.
  * 3. A refused increment is not lost silently: `failures` says what Gaffer did not record.
@@ -16,7 +17,7 @@
  */
 
 import { cutText } from '../../common/line-splitter';
-import type { UsageInput } from '../../sdk';
+import { usageKind, type UsageInput } from '../../sdk';
 
 /** A usage report from a CLI's stream: the SDK's `ctx.usage` input (increments, or the attempt's totals with `final`). */
 export type UsageIncrement = UsageInput;
@@ -101,11 +102,11 @@ function merge(a: UsageIncrement, b: UsageIncrement): UsageIncrement {
   return out;
 }
 
-/** The waiting-map key of the final report: no model name can be it (models are trimmed, non-empty). */
+/** The waiting-map key of the final report: no kind can be it (`usageKind` always holds a NUL). */
 const FINAL = ' final';
 
 export class UsageReporter {
-  /** Increments waiting, summed per model ('' for none), in the order their model first came. */
+  /** Increments waiting, summed per kind (`usageKind`), in the order their kind first came. */
   private readonly waiting = new Map<string, UsageIncrement>();
   private pump: Promise<void> | undefined;
   /** Invariant 3: one entry per refused frame (`code: message`). */
@@ -119,7 +120,7 @@ export class UsageReporter {
       this.waiting.delete(FINAL);
       this.waiting.set(FINAL, { ...u });
     } else {
-      const key = u.model ?? '';
+      const key = usageKind(u);
       const before = this.waiting.get(key);
       this.waiting.set(key, before ? merge(before, u) : { ...u });
       // An increment that comes after a final one waiting must not be sent before it.

@@ -8,6 +8,8 @@
  *    Bounded turns: a page is EXPORT_PAGE_ROWS rows, and the event loop gets a turn (its sockets
  *    read, the group commit run) after every page, so an agent's claim waits behind one short
  *    page, never a long stretch of export (issue 32: 1 000-row pages kept claims waiting).
+ *    The server's export runs this generator in a worker thread (export-thread.ts), so there the
+ *    pages cost the main thread nothing; in this thread it is what an in-memory database uses.
  * 2. An export is a snapshot: it stops at the newest id that existed when it started, so a log
  *    appended meanwhile does not make it run forever.
  * 3. Every exported row carries `prevHash` and `hash`, and `detail` exactly as stored, so the row

@@ -220,7 +220,7 @@ export const ok = (body: unknown, status = 200, headers?: Record<string, string>
  * Writes text chunks to `res` with backpressure: when `write` returns false, waits for 'drain'
  * (or for the client to go away, which stops the source). Ends the response when done.
  */
-export async function streamChunks(res: ServerResponse, chunks: AsyncIterable<string>): Promise<void> {
+export async function streamChunks(res: ServerResponse, chunks: AsyncIterable<string | Uint8Array>): Promise<void> {
   let gone = false;
   const onClose = () => {
     gone = true;

@@ -1,12 +1,13 @@
 /**
  * Console audit export, shared by both shells: the browser downloads it over HTTP
  * (`GET /console/export`), Electron streams it to the file picked in a native save dialog.
- * The rows come from the core's `exportAudit` (bounded memory, a snapshot, verifiable rows).
+ * The rows come from the core's audit exporter (`exportAudit` in a worker thread, so an export does
+ * not hold up agents' claims: bounded memory, a snapshot, verifiable rows).
  */
 import { auditExportArgs } from '../../common/console-api';
 import { GafferError } from '../../common/errors';
 import { parseOrThrow } from '../../common/validate';
-import { exportAudit, type ExportFormat } from '../../core/audit/audit-export';
+import type { ExportFormat } from '../../core/audit/audit-export';
 import type { Core } from '../../core/create-core';
 
 export interface ConsoleExport {
@@ -23,14 +24,24 @@ export function exportFilename(now: number, format: ExportFormat): string {
 }
 
 /** Validates the arguments (bad input → `bad_request` before anything is produced) and starts the export. */
-export function startConsoleExport(core: Pick<Core, 'auditQuery' | 'clock'>, input: unknown): ConsoleExport {
+export function startConsoleExport(core: Pick<Core, 'auditExport' | 'clock'>, input: unknown): ConsoleExport {
   const { format, ...filter } = parseOrThrow(auditExportArgs, input, 'export arguments');
   return {
     format,
     filename: exportFilename(core.clock.now(), format),
     contentType: format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson; charset=utf-8',
-    chunks: exportAudit(core.auditQuery, filter, { format }),
+    chunks: asText(core.auditExport.stream(filter, { format })),
   };
+}
+
+/** The worker's UTF-8 bytes as text (each chunk is whole rows; the decoder streams anyway). */
+async function* asText(chunks: AsyncGenerator<string | Uint8Array, void, undefined>): AsyncGenerator<string, void, undefined> {
+  const decoder = new TextDecoder();
+  try {
+    for await (const c of chunks) yield typeof c === 'string' ? c : decoder.decode(c, { stream: true });
+  } finally {
+    await chunks.return(undefined); // a consumer that stops early ends the worker
+  }
 }
 
 /**

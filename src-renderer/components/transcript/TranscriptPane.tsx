@@ -11,8 +11,8 @@ import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } fr
 import type { LogAttemptsResult } from '../../../src-main/common/console-api';
 import type { LogLine } from '../../../src-main/common/logs';
 import type { LogPaneProps } from '../logs/LogPane';
-import { warmMarkdown, type Warming } from './markdown';
-import { buildTranscript, estimateHeight, LearnedHeights, type TranscriptItem } from './transcript';
+import { warmMarkdown, warmSliceLeft, type Warming } from './markdown';
+import { estimateHeight, LearnedHeights, TranscriptBuilder, type TranscriptItem } from './transcript';
 import { TranscriptItemView } from './TranscriptItemView';
 
 /** Lines per page, and the most one transcript loads (the raw log has the rest). */
@@ -81,9 +81,21 @@ export function TranscriptPane(p: Pick<LogPaneProps, 'subject' | 'tail' | 'loadA
     if (tail && attempt !== undefined && tail.attempt === attempt && tail.lastSeq > lastSeq) void loadMore(lines, attempt);
   }, [tail, attempt, lastSeq, lines, loadMore]);
 
-  const items = useMemo(() => buildTranscript(lines), [lines]);
-  // Once per item: the virtualizer asks again for every unmeasured row each time a row is measured.
-  const estimates = useMemo(() => items.map((i) => estimateHeight(i)), [items]);
+  // Read once: a fetch that appends lines reads only those (TranscriptBuilder).
+  const builder = useRef(new TranscriptBuilder());
+  const items = useMemo(() => builder.current.build(lines), [lines]);
+  // Once per item (kept while the item is unchanged): the virtualizer asks again for every
+  // unmeasured row each time a row is measured, and a live tail would re-estimate them all.
+  const estimated = useRef(new WeakMap<TranscriptItem, number>());
+  const estimates = useMemo(
+    () =>
+      items.map((i) => {
+        let e = estimated.current.get(i);
+        if (e === undefined) estimated.current.set(i, (e = estimateHeight(i)));
+        return e;
+      }),
+    [items],
+  );
   const learned = useRef(new LearnedHeights());
   const width = () => scroller.current?.clientWidth ?? 0;
   const estimateSize = useCallback((i: number) => (items[i] ? learned.current.estimate(items[i], estimates[i]!, width()) : 56), [items, estimates]);
@@ -119,7 +131,7 @@ export function TranscriptPane(p: Pick<LogPaneProps, 'subject' | 'tail' | 'loadA
       const at = virtualizer.range?.startIndex ?? 0;
       if (at !== w.from) w = { from: at, distance: 0, parsed: 0 };
       const start = performance.now();
-      const timeLeft = deadline ? () => deadline.timeRemaining() > 1 : () => performance.now() - start < 8;
+      const timeLeft = () => warmSliceLeft(start, () => performance.now(), deadline);
       if (!warmMarkdown(w, items.length, (i) => markdownOf(items[i]), timeLeft)) schedule();
     };
     const schedule = () => (handle = idle ? window.requestIdleCallback(step) : (timer = window.setTimeout(step, 50)));

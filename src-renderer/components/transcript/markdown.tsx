@@ -105,6 +105,19 @@ export interface Warming {
   parsed: number;
 }
 
+/** Longest a warming slice runs (ms), whatever idle time the browser offers. */
+export const WARM_SLICE_MS = 4;
+
+/**
+ * Whether a warming slice that started at `start` may parse one more text: while the browser's idle
+ * deadline leaves more than a millisecond, and never past WARM_SLICE_MS. An idle browser grants up to
+ * 50 ms; a scroll that starts inside such a slice would wait for it, so a slice stays short.
+ */
+export function warmSliceLeft(start: number, now: () => number, deadline?: { timeRemaining(): number }): boolean {
+  if (deadline && deadline.timeRemaining() <= 1) return false;
+  return now() - start < WARM_SLICE_MS;
+}
+
 /**
  * Parses into the cache the texts `textAt(i)` nearest `w.from` first (outwards, both ways, going
  * on from `w.distance`) while `timeLeft()` says there is time, and at most MARKDOWN_CACHE / 2 texts

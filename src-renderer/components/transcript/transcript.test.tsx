@@ -5,8 +5,8 @@ import type { ReactElement } from 'react';
 import Markdown from 'react-markdown';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { LogLine } from '../../../src-main/common/logs';
-import { buildTranscript, estimateHeight, LearnedHeights, type TranscriptItem } from './transcript';
-import { markdown, MARKDOWN_CACHE, MarkdownCache, needsParse, plainParagraphs, warmMarkdown, type Warming } from './markdown';
+import { buildTranscript, estimateHeight, LearnedHeights, TranscriptBuilder, type TranscriptItem } from './transcript';
+import { markdown, MARKDOWN_CACHE, MarkdownCache, needsParse, plainParagraphs, WARM_SLICE_MS, warmMarkdown, warmSliceLeft, type Warming } from './markdown';
 import { TranscriptItemView } from './TranscriptItemView';
 import { TranscriptPane } from './TranscriptPane';
 
@@ -39,6 +39,42 @@ describe('buildTranscript', () => {
     expect(items[5]).toMatchObject({ stream: 'stdout', lines: ['not json', 'still not json'] });
     expect(items[6]).toMatchObject({ stream: 'stderr', lines: ['oops'], warn: true });
     expect(items[7]).toMatchObject({ text: 'Fixed **it**.', costUsd: 0.04, numTurns: 3, isError: false });
+  });
+
+  it('followed live, lines read once: the same transcript at every step, items returned before never change, unchanged ones keep their identity', () => {
+    const all = [
+      line('Reading.', { kind: 'assistant', data: { model: 'm' } }),
+      line('More of it.', { kind: 'assistant' }), // continues the message (rule 1)
+      line('tool Read', { kind: 'tool_call', data: { id: 'r1', name: 'Read', input: { path: 'a' } } }),
+      line('out 1', {}),
+      line('out 2', {}), // joins the output block
+      line('read it', { kind: 'tool_result', data: { id: 'r1', output: 'text' } }), // closes the call
+      line('$ ls', { kind: 'tool_call', data: { name: 'shell', input: { command: 'ls' } } }),
+      line('$ ls → exit 0', { kind: 'tool_result', data: { name: 'shell', output: 'a', exitCode: 0 } }),
+      line('Done.', { kind: 'result', data: { result: 'Done.' } }),
+    ];
+    for (let split = 1; split < all.length; split++) {
+      const b = new TranscriptBuilder();
+      let lines = all.slice(0, split);
+      const before = b.build(lines);
+      const frozen = JSON.stringify(before);
+      lines = lines.concat(all.slice(split)); // as the pane appends a fetched page
+      const after = b.build(lines);
+      expect(after).toEqual(buildTranscript(all));
+      expect(JSON.stringify(before)).toBe(frozen); // nothing handed out earlier was mutated
+      for (let i = 0; i < before.length; i++) {
+        if (JSON.stringify(before[i]) === JSON.stringify(after[i])) expect(after[i]).toBe(before[i]);
+        else expect(after[i]).not.toBe(before[i]);
+      }
+    }
+    // A list that does not extend the last one (another attempt, a list reloaded) is read from the start.
+    const b = new TranscriptBuilder();
+    b.build(all);
+    const shorter = [line('Another attempt.', { kind: 'assistant' })];
+    expect(b.build(shorter)).toEqual(buildTranscript(shorter));
+    b.build(all);
+    const sameTail = [line('Reloaded.', { kind: 'assistant' }), ...all.slice(1)];
+    expect(b.build(sameTail)).toEqual(buildTranscript(sameTail));
   });
 });
 
@@ -131,6 +167,20 @@ describe('markdown without parsing', () => {
     expect(warmMarkdown(w, texts.length, (i) => texts[i], () => true)).toBe(true);
     expect(texts.every((t) => !needsParse(t))).toBe(true);
     expect(w.parsed).toBe(8);
+  });
+
+  it('a warming slice stops at a few milliseconds even when the browser offers 50', () => {
+    let now = 100;
+    const idle50 = { timeRemaining: () => 50 - (now - 100) };
+    expect(warmSliceLeft(100, () => now, idle50)).toBe(true);
+    now = 100 + WARM_SLICE_MS - 0.5;
+    expect(warmSliceLeft(100, () => now, idle50)).toBe(true);
+    now = 100 + WARM_SLICE_MS;
+    expect(warmSliceLeft(100, () => now, idle50)).toBe(false);
+    // A deadline nearly spent ends the slice earlier; without a deadline (no idle callbacks) the cap holds.
+    now = 101;
+    expect(warmSliceLeft(100, () => now, { timeRemaining: () => 0.5 })).toBe(false);
+    expect(warmSliceLeft(100, () => now)).toBe(true);
   });
 });
 

@@ -50,25 +50,78 @@ function usageOf(v: unknown): Usage | undefined {
 
 /** Builds the transcript of `lines` (one attempt's, oldest first). */
 export function buildTranscript(lines: readonly LogLine[]): TranscriptItem[] {
-  const items: TranscriptItem[] = [];
-  const calls = new Map<string, Extract<TranscriptItem, { type: 'tool' }>>();
-  let lastKind: string | undefined;
-  for (const l of lines) {
-    const prev = items[items.length - 1];
+  return new TranscriptBuilder().build(lines);
+}
+
+type ToolItem = Extract<TranscriptItem, { type: 'tool' }>;
+
+/**
+ * The transcript of a growing list of lines, read once: while an attempt is followed live each
+ * fetch appends lines, and rebuilding (and re-estimating) ten thousand items for every new line
+ * cost a frame (about 30–120 ms at 16 000 items). `build` reads only the lines after those it has
+ * seen when the new list extends the old one (same first and last-seen line objects), else starts
+ * over. Items are copied before they change (a continuation, an output line, a tool's result), so
+ * an item returned before is never mutated and an unchanged one keeps its identity.
+ */
+export class TranscriptBuilder {
+  private items: TranscriptItem[] = [];
+  /** Tool calls by `id`: the index of their item. */
+  private calls = new Map<string, number>();
+  private lastKind: string | undefined;
+  private first: LogLine | undefined;
+  private last: LogLine | undefined;
+  private read = 0;
+  /** Items at or past this index were made during the current `build` (free to change in place). */
+  private fresh = 0;
+
+  build(lines: readonly LogLine[]): TranscriptItem[] {
+    const extends_ = this.read > 0 && lines.length >= this.read && lines[0] === this.first && lines[this.read - 1] === this.last;
+    if (!extends_) this.reset();
+    this.fresh = this.items.length;
+    for (let i = this.read; i < lines.length; i++) this.add(lines[i]!);
+    this.read = lines.length;
+    this.first = lines[0];
+    this.last = lines[lines.length - 1];
+    return this.items.slice();
+  }
+
+  private reset(): void {
+    this.items = [];
+    this.calls = new Map();
+    this.lastKind = undefined;
+    this.read = 0;
+  }
+
+  /** The item at `i`, copied first when an earlier `build` returned it. */
+  private writable(i: number): TranscriptItem {
+    const it = this.items[i]!;
+    if (i >= this.fresh) return it;
+    const copy = it.type === 'output' ? { ...it, lines: [...it.lines] } : { ...it };
+    this.items[i] = copy;
+    return copy;
+  }
+
+  private add(l: LogLine): void {
+    const items = this.items;
+    const last = items.length - 1;
+    const prev = items[last];
     const d = l.data;
     // Rule 1: a continuation piece.
-    if (l.kind && !d && prev && lastKind === l.kind) {
-      if (prev.type === 'message' || prev.type === 'result' || prev.type === 'system' || prev.type === 'error') prev.text += `\n${l.text}`;
-      continue;
+    if (l.kind && !d && prev && this.lastKind === l.kind) {
+      if (prev.type === 'message' || prev.type === 'result' || prev.type === 'system' || prev.type === 'error') {
+        const p = this.writable(last) as typeof prev;
+        p.text += `\n${l.text}`;
+      }
+      return;
     }
-    lastKind = l.kind;
+    this.lastKind = l.kind;
     const base = { seq: l.seq, at: l.at };
     switch (l.kind) {
       case 'assistant':
         items.push({ type: 'message', ...base, text: l.text, thinking: d?.thinking === true, ...(str(d?.model) ? { model: str(d?.model)! } : {}), ...(usageOf(d?.usage) ? { usage: usageOf(d?.usage)! } : {}) });
-        continue;
+        return;
       case 'tool_call': {
-        const item: Extract<TranscriptItem, { type: 'tool' }> = {
+        const item: ToolItem = {
           type: 'tool',
           ...base,
           name: str(d?.name) ?? 'tool',
@@ -79,23 +132,24 @@ export function buildTranscript(lines: readonly LogLine[]): TranscriptItem[] {
           ...(usageOf(d?.usage) ? { usage: usageOf(d?.usage)! } : {}),
         };
         items.push(item);
-        if (item.id) calls.set(item.id, item);
-        continue;
+        if (item.id) this.calls.set(item.id, items.length - 1);
+        return;
       }
       case 'tool_result': {
         const id = str(d?.id);
         // Rule 2.
-        let call = id ? calls.get(id) : undefined;
-        if (!call) {
+        let at = id ? this.calls.get(id) : undefined;
+        if (at === undefined) {
           const name = str(d?.name);
-          for (let i = items.length - 1; i >= 0 && !call; i--) {
+          for (let i = items.length - 1; i >= 0 && at === undefined; i--) {
             const it = items[i]!;
-            if (it.type === 'tool' && !it.done && name !== undefined && it.name === name && it.id === undefined) call = it;
+            if (it.type === 'tool' && !it.done && name !== undefined && it.name === name && it.id === undefined) at = i;
           }
         }
         const isError = d?.isError === true || l.level === 'error';
         const output = d && 'output' in d ? d.output : l.text;
-        if (call) {
+        if (at !== undefined) {
+          const call = this.writable(at) as ToolItem;
           call.done = true;
           call.output = output;
           call.isError = isError;
@@ -113,7 +167,7 @@ export function buildTranscript(lines: readonly LogLine[]): TranscriptItem[] {
             ...(num(d?.exitCode) !== undefined ? { exitCode: num(d?.exitCode)! } : {}),
           });
         }
-        continue;
+        return;
       }
       case 'result': {
         const text = str(d?.result) ?? l.text;
@@ -127,24 +181,24 @@ export function buildTranscript(lines: readonly LogLine[]): TranscriptItem[] {
           ...(num(d?.numTurns) !== undefined ? { numTurns: num(d?.numTurns)! } : {}),
           ...(num(d?.durationMs) !== undefined ? { durationMs: num(d?.durationMs)! } : {}),
         });
-        continue;
+        return;
       }
       case 'system':
         items.push({ type: 'system', ...base, text: l.text });
-        continue;
+        return;
       case 'error':
         items.push({ type: 'error', ...base, text: l.text });
-        continue;
+        return;
       default: {
         // Rule 3: plain output, consecutive lines of one stream in one block.
         if (prev && prev.type === 'output' && prev.stream === l.stream && !l.kind) {
-          prev.lines.push(l.text);
-          prev.warn ||= l.level === 'warn' || l.level === 'error';
+          const p = this.writable(last) as typeof prev;
+          p.lines.push(l.text);
+          p.warn ||= l.level === 'warn' || l.level === 'error';
         } else items.push({ type: 'output', ...base, stream: l.stream, lines: [l.text], warn: l.level === 'warn' || l.level === 'error' });
       }
     }
   }
-  return items;
 }
 
 /** One formatter for every row (`toLocaleString` builds one per call: it showed in the scroll profile). */

@@ -1,4 +1,4 @@
-import { describeVerify } from '../../../src-main/common/verify';
+import { describeVerify, verificationError } from '../../../src-main/common/verify';
 import { VerificationChecks } from '../../components/done-when/VerificationChecks';
 import { useEffect, useState } from 'react';
 import type { Task } from '../../../src-main/common/model';
@@ -183,7 +183,15 @@ export function TaskDetail({
                 </>
               )}
             </dd>
-            {task.note ? (
+            {task.note && task.status === 'blocked' && saysChecksFailed(task, task.note) ? (
+              <>
+                <dt>Held because</dt>
+                <dd>
+                  Its agent said done, but the checks above failed.
+                  <div className="small muted">Unblock it to try again; the next attempt is told which checks failed, and gets your note.</div>
+                </dd>
+              </>
+            ) : task.note ? (
               <>
                 {/* A blocked task's note is the agent's question; the note it is unblocked with is the answer. */}
                 <dt>{task.status === 'blocked' ? 'The agent asks' : 'Note'}</dt>
@@ -241,7 +249,9 @@ function TaskDoneWhen({ task }: { task: Task }) {
       {task.verify ? <p className="small">{sentence(describeVerify(task.verify))}</p> : null}
       {task.status === 'verifying' ? <p className="small">Its agent said done; Gaffer is running its checks now.</p> : null}
       {task.disposition === 'already_done' ? <p className="small">Already done: the checks passed before another attempt was handed out, so nobody did the work twice.</p> : null}
-      {task.previousError && task.status !== 'done' ? (
+      {task.previousError && task.status !== 'done' && saysChecksFailed(task, task.previousError) ? (
+        <p className="small">The next attempt is told which checks failed.</p>
+      ) : task.previousError && task.status !== 'done' ? (
         <p className="small">
           The next attempt is told why the last one did not count: <span className="mono">{task.previousError}</span>
         </p>
@@ -249,6 +259,11 @@ function TaskDoneWhen({ task }: { task: Task }) {
       {task.verification ? <VerificationChecks verification={task.verification} /> : null}
     </section>
   );
+}
+
+/** Whether `text` only restates the failed checks the pane already lists (the held note, the next attempt's error). */
+function saysChecksFailed(task: Task, text: string): boolean {
+  return !!task.verification && !task.verification.passed && text === verificationError(task.verification);
 }
 
 const sentence = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);

@@ -29,5 +29,12 @@ describe('the task pane’s checks', () => {
     await m.pass(0);
     const checks = screen.getAllByTestId('verification-check');
     expect(checks.map((c) => [c.textContent, c.getAttribute('data-passed')])).toEqual([[expect.stringContaining('has a summary'), 'false']]);
+    // The failed check's reason is said once, in its own line: not again in the headline, the
+    // held note or the next attempt's error.
+    const pane = screen.getByTestId('task-detail');
+    expect(pane.textContent!.split("required property 'summary'").length - 1).toBe(1);
+    expect(screen.getByTestId('verification').textContent).toContain('Not verified: its check failed');
+    expect(pane.textContent).toContain('Held because');
+    expect(screen.queryByTestId('agent-question')).toBeNull();
   });
 });

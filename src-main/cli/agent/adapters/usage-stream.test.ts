@@ -90,4 +90,26 @@ describe('a final report', () => {
       { inputTokens: 100, costUsd: 1, final: true, model: 'm' },
     ]);
   });
+
+  it('an increment with its own cost is not summed with tokens left for Gaffer to price', async () => {
+    const sent: UsageIncrement[] = [];
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const r = new UsageReporter(async (u) => {
+      sent.push(u);
+      if (sent.length === 1) await gate;
+    });
+    r.add({ inputTokens: 1, model: 'm' });
+    r.add({ inputTokens: 1000, outputTokens: 50, model: 'm' }); // priced by Gaffer from the table
+    r.add({ inputTokens: 10, costUsd: 0.25, model: 'm' }); // the command's own figure
+    r.add({ inputTokens: 7, model: 'm' });
+    r.add({ inputTokens: 20, costUsd: 0.5, model: 'm' });
+    release();
+    await r.settled();
+    expect(sent).toEqual([
+      { inputTokens: 1, model: 'm' },
+      { inputTokens: 1007, outputTokens: 50, model: 'm' },
+      { inputTokens: 30, costUsd: 0.75, model: 'm' },
+    ]);
+  });
 });

@@ -1,0 +1,112 @@
+/**
+ * The audit export as the server streams it: produced off the thread that serves claims
+ * (export-worker.ts) when the log is a file, in this thread when it is in memory (tests).
+ *
+ * Invariants:
+ * 1. Same bytes as `exportAudit` (it is what the worker runs): same rows, same text, same hashes,
+ *    so `verifyExport` accepts either.
+ * 2. Bad input is refused here, before a worker starts or anything is written (`bad_request`).
+ * 3. A snapshot as of the call: the newest id is read here, on the writer's connection, and passed
+ *    to the worker as the range's end (its own connection, opened later, can only see more).
+ * 4. Backpressure reaches the reading: the worker is at most `window` chunks ahead of what the
+ *    consumer has taken, so a consumer that stops pulling (a full response socket) stops the
+ *    worker after `window` chunks. Leaving the loop early (a client gone) ends the worker.
+ */
+import type { Worker } from 'node:worker_threads';
+import { GafferError, type ErrorCode } from '../../common/errors';
+import { auditFilterInput } from '../../common/schemas';
+import { parseOrThrow } from '../../common/validate';
+import { startWorkerThread } from '../worker-thread';
+import { exportAudit, type ExportFormat } from './audit-export';
+import type { ExportWorkerData } from './export-worker';
+import { normaliseFilter, type AuditQuery } from './query-store';
+
+/** The export worker's nice value on Linux: below the main thread, as the log worker's. */
+export const EXPORT_WORKER_NICE = 10;
+/** Chunks (pages of up to EXPORT_PAGE_ROWS rows) the worker may run ahead of the consumer. */
+export const EXPORT_WINDOW = 4;
+
+export interface AuditExporterOptions {
+  /** The database file (':memory:': the export runs in this thread). */
+  dbPath: string;
+  nativeBinding?: string | undefined;
+  nice?: number;
+}
+
+export interface StreamOptions {
+  format: ExportFormat;
+  window?: number;
+  /** Tests: the worker waits for the consumer, having sent `sent` chunks. */
+  onStall?: (sent: number) => void;
+}
+
+export class AuditExporter {
+  constructor(
+    private readonly query: AuditQuery,
+    private readonly opts: AuditExporterOptions,
+  ) {}
+
+  /** The export's chunks, text or UTF-8 bytes. Throws `bad_request` at once for a bad filter. */
+  stream(filter: unknown, opts: StreamOptions): AsyncGenerator<string | Uint8Array, void, undefined> {
+    if (this.opts.dbPath === ':memory:') return exportAudit(this.query, filter, opts);
+    const f = parseOrThrow(auditFilterInput, filter, 'audit filter');
+    normaliseFilter(f); // invariant 2: what it refuses (e.g. "from" not before "to") is refused here, not in the worker
+    const snapshotEnd = this.query.lastId() + 1;
+    const data: ExportWorkerData = {
+      dbPath: this.opts.dbPath,
+      ...(this.opts.nativeBinding ? { nativeBinding: this.opts.nativeBinding } : {}),
+      filter: { ...f, before: Math.min(f.before ?? snapshotEnd, snapshotEnd) },
+      format: opts.format,
+      window: Math.max(1, opts.window ?? EXPORT_WINDOW),
+      nice: this.opts.nice ?? EXPORT_WORKER_NICE,
+    };
+    return fromWorker(startWorkerThread({ from: import.meta.url, bundled: 'audit-export-worker.js', source: 'export-worker.ts' }, data), opts.onStall);
+  }
+}
+
+type WorkerMessage = { chunk?: Uint8Array; stalled?: number; done?: true; error?: { code: string | null; message: string } };
+
+/** Listens from the start (a stall or an error before the first pull is not lost). */
+function fromWorker(w: Worker, onStall?: (sent: number) => void): AsyncGenerator<Uint8Array, void, undefined> {
+  const queue: Uint8Array[] = [];
+  let done = false;
+  let failure: GafferError | null = null;
+  let wake: (() => void) | null = null;
+  const poke = () => {
+    wake?.();
+    wake = null;
+  };
+  w.on('message', (m: WorkerMessage) => {
+    if (m.chunk) queue.push(m.chunk);
+    else if (m.stalled !== undefined) onStall?.(m.stalled);
+    else if (m.done) done = true;
+    else if (m.error) failure ??= new GafferError((m.error.code as ErrorCode | null) ?? 'unavailable', `audit export failed: ${m.error.message}`);
+    poke();
+  });
+  w.on('error', (e) => {
+    failure ??= new GafferError('unavailable', `audit export failed: ${e.message}`);
+    poke();
+  });
+  w.on('exit', (code) => {
+    if (!done) failure ??= new GafferError('unavailable', `audit export stopped (its worker exited with ${code})`);
+    poke();
+  });
+  async function* chunks(): AsyncGenerator<Uint8Array, void, undefined> {
+    try {
+      for (;;) {
+        const chunk = queue.shift();
+        if (chunk) {
+          w.postMessage({ more: 1 }); // invariant 4: credit back only for what was taken
+          yield chunk;
+          continue;
+        }
+        if (failure) throw failure;
+        if (done) return;
+        await new Promise<void>((r) => (wake = r));
+      }
+    } finally {
+      void w.terminate();
+    }
+  }
+  return chunks();
+}
