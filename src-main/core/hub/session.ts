@@ -17,7 +17,8 @@
 import type { TimerHandle } from '../../common/clock';
 import { GafferError, type ErrorCode } from '../../common/errors';
 import { isoTime } from '../../common/iso-time';
-import { agentRequest, CLOSE_CODES, PROTOCOL_VERSION, type AgentPush, type AgentRequestOf, type HelloResult, type HeldLock } from '../../common/protocol';
+import { parseAgentRequest } from '../../common/parse-agent-request';
+import { CLOSE_CODES, PROTOCOL_VERSION, type AgentPush, type AgentRequestOf, type HelloResult, type HeldLock } from '../../common/protocol';
 import type { RegisterInstanceInput } from '../../common/schemas';
 import type { TokenInfo } from '../auth';
 import type { AgentCore, HubEnv, Journal, Peer, RejectionKind, ResolvedHubOptions, SessionState } from './host';
@@ -241,7 +242,7 @@ export class Session implements HubConnection, Peer {
       if (this.state === 'awaiting_hello') this.fail(CLOSE_CODES.protocolViolation, 'the first frame must be hello');
       return;
     }
-    const parsed = agentRequest.safeParse(msg);
+    const parsed = parseAgentRequest(msg);
     if (!parsed.success) {
       const e = badRequest(msg, parsed.error);
       this.send(errorReply(readId(msg), e.code, e.message));
