@@ -281,13 +281,24 @@ export class Session implements HubConnection, Peer {
     return true;
   }
 
+  /** One reaction per request (no `.catch` link: each side catches its own throw, as `guard` does). */
   private answer(id: WireId, pending: Promise<object>): void {
-    pending
-      .then(
-        (result) => this.send(okReply(id, result)),
-        (e: unknown) => this.replyError(id, e),
-      )
-      .catch(this.crashed);
+    pending.then(
+      (result) => {
+        try {
+          this.send(okReply(id, result));
+        } catch (e) {
+          this.crashed(e);
+        }
+      },
+      (e: unknown) => {
+        try {
+          this.replyError(id, e);
+        } catch (e2) {
+          this.crashed(e2);
+        }
+      },
+    );
   }
 
   private replyError(id: WireId, e: unknown): void {
@@ -299,8 +310,13 @@ export class Session implements HubConnection, Peer {
     this.send(errorReply(id, 'internal', 'internal error'));
   }
 
+  /** The sender of every request after `hello` (its instance and role are fixed from then on): built once. */
+  private senderValue: Sender | undefined;
+
   private sender(): Sender {
-    return { peer: this, instanceId: this.instanceId!, role: this.role! };
+    const s = this.senderValue;
+    if (s !== undefined && s.instanceId === this.instanceId && s.role === this.role) return s;
+    return (this.senderValue = { peer: this, instanceId: this.instanceId!, role: this.role! });
   }
 
   private hello(req: AgentRequestOf<'hello'>): void {
