@@ -33,7 +33,11 @@
  * largest single JavaScript cost), a done report read the jobs settings row (loop breaker), and
  * the two 28-column task rows per task were built by better-sqlite3 column by column from C++
  * (now a raw statement and a compiled literal, core/db/js-rows.ts). Profile without the fsync
- * wait: SYNC_OFF=1 with bench/hub-profile.ts.
+ * wait: SYNC_OFF=1 with bench/hub-profile.ts. Then (branch hub-cpu): the budgets settings row read
+ * and parsed twice per claim (now once per store epoch), the loop breaker's DELETE on every done
+ * report (skipped while no streak exists), the zod parse of the hot frames (a direct check,
+ * common/parse-agent-request.ts), the watchdog's Map entry and object per grant (typed arrays).
+ * In process without sockets: bench/hub-session-ab.ts (the hub) and bench/hot-path-ab.ts (the core).
  */
 import fs from 'node:fs';
 import http from 'node:http';

@@ -32,7 +32,7 @@
  *    Unblocked, its next claim is a new attempt with the cap afresh.
  */
 import { DateTime } from 'luxon';
-import { budgetsInput, type BudgetSettings, type BudgetsView, type CapStatus } from '../../common/attention';
+import { budgetsInput, type BudgetSettings, type BudgetsView, type CapStatus, type SpendWindow } from '../../common/attention';
 import { actorName, reason, type PerAttemptBudget } from '../../common/schemas';
 import { parseOrThrow } from '../../common/validate';
 import type { CoreContext } from '../context';
@@ -118,6 +118,13 @@ export class Budgets {
   /** The machine's zone as last read (ZONE_MS), and the day `dayOf` last computed (reused while an instant falls in it). */
   private zone: { at: number; name: string } | null = null;
   private lastDay: Day | null = null;
+  /**
+   * The settings row as the claim path reads it (invariant 3): parsed once and kept while the
+   * store's epoch holds (no rollback, no other writer since), dropped by `put`. Every claim asks
+   * twice (the daily caps, then the windows); reading and parsing the row each time was most of
+   * the claim gate's cost (issue 32).
+   */
+  private hot: { epoch: number; settings: BudgetSettings; windows: { windows: SpendWindow[]; readonly zone: string } } | undefined;
 
   constructor(
     private readonly ctx: CoreContext,
@@ -126,18 +133,26 @@ export class Budgets {
     private readonly holds: BudgetHolds,
   ) {
     this.row = settingsRow(ctx.db, KEY);
-    this.windows = new SpendWindows(ctx, spend, inbox, () => {
-      const s = this.settings();
-      const zone = () => s.timezone ?? this.machineZone();
-      // Lazy: most claims have no spend window to place, and the zone is read at most once a minute.
-      return { windows: s.windows ?? [], get zone() { return zone(); } };
-    });
+    this.windows = new SpendWindows(ctx, spend, inbox, () => this.hotSettings().windows);
     this.q = prepareBudgetStatements(ctx.db);
   }
 
   settings(): BudgetSettings {
     const stored = this.row.read();
     return stored ? { ...DEFAULT_BUDGETS, ...stored } : { ...DEFAULT_BUDGETS, perRoleDailyUsd: {} };
+  }
+
+  /** `settings()` as the claim path reads it: kept within one store epoch (see `hot`). Never mutate it. */
+  private hotSettings(): NonNullable<Budgets['hot']> {
+    const epoch = this.ctx.store.epoch;
+    let h = this.hot;
+    if (h === undefined || h.epoch !== epoch) {
+      const settings = this.settings();
+      const zone = () => settings.timezone ?? this.machineZone();
+      // Lazy: most claims have no spend window to place, and the zone is read at most once a minute.
+      h = this.hot = { epoch, settings, windows: { windows: settings.windows ?? [], get zone() { return zone(); } } };
+    }
+    return h;
   }
 
   /** The day `at` falls in, in the operator's zone (invariant 1). */
@@ -173,10 +188,12 @@ export class Budgets {
         windows: windows === undefined ? (before.windows ?? []) : windows,
       };
       this.row.write(next);
+      this.hot = undefined;
       this.ctx.audit.append({ type: 'budgets.update', actor, subject: 'settings:budgets', detail: { ...(why ? { reason: why } : {}), from: before, to: next } });
       this.ctx.store.emit({ type: 'budgets.changed', settings: next, actor });
     });
     this.cache = null;
+    this.hot = undefined;
     this.windows.invalidate();
     return this.view();
   }
@@ -207,7 +224,7 @@ export class Budgets {
 
   /** Today's caps, cached (invariant 3). */
   private current(now: number): { day: Day; caps: CapStatus[] } | null {
-    const s = this.settings();
+    const s = this.hotSettings().settings;
     if (s.globalDailyUsd === null && Object.keys(s.perRoleDailyUsd).length === 0) return null;
     const d = this.dayOf(now, s);
     const mono = this.ctx.clock.monotonic();

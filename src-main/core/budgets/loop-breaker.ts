@@ -28,9 +28,15 @@ export { normaliseError };
 
 export class LoopBreaker {
   private readonly q;
+  /**
+   * How many streaks `error_streaks` holds, exact within one store epoch (no rollback, no other
+   * writer since): while there are none, a success has nothing to clear and skips its DELETE — a
+   * statement on every `done` report, the hub's hot path (issue 32).
+   */
+  private streaks: { epoch: number; count: number } | undefined;
 
   constructor(
-    private readonly ctx: Pick<CoreContext, 'db' | 'clock'>,
+    private readonly ctx: Pick<CoreContext, 'db' | 'clock' | 'store'>,
     private readonly inbox: Inbox,
     /** The setting (invariant 4), read at each failure; absent: the default. */
     private readonly sameErrorTimes: () => number = () => DEFAULT_SAME_ERROR_TIMES,
@@ -40,15 +46,25 @@ export class LoopBreaker {
 
   /** Invariant 2: an attempt of `subject` ended with `error` (null: it succeeded). Returns the streak. */
   note(subject: string, error: string | null): number {
+    const known = this.knownStreaks();
     if (error === null) {
-      this.q.clear.run(subject);
+      if (known.count > 0) known.count -= this.q.clear.run(subject).changes;
       return 0;
     }
     const signature = normaliseError(error);
     const before = this.q.get.get(subject);
     const count = before && before.signature === signature ? before.count + 1 : 1;
     this.q.put.run(subject, signature, count, error.slice(0, 2000), this.ctx.clock.now());
+    if (before === undefined) known.count++;
     return count;
+  }
+
+  /** The streak count of this epoch (read afresh after a rollback or another writer's commit). */
+  private knownStreaks(): { epoch: number; count: number } {
+    const epoch = this.ctx.store.epoch;
+    const k = this.streaks;
+    if (k !== undefined && k.epoch === epoch) return k;
+    return (this.streaks = { epoch, count: this.q.count.get()! });
   }
 
   /**

@@ -52,6 +52,7 @@ export function prepareLoopBreakerStatements(db: Db) {
       'INSERT INTO error_streaks (subject, signature, count, last_error, updated_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (subject) DO UPDATE SET signature = excluded.signature, count = excluded.count, last_error = excluded.last_error, updated_at = excluded.updated_at',
     ),
     clear: db.prepare('DELETE FROM error_streaks WHERE subject = ?'),
+    count: db.prepare<[], number>('SELECT count(*) FROM error_streaks').pluck(),
   };
 }
 

@@ -17,7 +17,8 @@
 import type { TimerHandle } from '../../common/clock';
 import { GafferError, type ErrorCode } from '../../common/errors';
 import { isoTime } from '../../common/iso-time';
-import { agentRequest, CLOSE_CODES, PROTOCOL_VERSION, type AgentPush, type AgentRequestOf, type HelloResult, type HeldLock } from '../../common/protocol';
+import { parseAgentRequest } from '../../common/parse-agent-request';
+import { CLOSE_CODES, PROTOCOL_VERSION, type AgentPush, type AgentRequestOf, type HelloResult, type HeldLock } from '../../common/protocol';
 import type { RegisterInstanceInput } from '../../common/schemas';
 import type { TokenInfo } from '../auth';
 import type { AgentCore, HubEnv, Journal, Peer, RejectionKind, ResolvedHubOptions, SessionState } from './host';
@@ -241,7 +242,7 @@ export class Session implements HubConnection, Peer {
       if (this.state === 'awaiting_hello') this.fail(CLOSE_CODES.protocolViolation, 'the first frame must be hello');
       return;
     }
-    const parsed = agentRequest.safeParse(msg);
+    const parsed = parseAgentRequest(msg);
     if (!parsed.success) {
       const e = badRequest(msg, parsed.error);
       this.send(errorReply(readId(msg), e.code, e.message));
@@ -280,13 +281,24 @@ export class Session implements HubConnection, Peer {
     return true;
   }
 
+  /** One reaction per request (no `.catch` link: each side catches its own throw, as `guard` does). */
   private answer(id: WireId, pending: Promise<object>): void {
-    pending
-      .then(
-        (result) => this.send(okReply(id, result)),
-        (e: unknown) => this.replyError(id, e),
-      )
-      .catch(this.crashed);
+    pending.then(
+      (result) => {
+        try {
+          this.send(okReply(id, result));
+        } catch (e) {
+          this.crashed(e);
+        }
+      },
+      (e: unknown) => {
+        try {
+          this.replyError(id, e);
+        } catch (e2) {
+          this.crashed(e2);
+        }
+      },
+    );
   }
 
   private replyError(id: WireId, e: unknown): void {
@@ -298,8 +310,13 @@ export class Session implements HubConnection, Peer {
     this.send(errorReply(id, 'internal', 'internal error'));
   }
 
+  /** The sender of every request after `hello` (its instance and role are fixed from then on): built once. */
+  private senderValue: Sender | undefined;
+
   private sender(): Sender {
-    return { peer: this, instanceId: this.instanceId!, role: this.role! };
+    const s = this.senderValue;
+    if (s !== undefined && s.instanceId === this.instanceId && s.role === this.role) return s;
+    return (this.senderValue = { peer: this, instanceId: this.instanceId!, role: this.role! });
   }
 
   private hello(req: AgentRequestOf<'hello'>): void {

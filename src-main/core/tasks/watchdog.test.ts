@@ -2,6 +2,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { recoveryBoundS } from '../../common/config';
 import { makeTestCore, onlineInstance, type TestCore } from '../tests/test-core';
+import { GrantLog } from './watchdog';
 
 let core: TestCore;
 afterEach(() => core?.close());
@@ -159,5 +160,22 @@ describe('watchdog (time travel)', () => {
     core.clock.advance(70_000); // 180 s: the sweep at 120 s took it
     expect(core.instances.get(inst).status).toBe('offline');
     expect(taskStatus(t.id)).toBe('backlog');
+  });
+});
+
+describe('the grant log (what a gap moves)', () => {
+  it('names each task once, in the order of its first grant, judged by its latest grant; clear forgets all', () => {
+    const log = new GrantLog();
+    for (let i = 0; i < 3000; i++) log.add(i % 7, 1000 + i, i); // grows past its first arrays
+    log.add(5, 9_000, 9_000);
+    log.add(2, 9_001, 9_001);
+    expect(log.size).toBe(3002);
+    // Latest grant after mono 8 000: tasks 5 and 2 only, in first-grant order (2 before 5).
+    expect(log.latestWhere((at) => at.mono >= 8_000)).toEqual([2, 5]);
+    expect(log.latestWhere((at) => at.wall - at.mono === 1000)).toEqual([0, 1, 3, 4, 6]);
+    log.clear();
+    expect(log.latestWhere(() => true)).toEqual([]);
+    log.add(42, 1, 1);
+    expect(log.latestWhere(() => true)).toEqual([42]);
   });
 });
