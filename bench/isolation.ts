@@ -259,8 +259,12 @@ export async function runIsolationBench(): Promise<Record<string, number>> {
     else process.env.NODE_OPTIONS = before;
     if (profile) process.env.GAFFER_BENCH_ISOLATION_PROFILE = profile;
   }
-  const probe = (await spawnChild(path.join(HERE, 'logs-agents.ts'))).child;
-  const floodChild = (await spawnChild(path.join(HERE, 'logs-agents.ts'))).child;
+  // The probe and the flood's agents are programs of their own, each in its own session as agents
+  // started on their own are (bench/util.ts spawnChild): with Linux's autogroup scheduling, a probe
+  // in the bench's session shared that session's CPU with the flood process instead of competing
+  // with Gaffer (bench/REPORT.md, "ingest-isolation").
+  const probe = (await spawnChild(path.join(HERE, 'logs-agents.ts'), [], { ownSession: true })).child;
+  const floodChild = (await spawnChild(path.join(HERE, 'logs-agents.ts'), [], { ownSession: true })).child;
   const measure = async (ms: number): Promise<number[]> => {
     probe.send({ cmd: 'latency', url: g.agentUrl, token: tokens.probe, durationMs: ms, role: 'dev', paceMs: PACE_MS });
     return ((await probe.next()) as { times: number[] }).times;

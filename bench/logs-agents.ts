@@ -134,6 +134,9 @@ async function latency(m: Msg): Promise<void> {
   reply({ cycles: times.length, p50Ms: pct(50), p99Ms: pct(99), times, runQueueMs: runQueueMs() - runDelay0, loopP99Ms: delay.percentile(99) / 1e6 });
 }
 
+// Forked in a session of its own (bench/util.ts spawnChild): gone with the bench that drives it.
+process.on('disconnect', () => process.exit(0));
+
 process.on('message', (m: Msg) => {
   const toggle = (paused: boolean) => Promise.resolve(paused ? pause() : resume()).then(() => reply(paused ? { paused } : { resumed: true }));
   const run =

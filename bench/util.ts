@@ -86,9 +86,16 @@ export interface Child {
   send(m: unknown): void;
 }
 
-/** Forks a bench child (a TypeScript file, through tsx) and waits for its first message ("up", or a start report). */
-export async function spawnChild(file: string, execArgv: string[] = []): Promise<{ child: Child; first: ChildMessage }> {
-  const proc = fork(file, [], { execArgv: ['--import', import.meta.resolve('tsx'), ...execArgv], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+/**
+ * Forks a bench child (a TypeScript file, through tsx) and waits for its first message ("up", or a
+ * start report). `ownSession`: the child runs in a session of its own (setsid), as an agent program
+ * started on its own does — on Linux with autogroup scheduling the CPU is shared out per session,
+ * so a child left in the bench's session competes with the bench's other children for that
+ * session's share. Such a child must exit when its IPC channel closes (the bench gone, even by
+ * SIGKILL), since the bench's process group no longer reaches it.
+ */
+export async function spawnChild(file: string, execArgv: string[] = [], opts: { ownSession?: boolean } = {}): Promise<{ child: Child; first: ChildMessage }> {
+  const proc = fork(file, [], { execArgv: ['--import', import.meta.resolve('tsx'), ...execArgv], stdio: ['ignore', 'inherit', 'inherit', 'ipc'], detached: opts.ownSession === true });
   const inbox: ChildMessage[] = [];
   const waiters: Array<(m: ChildMessage) => void> = [];
   proc.on('message', (m) => {
