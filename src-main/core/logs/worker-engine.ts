@@ -9,11 +9,9 @@
  * 2. A worker that dies is started again on the next call (its store reopens the segment files,
  *    whose committed content is intact: log-store invariant 1).
  */
-import fs from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import { GafferError } from '../../common/errors';
+import { startWorkerThread } from '../worker-thread';
 import type { EngineOp, EngineOps, LogEngine } from './engine';
 import type { WorkerData } from './worker';
 
@@ -30,13 +28,7 @@ export interface WorkerEngineOptions extends Omit<WorkerData, 'now'> {
 
 /** The bundled worker when running from the build, else the TypeScript source through tsx. */
 function spawn(data: WorkerData): Worker {
-  const here = path.dirname(fileURLToPath(import.meta.url));
-  const bundled = path.join(here, 'logs-worker.js');
-  if (fs.existsSync(bundled)) return new Worker(bundled, { workerData: data });
-  const source = pathToFileURL(path.join(here, 'worker.ts')).href;
-  const tsx = import.meta.resolve('tsx/esm/api');
-  const boot = `import(${JSON.stringify(tsx)}).then((m) => { m.register(); return import(${JSON.stringify(source)}); });`;
-  return new Worker(boot, { eval: true, workerData: data });
+  return startWorkerThread({ from: import.meta.url, bundled: 'logs-worker.js', source: 'worker.ts' }, data);
 }
 
 interface Pending {

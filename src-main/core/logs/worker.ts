@@ -9,10 +9,10 @@
  * Only on Linux, where a nice value belongs to the thread that sets it; elsewhere it would apply
  * to the whole process, claims included, so the worker's priority is left as it is there.
  */
-import os from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { runOp, type EngineOp } from './engine';
 import { LogStore } from './log-store';
+import { niceThisThread } from '../worker-thread';
 
 export interface WorkerData {
   dir: string;
@@ -25,13 +25,7 @@ export interface WorkerData {
 }
 
 const data = workerData as WorkerData;
-if (data.nice && process.platform === 'linux') {
-  try {
-    os.setPriority(data.nice); // pid 0: this thread only, on Linux
-  } catch {
-    // not allowed here (a sandbox): the worker keeps the process's priority
-  }
-}
+niceThisThread(data.nice);
 const port = parentPort!;
 const bad: string[] = [];
 const store = new LogStore(data.dir, data.now, {
