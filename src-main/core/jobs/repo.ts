@@ -141,12 +141,19 @@ export class JobRepo {
       stepsOf: db.prepare<[string], { step: string; ref: string | null; attempt: number; instance_id: string; at: number }>(
         'SELECT step, ref, attempt, instance_id, at FROM run_steps WHERE run_id = ? ORDER BY id',
       ),
-      checkGet: db.prepare<[string, string, string], CheckRow>('SELECT * FROM checks WHERE job_id = ? AND slot = ? AND name = ?'),
-      checkUpsert: db.prepare(
+      // A check's first verdict, or a changed one, in one statement: the WHERE leaves a row whose
+      // verdict stays as it is untouched (nothing returned), and `checkSame` then counts it.
+      checkNewOrChanged: db.prepare<[Record<string, unknown>], { count: number }>(
         `INSERT INTO checks (job_id, slot, name, layer, verdict, reason, evidence, at, first_at, count, changed_at)
-         VALUES (@job_id, @slot, @name, @layer, @verdict, @reason, @evidence, @at, @first_at, @count, @changed_at)
+         VALUES (@job_id, @slot, @name, @layer, @verdict, @reason, @evidence, @at, @at, 1, @at)
          ON CONFLICT (job_id, slot, name) DO UPDATE SET layer = excluded.layer, verdict = excluded.verdict, reason = excluded.reason,
-           evidence = excluded.evidence, at = excluded.at, count = excluded.count, changed_at = excluded.changed_at`,
+           evidence = excluded.evidence, at = excluded.at, count = checks.count + 1, changed_at = excluded.at
+         WHERE checks.verdict IS NOT excluded.verdict
+         RETURNING count`,
+      ),
+      checkSame: db.prepare<[Record<string, unknown>]>(
+        `UPDATE checks SET layer = @layer, reason = @reason, evidence = @evidence, at = @at, count = count + 1
+         WHERE job_id = @job_id AND slot = @slot AND name = @name`,
       ),
       checksOf: db.prepare<[string, string], CheckRow>('SELECT * FROM checks WHERE job_id = ? AND slot = ? ORDER BY layer, name'),
       checkReasonsOf: db.prepare<[string, string], CheckReason>('SELECT layer, name, verdict, reason FROM checks WHERE job_id = ? AND slot = ? ORDER BY layer, name'),
@@ -518,25 +525,17 @@ export class JobRepo {
 
   // ---- checks ----
 
-  /** Upserts the last verdict of a check: `new` (first for the slot), `changed` or `same`. */
+  /**
+   * Upserts the last verdict of a check: `new` (first for the slot), `changed` or `same`. A new or
+   * changed verdict is one statement (every trigger records two first verdicts); the same verdict
+   * again is two.
+   */
   recordCheck(jobId: string, slot: string, layer: CheckLayer, name: string, verdict: CheckVerdict, reason: string, evidence: unknown): 'new' | 'changed' | 'same' {
-    const now = this.now;
-    const prev = this.q.checkGet.get(jobId, slot, name);
-    const changed = !prev || prev.verdict !== verdict;
-    this.q.checkUpsert.run({
-      job_id: jobId,
-      slot,
-      name,
-      layer,
-      verdict,
-      reason,
-      evidence: JSON.stringify(evidence ?? null),
-      at: now,
-      first_at: prev?.first_at ?? now,
-      count: (prev?.count ?? 0) + 1,
-      changed_at: changed ? now : prev!.changed_at,
-    });
-    return !prev ? 'new' : changed ? 'changed' : 'same';
+    const row = { job_id: jobId, slot, name, layer, verdict, reason, evidence: JSON.stringify(evidence ?? null), at: this.now };
+    const written = this.q.checkNewOrChanged.get(row);
+    if (written) return written.count === 1 ? 'new' : 'changed';
+    this.q.checkSame.run(row);
+    return 'same';
   }
 
   /** The checks of a slot with their evidence (explain/why and the run detail). */
