@@ -316,8 +316,11 @@ export class JobRepo {
     return row;
   }
 
-  /** A statement wrote runs in bulk: no kept row is current. */
-  private forgetWritten(): void {
+  /**
+   * A statement wrote runs in bulk, or rows were written around this repository (a test's setup by
+   * hand, a repair): no kept row is current any more (invariant 5).
+   */
+  forgetWritten(): void {
     this.written.rows.clear();
   }
 
