@@ -37,8 +37,12 @@ import { assertPhaseEdge, isAuditedOnRun, statusEdgeOf, type PhaseCause } from '
 import { runPhase, type RunPhase } from './run-phase';
 import { assertRunEdge, FINAL_RUN_STATUSES } from './run-transitions';
 
-/** Run rows kept as written (invariant 5), at most; past it the memo starts afresh. */
-const WRITTEN_KEPT = 4096;
+/**
+ * Run rows kept as written (invariant 5), at most; past it the memo starts afresh. Only open runs
+ * are kept (a finished run's row, with its output, is not wanted fast again): a burst's attempts in
+ * flight, from their dispatch to their result.
+ */
+const WRITTEN_KEPT = 2048;
 
 /** Invariant 5's memo, one per database: every repository over it writes through the same one. */
 interface Written {
@@ -312,7 +316,8 @@ export class JobRepo {
       w.rows.clear();
       w.epoch = epoch;
     }
-    w.rows.set(row.id, row);
+    if (FINAL_RUN_STATUSES.has(row.status)) w.rows.delete(row.id);
+    else w.rows.set(row.id, row);
     return row;
   }
 

@@ -126,6 +126,17 @@ describe('a claimed run', () => {
     expect(range).toEqual(byId.get(range.id));
     // Read again it is the same row, without a statement.
     expect(statementsOf(core.db, () => expect(repo.run(one.id)).toBe(one))).toEqual([]);
+    // Moved along its phases without reading it back: still the stored row, column for column.
+    const out = core.store.write(() => repo.movePhase(one, 'dispatch', { attempt: 1, dispatched_at: h!.clock.now(), deadline: h!.clock.now() + 60_000, offer_to: 'inst_a', offered: '["inst_a"]', disposition: 'dispatched', waiting_on: null }, 'test'));
+    expect(out).toEqual(byId.get(one.id));
+    const started = core.store.write(() => repo.movePhase(out, 'start', { instance_id: 'inst_a', offer_to: null, started_at: h!.clock.now(), disposition: 'running' }, 'inst_a'));
+    expect(started).toEqual(byId.get(one.id));
+    expect(core.store.write(() => repo.patchRun(one.id, { output: '{"n":1}' }))).toEqual(byId.get(one.id));
+    // Finished, it is not kept: read again, it comes from the database.
+    core.store.write(() => repo.movePhase(repo.run(one.id), 'succeed', { instance_id: 'inst_a', finished_at: h!.clock.now(), disposition: 'ran', next_attempt_at: null, dispatched_at: null, deadline: null }, 'inst_a'));
+    let again: unknown;
+    expect(statementsOf(core.db, () => (again = repo.run(one.id)))).toEqual(['SELECT * FROM runs WHERE id = ?']);
+    expect(again).toEqual(byId.get(one.id));
   });
 });
 
