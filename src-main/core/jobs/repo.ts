@@ -15,6 +15,11 @@
  * 3. A check keeps its last verdict per (job, slot, name); `recordCheck` says whether the verdict
  *    changed, so callers audit only decisions that change the outcome.
  * 4. `planOf` is the one way from a job to its time plan (its calendar resolved by version).
+ * 5. The run rows this repository wrote last are kept (`written`): every write of a run goes through
+ *    it, so such a row is what the database holds until the store's epoch moves (a rollback, another
+ *    writer) or a statement here writes runs in bulk (gaps, a run's budget), which forgets them all.
+ *    A run read again, and a phase move of the row its caller holds, then need not build the wide
+ *    row from the database (most of a trigger's cost: claim, dispatch, start, result).
  */
 import { GafferError } from '../../common/errors';
 import { isoTime } from '../../common/iso-time';
@@ -32,6 +37,45 @@ import { assertPhaseEdge, isAuditedOnRun, statusEdgeOf, type PhaseCause } from '
 import { runPhase, type RunPhase } from './run-phase';
 import { assertRunEdge, FINAL_RUN_STATUSES } from './run-transitions';
 
+/**
+ * Run rows kept as written (invariant 5), at most; past it the memo starts afresh. Only open runs
+ * are kept (a finished run's row, with its output, is not wanted fast again): a burst's attempts in
+ * flight, from their dispatch to their result.
+ */
+const WRITTEN_KEPT = 2048;
+
+/** Invariant 5's memo, one per database: every repository over it writes through the same one. */
+interface Written {
+  rows: Map<string, RunRow>;
+  epoch: number;
+}
+const writtenOf = new WeakMap<object, Written>();
+
+/** The claim's one INSERT (invariant 1); the columns it leaves out take the schema's defaults. */
+const INSERT_RUN = `INSERT INTO runs (id, job_id, job_name, slot, slot_at, status, disposition, trigger, max_retry, next_attempt_at, opens_at,
+    window_closes_at, version, trace_id, idempotency_key, range_slots, range_last_slot, range_last_at, created_at, updated_at)
+  VALUES (@id, @jobId, @jobName, @slot, @slotAt, 'pending', @disposition, @trigger, @maxRetry, @nextAttemptAt, @opensAt,
+    @windowClosesAt, @version, @traceId, @idempotencyKey, @rangeSlots, @rangeLastSlot, @rangeLastAt, @now, @now)`;
+const INSERTED_RUN_COLUMNS = new Set(INSERT_RUN.slice(INSERT_RUN.indexOf('(') + 1, INSERT_RUN.indexOf(')')).split(',').map((c) => c.trim()));
+
+/**
+ * The defaults of the runs columns a claim leaves out, read from the schema itself (so a migration
+ * that adds or changes one is followed); undefined when one is not a plain literal (the claim then
+ * reads its row back).
+ */
+function claimDefaults(db: CoreContext['db']): Record<string, unknown> | undefined {
+  const out: Record<string, unknown> = {};
+  for (const c of db.prepare<[], { name: string; dflt_value: string | null }>(`SELECT name, dflt_value FROM pragma_table_info('runs')`).all()) {
+    if (INSERTED_RUN_COLUMNS.has(c.name)) continue;
+    const d = c.dflt_value;
+    if (d === null || /^null$/i.test(d)) out[c.name] = null;
+    else if (/^-?\d+$/.test(d)) out[c.name] = Number(d);
+    else if (/^'(?:[^']|'')*'$/.test(d)) out[c.name] = d.slice(1, -1).replace(/''/g, "'");
+    else return undefined;
+  }
+  return out;
+}
+
 /** Offers out to one instance counted for its load, at most (see `offersOutTo`). */
 export const OFFER_LOAD_CAP = 64;
 
@@ -46,16 +90,31 @@ export interface CheckReason {
   reason: string;
 }
 
+/** `row` with the defined fields of `set` written over it: what `UPDATE … SET` leaves (no trigger changes runs). */
+function applied(row: RunRow, set: Record<string, unknown>): RunRow {
+  const next: Record<string, unknown> = { ...row };
+  for (const k in set) if (set[k] !== undefined) next[k] = set[k];
+  return next as unknown as RunRow;
+}
+
 export class JobRepo {
   private readonly q;
   private readonly jobPatcher: RowPatcher;
   private readonly runPatcher: RowPatcher;
+  /** Invariant 5: run rows as last written, valid within the store's epoch `written.epoch`. */
+  private readonly written: Written;
+  /** What a claimed row holds in the columns its INSERT leaves out (undefined: read it back). */
+  private readonly runDefaults: Record<string, unknown> | undefined;
 
   constructor(
     private readonly ctx: CoreContext,
     private readonly calendars: CalendarRepo,
   ) {
     const db = ctx.db;
+    let written = writtenOf.get(db);
+    if (!written) writtenOf.set(db, (written = { rows: new Map(), epoch: -1 }));
+    this.written = written;
+    this.runDefaults = claimDefaults(db);
     this.jobPatcher = new RowPatcher(db, 'jobs', 'id');
     this.runPatcher = new RowPatcher(db, 'runs', 'id');
     this.q = {
@@ -76,13 +135,8 @@ export class JobRepo {
       nextJobDue: db.prepare<[], { t: number | null }>('SELECT min(next_check_at) AS t FROM jobs WHERE enabled = 1'),
       jobsByCalendar: db.prepare<[string], JobRow>(`SELECT * FROM jobs WHERE json_extract(spec, '$.calendar') = ?`),
       enabledByNextCheck: db.prepare<[number], JobRow>('SELECT * FROM jobs WHERE enabled = 1 AND next_check_at IS NOT NULL ORDER BY next_check_at LIMIT ?'),
-      insertRun: db.prepare<[Record<string, unknown>], RunRow>(
-        `INSERT INTO runs (id, job_id, job_name, slot, slot_at, status, disposition, trigger, max_retry, next_attempt_at, opens_at,
-           window_closes_at, version, trace_id, idempotency_key, range_slots, range_last_slot, range_last_at, created_at, updated_at)
-         VALUES (@id, @jobId, @jobName, @slot, @slotAt, 'pending', @disposition, @trigger, @maxRetry, @nextAttemptAt, @opensAt,
-           @windowClosesAt, @version, @traceId, @idempotencyKey, @rangeSlots, @rangeLastSlot, @rangeLastAt, @now, @now)
-         RETURNING *`,
-      ),
+      insertRun: db.prepare<[Record<string, unknown>], RunRow>(`${INSERT_RUN} RETURNING *`),
+      insertRunOnly: db.prepare<[Record<string, unknown>]>(INSERT_RUN),
       runById: db.prepare<[string], RunRow>('SELECT * FROM runs WHERE id = ?'),
       runBySlot: db.prepare<[string, string], RunRow>('SELECT * FROM runs WHERE job_id = ? AND slot = ?'),
       dueRunIds: db.prepare<[number], { id: string }>('SELECT id FROM runs WHERE next_attempt_at IS NOT NULL AND next_attempt_at <= ? ORDER BY next_attempt_at, slot_at, slot'),
@@ -141,12 +195,19 @@ export class JobRepo {
       stepsOf: db.prepare<[string], { step: string; ref: string | null; attempt: number; instance_id: string; at: number }>(
         'SELECT step, ref, attempt, instance_id, at FROM run_steps WHERE run_id = ? ORDER BY id',
       ),
-      checkGet: db.prepare<[string, string, string], CheckRow>('SELECT * FROM checks WHERE job_id = ? AND slot = ? AND name = ?'),
-      checkUpsert: db.prepare(
+      // A check's first verdict, or a changed one, in one statement: the WHERE leaves a row whose
+      // verdict stays as it is untouched (nothing returned), and `checkSame` then counts it.
+      checkNewOrChanged: db.prepare<[Record<string, unknown>], { count: number }>(
         `INSERT INTO checks (job_id, slot, name, layer, verdict, reason, evidence, at, first_at, count, changed_at)
-         VALUES (@job_id, @slot, @name, @layer, @verdict, @reason, @evidence, @at, @first_at, @count, @changed_at)
+         VALUES (@job_id, @slot, @name, @layer, @verdict, @reason, @evidence, @at, @at, 1, @at)
          ON CONFLICT (job_id, slot, name) DO UPDATE SET layer = excluded.layer, verdict = excluded.verdict, reason = excluded.reason,
-           evidence = excluded.evidence, at = excluded.at, count = excluded.count, changed_at = excluded.changed_at`,
+           evidence = excluded.evidence, at = excluded.at, count = checks.count + 1, changed_at = excluded.at
+         WHERE checks.verdict IS NOT excluded.verdict
+         RETURNING count`,
+      ),
+      checkSame: db.prepare<[Record<string, unknown>]>(
+        `UPDATE checks SET layer = @layer, reason = @reason, evidence = @evidence, at = @at, count = count + 1
+         WHERE job_id = @job_id AND slot = @slot AND name = @name`,
       ),
       checksOf: db.prepare<[string, string], CheckRow>('SELECT * FROM checks WHERE job_id = ? AND slot = ? ORDER BY layer, name'),
       checkReasonsOf: db.prepare<[string, string], CheckReason>('SELECT layer, name, verdict, reason FROM checks WHERE job_id = ? AND slot = ? ORDER BY layer, name'),
@@ -233,13 +294,39 @@ export class JobRepo {
   // ---- runs ----
 
   run(id: string): RunRow {
-    const r = this.q.runById.get(id);
+    const r = this.writtenRow(id) ?? this.q.runById.get(id);
     if (!r) throw new GafferError('not_found', `unknown run ${id}`);
     return r;
   }
 
   maybeRun(id: string): RunRow | undefined {
-    return this.q.runById.get(id);
+    return this.writtenRow(id) ?? this.q.runById.get(id);
+  }
+
+  /** Invariant 5: the row as this repository last wrote it, while that is what the database holds. */
+  private writtenRow(id: string): RunRow | undefined {
+    const w = this.written;
+    return w.epoch === this.ctx.store.epoch ? w.rows.get(id) : undefined;
+  }
+
+  private remember(row: RunRow): RunRow {
+    const w = this.written;
+    const epoch = this.ctx.store.epoch;
+    if (w.epoch !== epoch || w.rows.size >= WRITTEN_KEPT) {
+      w.rows.clear();
+      w.epoch = epoch;
+    }
+    if (FINAL_RUN_STATUSES.has(row.status)) w.rows.delete(row.id);
+    else w.rows.set(row.id, row);
+    return row;
+  }
+
+  /**
+   * A statement wrote runs in bulk, or rows were written around this repository (a test's setup by
+   * hand, a repair): no kept row is current any more (invariant 5).
+   */
+  forgetWritten(): void {
+    this.written.rows.clear();
   }
 
   runBySlot(jobId: string, slot: string): RunRow | undefined {
@@ -251,7 +338,8 @@ export class JobRepo {
     assertRunEdge('claim', null, 'pending');
     assertPhaseEdge('claim', null, 'checking', 'pending');
     const { range, ...fields } = r;
-    const row = this.q.insertRun.get({ ...fields, rangeSlots: range?.slots ?? null, rangeLastSlot: range?.lastSlot ?? null, rangeLastAt: range?.lastAt ?? null, now: this.now })!;
+    const params = { ...fields, rangeSlots: range?.slots ?? null, rangeLastSlot: range?.lastSlot ?? null, rangeLastAt: range?.lastAt ?? null, now: this.now };
+    const row = this.remember(this.runDefaults ? this.insertedRun(params, this.runDefaults) : this.q.insertRun.get(params)!);
     const wire = toRun(row);
     this.ctx.audit.append({
       type: 'run.claim',
@@ -264,8 +352,37 @@ export class JobRepo {
     return row;
   }
 
+  /** The claim's INSERT without reading the row back: the row is its values and the schema's defaults (invariant 5). */
+  private insertedRun(p: Omit<NewRun, 'range'> & { rangeSlots: number | null; rangeLastSlot: string | null; rangeLastAt: number | null; now: number }, defaults: Record<string, unknown>): RunRow {
+    this.q.insertRunOnly.run(p as unknown as Record<string, unknown>);
+    return {
+      ...defaults,
+      id: p.id,
+      job_id: p.jobId,
+      job_name: p.jobName,
+      slot: p.slot,
+      slot_at: p.slotAt,
+      status: 'pending',
+      disposition: p.disposition,
+      trigger: p.trigger,
+      max_retry: p.maxRetry,
+      next_attempt_at: p.nextAttemptAt,
+      opens_at: p.opensAt,
+      window_closes_at: p.windowClosesAt,
+      version: p.version,
+      trace_id: p.traceId,
+      idempotency_key: p.idempotencyKey,
+      range_slots: p.rangeSlots,
+      range_last_slot: p.rangeLastSlot,
+      range_last_at: p.rangeLastAt,
+      created_at: p.now,
+      updated_at: p.now,
+    } as RunRow;
+  }
+
   /** The run's own spend caps (PROTOCOL §14), read by core/budgets before its job's; a JSON object. */
   setRunBudget(id: string, budget: unknown): void {
+    this.forgetWritten();
     this.q.setRunBudget.run(JSON.stringify(budget), id);
   }
 
@@ -295,7 +412,7 @@ export class JobRepo {
       disposition: fields.disposition ?? run.disposition,
     });
     assertPhaseEdge(cause, from, to, status);
-    const next = this.runPatcher.patchReturning<RunRow>(run.id, { ...fields, status, updated_at: this.now }, { column: 'status', value: run.status });
+    const next = this.writePhase(run, { ...fields, status, updated_at: this.now });
     if (!next) throw new GafferError('conflict', `run ${run.id} changed underneath (expected ${run.status})`);
     if (!isAuditedOnRun(cause)) return next;
     const wire = toRun(next);
@@ -350,7 +467,27 @@ export class JobRepo {
   }
 
   private writeRun(id: string, fields: RunChange): RunRow {
-    return this.runPatcher.patchReturning<RunRow>(id, { ...fields, updated_at: this.now }) ?? this.run(id);
+    const set: Record<string, unknown> = { ...fields, updated_at: this.now };
+    // The row as last written is what the database holds (invariant 5): the row as written is it with `set`.
+    const cur = this.writtenRow(id);
+    if (cur && this.runPatcher.patch(id, set) === 1) return this.remember(applied(cur, set));
+    const next = this.runPatcher.patchReturning<RunRow>(id, set);
+    return next ? this.remember(next) : this.run(id);
+  }
+
+  /**
+   * The phase's one statement, while the row still has the status `run` was read with. When `run`
+   * is the row as this repository last wrote it (invariant 5), the row as written is `run` with
+   * `set` applied: no row is read back.
+   */
+  private writePhase(run: RunRow, set: Record<string, unknown>): RunRow | undefined {
+    const guard = { column: 'status', value: run.status };
+    if (this.writtenRow(run.id) !== run) {
+      const next = this.runPatcher.patchReturning<RunRow>(run.id, set, guard);
+      return next && this.remember(next);
+    }
+    if (this.runPatcher.patch(run.id, set, guard) === 0) return undefined;
+    return this.remember(applied(run, set));
   }
 
   /** Runs with a due time at or before `now`, soonest first. */
@@ -461,16 +598,19 @@ export class JobRepo {
 
   /** Deadlines of attempts dispatched on the old timeline move by the gap (nobody lived it). */
   shiftDeadlines(gap: ClockGap): number {
+    this.forgetWritten();
     return this.q.shiftDeadlines.run({ gap: gap.gapMs, newFrom: gap.newFrom, to: gap.to, from: Math.min(gap.from, gap.to) }).changes;
   }
 
   /** Acks due of offers placed on the old timeline move by the gap (an agent has 30 s of lived time to answer). */
   shiftAcks(gap: ClockGap): number {
+    this.forgetWritten();
     return this.q.shiftAcks.run({ gap: gap.gapMs, newFrom: gap.newFrom, to: gap.to, from: Math.min(gap.from, gap.to) }).changes;
   }
 
   /** After a backward step: relative waits (retry backoff, re-checks) set on the old timeline move back with the clock. */
   shiftWaits(gap: ClockGap): number {
+    this.forgetWritten();
     return this.q.shiftWaits.run({ gap: gap.gapMs, newFrom: gap.newFrom, to: gap.to }).changes;
   }
 
@@ -518,25 +658,17 @@ export class JobRepo {
 
   // ---- checks ----
 
-  /** Upserts the last verdict of a check: `new` (first for the slot), `changed` or `same`. */
+  /**
+   * Upserts the last verdict of a check: `new` (first for the slot), `changed` or `same`. A new or
+   * changed verdict is one statement (every trigger records two first verdicts); the same verdict
+   * again is two.
+   */
   recordCheck(jobId: string, slot: string, layer: CheckLayer, name: string, verdict: CheckVerdict, reason: string, evidence: unknown): 'new' | 'changed' | 'same' {
-    const now = this.now;
-    const prev = this.q.checkGet.get(jobId, slot, name);
-    const changed = !prev || prev.verdict !== verdict;
-    this.q.checkUpsert.run({
-      job_id: jobId,
-      slot,
-      name,
-      layer,
-      verdict,
-      reason,
-      evidence: JSON.stringify(evidence ?? null),
-      at: now,
-      first_at: prev?.first_at ?? now,
-      count: (prev?.count ?? 0) + 1,
-      changed_at: changed ? now : prev!.changed_at,
-    });
-    return !prev ? 'new' : changed ? 'changed' : 'same';
+    const row = { job_id: jobId, slot, name, layer, verdict, reason, evidence: JSON.stringify(evidence ?? null), at: this.now };
+    const written = this.q.checkNewOrChanged.get(row);
+    if (written) return written.count === 1 ? 'new' : 'changed';
+    this.q.checkSame.run(row);
+    return 'same';
   }
 
   /** The checks of a slot with their evidence (explain/why and the run detail). */

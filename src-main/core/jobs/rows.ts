@@ -176,17 +176,23 @@ export function toJob(r: JobRow): Job {
  * Specs parsed once per (text, enabled): a trigger reads its job's spec in four or five places.
  * Frozen, so a caller that wants a changed spec makes a copy (a shared one cannot drift).
  */
-const parsedSpecs = new Map<string, JobSpec>();
+const parsedSpecs = new Map<string, { on?: JobSpec; off?: JobSpec }>();
 const PARSED_SPECS_KEPT = 5000;
 
 export function specOf(r: JobRow): JobSpec {
-  const key = `${r.enabled === 1 ? 1 : 0}${r.spec}`;
-  let spec = parsedSpecs.get(key);
-  if (spec === undefined) {
-    spec = deepFreeze({ ...(JSON.parse(r.spec) as JobSpec), enabled: r.enabled === 1 });
+  // Keyed by the row's own text (its hash is computed once per string), not by a string built per
+  // call: building and hashing a fresh key of the whole spec was most of this function's time.
+  let entry = parsedSpecs.get(r.spec);
+  if (entry === undefined) {
     if (parsedSpecs.size >= PARSED_SPECS_KEPT) parsedSpecs.clear();
-    parsedSpecs.set(key, spec);
+    parsedSpecs.set(r.spec, (entry = {}));
   }
+  const enabled = r.enabled === 1;
+  const known = enabled ? entry.on : entry.off;
+  if (known !== undefined) return known;
+  const spec = deepFreeze({ ...(JSON.parse(r.spec) as JobSpec), enabled });
+  if (enabled) entry.on = spec;
+  else entry.off = spec;
   return spec;
 }
 

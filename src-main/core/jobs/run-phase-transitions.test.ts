@@ -54,6 +54,8 @@ function runIn(shape: PhaseColumns): RunRow {
     'test',
   ));
   core.db.prepare('UPDATE runs SET status = @status, dispatched_at = @dispatched_at, instance_id = @instance_id, attempt = @attempt, disposition = @disposition WHERE id = @id').run({ ...shape, id: claimed.id });
+  // Written around the repository: the row it keeps as last written is no longer the stored one.
+  repo.forgetWritten();
   return repo.run(claimed.id);
 }
 

@@ -145,6 +145,9 @@ export function backfilled(e: EngineContext, run: RunRow, actor: string, detail:
 
 /** Marks folded slots covered by `run` as backfilled (after `run` succeeded). */
 export function coversDone(e: EngineContext, run: RunRow, actor: string): void {
+  // Only a dispatch marks a folded run covered, and it lists that slot in the run's `covers` in the
+  // same write: a run that covers nothing (almost every run) has nothing to look up.
+  if (run.covers === '[]') return;
   for (const f of e.repo.coveredBy(run.id)) {
     if (f.disposition === 'backfilled') continue;
     e.repo.updateRun(f, { disposition: 'backfilled' }, 'run.backfilled', actor, { by: run.id, bySlot: run.slot, previous: f.disposition });
