@@ -82,7 +82,7 @@ class AgentWebSocket extends WebSocket {
   }
 }
 
-export function attachAgentSocket(server: Server, core: Pick<Core, 'hub' | 'tokens'>, opts: AgentSocketOptions = {}): AgentSocketServer {
+export function attachAgentSocket(server: Server, core: Pick<Core, 'hub' | 'tokens' | 'committer'>, opts: AgentSocketOptions = {}): AgentSocketServer {
   const { hub, tokens } = core;
   const path = opts.path ?? '/agent';
   const allowedOrigins = opts.allowedOrigins ?? [];
@@ -98,7 +98,8 @@ export function attachAgentSocket(server: Server, core: Pick<Core, 'hub' | 'toke
   let closed = false;
   // Log, usage and large frames are handled in short slices of their own (ingest-queue.ts), so
   // another agent's claim never waits behind a whole turn of a log flood.
-  const ingest = new IngestQueue(opts.ingest);
+  // A slice steps aside once for claims' ops waiting on the group commit (ingest-queue invariant 4).
+  const ingest = new IngestQueue({ yieldTo: () => core.committer.pending > 0, ...opts.ingest });
 
   const port = (): number => opts.port ?? (server.address() as AddressInfo | null)?.port ?? 0;
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { IngestQueue, isIngestFrame, type IngestSource } from './ingest-queue';
 
 /** A queue on a manual clock and a manual scheduler: `turn()` runs one scheduled slice. */
-function setup(opts: { sliceMs?: number; sliceBytes?: number; highWaterBytes?: number; lowWaterBytes?: number } = {}) {
+function setup(opts: { sliceMs?: number; sliceBytes?: number; highWaterBytes?: number; lowWaterBytes?: number; yieldTo?: () => boolean } = {}) {
   let t = 0;
   const turns: Array<() => void> = [];
   const q = new IngestQueue({ ...opts, now: () => t, schedule: (fn) => turns.push(fn) });
@@ -41,6 +41,30 @@ describe('IngestQueue', () => {
     expect(ran).toEqual(['f0', 'f1', 'f2', 'f3', 'f4']);
     expect(turns).toHaveLength(0);
     expect(q.stats).toMatchObject({ items: 5, slices: 3 });
+  });
+
+  it('a slice steps aside once for the claims\' commit waiting behind it, never twice in a row', () => {
+    let commits = 0; // ops waiting on the group commit, scheduled like the slices
+    const { q, ran, item, turn, turns, source } = setup({ sliceMs: 1, yieldTo: () => commits > 0 });
+    const a = source('a');
+    q.push(a, 10, item('log1'));
+    q.push(a, 10, item('log2'));
+    // A claim read in the same turn: its commit is scheduled after the slice.
+    commits = 1;
+    turns.push(() => (ran.push('commit'), (commits = 0)));
+    turn(); // the slice finds the commit waiting: it goes behind it
+    expect(ran).toEqual([]);
+    turn();
+    expect(ran).toEqual(['commit']);
+    turn();
+    expect(ran).toEqual(['commit', 'log1']);
+    // Claims that keep coming do not starve the logs: a slice steps aside once, then runs.
+    commits = 1;
+    turn();
+    expect(ran).toEqual(['commit', 'log1']);
+    turn();
+    expect(ran).toEqual(['commit', 'log1', 'log2']);
+    expect(q.stats.stepsAside).toBe(2);
   });
 
   it('runs at least one item per slice, however long it takes', () => {

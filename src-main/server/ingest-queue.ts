@@ -20,6 +20,10 @@
  *    socket is no longer read: TCP fills and the sender slows, instead of Gaffer falling behind
  *    in memory); once the queue is at or below `lowWaterBytes` every paused source is resumed.
  *    A source is paused and resumed at most once per episode.
+ * 4. Claims' commits go first: a slice that finds work of theirs waiting (`yieldTo`: the group
+ *    committer has ops queued, scheduled in the same way, possibly behind this slice) steps aside
+ *    once and runs after it — so a claim read in the same turn as a flood's frame commits before
+ *    the slice, not behind it. Once only: a steady stream of claims cannot starve the logs.
  */
 
 export interface IngestSource {
@@ -40,6 +44,11 @@ export interface IngestQueueOptions {
   now?: () => number;
   /** Runs `fn` in a later turn of the event loop (default `setImmediate`). */
   schedule?: (fn: () => void) => void;
+  /**
+   * Work that goes first is waiting (invariant 4: the claims' group commit); the slice steps aside
+   * once, behind it.
+   */
+  yieldTo?: () => boolean;
 }
 
 export interface IngestQueueStats {
@@ -51,6 +60,8 @@ export interface IngestQueueStats {
   pauses: number;
   /** Most bytes that waited at once. */
   peakBytes: number;
+  /** Slices that stepped aside for the claims' commit (invariant 4). */
+  stepsAside: number;
 }
 
 interface Item {
@@ -67,14 +78,17 @@ export class IngestQueue {
   private readonly waiting = new Map<IngestSource, number>();
   private readonly paused = new Set<IngestSource>();
   private scheduled = false;
+  /** Invariant 4: the slice now scheduled has stepped aside once already. */
+  private steppedAside = false;
   private readonly sliceMs: number;
   private readonly sliceBytes: number;
   private readonly high: number;
   private readonly low: number;
   private readonly now: () => number;
   private readonly schedule: (fn: () => void) => void;
+  private readonly yieldTo: () => boolean;
   private readonly runSlice = () => this.slice();
-  readonly stats: IngestQueueStats = { items: 0, slices: 0, pauses: 0, peakBytes: 0 };
+  readonly stats: IngestQueueStats = { items: 0, slices: 0, pauses: 0, peakBytes: 0, stepsAside: 0 };
 
   constructor(opts: IngestQueueOptions = {}) {
     this.sliceMs = opts.sliceMs ?? 1;
@@ -83,6 +97,7 @@ export class IngestQueue {
     this.low = Math.min(opts.lowWaterBytes ?? 256 * 1024, this.high);
     this.now = opts.now ?? (() => performance.now());
     this.schedule = opts.schedule ?? ((fn) => void setImmediate(fn));
+    this.yieldTo = opts.yieldTo ?? (() => false);
   }
 
   /** Bytes waiting. */
@@ -118,6 +133,13 @@ export class IngestQueue {
   }
 
   private slice(): void {
+    if (!this.steppedAside && this.yieldTo()) {
+      this.steppedAside = true; // invariant 4: still scheduled, now behind what goes first
+      this.stats.stepsAside++;
+      this.schedule(this.runSlice);
+      return;
+    }
+    this.steppedAside = false;
     this.scheduled = false;
     const start = this.now();
     this.stats.slices++;
