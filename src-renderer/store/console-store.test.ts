@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConsoleKit } from '../testing/console-kit';
-import { createConsoleStore, type ConsoleStore } from './console-store';
+import { createConsoleStore, SAFETY_STAGGER_MS, type ConsoleStore } from './console-store';
 
 const settle = async (n = 6) => {
   for (let i = 0; i < n; i++) await new Promise<void>((r) => setImmediate(r));
@@ -65,6 +65,24 @@ describe('console store', () => {
     expect(api.countCalls('instances.list') - before.i).toBe(1);
     // Not watched: not refreshed.
     expect(api.countCalls('roles.summary') - before.r).toBe(0);
+  });
+
+  it('the safety refresh takes the watched topics one at a time, not all in one task', async () => {
+    const { api, a, timers } = setup();
+    a.start();
+    a.watch('dashboard');
+    a.watch('instances');
+    await settle();
+    const before = { d: api.countCalls('dashboard.get'), i: api.countCalls('instances.list') };
+    const since = () => api.countCalls('dashboard.get') - before.d + api.countCalls('instances.list') - before.i;
+    timers.advance(60_000); // the test store's safetyRefreshMs
+    await settle();
+    expect(since()).toBe(1); // the first topic now...
+    timers.advance(SAFETY_STAGGER_MS);
+    await settle();
+    expect(since()).toBe(2); // ...the next one in a task of its own
+    expect(api.countCalls('dashboard.get') - before.d).toBe(1);
+    expect(api.countCalls('instances.list') - before.i).toBe(1);
   });
 
   it('refreshes the queue only for the selected role, on events from the core', async () => {

@@ -12,7 +12,7 @@
  * 4. Responses for a superseded query (role switched, audit filter changed) are dropped by
  *    generation number, so a slow old answer never overwrites a newer one.
  * 5. A safety refresh of watched topics runs every `safetyRefreshMs`, in case events were lost
- *    across a reconnect.
+ *    across a reconnect: one topic at a time, SAFETY_STAGGER_MS apart.
  */
 import { createStore, type StoreApi } from 'zustand/vanilla';
 import type { ConsoleApi, ConsoleArgs, ConsoleEvent, ConsoleMethod, ConsoleResult, ConsoleView } from '../../src-main/common/console-api';
@@ -36,6 +36,9 @@ import { createSignalsSlice, initialSignalsState, type SignalsActions, type Sign
 import { createTasksSlice, initialTasksState, type TasksActions, type TasksState } from './slices/tasks';
 import { createToastsSlice, initialToastsState, type ToastsActions, type ToastsState } from './slices/toasts';
 import type { ConsoleState } from './types';
+
+/** Between two topics of one safety refresh (invariant 5). */
+export const SAFETY_STAGGER_MS = 100;
 
 export interface ConsoleStoreOptions {
   timers?: Timers;
@@ -239,8 +242,19 @@ export function createConsoleStore(api: ConsoleApi, opts: ConsoleStoreOptions = 
       });
       const offNav = opts.onNavigate ? api.onNavigate?.(opts.onNavigate) : undefined;
       let safety: unknown;
+      const staggered = new Set<unknown>();
       const safetyTick = () => {
-        for (const t of Object.keys(get().watched) as Topic[]) if (isWatched(t)) invalidateTopic(t);
+        // One topic per task, SAFETY_STAGGER_MS apart: a refresh starts its requests synchronously
+        // (a few ms each in the browser), and every watched topic's in one task was a long frame
+        // every safetyRefreshMs (a scroll dropped frames on it).
+        (Object.keys(get().watched) as Topic[]).filter(isWatched).forEach((t, i) => {
+          if (i === 0) return invalidateTopic(t);
+          const h = timers.setTimeout(() => {
+            staggered.delete(h);
+            if (isWatched(t)) invalidateTopic(t);
+          }, i * SAFETY_STAGGER_MS);
+          staggered.add(h);
+        });
         // While offline, probe so the status recovers on its own.
         if (get().conn.status === 'offline') void refreshTopic('dashboard');
         safety = timers.setTimeout(safetyTick, get().conn.status === 'offline' ? 3000 : (opts.safetyRefreshMs ?? 15_000));
@@ -252,6 +266,7 @@ export function createConsoleStore(api: ConsoleApi, opts: ConsoleStoreOptions = 
         offNav?.();
         co.dispose();
         timers.clearTimeout(safety);
+        staggered.forEach((h) => timers.clearTimeout(h));
       };
       disposers.push(stop);
       return stop;
