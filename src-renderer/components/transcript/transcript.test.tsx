@@ -203,4 +203,28 @@ describe('TranscriptPane', () => {
     await waitFor(() => expect(needsParse(last)).toBe(false), { timeout: 2000 });
     expect(lines.every((l) => !needsParse(l.text))).toBe(true);
   });
+
+  it('estimates rows without reading the layout once per row', async () => {
+    const lines = Array.from({ length: 2000 }, (_, i) => line(`message ${i}`, { kind: 'assistant', data: { model: 'm' } }));
+    const owner = Object.getPrototypeOf(document.createElement('div')) as Record<string, unknown>;
+    let reads = 0;
+    Object.defineProperty(owner, 'clientWidth', { configurable: true, get: () => (reads++, 800) });
+    try {
+      const pane = render(
+        <TranscriptPane
+          subject="task:2"
+          tail={undefined}
+          height={300}
+          follow={() => () => {}}
+          loadAttempts={() => Promise.resolve({ attempts: [{ attempt: 1, firstSeq: 1, lastSeq: 2000, lines: 2000, bytes: 1, capped: false, usage: { inputTokens: 0, outputTokens: 0, costUsd: 0 } }], usage: { inputTokens: 0, outputTokens: 0, costUsd: 0 } } as never)}
+          loadPage={() => Promise.resolve({ items: lines, next: null })}
+        />,
+      );
+      // Every one of the 2 000 rows has been estimated once the list has its full height.
+      await waitFor(() => expect(parseFloat((pane.container.querySelector('[data-testid="transcript-scroll"] > div') as HTMLElement | null)?.style.height ?? '0')).toBeGreaterThan(2000 * 40));
+      expect(reads).toBeLessThan(50); // the width was read a handful of times, not once per row
+    } finally {
+      delete owner.clientWidth;
+    }
+  });
 });
