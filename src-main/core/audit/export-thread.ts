@@ -105,7 +105,7 @@ function fromWorker(w: Worker, onStall?: (sent: number) => void): AsyncGenerator
         await new Promise<void>((r) => (wake = r));
       }
     } finally {
-      void w.terminate();
+      await w.terminate(); // the worker and its connection are gone once the export is
     }
   }
   return chunks();
