@@ -16,17 +16,15 @@
  * GAP_NICE (nice value for the flood process, default 0).
  */
 import fs from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { createCore } from '../src-main/core/create-core';
-import { attachAgentSocket } from '../src-main/server/agent-socket';
+import { seedFlood, startFloodServer } from './flood-core';
 import { startHeadless } from './headless-proc';
 import { processCpuUs, runQueueMs } from './proc';
-import { benchDir, percentile, printTable, seedBacklog, spawnChild, stopChild } from './util';
+import { benchDir, percentile, printTable, spawnChild, stopChild } from './util';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const SECONDS = Number(process.env.GAP_SECONDS ?? 3);
@@ -44,29 +42,13 @@ interface Server {
   stop(): Promise<void>;
 }
 
-function seed(core: ReturnType<typeof createCore>) {
-  seedBacklog(core.db, 60_000);
-  core.logs.setSettings({ logBytesPerSecondPerToken: 1024 ** 3, logBurstBytesPerToken: 1024 ** 3 }, { actor: 'bench', reason: 'bench' });
-  core.budgets.put({ perRoleDailyUsd: { flood: 1e6 }, windows: [{ scope: 'role', role: 'flood', hours: 5, maxTokens: 1e13 }], actor: 'bench' });
-  core.store.write(() => {
-    for (let i = 0; i < 4; i++) core.tasks.create({ title: `flood ${i}`, role: 'flood', budget: { maxCostUsdPerRun: 1e6 } }, { actor: 'bench' });
-  });
-  const token = (role: string) => core.tokens.create({ name: `gap-${role}`, role, actor: 'bench' }).token;
-  return { probe: token('dev'), flood: token('flood') };
-}
-
 async function inproc(dir: string): Promise<Server> {
-  const core = createCore({ dataDir: dir, hub: { ratePerSecond: 1e9, rateBurst: 1e9 } });
-  core.start();
-  const tokens = seed(core);
-  const server = http.createServer((_q, s) => s.writeHead(404).end());
-  attachAgentSocket(server, core, { maxConnections: 100 });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { core, server, url, tokens } = await startFloodServer(dir);
   const h = monitorEventLoopDelay({ resolution: 1 });
   h.enable();
   let elu = performance.eventLoopUtilization();
   return {
-    url: `ws://127.0.0.1:${(server.address() as AddressInfo).port}/agent`,
+    url,
     pid: process.pid,
     tokens,
     async loop() {
@@ -88,7 +70,7 @@ async function inproc(dir: string): Promise<Server> {
 
 async function headless(dir: string): Promise<Server> {
   const core = createCore({ dataDir: dir });
-  const tokens = seed(core);
+  const tokens = seedFlood(core);
   core.close();
   const file = path.join(dir, 'loop-delay.json');
   const before = process.env.NODE_OPTIONS;

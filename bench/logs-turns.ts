@@ -8,26 +8,12 @@
  * so the figure holds on a loaded machine (each 224 KiB frame costs the thread ~1.3 ms of CPU here).
  */
 import fs from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { createCore } from '../src-main/core/create-core';
-import { attachAgentSocket } from '../src-main/server/agent-socket';
-import { benchDir, seedBacklog, spawnChild, stopChild } from './util';
+import { startFloodServer } from './flood-core';
+import { benchDir, spawnChild, stopChild } from './util';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const dir = benchDir('turns');
-const core = createCore({ dataDir: dir, hub: { ratePerSecond: 1e9, rateBurst: 1e9 } });
-core.start();
-seedBacklog(core.db, 60_000);
-core.logs.setSettings({ logBytesPerSecondPerToken: 1024 ** 3, logBurstBytesPerToken: 1024 ** 3 }, { actor: 'bench', reason: 'bench' });
-core.budgets.put({ perRoleDailyUsd: { flood: 1e6 }, windows: [{ scope: 'role', role: 'flood', hours: 5, maxTokens: 1e13 }], actor: 'bench' });
-core.store.write(() => { for (let i = 0; i < 4; i++) core.tasks.create({ title: `flood ${i}`, role: 'flood', budget: { maxCostUsdPerRun: 1e6 } }, { actor: 'bench' }); });
-const probeTok = core.tokens.create({ name: 'p', role: 'dev', actor: 'bench' }).token;
-const floodTok = core.tokens.create({ name: 'f', role: 'flood', actor: 'bench' }).token;
-const server = http.createServer((_q, s) => s.writeHead(404).end());
-attachAgentSocket(server, core, { maxConnections: 100 });
-await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-const url = `ws://127.0.0.1:${(server.address() as AddressInfo).port}/agent`;
+const { core, server, url, tokens: { probe: probeTok, flood: floodTok } } = await startFloodServer(dir);
 // Count log frames (and their bytes) the hub takes per macrotask: a turn ends at each setImmediate tick.
 let frames = 0, chars = 0;
 const perTurn: number[] = [], charsPerTurn: number[] = [];

@@ -184,20 +184,27 @@ describe('markdown without parsing', () => {
   });
 });
 
+/** The pane over one attempt holding `lines`, all in one page. */
+function renderPane(subject: string, lines: LogLine[]) {
+  const usage = { inputTokens: 0, outputTokens: 0, costUsd: 0 };
+  const attempts = [{ attempt: 1, firstSeq: 1, lastSeq: lines.length, lines: lines.length, bytes: 1, capped: false, usage }];
+  return render(
+    <TranscriptPane
+      subject={subject}
+      tail={undefined}
+      height={300}
+      follow={() => () => {}}
+      loadAttempts={() => Promise.resolve({ attempts, usage } as never)}
+      loadPage={() => Promise.resolve({ items: lines, next: null })}
+    />,
+  );
+}
+
 describe('TranscriptPane', () => {
   it('parses the markdown of rows not on screen yet while the page is idle', async () => {
     const lines = Array.from({ length: 60 }, (_, i) => line(`**message ${i}** of a long run ${Math.random()}`, { kind: 'assistant', data: { model: 'm' } }));
     const last = lines[lines.length - 1]!.text;
-    const pane = render(
-      <TranscriptPane
-        subject="task:1"
-        tail={undefined}
-        height={300}
-        follow={() => () => {}}
-        loadAttempts={() => Promise.resolve({ attempts: [{ attempt: 1, firstSeq: 1, lastSeq: 60, lines: 60, bytes: 1, capped: false, usage: { inputTokens: 0, outputTokens: 0, costUsd: 0 } }], usage: { inputTokens: 0, outputTokens: 0, costUsd: 0 } } as never)}
-        loadPage={() => Promise.resolve({ items: lines, next: null })}
-      />,
-    );
+    const pane = renderPane('task:1', lines);
     await waitFor(() => expect(pane.container.querySelector('[data-testid="transcript-scroll"]')).not.toBeNull());
     expect(pane.container.querySelectorAll('.transcript-row').length).toBeLessThan(30); // virtualised: the last rows are not rendered
     await waitFor(() => expect(needsParse(last)).toBe(false), { timeout: 2000 });
@@ -210,16 +217,7 @@ describe('TranscriptPane', () => {
     let reads = 0;
     Object.defineProperty(owner, 'clientWidth', { configurable: true, get: () => (reads++, 800) });
     try {
-      const pane = render(
-        <TranscriptPane
-          subject="task:2"
-          tail={undefined}
-          height={300}
-          follow={() => () => {}}
-          loadAttempts={() => Promise.resolve({ attempts: [{ attempt: 1, firstSeq: 1, lastSeq: 2000, lines: 2000, bytes: 1, capped: false, usage: { inputTokens: 0, outputTokens: 0, costUsd: 0 } }], usage: { inputTokens: 0, outputTokens: 0, costUsd: 0 } } as never)}
-          loadPage={() => Promise.resolve({ items: lines, next: null })}
-        />,
-      );
+      const pane = renderPane('task:2', lines);
       // Every one of the 2 000 rows has been estimated once the list has its full height.
       await waitFor(() => expect(parseFloat((pane.container.querySelector('[data-testid="transcript-scroll"] > div') as HTMLElement | null)?.style.height ?? '0')).toBeGreaterThan(2000 * 40));
       expect(reads).toBeLessThan(50); // the width was read a handful of times, not once per row

@@ -19,6 +19,18 @@ function feed(format: string, lines: string[], opts?: { model?: string }): Usage
   return usage;
 }
 
+/** A reporter whose first frame stays in flight until `release()`: what arrives meanwhile waits. */
+function gatedReporter() {
+  const sent: UsageIncrement[] = [];
+  let release!: () => void;
+  const gate = new Promise<void>((res) => (release = res));
+  const r = new UsageReporter(async (u) => {
+    sent.push(u);
+    if (sent.length === 1) await gate;
+  });
+  return { sent, r, release };
+}
+
 const assistant = (id: string, usage: Record<string, number>, text = 'x') =>
   JSON.stringify({ type: 'assistant', message: { id, model: 'claude-sonnet-4-5', content: [{ type: 'text', text }], usage } });
 
@@ -71,13 +83,7 @@ describe('a final report', () => {
   });
 
   it('goes in a frame of its own, after the increments waiting before it', async () => {
-    const sent: UsageIncrement[] = [];
-    let release!: () => void;
-    const gate = new Promise<void>((r) => (release = r));
-    const r = new UsageReporter(async (u) => {
-      sent.push(u);
-      if (sent.length === 1) await gate; // the first frame is in flight while the rest arrive
-    });
+    const { sent, r, release } = gatedReporter();
     r.add({ inputTokens: 1, estimated: true, model: 'm' });
     r.add({ inputTokens: 2, estimated: true, model: 'm' });
     r.add({ inputTokens: 100, costUsd: 1, final: true, model: 'm' });
@@ -92,13 +98,7 @@ describe('a final report', () => {
   });
 
   it('an increment with its own cost is not summed with tokens left for Gaffer to price', async () => {
-    const sent: UsageIncrement[] = [];
-    let release!: () => void;
-    const gate = new Promise<void>((r) => (release = r));
-    const r = new UsageReporter(async (u) => {
-      sent.push(u);
-      if (sent.length === 1) await gate;
-    });
+    const { sent, r, release } = gatedReporter();
     r.add({ inputTokens: 1, model: 'm' });
     r.add({ inputTokens: 1000, outputTokens: 50, model: 'm' }); // priced by Gaffer from the table
     r.add({ inputTokens: 10, costUsd: 0.25, model: 'm' }); // the command's own figure
