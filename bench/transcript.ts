@@ -173,6 +173,8 @@ interface PageFigures {
   /** Each frame's start (requestAnimationFrame time), and the trace mark's time, in performance.now() ms. */
   frameTimes: number[];
   markAt: number;
+  /** Frames whose rows were outlines (the list moved a screen or more per frame). */
+  outlineFrames: number;
 }
 
 /**
@@ -201,6 +203,7 @@ const IN_PAGE = `async function (scrollMs, withIdle) {
   const observer = new PerformanceObserver((list) => loaf.push(...list.getEntries()));
   observer.observe({ type: 'long-animation-frame' });
   const frames = [], frameTimes = [], domNodes = [], rows = [];
+  let outlineFrames = 0;
   const start = await frame();
   const markAt = performance.mark('${FRAME_TRACE_MARK}').startTime;
   frameTimes.push(start);
@@ -212,6 +215,7 @@ const IN_PAGE = `async function (scrollMs, withIdle) {
     last = t;
     domNodes.push(el.querySelectorAll('*').length);
     rows.push(el.querySelectorAll('.transcript-row').length);
+    if (el.querySelector('.tx-outline')) outlineFrames++;
     const progress = Math.min(1, (t - start) / scrollMs);
     el.scrollTop = progress * (el.scrollHeight - el.clientHeight);
     if (progress >= 1 && el.scrollTop + el.clientHeight >= el.scrollHeight - 2) break;
@@ -224,13 +228,13 @@ const IN_PAGE = `async function (scrollMs, withIdle) {
   const layoutMs = loaf.reduce((sum, e) => sum + (e.styleAndLayoutStart ? e.startTime + e.duration - e.styleAndLayoutStart : 0), 0);
   const longFrameScripts = loaf.map((e) => Math.round(e.duration) + ' ms: ' + [...e.scripts].sort((a, b) => b.duration - a.duration).slice(0, 3)
     .map((x) => (x.invoker || x.invokerType) + (x.sourceFunctionName ? ' → ' + x.sourceFunctionName : '') + ' ' + Math.round(x.duration) + ' ms').join(', '));
-  return { idle, frames, frameTimes, markAt, domNodes, rows, longFrames: loaf.length, scriptMs, layoutMs, longFrameScripts, scrollHeight: el.scrollHeight, reachedEnd: el.scrollTop + el.clientHeight >= el.scrollHeight - 2 };
+  return { idle, frames, frameTimes, markAt, outlineFrames, domNodes, rows, longFrames: loaf.length, scriptMs, layoutMs, longFrameScripts, scrollHeight: el.scrollHeight, reachedEnd: el.scrollTop + el.clientHeight >= el.scrollHeight - 2 };
 }`;
 
 /**
  * GAFFER_BENCH_TRANSCRIPT_SCREENSHOTS=dir: after the scroll, the transcript at 1024×700 and
  * 1440×900 at the top, in the middle and at the end (each once the rows settled, the first tool
- * call opened at the top), to compare two builds by eye: dir/<checkout>-<width>-<where>.png (the
+ * call opened at the top) and mid-fling (rows drawn as outlines), to compare two builds by eye: dir/<checkout>-<width>-<where>.png (the
  * checkout's folder name: side-by-side.mjs names its two `before-<sha>` and `after-<sha>`).
  */
 async function screenshots(page: import('playwright-core').Page): Promise<void> {
@@ -254,6 +258,16 @@ async function screenshots(page: import('playwright-core').Page): Promise<void> 
       await page.waitForTimeout(400);
       await page.screenshot({ path: path.join(dir, `${path.basename(process.cwd())}-${width}-${where}.png`) });
     }
+    // Mid-fling: two screens a frame for a few frames, then the shot at once (rows drawn as outlines).
+    await page.evaluate(async () => {
+      const el = document.querySelector('[data-testid="transcript-scroll"]')!;
+      el.scrollTop = Math.round(el.scrollHeight / 3);
+      for (let i = 0; i < 6; i++) {
+        await new Promise((r) => requestAnimationFrame(r));
+        el.scrollTop += 2 * el.clientHeight;
+      }
+    });
+    await page.screenshot({ path: path.join(dir, `${path.basename(process.cwd())}-${width}-fling.png`) });
   }
 }
 
@@ -276,7 +290,7 @@ async function tracedScroll(browser: import('playwright-core').Browser, page: im
   }
   const slow = all.filter((x) => x.frameMs > slowMs);
   const overBudget = all.filter((x) => x.mainCpuMs > 16.7);
-  console.log(`\n  Traced scroll: ${slow.length} of ${all.length} frames over ${slowMs.toFixed(1)} ms; frames whose main-thread work used over 16.7 ms of CPU: ${overBudget.length}; main-thread CPU per frame p50 / p99 / max ${[50, 99, 100].map((q) => percentile(all.map((x) => x.mainCpuMs).sort((a, b) => a - b), q).toFixed(1)).join(' / ')} ms`);
+  console.log(`\n  Traced scroll (${f.outlineFrames} frames with outline rows): ${slow.length} of ${all.length} frames over ${slowMs.toFixed(1)} ms; frames whose main-thread work used over 16.7 ms of CPU: ${overBudget.length}; main-thread CPU per frame p50 / p99 / max ${[50, 99, 100].map((q) => percentile(all.map((x) => x.mainCpuMs).sort((a, b) => a - b), q).toFixed(1)).join(' / ')} ms`);
   for (const x of slow) console.log(`  slow ${describeFrame(x)}`);
   console.log(`  main thread over the whole scroll, self ms: ${selfTimeTotals(all).join(', ')}`);
   const cpu = all.map((x) => x.mainCpuMs).sort((a, b) => a - b);
@@ -364,6 +378,7 @@ export async function runTranscriptBench(): Promise<Record<string, number>> {
       'transcript.scriptMsPerFrame': perFrame('ScriptDuration'),
       'transcript.styleLayoutMsPerFrame': Number((perFrame('RecalcStyleDuration') + perFrame('LayoutDuration')).toFixed(2)),
       'transcript.taskMsPerFrame': perFrame('TaskDuration'),
+      'transcript.outlineFrames': r.outlineFrames,
       'transcript.domNodesMax': Math.max(...r.domNodes),
       'transcript.rowsMax': Math.max(...r.rows),
       'transcript.scrollHeightPx': Math.round(r.scrollHeight),
@@ -381,6 +396,7 @@ export async function runTranscriptBench(): Promise<Record<string, number>> {
       { what: 'idle frames over 1.5 × the idle frame, same duration, no scroll', value: `${idleDropped} of ${r.idle.length}` },
       { what: 'long animation frames: count / script / style+layout', value: `${r.longFrames} / ${figures['transcript.longFrameScriptMs']} ms / ${figures['transcript.longFrameLayoutMs']} ms` },
       { what: 'per frame, every frame: script / style+layout / all main-thread work', value: `${figures['transcript.scriptMsPerFrame']} / ${figures['transcript.styleLayoutMsPerFrame']} / ${figures['transcript.taskMsPerFrame']} ms` },
+      { what: 'frames with rows drawn as outlines (moving a screen or more per frame)', value: `${r.outlineFrames} of ${r.frames.length}` },
       { what: 'DOM nodes in the list (max) / rows (max)', value: `${figures['transcript.domNodesMax']} / ${figures['transcript.rowsMax']}` },
       { what: 'list height', value: `${figures['transcript.scrollHeightPx']} px` },
       { what: `followed live: a page of ${live.pageLines} new lines, whole rebuild (before) / read once (now), median`, value: `${live.fullMs} / ${live.appendMs} ms` },
