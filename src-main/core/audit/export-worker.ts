@@ -13,9 +13,9 @@
  * The bytes go through a ring of `window` slots in one SharedArrayBuffer (`ring`), shared once at
  * the start: a chunk is UTF-8 encoded straight into the next slot and the main thread gets
  * `{slot, len}`. A transferred ArrayBuffer per chunk (as before) made the main thread adopt a new
- * 70 KB backing store per page, ~40 MB/s of external memory, and V8 answered that with full GCs
- * on the thread that serves claims (issue 32: 45 GC pauses in 8 s, up to 43 ms, the export's
- * largest share of the main thread's long tasks). Slot k is written again only after `window`
+ * 70 KB backing store per page, ~40 MB/s of external memory, and V8 answered that with GC pauses
+ * on the thread that serves claims (issue 32: 45 in 8 s, up to 43 ms, the export's largest share
+ * of the main thread's long tasks). Slot k is written again only after `window`
  * more sends, i.e. once the main thread has released it (credit). A page too large for a slot
  * (very large details) is sent the old way, its own buffer transferred, so every chunk stays whole
  * rows.
