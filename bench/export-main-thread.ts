@@ -15,7 +15,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
+import { constants, monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import { createCore } from '../src-main/core/create-core';
 import { streamChunks } from '../src-main/server/api/router';
 import { seedDatabase } from '../e2e/seed';
@@ -42,13 +42,18 @@ async function main(): Promise<void> {
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
   const gcs: number[] = [];
+  let major = 0;
   const obs = new PerformanceObserver((list) => {
-    for (const e of list.getEntries()) gcs.push(e.duration);
+    for (const e of list.getEntries()) {
+      gcs.push(e.duration);
+      if ((e.detail as { kind?: number } | undefined)?.kind === constants.NODE_PERFORMANCE_GC_MAJOR) major++;
+    }
   });
   obs.observe({ entryTypes: ['gc'] });
   try {
     for (let round = 1; round <= ROUNDS; round++) {
       gcs.length = 0;
+      major = 0;
       const h = monitorEventLoopDelay({ resolution: 1 });
       h.enable();
       const cpu0 = mainThreadCpuUs();
@@ -67,7 +72,7 @@ async function main(): Promise<void> {
       const gcMs = gcs.reduce((a, b) => a + b, 0);
       console.log(
         `export ${round}: ${(bytes / 2 ** 20).toFixed(0)} MiB in ${s.toFixed(1)} s (${Math.round(ROWS / s).toLocaleString('en')} rows/s); ` +
-          `main thread ${(cpuUs / ROWS).toFixed(2)} µs CPU per row; GC ${gcs.length} pauses, ${gcMs.toFixed(0)} ms, longest ${Math.max(0, ...gcs).toFixed(1)} ms; ` +
+          `main thread ${(cpuUs / ROWS).toFixed(2)} µs CPU per row; GC ${gcs.length} pauses (${major} major), ${gcMs.toFixed(0)} ms, longest ${Math.max(0, ...gcs).toFixed(1)} ms; ` +
           `event loop delay p99 ${(h.percentile(99) / 1e6).toFixed(1)} ms, max ${(h.max / 1e6).toFixed(1)} ms; load ${os.loadavg()[0]!.toFixed(1)}`,
       );
     }
