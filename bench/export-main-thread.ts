@@ -46,7 +46,7 @@ async function main(): Promise<void> {
   const obs = new PerformanceObserver((list) => {
     for (const e of list.getEntries()) {
       gcs.push(e.duration);
-      if ((e.detail as { kind?: number } | undefined)?.kind === constants.NODE_PERFORMANCE_GC_MAJOR) major++;
+      if ((e as PerformanceEntry & { detail?: { kind?: number } }).detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR) major++;
     }
   });
   obs.observe({ entryTypes: ['gc'] });
