@@ -131,7 +131,8 @@ export class JobRepo {
       attemptsOnDay: db.prepare<[string, string], number>('SELECT n FROM job_attempt_days WHERE job_id = ? AND day = ?').pluck(),
       countAttempt: db.prepare<[string, string]>('INSERT INTO job_attempt_days (job_id, day, n) VALUES (?, ?, 1) ON CONFLICT (job_id, day) DO UPDATE SET n = n + 1'),
       // Jobs due at the same instant in id order: a chunk's runs and checks (keyed by job id) then share index pages.
-      dueJobIds: db.prepare<[number], { id: string }>('SELECT id FROM jobs WHERE enabled = 1 AND next_check_at IS NOT NULL AND next_check_at <= ? ORDER BY next_check_at, id'),
+      // The rows themselves: the runner works each off as listed (runner.ts invariant 5), not read again one by one.
+      dueJobs: db.prepare<[number], JobRow>('SELECT * FROM jobs WHERE enabled = 1 AND next_check_at IS NOT NULL AND next_check_at <= ? ORDER BY next_check_at, id'),
       nextJobDue: db.prepare<[], { t: number | null }>('SELECT min(next_check_at) AS t FROM jobs WHERE enabled = 1'),
       jobsByCalendar: db.prepare<[string], JobRow>(`SELECT * FROM jobs WHERE json_extract(spec, '$.calendar') = ?`),
       enabledByNextCheck: db.prepare<[number], JobRow>('SELECT * FROM jobs WHERE enabled = 1 AND next_check_at IS NOT NULL ORDER BY next_check_at LIMIT ?'),
@@ -263,9 +264,9 @@ export class JobRepo {
     return new JobPlan(spec, spec.calendar ? this.calendars.scheduleCalendar(spec.calendar) : undefined);
   }
 
-  /** Enabled jobs whose next check is due at `now`, soonest first. */
-  dueJobIds(now: number): string[] {
-    return this.q.dueJobIds.all(now).map((r) => r.id);
+  /** Enabled jobs whose next check is due at `now`, soonest first (then by id). */
+  dueJobs(now: number): JobRow[] {
+    return this.q.dueJobs.all(now);
   }
 
   nextJobDue(): number | null {

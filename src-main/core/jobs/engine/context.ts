@@ -11,6 +11,10 @@
  *    pass's instant) are read at most once per pass: spend only grows by usage reports and caps only
  *    change by the operator, both read from sockets between passes, never inside one. A burst of
  *    a thousand slots of one role asks core/budgets once, and the next pass asks afresh.
+ *    Likewise the offers out to an instance (its load when the next offer is placed) are counted
+ *    once per pass and instance, then kept by the pass as it places offers: they are cleared only by
+ *    acknowledgements (read from sockets between passes) and by the engine's own moves of an offer,
+ *    which within a pass can only leave the count a little high for an instance just passed over.
  * 3. A run (or backfill) whose asynchronous checks are in flight is in `checkingRuns`
  *    (`checkingBackfills`): nothing else evaluates it until its continuation ran.
  */
@@ -23,7 +27,7 @@ import type { InstanceRegistry } from '../../instances';
 import type { Signals } from '../../signals';
 import type { BackfillRepo } from '../backfill-repo';
 import { evaluatePrecondition, type PreconditionEvaluator } from '../preconditions';
-import type { JobRepo } from '../repo';
+import { OFFER_LOAD_CAP, type JobRepo } from '../repo';
 import type { JobSettingsStore } from '../settings';
 
 export const ACTOR = 'runner';
@@ -97,7 +101,7 @@ export class EngineContext {
   arm: () => void = () => {};
   private outbox: Array<() => void> = [];
   private readonly inflight = new Set<Promise<unknown>>();
-  private passCache: { settings?: JobSettings; backfills?: boolean; budget?: Map<string, BudgetVerdict> } | undefined;
+  private passCache: { settings?: JobSettings; backfills?: boolean; budget?: Map<string, BudgetVerdict>; offersOut?: Map<string, number> } | undefined;
 
   constructor(private readonly deps: EngineDeps) {
     this.ctx = deps.ctx;
@@ -189,6 +193,21 @@ export class EngineContext {
     let v = cache.get(key);
     if (!v) cache.set(key, (v = this.budgets.verdict(role, now)));
     return v;
+  }
+
+  /** Offers out to `instanceId`, counted up to OFFER_LOAD_CAP (its load for the next offer; invariant 2: read once per pass). */
+  offersOut(instanceId: string): number {
+    if (!this.passCache) return this.repo.offersOutTo(instanceId);
+    const cache = (this.passCache.offersOut ??= new Map());
+    let n = cache.get(instanceId);
+    if (n === undefined) cache.set(instanceId, (n = this.repo.offersOutTo(instanceId)));
+    return n;
+  }
+
+  /** An offer to `instanceId` is being placed in this pass: its count goes up by one (up to the cap). */
+  offerCounted(instanceId: string): void {
+    const n = this.passCache?.offersOut?.get(instanceId);
+    if (n !== undefined) this.passCache!.offersOut!.set(instanceId, Math.min(OFFER_LOAD_CAP, n + 1));
   }
 
   anyBackfill(): boolean {

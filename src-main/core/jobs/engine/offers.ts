@@ -82,8 +82,10 @@ export interface NextOffer {
  */
 export function nextOffer(e: EngineContext, job: JobRow, offeredBefore: string, deadline: number | null, own: boolean): NextOffer | null {
   const offered = JSON.parse(offeredBefore) as string[];
-  const instanceId = e.hub.pick(job.role, new Set(offered), (id) => e.repo.offersOutTo(id));
+  const instanceId = e.hub.pick(job.role, new Set(offered), (id) => e.offersOut(id));
   if (instanceId === null) return null;
+  // Both callers place the offer now (in the caller's transaction).
+  e.offerCounted(instanceId);
   const now = e.now();
   const ackDueAt = now + e.ctx.config.triggerAckTimeoutS * 1000;
   offered.push(instanceId);

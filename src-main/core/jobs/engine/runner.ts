@@ -12,9 +12,13 @@
  *    one decision by the missed-window policy; backfills are dispatched at most `backfillCapPerTick` per
  *    job per tick (a new slot opening).
  * 3. A wake-up runs passes; a wake-up asked for during a pass folds into one more pass. A pass works
- *    for at most PASS_BUDGET_MS, then yields to the event loop and continues at once, each chunk of
- *    rows in its own transaction, so triggers leave while the rest is computed. A failed pass is
- *    tried again after FAILED_PASS_RETRY_MS (never in a loop).
+ *    for at most PASS_BUDGET_MS, then yields to the event loop and continues at once. Each listing of
+ *    due rows is worked off in one transaction (ending early when the time is up), so a slice
+ *    commits once — every commit is an fsync — and its triggers leave at its commit. A failed pass
+ *    is tried again after FAILED_PASS_RETRY_MS (never in a loop).
+ * 5. A due job's row is taken with the due listing and used as listed: the transaction that works
+ *    the listing off follows it directly (nothing commits, so no event listener writes, in between),
+ *    and within it each job's slots write only that job's own row.
  * 4. A pass decides on a timeline every gap has been applied to, with the input that arrived during
  *    a gap in hand (gap-detector invariant 4): it reads the clocks first, and from the moment a gap
  *    is noticed (by anyone) passes are held until what the sockets delivered meanwhile has been read
@@ -33,12 +37,6 @@ import { offerLapsed, takenAway } from './offers';
 import type { EngineRunSink } from './run-sink';
 import { advanceJob } from './slots';
 
-/**
- * Most rows handled per transaction. A transaction also ends when the pass's time is up, so a
- * burst commits (and its pushes leave) once per slice of work, not once per few rows: every
- * commit is an fsync.
- */
-const CHUNK = 250;
 /**
  * Longest a pass runs before it yields to the event loop. The sockets are read between slices, and
  * the acknowledgements and results read there are committed before the next slice: with short
@@ -367,10 +365,10 @@ export class JobRunner {
     //    The slots claimed due now are evaluated in the same transaction, so each chunk's triggers
     //    leave as soon as it commits (a burst of many jobs is not held back by the last claim).
     const seen = new Set<string>();
-    const jobsDone = this.inChunks(() => e.repo.dueJobIds(now), over, (id) => {
-      const job = e.repo.maybeJobRow(id);
-      if (!job || job.enabled !== 1 || job.next_check_at === null || job.next_check_at > now) return;
-      const advanced = advanceJob(e, job, now);
+    const jobsDone = this.inTransaction(() => e.repo.dueJobs(now), over, (listed) => {
+      // Invariant 5: the row as listed is the row as it stands.
+      if (listed.enabled !== 1 || listed.next_check_at === null || listed.next_check_at > now) return;
+      const advanced = advanceJob(e, listed, now);
       for (let k = 0; k < advanced.open.length; k++) {
         // The first open run is as claimed; evaluating it may have touched the later ones (order,
         // overlap). The job row stays as advanceJob left it: evaluation writes runs only.
@@ -383,7 +381,7 @@ export class JobRunner {
     });
     if (!jobsDone) return true;
     // 2. Runs due: evaluate, retry, re-dispatch, or declare lost.
-    const runsDone = this.inChunks(
+    const runsDone = this.inTransaction(
       () => e.repo.dueRunIds(now).filter((id) => !seen.has(id) && !e.checkingRuns.has(id)),
       over,
       (id) => {
@@ -432,23 +430,22 @@ export class JobRunner {
   }
 
   /**
-   * Works off what `due()` lists, at most CHUNK ids per transaction and a transaction ending when
-   * the time budget is over, asking again until it lists nothing. False when it stopped at the
-   * time budget with work left.
+   * Works off what `due()` lists, each listing in one transaction that ends when the list is done or
+   * the time budget is over, asking again until it lists nothing. One commit per listing, not one per
+   * few rows: a burst's slice is one fsync, and its triggers leave at that commit (invariant 3).
+   * False when it stopped at the time budget with work left.
    */
-  private inChunks(due: () => string[], over: () => boolean, each: (id: string) => void): boolean {
+  private inTransaction<T>(due: () => T[], over: () => boolean, each: (row: T) => void): boolean {
     for (let guard = 0; guard < 1000; guard++) {
-      const ids = due();
-      if (ids.length === 0) break;
+      const rows = due();
+      if (rows.length === 0) break;
+      if (over()) return false;
       let i = 0;
-      while (i < ids.length) {
-        if (over()) return false;
-        const end = Math.min(ids.length, i + CHUNK);
-        this.e.write(() => {
-          do each(ids[i++]!);
-          while (i < end && !over());
-        });
-      }
+      this.e.write(() => {
+        do each(rows[i++]!);
+        while (i < rows.length && !over());
+      });
+      if (i < rows.length) return false;
     }
     return true;
   }
