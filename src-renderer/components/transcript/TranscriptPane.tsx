@@ -116,11 +116,14 @@ export function TranscriptPane(p: Pick<LogPaneProps, 'subject' | 'tail' | 'loadA
   }, []);
   const width = () => paneWidth.current;
   const estimateSize = useCallback((i: number) => (items[i] ? learned.current.estimate(items[i], estimates[i]!, width()) : 56), [items, estimates]);
+  // Faster than a screen per frame, rows are outlines until the list slows (scroll-pace.ts), with
+  // one row of overscan instead of six: every frame brings a new screen, so rows beyond it are waste.
+  const [fast, observePace] = useFastScroll();
   const virtualizer = useVirtualizer({
     count: items.length,
     getScrollElement: () => scroller.current,
     estimateSize,
-    overscan: 6,
+    overscan: fast ? 1 : 6,
     measureElement: (el, entry, v) => {
       const size = measureElement(el, entry, v);
       const i = v.indexFromElement(el);
@@ -168,8 +171,6 @@ export function TranscriptPane(p: Pick<LogPaneProps, 'subject' | 'tail' | 'loadA
     if (atBottom.current) virtualizer.scrollToIndex(items.length - 1, { align: 'end' });
     else setUnseen((n) => n + grown);
   }, [items.length, virtualizer]);
-  // Faster than a screen per frame, rows are outlines until the list slows (scroll-pace.ts).
-  const [fast, observePace] = useFastScroll();
   const onScroll = () => {
     const el = scroller.current;
     if (!el) return;
