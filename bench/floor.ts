@@ -42,7 +42,7 @@ export async function runFloorBench(): Promise<Record<string, number>> {
     const c = repo.nextClaimable.get('dev')!;
     const t = Date.now();
     repo.insertLock.run(c.id, inst, c.fence + 1, t, t + 7_200_000);
-    repo.markClaimed.run(c.fence + 1, inst, t, c.id);
+    repo.markClaimed.run(c.fence + 1, inst, t, t, c.id);
     audit('lock.claim', `task:${c.id}`, JSON.stringify({ fence: c.fence + 1, attempt: c.attempt + 1, expiresAt: new Date(t + 7_200_000).toISOString(), previouslyExpired: false, role: 'dev' }), c.trace_id);
     return c.id;
   };
