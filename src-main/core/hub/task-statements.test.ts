@@ -43,8 +43,9 @@ async function setup(): Promise<{ sock: FakeSocket; held: { taskId: number; fenc
 const perTask = (ran: string[]) => ran.filter((s) => s !== 'BEGIN IMMEDIATE' && s !== 'COMMIT');
 
 describe('statements per task at the hub', () => {
-  it('report+claimNext', async () => {
-    let { sock, held } = await setup();
+  it('report+claimNext: 8, with no savepoint, no instance row read and no dependents probe; the rows and the audit chain as before', async () => {
+    const { sock, held: first } = await setup();
+    let held = first;
     const rec = recordStatements(h!.core.db);
     for (let i = 0; i < N; i++) {
       const r = await h!.call(sock, 'report', { ...held, status: 'done', claimNext: true });
@@ -53,8 +54,30 @@ describe('statements per task at the hub', () => {
     }
     rec.stop();
     const each = perTask(rec.ran);
-    // Before: 14 (a SAVEPOINT and its RELEASE for the report and again for the claim).
-    expect(each.filter((s) => /^(SAVEPOINT|RELEASE)/.test(s))).toEqual([]);
-    expect(each.length / N).toBeLessThanOrEqual(10.1);
+    // Before: 14 — a SAVEPOINT and its RELEASE for the report and again for the claim, the
+    // claiming instance's row, and a probe for tasks waiting on the one reported done.
+    expect(each.filter((s) => /^(SAVEPOINT|RELEASE)|FROM instances|FROM task_deps WHERE/.test(s))).toEqual([]);
+    // The rest: the reported row, the lock's delete, the task's update, the audit row; the next
+    // task, its lock, its update, its audit row (and, once per epoch, the loop breaker's count).
+    expect(each.length / N).toBeLessThanOrEqual(8.1);
+    const audit = h!.core.db.prepare("SELECT type FROM audit WHERE type IN ('lock.claim', 'lock.release')").pluck().all();
+    expect(audit.filter((t) => t === 'lock.release')).toHaveLength(N);
+    expect(audit.filter((t) => t === 'lock.claim')).toHaveLength(N + 1);
+    expect(h!.core.audit.verify().ok).toBe(true);
+  });
+
+  it('claim → report: 8 per task, no savepoint', async () => {
+    const { sock, held: first } = await setup();
+    let held = first;
+    const rec = recordStatements(h!.core.db);
+    for (let i = 0; i < N; i++) {
+      expect((await h!.call(sock, 'report', { ...held, status: 'done' })).ok).toBe(true);
+      const c = await h!.call(sock, 'claim');
+      held = { taskId: c.result.task.id, fence: c.result.lock.fence };
+    }
+    rec.stop();
+    const each = perTask(rec.ran);
+    expect(each.filter((s) => /^(SAVEPOINT|RELEASE)|FROM instances|FROM task_deps WHERE/.test(s))).toEqual([]);
+    expect(each.length / N).toBeLessThanOrEqual(8.1);
   });
 });
