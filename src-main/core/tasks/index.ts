@@ -7,4 +7,3 @@ export { prepareTaskRepo, type TaskRepo } from './task-repo';
 export { TaskSearch } from './search-store';
 export { Watchdog, type SweptInstances } from './watchdog';
 export { prepareTaskReads, THROUGHPUT_DAYS, type ExpiryRow, type RoleCountsRow, type TaskReads } from './read-store';
-export { replyJson, taskJson } from './task-json';

@@ -3,7 +3,6 @@ import type { Task, TaskStatus } from '../../common/model';
 import type { Db } from '../db/open';
 import { jsRowGetter } from '../db/js-rows';
 import { isoTime } from '../../common/iso-time';
-import { rememberStored } from './task-json';
 
 export interface TaskRow {
   id: number;
@@ -65,13 +64,6 @@ export function taskSelectFrom(source: string): string {
 export const TASK_SELECT = taskSelectFrom('tasks');
 
 export function rowToTask(r: TaskRow): Task {
-  const task = taskOfRow(r);
-  // The reply to the agent splices these texts back in rather than serialising the values again.
-  rememberStored(task, r.payload, r.depends_on, r.output, r.verify);
-  return task;
-}
-
-function taskOfRow(r: TaskRow): Task {
   return {
     id: r.id,
     title: r.title,
