@@ -172,6 +172,15 @@ describe('GroupCommitter', () => {
     expect(gc.stats.replayed).toBe(1);
   });
 
+  it('replayable ops flushed from inside a write run guarded, nested in it', () => {
+    core = makeTestCore();
+    const gc = new GroupCommitter(core.store, { schedule: () => {} });
+    const made = gc.submit(() => core.tasks.create({ title: 'inside', role: 'dev' }, { actor: 't' }).task.title, { replayable: true });
+    core.store.write(() => gc.flushAll());
+    expect(core.tasks.list({}).items.map((t) => t.title)).toEqual(['inside']);
+    return expect(made).resolves.toBe('inside');
+  });
+
   it('caps the batch size and keeps submission order across batches', async () => {
     core = makeTestCore();
     const gc = new GroupCommitter(core.store, { maxBatch: 4 });

@@ -43,7 +43,7 @@ export interface GroupCommitStats {
   batches: number;
   /** Ops applied so far. */
   ops: number;
-  /** Batches run without savepoints (invariant 6) that had to run again with them. */
+  /** Batches of replayable ops that ran guarded after all (invariant 6): one failed, or they were flushed inside a write. */
   replayed: number;
   /** Largest batch seen. */
   largestBatch: number;

@@ -208,13 +208,15 @@ export class Store {
   /**
    * Invariant 7: an outermost write whose nested writes take no savepoint (a SAVEPOINT and its
    * RELEASE are two statements, and every page a savepoint touches is copied to its sub-journal).
-   * Returns `{value}` once committed; `undefined` when `fn` or a nested write threw anything but
-   * `unavailable`: then nothing was written (rolled back, a new epoch) and the caller runs `fn`
+   * Returns `{value}` once committed; `undefined` when called inside a write (nothing ran), or when
+   * `fn` or a nested write threw anything but `unavailable`: then nothing was written (rolled back, a new epoch) and the caller runs `fn`
    * again with `write`, where each nested write rolls back alone. So `fn` must be safe to run twice:
    * nothing it changes outside the database may outlive a rollback (caches keyed by the epoch are).
    */
   writeUnguarded<T>(fn: () => T): { value: T } | undefined {
-    if (this.depth !== 0) throw new Error('Store.writeUnguarded inside a write');
+    // Inside a write already (a flush at shutdown from within one): it cannot roll back alone, so
+    // the caller runs `fn` the guarded way, nested as it always was.
+    if (this.depth !== 0) return undefined;
     this.unguarded = true;
     this.unguardedFailed = false;
     try {
