@@ -23,6 +23,7 @@
  * GAFFER_BENCH_ISOLATION_CASES (comma-separated keys, default all; idle always runs),
  * GAFFER_BENCH_ISOLATION_PROFILE=DIR (the server writes a CPU profile there when it stops).
  */
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -163,6 +164,7 @@ function loads(g: Headless, dir: string, tokens: ReturnType<typeof seed>, floodC
       let bytes = 0;
       let rows = 0;
       let exports = 0;
+      const threads0 = new Set(fs.readdirSync(`/proc/${g.serverPid}/task`));
       const loop = (async () => {
         while (!stop) {
           const ctl = new AbortController();
@@ -184,6 +186,15 @@ function loads(g: Headless, dir: string, tokens: ReturnType<typeof seed>, floodC
         }
       })();
       await sleep(300);
+      // GAFFER_BENCH_ISOLATION_EXPORT_SCHED_IDLE=1 (an experiment, off by default): the export's worker
+      // thread (the server's new thread at nice 10) is put in SCHED_IDLE with `chrt`, so any other
+      // runnable thread preempts it at once instead of sharing the CPU by nice weight.
+      if (process.env.GAFFER_BENCH_ISOLATION_EXPORT_SCHED_IDLE === '1') {
+        const stat = (t: string) => fs.readFileSync(`/proc/${g.serverPid}/task/${t}/stat`, 'utf8').split(') ')[1]!.split(' ');
+        const workers = fs.readdirSync(`/proc/${g.serverPid}/task`).filter((t) => !threads0.has(t) && stat(t)[16] === '10');
+        for (const t of workers) spawnSync('chrt', ['--idle', '-p', '0', t]);
+        console.log(`  export: worker thread(s) ${workers.join(', ') || 'none found'} put in SCHED_IDLE (GAFFER_BENCH_ISOLATION_EXPORT_SCHED_IDLE)`);
+      }
       // The export's own throughput, and this process's CPU (the export's client: it shares the 2 cores).
       const t0 = performance.now();
       const rows0 = rows;

@@ -22,6 +22,7 @@ import { buildTranscript, estimateHeight, TranscriptBuilder } from '../src-rende
 import { createCore } from '../src-main/core/create-core';
 import { BENCH_OPERATOR_TOKEN, startHeadless } from './headless-proc';
 import { benchDir, percentile, printTable } from './util';
+import { attributeFrames, describeFrame, FRAME_TRACE_MARK, selfTimeTotals, startFrameTrace, stopFrameTrace } from './frame-trace';
 
 const EVENTS = Number(process.env.GAFFER_BENCH_TRANSCRIPT_EVENTS ?? 10_000);
 const SCROLL_MS = Number(process.env.GAFFER_BENCH_TRANSCRIPT_SCROLL_MS ?? 6000);
@@ -169,6 +170,11 @@ interface PageFigures {
   reachedEnd: boolean;
   /** Each long animation frame: its duration and its three longest scripts (what ran, for how long). */
   longFrameScripts: string[];
+  /** Each frame's start (requestAnimationFrame time), and the trace mark's time, in performance.now() ms. */
+  frameTimes: number[];
+  markAt: number;
+  /** Frames whose rows were outlines (the list moved a screen or more per frame). */
+  outlineFrames: number;
 }
 
 /**
@@ -177,7 +183,7 @@ interface PageFigures {
  * target follows the list's height as rows are measured), and records each frame's time, the DOM
  * nodes in the list and the rows rendered.
  */
-const IN_PAGE = `async function (scrollMs) {
+const IN_PAGE = `async function (scrollMs, withIdle) {
   const el = document.querySelector('[data-testid="transcript-scroll"]');
   const frame = () => new Promise((res) => requestAnimationFrame((t) => res(t)));
   el.scrollTop = 0;
@@ -187,7 +193,7 @@ const IN_PAGE = `async function (scrollMs) {
   const idle = [];
   let prev = await frame();
   const idleStart = prev;
-  while (prev - idleStart < scrollMs) {
+  while (withIdle && prev - idleStart < scrollMs) {
     const t = await frame();
     idle.push(t - prev);
     prev = t;
@@ -196,15 +202,20 @@ const IN_PAGE = `async function (scrollMs) {
   const loaf = [];
   const observer = new PerformanceObserver((list) => loaf.push(...list.getEntries()));
   observer.observe({ type: 'long-animation-frame' });
-  const frames = [], domNodes = [], rows = [];
+  const frames = [], frameTimes = [], domNodes = [], rows = [];
+  let outlineFrames = 0;
   const start = await frame();
+  const markAt = performance.mark('${FRAME_TRACE_MARK}').startTime;
+  frameTimes.push(start);
   let last = start;
   for (;;) {
     const t = await frame();
     frames.push(t - last);
+    frameTimes.push(t);
     last = t;
     domNodes.push(el.querySelectorAll('*').length);
     rows.push(el.querySelectorAll('.transcript-row').length);
+    if (el.querySelector('.tx-outline')) outlineFrames++;
     const progress = Math.min(1, (t - start) / scrollMs);
     el.scrollTop = progress * (el.scrollHeight - el.clientHeight);
     if (progress >= 1 && el.scrollTop + el.clientHeight >= el.scrollHeight - 2) break;
@@ -217,13 +228,13 @@ const IN_PAGE = `async function (scrollMs) {
   const layoutMs = loaf.reduce((sum, e) => sum + (e.styleAndLayoutStart ? e.startTime + e.duration - e.styleAndLayoutStart : 0), 0);
   const longFrameScripts = loaf.map((e) => Math.round(e.duration) + ' ms: ' + [...e.scripts].sort((a, b) => b.duration - a.duration).slice(0, 3)
     .map((x) => (x.invoker || x.invokerType) + (x.sourceFunctionName ? ' → ' + x.sourceFunctionName : '') + ' ' + Math.round(x.duration) + ' ms').join(', '));
-  return { idle, frames, domNodes, rows, longFrames: loaf.length, scriptMs, layoutMs, longFrameScripts, scrollHeight: el.scrollHeight, reachedEnd: el.scrollTop + el.clientHeight >= el.scrollHeight - 2 };
+  return { idle, frames, frameTimes, markAt, outlineFrames, domNodes, rows, longFrames: loaf.length, scriptMs, layoutMs, longFrameScripts, scrollHeight: el.scrollHeight, reachedEnd: el.scrollTop + el.clientHeight >= el.scrollHeight - 2 };
 }`;
 
 /**
  * GAFFER_BENCH_TRANSCRIPT_SCREENSHOTS=dir: after the scroll, the transcript at 1024×700 and
  * 1440×900 at the top, in the middle and at the end (each once the rows settled, the first tool
- * call opened at the top), to compare two builds by eye: dir/<checkout>-<width>-<where>.png (the
+ * call opened at the top) and mid-fling (rows drawn as outlines), to compare two builds by eye: dir/<checkout>-<width>-<where>.png (the
  * checkout's folder name: side-by-side.mjs names its two `before-<sha>` and `after-<sha>`).
  */
 async function screenshots(page: import('playwright-core').Page): Promise<void> {
@@ -247,7 +258,49 @@ async function screenshots(page: import('playwright-core').Page): Promise<void> 
       await page.waitForTimeout(400);
       await page.screenshot({ path: path.join(dir, `${path.basename(process.cwd())}-${width}-${where}.png`) });
     }
+    // Mid-fling: two screens a frame for a few frames, then the shot at once (rows drawn as outlines).
+    await page.evaluate(async () => {
+      const el = document.querySelector('[data-testid="transcript-scroll"]')!;
+      el.scrollTop = Math.round(el.scrollHeight / 3);
+      for (let i = 0; i < 6; i++) {
+        await new Promise((r) => requestAnimationFrame(r));
+        el.scrollTop += 2 * el.clientHeight;
+      }
+    });
+    await page.screenshot({ path: path.join(dir, `${path.basename(process.cwd())}-${width}-fling.png`) });
   }
+}
+
+/**
+ * GAFFER_BENCH_TRANSCRIPT_TRACE=1: the same scroll once more under Chromium's tracing, and each
+ * slow frame (over `slowMs`) of that pass attributed to the work that ran in it (bench/frame-trace.ts).
+ * Tracing costs the page some time of its own, so this pass's frame counts are not the figures
+ * above; it says what the slow frames were made of.
+ */
+async function tracedScroll(browser: import('playwright-core').Browser, page: import('playwright-core').Page, slowMs: number): Promise<Record<string, number>> {
+  await page.setViewportSize({ width: 1440, height: 900 });
+  await startFrameTrace(browser, page);
+  const f = (await page.evaluate(`(${IN_PAGE})(${SCROLL_MS}, false)`)) as Omit<PageFigures, 'loadMs'>;
+  const events = await stopFrameTrace(browser);
+  const windows = f.frameTimes.slice(1).map((end, i) => ({ start: f.frameTimes[i]!, end }));
+  const all = attributeFrames(events, f.markAt, windows);
+  if (!all) {
+    console.log('  (traced scroll: the trace holds no start mark; nothing attributed)');
+    return {};
+  }
+  const slow = all.filter((x) => x.frameMs > slowMs);
+  const overBudget = all.filter((x) => x.mainCpuMs > 16.7);
+  console.log(`\n  Traced scroll (${f.outlineFrames} frames with outline rows): ${slow.length} of ${all.length} frames over ${slowMs.toFixed(1)} ms; frames whose main-thread work used over 16.7 ms of CPU: ${overBudget.length}; main-thread CPU per frame p50 / p99 / max ${[50, 99, 100].map((q) => percentile(all.map((x) => x.mainCpuMs).sort((a, b) => a - b), q).toFixed(1)).join(' / ')} ms`);
+  for (const x of slow) console.log(`  slow ${describeFrame(x)}`);
+  console.log(`  main thread over the whole scroll, self ms: ${selfTimeTotals(all).join(', ')}`);
+  const cpu = all.map((x) => x.mainCpuMs).sort((a, b) => a - b);
+  return {
+    'transcript.traced.frames': all.length,
+    'transcript.traced.slowFrames': slow.length,
+    'transcript.traced.framesMainCpuOver16ms': overBudget.length,
+    'transcript.traced.mainCpuP99Ms': Number(percentile(cpu, 99).toFixed(1)),
+    'transcript.traced.mainCpuMaxMs': Number(cpu[cpu.length - 1]!.toFixed(1)),
+  };
 }
 
 export async function runTranscriptBench(): Promise<Record<string, number>> {
@@ -291,7 +344,7 @@ export async function runTranscriptBench(): Promise<Record<string, number>> {
     await cdp.send('Performance.enable');
     const metrics = async () => Object.fromEntries((await cdp.send('Performance.getMetrics')).metrics.map((m) => [m.name, m.value]));
     const m0 = await metrics();
-    const f = (await page.evaluate(`(${IN_PAGE})(${SCROLL_MS})`)) as Omit<PageFigures, 'loadMs'>;
+    const f = (await page.evaluate(`(${IN_PAGE})(${SCROLL_MS}, true)`)) as Omit<PageFigures, 'loadMs'>;
     const m1 = await metrics();
     if (profile) fs.writeFileSync(profile, JSON.stringify((await cdp.send('Profiler.stop')).profile));
     const perFrame = (name: string) => Number((((m1[name] ?? 0) - (m0[name] ?? 0)) * 1000 / Math.max(1, f.frames.length)).toFixed(2));
@@ -325,6 +378,7 @@ export async function runTranscriptBench(): Promise<Record<string, number>> {
       'transcript.scriptMsPerFrame': perFrame('ScriptDuration'),
       'transcript.styleLayoutMsPerFrame': Number((perFrame('RecalcStyleDuration') + perFrame('LayoutDuration')).toFixed(2)),
       'transcript.taskMsPerFrame': perFrame('TaskDuration'),
+      'transcript.outlineFrames': r.outlineFrames,
       'transcript.domNodesMax': Math.max(...r.domNodes),
       'transcript.rowsMax': Math.max(...r.rows),
       'transcript.scrollHeightPx': Math.round(r.scrollHeight),
@@ -342,11 +396,13 @@ export async function runTranscriptBench(): Promise<Record<string, number>> {
       { what: 'idle frames over 1.5 × the idle frame, same duration, no scroll', value: `${idleDropped} of ${r.idle.length}` },
       { what: 'long animation frames: count / script / style+layout', value: `${r.longFrames} / ${figures['transcript.longFrameScriptMs']} ms / ${figures['transcript.longFrameLayoutMs']} ms` },
       { what: 'per frame, every frame: script / style+layout / all main-thread work', value: `${figures['transcript.scriptMsPerFrame']} / ${figures['transcript.styleLayoutMsPerFrame']} / ${figures['transcript.taskMsPerFrame']} ms` },
+      { what: 'frames with rows drawn as outlines (moving a screen or more per frame)', value: `${r.outlineFrames} of ${r.frames.length}` },
       { what: 'DOM nodes in the list (max) / rows (max)', value: `${figures['transcript.domNodesMax']} / ${figures['transcript.rowsMax']}` },
       { what: 'list height', value: `${figures['transcript.scrollHeightPx']} px` },
       { what: `followed live: a page of ${live.pageLines} new lines, whole rebuild (before) / read once (now), median`, value: `${live.fullMs} / ${live.appendMs} ms` },
     ]);
     for (const line of r.longFrameScripts) console.log(`  long frame ${line}`);
+    if (process.env.GAFFER_BENCH_TRANSCRIPT_TRACE === '1') Object.assign(figures, await tracedScroll(browser, page, 1.5 * idleP50));
     return figures;
   } finally {
     await browser.close();

@@ -531,14 +531,16 @@ describe('audit', () => {
 });
 
 describe('streamChunks', () => {
-  /** A response whose socket is "full" until the test says otherwise. */
+  /** A response whose socket is "full" (a write completes on 'drain') until the test says otherwise. */
   class SlowRes extends EventEmitter {
     written: string[] = [];
     full = true;
     ended = false;
     destroyed = false;
-    write(chunk: string): boolean {
-      this.written.push(chunk);
+    write(chunk: string | Uint8Array, cb: () => void): boolean {
+      this.written.push(typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString());
+      if (this.full) this.once('drain', cb);
+      else setImmediate(cb);
       return !this.full;
     }
     end(): void {
@@ -567,6 +569,35 @@ describe('streamChunks', () => {
     res.emit('drain');
     await done;
     expect(res.written).toEqual(['c0', 'c1', 'c2']);
+    expect(res.ended).toBe(true);
+  });
+
+  it('pulls the next chunk only once the socket has taken the previous one (a chunk may be a view its producer writes again)', async () => {
+    const res = new SlowRes();
+    res.full = false;
+    const ring = new Uint8Array(2);
+    const cbs: Array<() => void> = [];
+    res.write = (chunk: string | Uint8Array, cb: () => void) => {
+      cbs.push(() => {
+        res.written.push(Buffer.from(chunk as Uint8Array).toString()); // what the socket sends, read when it takes it
+        cb();
+      });
+      return true; // under the high-water mark: not a reason to wait by itself
+    };
+    async function* source() {
+      for (const c of ['ab', 'cd', 'ef']) {
+        ring.set(Buffer.from(c)); // the same memory every time
+        yield ring;
+      }
+    }
+    const done = streamChunks(res as unknown as ServerResponse, source());
+    for (let i = 0; i < 3; i++) {
+      await new Promise((r) => setImmediate(r));
+      expect(cbs).toHaveLength(1); // nothing pulled while the socket still has the last chunk
+      cbs.shift()!();
+    }
+    await done;
+    expect(res.written).toEqual(['ab', 'cd', 'ef']);
     expect(res.ended).toBe(true);
   });
 

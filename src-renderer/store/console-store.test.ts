@@ -107,6 +107,32 @@ describe('console store', () => {
     expect(api.countCalls('tasks.list')).toBe(n + Object.keys(s().queue.columns).length); // one page per column
   });
 
+  it('a background refresh of the board that finds nothing changed sets no state (nothing re-renders); a change replaces only its column', async () => {
+    const { api, core, a, s, cs, timers } = setup();
+    claimedTask(api, 'b', 'dev');
+    core.tasks.create({ title: 'a', role: 'dev' }, OPERATOR);
+    a.start();
+    a.watch('queue');
+    a.selectRole('dev');
+    await settle();
+    const board = s().queue;
+    let updates = 0;
+    const off = cs.store.subscribe((next, prev) => void (next.queue !== prev.queue && updates++));
+    const calls = api.countCalls('tasks.list');
+    timers.advance(60_000); // the safety refresh
+    await settle(12);
+    expect(api.countCalls('tasks.list')).toBeGreaterThan(calls); // it did ask
+    expect(updates).toBe(0);
+    expect(s().queue).toBe(board);
+    core.tasks.create({ title: 'c', role: 'dev' }, OPERATOR);
+    timers.advance(2000);
+    await settle(12);
+    off();
+    expect(s().queue.columns.backlog.items.map((t) => t.title)).toEqual(['a', 'c']);
+    expect(s().queue.columns.backlog.items[0]).toBe(board.columns.backlog.items[0]); // the unchanged card keeps its identity
+    expect(s().queue.columns.in_progress).toBe(board.columns.in_progress);
+  });
+
   it('drops a slow answer for a role that is no longer selected', async () => {
     const { api, core, a, s } = setup();
     core.tasks.create({ title: 'dev task', role: 'dev' }, OPERATOR);

@@ -73,4 +73,27 @@ describe('resource loader', () => {
     expect(res.data).toBe('ok');
     expect(res.error).toMatchObject({ code: 'network', message: 'gone' });
   });
+
+  it('a refresh that brings the same data back keeps the data held (nothing reading it re-renders); a change replaces only what changed', async () => {
+    const t = new ManualTimers();
+    type Rows = { items: { id: number; title: string }[] };
+    let res: Resource<Rows> = emptyResource();
+    let title = 'b';
+    const loader = createLoader<Rows>({
+      fetch: () => Promise.resolve({ items: [{ id: 1, title: 'a' }, { id: 2, title }] }),
+      get: () => res,
+      set: (r) => (res = r),
+      now: t.now,
+      timers: t,
+    });
+    await loader.refresh();
+    const first = res.data!;
+    await loader.refresh();
+    expect(res.data).toBe(first);
+    title = 'B';
+    await loader.refresh();
+    expect(res.data).not.toBe(first);
+    expect(res.data!.items[0]).toBe(first.items[0]);
+    expect(res.data!.items[1]).toEqual({ id: 2, title: 'B' });
+  });
 });

@@ -6,6 +6,7 @@
 import type { UiError } from '../lib/errors';
 import { toUiError } from '../lib/errors';
 import type { Timers } from '../lib/debounce';
+import { keepEqual } from '../lib/keep-equal';
 
 export interface Resource<T> {
   data: T | null;
@@ -49,7 +50,8 @@ export function createLoader<T>(o: LoaderOptions<T>): Loader {
     lastStart = o.now();
     o.set({ ...o.get(), loading: true });
     try {
-      const data = await o.fetch();
+      // Parts equal to what is held keep their identity: an unchanged refresh re-renders nothing that reads the data.
+      const data = keepEqual(o.get().data, await o.fetch());
       if (disposed) return;
       o.set({ data, loading: false, error: null, loadedAt: o.now() });
       o.onSuccess?.();

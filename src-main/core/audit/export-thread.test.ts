@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { makeTestCore, type TestCore } from '../tests/test-core';
 import { EXPORT_PAGE_ROWS, exportAudit, verifyExport } from './audit-export';
-import { AuditExporter } from './export-thread';
+import { AuditExporter, EXPORT_SLOT_BYTES } from './export-thread';
 
 let core: TestCore;
 beforeEach(() => {
@@ -40,6 +40,10 @@ describe('the audit export off the main thread', () => {
   // One worker start for all of it: from the sources each start loads tsx and the modules anew.
   it('runs in a worker, at most `window` chunks ahead of the consumer, as a snapshot, writing exactly what exportAudit writes', async () => {
     seed(10 * EXPORT_PAGE_ROWS);
+    // Two rows whose page is too large for a slot of the worker's ring: sent as a buffer of its own.
+    core.store.write(() => {
+      for (let i = 0; i < 2; i++) core.audit.record({ type: 'x.special', actor: 'op', subject: `big:${i}`, detail: { text: `é${'x'.repeat(EXPORT_SLOT_BYTES / 2)}` } });
+    });
     const filter = { type: 'x.special', after: 50 };
     const expected = await text(exportAudit(core.auditQuery, filter, { format: 'csv' }));
     const stalls: number[] = [];
@@ -51,12 +55,18 @@ describe('the audit export off the main thread', () => {
     // run to the end and never wait).
     await firstStall;
     expect(stalls).toEqual([2]);
-    const got: Array<string | Uint8Array> = [];
-    for await (const c of chunks) got.push(c);
-    // Bytes, not text: encoded in the worker and moved, not copied.
-    expect(got.every((c) => c instanceof Uint8Array)).toBe(true);
+    // Bytes, not text: encoded in the worker straight into its ring (shared memory), so the main
+    // thread adopts no new buffer per chunk. A chunk is valid until the next pull: decoded at once.
     const dec = decoder();
-    const all = got.map(dec).join('');
+    let all = '';
+    const kinds: string[] = [];
+    for await (const c of chunks) {
+      kinds.push(c instanceof Uint8Array ? (c.buffer instanceof SharedArrayBuffer ? 'ring' : 'own') : 'text');
+      all += dec(c);
+    }
+    expect(kinds.length).toBeGreaterThan(3);
+    expect(kinds.slice(0, -1).every((k) => k === 'ring')).toBe(true);
+    expect(kinds.at(-1)).toBe('own'); // the last page: the two large rows, whole
     expect(all).toBe(expected);
     expect((await verifyExport([all], 'csv')).ok).toBe(true);
   });

@@ -9,8 +9,13 @@
  * 3. A snapshot as of the call: the newest id is read here, on the writer's connection, and passed
  *    to the worker as the range's end (its own connection, opened later, can only see more).
  * 4. Backpressure reaches the reading: the worker is at most `window` chunks ahead of what the
- *    consumer has taken, so a consumer that stops pulling (a full response socket) stops the
+ *    consumer has released, so a consumer that stops pulling (a full response socket) stops the
  *    worker after `window` chunks. Leaving the loop early (a client gone) ends the worker.
+ * 5. A chunk is valid until the consumer pulls the next one: it is a view onto the worker's ring
+ *    (export-worker.ts), which the worker writes again once the chunk is released, and pulling the
+ *    next chunk releases it. So a consumer that keeps bytes past its next pull copies them
+ *    (`streamChunks` pulls only once the socket has taken the previous write; the console's
+ *    export decodes each chunk before it pulls the next).
  */
 import type { Worker } from 'node:worker_threads';
 import { GafferError, type ErrorCode } from '../../common/errors';
@@ -25,6 +30,11 @@ import { normaliseFilter, type AuditQuery } from './query-store';
 export const EXPORT_WORKER_NICE = 10;
 /** Chunks (pages of up to EXPORT_PAGE_ROWS rows) the worker may run ahead of the consumer. */
 export const EXPORT_WINDOW = 4;
+/**
+ * Bytes of one slot of the worker's ring: a page of EXPORT_PAGE_ROWS rows is ~70 KB of JSONL with
+ * the usual details; a larger page goes as a buffer of its own (export-worker.ts).
+ */
+export const EXPORT_SLOT_BYTES = 256 * 1024;
 
 export interface AuditExporterOptions {
   /** The database file (':memory:': the export runs in this thread). */
@@ -52,22 +62,26 @@ export class AuditExporter {
     const f = parseOrThrow(auditFilterInput, filter, 'audit filter');
     normaliseFilter(f); // invariant 2: what it refuses (e.g. "from" not before "to") is refused here, not in the worker
     const snapshotEnd = this.query.lastId() + 1;
+    const window = Math.max(1, opts.window ?? EXPORT_WINDOW);
+    const ring = new SharedArrayBuffer(window * EXPORT_SLOT_BYTES);
     const data: ExportWorkerData = {
       dbPath: this.opts.dbPath,
       ...(this.opts.nativeBinding ? { nativeBinding: this.opts.nativeBinding } : {}),
       filter: { ...f, before: Math.min(f.before ?? snapshotEnd, snapshotEnd) },
       format: opts.format,
-      window: Math.max(1, opts.window ?? EXPORT_WINDOW),
+      window,
+      ring,
+      slotBytes: EXPORT_SLOT_BYTES,
       nice: this.opts.nice ?? EXPORT_WORKER_NICE,
     };
-    return fromWorker(startWorkerThread({ from: import.meta.url, bundled: 'audit-export-worker.js', source: 'export-worker.ts' }, data), opts.onStall);
+    return fromWorker(startWorkerThread({ from: import.meta.url, bundled: 'audit-export-worker.js', source: 'export-worker.ts' }, data), data, opts.onStall);
   }
 }
 
-type WorkerMessage = { chunk?: Uint8Array; stalled?: number; done?: true; error?: { code: string | null; message: string } };
+type WorkerMessage = { slot?: number; len?: number; chunk?: Uint8Array; stalled?: number; done?: true; error?: { code: string | null; message: string } };
 
 /** Listens from the start (a stall or an error before the first pull is not lost). */
-function fromWorker(w: Worker, onStall?: (sent: number) => void): AsyncGenerator<Uint8Array, void, undefined> {
+function fromWorker(w: Worker, ring: Pick<ExportWorkerData, 'ring' | 'slotBytes'>, onStall?: (sent: number) => void): AsyncGenerator<Uint8Array, void, undefined> {
   const queue: Uint8Array[] = [];
   let done = false;
   let failure: GafferError | null = null;
@@ -77,7 +91,8 @@ function fromWorker(w: Worker, onStall?: (sent: number) => void): AsyncGenerator
     wake = null;
   };
   w.on('message', (m: WorkerMessage) => {
-    if (m.chunk) queue.push(m.chunk);
+    if (m.slot !== undefined) queue.push(new Uint8Array(ring.ring, m.slot * ring.slotBytes, m.len)); // a view: no copy, no new backing store
+    else if (m.chunk) queue.push(m.chunk);
     else if (m.stalled !== undefined) onStall?.(m.stalled);
     else if (m.done) done = true;
     else if (m.error) failure ??= new GafferError((m.error.code as ErrorCode | null) ?? 'unavailable', `audit export failed: ${m.error.message}`);
@@ -96,8 +111,8 @@ function fromWorker(w: Worker, onStall?: (sent: number) => void): AsyncGenerator
       for (;;) {
         const chunk = queue.shift();
         if (chunk) {
-          w.postMessage({ more: 1 }); // invariant 4: credit back only for what was taken
           yield chunk;
+          w.postMessage({ more: 1 }); // invariants 4, 5: the consumer pulled again, so it is done with this chunk
           continue;
         }
         if (failure) throw failure;

@@ -217,8 +217,11 @@ export const ok = (body: unknown, status = 200, headers?: Record<string, string>
 });
 
 /**
- * Writes text chunks to `res` with backpressure: when `write` returns false, waits for 'drain'
- * (or for the client to go away, which stops the source). Ends the response when done.
+ * Writes chunks to `res` with backpressure: the next chunk is pulled only once the socket has
+ * taken the previous one (its write callback; a full socket makes that wait as 'drain' would), or
+ * the client has gone away, which stops the source. A chunk may be a view onto memory its producer
+ * writes again once the next chunk is pulled (the audit export's ring, core/audit/export-thread.ts),
+ * so it must be out of Node's hands first. Ends the response when done.
  */
 export async function streamChunks(res: ServerResponse, chunks: AsyncIterable<string | Uint8Array>): Promise<void> {
   let gone = false;
@@ -229,7 +232,7 @@ export async function streamChunks(res: ServerResponse, chunks: AsyncIterable<st
   try {
     for await (const chunk of chunks) {
       if (gone || res.destroyed) return; // leaving the loop closes the source generator
-      if (!res.write(chunk)) await drainOrClose(res);
+      await writtenOrClosed(res, chunk);
     }
     if (!gone && !res.destroyed) res.end();
   } finally {
@@ -237,14 +240,13 @@ export async function streamChunks(res: ServerResponse, chunks: AsyncIterable<st
   }
 }
 
-function drainOrClose(res: ServerResponse): Promise<void> {
+function writtenOrClosed(res: ServerResponse, chunk: string | Uint8Array): Promise<void> {
   return new Promise((resolve) => {
     const done = () => {
-      res.off('drain', done);
       res.off('close', done);
       resolve();
     };
-    res.on('drain', done);
     res.on('close', done);
+    res.write(chunk, done);
   });
 }

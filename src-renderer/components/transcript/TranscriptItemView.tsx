@@ -103,3 +103,30 @@ export const TranscriptItemView = memo(function TranscriptItemView({ item }: { i
       );
   }
 });
+
+/** What an item is, in a word or two: an outline row's only text (scroll-pace.ts). */
+function outlineLabel(item: TranscriptItem): string {
+  switch (item.type) {
+    case 'message':
+      return item.thinking ? 'Thinking' : 'Assistant';
+    case 'tool':
+      return item.name;
+    case 'result':
+      return item.isError ? 'Ended with an error' : 'Finished';
+    case 'system':
+      return 'Note';
+    case 'error':
+      return 'Error';
+    case 'output':
+      return item.stream === 'stderr' ? 'Standard error' : 'Output';
+  }
+}
+
+/** A row drawn while the list moves too fast to read: its label and one faint block, at the row's known height. */
+export const TranscriptRowOutline = memo(function TranscriptRowOutline({ item }: { item: TranscriptItem }) {
+  return (
+    <div className={`tx-item tx-outline${item.type === 'tool' || item.type === 'error' ? ' tx-outline-boxed' : ''}`} data-seq={item.seq}>
+      <span className="small muted">{outlineLabel(item)}</span>
+    </div>
+  );
+});

@@ -1,14 +1,15 @@
 // @vitest-environment happy-dom
 /** The transcript built from log lines (PROTOCOL §16) and one item rendered: safe markdown, errors marked. */
-import { cleanup, render, waitFor } from '@testing-library/react';
+import { cleanup, fireEvent, render, waitFor } from '@testing-library/react';
 import type { ReactElement } from 'react';
 import Markdown from 'react-markdown';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { LogLine } from '../../../src-main/common/logs';
 import { buildTranscript, estimateHeight, LearnedHeights, TranscriptBuilder, type TranscriptItem } from './transcript';
 import { markdown, MARKDOWN_CACHE, MarkdownCache, needsParse, plainParagraphs, WARM_SLICE_MS, warmMarkdown, warmSliceLeft, type Warming } from './markdown';
 import { TranscriptItemView } from './TranscriptItemView';
 import { TranscriptPane } from './TranscriptPane';
+import { ScrollPace, SETTLE_MS } from './scroll-pace';
 
 afterEach(cleanup);
 
@@ -222,6 +223,50 @@ describe('TranscriptPane', () => {
       await waitFor(() => expect(parseFloat((pane.container.querySelector('[data-testid="transcript-scroll"] > div') as HTMLElement | null)?.style.height ?? '0')).toBeGreaterThan(2000 * 40));
       expect(reads).toBeLessThan(50); // the width was read a handful of times, not once per row
     } finally {
+      delete owner.clientWidth;
+    }
+  });
+});
+
+describe('rows while the list moves too fast to read', () => {
+  it('a move of a screen or more per frame is fast; slower moves, a jump after a pause and the first move are not', () => {
+    const p = new ScrollPace();
+    expect(p.observe(5000, 1000, 600)).toBe(false); // the first move: nothing to compare with
+    expect(p.observe(5300, 1016, 600)).toBe(false); // half a screen in a frame: readable
+    expect(p.observe(5900, 1032, 600)).toBe(true); // a screen in a frame
+    expect(p.observe(7100, 1048, 600)).toBe(true); // two screens in a frame
+    expect(p.observe(60_000, 2000, 600)).toBe(false); // a jump after a pause (End, a click on the track)
+    expect(p.observe(60_700, 2008, 600)).toBe(true); // two events in one frame count as one frame
+    expect(p.observe(70_000, 2024, 0)).toBe(false); // no viewport, no pace
+  });
+
+  it('the rows are outlines while the list flings and come back in full once it slows', async () => {
+    const lines = Array.from({ length: 400 }, (_, i) => line(`message ${i}`, { kind: 'assistant', data: { model: 'm' } }));
+    // happy-dom has no layout: the list needs a height to render rows at all.
+    const owner = Object.getPrototypeOf(document.createElement('div')) as Record<string, unknown>;
+    Object.defineProperty(owner, 'clientHeight', { configurable: true, get: () => 300 });
+    Object.defineProperty(owner, 'clientWidth', { configurable: true, get: () => 800 });
+    const clock = vi.spyOn(performance, 'now');
+    try {
+      const pane = renderPane('task:3', lines);
+      await waitFor(() => expect(pane.container.querySelectorAll('.tx-message').length).toBeGreaterThan(0));
+      const el = pane.container.querySelector('[data-testid="transcript-scroll"]') as HTMLElement;
+      let now = 1000;
+      clock.mockImplementation(() => now);
+      for (const top of [0, 900, 1800]) {
+        el.scrollTop = top;
+        fireEvent.scroll(el);
+        now += 16;
+      }
+      expect(pane.container.querySelectorAll('.tx-outline').length).toBeGreaterThan(0);
+      expect(pane.container.querySelectorAll('.tx-message').length).toBe(0);
+      clock.mockRestore();
+      // No move for SETTLE_MS: every row is rendered in full again.
+      await waitFor(() => expect(pane.container.querySelectorAll('.tx-message').length).toBeGreaterThan(0), { timeout: SETTLE_MS * 10 });
+      expect(pane.container.querySelectorAll('.tx-outline').length).toBe(0);
+    } finally {
+      clock.mockRestore();
+      delete owner.clientHeight;
       delete owner.clientWidth;
     }
   });

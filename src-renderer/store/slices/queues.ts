@@ -12,6 +12,7 @@ import type { PerAttemptBudget } from '../../../src-main/common/schemas';
 import { guarded, toUiError, type UiError } from '../../lib/errors';
 import { emptyResource, type Resource } from '../resource';
 import { keyCell, resourceLoader, loaderTopic, taskLoader, type Slice, type SliceContext } from '../slice';
+import { keepEqual } from '../../lib/keep-equal';
 
 export interface ColumnState {
   items: Task[];
@@ -82,7 +83,10 @@ export function createQueuesSlice(ctx: SliceContext<QueuesState>): Slice<QueuesA
     const mine = gen;
     const col = get().queue.columns[status];
     if (mode === 'more' && (col.next === null || col.loading)) return;
-    setColumn(status, { loading: true });
+    // A loaded column refreshed in the background shows no spinner (every 15 s and on live events):
+    // the flag alone re-rendered the board, and the open task pane with it, twice per column.
+    const background = mode === 'reload' && col.loadedAt !== null && col.error === null;
+    if (!background) setColumn(status, { loading: true });
     const limit = mode === 'reload' ? Math.min(QUEUE_REFRESH_MAX, Math.max(QUEUE_PAGE, col.items.length)) : QUEUE_PAGE;
     try {
       // Finished work is read newest first; live work oldest first (the order agents take it).
@@ -91,7 +95,10 @@ export function createQueuesSlice(ctx: SliceContext<QueuesState>): Slice<QueuesA
       const page = await call('tasks.list', { role, status, limit, ...(desc ? { order: 'desc' as const } : {}), ...cursor });
       if (mine !== gen) return;
       const next = page.next === null ? null : Number(page.next);
-      const items = mode === 'more' ? [...get().queue.columns[status].items, ...page.items] : page.items;
+      const held = get().queue.columns[status];
+      const items = mode === 'more' ? [...held.items, ...page.items] : keepEqual(held.items, page.items);
+      // Nothing changed: no new state, so nothing re-renders.
+      if (items === held.items && next === held.next && !held.loading && held.error === null) return;
       setColumn(status, { items, next, loading: false, error: null, loadedAt: ctx.now() });
     } catch (e) {
       if (mine !== gen) return;

@@ -1,0 +1,184 @@
+/**
+ * Which work made each slow frame of a scroll: Chromium's trace of the scroll, read per frame.
+ *
+ * The long-animation-frame API only reports frames over 50 ms and names scripts, not layout, paint,
+ * garbage collection or the compositor; a frame of 25–50 ms with nothing in it said nothing. The
+ * trace holds every task of every thread with its wall time (`dur`) and its thread CPU time
+ * (`tdur`). The page marks the scroll's start (`performance.mark(FRAME_TRACE_MARK)`) so its
+ * requestAnimationFrame times can be placed on the trace's clock; each slow frame then gets the
+ * renderer main thread's busy time in it, the CPU time of that work, what took it (self time by
+ * event: a script function, style, layout, paint, a GC), and how busy the compositor and raster
+ * threads were. CPU time is the figure that does not move with the machine's load: work of a frame
+ * whose main thread used little CPU waited for a core, it did not have too much to do.
+ */
+import type { Browser, Page } from 'playwright-core';
+
+export const FRAME_TRACE_MARK = 'gaffer-frame-trace-start';
+
+const CATEGORIES = [
+  'toplevel',
+  'devtools.timeline',
+  'disabled-by-default-devtools.timeline',
+  'blink.user_timing',
+  'v8',
+  'cc',
+  'gpu',
+].join(',');
+
+interface TraceEvent {
+  name: string;
+  cat: string;
+  ph: string;
+  pid: number;
+  tid: number;
+  ts: number;
+  dur?: number;
+  tdur?: number;
+  args?: { name?: string; data?: { functionName?: string; type?: string; url?: string } };
+}
+
+export async function startFrameTrace(browser: Browser, page: Page): Promise<void> {
+  await browser.startTracing(page, { categories: CATEGORIES.split(',') });
+}
+
+export async function stopFrameTrace(browser: Browser): Promise<TraceEvent[]> {
+  const raw = JSON.parse((await browser.stopTracing()).toString('utf8')) as { traceEvents?: TraceEvent[] } | TraceEvent[];
+  return Array.isArray(raw) ? raw : (raw.traceEvents ?? []);
+}
+
+/** A slow frame: from one animation frame to the next, in the page's performance.now() ms. */
+export interface FrameWindow {
+  start: number;
+  end: number;
+}
+
+export interface FrameAttribution {
+  frameMs: number;
+  /** The renderer main thread: wall time busy with tasks in this frame, and their CPU time. */
+  mainBusyMs: number;
+  mainCpuMs: number;
+  /** The three biggest kinds of work on the main thread (self time), e.g. "Layout 12.1". */
+  top: string[];
+  /** Every kind of main-thread work in the frame, self time in ms. */
+  selfMs: Map<string, number>;
+  compositorBusyMs: number;
+  rasterBusyMs: number;
+  gpuBusyMs: number;
+}
+
+function label(e: TraceEvent): string {
+  const d = e.args?.data;
+  if (e.name === 'FunctionCall' && d?.functionName) return `script ${d.functionName}`;
+  if (e.name === 'FunctionCall') return 'script (anonymous)';
+  if (e.name === 'EventDispatch' && d?.type) return `event ${d.type}`;
+  if (e.name === 'TimerFire') return 'timer';
+  if (e.name === 'FireAnimationFrame') return 'animation frame callback';
+  if (e.name === 'UpdateLayoutTree') return 'style';
+  if (/GC|Scavenge|MarkCompact/i.test(e.name)) return 'garbage collection';
+  if (e.name === 'RunTask' || e.name === 'ThreadControllerImpl::RunTask') return 'task (other)';
+  return e.name;
+}
+
+/** Wall time of `events` (top-level, non-overlapping) inside [a, b], and its share of their CPU time. */
+function busyIn(events: TraceEvent[], a: number, b: number): { wall: number; cpu: number } {
+  let wall = 0;
+  let cpu = 0;
+  for (const e of events) {
+    const s = e.ts;
+    const t = e.ts + (e.dur ?? 0);
+    if (t <= a || s >= b) continue;
+    const overlap = Math.min(t, b) - Math.max(s, a);
+    wall += overlap;
+    if (e.dur && e.tdur !== undefined) cpu += (e.tdur * overlap) / e.dur;
+  }
+  return { wall: wall / 1000, cpu: cpu / 1000 };
+}
+
+/** Complete events of one thread, the top-level tasks among them, and each event's self time. */
+function threadTimeline(events: TraceEvent[]): { tasks: TraceEvent[]; selves: { e: TraceEvent; start: number; end: number }[] } {
+  const xs = events.filter((e) => e.ph === 'X' && e.dur !== undefined).sort((a, b) => a.ts - b.ts || (b.dur ?? 0) - (a.dur ?? 0));
+  const tasks: TraceEvent[] = [];
+  // Self time as intervals: each event's span minus its children's, kept as the pieces in between.
+  const selves: { e: TraceEvent; start: number; end: number }[] = [];
+  const stack: { e: TraceEvent; end: number; cursor: number }[] = [];
+  const close = (upTo: number): void => {
+    while (stack.length && stack[stack.length - 1]!.end <= upTo) {
+      const top = stack.pop()!;
+      if (top.end > top.cursor) selves.push({ e: top.e, start: top.cursor, end: top.end });
+      if (stack.length) stack[stack.length - 1]!.cursor = top.end;
+    }
+  };
+  for (const e of xs) {
+    close(e.ts);
+    const end = e.ts + (e.dur ?? 0);
+    const parent = stack[stack.length - 1];
+    if (parent) {
+      if (e.ts > parent.cursor) selves.push({ e: parent.e, start: parent.cursor, end: e.ts });
+      parent.cursor = Math.min(end, parent.end);
+    } else tasks.push(e);
+    stack.push({ e, end: parent ? Math.min(end, parent.end) : end, cursor: e.ts });
+  }
+  close(Infinity);
+  return { tasks, selves };
+}
+
+/**
+ * Attributes each frame window to the work that ran in it. `markAtMs` is the mark's
+ * performance.now() in the page; returns null when the trace has no such mark.
+ */
+export function attributeFrames(events: TraceEvent[], markAtMs: number, frames: FrameWindow[]): FrameAttribution[] | null {
+  const mark = events.find((e) => e.name === FRAME_TRACE_MARK);
+  if (!mark) return null;
+  const offset = mark.ts - markAtMs * 1000; // trace µs = page ms × 1000 + offset
+  const threadNames = new Map<string, string>();
+  for (const e of events) if (e.ph === 'M' && e.name === 'thread_name') threadNames.set(`${e.pid}:${e.tid}`, e.args?.name ?? '');
+  const byThread = new Map<string, TraceEvent[]>();
+  for (const e of events) {
+    if (e.ph !== 'X') continue;
+    const key = `${e.pid}:${e.tid}`;
+    let list = byThread.get(key);
+    if (!list) byThread.set(key, (list = []));
+    list.push(e);
+  }
+  const threadsNamed = (test: (name: string, pid: number) => boolean): TraceEvent[][] =>
+    [...byThread.entries()].filter(([k]) => test(threadNames.get(k) ?? '', Number(k.split(':')[0]))).map(([, v]) => v);
+  const rendererPid = mark.pid;
+  const main = threadTimeline(byThread.get(`${mark.pid}:${mark.tid}`) ?? []);
+  const compositor = threadsNamed((n, pid) => pid === rendererPid && n === 'Compositor').map((t) => threadTimeline(t).tasks);
+  const raster = threadsNamed((n, pid) => pid === rendererPid && n.startsWith('CompositorTileWorker')).map((t) => threadTimeline(t).tasks);
+  const gpu = threadsNamed((n, pid) => pid !== rendererPid && (n === 'VizCompositorThread' || n === 'CrGpuMain')).map((t) => threadTimeline(t).tasks);
+  const busiest = (lists: TraceEvent[][], a: number, b: number): number => Math.max(0, ...lists.map((l) => busyIn(l, a, b).wall));
+  return frames.map(({ start, end }) => {
+    const a = start * 1000 + offset;
+    const b = end * 1000 + offset;
+    const busy = busyIn(main.tasks, a, b);
+    const self = new Map<string, number>();
+    for (const s of main.selves) {
+      const overlap = Math.min(s.end, b) - Math.max(s.start, a);
+      if (overlap > 0) self.set(label(s.e), (self.get(label(s.e)) ?? 0) + overlap / 1000);
+    }
+    const top = [...self.entries()].sort((x, y) => y[1] - x[1]).slice(0, 3).map(([k, v]) => `${k} ${v.toFixed(1)}`);
+    return {
+      frameMs: end - start,
+      mainBusyMs: busy.wall,
+      mainCpuMs: busy.cpu,
+      top,
+      selfMs: self,
+      compositorBusyMs: busiest(compositor, a, b),
+      rasterBusyMs: busiest(raster, a, b),
+      gpuBusyMs: busiest(gpu, a, b),
+    };
+  });
+}
+
+/** Self time by kind of work over all `frames`, the biggest first, as "kind ms". */
+export function selfTimeTotals(frames: FrameAttribution[], limit = 12): string[] {
+  const sum = new Map<string, number>();
+  for (const f of frames) for (const [k, v] of f.selfMs) sum.set(k, (sum.get(k) ?? 0) + v);
+  return [...sum.entries()].sort((a, b) => b[1] - a[1]).slice(0, limit).map(([k, v]) => `${k} ${v.toFixed(0)}`);
+}
+
+export function describeFrame(f: FrameAttribution): string {
+  const r = (x: number): string => x.toFixed(1);
+  return `${r(f.frameMs)} ms frame: main thread busy ${r(f.mainBusyMs)} ms (CPU ${r(f.mainCpuMs)} ms: ${f.top.join(', ') || 'nothing'}); compositor ${r(f.compositorBusyMs)}, raster ${r(f.rasterBusyMs)}, GPU process ${r(f.gpuBusyMs)} ms`;
+}
