@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { GafferError } from '../../common/errors';
 import { makeTestCore, onlineInstance, stateDigest, type TestCore } from '../tests/test-core';
 import { GroupCommitter } from './group-commit';
@@ -47,67 +47,138 @@ describe('GroupCommitter', () => {
     expect(gc.stats.batches).toBe(1);
   });
 
-  it('a failing op rejects alone: neighbours commit, and its deliberate reject audit row is kept', async () => {
-    core = makeTestCore();
-    const gc = new GroupCommitter(core.store);
-    const [t1, t2] = seed(2);
-    const a = onlineInstance(core, 'dev', 'a');
-    const b = onlineInstance(core, 'dev', 'b');
-    await gc.submit(() => core.locks.claim({ instanceId: a })); // a holds t1 (fence 1)
-    const digest = stateDigest(core);
-    const bad = gc.submit(() => core.locks.report({ instanceId: b, taskId: t1!, fence: 1, status: 'done' }));
-    const boom = gc.submit(() => {
-      core.store.write(() => core.audit.append({ type: 'test.kept', actor: 't', subject: 'x' }));
-      throw new Error('plain failure after a nested write');
+  // Invariant 6: a batch of replayable ops runs without savepoints first; when an op fails, it runs
+  // again guarded, and what commits is exactly what the guarded run alone gives.
+  describe.each([
+    ['guarded', {}],
+    ['replayable', { replayable: true }],
+  ] as const)('failures in a %s batch', (_name, opts) => {
+    it('a failing op rejects alone: neighbours commit, and its deliberate reject audit row is kept', async () => {
+      core = makeTestCore();
+      const gc = new GroupCommitter(core.store);
+      const [t1, t2] = seed(2);
+      const a = onlineInstance(core, 'dev', 'a');
+      const b = onlineInstance(core, 'dev', 'b');
+      await gc.submit(() => core.locks.claim({ instanceId: a }), opts); // a holds t1 (fence 1)
+      const digest = stateDigest(core);
+      const bad = gc.submit(() => core.locks.report({ instanceId: b, taskId: t1!, fence: 1, status: 'done' }), opts);
+      const boom = gc.submit(() => {
+        core.store.write(() => core.audit.append({ type: 'test.kept', actor: 't', subject: 'x' }));
+        throw new Error('plain failure after a nested write');
+      }, opts);
+      const good = gc.submit(() => core.locks.claim({ instanceId: b }), opts);
+      await expect(bad).rejects.toMatchObject({ code: 'not_holder', status: 409 });
+      await expect(boom).rejects.toThrow('plain failure');
+      expect((await good).task!.id).toBe(t2);
+      expect(gc.stats.batches).toBe(2);
+      expect(core.tasks.get(t1!).lock!.instanceId).toBe(a);
+      expect(stateDigest(core)).not.toBe(digest); // only because b's claim of t2 committed
+      expect(auditTypes('lock.reject')).toEqual([`task:${t1}`]);
+      // An op that fails keeps what it would have kept alone (its committed nested write).
+      expect(auditTypes('test.kept')).toEqual(['x']);
     });
-    const good = gc.submit(() => core.locks.claim({ instanceId: b }));
-    await expect(bad).rejects.toMatchObject({ code: 'not_holder', status: 409 });
-    await expect(boom).rejects.toThrow('plain failure');
-    expect((await good).task!.id).toBe(t2);
-    expect(gc.stats.batches).toBe(2);
-    expect(core.tasks.get(t1!).lock!.instanceId).toBe(a);
-    expect(stateDigest(core)).not.toBe(digest); // only because b's claim of t2 committed
-    expect(auditTypes('lock.reject')).toEqual([`task:${t1}`]);
-    // An op that fails keeps what it would have kept alone (its committed nested write).
-    expect(auditTypes('test.kept')).toEqual(['x']);
+
+    it('a failing op inside its own store.write leaves no trace', async () => {
+      core = makeTestCore();
+      const gc = new GroupCommitter(core.store);
+      const digest = stateDigest(core);
+      const audits = core.audit.count();
+      const bad = gc.submit(() =>
+        core.store.write(() => {
+          core.tasks.create({ title: 'ghost', role: 'dev' }, { actor: 't' });
+          throw new GafferError('conflict', 'no');
+        }),
+        opts,
+      );
+      const ok = gc.submit(() => core.tasks.create({ title: 'real', role: 'dev' }, { actor: 't' }), opts);
+      await expect(bad).rejects.toMatchObject({ code: 'conflict' });
+      expect((await ok).task.title).toBe('real');
+      expect(core.tasks.list({}).items.map((t) => t.title)).toEqual(['real']);
+      expect(core.audit.count()).toBe(audits + 1);
+      expect(digest).not.toBe(stateDigest(core));
+    });
+
+    it('a storage failure (unavailable) rolls back the whole batch and rejects every op in it', async () => {
+      core = makeTestCore();
+      const gc = new GroupCommitter(core.store);
+      seed(2);
+      const a = onlineInstance(core, 'dev', 'a');
+      const digest = stateDigest(core);
+      const audits = core.audit.count();
+      const claim = gc.submit(() => core.locks.claim({ instanceId: a }), opts);
+      const disk = gc.submit(() => {
+        throw new GafferError('unavailable', 'disk full');
+      }, opts);
+      const create = gc.submit(() => core.tasks.create({ title: 'x', role: 'dev' }, { actor: 't' }), opts);
+      for (const p of [claim, disk, create]) await expect(p).rejects.toMatchObject({ code: 'unavailable' });
+      expect(stateDigest(core)).toBe(digest);
+      expect(core.audit.count()).toBe(audits);
+      // The committer keeps working afterwards.
+      expect((await gc.submit(() => core.locks.claim({ instanceId: a }), opts)).task).not.toBeNull();
+    });
   });
 
-  it('a failing op inside its own store.write leaves no trace', async () => {
+  it('a replayable batch opens no savepoint, a batch with one op that is not replayable one per op; both commit the same rows', async () => {
+    const savepointsOf = async (replayable: boolean) => {
+      core = makeTestCore();
+      const gc = new GroupCommitter(core.store);
+      seed(3);
+      const ids = ['a', 'b', 'c'].map((n) => onlineInstance(core, 'dev', n));
+      const proto = Object.getPrototypeOf(core.db.prepare('SELECT 1')) as { run: (...a: unknown[]) => unknown };
+      const run = vi.spyOn(proto, 'run');
+      const results = await Promise.all(ids.map((instanceId, i) => gc.submit(() => core.locks.claim({ instanceId }), { replayable: replayable || i > 0 })));
+      const savepoints = run.mock.contexts.filter((c) => /^SAVEPOINT/.test((c as { source: string }).source)).length;
+      run.mockRestore();
+      const claimed = results.map((r) => r.task!.id);
+      const audit = auditTypes('lock.claim');
+      core.close();
+      return { savepoints, claimed, audit };
+    };
+    const guarded = await savepointsOf(false);
+    const replayable = await savepointsOf(true);
+    expect(guarded.savepoints).toBe(3);
+    expect(replayable.savepoints).toBe(0);
+    expect(replayable.claimed).toEqual(guarded.claimed);
+    expect(replayable.audit).toEqual(guarded.audit);
+  });
+
+  it('a replayable op that carries on after a nested write failed (as a refused claimNext does) commits nothing of that write', async () => {
     core = makeTestCore();
     const gc = new GroupCommitter(core.store);
-    const digest = stateDigest(core);
-    const audits = core.audit.count();
-    const bad = gc.submit(() =>
-      core.store.write(() => {
-        core.tasks.create({ title: 'ghost', role: 'dev' }, { actor: 't' });
-        throw new GafferError('conflict', 'no');
-      }),
-    );
-    const ok = gc.submit(() => core.tasks.create({ title: 'real', role: 'dev' }, { actor: 't' }));
-    await expect(bad).rejects.toMatchObject({ code: 'conflict' });
-    expect((await ok).task.title).toBe('real');
+    const r = await gc.submit(() => {
+      try {
+        core.store.write(() => {
+          core.tasks.create({ title: 'ghost', role: 'dev' }, { actor: 't' });
+          throw new GafferError('conflict', 'no');
+        });
+      } catch {
+        /* the op goes on, as claimAfterReport does when the claim is refused */
+      }
+      return core.tasks.create({ title: 'real', role: 'dev' }, { actor: 't' }).task.title;
+    }, { replayable: true });
+    expect(r).toBe('real');
     expect(core.tasks.list({}).items.map((t) => t.title)).toEqual(['real']);
-    expect(core.audit.count()).toBe(audits + 1);
-    expect(digest).not.toBe(stateDigest(core));
+    expect(gc.stats.replayed).toBe(1);
+    expect(core.audit.verify().ok).toBe(true);
   });
 
-  it('a storage failure (unavailable) rolls back the whole batch and rejects every op in it', async () => {
+  it('after a batch had to run twice, the next batches go straight to the guarded run (a failing agent cannot double every batch)', async () => {
     core = makeTestCore();
     const gc = new GroupCommitter(core.store);
-    seed(2);
-    const a = onlineInstance(core, 'dev', 'a');
-    const digest = stateDigest(core);
-    const audits = core.audit.count();
-    const claim = gc.submit(() => core.locks.claim({ instanceId: a }));
-    const disk = gc.submit(() => {
-      throw new GafferError('unavailable', 'disk full');
-    });
-    const create = gc.submit(() => core.tasks.create({ title: 'x', role: 'dev' }, { actor: 't' }));
-    for (const p of [claim, disk, create]) await expect(p).rejects.toMatchObject({ code: 'unavailable' });
-    expect(stateDigest(core)).toBe(digest);
-    expect(core.audit.count()).toBe(audits);
-    // The committer keeps working afterwards.
-    expect((await gc.submit(() => core.locks.claim({ instanceId: a }))).task).not.toBeNull();
+    const fail = () => {
+      throw new GafferError('conflict', 'no');
+    };
+    for (let i = 0; i < 5; i++) await expect(gc.submit(fail, { replayable: true })).rejects.toMatchObject({ code: 'conflict' });
+    expect(gc.stats.replayed).toBe(1);
+  });
+
+  it('replayable ops flushed from inside a write run guarded, nested in it', () => {
+    core = makeTestCore();
+    const gc = new GroupCommitter(core.store, { schedule: () => {} });
+    const made = gc.submit(() => core.tasks.create({ title: 'inside', role: 'dev' }, { actor: 't' }).task.title, { replayable: true });
+    core.store.write(() => gc.flushAll());
+    expect(core.tasks.list({}).items.map((t) => t.title)).toEqual(['inside']);
+    return expect(made).resolves.toBe('inside');
   });
 
   it('caps the batch size and keeps submission order across batches', async () => {

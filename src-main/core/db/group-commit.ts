@@ -22,6 +22,11 @@
  *    promise in it: nothing in the batch was acknowledged, nothing in it happened.
  * 5. At most `maxBatch` ops go into one transaction, so one commit never holds the write lock long;
  *    the rest follow in the next turn, still in order.
+ * 6. A batch of `replayable` ops only (the hub's claim, renew and report) first runs without the
+ *    savepoints of invariant 3 (`store.writeUnguarded`: two statements and a sub-journal copy of
+ *    every page per op saved). If any op in it fails, that attempt is rolled back whole and the
+ *    batch runs again as in invariants 1-4, so what commits and what each promise gets is exactly
+ *    what the guarded run gives.
  */
 import { GafferError } from '../../common/errors';
 import type { Store } from './store';
@@ -38,17 +43,32 @@ export interface GroupCommitStats {
   batches: number;
   /** Ops applied so far. */
   ops: number;
+  /** Batches of replayable ops that ran guarded after all (invariant 6): one failed, or they were flushed inside a write. */
+  replayed: number;
   /** Largest batch seen. */
   largestBatch: number;
 }
 
+export interface SubmitOptions {
+  /**
+   * Invariant 6: the op may run twice, the first time in a transaction that is rolled back: it
+   * changes nothing outside the database that a rollback would not undo (caches keyed by the
+   * store's epoch are fine), and a failure of one of its writes is never its success.
+   */
+  replayable?: boolean;
+}
+
 interface Pending {
   op: () => unknown;
+  replayable: boolean;
   resolve: (v: unknown) => void;
   reject: (e: unknown) => void;
 }
 
 type Settled = { ok: true; value: unknown } | { ok: false; error: unknown };
+
+/** Invariant 6: after a batch had to run twice, this many batches run guarded at once. */
+const GUARDED_AFTER_REPLAY = 16;
 
 const isUnavailable = (e: unknown) => e instanceof GafferError && e.code === 'unavailable';
 
@@ -59,7 +79,9 @@ export class GroupCommitter {
   private readonly maxBatch: number;
   private readonly schedule: (fn: () => void) => void;
   private readonly run = () => this.flushOne();
-  readonly stats: GroupCommitStats = { batches: 0, ops: 0, largestBatch: 0 };
+  /** Batches still to run guarded after a replay (invariant 6). */
+  private guardedLeft = 0;
+  readonly stats: GroupCommitStats = { batches: 0, ops: 0, replayed: 0, largestBatch: 0 };
 
   constructor(
     private readonly store: Store,
@@ -78,10 +100,10 @@ export class GroupCommitter {
    * Queues `op` (a synchronous function that writes through the store) for the next group commit.
    * Resolves with its return value once that transaction has committed; rejects with what it threw.
    */
-  submit<T>(op: () => T): Promise<T> {
+  submit<T>(op: () => T, opts?: SubmitOptions): Promise<T> {
     if (this.closed) return Promise.reject(new GafferError('unavailable', 'the scheduler is shutting down'));
     return new Promise<T>((resolve, reject) => {
-      this.queue.push({ op, resolve: resolve as (v: unknown) => void, reject });
+      this.queue.push({ op, replayable: opts?.replayable === true, resolve: resolve as (v: unknown) => void, reject });
       if (!this.scheduled) {
         this.scheduled = true;
         this.schedule(this.run);
@@ -118,20 +140,7 @@ export class GroupCommitter {
   private commit(batch: Pending[]): void {
     let results: Settled[];
     try {
-      results = this.store.write(() => {
-        const out = new Array<Settled>(batch.length);
-        for (let i = 0; i < batch.length; i++) {
-          try {
-            out[i] = { ok: true, value: batch[i]!.op() };
-          } catch (error) {
-            // Invariant 4: a storage failure aborts the whole transaction.
-            if (isUnavailable(error)) throw error;
-            // Invariant 3: any other failure is this op's alone.
-            out[i] = { ok: false, error };
-          }
-        }
-        return out;
-      });
+      results = this.unguarded(batch) ?? this.guarded(batch);
     } catch (error) {
       this.count(batch.length);
       for (const p of batch) p.reject(error);
@@ -144,6 +153,44 @@ export class GroupCommitter {
       if (r.ok) p.resolve(r.value);
       else p.reject(r.error);
     }
+  }
+
+  /** Invariant 6: every op of a replayable batch, without savepoints; undefined when one failed (nothing written). */
+  private unguarded(batch: Pending[]): Settled[] | undefined {
+    if (this.guardedLeft > 0) {
+      this.guardedLeft--;
+      return undefined;
+    }
+    for (let i = 0; i < batch.length; i++) if (!batch[i]!.replayable) return undefined;
+    const r = this.store.writeUnguarded(() => {
+      const out = new Array<Settled>(batch.length);
+      for (let i = 0; i < batch.length; i++) out[i] = { ok: true, value: batch[i]!.op() };
+      return out;
+    });
+    if (r === undefined) {
+      this.stats.replayed++;
+      // An agent whose requests keep failing (stale reports, say) would make every batch run
+      // twice: after a failure the next batches go straight to the guarded run.
+      this.guardedLeft = GUARDED_AFTER_REPLAY;
+    }
+    return r?.value;
+  }
+
+  private guarded(batch: Pending[]): Settled[] {
+    return this.store.write(() => {
+      const out = new Array<Settled>(batch.length);
+      for (let i = 0; i < batch.length; i++) {
+        try {
+          out[i] = { ok: true, value: batch[i]!.op() };
+        } catch (error) {
+          // Invariant 4: a storage failure aborts the whole transaction.
+          if (isUnavailable(error)) throw error;
+          // Invariant 3: any other failure is this op's alone.
+          out[i] = { ok: false, error };
+        }
+      }
+      return out;
+    });
   }
 
   private count(n: number): void {

@@ -19,6 +19,9 @@
  *    write path asks the watch about the WAL after each outermost commit, before the write is
  *    acknowledged (the watch stats it every WAL_CHECK_MS): a commit found to have gone to a
  *    deleted WAL is acknowledged only if the rescue made it durable.
+ * 7. `writeUnguarded` is the group committer's fast path: its nested writes open no savepoint. A
+ *    nested write that throws there (even one its caller catches) would have needed its savepoint,
+ *    so the whole transaction is rolled back and the caller told to run it again, guarded.
  */
 import { GafferError } from '../../common/errors';
 import type { StorageStatus } from '../../common/model';
@@ -49,9 +52,15 @@ export interface StorageCheck {
   check(): StorageFault | undefined;
 }
 
+/** Thrown inside an unguarded write to roll it back (invariant 7); never leaves the store. */
+const NEEDS_GUARD = Symbol('needs a savepoint');
+
 export class Store {
   private pending: CoreEvent[] = [];
   private depth = 0;
+  /** Invariant 7: inside `writeUnguarded`, and whether a nested write threw there. */
+  private unguarded = false;
+  private unguardedFailed = false;
   private tx: (((f: () => unknown) => unknown) & { immediate(f: () => unknown): unknown }) | undefined;
 
   /** Set after a storage failure, until a write commits again. */
@@ -163,6 +172,7 @@ export class Store {
     if (outermost && this.faultValue) {
       throw new GafferError('unavailable', `storage fault: ${this.faultValue.fault.message}; writes are refused until Gaffer is restarted`);
     }
+    if (!outermost && this.unguarded) return this.nestedUnguarded(fn);
     let value: T;
     // While storage is failing, only a commit that really wrote something proves it recovered.
     const probe = outermost && this.failing ? this.totalChanges() : undefined;
@@ -193,6 +203,57 @@ export class Store {
       this.flush();
     }
     return value;
+  }
+
+  /**
+   * Invariant 7: an outermost write whose nested writes take no savepoint (a SAVEPOINT and its
+   * RELEASE are two statements, and every page a savepoint touches is copied to its sub-journal).
+   * Returns `{value}` once committed; `undefined` when called inside a write (nothing ran), or when
+   * `fn` or a nested write threw anything but `unavailable`: then nothing was written (rolled back, a new epoch) and the caller runs `fn`
+   * again with `write`, where each nested write rolls back alone. So `fn` must be safe to run twice:
+   * nothing it changes outside the database may outlive a rollback (caches keyed by the epoch are).
+   */
+  writeUnguarded<T>(fn: () => T): { value: T } | undefined {
+    // Inside a write already (a flush at shutdown from within one): it cannot roll back alone, so
+    // the caller runs `fn` the guarded way, nested as it always was.
+    if (this.depth !== 0) return undefined;
+    this.unguarded = true;
+    this.unguardedFailed = false;
+    try {
+      return this.write(() => {
+        let value: T;
+        try {
+          value = fn();
+        } catch (e) {
+          if (e instanceof GafferError && e.code === 'unavailable') throw e;
+          throw NEEDS_GUARD;
+        }
+        // A nested write failed and its caller carried on: without its savepoint, what it wrote
+        // before the throw would be committed.
+        if (this.unguardedFailed) throw NEEDS_GUARD;
+        return { value };
+      });
+    } catch (e) {
+      if (e === NEEDS_GUARD) return undefined;
+      throw e;
+    } finally {
+      this.unguarded = false;
+      this.unguardedFailed = false;
+    }
+  }
+
+  private nestedUnguarded<T>(fn: () => T): T {
+    const mark = this.pending.length;
+    this.depth++;
+    try {
+      return fn();
+    } catch (e) {
+      this.unguardedFailed = true;
+      this.pending.length = mark;
+      throw e;
+    } finally {
+      this.depth--;
+    }
   }
 
   /**

@@ -14,6 +14,7 @@ import type { Logger } from '../../common/logger';
 import type { AgentPush } from '../../common/protocol';
 import type { TokenInfo, TokenStore } from '../auth';
 import type { CoreEvent } from '../events';
+import type { SubmitOptions } from '../db/group-commit';
 import type { InstanceRegistry } from '../instances';
 import type { Board, ClaimLocks } from '../tasks';
 import type { HubOptions } from './ports';
@@ -66,8 +67,8 @@ export interface HubEnv {
 
 /** Durable writes and audit rows, all through the group committer. */
 export interface Journal {
-  /** Runs `op` in the next group commit; resolves once it is durable. */
-  commit<T>(op: () => T): Promise<T>;
+  /** Runs `op` in the next group commit; resolves once it is durable. `replayable`: see GroupCommitter's SubmitOptions. */
+  commit<T>(op: () => T, opts?: SubmitOptions): Promise<T>;
   /** `commit` without a reply: a failure is logged (expected refusals silently). */
   fire(op: () => unknown, what: string): void;
   audit(type: string, subject: string, detail: Record<string, unknown>, traceId?: string | null, actor?: string): void;

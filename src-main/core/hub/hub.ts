@@ -107,7 +107,7 @@ export class Hub implements JobsHubPort {
     this.perToken = new PerKeyCap(this.opts.maxConnectionsPerToken);
     this.env = { clock, config, logger, emit: (e) => events.emit(e) };
     this.journal = {
-      commit: (op) => core.committer.submit(op),
+      commit: (op, opts) => core.committer.submit(op, opts),
       fire: (op, what) => this.fire(op, what),
       audit: (type, subject, detail, traceId, actor = 'hub') =>
         this.fire(() => core.audit.record({ type, actor, subject, detail, traceId: traceId ?? null }), type),

@@ -80,6 +80,13 @@ function requireRole(from: Sender, role: string, what: string): void {
   if (token?.role && token.role !== role) throw new GafferError('forbidden', `token ${token.id} may only ${what} for role ${token.role}`);
 }
 
+/**
+ * Claim, renew and report change nothing outside the database but what a rollback undoes (the
+ * claim locks keep only caches keyed by the store's epoch; events leave after the commit), so the
+ * group committer may run them without savepoints first (group-commit.ts invariant 6).
+ */
+const REPLAYABLE = { replayable: true } as const;
+
 export const REQUEST_HANDLERS: { readonly [T in HandledType]: RequestHandler<T> } = {
   heartbeat: (host, from) =>
     host.journal.commit(() => {
@@ -92,13 +99,13 @@ export const REQUEST_HANDLERS: { readonly [T in HandledType]: RequestHandler<T> 
   claim: async (host, from, req) => {
     const role = req.role ?? from.role;
     requireRole(from, role, 'claim');
-    const r = await host.journal.commit(() => host.core.locks.claimChecked({ instanceId: from.instanceId, role }));
+    const r = await host.journal.commit(() => host.core.locks.claimChecked({ instanceId: from.instanceId, role }), REPLAYABLE);
     if (r.task) host.lostLocks.settled(from.instanceId, r.task.id);
     return claimReply(r);
   },
 
   renew: async (host, from, req) => {
-    const r = await host.journal.commit(() => host.core.locks.renewChecked({ instanceId: from.instanceId, taskId: req.taskId, fence: req.fence }));
+    const r = await host.journal.commit(() => host.core.locks.renewChecked({ instanceId: from.instanceId, taskId: req.taskId, fence: req.fence }), REPLAYABLE);
     return { expiresAt: isoTime(r.expiresAt) };
   },
 
@@ -109,7 +116,7 @@ export const REQUEST_HANDLERS: { readonly [T in HandledType]: RequestHandler<T> 
         const reported = host.core.locks.reportChecked({ instanceId: from.instanceId, taskId, fence, status, note, output });
         if (!claimNext) return { reported };
         return { reported, next: reported.replayed ? ({ task: null } as ClaimResult) : claimAfterReport(host, from) };
-      });
+      }, REPLAYABLE);
       const { task, replayed } = r.reported;
       if (!r.next) return { task, replayed };
       if (r.next.task) host.lostLocks.settled(from.instanceId, r.next.task.id);

@@ -206,6 +206,8 @@ export class InstanceRegistry {
   ): Instance {
     assertInstanceEdge(cause, from, to);
     const more = write() ?? {};
+    // The claim path keeps each instance's status (claim-locks.ts): this write changed it.
+    this.locks.instanceChanged(id);
     const instance = this.toInstance(this.q.get.get(id)!);
     this.ctx.audit.append({ type: `instance.${cause}`, actor: actor ?? id, subject: `instance:${id}`, detail: { ...detail, ...more, from, to }, traceId });
     this.ctx.store.emit({ type: 'instance.changed', instance });

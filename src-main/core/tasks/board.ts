@@ -122,7 +122,7 @@ export class Board {
       this.repo.insertTask.run(t.title, t.role, t.priority, JSON.stringify(t.payload), JSON.stringify(t.dependsOn), unmet, traceId, now, now, t.verify ? JSON.stringify(t.verify) : null)
         .lastInsertRowid,
     );
-    for (const dep of t.dependsOn) this.repo.insertDep.run(id, dep);
+    for (const dep of t.dependsOn) this.repo.addDependency(id, dep);
     if (t.budget) this.insertBudget.run(id, t.budget.maxCostUsdPerRun ?? null, t.budget.maxTokensPerRun ?? null);
     const task = this.repo.get(id)!;
     this.ctx.audit.append({

@@ -93,3 +93,50 @@ describe('report hot path: the loop breaker', () => {
     expect(note('task:5', 'boom')).toBe(1);
   });
 });
+
+describe('claim hot path: the claiming instance', () => {
+  it('its row is read once per store epoch; a disconnect, going offline or a rollback is seen by the next claim', () => {
+    core = makeTestCore();
+    for (let i = 0; i < 6; i++) core.tasks.create({ title: `t${i}`, role: 'dev' }, { actor: 't' });
+    const inst = onlineInstance(core);
+    const read = vi.spyOn((core.locks as unknown as { instanceOf: { get(id: string): unknown } }).instanceOf, 'get');
+    core.locks.claim({ instanceId: inst });
+    core.locks.claim({ instanceId: inst });
+    expect(read).toHaveBeenCalledTimes(1);
+    // A rolled-back write may have changed the row: read afresh.
+    expect(() => core.store.write(() => { throw new Error('rolled back'); })).toThrow('rolled back');
+    core.locks.claim({ instanceId: inst });
+    expect(read).toHaveBeenCalledTimes(2);
+    // The socket closed (same epoch, no rollback): the claim is refused, not served from what was known.
+    core.instances.disconnect(inst, 'test');
+    expect(() => core.locks.claim({ instanceId: inst })).toThrow(/disconnected/);
+    const back = core.instances.register({ role: 'dev', name: 'agent', resume: inst });
+    expect(core.locks.claim({ instanceId: back.id }).task).not.toBeNull();
+    core.instances.goOffline(inst, 'force_release', 'test');
+    expect(() => core.locks.claim({ instanceId: inst })).toThrow(/offline/);
+  });
+});
+
+describe('report hot path: dependents', () => {
+  it('a done report probes no dependents while no task declares a dependency; one declared later (same epoch) is released', () => {
+    core = makeTestCore();
+    const inst = onlineInstance(core);
+    const first = core.tasks.create({ title: 'first', role: 'dev', priority: 9 }, { actor: 't' }).task.id;
+    const finish = () => {
+      const { task, lock } = core.locks.claim({ instanceId: inst });
+      core.locks.report({ instanceId: inst, taskId: task!.id, fence: lock!.fence, status: 'done' });
+      return task!.id;
+    };
+    const repo = (core.locks as unknown as { repo: { releaseDependentsOf(id: number, e: number): void } }).repo;
+    const release = vi.spyOn(repo, 'releaseDependentsOf');
+    expect(finish()).toBe(first);
+    expect(release).toHaveBeenCalledTimes(1);
+    // Declared after the report above, in the same epoch: the next done report of `base` releases it.
+    const base = core.tasks.create({ title: 'base', role: 'dev', priority: 5 }, { actor: 't' }).task.id;
+    const waiting = core.tasks.create({ title: 'waiting', role: 'dev', priority: 1, dependsOn: [base] }, { actor: 't' }).task.id;
+    expect(core.tasks.get(waiting).unmetDependencies).toBe(1);
+    expect(finish()).toBe(base);
+    expect(core.tasks.get(waiting).unmetDependencies).toBe(0);
+    expect(finish()).toBe(waiting);
+  });
+});

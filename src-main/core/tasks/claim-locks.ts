@@ -77,9 +77,19 @@ export interface VerifyHooks {
 /** At most this many "already done?" tasks are set aside by one claim before it answers. */
 const PRECHECKS_PER_CLAIM = 16;
 
+/** The instance rows a claim keeps (cleared past this many: ids of instances gone for good pile up). */
+const KNOWN_INSTANCES_MAX = 4096;
+
 export class ClaimLocks {
   private readonly instanceOf;
   private readonly expiredAtFence;
+  /**
+   * Each claiming instance's role and status, as read in `knownEpoch` (a rollback or another
+   * writer's commit starts a new epoch and empties it); `instanceChanged` drops one, and the
+   * registry calls it on every write that changes an instance's status (its `transition`).
+   */
+  private readonly known = new Map<string, { role: string; status: string }>();
+  private knownEpoch = -1;
 
   constructor(
     private readonly ctx: CoreContext,
@@ -114,7 +124,7 @@ export class ClaimLocks {
   /** `claim` of already parsed input (invariant 8). */
   claimChecked({ instanceId, role: askedRole }: ClaimInput): ClaimResult {
     return this.ctx.store.write(() => {
-      const inst = this.instanceOf.get(instanceId);
+      const inst = this.instance(instanceId);
       if (!inst) throw new GafferError('not_found', `unknown instance ${instanceId}`);
       if (inst.status !== 'online') throw new GafferError('forbidden', `instance ${instanceId} is ${inst.status}; say hello again`);
       const role = askedRole ?? inst.role;
@@ -156,6 +166,26 @@ export class ClaimLocks {
       this.ctx.store.emit({ type: 'task.claimed', task, instanceId, fence });
       return { task, lock: { fence, expiresAt } };
     });
+  }
+
+  /** The instance's row changed (registry.ts): the next claim reads it again. */
+  instanceChanged(instanceId: string): void {
+    this.known.delete(instanceId);
+  }
+
+  /** `instanceId`'s role and status, read once per store epoch (see `known`). */
+  private instance(instanceId: string): { role: string; status: string } | undefined {
+    const epoch = this.ctx.store.epoch;
+    if (epoch !== this.knownEpoch || this.known.size >= KNOWN_INSTANCES_MAX) {
+      this.known.clear();
+      this.knownEpoch = epoch;
+    }
+    let inst = this.known.get(instanceId);
+    if (inst === undefined) {
+      inst = this.instanceOf.get(instanceId);
+      if (inst) this.known.set(instanceId, inst);
+    }
+    return inst;
   }
 
   renew(input: unknown): { expiresAt: number } {
@@ -212,7 +242,7 @@ export class ClaimLocks {
       const output = args.output === undefined ? null : JSON.stringify(args.output);
       this.repo.deleteLock.run(taskId);
       this.repo.setReported.run(to, note, output, now, taskId);
-      if (to === 'done' && this.repo.hasDependents.get(taskId) !== undefined) this.repo.releaseDependents.run(taskId);
+      if (to === 'done') this.repo.releaseDependentsOf(taskId, this.ctx.store.epoch);
       if (to === 'verifying') this.verify!.open(`task:${taskId}`, t.attempt, false, t.attempt_started_at ?? t.l_claimed ?? now);
       // The row as the writes above left it, updated in place (see claim).
       t.status = to;

@@ -100,9 +100,21 @@ export function rowToTask(r: TaskRow): Task {
 
 export type TaskRepo = ReturnType<typeof prepareTaskRepo>;
 
+/**
+ * Whether `task_deps` holds any row, exact within one store epoch (a rollback or another writer's
+ * commit starts a new one): its rows are only ever inserted, by `addDependency`, which forgets what
+ * was known. Per database, whichever repo wrote. Most schedulers declare no dependency at all; then
+ * a done report runs no dependents probe.
+ */
+const anyDependency = new WeakMap<Db, { epoch: number; any: boolean }>();
+
 export function prepareTaskRepo(db: Db) {
   // The two wide reads of every claim and report: rows built in JavaScript (core/db/js-rows.ts).
   const byId = jsRowGetter<[number], TaskRow>(db, `${TASK_SELECT} WHERE t.id = ?`);
+  const hasDependents = db.prepare<[number], number>('SELECT 1 FROM task_deps WHERE depends_on = ? LIMIT 1').pluck();
+  const releaseDependents = db.prepare('UPDATE tasks SET unmet_deps = unmet_deps - 1 WHERE id IN (SELECT task_id FROM task_deps WHERE depends_on = ?)');
+  const anyDependencyRow = db.prepare<[], number>('SELECT 1 FROM task_deps LIMIT 1').pluck();
+  const insertDep = db.prepare('INSERT INTO task_deps (task_id, depends_on) VALUES (?, ?)');
   return {
     get(id: number): Task | undefined {
       const r = byId.get(id);
@@ -140,16 +152,24 @@ export function prepareTaskRepo(db: Db) {
     setExpired: db.prepare(`UPDATE tasks SET status = 'backlog', previously_expired = 1, updated_at = ? WHERE id = ?`),
     setPriority: db.prepare('UPDATE tasks SET priority = ?, updated_at = ? WHERE id = ?'),
     setPayload: db.prepare('UPDATE tasks SET payload = ?, updated_at = ? WHERE id = ?'),
-    /** Cheap probe before `releaseDependents` (most tasks have no dependents). */
-    hasDependents: db.prepare<[number], number>('SELECT 1 FROM task_deps WHERE depends_on = ? LIMIT 1').pluck(),
-    releaseDependents: db.prepare(
-      'UPDATE tasks SET unmet_deps = unmet_deps - 1 WHERE id IN (SELECT task_id FROM task_deps WHERE depends_on = ?)',
-    ),
+    /**
+     * `taskId` is done: each task waiting on it waits for one dependency fewer. `epoch`: the store's
+     * (see `anyDependency`). Probes first (most tasks have no dependents), and not even that while
+     * no task declares a dependency.
+     */
+    releaseDependentsOf(taskId: number, epoch: number): void {
+      let known = anyDependency.get(db);
+      if (known === undefined || known.epoch !== epoch) anyDependency.set(db, (known = { epoch, any: anyDependencyRow.get() !== undefined }));
+      if (known.any && hasDependents.get(taskId) !== undefined) releaseDependents.run(taskId);
+    },
     insertTask: db.prepare(
       `INSERT INTO tasks (title, role, status, priority, payload, depends_on, unmet_deps, trace_id, created_at, updated_at, verify, claim_reserve)
        VALUES (?, ?, 'backlog', ?, ?, ?, ?, ?, ?, ?, ?, ${CLAIM_RESERVE_SQL})`,
     ),
-    insertDep: db.prepare('INSERT INTO task_deps (task_id, depends_on) VALUES (?, ?)'),
+    addDependency(taskId: number, dependsOn: number): void {
+      insertDep.run(taskId, dependsOn);
+      anyDependency.delete(db);
+    },
     insertExpiry: db.prepare(
       'INSERT INTO lock_expiries (task_id, instance_id, fence, reason, expired_at) VALUES (?,?,?,?,?)',
     ),

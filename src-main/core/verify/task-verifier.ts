@@ -132,7 +132,7 @@ export class TaskVerifier implements VerifyHooks {
       }
       // The checks that just failed are not run again before the attempt they let through.
       this.d.repo.setVerified.run({ id: taskId, status: to, note, previousError, prechecked: t.attempt, disposition, now });
-      if (to === 'done' && this.d.repo.hasDependents.get(taskId) !== undefined) this.d.repo.releaseDependents.run(taskId);
+      if (to === 'done') this.d.repo.releaseDependentsOf(taskId, this.d.ctx.store.epoch);
       this.d.ctx.audit.append({
         type: 'task.verified',
         actor: VERIFY_ACTOR,
