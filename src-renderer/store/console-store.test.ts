@@ -133,6 +133,29 @@ describe('console store', () => {
     expect(s().queue.columns.in_progress).toBe(board.columns.in_progress);
   });
 
+  it('a column does not page while a background refresh of it is out (the refresh would drop the page)', async () => {
+    const { api, core, a, s, timers } = setup();
+    core.store.write(() => {
+      for (let i = 0; i < 450; i++) core.tasks.create({ title: `t${i}`, role: 'dev' }, OPERATOR);
+    });
+    a.start();
+    a.watch('queue');
+    a.selectRole('dev');
+    await settle();
+    expect(s().queue.columns.backlog.items).toHaveLength(200);
+    const release = api.hold('tasks.list');
+    timers.advance(60_000); // the safety refresh: every column reloads, in the background
+    await settle();
+    expect(s().queue.columns.backlog.loading).toBe(false); // no spinner for it
+    const calls = api.countCalls('tasks.list');
+    await a.loadMoreTasks('backlog');
+    expect(api.countCalls('tasks.list')).toBe(calls);
+    release();
+    await settle(12);
+    await a.loadMoreTasks('backlog');
+    expect(s().queue.columns.backlog.items).toHaveLength(400);
+  });
+
   it('drops a slow answer for a role that is no longer selected', async () => {
     const { api, core, a, s } = setup();
     core.tasks.create({ title: 'dev task', role: 'dev' }, OPERATOR);

@@ -77,12 +77,17 @@ export function createQueuesSlice(ctx: SliceContext<QueuesState>): Slice<QueuesA
     set({ queue: { ...q, columns: { ...q.columns, [status]: { ...q.columns[status], ...patch } } } });
   };
 
+  /** Each column's reload in flight (kept here, not in state: a background reload renders nothing); paging waits for it. */
+  const reloading = new Map<TaskStatus, object>();
+
   async function loadColumn(status: TaskStatus, mode: 'reload' | 'more'): Promise<void> {
     const role = get().queue.role;
     if (!role) return;
     const mine = gen;
     const col = get().queue.columns[status];
-    if (mode === 'more' && (col.next === null || col.loading)) return;
+    if (mode === 'more' && (col.next === null || col.loading || reloading.has(status))) return;
+    const reload = {};
+    if (mode === 'reload') reloading.set(status, reload);
     // A loaded column refreshed in the background shows no spinner (every 15 s and on live events):
     // the flag alone re-rendered the board, and the open task pane with it, twice per column.
     const background = mode === 'reload' && col.loadedAt !== null && col.error === null;
@@ -103,6 +108,8 @@ export function createQueuesSlice(ctx: SliceContext<QueuesState>): Slice<QueuesA
     } catch (e) {
       if (mine !== gen) return;
       setColumn(status, { loading: false, error: toUiError(e) });
+    } finally {
+      if (reloading.get(status) === reload) reloading.delete(status);
     }
   }
 
