@@ -7,6 +7,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { Db } from '../db/open';
 import { HubFixture, type FakeSocket } from '../tests/hub.testkit';
+import { spyStatements } from '../tests/statements.testkit';
 
 let h: HubFixture | undefined;
 afterEach(() => {
@@ -15,17 +16,10 @@ afterEach(() => {
   h = undefined;
 });
 
-/** Records the source of every statement run on `db` (every prepared statement shares one prototype) until `stop()`. */
+/** Records the source of every statement run on `db` until `stop()`. */
 function recordStatements(db: Db): { ran: string[]; stop(): void } {
-  const proto = Object.getPrototypeOf(db.prepare('SELECT 1')) as Record<'run' | 'get' | 'all' | 'iterate' | 'raw', (...a: unknown[]) => unknown>;
   const ran: string[] = [];
-  for (const m of ['run', 'get', 'all', 'iterate'] as const) {
-    const orig = proto[m];
-    vi.spyOn(proto, m).mockImplementation(function (this: { source: string }, ...a: unknown[]) {
-      ran.push(this.source.replace(/\s+/g, ' ').trim());
-      return orig.apply(this, a);
-    });
-  }
+  spyStatements(db, (source) => ran.push(source));
   return { ran, stop: () => vi.restoreAllMocks() };
 }
 

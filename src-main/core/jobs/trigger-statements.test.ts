@@ -5,6 +5,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { Db } from '../db/open';
 import { startJobsHarness, succeed, until, type JobsHarness } from '../tests/jobs.testkit';
+import { spyStatements } from '../tests/statements.testkit';
 import { CalendarRepo } from './calendar-repo';
 import { EngineContext } from './engine/context';
 import { EngineRunSink } from './engine/run-sink';
@@ -18,17 +19,10 @@ afterEach(async () => {
   h = undefined;
 });
 
-/** Counts the statements run on `db` (every prepared statement shares one prototype) while `fn` runs. */
+/** Counts the statements run on `db` while `fn` runs. */
 function statementsOf(db: Db, fn: () => void): string[] {
-  const proto = Object.getPrototypeOf(db.prepare('SELECT 1')) as Record<'run' | 'get' | 'all' | 'iterate', (...a: unknown[]) => unknown>;
   const ran: string[] = [];
-  for (const m of ['run', 'get', 'all', 'iterate'] as const) {
-    const orig = proto[m];
-    vi.spyOn(proto, m).mockImplementation(function (this: { source: string }, ...a: unknown[]) {
-      ran.push(this.source.replace(/\s+/g, ' ').trim());
-      return orig.apply(this, a);
-    });
-  }
+  spyStatements(db, (source) => ran.push(source));
   try {
     fn();
   } finally {
@@ -41,14 +35,7 @@ function statementsOf(db: Db, fn: () => void): string[] {
 function countPassAndSink(db: Db): { pass: string[]; sink: string[] } {
   const out = { pass: [] as string[], sink: [] as string[] };
   let into: string[] | undefined;
-  const proto = Object.getPrototypeOf(db.prepare('SELECT 1')) as Record<'run' | 'get' | 'all' | 'iterate', (...a: unknown[]) => unknown>;
-  for (const m of ['run', 'get', 'all', 'iterate'] as const) {
-    const orig = proto[m];
-    vi.spyOn(proto, m).mockImplementation(function (this: { source: string }, ...a: unknown[]) {
-      into?.push(this.source.replace(/\s+/g, ' ').trim());
-      return orig.apply(this, a);
-    });
-  }
+  spyStatements(db, (source) => into?.push(source));
   const begin = EngineContext.prototype.beginPass;
   const end = EngineContext.prototype.endPass;
   vi.spyOn(EngineContext.prototype, 'beginPass').mockImplementation(function (this: EngineContext) {

@@ -41,21 +41,14 @@ const performanceNow = (): number => performance.now();
 export function useFastScroll(now: () => number = performanceNow): [boolean, (el: HTMLElement) => void] {
   const [fast, setFast] = useState(false);
   const pace = useRef(new ScrollPace());
-  const isFast = useRef(false);
   const timer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
   useEffect(() => () => clearTimeout(timer.current), []);
   const observe = useCallback(
     (el: HTMLElement) => {
       if (!pace.current.observe(el.scrollTop, now(), el.clientHeight)) return;
-      if (!isFast.current) {
-        isFast.current = true;
-        setFast(true);
-      }
+      setFast(true); // the same value again renders nothing
       clearTimeout(timer.current);
-      timer.current = setTimeout(() => {
-        isFast.current = false;
-        setFast(false);
-      }, SETTLE_MS);
+      timer.current = setTimeout(() => setFast(false), SETTLE_MS);
     },
     [now],
   );
