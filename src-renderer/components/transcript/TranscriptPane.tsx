@@ -13,7 +13,7 @@ import type { LogLine } from '../../../src-main/common/logs';
 import type { LogPaneProps } from '../logs/LogPane';
 import { warmMarkdown, warmSliceLeft, type Warming } from './markdown';
 import { estimateHeight, LearnedHeights, TranscriptBuilder, type TranscriptItem } from './transcript';
-import { TranscriptItemView, TranscriptRowOutline } from './TranscriptItemView';
+import { TranscriptRow } from './TranscriptItemView';
 import { useFastScroll } from './scroll-pace';
 
 /** Lines per page, and the most one transcript loads (the raw log has the rest). */
@@ -205,18 +205,10 @@ export function TranscriptPane(p: Pick<LogPaneProps, 'subject' | 'tail' | 'loadA
       ) : (
         <div className="transcript-scroll" ref={setScroller} style={{ height }} onScroll={onScroll} tabIndex={0} role="region" aria-label={`Transcript of attempt ${attempt ?? ''}`} data-testid="transcript-scroll">
           <div style={{ height: virtualizer.getTotalSize(), position: 'relative' }}>
-            {virtualizer.getVirtualItems().map((v) =>
-              fast ? (
-                // Not measured: an outline keeps the height the row is known (or estimated) to have.
-                <div key={`outline-${v.key}`} data-index={v.index} className="transcript-row" aria-hidden style={{ position: 'absolute', top: 0, left: 0, right: 0, height: v.size, transform: `translateY(${v.start}px)` }}>
-                  <TranscriptRowOutline item={items[v.index]!} />
-                </div>
-              ) : (
-                <div key={v.key} data-index={v.index} ref={virtualizer.measureElement} className="transcript-row" style={{ position: 'absolute', top: 0, left: 0, right: 0, transform: `translateY(${v.start}px)` }}>
-                  <TranscriptItemView item={items[v.index]!} />
-                </div>
-              ),
-            )}
+            {virtualizer.getVirtualItems().map((v) => (
+              // An outline is not measured: it keeps the height the row is known (or estimated) to have.
+              <TranscriptRow key={v.key} item={items[v.index]!} index={v.index} start={v.start} outline={fast} size={fast ? v.size : undefined} measure={virtualizer.measureElement} />
+            ))}
           </div>
         </div>
       )}
