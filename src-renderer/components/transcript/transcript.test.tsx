@@ -91,6 +91,31 @@ describe('buildTranscript', () => {
   });
 });
 
+describe('TranscriptBuilder.append', () => {
+  it('pages appended one after another give the transcript of all the lines, without the caller keeping them; items returned before never change', () => {
+    const all = [
+      line('Reading.', { kind: 'assistant', data: { model: 'm' } }),
+      line('More of it.', { kind: 'assistant' }),
+      line('tool Read', { kind: 'tool_call', data: { id: 'r1', name: 'Read', input: { path: 'a' } } }),
+      line('out 1', {}),
+      line('out 2', {}),
+      line('read it', { kind: 'tool_result', data: { id: 'r1', output: 'text' } }),
+      line('Done.', { kind: 'result', data: { result: 'Done.' } }),
+    ];
+    const whole = buildTranscript(all);
+    for (let split = 1; split < all.length; split++) {
+      const b = new TranscriptBuilder();
+      const first = b.append(all.slice(0, split));
+      const frozen = JSON.stringify(first);
+      const next = b.append(all.slice(split));
+      expect(next).toEqual(whole);
+      expect(JSON.stringify(first)).toBe(frozen);
+      // An item the second page did not touch is the same object.
+      for (let i = 0; i < first.length - 1; i++) if (JSON.stringify(first[i]) === JSON.stringify(next[i])) expect(next[i]).toBe(first[i]);
+    }
+  });
+});
+
 describe('TranscriptItemView', () => {
   it('renders markdown without raw HTML, and marks a failed tool', () => {
     const { container } = render(<TranscriptItemView item={{ type: 'message', seq: 1, at: '', text: '**bold** <img src=x onerror="alert(1)"><script>alert(1)</script>', thinking: false, usage: { inputTokens: 3, outputTokens: 5 } }} />);
