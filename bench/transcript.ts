@@ -300,7 +300,7 @@ async function tracedScroll(browser: import('playwright-core').Browser, page: im
   const kbPerFrame = alloc && alloc.spanMs > 0 ? Math.round((alloc.allocatedMb * 1024) / (alloc.spanMs / (f.frames.length ? (f.frameTimes[f.frameTimes.length - 1]! - f.frameTimes[0]!) / f.frames.length : 16.7))) : 0;
   console.log(
     `  garbage collection on the main thread: ${(gcMs / all.length).toFixed(2)} ms per frame (${gcMs.toFixed(0)} ms in ${all.length} frames); ` +
-      `collections ${alloc?.collections ?? 0}, allocated ${alloc?.allocatedMb ?? 0} MB in ${Math.round(alloc?.spanMs ?? 0)} ms = ${kbPerFrame} KB per frame`,
+      `collections ${alloc?.collections ?? 0}, allocated ${alloc?.allocatedMb ?? 0} MB in ${Math.round(alloc?.spanMs ?? 0)} ms = ${kbPerFrame} KB per frame; ${alloc?.kinds ?? ''}`,
   );
   return {
     'transcript.traced.gcMsPerFrame': Number((gcMs / all.length).toFixed(2)),
