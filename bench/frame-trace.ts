@@ -34,7 +34,7 @@ interface TraceEvent {
   ts: number;
   dur?: number;
   tdur?: number;
-  args?: { name?: string; data?: { functionName?: string; type?: string; url?: string } };
+  args?: { name?: string; usedHeapSizeBefore?: number; usedHeapSizeAfter?: number; data?: { functionName?: string; type?: string; url?: string } };
 }
 
 export async function startFrameTrace(browser: Browser, page: Page): Promise<void> {
@@ -181,4 +181,43 @@ export function selfTimeTotals(frames: FrameAttribution[], limit = 12): string[]
 export function describeFrame(f: FrameAttribution): string {
   const r = (x: number): string => x.toFixed(1);
   return `${r(f.frameMs)} ms frame: main thread busy ${r(f.mainBusyMs)} ms (CPU ${r(f.mainCpuMs)} ms: ${f.top.join(', ') || 'nothing'}); compositor ${r(f.compositorBusyMs)}, raster ${r(f.rasterBusyMs)}, GPU process ${r(f.gpuBusyMs)} ms`;
+}
+
+/**
+ * What the page allocated during a scroll, from the renderer's garbage collections between `fromMs`
+ * and `toMs` (page ms). The trace's MinorGC / MajorGC events carry the heap's size before and after:
+ * between the end of one collection and the start of the next the page allocated `before − after`
+ * of the two, so from the first collection's end to the last one's start it allocated
+ * Σ freed (all but the first) + (last after − first after).
+ */
+export function allocationFigures(events: TraceEvent[], markAtMs: number, fromMs: number, toMs: number): { collections: number; allocatedMb: number; spanMs: number; gcWallMs: number; kinds: string } | null {
+  const mark = events.find((e) => e.name === FRAME_TRACE_MARK);
+  if (!mark) return null;
+  const offset = mark.ts - markAtMs * 1000;
+  const a = fromMs * 1000 + offset;
+  const b = toMs * 1000 + offset;
+  const gcs = events
+    .filter((e) => e.pid === mark.pid && e.ph === 'X' && (e.name === 'MinorGC' || e.name === 'MajorGC') && e.ts >= a && e.ts < b && e.args?.usedHeapSizeBefore !== undefined)
+    .sort((x, y) => x.ts - y.ts);
+  // Each kind of collection: how many, their wall time, their CPU time.
+  const byKind = new Map<string, { n: number; wall: number; cpu: number }>();
+  for (const g of gcs) {
+    const k = byKind.get(g.name) ?? { n: 0, wall: 0, cpu: 0 };
+    byKind.set(g.name, { n: k.n + 1, wall: k.wall + (g.dur ?? 0) / 1000, cpu: k.cpu + (g.tdur ?? 0) / 1000 });
+  }
+  const kinds = [...byKind].map(([name, k]) => `${name} ${k.n}× ${k.wall.toFixed(0)} ms (CPU ${k.cpu.toFixed(0)} ms)`).join(', ');
+  if (gcs.length < 2) return { collections: gcs.length, allocatedMb: 0, spanMs: 0, gcWallMs: gcs.reduce((n, g) => n + (g.dur ?? 0) / 1000, 0), kinds };
+  const before = (g: TraceEvent): number => g.args!.usedHeapSizeBefore!;
+  const after = (g: TraceEvent): number => g.args!.usedHeapSizeAfter!;
+  let bytes = after(gcs[gcs.length - 1]!) - after(gcs[0]!);
+  for (const g of gcs.slice(1)) bytes += before(g) - after(g);
+  const first = gcs[0]!;
+  const last = gcs[gcs.length - 1]!;
+  return {
+    collections: gcs.length,
+    allocatedMb: Number((bytes / 2 ** 20).toFixed(1)),
+    spanMs: (last.ts - (first.ts + (first.dur ?? 0))) / 1000,
+    gcWallMs: Number((gcs.reduce((n, g) => n + (g.dur ?? 0), 0) / 1000).toFixed(1)),
+    kinds,
+  };
 }

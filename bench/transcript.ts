@@ -22,7 +22,7 @@ import { buildTranscript, estimateHeight, TranscriptBuilder } from '../src-rende
 import { createCore } from '../src-main/core/create-core';
 import { BENCH_OPERATOR_TOKEN, startHeadless } from './headless-proc';
 import { benchDir, percentile, printTable } from './util';
-import { attributeFrames, describeFrame, FRAME_TRACE_MARK, selfTimeTotals, startFrameTrace, stopFrameTrace } from './frame-trace';
+import { allocationFigures, attributeFrames, describeFrame, FRAME_TRACE_MARK, selfTimeTotals, startFrameTrace, stopFrameTrace } from './frame-trace';
 
 const EVENTS = Number(process.env.GAFFER_BENCH_TRANSCRIPT_EVENTS ?? 10_000);
 const SCROLL_MS = Number(process.env.GAFFER_BENCH_TRANSCRIPT_SCROLL_MS ?? 6000);
@@ -294,7 +294,18 @@ async function tracedScroll(browser: import('playwright-core').Browser, page: im
   for (const x of slow) console.log(`  slow ${describeFrame(x)}`);
   console.log(`  main thread over the whole scroll, self ms: ${selfTimeTotals(all).join(', ')}`);
   const cpu = all.map((x) => x.mainCpuMs).sort((a, b) => a - b);
+  // Garbage collection on the main thread per frame (self time), and what the page allocated per frame.
+  const gcMs = all.reduce((n, x) => n + (x.selfMs.get('garbage collection') ?? 0), 0);
+  const alloc = allocationFigures(events, f.markAt, f.frameTimes[0]!, f.frameTimes[f.frameTimes.length - 1]!);
+  const kbPerFrame = alloc && alloc.spanMs > 0 ? Math.round((alloc.allocatedMb * 1024) / (alloc.spanMs / (f.frames.length ? (f.frameTimes[f.frameTimes.length - 1]! - f.frameTimes[0]!) / f.frames.length : 16.7))) : 0;
+  console.log(
+    `  garbage collection on the main thread: ${(gcMs / all.length).toFixed(2)} ms per frame (${gcMs.toFixed(0)} ms in ${all.length} frames); ` +
+      `collections ${alloc?.collections ?? 0}, allocated ${alloc?.allocatedMb ?? 0} MB in ${Math.round(alloc?.spanMs ?? 0)} ms = ${kbPerFrame} KB per frame; ${alloc?.kinds ?? ''}`,
+  );
   return {
+    'transcript.traced.gcMsPerFrame': Number((gcMs / all.length).toFixed(2)),
+    'transcript.traced.collections': alloc?.collections ?? 0,
+    'transcript.traced.allocatedKbPerFrame': kbPerFrame,
     'transcript.traced.frames': all.length,
     'transcript.traced.slowFrames': slow.length,
     'transcript.traced.framesMainCpuOver16ms': overBudget.length,
@@ -343,9 +354,33 @@ export async function runTranscriptBench(): Promise<Record<string, number>> {
     // the long ones): Chromium's Performance domain counters, read before and after.
     await cdp.send('Performance.enable');
     const metrics = async () => Object.fromEntries((await cdp.send('Performance.getMetrics')).metrics.map((m) => [m.name, m.value]));
+    // The live heap the collector marks: after a full collection, once loaded and once scrolled.
+    const liveHeapMb = async () => {
+      await cdp.send('HeapProfiler.collectGarbage');
+      return Number(((await cdp.send('Runtime.getHeapUsage')).usedSize / 2 ** 20).toFixed(1));
+    };
+    const heapLoadedMb = await liveHeapMb();
     const m0 = await metrics();
     const f = (await page.evaluate(`(${IN_PAGE})(${SCROLL_MS}, true)`)) as Omit<PageFigures, 'loadMs'>;
     const m1 = await metrics();
+    const heapScrolledMb = await liveHeapMb();
+    // GAFFER_BENCH_TRANSCRIPT_HEAP_PROFILE=file.heapprofile: where a scroll allocates, in one more
+    // scroll without the idle pass (sampled, every object counted whether or not it was collected
+    // since; DevTools' Memory panel opens it). Printed: MB allocated in all, and per frame.
+    const heapProfile = process.env.GAFFER_BENCH_TRANSCRIPT_HEAP_PROFILE;
+    if (heapProfile) {
+      await cdp.send('HeapProfiler.startSampling', { samplingInterval: 16384, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+      const h = (await page.evaluate(`(${IN_PAGE})(${SCROLL_MS}, false)`)) as Omit<PageFigures, 'loadMs'>;
+      const { profile: sampled } = await cdp.send('HeapProfiler.stopSampling');
+      fs.writeFileSync(heapProfile, JSON.stringify(sampled));
+      let bytes = 0;
+      const sum = (n: typeof sampled.head): void => {
+        bytes += n.selfSize;
+        n.children.forEach(sum);
+      };
+      sum(sampled.head);
+      console.log(`  heap-sampled scroll: ${(bytes / 2 ** 20).toFixed(1)} MB allocated in ${h.frames.length} frames = ${Math.round(bytes / 1024 / Math.max(1, h.frames.length))} KB per frame (${heapProfile})`);
+    }
     if (profile) fs.writeFileSync(profile, JSON.stringify((await cdp.send('Profiler.stop')).profile));
     const perFrame = (name: string) => Number((((m1[name] ?? 0) - (m0[name] ?? 0)) * 1000 / Math.max(1, f.frames.length)).toFixed(2));
     const r: PageFigures = { loadMs, ...f };
@@ -382,6 +417,8 @@ export async function runTranscriptBench(): Promise<Record<string, number>> {
       'transcript.domNodesMax': Math.max(...r.domNodes),
       'transcript.rowsMax': Math.max(...r.rows),
       'transcript.scrollHeightPx': Math.round(r.scrollHeight),
+      'transcript.liveHeapLoadedMb': heapLoadedMb,
+      'transcript.liveHeapScrolledMb': heapScrolledMb,
       'transcript.liveFullRebuildMs': live.fullMs,
       'transcript.liveAppendMs': live.appendMs,
     };
@@ -398,6 +435,7 @@ export async function runTranscriptBench(): Promise<Record<string, number>> {
       { what: 'per frame, every frame: script / style+layout / all main-thread work', value: `${figures['transcript.scriptMsPerFrame']} / ${figures['transcript.styleLayoutMsPerFrame']} / ${figures['transcript.taskMsPerFrame']} ms` },
       { what: 'frames with rows drawn as outlines (moving a screen or more per frame)', value: `${r.outlineFrames} of ${r.frames.length}` },
       { what: 'DOM nodes in the list (max) / rows (max)', value: `${figures['transcript.domNodesMax']} / ${figures['transcript.rowsMax']}` },
+      { what: 'live JS heap after a full GC: loaded / after the scroll', value: `${heapLoadedMb} / ${heapScrolledMb} MB` },
       { what: 'list height', value: `${figures['transcript.scrollHeightPx']} px` },
       { what: `followed live: a page of ${live.pageLines} new lines, whole rebuild (before) / read once (now), median`, value: `${live.fullMs} / ${live.appendMs} ms` },
     ]);

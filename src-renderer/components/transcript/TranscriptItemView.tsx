@@ -130,3 +130,23 @@ export const TranscriptRowOutline = memo(function TranscriptRowOutline({ item }:
     </div>
   );
 });
+
+/**
+ * One row of the virtual list, placed at `start` px. Memoised on its props, which are all stable
+ * while the list scrolls (the row's item, its offset, the pace): a scrolled frame renders only the
+ * rows that came into view, not a new wrapper, style object and child element for every row on
+ * screen. The same row (same key) switches between outline and full, so a fling that slows keeps
+ * its DOM nodes and only swaps their content. Full rows are measured (`measure`, the virtual list's
+ * stable ref); outlines keep `size`, the height the row is known or estimated to have.
+ */
+export const TranscriptRow = memo(function TranscriptRow({ item, index, start, outline, size, measure }: { item: TranscriptItem; index: number; start: number; outline: boolean; size: number | undefined; measure: (el: HTMLDivElement | null) => void }) {
+  return outline ? (
+    <div data-index={index} className="transcript-row" aria-hidden style={{ position: 'absolute', top: 0, left: 0, right: 0, height: size, transform: `translateY(${start}px)` }}>
+      <TranscriptRowOutline item={item} />
+    </div>
+  ) : (
+    <div data-index={index} ref={measure} className="transcript-row" style={{ position: 'absolute', top: 0, left: 0, right: 0, transform: `translateY(${start}px)` }}>
+      <TranscriptItemView item={item} />
+    </div>
+  );
+});

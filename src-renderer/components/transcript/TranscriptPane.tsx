@@ -9,11 +9,10 @@
 import { measureElement, useVirtualizer } from '@tanstack/react-virtual';
 import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
 import type { LogAttemptsResult } from '../../../src-main/common/console-api';
-import type { LogLine } from '../../../src-main/common/logs';
 import type { LogPaneProps } from '../logs/LogPane';
 import { warmMarkdown, warmSliceLeft, type Warming } from './markdown';
 import { estimateHeight, LearnedHeights, TranscriptBuilder, type TranscriptItem } from './transcript';
-import { TranscriptItemView, TranscriptRowOutline } from './TranscriptItemView';
+import { TranscriptRow } from './TranscriptItemView';
 import { useFastScroll } from './scroll-pace';
 
 /** Lines per page, and the most one transcript loads (the raw log has the rest). */
@@ -30,7 +29,13 @@ export function TranscriptPane(p: Pick<LogPaneProps, 'subject' | 'tail' | 'loadA
   const { loadAttempts, loadPage, follow, subject, tail } = p;
   const [attempts, setAttempts] = useState<LogAttemptsResult | null>(null);
   const [selected, setSelected] = useState<number | null>(null);
-  const [lines, setLines] = useState<LogLine[]>([]);
+  // The transcript, and how far the attempt's lines were read. The lines themselves are not kept:
+  // the items hold what they show, and 22 000 log lines (their objects, `data` wrappers and short
+  // texts, a few MB) were heap the collector marked again and again for nothing.
+  const [items, setItems] = useState<TranscriptItem[]>([]);
+  const [lastSeq, setLastSeq] = useState(0);
+  const held = useRef({ seq: 0, lines: 0 });
+  const builder = useRef(new TranscriptBuilder());
   const [error, setError] = useState<string | null>(null);
   const [unseen, setUnseen] = useState(0);
   const scroller = useRef<HTMLDivElement | null>(null);
@@ -47,19 +52,22 @@ export function TranscriptPane(p: Pick<LogPaneProps, 'subject' | 'tail' | 'loadA
   const latest = list[list.length - 1];
   const attempt = selected ?? (tail && (!latest || tail.attempt > latest.attempt) ? tail.attempt : latest?.attempt);
 
-  // Loads the attempt's lines after the last one held, page by page.
+  // Loads the attempt's lines after the last one read, page by page; each page is read into the transcript once.
   const loadMore = useCallback(
-    async (from: LogLine[], att: number) => {
+    async (att: number) => {
       if (loading.current) return;
       loading.current = true;
+      const b = builder.current;
       try {
-        let all = from;
         for (;;) {
-          const after = all.length ? all[all.length - 1]!.seq : 0;
-          const page = await loadPage({ attempt: att, after, limit: PAGE });
-          all = all.concat(page.items);
-          setLines(all);
-          if (page.next === null || all.length >= MAX_LINES) break;
+          const page = await loadPage({ attempt: att, after: held.current.seq, limit: PAGE });
+          if (builder.current !== b) break; // another attempt was opened meanwhile: not its lines
+          if (page.items.length) {
+            held.current = { seq: page.items[page.items.length - 1]!.seq, lines: held.current.lines + page.items.length };
+            setItems(builder.current.append(page.items));
+            setLastSeq(held.current.seq);
+          }
+          if (page.next === null || held.current.lines >= MAX_LINES) break;
         }
         setError(null);
       } catch (e) {
@@ -71,20 +79,19 @@ export function TranscriptPane(p: Pick<LogPaneProps, 'subject' | 'tail' | 'loadA
     [loadPage],
   );
   useEffect(() => {
-    setLines([]);
+    builder.current = new TranscriptBuilder();
+    held.current = { seq: 0, lines: 0 };
+    setItems([]);
+    setLastSeq(0);
     atBottom.current = true;
     setUnseen(0);
-    if (attempt !== undefined) void loadMore([], attempt);
+    if (attempt !== undefined) void loadMore(attempt);
   }, [attempt, loadMore]);
   // The live tail moved on: fetch what arrived.
-  const lastSeq = lines.length ? lines[lines.length - 1]!.seq : 0;
   useEffect(() => {
-    if (tail && attempt !== undefined && tail.attempt === attempt && tail.lastSeq > lastSeq) void loadMore(lines, attempt);
-  }, [tail, attempt, lastSeq, lines, loadMore]);
+    if (tail && attempt !== undefined && tail.attempt === attempt && tail.lastSeq > lastSeq) void loadMore(attempt);
+  }, [tail, attempt, lastSeq, loadMore]);
 
-  // Read once: a fetch that appends lines reads only those (TranscriptBuilder).
-  const builder = useRef(new TranscriptBuilder());
-  const items = useMemo(() => builder.current.build(lines), [lines]);
   // Once per item (kept while the item is unchanged): the virtualizer asks again for every
   // unmeasured row each time a row is measured, and a live tail would re-estimate them all.
   const estimated = useRef(new WeakMap<TranscriptItem, number>());
@@ -200,23 +207,15 @@ export function TranscriptPane(p: Pick<LogPaneProps, 'subject' | 'tail' | 'loadA
           {error}
         </div>
       ) : null}
-      {attempts && list.length === 0 && lines.length === 0 ? (
+      {attempts && list.length === 0 && items.length === 0 ? (
         <div className="log-empty muted">Nothing to read yet. The conversation appears here as the agent works.</div>
       ) : (
         <div className="transcript-scroll" ref={setScroller} style={{ height }} onScroll={onScroll} tabIndex={0} role="region" aria-label={`Transcript of attempt ${attempt ?? ''}`} data-testid="transcript-scroll">
           <div style={{ height: virtualizer.getTotalSize(), position: 'relative' }}>
-            {virtualizer.getVirtualItems().map((v) =>
-              fast ? (
-                // Not measured: an outline keeps the height the row is known (or estimated) to have.
-                <div key={`outline-${v.key}`} data-index={v.index} className="transcript-row" aria-hidden style={{ position: 'absolute', top: 0, left: 0, right: 0, height: v.size, transform: `translateY(${v.start}px)` }}>
-                  <TranscriptRowOutline item={items[v.index]!} />
-                </div>
-              ) : (
-                <div key={v.key} data-index={v.index} ref={virtualizer.measureElement} className="transcript-row" style={{ position: 'absolute', top: 0, left: 0, right: 0, transform: `translateY(${v.start}px)` }}>
-                  <TranscriptItemView item={items[v.index]!} />
-                </div>
-              ),
-            )}
+            {virtualizer.getVirtualItems().map((v) => (
+              // An outline is not measured: it keeps the height the row is known (or estimated) to have.
+              <TranscriptRow key={v.key} item={items[v.index]!} index={v.index} start={v.start} outline={fast} size={fast ? v.size : undefined} measure={virtualizer.measureElement} />
+            ))}
           </div>
         </div>
       )}

@@ -1,7 +1,7 @@
 // @vitest-environment happy-dom
 /** The transcript built from log lines (PROTOCOL §16) and one item rendered: safe markdown, errors marked. */
 import { cleanup, fireEvent, render, waitFor } from '@testing-library/react';
-import type { ReactElement } from 'react';
+import { memo, type ComponentProps, type ReactElement } from 'react';
 import Markdown from 'react-markdown';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { LogLine } from '../../../src-main/common/logs';
@@ -12,6 +12,18 @@ import { TranscriptPane } from './TranscriptPane';
 import { ScrollPace, SETTLE_MS } from './scroll-pace';
 
 afterEach(cleanup);
+
+// Rows rendered, counted: the real row, memoised as the module memoises it, with a counter in front.
+const rowRenders = vi.hoisted(() => ({ n: 0 }));
+vi.mock('./TranscriptItemView', async (importOriginal) => {
+  const real = await importOriginal<typeof import('./TranscriptItemView')>();
+  const inner = (real.TranscriptRow as unknown as { type: (p: ComponentProps<typeof real.TranscriptRow>) => ReactElement }).type;
+  const counted = (p: ComponentProps<typeof real.TranscriptRow>) => {
+    rowRenders.n++;
+    return inner(p);
+  };
+  return { ...real, TranscriptRow: memo(counted) };
+});
 
 let seq = 0;
 const line = (text: string, extra: Partial<LogLine> = {}): LogLine => ({ seq: ++seq, at: '2026-12-01T10:00:00.000Z', attempt: 1, stream: 'stdout', level: 'info', text, ...extra });
@@ -76,6 +88,31 @@ describe('buildTranscript', () => {
     b.build(all);
     const sameTail = [line('Reloaded.', { kind: 'assistant' }), ...all.slice(1)];
     expect(b.build(sameTail)).toEqual(buildTranscript(sameTail));
+  });
+});
+
+describe('TranscriptBuilder.append', () => {
+  it('pages appended one after another give the transcript of all the lines, without the caller keeping them; items returned before never change', () => {
+    const all = [
+      line('Reading.', { kind: 'assistant', data: { model: 'm' } }),
+      line('More of it.', { kind: 'assistant' }),
+      line('tool Read', { kind: 'tool_call', data: { id: 'r1', name: 'Read', input: { path: 'a' } } }),
+      line('out 1', {}),
+      line('out 2', {}),
+      line('read it', { kind: 'tool_result', data: { id: 'r1', output: 'text' } }),
+      line('Done.', { kind: 'result', data: { result: 'Done.' } }),
+    ];
+    const whole = buildTranscript(all);
+    for (let split = 1; split < all.length; split++) {
+      const b = new TranscriptBuilder();
+      const first = b.append(all.slice(0, split));
+      const frozen = JSON.stringify(first);
+      const next = b.append(all.slice(split));
+      expect(next).toEqual(whole);
+      expect(JSON.stringify(first)).toBe(frozen);
+      // An item the second page did not touch is the same object.
+      for (let i = 0; i < first.length - 1; i++) if (JSON.stringify(first[i]) === JSON.stringify(next[i])) expect(next[i]).toBe(first[i]);
+    }
   });
 });
 
@@ -270,4 +307,73 @@ describe('rows while the list moves too fast to read', () => {
       delete owner.clientWidth;
     }
   });
+});
+
+describe('rows while the list scrolls', () => {
+  /** happy-dom has no layout: the list needs a size, and its rows a height (40 px), to render rows as a browser would. */
+  function withLayout<T>(run: () => Promise<T>): Promise<T> {
+    const owner = Object.getPrototypeOf(document.createElement('div')) as Record<string, unknown>;
+    Object.defineProperty(owner, 'clientHeight', { configurable: true, get: () => 300 });
+    Object.defineProperty(owner, 'clientWidth', { configurable: true, get: () => 800 });
+    Object.defineProperty(owner, 'offsetHeight', { configurable: true, get: () => 40 });
+    return run().finally(() => {
+      delete owner.offsetHeight;
+      delete owner.clientHeight;
+      delete owner.clientWidth;
+    });
+  }
+
+  it('a scrolled frame renders only the rows that came into view, not every row on screen', () =>
+    withLayout(async () => {
+      const lines = Array.from({ length: 400 }, (_, i) => line(`message ${i}`, { kind: 'assistant', data: { model: 'm' } }));
+      const pane = renderPane('task:4', lines);
+      await waitFor(() => expect(pane.container.querySelectorAll('.tx-message').length).toBeGreaterThan(0));
+      const el = pane.container.querySelector('[data-testid="transcript-scroll"]') as HTMLElement;
+      const shown = () => new Set([...pane.container.querySelectorAll('.transcript-row')].map((r) => r.getAttribute('data-index')));
+      el.scrollTop = 0;
+      fireEvent.scroll(el);
+      await new Promise((r) => setTimeout(r, 0));
+      expect(shown().size).toBeLessThan(40);
+      // Slowly (a few px a step, far under a screen per frame): rows in full, the range moves row by row.
+      let top = 0;
+      let entered = 0;
+      for (let step = 0; step < 40; step++) {
+        const before = shown();
+        rowRenders.n = 0;
+        top += 7;
+        el.scrollTop = top;
+        fireEvent.scroll(el);
+        await new Promise((r) => setTimeout(r, 0));
+        const added = [...shown()].filter((i) => !before.has(i)).length;
+        expect(rowRenders.n, `step ${step}`).toBe(added);
+        entered += added;
+      }
+      expect(entered).toBeGreaterThan(3);
+      expect(pane.container.querySelectorAll('.tx-outline').length).toBe(0);
+    }));
+
+  it('a row that was an outline during a fling is the same element once it fills in', () =>
+    withLayout(async () => {
+      const lines = Array.from({ length: 400 }, (_, i) => line(`message ${i}`, { kind: 'assistant', data: { model: 'm' } }));
+      const clock = vi.spyOn(performance, 'now');
+      try {
+        const pane = renderPane('task:5', lines);
+        await waitFor(() => expect(pane.container.querySelectorAll('.tx-message').length).toBeGreaterThan(0));
+        const el = pane.container.querySelector('[data-testid="transcript-scroll"]') as HTMLElement;
+        let now = 1000;
+        clock.mockImplementation(() => now);
+        for (const top of [0, 900, 1800]) {
+          el.scrollTop = top;
+          fireEvent.scroll(el);
+          now += 16;
+        }
+        const outline = pane.container.querySelector('.tx-outline')!.closest('.transcript-row')!;
+        clock.mockRestore();
+        await waitFor(() => expect(pane.container.querySelectorAll('.tx-outline').length).toBe(0), { timeout: SETTLE_MS * 10 });
+        expect(outline.isConnected).toBe(true);
+        expect(outline.querySelector('.tx-message')).not.toBeNull();
+      } finally {
+        clock.mockRestore();
+      }
+    }));
 });

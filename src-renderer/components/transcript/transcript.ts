@@ -85,6 +85,18 @@ export class TranscriptBuilder {
     return this.items.slice();
   }
 
+  /**
+   * The transcript once `lines` (the lines after every line given before, oldest first) are read
+   * too: the caller need not keep the lines, only this builder. Same rules as `build`.
+   */
+  append(lines: readonly LogLine[]): TranscriptItem[] {
+    this.fresh = this.items.length;
+    for (const l of lines) this.add(l);
+    this.read = 0; // `build` after `append` starts over: it has no list to compare with
+    this.first = this.last = undefined;
+    return this.items.slice();
+  }
+
   private reset(): void {
     this.items = [];
     this.calls = new Map();
@@ -244,16 +256,27 @@ export function estimateHeight(item: TranscriptItem, charsPerLine = 110): number
  * nothing, and the virtual list neither re-lays out the rows below nor adjusts the scroll.
  */
 export class LearnedHeights {
-  private readonly heights = new Map<string, number>();
-  private key(item: TranscriptItem, estimate: number, width: number): string {
-    return `${Math.round(width)}|${item.type}|${estimate}`;
+  /** Learned heights by list width, then by class: a number, not a string (see `classOf`). */
+  private readonly heights = new Map<number, Map<number, number>>();
+  /**
+   * A row's class as one number (estimate × 8 + type): the virtual list asks for the estimate of
+   * every row below a newly measured one, 10 000 at the top of a long transcript, and a string key
+   * built for each was that many strings for the collector per row mounted.
+   */
+  private classOf(item: TranscriptItem, estimate: number): number {
+    return estimate * 8 + TYPE_INDEX[item.type];
   }
   /** The height to place `item` by before it is measured. */
   estimate(item: TranscriptItem, estimate: number, width: number): number {
-    return this.heights.get(this.key(item, estimate, width)) ?? estimate;
+    return this.heights.get(Math.round(width))?.get(this.classOf(item, estimate)) ?? estimate;
   }
   /** `item` was measured for the first time at `height`. */
   learn(item: TranscriptItem, estimate: number, width: number, height: number): void {
-    this.heights.set(this.key(item, estimate, width), height);
+    const w = Math.round(width);
+    let byClass = this.heights.get(w);
+    if (!byClass) this.heights.set(w, (byClass = new Map()));
+    byClass.set(this.classOf(item, estimate), height);
   }
 }
+
+const TYPE_INDEX: Record<TranscriptItem['type'], number> = { message: 0, tool: 1, result: 2, system: 3, error: 4, output: 5 };
