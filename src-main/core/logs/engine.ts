@@ -82,8 +82,8 @@ export function unpackBatch(b: PackedBatch): AppendEntry[] {
 }
 
 /**
- * Frames in arrival order, some parsed on the main thread (packed), the rest as their text, read
- * here (frame-text.ts): `order[i]` is 0 for the next packed entry, 1 for the next text.
+ * Frames in arrival order, some parsed on the main thread (packed), the rest as their text or
+ * bytes, read here (frame-text.ts): `order[i]` is 0 for the next packed entry, 1 for the next text.
  */
 export interface IngestBatch {
   packed: PackedBatch;
@@ -150,7 +150,11 @@ export function runOp<O extends EngineOp>(store: LogStore, op: O, args: EngineOp
 
 /** Where the log store runs: a worker thread in Gaffer, this thread in tests. */
 export interface LogEngine {
-  call<O extends EngineOp>(op: O, args: EngineOps[O]['args']): Promise<EngineOps[O]['result']>;
+  /**
+   * `transfer`: memory the call hands over whole (frames' bytes): a worker takes it without a
+   * copy and it is unusable here afterwards; on this thread it is simply read.
+   */
+  call<O extends EngineOp>(op: O, args: EngineOps[O]['args'], transfer?: ArrayBuffer[]): Promise<EngineOps[O]['result']>;
   close(): Promise<void>;
 }
 
