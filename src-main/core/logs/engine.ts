@@ -150,11 +150,7 @@ export function runOp<O extends EngineOp>(store: LogStore, op: O, args: EngineOp
 
 /** Where the log store runs: a worker thread in Gaffer, this thread in tests. */
 export interface LogEngine {
-  /**
-   * `transfer`: memory the call hands over whole (frames' bytes): a worker takes it without a
-   * copy and it is unusable here afterwards; on this thread it is simply read.
-   */
-  call<O extends EngineOp>(op: O, args: EngineOps[O]['args'], transfer?: ArrayBuffer[]): Promise<EngineOps[O]['result']>;
+  call<O extends EngineOp>(op: O, args: EngineOps[O]['args']): Promise<EngineOps[O]['result']>;
   close(): Promise<void>;
 }
 

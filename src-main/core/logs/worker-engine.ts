@@ -83,7 +83,7 @@ export function startWorkerEngine(opts: WorkerEngineOptions): LogEngine {
   };
 
   // The worker keeps the process alive only while it owes an answer (and while it closes).
-  const post = <O extends EngineOp | 'close'>(op: O, args: unknown, transfer?: ArrayBuffer[]): Promise<unknown> =>
+  const post = <O extends EngineOp | 'close'>(op: O, args: unknown): Promise<unknown> =>
     new Promise((resolve, reject) => {
       const id = nextId++;
       const w = worker!;
@@ -101,15 +101,15 @@ export function startWorkerEngine(opts: WorkerEngineOptions): LogEngine {
           settle();
         },
       });
-      w.postMessage({ id, op, args }, transfer);
+      w.postMessage({ id, op, args });
     });
 
   return {
-    async call<O extends EngineOp>(op: O, args: EngineOps[O]['args'], transfer?: ArrayBuffer[]): Promise<EngineOps[O]['result']> {
+    async call<O extends EngineOp>(op: O, args: EngineOps[O]['args']): Promise<EngineOps[O]['result']> {
       if (closed) throw new GafferError('unavailable', 'log storage is closed');
       ready ??= start();
       await ready;
-      return (await post(op, args, transfer)) as EngineOps[O]['result'];
+      return (await post(op, args)) as EngineOps[O]['result'];
     },
     async close() {
       if (closed) return;
