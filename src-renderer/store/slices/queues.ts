@@ -77,16 +77,25 @@ export function createQueuesSlice(ctx: SliceContext<QueuesState>): Slice<QueuesA
     set({ queue: { ...q, columns: { ...q.columns, [status]: { ...q.columns[status], ...patch } } } });
   };
 
-  /** Each column's reload in flight (kept here, not in state: a background reload renders nothing); paging waits for it. */
-  const reloading = new Map<TaskStatus, object>();
+  /**
+   * Each column's reload in flight (kept here, not in state: a background reload renders nothing). A page
+   * asked for meanwhile follows it: started now, the reload's answer would replace the page's rows.
+   */
+  const reloading = new Map<TaskStatus, Promise<void>>();
 
   async function loadColumn(status: TaskStatus, mode: 'reload' | 'more'): Promise<void> {
+    const inFlight = mode === 'more' ? reloading.get(status) : undefined;
+    if (inFlight) {
+      await inFlight;
+      return loadColumn(status, 'more'); // asked twice meanwhile: the second finds the first loading
+    }
     const role = get().queue.role;
     if (!role) return;
     const mine = gen;
     const col = get().queue.columns[status];
-    if (mode === 'more' && (col.next === null || col.loading || reloading.has(status))) return;
-    const reload = {};
+    if (mode === 'more' && (col.next === null || col.loading)) return;
+    let settled = () => {};
+    const reload = new Promise<void>((resolve) => (settled = resolve));
     if (mode === 'reload') reloading.set(status, reload);
     // A loaded column refreshed in the background shows no spinner (every 15 s and on live events):
     // the flag alone re-rendered the board, and the open task pane with it, twice per column.
@@ -110,6 +119,7 @@ export function createQueuesSlice(ctx: SliceContext<QueuesState>): Slice<QueuesA
       setColumn(status, { loading: false, error: toUiError(e) });
     } finally {
       if (reloading.get(status) === reload) reloading.delete(status);
+      settled();
     }
   }
 
