@@ -122,6 +122,15 @@ function mapText(v: unknown): unknown {
 }
 
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+const utf8 = new TextDecoder('utf-8', { ignoreBOM: true });
+
+/**
+ * Bytes → text as a received frame is read (Node's `Buffer#toString('utf8')`): bad sequences become
+ * U+FFFD and a leading byte-order mark is kept (so it still fails a JSON parse, as it always did).
+ */
+export function decodeUtf8(bytes: Uint8Array): string {
+  return utf8.decode(bytes);
+}
 
 /** Bytes → text, or undefined when they are not valid UTF-8 (never silently replaced). */
 export function decodeUtf8Strict(bytes: Uint8Array): string | undefined {

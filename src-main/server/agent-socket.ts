@@ -17,6 +17,7 @@
  * Frames that only feed logs and spend (`log`, `usage`, `artifact`, any large frame) are handed
  * to the hub in short time-bounded slices, each connection's frames in order, its socket paused
  * while too many wait (ingest-queue.ts): another agent's claim waits behind one slice at most.
+ * They are handed over as their bytes: a `log` frame's lines are decoded in the log worker.
  *
  * Frames: text only, at most MAX_FRAME_BYTES (a larger one is answered `too_large` and closed
  * with 4413), no compression (a compressed frame could inflate past any limit). A frame up to
@@ -158,16 +159,20 @@ export function attachAgentSocket(server: Server, core: Pick<Core, 'hub' | 'toke
     const conn: HubConnection = hub.connect(socket, { remoteAddress, token, admitAtHello: full });
     ws.onTooLarge = () => conn.tooLarge(null);
     const source = { pause: () => ws.pause(), resume: () => ws.resume() };
-    const receive = (bytes: Buffer, isBinary: boolean) => {
+    // A queued frame (`log`, `usage`, large) goes to the hub as its bytes: a `log` frame is then
+    // decoded by the log worker, not here (core/logs/service.ts invariant 6); the bytes are the
+    // hub's from here on.
+    const receive = (bytes: Buffer, isBinary: boolean, queued: boolean) => {
       if (bytes.length > MAX_FRAME_BYTES) conn.tooLarge(isBinary ? null : peekId(bytes));
       else if (isBinary) conn.receiveBinary();
+      else if (queued) conn.receiveBytes(bytes);
       else conn.receive(bytes.toString('utf8'));
     };
     ws.on('message', (data, isBinary) => {
       const bytes = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
       // ingest-queue.ts invariant 1: once one frame of this socket waits, its later ones wait behind it.
-      if (ingest.holds(source) || isIngestFrame(bytes)) ingest.push(source, bytes.length, () => receive(bytes, isBinary));
-      else receive(bytes, isBinary);
+      if (ingest.holds(source) || isIngestFrame(bytes)) ingest.push(source, bytes.length, () => receive(bytes, isBinary, true));
+      else receive(bytes, isBinary, false);
     });
     ws.on('ping', () => conn.alive());
     ws.on('pong', () => conn.alive());

@@ -3,7 +3,8 @@
  * only the holder may send them, lines come back complete and in order across a reconnect and a
  * restart of Gaffer on the same data directory, and a resend stores nothing twice.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { Worker } from 'node:worker_threads';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ManualClock } from '../common/clock';
 import { tempDir } from '../core/tests/test-core';
 import { startHarness, TestAgent, until, type Harness } from './tests/agent-socket.testkit';
@@ -145,8 +146,37 @@ describe('log and usage frames', () => {
     const texts = async (id: number) => (await h.core.logs.read({ subject: `task:${id}`, limit: 10 })).items.map((l) => l.text);
     expect(await texts(task.id)).toEqual(['one', 'two', 'three']);
     expect(await texts(theirs.id)).toEqual([]);
-    // p1 and p4 were parsed by the worker, p2 (spaced) on the main thread.
-    expect(h.core.logs.stats).toMatchObject({ frames: 3, textFrames: 2 });
+    // p1 and p4 were parsed by the worker (as bytes: never decoded on the main thread), p2 (spaced) on the main thread.
+    expect(h.core.logs.stats).toMatchObject({ frames: 3, textFrames: 2, byteFrames: 2 });
+  });
+
+  it('a large log frame reaches the log worker as its bytes, never decoded or detached here; one whose header is not at its start is decoded first, as before', async () => {
+    const h = await harness();
+    const a = await agent(h);
+    const { task, lock } = await claimOne(h, a);
+    const posted = vi.spyOn(Worker.prototype, 'postMessage');
+    cleanups.push(() => posted.mockRestore());
+    const ingests = () => posted.mock.calls.filter(([m]) => (m as { op?: string }).op === 'ingest');
+    const lines = (from: number) => Array.from({ length: 400 }, (_, i) => ({ text: `${'é'.repeat(100)} ${from + i}`, seq: from + i }));
+
+    // The SDK's order: the header first, then ~100 KiB of lines.
+    const big = JSON.stringify({ id: 'b1', type: 'log', taskId: task.id, fence: lock.fence, lines: lines(1) });
+    expect((await a.text(big, 'b1')).result).toMatchObject({ stored: 400, lastSeq: 400 });
+    const [sent, transfer] = ingests()[0] as [{ args: { batch: { texts: Array<{ text?: string; bytes?: Uint8Array }> } } }, unknown];
+    expect(sent.args.batch.texts).toHaveLength(1);
+    expect(sent.args.batch.texts[0]!.text).toBeUndefined();
+    // Copied, not transferred: a detached buffer would slow every typed-array loop of this thread (service.ts invariant 6).
+    expect(transfer).toBeUndefined();
+    expect(sent.args.batch.texts[0]!.bytes!.byteLength).toBe(Buffer.byteLength(big));
+    expect(h.core.logs.stats).toMatchObject({ textFrames: 1, byteFrames: 1 });
+
+    // The lines before the header (another client's order), past the bytes the header is read from:
+    // decoded on the main thread, read by the worker as text, stored all the same.
+    const late = JSON.stringify({ lines: lines(401), taskId: task.id, id: 'b2', type: 'log' });
+    expect((await a.text(late, 'b2')).result).toMatchObject({ stored: 400, lastSeq: 800 });
+    expect(h.core.logs.stats).toMatchObject({ textFrames: 2, byteFrames: 1 });
+    const page = await h.core.logs.read({ subject: `task:${task.id}`, limit: 1000 });
+    expect(page.items.map((l) => l.text)).toEqual([...lines(1), ...lines(401)].map((l) => l.text));
   });
 
   it('resends after a reconnect and after a restart of Gaffer store every line once, in order', async () => {

@@ -38,6 +38,13 @@ export interface HubConnection {
   readonly sessionId: string;
   /** One text frame arrived. */
   receive(text: string): void;
+  /**
+   * One text frame arrived as its UTF-8 bytes, not decoded yet: a `log` frame the log sink takes
+   * whole (`LogSink.logBytes`) is never turned into a string on this thread; any other frame is
+   * decoded and handled as `receive` handles it. The hub keeps the bytes: the caller hands them
+   * over and never touches them again (the log worker may take their memory).
+   */
+  receiveBytes(bytes: Uint8Array): void;
   /** One binary frame arrived (refused: the protocol is JSON text). */
   receiveBinary(): void;
   /**
@@ -87,6 +94,12 @@ export interface LogSink {
    * frame from this sender, else undefined and the hub handles the frame as usual.
    */
   logText?(instanceId: string, text: string): { id: WireId; result: Promise<LogResult> } | undefined;
+  /**
+   * The same for a frame's UTF-8 bytes, before anyone decoded them: taken when its header reads
+   * cleanly from its first bytes (then only the log worker decodes it), else undefined and the hub
+   * decodes the frame and goes on as for any text frame (`logText` first).
+   */
+  logBytes?(instanceId: string, bytes: Uint8Array): { id: WireId; result: Promise<LogResult> } | undefined;
 }
 
 /** The body of a `job_trigger` push, as the jobs engine builds it. */

@@ -17,6 +17,7 @@
 import type { TimerHandle } from '../../common/clock';
 import { GafferError, type ErrorCode } from '../../common/errors';
 import { isoTime } from '../../common/iso-time';
+import { decodeUtf8 } from '../../common/text';
 import { parseAgentRequest } from '../../common/parse-agent-request';
 import { CLOSE_CODES, PROTOCOL_VERSION, type AgentPush, type AgentRequestOf, type HelloResult, type HeldLock } from '../../common/protocol';
 import type { RegisterInstanceInput } from '../../common/schemas';
@@ -97,6 +98,10 @@ export class Session implements HubConnection, Peer {
     this.guard(() => this.receiveFrame(text));
   }
 
+  receiveBytes(bytes: Uint8Array): void {
+    this.guard(() => this.receiveFrame(bytes));
+  }
+
   /**
    * Invariant 2: nothing an agent sends may crash the server. Whatever escapes (a bug, a database
    * that went away) is logged and costs this session only (closed with 1011).
@@ -118,21 +123,24 @@ export class Session implements HubConnection, Peer {
     }
   };
 
-  private receiveFrame(text: string): void {
+  /** A frame as text, or as its bytes (`receiveBytes`: decoded here only if the log sink does not take them). */
+  private receiveFrame(frame: string | Uint8Array): void {
     if (this.state === 'closed') return;
+    const text = () => (typeof frame === 'string' ? frame : decodeUtf8(frame));
     if (this.state === 'hello_pending') {
       // The agent pipelined requests behind its hello: keep them (bounded) until hello commits.
       if (this.early.length >= this.hub.opts.maxFramesBeforeReady) {
         this.fail(CLOSE_CODES.protocolViolation, 'too many frames before the hello reply');
-      } else this.early.push(text);
+      } else this.early.push(text());
       return;
     }
     if (!this.bucket.take(this.hub.env.clock.now())) {
-      this.rateLimited(text);
+      this.rateLimited(text());
       return;
     }
     this.strikes = 0;
-    this.handle(text);
+    if (typeof frame !== 'string' && this.state === 'ready' && this.unparsedLogBytes(frame)) return;
+    this.handle(text());
   }
 
   receiveBinary(): void {
@@ -276,6 +284,14 @@ export class Session implements HubConnection, Peer {
   /** PROTOCOL §5: a `log` frame the log sink takes as text is parsed off this thread (core/logs). */
   private unparsedLog(text: string): boolean {
     const taken = this.hub.requests.logs()?.logText?.(this.instanceId!, text);
+    if (!taken) return false;
+    this.answer(taken.id, taken.result);
+    return true;
+  }
+
+  /** The same for a frame's bytes: the log sink reads its header from its first bytes, the worker decodes the rest. */
+  private unparsedLogBytes(bytes: Uint8Array): boolean {
+    const taken = this.hub.requests.logs()?.logBytes?.(this.instanceId!, bytes);
     if (!taken) return false;
     this.answer(taken.id, taken.result);
     return true;

@@ -82,8 +82,8 @@ export function unpackBatch(b: PackedBatch): AppendEntry[] {
 }
 
 /**
- * Frames in arrival order, some parsed on the main thread (packed), the rest as their text, read
- * here (frame-text.ts): `order[i]` is 0 for the next packed entry, 1 for the next text.
+ * Frames in arrival order, some parsed on the main thread (packed), the rest as their text or
+ * bytes, read here (frame-text.ts): `order[i]` is 0 for the next packed entry, 1 for the next text.
  */
 export interface IngestBatch {
   packed: PackedBatch;

@@ -73,4 +73,19 @@ describe('readLogFrame', () => {
     expect(read('{"id":1,"type":"log","taskId":5,"lines":[{"text":"x"}],"fence":3}')).toEqual({ ok: false, code: 'not_holder', message: 'fence 3 is stale for task 5 (current 2)' });
     expect(read('{"id":1,"type":"log","taskId":5,"fence":2,"lines":[{"text":"x"}],"fence":1}')).toMatchObject({ ok: false, code: 'not_holder' });
   });
+
+  it('reads a frame from its bytes exactly as the socket would have decoded it (bad bytes as U+FFFD, a byte-order mark kept)', () => {
+    const fromBytes = (bytes: Uint8Array, text = Buffer.from(bytes).toString('utf8')) =>
+      readLogFrame({ bytes, header: scanLogFrameHeader(text)!, subject: 'task:5', attempt: 2, receivedAt: T0, lockFence: 2 });
+    const head = Buffer.from('{"id":1,"type":"log","taskId":5,"lines":[{"text":"caf\u00e9 ');
+    const tail = Buffer.from('"}]}');
+    // Two bad sequences and a good é: what `Buffer#toString` (the text path) makes of them.
+    const bytes = new Uint8Array(Buffer.concat([head, Buffer.from([0xc3, 0xa9, 0x20, 0xff, 0x20, 0xe2, 0x82]), tail]));
+    const r = fromBytes(bytes);
+    expect(r).toMatchObject({ ok: true, entry: { lines: [{ text: 'café é \ufffd \ufffd' }] } });
+    expect(r).toEqual(read(Buffer.from(bytes).toString('utf8')));
+    // A leading byte-order mark is not JSON, on either path.
+    const bom = new Uint8Array(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), head, tail]));
+    expect(fromBytes(bom, Buffer.concat([head, tail]).toString('utf8'))).toEqual({ ok: false, code: 'bad_request', message: 'malformed JSON' });
+  });
 });

@@ -1,7 +1,8 @@
 /**
- * A `log` frame read from its text in the log worker: parsed, checked by the wire schema's rules
- * and turned into the entry the store appends. The main thread only read its header
- * (frame-header.ts) and checked that the sender holds the work; the cost of the lines is here.
+ * A `log` frame read from its text, or from its bytes (decoded here), in the log worker: parsed,
+ * checked by the wire schema's rules and turned into the entry the store appends. The main thread
+ * only read its header (frame-header.ts) and checked that the sender holds the work; the cost of
+ * the lines — their string included — is here.
  *
  * Invariants:
  * 1. A frame is taken exactly when the parsed path would take it, and a refused one gets the
@@ -14,15 +15,20 @@
  *    check and another for its lines.
  */
 import { agentRequest, isLogLine, MAX_LOG_LINES_PER_FRAME, type LogLineInput } from '../../common/protocol';
-import { findIllFormedText, isWellFormedText } from '../../common/text';
+import { decodeUtf8, findIllFormedText, isWellFormedText } from '../../common/text';
 import { badRequest } from '../hub';
 import { REPEATED_HEADER, type LogFrameHeader } from './frame-header';
 import { EXACTLY_ONE_SUBJECT, staleFence } from './holders';
 import type { AppendEntry } from './log-store';
 
-/** One frame as it crosses to the worker: its text and what the main thread established. */
-export interface LogFrameText {
-  text: string;
+/**
+ * One frame as it crosses to the worker: its text, or its UTF-8 bytes when the main thread never
+ * decoded it (it read the header from the first bytes: service.ts `logBytes`), and what the main
+ * thread established.
+ */
+export type LogFrameText = FrameFacts & ({ text: string; bytes?: undefined } | { bytes: Uint8Array; text?: undefined });
+
+interface FrameFacts {
   header: LogFrameHeader;
   subject: string;
   attempt: number;
@@ -46,27 +52,29 @@ function sameHeader(msg: Record<string, unknown>, h: LogFrameHeader): boolean {
 }
 
 /** The common case, without the schema's per-object cost (a frame may hold 10 000 lines). */
-function quickCheck(msg: unknown, f: LogFrameText): msg is Frame {
+function quickCheck(msg: unknown, text: string, f: LogFrameText): msg is Frame {
   if (typeof msg !== 'object' || msg === null || Array.isArray(msg)) return false;
   const m = msg as Record<string, unknown>;
   if (!sameHeader(m, f.header) || (m.fence !== undefined && !isFence(m.fence))) return false;
   const lines = m.lines;
   if (!Array.isArray(lines) || lines.length < 1 || lines.length > MAX_LOG_LINES_PER_FRAME) return false;
   for (const l of lines) if (!isLogLine(l)) return false;
-  if (isWellFormedText(f.text) && !SURROGATE_ESCAPE.test(f.text)) return true;
+  if (isWellFormedText(text) && !SURROGATE_ESCAPE.test(text)) return true;
   return findIllFormedText(msg) === undefined;
 }
 
 const refuse = (message: string, code: 'bad_request' | 'not_holder' = 'bad_request'): ReadFrame => ({ ok: false, code, message });
 
 export function readLogFrame(f: LogFrameText): ReadFrame {
+  // Decoded as the socket would have (Buffer#toString): a frame reads the same on either path.
+  const text = f.text ?? decodeUtf8(f.bytes);
   let msg: unknown;
   try {
-    msg = JSON.parse(f.text);
+    msg = JSON.parse(text);
   } catch {
     return refuse('malformed JSON');
   }
-  if (!quickCheck(msg, f)) {
+  if (!quickCheck(msg, text, f)) {
     const r = agentRequest.safeParse(msg);
     if (!r.success) return refuse(badRequest(msg, r.error).message);
     const m = msg as Record<string, unknown>;
