@@ -82,7 +82,7 @@ export interface NextOffer {
  */
 export function nextOffer(e: EngineContext, job: JobRow, offeredBefore: string, deadline: number | null, own: boolean): NextOffer | null {
   const offered = JSON.parse(offeredBefore) as string[];
-  const instanceId = e.hub.pick(job.role, new Set(offered), (id) => e.offersOut(id));
+  const instanceId = e.hub.pick(job.role, new Set(offered), (id) => e.offersOut(id), e.instanceLoads());
   if (instanceId === null) return null;
   // Both callers place the offer now (in the caller's transaction).
   e.offerCounted(instanceId);
