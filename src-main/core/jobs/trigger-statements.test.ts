@@ -107,6 +107,38 @@ describe('a burst of triggers', () => {
   });
 });
 
+describe('a trigger’s events', () => {
+  it('are built only for a listener: no wire copy of a claim or a start while nobody listens to run.changed; the same events as before when someone does', async () => {
+    h = await startJobsHarness({ start: '2026-11-30T08:00:30.000Z' });
+    const agent = await h.agent('ops', succeed());
+    for (let i = 0; i < 3; i++) h.createJob({ name: `j${i}`, role: 'ops', schedule: { everyS: 900, timezone: 'UTC' }, overlap: 'allow' });
+    const queued: Array<{ type: string; cause?: string; run?: { id: string; status: string } }> = [];
+    const emit = h.core.store.emit.bind(h.core.store);
+    vi.spyOn(h.core.store, 'emit').mockImplementation((ev) => {
+      queued.push(ev as (typeof queued)[number]);
+      emit(ev);
+    });
+    const burst = async (at: string, n: number) => {
+      await h!.advanceTo(at);
+      await until(() => agent.replies.filter((r) => r.type === 'run_result').length === n, 'every run reported');
+      await h!.settle();
+    };
+    await burst('2026-11-30T08:15:00.000Z', 3);
+    // Before: a run.changed with the run's wire copy for every claim and every start, heard by nobody.
+    expect(queued.filter((ev) => ev.type === 'run.changed')).toEqual([]);
+    // What is listened to still comes, with the row as written (the inbox hears run.finished).
+    expect(queued.filter((ev) => ev.type === 'run.finished').map((ev) => ev.run?.status)).toEqual(['success', 'success', 'success']);
+    // With a listener (the console's stream), every edge of every run is announced again.
+    const heard: string[] = [];
+    const l = h.core.events.onAny((ev) => {
+      if (ev.type === 'run.changed') heard.push(`${ev.cause}:${ev.run.status}`);
+    });
+    await burst('2026-11-30T08:30:00.000Z', 6);
+    l.dispose();
+    expect(heard.sort()).toEqual([...Array(3).fill('claim:pending'), ...Array(3).fill('start:running'), ...Array(3).fill('succeed:success')].sort());
+  });
+});
+
 describe('a burst of more jobs than one transaction held before', () => {
   it('is claimed, checked and offered in one transaction: one commit (one fsync) for the slice', async () => {
     h = await startJobsHarness({ start: '2026-11-30T08:00:30.000Z' });
