@@ -124,7 +124,7 @@ export function offerMade(e: EngineContext, run: RunRow, job: JobRow, o: NextOff
     detail: { jobId: job.id, job: job.name, slot: run.slot, attempt: run.attempt, role: job.role, instanceId, offer: offers, ...(b ? { backfillId: b.id } : {}) },
     traceId: run.trace_id,
   });
-  e.ctx.store.emit({ type: 'trigger.offered', runId: run.id, role: job.role, instanceId, offer: offers });
+  if (e.ctx.store.wants('trigger.offered')) e.ctx.store.emit({ type: 'trigger.offered', runId: run.id, role: job.role, instanceId, offer: offers });
   e.afterCommit(() => {
     // The session may have ended since the pick: its `session.closed` moves the offer on.
     if (!e.closed) e.hub.send(instanceId, { type: 'job_trigger', ...trigger });
