@@ -18,6 +18,7 @@ import type { SubmitOptions } from '../db/group-commit';
 import type { InstanceRegistry } from '../instances';
 import type { Board, ClaimLocks } from '../tasks';
 import type { HubOptions } from './ports';
+import type { InstanceLoads } from './store';
 
 export type SessionState = 'awaiting_hello' | 'hello_pending' | 'ready' | 'closed';
 
@@ -81,7 +82,8 @@ export interface PeerPicker {
    * The least loaded ready session of `role` whose instance is online and not in `excluded`: held
    * locks plus `extraLoad(instanceId)` (the offers out to it, for a job trigger), then the one
    * picked least recently, then the earliest connected; with `runsOnly`, only sessions that take job
-   * runs. Picking counts as its turn.
+   * runs. Picking counts as its turn. With `loads`, each instance's status and held locks are read
+   * into it once and taken from it after (store.ts `InstanceLoads`).
    */
-  pick(role: string, excluded: ReadonlySet<string>, extraLoad?: (instanceId: string) => number, runsOnly?: boolean): Peer | undefined;
+  pick(role: string, excluded: ReadonlySet<string>, extraLoad?: (instanceId: string) => number, runsOnly?: boolean, loads?: InstanceLoads): Peer | undefined;
 }

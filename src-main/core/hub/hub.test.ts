@@ -417,6 +417,22 @@ describe('pushes', () => {
     expect(core.hub.pick('nobody', new Set())).toBeNull();
   });
 
+  it('pick with the caller’s loads memo reads each candidate’s status and held locks into it once, then decides by it', async () => {
+    setup();
+    core.tasks.create({ title: 't', role: 'ops' }, { actor: 'op' });
+    const a = await agent('ops', 'a');
+    const b = await agent('ops', 'b');
+    await call(a.sock, 'claim'); // a holds a lock
+    const loads = new Map<string, { status: string; held: number } | null>();
+    expect(core.hub.pick('ops', new Set(), undefined, loads)).toBe(b.id);
+    expect(Object.fromEntries(loads)).toEqual({ [a.id]: { status: 'online', held: 1 }, [b.id]: { status: 'online', held: 0 } });
+    // Not read again while the caller keeps the memo: what it says decides.
+    loads.set(b.id, { status: 'online', held: 5 });
+    expect(core.hub.pick('ops', new Set(), undefined, loads)).toBe(a.id);
+    // Without one, the database is read afresh.
+    expect(core.hub.pick('ops', new Set())).toBe(b.id);
+  });
+
   it('pick skips instances that are not online; send reaches only the bound, ready session', async () => {
     setup();
     const a = await agent('ops', 'a');

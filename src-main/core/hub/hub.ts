@@ -37,7 +37,7 @@ import { Presence, type PresenceDeps } from './presence';
 import type { RequestHost } from './requests';
 import { RunGate } from './runs';
 import { Session, type SessionHost } from './session';
-import { prepareInstanceLoad } from './store';
+import { prepareInstanceLoad, type InstanceLoads } from './store';
 import type { Needed } from '../wiring';
 
 export type { RejectionKind } from './host';
@@ -215,10 +215,11 @@ export class Hub implements JobsHubPort {
    * The instance a new offer goes to (JobsHubPort): the least loaded ready, online instance of
    * `role` that takes job runs, not in `exclude` — held locks + `offersOut(instanceId)`, then the
    * one picked least recently, then the earliest connected — or null. Being picked counts as its turn.
+   * `loads`: the caller's memo of the instances' status and held locks (store.ts `InstanceLoads`).
    */
-  pick(role: string, exclude: ReadonlySet<string>, offersOut?: (instanceId: string) => number): string | null {
+  pick(role: string, exclude: ReadonlySet<string>, offersOut?: (instanceId: string) => number, loads?: InstanceLoads): string | null {
     if (this.closed) return null;
-    return this.presence.pick(role, exclude, offersOut, true)?.instanceId ?? null;
+    return this.presence.pick(role, exclude, offersOut, true, loads)?.instanceId ?? null;
   }
 
   /** Sends one push to the live, ready session of `instanceId`; false when it has none. */

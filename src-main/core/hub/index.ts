@@ -11,5 +11,6 @@ export type {
   LogSink,
   RunSink,
 } from './ports';
+export type { InstanceLoads } from './store';
 export { TokenBucket } from './limits';
 export { badRequest, readId, type WireId } from './wire';

@@ -5,6 +5,7 @@
 import type { AgentPush, AgentRequestOf, JobTriggerPush, ArtifactResult, LogResult, UsageResult } from '../../common/protocol';
 import type { TokenInfo } from '../auth';
 import type { WireId } from './wire';
+import type { InstanceLoads } from './store';
 
 /** The minimal socket a transport hands to the hub. */
 export interface HubSocket {
@@ -116,8 +117,11 @@ export interface JobsHubPort {
    * The instance a new offer goes to: the least loaded ready, online instance of `role` that takes
    * job runs, not in `exclude` (held locks + `offersOut(instanceId)`, then the one picked least
    * recently, then the earliest connected), or null when there is none. Being picked counts as its turn.
+   * With `loads` (a map the caller keeps while no instance's status or held locks can change under
+   * it: the engine's pass), each candidate's status and held locks are read into it once, then taken
+   * from it.
    */
-  pick(role: string, exclude: ReadonlySet<string>, offersOut?: (instanceId: string) => number): string | null;
+  pick(role: string, exclude: ReadonlySet<string>, offersOut?: (instanceId: string) => number, loads?: InstanceLoads): string | null;
   /** Sends one push to the live session of `instanceId`; false when it has none. */
   send(instanceId: string, push: AgentPush): boolean;
   /** Instance ids with a live, ready session, optionally of one role. */

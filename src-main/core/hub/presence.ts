@@ -19,6 +19,7 @@ import type { TimerHandle } from '../../common/clock';
 import { CLOSE_CODES } from '../../common/protocol';
 import type { InstanceRegistry } from '../instances';
 import type { HubEnv, Journal, Peer, PeerPicker } from './host';
+import type { InstanceLoads } from './store';
 
 export interface PresenceDeps {
   readonly env: HubEnv;
@@ -62,12 +63,12 @@ export class Presence implements PeerPicker {
     return out;
   }
 
-  pick(role: string, excluded: ReadonlySet<string>, extraLoad?: (instanceId: string) => number, runsOnly = false): Peer | undefined {
+  pick(role: string, excluded: ReadonlySet<string>, extraLoad?: (instanceId: string) => number, runsOnly = false, loads?: InstanceLoads): Peer | undefined {
     let best: Peer | undefined;
     let bestLoad = Infinity;
     for (const [instanceId, s] of this.byInstance) {
       if (s.role !== role || s.state !== 'ready' || excluded.has(instanceId) || (runsOnly && !s.takesRuns)) continue;
-      const row = this.deps.load(instanceId);
+      const row = loads ? this.loadOf(instanceId, loads) : this.deps.load(instanceId);
       if (!row || row.status !== 'online') continue;
       const load = row.held + (extraLoad?.(instanceId) ?? 0);
       if (
@@ -81,6 +82,13 @@ export class Presence implements PeerPicker {
     }
     if (best) best.lastPickSeq = ++this.pickSeq;
     return best;
+  }
+
+  /** The load of `instanceId` from the caller's `loads`, read into it on first need (store.ts `InstanceLoads`). */
+  private loadOf(instanceId: string, loads: InstanceLoads): { status: string; held: number } | undefined {
+    let row = loads.get(instanceId);
+    if (row === undefined) loads.set(instanceId, (row = this.deps.load(instanceId) ?? null));
+    return row ?? undefined;
   }
 
   /** `hello` committed: `peer` now speaks for its instance (an older session is superseded). */

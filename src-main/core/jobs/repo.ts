@@ -20,10 +20,13 @@
  *    writer) or a statement here writes runs in bulk (gaps, a run's budget), which forgets them all.
  *    A run read again, and a phase move of the row its caller holds, then need not build the wide
  *    row from the database (most of a trigger's cost: claim, dispatch, start, result).
+ * 6. A run's events carry its wire copy (`toRun`: a dozen ISO dates and its JSON columns parsed),
+ *    built only when a listener is there for the event (`store.wants`): a claim and a start are
+ *    heard only by the console's stream, and a burst without an open console builds none of them.
  */
 import { GafferError } from '../../common/errors';
 import { isoTime } from '../../common/iso-time';
-import type { CheckLayer, CheckRecord, CheckVerdict, JobSpec, RunDisposition, RunSettlement, RunStatus, RunStep } from '../../common/job-schema';
+import type { CheckLayer, CheckRecord, CheckVerdict, JobSpec, Run, RunDisposition, RunSettlement, RunStatus, RunStep } from '../../common/job-schema';
 import type { CoreContext } from '../context';
 import { SqlWhere } from '../sql-where';
 import { onOldTimeline, type ClockGap } from '../time/gap-detector';
@@ -341,15 +344,15 @@ export class JobRepo {
     const { range, ...fields } = r;
     const params = { ...fields, rangeSlots: range?.slots ?? null, rangeLastSlot: range?.lastSlot ?? null, rangeLastAt: range?.lastAt ?? null, now: this.now };
     const row = this.remember(this.runDefaults ? this.insertedRun(params, this.runDefaults) : this.q.insertRun.get(params)!);
-    const wire = toRun(row);
     this.ctx.audit.append({
       type: 'run.claim',
       actor,
       subject: `run:${row.id}`,
-      detail: { jobId: row.job_id, job: row.job_name, slot: row.slot, slotAt: wire.slotAt, from: null, to: 'pending', phaseFrom: null, phaseTo: 'checking', trigger: row.trigger, version: row.version, ...detail },
+      detail: { jobId: row.job_id, job: row.job_name, slot: row.slot, slotAt: isoTime(row.slot_at), from: null, to: 'pending', phaseFrom: null, phaseTo: 'checking', trigger: row.trigger, version: row.version, ...detail },
       traceId: row.trace_id,
     });
-    this.ctx.store.emit({ type: 'run.changed', run: wire, from: null, to: 'pending', cause: 'claim' });
+    // Invariant 6: the wire copy only for a listener (the console's stream; nothing else listens to claims).
+    if (this.ctx.store.wants('run.changed')) this.ctx.store.emit({ type: 'run.changed', run: toRun(row), from: null, to: 'pending', cause: 'claim' });
     return row;
   }
 
@@ -416,7 +419,6 @@ export class JobRepo {
     const next = this.writePhase(run, { ...fields, status, updated_at: this.now });
     if (!next) throw new GafferError('conflict', `run ${run.id} changed underneath (expected ${run.status})`);
     if (!isAuditedOnRun(cause)) return next;
-    const wire = toRun(next);
     const phases: { phaseFrom: RunPhase; phaseTo: RunPhase } = { phaseFrom: from, phaseTo: to };
     const base = { jobId: run.job_id, job: run.job_name, slot: run.slot };
     this.ctx.audit.append({
@@ -427,13 +429,25 @@ export class JobRepo {
       detail: edge ? { ...base, from: run.status, to: status, disposition: next.disposition, ...detail, ...phases } : { ...base, status, disposition: next.disposition, ...detail, ...phases },
       traceId: run.trace_id,
     });
-    if (edge) {
-      this.ctx.store.emit({ type: 'run.changed', run: wire, from: run.status, to: status, cause: edge.cause });
-      if (FINAL_RUN_STATUSES.has(status)) this.ctx.store.emit({ type: 'run.finished', run: wire });
-    } else {
-      this.ctx.store.emit({ type: 'run.updated', run: wire, what: `run.${cause}` });
-    }
+    this.announce(next, edge ? { from: run.status, to: status, cause: edge.cause } : { what: `run.${cause}` });
     return next;
+  }
+
+  /**
+   * Announces `run` as written: `run.changed` (+ `run.finished` on a final status) for a status
+   * edge, else `run.updated` — each only when something listens (invariant 6), and the wire copy
+   * built once for those that do.
+   */
+  private announce(run: RunRow, change: { from: RunStatus; to: RunStatus; cause: string } | { what: string }): void {
+    const store = this.ctx.store;
+    let wire: Run | undefined;
+    const wireOf = () => (wire ??= toRun(run));
+    if ('what' in change) {
+      if (store.wants('run.updated')) store.emit({ type: 'run.updated', run: wireOf(), what: change.what });
+      return;
+    }
+    if (store.wants('run.changed')) store.emit({ type: 'run.changed', run: wireOf(), ...change });
+    if (FINAL_RUN_STATUSES.has(change.to) && store.wants('run.finished')) store.emit({ type: 'run.finished', run: wireOf() });
   }
 
   /** A change of fields other than the phase's, audited as `type` with a `run.updated` event. */

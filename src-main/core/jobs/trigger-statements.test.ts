@@ -62,7 +62,7 @@ function countPassAndSink(db: Db): { pass: string[]; sink: string[] } {
 }
 
 describe('a burst of triggers', () => {
-  it('costs each trigger at most 14 statements in the pass and 13 for its ack and result, reads back no row it wrote, keeps every audit row', async () => {
+  it('costs each trigger at most 13 statements in the pass and 11 for its ack and result, reads back no row it wrote, keeps every audit row', async () => {
     h = await startJobsHarness({ start: '2026-11-30T08:00:30.000Z' });
     const agent = await h.agent('ops', succeed());
     const N = 20;
@@ -83,13 +83,19 @@ describe('a burst of triggers', () => {
     // hub's pick of an instance), 16 for the ack and result (a look for the folded runs the run
     // covers, when it covers none). Then 16: the due job's row read again by id, and the offers out
     // to the instance counted for every offer; now the row comes with the due listing and the count
-    // once per pass (the hub's own look at the instance, 1 of the 14, stays).
-    expect(perTrigger).toBeLessThanOrEqual(14.1);
+    // once per pass. Then 14: the hub's pick read the instance's status and held locks for every
+    // trigger; now once per pass and instance (the pass keeps them, like the offers count).
+    expect(perTrigger).toBeLessThanOrEqual(13.1);
     expect(ran.pass.filter((sql) => sql === 'SELECT * FROM jobs WHERE id = ?')).toEqual([]);
+    const commits = ran.pass.filter((sql) => sql === 'COMMIT').length;
     const counted = ran.pass.filter((sql) => /FROM runs WHERE offer_to = \? LIMIT/.test(sql)).length;
-    expect(counted).toBeLessThanOrEqual(ran.pass.filter((sql) => sql === 'COMMIT').length);
-    // Before: 16 (also each run read back by its start and by its result).
-    expect(ran.sink.length / N).toBeLessThanOrEqual(13);
+    expect(counted).toBeLessThanOrEqual(commits);
+    const loads = ran.pass.filter((sql) => /FROM locks WHERE instance_id = \?\) AS held FROM instances/.test(sql)).length;
+    expect(loads).toBeGreaterThan(0);
+    expect(loads).toBeLessThanOrEqual(commits);
+    // Before: 16 (also each run read back by its start and by its result); then 12 (the job's role
+    // read for a trigger.acknowledged event nobody listened to).
+    expect(ran.sink.length / N).toBeLessThanOrEqual(11.1);
     // The rows written are not read back: not by the dispatch, the start or the result.
     expect([...ran.pass, ...ran.sink].filter((sql) => /^(INSERT INTO|UPDATE) runs .*RETURNING \*$|^SELECT \* FROM runs WHERE id = \?$/.test(sql))).toEqual([]);
     // And what the engine holds as a run's row is, column for column, what the database holds.
@@ -99,6 +105,53 @@ describe('a burst of triggers', () => {
     // Every audit row a trigger owes: its claim, dispatch and offer, and its start and success.
     for (const type of ['run.claim', 'run.dispatch', 'trigger.offer', 'run.start', 'run.succeed']) expect(h.audit(type).filter((a) => a.subject.startsWith('run:'))).toHaveLength(N);
     expect(h.core.audit.verify().ok).toBe(true);
+  });
+});
+
+describe('a trigger’s events', () => {
+  it('are built only for a listener: no wire copy of a claim or a start, no offered / acknowledged event (nor the role read for it) while nobody listens; the same events as before when someone does', async () => {
+    h = await startJobsHarness({ start: '2026-11-30T08:00:30.000Z' });
+    const agent = await h.agent('ops', succeed());
+    for (let i = 0; i < 3; i++) h.createJob({ name: `j${i}`, role: 'ops', schedule: { everyS: 900, timezone: 'UTC' }, overlap: 'allow' });
+    const queued: Array<{ type: string; cause?: string; run?: { id: string; status: string } }> = [];
+    const emit = h.core.store.emit.bind(h.core.store);
+    vi.spyOn(h.core.store, 'emit').mockImplementation((ev) => {
+      queued.push(ev as (typeof queued)[number]);
+      emit(ev);
+    });
+    const roleReads: string[] = [];
+    spyStatements(h.core.db, (sql) => {
+      if (sql === 'SELECT role FROM jobs WHERE id = ?') roleReads.push(sql);
+    });
+    const burst = async (at: string, n: number) => {
+      await h!.advanceTo(at);
+      await until(() => agent.replies.filter((r) => r.type === 'run_result').length === n, 'every run reported');
+      await h!.settle();
+    };
+    await burst('2026-11-30T08:15:00.000Z', 3);
+    // Before: a run.changed with the run's wire copy for every claim and every start, a
+    // trigger.offered and a trigger.acknowledged (its job's role read for it), heard by nobody.
+    expect(queued.filter((ev) => ['run.changed', 'trigger.offered', 'trigger.acknowledged'].includes(ev.type))).toEqual([]);
+    expect(roleReads).toEqual([]);
+    // What is listened to still comes, with the row as written (the inbox hears run.finished).
+    expect(queued.filter((ev) => ev.type === 'run.finished').map((ev) => ev.run?.status)).toEqual(['success', 'success', 'success']);
+    // With a listener (the console's stream), every edge of every run is announced again.
+    const heard: string[] = [];
+    const l = h.core.events.onAny((ev) => {
+      if (ev.type === 'run.changed') heard.push(`${ev.cause}:${ev.run.status}`);
+      if (ev.type === 'trigger.offered' || ev.type === 'trigger.acknowledged') heard.push(`${ev.type}:${ev.role}`);
+    });
+    await burst('2026-11-30T08:30:00.000Z', 6);
+    l.dispose();
+    expect(heard.sort()).toEqual(
+      [
+        ...Array(3).fill('claim:pending'),
+        ...Array(3).fill('start:running'),
+        ...Array(3).fill('succeed:success'),
+        ...Array(3).fill('trigger.acknowledged:ops'),
+        ...Array(3).fill('trigger.offered:ops'),
+      ].sort(),
+    );
   });
 });
 

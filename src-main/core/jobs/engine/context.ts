@@ -15,6 +15,10 @@
  *    once per pass and instance, then kept by the pass as it places offers: they are cleared only by
  *    acknowledgements (read from sockets between passes) and by the engine's own moves of an offer,
  *    which within a pass can only leave the count a little high for an instance just passed over.
+ *    The instances' status and held locks (the rest of their load, the hub's `pick`) are read once
+ *    per pass and instance too: locks and statuses change by what sockets and timers deliver
+ *    between passes; a stale count can only tilt which instance is picked, and an instance that
+ *    went away meanwhile is not picked (the hub picks only among its live sessions).
  * 3. A run (or backfill) whose asynchronous checks are in flight is in `checkingRuns`
  *    (`checkingBackfills`): nothing else evaluates it until its continuation ran.
  */
@@ -22,7 +26,7 @@ import type { VerifyHooks } from '../../tasks';
 import type { Logger } from '../../../common/logger';
 import type { JobSettings } from '../../../common/job-schema';
 import type { CoreContext } from '../../context';
-import type { JobsHubPort } from '../../hub';
+import type { InstanceLoads, JobsHubPort } from '../../hub';
 import type { InstanceRegistry } from '../../instances';
 import type { Signals } from '../../signals';
 import type { BackfillRepo } from '../backfill-repo';
@@ -101,7 +105,7 @@ export class EngineContext {
   arm: () => void = () => {};
   private outbox: Array<() => void> = [];
   private readonly inflight = new Set<Promise<unknown>>();
-  private passCache: { settings?: JobSettings; backfills?: boolean; budget?: Map<string, BudgetVerdict>; offersOut?: Map<string, number> } | undefined;
+  private passCache: { settings?: JobSettings; backfills?: boolean; budget?: Map<string, BudgetVerdict>; offersOut?: Map<string, number>; loads?: InstanceLoads } | undefined;
 
   constructor(private readonly deps: EngineDeps) {
     this.ctx = deps.ctx;
@@ -208,6 +212,11 @@ export class EngineContext {
   offerCounted(instanceId: string): void {
     const n = this.passCache?.offersOut?.get(instanceId);
     if (n !== undefined) this.passCache!.offersOut!.set(instanceId, Math.min(OFFER_LOAD_CAP, n + 1));
+  }
+
+  /** The hub's memo of instances' loads for this pass (invariant 2); undefined outside a pass (read afresh). */
+  instanceLoads(): InstanceLoads | undefined {
+    return this.passCache && (this.passCache.loads ??= new Map());
   }
 
   anyBackfill(): boolean {

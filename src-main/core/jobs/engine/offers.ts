@@ -82,7 +82,7 @@ export interface NextOffer {
  */
 export function nextOffer(e: EngineContext, job: JobRow, offeredBefore: string, deadline: number | null, own: boolean): NextOffer | null {
   const offered = JSON.parse(offeredBefore) as string[];
-  const instanceId = e.hub.pick(job.role, new Set(offered), (id) => e.offersOut(id));
+  const instanceId = e.hub.pick(job.role, new Set(offered), (id) => e.offersOut(id), e.instanceLoads());
   if (instanceId === null) return null;
   // Both callers place the offer now (in the caller's transaction).
   e.offerCounted(instanceId);
@@ -124,7 +124,7 @@ export function offerMade(e: EngineContext, run: RunRow, job: JobRow, o: NextOff
     detail: { jobId: job.id, job: job.name, slot: run.slot, attempt: run.attempt, role: job.role, instanceId, offer: offers, ...(b ? { backfillId: b.id } : {}) },
     traceId: run.trace_id,
   });
-  e.ctx.store.emit({ type: 'trigger.offered', runId: run.id, role: job.role, instanceId, offer: offers });
+  if (e.ctx.store.wants('trigger.offered')) e.ctx.store.emit({ type: 'trigger.offered', runId: run.id, role: job.role, instanceId, offer: offers });
   e.afterCommit(() => {
     // The session may have ended since the pick: its `session.closed` moves the offer on.
     if (!e.closed) e.hub.send(instanceId, { type: 'job_trigger', ...trigger });

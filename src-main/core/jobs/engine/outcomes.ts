@@ -80,7 +80,8 @@ export function started(e: EngineContext, run: RunRow, instanceId: string): RunR
     run.status === 'pending'
       ? e.repo.movePhase(run, 'start', { ...fields, started_at: run.started_at ?? e.now() }, instanceId, detail)
       : e.repo.movePhase(run, 'attempt_start', fields, instanceId, detail);
-  e.ctx.store.emit({ type: 'trigger.acknowledged', runId: run.id, role: e.repo.roleOfJob(run.job_id), instanceId, offers });
+  // Heard only by the console's stream: without one, neither the event nor its job's role (a read) is made.
+  if (e.ctx.store.wants('trigger.acknowledged')) e.ctx.store.emit({ type: 'trigger.acknowledged', runId: run.id, role: e.repo.roleOfJob(run.job_id), instanceId, offers });
   return next;
 }
 
