@@ -53,24 +53,33 @@ export function TranscriptPane(p: Pick<LogPaneProps, 'subject' | 'tail' | 'loadA
   const attempt = selected ?? (tail && (!latest || tail.attempt > latest.attempt) ? tail.attempt : latest?.attempt);
 
   // Loads the attempt's lines after the last one read, page by page; each page is read into the transcript once.
+  // Asked again while a load is out (another attempt opened, the live tail moved), the load in flight
+  // goes on with the newest ask when it ends: returning there left a newly opened attempt empty.
+  const wanted = useRef<number | null>(null);
   const loadMore = useCallback(
     async (att: number) => {
+      wanted.current = att;
       if (loading.current) return;
       loading.current = true;
-      const b = builder.current;
       try {
-        for (;;) {
-          const page = await loadPage({ attempt: att, after: held.current.seq, limit: PAGE });
-          if (builder.current !== b) break; // another attempt was opened meanwhile: not its lines
-          if (page.items.length) {
-            held.current = { seq: page.items[page.items.length - 1]!.seq, lines: held.current.lines + page.items.length };
-            setItems(builder.current.append(page.items));
-            setLastSeq(held.current.seq);
+        while (wanted.current !== null) {
+          const current = wanted.current;
+          wanted.current = null;
+          const b = builder.current;
+          for (;;) {
+            const page = await loadPage({ attempt: current, after: held.current.seq, limit: PAGE });
+            if (builder.current !== b) break; // another attempt was opened meanwhile: not its lines
+            if (page.items.length) {
+              held.current = { seq: page.items[page.items.length - 1]!.seq, lines: held.current.lines + page.items.length };
+              setItems(builder.current.append(page.items));
+              setLastSeq(held.current.seq);
+            }
+            if (page.next === null || held.current.lines >= MAX_LINES) break;
           }
-          if (page.next === null || held.current.lines >= MAX_LINES) break;
         }
         setError(null);
       } catch (e) {
+        wanted.current = null;
         setError(e instanceof Error ? e.message : String(e));
       } finally {
         loading.current = false;

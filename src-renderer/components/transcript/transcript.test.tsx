@@ -239,6 +239,29 @@ function renderPane(subject: string, lines: LogLine[]) {
 }
 
 describe('TranscriptPane', () => {
+  it('an attempt opened while another attempt\'s page is still loading loads once that page is in', async () => {
+    const usage = { inputTokens: 0, outputTokens: 0, costUsd: 0 };
+    const attempts = [1, 2].map((n) => ({ attempt: n, firstSeq: 1, lastSeq: 1, lines: 1, bytes: 1, capped: false, usage }));
+    let release = () => {};
+    const asked: number[] = [];
+    const loadPage = ({ attempt }: { attempt: number }) => {
+      asked.push(attempt);
+      const page = { items: [line(`the answer of attempt ${attempt}`, { kind: 'assistant', data: { model: 'm' } })], next: null };
+      // The latest attempt, shown first, answers only when released.
+      return attempt === 2 ? new Promise<typeof page>((r) => (release = () => r(page))) : Promise.resolve(page);
+    };
+    const pane = render(
+      <TranscriptPane subject="task:9" tail={undefined} height={300} follow={() => () => {}} loadAttempts={() => Promise.resolve({ attempts, usage } as never)} loadPage={loadPage as never} />,
+    );
+    const tab = await waitFor(() => pane.getByRole('tab', { name: 'Attempt 1' }));
+    fireEvent.click(tab);
+    expect(asked).toEqual([2]); // attempt 2's page is still out
+    release();
+    await waitFor(() => expect(asked).toEqual([2, 1]));
+    // And what it read is shown: the list has a row's height (attempt 2's page was dropped, being another attempt's).
+    await waitFor(() => expect(parseFloat((pane.container.querySelector('[data-testid="transcript-scroll"] > div') as HTMLElement | null)?.style.height ?? '0')).toBeGreaterThan(0));
+  });
+
   it('parses the markdown of rows not on screen yet while the page is idle', async () => {
     const lines = Array.from({ length: 60 }, (_, i) => line(`**message ${i}** of a long run ${Math.random()}`, { kind: 'assistant', data: { model: 'm' } }));
     const last = lines[lines.length - 1]!.text;
