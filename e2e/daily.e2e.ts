@@ -269,6 +269,11 @@ describe('every view at 1024×700 and 1440×900', () => {
     it(`${theme}: axe finds nothing serious, no action is cut off`, async () => {
       const { page, errors } = await openConsole(browser, g, { ...SIZES[0], colorScheme: theme });
       const problems: string[] = [];
+      // The check itself first: a button without a name is a critical axe finding (an axe that ran no
+      // rule would pass every view below).
+      await page.evaluate(() => document.body.append(Object.assign(document.createElement('button'), { id: 'axe-self-check' })));
+      expect((await axeFindings(page)).map((f) => f.id)).toContain('button-name');
+      await page.evaluate(() => document.getElementById('axe-self-check')!.remove());
       for (const v of VIEWS) {
         await page.setViewportSize(SIZES[0]);
         await go(page, v.hash(), v.ready);

@@ -30,7 +30,9 @@ describe('kill -9 of the headless server under load', () => {
   it('every round: the database opens cleanly, invariants hold, no acknowledged write is lost; finally every task is done once', async () => {
     const t0 = Date.now();
     const rng = rngFor('kill9');
-    const rounds = pick(20, 60);
+    // Bounded: 12 rounds (CI time; each round is a kill, a check of the dead database and a restart,
+    // ~3.5 s): fewer kills at random moments, the same checks after each; full: 60.
+    const rounds = pick(12, 60);
     const agentsN = pick(4, 6);
     const dataDir = tempDir('kill9');
     const port = await freePort();
