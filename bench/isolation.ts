@@ -325,7 +325,7 @@ export async function runIsolationBench(): Promise<Record<string, number>> {
         const list = byCase.get(key) ?? [];
         list.push({ p50, p99, max: times[times.length - 1]!, cycles: times.length, cpuPct, p50Ratio: p50 / idle.p50, p99Ratio: p99 / idle.p99 });
         byCase.set(key, list);
-        console.log(`  round ${round + 1}/${ROUNDS} ${key}: p50 ${p50.toFixed(1)} ms, p99 ${p99.toFixed(1)} ms (${(p99 / idle.p99).toFixed(2)}× idle)`);
+        console.log(`  round ${round + 1}/${ROUNDS} ${key}: p50 ${p50.toFixed(1)} ms, p99 ${p99.toFixed(1)} ms (${(p99 / idle.p99).toFixed(2)}× idle), server CPU ${Math.round(cpuPct)} %`);
         await sleep(1000); // let what the case left behind settle before the next one
       }
     }
