@@ -57,6 +57,7 @@ const BURST_JOBS = 1000;
 const LOAD_NICE = Number(process.env.GAFFER_BENCH_ISOLATION_LOAD_NICE ?? 0);
 const NICE_WHY = `load generator at nice ${LOAD_NICE} (GAFFER_BENCH_ISOLATION_LOAD_NICE): on 2 cores its own CPU would compete with the probe's process, not with Gaffer`;
 const CHECK_S = 10;
+const CHATTY_TEXT = 'chatty: a managed agent printing a line of output as fast as it can';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 type CaseKey = 'idle' | 'flood' | 'burst' | 'catchup' | 'chatty' | 'export' | 'verify';
@@ -152,7 +153,7 @@ function loads(g: Headless, dir: string, tokens: ReturnType<typeof seed>, floodC
       };
     },
     async chatty() {
-      const command = [...(LOAD_NICE ? ['nice', '-n', String(LOAD_NICE)] : []), 'timeout', String(SECONDS + 15), 'yes', 'chatty: a managed agent printing a line of output as fast as it can'];
+      const command = [...(LOAD_NICE ? ['nice', '-n', String(LOAD_NICE)] : []), 'timeout', String(SECONDS + 15), 'yes', CHATTY_TEXT];
       if (LOAD_NICE) console.log(`  chatty: \`yes\` at nice ${LOAD_NICE}; ${NICE_WHY}`);
       const { managedAgent } = await call<{ managedAgent: { id: string } }>('POST', '/managed-agents', { name: `chatty${roundTag}`, role: `chatty${roundTag}`, command, mode: 'per_task' });
       const { task } = await call<{ task: { id: string } }>('POST', '/tasks', { title: 'chatty', role: `chatty${roundTag}` });
@@ -165,7 +166,14 @@ function loads(g: Headless, dir: string, tokens: ReturnType<typeof seed>, floodC
       }
       await sleep(1000);
       return async () => {
+        // A stopped per-task agent lets its running command finish (up to 5 minutes): `yes` would go on
+        // printing into the next cases' windows. Cancelling its task ends the command now.
         await call('POST', `/managed-agents/${managedAgent.id}/stop`, { reason: 'bench: case over' });
+        await call('POST', `/tasks/${task.id}/cancel`, { reason: 'bench: case over' });
+        const gone = Date.now();
+        const running = () => spawnSync('pgrep', ['-f', CHATTY_TEXT]).status === 0;
+        while (running() && Date.now() - gone < 10_000) await sleep(100);
+        console.log(`  chatty: its command ${running() ? 'still runs 10 s after' : `ended ${Date.now() - gone} ms after`} the task's cancel`);
       };
     },
     async export() {
