@@ -3,7 +3,7 @@
 import { cleanup, fireEvent, render, waitFor } from '@testing-library/react';
 import { memo, type ComponentProps, type ReactElement } from 'react';
 import Markdown from 'react-markdown';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, vi, type MockInstance } from 'vitest';
 import type { LogLine } from '../../../src-main/common/logs';
 import { buildTranscript, estimateHeight, LearnedHeights, TranscriptBuilder, type TranscriptItem } from './transcript';
 import { markdown, MARKDOWN_CACHE, MarkdownCache, needsParse, plainParagraphs, WARM_SLICE_MS, warmMarkdown, warmSliceLeft, type Warming } from './markdown';
@@ -238,6 +238,22 @@ function renderPane(subject: string, lines: LogLine[]) {
   );
 }
 
+/** 400 messages in a pane, rendered, then flung: a screen or more in each of three frames (`clock` stands for performance.now). */
+async function renderAndFling(subject: string, clock: MockInstance<() => number>) {
+  const lines = Array.from({ length: 400 }, (_, i) => line(`message ${i}`, { kind: 'assistant', data: { model: 'm' } }));
+  const pane = renderPane(subject, lines);
+  await waitFor(() => expect(pane.container.querySelectorAll('.tx-message').length).toBeGreaterThan(0));
+  const el = pane.container.querySelector('[data-testid="transcript-scroll"]') as HTMLElement;
+  let now = 1000;
+  clock.mockImplementation(() => now);
+  for (const top of [0, 900, 1800]) {
+    el.scrollTop = top;
+    fireEvent.scroll(el);
+    now += 16;
+  }
+  return pane;
+}
+
 describe('TranscriptPane', () => {
   it('an attempt opened while another attempt\'s page is still loading loads once that page is in', async () => {
     const usage = { inputTokens: 0, outputTokens: 0, costUsd: 0 };
@@ -301,23 +317,13 @@ describe('rows while the list moves too fast to read', () => {
   });
 
   it('the rows are outlines while the list flings and come back in full once it slows', async () => {
-    const lines = Array.from({ length: 400 }, (_, i) => line(`message ${i}`, { kind: 'assistant', data: { model: 'm' } }));
     // happy-dom has no layout: the list needs a height to render rows at all.
     const owner = Object.getPrototypeOf(document.createElement('div')) as Record<string, unknown>;
     Object.defineProperty(owner, 'clientHeight', { configurable: true, get: () => 300 });
     Object.defineProperty(owner, 'clientWidth', { configurable: true, get: () => 800 });
     const clock = vi.spyOn(performance, 'now');
     try {
-      const pane = renderPane('task:3', lines);
-      await waitFor(() => expect(pane.container.querySelectorAll('.tx-message').length).toBeGreaterThan(0));
-      const el = pane.container.querySelector('[data-testid="transcript-scroll"]') as HTMLElement;
-      let now = 1000;
-      clock.mockImplementation(() => now);
-      for (const top of [0, 900, 1800]) {
-        el.scrollTop = top;
-        fireEvent.scroll(el);
-        now += 16;
-      }
+      const pane = await renderAndFling('task:3', clock);
       expect(pane.container.querySelectorAll('.tx-outline').length).toBeGreaterThan(0);
       expect(pane.container.querySelectorAll('.tx-message').length).toBe(0);
       clock.mockRestore();
@@ -377,19 +383,9 @@ describe('rows while the list scrolls', () => {
 
   it('a row that was an outline during a fling is the same element once it fills in', () =>
     withLayout(async () => {
-      const lines = Array.from({ length: 400 }, (_, i) => line(`message ${i}`, { kind: 'assistant', data: { model: 'm' } }));
       const clock = vi.spyOn(performance, 'now');
       try {
-        const pane = renderPane('task:5', lines);
-        await waitFor(() => expect(pane.container.querySelectorAll('.tx-message').length).toBeGreaterThan(0));
-        const el = pane.container.querySelector('[data-testid="transcript-scroll"]') as HTMLElement;
-        let now = 1000;
-        clock.mockImplementation(() => now);
-        for (const top of [0, 900, 1800]) {
-          el.scrollTop = top;
-          fireEvent.scroll(el);
-          now += 16;
-        }
+        const pane = await renderAndFling('task:5', clock);
         const outline = pane.container.querySelector('.tx-outline')!.closest('.transcript-row')!;
         clock.mockRestore();
         await waitFor(() => expect(pane.container.querySelectorAll('.tx-outline').length).toBe(0), { timeout: SETTLE_MS * 10 });
