@@ -21,7 +21,7 @@ import { runQueueMs } from './proc';
 type Json = any;
 
 /** `usageEvery`: also report usage (tokens and a model, priced by Gaffer) every N lines, as a streaming CLI adapter does per message (`ctx.usage`, not awaited). */
-type Msg = { cmd: 'flood' | 'pause' | 'resume' | 'stop' | 'latency' | 'exit'; url: string; token: string; agents?: number; lineChars?: number; durationMs?: number; usageEvery?: number; role?: string; paceMs?: number };
+type Msg = { cmd: 'flood' | 'pause' | 'resume' | 'stop' | 'latency' | 'exit'; url: string; token: string; agents?: number; lineChars?: number; durationMs?: number; usageEvery?: number; role?: string; paceMs?: number; trace?: boolean };
 
 const reply = (m: unknown) => process.send!(m);
 let flood: { agents: Agent[]; stop: AbortController; acked: () => number; usage: () => number; started: number; done: Promise<unknown> } | undefined;
@@ -98,8 +98,14 @@ async function latency(m: Msg): Promise<void> {
   });
   let seq = 0;
   const waiting = new Map<number, (r: Json) => void>();
+  // `trace` (bench/flood-split.ts): each request's id, send and reply time, epoch ms (sub-ms), to
+  // line up with the server's own read and send times of the same request.
+  const wall = () => performance.timeOrigin + performance.now();
+  const trace: Array<[number, number, number]> = [];
+  const sentAt = new Map<number, number>();
   ws.on('message', (d) => {
     const r = JSON.parse(d.toString());
+    if (m.trace) trace.push([r.id, sentAt.get(r.id) ?? 0, wall()]);
     waiting.get(r.id)?.(r);
     waiting.delete(r.id);
   });
@@ -107,6 +113,7 @@ async function latency(m: Msg): Promise<void> {
     new Promise((res) => {
       const id = ++seq;
       waiting.set(id, res);
+      if (m.trace) sentAt.set(id, wall());
       ws.send(JSON.stringify({ id, ...f }));
     });
   await req({ type: 'hello', role: m.role ?? 'bench', name: 'latency', takesRuns: false });
@@ -131,7 +138,7 @@ async function latency(m: Msg): Promise<void> {
   times.sort((a, b) => a - b);
   const pct = (p: number) => times[Math.min(times.length - 1, Math.ceil((p / 100) * times.length) - 1)]!;
   delay.disable();
-  reply({ cycles: times.length, p50Ms: pct(50), p99Ms: pct(99), times, runQueueMs: runQueueMs() - runDelay0, loopP99Ms: delay.percentile(99) / 1e6 });
+  reply({ cycles: times.length, p50Ms: pct(50), p99Ms: pct(99), times, runQueueMs: runQueueMs() - runDelay0, loopP99Ms: delay.percentile(99) / 1e6, ...(m.trace ? { trace } : {}) });
 }
 
 // Forked in a session of its own (bench/util.ts spawnChild): gone with the bench that drives it.
