@@ -4,6 +4,7 @@
  * to the main bundle (scripts/start.mjs, electron.vite.config.ts), found beside the caller's own
  * module, which is then that bundle.
  */
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -40,5 +41,26 @@ export function niceThisThread(nice: number | undefined): void {
     os.setPriority(nice); // pid 0: this thread only, on Linux
   } catch {
     // not allowed here (a sandbox): the worker keeps the process's priority
+  }
+}
+
+/**
+ * Puts the calling worker thread in Linux's SCHED_IDLE class: it runs only on a CPU that nothing
+ * else wants, and any other thread that wakes — the thread that serves claims, an agent's process —
+ * takes the CPU from it at once, and the scheduler places such a wake-up on its CPU as on an idle
+ * one. A nice value cannot give that: nice weighs threads only against others of the same
+ * scheduling group (with autogroup, the same session), so a niced worker still holds a CPU against
+ * an agent's process woken in another session (bench/REPORT.md, "flood3"). Node has no call for
+ * sched_setscheduler, so `chrt` (util-linux) sets it for this thread's id. Best effort: false when
+ * not on Linux, `chrt` is missing or refused; the thread keeps its nice value then.
+ */
+export function idleThisThread(): boolean {
+  if (process.platform !== 'linux') return false;
+  try {
+    const tid = /task\/(\d+)$/.exec(fs.readlinkSync('/proc/thread-self'))?.[1];
+    if (!tid) return false;
+    return spawnSync('chrt', ['--idle', '--pid', '0', tid], { stdio: 'ignore', timeout: 5000 }).status === 0;
+  } catch {
+    return false;
   }
 }

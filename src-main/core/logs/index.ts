@@ -27,6 +27,13 @@ export interface LogsOptions extends LogServiceOptions {
   segmentMaxAgeMs?: number;
   /** The log worker's nice value on Linux (default 10; 0 leaves it as the process): see worker.ts. */
   workerNice?: number;
+  /**
+   * Linux: the log worker runs in SCHED_IDLE (default true; worker-thread.ts `idleThisThread`), so
+   * any thread that wakes — the claim thread, an agent's process in another session — takes its CPU
+   * at once. On a saturated machine lines then wait for a free CPU; past the writer's queue bound
+   * frames are refused `rate_limited` and resent, as always (service.ts invariant 3).
+   */
+  workerSchedIdle?: boolean;
   /** Reads the free disk space and the database's size (default: statfs and stat; tests inject it). */
   disk?: () => DiskReading;
 }
@@ -83,6 +90,7 @@ export function createLogs(deps: LogsDeps, opts: LogsOptions = {}): LogService {
       dir,
       now: () => ctx.clock.now(),
       nice: opts.workerNice ?? LOG_WORKER_NICE,
+      schedIdle: opts.workerSchedIdle ?? true,
       ...storeOpts,
       onBadSegments: bad,
       onExit: (why) => logger.error(`logs: the log worker stopped (${why}); it restarts on the next log frame`),

@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import type { Worker } from 'node:worker_threads';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -64,5 +65,28 @@ describe('the log worker', () => {
     expect(during.filter((n) => n !== 7).every((n) => n === base)).toBe(true); // the thread serving claims among them
     await engine.close();
     expect(threadNices().filter((n) => n === 7)).toEqual([]);
+  });
+
+  /** Scheduling policy of this process's threads (Linux: field 41 of /proc/<pid>/task/<tid>/stat; 5 = SCHED_IDLE). */
+  const threadPolicies = () =>
+    fs.readdirSync(`/proc/${process.pid}/task`).map((tid) => {
+      const stat = fs.readFileSync(`/proc/${process.pid}/task/${tid}/stat`, 'utf8');
+      return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[38]);
+    });
+  const SCHED_IDLE = 5;
+  // Needs `chrt` (util-linux), as the product does; without it the worker keeps its nice value only.
+  const hasChrt = process.platform === 'linux' && spawnSync('chrt', ['--version'], { stdio: 'ignore' }).status === 0;
+
+  it.skipIf(!hasChrt)('runs in SCHED_IDLE when asked: any woken thread takes its CPU at once (only its own thread; Linux)', async () => {
+    expect(threadPolicies().filter((p) => p === SCHED_IDLE)).toEqual([]);
+    const engine = startWorkerEngine({ dir: tempDir('gaffer-logw-'), now: () => T0, nice: 7, schedIdle: true });
+    engines.push(engine);
+    const [r] = await engine.call('ingest', { batch: batch(1, 10), now: T0, settings: DEFAULT_LOG_SETTINGS });
+    expect(r).toMatchObject({ ok: true, stored: 10 });
+    const during = threadPolicies();
+    expect(during.filter((p) => p === SCHED_IDLE)).toHaveLength(1);
+    expect(during.filter((p) => p !== SCHED_IDLE).every((p) => p === 0)).toBe(true); // the thread serving claims among them
+    await engine.close();
+    expect(threadPolicies().filter((p) => p === SCHED_IDLE)).toEqual([]);
   });
 });

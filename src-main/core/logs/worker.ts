@@ -5,14 +5,16 @@
  * The word index is filled by the `index` operation, which the service sends when appends pause.
  *
  * Logs never slow a claim (SPEC §10): the worker runs at a lower CPU priority (`nice`) than the
- * thread that serves claims, so when the CPUs are short a flood of lines waits, not a claim.
+ * thread that serves claims, so when the CPUs are short a flood of lines waits, not a claim; on
+ * Linux it runs in SCHED_IDLE besides (index.ts `workerSchedIdle`): a woken claim thread or agent
+ * process of any session takes its CPU at once.
  * Only on Linux, where a nice value belongs to the thread that sets it; elsewhere it would apply
  * to the whole process, claims included, so the worker's priority is left as it is there.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { runOp, type EngineOp } from './engine';
 import { LogStore } from './log-store';
-import { niceThisThread } from '../worker-thread';
+import { idleThisThread, niceThisThread } from '../worker-thread';
 
 export interface WorkerData {
   dir: string;
@@ -22,10 +24,13 @@ export interface WorkerData {
   segmentMaxAgeMs?: number;
   /** The worker thread's nice value on Linux (0: as the process). */
   nice?: number;
+  /** Linux: run the worker in SCHED_IDLE (worker-thread.ts `idleThisThread`); its nice value stays if that fails. */
+  schedIdle?: boolean;
 }
 
 const data = workerData as WorkerData;
 niceThisThread(data.nice);
+if (data.schedIdle) idleThisThread();
 const port = parentPort!;
 const bad: string[] = [];
 const store = new LogStore(data.dir, data.now, {
