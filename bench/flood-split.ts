@@ -70,6 +70,13 @@ if (before === undefined) delete process.env.NODE_OPTIONS;
 else process.env.NODE_OPTIONS = before;
 delete process.env.GAFFER_BENCH_SPLIT_FILE;
 
+// The server runs in a session of its own: a bench killed from outside would leave it running. So
+// this script bounds itself (SPLIT_DEADLINE_S, default 300) and stops the server on the way out.
+const deadline = setTimeout(() => {
+  console.error('flood-split: past its deadline; stopping the server');
+  void g.stop().finally(() => process.exit(2));
+}, Number(process.env.SPLIT_DEADLINE_S ?? 300) * 1000);
+deadline.unref();
 const probe = (await spawnChild(path.join(HERE, 'logs-agents.ts'), [], { ownSession: true })).child;
 const flood = (await spawnChild(path.join(HERE, 'logs-agents.ts'), [], { ownSession: true })).child;
 const dump = async (): Promise<ServerDump> => {

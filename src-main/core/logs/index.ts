@@ -28,10 +28,11 @@ export interface LogsOptions extends LogServiceOptions {
   /** The log worker's nice value on Linux (default 10; 0 leaves it as the process): see worker.ts. */
   workerNice?: number;
   /**
-   * Linux: the log worker runs in SCHED_IDLE (default true; worker-thread.ts `idleThisThread`), so
+   * Linux: the log worker runs in SCHED_IDLE (default false; worker-thread.ts `idleThisThread`), so
    * any thread that wakes — the claim thread, an agent's process in another session — takes its CPU
-   * at once. On a saturated machine lines then wait for a free CPU; past the writer's queue bound
-   * frames are refused `rate_limited` and resent, as always (service.ts invariant 3).
+   * at once. Off by default: on a machine saturated by other work the worker then gets next to no
+   * CPU, and an agent that awaits its log acknowledgements (the SDK's `ctx.log`) waits with it —
+   * seen here as a flood that could not finish at a load of 13 on 2 CPUs (bench/REPORT.md, "flood3").
    */
   workerSchedIdle?: boolean;
   /** Reads the free disk space and the database's size (default: statfs and stat; tests inject it). */
@@ -90,7 +91,7 @@ export function createLogs(deps: LogsDeps, opts: LogsOptions = {}): LogService {
       dir,
       now: () => ctx.clock.now(),
       nice: opts.workerNice ?? LOG_WORKER_NICE,
-      schedIdle: opts.workerSchedIdle ?? true,
+      schedIdle: opts.workerSchedIdle ?? false,
       ...storeOpts,
       onBadSegments: bad,
       onExit: (why) => logger.error(`logs: the log worker stopped (${why}); it restarts on the next log frame`),

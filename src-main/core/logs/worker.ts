@@ -5,9 +5,9 @@
  * The word index is filled by the `index` operation, which the service sends when appends pause.
  *
  * Logs never slow a claim (SPEC §10): the worker runs at a lower CPU priority (`nice`) than the
- * thread that serves claims, so when the CPUs are short a flood of lines waits, not a claim; on
- * Linux it runs in SCHED_IDLE besides (index.ts `workerSchedIdle`): a woken claim thread or agent
- * process of any session takes its CPU at once.
+ * thread that serves claims, so when the CPUs are short a flood of lines waits, not a claim. On
+ * Linux it can run in SCHED_IDLE besides (index.ts `workerSchedIdle`, off by default): a woken
+ * claim thread or agent process of any session then takes its CPU at once.
  * Only on Linux, where a nice value belongs to the thread that sets it; elsewhere it would apply
  * to the whole process, claims included, so the worker's priority is left as it is there.
  */
