@@ -43,7 +43,8 @@ function seed(dir: string): { probe: string; flood: string } {
     core.logs.setSettings({ logBytesPerSecondPerToken: 1024 ** 3, logBurstBytesPerToken: 1024 ** 3 }, { actor: 'bench', reason: 'bench: the flood is what is measured' });
     core.budgets.put({ perRoleDailyUsd: { flood: 1e6 }, windows: [{ scope: 'role', role: 'flood', hours: 5, maxTokens: 1e13 }], actor: 'bench' });
     core.store.write(() => {
-      for (let i = 0; i < 4 * ROUNDS; i++) core.tasks.create({ title: `flood ${i}`, role: 'flood', budget: { maxCostUsdPerRun: 1e6 } }, { actor: 'bench' });
+      // Each flood window takes (and reports) 4 tasks of its own: two flood windows a round with SPLIT_IDLE_WORKER.
+      for (let i = 0; i < 4 * ROUNDS * 2; i++) core.tasks.create({ title: `flood ${i}`, role: 'flood', budget: { maxCostUsdPerRun: 1e6 } }, { actor: 'bench' });
     });
     const token = (role: string) => core.tokens.create({ name: `split-${role}`, role, actor: 'bench' }).token;
     return { probe: token('dev'), flood: token('flood') };

@@ -31,8 +31,8 @@ export interface LogsOptions extends LogServiceOptions {
    * Linux: the log worker runs in SCHED_IDLE (default false; worker-thread.ts `idleThisThread`), so
    * any thread that wakes — the claim thread, an agent's process in another session — takes its CPU
    * at once. Off by default: on a machine saturated by other work the worker then gets next to no
-   * CPU, and an agent that awaits its log acknowledgements (the SDK's `ctx.log`) waits with it —
-   * seen here as a flood that could not finish at a load of 13 on 2 CPUs (bench/REPORT.md, "flood3").
+   * CPU, and an agent that awaits its log acknowledgements (the SDK's `ctx.log`) waits with it
+   * (bench/REPORT.md, "flood3": not measured yet on a quiet machine, where it would have to pay).
    */
   workerSchedIdle?: boolean;
   /** Reads the free disk space and the database's size (default: statfs and stat; tests inject it). */
