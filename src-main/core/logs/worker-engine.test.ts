@@ -6,6 +6,7 @@ import { DEFAULT_LOG_SETTINGS } from '../../common/logs';
 import { tempDir } from '../tests/test-core';
 import { packBatch, type LogEngine } from './engine';
 import { startWorkerEngine } from './worker-engine';
+import { createCore } from '../create-core';
 
 const engines: LogEngine[] = [];
 afterEach(async () => {
@@ -88,5 +89,20 @@ describe('the log worker', () => {
     expect(during.filter((p) => p !== SCHED_IDLE).every((p) => p === 0)).toBe(true); // the thread serving claims among them
     await engine.close();
     expect(threadPolicies().filter((p) => p === SCHED_IDLE)).toEqual([]);
+  });
+
+  it.skipIf(!hasChrt)('the logs option workerSchedIdle reaches the worker; without it the worker keeps nice only', async () => {
+    const policiesWith = async (workerSchedIdle: boolean | undefined) => {
+      const core = createCore({ dataDir: tempDir('gaffer-logw-core-'), logs: workerSchedIdle === undefined ? {} : { workerSchedIdle } });
+      try {
+        await core.logs.read({ subject: 'task:none', limit: 1 }); // starts the worker
+        return threadPolicies().filter((p) => p === SCHED_IDLE).length;
+      } finally {
+        core.close();
+        await core.logs.close(); // the same promise core.close() started: the worker gone
+      }
+    };
+    expect(await policiesWith(true)).toBe(1);
+    expect(await policiesWith(undefined)).toBe(0); // off by default
   });
 });
