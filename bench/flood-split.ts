@@ -19,7 +19,9 @@
  * SPLIT_STRACE=1 (also the fsyncs of the server's threads during each window: `strace --seccomp-bpf`,
  * count, p50 / p99 and the sum on the main thread — the claims' and usage's commits — and on the others),
  * SPLIT_IDLE_WORKER=1 (a third window per round: the flood with the server's nice-10 threads — the log
- * worker — put in SCHED_IDLE by `chrt` for the window, so any woken thread of any process preempts it).
+ * worker — put in SCHED_IDLE by `chrt` for the window, so any woken thread of any process preempts it),
+ * SPLIT_TRACE_GC=1 (V8's --trace-gc in the server; its output saved to /tmp/flood-split-gc.txt),
+ * SPLIT_DEADLINE_S (default 300: the script stops the server and exits past it).
  */
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
