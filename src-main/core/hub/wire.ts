@@ -2,7 +2,6 @@
 import type { z } from 'zod';
 import { ERROR_STATUS, GafferError, type ErrorCode } from '../../common/errors';
 import { AGENT_REQUEST_TYPES, type AgentPush } from '../../common/protocol';
-import { replyJson } from './reply-json';
 
 export type WireId = string | number | null;
 
@@ -12,9 +11,8 @@ export function closeReason(text: string): string {
   return ascii.length > 120 ? `${ascii.slice(0, 117)}...` : ascii;
 }
 
-/** `JSON.stringify({ id, ok: true, result })`, its tasks written by hand (reply-json.ts: a third of the cost). */
 export function okReply(id: WireId, result: unknown): string {
-  return replyJson(id, result);
+  return JSON.stringify({ id, ok: true, result });
 }
 
 /** The one encoder of pushes: only values of the push schemas' types (common/protocol.ts) go out. */
