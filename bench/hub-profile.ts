@@ -2,7 +2,8 @@
  * Profiles the server side of the hub benchmark at N agents (default 50), measurement window only:
  *   N=50 PROFILE=/tmp/hub.cpuprofile npx tsx bench/hub-profile.ts   (CLAIM_NEXT=1: report+claimNext, one round trip per task)
  * The agents run in a child process (bench/hub-agents.ts), so the profile is the server's alone.
- * Open the .cpuprofile in Chrome DevTools (Performance) or VS Code. SYNC_OFF=1 turns the commit's
+ * Open the .cpuprofile in Chrome DevTools (Performance) or VS Code, or split it by where the time goes:
+ *   node bench/hub-profile-split.mjs /tmp/hub.cpuprofile --tasks <the tasks it printed> SYNC_OFF=1 turns the commit's
  * fsync off (profiling only), so the samples show CPU rather than the wait inside COMMIT.
  */
 import { fork } from 'node:child_process';
@@ -55,7 +56,7 @@ async function main() {
     inspector.disconnect();
   }
   const us = (cpu.user + cpu.system) / Math.max(1, res.totalCycles);
-  console.log(`${Math.round(res.cycles / res.seconds)} tasks/s with ${n} agents, server CPU ${us.toFixed(1)} µs/task (user ${(cpu.user / res.totalCycles).toFixed(1)})`, core.committer.stats);
+  console.log(`${Math.round(res.cycles / res.seconds)} tasks/s with ${n} agents, server CPU ${us.toFixed(1)} µs/task (user ${(cpu.user / res.totalCycles).toFixed(1)}), ${res.totalCycles} tasks in the profile's window`, core.committer.stats);
   child.kill();
   core.close();
   server.closeAllConnections();

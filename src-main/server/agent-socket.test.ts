@@ -2,16 +2,18 @@
  * The agent socket over real sockets on 127.0.0.1 (port 0), with a manual core clock.
  * Tests assert values and states, never durations.
  */
-import { afterEach, describe, expect, it } from 'vitest';
-import WebSocket from 'ws';
+import net from 'node:net';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import WebSocket, * as wsModule from 'ws';
 import { MAX_FRAME_BYTES } from '../common/protocol';
 import { stateDigest } from '../core/tests/test-core';
-import { OVERSIZE_READ_BYTES } from './agent-socket';
+import { OVERSIZE_READ_BYTES, textFrame } from './agent-socket';
 import { startHarness, TestAgent, until, type Harness } from './tests/agent-socket.testkit';
 
 let h: Harness;
 const agents: TestAgent[] = [];
 afterEach(async () => {
+  vi.restoreAllMocks();
   for (const a of agents.splice(0)) a.ws.terminate();
   await h?.close();
 });
@@ -75,6 +77,38 @@ describe('claim race', () => {
     expect(h.core.audit.verify()).toMatchObject({ ok: true });
     // Group commit did its job: far fewer transactions than writes.
     expect(h.core.committer.stats.batches).toBeLessThan(h.core.committer.stats.ops);
+  });
+});
+
+describe('replies on the wire', () => {
+  it('a reply leaves the server as one write of one whole frame: no cork, no writev', async () => {
+    h = await startHarness();
+    h.core.tasks.create({ title: 'a', role: 'dev' }, { actor: 'op' });
+    const a = await hello(h.token('dev'));
+    // Only the server's end of the connection (an accepted socket knows its server).
+    const isServerSide = (s: unknown) => (s as { server?: unknown }).server != null;
+    const write = vi.spyOn(net.Socket.prototype, 'write');
+    const cork = vi.spyOn(net.Socket.prototype, 'cork');
+    const c = await a.request('claim');
+    expect(c.ok).toBe(true);
+    const writes = write.mock.calls.filter((_, i) => isServerSide(write.mock.contexts[i]));
+    expect(writes).toHaveLength(1);
+    const frame = writes[0]![0] as Buffer;
+    expect(frame[0]).toBe(0x81); // FIN, text
+    expect(JSON.parse(frame.subarray(frame[1] === 126 ? 4 : 2).toString('utf8'))).toEqual(c);
+    expect(cork.mock.contexts.filter(isServerSide)).toHaveLength(0);
+  });
+
+  it('textFrame is the frame ws would send, at every header size', () => {
+    // ws's own framing (its Sender is not in its type declarations).
+    const { Sender } = wsModule as unknown as { Sender: { frame(data: Buffer, o: Record<string, unknown>): Buffer[] } };
+    for (const n of [0, 1, 125, 126, 127, 65_535, 65_536, 70_000]) {
+      for (const text of ['x'.repeat(n), 'é'.repeat(Math.ceil(n / 2)), '😀'.repeat(Math.ceil(n / 4))]) {
+        const data = Buffer.from(text);
+        const ws = Sender.frame(data, { fin: true, opcode: 1, mask: false, readOnly: false, rsv1: false });
+        expect(textFrame(text).equals(Buffer.concat(ws))).toBe(true);
+      }
+    }
   });
 });
 

@@ -65,6 +65,35 @@ export interface AgentSocketServer extends Disposable {
 export const OVERSIZE_READ_BYTES = 4 * MAX_FRAME_BYTES;
 
 /**
+ * A server's text frame (FIN, opcode 1, unmasked, RFC 6455 §5.2), header and UTF-8 in one buffer.
+ *
+ * The hub's frames go straight to the TCP socket as one write: `ws` sends a frame as two chunks
+ * (header, then the text) corked into one writev, and that stream machinery (cork, buffer list,
+ * writev of a mixed list, two write callbacks) was a few µs per reply on the 50-agent hot path
+ * (issue 32). Safe beside `ws`'s own writes (close, ping, pong) because this socket never
+ * compresses: `ws`'s sender writes each frame synchronously and queues nothing, so whole frames
+ * reach the socket in the order they were sent. `bufferedAmount` still counts these bytes (it is
+ * the socket's own write queue).
+ */
+export function textFrame(text: string): Buffer {
+  const n = Buffer.byteLength(text);
+  const head = n < 126 ? 2 : n < 65_536 ? 4 : 10;
+  const buf = Buffer.allocUnsafe(head + n);
+  buf[0] = 0x81;
+  if (head === 2) buf[1] = n;
+  else if (head === 4) {
+    buf[1] = 126;
+    buf.writeUInt16BE(n, 2);
+  } else {
+    buf[1] = 127;
+    buf.writeUInt32BE(0, 2);
+    buf.writeUInt32BE(n, 6);
+  }
+  buf.write(text, head, 'utf8');
+  return buf;
+}
+
+/**
  * `ws` closes a connection whose frame exceeds `maxPayload` with 1009 before telling anyone. The
  * protocol wants a `too_large` reply and 4413, so that one close is handed to the hub instead.
  */
@@ -141,9 +170,13 @@ export function attachAgentSocket(server: Server, core: Pick<Core, 'hub' | 'toke
   };
 
   const accept = (ws: AgentWebSocket, remoteAddress: string | null, token: TokenInfo | null): void => {
+    // One write per frame (textFrame): `ws` would cork the header and the text into a writev.
+    const raw = (ws as unknown as { _socket?: Duplex })._socket;
     const socket: HubSocket = {
       send: (text) => {
-        if (ws.readyState === WebSocket.OPEN) ws.send(text);
+        if (ws.readyState !== WebSocket.OPEN) return;
+        if (raw) raw.write(textFrame(text));
+        else ws.send(text);
       },
       close: (code, reason) => {
         if (ws.readyState === WebSocket.OPEN || ws.readyState === WebSocket.CONNECTING) ws.close(code, reason);
