@@ -82,6 +82,37 @@ function claimDefaults(db: CoreContext['db']): Record<string, unknown> | undefin
   return out;
 }
 
+/**
+ * The row a claim writes, its INSERT's columns still to be set: one object literal, so that copies
+ * of it (one per claim) share one fast shape.
+ */
+function claimedRowTemplate(defaults: Record<string, unknown>): RunRow {
+  const row = {
+    ...defaults,
+    id: '',
+    job_id: '',
+    job_name: '',
+    slot: '',
+    slot_at: 0,
+    status: 'pending',
+    disposition: null,
+    trigger: 'schedule',
+    max_retry: 0,
+    next_attempt_at: null,
+    opens_at: 0,
+    window_closes_at: null,
+    version: 0,
+    trace_id: '',
+    idempotency_key: null,
+    range_slots: null,
+    range_last_slot: null,
+    range_last_at: null,
+    created_at: 0,
+    updated_at: 0,
+  };
+  return row as unknown as RunRow;
+}
+
 /** Offers out to one instance counted for its load, at most (see `offersOutTo`). */
 export const OFFER_LOAD_CAP = 64;
 
@@ -109,8 +140,8 @@ export class JobRepo {
   private readonly runPatcher: RowPatcher;
   /** Invariant 5: run rows as last written, valid within the store's epoch `written.epoch`. */
   private readonly written: Written;
-  /** What a claimed row holds in the columns its INSERT leaves out (undefined: read it back). */
-  private readonly runDefaults: Record<string, unknown> | undefined;
+  /** A claimed row's every column, the schema's defaults in those its INSERT leaves out (undefined: read it back). */
+  private readonly claimedRow: RunRow | undefined;
 
   constructor(
     private readonly ctx: CoreContext,
@@ -120,7 +151,8 @@ export class JobRepo {
     let written = writtenOf.get(db);
     if (!written) writtenOf.set(db, (written = { rows: new Map(), epoch: -1 }));
     this.written = written;
-    this.runDefaults = claimDefaults(db);
+    const defaults = claimDefaults(db);
+    this.claimedRow = defaults && claimedRowTemplate(defaults);
     this.jobPatcher = new RowPatcher(db, 'jobs', 'id');
     this.runPatcher = new RowPatcher(db, 'runs', 'id');
     this.q = {
@@ -361,7 +393,7 @@ export class JobRepo {
     assertPhaseEdge('claim', null, 'checking', 'pending');
     const { range, ...fields } = r;
     const params = { ...fields, rangeSlots: range?.slots ?? null, rangeLastSlot: range?.lastSlot ?? null, rangeLastAt: range?.lastAt ?? null, now: this.now };
-    const inserted = this.runDefaults ? this.insertedRun(params, this.runDefaults, free) : (free ? this.q.insertFreeRun : this.q.insertRun).get(params);
+    const inserted = this.claimedRow ? this.insertedRun(params, this.claimedRow, free) : (free ? this.q.insertFreeRun : this.q.insertRun).get(params);
     if (!inserted) return undefined;
     const row = this.remember(inserted);
     this.ctx.audit.append({
@@ -377,31 +409,32 @@ export class JobRepo {
   }
 
   /** The claim's INSERT without reading the row back: the row is its values and the schema's defaults (invariant 5). */
-  private insertedRun(p: Omit<NewRun, 'range'> & { rangeSlots: number | null; rangeLastSlot: string | null; rangeLastAt: number | null; now: number }, defaults: Record<string, unknown>, free: boolean): RunRow | undefined {
+  private insertedRun(p: Omit<NewRun, 'range'> & { rangeSlots: number | null; rangeLastSlot: string | null; rangeLastAt: number | null; now: number }, template: RunRow, free: boolean): RunRow | undefined {
     if ((free ? this.q.insertFreeRunOnly : this.q.insertRunOnly).run(p as unknown as Record<string, unknown>).changes === 0) return undefined;
-    return {
-      ...defaults,
-      id: p.id,
-      job_id: p.jobId,
-      job_name: p.jobName,
-      slot: p.slot,
-      slot_at: p.slotAt,
-      status: 'pending',
-      disposition: p.disposition,
-      trigger: p.trigger,
-      max_retry: p.maxRetry,
-      next_attempt_at: p.nextAttemptAt,
-      opens_at: p.opensAt,
-      window_closes_at: p.windowClosesAt,
-      version: p.version,
-      trace_id: p.traceId,
-      idempotency_key: p.idempotencyKey,
-      range_slots: p.rangeSlots,
-      range_last_slot: p.rangeLastSlot,
-      range_last_at: p.rangeLastAt,
-      created_at: p.now,
-      updated_at: p.now,
-    } as RunRow;
+    // A copy of the template with the INSERT's values set: every claimed row has the template's
+    // shape. Spreading the defaults (built key by key from the schema: a slow, dictionary-mode
+    // object) into a literal with twenty keys more cost ~5 µs per claim; this copy ~0.1 µs.
+    const row = { ...template };
+    row.id = p.id;
+    row.job_id = p.jobId;
+    row.job_name = p.jobName;
+    row.slot = p.slot;
+    row.slot_at = p.slotAt;
+    row.disposition = p.disposition;
+    row.trigger = p.trigger;
+    row.max_retry = p.maxRetry;
+    row.next_attempt_at = p.nextAttemptAt;
+    row.opens_at = p.opensAt;
+    row.window_closes_at = p.windowClosesAt;
+    row.version = p.version;
+    row.trace_id = p.traceId;
+    row.idempotency_key = p.idempotencyKey;
+    row.range_slots = p.rangeSlots;
+    row.range_last_slot = p.rangeLastSlot;
+    row.range_last_at = p.rangeLastAt;
+    row.created_at = p.now;
+    row.updated_at = p.now;
+    return row;
   }
 
   /** The run's own spend caps (PROTOCOL §14), read by core/budgets before its job's; a JSON object. */
