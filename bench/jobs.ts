@@ -9,6 +9,7 @@
  *    for every shape the server process's CPU per 1 000 triggers (a steadier figure than the wall
  *    latency on a loaded machine);
  *    for the burst shapes also the last trigger of each burst (its median and worst over the bursts);
+ *    with GAFFER_BENCH_JOBS_TRACE=1, where each burst's last trigger spent its time (see `traceBursts`);
  *  - the route of one trigger (bench/trigger-route.ts): calls and files timer → ws.send, transactions;
  *  - slot computation: a year of slots of a daily job with a business calendar (and, for scale,
  *    a year of a 5-minute job), median of runs.
@@ -22,6 +23,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createCore, type Core } from '../src-main/core/create-core';
+import { JobRunner } from '../src-main/core/jobs/engine/runner';
 import { expectedSlots } from '../src-main/core/jobs/schedule';
 import { attachAgentSocket } from '../src-main/server/agent-socket';
 import { measureTriggerRoute, printTriggerRoute } from './trigger-route';
@@ -192,12 +194,76 @@ async function runnerOnly(burst: boolean): Promise<LatencyFigures> {
   return out;
 }
 
+/**
+ * GAFFER_BENCH_JOBS_TRACE=1 (burst shape): the wall clock of each burst from its due instant to its
+ * last trigger at an agent, split into the runner's slices (their CPU, their commits), the time
+ * between slices (the event loop's other work: the acknowledgements and results read from the
+ * sockets, their group commits) and the delivery after the last slice. Hooks the runner's slices and
+ * the COMMIT statements of this process until the returned report runs; it prints one line per burst.
+ */
+function traceBursts(core: Core): (got: Array<[number, string]>) => void {
+  const at = () => performance.timeOrigin + performance.now();
+  const slices: Array<{ start: number; end: number; cpu: number; commitMs: number }> = [];
+  const commits: Array<{ at: number; ms: number; inPass: boolean }> = [];
+  let inPass = false;
+  const runner = JobRunner.prototype as unknown as { pass: (budgetEnd: number) => boolean };
+  const pass = runner.pass;
+  runner.pass = function (this: unknown, budgetEnd: number) {
+    const start = at();
+    const c0 = process.cpuUsage();
+    inPass = true;
+    try {
+      return pass.call(this, budgetEnd);
+    } finally {
+      inPass = false;
+      const c = process.cpuUsage(c0);
+      const end = at();
+      const commitMs = commits.filter((x) => x.inPass && x.at >= start).reduce((n, x) => n + x.ms, 0);
+      if (end - start > 1) slices.push({ start, end, cpu: (c.user + c.system) / 1000, commitMs });
+    }
+  };
+  const stmt = Object.getPrototypeOf(core.db.prepare('SELECT 1')) as { run: (...a: unknown[]) => unknown };
+  const run = stmt.run;
+  stmt.run = function (this: { source: string }, ...a: unknown[]) {
+    if (this.source !== 'COMMIT') return run.apply(this, a);
+    const t = at();
+    try {
+      return run.apply(this, a);
+    } finally {
+      commits.push({ at: t, ms: at() - t, inPass });
+    }
+  };
+  return (got) => {
+    runner.pass = pass;
+    stmt.run = run;
+    const last = new Map<string, number>();
+    for (const [ms, slotAt] of got) last.set(slotAt, Math.max(last.get(slotAt) ?? -Infinity, ms));
+    for (const [slotAt, lastMs] of [...last].sort()) {
+      const due = Date.parse(slotAt);
+      const own = slices.filter((s) => s.start >= due && s.start < due + lastMs);
+      if (own.length === 0) continue;
+      const first = own[0]!;
+      const end = own[own.length - 1]!.end;
+      const sum = (xs: number[]) => xs.reduce((n, x) => n + x, 0);
+      const between = end - first.start - sum(own.map((s) => s.end - s.start));
+      const otherCommits = commits.filter((c) => !c.inPass && c.at >= first.start && c.at < end);
+      const f = (x: number) => x.toFixed(0);
+      console.log(
+        `  burst ${slotAt}: last trigger at ${f(lastMs)} ms = timer ${f(first.start - due)} + ${own.length} slices ${f(sum(own.map((s) => s.end - s.start)))} ` +
+          `(CPU ${f(sum(own.map((s) => s.cpu)))}, commits ${f(sum(own.map((s) => s.commitMs)))}) + between slices ${f(between)} ` +
+          `(${otherCommits.length} other commits ${f(sum(otherCommits.map((c) => c.ms)))}) + delivery ${f(due + lastMs - end)}; slices ${own.map((s) => f(s.end - s.start)).join(' / ')} ms`,
+      );
+    }
+  };
+}
+
 async function latencyRun(shape: 'spread' | 'burst'): Promise<LatencyFigures> {
   const core: Core = createCore({ dataDir: benchDir(`jobs-${shape}`), hub: { ratePerSecond: 100_000, rateBurst: 200_000 } });
   const server = http.createServer((_q, r) => r.writeHead(404).end());
   attachAgentSocket(server, core, {});
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const url = `ws://127.0.0.1:${(server.address() as AddressInfo).port}/agent`;
+  const trace = shape === 'burst' && process.env.GAFFER_BENCH_JOBS_TRACE ? traceBursts(core) : undefined;
   core.start();
   const agents: Agent[] = [];
   for (let i = 0; i < AGENTS; i++) agents.push(await agent(url, core.tokens.create({ name: `b${i}`, role: 'bench', actor: 'bench' }).token, `bench-${i}`));
@@ -214,6 +280,7 @@ async function latencyRun(shape: 'spread' | 'burst'): Promise<LatencyFigures> {
   const cpu = process.cpuUsage(cpu0);
   const got = (await Promise.all(agents.map((a) => a.report()))).flat();
   const seconds = (Date.now() - t0) / 1000;
+  trace?.(got);
   for (const a of agents) a.child.send('exit');
   core.close();
   server.closeAllConnections();

@@ -180,6 +180,8 @@ describe('one run per slot key, wherever it is due', () => {
     h.core.jobs.update(jobId, { schedule: { cron: '0 * * * *', timezone: 'UTC' } }, { actor: 'test' });
     await h.advanceTo('2026-11-30T09:30:00.000Z'); // 09:00 UTC: the same key again
     expect(h.runs(jobId).filter((r) => r.slot === '2026-11-30T09:00')).toHaveLength(1);
+    // Nothing written for the key found taken: one claim row for it.
+    expect(h.audit('run.claim').filter((a) => a.detail.jobId === jobId && a.detail.slot === '2026-11-30T09:00')).toHaveLength(1);
     expect(h.run(jobId, '2026-11-30T08:00')).toMatchObject({ status: 'success' });
     // And the runner goes on (a second claim of the key would fail every pass from here on).
     await h.advanceTo('2026-11-30T10:30:00.000Z');

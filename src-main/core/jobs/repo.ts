@@ -5,7 +5,8 @@
  * calendar-repo.ts, settings.ts).
  *
  * Invariants:
- * 1. One run per (job, slot): `runs_job_slot` is UNIQUE; `claimRun` is the only INSERT.
+ * 1. One run per (job, slot): `runs_job_slot` is UNIQUE; `claimRun` and `claimFreeRun` (which
+ *    writes nothing when the key has a row already, wherever it is due) are the only INSERTs.
  * 2. A run's phase (run-phase.ts: its status, dispatched_at, instance_id and attempt, written
  *    together) changes only through `movePhase`: one edge of run-phase-transitions.ts (and of
  *    run-transitions.ts when the status changes), audited as `run.<cause>` with the phases and
@@ -59,6 +60,8 @@ const INSERT_RUN = `INSERT INTO runs (id, job_id, job_name, slot, slot_at, statu
     window_closes_at, version, trace_id, idempotency_key, range_slots, range_last_slot, range_last_at, created_at, updated_at)
   VALUES (@id, @jobId, @jobName, @slot, @slotAt, 'pending', @disposition, @trigger, @maxRetry, @nextAttemptAt, @opensAt,
     @windowClosesAt, @version, @traceId, @idempotencyKey, @rangeSlots, @rangeLastSlot, @rangeLastAt, @now, @now)`;
+/** The claim of a key that may be taken already (invariant 1): the UNIQUE key answers, not a read before it. */
+const INSERT_FREE_RUN = `${INSERT_RUN} ON CONFLICT (job_id, slot) DO NOTHING`;
 const INSERTED_RUN_COLUMNS = new Set(INSERT_RUN.slice(INSERT_RUN.indexOf('(') + 1, INSERT_RUN.indexOf(')')).split(',').map((c) => c.trim()));
 
 /**
@@ -77,6 +80,37 @@ function claimDefaults(db: CoreContext['db']): Record<string, unknown> | undefin
     else return undefined;
   }
   return out;
+}
+
+/**
+ * The row a claim writes, its INSERT's columns still to be set: one object literal, so that copies
+ * of it (one per claim) share one fast shape.
+ */
+function claimedRowTemplate(defaults: Record<string, unknown>): RunRow {
+  const row = {
+    ...defaults,
+    id: '',
+    job_id: '',
+    job_name: '',
+    slot: '',
+    slot_at: 0,
+    status: 'pending',
+    disposition: null,
+    trigger: 'schedule',
+    max_retry: 0,
+    next_attempt_at: null,
+    opens_at: 0,
+    window_closes_at: null,
+    version: 0,
+    trace_id: '',
+    idempotency_key: null,
+    range_slots: null,
+    range_last_slot: null,
+    range_last_at: null,
+    created_at: 0,
+    updated_at: 0,
+  };
+  return row as unknown as RunRow;
 }
 
 /** Offers out to one instance counted for its load, at most (see `offersOutTo`). */
@@ -106,8 +140,8 @@ export class JobRepo {
   private readonly runPatcher: RowPatcher;
   /** Invariant 5: run rows as last written, valid within the store's epoch `written.epoch`. */
   private readonly written: Written;
-  /** What a claimed row holds in the columns its INSERT leaves out (undefined: read it back). */
-  private readonly runDefaults: Record<string, unknown> | undefined;
+  /** A claimed row's every column, the schema's defaults in those its INSERT leaves out (undefined: read it back). */
+  private readonly claimedRow: RunRow | undefined;
 
   constructor(
     private readonly ctx: CoreContext,
@@ -117,7 +151,8 @@ export class JobRepo {
     let written = writtenOf.get(db);
     if (!written) writtenOf.set(db, (written = { rows: new Map(), epoch: -1 }));
     this.written = written;
-    this.runDefaults = claimDefaults(db);
+    const defaults = claimDefaults(db);
+    this.claimedRow = defaults && claimedRowTemplate(defaults);
     this.jobPatcher = new RowPatcher(db, 'jobs', 'id');
     this.runPatcher = new RowPatcher(db, 'runs', 'id');
     this.q = {
@@ -141,6 +176,8 @@ export class JobRepo {
       enabledByNextCheck: db.prepare<[number], JobRow>('SELECT * FROM jobs WHERE enabled = 1 AND next_check_at IS NOT NULL ORDER BY next_check_at LIMIT ?'),
       insertRun: db.prepare<[Record<string, unknown>], RunRow>(`${INSERT_RUN} RETURNING *`),
       insertRunOnly: db.prepare<[Record<string, unknown>]>(INSERT_RUN),
+      insertFreeRun: db.prepare<[Record<string, unknown>], RunRow>(`${INSERT_FREE_RUN} RETURNING *`),
+      insertFreeRunOnly: db.prepare<[Record<string, unknown>]>(INSERT_FREE_RUN),
       runById: db.prepare<[string], RunRow>('SELECT * FROM runs WHERE id = ?'),
       runBySlot: db.prepare<[string, string], RunRow>('SELECT * FROM runs WHERE job_id = ? AND slot = ?'),
       dueRunIds: db.prepare<[number], { id: string }>('SELECT id FROM runs WHERE next_attempt_at IS NOT NULL AND next_attempt_at <= ? ORDER BY next_attempt_at, slot_at, slot'),
@@ -339,11 +376,26 @@ export class JobRepo {
 
   /** The claim: inserts the pending run row and audits it (edge none → pending, phase none → checking). */
   claimRun(r: NewRun, actor: string, detail: Record<string, unknown> = {}): RunRow {
+    return this.claim(r, actor, detail, false)!;
+  }
+
+  /**
+   * The claim of a slot whose key may have a row already (a job moved to another zone has runs of
+   * its keys at other instants): when it has, nothing is written and undefined is returned. One
+   * statement where a read of the key and the INSERT were two (the runner's claim of a due slot).
+   */
+  claimFreeRun(r: NewRun, actor: string, detail: Record<string, unknown> = {}): RunRow | undefined {
+    return this.claim(r, actor, detail, true);
+  }
+
+  private claim(r: NewRun, actor: string, detail: Record<string, unknown>, free: boolean): RunRow | undefined {
     assertRunEdge('claim', null, 'pending');
     assertPhaseEdge('claim', null, 'checking', 'pending');
     const { range, ...fields } = r;
     const params = { ...fields, rangeSlots: range?.slots ?? null, rangeLastSlot: range?.lastSlot ?? null, rangeLastAt: range?.lastAt ?? null, now: this.now };
-    const row = this.remember(this.runDefaults ? this.insertedRun(params, this.runDefaults) : this.q.insertRun.get(params)!);
+    const inserted = this.claimedRow ? this.insertedRun(params, this.claimedRow, free) : (free ? this.q.insertFreeRun : this.q.insertRun).get(params);
+    if (!inserted) return undefined;
+    const row = this.remember(inserted);
     this.ctx.audit.append({
       type: 'run.claim',
       actor,
@@ -357,31 +409,32 @@ export class JobRepo {
   }
 
   /** The claim's INSERT without reading the row back: the row is its values and the schema's defaults (invariant 5). */
-  private insertedRun(p: Omit<NewRun, 'range'> & { rangeSlots: number | null; rangeLastSlot: string | null; rangeLastAt: number | null; now: number }, defaults: Record<string, unknown>): RunRow {
-    this.q.insertRunOnly.run(p as unknown as Record<string, unknown>);
-    return {
-      ...defaults,
-      id: p.id,
-      job_id: p.jobId,
-      job_name: p.jobName,
-      slot: p.slot,
-      slot_at: p.slotAt,
-      status: 'pending',
-      disposition: p.disposition,
-      trigger: p.trigger,
-      max_retry: p.maxRetry,
-      next_attempt_at: p.nextAttemptAt,
-      opens_at: p.opensAt,
-      window_closes_at: p.windowClosesAt,
-      version: p.version,
-      trace_id: p.traceId,
-      idempotency_key: p.idempotencyKey,
-      range_slots: p.rangeSlots,
-      range_last_slot: p.rangeLastSlot,
-      range_last_at: p.rangeLastAt,
-      created_at: p.now,
-      updated_at: p.now,
-    } as RunRow;
+  private insertedRun(p: Omit<NewRun, 'range'> & { rangeSlots: number | null; rangeLastSlot: string | null; rangeLastAt: number | null; now: number }, template: RunRow, free: boolean): RunRow | undefined {
+    if ((free ? this.q.insertFreeRunOnly : this.q.insertRunOnly).run(p as unknown as Record<string, unknown>).changes === 0) return undefined;
+    // A copy of the template with the INSERT's values set: every claimed row has the template's
+    // shape. Spreading the defaults (built key by key from the schema: a slow, dictionary-mode
+    // object) into a literal with twenty keys more cost ~5 µs per claim; this copy ~0.1 µs.
+    const row = { ...template };
+    row.id = p.id;
+    row.job_id = p.jobId;
+    row.job_name = p.jobName;
+    row.slot = p.slot;
+    row.slot_at = p.slotAt;
+    row.disposition = p.disposition;
+    row.trigger = p.trigger;
+    row.max_retry = p.maxRetry;
+    row.next_attempt_at = p.nextAttemptAt;
+    row.opens_at = p.opensAt;
+    row.window_closes_at = p.windowClosesAt;
+    row.version = p.version;
+    row.trace_id = p.traceId;
+    row.idempotency_key = p.idempotencyKey;
+    row.range_slots = p.rangeSlots;
+    row.range_last_slot = p.rangeLastSlot;
+    row.range_last_at = p.rangeLastAt;
+    row.created_at = p.now;
+    row.updated_at = p.now;
+    return row;
   }
 
   /** The run's own spend caps (PROTOCOL §14), read by core/budgets before its job's; a JSON object. */

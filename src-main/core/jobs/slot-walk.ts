@@ -37,7 +37,9 @@ export interface WalkOptions {
   covered(occ: SlotOccurrence): boolean;
   /**
    * The slot's key has a row, wherever it is due (a job whose zone changed has runs of its keys at
-   * other instants): asked only of a slot about to get a row of its own, so once per claim.
+   * other instants): asked only of a slot about to start a range row. A `one` step's key is not
+   * asked: its claim is an INSERT that writes nothing when the key is taken (the caller's
+   * `claimFreeRun`), one statement where a read and the INSERT were two on every trigger.
    */
   hasRow(occ: SlotOccurrence): boolean;
   /** Some slot due in [from, to) has a row already (decides whether a stretch may be counted). */
@@ -116,13 +118,10 @@ export function walkSlots(plan: JobPlan, from: number, to: number, o: WalkOption
       continue;
     }
     close();
-    // About to get a row of its own (one by one, or the first of a range).
-    if (o.hasRow(occ)) {
-      steps.push({ kind: 'covered', occ });
-      continue;
-    }
     if (collapses) {
-      range = { kind: 'range', first: occ, firstW: w, last: occ, lastW: w, slots: 1, look: look as Decided };
+      // About to start a range row: a key taken elsewhere is covered (and breaks the range).
+      if (o.hasRow(occ)) steps.push({ kind: 'covered', occ });
+      else range = { kind: 'range', first: occ, firstW: w, last: occ, lastW: w, slots: 1, look: look as Decided };
       continue;
     }
     if (ones >= o.maxOnes) return { steps, cursor: occ.at, done: false };

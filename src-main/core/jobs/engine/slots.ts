@@ -98,9 +98,13 @@ export function advanceJob(e: EngineContext, job: JobRow, now: number): Advanced
   return { job: { ...job, cursor, next_check_at: next }, open };
 }
 
-/** Claims one slot and decides what its first look decides; returns the run when its window is open. */
+/**
+ * Claims one slot and decides what its first look decides; returns the run when its window is open.
+ * A key that has a row already (due at another instant: the job moved to another zone) is not
+ * claimed again, and nothing is written for it (invariant 1).
+ */
 function claimOne(e: EngineContext, job: JobRow, spec: JobSpec, plan: JobPlan, occ: SlotOccurrence, w: SlotWindowInfo, look: FirstLook, now: number): RunRow | undefined {
-  const run = e.repo.claimRun(
+  const run = e.repo.claimFreeRun(
     {
       ...slotRunBase(job, occ, spec.retry.maxAttempts),
       trigger: look.kind === 'open' && look.late ? 'catch_up' : 'schedule',
@@ -111,6 +115,7 @@ function claimOne(e: EngineContext, job: JobRow, spec: JobSpec, plan: JobPlan, o
     ACTOR,
     { local: occ.local, ...(occ.movedFrom ? { movedFrom: occ.movedFrom } : {}), ...(occ.shifted ? { shifted: occ.shifted } : {}) },
   );
+  if (!run) return undefined;
   const timeEvidence = {
     slot: occ.slot,
     dueAt: isoTime(occ.at),
