@@ -19,6 +19,11 @@ export interface SchedulerConfig {
    * `heartbeatIntervalMs`, whichever is shorter — is a gap (core/time/gap-detector.ts).
    */
   clockJumpThresholdS: number;
+  /**
+   * The nice value (0–19) of the processes Gaffer starts for agents (managed agents and all they
+   * start): above Gaffer's own 0, so a busy agent's CPU does not delay the claims Gaffer serves.
+   */
+  agentNice: number;
 }
 
 export const DEFAULT_CONFIG: SchedulerConfig = {
@@ -30,6 +35,7 @@ export const DEFAULT_CONFIG: SchedulerConfig = {
   reconnectGraceS: 10,
   triggerAckTimeoutS: 30,
   clockJumpThresholdS: 90,
+  agentNice: 10,
 };
 
 /** SPEC §2: the recovery bound for an abandoned task, shown to the operator. */

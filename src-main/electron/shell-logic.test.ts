@@ -9,14 +9,14 @@ import { EventEmitter } from 'node:events';
 import fs from 'node:fs';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { ConsoleEvent, Dashboard } from '../common/console-api';
 import { verifyExport } from '../core/audit/audit-export';
 import { makeTestCore, onlineInstance, tempDir, type TestCore } from '../core/tests/test-core';
 import { pulseMs } from '../core/time/gap-detector';
 import { parseCli, splitKnownArgs } from '../server/cli';
 import { startConsoleExport } from '../server/console/export';
-import { writeExportFile } from './export-file';
+import { EXPORT_SYNC_BYTES, writeExportFile } from './export-file';
 import { devNativeBinding, osKey, resolveNativeBinding } from './native';
 import { desktopAlerts } from './inbox-notify';
 import { NotifyGate, type Note } from './notify-gate';
@@ -209,6 +209,30 @@ describe('export to a file (native save dialog target)', () => {
     const csv = path.join(dir, 'audit.csv');
     expect(await writeExportFile(startConsoleExport(core, { format: 'csv', type: 'task.create', to: new Date(core.clock.now() + 1).toISOString() }), csv)).toEqual({ file: csv, rows: 2500 });
     expect((await verifyExport(fs.createReadStream(csv), 'csv')).ok).toBe(true);
+  });
+
+  it('syncs the file once syncEveryBytes are written unsynced, before writing more (invariant 4)', async () => {
+    core = makeTestCore();
+    const c = core;
+    c.store.write(() => {
+      for (let i = 0; i < 500; i++) c.tasks.create({ title: `t${i}`, role: 'dev' }, { actor: 'x' }); // one commit
+    });
+    const dir = tempDir('gaffer-export-');
+    const syncs = vi.spyOn(fs, 'fdatasync');
+    try {
+      // A sync after every chunk (200-row pages: 3 of them) …
+      const file = path.join(dir, 'audit.jsonl');
+      expect(await writeExportFile(startConsoleExport(core, { format: 'jsonl' }), file, { syncEveryBytes: 1 })).toEqual({ file, rows: 500 });
+      expect(syncs.mock.calls.length).toBeGreaterThanOrEqual(3);
+      expect((await verifyExport(fs.createReadStream(file), 'jsonl', { expectContiguous: true })).ok).toBe(true);
+      // … and none for an export smaller than the default step.
+      syncs.mockClear();
+      expect(fs.statSync(file).size).toBeLessThan(EXPORT_SYNC_BYTES);
+      await writeExportFile(startConsoleExport(core, { format: 'jsonl' }), path.join(dir, 'small.jsonl'));
+      expect(syncs).not.toHaveBeenCalled();
+    } finally {
+      syncs.mockRestore();
+    }
   });
 
   it('cancellation removes the partial file; bad filters fail before anything is written', async () => {

@@ -30,3 +30,12 @@ describe('--secrets-key-file (the desktop app keeps the secrets key in the data 
     expect(parseCli([], { GAFFER_OPERATOR_TOKEN: 'gfo_given' }).operatorToken).toBe('gfo_given');
   });
 });
+
+describe('--agent-nice', () => {
+  it('sets the CPU priority of the agents Gaffer starts (0 to 19); anything else is refused in one line', () => {
+    expect(parseCli(['--agent-nice', '15'], {}).config).toEqual({ agentNice: 15 });
+    expect(parseCli(['--agent-nice=0'], {}).config).toEqual({ agentNice: 0 });
+    for (const bad of ['20', '-1', '2.5', 'low']) expect(() => parseCli(['--agent-nice', bad], {})).toThrow('--agent-nice must be a whole number from 0 to 19');
+    expect(splitKnownArgs(['--agent-nice', '5', '--inspect']).known).toEqual(['--agent-nice', '5']);
+  });
+});

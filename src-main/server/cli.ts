@@ -30,7 +30,10 @@ const FLAGS: Record<string, [keyof SchedulerConfig, z.ZodType<number>]> = {
   '--reconnect-grace-s': ['reconnectGraceS', z.coerce.number().min(0).max(3600)],
   '--trigger-ack-timeout-s': ['triggerAckTimeoutS', seconds],
   '--heartbeat-interval-ms': ['heartbeatIntervalMs', z.coerce.number().int().min(MIN_HEARTBEAT_INTERVAL_MS).max(3_600_000)],
+  '--agent-nice': ['agentNice', z.coerce.number().int().min(0).max(19)],
 };
+/** A flag whose value is not "a positive number" says what it takes instead. */
+const FLAG_RULES: Record<string, string> = { '--agent-nice': 'a whole number from 0 to 19' };
 
 export function defaultDataDir(): string {
   if (process.env.GAFFER_DATA_DIR) return path.resolve(process.env.GAFFER_DATA_DIR);
@@ -47,9 +50,10 @@ export function usage(): string {
   return [
     'gaffer [--headless] [--port 7311] [--host 127.0.0.1] [--data-dir DIR] [--no-open] [--secrets-key-file]',
     '       [--lock-window-s 7200] [--heartbeat-timeout-s 120] [--sweep-interval-s 60] [--idempotency-window-s 300]',
-    '       [--reconnect-grace-s 10] [--trigger-ack-timeout-s 30] [--heartbeat-interval-ms 20000]',
+    '       [--reconnect-grace-s 10] [--trigger-ack-timeout-s 30] [--heartbeat-interval-ms 20000] [--agent-nice 10]',
     'env: GAFFER_OPERATOR_TOKEN or GAFFER_OPERATOR_TOKEN_FD (a pipe; else one is generated and printed), GAFFER_DATA_DIR',
     '--secrets-key-file: desktop app: keep the key of stored secrets in DATA_DIR/secrets.key, not the OS keychain',
+    '--agent-nice: the CPU priority (nice, 0-19) of the agents Gaffer starts and their commands; 0 = as Gaffer',
   ].join('\n');
 }
 
@@ -84,7 +88,7 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv = process.env): 
     else if (flag in FLAGS) {
       const [key, schema] = FLAGS[flag]!;
       const r = schema.safeParse(value());
-      if (!r.success) throw new Error(`${flag} must be a positive number`);
+      if (!r.success) throw new Error(`${flag} must be ${FLAG_RULES[flag] ?? 'a positive number'}`);
       out.config[key] = r.data;
     } else if (flag === '--help' || flag === '-h') throw new Error(usage());
     else throw new Error(`unknown option ${flag}\n${usage()}`);

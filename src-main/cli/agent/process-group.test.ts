@@ -2,8 +2,9 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { spawn, spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { GroupChild } from './process-group';
+import { GroupChild, lowerPriority } from './process-group';
 import { familyScript, readPids, running, waitFor } from './testing/processes';
 
 const posix = process.platform !== 'win32';
@@ -63,5 +64,40 @@ describe.skipIf(!posix)('GroupChild (process groups are POSIX)', () => {
     expect(running(pid)).toBe(true);
     void child.terminate(1000);
     expect(await waitFor(() => !running(pid), 'the child to end')).toBeLessThan(5000);
+  });
+});
+
+const autogroups = fs.existsSync('/proc/self/autogroup');
+const autogroupNice = (pid: number) => Number(/nice (-?\d+)/.exec(fs.readFileSync(`/proc/${pid}/autogroup`, 'utf8'))![1]);
+const hasNice = posix && spawnSync('nice', ['-n', '1', 'true']).status === 0;
+
+describe.skipIf(!hasNice || os.getPriority() >= 6)('the CPU priority of a child (invariant 6)', () => {
+  it("a GroupChild runs at its parent's nice value, its session's autogroup included (Linux)", async () => {
+    // A parent at nice 6 (as a managed agent is) starts a command in a session of its own.
+    const mod = path.join(import.meta.dirname, 'process-group.ts');
+    const script = `const { GroupChild } = await import(${JSON.stringify(mod)}); const c = new GroupChild({ command: 'sleep', args: ['30'], env: { PATH: process.env.PATH } }); console.log(c.pid); setTimeout(() => c.terminate(0).then(() => process.exit(0)), 20000); process.stdin.on('end', () => c.terminate(0).then(() => process.exit(0))); process.stdin.resume();`;
+    const parent = spawn('nice', ['-n', '6', process.execPath, '--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['pipe', 'pipe', 'inherit'] });
+    try {
+      const pid = await new Promise<number>((resolve, reject) => {
+        parent.stdout!.once('data', (d) => resolve(Number(String(d).trim())));
+        parent.once('exit', (code) => reject(new Error(`the parent exited with ${code}`)));
+      });
+      expect(os.getPriority(pid)).toBe(6);
+      if (autogroups) expect(autogroupNice(pid)).toBe(6);
+    } finally {
+      parent.stdin!.end();
+    }
+  });
+
+  it.skipIf(!autogroups)("lowerPriority leaves a child's autogroup alone when the child shares its parent's session", async () => {
+    const own = autogroupNice(process.pid);
+    const child = spawn('sleep', ['30'], { stdio: 'ignore' }); // not detached: this process's session
+    try {
+      lowerPriority(child.pid!, 5);
+      expect(os.getPriority(child.pid!)).toBe(5);
+      expect(autogroupNice(child.pid!)).toBe(own);
+    } finally {
+      child.kill('SIGKILL');
+    }
   });
 });

@@ -16,8 +16,13 @@
  * 5. With a `marker`, "the group" above means the child's whole family (process-family.mjs): its
  *    group, what carries the marker (a grandchild that left the group with setsid), and their
  *    descendants. Ending it and `settled` both cover all of it.
+ * 6. The child runs at this process's CPU priority, also where Linux shares the CPU out per session
+ *    (autogroup): a child in a session of its own would otherwise get a whole session's share, as
+ *    much as Gaffer's server, whatever its nice value (`lowerPriority`).
  */
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
 import { endFamily, familyOf, groupAlive, type FamilyMarker } from './process-family.mjs';
 
 export { groupAlive, listProcesses, POLL_MS, readProcStat, signalGroup, type ProcEntry } from './process-family.mjs';
@@ -53,6 +58,57 @@ export function terminateGroup(pgid: number, killAfterMs: number, giveUpMs = 500
   return endFamily({ groups: [pgid], ...(marker ? { marker } : {}), killAfterMs, giveUpMs });
 }
 
+/** A write to /proc/<pid>/autogroup is refused (EAGAIN) within 100 ms of the last one anywhere on the machine. */
+const AUTOGROUP_RETRY_MS = 110;
+const AUTOGROUP_TRIES = 5;
+
+/**
+ * Runs the process `pid` and what it starts at `nice` (0–19; 0 or less, or Windows: nothing is done).
+ * POSIX: its nice value (on Linux that of its main thread, which every thread and process it starts
+ * later inherits; so call this right after the spawn). Linux: also its session's autogroup nice value,
+ * when `pid` leads a session of its own (a `detached` spawn): with autogroup scheduling (the default of
+ * most distributions) the CPU is shared out per session first, and a nice value only orders the
+ * threads inside one session. Best effort: a refusal (a sandbox, no /proc) leaves the process as it is.
+ */
+export function lowerPriority(pid: number, nice: number): void {
+  if (!(nice > 0) || process.platform === 'win32') return;
+  try {
+    os.setPriority(pid, nice);
+  } catch {
+    return; // gone already, or not ours to change
+  }
+  if (process.platform !== 'linux' || !leadsSession(pid)) return;
+  const write = (triesLeft: number) => {
+    try {
+      fs.writeFileSync(`/proc/${pid}/autogroup`, String(nice));
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === 'EAGAIN' && triesLeft > 1) setTimeout(() => write(triesLeft - 1), AUTOGROUP_RETRY_MS).unref();
+      // ENOENT: no autogroup scheduling in this kernel (or the process is gone): the nice value is all there is.
+    }
+  };
+  write(AUTOGROUP_TRIES);
+}
+
+/** Whether `pid` is the leader of its session (/proc/<pid>/stat field 6). */
+function leadsSession(pid: number): boolean {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[3] === String(pid);
+  } catch {
+    return false;
+  }
+}
+
+/** This process's own nice value (0 where it cannot be read). */
+export function ownNice(): number {
+  try {
+    return os.getPriority();
+  } catch {
+    return 0;
+  }
+}
+
 export class GroupChild {
   readonly child: ChildProcess;
   /** The leader's exit (or why it never started). */
@@ -70,6 +126,7 @@ export class GroupChild {
       windowsHide: true,
     };
     this.child = opts.shell ? spawn([opts.command, ...opts.args].join(' '), { ...spawnOpts, shell: true }) : spawn(opts.command, [...opts.args], spawnOpts);
+    if (this.child.pid !== undefined) lowerPriority(this.child.pid, ownNice()); // invariant 6
     this.exited = new Promise<ChildExit>((resolve) => {
       this.child.once('error', (e: NodeJS.ErrnoException) => {
         // 'error' without a pid: it never started. With a pid, a later 'exit' still follows.

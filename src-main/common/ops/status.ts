@@ -86,6 +86,8 @@ const schedulerConfig = z.object({
   reconnectGraceS: n,
   triggerAckTimeoutS: n,
   clockJumpThresholdS: n,
+  /** Addition: the nice value of the processes Gaffer starts for agents (`--agent-nice`). */
+  agentNice: n,
 });
 const countsBy = (names: readonly string[]) => z.object(Object.fromEntries(names.map((k) => [k, n])) as Record<string, z.ZodNumber>);
 const statusInfo = z.object({

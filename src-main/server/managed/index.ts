@@ -38,7 +38,8 @@ export async function startManagedAgents(core: Core, server: Pick<RunningServer,
   const dataDir = core.dbPath === ':memory:' ? {} : { dataDir: path.dirname(core.dbPath) };
   const paths = { ...launchPaths(sourceRoot(), process.execPath), ...dataDir, ...opts.paths };
   await core.managed.attach({
-    spawner: new NodeProcessSpawner(paths, process.env, opts.userUmask),
+    // The agents run below Gaffer's CPU priority (the setting `--agent-nice`; spawner.ts invariant 5).
+    spawner: new NodeProcessSpawner(paths, process.env, opts.userUmask, {}, core.config.agentNice),
     agentUrl: server.agentUrl,
     ownerKey: ownerKeyFor(core.dbPath),
     ...(opts.timing ? { timing: opts.timing } : {}),

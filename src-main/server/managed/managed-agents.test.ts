@@ -24,7 +24,8 @@ afterEach(async () => {
 });
 
 async function gaffer(): Promise<LiveGaffer & { stopManaged(): Promise<void> }> {
-  const g = await startLiveGaffer();
+  // The agents at Gaffer's own priority: at the default nice 10 a loaded 2-core CI machine took over 20 s to start one.
+  const g = await startLiveGaffer({ config: { agentNice: 0 } });
   const managed = await startManagedAgents(g.core, g.server, { timing: { firstBackoffMs: 200 } });
   let stopped = false;
   const stopManaged = async () => {

@@ -11,11 +11,14 @@
  *    has exited, what is left of its group is ended the same way.
  * 4. Its output costs Gaffer a bounded amount per second however much it prints (output-rate.ts):
  *    a flood is dropped beyond what is kept, said in a line, and throttled beyond what is read.
+ * 5. It runs at a lower CPU priority than Gaffer (`nice`, the setting `--agent-nice`, default 10),
+ *    and so does all it starts (process-group.ts `lowerPriority`): on a machine with few cores a
+ *    busy agent or its command (`yes`, a compiler) gives way to the thread that serves claims.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { secretPipes } from '../../../scripts/lib/process-secrets.mjs';
 import { LineSplitter } from '../../common/line-splitter';
-import { groupAlive, readProcStat, signalGroup, terminateGroup } from '../../cli/agent/process-group';
+import { groupAlive, lowerPriority, readProcStat, signalGroup, terminateGroup } from '../../cli/agent/process-group';
 import type { LaunchedProcess, LaunchRequest, ProcessExit, ProcessSpawner, RecordedProcess } from '../../core/managed';
 import { launchSpec, type LaunchPaths } from './launch';
 import { DEFAULT_OUTPUT_RATE, OutputRate, type OutputRateLimits } from './output-rate';
@@ -144,6 +147,8 @@ export class NodeProcessSpawner implements ProcessSpawner {
     private readonly baseEnv: NodeJS.ProcessEnv = process.env,
     private readonly userUmask?: number,
     capture: Partial<OutputCapture> = {},
+    /** Invariant 5: the nice value its processes run at (0: Gaffer's own). */
+    private readonly nice = 0,
   ) {
     this.capture = { now: () => Date.now(), limits: DEFAULT_OUTPUT_RATE, ...capture };
   }
@@ -153,6 +158,7 @@ export class NodeProcessSpawner implements ProcessSpawner {
     // The agent token goes over a pipe on fd 3 (launch.ts invariant 2).
     const pipes = secretPipes(spec.tokens, ['pipe', 'pipe', 'pipe'], spec.env);
     const child = spawn(spec.file, spec.args, { cwd: spec.cwd, env: pipes.env, stdio: pipes.stdio, detached: process.platform !== 'win32', windowsHide: true });
+    if (child.pid !== undefined) lowerPriority(child.pid, this.nice); // invariant 5, before it starts anything
     void pipes.send(child);
     return new NodeManagedProcess(child, this.capture);
   }
