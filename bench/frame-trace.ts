@@ -190,7 +190,7 @@ export function describeFrame(f: FrameAttribution): string {
  * of the two, so from the first collection's end to the last one's start it allocated
  * Σ freed (all but the first) + (last after − first after).
  */
-export function allocationFigures(events: TraceEvent[], markAtMs: number, fromMs: number, toMs: number): { collections: number; allocatedMb: number; spanMs: number; gcWallMs: number; kinds: string } | null {
+export function allocationFigures(events: TraceEvent[], markAtMs: number, fromMs: number, toMs: number): { collections: number; majors: number; majorCpuMs: number; allocatedMb: number; spanMs: number; gcWallMs: number; kinds: string } | null {
   const mark = events.find((e) => e.name === FRAME_TRACE_MARK);
   if (!mark) return null;
   const offset = mark.ts - markAtMs * 1000;
@@ -206,7 +206,9 @@ export function allocationFigures(events: TraceEvent[], markAtMs: number, fromMs
     byKind.set(g.name, { n: k.n + 1, wall: k.wall + (g.dur ?? 0) / 1000, cpu: k.cpu + (g.tdur ?? 0) / 1000 });
   }
   const kinds = [...byKind].map(([name, k]) => `${name} ${k.n}× ${k.wall.toFixed(0)} ms (CPU ${k.cpu.toFixed(0)} ms)`).join(', ');
-  if (gcs.length < 2) return { collections: gcs.length, allocatedMb: 0, spanMs: 0, gcWallMs: gcs.reduce((n, g) => n + (g.dur ?? 0) / 1000, 0), kinds };
+  const majors = byKind.get('MajorGC')?.n ?? 0;
+  const majorCpuMs = Math.round(byKind.get('MajorGC')?.cpu ?? 0);
+  if (gcs.length < 2) return { collections: gcs.length, majors, majorCpuMs, allocatedMb: 0, spanMs: 0, gcWallMs: gcs.reduce((n, g) => n + (g.dur ?? 0) / 1000, 0), kinds };
   const before = (g: TraceEvent): number => g.args!.usedHeapSizeBefore!;
   const after = (g: TraceEvent): number => g.args!.usedHeapSizeAfter!;
   let bytes = after(gcs[gcs.length - 1]!) - after(gcs[0]!);
@@ -215,6 +217,8 @@ export function allocationFigures(events: TraceEvent[], markAtMs: number, fromMs
   const last = gcs[gcs.length - 1]!;
   return {
     collections: gcs.length,
+    majors,
+    majorCpuMs,
     allocatedMb: Number((bytes / 2 ** 20).toFixed(1)),
     spanMs: (last.ts - (first.ts + (first.dur ?? 0))) / 1000,
     gcWallMs: Number((gcs.reduce((n, g) => n + (g.dur ?? 0), 0) / 1000).toFixed(1)),
