@@ -27,7 +27,8 @@
  * GAFFER_BENCH_ISOLATION_AUDIT_ROWS (default 1 000 000), GAFFER_BENCH_ISOLATION_PACE_MS (default 12),
  * GAFFER_BENCH_ISOLATION_CASES (comma-separated keys, default all; idle always runs),
  * GAFFER_BENCH_ISOLATION_PROFILE=DIR (the server writes a CPU profile there when it stops),
- * GAFFER_BENCH_ISOLATION_EXPORT_FILE=PATH (case f: the client writes the export there, not to nowhere).
+ * GAFFER_BENCH_ISOLATION_EXPORT_FILE=PATH (case f: the client writes the export there, not to nowhere),
+ * GAFFER_BENCH_ISOLATION_SETTLE_CPU_PCT (default 25: between windows, the server's CPU to wait for; `settle`).
  */
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -48,6 +49,10 @@ const SECONDS = Number(process.env.GAFFER_BENCH_ISOLATION_SECONDS ?? 8);
 const ROUNDS = Math.max(1, Number(process.env.GAFFER_BENCH_ISOLATION_ROUNDS ?? 3));
 const AUDIT_ROWS = Number(process.env.GAFFER_BENCH_ISOLATION_AUDIT_ROWS ?? 1_000_000);
 const PACE_MS = Number(process.env.GAFFER_BENCH_ISOLATION_PACE_MS ?? 12);
+/** Between windows: the server's CPU over a second at most this (%) … (`settle`) */
+const SETTLE_CPU_PCT = Number(process.env.GAFFER_BENCH_ISOLATION_SETTLE_CPU_PCT ?? 25);
+/** … waited for at most this long (s). */
+const SETTLE_MAX_S = 60;
 const BURST_JOBS = 1000;
 /**
  * GAFFER_BENCH_ISOLATION_LOAD_NICE=N (default 0: off): the flood's agents (cases b) and the chatty
@@ -324,7 +329,7 @@ export async function runIsolationBench(): Promise<Record<string, number>> {
     const cases = loads(g, dir, tokens, floodChild);
     const chosen = ISOLATION_LABELS.filter(([k]) => k === 'idle' || wanted.has(k));
     /** Per case, one entry per round: its window's percentiles, ratios to the round's idle, CPU. */
-    const byCase = new Map<CaseKey, Array<{ p50: number; p99: number; max: number; cycles: number; cpuPct: number; p50Ratio: number; p99Ratio: number }>>();
+    const byCase = new Map<CaseKey, Array<{ p50: number; p99: number; max: number; cycles: number; cpuPct: number; p50Ratio: number; p99Ratio: number; settledS?: number }>>();
     let profiled = 0;
     for (let round = 0; round < ROUNDS; round++) {
       roundTag = round ? `-r${round + 1}` : '';
@@ -353,8 +358,9 @@ export async function runIsolationBench(): Promise<Record<string, number>> {
         const list = byCase.get(key) ?? [];
         list.push({ p50, p99, max: times[times.length - 1]!, cycles: times.length, cpuPct, p50Ratio: p50 / idle.p50, p99Ratio: p99 / idle.p99 });
         byCase.set(key, list);
-        console.log(`  round ${round + 1}/${ROUNDS} ${key}: p50 ${p50.toFixed(1)} ms, p99 ${p99.toFixed(1)} ms (${(p99 / idle.p99).toFixed(2)}× idle), server CPU ${Math.round(cpuPct)} %`);
-        await sleep(1000); // let what the case left behind settle before the next one
+        const settledS = await settle(g.serverPid);
+        list[list.length - 1]!.settledS = settledS;
+        console.log(`  round ${round + 1}/${ROUNDS} ${key}: p50 ${p50.toFixed(1)} ms, p99 ${p99.toFixed(1)} ms (${(p99 / idle.p99).toFixed(2)}× idle), server CPU ${Math.round(cpuPct)} %; the server settled ${settledS.toFixed(1)} s after`);
       }
     }
     const median = (xs: number[]) => {
@@ -375,6 +381,7 @@ export async function runIsolationBench(): Promise<Record<string, number>> {
         max: Math.max(...list.map((x) => x.max)),
         cycles: list.reduce((n, x) => n + x.cycles, 0),
         cpuPct: median(list.map((x) => x.cpuPct)),
+        settledS: median(list.map((x) => x.settledS ?? 0)),
       };
       Object.assign(figures, {
         [`${key}.p50Ms`]: f.p50,
@@ -385,6 +392,7 @@ export async function runIsolationBench(): Promise<Record<string, number>> {
         [`${key}.maxMs`]: f.max,
         [`${key}.cycles`]: f.cycles,
         [`${key}.serverCpuPct`]: f.cpuPct,
+        [`${key}.settledS`]: f.settledS,
       });
       rows.push({
         case: label,
@@ -397,6 +405,7 @@ export async function runIsolationBench(): Promise<Record<string, number>> {
         'max ms': f.max,
         cycles: f.cycles,
         'server CPU %': Math.round(f.cpuPct),
+        'settled after s': Number(f.settledS.toFixed(1)),
       });
     }
     figures.loadAverage = os.loadavg()[0]!;
@@ -414,6 +423,26 @@ export async function runIsolationBench(): Promise<Record<string, number>> {
     await g.stop();
     fs.rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * Waits until the server is quiet again after a case: its CPU over a second at most SETTLE_CPU_PCT
+ * (an idle window with the probe running costs it 9–18 %), at most SETTLE_MAX_S. Without it, what a
+ * case leaves behind — the word index the log worker fills once a flood stops (90 % of a CPU for
+ * 10 s and more) — ran in the next case's window, or the next round's idle one, and was counted
+ * there (bench/REPORT.md, "Quiet re-measure, 2026-12-06 (third round)"). Returns the seconds it took,
+ * printed with the case: the aftermath is shown, not hidden.
+ */
+async function settle(pid: number): Promise<number> {
+  const t0 = performance.now();
+  await sleep(1000);
+  while (performance.now() - t0 < SETTLE_MAX_S * 1000) {
+    const cpu0 = processCpuUs(pid);
+    const w0 = performance.now();
+    await sleep(1000);
+    if ((processCpuUs(pid) - cpu0) / 10 / (performance.now() - w0) <= SETTLE_CPU_PCT) break;
+  }
+  return (performance.now() - t0) / 1000;
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) await runIsolationBench();
