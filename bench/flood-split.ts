@@ -23,7 +23,7 @@
  * SPLIT_TRACE_GC=1 (V8's --trace-gc in the server; its output saved to /tmp/flood-split-gc.txt),
  * SPLIT_DEADLINE_S (default 300: the script stops the server and exits past it).
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -31,6 +31,7 @@ import { fileURLToPath } from 'node:url';
 import { createCore } from '../src-main/core/create-core';
 import { startHeadless } from './headless-proc';
 import { percentile, printTable, seedBacklog, spawnChild, stopChild, benchDir } from './util';
+import { fsyncTimesByThread, nicedThreads, setThreadsIdle } from './proc';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const SECONDS = Number(process.env.SPLIT_SECONDS ?? 6);
@@ -99,10 +100,8 @@ try {
   for (let round = 0; round < ROUNDS; round++) {
     const kinds = process.env.SPLIT_IDLE_WORKER === '1' ? (['idle', 'flood', 'flood-sched-idle'] as const) : (['idle', 'flood'] as const);
     for (const key of kinds) {
-      const niced = () =>
-        fs.readdirSync(`/proc/${g.serverPid}/task`).filter((t) => fs.readFileSync(`/proc/${g.serverPid}/task/${t}/stat`, 'utf8').split(') ')[1]!.split(' ')[16] === '10');
-      const idled = key === 'flood-sched-idle' ? niced() : [];
-      for (const t of idled) spawnSync('chrt', ['--idle', '-p', '0', t]);
+      const idled = key === 'flood-sched-idle' ? nicedThreads(g.serverPid) : [];
+      setThreadsIdle(idled, true);
       if (key !== 'idle') {
         flood.send({ cmd: 'flood', url: g.agentUrl, token: tokens.flood, agents: 4, lineChars: 80, usageEvery: 10 });
         await flood.next();
@@ -118,16 +117,8 @@ try {
       if (st) {
         st.kill('SIGINT');
         await new Promise((r) => st.once('exit', r));
-        const byTid = new Map<string, number[]>();
-        for (const l of fs.readFileSync(traceFile, 'utf8').split('\n')) {
-          const t = /^(\d+)\s.*<([\d.]+)>$/.exec(l);
-          if (t) byTid.set(t[1]!, [...(byTid.get(t[1]!) ?? []), Number(t[2]) * 1000]);
-        }
-        fsyncs = [...byTid]
-          .map(([tid, d]) => {
-            d.sort((a, b) => a - b);
-            return `${tid === String(g.serverPid) ? 'main' : tid}: ${d.length} p50 ${percentile(d, 50).toFixed(1)} p99 ${percentile(d, 99).toFixed(1)} sum ${d.reduce((a, b) => a + b, 0).toFixed(0)}`;
-          })
+        fsyncs = [...fsyncTimesByThread(fs.readFileSync(traceFile, 'utf8'))]
+          .map(([tid, d]) => `${tid === String(g.serverPid) ? 'main' : tid}: ${d.length} p50 ${percentile(d, 50).toFixed(1)} p99 ${percentile(d, 99).toFixed(1)} sum ${d.reduce((a, b) => a + b, 0).toFixed(0)}`)
           .join('; ');
       }
       let lines = 0;
@@ -135,7 +126,7 @@ try {
         flood.send({ cmd: 'stop' });
         lines = (await flood.next()).lines;
       }
-      for (const t of idled) spawnSync('chrt', ['--other', '-p', '0', t]);
+      setThreadsIdle(idled, false);
       const server = new Map(s.requests.map(([id, read, sent]) => [id, { read, sent }]));
       // One cycle = the claim (odd id after hello) and its report; split each request.
       const reqs = p.trace

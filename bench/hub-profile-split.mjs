@@ -15,7 +15,7 @@
  *   other         (program) and anything unclassified; the profiler's own samples are left out
  * `--tasks N` (the tasks done in the profile's window) adds µs per task.
  */
-import fs from 'node:fs';
+import { readCpuProfile } from './cpuprofile.mjs';
 
 const args = process.argv.slice(2);
 const at = args.indexOf('--tasks');
@@ -25,10 +25,7 @@ if (!file) {
   console.error('usage: node bench/hub-profile-split.mjs <file.cpuprofile> [--tasks N]');
   process.exit(2);
 }
-const p = JSON.parse(fs.readFileSync(file, 'utf8'));
-const byId = new Map(p.nodes.map((n) => [n.id, n]));
-const parent = new Map();
-for (const n of p.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+const { profile: p, byId, parent } = readCpuProfile(file);
 
 const OURS = /\/src-main\//;
 const FRAME = /\/src-main\/(server\/agent-socket|core\/hub\/(session|wire|requests)|common\/(parse-agent-request|protocol|schemas))|\/zod\//;

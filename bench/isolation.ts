@@ -40,7 +40,7 @@ import { connect } from '../src-main/sdk';
 import { seedDatabase } from '../e2e/seed';
 import { BENCH_OPERATOR_TOKEN, startHeadless, type Headless } from './headless-proc';
 import { agent as jobAgent } from './jobs';
-import { processCpuUs } from './proc';
+import { nicedThreads, processCpuUs, setThreadsIdle } from './proc';
 import { ISOLATION_LABELS, isolationChart, isolationSection } from './report';
 import { benchDir, percentile, printTable, seedBacklog, spawnChild, stopChild, type Child } from './util';
 
@@ -123,9 +123,8 @@ function loads(g: Headless, dir: string, tokens: ReturnType<typeof seed>, floodC
       // GAFFER_BENCH_ISOLATION_FLOOD_SCHED_IDLE=1 (an experiment, off by default, as the logs option
       // `workerSchedIdle` is): the server's log worker (its thread at nice 10) runs in SCHED_IDLE for
       // the case, so a woken probe or main thread takes its CPU at once (bench/REPORT.md, "flood3").
-      const stat = (t: string) => fs.readFileSync(`/proc/${g.serverPid}/task/${t}/stat`, 'utf8').split(') ')[1]!.split(' ');
-      const idled = process.env.GAFFER_BENCH_ISOLATION_FLOOD_SCHED_IDLE === '1' ? fs.readdirSync(`/proc/${g.serverPid}/task`).filter((t) => stat(t)[16] === '10') : [];
-      for (const t of idled) spawnSync('chrt', ['--idle', '--pid', '0', t]);
+      const idled = process.env.GAFFER_BENCH_ISOLATION_FLOOD_SCHED_IDLE === '1' ? nicedThreads(g.serverPid) : [];
+      setThreadsIdle(idled, true);
       if (idled.length) console.log(`  flood: log worker thread(s) ${idled.join(', ')} in SCHED_IDLE (GAFFER_BENCH_ISOLATION_FLOOD_SCHED_IDLE)`);
       floodChild.send({ cmd: 'flood', url: g.agentUrl, token: tokens.flood, agents: 4, lineChars: 80, usageEvery: 10 });
       await floodChild.next();
@@ -133,7 +132,7 @@ function loads(g: Headless, dir: string, tokens: ReturnType<typeof seed>, floodC
       return async () => {
         floodChild.send({ cmd: 'stop' });
         const f = await floodChild.next();
-        for (const t of idled) spawnSync('chrt', ['--other', '--pid', '0', t]);
+        setThreadsIdle(idled, false);
         console.log(`  flood: ${f.lines} lines, ${f.usageFrames} usage frames in ${f.seconds.toFixed(1)} s${LOAD_NICE ? `; ${NICE_WHY}` : ''}`);
         if (LOAD_NICE) os.setPriority(floodChild.proc.pid!, 0);
       };
@@ -232,9 +231,8 @@ function loads(g: Headless, dir: string, tokens: ReturnType<typeof seed>, floodC
       // thread (the server's new thread at nice 10) is put in SCHED_IDLE with `chrt`, so any other
       // runnable thread preempts it at once instead of sharing the CPU by nice weight.
       if (process.env.GAFFER_BENCH_ISOLATION_EXPORT_SCHED_IDLE === '1') {
-        const stat = (t: string) => fs.readFileSync(`/proc/${g.serverPid}/task/${t}/stat`, 'utf8').split(') ')[1]!.split(' ');
-        const workers = fs.readdirSync(`/proc/${g.serverPid}/task`).filter((t) => !threads0.has(t) && stat(t)[16] === '10');
-        for (const t of workers) spawnSync('chrt', ['--idle', '-p', '0', t]);
+        const workers = nicedThreads(g.serverPid, threads0);
+        setThreadsIdle(workers, true);
         console.log(`  export: worker thread(s) ${workers.join(', ') || 'none found'} put in SCHED_IDLE (GAFFER_BENCH_ISOLATION_EXPORT_SCHED_IDLE)`);
       }
       // The export's own throughput, and this process's CPU (the export's client: it shares the 2 cores).
@@ -329,7 +327,7 @@ export async function runIsolationBench(): Promise<Record<string, number>> {
     const cases = loads(g, dir, tokens, floodChild);
     const chosen = ISOLATION_LABELS.filter(([k]) => k === 'idle' || wanted.has(k));
     /** Per case, one entry per round: its window's percentiles, ratios to the round's idle, CPU. */
-    const byCase = new Map<CaseKey, Array<{ p50: number; p99: number; max: number; cycles: number; cpuPct: number; p50Ratio: number; p99Ratio: number; settledS?: number }>>();
+    const byCase = new Map<CaseKey, Array<{ p50: number; p99: number; max: number; cycles: number; cpuPct: number; p50Ratio: number; p99Ratio: number; settledS: number }>>();
     let profiled = 0;
     for (let round = 0; round < ROUNDS; round++) {
       roundTag = round ? `-r${round + 1}` : '';
@@ -355,11 +353,10 @@ export async function runIsolationBench(): Promise<Record<string, number>> {
         const p50 = percentile(times, 50);
         const p99 = percentile(times, 99);
         idle ??= { p50, p99 };
-        const list = byCase.get(key) ?? [];
-        list.push({ p50, p99, max: times[times.length - 1]!, cycles: times.length, cpuPct, p50Ratio: p50 / idle.p50, p99Ratio: p99 / idle.p99 });
-        byCase.set(key, list);
         const settledS = await settle(g.serverPid);
-        list[list.length - 1]!.settledS = settledS;
+        const list = byCase.get(key) ?? [];
+        list.push({ p50, p99, max: times[times.length - 1]!, cycles: times.length, cpuPct, p50Ratio: p50 / idle.p50, p99Ratio: p99 / idle.p99, settledS });
+        byCase.set(key, list);
         console.log(`  round ${round + 1}/${ROUNDS} ${key}: p50 ${p50.toFixed(1)} ms, p99 ${p99.toFixed(1)} ms (${(p99 / idle.p99).toFixed(2)}× idle), server CPU ${Math.round(cpuPct)} %; the server settled ${settledS.toFixed(1)} s after`);
       }
     }
@@ -381,7 +378,7 @@ export async function runIsolationBench(): Promise<Record<string, number>> {
         max: Math.max(...list.map((x) => x.max)),
         cycles: list.reduce((n, x) => n + x.cycles, 0),
         cpuPct: median(list.map((x) => x.cpuPct)),
-        settledS: median(list.map((x) => x.settledS ?? 0)),
+        settledS: median(list.map((x) => x.settledS)),
       };
       Object.assign(figures, {
         [`${key}.p50Ms`]: f.p50,

@@ -7,6 +7,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { startFloodServer } from './flood-core';
+import { fsyncTimesByThread } from './proc';
 import { benchDir, spawnChild, stopChild } from './util';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const dir = benchDir('fsync');
@@ -22,14 +23,9 @@ const measure = async (label: string) => {
   const m = await probe.next();
   st.kill('SIGINT');
   await new Promise((r) => st.once('exit', r));
-  const byTid = new Map<string, number[]>();
-  for (const l of fs.readFileSync(out, 'utf8').split('\n')) {
-    const t = /^(\d+)\s.*<([\d.]+)>$/.exec(l);
-    if (t) byTid.set(t[1]!, [...(byTid.get(t[1]!) ?? []), Number(t[2]) * 1000]);
-  }
+  const byTid = fsyncTimesByThread(fs.readFileSync(out, 'utf8'));
   console.log(`${label}: probe p50 ${m.p50Ms.toFixed(2)} p99 ${m.p99Ms.toFixed(2)} cycles ${m.cycles}`);
   for (const [tid, d] of byTid) {
-    d.sort((a, b) => a - b);
     console.log(`  tid ${tid}${tid === String(process.pid) ? ' (main)' : ''}: ${d.length} fsyncs, p50 ${d[Math.floor(d.length / 2)]!.toFixed(2)} p90 ${d[Math.floor(d.length * 0.9)]!.toFixed(2)} max ${d.at(-1)!.toFixed(2)} ms, sum ${d.reduce((a, b) => a + b, 0).toFixed(0)} ms`);
   }
 };

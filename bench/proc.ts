@@ -100,3 +100,31 @@ export function runQueueMs(pid: number | 'self' = 'self'): number {
     return 0;
   }
 }
+
+/** The threads of `pid` at nice 10 (the server's log and export workers), leaving out those in `except`. */
+export function nicedThreads(pid: number, except: ReadonlySet<string> = new Set()): string[] {
+  return fs.readdirSync(`/proc/${pid}/task`).filter((t) => {
+    if (except.has(t)) return false;
+    const stat = fs.readFileSync(`/proc/${pid}/task/${t}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16] === '10';
+  });
+}
+
+/** Puts threads in SCHED_IDLE (`idle`) or back in the normal class, with `chrt`: the benches' experiments. */
+export function setThreadsIdle(tids: readonly string[], idle: boolean): void {
+  for (const t of tids) spawnSync('chrt', [idle ? '--idle' : '--other', '--pid', '0', t]);
+}
+
+/**
+ * The fsync / fdatasync times (ms, sorted) per thread id in `strace -f -T` output: a line starts
+ * with the thread id and ends with the call's time in `<…>` seconds.
+ */
+export function fsyncTimesByThread(straceOutput: string): Map<string, number[]> {
+  const byTid = new Map<string, number[]>();
+  for (const l of straceOutput.split('\n')) {
+    const t = /^(\d+)\s.*<([\d.]+)>$/.exec(l);
+    if (t) byTid.set(t[1]!, [...(byTid.get(t[1]!) ?? []), Number(t[2]) * 1000]);
+  }
+  for (const d of byTid.values()) d.sort((a, b) => a - b);
+  return byTid;
+}

@@ -9,7 +9,7 @@
  *   node bench/profile-top.mjs DIR/flood.cpuprofile --match 'toString|logBytes|logText|^slice '
  * Times are the sampler's (wall time while the thread ran JS or native code, `(idle)` apart).
  */
-import fs from 'node:fs';
+import { readCpuProfile } from './cpuprofile.mjs';
 
 const args = process.argv.slice(2);
 const opt = (name, dflt) => {
@@ -23,10 +23,7 @@ if (!file) {
   console.error('usage: node bench/profile-top.mjs <file.cpuprofile> [--top N] [--match REGEX]');
   process.exit(2);
 }
-const p = JSON.parse(fs.readFileSync(file, 'utf8'));
-const byId = new Map(p.nodes.map((n) => [n.id, n]));
-const parent = new Map();
-for (const n of p.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+const { profile: p, byId, parent } = readCpuProfile(file);
 const name = (id) => {
   const f = byId.get(id).callFrame;
   return `${f.functionName || '(anonymous)'} ${f.url.split('/').slice(-2).join('/')}:${f.lineNumber + 1}`;
