@@ -108,6 +108,21 @@ function ensurePython() {
   return false;
 }
 
+/**
+ * bubblewrap (`bwrap`) for the `gaffer agent --sandbox` test: installed when missing and we can (root with
+ * apt). Without it that one test skips and says so in its name; nothing else needs it.
+ */
+function ensureBubblewrap() {
+  const found = () => ['/usr/bin/bwrap', '/bin/bwrap', ...(process.env.PATH ?? '').split(':').map((d) => `${d}/bwrap`)].some((p) => fs.existsSync(p));
+  if (found() || process.getuid?.() !== 0 || !fs.existsSync('/usr/bin/apt-get')) return;
+  console.log('test: installing Debian bubblewrap for the sandbox test (apt-get)');
+  spawnSync('apt-get', ['install', '-y', '-qq', 'bubblewrap'], { stdio: 'inherit', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+  if (!found()) {
+    spawnSync('apt-get', ['update', '-qq'], { stdio: 'inherit' });
+    spawnSync('apt-get', ['install', '-y', '-qq', 'bubblewrap'], { stdio: 'inherit', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+  }
+}
+
 /** pytest of sdk/python; its counts join the total (from its JUnit XML). */
 async function pytest(name) {
   if (only.length && !only.includes(name)) return;
@@ -150,7 +165,10 @@ const steps = [
       runBuffered('lint-rules', 'node', ['scripts/check-lint-rules.mjs']).then(count),
       pytest('python'),
     ]),
-  () => vitest('unit'),
+  () => {
+    ensureBubblewrap();
+    vitest('unit');
+  },
   () => {
     if (only.length && !only.includes('e2e')) return;
     if (!fs.existsSync('vitest.e2e.config.ts')) return;

@@ -188,7 +188,8 @@ describe.skipIf(process.platform === 'win32')('gaffer agent --workspace against 
     expect(fs.existsSync(out.ws!)).toBe(false);
   });
 
-  it.skipIf(process.platform !== 'linux' || !findBwrap(process.env))('--sandbox: the command cannot read Gaffer\'s data directory or write outside its worktree; its worktree and /tmp are its own', async () => {
+  const noSandbox = process.platform !== 'linux' ? ' (skipped: --sandbox is Linux-only)' : findBwrap(process.env) ? '' : ' (skipped: bubblewrap is not installed; apt-get install bubblewrap)';
+  it.skipIf(noSandbox !== '')(`--sandbox: the command cannot read Gaffer's data directory or write outside its worktree; its worktree and /tmp are its own${noSandbox}`, async () => {
     const g = await gaffer();
     // Not under /tmp: the sandbox's /tmp is a private one, where these would not be visible at all.
     const r = repo(VAR_TMP);
