@@ -26,7 +26,10 @@ export function Dialog({ title, onClose, children, wide, testId }: { title: stri
     const prev = document.activeElement as HTMLElement | null;
     first(ref.current)?.focus();
     const onKey = (e: KeyboardEvent) => {
-      if (e.key === 'Escape') {
+      // A closed dialog's listener can outlive its DOM: React removes it with the effects, a frame or
+      // more after the dialog left the page on a busy machine. Until then an Esc meant for the page
+      // (closing the pane behind) must not be swallowed here.
+      if (e.key === 'Escape' && ref.current?.isConnected) {
         e.stopPropagation();
         onClose();
       }
