@@ -192,3 +192,33 @@ describe('migration 013', () => {
     expect(insert).not.toThrow();
   });
 });
+
+describe('resolving by cause', () => {
+  it('settles several kinds of a subject with one read when none is live; the live ones resolved in the order asked, each audited', async () => {
+    const { spyStatements } = await import('../tests/statements.testkit');
+    core = makeTestCore();
+    const subject = 'job:nightly';
+    const kinds = ['run_failed', 'repeated_failures', 'missed', 'dead_man'] as const;
+    const ran: string[] = [];
+    spyStatements(core.db, (sql) => ran.push(sql));
+    expect(core.inbox.resolveAny(kinds, subject, 'it ran')).toEqual([]);
+    vi.restoreAllMocks();
+    expect(ran).toHaveLength(1);
+    expect(ran[0]).toMatch(/^SELECT \* FROM inbox_items WHERE kind IN \(\?, \?, \?, \?\) AND subject = \?/);
+    const missed = core.inbox.raise(occ('m', { kind: 'missed', subject, about: { jobId: 'nightly', job: 'nightly' }, entry: { slot: 's1' } }))!;
+    const failed = core.inbox.raise(occ('f', { kind: 'run_failed', subject, about: { jobId: 'nightly', job: 'nightly' }, entry: { runId: 'r1', error: 'boom' } }))!;
+    core.inbox.raise(occ('o', { kind: 'missed', subject: 'job:other', about: { jobId: 'other', job: 'other' }, entry: { slot: 's1' } }));
+    const resolved = core.inbox.resolveAny(kinds, subject, 'nightly: it ran', (item) => item.id !== -1);
+    expect(resolved.map((i) => [i.id, i.state, i.resolution])).toEqual([
+      [failed.id, 'resolved', 'nightly: it ran'],
+      [missed.id, 'resolved', 'nightly: it ran'],
+    ]);
+    const audited = core.db.prepare<[], { subject: string }>("SELECT subject FROM audit WHERE type = 'inbox.resolve' ORDER BY rowid").all();
+    expect(audited.map((a) => a.subject)).toEqual([`inbox:${failed.id}`, `inbox:${missed.id}`]);
+    // `still` keeps an item it answers false for; another subject is untouched.
+    const again = core.inbox.raise(occ('f2', { kind: 'run_failed', subject, about: { jobId: 'nightly', job: 'nightly' }, entry: { runId: 'r2', error: 'boom' } }))!;
+    expect(core.inbox.resolveAny(kinds, subject, 'no', () => false)).toEqual([]);
+    expect(core.inbox.counts().open).toBe(2);
+    expect(core.inbox.resolve('run_failed', subject, 'ran again')!.id).toBe(again.id);
+  });
+});

@@ -242,18 +242,28 @@ export class Inbox {
    * Returns the resolved item, or null when there was none to resolve. In the caller's transaction.
    */
   resolve(kind: InboxKind, subject: string, resolution: string, still?: (item: InboxItem) => boolean): InboxItem | null {
-    // Nothing live to resolve (the common case: every run that succeeds asks for four kinds): no
+    return this.resolveAny([kind], subject, resolution, still)[0] ?? null;
+  }
+
+  /** `resolve` for each of `kinds` about `subject`, with one read to find them. Returns the resolved items. */
+  resolveAny(kinds: readonly InboxKind[], subject: string, resolution: string, still?: (item: InboxItem) => boolean): InboxItem[] {
+    // Nothing live to resolve is the common case (every run that succeeds asks for four kinds): no
     // transaction is opened for it. One connection, one thread: the answer holds until the write.
-    if (!this.ctx.db.inTransaction && !this.q.live.get(kind, subject)) return null;
+    const live = this.q.liveAmong(kinds).all(...kinds, subject);
+    if (live.length === 0) return [];
+    live.sort((a, b) => kinds.indexOf(a.kind as InboxKind) - kinds.indexOf(b.kind as InboxKind)); // in the order asked
     return this.ctx.store.write(() => {
-      const r = this.q.live.get(kind, subject);
-      if (!r || (still && !still(toItem(r)))) return null;
-      const now = this.now;
-      this.q.resolve.run({ id: r.id, resolution, now });
-      this.ctx.audit.append({ type: 'inbox.resolve', actor: INBOX_ACTOR, subject: `inbox:${r.id}`, detail: { kind: r.kind, about: r.subject, from: r.state, to: 'resolved', resolution } });
-      const item = toItem(this.q.get.get(r.id)!);
-      this.ctx.store.emit({ type: 'inbox.changed', item, action: 'resolved' });
-      return item;
+      const done: InboxItem[] = [];
+      for (const r of live) {
+        if (still && !still(toItem(r))) continue;
+        const now = this.now;
+        this.q.resolve.run({ id: r.id, resolution, now });
+        this.ctx.audit.append({ type: 'inbox.resolve', actor: INBOX_ACTOR, subject: `inbox:${r.id}`, detail: { kind: r.kind, about: r.subject, from: r.state, to: 'resolved', resolution } });
+        const item = toItem(this.q.get.get(r.id)!);
+        this.ctx.store.emit({ type: 'inbox.changed', item, action: 'resolved' });
+        done.push(item);
+      }
+      return done;
     });
   }
 

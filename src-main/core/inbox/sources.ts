@@ -22,6 +22,9 @@ import type { Inbox, Occurrence } from './inbox';
 import type { Facts } from './words';
 import { prepareSourceStatements } from './store';
 
+/** The job's items a success settles (when each of their slots is behind it). */
+const JOB_FAILURE_KINDS: readonly InboxKind[] = ['run_failed', 'repeated_failures', 'missed', 'dead_man'];
+
 /** A job failing this many runs in a row raises `repeated_failures`. */
 export const REPEATED_FAILURES = 3;
 /** Largest agent output kept in an item's evidence (JSON characters); longer ones are cut. */
@@ -213,7 +216,7 @@ export class InboxSources {
         return now !== undefined && (now.status === 'success' || now.disposition === 'backfilled');
       });
     };
-    for (const kind of ['run_failed', 'repeated_failures', 'missed', 'dead_man'] as const) this.inbox.resolve(kind, subject, `${run.job}: ${because}`, settled);
+    this.inbox.resolveAny(JOB_FAILURE_KINDS, subject, `${run.job}: ${because}`, settled);
   }
 
   // ---- repeated failures ----------------------------------------------------------------------

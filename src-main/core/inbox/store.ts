@@ -60,6 +60,24 @@ export interface HeldRunFacts {
   output: string | null;
 }
 
+/**
+ * The live items of one subject among several kinds, in one read (the live index's seeks, one per
+ * kind): a run that succeeds settles four kinds of its job's items and usually finds none. One
+ * statement per list of kinds, prepared the first time it is asked for.
+ */
+function liveAmongStatements(db: Db): (kinds: readonly InboxKind[]) => { all(...args: string[]): ItemRow[] } {
+  const prepared = new Map<string, { all(...args: string[]): ItemRow[] }>();
+  return (kinds) => {
+    const key = kinds.join(',');
+    let st = prepared.get(key);
+    if (!st) {
+      st = db.prepare<string[], ItemRow>(`SELECT * FROM inbox_items WHERE kind IN (${kinds.map(() => '?').join(', ')}) AND subject = ? AND state IN ('open','snoozed')`);
+      prepared.set(key, st);
+    }
+    return st;
+  };
+}
+
 /** The inbox's items and occurrences. */
 export function prepareInboxStatements(db: Db) {
   return {
@@ -81,6 +99,7 @@ export function prepareInboxStatements(db: Db) {
       `SELECT state, kind, severity, count(*) AS n FROM inbox_items WHERE state IN ('open','snoozed') GROUP BY state, kind, severity`,
     ),
     liveOfSubject: db.prepare<[string], ItemRow>(`SELECT * FROM inbox_items WHERE subject = ? AND state IN ('open','snoozed')`),
+    liveAmong: liveAmongStatements(db),
     resolve: db.prepare(`UPDATE inbox_items SET state = 'resolved', resolved_at = @now, resolution = @resolution, snoozed_until = NULL, updated_at = @now WHERE id = @id`),
   };
 }

@@ -60,28 +60,31 @@ describe('a run that succeeds', () => {
     await h.advanceTo('2026-11-30T08:15:30.000Z');
     await until(() => h.core.inbox.list({ kind: 'run_failed' }).items.length === 1, 'the failure raised');
 
-    // Every outermost transaction opened from inside Inbox.resolve.
-    const opened: string[] = [];
-    const resolve = h.core.inbox.resolve.bind(h.core.inbox);
+    // Every outermost transaction opened while a success settles its job's items, and what it resolved.
+    const opened: string[][] = [];
+    const resolveAny = h.core.inbox.resolveAny.bind(h.core.inbox);
     const write = h.core.store.write.bind(h.core.store);
-    let resolving: string | undefined;
-    vi.spyOn(h.core.inbox, 'resolve').mockImplementation((kind, ...rest) => {
-      resolving = kind;
+    let resolving = false;
+    vi.spyOn(h.core.inbox, 'resolveAny').mockImplementation((...args) => {
+      resolving = true;
       try {
-        return resolve(kind, ...rest);
+        return resolveAny(...args);
       } finally {
-        resolving = undefined;
+        resolving = false;
       }
     });
     vi.spyOn(h.core.store, 'write').mockImplementation((fn) => {
-      if (resolving && !h.core.db.inTransaction) opened.push(resolving);
-      return write(fn);
+      if (!resolving || h.core.db.inTransaction) return write(fn);
+      const out = write(fn);
+      opened.push((out as Array<{ kind: string }>).map((i) => i.kind));
+      return out;
     });
     agent.behavior = succeed();
     await h.advanceTo('2026-11-30T08:30:30.000Z');
     await until(() => h.run(jobId, '2026-11-30T08:30')?.status === 'success', 'the next run succeeded');
     await until(() => h.core.inbox.list({ kind: 'run_failed' }).items.length === 0, 'the failure resolved');
-    // Of the four kinds a success settles (run_failed, repeated_failures, missed, dead_man), only the live one wrote.
-    expect(opened).toEqual(['run_failed']);
+    // Of the four kinds a success settles (run_failed, repeated_failures, missed, dead_man), only the
+    // live one wrote: one transaction, opened once it was found.
+    expect(opened).toEqual([['run_failed']]);
   });
 });
