@@ -16,6 +16,10 @@
  * EXPORT_PROBE=1: a process in a session of its own (as an agent is) sleeps 2 ms and wakes, over and
  * over, during each export, and its wake-up lateness (p50 / p99 / max, ms) is printed: how long a
  * thread of another session that wakes waits for a CPU beside the export.
+ * EXPORT_PERF=DIR (with EXPORT_PROBE): for 3 s of each export, `perf record` of the machine's
+ * scheduler events (sched_waking, sched_switch, sched_migrate_task) into DIR/<round>-<mode>.data, with the probe's pid and
+ * the worker's thread ids beside it (.json); `node bench/export-sched-wait.mjs DIR` then splits each
+ * of the probe's waits for a CPU by what ran on that CPU meanwhile.
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -78,6 +82,24 @@ async function main(): Promise<void> {
       gcs.length = 0;
       major = 0;
       probe?.send('start');
+      const perfDir = process.env.EXPORT_PERF;
+      let perf: Promise<void> | undefined;
+      if (perfDir && probe) {
+        fs.mkdirSync(perfDir, { recursive: true });
+        const tag = `${round}-${idle ? 'idle' : 'nice'}`;
+        perf = new Promise<void>((resolve) => {
+          setTimeout(() => {
+            const workers = fs.readdirSync(`/proc/${process.pid}/task`).filter((t) => {
+              const st = fs.readFileSync(`/proc/${process.pid}/task/${t}/stat`, 'utf8');
+              return st.slice(st.lastIndexOf(')') + 2).split(' ')[16] === '10';
+            });
+            fs.writeFileSync(path.join(perfDir, `${tag}.json`), JSON.stringify({ probe: probe.pid, main: process.pid, workers: workers.map(Number), mode: idle ? 'SCHED_IDLE' : 'nice 10', load: os.loadavg()[0] }));
+            const p = spawn('perf', ['record', '-q', '-e', 'sched:sched_waking', '-e', 'sched:sched_switch', '-e', 'sched:sched_migrate_task', '-a', '-o', path.join(perfDir, `${tag}.data`), '--', 'sleep', '3'], { stdio: 'ignore' });
+            p.on('exit', () => resolve());
+            p.on('error', () => resolve());
+          }, 1000);
+        });
+      }
       const h = monitorEventLoopDelay({ resolution: 1 });
       h.enable();
       const cpu0 = mainThreadCpuUs();
@@ -90,6 +112,7 @@ async function main(): Promise<void> {
         curl.on('exit', (code) => (code === 0 ? resolve(Number(out)) : reject(new Error(`curl exited with ${code}`))));
       });
       const s = (performance.now() - t0) / 1000;
+      await perf;
       const late = probe ? await new Promise<number[]>((r) => (probe.once('message', (m) => r(m as number[])), probe.send('stop'))) : [];
       const at = (q: number) => late[Math.min(late.length - 1, Math.floor((q / 100) * late.length))] ?? 0;
       const cpuUs = mainThreadCpuUs() - cpu0;
