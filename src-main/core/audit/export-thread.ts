@@ -28,11 +28,6 @@ import { normaliseFilter, type AuditQuery } from './query-store';
 
 /** The export worker's nice value on Linux: below the main thread, as the log worker's. */
 export const EXPORT_WORKER_NICE = 10;
-/**
- * The export worker runs in Linux's SCHED_IDLE (export-worker.ts): it takes only CPU that no other
- * thread wants. Issue 32: another agent's claim beside a 1M-row export (bench/REPORT.md, "export3").
- */
-export const EXPORT_WORKER_SCHED_IDLE = true;
 /** Chunks (pages of up to EXPORT_PAGE_ROWS rows) the worker may run ahead of the consumer. */
 export const EXPORT_WINDOW = 4;
 /**
@@ -46,8 +41,6 @@ export interface AuditExporterOptions {
   dbPath: string;
   nativeBinding?: string | undefined;
   nice?: number;
-  /** Default EXPORT_WORKER_SCHED_IDLE. */
-  schedIdle?: boolean;
 }
 
 export interface StreamOptions {
@@ -80,7 +73,6 @@ export class AuditExporter {
       ring,
       slotBytes: EXPORT_SLOT_BYTES,
       nice: this.opts.nice ?? EXPORT_WORKER_NICE,
-      schedIdle: this.opts.schedIdle ?? EXPORT_WORKER_SCHED_IDLE,
     };
     return fromWorker(startWorkerThread({ from: import.meta.url, bundled: 'audit-export-worker.js', source: 'export-worker.ts' }, data), data, opts.onStall);
   }

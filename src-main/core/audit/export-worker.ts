@@ -8,13 +8,7 @@
  * Flow control: it sends at most `window` chunks ahead of what the main thread has released
  * (`{more: n}` gives credit back); with no credit it waits, so a slow or paused reader of the
  * response stops the reading here too (memory stays bounded). It runs at a lower CPU priority
- * (`nice`) than the main thread, as the log worker does, and on Linux in SCHED_IDLE besides
- * (`schedIdle`, worker-thread.ts `idleThisThread`): an export is a background download, so any
- * other thread that wakes — the main thread with a claim, an agent's process in another session —
- * takes its CPU at once instead of waiting out the worker's slice, and the scheduler places such
- * a wake-up on the worker's CPU as on an idle one. A nice value alone cannot do that across
- * sessions (autogroup). The price: on a machine whose CPUs are all busy the export gets only what
- * is left (bench/REPORT.md, "export3").
+ * (`nice`) than the main thread, as the log worker does.
  *
  * The bytes go through a ring of `window` slots in one SharedArrayBuffer (`ring`), shared once at
  * the start: a chunk is UTF-8 encoded straight into the next slot and the main thread gets
@@ -31,7 +25,7 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { openDatabase } from '../db/open';
-import { idleThisThread, niceThisThread } from '../worker-thread';
+import { niceThisThread } from '../worker-thread';
 import { exportAudit, type ExportFormat } from './audit-export';
 import { AuditQuery } from './query-store';
 
@@ -47,13 +41,10 @@ export interface ExportWorkerData {
   ring: SharedArrayBuffer;
   slotBytes: number;
   nice?: number;
-  /** Linux: run in SCHED_IDLE (its nice value stays if that fails). */
-  schedIdle?: boolean;
 }
 
 const data = workerData as ExportWorkerData;
 niceThisThread(data.nice);
-if (data.schedIdle) idleThisThread();
 const port = parentPort!;
 let credit = data.window;
 let stopped = false;
