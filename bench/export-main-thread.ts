@@ -9,8 +9,9 @@
  * CPU, not wall time: meaningful on a loaded machine too. No fetch client in this process: its
  * own CPU and garbage would be counted as the server's.
  *
- * EXPORT_SCHED_IDLE=0|1|both (default: the product's, EXPORT_WORKER_SCHED_IDLE): the export worker
- * in SCHED_IDLE or only at nice 10; `both` alternates them round by round. EXPORT_HOGS=N (default
+ * EXPORT_PAUSE=MS|both (default: the product's, EXPORT_WORKER_PAUSE_MS): the export worker's sleep
+ * after each page; `both` alternates the worker as before pacing (pages of 200 rows, no pauses) and
+ * the product's (EXPORT_WORKER_PAGE_ROWS, EXPORT_WORKER_PAUSE_MS) round by round. EXPORT_HOGS=N (default
  * 0): N busy loops, each a process in a session of its own at nice 0, run through the exports — a
  * machine whose CPUs are all wanted: what the export's throughput falls to (bench/REPORT.md "export3").
  * EXPORT_PROBE=1: a process in a session of its own (as an agent is) sleeps 2 ms and wakes, over and
@@ -29,13 +30,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { constants, monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import { createCore } from '../src-main/core/create-core';
-import { AuditExporter, EXPORT_WORKER_SCHED_IDLE } from '../src-main/core/audit/export-thread';
+import { AuditExporter, EXPORT_WORKER_PAGE_ROWS, EXPORT_WORKER_PAUSE_MS } from '../src-main/core/audit/export-thread';
+import { EXPORT_PAGE_ROWS } from '../src-main/core/audit/audit-export';
 import { streamChunks } from '../src-main/server/api/router';
 import { seedDatabase } from '../e2e/seed';
 
 const ROWS = Number(process.env.EXPORT_ROWS ?? 300_000);
 const ROUNDS = Number(process.env.EXPORT_ROUNDS ?? 3);
-const SCHED_IDLE = process.env.EXPORT_SCHED_IDLE ?? (EXPORT_WORKER_SCHED_IDLE ? '1' : '0');
+const PAUSE = process.env.EXPORT_PAUSE ?? String(EXPORT_WORKER_PAUSE_MS);
 const HOGS = Number(process.env.EXPORT_HOGS ?? 0);
 const PROBE = process.env.EXPORT_PROBE === '1';
 /** The wake-up probe (EXPORT_PROBE): on 'start' it samples, on 'stop' it sends the lateness, ms, sorted. */
@@ -57,8 +59,8 @@ async function main(): Promise<void> {
     seedDatabase(dir, { auditRows: ROWS, tasks: 0, expiredToday: 0 });
     return createCore({ dataDir: dir });
   })();
-  let idle = SCHED_IDLE === '1';
-  const exporter = () => new AuditExporter(core.auditQuery, { dbPath: path.join(dir, 'gaffer.db'), schedIdle: idle });
+  let pauseMs = PAUSE === 'both' ? 0 : Number(PAUSE);
+  const exporter = () => new AuditExporter(core.auditQuery, { dbPath: path.join(dir, 'gaffer.db'), pauseMs, pageRows: pauseMs ? EXPORT_WORKER_PAGE_ROWS : EXPORT_PAGE_ROWS });
   const server = http.createServer((req, res) => {
     res.writeHead(200, { 'content-type': 'application/x-ndjson' });
     void streamChunks(res, exporter().stream({}, { format: 'jsonl' }));
@@ -78,7 +80,7 @@ async function main(): Promise<void> {
   obs.observe({ entryTypes: ['gc'] });
   try {
     for (let round = 1; round <= ROUNDS; round++) {
-      if (SCHED_IDLE === 'both') idle = round % 2 === 0;
+      if (PAUSE === 'both') pauseMs = round % 2 === 0 ? EXPORT_WORKER_PAUSE_MS : 0;
       gcs.length = 0;
       major = 0;
       probe?.send('start');
@@ -86,17 +88,29 @@ async function main(): Promise<void> {
       let perf: Promise<void> | undefined;
       if (perfDir && probe) {
         fs.mkdirSync(perfDir, { recursive: true });
-        const tag = `${round}-${idle ? 'idle' : 'nice'}`;
+        const tag = `${round}-pause${pauseMs}`;
         perf = new Promise<void>((resolve) => {
           setTimeout(() => {
-            const workers = fs.readdirSync(`/proc/${process.pid}/task`).filter((t) => {
-              const st = fs.readFileSync(`/proc/${process.pid}/task/${t}/stat`, 'utf8');
-              return st.slice(st.lastIndexOf(')') + 2).split(' ')[16] === '10';
-            });
-            fs.writeFileSync(path.join(perfDir, `${tag}.json`), JSON.stringify({ probe: probe.pid, main: process.pid, workers: workers.map(Number), mode: idle ? 'SCHED_IDLE' : 'nice 10', load: os.loadavg()[0] }));
+            // The worker's thread ids, at the start and at the end of the recording (a worker from the sources can take a second to start).
+            const niced = () =>
+              fs.readdirSync(`/proc/${process.pid}/task`).filter((t) => {
+                try {
+                  const st = fs.readFileSync(`/proc/${process.pid}/task/${t}/stat`, 'utf8');
+                  return st.slice(st.lastIndexOf(')') + 2).split(' ')[16] === '10';
+                } catch {
+                  return false;
+                }
+              });
+            const workers = new Set(niced());
+            const load = os.loadavg()[0];
             const p = spawn('perf', ['record', '-q', '-e', 'sched:sched_waking', '-e', 'sched:sched_switch', '-e', 'sched:sched_migrate_task', '-a', '-o', path.join(perfDir, `${tag}.data`), '--', 'sleep', '3'], { stdio: 'ignore' });
-            p.on('exit', () => resolve());
-            p.on('error', () => resolve());
+            const done = () => {
+              for (const t of niced()) workers.add(t);
+              fs.writeFileSync(path.join(perfDir, `${tag}.json`), JSON.stringify({ probe: probe.pid, main: process.pid, workers: [...workers].map(Number), threads: fs.readdirSync(`/proc/${process.pid}/task`).map(Number), mode: `pause ${pauseMs} ms`, load }));
+              resolve();
+            };
+            p.on('exit', done);
+            p.on('error', done);
           }, 1000);
         });
       }
@@ -120,7 +134,7 @@ async function main(): Promise<void> {
       await new Promise((r) => setTimeout(r, 50)); // the observer's last entries
       const gcMs = gcs.reduce((a, b) => a + b, 0);
       console.log(
-        `export ${round}${SCHED_IDLE === 'both' ? ` (${idle ? 'SCHED_IDLE' : 'nice 10'})` : ''}${HOGS ? `, ${HOGS} busy loop(s) beside it` : ''}: ${(bytes / 2 ** 20).toFixed(0)} MiB in ${s.toFixed(1)} s (${Math.round(ROWS / s).toLocaleString('en')} rows/s); ` +
+        `export ${round}${PAUSE === 'both' ? ` (pause ${pauseMs} ms)` : ''}${HOGS ? `, ${HOGS} busy loop(s) beside it` : ''}: ${(bytes / 2 ** 20).toFixed(0)} MiB in ${s.toFixed(1)} s (${Math.round(ROWS / s).toLocaleString('en')} rows/s); ` +
           `main thread ${(cpuUs / ROWS).toFixed(2)} µs CPU per row; GC ${gcs.length} pauses (${major} major), ${gcMs.toFixed(0)} ms, longest ${Math.max(0, ...gcs).toFixed(1)} ms; ` +
           `event loop delay p99 ${(h.percentile(99) / 1e6).toFixed(1)} ms, max ${(h.max / 1e6).toFixed(1)} ms; ${probe ? `another session's wake-up late p50 / p99 / max ${at(50).toFixed(2)} / ${at(99).toFixed(2)} / ${at(100).toFixed(1)} ms (${late.length}); ` : ''}load ${os.loadavg()[0]!.toFixed(1)}`,
       );

@@ -25,7 +25,17 @@ const rows = [];
 for (const f of fs.readdirSync(dir).filter((x) => x.endsWith('.data')).sort((a, b) => parseInt(a) - parseInt(b))) {
   const meta = JSON.parse(fs.readFileSync(path.join(dir, f.replace(/\.data$/, '.json')), 'utf8'));
   const workers = new Set(meta.workers);
-  const r = spawnSync('perf', ['script', '-i', path.join(dir, f), '-F', 'cpu,time,event,trace'], { encoding: 'utf8', maxBuffer: 2 ** 30 });
+  const own = new Set(meta.threads ?? []);
+  const r = spawnSync('perf', ['script', '-i', path.join(dir, f), '-F', 'pid,tid,cpu,time,event,trace'], { encoding: 'utf8', maxBuffer: 2 ** 30 });
+  // A switch's line carries the process and thread of the task switched out: every thread of the
+  // exporting process that ran is found, and those at nice 10 (prio 130) are its workers (the
+  // export's, the log's), whatever ids were sampled beside the recording.
+  for (const line of r.stdout.split('\n')) {
+    const m = /^\s*(\d+)\/(\d+)\s.*sched:sched_switch: .*prev_prio=(\d+)/.exec(line);
+    if (!m || Number(m[1]) !== meta.main) continue;
+    own.add(Number(m[2]));
+    if (m[3] === '130') workers.add(Number(m[2]));
+  }
   /** Per CPU: what runs since when, and the last ~second of it. */
   const cur = new Map();
   const hist = new Map();
@@ -33,10 +43,12 @@ for (const f of fs.readdirSync(dir).filter((x) => x.endsWith('.data')).sort((a, 
   /** The probe's queue while it waits: [cpu, since] segments. */
   let segs = [];
   const waits = [];
-  const split = { worker: 0, ownOther: 0, others: 0, idle: 0 };
-  const kind = (pid) => (pid === 0 ? 'idle' : workers.has(pid) ? 'worker' : pid === meta.main ? 'ownOther' : 'others');
+  const split = { worker: 0, main: 0, ownOther: 0, others: 0, idle: 0 };
+  /** Per wake-up: the time the worker held the probe's CPU while it waited. */
+  const behindWorker = [];
+  const kind = (pid) => (pid === 0 ? 'idle' : workers.has(pid) ? 'worker' : pid === meta.main ? 'main' : own.has(pid) ? 'ownOther' : 'others');
   for (const line of r.stdout.split('\n')) {
-    const m = /^\s*\[(\d+)\]\s+([\d.]+):\s+sched:(sched_waking|sched_switch|sched_migrate_task):\s+(.*)$/.exec(line);
+    const m = /^\s*\d+\/\d+\s+\[(\d+)\]\s+([\d.]+):\s+sched:(sched_waking|sched_switch|sched_migrate_task):\s+(.*)$/.exec(line);
     if (!m) continue;
     const cpu = Number(m[1]);
     const t = Number(m[2]) * 1e3; // ms
@@ -63,6 +75,7 @@ for (const f of fs.readdirSync(dir).filter((x) => x.endsWith('.data')).sort((a, 
       const w = t - pendingSince;
       waits.push(w);
       // What ran on the CPU of the probe's queue, segment by segment, from the wake-up to now.
+      const w0 = split.worker;
       segs.forEach(([qcpu, from], k) => {
         const to = k + 1 < segs.length ? segs[k + 1][1] : t;
         const qh = hist.get(qcpu) ?? [];
@@ -73,14 +86,16 @@ for (const f of fs.readdirSync(dir).filter((x) => x.endsWith('.data')).sort((a, 
           if (end > start) split[kind(qh[i][1])] += end - start;
         }
       });
+      behindWorker.push(split.worker - w0);
       pendingSince = undefined;
     }
   }
+  behindWorker.sort((a, b) => a - b);
   waits.sort((a, b) => a - b);
   const sum = waits.reduce((a, b) => a + b, 0);
   rows.push(
     `${f}: ${meta.mode}, load ${meta.load.toFixed(1)}: ${waits.length} wake-ups, wait p50 ${pct(waits, 50).toFixed(3)} p99 ${pct(waits, 99).toFixed(2)} max ${(waits.at(-1) ?? 0).toFixed(1)} ms, sum ${sum.toFixed(0)} ms: ` +
-      `the export worker on that CPU ${split.worker.toFixed(1)} ms, the exporter's main thread ${split.ownOther.toFixed(1)}, other processes ${split.others.toFixed(0)}, idle ${split.idle.toFixed(1)}`,
+      `the export worker on that CPU ${split.worker.toFixed(1)} ms (per wake-up p99 ${pct(behindWorker, 99).toFixed(2)}, max ${(behindWorker.at(-1) ?? 0).toFixed(1)}, ${behindWorker.filter((x) => x > 1).length} over 1 ms), the exporter's main thread ${split.main.toFixed(1)}, its other threads ${split.ownOther.toFixed(1)}, other processes ${split.others.toFixed(0)}, idle ${split.idle.toFixed(1)}`,
   );
 }
 console.log(rows.join('\n'));
