@@ -35,6 +35,12 @@ export const EXPORT_WORKER_NICE = 10;
 export const EXPORT_WORKER_PAUSE_MS = 0.1;
 /** Rows the export worker reads between two pauses (a chunk it sends is still EXPORT_PAGE_ROWS rows). */
 export const EXPORT_WORKER_PAGE_ROWS = 50;
+/**
+ * The bound on pacing's cost: the worker pauses only while the export made at least this many rows
+ * a second (over its last second; ~9 MB/s of JSONL, 1M rows in 40 s). Slower than that (a busy
+ * machine, where each pause queues the worker behind everything else), it runs unpaced.
+ */
+export const EXPORT_WORKER_MIN_ROWS_PER_S = 25_000;
 /** Chunks (pages of up to EXPORT_PAGE_ROWS rows) the worker may run ahead of the consumer. */
 export const EXPORT_WINDOW = 4;
 /**
@@ -52,6 +58,8 @@ export interface AuditExporterOptions {
   pauseMs?: number;
   /** Default EXPORT_WORKER_PAGE_ROWS. */
   pageRows?: number;
+  /** Default EXPORT_WORKER_MIN_ROWS_PER_S. */
+  minRowsPerS?: number;
 }
 
 export interface StreamOptions {
@@ -86,6 +94,7 @@ export class AuditExporter {
       nice: this.opts.nice ?? EXPORT_WORKER_NICE,
       pauseMs: this.opts.pauseMs ?? EXPORT_WORKER_PAUSE_MS,
       pageRows: this.opts.pageRows ?? EXPORT_WORKER_PAGE_ROWS,
+      minRowsPerS: this.opts.minRowsPerS ?? EXPORT_WORKER_MIN_ROWS_PER_S,
     };
     return fromWorker(startWorkerThread({ from: import.meta.url, bundled: 'audit-export-worker.js', source: 'export-worker.ts' }, data), data, opts.onStall);
   }
