@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { makeTestCore, type TestCore } from '../tests/test-core';
 import { EXPORT_PAGE_ROWS, exportAudit, verifyExport } from './audit-export';
@@ -69,6 +70,40 @@ describe('the audit export off the main thread', () => {
     expect(kinds.at(-1)).toBe('own'); // the last page: the two large rows, whole
     expect(all).toBe(expected);
     expect((await verifyExport([all], 'csv')).ok).toBe(true);
+  });
+
+  it('reads pages of pageRows and sleeps pauseMs after each, still sending chunks of EXPORT_PAGE_ROWS rows', async () => {
+    seed(2 * EXPORT_PAGE_ROWS + 10);
+    const exporter = new AuditExporter(core.auditQuery, { dbPath: path.join(core.dir, 'gaffer.db'), pageRows: EXPORT_PAGE_ROWS / 4, pauseMs: 30, minRowsPerS: 0 });
+    const dec = decoder();
+    const lines: number[] = [];
+    let all = '';
+    let first = 0;
+    for await (const c of exporter.stream({}, { format: 'jsonl' })) {
+      first ||= performance.now(); // the worker's start-up is not what is measured
+      const text = dec(c);
+      lines.push(text.split('\n').length - 1);
+      all += text;
+    }
+    const ms = performance.now() - first;
+    // 9 pages of 50 rows, a pause after each: the 4 pages of the second chunk and the 1 of the third at least come after the first chunk.
+    expect(ms).toBeGreaterThanOrEqual(5 * 30 - 5);
+    expect(lines).toEqual([EXPORT_PAGE_ROWS, EXPORT_PAGE_ROWS, 10]);
+    expect(all).toBe(await text(exportAudit(core.auditQuery, {}, { format: 'jsonl' })));
+  });
+
+  it('stops pausing while the export runs slower than minRowsPerS (the bound on the cost of pacing)', async () => {
+    seed(2 * EXPORT_PAGE_ROWS + 10);
+    // 9 pages, 200 ms after each; the first chunk goes after the 4th page, so 6 pauses (1.2 s) follow
+    // it when every page is paced. Measured after the first second (~250 rows/s, below the floor),
+    // pacing stops: only the 4th and 5th pages' pauses (0.4 s) follow the first chunk.
+    const exporter = new AuditExporter(core.auditQuery, { dbPath: path.join(core.dir, 'gaffer.db'), pageRows: EXPORT_PAGE_ROWS / 4, pauseMs: 200, minRowsPerS: 1e9 });
+    let first = 0;
+    for await (const c of exporter.stream({}, { format: 'jsonl' })) {
+      expect(c).toBeInstanceOf(Uint8Array);
+      first ||= performance.now();
+    }
+    expect(performance.now() - first).toBeLessThan(900);
   });
 
   it('refuses a bad filter before starting a worker', () => {

@@ -28,6 +28,19 @@ import { normaliseFilter, type AuditQuery } from './query-store';
 
 /** The export worker's nice value on Linux: below the main thread, as the log worker's. */
 export const EXPORT_WORKER_NICE = 10;
+/**
+ * The export worker sleeps this long after each page (export-worker.ts, "Pacing"): it gives up its
+ * CPU to whatever waits for one — a claim from another session — at least once a page.
+ */
+export const EXPORT_WORKER_PAUSE_MS = 0.1;
+/** Rows the export worker reads between two pauses (a chunk it sends is still EXPORT_PAGE_ROWS rows). */
+export const EXPORT_WORKER_PAGE_ROWS = 50;
+/**
+ * The bound on pacing's cost: the worker pauses only while the export made at least this many rows
+ * a second (over its last second; ~9 MB/s of JSONL, 1M rows in 40 s). Slower than that (a busy
+ * machine, where each pause queues the worker behind everything else), it runs unpaced.
+ */
+export const EXPORT_WORKER_MIN_ROWS_PER_S = 25_000;
 /** Chunks (pages of up to EXPORT_PAGE_ROWS rows) the worker may run ahead of the consumer. */
 export const EXPORT_WINDOW = 4;
 /**
@@ -41,6 +54,12 @@ export interface AuditExporterOptions {
   dbPath: string;
   nativeBinding?: string | undefined;
   nice?: number;
+  /** Default EXPORT_WORKER_PAUSE_MS; 0: no pauses. */
+  pauseMs?: number;
+  /** Default EXPORT_WORKER_PAGE_ROWS. */
+  pageRows?: number;
+  /** Default EXPORT_WORKER_MIN_ROWS_PER_S. */
+  minRowsPerS?: number;
 }
 
 export interface StreamOptions {
@@ -73,6 +92,9 @@ export class AuditExporter {
       ring,
       slotBytes: EXPORT_SLOT_BYTES,
       nice: this.opts.nice ?? EXPORT_WORKER_NICE,
+      pauseMs: this.opts.pauseMs ?? EXPORT_WORKER_PAUSE_MS,
+      pageRows: this.opts.pageRows ?? EXPORT_WORKER_PAGE_ROWS,
+      minRowsPerS: this.opts.minRowsPerS ?? EXPORT_WORKER_MIN_ROWS_PER_S,
     };
     return fromWorker(startWorkerThread({ from: import.meta.url, bundled: 'audit-export-worker.js', source: 'export-worker.ts' }, data), data, opts.onStall);
   }
