@@ -300,6 +300,9 @@ async function tracedScroll(browser: import('playwright-core').Browser, page: im
   console.log(`\n  Traced scroll (${f.outlineFrames} frames with outline rows): ${slow.length} of ${all.length} frames over ${slowMs.toFixed(1)} ms; frames whose main-thread work used over 16.7 ms of CPU: ${overBudget.length}; main-thread CPU per frame mean ${(all.reduce((n, x) => n + x.mainCpuMs, 0) / all.length).toFixed(2)}, p50 / p99 / max ${[50, 99, 100].map((q) => percentile(all.map((x) => x.mainCpuMs).sort((a, b) => a - b), q).toFixed(1)).join(' / ')} ms`);
   for (const x of slow) console.log(`  slow ${describeFrame(x)}`);
   console.log(`  main thread over the whole scroll, self ms: ${selfTimeTotals(all).join(', ')}`);
+  console.log(`  main thread over the whole scroll, self CPU ms: ${selfTimeTotals(all, 16, true).join(', ')}`);
+  // The frames over budget by CPU, what their CPU went to (self CPU by kind of work).
+  for (const x of overBudget) console.log(`  over 16.7 ms of CPU: ${describeFrame(x, true)}`);
   const cpu = all.map((x) => x.mainCpuMs).sort((a, b) => a - b);
   // Garbage collection on the main thread per frame (self time), and what the page allocated per frame.
   const gcMs = all.reduce((n, x) => n + (x.selfMs.get('garbage collection') ?? 0), 0);
