@@ -126,7 +126,16 @@ describe('TranscriptItemView', () => {
     const details = tool.container.querySelector('details')!;
     expect(details.className).toContain('tx-failed');
     expect(details.querySelector('summary')!.textContent).toContain('✗ failed (exit 1)');
+    // Closed, the call's input and output are not in the DOM; opened, they are.
+    expect(details.querySelector('pre')).toBeNull();
+    expect(details.textContent).not.toContain('1 failing');
+    details.open = true;
+    fireEvent(details, new Event('toggle'));
     expect(details.textContent).toContain('1 failing');
+    expect(details.querySelectorAll('pre')[0]!.textContent).toContain('"command": "npm test"');
+    details.open = false;
+    fireEvent(details, new Event('toggle'));
+    expect(details.querySelector('pre')).toBeNull();
   });
 });
 
