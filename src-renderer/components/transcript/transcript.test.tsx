@@ -158,7 +158,7 @@ describe('a long transcript stays cheap to scroll', () => {
   });
 
   it("a row's token words are formatted once per item, not each time the row mounts", () => {
-    const format = vi.spyOn(Intl.NumberFormat.prototype, 'format', 'get');
+    const format = vi.spyOn(Intl.NumberFormat.prototype as unknown as { format: number }, 'format', 'get') // a getter (a bound function) in the spec;
     try {
       const usage = { inputTokens: 1234, outputTokens: 56 };
       expect(usageWords(usage)).toBe('1,234 in · 56 out tokens');
