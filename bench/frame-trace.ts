@@ -37,8 +37,13 @@ interface TraceEvent {
   args?: { name?: string; usedHeapSizeBefore?: number; usedHeapSizeAfter?: number; data?: { functionName?: string; type?: string; url?: string } };
 }
 
+/**
+ * GAFFER_BENCH_TRACE_EXTRA_CATEGORIES=a,b: more trace categories (e.g. `blink_gc,cppgc,v8.compile`
+ * to name what "task (other)" — a task's self time with no event of the default categories in it — was).
+ */
 export async function startFrameTrace(browser: Browser, page: Page): Promise<void> {
-  await browser.startTracing(page, { categories: CATEGORIES.split(',') });
+  const extra = (process.env.GAFFER_BENCH_TRACE_EXTRA_CATEGORIES ?? '').split(',').filter(Boolean);
+  await browser.startTracing(page, { categories: [...CATEGORIES.split(','), ...extra] });
 }
 
 export async function stopFrameTrace(browser: Browser): Promise<TraceEvent[]> {
