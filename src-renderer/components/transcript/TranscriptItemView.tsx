@@ -3,7 +3,7 @@
  * without raw HTML, so a `<script>` in a message is shown as text), a tool call that opens to its
  * input and output, a result, a system note, an error, or a block of plain output.
  */
-import { memo, useState } from 'react';
+import { memo } from 'react';
 import { formatCost } from '../logs/usage-words';
 import { markdown } from './markdown';
 import { usageWords, type TranscriptItem } from './transcript';
@@ -18,42 +18,6 @@ function inputBrief(input: unknown): string {
     for (const k of ['command', 'file_path', 'path', 'pattern', 'url', 'query', 'description']) if (typeof i[k] === 'string') return i[k] as string;
   }
   return JSON.stringify(input) ?? '';
-}
-
-type ToolItem = Extract<TranscriptItem, { type: 'tool' }>;
-
-/**
- * A tool call: its summary line, opening to its input and output. The input and output are in the
- * DOM only while the call is open: a closed call's body (an output of thirty lines, its labels and
- * `pre`s) was half the DOM nodes of a tool row, made and dropped for every row scrolled past
- * (issue 31), and a row mounts closed. The `details` element still opens and closes it (click, Enter
- * or Space on the summary); the body follows its `toggle` event.
- */
-function ToolCall({ item }: { item: ToolItem }) {
-  const [open, setOpen] = useState(false);
-  const usage = usageWords(item.usage);
-  const state = !item.done ? 'no result yet' : item.isError ? `failed${item.exitCode !== undefined ? ` (exit ${item.exitCode})` : ''}` : item.exitCode !== undefined ? `exit ${item.exitCode}` : 'done';
-  return (
-    <details className={`tx-item tx-tool${item.isError ? ' tx-failed' : ''}`} data-seq={item.seq} onToggle={(e) => setOpen(e.currentTarget.open)}>
-      <summary>
-        <span className="tx-tool-name">{item.name}</span> <span className="tx-tool-brief">{inputBrief(item.input)}</span>{' '}
-        <span className={`tx-tool-state small${item.isError ? ' tx-error-word' : ' muted'}`}>{item.isError ? `✗ ${state}` : state}</span>
-        {usage ? <span className="small muted"> · {usage}</span> : null}
-      </summary>
-      {open && item.input !== undefined ? (
-        <>
-          <div className="small muted">Input</div>
-          <pre className="tx-pre">{pretty(item.input)}</pre>
-        </>
-      ) : null}
-      {open && item.done ? (
-        <>
-          <div className="small muted">{item.isError ? 'Error' : 'Output'}</div>
-          <pre className="tx-pre">{pretty(item.output ?? '')}</pre>
-        </>
-      ) : null}
-    </details>
-  );
 }
 
 /** Rows that stay on screen while the list scrolls are not rendered again (items are rebuilt only when lines arrive). */
@@ -74,8 +38,31 @@ export const TranscriptItemView = memo(function TranscriptItemView({ item }: { i
         </div>
       );
     }
-    case 'tool':
-      return <ToolCall item={item} />;
+    case 'tool': {
+      const usage = usageWords(item.usage);
+      const state = !item.done ? 'no result yet' : item.isError ? `failed${item.exitCode !== undefined ? ` (exit ${item.exitCode})` : ''}` : item.exitCode !== undefined ? `exit ${item.exitCode}` : 'done';
+      return (
+        <details className={`tx-item tx-tool${item.isError ? ' tx-failed' : ''}`} data-seq={item.seq}>
+          <summary>
+            <span className="tx-tool-name">{item.name}</span> <span className="tx-tool-brief">{inputBrief(item.input)}</span>{' '}
+            <span className={`tx-tool-state small${item.isError ? ' tx-error-word' : ' muted'}`}>{item.isError ? `✗ ${state}` : state}</span>
+            {usage ? <span className="small muted"> · {usage}</span> : null}
+          </summary>
+          {item.input !== undefined ? (
+            <>
+              <div className="small muted">Input</div>
+              <pre className="tx-pre">{pretty(item.input)}</pre>
+            </>
+          ) : null}
+          {item.done ? (
+            <>
+              <div className="small muted">{item.isError ? 'Error' : 'Output'}</div>
+              <pre className="tx-pre">{pretty(item.output ?? '')}</pre>
+            </>
+          ) : null}
+        </details>
+      );
+    }
     case 'result': {
       const usage = usageWords(item.usage);
       const facts = [

@@ -216,18 +216,9 @@ export class TranscriptBuilder {
 /** One formatter for every row (`toLocaleString` builds one per call: it showed in the scroll profile). */
 const COUNT = new Intl.NumberFormat('en');
 
-/** Words already made, per usage object (an item's, kept while the item is): a row scrolled into view again does not format its numbers again. */
-const USAGE_WORDS = new WeakMap<Usage, string | null>();
-
 /** "12 in · 40 out" for a message's own tokens. */
 export function usageWords(u: Usage | undefined): string | null {
   if (!u) return null;
-  let w = USAGE_WORDS.get(u);
-  if (w === undefined) USAGE_WORDS.set(u, (w = formatUsage(u)));
-  return w;
-}
-
-function formatUsage(u: Usage): string | null {
   const parts: string[] = [];
   if (u.inputTokens !== undefined) parts.push(`${COUNT.format(u.inputTokens)} in`);
   if (u.outputTokens !== undefined) parts.push(`${COUNT.format(u.outputTokens)} out`);
