@@ -37,8 +37,13 @@ interface TraceEvent {
   args?: { name?: string; usedHeapSizeBefore?: number; usedHeapSizeAfter?: number; data?: { functionName?: string; type?: string; url?: string } };
 }
 
+/**
+ * GAFFER_BENCH_TRACE_EXTRA_CATEGORIES=a,b: more trace categories (e.g. `blink_gc,cppgc,v8.compile`
+ * to name what "task (other)" — a task's self time with no event of the default categories in it — was).
+ */
 export async function startFrameTrace(browser: Browser, page: Page): Promise<void> {
-  await browser.startTracing(page, { categories: CATEGORIES.split(',') });
+  const extra = (process.env.GAFFER_BENCH_TRACE_EXTRA_CATEGORIES ?? '').split(',').filter(Boolean);
+  await browser.startTracing(page, { categories: [...CATEGORIES.split(','), ...extra] });
 }
 
 export async function stopFrameTrace(browser: Browser): Promise<TraceEvent[]> {
@@ -61,6 +66,8 @@ export interface FrameAttribution {
   top: string[];
   /** Every kind of main-thread work in the frame, self time in ms. */
   selfMs: Map<string, number>;
+  /** The same kinds, self CPU time in ms (an event's thread time less its children's, counted in the frame its event starts in). */
+  selfCpuMs: Map<string, number>;
   compositorBusyMs: number;
   rasterBusyMs: number;
   gpuBusyMs: number;
@@ -95,17 +102,23 @@ function busyIn(events: TraceEvent[], a: number, b: number): { wall: number; cpu
 }
 
 /** Complete events of one thread, the top-level tasks among them, and each event's self time. */
-function threadTimeline(events: TraceEvent[]): { tasks: TraceEvent[]; selves: { e: TraceEvent; start: number; end: number }[] } {
+function threadTimeline(events: TraceEvent[]): { tasks: TraceEvent[]; selves: { e: TraceEvent; start: number; end: number }[]; selfCpu: { e: TraceEvent; cpu: number }[] } {
   const xs = events.filter((e) => e.ph === 'X' && e.dur !== undefined).sort((a, b) => a.ts - b.ts || (b.dur ?? 0) - (a.dur ?? 0));
   const tasks: TraceEvent[] = [];
   // Self time as intervals: each event's span minus its children's, kept as the pieces in between.
   const selves: { e: TraceEvent; start: number; end: number }[] = [];
-  const stack: { e: TraceEvent; end: number; cursor: number }[] = [];
+  const stack: { e: TraceEvent; end: number; cursor: number; childCpu: number }[] = [];
+  // Self CPU: an event's thread time less its children's.
+  const selfCpu: { e: TraceEvent; cpu: number }[] = [];
   const close = (upTo: number): void => {
     while (stack.length && stack[stack.length - 1]!.end <= upTo) {
       const top = stack.pop()!;
       if (top.end > top.cursor) selves.push({ e: top.e, start: top.cursor, end: top.end });
-      if (stack.length) stack[stack.length - 1]!.cursor = top.end;
+      if (top.e.tdur !== undefined) selfCpu.push({ e: top.e, cpu: Math.max(0, top.e.tdur - top.childCpu) });
+      if (stack.length) {
+        stack[stack.length - 1]!.cursor = top.end;
+        stack[stack.length - 1]!.childCpu += top.e.tdur ?? 0;
+      }
     }
   };
   for (const e of xs) {
@@ -116,10 +129,10 @@ function threadTimeline(events: TraceEvent[]): { tasks: TraceEvent[]; selves: { 
       if (e.ts > parent.cursor) selves.push({ e: parent.e, start: parent.cursor, end: e.ts });
       parent.cursor = Math.min(end, parent.end);
     } else tasks.push(e);
-    stack.push({ e, end: parent ? Math.min(end, parent.end) : end, cursor: e.ts });
+    stack.push({ e, end: parent ? Math.min(end, parent.end) : end, cursor: e.ts, childCpu: 0 });
   }
   close(Infinity);
-  return { tasks, selves };
+  return { tasks, selves, selfCpu };
 }
 
 /**
@@ -158,12 +171,15 @@ export function attributeFrames(events: TraceEvent[], markAtMs: number, frames: 
       if (overlap > 0) self.set(label(s.e), (self.get(label(s.e)) ?? 0) + overlap / 1000);
     }
     const top = [...self.entries()].sort((x, y) => y[1] - x[1]).slice(0, 3).map(([k, v]) => `${k} ${v.toFixed(1)}`);
+    const selfCpuMs = new Map<string, number>();
+    for (const s of main.selfCpu) if (s.e.ts >= a && s.e.ts < b) selfCpuMs.set(label(s.e), (selfCpuMs.get(label(s.e)) ?? 0) + s.cpu / 1000);
     return {
       frameMs: end - start,
       mainBusyMs: busy.wall,
       mainCpuMs: busy.cpu,
       top,
       selfMs: self,
+      selfCpuMs,
       compositorBusyMs: busiest(compositor, a, b),
       rasterBusyMs: busiest(raster, a, b),
       gpuBusyMs: busiest(gpu, a, b),
@@ -172,15 +188,16 @@ export function attributeFrames(events: TraceEvent[], markAtMs: number, frames: 
 }
 
 /** Self time by kind of work over all `frames`, the biggest first, as "kind ms". */
-export function selfTimeTotals(frames: FrameAttribution[], limit = 12): string[] {
+export function selfTimeTotals(frames: FrameAttribution[], limit = 12, cpu = false): string[] {
   const sum = new Map<string, number>();
-  for (const f of frames) for (const [k, v] of f.selfMs) sum.set(k, (sum.get(k) ?? 0) + v);
+  for (const f of frames) for (const [k, v] of cpu ? f.selfCpuMs : f.selfMs) sum.set(k, (sum.get(k) ?? 0) + v);
   return [...sum.entries()].sort((a, b) => b[1] - a[1]).slice(0, limit).map(([k, v]) => `${k} ${v.toFixed(0)}`);
 }
 
-export function describeFrame(f: FrameAttribution): string {
+export function describeFrame(f: FrameAttribution, byCpu = false): string {
   const r = (x: number): string => x.toFixed(1);
-  return `${r(f.frameMs)} ms frame: main thread busy ${r(f.mainBusyMs)} ms (CPU ${r(f.mainCpuMs)} ms: ${f.top.join(', ') || 'nothing'}); compositor ${r(f.compositorBusyMs)}, raster ${r(f.rasterBusyMs)}, GPU process ${r(f.gpuBusyMs)} ms`;
+  const top = byCpu ? [...f.selfCpuMs].sort((x, y) => y[1] - x[1]).slice(0, 5).map(([k, v]) => `${k} ${v.toFixed(1)}`) : f.top;
+  return `${r(f.frameMs)} ms frame: main thread busy ${r(f.mainBusyMs)} ms (CPU ${r(f.mainCpuMs)} ms: ${top.join(', ') || 'nothing'}); compositor ${r(f.compositorBusyMs)}, raster ${r(f.rasterBusyMs)}, GPU process ${r(f.gpuBusyMs)} ms`;
 }
 
 /**

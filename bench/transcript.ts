@@ -182,6 +182,8 @@ interface PageFigures {
   markAt: number;
   /** Frames whose rows were outlines (the list moved a screen or more per frame). */
   outlineFrames: number;
+  /** DOM nodes (elements and text) added to the list during the scroll. */
+  nodesAdded: number;
 }
 
 /**
@@ -209,6 +211,12 @@ const IN_PAGE = `async function (scrollMs, withIdle, stepPx = ${STEP_PX}) {
   const loaf = [];
   const observer = new PerformanceObserver((list) => loaf.push(...list.getEntries()));
   observer.observe({ type: 'long-animation-frame' });
+  // The DOM nodes the page made during the scroll (elements and text, each added subtree counted
+  // whole): a count, unlike the frame times it does not move with the machine's load.
+  let nodesAdded = 0;
+  const countAdded = (n) => { nodesAdded++; for (let c = n.firstChild; c; c = c.nextSibling) countAdded(c); };
+  const mutations = new MutationObserver((list) => list.forEach((m) => m.addedNodes.forEach(countAdded)));
+  mutations.observe(el, { childList: true, subtree: true });
   const frames = [], frameTimes = [], domNodes = [], rows = [];
   let outlineFrames = 0;
   const start = await frame();
@@ -231,11 +239,13 @@ const IN_PAGE = `async function (scrollMs, withIdle, stepPx = ${STEP_PX}) {
   await frame();
   observer.takeRecords().forEach((e) => loaf.push(e));
   observer.disconnect();
+  mutations.takeRecords().forEach((m) => m.addedNodes.forEach(countAdded));
+  mutations.disconnect();
   const scriptMs = loaf.reduce((sum, e) => sum + e.scripts.reduce((a, x) => a + x.duration, 0), 0);
   const layoutMs = loaf.reduce((sum, e) => sum + (e.styleAndLayoutStart ? e.startTime + e.duration - e.styleAndLayoutStart : 0), 0);
   const longFrameScripts = loaf.map((e) => Math.round(e.duration) + ' ms: ' + [...e.scripts].sort((a, b) => b.duration - a.duration).slice(0, 3)
     .map((x) => (x.invoker || x.invokerType) + (x.sourceFunctionName ? ' → ' + x.sourceFunctionName : '') + ' ' + Math.round(x.duration) + ' ms').join(', '));
-  return { idle, frames, frameTimes, markAt, outlineFrames, domNodes, rows, longFrames: loaf.length, scriptMs, layoutMs, longFrameScripts, scrollHeight: el.scrollHeight, reachedEnd: el.scrollTop + el.clientHeight >= el.scrollHeight - 2 };
+  return { idle, frames, frameTimes, markAt, outlineFrames, nodesAdded, domNodes, rows, longFrames: loaf.length, scriptMs, layoutMs, longFrameScripts, scrollHeight: el.scrollHeight, reachedEnd: el.scrollTop + el.clientHeight >= el.scrollHeight - 2 };
 }`;
 
 /**
@@ -300,6 +310,9 @@ async function tracedScroll(browser: import('playwright-core').Browser, page: im
   console.log(`\n  Traced scroll (${f.outlineFrames} frames with outline rows): ${slow.length} of ${all.length} frames over ${slowMs.toFixed(1)} ms; frames whose main-thread work used over 16.7 ms of CPU: ${overBudget.length}; main-thread CPU per frame mean ${(all.reduce((n, x) => n + x.mainCpuMs, 0) / all.length).toFixed(2)}, p50 / p99 / max ${[50, 99, 100].map((q) => percentile(all.map((x) => x.mainCpuMs).sort((a, b) => a - b), q).toFixed(1)).join(' / ')} ms`);
   for (const x of slow) console.log(`  slow ${describeFrame(x)}`);
   console.log(`  main thread over the whole scroll, self ms: ${selfTimeTotals(all).join(', ')}`);
+  console.log(`  main thread over the whole scroll, self CPU ms: ${selfTimeTotals(all, 16, true).join(', ')}`);
+  // The frames over budget by CPU, what their CPU went to (self CPU by kind of work).
+  for (const x of overBudget) console.log(`  over 16.7 ms of CPU: ${describeFrame(x, true)}`);
   const cpu = all.map((x) => x.mainCpuMs).sort((a, b) => a - b);
   // Garbage collection on the main thread per frame (self time), and what the page allocated per frame.
   const gcMs = all.reduce((n, x) => n + (x.selfMs.get('garbage collection') ?? 0), 0);
@@ -425,6 +438,7 @@ export async function runTranscriptBench(): Promise<Record<string, number>> {
       'transcript.taskMsPerFrame': perFrame('TaskDuration'),
       'transcript.outlineFrames': r.outlineFrames,
       'transcript.domNodesMax': Math.max(...r.domNodes),
+      'transcript.nodesAddedPerFrame': Number((r.nodesAdded / Math.max(1, r.frames.length)).toFixed(1)),
       'transcript.rowsMax': Math.max(...r.rows),
       'transcript.scrollHeightPx': Math.round(r.scrollHeight),
       'transcript.liveHeapLoadedMb': heapLoadedMb,
@@ -445,6 +459,7 @@ export async function runTranscriptBench(): Promise<Record<string, number>> {
       { what: 'per frame, every frame: script / style+layout / all main-thread work', value: `${figures['transcript.scriptMsPerFrame']} / ${figures['transcript.styleLayoutMsPerFrame']} / ${figures['transcript.taskMsPerFrame']} ms` },
       { what: 'frames with rows drawn as outlines (moving a screen or more per frame)', value: `${r.outlineFrames} of ${r.frames.length}` },
       { what: 'DOM nodes in the list (max) / rows (max)', value: `${figures['transcript.domNodesMax']} / ${figures['transcript.rowsMax']}` },
+      { what: 'DOM nodes made per frame (elements and text added to the list)', value: figures['transcript.nodesAddedPerFrame'] },
       { what: 'live JS heap after a full GC: loaded / after the scroll', value: `${heapLoadedMb} / ${heapScrolledMb} MB` },
       { what: 'list height', value: `${figures['transcript.scrollHeightPx']} px` },
       { what: `followed live: a page of ${live.pageLines} new lines, whole rebuild (before) / read once (now), median`, value: `${live.fullMs} / ${live.appendMs} ms` },
