@@ -168,6 +168,9 @@ try {
       await sleep(1000);
     }
   }
+  // The server's memory at the end (VmHWM: its peak resident set), for heap tuning's cost.
+  const status = fs.readFileSync(`/proc/${g.serverPid}/status`, 'utf8');
+  console.log(`server memory: ${['VmHWM', 'VmRSS'].map((k) => status.match(new RegExp(`^${k}:\\s+(.*)$`, 'm'))?.[0]).join(', ')}`);
   printTable(`Where the probe's requests wait (${ROUNDS} rounds of ${SECONDS} s, paced ${PACE_MS} ms; load ${os.loadavg().map((l) => l.toFixed(1)).join(' ')})`, rows);
 } finally {
   await stopChild(flood).catch(() => {});
