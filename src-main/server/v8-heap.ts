@@ -3,20 +3,23 @@
  * process both call `tuneServerHeap` first thing; issue 32, bench/REPORT.md "flood4").
  *
  * Why: during a log flood the main thread allocates few JS objects but a steady stream of
- * short-lived ArrayBuffers (socket reads, `ws`'s payload copy; ~2× the flood's bytes). V8 counts
- * external memory allocated since the last mark-compact against the old generation's headroom
- * (its allocation limit minus its size). With the default growing factor the limit after a
- * mark-compact of a ~20 MB heap is about size + 8 MB + the young generation's capacity, and the
- * young generation (grown to its maximum by then) is most of that headroom: a few MB of frames'
- * buffers later the heap is "at its limit" again and V8 starts the next incremental mark-compact.
- * Measured (`SPLIT_TRACE_GC=1 npx tsx bench/flood-split.ts`): 5–10 mark-compacts of the whole
- * ~20 MB heap per 6-s flood window on the thread that answers claims, each freeing ~1.5 MB.
+ * short-lived ArrayBuffers (socket reads, `ws`'s copy of a payload that spans reads: about twice
+ * the flood's bytes). V8 (Node 20's) counts the external memory allocated since the last
+ * mark-compact against the old generation's headroom (`OldGenerationSpaceAvailable`: limit − size −
+ * external since then) and starts incremental marking once that headroom is below the young
+ * generation's capacity. After a mark-compact its dynamic growing factor had fallen to 1.1 (the
+ * old generation itself grows slowly), so the limit was size + 8 MB + the young generation's
+ * capacity: ~8 MB of frames' buffers later the heap was "at its limit" again. Few scavenges run
+ * (little JS garbage) to free those buffers first. Traced (`SPLIT_TRACE_GC=1
+ * SPLIT_V8_FLAGS=--trace-incremental-marking npx tsx bench/flood-split.ts`): a mark-compact of the
+ * whole ~20 MB heap every ~0.6 s of flood, 5–10 per 6-s window, each freeing ~1.5 MB, on the
+ * thread that answers claims. A smaller or larger young generation does not help (the headroom
+ * check moves with it; bench/REPORT.md "flood4").
  *
- * The lever: a growing factor of 2 (`--heap-growing-percent=100`): the limit after a mark-compact
- * becomes twice the live size, so the buffers (freed by the next scavenge or mark-compact anyway)
- * no longer exhaust the headroom. Cost: the heap may grow to ~2× its live size before a full
- * collection (tens of MB here). The young generation's size is left as it is: a larger one makes
- * the loop above worse (the headroom check compares against it) and scavenges are cheap.
+ * The lever: a fixed growing factor of 2 (`--heap-growing-percent=100`): after a mark-compact the
+ * limit is twice the live size, ~20 MB of headroom for the buffers here, which the scavenges and
+ * the next mark-compact free long before. Cost: the heap may grow to ~2× its live size before a
+ * full collection (tens of MB here); V8's own factor, 1.1–4, is no longer used.
  *
  * V8 reads this flag whenever it sets a new limit, so setting it at run time takes effect from the
  * next collection on; it is process-wide (worker threads share it).
