@@ -15,6 +15,8 @@ if (file) {
   const { default: WebSocket } = await import('ws');
   // SPLIT_TRACE_GC=1: V8 prints each collection, with its reason, on the server's stdout.
   if (process.env.SPLIT_TRACE_GC === '1') (await import('node:v8')).setFlagsFromString('--trace-gc --trace-gc-verbose=false');
+  // SPLIT_V8_FLAGS: more of V8's tracing for the window (e.g. --trace-incremental-marking: why a mark-compact starts).
+  if (process.env.SPLIT_V8_FLAGS) (await import('node:v8')).setFlagsFromString(process.env.SPLIT_V8_FLAGS);
   const now = () => performance.timeOrigin + performance.now();
   const h = monitorEventLoopDelay({ resolution: 1 });
   h.enable();

@@ -21,6 +21,8 @@
  * SPLIT_IDLE_WORKER=1 (a third window per round: the flood with the server's nice-10 threads — the log
  * worker — put in SCHED_IDLE by `chrt` for the window, so any woken thread of any process preempts it),
  * SPLIT_TRACE_GC=1 (V8's --trace-gc in the server; its output saved to /tmp/flood-split-gc.txt),
+ * SPLIT_V8_FLAGS (more V8 flags set in the server at start, e.g. --trace-incremental-marking),
+ * SPLIT_SERVER_NODE_OPTIONS (Node options for the server only, e.g. --max-semi-space-size=64),
  * SPLIT_DEADLINE_S (default 300: the script stops the server and exits past it).
  */
 import { spawn } from 'node:child_process';
@@ -67,7 +69,7 @@ const dir = benchDir('flood-split');
 const splitFile = path.join(dir, 'split.json');
 const tokens = seed(dir);
 const before = process.env.NODE_OPTIONS;
-process.env.NODE_OPTIONS = `${before ?? ''} --import=${new URL('./flood-split-server.mjs', import.meta.url).href}`.trim();
+process.env.NODE_OPTIONS = `${before ?? ''} ${process.env.SPLIT_SERVER_NODE_OPTIONS ?? ''} --import=${new URL('./flood-split-server.mjs', import.meta.url).href}`.trim();
 process.env.GAFFER_BENCH_SPLIT_FILE = splitFile;
 const g = await startHeadless(dir);
 if (before === undefined) delete process.env.NODE_OPTIONS;
@@ -166,6 +168,9 @@ try {
       await sleep(1000);
     }
   }
+  // The server's memory at the end (VmHWM: its peak resident set), for heap tuning's cost.
+  const status = fs.readFileSync(`/proc/${g.serverPid}/status`, 'utf8');
+  console.log(`server memory: ${['VmHWM', 'VmRSS'].map((k) => status.match(new RegExp(`^${k}:\\s+(.*)$`, 'm'))?.[0]).join(', ')}`);
   printTable(`Where the probe's requests wait (${ROUNDS} rounds of ${SECONDS} s, paced ${PACE_MS} ms; load ${os.loadavg().map((l) => l.toFixed(1)).join(' ')})`, rows);
 } finally {
   await stopChild(flood).catch(() => {});

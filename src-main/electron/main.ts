@@ -29,6 +29,7 @@ import { createConsoleMethods } from '../server/console/methods';
 import { startManagedAgents } from '../server/managed';
 import { launchPaths } from '../server/managed/launch';
 import { startServer, type RunningServer } from '../server/server';
+import { tuneServerHeap } from '../server/v8-heap';
 import { DESKTOP_ACTOR, registerConsoleIpc } from './ipc';
 import { buildAppMenu } from './menu';
 import { resolveNativeBinding } from './native';
@@ -43,6 +44,8 @@ import { createMainWindow, drawIcon, hardenSessions, registerAppScheme, renderer
 
 const secrets = takeProcessSecrets();
 const userUmask = tightenUmask();
+// The main process serves agents: the same heap tuning as the headless server (server/v8-heap.ts).
+tuneServerHeap();
 const mainDir = path.dirname(fileURLToPath(import.meta.url));
 const isDev = !app.isPackaged;
 const devServerUrl = isDev && process.env.ELECTRON_RENDERER_URL ? process.env.ELECTRON_RENDERER_URL : null;

@@ -14,10 +14,12 @@ import { createCore } from '../core/create-core';
 import { startManagedAgents } from '../server/managed';
 import { startServer } from '../server/server';
 import { parseCli } from '../server/cli';
+import { tuneServerHeap } from '../server/v8-heap';
 import { consoleExtensions } from './console-extensions';
 
 const secrets = takeProcessSecrets();
 const userUmask = tightenUmask();
+tuneServerHeap();
 
 async function main(): Promise<void> {
   let opts;
