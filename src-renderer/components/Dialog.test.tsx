@@ -38,7 +38,11 @@ describe('a dialog that has just closed', () => {
     document.body.appendChild(host);
     const root = createRoot(host);
     const onClose = vi.fn();
-    root.render(<Dialog title="Cancel the task" onClose={onClose} testId="d" />);
+    root.render(
+      <Dialog title="Cancel the task" onClose={onClose} testId="d">
+        <p>Why?</p>
+      </Dialog>,
+    );
     await vi.waitFor(() => expect(host.querySelector('[data-testid="d"]')).not.toBeNull());
     await new Promise((r) => setTimeout(r, 20)); // its effect (the Esc listener) is in place
     const pageSaw: string[] = [];
