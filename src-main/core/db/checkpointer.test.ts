@@ -72,7 +72,7 @@ describe('checkpoints off the commit path', () => {
     expect(row!.log).toBeLessThan(10);
   });
 
-  it('under writes that never pause the WAL file stays under the backstop plus one transaction', async () => {
+  it('under writes that never pause the WAL file stays bounded: under twice the backstop (the backstop, plus what commits wrote while the thread held the checkpoint lock)', async () => {
     const { dir, commit, errors } = start({ backstopBytes: 4 * 1024 * 1024 });
     await sleep(300);
     const wal = path.join(dir, 'gaffer.db-wal');
@@ -83,7 +83,7 @@ describe('checkpoints off the commit path', () => {
       if (i % 20 === 0) await sleep(0); // the test's own timers; no pause the thread could take for idle
     }
     expect(largest).toBeGreaterThan(1_000_000);
-    expect(largest).toBeLessThan(4 * 1024 * 1024 + 400_000);
+    expect(largest).toBeLessThan(2 * 4 * 1024 * 1024);
     expect(errors).toEqual([]);
   });
 
