@@ -23,6 +23,8 @@ export const State = {
 
 export interface CheckpointWorkerData {
   dbPath: string;
+  /** Where better-sqlite3 is (the thread's code is a script run with eval: checkpoint-worker.ts). */
+  sqlitePath: string;
   nativeBinding?: string;
   ctl: SharedArrayBuffer;
   /** How often it looks at the commit count (ms). */

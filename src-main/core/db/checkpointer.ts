@@ -28,9 +28,10 @@
  *    is put back at SQLite's default.
  * 6. The commit path's only cost is one atomic add per outermost commit (`Store.afterCommit`).
  */
-import type { Worker } from 'node:worker_threads';
-import { startWorkerThread } from '../worker-thread';
+import { createRequire } from 'node:module';
+import { Worker } from 'node:worker_threads';
 import { CTL_SLOTS, Ctl, State, type CheckpointWorkerData } from './checkpoint-ctl';
+import { CHECKPOINT_WORKER_JS } from './checkpoint-worker';
 import type { Db } from './open';
 
 /** The main connection's automatic checkpoint while the thread runs (invariant 2), in bytes of WAL. */
@@ -81,6 +82,7 @@ export class Checkpointer {
     const { db, dbPath, nativeBinding } = this.deps;
     const data: CheckpointWorkerData = {
       dbPath,
+      sqlitePath: createRequire(import.meta.url).resolve('better-sqlite3'),
       ...(nativeBinding ? { nativeBinding } : {}),
       ctl: this.ctl.buffer as SharedArrayBuffer,
       tickMs: this.opts.tickMs ?? 25,
@@ -91,7 +93,7 @@ export class Checkpointer {
     };
     const pageSize = db.pragma('page_size', { simple: true }) as number;
     db.pragma(`wal_autocheckpoint = ${Math.max(DEFAULT_AUTOCHECKPOINT_PAGES, Math.floor((this.opts.backstopBytes ?? WAL_BACKSTOP_BYTES) / pageSize))}`);
-    const w = startWorkerThread({ from: import.meta.url, bundled: 'db-checkpoint-worker.js', source: 'checkpoint-worker.ts' }, data);
+    const w = new Worker(CHECKPOINT_WORKER_JS, { eval: true, workerData: data });
     this.worker = w;
     w.unref();
     w.on('message', (m: { done?: { log: number; copied: number; ms: number }; error?: string }) => {
