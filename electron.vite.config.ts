@@ -35,12 +35,11 @@ export default defineConfig({
       outDir: 'out/main',
       externalizeDeps: true,
       rolldownOptions: {
-        // The worker threads (core/logs/worker-engine.ts, core/audit/export-thread.ts, core/db/checkpointer.ts find them next to the main bundle).
+        // The worker threads (core/logs/worker-engine.ts, core/audit/export-thread.ts find them next to the main bundle).
         input: {
           index: resolve(__dirname, 'src-main/electron/main.ts'),
           'logs-worker': resolve(__dirname, 'src-main/core/logs/worker.ts'),
           'audit-export-worker': resolve(__dirname, 'src-main/core/audit/export-worker.ts'),
-          'db-checkpoint-worker': resolve(__dirname, 'src-main/core/db/checkpoint-worker.ts'),
         },
         external: ['better-sqlite3', 'ws', 'bufferutil', 'utf-8-validate'],
       },

@@ -98,8 +98,6 @@ const SERVER_BUNDLE = path.join(root, 'out', 'headless', 'main.mjs');
 const WORKER_BUNDLE = path.join(root, 'out', 'headless', 'logs-worker.js');
 // The audit export's worker thread, likewise (core/audit/export-thread.ts).
 const EXPORT_WORKER_BUNDLE = path.join(root, 'out', 'headless', 'audit-export-worker.js');
-// The database's checkpoint thread, likewise (core/db/checkpointer.ts).
-const CHECKPOINT_WORKER_BUNDLE = path.join(root, 'out', 'headless', 'db-checkpoint-worker.js');
 const ALL_SOURCES = ['src-renderer', 'src-main', 'src-preload', 'electron.vite.config.ts'];
 
 /** Runs `electron-vite build` quietly; on failure shows its output and exits. */
@@ -147,7 +145,6 @@ async function buildServer() {
     await esbuild.build({ ...common, entryPoints: [path.join(root, 'src-main', 'headless', 'main.ts')], outfile: SERVER_BUNDLE });
     await esbuild.build({ ...common, entryPoints: [path.join(root, 'src-main', 'core', 'logs', 'worker.ts')], outfile: WORKER_BUNDLE });
     await esbuild.build({ ...common, entryPoints: [path.join(root, 'src-main', 'core', 'audit', 'export-worker.ts')], outfile: EXPORT_WORKER_BUNDLE });
-    await esbuild.build({ ...common, entryPoints: [path.join(root, 'src-main', 'core', 'db', 'checkpoint-worker.ts')], outfile: CHECKPOINT_WORKER_BUNDLE });
   } catch (e) {
     console.error(`gaffer: the headless server build failed:\n${(e.errors ?? []).map((m) => `  ${m.text}${m.location ? ` (${m.location.file}:${m.location.line})` : ''}`).join('\n') || e.message}`);
     process.exit(1);
@@ -164,7 +161,7 @@ async function runHeadless(reason, { skipBuild = false } = {}) {
   if (reason) console.log(`Electron can't start here (${reason}); serving the console headless instead.`);
   const ownRenderer = !process.env.GAFFER_RENDERER_DIR;
   if (!skipBuild && ownRenderer && isStale(path.join(root, 'out', 'renderer', 'index.html'), RENDERER_SOURCES)) build('console (out/renderer)');
-  if (isStale(SERVER_BUNDLE, SERVER_SOURCES) || isStale(WORKER_BUNDLE, SERVER_SOURCES) || isStale(EXPORT_WORKER_BUNDLE, SERVER_SOURCES) || isStale(CHECKPOINT_WORKER_BUNDLE, SERVER_SOURCES)) await buildServer();
+  if (isStale(SERVER_BUNDLE, SERVER_SOURCES) || isStale(WORKER_BUNDLE, SERVER_SOURCES) || isStale(EXPORT_WORKER_BUNDLE, SERVER_SOURCES)) await buildServer();
   process.env.GAFFER_RENDERER_DIR ??= path.join(root, 'out', 'renderer');
   process.argv = [process.argv[0], SERVER_BUNDLE, ...passthrough];
   await import(pathToFileURL(SERVER_BUNDLE).href);
