@@ -38,8 +38,12 @@ import type { Db } from './open';
 export const WAL_BACKSTOP_BYTES = 16 * 1024 * 1024;
 /** SQLite's default automatic checkpoint (pages), put back without the thread (invariant 5). */
 export const DEFAULT_AUTOCHECKPOINT_PAGES = 1000;
-/** The thread's nice value on Linux: below the main thread, as the log and export workers. */
-export const CHECKPOINT_NICE = 10;
+/**
+ * The thread's nice value on Linux: none. It is nearly all I/O wait, and it holds locks of the WAL
+ * index (shared with the main connection) while it works: a niced thread preempted while holding one
+ * on a busy machine would make the thread that serves claims wait for it (priority inversion).
+ */
+export const CHECKPOINT_NICE = 0;
 
 export interface CheckpointOptions {
   tickMs?: number;
