@@ -4,7 +4,9 @@
  * database file and fsyncs it, on the thread that serves claims (a 1 000-job burst writes ~5 MB of
  * WAL, so at least one of its commits did, bench/REPORT.md "burst5"). Here a thread of its own
  * (checkpoint-worker.ts), on its own connection, does that copy and fsync with PASSIVE checkpoints
- * whenever commits have stopped for a moment or have been waiting for a while.
+ * once commits have stopped for 500 ms, or the oldest not yet copied has waited 2 s. Not sooner: a
+ * checkpoint after every short pause (50 ms / 250 ms, tried first) ran many small ones — each two
+ * fsyncs and pages copied again and again — and cost the spread shape ~1.3× the CPU per trigger.
  *
  * Invariants:
  * 1. A checkpoint never blocks or fails a commit: the thread's checkpoints are PASSIVE (they take
@@ -89,9 +91,9 @@ export class Checkpointer {
       sqlitePath: createRequire(import.meta.url).resolve('better-sqlite3'),
       ...(nativeBinding ? { nativeBinding } : {}),
       ctl: this.ctl.buffer as SharedArrayBuffer,
-      tickMs: this.opts.tickMs ?? 25,
-      idleMs: this.opts.idleMs ?? 50,
-      maxDelayMs: this.opts.maxDelayMs ?? 250,
+      tickMs: this.opts.tickMs ?? 50,
+      idleMs: this.opts.idleMs ?? 500,
+      maxDelayMs: this.opts.maxDelayMs ?? 2000,
       report: this.opts.onCheckpoint !== undefined,
       nice: CHECKPOINT_NICE,
     };
