@@ -196,24 +196,11 @@ async function runnerOnly(burst: boolean): Promise<LatencyFigures> {
 
 /**
  * GAFFER_BENCH_JOBS_TRACE=1 (burst shape): the wall clock of each burst from its due instant to its
- * last trigger at an agent, split into the runner's slices (the main thread's CPU in them, their commits), the time
+ * last trigger at an agent, split into the runner's slices (their CPU, their commits), the time
  * between slices (the event loop's other work: the acknowledgements and results read from the
  * sockets, their group commits) and the delivery after the last slice. Hooks the runner's slices and
  * the COMMIT statements of this process until the returned report runs; it prints one line per burst.
  */
-/**
- * CPU ms of the calling thread (Linux: /proc/thread-self/schedstat, the main thread's alone — not the
- * log or checkpoint threads'); elsewhere the process's.
- */
-function threadCpuMs(): number {
-  try {
-    return Number(fs.readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ')[0]) / 1e6;
-  } catch {
-    const c = process.cpuUsage();
-    return (c.user + c.system) / 1000;
-  }
-}
-
 function traceBursts(core: Core): (got: Array<[number, string]>) => void {
   const at = () => performance.timeOrigin + performance.now();
   const slices: Array<{ start: number; end: number; cpu: number; commitMs: number }> = [];
@@ -223,16 +210,16 @@ function traceBursts(core: Core): (got: Array<[number, string]>) => void {
   const pass = runner.pass;
   runner.pass = function (this: unknown, budgetEnd: number) {
     const start = at();
-    const c0 = threadCpuMs();
+    const c0 = process.cpuUsage();
     inPass = true;
     try {
       return pass.call(this, budgetEnd);
     } finally {
       inPass = false;
-      const cpu = threadCpuMs() - c0;
+      const c = process.cpuUsage(c0);
       const end = at();
       const commitMs = commits.filter((x) => x.inPass && x.at >= start).reduce((n, x) => n + x.ms, 0);
-      if (end - start > 1) slices.push({ start, end, cpu, commitMs });
+      if (end - start > 1) slices.push({ start, end, cpu: (c.user + c.system) / 1000, commitMs });
     }
   };
   const stmt = Object.getPrototypeOf(core.db.prepare('SELECT 1')) as { run: (...a: unknown[]) => unknown };

@@ -16,7 +16,6 @@ import type { CoreContext } from './context';
 import { closeDatabase, openDatabase, type Db } from './db/open';
 import { Store, storageFailureHint } from './db/store';
 import { STORAGE_CHECK_MS, StorageWatch } from './db/storage-watch';
-import { Checkpointer, type CheckpointOptions } from './db/checkpointer';
 import { acquireWriterLock, type WriterLock } from './db/writer-lock';
 import { EventBus } from './events';
 import { InstanceRegistry, prepareInstanceReads, type InstanceReads } from './instances';
@@ -73,8 +72,6 @@ export interface CoreOptions {
   webhooks?: WebhookOptions;
   /** Where log lines are kept (default `<dataDir>/logs`, written by a worker thread). */
   logs?: LogsOptions;
-  /** Checkpoints off the commit path, by a thread of their own (core/db/checkpointer.ts); `false`: SQLite's automatic checkpoint in the commit, as before. */
-  checkpoints?: CheckpointOptions | false;
   /** How often the database, WAL and lock files are checked for having been deleted or replaced when nothing is written (ms; default 5000; every commit looks at the database and WAL too). */
   storageCheckMs?: number;
   /**
@@ -194,11 +191,6 @@ export function createCore(opts: CoreOptions = {}): Core {
     () => clock.now(),
   );
   if (dbPath !== ':memory:') store.watchStorage(new StorageWatch(db, { dbPath, ...(lock ? { lockPath: lock.path } : {}), now: () => clock.now() }));
-  // The WAL's copies into the database file, off the commit path (core/db/checkpointer.ts); started by `start()`.
-  const checkpointer =
-    dbPath === ':memory:' || opts.checkpoints === false
-      ? undefined
-      : new Checkpointer({ db, dbPath, nativeBinding: opts.nativeBinding, afterCommit: (fn) => store.afterCommit(fn), onError: (m) => logger.error(m) }, opts.checkpoints);
   const audit = new AuditLog(db, store, clock);
   const gaps = new GapDetector({ clock, store, audit, config, logger });
   // Core timers read the clocks before they act and decide after pending input (gap-detector invariant 4).
@@ -362,7 +354,6 @@ export function createCore(opts: CoreOptions = {}): Core {
       gaps.start();
       watchdog.start();
       checkStorage();
-      checkpointer?.start();
       graceSweep = ctx.clock.setTimeout(() => {
         try {
           watchdog.sweep();
@@ -390,7 +381,6 @@ export function createCore(opts: CoreOptions = {}): Core {
       committer.close();
       graceSweep?.cancel();
       storageTimer?.cancel();
-      checkpointer?.stop(); // its connection closes first: the main one folds the WAL back (checkpointer.ts, invariant 4)
       closeDatabase(db, dbPath, { clean: store.fault === undefined });
       headFile?.close();
       lock?.release();
