@@ -94,16 +94,17 @@ describe('the audit export off the main thread', () => {
 
   it('stops pausing while the export runs slower than minRowsPerS (the bound on the cost of pacing)', async () => {
     seed(2 * EXPORT_PAGE_ROWS + 10);
-    // 9 pages, 200 ms after each; the first chunk goes after the 4th page, so 6 pauses (1.2 s) follow
-    // it when every page is paced. Measured after the first second (~250 rows/s, below the floor),
-    // pacing stops: only the 4th and 5th pages' pauses (0.4 s) follow the first chunk.
-    const exporter = new AuditExporter(core.auditQuery, { dbPath: path.join(core.dir, 'gaffer.db'), pageRows: EXPORT_PAGE_ROWS / 4, pauseMs: 200, minRowsPerS: 1e9 });
+    // 9 pages, 400 ms after each; the first chunk goes after the 4th page. Paced all the way, 6 pauses
+    // (2.4 s) follow it. The rate is first measured at the 4th page (1.2 s in, ~170 rows/s, below the
+    // floor), so pacing stops there and no pause follows the first chunk: the rest is the worker's
+    // own work (a bound with room for a loaded machine, far from the paced 2.4 s).
+    const exporter = new AuditExporter(core.auditQuery, { dbPath: path.join(core.dir, 'gaffer.db'), pageRows: EXPORT_PAGE_ROWS / 4, pauseMs: 400, minRowsPerS: 1e9 });
     let first = 0;
     for await (const c of exporter.stream({}, { format: 'jsonl' })) {
       expect(c).toBeInstanceOf(Uint8Array);
       first ||= performance.now();
     }
-    expect(performance.now() - first).toBeLessThan(900);
+    expect(performance.now() - first).toBeLessThan(1200);
   });
 
   it('refuses a bad filter before starting a worker', () => {
