@@ -22,9 +22,10 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createCore } from '../src-main/core/create-core';
 import { seedDatabase } from '../e2e/seed';
-import { BENCH_OPERATOR_TOKEN, startHeadless } from './headless-proc';
+import { BENCH_OPERATOR_TOKEN } from './headless-proc';
 import { nicedThreads, setThreadsIdle } from './proc';
-import { benchDir, percentile, printTable, seedBacklog, spawnChild, stopChild } from './util';
+import { probeWindow, splitWindow, startSplitServer } from './split-kit';
+import { benchDir, printTable, seedBacklog, spawnChild, stopChild } from './util';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const SECONDS = Number(process.env.SPLIT_SECONDS ?? 6);
@@ -32,13 +33,6 @@ const ROUNDS = Number(process.env.SPLIT_ROUNDS ?? 2);
 const PACE_MS = Number(process.env.SPLIT_PACE_MS ?? 12);
 const AUDIT_ROWS = Number(process.env.SPLIT_AUDIT_ROWS ?? 1_000_000);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-interface ServerDump {
-  gc: Record<string, { n: number; sumMs: number; maxMs: number }>;
-  loop: { p50Ms: number; p99Ms: number; maxMs: number; elu: number };
-  threads: Array<{ tid: number; main: boolean; name: string; nice: number; cpuMs: number; runQueueMs: number; slices: number }>;
-  requests: Array<[number, number, number]>;
-}
 
 const dir = benchDir('export-split');
 const t0 = performance.now();
@@ -53,28 +47,8 @@ const probeToken = (() => {
   }
 })();
 console.log(`seeded ${AUDIT_ROWS.toLocaleString('en')} audit rows in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
-const splitFile = path.join(dir, 'split.json');
-const before = process.env.NODE_OPTIONS;
-process.env.NODE_OPTIONS = `${before ?? ''} --import=${new URL('./flood-split-server.mjs', import.meta.url).href}`.trim();
-process.env.GAFFER_BENCH_SPLIT_FILE = splitFile;
-const g = await startHeadless(dir);
-if (before === undefined) delete process.env.NODE_OPTIONS;
-else process.env.NODE_OPTIONS = before;
-delete process.env.GAFFER_BENCH_SPLIT_FILE;
-
-const deadline = setTimeout(() => {
-  console.error('export-split: past its deadline; stopping the server');
-  void g.stop().finally(() => process.exit(2));
-}, Number(process.env.SPLIT_DEADLINE_S ?? 400) * 1000);
-deadline.unref();
+const { g, dump } = await startSplitServer(dir, 'export-split', Number(process.env.SPLIT_DEADLINE_S ?? 400));
 const probe = (await spawnChild(path.join(HERE, 'logs-agents.ts'), [], { ownSession: true })).child;
-const dump = async (): Promise<ServerDump> => {
-  fs.rmSync(splitFile, { force: true });
-  process.kill(g.serverPid, 'SIGURG');
-  for (let i = 0; i < 200 && !fs.existsSync(splitFile); i++) await sleep(10);
-  await sleep(20);
-  return JSON.parse(fs.readFileSync(splitFile, 'utf8')) as ServerDump;
-};
 
 /** The export's client: exports back to back until stopped; `idle`: each export's worker in SCHED_IDLE. */
 function startExport(idle: boolean): { bytes: () => number; stop: () => Promise<{ bytes: number; workers: string[] }> } {
@@ -117,10 +91,7 @@ function startExport(idle: boolean): { bytes: () => number; stop: () => Promise<
 
 const rows: Array<Record<string, string | number>> = [];
 try {
-  const measure = async (ms: number) => {
-    probe.send({ cmd: 'latency', url: g.agentUrl, token: probeToken, durationMs: ms, role: 'dev', paceMs: PACE_MS, trace: true });
-    return (await probe.next()) as { times: number[]; runQueueMs: number; trace: Array<[number, number, number]> };
-  };
+  const measure = (ms: number) => probeWindow(probe, g, probeToken, ms, PACE_MS);
   await measure(2000);
   for (let round = 0; round < ROUNDS; round++) {
     const kinds = process.env.SPLIT_IDLE_WORKER === '1' ? (['idle', 'export', 'export-sched-idle'] as const) : (['idle', 'export'] as const);
@@ -137,40 +108,15 @@ try {
       const bytes1 = exp?.bytes() ?? 0;
       const cpu = process.cpuUsage(cpu0);
       const e = exp ? await exp.stop() : undefined;
-      const server = new Map(s.requests.map(([id, read, sent]) => [id, { read, sent }]));
-      const reqs = p.trace
-        .map(([id, send, recv]) => ({ id, send, recv, srv: server.get(id) }))
-        .filter((r) => r.srv && r.send > 0)
-        .map((r) => ({ id: r.id, out: r.srv!.read - r.send, inn: r.srv!.sent - r.srv!.read, back: r.recv - r.srv!.sent, total: r.recv - r.send }));
-      const theta = (Math.min(...reqs.map((r) => r.back)) - Math.min(...reqs.map((r) => r.out))) / 2;
-      for (const r of reqs) {
-        r.out += theta;
-        r.back -= theta;
-      }
-      const sorted = (f: (r: (typeof reqs)[number]) => number) => reqs.map(f).sort((a, b) => a - b);
-      const total = sorted((r) => r.total);
-      const p99 = percentile(total, 99);
-      const slow = reqs.filter((r) => r.total >= p99);
-      const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
-      const main = s.threads.find((t) => t.main)!;
-      const others = s.threads.filter((t) => !t.main).sort((a, b) => b.cpuMs - a.cpuMs);
-      const cycles = p.times.length;
-      const times = [...p.times].sort((a, b) => a - b);
-      const pct = (ms: number) => ((ms / (wallS * 1000)) * 100).toFixed(0);
+      const w = splitWindow(p, s, wallS * 1000);
       rows.push({
         window: `${key} r${round + 1}`,
-        'cycle p50/p99 ms': `${percentile(times, 50).toFixed(1)} / ${percentile(times, 99).toFixed(1)}`,
-        'req p50 out/in/back ms': `${percentile(sorted((r) => r.out), 50).toFixed(2)} / ${percentile(sorted((r) => r.inn), 50).toFixed(2)} / ${percentile(sorted((r) => r.back), 50).toFixed(2)}`,
-        'req p99 ms': p99.toFixed(2),
-        'slowest 1 %: out/in/back ms': `${mean(slow.map((r) => r.out)).toFixed(1)} / ${mean(slow.map((r) => r.inn)).toFixed(1)} / ${mean(slow.map((r) => r.back)).toFixed(1)}`,
-        'main: CPU % / runq ms per cycle / runq µs per slice': `${pct(main.cpuMs)} / ${(main.runQueueMs / cycles).toFixed(2)} / ${((main.runQueueMs / Math.max(1, main.slices)) * 1000).toFixed(0)}`,
-        'loop delay p99 / max ms, ELU': `${s.loop.p99Ms.toFixed(1)} / ${s.loop.maxMs.toFixed(1)}, ${s.loop.elu.toFixed(2)}`,
-        'other threads CPU % / runq % (nice)': others
+        ...w.head,
+        'other threads CPU % / runq % (nice)': w.others
           .slice(0, 4)
-          .map((t) => `${t.name}${t.nice ? `(${t.nice})` : ''} ${pct(t.cpuMs)}/${pct(t.runQueueMs)}`)
+          .map((t) => `${t.name}${t.nice ? `(${t.nice})` : ''} ${w.pct(t.cpuMs)}/${w.pct(t.runQueueMs)}`)
           .join(', '),
-        'GC kind: n / sum / max ms': Object.entries(s.gc).map(([k, v]) => `${k}: ${v.n} / ${v.sumMs.toFixed(0)} / ${v.maxMs.toFixed(1)}`).join('; '),
-        'probe runq ms/cycle': (p.runQueueMs / cycles).toFixed(2),
+        ...w.tail,
         'client CPU %': (((cpu.user + cpu.system) / 1e3 / (wallS * 1000)) * 100).toFixed(0),
         'export MB/s': e ? ((bytes1 - bytes0) / 2 ** 20 / wallS).toFixed(1) : '—',
         load: os.loadavg()[0]!.toFixed(1),

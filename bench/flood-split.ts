@@ -31,9 +31,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createCore } from '../src-main/core/create-core';
-import { startHeadless } from './headless-proc';
 import { percentile, printTable, seedBacklog, spawnChild, stopChild, benchDir } from './util';
 import { fsyncTimesByThread, nicedThreads, setThreadsIdle } from './proc';
+import { probeWindow, splitWindow, startSplitServer } from './split-kit';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const SECONDS = Number(process.env.SPLIT_SECONDS ?? 6);
@@ -58,46 +58,14 @@ function seed(dir: string): { probe: string; flood: string } {
   }
 }
 
-interface ServerDump {
-  gc: Record<string, { n: number; sumMs: number; maxMs: number }>;
-  loop: { p50Ms: number; p99Ms: number; maxMs: number; elu: number };
-  threads: Array<{ tid: number; main: boolean; name: string; nice: number; cpuMs: number; runQueueMs: number; slices: number }>;
-  requests: Array<[number, number, number]>;
-}
-
 const dir = benchDir('flood-split');
-const splitFile = path.join(dir, 'split.json');
 const tokens = seed(dir);
-const before = process.env.NODE_OPTIONS;
-process.env.NODE_OPTIONS = `${before ?? ''} ${process.env.SPLIT_SERVER_NODE_OPTIONS ?? ''} --import=${new URL('./flood-split-server.mjs', import.meta.url).href}`.trim();
-process.env.GAFFER_BENCH_SPLIT_FILE = splitFile;
-const g = await startHeadless(dir);
-if (before === undefined) delete process.env.NODE_OPTIONS;
-else process.env.NODE_OPTIONS = before;
-delete process.env.GAFFER_BENCH_SPLIT_FILE;
-
-// The server runs in a session of its own: a bench killed from outside would leave it running. So
-// this script bounds itself (SPLIT_DEADLINE_S, default 300) and stops the server on the way out.
-const deadline = setTimeout(() => {
-  console.error('flood-split: past its deadline; stopping the server');
-  void g.stop().finally(() => process.exit(2));
-}, Number(process.env.SPLIT_DEADLINE_S ?? 300) * 1000);
-deadline.unref();
+const { g, dump } = await startSplitServer(dir, 'flood-split', Number(process.env.SPLIT_DEADLINE_S ?? 300), process.env.SPLIT_SERVER_NODE_OPTIONS ?? '');
 const probe = (await spawnChild(path.join(HERE, 'logs-agents.ts'), [], { ownSession: true })).child;
 const flood = (await spawnChild(path.join(HERE, 'logs-agents.ts'), [], { ownSession: true })).child;
-const dump = async (): Promise<ServerDump> => {
-  fs.rmSync(splitFile, { force: true });
-  process.kill(g.serverPid, 'SIGURG');
-  for (let i = 0; i < 200 && !fs.existsSync(splitFile); i++) await sleep(10);
-  await sleep(20);
-  return JSON.parse(fs.readFileSync(splitFile, 'utf8')) as ServerDump;
-};
 const rows: Array<Record<string, string | number>> = [];
 try {
-  const measure = async (ms: number) => {
-    probe.send({ cmd: 'latency', url: g.agentUrl, token: tokens.probe, durationMs: ms, role: 'dev', paceMs: PACE_MS, trace: true });
-    return (await probe.next()) as { times: number[]; runQueueMs: number; trace: Array<[number, number, number]> };
-  };
+  const measure = (ms: number) => probeWindow(probe, g, tokens.probe, ms, PACE_MS);
   await measure(2000);
   for (let round = 0; round < ROUNDS; round++) {
     const kinds = process.env.SPLIT_IDLE_WORKER === '1' ? (['idle', 'flood', 'flood-sched-idle'] as const) : (['idle', 'flood'] as const);
@@ -129,38 +97,12 @@ try {
         lines = (await flood.next()).lines;
       }
       setThreadsIdle(idled, false);
-      const server = new Map(s.requests.map(([id, read, sent]) => [id, { read, sent }]));
-      // One cycle = the claim (odd id after hello) and its report; split each request.
-      const reqs = p.trace
-        .map(([id, send, recv]) => ({ id, send, recv, srv: server.get(id) }))
-        .filter((r) => r.srv && r.send > 0)
-        .map((r) => ({ id: r.id, out: r.srv!.read - r.send, inn: r.srv!.sent - r.srv!.read, back: r.recv - r.srv!.sent, total: r.recv - r.send }));
-      // The two processes' wall clocks (timeOrigin + now) differ by a constant: take it out, assuming
-      // the fastest one-way trips are equal both ways.
-      const theta = (Math.min(...reqs.map((r) => r.back)) - Math.min(...reqs.map((r) => r.out))) / 2;
-      for (const r of reqs) {
-        r.out += theta;
-        r.back -= theta;
-      }
-      const sorted = (f: (r: (typeof reqs)[number]) => number) => reqs.map(f).sort((a, b) => a - b);
-      const total = sorted((r) => r.total);
-      const p99 = percentile(total, 99);
-      const slow = reqs.filter((r) => r.total >= p99);
-      const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
-      const main = s.threads.find((t) => t.main)!;
-      const others = s.threads.filter((t) => !t.main).sort((a, b) => b.cpuMs - a.cpuMs);
-      const cycles = p.times.length;
+      const w = splitWindow(p, s, SECONDS * 1000);
       rows.push({
         window: `${key} r${round + 1}`,
-        'cycle p50/p99 ms': `${percentile([...p.times].sort((a, b) => a - b), 50).toFixed(1)} / ${percentile([...p.times].sort((a, b) => a - b), 99).toFixed(1)}`,
-        'req p50 out/in/back ms': `${percentile(sorted((r) => r.out), 50).toFixed(2)} / ${percentile(sorted((r) => r.inn), 50).toFixed(2)} / ${percentile(sorted((r) => r.back), 50).toFixed(2)}`,
-        'req p99 ms': p99.toFixed(2),
-        'slowest 1 %: out/in/back ms': `${mean(slow.map((r) => r.out)).toFixed(1)} / ${mean(slow.map((r) => r.inn)).toFixed(1)} / ${mean(slow.map((r) => r.back)).toFixed(1)}`,
-        'main: CPU % / runq ms per cycle / runq µs per slice': `${((main.cpuMs / (SECONDS * 1000)) * 100).toFixed(0)} / ${(main.runQueueMs / cycles).toFixed(2)} / ${((main.runQueueMs / Math.max(1, main.slices)) * 1000).toFixed(0)}`,
-        'loop delay p99 / max ms, ELU': `${s.loop.p99Ms.toFixed(1)} / ${s.loop.maxMs.toFixed(1)}, ${s.loop.elu.toFixed(2)}`,
-        'other threads CPU % (nice)': others.slice(0, 3).map((t) => `${t.name}${t.nice ? `(${t.nice})` : ''} ${((t.cpuMs / (SECONDS * 1000)) * 100).toFixed(0)}`).join(', '),
-        'GC kind: n / sum / max ms': Object.entries(s.gc).map(([k, v]) => `${k}: ${v.n} / ${v.sumMs.toFixed(0)} / ${v.maxMs.toFixed(1)}`).join('; '),
-        'probe runq ms/cycle': (p.runQueueMs / cycles).toFixed(2),
+        ...w.head,
+        'other threads CPU % (nice)': w.others.slice(0, 3).map((t) => `${t.name}${t.nice ? `(${t.nice})` : ''} ${w.pct(t.cpuMs)}`).join(', '),
+        ...w.tail,
         'lines/s': key !== 'idle' ? Math.round(lines / SECONDS) : '—',
         ...(fsyncs ? { 'fsyncs (ms)': fsyncs } : {}),
       });
