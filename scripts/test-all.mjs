@@ -8,6 +8,10 @@
  * Typecheck, lint and the Python tests are single-threaded and independent: they run side by side
  * (their output is printed whole when each ends). The vitest suites use every core and the
  * reliability suite measures timings, so those run alone.
+ *
+ * The end of the output names every failed test with its error's first line, and every test that
+ * passed only on its retry (unit and browser tests get one retry; the reliability suite none): CI
+ * keeps only the tail of what this prints.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -20,6 +24,10 @@ const only = process.argv.slice(2);
 let passed = 0;
 let failed = 0;
 const failures = [];
+/** Each failed test's file, name and first line of its error: printed again at the very end, where CI's tail shows it. */
+const failedTests = [];
+/** Tests that passed only on their retry: printed at the end too, so a flaky test is seen, not hidden. */
+const flakyTests = [];
 
 function run(name, cmd, args, env = {}) {
   if (only.length && !only.includes(name)) return true;
@@ -51,16 +59,31 @@ function runBuffered(name, cmd, args, opts = {}) {
   });
 }
 
-function vitest(name, config) {
+/** `retry`: how often a failed test runs again (unit and browser tests: once; the timing-measuring reliability suite: never). */
+function vitest(name, config, { retry = 0 } = {}) {
   if (only.length && !only.includes(name)) return;
   const out = path.join(os.tmpdir(), `gaffer-${name}-${process.pid}.json`);
   const args = ['vitest', 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${out}`];
+  if (retry > 0) args.push(`--retry=${retry}`);
   if (config) args.push('--config', config);
   const ok = run(name, 'npx', args);
   try {
     const r = JSON.parse(fs.readFileSync(out, 'utf8'));
     passed += r.numPassedTests;
     failed += r.numFailedTests;
+    for (const file of r.testResults ?? []) {
+      const rel = path.relative(root, file.name ?? '');
+      for (const t of file.assertionResults ?? []) {
+        // A test that passed on its retry keeps its first attempt's error in the report.
+        const why = String(t.failureMessages?.[0] ?? '').split('\n')[0].slice(0, 300);
+        const line = `${name}: ${rel} > ${t.fullName ?? t.title}\n    ${why}`;
+        if (t.status === 'failed') failedTests.push(line);
+        else if (t.status === 'passed' && t.failureMessages?.length) flakyTests.push(line);
+      }
+      if (file.status === 'failed' && !(file.assertionResults ?? []).some((t) => t.status === 'failed')) {
+        failedTests.push(`${name}: ${rel} (the file failed outside a test)\n    ${String(file.message ?? '').split('\n')[0].slice(0, 300)}`);
+      }
+    }
     if (!ok && r.numFailedTests === 0) failed += 1; // the run failed outside a test (e.g. a suite crashed)
   } catch {
     if (!ok) failed += 1;
@@ -167,7 +190,7 @@ const steps = [
     ]),
   () => {
     ensureBubblewrap();
-    vitest('unit');
+    vitest('unit', undefined, { retry: 1 });
   },
   () => {
     if (only.length && !only.includes('e2e')) return;
@@ -179,12 +202,14 @@ const steps = [
     }
     if (run('build', 'npx', ['electron-vite', 'build'])) passed++;
     else failed++;
-    vitest('e2e', 'vitest.e2e.config.ts');
+    vitest('e2e', 'vitest.e2e.config.ts', { retry: 1 });
   },
   () => fs.existsSync('vitest.reliability.config.ts') && vitest('reliability', 'vitest.reliability.config.ts'),
 ];
 for (const step of steps) await step();
 
+if (flakyTests.length) console.log(`\npassed only on a second try (flaky; fix them):\n${flakyTests.map((t) => `  ${t}`).join('\n')}`);
+if (failedTests.length) console.log(`\nfailed tests:\n${failedTests.map((t) => `  ${t}`).join('\n')}`);
 if (failures.length) console.log(`\nfailed steps: ${failures.join(', ')}`);
 console.log(`\n${passed} passed, ${failed} failed`);
 process.exit(failed === 0 ? 0 : 1);

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CommandAgent } from '../cli/agent/command-agent';
 import { parseAgentArgs } from '../cli/agent/options';
-import { checkSandbox, findBwrap } from '../cli/agent/sandbox';
+import { bwrapFailure, checkSandbox, findBwrap } from '../cli/agent/sandbox';
 import { sanitiseKey } from '../cli/agent/workspace';
 import { OPERATOR_TOKEN, startLiveGaffer, type LiveGaffer } from './tests/live-gaffer.testkit';
 
@@ -188,7 +188,13 @@ describe.skipIf(process.platform === 'win32')('gaffer agent --workspace against 
     expect(fs.existsSync(out.ws!)).toBe(false);
   });
 
-  const noSandbox = process.platform !== 'linux' ? ' (skipped: --sandbox is Linux-only)' : findBwrap(process.env) ? '' : ' (skipped: bubblewrap is not installed; apt-get install bubblewrap)';
+  const noSandbox = ((): string => {
+    if (process.platform !== 'linux') return ' (skipped: --sandbox is Linux-only)';
+    const bwrap = findBwrap(process.env);
+    if (!bwrap) return ' (skipped: bubblewrap is not installed; apt-get install bubblewrap)';
+    const failure = bwrapFailure(bwrap);
+    return failure ? ` (skipped: bwrap cannot make a sandbox on this machine: ${failure})` : '';
+  })();
   it.skipIf(noSandbox !== '')(`--sandbox: the command cannot read Gaffer's data directory or write outside its worktree; its worktree and /tmp are its own${noSandbox}`, async () => {
     const g = await gaffer();
     // Not under /tmp: the sandbox's /tmp is a private one, where these would not be visible at all.
@@ -217,8 +223,17 @@ describe.skipIf(process.platform === 'win32')('gaffer agent --workspace against 
     expect(items[0]!.data).toMatchObject({ commits: 1, filesChanged: 1 });
   });
 
-  it('--sandbox is refused at start where it cannot work: another OS, or no bwrap', () => {
+  it('--sandbox is refused at start where it cannot work: another OS, no bwrap, or a bwrap that cannot make a sandbox here', () => {
     expect(() => checkSandbox({}, 'darwin')).toThrow(/--sandbox is Linux-only/);
     expect(() => checkSandbox({}, 'linux', () => undefined)).toThrow(/needs bwrap, which was not found: install bubblewrap/);
+    // A bwrap that fails as one does where namespaces are not allowed (a container, a locked-down kernel).
+    const dir = tmp('gaffer-fake-bwrap-');
+    const fake = path.join(dir, 'bwrap');
+    fs.writeFileSync(fake, '#!/bin/sh\necho "bwrap: No permissions to create a new namespace" >&2\nexit 1\n', { mode: 0o755 });
+    expect(findBwrap({ PATH: dir })).toBe(fake);
+    expect(bwrapFailure(fake)).toBe('bwrap: No permissions to create a new namespace');
+    expect(() => checkSandbox({ PATH: dir }, 'linux')).toThrow(/bwrap cannot make a sandbox on this machine \(bwrap: No permissions to create a new namespace\)/);
+    const real = findBwrap(process.env);
+    if (real && bwrapFailure(real) === undefined) expect(checkSandbox(process.env, 'linux')).toBe(real);
   });
 });

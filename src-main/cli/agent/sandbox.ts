@@ -13,6 +13,7 @@
  *    group (no `--new-session`, no pid namespace), so ending the group ends it; `--die-with-parent`
  *    ends it if bwrap is killed.
  */
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -33,11 +34,35 @@ export function findBwrap(env: NodeJS.ProcessEnv): string | undefined {
   return undefined;
 }
 
-/** Refuses at start (before connecting) what cannot work: another OS, no bwrap. */
-export function checkSandbox(env: NodeJS.ProcessEnv, platform: NodeJS.Platform = process.platform, find: (env: NodeJS.ProcessEnv) => string | undefined = findBwrap): string {
+/**
+ * Whether bwrap can make a sandbox here: it needs namespaces, which a container, a locked-down kernel
+ * (`kernel.unprivileged_userns_clone=0`, AppArmor's userns restriction) or a seccomp filter may refuse.
+ * Runs `true` in the same kind of mount namespace a command gets; undefined when it works, else bwrap's
+ * own words.
+ */
+export function bwrapFailure(bwrap: string): string | undefined {
+  const r = spawnSync(bwrap, ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp', '--die-with-parent', '--', 'true'], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'ignore', 'pipe'],
+    timeout: 10_000,
+  });
+  if (r.status === 0) return undefined;
+  const said = (r.stderr ?? '').trim().split('\n')[0] || (r.error ? r.error.message : `exit ${r.status ?? r.signal}`);
+  return said;
+}
+
+/** Refuses at start (before connecting) what cannot work: another OS, no bwrap, a bwrap that cannot make a sandbox here. */
+export function checkSandbox(
+  env: NodeJS.ProcessEnv,
+  platform: NodeJS.Platform = process.platform,
+  find: (env: NodeJS.ProcessEnv) => string | undefined = findBwrap,
+  probe: (bwrap: string) => string | undefined = bwrapFailure,
+): string {
   if (platform !== 'linux') throw new SandboxError(`--sandbox is Linux-only (it uses bubblewrap); this is ${platform}`);
   const bwrap = find(env);
   if (!bwrap) throw new SandboxError('--sandbox needs bwrap, which was not found: install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap)');
+  const failure = probe(bwrap);
+  if (failure) throw new SandboxError(`--sandbox: bwrap cannot make a sandbox on this machine (${failure}); run without --sandbox, or allow it namespaces`);
   return bwrap;
 }
 
