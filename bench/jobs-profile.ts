@@ -8,6 +8,8 @@
  *
  *   npx tsx bench/jobs-profile.ts                       (N=1000 BURSTS=10 WARMUP=2)
  *   PROFILE=/tmp/burst.cpuprofile npx tsx bench/jobs-profile.ts   (the measured bursts only)
+ *   COUNT=1 PLANS=1 BURSTS=2 npx tsx bench/jobs-profile.ts         (statements per trigger, and their query plans)
+ *   HISTORY=300 npx tsx bench/jobs-profile.ts                      (each job with 300 finished runs before the bursts)
  *
  * The stub speaks both the engine's port (pick/send) and the hub's older `pushJobTrigger`, so the
  * same file measures an older commit (copy it into that checkout's bench/).
@@ -22,6 +24,25 @@ import { createCore } from '../src-main/core/create-core';
 const N = Number(process.env.N ?? 1000);
 const BURSTS = Number(process.env.BURSTS ?? 10);
 const WARMUP = Number(process.env.WARMUP ?? 2);
+// HISTORY=K: before the measured bursts, K finished runs more per job, due 10 s apart before its
+// first (a job that has run for a while: 300 is 50 minutes of a 10-s job). Its per-trigger reads
+// should not grow with it.
+const HISTORY = Number(process.env.HISTORY ?? 0);
+
+/** K copies of each job's first run, finished, at slots before it (bench only: no audit rows for them). */
+function seedHistory(db: ReturnType<typeof createCore>['db'], k: number): void {
+  const cols = (db.prepare('SELECT name FROM pragma_table_info(?)').pluck().all('runs') as string[]);
+  const expr = (c: string) => (c === 'id' || c === 'slot' ? `r.${c} || '~' || k.n` : c === 'slot_at' ? 'r.slot_at - k.n * 10000' : `r.${c}`);
+  const t0 = performance.now();
+  const n = db
+    .prepare(
+      `INSERT INTO runs (${cols.join(', ')})
+       WITH RECURSIVE k(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM k WHERE n < ?)
+       SELECT ${cols.map(expr).join(', ')} FROM runs r, k WHERE r.slot_at = (SELECT min(slot_at) FROM runs) AND r.status NOT IN ('pending', 'running')`,
+    )
+    .run(k).changes;
+  console.log(`history: ${n} finished runs added (${k} per job) in ${(performance.now() - t0).toFixed(0)} ms`);
+}
 
 type Sink = { runStarted(i: string, r: object): object; runResult(i: string, r: object): object };
 type Trigger = { runId: string; slotAt: string };
@@ -85,6 +106,7 @@ async function main() {
   let triggers = 0;
   for (let b = 0; b < WARMUP + BURSTS; b++) {
     const measuring = b >= WARMUP;
+    if (b === WARMUP && HISTORY > 0) seedHistory(core.db, HISTORY);
     if (measuring && b === WARMUP && process.env.PROFILE) {
       inspector.connect();
       await inspector.post('Profiler.enable');
@@ -120,12 +142,27 @@ async function main() {
     }
   }
   counting = undefined;
+  const plan = (sql: string) => {
+    try {
+      const stmt = core.db.prepare(`EXPLAIN QUERY PLAN ${sql}`);
+      const n = (sql.match(/\?/g) ?? []).length;
+      const named = [...new Set(sql.match(/@\w+/g) ?? [])].map((k) => k.slice(1));
+      const args: unknown[] = named.length ? [Object.fromEntries(named.map((k) => [k, null]))] : Array(n).fill(null);
+      return (stmt.all(...args) as Array<{ detail: string }>).map((r) => r.detail).join(' | ');
+    } catch (err) {
+      return `(no plan: ${(err as Error).message})`;
+    }
+  };
   if (process.env.COUNT) {
     const total = (m: Map<string, number>) => [...m.values()].reduce((n, c) => n + c, 0) / triggers;
     console.log(`statements per trigger: ${(total(counts.pass) + total(counts.ack)).toFixed(1)} (trigger pass ${total(counts.pass).toFixed(1)}, ack + result ${total(counts.ack).toFixed(1)})`);
     for (const [what, m] of Object.entries(counts)) {
       console.log(`-- ${what === 'pass' ? 'trigger pass' : 'ack + result'}`);
-      for (const [sql, c] of [...m].sort((a, b) => b[1] - a[1])) console.log(`${(c / triggers).toFixed(2).padStart(6)}  ${sql.replace(/\s+/g, ' ').slice(0, 150)}`);
+      for (const [sql, c] of [...m].sort((a, b) => b[1] - a[1])) {
+        console.log(`${(c / triggers).toFixed(2).padStart(6)}  ${sql.replace(/\s+/g, ' ').slice(0, 150)}`);
+        // PLANS=1: how SQLite runs each (a SCAN, or an index that leaves the job's whole history to filter, shows here).
+        if (process.env.PLANS && /^(all|get|iterate) /.test(sql)) console.log(`        ${plan(sql.slice(sql.indexOf(' ') + 1))}`);
+      }
     }
   }
   if (process.env.PROFILE) {

@@ -24,6 +24,10 @@
  * 6. A run's events carry its wire copy (`toRun`: a dozen ISO dates and its JSON columns parsed),
  *    built only when a listener is there for the event (`store.wants`): a claim and a start are
  *    heard only by the console's stream, and a burst without an open console builds none of them.
+ * 7. A read a trigger makes of its job's runs (and the sweep's of the open runs) reaches only the
+ *    rows it wants through an index made for them (`INDEXED BY`): never the job's history. Without statistics (no ANALYZE) SQLite picks
+ *    `runs_job_at` for a job's open runs or ranges, to save sorting a handful of rows, and then reads
+ *    every run the job ever had to test its status: a cost per trigger that grew with the job's age.
  */
 import { GafferError } from '../../common/errors';
 import { isoTime } from '../../common/iso-time';
@@ -182,16 +186,18 @@ export class JobRepo {
       runBySlot: db.prepare<[string, string], RunRow>('SELECT * FROM runs WHERE job_id = ? AND slot = ?'),
       dueRunIds: db.prepare<[number], { id: string }>('SELECT id FROM runs WHERE next_attempt_at IS NOT NULL AND next_attempt_at <= ? ORDER BY next_attempt_at, slot_at, slot'),
       nextRunsDue: db.prepare<[number], { id: string; next_attempt_at: number }>('SELECT id, next_attempt_at FROM runs WHERE next_attempt_at IS NOT NULL ORDER BY next_attempt_at LIMIT ?'),
-      openRunsOfJob: db.prepare<[string], RunRow>(`SELECT * FROM runs WHERE job_id = ? AND status IN ('pending','running') ORDER BY slot_at, slot`),
+      // Invariant 7: the open runs' partial index, not runs_job_at (which walks the job's whole history for the ORDER BY).
+      openRunsOfJob: db.prepare<[string], RunRow>(`SELECT * FROM runs INDEXED BY runs_open WHERE job_id = ? AND status IN ('pending','running') ORDER BY slot_at, slot`),
       openRunFactsOfJob: db.prepare<[string], OpenRunFacts>(
-        `SELECT id, trigger, slot, slot_at, status, dispatched_at, instance_id, attempt, disposition FROM runs WHERE job_id = ? AND status IN ('pending','running') ORDER BY slot_at, slot`,
+        `SELECT id, trigger, slot, slot_at, status, dispatched_at, instance_id, attempt, disposition FROM runs INDEXED BY runs_open WHERE job_id = ? AND status IN ('pending','running') ORDER BY slot_at, slot`,
       ),
-      openRuns: db.prepare<[], RunRow>(`SELECT * FROM runs WHERE status IN ('pending','running') ORDER BY slot_at`),
+      // The sweep's and the start-up's read (invariant 7): the open runs' index, not every run there is (`runs_at`); ties by id, as runs_at gave them.
+      openRuns: db.prepare<[], RunRow>(`SELECT * FROM runs INDEXED BY runs_open WHERE status IN ('pending','running') ORDER BY slot_at, id`),
       runsInRange: db.prepare<[string, number, number, number], RunRow>('SELECT * FROM runs WHERE job_id = ? AND slot_at >= ? AND slot_at < ? ORDER BY slot_at, slot LIMIT ?'),
       runSlotsBetween: db.prepare<[string, number, number], { slot: string; slot_at: number }>('SELECT slot, slot_at FROM runs WHERE job_id = ? AND slot_at >= ? AND slot_at <= ?'),
       // Range rows with a slot in [from, to): few per job (one per run of equal decisions of a gap).
       rangesOverlapping: db.prepare<[string, number, number], RunRow>(
-        'SELECT * FROM runs WHERE job_id = ? AND range_slots IS NOT NULL AND range_last_at >= ? AND slot_at < ? ORDER BY slot_at, slot',
+        'SELECT * FROM runs INDEXED BY runs_ranges WHERE job_id = ? AND range_slots IS NOT NULL AND range_last_at >= ? AND slot_at < ? ORDER BY slot_at, slot',
       ),
       lastFinishedRun: db.prepare<[string], RunRow>(`SELECT * FROM runs WHERE job_id = ? AND status NOT IN ('pending','running') ORDER BY slot_at DESC, slot DESC LIMIT 1`),
       latestRunAtOrBefore: db.prepare<[string, number], RunRow>('SELECT * FROM runs WHERE job_id = ? AND slot_at <= ? ORDER BY slot_at DESC, slot DESC LIMIT 1'),

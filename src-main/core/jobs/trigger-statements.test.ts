@@ -111,6 +111,39 @@ describe('a burst of triggers', () => {
   });
 });
 
+/** SQLite's plan for `sql` (its detail lines), its parameters bound to null. */
+function planOf(db: Db, sql: string): string[] {
+  const named = [...new Set(sql.match(/@\w+/g) ?? [])].map((k) => k.slice(1));
+  const args: unknown[] = named.length ? [Object.fromEntries(named.map((k) => [k, null]))] : Array((sql.match(/\?/g) ?? []).length).fill(null);
+  return (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...args) as Array<{ detail: string }>).map((r) => r.detail);
+}
+
+describe('a trigger’s reads of its job’s runs', () => {
+  it('reach the rows they want through an index made for them, never the job’s whole history (repo.ts invariant 7)', async () => {
+    h = await startJobsHarness({ start: '2026-11-30T08:00:30.000Z' });
+    const agent = await h.agent('ops', succeed());
+    for (let i = 0; i < 3; i++) h.createJob({ name: `j${i}`, role: 'ops', schedule: { everyS: 900, timezone: 'UTC' }, overlap: 'allow' });
+    const ran = countPassAndSink(h.core.db);
+    await h.advanceTo('2026-11-30T08:15:00.000Z');
+    await until(() => agent.replies.filter((r) => r.type === 'run_result').length === 3, 'every run reported');
+    await h.settle();
+    vi.restoreAllMocks();
+    const reads = [...new Set([...ran.pass, ...ran.sink])].filter((sql) => /^SELECT .* FROM runs\b/.test(sql));
+    // The job's open runs (layer 3's facts, and a result's look at the next), its range rows.
+    expect(reads.filter((sql) => /status IN \('pending','running'\)|range_slots IS NOT NULL/.test(sql)).length).toBeGreaterThanOrEqual(3);
+    // Before: `runs_job_at (job_id=?)` for the open runs and `(job_id=? AND slot_at<?)` for the
+    // ranges — every run the job ever had, read and tested, on every trigger and every result.
+    const unbounded = /SCAN runs\b|USING INDEX runs_job_at \(job_id=\?\)|USING INDEX runs_job_at \(job_id=\? AND slot_at<\?\)/;
+    const bad = reads.map((sql) => ({ sql, plan: planOf(h!.core.db, sql).join(' | ') })).filter((r) => unbounded.test(r.plan));
+    expect(bad).toEqual([]);
+    // The sweep's read of every open run (and the start-up's): before, `SCAN runs USING INDEX runs_at`.
+    const repo = new JobRepo(h.core, new CalendarRepo(h.core.db));
+    const sweep = statementsOf(h.core.db, () => repo.openRuns());
+    expect(sweep).toHaveLength(1);
+    expect(planOf(h.core.db, sweep[0]!).join(' | ')).toMatch(/^SCAN runs USING INDEX runs_open\b/);
+  });
+});
+
 describe('a trigger’s events', () => {
   it('are built only for a listener: no wire copy of a claim or a start, no offered / acknowledged event (nor the role read for it) while nobody listens; the same events as before when someone does', async () => {
     h = await startJobsHarness({ start: '2026-11-30T08:00:30.000Z' });
