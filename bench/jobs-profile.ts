@@ -170,6 +170,17 @@ async function main() {
     fs.writeFileSync(process.env.PROFILE, JSON.stringify(profile));
     inspector.disconnect();
   }
+  if (HISTORY > 0) {
+    // The safety sweep (every `sweepIntervalS`, 60 s by default) reads every open run, in a write transaction.
+    const engine = (core.jobs as unknown as { engine: { sweep(): void } }).engine;
+    const sweeps: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      const c0 = process.cpuUsage();
+      engine.sweep();
+      sweeps.push(cpuMs(process.cpuUsage(c0)));
+    }
+    console.log(`  the sweep with ${N * (HISTORY + 1 + WARMUP + BURSTS)} runs: ${sweeps.map((x) => x.toFixed(1)).join(' ')} ms CPU`);
+  }
   const per1000 = (xs: number[]) => (median(xs) / N) * 1000;
   console.log(`${N} jobs due at once, ${BURSTS} bursts (median): trigger pass ${per1000(trig).toFixed(0)} ms CPU per 1 000, ack + result ${per1000(done).toFixed(0)} ms per 1 000, total ${(per1000(trig) + per1000(done)).toFixed(0)} ms per 1 000 triggers (${triggers} triggers)`);
   console.log(`  trigger pass per burst: ${trig.map((x) => x.toFixed(0)).join(' ')} ms CPU; wall (CPU + the commits' fsyncs) ${wall.map((x) => x.toFixed(0)).join(' ')} ms, median ${median(wall).toFixed(0)}`);
