@@ -48,7 +48,12 @@ export class BackfillRepo {
          FROM backfills b JOIN runs r ON r.id = b.run_id WHERE b.status = 'dispatched'`,
       ),
       openCountOfJob: db.prepare<[string], { n: number }>(`SELECT count(*) AS n FROM backfills WHERE job_id = ? AND status IN ('queued','held','dispatched')`),
-      anyQueuedOrDispatched: db.prepare<[], { n: number }>(`SELECT count(*) AS n FROM (SELECT 1 FROM backfills WHERE status IN ('queued','dispatched') LIMIT 1)`),
+      // Once per pass: through the open backfills' partial index (its own WHERE term, so SQLite may use it; held
+      // ones left out after). Without it SQLite scanned `backfills_job`, every backfill there ever was, whenever
+      // none is open (the usual case).
+      anyQueuedOrDispatched: db.prepare<[], { n: number }>(
+        `SELECT count(*) AS n FROM (SELECT 1 FROM backfills INDEXED BY backfills_open WHERE status IN ('queued','held','dispatched') AND status <> 'held' LIMIT 1)`,
+      ),
       needingAttention: db.prepare<[], { n: number }>(`SELECT count(*) AS n FROM backfills WHERE status IN ('held','failed','queued')`),
       inRange: db.prepare<[string, number, number], BackfillRow>('SELECT * FROM backfills WHERE job_id = ? AND slot_at >= ? AND slot_at < ? ORDER BY id'),
       shiftDeadlines: db.prepare(`UPDATE backfills SET deadline = deadline + @gap WHERE status = 'dispatched' AND deadline > @from AND ${onOldTimeline('dispatched_at')}`),

@@ -141,6 +141,10 @@ describe('a trigger’s reads of its job’s runs', () => {
     const sweep = statementsOf(h.core.db, () => repo.openRuns());
     expect(sweep).toHaveLength(1);
     expect(planOf(h.core.db, sweep[0]!).join(' | ')).toMatch(/^SCAN runs USING INDEX runs_open\b/);
+    // The pass's look for any open backfill: before, `SCAN backfills USING COVERING INDEX backfills_job` (all of them).
+    const anyBackfill = [...new Set(ran.pass)].filter((sql) => /^SELECT count\(\*\) AS n FROM \(SELECT 1 FROM backfills\b/.test(sql));
+    expect(anyBackfill).toHaveLength(1);
+    expect(planOf(h.core.db, anyBackfill[0]!).join(' | ')).toMatch(/SCAN backfills USING (COVERING )?INDEX backfills_open\b/);
   });
 });
 
