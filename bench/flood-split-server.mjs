@@ -35,7 +35,20 @@ if (file) {
     if (event === 'message' && !rest[0] && data.length < 4096) {
       const t = now();
       const text = String(Array.isArray(data) ? Buffer.concat(data) : data);
-      if (!this[PROBE] && text.includes('"name":"latency"')) this[PROBE] = true;
+      if (!this[PROBE] && text.includes('"name":"latency"')) {
+        this[PROBE] = true;
+        // The agent socket writes its replies on the raw TCP socket (agent-socket.ts textFrame), not
+        // through ws.send: note the reply's send where it is written.
+        const raw = this._socket;
+        if (raw) {
+          const ws = this;
+          const write = raw.write;
+          raw.write = function (...args) {
+            markSent(ws);
+            return write.apply(this, args);
+          };
+        }
+      }
       if (this[PROBE]) {
         try {
           const id = JSON.parse(text).id;
@@ -48,12 +61,15 @@ if (file) {
     }
     return emit.call(this, event, data, ...rest);
   };
-  const send = WebSocket.prototype.send;
-  WebSocket.prototype.send = function (data, ...rest) {
-    if (this[PROBE] && this[LAST] !== undefined) {
-      const r = reqs.get(this[LAST]);
+  const markSent = (ws) => {
+    if (ws[PROBE] && ws[LAST] !== undefined) {
+      const r = reqs.get(ws[LAST]);
       if (r && r[1] === 0) r[1] = now();
     }
+  };
+  const send = WebSocket.prototype.send;
+  WebSocket.prototype.send = function (data, ...rest) {
+    markSent(this);
     return send.call(this, data, ...rest);
   };
   const threads = () => {
