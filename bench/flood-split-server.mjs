@@ -5,7 +5,7 @@
  * the server's JS read the frame (`ws` emitted it) and at which it sent the reply; and for the
  * whole process the event-loop delay (perf_hooks), the main thread's and every other thread's
  * CPU and run-queue time (/proc/self/task/<tid>/schedstat: ns on CPU, ns ready but not running,
- * timeslices). On SIGURG the figures since the last SIGURG are written to that file as JSON and
+ * timeslices); per request also the main thread's CPU and run-queue ms between the read and the reply. On SIGURG the figures since the last SIGURG are written to that file as JSON and
  * everything restarts. Plain JavaScript, bench only.
  */
 const file = process.env.GAFFER_BENCH_SPLIT_FILE;
@@ -41,11 +41,10 @@ if (file) {
         // through ws.send: note the reply's send where it is written.
         const raw = this._socket;
         if (raw) {
-          const ws = this;
           const write = raw.write;
-          raw.write = function (...args) {
-            markSent(ws);
-            return write.apply(this, args);
+          raw.write = (...args) => {
+            markSent(this);
+            return write.apply(raw, args);
           };
         }
       }
@@ -53,7 +52,7 @@ if (file) {
         try {
           const id = JSON.parse(text).id;
           this[LAST] = id;
-          reqs.set(id, [t, 0]);
+          reqs.set(id, [t, 0, ...mainSched(), 0, 0]);
         } catch {
           /* not ours */
         }
@@ -61,10 +60,20 @@ if (file) {
     }
     return emit.call(this, event, data, ...rest);
   };
+  // The main thread's schedstat (ns on a CPU, ns ready but not running) at a request's read and at
+  // its reply: "in" splits into its CPU, its run-queue wait and the rest (asleep: fsync, disk).
+  const schedFile = `/proc/self/task/${process.pid}/schedstat`;
+  const mainSched = () => {
+    const [cpu, wait] = fs.readFileSync(schedFile, 'utf8').split(' ');
+    return [Number(cpu), Number(wait)];
+  };
   const markSent = (ws) => {
     if (ws[PROBE] && ws[LAST] !== undefined) {
       const r = reqs.get(ws[LAST]);
-      if (r && r[1] === 0) r[1] = now();
+      if (r && r[1] === 0) {
+        r[1] = now();
+        [r[4], r[5]] = mainSched();
+      }
     }
   };
   const send = WebSocket.prototype.send;
@@ -102,7 +111,7 @@ if (file) {
         loop: { p50Ms: ms(h.percentile(50)), p99Ms: ms(h.percentile(99)), maxMs: ms(h.max), elu: u.utilization },
         threads: perThread.filter((t) => t.cpuMs > 1 || t.main),
         gc: Object.fromEntries(Object.entries(gcs).map(([k, d]) => [k, { n: d.length, sumMs: d.reduce((a, b) => a + b, 0), maxMs: Math.max(...d) }])),
-        requests: [...reqs].filter(([, r]) => r[1] > 0).map(([id, r]) => [id, r[0], r[1]]),
+        requests: [...reqs].filter(([, r]) => r[1] > 0).map(([id, r]) => [id, r[0], r[1], (r[4] - r[2]) / 1e6, (r[5] - r[3]) / 1e6]),
       }),
     );
     h.reset();
