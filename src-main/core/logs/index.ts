@@ -13,7 +13,6 @@ import { LogStore } from './log-store';
 import { prepareRunDescriptions, prepareTokenOfInstance } from './store';
 import { LogService, type LogServiceDeps, type LogServiceOptions, type UsageRecorded } from './service';
 import { UsageLedger } from './usage-store';
-import { foreground } from '../foreground';
 import { startWorkerEngine } from './worker-engine';
 
 export { LogService, LOG_SETTINGS_KEY } from './service';
@@ -36,23 +35,12 @@ export interface LogsOptions extends LogServiceOptions {
    * (bench/REPORT.md, "flood3": not measured yet on a quiet machine, where it would have to pay).
    */
   workerSchedIdle?: boolean;
-  /**
-   * Before an append, an index chunk or a sweep, the log worker sleeps while an agent's request is
-   * being served (core/foreground.ts), at most this long per operation (default
-   * LOG_WORKER_STEP_ASIDE_MS; 0: never), so a claim's commit does not share the CPUs and the disk's
-   * flushes with the worker's own. Searches and reads (an operator waiting) never step aside.
-   */
-  workerStepAsideMs?: number;
-  /** The count it steps aside for (default: the process's; tests pass their own). */
-  foreground?: Int32Array;
   /** Reads the free disk space and the database's size (default: statfs and stat; tests inject it). */
   disk?: () => DiskReading;
 }
 
 /** Weight 110 against the claim thread's 1024: a flood of lines gives way to claims on a busy CPU. */
 const LOG_WORKER_NICE = 10;
-/** See `workerStepAsideMs`: a line's acknowledgement waits at most this much more per append. */
-export const LOG_WORKER_STEP_ASIDE_MS = 2;
 
 export interface LogsDeps {
   ctx: CoreContext;
@@ -104,8 +92,6 @@ export function createLogs(deps: LogsDeps, opts: LogsOptions = {}): LogService {
       now: () => ctx.clock.now(),
       nice: opts.workerNice ?? LOG_WORKER_NICE,
       schedIdle: opts.workerSchedIdle ?? false,
-      foreground: (opts.foreground ?? foreground).buffer as SharedArrayBuffer,
-      stepAsideMs: opts.workerStepAsideMs ?? LOG_WORKER_STEP_ASIDE_MS,
       ...storeOpts,
       onBadSegments: bad,
       onExit: (why) => logger.error(`logs: the log worker stopped (${why}); it restarts on the next log frame`),

@@ -7,7 +7,6 @@ import { tempDir } from '../tests/test-core';
 import { packBatch, type LogEngine } from './engine';
 import { startWorkerEngine } from './worker-engine';
 import { createCore } from '../create-core';
-import { enterForeground, leaveForeground } from '../foreground';
 
 const engines: LogEngine[] = [];
 afterEach(async () => {
@@ -46,26 +45,6 @@ describe('the log worker', () => {
     expect(again).toMatchObject({ ok: true, clientSeq: 100 });
     const page = await engine.call('read', { subject: 'task:1', limit: 1000 });
     expect(page.items.map((l) => l.text)).toEqual(Array.from({ length: 100 }, (_, i) => `line ${i + 1}`));
-  });
-
-  it("steps aside before an append while an agent's request is being served (core/foreground.ts), at most stepAsideMs; a read does not", async () => {
-    const flag = new Int32Array(new SharedArrayBuffer(4));
-    const engine = startWorkerEngine({ dir: tempDir('gaffer-logw-'), now: () => T0, foreground: flag.buffer as SharedArrayBuffer, stepAsideMs: 300 });
-    engines.push(engine);
-    await engine.call('ingest', { batch: batch(1, 10), now: T0, settings: DEFAULT_LOG_SETTINGS }); // started
-    enterForeground(flag);
-    let t = performance.now();
-    await engine.call('read', { subject: 'task:1', limit: 10 });
-    expect(performance.now() - t).toBeLessThan(250); // an operator's read: not held back
-    t = performance.now();
-    await engine.call('ingest', { batch: batch(11, 10), now: T0, settings: DEFAULT_LOG_SETTINGS });
-    expect(performance.now() - t).toBeGreaterThanOrEqual(295); // held its full bound: nothing answered
-    t = performance.now();
-    const held = engine.call('ingest', { batch: batch(21, 10), now: T0, settings: DEFAULT_LOG_SETTINGS });
-    setTimeout(() => leaveForeground(flag), 50); // answered: the worker goes on at once
-    const [r] = await held;
-    expect(performance.now() - t).toBeLessThan(250);
-    expect(r).toMatchObject({ ok: true, clientSeq: 30 });
   });
 
   /** Nice values of this process's threads (Linux: field 19 of /proc/<pid>/task/<tid>/stat). */

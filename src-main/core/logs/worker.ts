@@ -8,16 +8,12 @@
  * thread that serves claims, so when the CPUs are short a flood of lines waits, not a claim. On
  * Linux it can run in SCHED_IDLE besides (index.ts `workerSchedIdle`, off by default): a woken
  * claim thread or agent process of any session then takes its CPU at once.
- * Before an append, an index chunk or a sweep it steps aside (sleeps, at most `stepAsideMs`) while an
- * agent's request is being served (core/foreground.ts): a nice value does not make it give way to
- * another session's threads, and its fsyncs share the disk with the claim's commit.
  * Only on Linux, where a nice value belongs to the thread that sets it; elsewhere it would apply
  * to the whole process, claims included, so the worker's priority is left as it is there.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { runOp, type EngineOp } from './engine';
 import { LogStore } from './log-store';
-import { stepAside } from '../foreground';
 import { idleThisThread, niceThisThread } from '../worker-thread';
 
 export interface WorkerData {
@@ -30,20 +26,12 @@ export interface WorkerData {
   nice?: number;
   /** Linux: run the worker in SCHED_IDLE (worker-thread.ts `idleThisThread`); its nice value stays if that fails. */
   schedIdle?: boolean;
-  /** core/foreground.ts's count (one Int32): up while an agent's request is being served. */
-  foreground?: SharedArrayBuffer;
-  /** Before a background operation (BACKGROUND), sleep while that count is up, at most this long (ms; 0: never). */
-  stepAsideMs?: number;
 }
-
-/** The operations that step aside for an agent's request: appends, the word index, retention. Not an operator's search or read. */
-const BACKGROUND: ReadonlySet<string> = new Set<EngineOp>(['ingest', 'index', 'sweep']);
 
 const data = workerData as WorkerData;
 niceThisThread(data.nice);
 if (data.schedIdle) idleThisThread();
 const port = parentPort!;
-const busy = data.foreground && data.stepAsideMs ? new Int32Array(data.foreground) : null;
 const bad: string[] = [];
 const store = new LogStore(data.dir, data.now, {
   ...(data.nativeBinding ? { nativeBinding: data.nativeBinding } : {}),
@@ -60,8 +48,6 @@ port.on('message', (m: { id: number; op: EngineOp | 'close'; args: never }) => {
     port.close();
     return;
   }
-  // An agent's request is being served: let its commit have the CPUs and the disk first.
-  if (busy && BACKGROUND.has(m.op)) stepAside(busy, data.stepAsideMs!);
   try {
     port.postMessage({ id: m.id, ok: true, value: runOp(store, m.op, m.args) });
   } catch (e) {
