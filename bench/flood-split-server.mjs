@@ -52,7 +52,7 @@ if (file) {
         try {
           const id = JSON.parse(text).id;
           this[LAST] = id;
-          reqs.set(id, [t, 0, ...mainSched(), 0, 0, nicedCpu(), 0]);
+          reqs.set(id, [t, 0, ...mainSched(), 0, 0, nicedCpu(), null]);
         } catch {
           /* not ours */
         }
@@ -71,7 +71,7 @@ if (file) {
   // between a request's read and its reply is what background work ran while a claim was served.
   const niceOf = new Map();
   const nicedCpu = () => {
-    let sum = 0;
+    const cpu = new Map();
     for (const tid of fs.readdirSync('/proc/self/task')) {
       try {
         let nice = niceOf.get(tid);
@@ -80,12 +80,18 @@ if (file) {
           nice = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
           if (nice > 0) niceOf.set(tid, nice); // a thread's nice is set once at its start: look again until it is
         }
-        if (nice > 0) sum += Number(fs.readFileSync(`/proc/self/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
+        if (nice > 0) cpu.set(tid, Number(fs.readFileSync(`/proc/self/task/${tid}/schedstat`, 'utf8').split(' ')[0]));
       } catch {
         /* gone */
       }
     }
-    return sum;
+    return cpu;
+  };
+  /** CPU ns between two nicedCpu() readings, of the threads in both (an export's worker ends and the next one starts). */
+  const nicedDelta = (a, b) => {
+    let ns = 0;
+    for (const [tid, v] of b) if (a.has(tid)) ns += v - a.get(tid);
+    return ns;
   };
   const markSent = (ws) => {
     if (ws[PROBE] && ws[LAST] !== undefined) {
@@ -132,7 +138,7 @@ if (file) {
         loop: { p50Ms: ms(h.percentile(50)), p99Ms: ms(h.percentile(99)), maxMs: ms(h.max), elu: u.utilization },
         threads: perThread.filter((t) => t.cpuMs > 1 || t.main),
         gc: Object.fromEntries(Object.entries(gcs).map(([k, d]) => [k, { n: d.length, sumMs: d.reduce((a, b) => a + b, 0), maxMs: Math.max(...d) }])),
-        requests: [...reqs].filter(([, r]) => r[1] > 0).map(([id, r]) => [id, r[0], r[1], (r[4] - r[2]) / 1e6, (r[5] - r[3]) / 1e6, (r[7] - r[6]) / 1e6]),
+        requests: [...reqs].filter(([, r]) => r[1] > 0).map(([id, r]) => [id, r[0], r[1], (r[4] - r[2]) / 1e6, (r[5] - r[3]) / 1e6, nicedDelta(r[6], r[7]) / 1e6]),
       }),
     );
     h.reset();
