@@ -6,7 +6,6 @@ import net from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import WebSocket, * as wsModule from 'ws';
 import { MAX_FRAME_BYTES } from '../common/protocol';
-import { foreground } from '../core/foreground';
 import { stateDigest } from '../core/tests/test-core';
 import { OVERSIZE_READ_BYTES, textFrame } from './agent-socket';
 import { startHarness, TestAgent, until, type Harness } from './tests/agent-socket.testkit';
@@ -78,28 +77,6 @@ describe('claim race', () => {
     expect(h.core.audit.verify()).toMatchObject({ ok: true });
     // Group commit did its job: far fewer transactions than writes.
     expect(h.core.committer.stats.batches).toBeLessThan(h.core.committer.stats.ops);
-  });
-});
-
-describe('foreground (core/foreground.ts)', () => {
-  it('a request counts as being served from its read until its reply is written', async () => {
-    h = await startHarness();
-    h.core.store.write(() => h.core.tasks.create({ title: 't', role: 'dev' }, { actor: 'op' }));
-    const a = await hello(h.token('dev'));
-    const seen: number[] = [];
-    const submit = h.core.committer.submit.bind(h.core.committer);
-    vi.spyOn(h.core.committer, 'submit').mockImplementation((op, opts) => {
-      seen.push(foreground[0]!);
-      return submit(op, opts);
-    });
-    const c = await a.request('claim');
-    expect(c.result.task).not.toBe(null);
-    expect(seen.length).toBeGreaterThan(0);
-    expect(seen.every((n) => n === 1)).toBe(true); // the claim, while it is handled and committed
-    expect(foreground[0]).toBe(0); // answered
-    const r = await a.request('report', { taskId: c.result.task.id, fence: c.result.lock.fence, status: 'done' });
-    expect(r.ok).toBe(true);
-    expect(foreground[0]).toBe(0);
   });
 });
 

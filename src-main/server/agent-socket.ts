@@ -32,7 +32,6 @@ import { MAX_FRAME_BYTES } from '../common/protocol';
 import type { TokenInfo } from '../core/auth';
 import type { Core } from '../core/create-core';
 import type { Disposable } from '../core/events';
-import { enterForeground, leaveForeground } from '../core/foreground';
 import type { HubConnection, HubSocket } from '../core/hub/ports';
 import { peekId } from '../core/hub/wire';
 import { allowedHost, bearerToken, originAllowed, rejectUpgrade, upgradePath } from './guards';
@@ -173,17 +172,8 @@ export function attachAgentSocket(server: Server, core: Pick<Core, 'hub' | 'toke
   const accept = (ws: AgentWebSocket, remoteAddress: string | null, token: TokenInfo | null): void => {
     // One write per frame (textFrame): `ws` would cork the header and the text into a writev.
     const raw = (ws as unknown as { _socket?: Duplex })._socket;
-    // Requests read and not yet answered on this socket: each counts in core/foreground.ts while it
-    // waits, so background workers (the audit export's) step aside until its reply is written.
-    let awaiting = 0;
-    const answered = () => {
-      if (awaiting === 0) return;
-      awaiting--;
-      leaveForeground();
-    };
     const socket: HubSocket = {
       send: (text) => {
-        answered();
         if (ws.readyState !== WebSocket.OPEN) return;
         if (raw) raw.write(textFrame(text));
         else ws.send(text);
@@ -209,11 +199,7 @@ export function attachAgentSocket(server: Server, core: Pick<Core, 'hub' | 'toke
       if (bytes.length > MAX_FRAME_BYTES) conn.tooLarge(isBinary ? null : peekId(bytes));
       else if (isBinary) conn.receiveBinary();
       else if (queued) conn.receiveBytes(bytes);
-      else {
-        awaiting++;
-        enterForeground();
-        conn.receive(bytes.toString('utf8'));
-      }
+      else conn.receive(bytes.toString('utf8'));
     };
     ws.on('message', (data, isBinary) => {
       const bytes = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
@@ -224,7 +210,6 @@ export function attachAgentSocket(server: Server, core: Pick<Core, 'hub' | 'toke
     ws.on('ping', () => conn.alive());
     ws.on('pong', () => conn.alive());
     ws.on('close', (code, reason) => {
-      while (awaiting > 0) answered();
       ingest.drop(source);
       const closed = () => conn.closed(code, reason.toString());
       if (ingest.holds(source)) ingest.push(source, 0, closed);

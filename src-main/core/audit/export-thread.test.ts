@@ -2,7 +2,6 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { makeTestCore, type TestCore } from '../tests/test-core';
 import { EXPORT_PAGE_ROWS, exportAudit, verifyExport } from './audit-export';
-import { enterForeground, leaveForeground } from '../foreground';
 import { AuditExporter, EXPORT_SLOT_BYTES } from './export-thread';
 
 let core: TestCore;
@@ -91,24 +90,6 @@ describe('the audit export off the main thread', () => {
     expect(ms).toBeGreaterThanOrEqual(5 * 30 - 5);
     expect(lines).toEqual([EXPORT_PAGE_ROWS, EXPORT_PAGE_ROWS, 10]);
     expect(all).toBe(await text(exportAudit(core.auditQuery, {}, { format: 'jsonl' })));
-  });
-
-  it("steps aside while an agent's request is being served (core/foreground.ts), at most stepAsideMs a page, and resumes once it is answered", async () => {
-    seed(2 * EXPORT_PAGE_ROWS + 10);
-    const flag = new Int32Array(new SharedArrayBuffer(4));
-    const exporter = new AuditExporter(core.auditQuery, { dbPath: path.join(core.dir, 'gaffer.db'), pageRows: EXPORT_PAGE_ROWS / 4, pauseMs: 0.01, minRowsPerS: 0, foreground: flag, stepAsideMs: 100 });
-    enterForeground(flag); // a request stays unanswered: each page waits its full 100 ms
-    const at: number[] = [];
-    for await (const c of exporter.stream({}, { format: 'jsonl' })) {
-      at.push(performance.now());
-      expect(c).toBeInstanceOf(Uint8Array);
-      if (at.length === 2) leaveForeground(flag); // answered: no more waiting
-    }
-    expect(flag[0]).toBe(0);
-    // Between the first and second chunk: 4 pages, each after a 100 ms step aside.
-    expect(at[1]! - at[0]!).toBeGreaterThanOrEqual(4 * 100 - 10);
-    // After the answer: the last page without waiting (far under its 100 ms).
-    expect(at[2]! - at[1]!).toBeLessThan(90);
   });
 
   it('stops pausing while the export runs slower than minRowsPerS (the bound on the cost of pacing)', async () => {

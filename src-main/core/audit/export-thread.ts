@@ -21,7 +21,6 @@ import type { Worker } from 'node:worker_threads';
 import { GafferError, type ErrorCode } from '../../common/errors';
 import { auditFilterInput } from '../../common/schemas';
 import { parseOrThrow } from '../../common/validate';
-import { foreground } from '../foreground';
 import { startWorkerThread } from '../worker-thread';
 import { exportAudit, type ExportFormat } from './audit-export';
 import type { ExportWorkerData } from './export-worker';
@@ -42,12 +41,6 @@ export const EXPORT_WORKER_PAGE_ROWS = 50;
  * machine, where each pause queues the worker behind everything else), it runs unpaced.
  */
 export const EXPORT_WORKER_MIN_ROWS_PER_S = 25_000;
-/**
- * While an agent's request is being served (core/foreground.ts), the worker sleeps before its next
- * page, at most this long per page (woken as soon as the request is answered). Under the same
- * floor as the pauses (EXPORT_WORKER_MIN_ROWS_PER_S).
- */
-export const EXPORT_WORKER_STEP_ASIDE_MS = 3;
 /** Chunks (pages of up to EXPORT_PAGE_ROWS rows) the worker may run ahead of the consumer. */
 export const EXPORT_WINDOW = 4;
 /**
@@ -67,10 +60,6 @@ export interface AuditExporterOptions {
   pageRows?: number;
   /** Default EXPORT_WORKER_MIN_ROWS_PER_S. */
   minRowsPerS?: number;
-  /** The count the worker steps aside for (default: the process's, core/foreground.ts). */
-  foreground?: Int32Array;
-  /** Default EXPORT_WORKER_STEP_ASIDE_MS; 0: never steps aside. */
-  stepAsideMs?: number;
 }
 
 export interface StreamOptions {
@@ -106,8 +95,6 @@ export class AuditExporter {
       pauseMs: this.opts.pauseMs ?? EXPORT_WORKER_PAUSE_MS,
       pageRows: this.opts.pageRows ?? EXPORT_WORKER_PAGE_ROWS,
       minRowsPerS: this.opts.minRowsPerS ?? EXPORT_WORKER_MIN_ROWS_PER_S,
-      foreground: (this.opts.foreground ?? foreground).buffer as SharedArrayBuffer,
-      stepAsideMs: this.opts.stepAsideMs ?? EXPORT_WORKER_STEP_ASIDE_MS,
     };
     return fromWorker(startWorkerThread({ from: import.meta.url, bundled: 'audit-export-worker.js', source: 'export-worker.ts' }, data), data, opts.onStall);
   }

@@ -20,9 +20,6 @@
  * worker, woken, queues behind everything else (at load 10 an export fell to 9 500 rows/s). So the
  * price is bounded: over each second the worker measures its rate, and it pauses only while that
  * rate was at least `minRowsPerS`. Below it the export runs unpaced, as before.
- * Under the same floor it also steps aside while an agent's request is being served
- * (core/foreground.ts): before the next page it sleeps until the reply is written, at most
- * `stepAsideMs` per page, so a claim's turn and the agent waiting for its reply have the CPUs.
  *
  * The bytes go through a ring of `window` slots in one SharedArrayBuffer (`ring`), shared once at
  * the start: a chunk is UTF-8 encoded straight into the next slot and the main thread gets
@@ -39,7 +36,6 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { openDatabase } from '../db/open';
-import { stepAside } from '../foreground';
 import { niceThisThread } from '../worker-thread';
 import { EXPORT_PAGE_ROWS, exportAudit, type ExportFormat } from './audit-export';
 import { AuditQuery } from './query-store';
@@ -62,10 +58,6 @@ export interface ExportWorkerData {
   pauseMs?: number;
   /** No pauses while the export made fewer rows per second than this over the last second. */
   minRowsPerS?: number;
-  /** core/foreground.ts's count (one Int32): up while an agent's request is being served. */
-  foreground?: SharedArrayBuffer;
-  /** Sleep at most this long per page while that count is up (ms; 0: never). */
-  stepAsideMs?: number;
 }
 
 const data = workerData as ExportWorkerData;
@@ -75,7 +67,6 @@ let credit = data.window;
 let stopped = false;
 let wake: (() => void) | null = null;
 const napping = new Int32Array(new SharedArrayBuffer(4)); // never notified: Atomics.wait on it is a sleep
-const busy = data.foreground ? new Int32Array(data.foreground) : null;
 let windowStart = performance.now();
 let windowRows = 0;
 let pacing = true;
@@ -89,10 +80,7 @@ const pause = (rows: number) => {
     windowStart = now;
     windowRows = 0;
   }
-  if (!pacing) return;
-  // An agent's request is being served: give it (and the agent) the CPU until it is answered.
-  if (busy && data.stepAsideMs) stepAside(busy, data.stepAsideMs);
-  Atomics.wait(napping, 0, 0, data.pauseMs);
+  if (pacing) Atomics.wait(napping, 0, 0, data.pauseMs);
 };
 port.on('message', (m: { more?: number; stop?: true }) => {
   if (m.stop) stopped = true;
