@@ -5,7 +5,7 @@
  * the server's JS read the frame (`ws` emitted it) and at which it sent the reply; and for the
  * whole process the event-loop delay (perf_hooks), the main thread's and every other thread's
  * CPU and run-queue time (/proc/self/task/<tid>/schedstat: ns on CPU, ns ready but not running,
- * timeslices). On SIGURG the figures since the last SIGURG are written to that file as JSON and
+ * timeslices); per request also the main thread's CPU and run-queue ms between the read and the reply. On SIGURG the figures since the last SIGURG are written to that file as JSON and
  * everything restarts. Plain JavaScript, bench only.
  */
 const file = process.env.GAFFER_BENCH_SPLIT_FILE;
@@ -35,12 +35,24 @@ if (file) {
     if (event === 'message' && !rest[0] && data.length < 4096) {
       const t = now();
       const text = String(Array.isArray(data) ? Buffer.concat(data) : data);
-      if (!this[PROBE] && text.includes('"name":"latency"')) this[PROBE] = true;
+      if (!this[PROBE] && text.includes('"name":"latency"')) {
+        this[PROBE] = true;
+        // The agent socket writes its replies on the raw TCP socket (agent-socket.ts textFrame), not
+        // through ws.send: note the reply's send where it is written.
+        const raw = this._socket;
+        if (raw) {
+          const write = raw.write;
+          raw.write = (...args) => {
+            markSent(this);
+            return write.apply(raw, args);
+          };
+        }
+      }
       if (this[PROBE]) {
         try {
           const id = JSON.parse(text).id;
           this[LAST] = id;
-          reqs.set(id, [t, 0]);
+          reqs.set(id, [t, 0, ...mainSched(), 0, 0, nicedCpu(), null]);
         } catch {
           /* not ours */
         }
@@ -48,12 +60,52 @@ if (file) {
     }
     return emit.call(this, event, data, ...rest);
   };
+  // The main thread's schedstat (ns on a CPU, ns ready but not running) at a request's read and at
+  // its reply: "in" splits into its CPU, its run-queue wait and the rest (asleep: fsync, disk).
+  const schedFile = `/proc/self/task/${process.pid}/schedstat`;
+  const mainSched = () => {
+    const [cpu, wait] = fs.readFileSync(schedFile, 'utf8').split(' ');
+    return [Number(cpu), Number(wait)];
+  };
+  // The niced threads' (the log worker's, the export worker's) CPU ns in all: what of it falls
+  // between a request's read and its reply is what background work ran while a claim was served.
+  const niceOf = new Map();
+  const nicedCpu = () => {
+    const cpu = new Map();
+    for (const tid of fs.readdirSync('/proc/self/task')) {
+      try {
+        let nice = niceOf.get(tid);
+        if (nice === undefined) {
+          const stat = fs.readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+          nice = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+          if (nice > 0) niceOf.set(tid, nice); // a thread's nice is set once at its start: look again until it is
+        }
+        if (nice > 0) cpu.set(tid, Number(fs.readFileSync(`/proc/self/task/${tid}/schedstat`, 'utf8').split(' ')[0]));
+      } catch {
+        /* gone */
+      }
+    }
+    return cpu;
+  };
+  /** CPU ns between two nicedCpu() readings, of the threads in both (an export's worker ends and the next one starts). */
+  const nicedDelta = (a, b) => {
+    let ns = 0;
+    for (const [tid, v] of b) if (a.has(tid)) ns += v - a.get(tid);
+    return ns;
+  };
+  const markSent = (ws) => {
+    if (ws[PROBE] && ws[LAST] !== undefined) {
+      const r = reqs.get(ws[LAST]);
+      if (r && r[1] === 0) {
+        r[1] = now();
+        [r[4], r[5]] = mainSched();
+        r[7] = nicedCpu();
+      }
+    }
+  };
   const send = WebSocket.prototype.send;
   WebSocket.prototype.send = function (data, ...rest) {
-    if (this[PROBE] && this[LAST] !== undefined) {
-      const r = reqs.get(this[LAST]);
-      if (r && r[1] === 0) r[1] = now();
-    }
+    markSent(this);
     return send.call(this, data, ...rest);
   };
   const threads = () => {
@@ -86,7 +138,7 @@ if (file) {
         loop: { p50Ms: ms(h.percentile(50)), p99Ms: ms(h.percentile(99)), maxMs: ms(h.max), elu: u.utilization },
         threads: perThread.filter((t) => t.cpuMs > 1 || t.main),
         gc: Object.fromEntries(Object.entries(gcs).map(([k, d]) => [k, { n: d.length, sumMs: d.reduce((a, b) => a + b, 0), maxMs: Math.max(...d) }])),
-        requests: [...reqs].filter(([, r]) => r[1] > 0).map(([id, r]) => [id, r[0], r[1]]),
+        requests: [...reqs].filter(([, r]) => r[1] > 0).map(([id, r]) => [id, r[0], r[1], (r[4] - r[2]) / 1e6, (r[5] - r[3]) / 1e6, nicedDelta(r[6], r[7]) / 1e6]),
       }),
     );
     h.reset();

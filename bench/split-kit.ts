@@ -16,7 +16,8 @@ export interface ServerDump {
   gc: Record<string, { n: number; sumMs: number; maxMs: number }>;
   loop: { p50Ms: number; p99Ms: number; maxMs: number; elu: number };
   threads: Array<{ tid: number; main: boolean; name: string; nice: number; cpuMs: number; runQueueMs: number; slices: number }>;
-  requests: Array<[number, number, number]>;
+  /** id, read, sent (epoch ms), the main thread's CPU ms and run-queue ms between the two, and the niced threads' CPU ms meanwhile. */
+  requests: Array<[number, number, number, number, number, number]>;
 }
 
 /** The probe's window (bench/logs-agents.ts `latency` with `trace`). */
@@ -70,12 +71,12 @@ export async function probeWindow(probe: Child, g: Headless, token: string, ms: 
  * between and after them), `others` the server's other threads by CPU, `pct` a time as % of the window.
  */
 export function splitWindow(p: ProbeWindow, s: ServerDump, wallMs: number) {
-  const server = new Map(s.requests.map(([id, read, sent]) => [id, { read, sent }]));
+  const server = new Map(s.requests.map(([id, read, sent, cpu, runq, bg]) => [id, { read, sent, cpu, runq, bg }]));
   // One cycle = the claim (odd id after hello) and its report; split each request.
   const reqs = p.trace
     .map(([id, send, recv]) => ({ id, send, recv, srv: server.get(id) }))
     .filter((r) => r.srv && r.send > 0)
-    .map((r) => ({ id: r.id, out: r.srv!.read - r.send, inn: r.srv!.sent - r.srv!.read, back: r.recv - r.srv!.sent, total: r.recv - r.send }));
+    .map((r) => ({ id: r.id, out: r.srv!.read - r.send, inn: r.srv!.sent - r.srv!.read, cpu: r.srv!.cpu, runq: r.srv!.runq, bg: r.srv!.bg, back: r.recv - r.srv!.sent, total: r.recv - r.send }));
   // The two processes' wall clocks (timeOrigin + now) differ by a constant: take it out, assuming
   // the fastest one-way trips are equal both ways.
   const theta = (Math.min(...reqs.map((r) => r.back)) - Math.min(...reqs.map((r) => r.out))) / 2;
@@ -100,6 +101,11 @@ export function splitWindow(p: ProbeWindow, s: ServerDump, wallMs: number) {
       'req p50 out/in/back ms': `${percentile(sorted((r) => r.out), 50).toFixed(2)} / ${percentile(sorted((r) => r.inn), 50).toFixed(2)} / ${percentile(sorted((r) => r.back), 50).toFixed(2)}`,
       'req p99 ms': p99.toFixed(2),
       'slowest 1 %: out/in/back ms': `${mean(slow.map((r) => r.out)).toFixed(1)} / ${mean(slow.map((r) => r.inn)).toFixed(1)} / ${mean(slow.map((r) => r.back)).toFixed(1)}`,
+      // "in" of the slowest 1 % split by the main thread's schedstat: on a CPU / ready but not running / the rest (asleep: fsync, disk).
+      'slowest 1 % in: cpu/runq/asleep ms': `${mean(slow.map((r) => r.cpu)).toFixed(1)} / ${mean(slow.map((r) => r.runq)).toFixed(1)} / ${mean(slow.map((r) => r.inn - r.cpu - r.runq)).toFixed(1)}`,
+      // The niced threads' (log or export worker's) CPU while requests were being served, as % of the time they were.
+      'niced threads CPU in "in", %': ((100 * reqs.reduce((a, r) => a + r.bg, 0)) / Math.max(1e-9, reqs.reduce((a, r) => a + r.inn, 0))).toFixed(1),
+      'in p50 cpu/runq/asleep ms': `${percentile(sorted((r) => r.cpu), 50).toFixed(2)} / ${percentile(sorted((r) => r.runq), 50).toFixed(2)} / ${percentile(sorted((r) => r.inn - r.cpu - r.runq), 50).toFixed(2)}`,
       'main: CPU % / runq ms per cycle / runq µs per slice': `${pct(main.cpuMs)} / ${(main.runQueueMs / cycles).toFixed(2)} / ${((main.runQueueMs / Math.max(1, main.slices)) * 1000).toFixed(0)}`,
       'loop delay p99 / max ms, ELU': `${s.loop.p99Ms.toFixed(1)} / ${s.loop.maxMs.toFixed(1)}, ${s.loop.elu.toFixed(2)}`,
     },
