@@ -48,6 +48,9 @@ export interface SessionHost {
   gone(s: Session, code: number, reason: string): void;
 }
 
+/** A frame as text: decoded only when it came as bytes. */
+const frameText = (frame: string | Uint8Array): string => (typeof frame === 'string' ? frame : decodeUtf8(frame));
+
 export class Session implements HubConnection, Peer {
   state: SessionState = 'awaiting_hello';
   /** Set once `hello` has committed. */
@@ -94,12 +97,21 @@ export class Session implements HubConnection, Peer {
 
   // ---- transport → session ----
 
+  // The two frame entries catch as `guard` does, without a closure per frame (the hot path).
   receive(text: string): void {
-    this.guard(() => this.receiveFrame(text));
+    try {
+      this.receiveFrame(text);
+    } catch (e) {
+      this.crashed(e);
+    }
   }
 
   receiveBytes(bytes: Uint8Array): void {
-    this.guard(() => this.receiveFrame(bytes));
+    try {
+      this.receiveFrame(bytes);
+    } catch (e) {
+      this.crashed(e);
+    }
   }
 
   /**
@@ -126,21 +138,20 @@ export class Session implements HubConnection, Peer {
   /** A frame as text, or as its bytes (`receiveBytes`: decoded here only if the log sink does not take them). */
   private receiveFrame(frame: string | Uint8Array): void {
     if (this.state === 'closed') return;
-    const text = () => (typeof frame === 'string' ? frame : decodeUtf8(frame));
     if (this.state === 'hello_pending') {
       // The agent pipelined requests behind its hello: keep them (bounded) until hello commits.
       if (this.early.length >= this.hub.opts.maxFramesBeforeReady) {
         this.fail(CLOSE_CODES.protocolViolation, 'too many frames before the hello reply');
-      } else this.early.push(text());
+      } else this.early.push(frameText(frame));
       return;
     }
     if (!this.bucket.take(this.hub.env.clock.now())) {
-      this.rateLimited(text());
+      this.rateLimited(frameText(frame));
       return;
     }
     this.strikes = 0;
     if (typeof frame !== 'string' && this.state === 'ready' && this.unparsedLogBytes(frame)) return;
-    this.handle(text());
+    this.handle(frameText(frame));
   }
 
   receiveBinary(): void {
