@@ -202,11 +202,3 @@ describe('report with claimNext', () => {
     expect(lockOf(last)).toEqual({ instance_id: a.id, fence: 1 });
   });
 });
-
-describe('the hot handlers (issue 32)', () => {
-  it('claim, renew and report chain on the commit instead of being async functions (a promise and a resumption less per request)', async () => {
-    const { REQUEST_HANDLERS } = await import('./requests');
-    const AsyncFunction = (async () => {}).constructor;
-    for (const type of ['claim', 'renew', 'report'] as const) expect(REQUEST_HANDLERS[type]).not.toBeInstanceOf(AsyncFunction);
-  });
-});
