@@ -80,19 +80,14 @@ export function textFrame(text: string): Buffer {
   const head = n < 126 ? 2 : n < 65_536 ? 4 : 10;
   const buf = Buffer.allocUnsafe(head + n);
   buf[0] = 0x81;
-  // The length's bytes stored directly (`writeUInt16BE` checks its arguments on every call).
   if (head === 2) buf[1] = n;
   else if (head === 4) {
     buf[1] = 126;
-    buf[2] = n >>> 8;
-    buf[3] = n & 0xff;
+    buf.writeUInt16BE(n, 2);
   } else {
     buf[1] = 127;
-    buf[2] = buf[3] = buf[4] = buf[5] = 0;
-    buf[6] = n >>> 24;
-    buf[7] = (n >>> 16) & 0xff;
-    buf[8] = (n >>> 8) & 0xff;
-    buf[9] = n & 0xff;
+    buf.writeUInt32BE(0, 2);
+    buf.writeUInt32BE(n, 6);
   }
   buf.write(text, head, 'utf8');
   return buf;

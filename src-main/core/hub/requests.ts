@@ -96,44 +96,35 @@ export const REQUEST_HANDLERS: { readonly [T in HandledType]: RequestHandler<T> 
       return { serverTime: isoTime(now) };
     }),
 
-  // claim, renew and report (the hot path, issue 32) chain on the commit's promise instead of
-  // awaiting it: an async handler costs a promise and a resumption more per request. A refusal
-  // before the commit (`requireRole`) throws to `handleRequest`'s caller, which answers it at once.
-  claim: (host, from, req) => {
+  claim: async (host, from, req) => {
     const role = req.role ?? from.role;
     requireRole(from, role, 'claim');
-    return host.journal.commit(() => host.core.locks.claimChecked({ instanceId: from.instanceId, role }), REPLAYABLE).then((r) => {
-      if (r.task) host.lostLocks.settled(from.instanceId, r.task.id);
-      return claimReply(r);
-    });
+    const r = await host.journal.commit(() => host.core.locks.claimChecked({ instanceId: from.instanceId, role }), REPLAYABLE);
+    if (r.task) host.lostLocks.settled(from.instanceId, r.task.id);
+    return claimReply(r);
   },
 
-  renew: (host, from, req) =>
-    host.journal
-      .commit(() => host.core.locks.renewChecked({ instanceId: from.instanceId, taskId: req.taskId, fence: req.fence }), REPLAYABLE)
-      .then((r) => ({ expiresAt: isoTime(r.expiresAt) })),
+  renew: async (host, from, req) => {
+    const r = await host.journal.commit(() => host.core.locks.renewChecked({ instanceId: from.instanceId, taskId: req.taskId, fence: req.fence }), REPLAYABLE);
+    return { expiresAt: isoTime(r.expiresAt) };
+  },
 
-  report: (host, from, req) => {
+  report: async (host, from, req) => {
     const { taskId, fence, status, note, output, claimNext } = req;
-    return host.journal
-      .commit(() => {
+    try {
+      const r = await host.journal.commit(() => {
         const reported = host.core.locks.reportChecked({ instanceId: from.instanceId, taskId, fence, status, note, output });
-        if (!claimNext) return { reported, next: undefined };
+        if (!claimNext) return { reported };
         return { reported, next: reported.replayed ? ({ task: null } as ClaimResult) : claimAfterReport(host, from) };
-      }, REPLAYABLE)
-      .then(
-        (r) => {
-          const { task, replayed } = r.reported;
-          if (r.next?.task) host.lostLocks.settled(from.instanceId, r.next.task.id);
-          // Reporting a task it was told it lost (refused) is how the instance shows it stopped.
-          host.lostLocks.settled(from.instanceId, taskId);
-          return r.next ? { task, replayed, next: claimReply(r.next) } : { task, replayed };
-        },
-        (e: unknown) => {
-          host.lostLocks.settled(from.instanceId, taskId);
-          throw e;
-        },
-      );
+      }, REPLAYABLE);
+      const { task, replayed } = r.reported;
+      if (!r.next) return { task, replayed };
+      if (r.next.task) host.lostLocks.settled(from.instanceId, r.next.task.id);
+      return { task, replayed, next: claimReply(r.next) };
+    } finally {
+      // Reporting a task it was told it lost (refused) is how the instance shows it stopped.
+      host.lostLocks.settled(from.instanceId, taskId);
+    }
   },
 
   create_task: async (host, from, req) => {

@@ -48,9 +48,6 @@ export interface SessionHost {
   gone(s: Session, code: number, reason: string): void;
 }
 
-/** A frame as text: decoded only when it came as bytes. */
-const frameText = (frame: string | Uint8Array): string => (typeof frame === 'string' ? frame : decodeUtf8(frame));
-
 export class Session implements HubConnection, Peer {
   state: SessionState = 'awaiting_hello';
   /** Set once `hello` has committed. */
@@ -97,21 +94,12 @@ export class Session implements HubConnection, Peer {
 
   // ---- transport → session ----
 
-  // The two frame entries catch as `guard` does, without a closure per frame (the hot path).
   receive(text: string): void {
-    try {
-      this.receiveFrame(text);
-    } catch (e) {
-      this.crashed(e);
-    }
+    this.guard(() => this.receiveFrame(text));
   }
 
   receiveBytes(bytes: Uint8Array): void {
-    try {
-      this.receiveFrame(bytes);
-    } catch (e) {
-      this.crashed(e);
-    }
+    this.guard(() => this.receiveFrame(bytes));
   }
 
   /**
@@ -138,20 +126,21 @@ export class Session implements HubConnection, Peer {
   /** A frame as text, or as its bytes (`receiveBytes`: decoded here only if the log sink does not take them). */
   private receiveFrame(frame: string | Uint8Array): void {
     if (this.state === 'closed') return;
+    const text = () => (typeof frame === 'string' ? frame : decodeUtf8(frame));
     if (this.state === 'hello_pending') {
       // The agent pipelined requests behind its hello: keep them (bounded) until hello commits.
       if (this.early.length >= this.hub.opts.maxFramesBeforeReady) {
         this.fail(CLOSE_CODES.protocolViolation, 'too many frames before the hello reply');
-      } else this.early.push(frameText(frame));
+      } else this.early.push(text());
       return;
     }
     if (!this.bucket.take(this.hub.env.clock.now())) {
-      this.rateLimited(frameText(frame));
+      this.rateLimited(text());
       return;
     }
     this.strikes = 0;
     if (typeof frame !== 'string' && this.state === 'ready' && this.unparsedLogBytes(frame)) return;
-    this.handle(frameText(frame));
+    this.handle(text());
   }
 
   receiveBinary(): void {
