@@ -10,7 +10,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { createCore } from '../src-main/core/create-core';
 import { attachAgentSocket } from '../src-main/server/agent-socket';
+import { tuneServerHeap } from '../src-main/server/v8-heap';
 import { benchTokens } from './util';
+
+// Started as the real server is: headless main and Electron main tune the heap first thing.
+tuneServerHeap();
 
 const mb = (n: number) => Math.round((n / 1024 / 1024) * 10) / 10;
 const gc = (globalThis as { gc?: () => void }).gc;

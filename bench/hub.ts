@@ -49,6 +49,7 @@ import WebSocket, { WebSocketServer } from 'ws';
 import { MAX_FRAME_BYTES } from '../src-main/common/protocol';
 import { createCore, type Core } from '../src-main/core/create-core';
 import { attachAgentSocket } from '../src-main/server/agent-socket';
+import { tuneServerHeap } from '../src-main/server/v8-heap';
 import { benchTokens, spawnChild as spawnBenchChild, stopChild as stop, type Child } from './util';
 
 // Wire JSON is whatever the peer sent: one deliberate escape hatch for reading it in tests/benchmarks.
@@ -82,6 +83,9 @@ interface HubServer {
 
 /** A durable core (temp dir, WAL + synchronous=FULL) with the agent socket, in this process. */
 async function startHub(tasks: number, opts: { liftRateLimit?: boolean; groupCommitOff?: boolean } = {}): Promise<HubServer> {
+  // The hub runs in this process: tuned as the real server is (headless and Electron main do it
+  // first thing). Process-wide, so the bare ceiling, which runs after, gets it too.
+  tuneServerHeap();
   const dir = tempDir();
   // Throughput runs lift the per-connection rate limit (default 200 req/s would cap one agent at
   // 100 tasks/s, measuring the limiter instead of the hub). Everything else is default.
