@@ -25,9 +25,10 @@
  *    built only when a listener is there for the event (`store.wants`): a claim and a start are
  *    heard only by the console's stream, and a burst without an open console builds none of them.
  * 7. A read a trigger makes of its job's runs (and the sweep's of the open runs) reaches only the
- *    rows it wants through an index made for them (`INDEXED BY`): never the job's history. Without statistics (no ANALYZE) SQLite picks
- *    `runs_job_at` for a job's open runs or ranges, to save sorting a handful of rows, and then reads
- *    every run the job ever had to test its status: a cost per trigger that grew with the job's age.
+ *    rows it wants through an index made for them (`INDEXED BY`): never the job's history. Without
+ *    statistics (no ANALYZE) SQLite picks `runs_job_at` for a job's open runs or ranges, to save
+ *    sorting a handful of rows, and then reads every run the job ever had to test its status: a
+ *    cost per trigger that grew with the job's age.
  */
 import { GafferError } from '../../common/errors';
 import { isoTime } from '../../common/iso-time';
