@@ -242,3 +242,87 @@ export function allocationFigures(events: TraceEvent[], markAtMs: number, fromMs
     kinds,
   };
 }
+
+/** Why a dropped frame was late, from the page's main thread in its window. */
+export type DropCause = 'main thread over budget' | 'main thread waited for a core' | 'main thread within budget';
+
+/**
+ * A dropped frame's cause. Over budget: the main thread used more than a frame (`budgetMs`) of CPU in
+ * the frame's window — the page's own work, a garbage collection's pause included; the transcript's
+ * figure. Waited for a core: its tasks held the main thread for more than a frame of wall time but
+ * used less CPU than that (the OS ran something else meanwhile). Within budget: the main thread was
+ * neither — the compositor, the GPU process (software, on the same cores) or the OS's scheduling of
+ * them missed the vsync; the same kind of drop the idle page has.
+ */
+export function dropCause(f: FrameAttribution, budgetMs = 1000 / 60): DropCause {
+  if (f.mainCpuMs > budgetMs) return 'main thread over budget';
+  if (f.mainBusyMs > budgetMs) return 'main thread waited for a core';
+  return 'main thread within budget';
+}
+
+/** Each dropped frame (over `slowMs`) of `frames` by cause: the counts, and a line per frame. */
+export function dropCauses(frames: FrameAttribution[], slowMs: number, budgetMs = 1000 / 60): { dropped: number; byCause: Record<DropCause, number>; lines: string[] } {
+  const byCause: Record<DropCause, number> = { 'main thread over budget': 0, 'main thread waited for a core': 0, 'main thread within budget': 0 };
+  const lines: string[] = [];
+  for (const f of frames) {
+    if (f.frameMs <= slowMs) continue;
+    const cause = dropCause(f, budgetMs);
+    byCause[cause]++;
+    const gc = f.selfCpuMs.get('garbage collection') ?? 0;
+    lines.push(`${cause}${gc >= 1 ? ` (GC ${gc.toFixed(1)} ms CPU)` : ''}: ${describeFrame(f, true)}`);
+  }
+  return { dropped: lines.length, byCause, lines };
+}
+
+/**
+ * What started the major collections, and which heap grew. V8's unified heap collects its own heap
+ * and Blink's (Oilpan / cppgc: DOM nodes, layout objects, styles, fragments) together; incremental
+ * marking starts when either nears its limit (`V8.GCIncrementalMarkingStart`'s reason, e.g.
+ * "approaching global allocation limit" — V8's and Blink's bytes together — or the old generation's).
+ * Each collection's `V8.GCTraceGCNVP` record (category disabled-by-default-v8.gc) holds V8's old
+ * generation and the global bytes before and after it; Blink's bytes are the difference, so
+ * between one collection's end and the next one's start Blink allocated the growth of that difference
+ * (Blink's heap shrinks only in major collections). Without that category, `blinkAllocatedMb` is null.
+ */
+export function collectorFigures(events: TraceEvent[], markAtMs: number, fromMs: number, toMs: number): { markingStarts: string; blinkAllocatedMb: number | null; blinkLiveAfterMajorMb: number | null } | null {
+  const mark = events.find((e) => e.name === FRAME_TRACE_MARK);
+  if (!mark) return null;
+  const offset = mark.ts - markAtMs * 1000;
+  const a = fromMs * 1000 + offset;
+  const b = toMs * 1000 + offset;
+  const inScroll = (e: TraceEvent): boolean => e.pid === mark.pid && e.ts >= a && e.ts < b;
+  const reasons = new Map<string, number>();
+  for (const e of events) {
+    if (e.name !== 'V8.GCIncrementalMarkingStart' || !inScroll(e)) continue;
+    const v = (e.args as { value?: { reason?: string; gc_reason?: string } } | undefined)?.value;
+    const k = `${v?.reason ?? '?'}${v?.gc_reason ? ` (via ${v.gc_reason})` : ''}`;
+    reasons.set(k, (reasons.get(k) ?? 0) + 1);
+  }
+  interface Nvp { ts: number; gc: string; start_old_gen_consumed_size: number; end_old_gen_consumed_size: number; start_global_consumed_size: number; end_global_consumed_size: number }
+  const nvp = events
+    .filter((e) => e.name === 'V8.GCTraceGCNVP' && inScroll(e))
+    .map((e) => {
+      try {
+        return { ...(JSON.parse(String((e.args as { value?: unknown } | undefined)?.value)) as Nvp), ts: e.ts };
+      } catch {
+        return null;
+      }
+    })
+    .filter((x): x is Nvp => x !== null && typeof x.start_global_consumed_size === 'number')
+    .sort((x, y) => x.ts - y.ts);
+  let blink: number | null = null;
+  let liveAfterMajor: number | null = null;
+  if (nvp.length >= 2) {
+    blink = 0;
+    for (let i = 1; i < nvp.length; i++) {
+      const grew = nvp[i]!.start_global_consumed_size - nvp[i]!.start_old_gen_consumed_size - (nvp[i - 1]!.end_global_consumed_size - nvp[i - 1]!.end_old_gen_consumed_size);
+      blink += Math.max(0, grew);
+    }
+    for (const g of nvp) if (g.gc !== 's') liveAfterMajor = g.end_global_consumed_size - g.end_old_gen_consumed_size;
+  }
+  return {
+    markingStarts: [...reasons].map(([k, n]) => `${n}× ${k}`).join(', ') || 'none',
+    blinkAllocatedMb: blink === null ? null : Number((blink / 2 ** 20).toFixed(1)),
+    blinkLiveAfterMajorMb: liveAfterMajor === null ? null : Number((liveAfterMajor / 2 ** 20).toFixed(1)),
+  };
+}

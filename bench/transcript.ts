@@ -22,7 +22,7 @@ import { buildTranscript, estimateHeight, TranscriptBuilder } from '../src-rende
 import { createCore } from '../src-main/core/create-core';
 import { BENCH_OPERATOR_TOKEN, startHeadless } from './headless-proc';
 import { benchDir, percentile, printTable } from './util';
-import { allocationFigures, attributeFrames, describeFrame, FRAME_TRACE_MARK, selfTimeTotals, startFrameTrace, stopFrameTrace } from './frame-trace';
+import { allocationFigures, attributeFrames, collectorFigures, describeFrame, dropCauses, FRAME_TRACE_MARK, selfTimeTotals, startFrameTrace, stopFrameTrace } from './frame-trace';
 
 const EVENTS = Number(process.env.GAFFER_BENCH_TRANSCRIPT_EVENTS ?? 10_000);
 const SCROLL_MS = Number(process.env.GAFFER_BENCH_TRANSCRIPT_SCROLL_MS ?? 6000);
@@ -180,6 +180,10 @@ interface PageFigures {
   /** Each frame's start (requestAnimationFrame time), and the trace mark's time, in performance.now() ms. */
   frameTimes: number[];
   markAt: number;
+  /** The idle pass's frame starts (requestAnimationFrame time). */
+  idleTimes: number[];
+  /** Each long animation frame's [start, end], performance.now() ms. */
+  loafWindows: [number, number][];
   /** Frames whose rows were outlines (the list moved a screen or more per frame). */
   outlineFrames: number;
   /** DOM nodes (elements and text) added to the list during the scroll. */
@@ -202,9 +206,11 @@ const IN_PAGE = `async function (scrollMs, withIdle, stepPx = ${STEP_PX}) {
   const idle = [];
   let prev = await frame();
   const idleStart = prev;
+  const idleTimes = [prev];
   while (withIdle && prev - idleStart < scrollMs) {
     const t = await frame();
     idle.push(t - prev);
+    idleTimes.push(t);
     prev = t;
   }
   // Long animation frames (> 50 ms): how much of each was script, how much style and layout.
@@ -245,7 +251,8 @@ const IN_PAGE = `async function (scrollMs, withIdle, stepPx = ${STEP_PX}) {
   const layoutMs = loaf.reduce((sum, e) => sum + (e.styleAndLayoutStart ? e.startTime + e.duration - e.styleAndLayoutStart : 0), 0);
   const longFrameScripts = loaf.map((e) => Math.round(e.duration) + ' ms: ' + [...e.scripts].sort((a, b) => b.duration - a.duration).slice(0, 3)
     .map((x) => (x.invoker || x.invokerType) + (x.sourceFunctionName ? ' → ' + x.sourceFunctionName : '') + ' ' + Math.round(x.duration) + ' ms').join(', '));
-  return { idle, frames, frameTimes, markAt, outlineFrames, nodesAdded, domNodes, rows, longFrames: loaf.length, scriptMs, layoutMs, longFrameScripts, scrollHeight: el.scrollHeight, reachedEnd: el.scrollTop + el.clientHeight >= el.scrollHeight - 2 };
+  const loafWindows = loaf.map((e) => [e.startTime, e.startTime + e.duration]);
+  return { idle, idleTimes, loafWindows, frames, frameTimes, markAt, outlineFrames, nodesAdded, domNodes, rows, longFrames: loaf.length, scriptMs, layoutMs, longFrameScripts, scrollHeight: el.scrollHeight, reachedEnd: el.scrollTop + el.clientHeight >= el.scrollHeight - 2 };
 }`;
 
 /**
@@ -297,8 +304,11 @@ async function screenshots(page: import('playwright-core').Page): Promise<void> 
 async function tracedScroll(browser: import('playwright-core').Browser, page: import('playwright-core').Page, slowMs: number): Promise<Record<string, number>> {
   await page.setViewportSize({ width: 1440, height: 900 });
   await startFrameTrace(browser, page);
-  const f = (await page.evaluate(`(${IN_PAGE})(${SCROLL_MS}, false)`)) as Omit<PageFigures, 'loadMs'>;
+  // With the idle pass, traced too: its dropped frames are attributed as the scroll's are (the control).
+  const f = (await page.evaluate(`(${IN_PAGE})(${SCROLL_MS}, true)`)) as Omit<PageFigures, 'loadMs'>;
   const events = await stopFrameTrace(browser);
+  // GAFFER_BENCH_TRANSCRIPT_TRACE_FILE=file.json: the traced pass's trace (DevTools' Performance panel opens it).
+  if (process.env.GAFFER_BENCH_TRANSCRIPT_TRACE_FILE) fs.writeFileSync(process.env.GAFFER_BENCH_TRANSCRIPT_TRACE_FILE, JSON.stringify({ traceEvents: events }));
   const windows = f.frameTimes.slice(1).map((end, i) => ({ start: f.frameTimes[i]!, end }));
   const all = attributeFrames(events, f.markAt, windows);
   if (!all) {
@@ -306,6 +316,16 @@ async function tracedScroll(browser: import('playwright-core').Browser, page: im
     return {};
   }
   const slow = all.filter((x) => x.frameMs > slowMs);
+  // Each dropped frame (over slowMs, as in the untraced pass) by cause: the page's main thread over a
+  // frame of CPU (the transcript's own), its tasks descheduled, or the main thread within budget (the
+  // compositor / the OS: what the idle page drops). The idle page's frames, traced alike, are the control.
+  const drops = dropCauses(all, slowMs);
+  const idleAll = attributeFrames(events, f.markAt, f.idleTimes.slice(1).map((end, i) => ({ start: f.idleTimes[i]!, end }))) ?? [];
+  const idleDrops = dropCauses(idleAll, slowMs);
+  const causes = (d: typeof drops) => Object.entries(d.byCause).map(([k, v]) => `${k} ${v}`).join(', ');
+  console.log(`\n  Traced dropped frames (over ${slowMs.toFixed(1)} ms): scroll ${drops.dropped} of ${all.length} — ${causes(drops)}; idle page ${idleDrops.dropped} of ${idleAll.length} — ${causes(idleDrops)}`);
+  for (const line of drops.lines) console.log(`  dropped, scroll: ${line}`);
+  for (const line of idleDrops.lines) console.log(`  dropped, idle page: ${line}`);
   const overBudget = all.filter((x) => x.mainCpuMs > 16.7);
   console.log(`\n  Traced scroll (${f.outlineFrames} frames with outline rows): ${slow.length} of ${all.length} frames over ${slowMs.toFixed(1)} ms; frames whose main-thread work used over 16.7 ms of CPU: ${overBudget.length}; main-thread CPU per frame mean ${(all.reduce((n, x) => n + x.mainCpuMs, 0) / all.length).toFixed(2)}, p50 / p99 / max ${[50, 99, 100].map((q) => percentile(all.map((x) => x.mainCpuMs).sort((a, b) => a - b), q).toFixed(1)).join(' / ')} ms`);
   for (const x of slow) console.log(`  slow ${describeFrame(x)}`);
@@ -322,7 +342,16 @@ async function tracedScroll(browser: import('playwright-core').Browser, page: im
     `  garbage collection on the main thread: ${(gcMs / all.length).toFixed(2)} ms per frame (${gcMs.toFixed(0)} ms in ${all.length} frames); ` +
       `collections ${alloc?.collections ?? 0}, allocated ${alloc?.allocatedMb ?? 0} MB in ${Math.round(alloc?.spanMs ?? 0)} ms = ${kbPerFrame} KB per frame; ${alloc?.kinds ?? ''}`,
   );
+  // What started the major collections and which heap grew: with the collector's categories
+  // (GAFFER_BENCH_TRACE_EXTRA_CATEGORIES=v8.gc,disabled-by-default-v8.gc,blink_gc,cppgc) Blink's bytes too.
+  const gc = collectorFigures(events, f.markAt, f.frameTimes[0]!, f.frameTimes[f.frameTimes.length - 1]!);
+  const blinkKbPerFrame = gc?.blinkAllocatedMb != null ? Math.round((gc.blinkAllocatedMb * 1024) / Math.max(1, f.frames.length)) : null;
+  console.log(
+    `  major collections started by: ${gc?.markingStarts ?? 'none'}; ` +
+      (blinkKbPerFrame === null ? "Blink's heap: not in this trace (add disabled-by-default-v8.gc)" : `Blink's heap (Oilpan) allocated ${gc!.blinkAllocatedMb} MB = ${blinkKbPerFrame} KB per frame, live after the last major ${gc!.blinkLiveAfterMajorMb ?? '?'} MB`),
+  );
   return {
+    ...(blinkKbPerFrame === null ? {} : { 'transcript.traced.blinkAllocatedKbPerFrame': blinkKbPerFrame }),
     'transcript.traced.gcMsPerFrame': Number((gcMs / all.length).toFixed(2)),
     'transcript.traced.collections': alloc?.collections ?? 0,
     'transcript.traced.majorCollections': alloc?.majors ?? 0,
@@ -330,6 +359,12 @@ async function tracedScroll(browser: import('playwright-core').Browser, page: im
     'transcript.traced.allocatedKbPerFrame': kbPerFrame,
     'transcript.traced.frames': all.length,
     'transcript.traced.slowFrames': slow.length,
+    'transcript.traced.framesDropped': drops.dropped,
+    'transcript.traced.droppedMainOverBudget': drops.byCause['main thread over budget'],
+    'transcript.traced.droppedMainWaited': drops.byCause['main thread waited for a core'],
+    'transcript.traced.droppedMainWithinBudget': drops.byCause['main thread within budget'],
+    'transcript.traced.idleFramesDropped': idleDrops.dropped,
+    'transcript.traced.idleDroppedMainOverBudget': idleDrops.byCause['main thread over budget'],
     'transcript.traced.framesMainCpuOver16ms': overBudget.length,
     'transcript.traced.mainCpuMeanMs': Number((cpu.reduce((n, x) => n + x, 0) / cpu.length).toFixed(2)),
     'transcript.traced.mainCpuP99Ms': Number(percentile(cpu, 99).toFixed(1)),
@@ -415,6 +450,9 @@ export async function runTranscriptBench(): Promise<Record<string, number>> {
     const idleP50 = percentile(idle, 50);
     const dropped = r.frames.filter((x) => x > 1.5 * idleP50).length;
     const idleDropped = r.idle.filter((x) => x > 1.5 * idleP50).length;
+    // Without a trace, the long animation frames (over 50 ms of the main thread's wall time, CPU or
+    // not) are what the page says of itself: a dropped frame overlapping one had its main thread busy.
+    const inLongFrame = r.frames.filter((x, i) => x > 1.5 * idleP50 && r.loafWindows.some(([a, b]) => a < r.frameTimes[i + 1]! && b > r.frameTimes[i]!)).length;
     const live = liveFollowFigures();
     const figures = {
       'transcript.events': EVENTS,
@@ -430,6 +468,7 @@ export async function runTranscriptBench(): Promise<Record<string, number>> {
       'transcript.idleFrameP95Ms': Number(percentile(idle, 95).toFixed(1)),
       'transcript.idleFrames': r.idle.length,
       'transcript.idleFramesDropped': idleDropped,
+      'transcript.framesDroppedInLongFrame': inLongFrame,
       'transcript.longFrames': r.longFrames,
       'transcript.longFrameScriptMs': Math.round(r.scriptMs),
       'transcript.longFrameLayoutMs': Math.round(r.layoutMs),
@@ -453,6 +492,7 @@ export async function runTranscriptBench(): Promise<Record<string, number>> {
       { what: 'frame time p50 / p95 / max', value: `${figures['transcript.frameP50Ms']} / ${figures['transcript.frameP95Ms']} / ${figures['transcript.frameMaxMs']} ms` },
       { what: 'frames over 50 ms', value: figures['transcript.framesOver50Ms'] },
       { what: 'frames over 1.5 × the idle frame (dropped)', value: dropped },
+      { what: 'of these, inside a long animation frame (main thread busy > 50 ms, CPU or waiting)', value: inLongFrame },
       { what: 'idle frame p50 / p95 (the machine, nothing to do)', value: `${figures['transcript.idleFrameP50Ms']} / ${figures['transcript.idleFrameP95Ms']} ms` },
       { what: 'idle frames over 1.5 × the idle frame, same duration, no scroll', value: `${idleDropped} of ${r.idle.length}` },
       { what: 'long animation frames: count / script / style+layout', value: `${r.longFrames} / ${figures['transcript.longFrameScriptMs']} ms / ${figures['transcript.longFrameLayoutMs']} ms` },
