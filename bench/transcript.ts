@@ -9,6 +9,10 @@
  * requestAnimationFrame: the frame times (p50 / p95 / max), frames over 50 ms, frames that took
  * longer than 1.5 × an idle frame of the same page (dropped; the machine's own pace is printed
  * beside), the long animation frames' script and layout time, and the DOM nodes of the list.
+ * With GAFFER_BENCH_TRANSCRIPT_TRACE=1 a traced pass (idle page, then the scroll) attributes each
+ * dropped frame: the page's main thread over a frame of CPU (the transcript's own figure,
+ * `transcript.traced.droppedMainOverBudget`), its tasks waiting for a core, or the main thread within
+ * budget (the compositor / the OS) — the idle page's drops, attributed alike, are the control.
  * Figures are printed, never asserted. Run: npm run bench -- transcript
  */
 import fs from 'node:fs';
