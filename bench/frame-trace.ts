@@ -326,3 +326,69 @@ export function collectorFigures(events: TraceEvent[], markAtMs: number, fromMs:
     blinkLiveAfterMajorMb: liveAfterMajor === null ? null : Number((liveAfterMajor / 2 ** 20).toFixed(1)),
   };
 }
+
+/**
+ * The compositor's own account of a scroll driven through Chromium's input pipeline
+ * (`Input.synthesizeScrollGesture`): with the `benchmark` category the trace holds one
+ * `PipelineReporter` per frame of each compositor (its state: presented all, presented partial — the
+ * compositor's part went out without the main thread's update —, dropped, or no update wanted;
+ * `has_missing_content` / `checkerboarded_needs_record|raster` when tiles in view were not ready;
+ * `scroll_state`: which thread scrolled) and one `ScrollJankV4` per scroll frame (Chromium's own
+ * scroll-jank verdict, `is_janky`, and the vsyncs since the previous presented scroll frame).
+ */
+export const FRAME_REPORT_CATEGORIES = ['benchmark'];
+
+export interface CompositorScrollFigures {
+  /** Frames of the scrolling renderer's compositor between its first and last scrolling frame. */
+  frames: number;
+  spanMs: number;
+  byState: Record<string, number>;
+  byScrollState: Record<string, number>;
+  /** Presented frames whose tiles in view were not all ready (checkerboarded: blank or stale area). */
+  missingContent: number;
+  /** Frames that were dropped or presented without the main thread's part. */
+  droppedOrPartial: number;
+  /** ScrollJankV4: scroll frames, those Chromium calls janky, and vsyncs missed between scroll frames. */
+  scrollFrames: number;
+  janky: number;
+  missedVsyncs: number;
+}
+
+interface FrameReporter {
+  state?: string;
+  scroll_state?: string;
+  has_missing_content?: boolean;
+}
+
+export function compositorScrollFigures(events: TraceEvent[]): CompositorScrollFigures | null {
+  const renderers = new Set(events.filter((e) => e.name === 'process_name' && (e.args as { name?: string } | undefined)?.name === 'Renderer').map((e) => e.pid));
+  const reports = events.filter((e) => e.name === 'PipelineReporter' && e.ph === 'b' && renderers.has(e.pid));
+  const reporterOf = (e: TraceEvent) => ((e.args as { frame_reporter?: FrameReporter } | undefined)?.frame_reporter ?? {}) as FrameReporter;
+  // The renderer that scrolled: the one with the most scrolling frames.
+  const scrolling = new Map<number, number>();
+  for (const e of reports) if ((reporterOf(e).scroll_state ?? 'SCROLL_NONE') !== 'SCROLL_NONE') scrolling.set(e.pid, (scrolling.get(e.pid) ?? 0) + 1);
+  const pid = [...scrolling.entries()].sort((a, b) => b[1] - a[1])[0]?.[0];
+  if (pid === undefined) return null;
+  const mine = reports.filter((e) => e.pid === pid).sort((a, b) => a.ts - b.ts);
+  const isScrolling = (e: TraceEvent) => (reporterOf(e).scroll_state ?? 'SCROLL_NONE') !== 'SCROLL_NONE';
+  const first = mine.find(isScrolling)!.ts;
+  const last = [...mine].reverse().find(isScrolling)!.ts;
+  const inSpan = mine.filter((e) => e.ts >= first && e.ts <= last);
+  const count = (xs: string[]) => xs.reduce<Record<string, number>>((m, k) => ((m[k] = (m[k] ?? 0) + 1), m), {});
+  const byState = count(inSpan.map((e) => (reporterOf(e).state ?? '?').replace(/^STATE_/, '').toLowerCase()));
+  const byScrollState = count(inSpan.map((e) => (reporterOf(e).scroll_state ?? '?').replace(/^SCROLL_/, '').toLowerCase()));
+  const jank = events
+    .filter((e) => e.name === 'ScrollJankV4' && e.ph === 'b' && e.pid === pid && e.ts >= first - 50_000 && e.ts <= last + 50_000)
+    .map((e) => (e.args as { scroll_jank_v4?: { is_janky?: boolean; vsyncs_since_previous_frame?: number } } | undefined)?.scroll_jank_v4 ?? {});
+  return {
+    frames: inSpan.length,
+    spanMs: Math.round((last - first) / 1000),
+    byState,
+    byScrollState,
+    missingContent: inSpan.filter((e) => reporterOf(e).has_missing_content === true).length,
+    droppedOrPartial: (byState['dropped'] ?? 0) + (byState['presented_partial'] ?? 0),
+    scrollFrames: jank.length,
+    janky: jank.filter((j) => j.is_janky === true).length,
+    missedVsyncs: jank.reduce((n, j) => n + Math.max(0, (j.vsyncs_since_previous_frame ?? 1) - 1), 0),
+  };
+}

@@ -26,7 +26,7 @@ import { buildTranscript, estimateHeight, TranscriptBuilder } from '../src-rende
 import { createCore } from '../src-main/core/create-core';
 import { BENCH_OPERATOR_TOKEN, startHeadless } from './headless-proc';
 import { benchDir, percentile, printTable } from './util';
-import { allocationFigures, attributeFrames, collectorFigures, describeFrame, dropCauses, FRAME_TRACE_MARK, selfTimeTotals, startFrameTrace, stopFrameTrace } from './frame-trace';
+import { allocationFigures, attributeFrames, collectorFigures, compositorScrollFigures, type CompositorScrollFigures, describeFrame, dropCauses, FRAME_REPORT_CATEGORIES, FRAME_TRACE_MARK, selfTimeTotals, startFrameTrace, stopFrameTrace } from './frame-trace';
 
 const EVENTS = Number(process.env.GAFFER_BENCH_TRANSCRIPT_EVENTS ?? 10_000);
 const SCROLL_MS = Number(process.env.GAFFER_BENCH_TRANSCRIPT_SCROLL_MS ?? 6000);
@@ -258,6 +258,161 @@ const IN_PAGE = `async function (scrollMs, withIdle, stepPx = ${STEP_PX}) {
   const loafWindows = loaf.map((e) => [e.startTime, e.startTime + e.duration]);
   return { idle, idleTimes, loafWindows, frames, frameTimes, markAt, outlineFrames, nodesAdded, domNodes, rows, longFrames: loaf.length, scriptMs, layoutMs, longFrameScripts, scrollHeight: el.scrollHeight, reachedEnd: el.scrollTop + el.clientHeight >= el.scrollHeight - 2 };
 }`;
+
+/**
+ * A user's scroll (GAFFER_BENCH_TRANSCRIPT_GESTURE=0 skips it): the page does not scroll itself; CDP
+ * `Input.synthesizeScrollGesture` (mouse wheel, GAFFER_BENCH_TRANSCRIPT_GESTURE_SPEED px/s, 15 000 by
+ * default) sends the scroll through Chromium's input pipeline, as a wheel or touchpad would, so the
+ * compositor thread scrolls and keeps presenting frames while the main thread is busy (a collection,
+ * a layout), unless a non-passive wheel/touch listener makes it wait for the main thread.
+ * Meanwhile the page reads, each animation frame, whether the viewport showed content not rendered
+ * yet: rows drawn as outlines, or area no row covers (blank). Runs in the page as a string (see IN_PAGE).
+ */
+const GESTURE_SPEED = Number(process.env.GAFFER_BENCH_TRANSCRIPT_GESTURE_SPEED ?? 15_000);
+const GESTURE_SAMPLER = `function (selector, rowsToo) {
+  const el = document.querySelector(selector);
+  const s = { frames: 0, outlineFrames: 0, blankFrames: 0, maxBlankPx: 0, longFrames: 0, last: 0, stop: false };
+  window.__gaffer_gesture = s;
+  const tick = (t) => {
+    if (s.stop) return;
+    if (s.last) { s.frames++; if (t - s.last > 25) s.longFrames++; }
+    s.last = t;
+    if (rowsToo) {
+      const box = el.getBoundingClientRect();
+      const spans = [];
+      let outline = false;
+      for (const r of el.querySelectorAll('.transcript-row')) {
+        const b = r.getBoundingClientRect();
+        if (b.bottom <= box.top || b.top >= box.bottom) continue;
+        spans.push([Math.max(b.top, box.top), Math.min(b.bottom, box.bottom)]);
+        if (r.querySelector('.tx-outline')) outline = true;
+      }
+      spans.sort((a, b) => a[0] - b[0]);
+      let covered = 0, reach = box.top;
+      for (const [a, b] of spans) { if (b > reach) { covered += b - Math.max(a, reach); reach = b; } }
+      // Below the list's last row at the very end is not "not rendered".
+      const atEnd = el.scrollTop + el.clientHeight >= el.scrollHeight - 2;
+      const blank = atEnd ? 0 : Math.max(0, Math.min(box.bottom, window.innerHeight) - box.top - covered);
+      if (outline) s.outlineFrames++;
+      if (blank > 2) { s.blankFrames++; s.maxBlankPx = Math.max(s.maxBlankPx, Math.round(blank)); }
+    }
+    requestAnimationFrame(tick);
+  };
+  requestAnimationFrame(tick);
+}`;
+
+interface GestureFigures {
+  distancePx: number;
+  gestureMs: number;
+  scrolledPx: number;
+  page: { frames: number; outlineFrames: number; blankFrames: number; maxBlankPx: number; longFrames: number };
+  compositor: CompositorScrollFigures | null;
+}
+
+async function gesture(browser: import('playwright-core').Browser, page: import('playwright-core').Page, selector: string, rowsToo: boolean): Promise<GestureFigures> {
+  const cdp = await page.context().newCDPSession(page);
+  const geo = await page.evaluate(async (sel) => {
+    const el = document.querySelector(sel)!;
+    el.scrollTop = 0;
+    for (let i = 0; i < 30; i++) await new Promise((r) => requestAnimationFrame(r));
+    const b = el.getBoundingClientRect();
+    return { x: Math.round(b.left + b.width / 2), y: Math.round(b.top + Math.min(b.height, window.innerHeight - b.top) / 2), distance: el.scrollHeight - el.clientHeight };
+  }, selector);
+  await page.evaluate(`(${GESTURE_SAMPLER})(${JSON.stringify(selector)}, ${rowsToo})`);
+  await browser.startTracing(page, { categories: FRAME_REPORT_CATEGORIES });
+  const t0 = Date.now();
+  await cdp.send('Input.synthesizeScrollGesture', { x: geo.x, y: geo.y, yDistance: -geo.distance, speed: GESTURE_SPEED, gestureSourceType: 'mouse', preventFling: true });
+  const gestureMs = Date.now() - t0;
+  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+  const s = (await page.evaluate(`(() => { const s = window.__gaffer_gesture; s.stop = true; return s; })()`)) as GestureFigures['page'];
+  const scrolledPx = await page.evaluate((sel) => document.querySelector(sel)!.scrollTop, selector);
+  const events = await stopFrameTrace(browser);
+  if (process.env.GAFFER_BENCH_TRANSCRIPT_GESTURE_TRACE_FILE) fs.writeFileSync(`${process.env.GAFFER_BENCH_TRANSCRIPT_GESTURE_TRACE_FILE}.${rowsToo ? 'transcript' : 'idle'}.json`, JSON.stringify({ traceEvents: events }));
+  await cdp.detach();
+  return { distancePx: geo.distance, gestureMs, scrolledPx: Math.round(scrolledPx), page: { frames: s.frames, outlineFrames: s.outlineFrames, blankFrames: s.blankFrames, maxBlankPx: s.maxBlankPx, longFrames: s.longFrames }, compositor: compositorScrollFigures(events) };
+}
+
+/**
+ * Wheel, touch and scroll listeners in the page (DOMDebugger, the whole document and the window):
+ * a wheel or touch listener that is not passive makes the compositor wait for the main thread before
+ * it scrolls. Returns "type passive|NOT passive (where)" for each wheel/touch listener.
+ */
+async function scrollBlockingListeners(page: import('playwright-core').Page): Promise<{ blocking: number; lines: string[] }> {
+  const cdp = await page.context().newCDPSession(page);
+  const lines: string[] = [];
+  let blocking = 0;
+  for (const expression of ['document', 'window']) {
+    const { result } = await cdp.send('Runtime.evaluate', { expression });
+    const { listeners } = await cdp.send('DOMDebugger.getEventListeners', { objectId: result.objectId!, depth: -1, pierce: true });
+    for (const l of listeners) {
+      if (!/^(wheel|mousewheel|touchstart|touchmove|scroll)$/.test(l.type)) continue;
+      const blocks = l.type !== 'scroll' && !l.passive;
+      if (blocks) blocking++;
+      lines.push(`${l.type} on ${expression === 'window' ? 'window' : 'the document' + (l.backendNodeId ? ` (node ${l.backendNodeId})` : '')}: ${l.passive ? 'passive' : l.type === 'scroll' ? 'not passive (a scroll listener cannot block scrolling)' : 'NOT passive: blocks threaded scrolling'}`);
+    }
+  }
+  await cdp.detach();
+  return { blocking, lines };
+}
+
+/** The user's scroll on the transcript and, the control, on a page of the same scroller size and length that does not change. */
+async function userScroll(browser: import('playwright-core').Browser, page: import('playwright-core').Page): Promise<Record<string, number>> {
+  await page.setViewportSize({ width: 1440, height: 900 });
+  const listeners = await scrollBlockingListeners(page);
+  const sel = '[data-testid="transcript-scroll"]';
+  const box = await page.evaluate((s) => {
+    const el = document.querySelector(s)!;
+    const b = el.getBoundingClientRect();
+    return { left: b.left, top: b.top, width: b.width, height: b.height, scrollHeight: el.scrollHeight };
+  }, sel);
+  const idlePage = await (await browser.newContext({ viewport: { width: 1440, height: 900 } })).newPage();
+  await idlePage.setContent(
+    `<div id="s" style="position:absolute;left:${box.left}px;top:${box.top}px;width:${box.width}px;height:${box.height}px;overflow:auto">` +
+      `<div style="height:${box.scrollHeight}px;background:repeating-linear-gradient(#fff 0 40px,#f1f1f1 40px 80px)"></div></div>`,
+  );
+  const idle = await gesture(browser, idlePage, '#s', false);
+  await idlePage.context().close();
+  const tx = await gesture(browser, page, sel, true);
+  const c = (g: GestureFigures) => g.compositor;
+  const states = (g: GestureFigures) => (c(g) ? Object.entries(c(g)!.byState).map(([k, v]) => `${k} ${v}`).join(', ') : 'no frame reports in the trace');
+  const scrollers = (g: GestureFigures) => (c(g) ? Object.entries(c(g)!.byScrollState).map(([k, v]) => `${k} ${v}`).join(', ') : '-');
+  const row = (g: GestureFigures) => `${c(g)?.frames ?? '-'} frames in ${c(g)?.spanMs ?? '-'} ms: ${states(g)}`;
+  printTable(`A user's scroll: Input.synthesizeScrollGesture, mouse wheel, ${GESTURE_SPEED} px/s, top to bottom (compositor-driven)`, [
+    { what: 'gesture: distance / scrolled / took (transcript; idle page)', value: `${tx.distancePx} / ${tx.scrolledPx} px / ${tx.gestureMs} ms; ${idle.distancePx} / ${idle.scrolledPx} px / ${idle.gestureMs} ms` },
+    { what: 'wheel/touch listeners that are not passive (block threaded scrolling)', value: listeners.blocking },
+    { what: 'compositor frames, transcript (PipelineReporter states)', value: row(tx) },
+    { what: 'compositor frames, idle page', value: row(idle) },
+    { what: 'which thread scrolled (frames), transcript; idle page', value: `${scrollers(tx)}; ${scrollers(idle)}` },
+    { what: 'dropped or partial (compositor), transcript / idle page', value: `${c(tx)?.droppedOrPartial ?? '-'} / ${c(idle)?.droppedOrPartial ?? '-'}` },
+    { what: "Chromium's scroll jank (ScrollJankV4): janky frames / missed vsyncs / scroll frames, transcript", value: `${c(tx)?.janky ?? '-'} / ${c(tx)?.missedVsyncs ?? '-'} / ${c(tx)?.scrollFrames ?? '-'}` },
+    { what: '… idle page', value: `${c(idle)?.janky ?? '-'} / ${c(idle)?.missedVsyncs ?? '-'} / ${c(idle)?.scrollFrames ?? '-'}` },
+    { what: 'presented with tiles missing (checkerboarded), transcript / idle page', value: `${c(tx)?.missingContent ?? '-'} / ${c(idle)?.missingContent ?? '-'}` },
+    { what: 'page frames (rAF) with outline rows in view / blank area in view (max px), of', value: `${tx.page.outlineFrames} / ${tx.page.blankFrames} (${tx.page.maxBlankPx} px) of ${tx.page.frames}` },
+    { what: 'page frames (rAF) over 25 ms, transcript / idle page (main thread; not what the compositor showed)', value: `${tx.page.longFrames} of ${tx.page.frames} / ${idle.page.longFrames} of ${idle.page.frames}` },
+  ]);
+  for (const line of listeners.lines) console.log(`  listener: ${line}`);
+  const fig = (prefix: string, g: GestureFigures): Record<string, number> => ({
+    [`${prefix}.compositorFrames`]: c(g)?.frames ?? 0,
+    [`${prefix}.droppedOrPartial`]: c(g)?.droppedOrPartial ?? 0,
+    [`${prefix}.dropped`]: c(g)?.byState['dropped'] ?? 0,
+    [`${prefix}.presentedPartial`]: c(g)?.byState['presented_partial'] ?? 0,
+    [`${prefix}.jankyFrames`]: c(g)?.janky ?? 0,
+    [`${prefix}.missedVsyncs`]: c(g)?.missedVsyncs ?? 0,
+    [`${prefix}.checkerboarded`]: c(g)?.missingContent ?? 0,
+    [`${prefix}.mainThreadScrollFrames`]: c(g)?.byScrollState['main_thread'] ?? 0,
+    [`${prefix}.pageFrames`]: g.page.frames,
+    [`${prefix}.pageLongFrames`]: g.page.longFrames,
+    [`${prefix}.gestureMs`]: g.gestureMs,
+  });
+  return {
+    'transcript.gesture.blockingListeners': listeners.blocking,
+    'transcript.gesture.outlineFrames': tx.page.outlineFrames,
+    'transcript.gesture.blankFrames': tx.page.blankFrames,
+    'transcript.gesture.maxBlankPx': tx.page.maxBlankPx,
+    ...fig('transcript.gesture', tx),
+    ...fig('transcript.gesture.idle', idle),
+  };
+}
 
 /**
  * GAFFER_BENCH_TRANSCRIPT_SCREENSHOTS=dir: after the scroll, the transcript at 1024×700 and
@@ -510,6 +665,7 @@ export async function runTranscriptBench(): Promise<Record<string, number>> {
     ]);
     for (const line of r.longFrameScripts) console.log(`  long frame ${line}`);
     if (process.env.GAFFER_BENCH_TRANSCRIPT_TRACE === '1') Object.assign(figures, await tracedScroll(browser, page, 1.5 * idleP50));
+    if (process.env.GAFFER_BENCH_TRANSCRIPT_GESTURE !== '0') Object.assign(figures, await userScroll(browser, page));
     return figures;
   } finally {
     await browser.close();
