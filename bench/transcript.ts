@@ -342,13 +342,14 @@ async function scrollBlockingListeners(page: import('playwright-core').Page): Pr
   const lines: string[] = [];
   let blocking = 0;
   for (const expression of ['document', 'window']) {
-    const { result } = await cdp.send('Runtime.evaluate', { expression });
+    const { result } = await cdp.send('Runtime.evaluate', { expression, objectGroup: 'gaffer-listeners' });
     const { listeners } = await cdp.send('DOMDebugger.getEventListeners', { objectId: result.objectId!, depth: -1, pierce: true });
     for (const l of listeners) {
       if (!/^(wheel|mousewheel|touchstart|touchmove|scroll)$/.test(l.type)) continue;
       const blocks = l.type !== 'scroll' && !l.passive;
       if (blocks) blocking++;
-      lines.push(`${l.type} on ${expression === 'window' ? 'window' : 'the document' + (l.backendNodeId ? ` (node ${l.backendNodeId})` : '')}: ${l.passive ? 'passive' : l.type === 'scroll' ? 'not passive (a scroll listener cannot block scrolling)' : 'NOT passive: blocks threaded scrolling'}`);
+      const handler = (l.handler?.description ?? '').replace(/\s+/g, ' ').slice(0, 90);
+      lines.push(`${l.type} on ${expression === 'window' ? 'window' : 'the document' + (l.backendNodeId ? ` (node ${l.backendNodeId})` : '')}: ${l.passive ? 'passive' : l.type === 'scroll' ? 'not passive (a scroll listener cannot block scrolling)' : 'NOT passive: blocks threaded scrolling'} — script ${l.scriptId}:${l.lineNumber}:${l.columnNumber} ${handler}`);
     }
   }
   await cdp.detach();
