@@ -13,6 +13,16 @@
  * dropped frame: the page's main thread over a frame of CPU (the transcript's own figure,
  * `transcript.traced.droppedMainOverBudget`), its tasks waiting for a core, or the main thread within
  * budget (the compositor / the OS) — the idle page's drops, attributed alike, are the control.
+ * A user's scroll (GAFFER_BENCH_TRANSCRIPT_GESTURE=0 skips it): the rAF pass above scrolls from the
+ * page's main thread, so any main-thread pause is a dropped frame by construction; a wheel is scrolled
+ * by the compositor thread. CDP `Input.synthesizeScrollGesture` (gestureSourceType 'mouse', 15 000
+ * px/s, the whole transcript, ~30 s at 10 000 events; not mouseWheel events) drives it through
+ * Chromium's input pipeline, on the transcript and on an idle page of the same scroller size and length
+ * (the control). Read from the trace (category `benchmark`): each compositor frame's PipelineReporter
+ * state (presented all / presented partial / dropped), its has_missing_content (checkerboarded) and
+ * scroll_state (which thread scrolled), and ScrollJankV4 (Chromium's janky frames and missed vsyncs);
+ * from the page, each rAF: outline rows or blank area in view; from DOMDebugger: wheel/touch listeners
+ * that are not passive (they would make the compositor wait for the main thread).
  * Figures are printed, never asserted. Run: npm run bench -- transcript
  */
 import fs from 'node:fs';
