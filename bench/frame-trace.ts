@@ -242,3 +242,153 @@ export function allocationFigures(events: TraceEvent[], markAtMs: number, fromMs
     kinds,
   };
 }
+
+/** Why a dropped frame was late, from the page's main thread in its window. */
+export type DropCause = 'main thread over budget' | 'main thread waited for a core' | 'main thread within budget';
+
+/**
+ * A dropped frame's cause. Over budget: the main thread used more than a frame (`budgetMs`) of CPU in
+ * the frame's window — the page's own work, a garbage collection's pause included; the transcript's
+ * figure. Waited for a core: its tasks held the main thread for more than a frame of wall time but
+ * used less CPU than that (the OS ran something else meanwhile). Within budget: the main thread was
+ * neither — the compositor, the GPU process (software, on the same cores) or the OS's scheduling of
+ * them missed the vsync; the same kind of drop the idle page has.
+ */
+export function dropCause(f: FrameAttribution, budgetMs = 1000 / 60): DropCause {
+  if (f.mainCpuMs > budgetMs) return 'main thread over budget';
+  if (f.mainBusyMs > budgetMs) return 'main thread waited for a core';
+  return 'main thread within budget';
+}
+
+/** Each dropped frame (over `slowMs`) of `frames` by cause: the counts, and a line per frame. */
+export function dropCauses(frames: FrameAttribution[], slowMs: number, budgetMs = 1000 / 60): { dropped: number; byCause: Record<DropCause, number>; lines: string[] } {
+  const byCause: Record<DropCause, number> = { 'main thread over budget': 0, 'main thread waited for a core': 0, 'main thread within budget': 0 };
+  const lines: string[] = [];
+  for (const f of frames) {
+    if (f.frameMs <= slowMs) continue;
+    const cause = dropCause(f, budgetMs);
+    byCause[cause]++;
+    const gc = f.selfCpuMs.get('garbage collection') ?? 0;
+    lines.push(`${cause}${gc >= 1 ? ` (GC ${gc.toFixed(1)} ms CPU)` : ''}: ${describeFrame(f, true)}`);
+  }
+  return { dropped: lines.length, byCause, lines };
+}
+
+/**
+ * What started the major collections, and which heap grew. V8's unified heap collects its own heap
+ * and Blink's (Oilpan / cppgc: DOM nodes, layout objects, styles, fragments) together; incremental
+ * marking starts when either nears its limit (`V8.GCIncrementalMarkingStart`'s reason, e.g.
+ * "approaching global allocation limit" — V8's and Blink's bytes together — or the old generation's).
+ * Each collection's `V8.GCTraceGCNVP` record (category disabled-by-default-v8.gc) holds V8's old
+ * generation and the global bytes before and after it; Blink's bytes are the difference, so
+ * between one collection's end and the next one's start Blink allocated the growth of that difference
+ * (Blink's heap shrinks only in major collections). Without that category, `blinkAllocatedMb` is null.
+ */
+export function collectorFigures(events: TraceEvent[], markAtMs: number, fromMs: number, toMs: number): { markingStarts: string; blinkAllocatedMb: number | null; blinkLiveAfterMajorMb: number | null } | null {
+  const mark = events.find((e) => e.name === FRAME_TRACE_MARK);
+  if (!mark) return null;
+  const offset = mark.ts - markAtMs * 1000;
+  const a = fromMs * 1000 + offset;
+  const b = toMs * 1000 + offset;
+  const inScroll = (e: TraceEvent): boolean => e.pid === mark.pid && e.ts >= a && e.ts < b;
+  const reasons = new Map<string, number>();
+  for (const e of events) {
+    if (e.name !== 'V8.GCIncrementalMarkingStart' || !inScroll(e)) continue;
+    const v = (e.args as { value?: { reason?: string; gc_reason?: string } } | undefined)?.value;
+    const k = `${v?.reason ?? '?'}${v?.gc_reason ? ` (via ${v.gc_reason})` : ''}`;
+    reasons.set(k, (reasons.get(k) ?? 0) + 1);
+  }
+  interface Nvp { ts: number; gc: string; start_old_gen_consumed_size: number; end_old_gen_consumed_size: number; start_global_consumed_size: number; end_global_consumed_size: number }
+  const nvp = events
+    .filter((e) => e.name === 'V8.GCTraceGCNVP' && inScroll(e))
+    .map((e) => {
+      try {
+        return { ...(JSON.parse(String((e.args as { value?: unknown } | undefined)?.value)) as Nvp), ts: e.ts };
+      } catch {
+        return null;
+      }
+    })
+    .filter((x): x is Nvp => x !== null && typeof x.start_global_consumed_size === 'number')
+    .sort((x, y) => x.ts - y.ts);
+  let blink: number | null = null;
+  let liveAfterMajor: number | null = null;
+  if (nvp.length >= 2) {
+    blink = 0;
+    for (let i = 1; i < nvp.length; i++) {
+      const grew = nvp[i]!.start_global_consumed_size - nvp[i]!.start_old_gen_consumed_size - (nvp[i - 1]!.end_global_consumed_size - nvp[i - 1]!.end_old_gen_consumed_size);
+      blink += Math.max(0, grew);
+    }
+    for (const g of nvp) if (g.gc !== 's') liveAfterMajor = g.end_global_consumed_size - g.end_old_gen_consumed_size;
+  }
+  return {
+    markingStarts: [...reasons].map(([k, n]) => `${n}× ${k}`).join(', ') || 'none',
+    blinkAllocatedMb: blink === null ? null : Number((blink / 2 ** 20).toFixed(1)),
+    blinkLiveAfterMajorMb: liveAfterMajor === null ? null : Number((liveAfterMajor / 2 ** 20).toFixed(1)),
+  };
+}
+
+/**
+ * The compositor's own account of a scroll driven through Chromium's input pipeline
+ * (`Input.synthesizeScrollGesture`): with the `benchmark` category the trace holds one
+ * `PipelineReporter` per frame of each compositor (its state: presented all, presented partial — the
+ * compositor's part went out without the main thread's update —, dropped, or no update wanted;
+ * `has_missing_content` / `checkerboarded_needs_record|raster` when tiles in view were not ready;
+ * `scroll_state`: which thread scrolled) and one `ScrollJankV4` per scroll frame (Chromium's own
+ * scroll-jank verdict, `is_janky`, and the vsyncs since the previous presented scroll frame).
+ */
+export const FRAME_REPORT_CATEGORIES = ['benchmark'];
+
+export interface CompositorScrollFigures {
+  /** Frames of the scrolling renderer's compositor between its first and last scrolling frame. */
+  frames: number;
+  spanMs: number;
+  byState: Record<string, number>;
+  byScrollState: Record<string, number>;
+  /** Presented frames whose tiles in view were not all ready (checkerboarded: blank or stale area). */
+  missingContent: number;
+  /** Frames that were dropped or presented without the main thread's part. */
+  droppedOrPartial: number;
+  /** ScrollJankV4: scroll frames, those Chromium calls janky, and vsyncs missed between scroll frames. */
+  scrollFrames: number;
+  janky: number;
+  missedVsyncs: number;
+}
+
+interface FrameReporter {
+  state?: string;
+  scroll_state?: string;
+  has_missing_content?: boolean;
+}
+
+export function compositorScrollFigures(events: TraceEvent[]): CompositorScrollFigures | null {
+  const renderers = new Set(events.filter((e) => e.name === 'process_name' && (e.args as { name?: string } | undefined)?.name === 'Renderer').map((e) => e.pid));
+  const reports = events.filter((e) => e.name === 'PipelineReporter' && e.ph === 'b' && renderers.has(e.pid));
+  const reporterOf = (e: TraceEvent) => ((e.args as { frame_reporter?: FrameReporter } | undefined)?.frame_reporter ?? {}) as FrameReporter;
+  // The renderer that scrolled: the one with the most scrolling frames.
+  const scrolling = new Map<number, number>();
+  for (const e of reports) if ((reporterOf(e).scroll_state ?? 'SCROLL_NONE') !== 'SCROLL_NONE') scrolling.set(e.pid, (scrolling.get(e.pid) ?? 0) + 1);
+  const pid = [...scrolling.entries()].sort((a, b) => b[1] - a[1])[0]?.[0];
+  if (pid === undefined) return null;
+  const mine = reports.filter((e) => e.pid === pid).sort((a, b) => a.ts - b.ts);
+  const isScrolling = (e: TraceEvent) => (reporterOf(e).scroll_state ?? 'SCROLL_NONE') !== 'SCROLL_NONE';
+  const first = mine.find(isScrolling)!.ts;
+  const last = [...mine].reverse().find(isScrolling)!.ts;
+  const inSpan = mine.filter((e) => e.ts >= first && e.ts <= last);
+  const count = (xs: string[]) => xs.reduce<Record<string, number>>((m, k) => ((m[k] = (m[k] ?? 0) + 1), m), {});
+  const byState = count(inSpan.map((e) => (reporterOf(e).state ?? '?').replace(/^STATE_/, '').toLowerCase()));
+  const byScrollState = count(inSpan.map((e) => (reporterOf(e).scroll_state ?? '?').replace(/^SCROLL_/, '').toLowerCase()));
+  const jank = events
+    .filter((e) => e.name === 'ScrollJankV4' && e.ph === 'b' && e.pid === pid && e.ts >= first - 50_000 && e.ts <= last + 50_000)
+    .map((e) => (e.args as { scroll_jank_v4?: { is_janky?: boolean; vsyncs_since_previous_frame?: number } } | undefined)?.scroll_jank_v4 ?? {});
+  return {
+    frames: inSpan.length,
+    spanMs: Math.round((last - first) / 1000),
+    byState,
+    byScrollState,
+    missingContent: inSpan.filter((e) => reporterOf(e).has_missing_content === true).length,
+    droppedOrPartial: (byState['dropped'] ?? 0) + (byState['presented_partial'] ?? 0),
+    scrollFrames: jank.length,
+    janky: jank.filter((j) => j.is_janky === true).length,
+    missedVsyncs: jank.reduce((n, j) => n + Math.max(0, (j.vsyncs_since_previous_frame ?? 1) - 1), 0),
+  };
+}

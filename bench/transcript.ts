@@ -9,6 +9,20 @@
  * requestAnimationFrame: the frame times (p50 / p95 / max), frames over 50 ms, frames that took
  * longer than 1.5 × an idle frame of the same page (dropped; the machine's own pace is printed
  * beside), the long animation frames' script and layout time, and the DOM nodes of the list.
+ * With GAFFER_BENCH_TRANSCRIPT_TRACE=1 a traced pass (idle page, then the scroll) attributes each
+ * dropped frame: the page's main thread over a frame of CPU (the transcript's own figure,
+ * `transcript.traced.droppedMainOverBudget`), its tasks waiting for a core, or the main thread within
+ * budget (the compositor / the OS) — the idle page's drops, attributed alike, are the control.
+ * A user's scroll (GAFFER_BENCH_TRANSCRIPT_GESTURE=0 skips it): the rAF pass above scrolls from the
+ * page's main thread, so any main-thread pause is a dropped frame by construction; a wheel is scrolled
+ * by the compositor thread. CDP `Input.synthesizeScrollGesture` (gestureSourceType 'mouse', 15 000
+ * px/s, the whole transcript, ~30 s at 10 000 events; not mouseWheel events) drives it through
+ * Chromium's input pipeline, on the transcript and on an idle page of the same scroller size and length
+ * (the control). Read from the trace (category `benchmark`): each compositor frame's PipelineReporter
+ * state (presented all / presented partial / dropped), its has_missing_content (checkerboarded) and
+ * scroll_state (which thread scrolled), and ScrollJankV4 (Chromium's janky frames and missed vsyncs);
+ * from the page, each rAF: outline rows or blank area in view; from DOMDebugger: wheel/touch listeners
+ * that are not passive (they would make the compositor wait for the main thread).
  * Figures are printed, never asserted. Run: npm run bench -- transcript
  */
 import fs from 'node:fs';
@@ -22,7 +36,7 @@ import { buildTranscript, estimateHeight, TranscriptBuilder } from '../src-rende
 import { createCore } from '../src-main/core/create-core';
 import { BENCH_OPERATOR_TOKEN, startHeadless } from './headless-proc';
 import { benchDir, percentile, printTable } from './util';
-import { allocationFigures, attributeFrames, describeFrame, FRAME_TRACE_MARK, selfTimeTotals, startFrameTrace, stopFrameTrace } from './frame-trace';
+import { allocationFigures, attributeFrames, collectorFigures, compositorScrollFigures, type CompositorScrollFigures, describeFrame, dropCauses, FRAME_REPORT_CATEGORIES, FRAME_TRACE_MARK, selfTimeTotals, startFrameTrace, stopFrameTrace } from './frame-trace';
 
 const EVENTS = Number(process.env.GAFFER_BENCH_TRANSCRIPT_EVENTS ?? 10_000);
 const SCROLL_MS = Number(process.env.GAFFER_BENCH_TRANSCRIPT_SCROLL_MS ?? 6000);
@@ -180,6 +194,10 @@ interface PageFigures {
   /** Each frame's start (requestAnimationFrame time), and the trace mark's time, in performance.now() ms. */
   frameTimes: number[];
   markAt: number;
+  /** The idle pass's frame starts (requestAnimationFrame time). */
+  idleTimes: number[];
+  /** Each long animation frame's [start, end], performance.now() ms. */
+  loafWindows: [number, number][];
   /** Frames whose rows were outlines (the list moved a screen or more per frame). */
   outlineFrames: number;
   /** DOM nodes (elements and text) added to the list during the scroll. */
@@ -202,9 +220,11 @@ const IN_PAGE = `async function (scrollMs, withIdle, stepPx = ${STEP_PX}) {
   const idle = [];
   let prev = await frame();
   const idleStart = prev;
+  const idleTimes = [prev];
   while (withIdle && prev - idleStart < scrollMs) {
     const t = await frame();
     idle.push(t - prev);
+    idleTimes.push(t);
     prev = t;
   }
   // Long animation frames (> 50 ms): how much of each was script, how much style and layout.
@@ -245,8 +265,167 @@ const IN_PAGE = `async function (scrollMs, withIdle, stepPx = ${STEP_PX}) {
   const layoutMs = loaf.reduce((sum, e) => sum + (e.styleAndLayoutStart ? e.startTime + e.duration - e.styleAndLayoutStart : 0), 0);
   const longFrameScripts = loaf.map((e) => Math.round(e.duration) + ' ms: ' + [...e.scripts].sort((a, b) => b.duration - a.duration).slice(0, 3)
     .map((x) => (x.invoker || x.invokerType) + (x.sourceFunctionName ? ' → ' + x.sourceFunctionName : '') + ' ' + Math.round(x.duration) + ' ms').join(', '));
-  return { idle, frames, frameTimes, markAt, outlineFrames, nodesAdded, domNodes, rows, longFrames: loaf.length, scriptMs, layoutMs, longFrameScripts, scrollHeight: el.scrollHeight, reachedEnd: el.scrollTop + el.clientHeight >= el.scrollHeight - 2 };
+  const loafWindows = loaf.map((e) => [e.startTime, e.startTime + e.duration]);
+  return { idle, idleTimes, loafWindows, frames, frameTimes, markAt, outlineFrames, nodesAdded, domNodes, rows, longFrames: loaf.length, scriptMs, layoutMs, longFrameScripts, scrollHeight: el.scrollHeight, reachedEnd: el.scrollTop + el.clientHeight >= el.scrollHeight - 2 };
 }`;
+
+/**
+ * A user's scroll (GAFFER_BENCH_TRANSCRIPT_GESTURE=0 skips it): the page does not scroll itself; CDP
+ * `Input.synthesizeScrollGesture` (mouse wheel, GAFFER_BENCH_TRANSCRIPT_GESTURE_SPEED px/s, 15 000 by
+ * default) sends the scroll through Chromium's input pipeline, as a wheel or touchpad would, so the
+ * compositor thread scrolls and keeps presenting frames while the main thread is busy (a collection,
+ * a layout), unless a non-passive wheel/touch listener makes it wait for the main thread.
+ * Meanwhile the page reads, each animation frame, whether the viewport showed content not rendered
+ * yet: rows drawn as outlines, or area no row covers (blank). Runs in the page as a string (see IN_PAGE).
+ */
+const GESTURE_SPEED = Number(process.env.GAFFER_BENCH_TRANSCRIPT_GESTURE_SPEED ?? 15_000);
+const GESTURE_SAMPLER = `function (selector, rowsToo) {
+  const el = document.querySelector(selector);
+  const s = { frames: 0, outlineFrames: 0, blankFrames: 0, maxBlankPx: 0, longFrames: 0, last: 0, stop: false };
+  window.__gaffer_gesture = s;
+  const tick = (t) => {
+    if (s.stop) return;
+    if (s.last) { s.frames++; if (t - s.last > 25) s.longFrames++; }
+    s.last = t;
+    if (rowsToo) {
+      const box = el.getBoundingClientRect();
+      const spans = [];
+      let outline = false;
+      for (const r of el.querySelectorAll('.transcript-row')) {
+        const b = r.getBoundingClientRect();
+        if (b.bottom <= box.top || b.top >= box.bottom) continue;
+        spans.push([Math.max(b.top, box.top), Math.min(b.bottom, box.bottom)]);
+        if (r.querySelector('.tx-outline')) outline = true;
+      }
+      spans.sort((a, b) => a[0] - b[0]);
+      let covered = 0, reach = box.top;
+      for (const [a, b] of spans) { if (b > reach) { covered += b - Math.max(a, reach); reach = b; } }
+      // Below the list's last row at the very end is not "not rendered".
+      const atEnd = el.scrollTop + el.clientHeight >= el.scrollHeight - 2;
+      const blank = atEnd ? 0 : Math.max(0, Math.min(box.bottom, window.innerHeight) - box.top - covered);
+      if (outline) s.outlineFrames++;
+      if (blank > 2) { s.blankFrames++; s.maxBlankPx = Math.max(s.maxBlankPx, Math.round(blank)); }
+    }
+    requestAnimationFrame(tick);
+  };
+  requestAnimationFrame(tick);
+}`;
+
+interface GestureFigures {
+  distancePx: number;
+  gestureMs: number;
+  scrolledPx: number;
+  page: { frames: number; outlineFrames: number; blankFrames: number; maxBlankPx: number; longFrames: number };
+  compositor: CompositorScrollFigures | null;
+}
+
+async function gesture(browser: import('playwright-core').Browser, page: import('playwright-core').Page, selector: string, rowsToo: boolean): Promise<GestureFigures> {
+  const cdp = await page.context().newCDPSession(page);
+  const geo = await page.evaluate(async (sel) => {
+    const el = document.querySelector(sel)!;
+    el.scrollTop = 0;
+    for (let i = 0; i < 30; i++) await new Promise((r) => requestAnimationFrame(r));
+    const b = el.getBoundingClientRect();
+    return { x: Math.round(b.left + b.width / 2), y: Math.round(b.top + Math.min(b.height, window.innerHeight - b.top) / 2), distance: el.scrollHeight - el.clientHeight };
+  }, selector);
+  await page.evaluate(`(${GESTURE_SAMPLER})(${JSON.stringify(selector)}, ${rowsToo})`);
+  await browser.startTracing(page, { categories: FRAME_REPORT_CATEGORIES });
+  const t0 = Date.now();
+  await cdp.send('Input.synthesizeScrollGesture', { x: geo.x, y: geo.y, yDistance: -geo.distance, speed: GESTURE_SPEED, gestureSourceType: 'mouse', preventFling: true });
+  const gestureMs = Date.now() - t0;
+  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+  const s = (await page.evaluate(`(() => { const s = window.__gaffer_gesture; s.stop = true; return s; })()`)) as GestureFigures['page'];
+  const scrolledPx = await page.evaluate((sel) => document.querySelector(sel)!.scrollTop, selector);
+  const events = await stopFrameTrace(browser);
+  if (process.env.GAFFER_BENCH_TRANSCRIPT_GESTURE_TRACE_FILE) fs.writeFileSync(`${process.env.GAFFER_BENCH_TRANSCRIPT_GESTURE_TRACE_FILE}.${rowsToo ? 'transcript' : 'idle'}.json`, JSON.stringify({ traceEvents: events }));
+  await cdp.detach();
+  return { distancePx: geo.distance, gestureMs, scrolledPx: Math.round(scrolledPx), page: { frames: s.frames, outlineFrames: s.outlineFrames, blankFrames: s.blankFrames, maxBlankPx: s.maxBlankPx, longFrames: s.longFrames }, compositor: compositorScrollFigures(events) };
+}
+
+/**
+ * Wheel, touch and scroll listeners in the page (DOMDebugger, the whole document and the window):
+ * a wheel or touch listener that is not passive makes the compositor wait for the main thread before
+ * it scrolls. Returns "type passive|NOT passive (where)" for each wheel/touch listener.
+ */
+async function scrollBlockingListeners(page: import('playwright-core').Page): Promise<{ blocking: number; lines: string[] }> {
+  const cdp = await page.context().newCDPSession(page);
+  const lines: string[] = [];
+  let blocking = 0;
+  for (const expression of ['document', 'window']) {
+    const { result } = await cdp.send('Runtime.evaluate', { expression, objectGroup: 'gaffer-listeners' });
+    const { listeners } = await cdp.send('DOMDebugger.getEventListeners', { objectId: result.objectId!, depth: -1, pierce: true });
+    for (const l of listeners) {
+      if (!/^(wheel|mousewheel|touchstart|touchmove|scroll)$/.test(l.type)) continue;
+      const handler = (l.handler?.description ?? '').replace(/\s+/g, ' ').slice(0, 90);
+      // Playwright's injected script listens on window (its hit-target check for clicks): the bench's, not the app's.
+      const playwright = handler.includes('_hitTargetInterceptor');
+      const blocks = l.type !== 'scroll' && !l.passive && !playwright;
+      if (blocks) blocking++;
+      lines.push(`${l.type} on ${expression === 'window' ? 'window' : 'the document' + (l.backendNodeId ? ` (node ${l.backendNodeId})` : '')}: ${l.passive ? 'passive' : l.type === 'scroll' ? 'not passive (a scroll listener cannot block scrolling)' : playwright ? "not passive, Playwright's injected script (not the app's, not counted)" : 'NOT passive: blocks threaded scrolling'} — script ${l.scriptId}:${l.lineNumber}:${l.columnNumber} ${handler}`);
+    }
+  }
+  await cdp.detach();
+  return { blocking, lines };
+}
+
+/** The user's scroll on the transcript and, the control, on a page of the same scroller size and length that does not change. */
+async function userScroll(browser: import('playwright-core').Browser, page: import('playwright-core').Page): Promise<Record<string, number>> {
+  await page.setViewportSize({ width: 1440, height: 900 });
+  const listeners = await scrollBlockingListeners(page);
+  const sel = '[data-testid="transcript-scroll"]';
+  const box = await page.evaluate((s) => {
+    const el = document.querySelector(s)!;
+    const b = el.getBoundingClientRect();
+    return { left: b.left, top: b.top, width: b.width, height: b.height, scrollHeight: el.scrollHeight };
+  }, sel);
+  const idlePage = await (await browser.newContext({ viewport: { width: 1440, height: 900 } })).newPage();
+  await idlePage.setContent(
+    `<div id="s" style="position:absolute;left:${box.left}px;top:${box.top}px;width:${box.width}px;height:${box.height}px;overflow:auto">` +
+      `<div style="height:${box.scrollHeight}px;background:repeating-linear-gradient(#fff 0 40px,#f1f1f1 40px 80px)"></div></div>`,
+  );
+  const idle = await gesture(browser, idlePage, '#s', false);
+  await idlePage.context().close();
+  const tx = await gesture(browser, page, sel, true);
+  const c = (g: GestureFigures) => g.compositor;
+  const states = (g: GestureFigures) => (c(g) ? Object.entries(c(g)!.byState).map(([k, v]) => `${k} ${v}`).join(', ') : 'no frame reports in the trace');
+  const scrollers = (g: GestureFigures) => (c(g) ? Object.entries(c(g)!.byScrollState).map(([k, v]) => `${k} ${v}`).join(', ') : '-');
+  const row = (g: GestureFigures) => `${c(g)?.frames ?? '-'} frames in ${c(g)?.spanMs ?? '-'} ms: ${states(g)}`;
+  printTable(`A user's scroll: Input.synthesizeScrollGesture, mouse wheel, ${GESTURE_SPEED} px/s, top to bottom (compositor-driven)`, [
+    { what: 'gesture: distance / scrolled / took (transcript; idle page)', value: `${tx.distancePx} / ${tx.scrolledPx} px / ${tx.gestureMs} ms; ${idle.distancePx} / ${idle.scrolledPx} px / ${idle.gestureMs} ms` },
+    { what: 'wheel/touch listeners that are not passive (block threaded scrolling)', value: listeners.blocking },
+    { what: 'compositor frames, transcript (PipelineReporter states)', value: row(tx) },
+    { what: 'compositor frames, idle page', value: row(idle) },
+    { what: 'which thread scrolled (frames), transcript; idle page', value: `${scrollers(tx)}; ${scrollers(idle)}` },
+    { what: 'dropped or partial (compositor), transcript / idle page', value: `${c(tx)?.droppedOrPartial ?? '-'} / ${c(idle)?.droppedOrPartial ?? '-'}` },
+    { what: "Chromium's scroll jank (ScrollJankV4): janky frames / missed vsyncs / scroll frames, transcript", value: `${c(tx)?.janky ?? '-'} / ${c(tx)?.missedVsyncs ?? '-'} / ${c(tx)?.scrollFrames ?? '-'}` },
+    { what: '… idle page', value: `${c(idle)?.janky ?? '-'} / ${c(idle)?.missedVsyncs ?? '-'} / ${c(idle)?.scrollFrames ?? '-'}` },
+    { what: 'presented with tiles missing (checkerboarded), transcript / idle page', value: `${c(tx)?.missingContent ?? '-'} / ${c(idle)?.missingContent ?? '-'}` },
+    { what: 'page frames (rAF) with outline rows in view / blank area in view (max px), of', value: `${tx.page.outlineFrames} / ${tx.page.blankFrames} (${tx.page.maxBlankPx} px) of ${tx.page.frames}` },
+    { what: 'page frames (rAF) over 25 ms, transcript / idle page (main thread; not what the compositor showed)', value: `${tx.page.longFrames} of ${tx.page.frames} / ${idle.page.longFrames} of ${idle.page.frames}` },
+  ]);
+  for (const line of listeners.lines) console.log(`  listener: ${line}`);
+  const fig = (prefix: string, g: GestureFigures): Record<string, number> => ({
+    [`${prefix}.compositorFrames`]: c(g)?.frames ?? 0,
+    [`${prefix}.droppedOrPartial`]: c(g)?.droppedOrPartial ?? 0,
+    [`${prefix}.dropped`]: c(g)?.byState['dropped'] ?? 0,
+    [`${prefix}.presentedPartial`]: c(g)?.byState['presented_partial'] ?? 0,
+    [`${prefix}.jankyFrames`]: c(g)?.janky ?? 0,
+    [`${prefix}.missedVsyncs`]: c(g)?.missedVsyncs ?? 0,
+    [`${prefix}.checkerboarded`]: c(g)?.missingContent ?? 0,
+    [`${prefix}.mainThreadScrollFrames`]: c(g)?.byScrollState['main_thread'] ?? 0,
+    [`${prefix}.pageFrames`]: g.page.frames,
+    [`${prefix}.pageLongFrames`]: g.page.longFrames,
+    [`${prefix}.gestureMs`]: g.gestureMs,
+  });
+  return {
+    'transcript.gesture.blockingListeners': listeners.blocking,
+    'transcript.gesture.outlineFrames': tx.page.outlineFrames,
+    'transcript.gesture.blankFrames': tx.page.blankFrames,
+    'transcript.gesture.maxBlankPx': tx.page.maxBlankPx,
+    ...fig('transcript.gesture', tx),
+    ...fig('transcript.gesture.idle', idle),
+  };
+}
 
 /**
  * GAFFER_BENCH_TRANSCRIPT_SCREENSHOTS=dir: after the scroll, the transcript at 1024×700 and
@@ -297,8 +476,11 @@ async function screenshots(page: import('playwright-core').Page): Promise<void> 
 async function tracedScroll(browser: import('playwright-core').Browser, page: import('playwright-core').Page, slowMs: number): Promise<Record<string, number>> {
   await page.setViewportSize({ width: 1440, height: 900 });
   await startFrameTrace(browser, page);
-  const f = (await page.evaluate(`(${IN_PAGE})(${SCROLL_MS}, false)`)) as Omit<PageFigures, 'loadMs'>;
+  // With the idle pass, traced too: its dropped frames are attributed as the scroll's are (the control).
+  const f = (await page.evaluate(`(${IN_PAGE})(${SCROLL_MS}, true)`)) as Omit<PageFigures, 'loadMs'>;
   const events = await stopFrameTrace(browser);
+  // GAFFER_BENCH_TRANSCRIPT_TRACE_FILE=file.json: the traced pass's trace (DevTools' Performance panel opens it).
+  if (process.env.GAFFER_BENCH_TRANSCRIPT_TRACE_FILE) fs.writeFileSync(process.env.GAFFER_BENCH_TRANSCRIPT_TRACE_FILE, JSON.stringify({ traceEvents: events }));
   const windows = f.frameTimes.slice(1).map((end, i) => ({ start: f.frameTimes[i]!, end }));
   const all = attributeFrames(events, f.markAt, windows);
   if (!all) {
@@ -306,6 +488,16 @@ async function tracedScroll(browser: import('playwright-core').Browser, page: im
     return {};
   }
   const slow = all.filter((x) => x.frameMs > slowMs);
+  // Each dropped frame (over slowMs, as in the untraced pass) by cause: the page's main thread over a
+  // frame of CPU (the transcript's own), its tasks descheduled, or the main thread within budget (the
+  // compositor / the OS: what the idle page drops). The idle page's frames, traced alike, are the control.
+  const drops = dropCauses(all, slowMs);
+  const idleAll = attributeFrames(events, f.markAt, f.idleTimes.slice(1).map((end, i) => ({ start: f.idleTimes[i]!, end }))) ?? [];
+  const idleDrops = dropCauses(idleAll, slowMs);
+  const causes = (d: typeof drops) => Object.entries(d.byCause).map(([k, v]) => `${k} ${v}`).join(', ');
+  console.log(`\n  Traced dropped frames (over ${slowMs.toFixed(1)} ms): scroll ${drops.dropped} of ${all.length} — ${causes(drops)}; idle page ${idleDrops.dropped} of ${idleAll.length} — ${causes(idleDrops)}`);
+  for (const line of drops.lines) console.log(`  dropped, scroll: ${line}`);
+  for (const line of idleDrops.lines) console.log(`  dropped, idle page: ${line}`);
   const overBudget = all.filter((x) => x.mainCpuMs > 16.7);
   console.log(`\n  Traced scroll (${f.outlineFrames} frames with outline rows): ${slow.length} of ${all.length} frames over ${slowMs.toFixed(1)} ms; frames whose main-thread work used over 16.7 ms of CPU: ${overBudget.length}; main-thread CPU per frame mean ${(all.reduce((n, x) => n + x.mainCpuMs, 0) / all.length).toFixed(2)}, p50 / p99 / max ${[50, 99, 100].map((q) => percentile(all.map((x) => x.mainCpuMs).sort((a, b) => a - b), q).toFixed(1)).join(' / ')} ms`);
   for (const x of slow) console.log(`  slow ${describeFrame(x)}`);
@@ -322,7 +514,16 @@ async function tracedScroll(browser: import('playwright-core').Browser, page: im
     `  garbage collection on the main thread: ${(gcMs / all.length).toFixed(2)} ms per frame (${gcMs.toFixed(0)} ms in ${all.length} frames); ` +
       `collections ${alloc?.collections ?? 0}, allocated ${alloc?.allocatedMb ?? 0} MB in ${Math.round(alloc?.spanMs ?? 0)} ms = ${kbPerFrame} KB per frame; ${alloc?.kinds ?? ''}`,
   );
+  // What started the major collections and which heap grew: with the collector's categories
+  // (GAFFER_BENCH_TRACE_EXTRA_CATEGORIES=v8.gc,disabled-by-default-v8.gc,blink_gc,cppgc) Blink's bytes too.
+  const gc = collectorFigures(events, f.markAt, f.frameTimes[0]!, f.frameTimes[f.frameTimes.length - 1]!);
+  const blinkKbPerFrame = gc?.blinkAllocatedMb != null ? Math.round((gc.blinkAllocatedMb * 1024) / Math.max(1, f.frames.length)) : null;
+  console.log(
+    `  major collections started by: ${gc?.markingStarts ?? 'none'}; ` +
+      (blinkKbPerFrame === null ? "Blink's heap: not in this trace (add disabled-by-default-v8.gc)" : `Blink's heap (Oilpan) allocated ${gc!.blinkAllocatedMb} MB = ${blinkKbPerFrame} KB per frame, live after the last major ${gc!.blinkLiveAfterMajorMb ?? '?'} MB`),
+  );
   return {
+    ...(blinkKbPerFrame === null ? {} : { 'transcript.traced.blinkAllocatedKbPerFrame': blinkKbPerFrame }),
     'transcript.traced.gcMsPerFrame': Number((gcMs / all.length).toFixed(2)),
     'transcript.traced.collections': alloc?.collections ?? 0,
     'transcript.traced.majorCollections': alloc?.majors ?? 0,
@@ -330,6 +531,12 @@ async function tracedScroll(browser: import('playwright-core').Browser, page: im
     'transcript.traced.allocatedKbPerFrame': kbPerFrame,
     'transcript.traced.frames': all.length,
     'transcript.traced.slowFrames': slow.length,
+    'transcript.traced.framesDropped': drops.dropped,
+    'transcript.traced.droppedMainOverBudget': drops.byCause['main thread over budget'],
+    'transcript.traced.droppedMainWaited': drops.byCause['main thread waited for a core'],
+    'transcript.traced.droppedMainWithinBudget': drops.byCause['main thread within budget'],
+    'transcript.traced.idleFramesDropped': idleDrops.dropped,
+    'transcript.traced.idleDroppedMainOverBudget': idleDrops.byCause['main thread over budget'],
     'transcript.traced.framesMainCpuOver16ms': overBudget.length,
     'transcript.traced.mainCpuMeanMs': Number((cpu.reduce((n, x) => n + x, 0) / cpu.length).toFixed(2)),
     'transcript.traced.mainCpuP99Ms': Number(percentile(cpu, 99).toFixed(1)),
@@ -415,6 +622,9 @@ export async function runTranscriptBench(): Promise<Record<string, number>> {
     const idleP50 = percentile(idle, 50);
     const dropped = r.frames.filter((x) => x > 1.5 * idleP50).length;
     const idleDropped = r.idle.filter((x) => x > 1.5 * idleP50).length;
+    // Without a trace, the long animation frames (over 50 ms of the main thread's wall time, CPU or
+    // not) are what the page says of itself: a dropped frame overlapping one had its main thread busy.
+    const inLongFrame = r.frames.filter((x, i) => x > 1.5 * idleP50 && r.loafWindows.some(([a, b]) => a < r.frameTimes[i + 1]! && b > r.frameTimes[i]!)).length;
     const live = liveFollowFigures();
     const figures = {
       'transcript.events': EVENTS,
@@ -430,6 +640,7 @@ export async function runTranscriptBench(): Promise<Record<string, number>> {
       'transcript.idleFrameP95Ms': Number(percentile(idle, 95).toFixed(1)),
       'transcript.idleFrames': r.idle.length,
       'transcript.idleFramesDropped': idleDropped,
+      'transcript.framesDroppedInLongFrame': inLongFrame,
       'transcript.longFrames': r.longFrames,
       'transcript.longFrameScriptMs': Math.round(r.scriptMs),
       'transcript.longFrameLayoutMs': Math.round(r.layoutMs),
@@ -453,6 +664,7 @@ export async function runTranscriptBench(): Promise<Record<string, number>> {
       { what: 'frame time p50 / p95 / max', value: `${figures['transcript.frameP50Ms']} / ${figures['transcript.frameP95Ms']} / ${figures['transcript.frameMaxMs']} ms` },
       { what: 'frames over 50 ms', value: figures['transcript.framesOver50Ms'] },
       { what: 'frames over 1.5 × the idle frame (dropped)', value: dropped },
+      { what: 'of these, inside a long animation frame (main thread busy > 50 ms, CPU or waiting)', value: inLongFrame },
       { what: 'idle frame p50 / p95 (the machine, nothing to do)', value: `${figures['transcript.idleFrameP50Ms']} / ${figures['transcript.idleFrameP95Ms']} ms` },
       { what: 'idle frames over 1.5 × the idle frame, same duration, no scroll', value: `${idleDropped} of ${r.idle.length}` },
       { what: 'long animation frames: count / script / style+layout', value: `${r.longFrames} / ${figures['transcript.longFrameScriptMs']} ms / ${figures['transcript.longFrameLayoutMs']} ms` },
@@ -466,6 +678,7 @@ export async function runTranscriptBench(): Promise<Record<string, number>> {
     ]);
     for (const line of r.longFrameScripts) console.log(`  long frame ${line}`);
     if (process.env.GAFFER_BENCH_TRANSCRIPT_TRACE === '1') Object.assign(figures, await tracedScroll(browser, page, 1.5 * idleP50));
+    if (process.env.GAFFER_BENCH_TRANSCRIPT_GESTURE !== '0') Object.assign(figures, await userScroll(browser, page));
     return figures;
   } finally {
     await browser.close();
