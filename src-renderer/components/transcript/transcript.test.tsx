@@ -396,20 +396,3 @@ describe('rows while the list scrolls', () => {
       }
     }));
 });
-
-describe('the transcript scrolls on the compositor thread', () => {
-  // Chromium scrolls a scroller with rounded corners on the main thread: each wheel step then waits
-  // for the page (a collection's pause, a layout) and the frame is lost. Square, with an opaque
-  // background, the compositor thread scrolls it while the main thread is busy (bench/transcript.ts,
-  // "A user's scroll", the trace's scroll_state: main_thread with the radius, compositor_thread without).
-  it('its scroller has no border-radius and an opaque background', async () => {
-    const fs = await import('node:fs');
-    const css = fs.readFileSync(`${process.cwd()}/src-renderer/styles/app.css`, 'utf8').replace(/\/\*[\s\S]*?\*\//g, '');
-    const rules = [...css.matchAll(/([^{}]*)\{([^{}]*)\}/g)].filter(([, sel]) => sel!.split(',').some((s) => /\.transcript-scroll(?![\w-])/.test(s) && !/:(focus|hover|active)/.test(s)));
-    expect(rules.length).toBeGreaterThan(0);
-    for (const [, sel, body] of rules) {
-      expect(`${sel!.trim()} { ${body!.trim()} }`).not.toMatch(/border-radius|border-(top|bottom)-(left|right)-radius/);
-    }
-    expect(rules.some(([, , body]) => /(^|;)\s*background(-color)?\s*:\s*(var\(--bg[\w-]*\)|#[0-9a-f]{3,6}\b)/i.test(body!))).toBe(true);
-  });
-});
