@@ -47,8 +47,7 @@ export function bwrapFailure(bwrap: string): string | undefined {
     timeout: 10_000,
   });
   if (r.status === 0) return undefined;
-  const said = (r.stderr ?? '').trim().split('\n')[0] || (r.error ? r.error.message : `exit ${r.status ?? r.signal}`);
-  return said;
+  return (r.stderr ?? '').trim().split('\n')[0] || (r.error ? r.error.message : `exit ${r.status ?? r.signal}`);
 }
 
 /** Refuses at start (before connecting) what cannot work: another OS, no bwrap, a bwrap that cannot make a sandbox here. */
