@@ -27,12 +27,21 @@ export interface Headless {
   stop(): Promise<void>;
 }
 
-export async function startHeadless(dataDir: string, extraArgs: string[] = []): Promise<Headless> {
+/**
+ * `NODE_OPTIONS` with `--import` of each preload module (bench/*.mjs, by URL) after what this process
+ * has: for the start chain only (`startHeadless`'s `env`), not this process's other children.
+ */
+export function withPreloads(...preloads: URL[]): string {
+  return [process.env.NODE_OPTIONS ?? '', ...preloads.map((u) => `--import=${u.href}`)].join(' ').trim();
+}
+
+/** `env`: added to the start chain's environment (a preload's NODE_OPTIONS, its output file), never to this process's. */
+export async function startHeadless(dataDir: string, extraArgs: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<Headless> {
   const args = ['start', '--', '--headless', '--port', '0', '--data-dir', dataDir, ...extraArgs];
   const spawnedAt = performance.now();
   const proc: ChildProcess = spawn('sh', ['-c', 'npm "$@" & p=$!; echo "pid $p" >&2; read _; kill -INT $p; wait $p', 'sh', ...args], {
     cwd: ROOT,
-    env: { ...process.env, GAFFER_OPERATOR_TOKEN: BENCH_OPERATOR_TOKEN, npm_config_loglevel: 'silent' },
+    env: { ...process.env, ...env, GAFFER_OPERATOR_TOKEN: BENCH_OPERATOR_TOKEN, npm_config_loglevel: 'silent' },
     stdio: ['pipe', 'pipe', 'pipe'],
     detached: true,
   });

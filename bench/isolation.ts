@@ -38,7 +38,7 @@ import { fileURLToPath } from 'node:url';
 import { createCore } from '../src-main/core/create-core';
 import { connect } from '../src-main/sdk';
 import { seedDatabase } from '../e2e/seed';
-import { BENCH_OPERATOR_TOKEN, startHeadless, type Headless } from './headless-proc';
+import { BENCH_OPERATOR_TOKEN, startHeadless, withPreloads, type Headless } from './headless-proc';
 import { agent as jobAgent } from './jobs';
 import { nicedThreads, processCpuUs, setThreadsIdle } from './proc';
 import { ISOLATION_LABELS, isolationChart, isolationSection } from './report';
@@ -298,18 +298,11 @@ export async function runIsolationBench(): Promise<Record<string, number>> {
   const tokens = seed(dir);
   console.log(`\nisolation: seeded ${AUDIT_ROWS.toLocaleString('en')} audit rows and the probe's 60 000 tasks in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
   // The clock preload (case d) goes to the start chain only, not to this process's other children.
-  const before = process.env.NODE_OPTIONS;
   const profile = process.env.GAFFER_BENCH_ISOLATION_PROFILE;
-  process.env.NODE_OPTIONS = `${before ?? ''} --import=${new URL('./isolation-clock.mjs', import.meta.url).href}`.trim();
-  if (profile) process.env.GAFFER_BENCH_ISOLATION_PROFILE = path.resolve(profile);
-  let g: Headless;
-  try {
-    g = await startHeadless(dir);
-  } finally {
-    if (before === undefined) delete process.env.NODE_OPTIONS;
-    else process.env.NODE_OPTIONS = before;
-    if (profile) process.env.GAFFER_BENCH_ISOLATION_PROFILE = profile;
-  }
+  const g = await startHeadless(dir, [], {
+    NODE_OPTIONS: withPreloads(new URL('./isolation-clock.mjs', import.meta.url)),
+    ...(profile ? { GAFFER_BENCH_ISOLATION_PROFILE: path.resolve(profile) } : {}),
+  });
   // The probe and the flood's agents are programs of their own, each in its own session as agents
   // started on their own are (bench/util.ts spawnChild): with Linux's autogroup scheduling, a probe
   // in the bench's session shared that session's CPU with the flood process instead of competing

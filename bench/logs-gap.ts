@@ -22,7 +22,7 @@ import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { createCore } from '../src-main/core/create-core';
 import { seedFlood, startFloodServer } from './flood-core';
-import { startHeadless } from './headless-proc';
+import { startHeadless, withPreloads } from './headless-proc';
 import { processCpuUs, runQueueMs } from './proc';
 import { benchDir, percentile, printTable, spawnChild, stopChild } from './util';
 
@@ -73,14 +73,7 @@ async function headless(dir: string): Promise<Server> {
   const tokens = seedFlood(core);
   core.close();
   const file = path.join(dir, 'loop-delay.json');
-  const before = process.env.NODE_OPTIONS;
-  process.env.NODE_OPTIONS = `${before ?? ''} --import=${new URL('./loop-delay.mjs', import.meta.url).href}`.trim();
-  process.env.GAFFER_BENCH_LOOP_DELAY_FILE = file;
-  const g = await startHeadless(dir).finally(() => {
-    if (before === undefined) delete process.env.NODE_OPTIONS;
-    else process.env.NODE_OPTIONS = before;
-    delete process.env.GAFFER_BENCH_LOOP_DELAY_FILE;
-  });
+  const g = await startHeadless(dir, [], { NODE_OPTIONS: withPreloads(new URL('./loop-delay.mjs', import.meta.url)), GAFFER_BENCH_LOOP_DELAY_FILE: file });
   return {
     url: g.agentUrl,
     pid: g.serverPid,

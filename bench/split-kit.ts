@@ -6,7 +6,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { startHeadless, type Headless } from './headless-proc';
+import { startHeadless, withPreloads, type Headless } from './headless-proc';
 import { percentile, type Child } from './util';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -34,17 +34,10 @@ export interface ProbeWindow {
  */
 export async function startSplitServer(dir: string, name: string, deadlineS: number, nodeOptions = ''): Promise<{ g: Headless; dump: () => Promise<ServerDump> }> {
   const splitFile = path.join(dir, 'split.json');
-  const before = process.env.NODE_OPTIONS;
-  process.env.NODE_OPTIONS = `${before ?? ''} ${nodeOptions} --import=${new URL('./flood-split-server.mjs', import.meta.url).href}`.trim();
-  process.env.GAFFER_BENCH_SPLIT_FILE = splitFile;
-  let g: Headless;
-  try {
-    g = await startHeadless(dir);
-  } finally {
-    if (before === undefined) delete process.env.NODE_OPTIONS;
-    else process.env.NODE_OPTIONS = before;
-    delete process.env.GAFFER_BENCH_SPLIT_FILE;
-  }
+  const g = await startHeadless(dir, [], {
+    NODE_OPTIONS: `${withPreloads(new URL('./flood-split-server.mjs', import.meta.url))} ${nodeOptions}`.trim(),
+    GAFFER_BENCH_SPLIT_FILE: splitFile,
+  });
   const deadline = setTimeout(() => {
     console.error(`${name}: past its deadline; stopping the server`);
     void g.stop().finally(() => process.exit(2));
