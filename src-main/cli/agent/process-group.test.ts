@@ -5,7 +5,7 @@ import path from 'node:path';
 import { spawn, spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { GroupChild, lowerPriority } from './process-group';
-import { familyScript, readPids, running, waitFor } from './testing/processes';
+import { autogroupNice, autogroups, familyScript, readPids, running, waitFor } from './testing/processes';
 
 const posix = process.platform !== 'win32';
 const tmp = () => fs.mkdtempSync(path.join(os.tmpdir(), 'gaffer-pg-'));
@@ -67,8 +67,6 @@ describe.skipIf(!posix)('GroupChild (process groups are POSIX)', () => {
   });
 });
 
-const autogroups = fs.existsSync('/proc/self/autogroup');
-const autogroupNice = (pid: number) => Number(/nice (-?\d+)/.exec(fs.readFileSync(`/proc/${pid}/autogroup`, 'utf8'))![1]);
 const hasNice = posix && spawnSync('nice', ['-n', '1', 'true']).status === 0;
 
 describe.skipIf(!hasNice || os.getPriority() >= 6)('the CPU priority of a child (invariant 6)', () => {

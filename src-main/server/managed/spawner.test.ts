@@ -3,11 +3,10 @@
  * setting's, so is its command's (started by it, through the shim), and on Linux with autogroup
  * scheduling so is its session's share of the CPU. Real processes; each test ends them.
  */
-import fs from 'node:fs';
 import os from 'node:os';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ManagedDefinition } from '../../common/managed-agents';
-import { waitFor } from '../../cli/agent/testing/processes';
+import { autogroupNice, autogroups, waitFor } from '../../cli/agent/testing/processes';
 import { sourceRoot } from '.';
 import { launchPaths } from './launch';
 import { NodeProcessSpawner, type NodeManagedProcess } from './spawner';
@@ -17,14 +16,17 @@ afterEach(() => {
   for (const p of started.splice(0)) p.stop(0, true);
 });
 
-const autogroups = fs.existsSync('/proc/self/autogroup');
-const autogroupNice = (pid: number) => Number(/nice (-?\d+)/.exec(fs.readFileSync(`/proc/${pid}/autogroup`, 'utf8'))![1]);
 
-/** A long-running managed process whose command prints its own pid, then waits. */
+/**
+ * A long-running managed process whose command prints its own pid, then waits. Each gets a marker of
+ * its own, as the supervisor's are: a shim that is stopped ends whatever carries its marker, so a
+ * shared one let the last test's shim kill the next test's before it started.
+ */
+let launches = 0;
 function launch(nice: number) {
   const spawner = new NodeProcessSpawner(launchPaths(sourceRoot(), process.execPath), { PATH: process.env.PATH }, undefined, {}, nice);
   const definition = { mode: 'long_running', role: 'x', command: ['/bin/sh', '-c', 'echo "pid $$"; exec sleep 30'], env: {}, cwd: null } as unknown as ManagedDefinition;
-  const proc = spawner.launch({ managedId: 'm', definition, instance: 1, name: 'nice-1', agentUrl: 'ws://127.0.0.1:1/agent', token: 'gft_nice-test-token', marker: 'test/nice' });
+  const proc = spawner.launch({ managedId: 'm', definition, instance: 1, name: 'nice-1', agentUrl: 'ws://127.0.0.1:1/agent', token: 'gft_nice-test-token', marker: `test/nice/${++launches}` });
   started.push(proc);
   let commandPid = 0;
   proc.onOutput((_s, text) => {

@@ -46,3 +46,17 @@ export async function readPids(pidFile: string): Promise<[number, number]> {
   const [a, b] = fs.readFileSync(pidFile, 'utf8').trim().split(' ').map(Number) as [number, number];
   return [a, b];
 }
+
+/** Whether this kernel schedules by autogroup (Linux; the file is absent elsewhere). */
+export const autogroups = fs.existsSync('/proc/self/autogroup');
+
+/**
+ * The autogroup nice value of `pid`'s session, or null when its session has no autogroup of its
+ * own: the kernel prints nothing for a process in the first session of the machine or container
+ * (the default group, which is the root task group), as on a CI runner whose processes never left
+ * it. A session made with setsid gets one.
+ */
+export function autogroupNice(pid: number): number | null {
+  const m = /nice (-?\d+)/.exec(fs.readFileSync(`/proc/${pid}/autogroup`, 'utf8'));
+  return m ? Number(m[1]) : null;
+}
