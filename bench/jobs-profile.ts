@@ -9,6 +9,7 @@
  *   npx tsx bench/jobs-profile.ts                       (N=1000 BURSTS=10 WARMUP=2)
  *   PROFILE=/tmp/burst.cpuprofile npx tsx bench/jobs-profile.ts   (the measured bursts only)
  *   COUNT=1 PLANS=1 BURSTS=2 npx tsx bench/jobs-profile.ts         (statements per trigger, and their query plans)
+ *   COUNT=1 TIME=1 npx tsx bench/jobs-profile.ts                   (and each statement's µs per trigger, its native call timed)
  *   HISTORY=300 npx tsx bench/jobs-profile.ts                      (each job with 300 finished runs before the bursts)
  *
  * The stub speaks both the engine's port (pick/send) and the hub's older `pushJobTrigger`, so the
@@ -88,15 +89,28 @@ async function main() {
   const inspector = new Session();
   // COUNT=1: how often each statement runs per trigger in the measured bursts, for the trigger
   // pass and for ack + result apart.
+  // TIME=1 adds the time inside each statement's call (wall, of a single thread: CPU but for the
+  // commits' fsyncs), in µs per trigger.
   const counts = { pass: new Map<string, number>(), ack: new Map<string, number>() };
+  const times = { pass: new Map<string, number>(), ack: new Map<string, number>() };
   let counting: Map<string, number> | undefined;
+  let timing: Map<string, number> | undefined;
   if (process.env.COUNT) {
     const proto = Object.getPrototypeOf(core.db.prepare('SELECT 1')) as Record<string, (...a: unknown[]) => unknown>;
+    const timed = Boolean(process.env.TIME);
     for (const m of ['run', 'get', 'all', 'iterate']) {
       const orig = proto[m]!;
       proto[m] = function (this: { source: string }, ...a: unknown[]) {
-        if (counting) counting.set(`${m} ${this.source}`, (counting.get(`${m} ${this.source}`) ?? 0) + 1);
-        return orig.apply(this, a);
+        if (!counting) return orig.apply(this, a);
+        const key = `${m} ${this.source}`;
+        counting.set(key, (counting.get(key) ?? 0) + 1);
+        if (!timed) return orig.apply(this, a);
+        const t0 = performance.now();
+        try {
+          return orig.apply(this, a);
+        } finally {
+          timing!.set(key, (timing!.get(key) ?? 0) + (performance.now() - t0) * 1000);
+        }
       };
     }
   }
@@ -114,6 +128,7 @@ async function main() {
     }
     got.length = 0;
     counting = measuring ? counts.pass : undefined;
+    timing = times.pass;
     // To the next instant that is a multiple of 10 s: every job is due.
     const next = Math.ceil((clock.now() + 1) / 10_000) * 10_000;
     const c0 = process.cpuUsage();
@@ -125,6 +140,7 @@ async function main() {
     if (got.length !== N) throw new Error(`burst ${b}: ${got.length} triggers, expected ${N}`);
     const ids = got.splice(0);
     counting = measuring ? counts.ack : undefined;
+    timing = times.ack;
     const c2 = process.cpuUsage();
     core.store.write(() => {
       for (const id of ids) {
@@ -158,8 +174,11 @@ async function main() {
     console.log(`statements per trigger: ${(total(counts.pass) + total(counts.ack)).toFixed(1)} (trigger pass ${total(counts.pass).toFixed(1)}, ack + result ${total(counts.ack).toFixed(1)})`);
     for (const [what, m] of Object.entries(counts)) {
       console.log(`-- ${what === 'pass' ? 'trigger pass' : 'ack + result'}`);
-      for (const [sql, c] of [...m].sort((a, b) => b[1] - a[1])) {
-        console.log(`${(c / triggers).toFixed(2).padStart(6)}  ${sql.replace(/\s+/g, ' ').slice(0, 150)}`);
+      const spent = times[what as keyof typeof times];
+      const order = (sql: string) => (process.env.TIME ? (spent.get(sql) ?? 0) : m.get(sql)!);
+      for (const [sql, c] of [...m].sort((a, b) => order(b[0]) - order(a[0]))) {
+        const us = process.env.TIME ? `${((spent.get(sql) ?? 0) / triggers).toFixed(1).padStart(6)} µs  ` : '';
+        console.log(`${(c / triggers).toFixed(2).padStart(6)}  ${us}${sql.replace(/\s+/g, ' ').slice(0, 150)}`);
         // PLANS=1: how SQLite runs each (a SCAN, or an index that leaves the job's whole history to filter, shows here).
         if (process.env.PLANS && /^(all|get|iterate) /.test(sql)) console.log(`        ${plan(sql.slice(sql.indexOf(' ') + 1))}`);
       }
