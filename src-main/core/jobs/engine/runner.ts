@@ -38,10 +38,12 @@ import type { EngineRunSink } from './run-sink';
 import { advanceJob } from './slots';
 
 /**
- * Longest a pass runs before it yields to the event loop. The sockets are read between slices, and
- * the acknowledgements and results read there are committed before the next slice: with short
- * slices a burst's later triggers wait behind the bookkeeping of its earlier ones. 200 ms lets a
- * burst of about a thousand due slots leave in one slice, while no socket waits longer than that.
+ * Longest a pass runs before it yields to the event loop. The sockets are read between slices, but
+ * what is read there is committed only after the next slice: the continuation (`soon`) and the
+ * group commit of those frames are both queued with `setImmediate`, the continuation first. So the
+ * acknowledgements of a slice's triggers do not hold up the next slice's, and a request read
+ * between slices waits the next slice too (up to two budgets in all; bench/REPORT.md "stall1").
+ * Shorter slices would shorten that wait and make a burst's last trigger later (REPORT "burst4").
  */
 const PASS_BUDGET_MS = 200;
 /**
