@@ -16,13 +16,12 @@ afterEach(() => {
   for (const p of started.splice(0)) p.stop(0, true);
 });
 
-
+let launches = 0;
 /**
  * A long-running managed process whose command prints its own pid, then waits. Each gets a marker of
  * its own, as the supervisor's are: a shim that is stopped ends whatever carries its marker, so a
  * shared one let the last test's shim kill the next test's before it started.
  */
-let launches = 0;
 function launch(nice: number) {
   const spawner = new NodeProcessSpawner(launchPaths(sourceRoot(), process.execPath), { PATH: process.env.PATH }, undefined, {}, nice);
   const definition = { mode: 'long_running', role: 'x', command: ['/bin/sh', '-c', 'echo "pid $$"; exec sleep 30'], env: {}, cwd: null } as unknown as ManagedDefinition;
