@@ -5,7 +5,8 @@
  * the server's JS read the frame (`ws` emitted it) and at which it sent the reply; and for the
  * whole process the event-loop delay (perf_hooks), the main thread's and every other thread's
  * CPU and run-queue time (/proc/self/task/<tid>/schedstat: ns on CPU, ns ready but not running,
- * timeslices); per request also the main thread's CPU and run-queue ms between the read and the reply. On SIGURG the figures since the last SIGURG are written to that file as JSON and
+ * timeslices); per request also the main thread's CPU and run-queue ms between the read and the
+ * reply. On SIGURG the figures since the last SIGURG are written to that file as JSON and
  * everything restarts. Plain JavaScript, bench only.
  */
 const file = process.env.GAFFER_BENCH_SPLIT_FILE;

@@ -14,12 +14,13 @@
  * each (a futex wait, `Atomics.wait`), so it never holds a CPU for more than one such page at a
  * time; the chunks it sends are still EXPORT_PAGE_ROWS rows (several pages joined). A nice value
  * does not make it give way to a thread of another session (Linux autogroup: an agent's process,
- * the probe), nor does SCHED_IDLE on this kernel: a woken agent stood queued up to 37 ms on the
- * CPU the worker kept running on (perf's scheduler events, bench/REPORT.md "export3"). Sleeping, the worker hands the CPU to whatever
- * waits for it. On a quiet machine a pause costs only itself (~0.1 ms a page); on a busy one the
- * worker, woken, queues behind everything else (at load 10 an export fell to 9 500 rows/s). So the
- * price is bounded: over each second the worker measures its rate, and it pauses only while that
- * rate was at least `minRowsPerS`. Below it the export runs unpaced, as before.
+ * the probe), nor does SCHED_IDLE on this kernel: a woken agent stood queued up to 37 ms on the CPU
+ * the worker kept running on (perf's scheduler events, bench/REPORT.md "export3"). Sleeping, the
+ * worker hands the CPU to whatever waits for it. On a quiet machine a pause costs only itself
+ * (~0.1 ms a page); on a busy one the worker, woken, queues behind everything else (at load 10 an
+ * export fell to 9 500 rows/s). So the price is bounded: over each second the worker measures its rate,
+ * and it pauses only while that rate was at least `minRowsPerS`. Below it the export runs unpaced,
+ * as before.
  *
  * The bytes go through a ring of `window` slots in one SharedArrayBuffer (`ring`), shared once at
  * the start: a chunk is UTF-8 encoded straight into the next slot and the main thread gets
