@@ -170,11 +170,11 @@ ${
 **Against the durable peer**, same machine, same rounds: BullMQ on \`redis-server --appendfsync always\`, 50 workers
 (concurrency 1, empty processor, completed jobs kept as BullMQ does by default) drained **${n0(h['bullmq.tasksPerSec.50'])} jobs/s**
 (redis-server CPU ${n1(h['bullmq.serverCpuUsPerTask.50'])} µs per job). The hub with report+claimNext: **${n2(h['hub.claimNext.vsBullmq.50'])}×** that
-(target ≥ 1.5×); with two round trips per task ${n2((h['hub.tasksPerSec.50'] ?? 0) / h['bullmq.tasksPerSec.50'])}×.
+(target ≥ 1.3×); with two round trips per task ${n2((h['hub.tasksPerSec.50'] ?? 0) / h['bullmq.tasksPerSec.50'])}× (target ≥ 1.0×).
 `
     : '\n(The BullMQ peer was skipped: redis-server is not installed.)\n'
 }
-Server CPU per task at 50 agents: **${n1(h['hub.claimNext.cpuUsPerTask.50'])} µs** with report+claimNext (${n1(h['hub.cpuUsPerTask.50'])} µs claim→report), beside
+Server CPU per task at 50 agents: **${n1(h['hub.claimNext.cpuUsPerTask.50'])} µs** with report+claimNext (target ≤ 75 µs; ${n1(h['hub.cpuUsPerTask.50'])} µs claim→report), beside
 ${n1(h['bare.claimNext.cpuUsPerTask.50'])} µs for the bare \`ws\` server answering the same frames${floor !== undefined ? ` and the SQL floor's ${n1(floor)} µs (the claim's and the report's statements alone, batched as group commit does)` : ''}.
 At 50 agents the hub reaches **${h['hub.vsBarePct.50'] ?? 'n/a'} %** of the bare ceiling's tasks/s (${h['hub.claimNext.vsBarePct.50'] ?? 'n/a'} % with report+claimNext, against the one-round-trip ceiling);
 by server CPU per task, ${h['hub.vsBareCpuPct.50'] ?? 'n/a'} % and ${h['hub.claimNext.vsBareCpuPct.50'] ?? 'n/a'} %. With group commit off: ${n0(h['hub.noGroupCommit.tasksPerSec.50'])} tasks/s.
