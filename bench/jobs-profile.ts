@@ -29,6 +29,8 @@ const WARMUP = Number(process.env.WARMUP ?? 2);
 // first (a job that has run for a while: 300 is 50 minutes of a 10-s job). Its per-trigger reads
 // should not grow with it.
 const HISTORY = Number(process.env.HISTORY ?? 0);
+// TIME=1 (with COUNT=1): each statement's native call timed as well as counted.
+const TIMED = Boolean(process.env.TIME);
 
 /** K copies of each job's first run, finished, at slots before it (bench only: no audit rows for them). */
 function seedHistory(db: ReturnType<typeof createCore>['db'], k: number): void {
@@ -97,14 +99,13 @@ async function main() {
   let timing: Map<string, number> | undefined;
   if (process.env.COUNT) {
     const proto = Object.getPrototypeOf(core.db.prepare('SELECT 1')) as Record<string, (...a: unknown[]) => unknown>;
-    const timed = Boolean(process.env.TIME);
     for (const m of ['run', 'get', 'all', 'iterate']) {
       const orig = proto[m]!;
       proto[m] = function (this: { source: string }, ...a: unknown[]) {
         if (!counting) return orig.apply(this, a);
         const key = `${m} ${this.source}`;
         counting.set(key, (counting.get(key) ?? 0) + 1);
-        if (!timed) return orig.apply(this, a);
+        if (!TIMED) return orig.apply(this, a);
         const t0 = performance.now();
         try {
           return orig.apply(this, a);
@@ -175,9 +176,9 @@ async function main() {
     for (const [what, m] of Object.entries(counts)) {
       console.log(`-- ${what === 'pass' ? 'trigger pass' : 'ack + result'}`);
       const spent = times[what as keyof typeof times];
-      const order = (sql: string) => (process.env.TIME ? (spent.get(sql) ?? 0) : m.get(sql)!);
+      const order = (sql: string) => (TIMED ? (spent.get(sql) ?? 0) : m.get(sql)!);
       for (const [sql, c] of [...m].sort((a, b) => order(b[0]) - order(a[0]))) {
-        const us = process.env.TIME ? `${((spent.get(sql) ?? 0) / triggers).toFixed(1).padStart(6)} µs  ` : '';
+        const us = TIMED ? `${((spent.get(sql) ?? 0) / triggers).toFixed(1).padStart(6)} µs  ` : '';
         console.log(`${(c / triggers).toFixed(2).padStart(6)}  ${us}${sql.replace(/\s+/g, ' ').slice(0, 150)}`);
         // PLANS=1: how SQLite runs each (a SCAN, or an index that leaves the job's whole history to filter, shows here).
         if (process.env.PLANS && /^(all|get|iterate) /.test(sql)) console.log(`        ${plan(sql.slice(sql.indexOf(' ') + 1))}`);
